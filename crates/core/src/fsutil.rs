@@ -1,0 +1,70 @@
+//! Atomic file writes: a temp file in the same directory, fsync, then rename over the target.
+//! A reader sees the old content or the new, never half of either.
+
+use std::io::Write;
+use std::path::Path;
+
+/// Writes `bytes` to `path` atomically. With `mode` (Unix), the file gets those permissions
+/// before it becomes visible under its final name.
+pub fn write_atomic(path: &Path, bytes: &[u8], mode: Option<u32>) -> std::io::Result<()> {
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or_else(|| Path::new("."));
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".claude-context-")
+        .suffix(".tmp")
+        .tempfile_in(dir)?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let perm = match mode {
+            Some(m) => std::fs::Permissions::from_mode(m),
+            // Keep an existing file's mode; new files get the usual 0644.
+            None => std::fs::metadata(path)
+                .map(|m| m.permissions())
+                .unwrap_or_else(|_| std::fs::Permissions::from_mode(0o644)),
+        };
+        tmp.as_file().set_permissions(perm)?;
+    }
+    #[cfg(not(unix))]
+    let _ = mode;
+    tmp.write_all(bytes)?;
+    tmp.as_file().sync_all()?;
+    tmp.persist(path).map_err(|e| e.error)?;
+    Ok(())
+}
+
+/// Creates `dir` (and parents) and, on Unix, sets it to `mode` when we created it or it is ours.
+pub fn ensure_private_dir(dir: &Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn atomic_write_replaces_and_sets_mode() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("a.txt");
+        write_atomic(&p, b"one", Some(0o600)).unwrap();
+        write_atomic(&p, b"two", Some(0o600)).unwrap();
+        assert_eq!(std::fs::read(&p).unwrap(), b"two");
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(&p).unwrap().permissions().mode() & 0o777;
+            assert_eq!(mode, 0o600);
+        }
+        // No temp files left behind.
+        let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+        assert_eq!(names.len(), 1);
+    }
+}

@@ -1,0 +1,25 @@
+//! claude-context-core: everything in claude-context.nvim that does not need Neovim.
+//!
+//! * [`server`] — the tokio runtime, the WebSocket listener and the per-connection loop.
+//! * [`mcp`] — JSON-RPC 2.0 / MCP dispatch (protocol types from `rmcp`).
+//! * [`tools`] — one module per tool; [`tools::registry`] lists them.
+//! * [`lockfile`], [`auth`] — how Claude Code finds the editor and proves who it is.
+//! * [`editor`] — the snapshot of editor state that Neovim keeps current, and the hop to Neovim's
+//!   main thread for tools that must touch the editor.
+//!
+//! The Neovim crate (`src/` at the repository root) is a thin layer over this one.
+
+pub mod auth;
+pub mod config;
+pub mod editor;
+pub mod fsutil;
+pub mod lockfile;
+pub mod mcp;
+pub mod paths;
+pub mod project;
+pub mod server;
+pub mod tools;
+pub mod uri;
+
+/// The plugin's version; the Lua loader refuses a native library built from another version.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");

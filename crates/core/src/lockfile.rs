@@ -1,0 +1,205 @@
+//! The lock file through which Claude Code finds the editor (see ide-protocol.md):
+//! `<dir>/<port>.lock`, JSON `{pid, workspaceFolders, ideName, transport, authToken}`,
+//! mode 0600 inside a 0700 directory, written atomically, removed when the bridge stops.
+
+use crate::fsutil;
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct LockContent {
+    pub pid: u32,
+    pub workspace_folders: Vec<String>,
+    pub ide_name: String,
+    pub transport: String,
+    pub auth_token: String,
+}
+
+/// `$CLAUDE_CONFIG_DIR/ide`, else `~/.claude/ide`.
+pub fn default_lock_dir() -> Result<PathBuf, String> {
+    if let Some(d) = std::env::var_os("CLAUDE_CONFIG_DIR").filter(|d| !d.is_empty()) {
+        return Ok(PathBuf::from(d).join("ide"));
+    }
+    let home = std::env::var_os("HOME")
+        .filter(|h| !h.is_empty())
+        .ok_or("neither CLAUDE_CONFIG_DIR nor HOME is set: cannot place the lock file")?;
+    Ok(PathBuf::from(home).join(".claude").join("ide"))
+}
+
+/// A lock file we wrote; [`LockFile::remove`] (or drop) deletes it.
+#[derive(Debug)]
+pub struct LockFile {
+    path: PathBuf,
+    content: LockContent,
+}
+
+impl LockFile {
+    /// Writes `<dir>/<port>.lock` atomically with mode 0600, creating `dir` with mode 0700.
+    pub fn create(dir: &Path, port: u16, content: LockContent) -> std::io::Result<LockFile> {
+        fsutil::ensure_private_dir(dir)?;
+        let lock = LockFile {
+            path: dir.join(format!("{port}.lock")),
+            content,
+        };
+        lock.write()?;
+        Ok(lock)
+    }
+
+    fn write(&self) -> std::io::Result<()> {
+        let json = serde_json::to_vec(&self.content).map_err(std::io::Error::other)?;
+        fsutil::write_atomic(&self.path, &json, Some(0o600))
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    pub fn content(&self) -> &LockContent {
+        &self.content
+    }
+
+    /// Rewrites the file when the workspace folders changed; returns whether it wrote.
+    pub fn update_folders(&mut self, folders: Vec<String>) -> std::io::Result<bool> {
+        if self.content.workspace_folders == folders {
+            return Ok(false);
+        }
+        self.content.workspace_folders = folders;
+        self.write()?;
+        Ok(true)
+    }
+
+    pub fn remove(self) {
+        // Drop does the work.
+    }
+}
+
+impl Drop for LockFile {
+    fn drop(&mut self) {
+        // Only remove the file if it is still ours (same token): never delete another editor's.
+        if let Ok(bytes) = std::fs::read(&self.path) {
+            if let Ok(c) = serde_json::from_slice::<LockContent>(&bytes) {
+                if c.auth_token != self.content.auth_token {
+                    return;
+                }
+            }
+        }
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+/// Whether a process with this pid exists (Unix: `kill(pid, 0)`).
+pub fn pid_alive(pid: u32) -> bool {
+    #[cfg(unix)]
+    {
+        if pid == 0 || pid > i32::MAX as u32 {
+            return false;
+        }
+        // SAFETY: kill with signal 0 only checks for existence and permission.
+        let r = unsafe { libc::kill(pid as i32, 0) };
+        r == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = pid;
+        true
+    }
+}
+
+/// Deletes lock files in `dir` written by an editor with our `ide_name` whose process is gone.
+/// Returns the paths removed. Files of other IDEs and unreadable files are left alone.
+pub fn clean_stale(dir: &Path, ide_name: &str) -> Vec<PathBuf> {
+    let mut removed = Vec::new();
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return removed;
+    };
+    for e in entries.flatten() {
+        let p = e.path();
+        if p.extension().and_then(|x| x.to_str()) != Some("lock") {
+            continue;
+        }
+        let Ok(bytes) = std::fs::read(&p) else {
+            continue;
+        };
+        let Ok(c) = serde_json::from_slice::<LockContent>(&bytes) else {
+            continue;
+        };
+        if c.ide_name == ide_name && !pid_alive(c.pid) && std::fs::remove_file(&p).is_ok() {
+            removed.push(p);
+        }
+    }
+    removed
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn content(token: &str, pid: u32) -> LockContent {
+        LockContent {
+            pid,
+            workspace_folders: vec!["/w".into()],
+            ide_name: "Neovim".into(),
+            transport: "ws".into(),
+            auth_token: token.into(),
+        }
+    }
+
+    #[test]
+    fn create_update_remove() {
+        let dir = tempfile::tempdir().unwrap();
+        let ide = dir.path().join("ide");
+        let mut l = LockFile::create(&ide, 12345, content("t", std::process::id())).unwrap();
+        let p = l.path().to_path_buf();
+        assert_eq!(p, ide.join("12345.lock"));
+        let read: serde_json::Value = serde_json::from_slice(&std::fs::read(&p).unwrap()).unwrap();
+        assert_eq!(read["transport"], "ws");
+        assert_eq!(read["ideName"], "Neovim");
+        assert_eq!(read["authToken"], "t");
+        assert_eq!(read["workspaceFolders"][0], "/w");
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let m = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+            assert_eq!(m(&p), 0o600);
+            assert_eq!(m(&ide), 0o700);
+        }
+        assert!(!l.update_folders(vec!["/w".into()]).unwrap());
+        assert!(l.update_folders(vec!["/x".into(), "/y".into()]).unwrap());
+        let read: LockContent = serde_json::from_slice(&std::fs::read(&p).unwrap()).unwrap();
+        assert_eq!(read.workspace_folders, vec!["/x", "/y"]);
+        l.remove();
+        assert!(!p.exists());
+    }
+
+    #[test]
+    fn does_not_delete_a_lock_file_that_is_no_longer_ours() {
+        let dir = tempfile::tempdir().unwrap();
+        let l = LockFile::create(dir.path(), 1, content("mine", 1)).unwrap();
+        let p = l.path().to_path_buf();
+        std::fs::write(&p, serde_json::to_vec(&content("theirs", 1)).unwrap()).unwrap();
+        drop(l);
+        assert!(p.exists());
+    }
+
+    #[test]
+    fn cleans_only_dead_editors_of_ours() {
+        let dir = tempfile::tempdir().unwrap();
+        // A pid that cannot exist on Linux (pid_max <= 2^22).
+        let dead = 0x7fff_fff0;
+        let w = |name: &str, c: LockContent| {
+            std::fs::write(dir.path().join(name), serde_json::to_vec(&c).unwrap()).unwrap()
+        };
+        w("1.lock", content("a", dead));
+        w("2.lock", content("b", std::process::id()));
+        let mut other = content("c", dead);
+        other.ide_name = "Visual Studio Code".into();
+        w("3.lock", other);
+        std::fs::write(dir.path().join("4.lock"), b"not json").unwrap();
+        let removed = clean_stale(dir.path(), "Neovim");
+        assert_eq!(removed, vec![dir.path().join("1.lock")]);
+        assert!(dir.path().join("2.lock").exists());
+        assert!(dir.path().join("3.lock").exists());
+        assert!(dir.path().join("4.lock").exists());
+    }
+}

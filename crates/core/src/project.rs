@@ -1,0 +1,127 @@
+//! Which directory is the project root, and why (`fs-get-project-info`'s `project_root_source`).
+//! First that applies: `env` (`MCP_PROJECT_ROOT`), `config` (`setup{project_root=…}`), `lsp`
+//! (the current buffer's LSP root), `git` (nearest `.git` upward from cwd), `cwd`.
+
+use crate::editor::EditorState;
+use std::path::{Path, PathBuf};
+
+/// Shown in place of a path that cannot be determined (e.g. the cwd was deleted).
+pub const UNAVAILABLE: &str = "(unavailable)";
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProjectRoot {
+    pub root: Option<PathBuf>,
+    pub source: &'static str,
+    /// The working directory, when it still exists.
+    pub cwd: Option<PathBuf>,
+    /// `MCP_PROJECT_ROOT` as set, even when empty or not used.
+    pub env_root: Option<String>,
+}
+
+/// Resolves the project root from the environment value, the configured root and the editor.
+pub fn resolve(
+    env_root: Option<String>,
+    config_root: Option<&str>,
+    st: &EditorState,
+) -> ProjectRoot {
+    let cwd = st.cwd.clone().filter(|c| c.is_dir());
+    let candidate: Option<(PathBuf, &'static str)> = env_root
+        .as_deref()
+        .filter(|s| !s.is_empty())
+        .map(|s| (expand_home(s), "env"))
+        .or_else(|| {
+            config_root
+                .filter(|s| !s.is_empty())
+                .map(|s| (expand_home(s), "config"))
+        })
+        .or_else(|| st.lsp_root.clone().map(|p| (p, "lsp")))
+        .or_else(|| cwd.as_deref().and_then(find_git_root).map(|p| (p, "git")))
+        .or_else(|| cwd.clone().map(|p| (p, "cwd")));
+    let (root, source) = match candidate {
+        Some((p, s)) => (Some(p.canonicalize().unwrap_or(p)), s),
+        None => (None, "cwd"),
+    };
+    ProjectRoot {
+        root,
+        source,
+        cwd: cwd.map(|c| c.canonicalize().unwrap_or(c)),
+        env_root,
+    }
+}
+
+/// The nearest directory at or above `start` that contains `.git` (a directory, or a file as in
+/// worktrees and submodules).
+pub fn find_git_root(start: &Path) -> Option<PathBuf> {
+    start
+        .ancestors()
+        .find(|d| d.join(".git").exists())
+        .map(Path::to_path_buf)
+}
+
+fn expand_home(s: &str) -> PathBuf {
+    if let Some(rest) = s.strip_prefix("~/") {
+        if let Some(home) = std::env::var_os("HOME") {
+            return PathBuf::from(home).join(rest);
+        }
+    }
+    PathBuf::from(s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tree() -> (tempfile::TempDir, PathBuf) {
+        let d = tempfile::tempdir().unwrap();
+        let repo = d.path().canonicalize().unwrap().join("repo");
+        std::fs::create_dir_all(repo.join(".git")).unwrap();
+        std::fs::create_dir_all(repo.join("a/b")).unwrap();
+        (d, repo)
+    }
+
+    fn st(cwd: &Path) -> EditorState {
+        EditorState {
+            cwd: Some(cwd.to_path_buf()),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn precedence_env_config_lsp_git_cwd() {
+        let (d, repo) = tree();
+        let sub = repo.join("a/b");
+        let mut s = st(&sub);
+        let other = d.path().canonicalize().unwrap();
+        let o = other.to_str().unwrap();
+
+        let r = resolve(Some(o.into()), Some(repo.to_str().unwrap()), &s);
+        assert_eq!(
+            (r.root.as_deref(), r.source),
+            (Some(other.as_path()), "env")
+        );
+
+        let r = resolve(None, Some(o), &s);
+        assert_eq!(r.source, "config");
+
+        s.lsp_root = Some(repo.join("a"));
+        let r = resolve(None, None, &s);
+        assert_eq!((r.root, r.source), (Some(repo.join("a")), "lsp"));
+
+        s.lsp_root = None;
+        let r = resolve(Some(String::new()), None, &s);
+        assert_eq!((r.root.clone(), r.source), (Some(repo.clone()), "git"));
+        assert_eq!(r.env_root.as_deref(), Some(""));
+
+        let r = resolve(None, None, &st(&other));
+        assert_eq!((r.root, r.source), (Some(other), "cwd"));
+    }
+
+    #[test]
+    fn deleted_cwd_is_unavailable() {
+        let d = tempfile::tempdir().unwrap();
+        let gone = d.path().join("gone");
+        let r = resolve(None, None, &st(&gone));
+        assert_eq!(r.cwd, None);
+        assert_eq!(r.root, None);
+    }
+}

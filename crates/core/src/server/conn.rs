@@ -1,0 +1,240 @@
+//! One WebSocket connection: handshake (token, no `Origin`), a reader that dispatches each
+//! message on its own task (bounded by a per-connection semaphore, so a client that stops
+//! reading stops being read: backpressure, not memory growth), and a writer that batches.
+
+use super::Shared;
+use crate::mcp::{self, PeerEvent};
+use futures_util::{SinkExt, StreamExt};
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::{mpsc, Semaphore};
+use tokio_tungstenite::tungstenite::handshake::server::{ErrorResponse, Request, Response};
+use tokio_tungstenite::tungstenite::http::{HeaderValue, StatusCode};
+use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
+use tokio_tungstenite::tungstenite::protocol::{CloseFrame, WebSocketConfig};
+use tokio_tungstenite::tungstenite::{Error as WsError, Message};
+
+/// The header Claude Code sends its token in.
+pub const AUTH_HEADER: &str = "x-claude-code-ide-authorization";
+
+/// Outgoing messages queued per connection before writers wait (backpressure).
+const OUT_QUEUE: usize = 256;
+
+pub(super) async fn accept_loop(shared: Arc<Shared>, listener: TcpListener) {
+    let mut shutdown = shared.shutdown.subscribe();
+    loop {
+        tokio::select! {
+            _ = shutdown.changed() => break,
+            r = listener.accept() => match r {
+                Ok((stream, addr)) => {
+                    let _ = stream.set_nodelay(true);
+                    tokio::spawn(serve(shared.clone(), stream, addr));
+                }
+                Err(e) => {
+                    // EMFILE and friends: back off briefly instead of spinning.
+                    tracing::warn!(error = %e, "accept failed");
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                }
+            }
+        }
+    }
+}
+
+/// Checks a handshake: no `Origin` (browsers), the right token; offers back `mcp` if asked.
+pub fn check_handshake(
+    token: &str,
+    req: &Request,
+    mut resp: Response,
+) -> Result<Response, ErrorResponse> {
+    let refuse = |code: StatusCode, why: &str| {
+        let mut r = ErrorResponse::new(Some(why.to_string()));
+        *r.status_mut() = code;
+        r
+    };
+    if req.headers().contains_key("origin") {
+        return Err(refuse(
+            StatusCode::FORBIDDEN,
+            "cross-origin WebSocket connections are refused",
+        ));
+    }
+    let presented = req.headers().get(AUTH_HEADER).and_then(|v| v.to_str().ok());
+    match presented {
+        Some(p) if crate::auth::token_matches(token, p) => {}
+        _ => {
+            return Err(refuse(
+                StatusCode::UNAUTHORIZED,
+                "missing or wrong authorization token",
+            ))
+        }
+    }
+    let offers_mcp = req
+        .headers()
+        .get_all("sec-websocket-protocol")
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .any(|p| p.trim() == "mcp");
+    if offers_mcp {
+        resp.headers_mut()
+            .insert("sec-websocket-protocol", HeaderValue::from_static("mcp"));
+    }
+    Ok(resp)
+}
+
+fn ws_config(max: usize) -> WebSocketConfig {
+    WebSocketConfig::default()
+        .max_message_size(Some(max))
+        .max_frame_size(Some(max))
+        .accept_unmasked_frames(false)
+}
+
+async fn serve(shared: Arc<Shared>, stream: TcpStream, addr: SocketAddr) {
+    let token = shared.token.clone();
+    let timeout = Duration::from_millis(shared.config.handshake_timeout_ms);
+    let cb = move |req: &Request, resp: Response| check_handshake(&token, req, resp);
+    let cfg = ws_config(shared.config.max_message_size);
+    let ws = match tokio::time::timeout(
+        timeout,
+        tokio_tungstenite::accept_hdr_async_with_config(stream, cb, Some(cfg)),
+    )
+    .await
+    {
+        Ok(Ok(ws)) => ws,
+        Ok(Err(e)) => {
+            tracing::info!(%addr, error = %e, "handshake refused");
+            return;
+        }
+        Err(_) => {
+            tracing::info!(%addr, "handshake timed out");
+            return;
+        }
+    };
+    let (mut sink, mut source) = ws.split();
+    let (tx, mut rx) = mpsc::channel::<Message>(OUT_QUEUE);
+    let id = shared.register(addr, tx.clone());
+    tracing::info!(%addr, id, "client connected");
+
+    let writer = tokio::spawn(async move {
+        while let Some(first) = rx.recv().await {
+            let closing = matches!(first, Message::Close(_));
+            if sink.feed(first).await.is_err() {
+                break;
+            }
+            // Batch whatever else is ready into one flush.
+            let mut n = 0;
+            while !closing && n < 64 {
+                match rx.try_recv() {
+                    Ok(m) => {
+                        let c = matches!(m, Message::Close(_));
+                        if sink.feed(m).await.is_err() || c {
+                            break;
+                        }
+                        n += 1;
+                    }
+                    Err(_) => break,
+                }
+            }
+            if sink.flush().await.is_err() || closing {
+                break;
+            }
+        }
+        let _ = sink.close().await;
+    });
+
+    let inflight = Arc::new(Semaphore::new(shared.config.max_inflight_per_client));
+    let mut shutdown = shared.shutdown.subscribe();
+    loop {
+        let msg = tokio::select! {
+            _ = shutdown.changed() => {
+                let _ = tx.send(close(CloseCode::Away, "editor is stopping the bridge")).await;
+                break;
+            }
+            m = source.next() => m,
+        };
+        let text = match msg {
+            Some(Ok(Message::Text(t))) => t,
+            Some(Ok(Message::Binary(_))) => {
+                let _ = tx
+                    .send(close(
+                        CloseCode::Unsupported,
+                        "binary messages are not supported",
+                    ))
+                    .await;
+                break;
+            }
+            Some(Ok(Message::Close(_))) | None => break,
+            Some(Ok(_)) => continue, // ping/pong: tungstenite answers pings itself
+            Some(Err(e)) => {
+                tracing::info!(%addr, id, error = %e, "closing connection");
+                if let Some(code) = close_code_for(&e) {
+                    let _ = tx.send(close(code, &e.to_string())).await;
+                }
+                break;
+            }
+        };
+        let Ok(permit) = inflight.clone().acquire_owned().await else {
+            break;
+        };
+        let (s, tx) = (shared.clone(), tx.clone());
+        tokio::spawn(async move {
+            let (reply, events) = mcp::handle_text(&s, text.as_str()).await;
+            for ev in events {
+                apply(&s, id, ev);
+            }
+            if let Some(r) = reply {
+                let _ = tx.send(Message::text(r)).await;
+            }
+            drop(permit);
+        });
+    }
+    shared.unregister(id);
+    drop(tx);
+    // Let in-flight answers drain to a client that is still reading, but not forever.
+    let _ = tokio::time::timeout(Duration::from_secs(5), writer).await;
+    tracing::info!(%addr, id, "client disconnected");
+}
+
+fn apply(shared: &Shared, id: u64, ev: PeerEvent) {
+    match ev {
+        PeerEvent::Initialized {
+            name,
+            version,
+            protocol,
+        } => {
+            tracing::info!(id, client = %name, %version, %protocol, "initialized");
+            shared.update_peer(id, |p| {
+                p.client_name = Some(name);
+                p.client_version = Some(version);
+                p.protocol_version = Some(protocol);
+            })
+        }
+        PeerEvent::IdeConnected { pid } => {
+            tracing::info!(id, ?pid, "ide_connected");
+            shared.update_peer(id, |p| p.ide_connected_pid = pid)
+        }
+    }
+}
+
+fn close(code: CloseCode, reason: &str) -> Message {
+    // Close reasons are limited to 123 bytes.
+    let mut r: String = reason.chars().take(100).collect();
+    while r.len() > 123 {
+        r.pop();
+    }
+    Message::Close(Some(CloseFrame {
+        code,
+        reason: r.into(),
+    }))
+}
+
+/// The close code RFC 6455 prescribes for a read error, if one should be sent.
+fn close_code_for(e: &WsError) -> Option<CloseCode> {
+    match e {
+        WsError::Capacity(_) => Some(CloseCode::Size),
+        WsError::Utf8(_) => Some(CloseCode::Invalid),
+        WsError::Protocol(_) => Some(CloseCode::Protocol),
+        _ => None,
+    }
+}

@@ -1,0 +1,357 @@
+//! The bridge server: a tokio runtime on background threads, a WebSocket listener on
+//! 127.0.0.1, the lock file, and the state tools read ([`Shared`]).
+//!
+//! Nothing here runs on Neovim's main thread: the Neovim crate calls [`Server::start`],
+//! [`Server::update_editor_state`] and [`Server::stop`], each of which returns at once.
+
+mod conn;
+
+use crate::config::Config;
+use crate::editor::{EditorRpc, EditorState};
+use crate::lockfile::{LockContent, LockFile};
+use crate::mcp::{Catalog, Peer};
+use crate::project::ProjectRoot;
+use crate::tools::ToolError;
+use arc_swap::ArcSwap;
+use serde::Serialize;
+use serde_json::Value;
+use std::collections::HashMap;
+use std::net::{Ipv4Addr, SocketAddr, TcpListener};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+use tokio::sync::{mpsc, watch};
+use tokio_tungstenite::tungstenite::Message;
+
+/// State shared by the server, its connections and the tools.
+pub struct Shared {
+    pub config: Config,
+    pub catalog: Catalog,
+    pub rpc: Arc<dyn EditorRpc>,
+    pub port: u16,
+    token: String,
+    editor: ArcSwap<EditorState>,
+    clients: Mutex<HashMap<u64, Client>>,
+    next_client: AtomicU64,
+    lock: Mutex<Option<LockFile>>,
+    shutdown: watch::Sender<bool>,
+    started: Instant,
+}
+
+struct Client {
+    peer: Peer,
+    addr: SocketAddr,
+    tx: mpsc::Sender<Message>,
+    since: Instant,
+}
+
+/// One connected client, for `:ClaudeContext status`.
+#[derive(Debug, Serialize, Clone)]
+pub struct ClientStatus {
+    pub id: u64,
+    pub addr: String,
+    pub name: Option<String>,
+    pub version: Option<String>,
+    pub protocol_version: Option<String>,
+    pub ide_connected_pid: Option<u64>,
+    pub connected_secs: u64,
+}
+
+/// What `:ClaudeContext status` and `:checkhealth` show. The token is masked.
+#[derive(Debug, Serialize, Clone)]
+pub struct Status {
+    pub running: bool,
+    pub port: u16,
+    pub url: String,
+    pub lock_file: Option<String>,
+    pub token: String,
+    pub clients: Vec<ClientStatus>,
+    pub workspace_folders: Vec<String>,
+    pub uptime_secs: u64,
+    pub version: String,
+    pub tools: Vec<String>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    // A poisoned lock only means a panic happened elsewhere while it was held; the data (a map
+    // of clients, a lock file handle) is still consistent enough to keep serving.
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl Shared {
+    pub fn editor_state(&self) -> Arc<EditorState> {
+        self.editor.load_full()
+    }
+
+    /// The auth token (for the lock file and the MCP config file only; never log it).
+    pub fn token(&self) -> &str {
+        &self.token
+    }
+
+    pub fn project(&self) -> ProjectRoot {
+        crate::project::resolve(
+            std::env::var("MCP_PROJECT_ROOT").ok(),
+            self.config.project_root.as_deref(),
+            &self.editor_state(),
+        )
+    }
+
+    /// The project root directory, or a tool error saying why there is none.
+    pub fn project_root_dir(&self) -> Result<PathBuf, ToolError> {
+        let p = self.project();
+        p.root.ok_or_else(|| {
+            ToolError::Failed(
+                "the project root is unavailable: the editor's working directory no longer \
+                 exists and no MCP_PROJECT_ROOT or setup{project_root} is set"
+                    .into(),
+            )
+        })
+    }
+
+    fn folders(&self) -> Vec<String> {
+        self.editor_state()
+            .workspace_folders()
+            .iter()
+            .map(|p| p.to_string_lossy().into_owned())
+            .collect()
+    }
+
+    /// Sends a notification to every connected client; returns how many got it. A client
+    /// whose queue is full misses it (notifications are advisory) rather than stalling others.
+    pub fn broadcast(&self, method: &str, params: Value) -> usize {
+        let text =
+            serde_json::json!({"jsonrpc": "2.0", "method": method, "params": params}).to_string();
+        let clients = lock(&self.clients);
+        clients
+            .values()
+            .filter(|c| c.tx.try_send(Message::text(text.clone())).is_ok())
+            .count()
+    }
+
+    pub fn client_count(&self) -> usize {
+        lock(&self.clients).len()
+    }
+
+    pub fn status(&self) -> Status {
+        let clients = lock(&self.clients)
+            .iter()
+            .map(|(id, c)| ClientStatus {
+                id: *id,
+                addr: c.addr.to_string(),
+                name: c.peer.client_name.clone(),
+                version: c.peer.client_version.clone(),
+                protocol_version: c.peer.protocol_version.clone(),
+                ide_connected_pid: c.peer.ide_connected_pid,
+                connected_secs: c.since.elapsed().as_secs(),
+            })
+            .collect();
+        Status {
+            running: !*self.shutdown.borrow(),
+            port: self.port,
+            url: format!("ws://127.0.0.1:{}", self.port),
+            lock_file: lock(&self.lock)
+                .as_ref()
+                .map(|l| l.path().display().to_string()),
+            token: crate::auth::mask(&self.token),
+            clients,
+            workspace_folders: self.folders(),
+            uptime_secs: self.started.elapsed().as_secs(),
+            version: crate::VERSION.into(),
+            tools: self.catalog.names().map(String::from).collect(),
+        }
+    }
+
+    fn register(&self, addr: SocketAddr, tx: mpsc::Sender<Message>) -> u64 {
+        let id = self.next_client.fetch_add(1, Ordering::Relaxed);
+        let c = Client {
+            peer: Peer::default(),
+            addr,
+            tx,
+            since: Instant::now(),
+        };
+        lock(&self.clients).insert(id, c);
+        id
+    }
+
+    fn unregister(&self, id: u64) {
+        lock(&self.clients).remove(&id);
+    }
+
+    fn update_peer(&self, id: u64, f: impl FnOnce(&mut Peer)) {
+        if let Some(c) = lock(&self.clients).get_mut(&id) {
+            f(&mut c.peer)
+        }
+    }
+
+    fn refresh_lock_file(&self) {
+        let folders = self.folders();
+        if let Some(l) = lock(&self.lock).as_mut() {
+            if let Err(e) = l.update_folders(folders) {
+                tracing::warn!(error = %e, "cannot update the lock file");
+            }
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    #[error("{0}")]
+    Config(String),
+    #[error("no free port in {min}..={max} on 127.0.0.1 (last error: {last})")]
+    NoPort { min: u16, max: u16, last: String },
+    #[error("cannot start the bridge runtime: {0}")]
+    Runtime(std::io::Error),
+    #[error("cannot write the lock file in {dir}: {err}")]
+    LockFile { dir: String, err: std::io::Error },
+    #[error("cannot create the auth token: {0}")]
+    Token(std::io::Error),
+}
+
+/// A running bridge. Dropping it stops it.
+pub struct Server {
+    runtime: Option<tokio::runtime::Runtime>,
+    shared: Arc<Shared>,
+}
+
+impl Server {
+    /// Binds a free port, writes the lock file and starts serving on background threads.
+    pub fn start(
+        config: Config,
+        initial: EditorState,
+        rpc: Arc<dyn EditorRpc>,
+    ) -> Result<Server, StartError> {
+        config.validate().map_err(StartError::Config)?;
+        let lock_dir = config.lock_dir().map_err(StartError::Config)?;
+        let token = crate::auth::new_token().map_err(StartError::Token)?;
+        let listener = bind(config.port_range.min, config.port_range.max)?;
+        let port = listener.local_addr().map_err(StartError::Runtime)?.port();
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .max_blocking_threads(16)
+            .thread_name("claude-context")
+            .enable_all()
+            .build()
+            .map_err(StartError::Runtime)?;
+        let (shutdown, _) = watch::channel(false);
+        let shared = Arc::new(Shared {
+            catalog: Catalog::new(crate::tools::registry()),
+            rpc,
+            port,
+            token,
+            editor: ArcSwap::from_pointee(initial),
+            clients: Mutex::new(HashMap::new()),
+            next_client: AtomicU64::new(1),
+            lock: Mutex::new(None),
+            shutdown,
+            started: Instant::now(),
+            config,
+        });
+        let stale = crate::lockfile::clean_stale(&lock_dir, &shared.config.ide_name);
+        if !stale.is_empty() {
+            tracing::info!(
+                count = stale.len(),
+                "removed lock files of editors that are gone"
+            );
+        }
+        let content = LockContent {
+            pid: std::process::id(),
+            workspace_folders: shared.folders(),
+            ide_name: shared.config.ide_name.clone(),
+            transport: "ws".into(),
+            auth_token: shared.token.clone(),
+        };
+        let lf =
+            LockFile::create(&lock_dir, port, content).map_err(|err| StartError::LockFile {
+                dir: lock_dir.display().to_string(),
+                err,
+            })?;
+        *lock(&shared.lock) = Some(lf);
+        listener
+            .set_nonblocking(true)
+            .map_err(StartError::Runtime)?;
+        let s = shared.clone();
+        runtime.spawn(async move {
+            match tokio::net::TcpListener::from_std(listener) {
+                Ok(l) => conn::accept_loop(s, l).await,
+                Err(e) => tracing::error!(error = %e, "cannot listen"),
+            }
+        });
+        tracing::info!(port, "bridge started");
+        Ok(Server {
+            runtime: Some(runtime),
+            shared,
+        })
+    }
+
+    pub fn shared(&self) -> &Arc<Shared> {
+        &self.shared
+    }
+
+    pub fn port(&self) -> u16 {
+        self.shared.port
+    }
+
+    /// Spawns a future on the bridge runtime.
+    pub fn spawn<F>(&self, f: F)
+    where
+        F: std::future::Future<Output = ()> + Send + 'static,
+    {
+        if let Some(rt) = &self.runtime {
+            rt.spawn(f);
+        }
+    }
+
+    /// Stores a new editor snapshot; when the workspace folders changed, the lock file is
+    /// rewritten on the runtime (never on the caller's thread).
+    pub fn update_editor_state(&self, st: EditorState) {
+        let old = self.shared.editor.swap(Arc::new(st));
+        let new = self.shared.editor_state();
+        if old.workspace_folders() != new.workspace_folders() {
+            let s = self.shared.clone();
+            if let Some(rt) = &self.runtime {
+                rt.spawn_blocking(move || s.refresh_lock_file());
+            }
+        }
+    }
+
+    /// Closes every connection, removes the lock file and stops the runtime.
+    pub fn stop(mut self) {
+        self.shutdown_now();
+    }
+
+    fn shutdown_now(&mut self) {
+        self.shared.shutdown.send_replace(true);
+        lock(&self.shared.lock).take();
+        if let Some(rt) = self.runtime.take() {
+            // Give connections a moment to send their close frames, then let go.
+            rt.shutdown_timeout(Duration::from_millis(100));
+        }
+        tracing::info!(port = self.shared.port, "bridge stopped");
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        if self.runtime.is_some() {
+            self.shutdown_now();
+        }
+    }
+}
+
+/// Binds 127.0.0.1 on a free port in `min..=max`, probing from a random start.
+fn bind(min: u16, max: u16) -> Result<TcpListener, StartError> {
+    let span = u32::from(max) - u32::from(min) + 1;
+    let mut seed = [0u8; 4];
+    let _ = getrandom::fill(&mut seed);
+    let start = u32::from_le_bytes(seed) % span;
+    let mut last = String::from("no port tried");
+    for i in 0..span.min(2000) {
+        let port = (u32::from(min) + (start + i) % span) as u16;
+        match TcpListener::bind((Ipv4Addr::LOCALHOST, port)) {
+            Ok(l) => return Ok(l),
+            Err(e) => last = format!("port {port}: {e}"),
+        }
+    }
+    Err(StartError::NoPort { min, max, last })
+}
