@@ -14,6 +14,7 @@ pub mod config;
 pub mod editor;
 pub mod fsutil;
 pub mod lockfile;
+pub mod logging;
 pub mod mcp;
 pub mod paths;
 pub mod project;
