@@ -131,18 +131,28 @@ pub fn create(lua: &Lua) -> mlua::Result<Table> {
 
     t.set(
         "broadcast",
-        lua.create_function(|_, (method, params): (String, String)| {
-            guard("broadcast", || {
-                let params: serde_json::Value = serde_json::from_str(&params)
-                    .map_err(|e| mlua::Error::runtime(format!("invalid params JSON: {e}")))?;
-                Ok(SERVER.with(|s| {
-                    s.borrow()
-                        .as_ref()
-                        .map(|srv| srv.shared().broadcast(&method, params))
-                        .unwrap_or(0)
-                }))
-            })
-        })?,
+        // broadcast(method, params_json [, ide_only]): a notification to every client, or with
+        // ide_only to those that sent `ide_connected` (interactive Claude Code sessions).
+        lua.create_function(
+            |_, (method, params, ide_only): (String, String, Option<bool>)| {
+                guard("broadcast", || {
+                    let params: serde_json::Value = serde_json::from_str(&params)
+                        .map_err(|e| mlua::Error::runtime(format!("invalid params JSON: {e}")))?;
+                    Ok(SERVER.with(|s| {
+                        s.borrow()
+                            .as_ref()
+                            .map(|srv| {
+                                if ide_only.unwrap_or(false) {
+                                    srv.shared().broadcast_ide(&method, params)
+                                } else {
+                                    srv.shared().broadcast(&method, params)
+                                }
+                            })
+                            .unwrap_or(0)
+                    }))
+                })
+            },
+        )?,
     )?;
 
     t.set(

@@ -169,4 +169,7 @@ function M.complete(arglead, cmdline)
   return {}
 end
 
+-- Subcommands of other modules: :ClaudeContext send / add / accept / reject.
+require("claude_context.ide.commands").register(M)
+
 return M

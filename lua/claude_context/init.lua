@@ -84,6 +84,8 @@ function M.start(o)
     return false, tostring(res)
   end
   install_autocmds()
+  -- The IDE tools' handlers, selection_changed tracking and the active-editor window.
+  require("claude_context.ide").start()
   local st = vim.json.decode(res)
   if not o.silent then
     notify(("bridge listening on 127.0.0.1:%d"):format(st.port))
@@ -106,6 +108,9 @@ function M.stop(o)
   if group then
     pcall(vim.api.nvim_del_augroup_by_id, group)
     group = nil
+  end
+  if package.loaded["claude_context.ide"] then
+    require("claude_context.ide").stop()
   end
   if not o.silent then
     notify(stopped and "bridge stopped" or "bridge was not running")

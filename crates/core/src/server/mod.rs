@@ -153,6 +153,19 @@ impl Shared {
             .count()
     }
 
+    /// [`Shared::broadcast`] to the clients that sent `ide_connected` only (interactive Claude
+    /// Code sessions); returns how many got it.
+    pub fn broadcast_ide(&self, method: &str, params: Value) -> usize {
+        let text =
+            serde_json::json!({"jsonrpc": "2.0", "method": method, "params": params}).to_string();
+        let clients = lock(&self.clients);
+        clients
+            .values()
+            .filter(|c| c.peer.ide_connected)
+            .filter(|c| c.tx.try_send(Message::text(text.clone())).is_ok())
+            .count()
+    }
+
     pub fn client_count(&self) -> usize {
         lock(&self.clients).len()
     }

@@ -11,11 +11,22 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 use std::sync::Arc;
 
+pub mod check_document_dirty;
+pub mod close_all_diff_tabs;
+pub mod close_tab;
 pub mod fs_get_project_info;
 pub mod fs_list_directory;
 pub mod fs_read_file;
 pub mod fs_write_file;
+pub mod get_current_selection;
+pub mod get_diagnostics;
+pub mod get_latest_selection;
+pub mod get_open_editors;
 pub mod get_workspace_folders;
+pub mod ide;
+pub mod open_diff;
+pub mod open_file;
+pub mod save_document;
 #[cfg(feature = "test-tools")]
 pub mod test_panic;
 
@@ -23,17 +34,34 @@ pub type ToolFuture = BoxFuture<'static, Result<ToolOutput, ToolError>>;
 pub type Ctx = Arc<Shared>;
 
 /// What a tool returns on success.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ToolOutput {
     /// The structured result; sent as `structuredContent` when it is an object.
     pub value: Value,
     /// The text content; the JSON of `value` when `None`.
     pub text: Option<String>,
+    /// Further text content blocks after the first (`openDiff` answers two:
+    /// `FILE_SAVED` and the final contents).
+    pub extra_text: Vec<String>,
 }
 
 impl ToolOutput {
     pub fn json(value: Value) -> Self {
-        ToolOutput { value, text: None }
+        ToolOutput {
+            value,
+            ..Default::default()
+        }
+    }
+
+    /// Text content only, one block per string, no `structuredContent` (the IDE protocol's
+    /// `TAB_CLOSED`, `FILE_SAVED` + contents, …).
+    pub fn texts<I: IntoIterator<Item = String>>(texts: I) -> Self {
+        let mut it = texts.into_iter();
+        ToolOutput {
+            value: Value::Null,
+            text: Some(it.next().unwrap_or_default()),
+            extra_text: it.collect(),
+        }
     }
 
     pub fn of<T: serde::Serialize>(v: &T) -> Result<Self, ToolError> {
@@ -73,6 +101,17 @@ pub fn registry() -> Vec<ToolDef> {
         fs_read_file::def(),
         fs_list_directory::def(),
         fs_write_file::def(),
+        // The Claude Code IDE tools (ide-protocol.md); each forwards to a Lua handler.
+        open_file::def(),
+        open_diff::def(),
+        get_current_selection::def(),
+        get_latest_selection::def(),
+        get_open_editors::def(),
+        get_diagnostics::def(),
+        check_document_dirty::def(),
+        save_document::def(),
+        close_tab::def(),
+        close_all_diff_tabs::def(),
     ];
     #[cfg(feature = "test-tools")]
     tools.push(test_panic::def());
