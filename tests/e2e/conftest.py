@@ -353,6 +353,25 @@ def _nvim_lua(nvim, code: str, *args):
     return nvim.exec_lua(code, *args)
 
 
+_fresh_checked: set = set()
+
+
+def _check_fresh(lib: Optional[str]) -> None:
+    """Fails when the native library Neovim loaded is older than the Rust sources: the tests would
+    otherwise exercise old code. (`make test-e2e` builds first; set
+    CLAUDE_CONTEXT_TEST_ALLOW_STALE=1 to run anyway.)"""
+    if not lib or lib in _fresh_checked or os.environ.get("CLAUDE_CONTEXT_TEST_ALLOW_STALE"):
+        return
+    _fresh_checked.add(lib)
+    built = Path(lib).stat().st_mtime
+    sources = [REPO / "Cargo.toml", REPO / "Cargo.lock"]
+    for d in (REPO / "src", REPO / "crates/core/src"):
+        sources.extend(d.rglob("*.rs"))
+    newer = [str(p.relative_to(REPO)) for p in sources if p.exists() and p.stat().st_mtime > built]
+    if newer:
+        pytest.fail(f"{lib} is older than {', '.join(newer[:5])}: run `make build` (or set CLAUDE_CONTEXT_TEST_ALLOW_STALE=1)")
+
+
 class NvimBridge(Bridge):
     """A real headless Neovim with the plugin set up, driven over its --listen socket."""
 
@@ -397,6 +416,7 @@ class NvimBridge(Bridge):
         )
         if err:
             pytest.fail(f"claude_context.setup() failed in nvim (run `make build`?):\n{err}")
+        _check_fresh(self.nvim.exec_lua("return require('claude_context.native').info.path"))
         st = self.status()
         self.port = st["port"]
         self.lock_file = Path(st["lock_file"])

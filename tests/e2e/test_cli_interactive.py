@@ -6,6 +6,10 @@ pid and asks for `tools/list`; the bridge's status shows both."""
 from __future__ import annotations
 
 import json
+import re
+import time
+
+import pytest
 
 from conftest import WAIT, wait_until
 
@@ -58,12 +62,24 @@ def test_cli_discovers_the_editor_through_the_lock_file(bridge, claude, model_st
     wait_until(lambda: not bridge.status()["clients"], WAIT, what="the client to disconnect")
 
 
-def test_cli_auto_connects_by_cwd_after_cd(bridge, claude, world):
+# How a CLI started outside Neovim's terminal is told to connect by itself (2.1.197 connects at
+# start when any of these is set; without one, or with only ENABLE_IDE_INTEGRATION=true, it waits
+# for /ide).
+AUTO = {
+    "config": ({"autoConnectIde": True}, {}, ()),
+    "env": ({}, {"CLAUDE_CODE_AUTO_CONNECT_IDE": "true"}, ()),
+    "flag": ({}, {}, ("--ide",)),
+}
+
+
+@pytest.mark.parametrize("kind,way", [("serve", "config"), ("serve", "env"), ("nvim", "flag"), ("nvim", "config")])
+def test_cli_auto_connects_by_cwd_after_cd(make_bridge, claude, world, kind, way):
     """Without CLAUDE_CODE_SSE_PORT the CLI picks the editor whose lock file lists a workspace
-    folder containing its cwd (with the CLI's `autoConnectIde` setting; without it, or with only
-    ENABLE_IDE_INTEGRATION=true, 2.1.197 waits for /ide). After `:cd` the lock file must list the
-    new directory, and only a CLI inside it connects."""
-    world.set_config(autoConnectIde=True)
+    folder containing its cwd. After `:cd` the lock file must list the new directory, and only a
+    CLI inside it connects."""
+    bridge = make_bridge(kind)
+    config, env, args = AUTO[way]
+    world.set_config(**config)
     other = world.root / "moved here"
     (other / "sub").mkdir(parents=True)
     world.trust(other, other / "sub")
@@ -72,10 +88,50 @@ def test_cli_auto_connects_by_cwd_after_cd(bridge, claude, world):
         lambda: json.loads(bridge.lock_file.read_text())["workspaceFolders"] == [str(other)],
         what="the lock file to list the new cwd",
     )
-    outside = claude.interactive(cwd=world.project)  # the editor's old cwd: no longer listed
+    outside = claude.interactive(args=args, env=env, cwd=world.project)  # the old cwd: no longer listed
     assert outside.wait_for_text(READY, WAIT), outside.text()[-3000:]
-    inside = claude.interactive(cwd=other / "sub")
+    inside = claude.interactive(args=args, env=env, cwd=other / "sub")
     c = wait_connected(bridge, inside)
     assert c["name"] == "claude-code"
     # The outside CLI had at least as long as the inside one to connect, and did not.
     assert [c["ide_connected_pid"] for c in bridge.status()["clients"]] == [inside.pid]
+
+
+_CURSOR = re.compile(r"❯\s*(?:\d\.?\s*)?([A-Za-z]+)")
+
+
+def menu_pick(cli, label: str, key: str, since: int) -> None:
+    """Moves a menu's cursor onto `label` with `key`, then presses Enter.
+
+    Keys sent while Ink is still mounting the menu are lost, and the screen is redrawn in parts,
+    so: press, look at where the cursor was drawn last, press again until it is on `label`."""
+    deadline = time.monotonic() + WAIT
+    while True:
+        found = _CURSOR.findall(cli.text()[since:])
+        if found and found[-1] == label:
+            break
+        assert time.monotonic() < deadline, f"menu cursor never reached {label!r}:\n" + cli.text()[-3000:]
+        mark = len(cli.text())
+        cli.write(key)
+        cli.wait_for_text(_CURSOR.pattern, 2.0, since=mark)
+    cli.write("\r")
+
+
+def test_ide_command_lists_neovim_and_connects(bridge, claude, world):
+    """A CLI started without any hint connects through `/ide` (menu of the lock files it found)."""
+    cli = claude.interactive(cwd=world.project)
+    assert cli.wait_for_text(READY, WAIT), cli.text()[-3000:]
+    cli.write("/ide")
+    assert cli.wait_for_text("Manage IDE integrations", WAIT), cli.text()[-3000:]
+    mark = len(cli.text())
+    cli.write("\r")
+    # 2.1.197: "Select IDE" with "1. Neovim" and "2. None ✔" (the cursor on None).
+    assert cli.wait_for_text(r"Select IDE[\s\S]*1\.\s*Neovim", WAIT, since=mark), cli.text()[-3000:]
+    assert bridge.status()["clients"] == []
+    menu_pick(cli, "Neovim", "\x1b[A", since=mark)  # up
+    # Then it offers to turn on auto-connect; answer No to leave the config alone.
+    m = cli.wait_for_text(r"enable auto-connect to IDE\?", WAIT)
+    assert m, cli.text()[-3000:]
+    menu_pick(cli, "No", "\x1b[B", since=m.start())  # down
+    wait_connected(bridge, cli)
+    assert not json.loads((world.config_dir / ".claude.json").read_text()).get("autoConnectIde")
