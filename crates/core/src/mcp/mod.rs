@@ -114,6 +114,8 @@ pub struct Peer {
     /// The client sent `ide_connected`: an interactive Claude Code session that handles the
     /// editor's notifications (`at_mentioned`).
     pub ide_connected: bool,
+    /// The client asked for `tools/list` (the CLI does right after connecting).
+    pub tools_listed: bool,
 }
 
 /// What the connection learns from a message.
@@ -126,6 +128,7 @@ pub enum PeerEvent {
     IdeConnected {
         pid: Option<u64>,
     },
+    ToolsListed,
 }
 
 /// Handles one WebSocket text message; returns the reply text, if any, and what was learned.
@@ -320,6 +323,7 @@ async fn request(
         "ping" => Ok(json!({})),
         "tools/list" => {
             params_object(params)?;
+            events.push(PeerEvent::ToolsListed);
             Ok(shared.catalog.list.clone())
         }
         "tools/call" => {

@@ -239,6 +239,7 @@ fn apply(shared: &Shared, id: u64, ev: PeerEvent) {
                 }
             });
         }
+        PeerEvent::ToolsListed => shared.update_peer(id, |p| p.tools_listed = true),
     }
 }
 
