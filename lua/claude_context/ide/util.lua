@@ -251,16 +251,6 @@ function M.last_visual(win)
   end)
 end
 
----Runs `fn` now when the API may be used, else on the next main-loop turn.
----@param fn fun()
-function M.safe(fn)
-  if vim.in_fast_event() then
-    vim.schedule(fn)
-  else
-    fn()
-  end
-end
-
 ---Lines of a file on disk, with how it ended: `lines, eol, crlf` (nil, err when unreadable).
 ---@param path string
 ---@return string[]? lines, boolean|string eol_or_err, boolean? crlf
