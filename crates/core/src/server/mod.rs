@@ -80,6 +80,30 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl Shared {
+    /// State without a listener or lock file (the server adds those); also used by tests.
+    pub fn new(
+        config: Config,
+        initial: EditorState,
+        rpc: Arc<dyn EditorRpc>,
+        port: u16,
+        token: String,
+    ) -> Shared {
+        let (shutdown, _) = watch::channel(false);
+        Shared {
+            catalog: Catalog::new(crate::tools::registry()),
+            rpc,
+            port,
+            token,
+            editor: ArcSwap::from_pointee(initial),
+            clients: Mutex::new(HashMap::new()),
+            next_client: AtomicU64::new(1),
+            lock: Mutex::new(None),
+            shutdown,
+            started: Instant::now(),
+            config,
+        }
+    }
+
     pub fn editor_state(&self) -> Arc<EditorState> {
         self.editor.load_full()
     }
@@ -233,20 +257,7 @@ impl Server {
             .enable_all()
             .build()
             .map_err(StartError::Runtime)?;
-        let (shutdown, _) = watch::channel(false);
-        let shared = Arc::new(Shared {
-            catalog: Catalog::new(crate::tools::registry()),
-            rpc,
-            port,
-            token,
-            editor: ArcSwap::from_pointee(initial),
-            clients: Mutex::new(HashMap::new()),
-            next_client: AtomicU64::new(1),
-            lock: Mutex::new(None),
-            shutdown,
-            started: Instant::now(),
-            config,
-        });
+        let shared = Arc::new(Shared::new(config, initial, rpc, port, token));
         let stale = crate::lockfile::clean_stale(&lock_dir, &shared.config.ide_name);
         if !stale.is_empty() {
             tracing::info!(
