@@ -480,7 +480,14 @@ mod tests {
         }
         for t in tools {
             assert_eq!(t["inputSchema"]["type"], "object", "{t}");
-            assert_eq!(t["outputSchema"]["type"], "object", "{t}");
+            // get_current_status answers the bare text "課題が定義されていません" when no issue is
+            // defined (issue 3): a tool with an outputSchema must always return structured
+            // content (MCP spec; the CLI's SDK rejects the result otherwise), so it has none.
+            if t["name"] == "get_current_status" {
+                assert!(t.get("outputSchema").is_none(), "{t}");
+            } else {
+                assert_eq!(t["outputSchema"]["type"], "object", "{t}");
+            }
         }
         let r = ask(&s, r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"getWorkspaceFolders","arguments":{}}}"#).unwrap();
         let res = &r["result"];

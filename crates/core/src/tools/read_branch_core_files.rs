@@ -26,7 +26,7 @@ pub fn def() -> ToolDef {
                       {file: {path, content, tags, lastModified}}} like read_context, with \
                       `notes` when the bank or a core file does not exist yet.",
         input_schema: schema_of::<Args>(),
-        output_schema: None,
+        output_schema: Some(schema_of::<super::read_context::ContextOutput>()),
         run,
     }
 }

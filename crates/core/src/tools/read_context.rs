@@ -3,10 +3,12 @@
 //! does not depend on how many other documents the bank holds.
 
 use super::{memory_bank, parse_args, schema_of, yes, Ctx, ToolDef, ToolError, ToolOutput};
+use crate::memory_bank::document::Document;
 use crate::memory_bank::{notes_for, Bank, Language, Scope};
 use schemars::JsonSchema;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
+use std::collections::BTreeMap;
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
@@ -30,6 +32,30 @@ pub struct Args {
     pub include_global_memory: bool,
 }
 
+/// The shape of the result, for `outputSchema` (read_rules and read_*_core_files return a part
+/// of it). The result itself is built as a JSON value directly, keeping the core-file order.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ContextOutput {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rules: Option<RulesOutput>,
+    /// The branch's core files by file name.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub branch_memory: Option<BTreeMap<String, Document>>,
+    /// The global core files by file name.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub global_memory: Option<BTreeMap<String, Document>>,
+    /// Present only when a bank or core files do not exist yet, in the chosen language.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct RulesOutput {
+    /// The rules, Markdown.
+    pub content: String,
+}
+
 pub fn def() -> ToolDef {
     ToolDef {
         name: "read_context",
@@ -39,7 +65,7 @@ pub fn def() -> ToolDef {
                       branch. A section whose include flag is false is absent; `notes` (only \
                       when needed) says when a bank or core file does not exist yet.",
         input_schema: schema_of::<Args>(),
-        output_schema: None,
+        output_schema: Some(schema_of::<ContextOutput>()),
         run,
     }
 }
@@ -143,6 +169,26 @@ mod tests {
         }
         // Nothing is required by the schema: the branch check depends on includeBranchMemory.
         assert!(s.get("required").is_none_or(|r| r == &json!([])), "{s}");
+    }
+
+    #[test]
+    fn through_the_server_text_and_structured_content_agree() {
+        let (d, bank) = seeded_bank("main");
+        let s = TestServer::new(bank.root.parent().unwrap(), d.path());
+        for a in [
+            json!({"branch": "main"}),
+            json!({"branch": "none-yet", "language": "en"}),
+            json!({"includeBranchMemory": false, "includeRules": false}),
+        ] {
+            let r = s.call("read_context", a.clone());
+            assert_eq!(r["isError"], false, "{a}: {r}");
+            let text: Value = serde_json::from_str(text_of(&r)).unwrap();
+            assert_eq!(text, r["structuredContent"], "{a}");
+        }
+        let r = s.call("read_context", json!({"language": "xx", "branch": "main"}));
+        assert!(is_error(&r) && text_of(&r).contains("'xx'"), "{r}");
+        let r = s.call("read_context", json!({"branch": "main", "extra": 1}));
+        assert_eq!(r["error"]["code"], -32602, "{r}");
     }
 
     #[test]

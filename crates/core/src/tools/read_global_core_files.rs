@@ -24,7 +24,7 @@ pub fn def() -> ToolDef {
                       coding-standards, domain-models, glossary, tech-stack, user-guide). \
                       Returns {\"globalMemory\": {file: {path, content, tags, lastModified}}}.",
         input_schema: schema_of::<Args>(),
-        output_schema: None,
+        output_schema: Some(schema_of::<super::read_context::ContextOutput>()),
         run,
     }
 }

@@ -24,7 +24,7 @@ pub fn def() -> ToolDef {
                       or ja. Returns {\"rules\": {\"content\"}}, the rules section of \
                       read_context.",
         input_schema: schema_of::<Args>(),
-        output_schema: None,
+        output_schema: Some(schema_of::<super::read_context::ContextOutput>()),
         run,
     }
 }
