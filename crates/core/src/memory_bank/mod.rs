@@ -516,31 +516,7 @@ impl Bank {
         if wanted.is_empty() {
             return Err("give at least one tag to search for, e.g. [\"core\"]".into());
         }
-        let mut banks: Vec<(&'static str, Option<String>, PathBuf)> = Vec::new();
-        if matches!(scope, SearchScope::Global | SearchScope::All) {
-            banks.push(("global", None, self.global_dir()));
-        }
-        if matches!(scope, SearchScope::Branch | SearchScope::All) {
-            match branch {
-                Some(b) => {
-                    let name = branch_dir_name(b)?;
-                    if let Some(dir) = self.open(Scope::Branch(b))? {
-                        banks.push(("branch", Some(name), dir));
-                    }
-                }
-                None if scope == SearchScope::Branch => {
-                    return Err("scope \"branch\" needs the branch to search in".into())
-                }
-                None => {
-                    let mut names = self.branch_names()?;
-                    names.sort();
-                    for n in names {
-                        let d = self.branches_dir().join(&n);
-                        banks.push(("branch", Some(n), d));
-                    }
-                }
-            }
-        }
+        let banks = self.banks(scope, branch)?;
         let mut hits = Vec::new();
         for (kind, branch, dir) in banks {
             let mut files = Vec::new();
@@ -599,6 +575,89 @@ impl Bank {
         }
         out.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.name.cmp(&b.1.name)));
         Ok(out.into_iter().take(limit).map(|(_, b)| b).collect())
+    }
+}
+
+/// One document of [`Bank::list`].
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ListedDocument {
+    /// `global` or `branch`.
+    pub scope: &'static str,
+    /// The branch bank's directory name (for `scope = "branch"`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub branch: Option<String>,
+    pub path: String,
+    /// The file, for editors to open.
+    pub absolute_path: String,
+    pub last_modified: String,
+}
+
+impl Bank {
+    /// Every document of the chosen banks (no symlinks, no hidden files), sorted by bank and
+    /// path. `branch = None` with [`SearchScope::Branch`] is an error; with
+    /// [`SearchScope::All`] it means every branch bank.
+    pub fn list(
+        &self,
+        scope: SearchScope,
+        branch: Option<&str>,
+    ) -> Result<Vec<ListedDocument>, String> {
+        let mut out = Vec::new();
+        for (kind, name, dir) in self.banks(scope, branch)? {
+            let mut files = Vec::new();
+            walk(&dir, "", 0, &mut files)?;
+            files.sort();
+            for (abs, rel) in files {
+                let mtime = std::fs::metadata(&abs)
+                    .and_then(|m| m.modified())
+                    .unwrap_or(SystemTime::UNIX_EPOCH);
+                out.push(ListedDocument {
+                    scope: kind,
+                    branch: name.clone(),
+                    path: rel,
+                    absolute_path: abs.to_string_lossy().into_owned(),
+                    last_modified: document::rfc3339(mtime),
+                });
+            }
+        }
+        Ok(out)
+    }
+
+    /// The banks a scope covers: (kind, branch directory name, directory).
+    #[allow(clippy::type_complexity)]
+    fn banks(
+        &self,
+        scope: SearchScope,
+        branch: Option<&str>,
+    ) -> Result<Vec<(&'static str, Option<String>, PathBuf)>, String> {
+        let mut banks = Vec::new();
+        if matches!(scope, SearchScope::Global | SearchScope::All) {
+            if let Some(dir) = self.open(Scope::Global)? {
+                banks.push(("global", None, dir));
+            }
+        }
+        if matches!(scope, SearchScope::Branch | SearchScope::All) {
+            match branch {
+                Some(b) => {
+                    let name = branch_dir_name(b)?;
+                    if let Some(dir) = self.open(Scope::Branch(b))? {
+                        banks.push(("branch", Some(name), dir));
+                    }
+                }
+                None if scope == SearchScope::Branch => {
+                    return Err("scope \"branch\" needs the branch".into())
+                }
+                None => {
+                    let mut names = self.branch_names()?;
+                    names.sort();
+                    for n in names {
+                        let d = self.branches_dir().join(&n);
+                        banks.push(("branch", Some(n), d));
+                    }
+                }
+            }
+        }
+        Ok(banks)
     }
 }
 

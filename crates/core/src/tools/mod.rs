@@ -19,6 +19,7 @@ pub mod fs_write_file;
 pub mod get_current_status;
 pub mod get_recent_branches;
 pub mod get_workspace_folders;
+pub mod list_memory_bank_documents;
 pub mod read_branch_core_files;
 pub mod read_branch_memory_bank;
 pub mod read_context;
@@ -98,6 +99,7 @@ pub fn registry() -> Vec<ToolDef> {
         write_global_memory_bank::def(),
         search_documents_by_tags::def(),
         get_recent_branches::def(),
+        list_memory_bank_documents::def(),
         // WRAP decision status (issue 3).
         define_issue::def(),
         get_current_status::def(),

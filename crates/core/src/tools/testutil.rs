@@ -46,13 +46,19 @@ pub struct TestServer {
 
 impl TestServer {
     pub fn new(project: &Path, state: &Path) -> TestServer {
+        Self::with(project, state, |_| {})
+    }
+
+    /// Like [`TestServer::new`], with `tweak` applied to the configuration.
+    pub fn with(project: &Path, state: &Path, tweak: impl FnOnce(&mut Config)) -> TestServer {
         let lock_dir = tempfile::tempdir().unwrap();
-        let config = Config {
+        let mut config = Config {
             project_root: Some(project.to_string_lossy().into_owned()),
             lock_dir: Some(lock_dir.path().to_path_buf()),
             state_dir: Some(state.to_path_buf()),
             ..Config::default()
         };
+        tweak(&mut config);
         let st = EditorState {
             cwd: Some(project.to_path_buf()),
             ..Default::default()
