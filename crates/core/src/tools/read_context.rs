@@ -192,6 +192,32 @@ mod tests {
     }
 
     #[test]
+    fn the_editor_main_thread_is_never_used() {
+        let (d, bank) = seeded_bank("main");
+        let editor = std::sync::Arc::new(CountingEditor::default());
+        let s = TestServer::with_rpc(
+            bank.root.parent().unwrap(),
+            d.path(),
+            |_| {},
+            editor.clone(),
+        );
+        for (tool, args) in [
+            ("read_context", json!({"branch": "main"})),
+            (
+                "write_branch_memory_bank",
+                json!({"branch": "main", "path": "a.md", "content": "x"}),
+            ),
+            ("search_documents_by_tags", json!({"tags": ["core"]})),
+            ("define_issue", json!({"title": "t", "description": "d"})),
+            ("get_current_status", json!({})),
+        ] {
+            let r = s.call(tool, args);
+            assert!(!is_error(&r), "{tool}: {r}");
+        }
+        assert_eq!(editor.0.load(std::sync::atomic::Ordering::SeqCst), 0);
+    }
+
+    #[test]
     fn full_context_matches_the_spec_shape() {
         let (_d, bank) = seeded_bank("feature/login");
         let v = context(&bank, &args(json!({"branch": "feature/login"}))).unwrap();

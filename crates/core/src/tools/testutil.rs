@@ -51,6 +51,16 @@ impl TestServer {
 
     /// Like [`TestServer::new`], with `tweak` applied to the configuration.
     pub fn with(project: &Path, state: &Path, tweak: impl FnOnce(&mut Config)) -> TestServer {
+        Self::with_rpc(project, state, tweak, Arc::new(NoEditor))
+    }
+
+    /// Like [`TestServer::with`], with `rpc` as the editor's main thread.
+    pub fn with_rpc(
+        project: &Path,
+        state: &Path,
+        tweak: impl FnOnce(&mut Config),
+        rpc: Arc<dyn crate::editor::EditorRpc>,
+    ) -> TestServer {
         let lock_dir = tempfile::tempdir().unwrap();
         let mut config = Config {
             project_root: Some(project.to_string_lossy().into_owned()),
@@ -63,7 +73,7 @@ impl TestServer {
             cwd: Some(project.to_path_buf()),
             ..Default::default()
         };
-        let server = Server::start(config, st, Arc::new(NoEditor)).unwrap();
+        let server = Server::start(config, st, rpc).unwrap();
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
@@ -194,4 +204,15 @@ fn conforms_catches_mismatches() {
     assert!(conforms(&s, &s, &serde_json::json!({"n": "x"})).is_err());
     assert!(conforms(&s, &s, &serde_json::json!({"a": ["x"]})).is_err());
     assert!(conforms(&s, &s, &serde_json::json!({"a": [], "n": 3})).is_err());
+}
+
+/// An editor that counts the main-thread hops asked of it (and answers none).
+#[derive(Default)]
+pub struct CountingEditor(pub std::sync::atomic::AtomicUsize);
+
+impl crate::editor::EditorRpc for CountingEditor {
+    fn call(&self, _method: &str, _params: Value) -> crate::editor::RpcFuture {
+        self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        Box::pin(async { Err("counting editor".to_string()) })
+    }
 }
