@@ -242,6 +242,25 @@ mod tests {
         assert!(store.path.is_dir());
     }
 
+    #[cfg(unix)]
+    #[test]
+    fn a_store_without_read_permission_is_an_error_when_not_root() {
+        use std::os::unix::fs::PermissionsExt;
+        // Root reads anything: there the directory-in-place test above covers unreadable stores.
+        if unsafe { libc::geteuid() } == 0 {
+            return;
+        }
+        let (_d, s, store) = server();
+        s.call("define_issue", json!({"title": "t", "description": "d"}));
+        std::fs::set_permissions(&store.path, std::fs::Permissions::from_mode(0o000)).unwrap();
+        let r = s.call("get_current_status", json!({}));
+        std::fs::set_permissions(&store.path, std::fs::Permissions::from_mode(0o600)).unwrap();
+        assert!(
+            is_error(&r) && text_of(&r).contains("Permission denied"),
+            "{r}"
+        );
+    }
+
     #[test]
     fn an_unusable_state_directory_is_reported() {
         let d = tempfile::tempdir().unwrap();
