@@ -127,6 +127,9 @@ M.register("log", {
   end,
 })
 
+-- context, memory, decision (the memory bank and the WRAP decision status).
+require("claude_context.context").register(M)
+
 ---@param o table user command opts
 function M.run(o)
   local args = o.fargs
