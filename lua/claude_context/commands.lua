@@ -126,6 +126,9 @@ M.register("log", {
   end,
 })
 
+-- open, close, mcp-command
+require("claude_context.terminal").register_commands(M)
+
 ---@param o table user command opts
 function M.run(o)
   local args = o.fargs

@@ -4,6 +4,8 @@
 //! * [`mcp`] — JSON-RPC 2.0 / MCP dispatch (protocol types from `rmcp`).
 //! * [`tools`] — one module per tool; [`tools::registry`] lists them.
 //! * [`lockfile`], [`auth`] — how Claude Code finds the editor and proves who it is.
+//! * [`discovery`], [`relay`] — the `claude-context-mcp` binary: find a running editor, relay
+//!   stdio to its bridge. [`mcp_config`] — the `--mcp-config` file for a terminal's `claude`.
 //! * [`editor`] — the snapshot of editor state that Neovim keeps current, and the hop to Neovim's
 //!   main thread for tools that must touch the editor.
 //!
@@ -11,13 +13,16 @@
 
 pub mod auth;
 pub mod config;
+pub mod discovery;
 pub mod editor;
 pub mod fsutil;
 pub mod lockfile;
 pub mod logging;
 pub mod mcp;
+pub mod mcp_config;
 pub mod paths;
 pub mod project;
+pub mod relay;
 pub mod server;
 pub mod tools;
 pub mod uri;
