@@ -108,6 +108,8 @@ pub struct Peer {
     pub client_version: Option<String>,
     pub protocol_version: Option<String>,
     pub ide_connected_pid: Option<u64>,
+    /// The client asked for `tools/list` (the CLI does right after connecting).
+    pub tools_listed: bool,
 }
 
 /// What the connection learns from a message.
@@ -120,6 +122,7 @@ pub enum PeerEvent {
     IdeConnected {
         pid: Option<u64>,
     },
+    ToolsListed,
 }
 
 /// Handles one WebSocket text message; returns the reply text, if any, and what was learned.
@@ -267,6 +270,7 @@ async fn request(
         "ping" => Ok(json!({})),
         "tools/list" => {
             params_object(params)?;
+            events.push(PeerEvent::ToolsListed);
             Ok(shared.catalog.list.clone())
         }
         "tools/call" => {

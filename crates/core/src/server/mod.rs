@@ -57,6 +57,8 @@ pub struct ClientStatus {
     pub version: Option<String>,
     pub protocol_version: Option<String>,
     pub ide_connected_pid: Option<u64>,
+    /// The client has asked for `tools/list`.
+    pub tools_listed: bool,
     pub connected_secs: u64,
 }
 
@@ -169,6 +171,7 @@ impl Shared {
                 version: c.peer.client_version.clone(),
                 protocol_version: c.peer.protocol_version.clone(),
                 ide_connected_pid: c.peer.ide_connected_pid,
+                tools_listed: c.peer.tools_listed,
                 connected_secs: c.since.elapsed().as_secs(),
             })
             .collect();
