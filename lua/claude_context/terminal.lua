@@ -39,7 +39,7 @@ M.defaults = {
 
 local SIDES = { right = true, left = true, top = true, bottom = true, float = true }
 
----@type {buf:integer?, job:integer?, cmd:string[]?, mcp_config:string?}
+---@type {buf:integer?, job:integer?, cmd:string[]?, mcp_config:string?, port:integer?}
 M._state = {}
 
 local function notify(msg, level)
@@ -284,6 +284,13 @@ end
 ---@return boolean ok, string? err
 function M.show()
   if job_running() then
+    local st = require("claude_context").status()
+    if M._state.port and (not st or st.port ~= M._state.port) then
+      notify(
+        "this claude was started for a bridge that has since stopped or restarted: :ClaudeContext close, then open again",
+        vim.log.levels.WARN
+      )
+    end
     local wins = term_windows()
     if #wins == 0 then
       open_window(M._state.buf, M.options())
@@ -377,7 +384,7 @@ function M.start()
   end
   local buf = vim.api.nvim_create_buf(false, false)
   local win = open_window(buf, opts)
-  local state = { buf = buf, cmd = cmd, mcp_config = mcp_file }
+  local state = { buf = buf, cmd = cmd, mcp_config = mcp_file, port = st.port }
   local started, job = pcall(vim.api.nvim_win_call, win, function()
     return vim.fn.jobstart(cmd, {
       term = true,

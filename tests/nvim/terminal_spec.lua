@@ -341,6 +341,30 @@ return {
     end,
   },
   {
+    "showing a claude started for an earlier bridge warns",
+    function()
+      clear_out()
+      vim.cmd("ClaudeContext open")
+      wait_started()
+      vim.cmd("ClaudeContext open") -- hide
+      local warned
+      local orig = vim.notify
+      vim.notify = function(msg, level)
+        if level == vim.log.levels.WARN then
+          warned = msg
+        end
+      end
+      vim.cmd("ClaudeContext open") -- show, same bridge: no warning
+      eq(nil, warned)
+      vim.cmd("ClaudeContext open") -- hide
+      cc().restart()
+      vim.cmd("ClaudeContext open")
+      vim.notify = orig
+      contains(warned, "restarted")
+      term().close()
+    end,
+  },
+  {
     "stopping the bridge removes the --mcp-config file",
     function()
       clear_out()
