@@ -9,6 +9,8 @@ local config = require("claude_context.config")
 local state = require("claude_context.state")
 -- Registers its option key (memory_bank) before any setup() call resolves options.
 require("claude_context.context")
+-- Registers its option key (terminal) before any setup() call resolves options.
+require("claude_context.terminal")
 
 M.version = require("claude_context.version")
 
@@ -64,6 +66,11 @@ M._setup_hooks = {}
 -- memory_bank options are checked at setup.
 table.insert(M._setup_hooks, function(options)
   require("claude_context.context").on_setup(options)
+end)
+
+-- :ClaudeContext open (terminal options, reload autocmds).
+table.insert(M._setup_hooks, function(options)
+  require("claude_context.terminal").on_setup(options)
 end)
 
 ---@return boolean

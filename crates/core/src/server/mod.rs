@@ -6,6 +6,8 @@
 
 mod conn;
 
+pub use conn::AUTH_HEADER;
+
 use crate::config::Config;
 use crate::editor::{EditorRpc, EditorState};
 use crate::lockfile::{LockContent, LockFile};
