@@ -6,6 +6,8 @@
 
 mod conn;
 
+pub use conn::OUT_BYTES;
+
 use crate::config::Config;
 use crate::editor::{EditorRpc, EditorState};
 use crate::lockfile::{LockContent, LockFile};
@@ -42,7 +44,8 @@ pub struct Shared {
 struct Client {
     peer: Peer,
     addr: SocketAddr,
-    tx: mpsc::Sender<Message>,
+    tx: mpsc::Sender<conn::Outgoing>,
+    flow: Arc<conn::Flow>,
     since: Instant,
 }
 
@@ -56,6 +59,10 @@ pub struct ClientStatus {
     pub protocol_version: Option<String>,
     pub ide_connected_pid: Option<u64>,
     pub connected_secs: u64,
+    /// Requests read and not yet answered (at most `max_inflight_per_client`).
+    pub in_flight: usize,
+    /// Bytes of answers waiting for the client to read them (at most [`OUT_BYTES`] plus one).
+    pub queued_bytes: usize,
 }
 
 /// What `:ClaudeContext status` and `:checkhealth` show. The token is masked.
@@ -125,7 +132,10 @@ impl Shared {
         let clients = lock(&self.clients);
         clients
             .values()
-            .filter(|c| c.tx.try_send(Message::text(text.clone())).is_ok())
+            .filter(|c| {
+                c.tx.try_send(conn::Outgoing::unbudgeted(Message::text(text.clone())))
+                    .is_ok()
+            })
             .count()
     }
 
@@ -144,6 +154,8 @@ impl Shared {
                 protocol_version: c.peer.protocol_version.clone(),
                 ide_connected_pid: c.peer.ide_connected_pid,
                 connected_secs: c.since.elapsed().as_secs(),
+                in_flight: c.flow.in_flight(),
+                queued_bytes: c.flow.queued_bytes(),
             })
             .collect();
         Status {
@@ -162,12 +174,18 @@ impl Shared {
         }
     }
 
-    fn register(&self, addr: SocketAddr, tx: mpsc::Sender<Message>) -> u64 {
+    fn register(
+        &self,
+        addr: SocketAddr,
+        tx: mpsc::Sender<conn::Outgoing>,
+        flow: Arc<conn::Flow>,
+    ) -> u64 {
         let id = self.next_client.fetch_add(1, Ordering::Relaxed);
         let c = Client {
             peer: Peer::default(),
             addr,
             tx,
+            flow,
             since: Instant::now(),
         };
         lock(&self.clients).insert(id, c);
