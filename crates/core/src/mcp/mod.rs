@@ -227,7 +227,8 @@ pub async fn handle_message(shared: &Arc<Shared>, v: Value) -> (Option<String>, 
     (reply, events)
 }
 
-fn valid_id(id: &Value) -> bool {
+/// Whether JSON-RPC allows `id` as a request id (string, number or null).
+pub fn valid_id(id: &Value) -> bool {
     matches!(id, Value::String(_) | Value::Number(_) | Value::Null)
 }
 
@@ -339,6 +340,8 @@ async fn request(
             Ok(initialize_result(version))
         }
         "ping" => Ok(json!({})),
+        #[cfg(feature = "test-tools")]
+        "test/panic" => panic!("test/panic: deliberate panic in dispatch"),
         "tools/list" => {
             params_object(params)?;
             Ok(shared.catalog.list.clone())

@@ -5,6 +5,7 @@
 use super::Shared;
 use crate::mcp::{self, PeerEvent};
 use futures_util::{FutureExt, SinkExt, StreamExt};
+use serde_json::Value;
 use std::net::SocketAddr;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
@@ -138,38 +139,53 @@ const PARSE_OFFLOAD: usize = 1 << 20;
 const CLOSE_QUEUE_WAIT: Duration = Duration::from_secs(1);
 const DRAIN_WAIT: Duration = Duration::from_secs(5);
 
-/// Runs one message: parse (off the runtime when large), dispatch, contain panics.
+/// Runs one message: parse (off the runtime when large), dispatch, contain panics. A panic
+/// answers the request it hit with -32603 (a notification's panic is only logged).
 async fn answer(shared: &Arc<Shared>, text: Utf8Bytes) -> (Option<String>, Vec<PeerEvent>) {
-    let work = async {
-        let parsed = if text.len() >= PARSE_OFFLOAD {
-            let t = text.clone();
-            tokio::task::spawn_blocking(move || mcp::parse(t.as_str()))
-                .await
-                .unwrap_or_else(|e| Err(internal_error(&mcp::panic_message(e))))
-        } else {
-            mcp::parse(text.as_str())
-        };
-        match parsed {
-            Ok(v) => mcp::handle_message(shared, v).await,
-            Err(reply) => (Some(reply), Vec::new()),
-        }
+    let parsed = if text.len() >= PARSE_OFFLOAD {
+        let t = text.clone();
+        tokio::task::spawn_blocking(move || mcp::parse(t.as_str()))
+            .await
+            .unwrap_or_else(|e| Err(internal_error(&Value::Null, &mcp::panic_message(e))))
+    } else {
+        mcp::parse(text.as_str())
     };
-    match AssertUnwindSafe(work).catch_unwind().await {
+    let v = match parsed {
+        Ok(v) => v,
+        Err(reply) => return (Some(reply), Vec::new()),
+    };
+    let reply_id = match &v {
+        Value::Object(m) => m.get("id").map(|id| {
+            Some(id.clone())
+                .filter(mcp::valid_id)
+                .unwrap_or(Value::Null)
+        }),
+        _ => Some(Value::Null),
+    };
+    match AssertUnwindSafe(mcp::handle_message(shared, v))
+        .catch_unwind()
+        .await
+    {
         Ok(r) => r,
         Err(p) => {
             let msg = mcp::payload_text(p.as_ref());
             tracing::error!(panic = %msg, "message handler panicked");
-            let reply = internal_error(&format!(
-                "internal error: {msg} (the panic was contained; see :ClaudeContext log)"
-            ));
-            (Some(reply), Vec::new())
+            let reply = reply_id.map(|id| {
+                internal_error(
+                    &id,
+                    &format!(
+                        "internal error: {msg} (the panic was contained; see :ClaudeContext log)"
+                    ),
+                )
+            });
+            (reply, Vec::new())
         }
     }
 }
 
-fn internal_error(message: &str) -> String {
+fn internal_error(id: &Value, message: &str) -> String {
     let e = mcp::RpcError::new(rmcp::model::ErrorCode::INTERNAL_ERROR, message);
-    mcp::error_response(&serde_json::Value::Null, &e).to_string()
+    mcp::error_response(id, &e).to_string()
 }
 
 async fn serve(shared: Arc<Shared>, stream: TcpStream, addr: SocketAddr) {
