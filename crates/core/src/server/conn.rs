@@ -87,7 +87,8 @@ pub fn check_handshake(
     Ok(resp)
 }
 
-fn ws_config(max: usize) -> WebSocketConfig {
+/// The WebSocket settings every connection uses (also used by the fuzz targets).
+pub fn ws_config(max: usize) -> WebSocketConfig {
     WebSocketConfig::default()
         .max_message_size(Some(max))
         .max_frame_size(Some(max))

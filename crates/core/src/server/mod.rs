@@ -6,7 +6,7 @@
 
 mod conn;
 
-pub use conn::OUT_BYTES;
+pub use conn::{check_handshake, ws_config, AUTH_HEADER, OUT_BYTES};
 
 use crate::config::Config;
 use crate::editor::{EditorRpc, EditorState};
