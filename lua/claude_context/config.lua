@@ -42,11 +42,16 @@ function M.resolve(opts)
   vim.validate("port_range.min", cfg.port_range.min, "number")
   vim.validate("port_range.max", cfg.port_range.max, "number")
   vim.validate("project_root", cfg.project_root, "string", true)
-  vim.validate("log_level", cfg.log_level, "string")
+  vim.validate("log_level", cfg.log_level, function(v)
+    return M.log_levels[v] ~= nil
+  end, "one of off, error, warn, info, debug, trace")
   vim.validate("log_file", cfg.log_file, "string", true)
   M.options = cfg
   return cfg
 end
+
+---The values `log_level` takes.
+M.log_levels = { off = true, error = true, warn = true, info = true, debug = true, trace = true }
 
 ---Options whose default is nil.
 M.optional_keys = { project_root = true, log_file = true }

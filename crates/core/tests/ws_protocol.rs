@@ -302,3 +302,21 @@ fn the_close_code_arrives_even_while_the_client_keeps_sending() {
         assert_eq!(c.expect_close().close_code(), 1009);
     }
 }
+
+#[test]
+fn endless_handshake_headers_are_cut_off_before_authentication() {
+    use std::io::{ErrorKind, Read, Write};
+    // A long handshake timeout, so only the size limit can end this.
+    let srv = common::start(json!({"handshake_timeout_ms": 60_000}));
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", srv.port)).unwrap();
+    s.set_read_timeout(Some(common::READ_TIMEOUT)).unwrap();
+    let mut req = b"GET / HTTP/1.1\r\nX-Filler: ".to_vec();
+    req.extend(vec![b'a'; 1 << 20]);
+    let _ = s.write_all(&req); // the server hangs up half-way: a write error is expected
+    let mut buf = Vec::new();
+    match s.read_to_end(&mut buf) {
+        Ok(_) => assert!(!String::from_utf8_lossy(&buf).contains("101")),
+        Err(e) => assert_eq!(e.kind(), ErrorKind::ConnectionReset, "not cut off: {e}"),
+    }
+    srv.client().assert_alive();
+}
