@@ -43,6 +43,12 @@ fn panics_become_error_answers_and_log_entries_and_the_server_keeps_serving() {
         "{t}"
     );
 
+    // The main-thread variant needs an editor: without one it is an ordinary tool error (the
+    // Neovim-level proof is tests/nvim/panic_spec.lua).
+    let r = c.tool("test_panic", json!({"main_thread": true}));
+    assert_eq!(r["isError"], true, "{r}");
+    assert!(text_of(&r).contains("no editor is attached"), "{r}");
+
     // In dispatch, outside any tool: the request still gets its answer, with its id.
     let r = c.call("test/panic", json!({}));
     assert_eq!(r["error"]["code"], -32603, "{r}");
