@@ -7,6 +7,8 @@ local M = {}
 
 local config = require("claude_context.config")
 local state = require("claude_context.state")
+-- Registers its option key (memory_bank) before any setup() call resolves options.
+require("claude_context.context")
 
 M.version = require("claude_context.version")
 
@@ -58,6 +60,11 @@ end
 
 ---Functions `(options)` that run at the end of setup (other modules register here).
 M._setup_hooks = {}
+
+-- memory_bank options are checked at setup.
+table.insert(M._setup_hooks, function(options)
+  require("claude_context.context").on_setup(options)
+end)
 
 ---@return boolean
 function M.is_running()

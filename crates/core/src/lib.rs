@@ -3,6 +3,8 @@
 //! * [`server`] — the tokio runtime, the WebSocket listener and the per-connection loop.
 //! * [`mcp`] — JSON-RPC 2.0 / MCP dispatch (protocol types from `rmcp`).
 //! * [`tools`] — one module per tool; [`tools::registry`] lists them.
+//! * [`memory_bank`], [`decision`] — the context tools' storage: the memory bank documents and
+//!   the WRAP decision store.
 //! * [`lockfile`], [`auth`] — how Claude Code finds the editor and proves who it is.
 //! * [`editor`] — the snapshot of editor state that Neovim keeps current, and the hop to Neovim's
 //!   main thread for tools that must touch the editor.
@@ -11,11 +13,13 @@
 
 pub mod auth;
 pub mod config;
+pub mod decision;
 pub mod editor;
 pub mod fsutil;
 pub mod lockfile;
 pub mod logging;
 pub mod mcp;
+pub mod memory_bank;
 pub mod paths;
 pub mod project;
 pub mod server;

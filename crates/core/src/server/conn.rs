@@ -347,6 +347,7 @@ fn apply(shared: &Shared, id: u64, ev: PeerEvent) {
             tracing::info!(id, ?pid, "ide_connected");
             shared.update_peer(id, |p| p.ide_connected_pid = pid)
         }
+        PeerEvent::ToolsListed => shared.update_peer(id, |p| p.tools_listed = true),
     }
 }
 

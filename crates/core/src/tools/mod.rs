@@ -11,13 +11,28 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 use std::sync::Arc;
 
+pub mod define_issue;
 pub mod fs_get_project_info;
 pub mod fs_list_directory;
 pub mod fs_read_file;
 pub mod fs_write_file;
+pub mod get_current_status;
+pub mod get_recent_branches;
 pub mod get_workspace_folders;
+pub mod list_memory_bank_documents;
+pub mod read_branch_core_files;
+pub mod read_branch_memory_bank;
+pub mod read_context;
+pub mod read_global_core_files;
+pub mod read_global_memory_bank;
+pub mod read_rules;
+pub mod register_options;
+pub mod reset;
+pub mod search_documents_by_tags;
 #[cfg(feature = "test-tools")]
 pub mod test_panic;
+pub mod write_branch_memory_bank;
+pub mod write_global_memory_bank;
 
 pub type ToolFuture = BoxFuture<'static, Result<ToolOutput, ToolError>>;
 pub type Ctx = Arc<Shared>;
@@ -73,6 +88,23 @@ pub fn registry() -> Vec<ToolDef> {
         fs_read_file::def(),
         fs_list_directory::def(),
         fs_write_file::def(),
+        // Memory bank (issue 3).
+        read_context::def(),
+        read_rules::def(),
+        read_branch_core_files::def(),
+        read_global_core_files::def(),
+        read_branch_memory_bank::def(),
+        write_branch_memory_bank::def(),
+        read_global_memory_bank::def(),
+        write_global_memory_bank::def(),
+        search_documents_by_tags::def(),
+        get_recent_branches::def(),
+        list_memory_bank_documents::def(),
+        // WRAP decision status (issue 3).
+        define_issue::def(),
+        get_current_status::def(),
+        register_options::def(),
+        reset::def(),
     ];
     #[cfg(feature = "test-tools")]
     tools.push(test_panic::def());
@@ -124,3 +156,34 @@ pub fn ready(r: Result<ToolOutput, ToolError>) -> ToolFuture {
 #[derive(serde::Deserialize, JsonSchema, Default)]
 #[serde(deny_unknown_fields)]
 pub struct NoArgs {}
+
+/// The memory bank of the current project (`MEMORY_BANK_ROOT`, else `setup{memory_bank.root}`,
+/// else `<project root>/docs`).
+pub fn memory_bank(ctx: &Shared) -> Result<crate::memory_bank::Bank, ToolError> {
+    let root = ctx.project_root_dir()?;
+    let env = std::env::var(crate::memory_bank::ROOT_ENV).ok();
+    Ok(crate::memory_bank::Bank::resolve(
+        env.as_deref(),
+        ctx.config.memory_bank_root.as_deref(),
+        &root,
+    ))
+}
+
+/// The decision store of the current project, under the plugin's state directory.
+pub fn decision_store(ctx: &Shared) -> Result<crate::decision::Store, ToolError> {
+    let root = ctx.project_root_dir()?;
+    let state = ctx.config.state_dir().map_err(ToolError::Failed)?;
+    Ok(crate::decision::Store::new(&state, &root))
+}
+
+/// `"ja"` — the default language of the memory bank tools (as in the spec).
+pub fn default_language() -> String {
+    "ja".into()
+}
+
+pub(crate) fn yes() -> bool {
+    true
+}
+
+#[cfg(test)]
+pub(crate) mod testutil;
