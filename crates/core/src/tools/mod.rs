@@ -11,11 +11,21 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 use std::sync::Arc;
 
+pub mod cancel_claude_execution;
+pub mod clear_execution_history;
+pub mod execute_claude;
+pub mod execute_claude_with_context;
 pub mod fs_get_project_info;
 pub mod fs_list_directory;
 pub mod fs_read_file;
 pub mod fs_write_file;
+pub mod get_current_session;
+pub mod get_execution_history;
+pub mod get_execution_stats;
 pub mod get_workspace_folders;
+pub mod reset_session;
+pub mod set_current_session;
+pub mod test_claude_cli;
 #[cfg(feature = "test-tools")]
 pub mod test_panic;
 
@@ -73,6 +83,16 @@ pub fn registry() -> Vec<ToolDef> {
         fs_read_file::def(),
         fs_list_directory::def(),
         fs_write_file::def(),
+        execute_claude::def(),
+        execute_claude_with_context::def(),
+        get_execution_history::def(),
+        clear_execution_history::def(),
+        get_current_session::def(),
+        reset_session::def(),
+        set_current_session::def(),
+        test_claude_cli::def(),
+        get_execution_stats::def(),
+        cancel_claude_execution::def(),
     ];
     #[cfg(feature = "test-tools")]
     tools.push(test_panic::def());
