@@ -62,7 +62,7 @@ $(DEPS)/.claude-$(CLAUDE_VERSION):
 	@touch $@
 
 run: build deps
-	$(NVIM) --cmd "set rtp^=$(CURDIR)" -c "lua require('claude_context').setup({})"
+	$(NVIM) -u tests/minimal_init.lua -c "lua require('claude_context').setup({})"
 
 fmt-check:
 	$(CARGO) fmt --all -- --check

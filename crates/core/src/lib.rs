@@ -15,6 +15,7 @@ pub mod config;
 pub mod editor;
 pub mod fsutil;
 pub mod lockfile;
+pub mod logging;
 pub mod mcp;
 pub mod paths;
 pub mod project;
@@ -24,3 +25,17 @@ pub mod uri;
 
 /// The plugin's version; the Lua loader refuses a native library built from another version.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+#[cfg(test)]
+mod tests {
+    /// The Lua side refuses a library built from another version, so the two must agree.
+    #[test]
+    fn lua_version_matches_crate_version() {
+        let lua = include_str!("../../../lua/claude_context/version.lua");
+        assert!(
+            lua.contains(&format!("return \"{}\"", super::VERSION)),
+            "lua/claude_context/version.lua must return \"{}\"",
+            super::VERSION
+        );
+    }
+}

@@ -609,10 +609,12 @@ async fn history_keeps_the_newest_100_and_a_corrupt_file_is_moved_aside() {
 // ---- Through the MCP tool layer ----------------------------------------------------------
 
 fn start_server(d: &Path, cmd: &Path) -> Server {
-    let mut config = Config::default();
-    config.lock_dir = Some(d.join("locks"));
-    config.state_dir = Some(d.join("state"));
-    config.claude.cmd = Some(cmd.display().to_string());
+    let config = Config {
+        lock_dir: Some(d.join("locks")),
+        state_dir: Some(d.join("state")),
+        claude: cfg(cmd),
+        ..Config::default()
+    };
     let root = d.join("root");
     std::fs::create_dir_all(&root).unwrap();
     std::fs::write(root.join("ctx.txt"), "context words").unwrap();

@@ -108,6 +108,8 @@ pub struct Peer {
     pub client_version: Option<String>,
     pub protocol_version: Option<String>,
     pub ide_connected_pid: Option<u64>,
+    /// The client asked for `tools/list` (the CLI does right after connecting).
+    pub tools_listed: bool,
 }
 
 /// What the connection learns from a message.
@@ -120,6 +122,7 @@ pub enum PeerEvent {
     IdeConnected {
         pid: Option<u64>,
     },
+    ToolsListed,
 }
 
 /// Handles one WebSocket text message; returns the reply text, if any, and what was learned.
@@ -267,6 +270,7 @@ async fn request(
         "ping" => Ok(json!({})),
         "tools/list" => {
             params_object(params)?;
+            events.push(PeerEvent::ToolsListed);
             Ok(shared.catalog.list.clone())
         }
         "tools/call" => {
@@ -358,4 +362,151 @@ pub fn tool_result(out: ToolOutput) -> Value {
     }
     r.result_type = None;
     serde_json::to_value(r).unwrap_or(Value::Null)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Config;
+    use crate::editor::{EditorState, NoEditor};
+
+    fn shared(cwd: &std::path::Path) -> Arc<Shared> {
+        let st = EditorState {
+            cwd: Some(cwd.to_path_buf()),
+            ..Default::default()
+        };
+        Arc::new(Shared::new(
+            Config::default(),
+            st,
+            Arc::new(NoEditor),
+            0,
+            "t".into(),
+        ))
+    }
+
+    fn rt() -> tokio::runtime::Runtime {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap()
+    }
+
+    fn ask(s: &Arc<Shared>, text: &str) -> Option<Value> {
+        let (r, _) = rt().block_on(handle_text(s, text));
+        r.map(|t| serde_json::from_str(&t).unwrap())
+    }
+
+    #[test]
+    fn initialize_negotiates_versions() {
+        let d = tempfile::tempdir().unwrap();
+        let s = shared(d.path());
+        for v in SUPPORTED_VERSIONS {
+            let req = json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":v,"capabilities":{},"clientInfo":{"name":"c","version":"1"}}});
+            let r = ask(&s, &req.to_string()).unwrap();
+            assert_eq!(r["result"]["protocolVersion"], *v);
+            assert!(r["result"]["capabilities"]["tools"].is_object());
+            assert_eq!(r["result"]["serverInfo"]["name"], "claude-context.nvim");
+        }
+        let r = ask(&s, r#"{"jsonrpc":"2.0","id":2,"method":"initialize","params":{"protocolVersion":"1999-01-01"}}"#).unwrap();
+        assert_eq!(r["result"]["protocolVersion"], "2025-11-25");
+    }
+
+    #[test]
+    fn error_codes() {
+        let d = tempfile::tempdir().unwrap();
+        let s = shared(d.path());
+        let code = |t: &str| ask(&s, t).unwrap()["error"]["code"].as_i64().unwrap();
+        assert_eq!(code("{not json"), -32700);
+        assert_eq!(code(r#"{"jsonrpc":"2.0","id":1,"method":"nope"}"#), -32601);
+        assert_eq!(
+            code(r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"nope"}}"#),
+            -32602
+        );
+        assert_eq!(
+            code(
+                r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"fs-read-file","arguments":{"path":3}}}"#
+            ),
+            -32602
+        );
+        assert_eq!(
+            code(r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":[1]}"#),
+            -32602
+        );
+        assert_eq!(code(r#"{"jsonrpc":"1.0","id":1,"method":"ping"}"#), -32600);
+        assert_eq!(code(r#"{"jsonrpc":"2.0","id":{},"method":"ping"}"#), -32600);
+        assert_eq!(code("[]"), -32600);
+        assert_eq!(code("42"), -32600);
+        // Notifications and responses get no answer.
+        assert!(ask(
+            &s,
+            r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#
+        )
+        .is_none());
+        assert!(ask(
+            &s,
+            r#"{"jsonrpc":"2.0","method":"ide_connected","params":{"pid":7}}"#
+        )
+        .is_none());
+        assert!(ask(&s, r#"{"jsonrpc":"2.0","id":5,"result":{}}"#).is_none());
+    }
+
+    #[test]
+    fn batches_answer_requests_only() {
+        let d = tempfile::tempdir().unwrap();
+        let s = shared(d.path());
+        let r = ask(&s, r#"[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","method":"notifications/initialized"},{"jsonrpc":"2.0","id":"x","method":"nope"}]"#).unwrap();
+        let arr = r.as_array().unwrap();
+        assert_eq!(arr.len(), 2);
+        assert_eq!(arr[0]["id"], 1);
+        assert_eq!(arr[1]["error"]["code"], -32601);
+        assert!(ask(
+            &s,
+            r#"[{"jsonrpc":"2.0","method":"notifications/initialized"}]"#
+        )
+        .is_none());
+    }
+
+    #[test]
+    fn tools_list_and_results_carry_schemas_and_structured_content() {
+        let d = tempfile::tempdir().unwrap();
+        let s = shared(d.path());
+        let r = ask(&s, r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#).unwrap();
+        let tools = r["result"]["tools"].as_array().unwrap();
+        let names: Vec<_> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
+        for want in [
+            "getWorkspaceFolders",
+            "fs-get-project-info",
+            "fs-read-file",
+            "fs-list-directory",
+            "fs-write-file",
+        ] {
+            assert!(names.contains(&want), "{want} listed");
+        }
+        for t in tools {
+            assert_eq!(t["inputSchema"]["type"], "object", "{t}");
+            assert_eq!(t["outputSchema"]["type"], "object", "{t}");
+        }
+        let r = ask(&s, r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"getWorkspaceFolders","arguments":{}}}"#).unwrap();
+        let res = &r["result"];
+        assert_eq!(res["isError"], false);
+        let text: Value =
+            serde_json::from_str(res["content"][0]["text"].as_str().unwrap()).unwrap();
+        assert_eq!(text, res["structuredContent"]);
+        assert_eq!(text["rootPath"], d.path().to_str().unwrap());
+        // A failing tool is a result with isError, and a message naming the problem.
+        let r = ask(&s, r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"fs-read-file","arguments":{"path":"missing.txt"}}}"#).unwrap();
+        assert_eq!(r["result"]["isError"], true);
+        assert!(r["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("missing.txt"));
+    }
+
+    #[test]
+    fn deep_nesting_is_a_parse_error_not_a_crash() {
+        let d = tempfile::tempdir().unwrap();
+        let s = shared(d.path());
+        let deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
+        assert_eq!(ask(&s, &deep).unwrap()["error"]["code"], -32700);
+    }
 }

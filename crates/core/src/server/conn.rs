@@ -43,6 +43,8 @@ pub(super) async fn accept_loop(shared: Arc<Shared>, listener: TcpListener) {
 }
 
 /// Checks a handshake: no `Origin` (browsers), the right token; offers back `mcp` if asked.
+/// (The error type is tungstenite's callback contract, hence the large `Err`.)
+#[allow(clippy::result_large_err)]
 pub fn check_handshake(
     token: &str,
     req: &Request,
@@ -93,6 +95,7 @@ fn ws_config(max: usize) -> WebSocketConfig {
 async fn serve(shared: Arc<Shared>, stream: TcpStream, addr: SocketAddr) {
     let token = shared.token.clone();
     let timeout = Duration::from_millis(shared.config.handshake_timeout_ms);
+    #[allow(clippy::result_large_err)]
     let cb = move |req: &Request, resp: Response| check_handshake(&token, req, resp);
     let cfg = ws_config(shared.config.max_message_size);
     let ws = match tokio::time::timeout(
@@ -214,6 +217,7 @@ fn apply(shared: &Shared, id: u64, ev: PeerEvent) {
             tracing::info!(id, ?pid, "ide_connected");
             shared.update_peer(id, |p| p.ide_connected_pid = pid)
         }
+        PeerEvent::ToolsListed => shared.update_peer(id, |p| p.tools_listed = true),
     }
 }
 

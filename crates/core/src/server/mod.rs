@@ -57,6 +57,8 @@ pub struct ClientStatus {
     pub version: Option<String>,
     pub protocol_version: Option<String>,
     pub ide_connected_pid: Option<u64>,
+    /// The client has asked for `tools/list`.
+    pub tools_listed: bool,
     pub connected_secs: u64,
 }
 
@@ -82,6 +84,33 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl Shared {
+    /// State without a listener or lock file (the server adds those); also used by tests.
+    pub fn new(
+        config: Config,
+        initial: EditorState,
+        rpc: Arc<dyn EditorRpc>,
+        port: u16,
+        token: String,
+    ) -> Shared {
+        let (shutdown, _) = watch::channel(false);
+        let claude =
+            crate::claude::Manager::new(config.claude.clone(), config.state_dir.as_deref());
+        Shared {
+            catalog: Catalog::new(crate::tools::registry()),
+            rpc,
+            claude,
+            port,
+            token,
+            editor: ArcSwap::from_pointee(initial),
+            clients: Mutex::new(HashMap::new()),
+            next_client: AtomicU64::new(1),
+            lock: Mutex::new(None),
+            shutdown,
+            started: Instant::now(),
+            config,
+        }
+    }
+
     pub fn editor_state(&self) -> Arc<EditorState> {
         self.editor.load_full()
     }
@@ -145,6 +174,7 @@ impl Shared {
                 version: c.peer.client_version.clone(),
                 protocol_version: c.peer.protocol_version.clone(),
                 ide_connected_pid: c.peer.ide_connected_pid,
+                tools_listed: c.peer.tools_listed,
                 connected_secs: c.since.elapsed().as_secs(),
             })
             .collect();
@@ -235,23 +265,7 @@ impl Server {
             .enable_all()
             .build()
             .map_err(StartError::Runtime)?;
-        let (shutdown, _) = watch::channel(false);
-        let claude =
-            crate::claude::Manager::new(config.claude.clone(), config.state_dir.as_deref());
-        let shared = Arc::new(Shared {
-            catalog: Catalog::new(crate::tools::registry()),
-            rpc,
-            claude,
-            port,
-            token,
-            editor: ArcSwap::from_pointee(initial),
-            clients: Mutex::new(HashMap::new()),
-            next_client: AtomicU64::new(1),
-            lock: Mutex::new(None),
-            shutdown,
-            started: Instant::now(),
-            config,
-        });
+        let shared = Arc::new(Shared::new(config, initial, rpc, port, token));
         let stale = crate::lockfile::clean_stale(&lock_dir, &shared.config.ide_name);
         if !stale.is_empty() {
             tracing::info!(

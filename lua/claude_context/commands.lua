@@ -1,0 +1,173 @@
+---@mod claude_context.commands :ClaudeContext {subcommand}
+---
+--- Subcommands are registered by name with `register(name, spec)`; the command's completion
+--- lists them. Modules add their own (context, ask, open, …).
+
+local M = {}
+
+---@class claude_context.Subcommand
+---@field run fun(opts: table, args: string[]) opts: the user command's opts (range, line1, …)
+---@field complete (fun(arglead: string, args: string[]): string[])?
+---@field desc string
+
+---@type table<string, claude_context.Subcommand>
+M.subcommands = {}
+
+---@param name string
+---@param spec claude_context.Subcommand
+function M.register(name, spec)
+  M.subcommands[name] = spec
+end
+
+local function cc()
+  return require("claude_context")
+end
+
+local function echo(lines)
+  vim.api.nvim_echo(
+    vim.tbl_map(function(l)
+      return { l .. "\n" }
+    end, lines),
+    true,
+    {}
+  )
+end
+
+local function err(msg)
+  vim.notify(msg, vim.log.levels.ERROR, { title = "claude-context" })
+end
+
+M.register("start", {
+  desc = "start the bridge",
+  run = function()
+    local ok, e = cc().start()
+    if not ok then
+      err(e)
+    end
+  end,
+})
+
+M.register("stop", {
+  desc = "stop the bridge and remove its lock file",
+  run = function()
+    cc().stop()
+  end,
+})
+
+M.register("restart", {
+  desc = "stop and start the bridge (new port and token)",
+  run = function()
+    local ok, e = cc().restart()
+    if not ok then
+      err(e)
+    end
+  end,
+})
+
+---Lines of `:ClaudeContext status` (the token masked).
+---@return string[]
+function M.status_lines()
+  local st = cc().status()
+  if not st then
+    return { "claude-context: bridge stopped (:ClaudeContext start)" }
+  end
+  local lines = {
+    ("claude-context %s: listening on %s"):format(st.version, st.url),
+    ("  lock file: %s"):format(st.lock_file or "(none)"),
+    ("  token:     %s"):format(st.token),
+    ("  workspace: %s"):format(table.concat(st.workspace_folders or {}, ", ")),
+    ("  clients:   %d"):format(#(st.clients or {})),
+  }
+  for _, c in ipairs(st.clients or {}) do
+    table.insert(
+      lines,
+      ("    #%d %s %s (%s)%s%s, %ds"):format(
+        c.id,
+        c.name or "?",
+        c.version or "",
+        c.protocol_version or "not initialized",
+        c.ide_connected_pid and (" ide pid " .. c.ide_connected_pid) or "",
+        c.tools_listed and ", tools listed" or "",
+        c.connected_secs or 0
+      )
+    )
+  end
+  return lines
+end
+
+M.register("status", {
+  desc = "show port, lock file and connected clients",
+  run = function()
+    echo(M.status_lines())
+  end,
+})
+
+M.register("info", {
+  desc = "show the project info (fs-get-project-info)",
+  run = function()
+    local r, e = cc().call_tool_sync("fs-get-project-info", {})
+    if not r then
+      return err(e)
+    end
+    local info = r.structuredContent or {}
+    local lines = { "claude-context project info:" }
+    for _, k in ipairs({ "project_root", "project_root_source", "cwd", "relative_cwd", "env_mcp_project_root", "nvim_version", "os", "plugin_version" }) do
+      if info[k] ~= nil then
+        table.insert(lines, ("  %-20s %s"):format(k, tostring(info[k])))
+      end
+    end
+    echo(lines)
+  end,
+})
+
+M.register("log", {
+  desc = "open the plugin's log file",
+  run = function()
+    vim.cmd.split(vim.fn.fnameescape(require("claude_context.config").log_file()))
+  end,
+})
+
+---@param o table user command opts
+function M.run(o)
+  local args = o.fargs
+  local name = args[1]
+  if not name then
+    echo(M.status_lines())
+    return
+  end
+  local sub = M.subcommands[name]
+  if not sub then
+    err(("unknown subcommand %q; try one of: %s"):format(name, table.concat(M.names(), ", ")))
+    return
+  end
+  sub.run(o, vim.list_slice(args, 2))
+end
+
+---@return string[]
+function M.names()
+  local names = vim.tbl_keys(M.subcommands)
+  table.sort(names)
+  return names
+end
+
+---@param arglead string
+---@param cmdline string
+---@return string[]
+function M.complete(arglead, cmdline)
+  local args = vim.split(cmdline, "%s+", { trimempty = true })
+  -- Drop the command name (and a range before it).
+  table.remove(args, 1)
+  local completing_sub = #args == 0 or (#args == 1 and arglead ~= "")
+  if completing_sub then
+    return vim.tbl_filter(function(n)
+      return vim.startswith(n, arglead)
+    end, M.names())
+  end
+  local sub = M.subcommands[args[1]]
+  if sub and sub.complete then
+    return sub.complete(arglead, args)
+  end
+  return {}
+end
+
+return M

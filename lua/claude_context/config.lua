@@ -1,0 +1,83 @@
+---@mod claude_context.config Options and their defaults
+
+local M = {}
+
+---@class claude_context.Config
+---@field auto_start boolean Start the bridge in setup() (default true)
+---@field port_range {min:integer, max:integer} Ports to listen on (127.0.0.1 only)
+---@field project_root string? Explicit project root (fs-get-project-info source "config")
+---@field log_level "off"|"error"|"warn"|"info"|"debug"|"trace"
+---@field log_file string? Log file (default stdpath("log")/claude-context.log)
+---@field max_message_size integer Largest WebSocket message accepted, in bytes
+---@field handshake_timeout_ms integer A client must finish the handshake within this time
+---@field stats_time_budget_ms integer Time budget of fs-get-project-info {stats=true}
+M.defaults = {
+  auto_start = true,
+  port_range = { min = 10000, max = 65535 },
+  project_root = nil,
+  log_level = "info",
+  log_file = nil,
+  max_message_size = 64 * 1024 * 1024,
+  handshake_timeout_ms = 1000,
+  stats_time_budget_ms = 2000,
+}
+
+---@type claude_context.Config
+M.options = vim.deepcopy(M.defaults)
+
+---Merges user options over the defaults and checks their types.
+---@param opts table?
+---@return claude_context.Config
+function M.resolve(opts)
+  opts = opts or {}
+  vim.validate("opts", opts, "table")
+  for k in pairs(opts) do
+    if M.defaults[k] == nil and not M.optional_keys[k] and not M.extra_keys[k] then
+      error(("claude-context: unknown option %q (see :help claude-context-config)"):format(k), 0)
+    end
+  end
+  local cfg = vim.tbl_deep_extend("force", vim.deepcopy(M.defaults), opts)
+  vim.validate("auto_start", cfg.auto_start, "boolean")
+  vim.validate("port_range", cfg.port_range, "table")
+  vim.validate("port_range.min", cfg.port_range.min, "number")
+  vim.validate("port_range.max", cfg.port_range.max, "number")
+  vim.validate("project_root", cfg.project_root, "string", true)
+  vim.validate("log_level", cfg.log_level, "string")
+  vim.validate("log_file", cfg.log_file, "string", true)
+  M.options = cfg
+  return cfg
+end
+
+---Options whose default is nil.
+M.optional_keys = { project_root = true, log_file = true }
+
+---Options other modules add (memory_bank, claude, terminal, …): key -> true.
+M.extra_keys = {}
+
+---The JSON the native server takes (crates/core/src/config.rs).
+---@param cfg claude_context.Config
+---@return string
+function M.to_native(cfg)
+  local t = {
+    port_range = cfg.port_range,
+    project_root = cfg.project_root and vim.fn.expand(cfg.project_root) or nil,
+    max_message_size = cfg.max_message_size,
+    handshake_timeout_ms = cfg.handshake_timeout_ms,
+    stats_time_budget_ms = cfg.stats_time_budget_ms,
+    state_dir = vim.fn.stdpath("state") .. "/claude-context",
+  }
+  for _, f in ipairs(M.native_hooks) do
+    f(cfg, t)
+  end
+  return vim.json.encode(t)
+end
+
+---Functions `(cfg, native_table)` other modules register to add their native fields.
+M.native_hooks = {}
+
+---@return string
+function M.log_file()
+  return M.options.log_file or (vim.fn.stdpath("log") .. "/claude-context.log")
+end
+
+return M

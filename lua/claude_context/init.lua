@@ -1,0 +1,167 @@
+---@mod claude_context claude-context.nvim
+---
+--- Public API. `setup(opts)` merges options, and with `auto_start` starts the bridge: a Rust
+--- WebSocket MCP server on 127.0.0.1 that Claude Code finds through its lock file.
+
+local M = {}
+
+local config = require("claude_context.config")
+local state = require("claude_context.state")
+
+M.version = require("claude_context.version")
+
+local group
+
+local function notify(msg, level)
+  vim.notify(msg, level or vim.log.levels.INFO, { title = "claude-context" })
+end
+
+local function install_autocmds()
+  group = vim.api.nvim_create_augroup("ClaudeContext", { clear = true })
+  vim.api.nvim_create_autocmd({ "DirChanged", "WinEnter", "TabEnter", "BufEnter", "LspAttach", "FocusGained" }, {
+    group = group,
+    callback = state.schedule_push,
+    desc = "claude-context: keep the editor snapshot current",
+  })
+  vim.api.nvim_create_autocmd("LspDetach", {
+    group = group,
+    -- The detaching client is still listed during the event: look again a moment later.
+    callback = function()
+      vim.defer_fn(state.push, 20)
+    end,
+    desc = "claude-context: drop a detached LSP client's folders",
+  })
+  vim.api.nvim_create_autocmd("VimLeavePre", {
+    group = group,
+    callback = function()
+      M.stop({ silent = true })
+    end,
+    desc = "claude-context: stop the bridge and remove the lock file",
+  })
+end
+
+---Configures the plugin; starts the bridge unless `auto_start = false`.
+---@param opts claude_context.Config?
+function M.setup(opts)
+  config.resolve(opts)
+  M._setup_done = true
+  for _, f in ipairs(M._setup_hooks) do
+    f(config.options)
+  end
+  if config.options.auto_start then
+    local ok, err = M.start({ silent = true })
+    if not ok then
+      notify(err, vim.log.levels.ERROR)
+    end
+  end
+end
+
+---Functions `(options)` that run at the end of setup (other modules register here).
+M._setup_hooks = {}
+
+---@return boolean
+function M.is_running()
+  local ok, native = require("claude_context.native").try_load()
+  return ok and require("claude_context.native").load().status() ~= nil or false
+end
+
+---Starts the bridge (no-op when it runs).
+---@param o {silent:boolean}?
+---@return boolean ok, string? err
+function M.start(o)
+  o = o or {}
+  if not M._setup_done then
+    config.resolve(config.options)
+    M._setup_done = true
+  end
+  local ok, native = pcall(require("claude_context.native").load)
+  if not ok then
+    return false, native
+  end
+  native.set_log(config.log_file(), config.options.log_level)
+  local ok2, res = pcall(native.start, config.to_native(config.options), vim.json.encode(state.collect()))
+  if not ok2 then
+    return false, tostring(res)
+  end
+  install_autocmds()
+  local st = vim.json.decode(res)
+  if not o.silent then
+    notify(("bridge listening on 127.0.0.1:%d"):format(st.port))
+  end
+  vim.api.nvim_exec_autocmds("User", { pattern = "ClaudeContextStarted", modeline = false, data = st })
+  return true
+end
+
+---Stops the bridge and removes its lock file.
+---@param o {silent:boolean}?
+---@return boolean stopped
+function M.stop(o)
+  o = o or {}
+  local ok, native = require("claude_context.native").try_load()
+  if not ok then
+    return false
+  end
+  native = require("claude_context.native").load()
+  local stopped = native.stop()
+  if group then
+    pcall(vim.api.nvim_del_augroup_by_id, group)
+    group = nil
+  end
+  if not o.silent then
+    notify(stopped and "bridge stopped" or "bridge was not running")
+  end
+  return stopped
+end
+
+---@return boolean ok, string? err
+function M.restart()
+  M.stop({ silent = true })
+  return M.start()
+end
+
+---The bridge's status (port, lock file, clients, masked token), or nil when stopped.
+---@return table?
+function M.status()
+  local ok = require("claude_context.native").try_load()
+  if not ok then
+    return nil
+  end
+  local s = require("claude_context.native").load().status()
+  return s and vim.json.decode(s) or nil
+end
+
+---Calls a bridge tool; `cb(result)` gets the MCP CallToolResult table (or `{error=…}`).
+---@param name string
+---@param args table?
+---@param cb fun(result: table)
+function M.call_tool(name, args, cb)
+  local native = require("claude_context.native").load()
+  local a = (args and next(args)) and vim.json.encode(args) or "{}"
+  native.call_tool(name, a, function(json)
+    cb(vim.json.decode(json, { luanil = { object = true, array = true } }))
+  end)
+end
+
+---Calls a tool and waits (for commands run by the person; never used by the bridge itself).
+---@param name string
+---@param args table?
+---@param timeout_ms integer?
+---@return table? result, string? err
+function M.call_tool_sync(name, args, timeout_ms)
+  local result
+  M.call_tool(name, args, function(r)
+    result = r
+  end)
+  vim.wait(timeout_ms or 10000, function()
+    return result ~= nil
+  end, 5)
+  if not result then
+    return nil, ("%s did not answer in time"):format(name)
+  end
+  if result.error then
+    return nil, result.error.message
+  end
+  return result
+end
+
+return M

@@ -1,0 +1,18 @@
+-- claude-context.nvim: defines :ClaudeContext cheaply. Nothing native is loaded and no server
+-- starts here; that happens in require("claude_context").setup() or on the first command.
+if vim.g.loaded_claude_context then
+  return
+end
+vim.g.loaded_claude_context = true
+
+vim.api.nvim_create_user_command("ClaudeContext", function(o)
+  require("claude_context.commands").run(o)
+end, {
+  nargs = "*",
+  range = true,
+  bang = true,
+  desc = "claude-context: bridge between Neovim and Claude Code",
+  complete = function(arglead, cmdline)
+    return require("claude_context.commands").complete(arglead, cmdline)
+  end,
+})

@@ -1,0 +1,196 @@
+//! The Lua API table (`require("claude_context.native")`). Every function returns at once:
+//! work runs on the bridge's tokio threads and answers come back through the main-thread queue.
+//! Arguments cross as JSON strings so the two sides share one schema (serde on this side,
+//! `vim.json` on the other).
+
+use crate::editor::NvimEditor;
+use crate::main_thread::MainThread;
+use claude_context_core::config::Config;
+use claude_context_core::editor::EditorState;
+use claude_context_core::server::Server;
+use mlua::{Function, Lua, Table};
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+thread_local! {
+    static SERVER: RefCell<Option<Server>> = const { RefCell::new(None) };
+    static MAIN: RefCell<Option<MainThread>> = const { RefCell::new(None) };
+    static CALLBACKS: RefCell<HashMap<u64, Function>> = RefCell::new(HashMap::new());
+    static NEXT_ID: RefCell<u64> = const { RefCell::new(1) };
+}
+
+fn main_thread() -> mlua::Result<MainThread> {
+    MAIN.with(|m| {
+        if let Some(mt) = m.borrow().as_ref() {
+            return Ok(mt.clone());
+        }
+        let mt = MainThread::new().map_err(|e| mlua::Error::runtime(e.to_string()))?;
+        *m.borrow_mut() = Some(mt.clone());
+        Ok(mt)
+    })
+}
+
+fn parse_state(json: &str) -> mlua::Result<EditorState> {
+    serde_json::from_str(json)
+        .map_err(|e| mlua::Error::runtime(format!("claude-context: invalid editor state: {e}")))
+}
+
+fn status_json() -> Option<String> {
+    SERVER.with(|s| {
+        s.borrow()
+            .as_ref()
+            .map(|srv| serde_json::to_string(&srv.shared().status()).unwrap_or_default())
+    })
+}
+
+/// Guards a Lua-facing function: a panic becomes a Lua error and a log line, never a crash.
+fn guard<T>(what: &str, f: impl FnOnce() -> mlua::Result<T>) -> mlua::Result<T> {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
+        Ok(r) => r,
+        Err(p) => {
+            crate::logging::log_panic(what, p.as_ref());
+            Err(mlua::Error::runtime(format!(
+                "claude-context: internal error in {what} (logged; see :ClaudeContext log)"
+            )))
+        }
+    }
+}
+
+pub fn create(lua: &Lua) -> mlua::Result<Table> {
+    let t = lua.create_table()?;
+    t.set("version", claude_context_core::VERSION)?;
+
+    t.set(
+        "start",
+        lua.create_function(|_, (config, state): (String, String)| {
+            guard("start", || {
+                if let Some(s) = status_json() {
+                    return Ok(s);
+                }
+                let cfg = Config::from_json(&config).map_err(mlua::Error::runtime)?;
+                let st = parse_state(&state)?;
+                let rpc = Arc::new(NvimEditor {
+                    main: main_thread()?,
+                });
+                let srv = Server::start(cfg, st, rpc)
+                    .map_err(|e| mlua::Error::runtime(format!("claude-context: {e}")))?;
+                SERVER.with(|s| *s.borrow_mut() = Some(srv));
+                Ok(status_json().unwrap_or_default())
+            })
+        })?,
+    )?;
+
+    t.set(
+        "stop",
+        lua.create_function(|_, ()| {
+            guard("stop", || {
+                let srv = SERVER.with(|s| s.borrow_mut().take());
+                Ok(srv.map(Server::stop).is_some())
+            })
+        })?,
+    )?;
+
+    t.set(
+        "status",
+        lua.create_function(|_, ()| guard("status", || Ok(status_json())))?,
+    )?;
+
+    t.set(
+        "update_state",
+        lua.create_function(|_, state: String| {
+            guard("update_state", || {
+                let st = parse_state(&state)?;
+                SERVER.with(|s| {
+                    if let Some(srv) = s.borrow().as_ref() {
+                        srv.update_editor_state(st);
+                    }
+                });
+                Ok(())
+            })
+        })?,
+    )?;
+
+    t.set(
+        "token",
+        lua.create_function(|_, ()| {
+            Ok(SERVER.with(|s| {
+                s.borrow()
+                    .as_ref()
+                    .map(|srv| srv.shared().token().to_string())
+            }))
+        })?,
+    )?;
+
+    t.set(
+        "call_tool",
+        lua.create_function(|_, (name, args, cb): (String, String, Function)| {
+            guard("call_tool", || call_tool(name, args, cb))
+        })?,
+    )?;
+
+    t.set(
+        "broadcast",
+        lua.create_function(|_, (method, params): (String, String)| {
+            guard("broadcast", || {
+                let params: serde_json::Value = serde_json::from_str(&params)
+                    .map_err(|e| mlua::Error::runtime(format!("invalid params JSON: {e}")))?;
+                Ok(SERVER.with(|s| {
+                    s.borrow()
+                        .as_ref()
+                        .map(|srv| srv.shared().broadcast(&method, params))
+                        .unwrap_or(0)
+                }))
+            })
+        })?,
+    )?;
+
+    t.set(
+        "set_log",
+        lua.create_function(|_, (file, level): (Option<String>, String)| {
+            claude_context_core::logging::init(file.map(Into::into), &level)
+                .map_err(mlua::Error::runtime)
+        })?,
+    )?;
+
+    Ok(t)
+}
+
+/// Runs a tool on the bridge runtime and calls `cb(result_json)` on the main thread with the
+/// MCP `CallToolResult` (or `{"error": {code, message}}`).
+fn call_tool(name: String, args: String, cb: Function) -> mlua::Result<()> {
+    let args: serde_json::Value = serde_json::from_str(&args)
+        .map_err(|e| mlua::Error::runtime(format!("invalid arguments JSON: {e}")))?;
+    let main = main_thread()?;
+    let shared = SERVER
+        .with(|s| s.borrow().as_ref().map(|srv| srv.shared().clone()))
+        .ok_or_else(|| {
+            mlua::Error::runtime("claude-context: the bridge is not running (:ClaudeContext start)")
+        })?;
+    let id = NEXT_ID.with(|n| {
+        let mut n = n.borrow_mut();
+        *n += 1;
+        *n
+    });
+    CALLBACKS.with(|c| c.borrow_mut().insert(id, cb));
+    let job = async move {
+        let out = match claude_context_core::mcp::call_tool(&shared, &name, args).await {
+            Ok(v) => v,
+            Err(e) => serde_json::json!({"error": {"code": e.code, "message": e.message}}),
+        };
+        let text = out.to_string();
+        main.run(Box::new(move |_lua| {
+            if let Some(cb) = CALLBACKS.with(|c| c.borrow_mut().remove(&id)) {
+                if let Err(e) = cb.call::<()>(text) {
+                    crate::logging::log_panic("call_tool callback", &e.to_string());
+                }
+            }
+        }));
+    };
+    SERVER.with(|s| {
+        if let Some(srv) = s.borrow().as_ref() {
+            srv.spawn(job);
+        }
+    });
+    Ok(())
+}

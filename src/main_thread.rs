@@ -1,0 +1,59 @@
+//! The hop to Neovim's main thread: a channel paired with a libuv async handle (the pattern of
+//! noib3/nvim-completion). Any thread queues a job and wakes the loop; the callback drains the
+//! queue with `try_recv` — never blocking — and runs each job with panics contained. Sends
+//! coalesce, so one wake-up may run many jobs; to keep the editor responsive under a flood it
+//! runs at most [`BATCH`] jobs or [`SLICE`] of time per wake-up and re-arms itself for the rest.
+
+use nvim_oxi::libuv::AsyncHandle;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::mpsc::{channel, Receiver, Sender};
+use std::time::{Duration, Instant};
+
+pub type Job = Box<dyn FnOnce(&mlua::Lua) + Send + 'static>;
+
+const BATCH: usize = 256;
+const SLICE: Duration = Duration::from_millis(4);
+
+#[derive(Clone)]
+pub struct MainThread {
+    tx: Sender<Job>,
+    handle: AsyncHandle,
+}
+
+impl MainThread {
+    /// Must be called on the main thread (it registers the handle with Neovim's loop).
+    pub fn new() -> Result<MainThread, nvim_oxi::libuv::Error> {
+        let (tx, rx): (Sender<Job>, Receiver<Job>) = channel();
+        let rearm: std::rc::Rc<std::cell::RefCell<Option<AsyncHandle>>> = Default::default();
+        let rearm2 = rearm.clone();
+        let handle = AsyncHandle::new(move || {
+            let lua = nvim_oxi::mlua::lua();
+            let start = Instant::now();
+            let mut n = 0;
+            while let Ok(job) = rx.try_recv() {
+                if let Err(p) = catch_unwind(AssertUnwindSafe(|| job(&lua))) {
+                    crate::logging::log_panic("main-thread job", p.as_ref());
+                }
+                n += 1;
+                if n >= BATCH || start.elapsed() >= SLICE {
+                    // More may be queued: come back after Neovim has had its turn.
+                    if let Some(h) = rearm2.borrow().as_ref() {
+                        let _ = h.send();
+                    }
+                    break;
+                }
+            }
+            Ok::<_, std::convert::Infallible>(())
+        })?;
+        *rearm.borrow_mut() = Some(handle.clone());
+        Ok(MainThread { tx, handle })
+    }
+
+    /// Queues `job` for the main thread; returns false when Neovim's side is gone.
+    pub fn run(&self, job: Job) -> bool {
+        if self.tx.send(job).is_err() {
+            return false;
+        }
+        self.handle.send().is_ok()
+    }
+}
