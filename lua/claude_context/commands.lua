@@ -170,4 +170,7 @@ function M.complete(arglead, cmdline)
   return {}
 end
 
+-- Subcommands of other modules.
+require("claude_context.session").register_commands(M)
+
 return M

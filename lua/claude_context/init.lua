@@ -59,6 +59,9 @@ end
 ---Functions `(options)` that run at the end of setup (other modules register here).
 M._setup_hooks = {}
 
+-- Claude sessions: registers setup{claude = …} (option, native fields) and checks it in setup().
+table.insert(M._setup_hooks, require("claude_context.session").check_options)
+
 ---@return boolean
 function M.is_running()
   local ok, native = require("claude_context.native").try_load()

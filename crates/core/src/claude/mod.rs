@@ -484,13 +484,14 @@ impl Manager {
         } else {
             "execute_claude"
         };
-        let state = self.state().await;
-
+        // The queue first, before any other await: the fair mutex then serves calls in the
+        // order they were first polled.
         let turn = tokio::select! {
             biased;
             _ = cancelled() => None,
             g = self.queue.lock() => Some(g),
         };
+        let state = self.state().await;
         let timestamp = now_iso();
         let started = Instant::now();
         let (r, info) = match &turn {

@@ -148,6 +148,11 @@ async fn serve(shared: Arc<Shared>, stream: TcpStream, addr: SocketAddr) {
 
     let inflight = Arc::new(Semaphore::new(shared.config.max_inflight_per_client));
     let mut shutdown = shared.shutdown.subscribe();
+    // Requests run concurrently, but each starts (is first polled) only after the one before it
+    // has: tokio's LIFO slot would otherwise start pipelined requests in reverse, and tools that
+    // queue their callers (execute_claude: one run at a time, in call order) take their place in
+    // line on that first poll.
+    let mut prev_started: Option<tokio::sync::oneshot::Receiver<()>> = None;
     loop {
         let msg = tokio::select! {
             _ = shutdown.changed() => {
@@ -181,8 +186,23 @@ async fn serve(shared: Arc<Shared>, stream: TcpStream, addr: SocketAddr) {
             break;
         };
         let (s, tx) = (shared.clone(), tx.clone());
+        let (started_tx, started_rx) = tokio::sync::oneshot::channel();
+        let after = prev_started.replace(started_rx);
         tokio::spawn(async move {
-            let (reply, events) = mcp::handle_text(&s, text.as_str()).await;
+            if let Some(prev) = after {
+                let _ = prev.await;
+            }
+            let mut started = Some(started_tx);
+            let fut = mcp::handle_text(&s, text.as_str());
+            let mut fut = std::pin::pin!(fut);
+            let (reply, events) = std::future::poll_fn(|cx| {
+                let r = std::future::Future::poll(fut.as_mut(), cx);
+                if let Some(t) = started.take() {
+                    let _ = t.send(());
+                }
+                r
+            })
+            .await;
             for ev in events {
                 apply(&s, id, ev);
             }
