@@ -550,6 +550,8 @@ async fn history_and_session_persist_across_restarts() {
         for i in 0..3 {
             assert!(m.execute(req(&format!("q{i}"), d.path())).await.success);
         }
+        // Runs return before their state write is on disk; flush waits for it.
+        m.flush().await;
     }
     let file = state.join("claude_session.json");
     #[cfg(unix)]
@@ -598,6 +600,7 @@ async fn history_keeps_the_newest_100_and_a_corrupt_file_is_moved_aside() {
     for i in 0..105 {
         m.execute(req(&format!("p{i}"), d.path())).await;
     }
+    m.flush().await;
     assert!(state.join("claude_session.json.bad").exists());
     let h = Manager::new(cfg(&cli), Some(&state)).history(1000).await;
     assert_eq!(h.total_entries, 100);

@@ -270,6 +270,9 @@ pub struct Manager {
     queue: tokio::sync::Mutex<()>,
     state: tokio::sync::OnceCell<Arc<Mutex<State>>>,
     write_lock: Arc<Mutex<()>>,
+    persist_requested: Arc<AtomicU64>,
+    write_scheduled: Arc<std::sync::atomic::AtomicBool>,
+    persist_done: Arc<watch::Sender<u64>>,
     cli: Mutex<Option<Found>>,
     discovery_env: Option<DiscoveryEnv>,
     cancel_tx: watch::Sender<u64>,
@@ -337,6 +340,9 @@ impl Manager {
             queue: tokio::sync::Mutex::new(()),
             state: tokio::sync::OnceCell::new(),
             write_lock: Arc::new(Mutex::new(())),
+            persist_requested: Arc::new(AtomicU64::new(0)),
+            write_scheduled: Arc::new(std::sync::atomic::AtomicBool::new(false)),
+            persist_done: Arc::new(watch::channel(0).0),
             cli: Mutex::new(None),
             discovery_env: None,
             cancel_tx,
@@ -370,27 +376,47 @@ impl Manager {
             .clone()
     }
 
-    /// Writes the state file (atomically, on the blocking pool). Writes are serialised and
-    /// each takes the newest state, so the last write always holds the last change.
-    async fn persist(&self) {
+    /// Starts writing the state file (atomically, on the blocking pool) and returns at once; the
+    /// fsync stays off the caller's path. Writes are serialised and each takes the newest state,
+    /// so the last write always holds the last change. [`Manager::flush`] waits for them.
+    fn persist_soon(&self, state: &Arc<Mutex<State>>) {
         let Some(path) = self.state_file.clone() else {
             return;
         };
-        let state = self.state().await;
-        let wl = self.write_lock.clone();
-        let r = tokio::task::spawn_blocking(move || {
-            let _w = lock(&wl);
-            let snapshot = lock(&state).p.clone();
-            store::save(&path, &snapshot)
-        })
-        .await;
-        match r {
-            Ok(Ok(())) => {}
-            Ok(Err(e)) => {
-                tracing::warn!(error = %e, "cannot write the Claude session state")
-            }
-            Err(e) => tracing::warn!(error = %e, "the Claude session state writer failed"),
+        self.persist_requested.fetch_add(1, Ordering::SeqCst);
+        // A write that has not taken its snapshot yet will include this change too.
+        if self.write_scheduled.swap(true, Ordering::SeqCst) {
+            return;
         }
+        let state = state.clone();
+        let wl = self.write_lock.clone();
+        let scheduled = self.write_scheduled.clone();
+        let requested = self.persist_requested.clone();
+        let done = self.persist_done.clone();
+        tokio::task::spawn_blocking(move || {
+            let _w = lock(&wl);
+            scheduled.store(false, Ordering::SeqCst);
+            let generation = requested.load(Ordering::SeqCst);
+            let snapshot = lock(&state).p.clone();
+            if let Err(e) = store::save(&path, &snapshot) {
+                tracing::warn!(path = %path.display(), error = %e, "cannot write the Claude session state");
+            }
+            done.send_modify(|d| *d = (*d).max(generation));
+        });
+    }
+
+    /// Writes the state file and waits until it (and every earlier write) is done.
+    async fn persist(&self) {
+        let state = self.state().await;
+        self.persist_soon(&state);
+        self.flush().await;
+    }
+
+    /// Waits for every state write started so far.
+    pub async fn flush(&self) {
+        let target = self.persist_requested.load(Ordering::SeqCst);
+        let mut rx = self.persist_done.subscribe();
+        let _ = rx.wait_for(|d| *d >= target).await;
     }
 
     fn discovery_env(&self) -> DiscoveryEnv {
@@ -510,7 +536,7 @@ impl Manager {
         // Recorded before the turn passes on, so the next call resumes this run's session.
         let result = self.finish(&req, r, info, tool, timestamp, started, &state);
         drop(turn);
-        self.persist().await;
+        self.persist_soon(&state);
         result
     }
 
