@@ -127,6 +127,11 @@ M.register("log", {
   end,
 })
 
+-- context, memory, decision (the memory bank and the WRAP decision status).
+require("claude_context.context").register(M)
+-- open, close, mcp-command
+require("claude_context.terminal").register_commands(M)
+
 ---@param o table user command opts
 function M.run(o)
   local args = o.fargs
@@ -170,6 +175,8 @@ function M.complete(arglead, cmdline)
   return {}
 end
 
+-- Subcommands of other modules: :ClaudeContext send / add / accept / reject.
+require("claude_context.ide.commands").register(M)
 -- Subcommands of other modules.
 require("claude_context.session").register_commands(M)
 

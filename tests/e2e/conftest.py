@@ -5,20 +5,24 @@ the plugin set up (`tests/minimal_init.lua`, driven with pynvim over its --liste
 
 Environment overrides: CLAUDE_CONTEXT_TEST_CLAUDE (the `claude` executable),
 CLAUDE_CONTEXT_TEST_NVIM (the `nvim` executable), CLAUDE_CONTEXT_TEST_SERVE (a prebuilt `serve`
-example; otherwise it is built with cargo once per session), CLAUDE_CONTEXT_NATIVE (the native
-library the Lua loader should use; otherwise its own search list: lib/, target/release,
-target/debug).
+example; otherwise it is built with cargo once per session, in release unless
+CLAUDE_CONTEXT_TEST_PROFILE=debug), CLAUDE_CONTEXT_NATIVE (the native library the Lua loader
+should use; otherwise its own search list: lib/, target/release, target/debug),
+CLAUDE_CONTEXT_TEST_CLI_TIMEOUT / CLAUDE_CONTEXT_TEST_TIMEOUT (seconds; a `claude -p` run / a whole
+test), CLAUDE_CONTEXT_TEST_KEEP=1 (keep the temp dirs), CLAUDE_CONTEXT_TEST_ALLOW_STALE=1.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import queue
 import shutil
 import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import warnings
 from dataclasses import dataclass
@@ -40,6 +44,7 @@ NVIM = Path(os.environ.get("CLAUDE_CONTEXT_TEST_NVIM") or REPO / ".deps/venv/bin
 # Generous: the machine is small and shared. These bound hangs; they are not assertions on speed.
 CLI_TIMEOUT = float(os.environ.get("CLAUDE_CONTEXT_TEST_CLI_TIMEOUT", "180"))
 WAIT = 60.0
+TEST_TIMEOUT = float(os.environ.get("CLAUDE_CONTEXT_TEST_TIMEOUT", "900"))
 
 # The fake API key; the CLI remembers approval of a key by its last 20 characters.
 API_KEY = "sk-ant-e2e-test-key-0123456789abcdef"
@@ -205,7 +210,13 @@ def world(request):
     seed_cli_config(config_dir, project)
     w = World(root=root, home=home, config_dir=config_dir, project=project, procs=Procs(f"CLAUDE_CONFIG_DIR={config_dir}"))
     w.trust(project)
+    # Watchdog: a test stuck on a process that never answers (pynvim has no timeouts) gets its
+    # processes killed, which turns the hang into an error.
+    dog = threading.Timer(TEST_TIMEOUT, w.procs.cleanup)
+    dog.daemon = True
+    dog.start()
     yield w
+    dog.cancel()
     strays = w.procs.cleanup()
     if strays:
         warnings.warn(f"killed {len(strays)} leftover process(es) of {request.node.name}: {strays}")
@@ -280,8 +291,12 @@ def serve_exe() -> Path:
     pre = os.environ.get("CLAUDE_CONTEXT_TEST_SERVE")
     if pre:
         return Path(pre)
+    # Release and --workspace by default: `make test-e2e` has just built the workspace in release,
+    # and with the same feature unification every dependency is reused (`-p claude-context-core`
+    # alone would unify features differently and rebuild a few dozen crates).
+    profile = ["--release"] if os.environ.get("CLAUDE_CONTEXT_TEST_PROFILE", "release") == "release" else []
     r = subprocess.run(
-        [_cargo(), "build", "--quiet", "-p", "claude-context-core", "--example", "serve", "--message-format=json"],
+        [_cargo(), "build", "--quiet", *profile, "--workspace", "--example", "serve", "--message-format=json"],
         cwd=REPO,
         capture_output=True,
         text=True,
@@ -318,20 +333,33 @@ class ServeBridge(Bridge):
             start_new_session=True,
         )
         world.procs.popens.append(self.proc)
-        line = self.proc.stdout.readline()
+        self._lines: queue.Queue = queue.Queue()
+        threading.Thread(target=self._pump, daemon=True).start()
+        line = self._line(30)
         if not line:
-            err = self.proc.stderr.read()
-            pytest.fail(f"serve did not start: {err}")
+            self.proc.kill()
+            pytest.fail(f"serve did not start: {self.proc.stderr.read()}")
         info = json.loads(line)
         self.port, self.token, self.pid = info["port"], info["token"], info["pid"]
         self.lock_file = Path(info["lock_file"])
 
+    def _pump(self) -> None:
+        for line in self.proc.stdout:
+            self._lines.put(line)
+        self._lines.put("")
+
+    def _line(self, timeout: float) -> str:
+        try:
+            return self._lines.get(timeout=timeout)
+        except queue.Empty:
+            return ""
+
     def _cmd(self, line: str) -> dict:
         self.proc.stdin.write(line + "\n")
         self.proc.stdin.flush()
-        out = self.proc.stdout.readline()
+        out = self._line(WAIT)
         if not out:
-            raise RuntimeError("serve exited")
+            raise RuntimeError(f"serve did not answer {line!r} (exit code {self.proc.poll()})")
         return json.loads(out)
 
     def status(self) -> Optional[dict]:

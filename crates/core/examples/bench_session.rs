@@ -67,9 +67,10 @@ async fn direct(cli: &std::path::Path, args: &[String], prompt: &str) -> Duratio
 }
 
 fn main() {
-    let args_in: Vec<String> = std::env::args().skip(1).collect();
-    let no_state = args_in.iter().any(|a| a == "--no-state");
-    let n: usize = args_in.iter().find_map(|a| a.parse().ok()).unwrap_or(200);
+    let n: usize = std::env::args()
+        .nth(1)
+        .and_then(|a| a.parse().ok())
+        .unwrap_or(200);
     let dir = tempfile::tempdir().expect("tempdir");
     let cli = dir.path().join("claude");
     std::fs::write(&cli, FAKE).expect("write the fake CLI");
@@ -79,7 +80,7 @@ fn main() {
 
     let config = Config {
         lock_dir: Some(dir.path().join("locks")),
-        state_dir: (!no_state).then(|| dir.path().join("state")),
+        state_dir: Some(dir.path().join("state")),
         claude: ClaudeConfig {
             cmd: Some(cli.display().to_string()),
             ..ClaudeConfig::default()
@@ -164,7 +165,7 @@ fn main() {
     );
     println!(
         "  history kept: {} entries; on disk after flush: {} (state writes run in the background, \
-         coalesced; --no-state turns them off)",
+         coalesced)",
         hist.total_entries,
         on_disk.map_or_else(|| "-".to_string(), |n| n.to_string())
     );

@@ -147,6 +147,8 @@ async fn serve(shared: Arc<Shared>, stream: TcpStream, addr: SocketAddr) {
     });
 
     let inflight = Arc::new(Semaphore::new(shared.config.max_inflight_per_client));
+    // The connection's tools/call requests, cancelled by notifications/cancelled or on close.
+    let requests = Arc::new(mcp::Inflight::default());
     let mut shutdown = shared.shutdown.subscribe();
     // Requests run concurrently, but each starts (is first polled) only after the one before it
     // has: tokio's LIFO slot would otherwise start pipelined requests in reverse, and tools that
@@ -185,7 +187,7 @@ async fn serve(shared: Arc<Shared>, stream: TcpStream, addr: SocketAddr) {
         let Ok(permit) = inflight.clone().acquire_owned().await else {
             break;
         };
-        let (s, tx) = (shared.clone(), tx.clone());
+        let (s, tx, reqs) = (shared.clone(), tx.clone(), requests.clone());
         let (started_tx, started_rx) = tokio::sync::oneshot::channel();
         let after = prev_started.replace(started_rx);
         tokio::spawn(async move {
@@ -193,7 +195,7 @@ async fn serve(shared: Arc<Shared>, stream: TcpStream, addr: SocketAddr) {
                 let _ = prev.await;
             }
             let mut started = Some(started_tx);
-            let fut = mcp::handle_text(&s, text.as_str());
+            let fut = mcp::handle_text_in(&s, text.as_str(), &reqs);
             let mut fut = std::pin::pin!(fut);
             let (reply, events) = std::future::poll_fn(|cx| {
                 let r = std::future::Future::poll(fut.as_mut(), cx);
@@ -213,6 +215,12 @@ async fn serve(shared: Arc<Shared>, stream: TcpStream, addr: SocketAddr) {
         });
     }
     shared.unregister(id);
+    // Nobody is left to answer: what the client was waiting for (a diff the person has not
+    // decided on) is cancelled, and the editor closes it.
+    let cancelled = requests.cancel_all();
+    if cancelled > 0 {
+        tracing::info!(%addr, id, cancelled, "cancelled the requests of a departed client");
+    }
     drop(tx);
     // Let in-flight answers drain to a client that is still reading, but not forever.
     let _ = tokio::time::timeout(Duration::from_secs(5), writer).await;
@@ -235,7 +243,21 @@ fn apply(shared: &Shared, id: u64, ev: PeerEvent) {
         }
         PeerEvent::IdeConnected { pid } => {
             tracing::info!(id, ?pid, "ide_connected");
-            shared.update_peer(id, |p| p.ide_connected_pid = pid)
+            shared.update_peer(id, |p| {
+                p.ide_connected = true;
+                p.ide_connected_pid = pid
+            });
+            // Tell the editor a Claude Code session is ready for notifications (it sends
+            // queued @-mentions and the current selection). No editor handler: no harm.
+            let fut = shared.rpc.call(
+                "ide_connected",
+                serde_json::json!({"client": id, "pid": pid}),
+            );
+            tokio::spawn(async move {
+                if let Err(e) = fut.await {
+                    tracing::debug!(error = %e, "editor did not take ide_connected");
+                }
+            });
         }
         PeerEvent::ToolsListed => shared.update_peer(id, |p| p.tools_listed = true),
     }

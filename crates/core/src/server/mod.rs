@@ -6,6 +6,8 @@
 
 mod conn;
 
+pub use conn::AUTH_HEADER;
+
 use crate::config::Config;
 use crate::editor::{EditorRpc, EditorState};
 use crate::lockfile::{LockContent, LockFile};
@@ -94,7 +96,7 @@ impl Shared {
     ) -> Shared {
         let (shutdown, _) = watch::channel(false);
         let claude =
-            crate::claude::Manager::new(config.claude.clone(), config.state_dir.as_deref());
+            crate::claude::Manager::new(config.claude.clone(), config.state_dir().ok().as_deref());
         Shared {
             catalog: Catalog::new(crate::tools::registry()),
             rpc,
@@ -156,6 +158,19 @@ impl Shared {
         let clients = lock(&self.clients);
         clients
             .values()
+            .filter(|c| c.tx.try_send(Message::text(text.clone())).is_ok())
+            .count()
+    }
+
+    /// [`Shared::broadcast`] to the clients that sent `ide_connected` only (interactive Claude
+    /// Code sessions); returns how many got it.
+    pub fn broadcast_ide(&self, method: &str, params: Value) -> usize {
+        let text =
+            serde_json::json!({"jsonrpc": "2.0", "method": method, "params": params}).to_string();
+        let clients = lock(&self.clients);
+        clients
+            .values()
+            .filter(|c| c.peer.ide_connected)
             .filter(|c| c.tx.try_send(Message::text(text.clone())).is_ok())
             .count()
     }
