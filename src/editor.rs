@@ -100,6 +100,11 @@ fn dispatch(
     id: u64,
     slot: Arc<Mutex<Option<oneshot::Sender<Reply>>>>,
 ) -> mlua::Result<()> {
+    // Test builds only: prove that a panic on Neovim's main thread is contained.
+    #[cfg(feature = "test-tools")]
+    if method == "test/panic" {
+        panic!("test/panic: deliberate panic on Neovim's main thread");
+    }
     let respond = lua.create_function(move |_, (ok, err): (Option<String>, Option<String>)| {
         let r = match (ok, err) {
             (_, Some(e)) => Err(e),

@@ -24,7 +24,7 @@ M.defaults = {
   log_level = "info",
   log_file = nil,
   max_message_size = 64 * 1024 * 1024,
-  handshake_timeout_ms = 1000,
+  handshake_timeout_ms = 5000,
   stats_time_budget_ms = 2000,
   ide = {
     track_selection = true,
@@ -53,7 +53,9 @@ function M.resolve(opts)
   vim.validate("port_range.min", cfg.port_range.min, "number")
   vim.validate("port_range.max", cfg.port_range.max, "number")
   vim.validate("project_root", cfg.project_root, "string", true)
-  vim.validate("log_level", cfg.log_level, "string")
+  vim.validate("log_level", cfg.log_level, function(v)
+    return M.log_levels[v] ~= nil
+  end, "one of off, error, warn, info, debug, trace")
   vim.validate("log_file", cfg.log_file, "string", true)
   vim.validate("ide", cfg.ide, "table")
   vim.validate("ide.track_selection", cfg.ide.track_selection, "boolean")
@@ -62,6 +64,9 @@ function M.resolve(opts)
   M.options = cfg
   return cfg
 end
+
+---The values `log_level` takes.
+M.log_levels = { off = true, error = true, warn = true, info = true, debug = true, trace = true }
 
 ---Options whose default is nil.
 M.optional_keys = { project_root = true, log_file = true }

@@ -94,7 +94,10 @@ function M.start(o)
   if not ok then
     return false, native
   end
-  native.set_log(config.log_file(), config.options.log_level)
+  local ok_log, log_err = pcall(native.set_log, config.log_file(), config.options.log_level)
+  if not ok_log then
+    return false, tostring(log_err)
+  end
   local ok2, res = pcall(native.start, config.to_native(config.options), vim.json.encode(state.collect()))
   if not ok2 then
     return false, tostring(res)

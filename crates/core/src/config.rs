@@ -81,7 +81,7 @@ impl Default for Config {
             ide_name: "Neovim".into(),
             lock_dir: None,
             max_message_size: 64 << 20,
-            handshake_timeout_ms: 1000,
+            handshake_timeout_ms: 5000,
             max_inflight_per_client: 64,
             stats_time_budget_ms: 2000,
             state_dir: None,

@@ -7,7 +7,7 @@ pub mod inflight;
 
 use crate::server::Shared;
 use crate::tools::{ToolDef, ToolError, ToolOutput};
-use futures_util::FutureExt;
+use futures_util::{FutureExt, StreamExt};
 pub use inflight::Inflight;
 use rmcp::model::{
     CallToolResult, ContentBlock as Content, ErrorCode, Implementation, InitializeResult,
@@ -97,12 +97,29 @@ pub fn panic_message(e: impl std::fmt::Debug) -> String {
     format!("internal error (a panic was contained and logged): {e:?}")
 }
 
-fn payload_text(p: &(dyn std::any::Any + Send)) -> String {
+/// The text of a caught panic's payload.
+pub fn payload_text(p: &(dyn std::any::Any + Send)) -> String {
     p.downcast_ref::<&str>()
         .map(|s| s.to_string())
         .or_else(|| p.downcast_ref::<String>().cloned())
         .unwrap_or_else(|| "non-string panic payload".into())
 }
+
+/// `s` cut to at most `max` bytes (on a character boundary) with `…` when cut: names a client
+/// sent are echoed in errors and logs, and a 64 MiB method name must not come back in full.
+pub fn shorten(s: &str, max: usize) -> std::borrow::Cow<'_, str> {
+    if s.len() <= max {
+        return s.into();
+    }
+    let mut end = max;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &s[..end]).into()
+}
+
+/// How much of a client-supplied name errors and logs repeat.
+const NAME_ECHO: usize = 100;
 
 /// Per-connection protocol facts (for `:ClaudeContext status` and logs).
 #[derive(Debug, Default, Clone)]
@@ -131,6 +148,18 @@ pub enum PeerEvent {
     ToolsListed,
 }
 
+/// How many entries of a batch run at once.
+const BATCH_CONCURRENCY: usize = 16;
+
+/// Parses a message; a syntax error (including nesting deeper than serde_json's limit of 128)
+/// is the -32700 answer to send.
+pub fn parse(text: &str) -> Result<Value, String> {
+    serde_json::from_str(text).map_err(|e| {
+        let err = RpcError::new(ErrorCode::PARSE_ERROR, format!("Parse error: {e}"));
+        error_response(&Value::Null, &err).to_string()
+    })
+}
+
 /// Handles one WebSocket text message; returns the reply text, if any, and what was learned.
 /// Its `tools/call` requests cannot be cancelled (see [`handle_text_in`]).
 pub async fn handle_text(shared: &Arc<Shared>, text: &str) -> (Option<String>, Vec<PeerEvent>) {
@@ -144,41 +173,86 @@ pub async fn handle_text_in(
     text: &str,
     inflight: &Inflight,
 ) -> (Option<String>, Vec<PeerEvent>) {
+    match parse(text) {
+        Ok(v) => handle_message(shared, v, inflight).await,
+        Err(reply) => (Some(reply), Vec::new()),
+    }
+}
+
+/// Handles one parsed message: a request, a notification, a response or a batch of them.
+///
+/// A batch runs [`BATCH_CONCURRENCY`] entries at a time and its answers are one message, so
+/// their total size is capped (`max_message_size`, the limit we read with): past it the whole
+/// batch is answered with one -32600 error asking for smaller batches.
+pub async fn handle_message(
+    shared: &Arc<Shared>,
+    v: Value,
+    inflight: &Inflight,
+) -> (Option<String>, Vec<PeerEvent>) {
     let mut events = Vec::new();
-    let v: Value = match serde_json::from_str(text) {
-        Ok(v) => v,
-        Err(e) => {
-            let err = RpcError::new(ErrorCode::PARSE_ERROR, format!("Parse error: {e}"));
-            return (Some(error_response(&Value::Null, &err).to_string()), events);
-        }
-    };
     let reply = match v {
-        Value::Array(items) if items.is_empty() => Some(error_response(
-            &Value::Null,
-            &RpcError::new(ErrorCode::INVALID_REQUEST, "Invalid Request: empty batch"),
-        )),
+        Value::Array(items) if items.is_empty() => Some(
+            error_response(
+                &Value::Null,
+                &RpcError::new(ErrorCode::INVALID_REQUEST, "Invalid Request: empty batch"),
+            )
+            .to_string(),
+        ),
         Value::Array(items) => {
-            let futs = items
-                .into_iter()
-                .map(|m| handle_value_in(shared, m, inflight));
-            let results = futures_util::future::join_all(futs).await;
-            let mut out = Vec::new();
-            for (r, ev) in results {
-                out.extend(r);
+            let cap = shared.config.max_message_size;
+            let n = items.len();
+            let mut answers = futures_util::stream::iter(items)
+                .map(|m| handle_value_in(shared, m, inflight))
+                .buffered(BATCH_CONCURRENCY);
+            let mut out = String::from("[");
+            let mut too_big = false;
+            let mut since_yield = 0u32;
+            while let Some((r, ev)) = answers.next().await {
                 events.extend(ev);
+                if let Some(r) = r {
+                    if out.len() > 1 {
+                        out.push(',');
+                    }
+                    out.push_str(&r.to_string());
+                    if out.len() > cap {
+                        too_big = true;
+                        break;
+                    }
+                }
+                since_yield += 1;
+                if since_yield == 64 {
+                    since_yield = 0;
+                    // Share the worker with other connections during a long batch.
+                    tokio::task::yield_now().await;
+                }
             }
-            (!out.is_empty()).then_some(Value::Array(out))
+            if too_big {
+                let e = RpcError::new(
+                    ErrorCode::INVALID_REQUEST,
+                    format!(
+                        "Invalid Request: the answers to this batch of {n} messages exceed \
+                         {cap} bytes (max_message_size); send fewer requests per batch"
+                    ),
+                );
+                Some(error_response(&Value::Null, &e).to_string())
+            } else if out.len() > 1 {
+                out.push(']');
+                Some(out)
+            } else {
+                None
+            }
         }
         v => {
             let (r, ev) = handle_value_in(shared, v, inflight).await;
             events.extend(ev);
-            r
+            r.map(|r| r.to_string())
         }
     };
-    (reply.map(|r| r.to_string()), events)
+    (reply, events)
 }
 
-fn valid_id(id: &Value) -> bool {
+/// Whether JSON-RPC allows `id` as a request id (string, number or null).
+pub fn valid_id(id: &Value) -> bool {
     matches!(id, Value::String(_) | Value::Number(_) | Value::Null)
 }
 
@@ -272,7 +346,10 @@ fn notification(
             }
         }
         "notifications/initialized" => {}
-        other => tracing::debug!(method = other, "ignoring unknown notification"),
+        other => tracing::debug!(
+            method = %shorten(other, NAME_ECHO),
+            "ignoring unknown notification"
+        ),
     }
 }
 
@@ -321,6 +398,8 @@ async fn request(
             Ok(initialize_result(version))
         }
         "ping" => Ok(json!({})),
+        #[cfg(feature = "test-tools")]
+        "test/panic" => panic!("test/panic: deliberate panic in dispatch"),
         "tools/list" => {
             params_object(params)?;
             events.push(PeerEvent::ToolsListed);
@@ -351,7 +430,7 @@ async fn request(
         }
         _ => Err(RpcError::new(
             ErrorCode::METHOD_NOT_FOUND,
-            format!("Method not found: {method}"),
+            format!("Method not found: {}", shorten(method, NAME_ECHO)),
         )),
     }
 }
@@ -379,7 +458,7 @@ pub async fn call_tool(shared: &Arc<Shared>, name: &str, args: Value) -> Result<
     let Some(tool) = shared.catalog.get(name) else {
         return Err(RpcError::new(
             ErrorCode::INVALID_PARAMS,
-            format!("Unknown tool: {name}"),
+            format!("Unknown tool: {}", shorten(name, NAME_ECHO)),
         ));
     };
     let fut = AssertUnwindSafe(async { (tool.run)(shared.clone(), args).await });

@@ -6,7 +6,7 @@
 
 mod conn;
 
-pub use conn::AUTH_HEADER;
+pub use conn::{check_handshake, ws_config, AUTH_HEADER, OUT_BYTES};
 
 use crate::config::Config;
 use crate::editor::{EditorRpc, EditorState};
@@ -46,7 +46,8 @@ pub struct Shared {
 struct Client {
     peer: Peer,
     addr: SocketAddr,
-    tx: mpsc::Sender<Message>,
+    tx: mpsc::Sender<conn::Outgoing>,
+    flow: Arc<conn::Flow>,
     since: Instant,
 }
 
@@ -62,6 +63,10 @@ pub struct ClientStatus {
     /// The client has asked for `tools/list`.
     pub tools_listed: bool,
     pub connected_secs: u64,
+    /// Requests read and not yet answered (at most `max_inflight_per_client`).
+    pub in_flight: usize,
+    /// Bytes of answers waiting for the client to read them (at most [`OUT_BYTES`] plus one).
+    pub queued_bytes: usize,
 }
 
 /// What `:ClaudeContext status` and `:checkhealth` show. The token is masked.
@@ -158,7 +163,10 @@ impl Shared {
         let clients = lock(&self.clients);
         clients
             .values()
-            .filter(|c| c.tx.try_send(Message::text(text.clone())).is_ok())
+            .filter(|c| {
+                c.tx.try_send(conn::Outgoing::unbudgeted(Message::text(text.clone())))
+                    .is_ok()
+            })
             .count()
     }
 
@@ -171,7 +179,10 @@ impl Shared {
         clients
             .values()
             .filter(|c| c.peer.ide_connected)
-            .filter(|c| c.tx.try_send(Message::text(text.clone())).is_ok())
+            .filter(|c| {
+                c.tx.try_send(conn::Outgoing::unbudgeted(Message::text(text.clone())))
+                    .is_ok()
+            })
             .count()
     }
 
@@ -191,6 +202,8 @@ impl Shared {
                 ide_connected_pid: c.peer.ide_connected_pid,
                 tools_listed: c.peer.tools_listed,
                 connected_secs: c.since.elapsed().as_secs(),
+                in_flight: c.flow.in_flight(),
+                queued_bytes: c.flow.queued_bytes(),
             })
             .collect();
         Status {
@@ -209,12 +222,18 @@ impl Shared {
         }
     }
 
-    fn register(&self, addr: SocketAddr, tx: mpsc::Sender<Message>) -> u64 {
+    fn register(
+        &self,
+        addr: SocketAddr,
+        tx: mpsc::Sender<conn::Outgoing>,
+        flow: Arc<conn::Flow>,
+    ) -> u64 {
         let id = self.next_client.fetch_add(1, Ordering::Relaxed);
         let c = Client {
             peer: Peer::default(),
             addr,
             tx,
+            flow,
             since: Instant::now(),
         };
         lock(&self.clients).insert(id, c);

@@ -193,9 +193,17 @@ where
     F: FnOnce() -> Result<ToolOutput, ToolError> + Send + 'static,
 {
     Box::pin(async move {
-        tokio::task::spawn_blocking(f)
-            .await
-            .unwrap_or_else(|e| Err(ToolError::Failed(crate::mcp::panic_message(e))))
+        tokio::task::spawn_blocking(f).await.unwrap_or_else(|e| {
+            let msg = if e.is_panic() {
+                crate::mcp::payload_text(e.into_panic().as_ref())
+            } else {
+                e.to_string()
+            };
+            tracing::error!(panic = %msg, "tool work on the blocking pool panicked");
+            Err(ToolError::Failed(format!(
+                "internal error: {msg} (the panic was contained; see :ClaudeContext log)"
+            )))
+        })
     })
 }
 
