@@ -96,6 +96,7 @@ test: fmt-check clippy test-rust test-nvim test-e2e
 bench: build deps
 	$(CARGO) run --release -p claude-context-core --example bench_rpc
 	$(CARGO) run --release -p claude-context-core --example bench_context
+	$(CARGO) run --release -p claude-context-core --example bench_session
 
 clean:
 	$(CARGO) clean
