@@ -62,7 +62,7 @@ $(DEPS)/.claude-$(CLAUDE_VERSION):
 	@touch $@
 
 run: build deps
-	$(NVIM) --cmd "set rtp^=$(CURDIR)" -c "lua require('claude_context').setup({})"
+	$(NVIM) -u tests/minimal_init.lua -c "lua require('claude_context').setup({})"
 
 fmt-check:
 	$(CARGO) fmt --all -- --check
@@ -83,6 +83,7 @@ test: fmt-check clippy test-rust test-nvim test-e2e
 
 bench: build deps
 	$(CARGO) run --release -p claude-context-core --example bench_rpc
+	$(CARGO) run --release -p claude-context-core --example bench_context
 
 clean:
 	$(CARGO) clean

@@ -81,12 +81,13 @@ function M.status_lines()
   for _, c in ipairs(st.clients or {}) do
     table.insert(
       lines,
-      ("    #%d %s %s (%s)%s, %ds"):format(
+      ("    #%d %s %s (%s)%s%s, %ds"):format(
         c.id,
         c.name or "?",
         c.version or "",
         c.protocol_version or "not initialized",
         c.ide_connected_pid and (" ide pid " .. c.ide_connected_pid) or "",
+        c.tools_listed and ", tools listed" or "",
         c.connected_secs or 0
       )
     )
@@ -125,6 +126,11 @@ M.register("log", {
     vim.cmd.split(vim.fn.fnameescape(require("claude_context.config").log_file()))
   end,
 })
+
+-- context, memory, decision (the memory bank and the WRAP decision status).
+require("claude_context.context").register(M)
+-- open, close, mcp-command
+require("claude_context.terminal").register_commands(M)
 
 ---@param o table user command opts
 function M.run(o)
@@ -168,5 +174,8 @@ function M.complete(arglead, cmdline)
   end
   return {}
 end
+
+-- Subcommands of other modules: :ClaudeContext send / add / accept / reject.
+require("claude_context.ide.commands").register(M)
 
 return M

@@ -11,6 +11,12 @@ local M = {}
 ---@field max_message_size integer Largest WebSocket message accepted, in bytes
 ---@field handshake_timeout_ms integer A client must finish the handshake within this time
 ---@field stats_time_budget_ms integer Time budget of fs-get-project-info {stats=true}
+---@field ide claude_context.IdeConfig Claude Code IDE integration
+
+---@class claude_context.IdeConfig
+---@field track_selection boolean Send selection_changed as the cursor/selection moves
+---@field selection_debounce_ms integer Wait this long after the last move before sending
+---@field mention_queue_ms integer Keep @-mentions made while no Claude Code is connected
 M.defaults = {
   auto_start = true,
   port_range = { min = 10000, max = 65535 },
@@ -18,8 +24,13 @@ M.defaults = {
   log_level = "info",
   log_file = nil,
   max_message_size = 64 * 1024 * 1024,
-  handshake_timeout_ms = 1000,
+  handshake_timeout_ms = 5000,
   stats_time_budget_ms = 2000,
+  ide = {
+    track_selection = true,
+    selection_debounce_ms = 100,
+    mention_queue_ms = 30000,
+  },
 }
 
 ---@type claude_context.Config
@@ -42,11 +53,20 @@ function M.resolve(opts)
   vim.validate("port_range.min", cfg.port_range.min, "number")
   vim.validate("port_range.max", cfg.port_range.max, "number")
   vim.validate("project_root", cfg.project_root, "string", true)
-  vim.validate("log_level", cfg.log_level, "string")
+  vim.validate("log_level", cfg.log_level, function(v)
+    return M.log_levels[v] ~= nil
+  end, "one of off, error, warn, info, debug, trace")
   vim.validate("log_file", cfg.log_file, "string", true)
+  vim.validate("ide", cfg.ide, "table")
+  vim.validate("ide.track_selection", cfg.ide.track_selection, "boolean")
+  vim.validate("ide.selection_debounce_ms", cfg.ide.selection_debounce_ms, "number")
+  vim.validate("ide.mention_queue_ms", cfg.ide.mention_queue_ms, "number")
   M.options = cfg
   return cfg
 end
+
+---The values `log_level` takes.
+M.log_levels = { off = true, error = true, warn = true, info = true, debug = true, trace = true }
 
 ---Options whose default is nil.
 M.optional_keys = { project_root = true, log_file = true }

@@ -7,6 +7,10 @@ local M = {}
 
 local config = require("claude_context.config")
 local state = require("claude_context.state")
+-- Registers its option key (memory_bank) before any setup() call resolves options.
+require("claude_context.context")
+-- Registers its option key (terminal) before any setup() call resolves options.
+require("claude_context.terminal")
 
 M.version = require("claude_context.version")
 
@@ -59,6 +63,16 @@ end
 ---Functions `(options)` that run at the end of setup (other modules register here).
 M._setup_hooks = {}
 
+-- memory_bank options are checked at setup.
+table.insert(M._setup_hooks, function(options)
+  require("claude_context.context").on_setup(options)
+end)
+
+-- :ClaudeContext open (terminal options, reload autocmds).
+table.insert(M._setup_hooks, function(options)
+  require("claude_context.terminal").on_setup(options)
+end)
+
 ---@return boolean
 function M.is_running()
   local ok, native = require("claude_context.native").try_load()
@@ -78,12 +92,17 @@ function M.start(o)
   if not ok then
     return false, native
   end
-  native.set_log(config.log_file(), config.options.log_level)
+  local ok_log, log_err = pcall(native.set_log, config.log_file(), config.options.log_level)
+  if not ok_log then
+    return false, tostring(log_err)
+  end
   local ok2, res = pcall(native.start, config.to_native(config.options), vim.json.encode(state.collect()))
   if not ok2 then
     return false, tostring(res)
   end
   install_autocmds()
+  -- The IDE tools' handlers, selection_changed tracking and the active-editor window.
+  require("claude_context.ide").start()
   local st = vim.json.decode(res)
   if not o.silent then
     notify(("bridge listening on 127.0.0.1:%d"):format(st.port))
@@ -106,6 +125,9 @@ function M.stop(o)
   if group then
     pcall(vim.api.nvim_del_augroup_by_id, group)
     group = nil
+  end
+  if package.loaded["claude_context.ide"] then
+    require("claude_context.ide").stop()
   end
   if not o.silent then
     notify(stopped and "bridge stopped" or "bridge was not running")

@@ -4,11 +4,15 @@
 //!
 //! Prints one JSON line `{"port", "token", "lock_file", "pid"}` on stdout, then serves until
 //! stdin closes. The editor snapshot has cwd = --cwd (default: the current directory).
+//!
+//! Commands on stdin, one per line, each answered by one JSON line on stdout:
+//! - `status` — the server's status (clients with their `ide_connected_pid`, folders, …);
+//! - `cd DIR` — a new editor snapshot with cwd = DIR (as `:cd` would), answered `{"cwd": DIR}`.
 
 use claude_context_core::config::Config;
 use claude_context_core::editor::{EditorState, NoEditor};
 use claude_context_core::server::Server;
-use std::io::Read;
+use std::io::{BufRead, Write};
 use std::sync::Arc;
 
 fn main() {
@@ -50,7 +54,25 @@ fn main() {
             "pid": std::process::id(),
         })
     );
-    let mut sink = Vec::new();
-    let _ = std::io::stdin().read_to_end(&mut sink);
+    for line in std::io::stdin().lock().lines() {
+        let Ok(line) = line else { break };
+        let line = line.trim();
+        let answer = if line == "status" {
+            serde_json::to_value(server.shared().status())
+                .unwrap_or_else(|e| serde_json::json!({ "error": e.to_string() }))
+        } else if let Some(dir) = line.strip_prefix("cd ") {
+            let mut st = (*server.shared().editor_state()).clone();
+            st.cwd = Some(dir.into());
+            server.update_editor_state(st);
+            serde_json::json!({ "cwd": dir })
+        } else if line.is_empty() {
+            continue;
+        } else {
+            serde_json::json!({ "error": format!("unknown command {line:?} (status, cd DIR)") })
+        };
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(out, "{answer}");
+        let _ = out.flush();
+    }
     server.stop();
 }

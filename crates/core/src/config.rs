@@ -25,6 +25,9 @@ pub struct Config {
     pub stats_time_budget_ms: u64,
     /// Where the plugin keeps state (history, decision store); `stdpath("state")/claude-context`.
     pub state_dir: Option<PathBuf>,
+    /// The memory bank root (`setup{memory_bank = {root = …}}`); default `<project root>/docs`.
+    /// `MEMORY_BANK_ROOT` in the environment wins over it. Relative: against the project root.
+    pub memory_bank_root: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq)]
@@ -45,10 +48,11 @@ impl Default for Config {
             ide_name: "Neovim".into(),
             lock_dir: None,
             max_message_size: 64 << 20,
-            handshake_timeout_ms: 1000,
+            handshake_timeout_ms: 5000,
             max_inflight_per_client: 64,
             stats_time_budget_ms: 2000,
             state_dir: None,
+            memory_bank_root: None,
         }
     }
 }
@@ -86,6 +90,30 @@ impl Config {
         }
         crate::lockfile::default_lock_dir()
     }
+
+    /// The plugin's state directory: `state_dir` (Lua passes `stdpath("state")/claude-context`),
+    /// else what Neovim's `stdpath("state")` would be (`$XDG_STATE_HOME/nvim`, else
+    /// `~/.local/state/nvim`; `%LOCALAPPDATA%/nvim-data` on Windows) plus `/claude-context`.
+    pub fn state_dir(&self) -> Result<PathBuf, String> {
+        if let Some(d) = &self.state_dir {
+            return Ok(d.clone());
+        }
+        let env = |k: &str| {
+            std::env::var_os(k)
+                .filter(|v| !v.is_empty())
+                .map(PathBuf::from)
+        };
+        let base = if cfg!(windows) {
+            env("LOCALAPPDATA").map(|d| d.join("nvim-data"))
+        } else {
+            env("XDG_STATE_HOME")
+                .map(|d| d.join("nvim"))
+                .or_else(|| env("HOME").map(|h| h.join(".local/state/nvim")))
+        };
+        base.map(|b| b.join("claude-context")).ok_or_else(|| {
+            "no state directory: set setup's state_dir or HOME (XDG_STATE_HOME)".to_string()
+        })
+    }
 }
 
 #[cfg(test)]
@@ -111,5 +139,13 @@ mod tests {
         assert!(e.contains("port_rnage"), "{e}");
         let e = Config::from_json(r#"{"port_range": {"min": 20000, "max": 10000}}"#).unwrap_err();
         assert!(e.contains("min <= max"), "{e}");
+    }
+
+    #[test]
+    fn memory_bank_root_and_state_dir() {
+        let c = Config::from_json(r#"{"memory_bank_root": "/p/bank", "state_dir": "/s"}"#).unwrap();
+        assert_eq!(c.memory_bank_root, Some(PathBuf::from("/p/bank")));
+        assert_eq!(c.state_dir().unwrap(), PathBuf::from("/s"));
+        assert_eq!(Config::default().memory_bank_root, None);
     }
 }

@@ -3,7 +3,11 @@
 //! * [`server`] — the tokio runtime, the WebSocket listener and the per-connection loop.
 //! * [`mcp`] — JSON-RPC 2.0 / MCP dispatch (protocol types from `rmcp`).
 //! * [`tools`] — one module per tool; [`tools::registry`] lists them.
+//! * [`memory_bank`], [`decision`] — the context tools' storage: the memory bank documents and
+//!   the WRAP decision store.
 //! * [`lockfile`], [`auth`] — how Claude Code finds the editor and proves who it is.
+//! * [`discovery`], [`relay`] — the `claude-context-mcp` binary: find a running editor, relay
+//!   stdio to its bridge. [`mcp_config`] — the `--mcp-config` file for a terminal's `claude`.
 //! * [`editor`] — the snapshot of editor state that Neovim keeps current, and the hop to Neovim's
 //!   main thread for tools that must touch the editor.
 //!
@@ -11,16 +15,35 @@
 
 pub mod auth;
 pub mod config;
+pub mod decision;
+pub mod discovery;
 pub mod editor;
 pub mod fsutil;
 pub mod lockfile;
 pub mod logging;
 pub mod mcp;
+pub mod mcp_config;
+pub mod memory_bank;
 pub mod paths;
 pub mod project;
+pub mod relay;
 pub mod server;
 pub mod tools;
 pub mod uri;
 
 /// The plugin's version; the Lua loader refuses a native library built from another version.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+#[cfg(test)]
+mod tests {
+    /// The Lua side refuses a library built from another version, so the two must agree.
+    #[test]
+    fn lua_version_matches_crate_version() {
+        let lua = include_str!("../../../lua/claude_context/version.lua");
+        assert!(
+            lua.contains(&format!("return \"{}\"", super::VERSION)),
+            "lua/claude_context/version.lua must return \"{}\"",
+            super::VERSION
+        );
+    }
+}

@@ -7,7 +7,7 @@ use crate::fsutil;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Serialize, Deserialize, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct LockContent {
     pub pid: u32,
@@ -15,6 +15,19 @@ pub struct LockContent {
     pub ide_name: String,
     pub transport: String,
     pub auth_token: String,
+}
+
+/// Debug output masks the token, so a `{:?}` in a log line cannot leak it.
+impl std::fmt::Debug for LockContent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LockContent")
+            .field("pid", &self.pid)
+            .field("workspace_folders", &self.workspace_folders)
+            .field("ide_name", &self.ide_name)
+            .field("transport", &self.transport)
+            .field("auth_token", &crate::auth::mask(&self.auth_token))
+            .finish()
+    }
 }
 
 /// `$CLAUDE_CONFIG_DIR/ide`, else `~/.claude/ide`.
@@ -173,6 +186,16 @@ mod tests {
         assert_eq!(read.workspace_folders, vec!["/x", "/y"]);
         l.remove();
         assert!(!p.exists());
+    }
+
+    #[test]
+    fn debug_output_masks_the_token() {
+        let dir = tempfile::tempdir().unwrap();
+        let token = "0123456789abcdef0123456789abcdef";
+        let l = LockFile::create(dir.path(), 2, content(token, 1)).unwrap();
+        let shown = format!("{l:?} {:?}", l.content());
+        assert!(shown.contains("0123****"), "{shown}");
+        assert!(!shown.contains(&token[4..]), "{shown}");
     }
 
     #[test]

@@ -146,6 +146,41 @@ mod tests {
         assert!(std::fs::read_to_string(&f)
             .unwrap()
             .contains("after-rotation"));
+        // One generation only: a second rotation replaces .1, nothing piles up.
+        std::fs::write(&f, vec![b'y'; (MAX_BYTES + 1) as usize]).unwrap();
+        tracing::warn!("after-second-rotation");
+        let old = std::fs::read(&rotated).unwrap();
+        assert!(
+            old.iter().all(|b| *b == b'y'),
+            "the .1 file is the second generation"
+        );
+        let names: Vec<_> = std::fs::read_dir(d.path().join("logs"))
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name())
+            .collect();
+        assert_eq!(names.len(), 2, "{names:?}");
+        // The level changes at run time; `off` writes nothing, even errors.
+        init(Some(f.clone()), "error").unwrap();
+        tracing::warn!("hidden-warn");
+        tracing::error!("shown-error");
+        init(Some(f.clone()), "off").unwrap();
+        tracing::error!("hidden-error");
+        let s = std::fs::read_to_string(&f).unwrap();
+        assert!(
+            s.contains("shown-error") && !s.contains("hidden-warn"),
+            "{s}"
+        );
+        assert!(!s.contains("hidden-error"), "{s}");
+        // The panic hook's raw lines go to the same file, with a timestamp.
+        init(Some(f.clone()), "info").unwrap();
+        append_line("ERROR raw-line");
+        let s = std::fs::read_to_string(&f).unwrap();
+        let line = s.lines().find(|l| l.contains("raw-line")).unwrap();
+        assert!(
+            humantime::parse_rfc3339(line.split(' ').next().unwrap()).is_ok(),
+            "{line}"
+        );
         init(None, "info").unwrap();
     }
 }

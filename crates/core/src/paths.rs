@@ -97,7 +97,14 @@ pub fn confine(root: &Path, input: &str) -> Result<PathBuf, PathError> {
         root_canon.join(input)
     };
     let lexical = normalize(&joined);
-    let resolved = resolve_existing_prefix(&lexical);
+    let Some(resolved) = resolve_existing_prefix(&lexical) else {
+        return Err(PathError::Invalid {
+            input: input.into(),
+            reason: format!(
+                "more than {MAX_SYMLINK_HOPS} symbolic links on the way (a symlink loop?)"
+            ),
+        });
+    };
     if resolved.starts_with(&root_canon) {
         Ok(resolved)
     } else {
@@ -109,44 +116,49 @@ pub fn confine(root: &Path, input: &str) -> Result<PathBuf, PathError> {
     }
 }
 
+/// How many symlinks one resolution may follow (Linux's own limit is 40).
+pub const MAX_SYMLINK_HOPS: usize = 40;
+
 /// Canonicalises the longest existing prefix of an absolute, normalised path and appends the
-/// rest. A dangling symlink in the path is resolved through its target text.
-fn resolve_existing_prefix(p: &Path) -> PathBuf {
-    let mut existing = p.to_path_buf();
-    let mut rest: Vec<std::ffi::OsString> = Vec::new();
-    loop {
-        match existing.canonicalize() {
-            Ok(c) => {
+/// rest. A dangling symlink in the path is resolved through its target text. `None` when more
+/// than [`MAX_SYMLINK_HOPS`] symlinks had to be followed (a loop).
+///
+/// Iterative on purpose: a pair of symlinks pointing at each other used to recurse until the
+/// stack overflowed, which aborts the whole editor.
+fn resolve_existing_prefix(p: &Path) -> Option<PathBuf> {
+    let mut path = p.to_path_buf();
+    'hop: for _ in 0..=MAX_SYMLINK_HOPS {
+        let mut existing = path.clone();
+        let mut rest: Vec<std::ffi::OsString> = Vec::new();
+        loop {
+            if let Ok(c) = existing.canonicalize() {
                 let mut out = c;
                 for r in rest.iter().rev() {
                     out.push(r);
                 }
-                return normalize(&out);
+                return Some(normalize(&out));
             }
-            Err(_) => {
-                // A dangling symlink: follow its target text so it cannot smuggle a write out.
-                if let Ok(target) = std::fs::read_link(&existing) {
-                    let parent = existing.parent().unwrap_or(Path::new("/")).to_path_buf();
-                    let mut next = normalize(&parent.join(target));
-                    for r in rest.iter().rev() {
-                        next.push(r);
-                    }
-                    // Guard against symlink loops: bounded by the depth of the path.
-                    if next != p && next.components().count() < 4096 {
-                        return resolve_existing_prefix(&normalize(&next));
-                    }
-                    return normalize(&next);
+            // A dangling symlink (or one in a loop): continue from its target so it cannot
+            // smuggle a write out of the root.
+            if let Ok(target) = std::fs::read_link(&existing) {
+                let parent = existing.parent().unwrap_or(Path::new("/"));
+                let mut next = parent.join(target);
+                for r in rest.iter().rev() {
+                    next.push(r);
                 }
-                match (existing.file_name(), existing.parent()) {
-                    (Some(name), Some(parent)) => {
-                        rest.push(name.to_os_string());
-                        existing = parent.to_path_buf();
-                    }
-                    _ => return p.to_path_buf(),
+                path = normalize(&next);
+                continue 'hop;
+            }
+            match (existing.file_name(), existing.parent()) {
+                (Some(name), Some(parent)) => {
+                    rest.push(name.to_os_string());
+                    existing = parent.to_path_buf();
                 }
+                _ => return Some(path),
             }
         }
     }
+    None
 }
 
 /// `path` relative to `root` (both absolute) when inside it: `.` for the root itself.
@@ -223,6 +235,38 @@ mod tests {
             confine(&root, "src2/main.rs").unwrap(),
             root.join("src/main.rs")
         );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn symlink_loops_are_refused_not_a_stack_overflow() {
+        let (_d, root) = setup();
+        std::os::unix::fs::symlink("loop_b", root.join("loop_a")).unwrap();
+        std::os::unix::fs::symlink("loop_a", root.join("loop_b")).unwrap();
+        std::os::unix::fs::symlink("self", root.join("self")).unwrap();
+        std::os::unix::fs::symlink(root.join("chain1"), root.join("chain0")).unwrap();
+        std::os::unix::fs::symlink("chain0", root.join("chain1")).unwrap();
+        for input in [
+            "loop_a",
+            "loop_b/x",
+            "self",
+            "src/../loop_a/deeper/file",
+            "chain1",
+        ] {
+            let e = confine(&root, input).unwrap_err();
+            assert!(matches!(e, PathError::Invalid { .. }), "{input}: {e:?}");
+            assert!(e.to_string().contains("symlink loop"), "{e}");
+        }
+        // A long but finite chain inside the root is followed.
+        let mut prev = "src".to_string();
+        for i in 0..30 {
+            let name = format!("hop{i}");
+            std::os::unix::fs::symlink(&prev, root.join(&name)).unwrap();
+            prev = name;
+        }
+        std::fs::remove_dir_all(root.join("src")).unwrap();
+        // Dangling now: hop29 -> … -> src (missing): resolves to root/src/new.
+        assert_eq!(confine(&root, "hop29/new").unwrap(), root.join("src/new"));
     }
 
     #[test]

@@ -14,7 +14,7 @@ pub struct ProjectRoot {
     pub source: &'static str,
     /// The working directory, when it still exists.
     pub cwd: Option<PathBuf>,
-    /// `MCP_PROJECT_ROOT` as set, even when empty or not used.
+    /// `MCP_PROJECT_ROOT` when set (an empty value counts as unset).
     pub env_root: Option<String>,
 }
 
@@ -24,6 +24,7 @@ pub fn resolve(
     config_root: Option<&str>,
     st: &EditorState,
 ) -> ProjectRoot {
+    let env_root = env_root.filter(|s| !s.is_empty());
     let cwd = st.cwd.clone().filter(|c| c.is_dir());
     let candidate: Option<(PathBuf, &'static str)> = env_root
         .as_deref()
@@ -110,7 +111,10 @@ mod tests {
         s.lsp_root = None;
         let r = resolve(Some(String::new()), None, &s);
         assert_eq!((r.root.clone(), r.source), (Some(repo.clone()), "git"));
-        assert_eq!(r.env_root.as_deref(), Some(""));
+        assert_eq!(
+            r.env_root, None,
+            "an empty MCP_PROJECT_ROOT counts as unset"
+        );
 
         let r = resolve(None, None, &st(&other));
         assert_eq!((r.root, r.source), (Some(other), "cwd"));

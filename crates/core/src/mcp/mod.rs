@@ -3,9 +3,12 @@
 //! cannot: malformed JSON (-32700, and the connection goes on), batches, odd ids, notifications
 //! Claude Code invents (`ide_connected`), and it must do so in microseconds.
 
+pub mod inflight;
+
 use crate::server::Shared;
 use crate::tools::{ToolDef, ToolError, ToolOutput};
-use futures_util::FutureExt;
+use futures_util::{FutureExt, StreamExt};
+pub use inflight::Inflight;
 use rmcp::model::{
     CallToolResult, ContentBlock as Content, ErrorCode, Implementation, InitializeResult,
     ProtocolVersion, ServerCapabilities, Tool, ToolsCapability,
@@ -102,17 +105,42 @@ fn envelope(id: &Value, key: &str, value: Value) -> Value {
     Value::Object(m)
 }
 
+/// The JSON text of `v`. `serde_json::to_string` writes straight into a byte buffer; `Display`
+/// (`v.to_string()`) goes through `fmt::Write` fragment by fragment, about twice the work —
+/// and every answer is rendered this way (its text content once more).
+pub fn json_text(v: &Value) -> String {
+    // Serializing a `Value` cannot fail (its keys are strings); fall back to Display anyway.
+    serde_json::to_string(v).unwrap_or_else(|_| v.to_string())
+}
+
 /// The text of a panic payload.
 pub fn panic_message(e: impl std::fmt::Debug) -> String {
     format!("internal error (a panic was contained and logged): {e:?}")
 }
 
-fn payload_text(p: &(dyn std::any::Any + Send)) -> String {
+/// The text of a caught panic's payload.
+pub fn payload_text(p: &(dyn std::any::Any + Send)) -> String {
     p.downcast_ref::<&str>()
         .map(|s| s.to_string())
         .or_else(|| p.downcast_ref::<String>().cloned())
         .unwrap_or_else(|| "non-string panic payload".into())
 }
+
+/// `s` cut to at most `max` bytes (on a character boundary) with `…` when cut: names a client
+/// sent are echoed in errors and logs, and a 64 MiB method name must not come back in full.
+pub fn shorten(s: &str, max: usize) -> std::borrow::Cow<'_, str> {
+    if s.len() <= max {
+        return s.into();
+    }
+    let mut end = max;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &s[..end]).into()
+}
+
+/// How much of a client-supplied name errors and logs repeat.
+const NAME_ECHO: usize = 100;
 
 /// Per-connection protocol facts (for `:ClaudeContext status` and logs).
 #[derive(Debug, Default, Clone)]
@@ -121,6 +149,11 @@ pub struct Peer {
     pub client_version: Option<String>,
     pub protocol_version: Option<String>,
     pub ide_connected_pid: Option<u64>,
+    /// The client sent `ide_connected`: an interactive Claude Code session that handles the
+    /// editor's notifications (`at_mentioned`).
+    pub ide_connected: bool,
+    /// The client asked for `tools/list` (the CLI does right after connecting).
+    pub tools_listed: bool,
 }
 
 /// What the connection learns from a message.
@@ -133,56 +166,128 @@ pub enum PeerEvent {
     IdeConnected {
         pid: Option<u64>,
     },
+    ToolsListed,
+}
+
+/// How many entries of a batch run at once.
+const BATCH_CONCURRENCY: usize = 16;
+
+/// Parses a message; a syntax error (including nesting deeper than serde_json's limit of 128)
+/// is the -32700 answer to send.
+pub fn parse(text: &str) -> Result<Value, String> {
+    serde_json::from_str(text).map_err(|e| {
+        let err = RpcError::new(ErrorCode::PARSE_ERROR, format!("Parse error: {e}"));
+        json_text(&error_response(&Value::Null, &err))
+    })
 }
 
 /// Handles one WebSocket text message; returns the reply text, if any, and what was learned.
+/// Its `tools/call` requests cannot be cancelled (see [`handle_text_in`]).
 pub async fn handle_text(shared: &Arc<Shared>, text: &str) -> (Option<String>, Vec<PeerEvent>) {
+    handle_text_in(shared, text, &Inflight::default()).await
+}
+
+/// [`handle_text`] for a connection: its `tools/call` requests run in `inflight`, so that
+/// `notifications/cancelled` (or the connection closing) can cancel them.
+pub async fn handle_text_in(
+    shared: &Arc<Shared>,
+    text: &str,
+    inflight: &Inflight,
+) -> (Option<String>, Vec<PeerEvent>) {
+    match parse(text) {
+        Ok(v) => handle_message(shared, v, inflight).await,
+        Err(reply) => (Some(reply), Vec::new()),
+    }
+}
+
+/// Handles one parsed message: a request, a notification, a response or a batch of them.
+///
+/// A batch runs [`BATCH_CONCURRENCY`] entries at a time and its answers are one message, so
+/// their total size is capped (`max_message_size`, the limit we read with): past it the whole
+/// batch is answered with one -32600 error asking for smaller batches.
+pub async fn handle_message(
+    shared: &Arc<Shared>,
+    v: Value,
+    inflight: &Inflight,
+) -> (Option<String>, Vec<PeerEvent>) {
     let mut events = Vec::new();
-    let v: Value = match serde_json::from_str(text) {
-        Ok(v) => v,
-        Err(e) => {
-            let err = RpcError::new(ErrorCode::PARSE_ERROR, format!("Parse error: {e}"));
-            return (Some(json_text(&error_response(&Value::Null, &err))), events);
-        }
-    };
     let reply = match v {
-        Value::Array(items) if items.is_empty() => Some(error_response(
-            &Value::Null,
-            &RpcError::new(ErrorCode::INVALID_REQUEST, "Invalid Request: empty batch"),
-        )),
+        Value::Array(items) if items.is_empty() => Some(
+            error_response(
+                &Value::Null,
+                &RpcError::new(ErrorCode::INVALID_REQUEST, "Invalid Request: empty batch"),
+            )
+            .to_string(),
+        ),
         Value::Array(items) => {
-            let futs = items.into_iter().map(|m| handle_value(shared, m));
-            let results = futures_util::future::join_all(futs).await;
-            let mut out = Vec::new();
-            for (r, ev) in results {
-                out.extend(r);
+            let cap = shared.config.max_message_size;
+            let n = items.len();
+            let mut answers = futures_util::stream::iter(items)
+                .map(|m| handle_value_in(shared, m, inflight))
+                .buffered(BATCH_CONCURRENCY);
+            let mut out = String::from("[");
+            let mut too_big = false;
+            let mut since_yield = 0u32;
+            while let Some((r, ev)) = answers.next().await {
                 events.extend(ev);
+                if let Some(r) = r {
+                    if out.len() > 1 {
+                        out.push(',');
+                    }
+                    out.push_str(&json_text(&r));
+                    if out.len() > cap {
+                        too_big = true;
+                        break;
+                    }
+                }
+                since_yield += 1;
+                if since_yield == 64 {
+                    since_yield = 0;
+                    // Share the worker with other connections during a long batch.
+                    tokio::task::yield_now().await;
+                }
             }
-            (!out.is_empty()).then_some(Value::Array(out))
+            if too_big {
+                let e = RpcError::new(
+                    ErrorCode::INVALID_REQUEST,
+                    format!(
+                        "Invalid Request: the answers to this batch of {n} messages exceed \
+                         {cap} bytes (max_message_size); send fewer requests per batch"
+                    ),
+                );
+                Some(error_response(&Value::Null, &e).to_string())
+            } else if out.len() > 1 {
+                out.push(']');
+                Some(out)
+            } else {
+                None
+            }
         }
         v => {
-            let (r, ev) = handle_value(shared, v).await;
+            let (r, ev) = handle_value_in(shared, v, inflight).await;
             events.extend(ev);
-            r
+            r.map(|r| json_text(&r))
         }
     };
-    (reply.map(|r| json_text(&r)), events)
+    (reply, events)
 }
 
-/// The JSON text of `v`. `serde_json::to_string` writes straight into a byte buffer; `Display`
-/// (`v.to_string()`) goes through `fmt::Write` fragment by fragment, about twice the work —
-/// and every answer is rendered this way (its text content once more).
-pub fn json_text(v: &Value) -> String {
-    // Serializing a `Value` cannot fail (its keys are strings); fall back to Display anyway.
-    serde_json::to_string(v).unwrap_or_else(|_| v.to_string())
-}
-
-fn valid_id(id: &Value) -> bool {
+/// Whether JSON-RPC allows `id` as a request id (string, number or null).
+pub fn valid_id(id: &Value) -> bool {
     matches!(id, Value::String(_) | Value::Number(_) | Value::Null)
 }
 
 /// Handles one JSON-RPC message (an element of a batch or a whole message).
 pub async fn handle_value(shared: &Arc<Shared>, v: Value) -> (Option<Value>, Vec<PeerEvent>) {
+    handle_value_in(shared, v, &Inflight::default()).await
+}
+
+/// [`handle_value`] with the connection's cancellable requests.
+pub async fn handle_value_in(
+    shared: &Arc<Shared>,
+    v: Value,
+    inflight: &Inflight,
+) -> (Option<Value>, Vec<PeerEvent>) {
     let mut events = Vec::new();
     let Value::Object(mut m) = v else {
         let e = RpcError::new(ErrorCode::INVALID_REQUEST, "Invalid Request: not an object");
@@ -220,10 +325,24 @@ pub async fn handle_value(shared: &Arc<Shared>, v: Value) -> (Option<Value>, Vec
     };
     let params = m.remove("params");
     let Some(id) = id else {
-        notification(&method, params.as_ref(), &mut events);
+        notification(&method, params.as_ref(), &mut events, inflight);
         return (None, events);
     };
-    let result = request(shared, &method, params, &mut events).await;
+    let result = if method == "tools/call" {
+        // The only long-running requests; a cancelled one gets no answer (MCP).
+        match inflight
+            .run(&id, request(shared, &method, params, &mut events))
+            .await
+        {
+            Some(r) => r,
+            None => {
+                tracing::debug!(%id, "request cancelled");
+                return (None, events);
+            }
+        }
+    } else {
+        request(shared, &method, params, &mut events).await
+    };
     let out = match result {
         Ok(r) => response(&id, r),
         Err(e) => error_response(&id, &e),
@@ -231,13 +350,27 @@ pub async fn handle_value(shared: &Arc<Shared>, v: Value) -> (Option<Value>, Vec
     (Some(out), events)
 }
 
-fn notification(method: &str, params: Option<&Value>, events: &mut Vec<PeerEvent>) {
+fn notification(
+    method: &str,
+    params: Option<&Value>,
+    events: &mut Vec<PeerEvent>,
+    inflight: &Inflight,
+) {
     match method {
         "ide_connected" => events.push(PeerEvent::IdeConnected {
             pid: params.and_then(|p| p.get("pid")).and_then(Value::as_u64),
         }),
-        "notifications/initialized" | "notifications/cancelled" => {}
-        other => tracing::debug!(method = other, "ignoring unknown notification"),
+        "notifications/cancelled" => {
+            if let Some(id) = params.and_then(|p| p.get("requestId")) {
+                let n = inflight.cancel(id);
+                tracing::debug!(%id, cancelled = n, "notifications/cancelled");
+            }
+        }
+        "notifications/initialized" => {}
+        other => tracing::debug!(
+            method = %shorten(other, NAME_ECHO),
+            "ignoring unknown notification"
+        ),
     }
 }
 
@@ -286,8 +419,11 @@ async fn request(
             Ok(initialize_result(version))
         }
         "ping" => Ok(json!({})),
+        #[cfg(feature = "test-tools")]
+        "test/panic" => panic!("test/panic: deliberate panic in dispatch"),
         "tools/list" => {
             params_object(params)?;
+            events.push(PeerEvent::ToolsListed);
             Ok(shared.catalog.list.clone())
         }
         "tools/call" => {
@@ -315,7 +451,7 @@ async fn request(
         }
         _ => Err(RpcError::new(
             ErrorCode::METHOD_NOT_FOUND,
-            format!("Method not found: {method}"),
+            format!("Method not found: {}", shorten(method, NAME_ECHO)),
         )),
     }
 }
@@ -343,7 +479,7 @@ pub async fn call_tool(shared: &Arc<Shared>, name: &str, args: Value) -> Result<
     let Some(tool) = shared.catalog.get(name) else {
         return Err(RpcError::new(
             ErrorCode::INVALID_PARAMS,
-            format!("Unknown tool: {name}"),
+            format!("Unknown tool: {}", shorten(name, NAME_ECHO)),
         ));
     };
     let fut = AssertUnwindSafe(async { (tool.run)(shared.clone(), args).await });
@@ -369,19 +505,25 @@ pub async fn call_tool(shared: &Arc<Shared>, name: &str, args: Value) -> Result<
     }
 }
 
-/// A success as MCP wants it: the JSON (or given text) as text content, plus
-/// `structuredContent` when the value is an object.
+/// A success as MCP wants it: the JSON (or given text) as text content (then any further text
+/// blocks), plus `structuredContent` when the value is an object.
 ///
 /// This is exactly what rmcp's `CallToolResult::success` serializes to (a test holds the two
 /// together), built by moving the values in: going through `serde_json::to_value` would copy the
 /// text and the structured content once more on every call.
 pub fn tool_result(out: ToolOutput) -> Value {
+    let text_block = |text: String| {
+        let mut block = Map::with_capacity(2);
+        block.insert("type".into(), Value::from("text"));
+        block.insert("text".into(), Value::String(text));
+        Value::Object(block)
+    };
     let text = out.text.unwrap_or_else(|| json_text(&out.value));
-    let mut block = Map::with_capacity(2);
-    block.insert("type".into(), Value::from("text"));
-    block.insert("text".into(), Value::String(text));
+    let mut content = Vec::with_capacity(1 + out.extra_text.len());
+    content.push(text_block(text));
+    content.extend(out.extra_text.into_iter().map(text_block));
     let mut r = Map::with_capacity(3);
-    r.insert("content".into(), Value::Array(vec![Value::Object(block)]));
+    r.insert("content".into(), Value::Array(content));
     if out.value.is_object() {
         r.insert("structuredContent".into(), out.value);
     }
@@ -392,11 +534,36 @@ pub fn tool_result(out: ToolOutput) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::Config;
+    use crate::editor::{EditorState, NoEditor};
+
+    fn shared(cwd: &std::path::Path) -> Arc<Shared> {
+        let st = EditorState {
+            cwd: Some(cwd.to_path_buf()),
+            ..Default::default()
+        };
+        Arc::new(Shared::new(
+            Config::default(),
+            st,
+            Arc::new(NoEditor),
+            0,
+            "t".into(),
+        ))
+    }
+
+    fn rt() -> tokio::runtime::Runtime {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap()
+    }
 
     /// The rmcp rendering `tool_result` replaces (kept here as the reference).
     fn rmcp_tool_result(out: ToolOutput) -> Value {
         let text = out.text.unwrap_or_else(|| out.value.to_string());
-        let mut r = CallToolResult::success(vec![Content::text(text)]);
+        let mut content = vec![Content::text(text)];
+        content.extend(out.extra_text.into_iter().map(Content::text));
+        let mut r = CallToolResult::success(content);
         if out.value.is_object() {
             r.structured_content = Some(out.value);
         }
@@ -415,6 +582,12 @@ mod tests {
             ToolOutput {
                 value: json!({"k": 1}),
                 text: Some("custom text".into()),
+                extra_text: vec![],
+            },
+            ToolOutput {
+                value: json!("FILE_SAVED"),
+                text: Some("FILE_SAVED".into()),
+                extra_text: vec!["final contents\n".into(), "more".into()],
             },
         ];
         for out in cases {
@@ -422,7 +595,7 @@ mod tests {
             let theirs = rmcp_tool_result(out);
             assert_eq!(ours, theirs);
             // Same bytes on the wire, key order included.
-            assert_eq!(ours.to_string(), theirs.to_string());
+            assert_eq!(json_text(&ours), theirs.to_string());
         }
     }
 
@@ -430,7 +603,7 @@ mod tests {
     fn envelopes_keep_the_jsonrpc_shape() {
         let r = response(&json!(7), json!({"a": [1, 2]}));
         assert_eq!(
-            r.to_string(),
+            json_text(&r),
             r#"{"jsonrpc":"2.0","id":7,"result":{"a":[1,2]}}"#
         );
         let e = error_response(
@@ -438,12 +611,148 @@ mod tests {
             &RpcError::new(ErrorCode::METHOD_NOT_FOUND, "Method not found: nope"),
         );
         assert_eq!(
-            e.to_string(),
+            json_text(&e),
             r#"{"jsonrpc":"2.0","id":"x","error":{"code":-32601,"message":"Method not found: nope"}}"#
         );
         assert_eq!(
             e,
             json!({"jsonrpc": "2.0", "id": "x", "error": {"code": -32601, "message": "Method not found: nope"}})
         );
+    }
+
+    fn ask(s: &Arc<Shared>, text: &str) -> Option<Value> {
+        let (r, _) = rt().block_on(handle_text(s, text));
+        r.map(|t| serde_json::from_str(&t).unwrap())
+    }
+
+    #[test]
+    fn initialize_negotiates_versions() {
+        let d = tempfile::tempdir().unwrap();
+        let s = shared(d.path());
+        for v in SUPPORTED_VERSIONS {
+            let req = json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":v,"capabilities":{},"clientInfo":{"name":"c","version":"1"}}});
+            let r = ask(&s, &req.to_string()).unwrap();
+            assert_eq!(r["result"]["protocolVersion"], *v);
+            assert!(r["result"]["capabilities"]["tools"].is_object());
+            assert_eq!(r["result"]["serverInfo"]["name"], "claude-context.nvim");
+        }
+        let r = ask(&s, r#"{"jsonrpc":"2.0","id":2,"method":"initialize","params":{"protocolVersion":"1999-01-01"}}"#).unwrap();
+        assert_eq!(r["result"]["protocolVersion"], "2025-11-25");
+    }
+
+    #[test]
+    fn error_codes() {
+        let d = tempfile::tempdir().unwrap();
+        let s = shared(d.path());
+        let code = |t: &str| ask(&s, t).unwrap()["error"]["code"].as_i64().unwrap();
+        assert_eq!(code("{not json"), -32700);
+        assert_eq!(code(r#"{"jsonrpc":"2.0","id":1,"method":"nope"}"#), -32601);
+        assert_eq!(
+            code(r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"nope"}}"#),
+            -32602
+        );
+        assert_eq!(
+            code(
+                r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"fs-read-file","arguments":{"path":3}}}"#
+            ),
+            -32602
+        );
+        assert_eq!(
+            code(r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":[1]}"#),
+            -32602
+        );
+        assert_eq!(code(r#"{"jsonrpc":"1.0","id":1,"method":"ping"}"#), -32600);
+        assert_eq!(code(r#"{"jsonrpc":"2.0","id":{},"method":"ping"}"#), -32600);
+        assert_eq!(code("[]"), -32600);
+        assert_eq!(code("42"), -32600);
+        // Notifications and responses get no answer.
+        assert!(ask(
+            &s,
+            r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#
+        )
+        .is_none());
+        assert!(ask(
+            &s,
+            r#"{"jsonrpc":"2.0","method":"ide_connected","params":{"pid":7}}"#
+        )
+        .is_none());
+        assert!(ask(&s, r#"{"jsonrpc":"2.0","id":5,"result":{}}"#).is_none());
+    }
+
+    #[test]
+    fn batches_answer_requests_only() {
+        let d = tempfile::tempdir().unwrap();
+        let s = shared(d.path());
+        let r = ask(&s, r#"[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","method":"notifications/initialized"},{"jsonrpc":"2.0","id":"x","method":"nope"}]"#).unwrap();
+        let arr = r.as_array().unwrap();
+        assert_eq!(arr.len(), 2);
+        assert_eq!(arr[0]["id"], 1);
+        assert_eq!(arr[1]["error"]["code"], -32601);
+        assert!(ask(
+            &s,
+            r#"[{"jsonrpc":"2.0","method":"notifications/initialized"}]"#
+        )
+        .is_none());
+    }
+
+    #[test]
+    fn tools_list_and_results_carry_schemas_and_structured_content() {
+        let d = tempfile::tempdir().unwrap();
+        let s = shared(d.path());
+        let r = ask(&s, r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#).unwrap();
+        let tools = r["result"]["tools"].as_array().unwrap();
+        let names: Vec<_> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
+        for want in [
+            "getWorkspaceFolders",
+            "fs-get-project-info",
+            "fs-read-file",
+            "fs-list-directory",
+            "fs-write-file",
+        ] {
+            assert!(names.contains(&want), "{want} listed");
+        }
+        for t in tools {
+            assert_eq!(t["inputSchema"]["type"], "object", "{t}");
+            // Tools whose results are objects describe them. Tools that may answer plain text
+            // or a JSON array must not (a tool with an outputSchema must always return
+            // structured content, MCP spec; the CLI's SDK rejects the result otherwise):
+            // get_current_status answers the bare text "課題が定義されていません" when no issue is
+            // defined (issue 3); the IDE tools below answer text as the IDE protocol says.
+            let text_only = [
+                "get_current_status",
+                "openFile",
+                "openDiff",
+                "getDiagnostics",
+                "close_tab",
+                "closeAllDiffTabs",
+            ];
+            if text_only.contains(&t["name"].as_str().unwrap()) {
+                assert!(t.get("outputSchema").is_none(), "{t}");
+            } else {
+                assert_eq!(t["outputSchema"]["type"], "object", "{t}");
+            }
+        }
+        let r = ask(&s, r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"getWorkspaceFolders","arguments":{}}}"#).unwrap();
+        let res = &r["result"];
+        assert_eq!(res["isError"], false);
+        let text: Value =
+            serde_json::from_str(res["content"][0]["text"].as_str().unwrap()).unwrap();
+        assert_eq!(text, res["structuredContent"]);
+        assert_eq!(text["rootPath"], d.path().to_str().unwrap());
+        // A failing tool is a result with isError, and a message naming the problem.
+        let r = ask(&s, r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"fs-read-file","arguments":{"path":"missing.txt"}}}"#).unwrap();
+        assert_eq!(r["result"]["isError"], true);
+        assert!(r["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("missing.txt"));
+    }
+
+    #[test]
+    fn deep_nesting_is_a_parse_error_not_a_crash() {
+        let d = tempfile::tempdir().unwrap();
+        let s = shared(d.path());
+        let deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
+        assert_eq!(ask(&s, &deep).unwrap()["error"]["code"], -32700);
     }
 }

@@ -4,17 +4,19 @@
 
 use super::Shared;
 use crate::mcp::{self, PeerEvent};
-use futures_util::{SinkExt, StreamExt};
+use futures_util::{FutureExt, SinkExt, StreamExt};
+use serde_json::Value;
 use std::net::SocketAddr;
+use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::{mpsc, Semaphore};
+use tokio::sync::{mpsc, OwnedSemaphorePermit, Semaphore};
 use tokio_tungstenite::tungstenite::handshake::server::{ErrorResponse, Request, Response};
 use tokio_tungstenite::tungstenite::http::{HeaderValue, StatusCode};
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 use tokio_tungstenite::tungstenite::protocol::{CloseFrame, WebSocketConfig};
-use tokio_tungstenite::tungstenite::{Error as WsError, Message};
+use tokio_tungstenite::tungstenite::{Error as WsError, Message, Utf8Bytes};
 
 /// The header Claude Code sends its token in.
 pub const AUTH_HEADER: &str = "x-claude-code-ide-authorization";
@@ -85,11 +87,110 @@ pub fn check_handshake(
     Ok(resp)
 }
 
-fn ws_config(max: usize) -> WebSocketConfig {
+/// The WebSocket settings every connection uses (also used by the fuzz targets).
+pub fn ws_config(max: usize) -> WebSocketConfig {
     WebSocketConfig::default()
         .max_message_size(Some(max))
         .max_frame_size(Some(max))
         .accept_unmasked_frames(false)
+}
+
+/// A message on its way to the client. `_bytes` holds the message's share of the connection's
+/// byte budget until the writer has handed it to the socket.
+pub(crate) struct Outgoing {
+    pub(crate) msg: Message,
+    _bytes: Option<OwnedSemaphorePermit>,
+}
+
+impl Outgoing {
+    /// A message outside the byte budget (notifications, close frames: small and few).
+    pub(crate) fn unbudgeted(msg: Message) -> Outgoing {
+        Outgoing { msg, _bytes: None }
+    }
+}
+
+/// The flow-control state of one connection, for `status()` and tests.
+pub(crate) struct Flow {
+    pub(crate) inflight: Arc<Semaphore>,
+    pub(crate) max_inflight: usize,
+    pub(crate) out_bytes: Arc<Semaphore>,
+}
+
+impl Flow {
+    pub(crate) fn in_flight(&self) -> usize {
+        self.max_inflight
+            .saturating_sub(self.inflight.available_permits())
+    }
+
+    pub(crate) fn queued_bytes(&self) -> usize {
+        OUT_BYTES.saturating_sub(self.out_bytes.available_permits())
+    }
+}
+
+/// Bytes of answers queued per connection before answering tasks wait (a reply larger than
+/// this takes the whole budget, so it waits for an empty queue).
+pub const OUT_BYTES: usize = 8 << 20;
+
+/// Messages at least this large are parsed on the blocking pool, so that a client sending
+/// 64 MiB of JSON does not hold up a runtime worker that other connections need.
+const PARSE_OFFLOAD: usize = 1 << 20;
+
+/// How long the reader waits to queue a close frame when the writer is stuck behind a client
+/// that does not read, and how long answers may drain after the client is gone.
+const CLOSE_QUEUE_WAIT: Duration = Duration::from_secs(1);
+const DRAIN_WAIT: Duration = Duration::from_secs(5);
+
+/// Runs one message: parse (off the runtime when large), dispatch, contain panics. A panic
+/// answers the request it hit with -32603 (a notification's panic is only logged).
+async fn answer(
+    shared: &Arc<Shared>,
+    text: Utf8Bytes,
+    requests: &mcp::Inflight,
+) -> (Option<String>, Vec<PeerEvent>) {
+    let parsed = if text.len() >= PARSE_OFFLOAD {
+        let t = text.clone();
+        tokio::task::spawn_blocking(move || mcp::parse(t.as_str()))
+            .await
+            .unwrap_or_else(|e| Err(internal_error(&Value::Null, &mcp::panic_message(e))))
+    } else {
+        mcp::parse(text.as_str())
+    };
+    let v = match parsed {
+        Ok(v) => v,
+        Err(reply) => return (Some(reply), Vec::new()),
+    };
+    let reply_id = match &v {
+        Value::Object(m) => m.get("id").map(|id| {
+            Some(id.clone())
+                .filter(mcp::valid_id)
+                .unwrap_or(Value::Null)
+        }),
+        _ => Some(Value::Null),
+    };
+    match AssertUnwindSafe(mcp::handle_message(shared, v, requests))
+        .catch_unwind()
+        .await
+    {
+        Ok(r) => r,
+        Err(p) => {
+            let msg = mcp::payload_text(p.as_ref());
+            tracing::error!(panic = %msg, "message handler panicked");
+            let reply = reply_id.map(|id| {
+                internal_error(
+                    &id,
+                    &format!(
+                        "internal error: {msg} (the panic was contained; see :ClaudeContext log)"
+                    ),
+                )
+            });
+            (reply, Vec::new())
+        }
+    }
+}
+
+fn internal_error(id: &Value, message: &str) -> String {
+    let e = mcp::RpcError::new(rmcp::model::ErrorCode::INTERNAL_ERROR, message);
+    mcp::error_response(id, &e).to_string()
 }
 
 async fn serve(shared: Arc<Shared>, stream: TcpStream, addr: SocketAddr) {
@@ -115,14 +216,19 @@ async fn serve(shared: Arc<Shared>, stream: TcpStream, addr: SocketAddr) {
         }
     };
     let (mut sink, mut source) = ws.split();
-    let (tx, mut rx) = mpsc::channel::<Message>(OUT_QUEUE);
-    let id = shared.register(addr, tx.clone());
+    let (tx, mut rx) = mpsc::channel::<Outgoing>(OUT_QUEUE);
+    let flow = Arc::new(Flow {
+        inflight: Arc::new(Semaphore::new(shared.config.max_inflight_per_client)),
+        max_inflight: shared.config.max_inflight_per_client,
+        out_bytes: Arc::new(Semaphore::new(OUT_BYTES)),
+    });
+    let id = shared.register(addr, tx.clone(), flow.clone());
     tracing::info!(%addr, id, "client connected");
 
-    let writer = tokio::spawn(async move {
+    let mut writer = tokio::spawn(async move {
         while let Some(first) = rx.recv().await {
-            let closing = matches!(first, Message::Close(_));
-            if sink.feed(first).await.is_err() {
+            let closing = matches!(first.msg, Message::Close(_));
+            if sink.feed(first.msg).await.is_err() {
                 break;
             }
             // Batch whatever else is ready into one flush.
@@ -130,8 +236,8 @@ async fn serve(shared: Arc<Shared>, stream: TcpStream, addr: SocketAddr) {
             while !closing && n < 64 {
                 match rx.try_recv() {
                     Ok(m) => {
-                        let c = matches!(m, Message::Close(_));
-                        if sink.feed(m).await.is_err() || c {
+                        let c = matches!(m.msg, Message::Close(_));
+                        if sink.feed(m.msg).await.is_err() || c {
                             break;
                         }
                         n += 1;
@@ -146,25 +252,36 @@ async fn serve(shared: Arc<Shared>, stream: TcpStream, addr: SocketAddr) {
         let _ = sink.close().await;
     });
 
-    let inflight = Arc::new(Semaphore::new(shared.config.max_inflight_per_client));
+    // The connection's tools/call requests, cancelled by notifications/cancelled or on close.
+    let requests = Arc::new(mcp::Inflight::default());
     let mut shutdown = shared.shutdown.subscribe();
+    // Queues a close frame unless the writer is stuck behind a client that does not read.
+    let send_close = |code: CloseCode, why: String| {
+        let tx = tx.clone();
+        async move {
+            let m = Outgoing::unbudgeted(close(code, &why));
+            let _ = tokio::time::timeout(CLOSE_QUEUE_WAIT, tx.send(m)).await;
+        }
+    };
     loop {
         let msg = tokio::select! {
             _ = shutdown.changed() => {
-                let _ = tx.send(close(CloseCode::Away, "editor is stopping the bridge")).await;
+                send_close(CloseCode::Away, "editor is stopping the bridge".into()).await;
                 break;
             }
+            // The writer ended (the client is gone): what is still buffered has no one to
+            // answer to.
+            _ = tx.closed() => break,
             m = source.next() => m,
         };
         let text = match msg {
             Some(Ok(Message::Text(t))) => t,
             Some(Ok(Message::Binary(_))) => {
-                let _ = tx
-                    .send(close(
-                        CloseCode::Unsupported,
-                        "binary messages are not supported",
-                    ))
-                    .await;
+                send_close(
+                    CloseCode::Unsupported,
+                    "binary messages are not supported".into(),
+                )
+                .await;
                 break;
             }
             Some(Ok(Message::Close(_))) | None => break,
@@ -172,30 +289,55 @@ async fn serve(shared: Arc<Shared>, stream: TcpStream, addr: SocketAddr) {
             Some(Err(e)) => {
                 tracing::info!(%addr, id, error = %e, "closing connection");
                 if let Some(code) = close_code_for(&e) {
-                    let _ = tx.send(close(code, &e.to_string())).await;
+                    send_close(code, e.to_string()).await;
                 }
                 break;
             }
         };
-        let Ok(permit) = inflight.clone().acquire_owned().await else {
-            break;
+        // Backpressure: with max_inflight_per_client answers unsent, stop reading.
+        let permit = tokio::select! {
+            p = flow.inflight.clone().acquire_owned() => match p {
+                Ok(p) => p,
+                Err(_) => break,
+            },
+            _ = tx.closed() => break,
         };
-        let (s, tx) = (shared.clone(), tx.clone());
+        let (s, tx, flow, reqs) = (shared.clone(), tx.clone(), flow.clone(), requests.clone());
         tokio::spawn(async move {
-            let (reply, events) = mcp::handle_text(&s, text.as_str()).await;
+            if tx.is_closed() {
+                return;
+            }
+            let (reply, events) = answer(&s, text, &reqs).await;
             for ev in events {
                 apply(&s, id, ev);
             }
             if let Some(r) = reply {
-                let _ = tx.send(Message::text(r)).await;
+                let want = r.len().clamp(1, OUT_BYTES) as u32;
+                if let Ok(bytes) = flow.out_bytes.clone().acquire_many_owned(want).await {
+                    let m = Outgoing {
+                        msg: Message::text(r),
+                        _bytes: Some(bytes),
+                    };
+                    let _ = tx.send(m).await;
+                }
             }
             drop(permit);
         });
     }
     shared.unregister(id);
+    // Nobody is left to answer: what the client was waiting for (a diff the person has not
+    // decided on) is cancelled, and the editor closes it.
+    let cancelled = requests.cancel_all();
+    if cancelled > 0 {
+        tracing::info!(%addr, id, cancelled, "cancelled the requests of a departed client");
+    }
     drop(tx);
-    // Let in-flight answers drain to a client that is still reading, but not forever.
-    let _ = tokio::time::timeout(Duration::from_secs(5), writer).await;
+    // Let in-flight answers drain to a client that is still reading, but not forever: a client
+    // that stopped reading would otherwise keep the writer (and its socket) alive.
+    if tokio::time::timeout(DRAIN_WAIT, &mut writer).await.is_err() {
+        writer.abort();
+        tracing::info!(%addr, id, "dropped answers the client did not read");
+    }
     tracing::info!(%addr, id, "client disconnected");
 }
 
@@ -215,8 +357,23 @@ fn apply(shared: &Shared, id: u64, ev: PeerEvent) {
         }
         PeerEvent::IdeConnected { pid } => {
             tracing::info!(id, ?pid, "ide_connected");
-            shared.update_peer(id, |p| p.ide_connected_pid = pid)
+            shared.update_peer(id, |p| {
+                p.ide_connected = true;
+                p.ide_connected_pid = pid
+            });
+            // Tell the editor a Claude Code session is ready for notifications (it sends
+            // queued @-mentions and the current selection). No editor handler: no harm.
+            let fut = shared.rpc.call(
+                "ide_connected",
+                serde_json::json!({"client": id, "pid": pid}),
+            );
+            tokio::spawn(async move {
+                if let Err(e) = fut.await {
+                    tracing::debug!(error = %e, "editor did not take ide_connected");
+                }
+            });
         }
+        PeerEvent::ToolsListed => shared.update_peer(id, |p| p.tools_listed = true),
     }
 }
 

@@ -6,6 +6,8 @@
 
 mod conn;
 
+pub use conn::{check_handshake, ws_config, AUTH_HEADER, OUT_BYTES};
+
 use crate::config::Config;
 use crate::editor::{EditorRpc, EditorState};
 use crate::lockfile::{LockContent, LockFile};
@@ -42,7 +44,8 @@ pub struct Shared {
 struct Client {
     peer: Peer,
     addr: SocketAddr,
-    tx: mpsc::Sender<Message>,
+    tx: mpsc::Sender<conn::Outgoing>,
+    flow: Arc<conn::Flow>,
     since: Instant,
 }
 
@@ -55,7 +58,13 @@ pub struct ClientStatus {
     pub version: Option<String>,
     pub protocol_version: Option<String>,
     pub ide_connected_pid: Option<u64>,
+    /// The client has asked for `tools/list`.
+    pub tools_listed: bool,
     pub connected_secs: u64,
+    /// Requests read and not yet answered (at most `max_inflight_per_client`).
+    pub in_flight: usize,
+    /// Bytes of answers waiting for the client to read them (at most [`OUT_BYTES`] plus one).
+    pub queued_bytes: usize,
 }
 
 /// What `:ClaudeContext status` and `:checkhealth` show. The token is masked.
@@ -80,6 +89,30 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl Shared {
+    /// State without a listener or lock file (the server adds those); also used by tests.
+    pub fn new(
+        config: Config,
+        initial: EditorState,
+        rpc: Arc<dyn EditorRpc>,
+        port: u16,
+        token: String,
+    ) -> Shared {
+        let (shutdown, _) = watch::channel(false);
+        Shared {
+            catalog: Catalog::new(crate::tools::registry()),
+            rpc,
+            port,
+            token,
+            editor: ArcSwap::from_pointee(initial),
+            clients: Mutex::new(HashMap::new()),
+            next_client: AtomicU64::new(1),
+            lock: Mutex::new(None),
+            shutdown,
+            started: Instant::now(),
+            config,
+        }
+    }
+
     pub fn editor_state(&self) -> Arc<EditorState> {
         self.editor.load_full()
     }
@@ -125,7 +158,26 @@ impl Shared {
         let clients = lock(&self.clients);
         clients
             .values()
-            .filter(|c| c.tx.try_send(Message::text(text.clone())).is_ok())
+            .filter(|c| {
+                c.tx.try_send(conn::Outgoing::unbudgeted(Message::text(text.clone())))
+                    .is_ok()
+            })
+            .count()
+    }
+
+    /// [`Shared::broadcast`] to the clients that sent `ide_connected` only (interactive Claude
+    /// Code sessions); returns how many got it.
+    pub fn broadcast_ide(&self, method: &str, params: Value) -> usize {
+        let text =
+            serde_json::json!({"jsonrpc": "2.0", "method": method, "params": params}).to_string();
+        let clients = lock(&self.clients);
+        clients
+            .values()
+            .filter(|c| c.peer.ide_connected)
+            .filter(|c| {
+                c.tx.try_send(conn::Outgoing::unbudgeted(Message::text(text.clone())))
+                    .is_ok()
+            })
             .count()
     }
 
@@ -143,7 +195,10 @@ impl Shared {
                 version: c.peer.client_version.clone(),
                 protocol_version: c.peer.protocol_version.clone(),
                 ide_connected_pid: c.peer.ide_connected_pid,
+                tools_listed: c.peer.tools_listed,
                 connected_secs: c.since.elapsed().as_secs(),
+                in_flight: c.flow.in_flight(),
+                queued_bytes: c.flow.queued_bytes(),
             })
             .collect();
         Status {
@@ -162,12 +217,18 @@ impl Shared {
         }
     }
 
-    fn register(&self, addr: SocketAddr, tx: mpsc::Sender<Message>) -> u64 {
+    fn register(
+        &self,
+        addr: SocketAddr,
+        tx: mpsc::Sender<conn::Outgoing>,
+        flow: Arc<conn::Flow>,
+    ) -> u64 {
         let id = self.next_client.fetch_add(1, Ordering::Relaxed);
         let c = Client {
             peer: Peer::default(),
             addr,
             tx,
+            flow,
             since: Instant::now(),
         };
         lock(&self.clients).insert(id, c);
@@ -233,20 +294,7 @@ impl Server {
             .enable_all()
             .build()
             .map_err(StartError::Runtime)?;
-        let (shutdown, _) = watch::channel(false);
-        let shared = Arc::new(Shared {
-            catalog: Catalog::new(crate::tools::registry()),
-            rpc,
-            port,
-            token,
-            editor: ArcSwap::from_pointee(initial),
-            clients: Mutex::new(HashMap::new()),
-            next_client: AtomicU64::new(1),
-            lock: Mutex::new(None),
-            shutdown,
-            started: Instant::now(),
-            config,
-        });
+        let shared = Arc::new(Shared::new(config, initial, rpc, port, token));
         let stale = crate::lockfile::clean_stale(&lock_dir, &shared.config.ide_name);
         if !stale.is_empty() {
             tracing::info!(

@@ -11,29 +11,72 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 use std::sync::Arc;
 
+pub mod check_document_dirty;
+pub mod close_all_diff_tabs;
+pub mod close_tab;
+pub mod define_issue;
 pub mod fs_get_project_info;
 pub mod fs_list_directory;
 pub mod fs_read_file;
 pub mod fs_write_file;
+pub mod get_current_selection;
+pub mod get_current_status;
+pub mod get_diagnostics;
+pub mod get_latest_selection;
+pub mod get_open_editors;
+pub mod get_recent_branches;
 pub mod get_workspace_folders;
+pub mod ide;
+pub mod list_memory_bank_documents;
+pub mod open_diff;
+pub mod open_file;
+pub mod read_branch_core_files;
+pub mod read_branch_memory_bank;
+pub mod read_context;
+pub mod read_global_core_files;
+pub mod read_global_memory_bank;
+pub mod read_rules;
+pub mod register_options;
+pub mod reset;
+pub mod save_document;
+pub mod search_documents_by_tags;
 #[cfg(feature = "test-tools")]
 pub mod test_panic;
+pub mod write_branch_memory_bank;
+pub mod write_global_memory_bank;
 
 pub type ToolFuture = BoxFuture<'static, Result<ToolOutput, ToolError>>;
 pub type Ctx = Arc<Shared>;
 
 /// What a tool returns on success.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ToolOutput {
     /// The structured result; sent as `structuredContent` when it is an object.
     pub value: Value,
     /// The text content; the JSON of `value` when `None`.
     pub text: Option<String>,
+    /// Further text content blocks after the first (`openDiff` answers two:
+    /// `FILE_SAVED` and the final contents).
+    pub extra_text: Vec<String>,
 }
 
 impl ToolOutput {
     pub fn json(value: Value) -> Self {
-        ToolOutput { value, text: None }
+        ToolOutput {
+            value,
+            ..Default::default()
+        }
+    }
+
+    /// Text content only, one block per string, no `structuredContent` (the IDE protocol's
+    /// `TAB_CLOSED`, `FILE_SAVED` + contents, …).
+    pub fn texts<I: IntoIterator<Item = String>>(texts: I) -> Self {
+        let mut it = texts.into_iter();
+        ToolOutput {
+            value: Value::Null,
+            text: Some(it.next().unwrap_or_default()),
+            extra_text: it.collect(),
+        }
     }
 
     pub fn of<T: serde::Serialize>(v: &T) -> Result<Self, ToolError> {
@@ -73,6 +116,34 @@ pub fn registry() -> Vec<ToolDef> {
         fs_read_file::def(),
         fs_list_directory::def(),
         fs_write_file::def(),
+        // Memory bank (issue 3).
+        read_context::def(),
+        read_rules::def(),
+        read_branch_core_files::def(),
+        read_global_core_files::def(),
+        read_branch_memory_bank::def(),
+        write_branch_memory_bank::def(),
+        read_global_memory_bank::def(),
+        write_global_memory_bank::def(),
+        search_documents_by_tags::def(),
+        get_recent_branches::def(),
+        list_memory_bank_documents::def(),
+        // WRAP decision status (issue 3).
+        define_issue::def(),
+        get_current_status::def(),
+        register_options::def(),
+        reset::def(),
+        // The Claude Code IDE tools (ide-protocol.md); each forwards to a Lua handler.
+        open_file::def(),
+        open_diff::def(),
+        get_current_selection::def(),
+        get_latest_selection::def(),
+        get_open_editors::def(),
+        get_diagnostics::def(),
+        check_document_dirty::def(),
+        save_document::def(),
+        close_tab::def(),
+        close_all_diff_tabs::def(),
     ];
     #[cfg(feature = "test-tools")]
     tools.push(test_panic::def());
@@ -102,9 +173,17 @@ where
     F: FnOnce() -> Result<ToolOutput, ToolError> + Send + 'static,
 {
     Box::pin(async move {
-        tokio::task::spawn_blocking(f)
-            .await
-            .unwrap_or_else(|e| Err(ToolError::Failed(crate::mcp::panic_message(e))))
+        tokio::task::spawn_blocking(f).await.unwrap_or_else(|e| {
+            let msg = if e.is_panic() {
+                crate::mcp::payload_text(e.into_panic().as_ref())
+            } else {
+                e.to_string()
+            };
+            tracing::error!(panic = %msg, "tool work on the blocking pool panicked");
+            Err(ToolError::Failed(format!(
+                "internal error: {msg} (the panic was contained; see :ClaudeContext log)"
+            )))
+        })
     })
 }
 
@@ -116,3 +195,34 @@ pub fn ready(r: Result<ToolOutput, ToolError>) -> ToolFuture {
 #[derive(serde::Deserialize, JsonSchema, Default)]
 #[serde(deny_unknown_fields)]
 pub struct NoArgs {}
+
+/// The memory bank of the current project (`MEMORY_BANK_ROOT`, else `setup{memory_bank.root}`,
+/// else `<project root>/docs`).
+pub fn memory_bank(ctx: &Shared) -> Result<crate::memory_bank::Bank, ToolError> {
+    let root = ctx.project_root_dir()?;
+    let env = std::env::var(crate::memory_bank::ROOT_ENV).ok();
+    Ok(crate::memory_bank::Bank::resolve(
+        env.as_deref(),
+        ctx.config.memory_bank_root.as_deref(),
+        &root,
+    ))
+}
+
+/// The decision store of the current project, under the plugin's state directory.
+pub fn decision_store(ctx: &Shared) -> Result<crate::decision::Store, ToolError> {
+    let root = ctx.project_root_dir()?;
+    let state = ctx.config.state_dir().map_err(ToolError::Failed)?;
+    Ok(crate::decision::Store::new(&state, &root))
+}
+
+/// `"ja"` — the default language of the memory bank tools (as in the spec).
+pub fn default_language() -> String {
+    "ja".into()
+}
+
+pub(crate) fn yes() -> bool {
+    true
+}
+
+#[cfg(test)]
+pub(crate) mod testutil;

@@ -1,0 +1,466 @@
+//! The store file, its lock, and the operations the WRAP tools perform on it.
+
+use crate::memory_bank::document::now_rfc3339;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::fmt;
+use std::io::ErrorKind;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// What `get_current_status` says when no issue is defined (verbatim from the spec).
+pub const NO_ISSUE: &str = "課題が定義されていません";
+
+/// The store format this code writes and reads.
+const FORMAT: u64 = 1;
+/// Replaced issues kept in `history`.
+pub const HISTORY_LIMIT: usize = 100;
+/// Backups `reset` keeps per project.
+pub const BACKUPS_KEPT: usize = 10;
+/// How long an update waits for another editor's lock.
+const LOCK_WAIT: Duration = Duration::from_secs(5);
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Issue {
+    pub id: String,
+    pub title: String,
+    pub description: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub constraints: Vec<String>,
+    pub created_at: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct DecisionOption {
+    pub id: String,
+    pub text: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub supplementary_info: Option<String>,
+    pub created_at: String,
+}
+
+/// An issue that a later `define_issue` replaced, with the options it had.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct HistoryEntry {
+    pub issue: Issue,
+    #[serde(default)]
+    pub options: Vec<DecisionOption>,
+    pub replaced_at: String,
+}
+
+/// The whole store file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StoreData {
+    pub version: u64,
+    pub project_root: String,
+    pub issue: Option<Issue>,
+    #[serde(default)]
+    pub options: Vec<DecisionOption>,
+    #[serde(default)]
+    pub history: Vec<HistoryEntry>,
+    pub updated_at: String,
+}
+
+/// An option as `register_options` accepts it: a string, or `{text, supplementaryInfo}`.
+#[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum OptionInput {
+    Text(String),
+    Detailed {
+        text: String,
+        #[serde(default, rename = "supplementaryInfo")]
+        supplementary_info: Option<String>,
+    },
+}
+
+/// Where the WRAP process stands, derived from the store.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Workflow {
+    /// `widen-options` (issue defined, fewer than 3 options) or `reality-test`.
+    pub step: &'static str,
+    pub next_action: &'static str,
+}
+
+pub fn workflow(options: usize) -> Workflow {
+    if options < 3 {
+        Workflow {
+            step: "widen-options",
+            next_action: "選択肢を広げる（Widen your options）: register_options で3つ以上の選択肢を登録してください。",
+        }
+    } else {
+        Workflow {
+            step: "reality-test",
+            next_action: "前提を現実で検証する（Reality-test your assumptions）: 各選択肢の前提を確かめ、判断から距離を置き（Attain distance）、失敗に備えてください（Prepare to be wrong）。",
+        }
+    }
+}
+
+#[derive(Debug)]
+pub enum StoreError {
+    Io {
+        path: PathBuf,
+        action: &'static str,
+        err: std::io::Error,
+    },
+    Corrupt {
+        path: PathBuf,
+        reason: String,
+    },
+    Newer {
+        path: PathBuf,
+        version: u64,
+    },
+    Locked {
+        path: PathBuf,
+    },
+    NoIssue,
+    Invalid(String),
+}
+
+impl fmt::Display for StoreError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            StoreError::Io { path, action, err } => write!(
+                f,
+                "cannot {action} the decision store '{}': {err}",
+                path.display()
+            ),
+            StoreError::Corrupt { path, reason } => write!(
+                f,
+                "the decision store '{}' is corrupt ({reason}). It was left untouched: repair or \
+                 remove it, or call reset to move it into a backup and start over.",
+                path.display()
+            ),
+            StoreError::Newer { path, version } => write!(
+                f,
+                "the decision store '{}' has format {version}, written by a newer \
+                 claude-context.nvim; it was left untouched. Update the plugin, or call reset to \
+                 move it into a backup and start over.",
+                path.display()
+            ),
+            StoreError::Locked { path } => write!(
+                f,
+                "the decision store '{}' stayed locked by another editor for {} s; try again",
+                path.display(),
+                LOCK_WAIT.as_secs()
+            ),
+            StoreError::NoIssue => write!(f, "{NO_ISSUE}: call define_issue first"),
+            StoreError::Invalid(m) => f.write_str(m),
+        }
+    }
+}
+
+impl std::error::Error for StoreError {}
+
+/// FNV-1a, 64 bits: stable across Rust releases (unlike `DefaultHasher`).
+fn fnv1a64(bytes: &[u8]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in bytes {
+        h ^= u64::from(*b);
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    h
+}
+
+/// `<state_dir>/decisions/<project dir name>-<hash of the full root>.json`.
+pub fn store_path(state_dir: &Path, project_root: &Path) -> PathBuf {
+    let hash = fnv1a64(project_root.as_os_str().as_encoded_bytes());
+    let base: String = project_root
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(48)
+        .collect();
+    let base = if base.is_empty() || base.starts_with('.') {
+        format!("root{base}")
+    } else {
+        base
+    };
+    state_dir
+        .join("decisions")
+        .join(format!("{base}-{hash:016x}.json"))
+}
+
+/// One project's decision store.
+#[derive(Debug, Clone)]
+pub struct Store {
+    pub path: PathBuf,
+    project_root: PathBuf,
+}
+
+fn io<'a>(path: &'a Path, action: &'static str) -> impl FnOnce(std::io::Error) -> StoreError + 'a {
+    move |err| StoreError::Io {
+        path: path.to_path_buf(),
+        action,
+        err,
+    }
+}
+
+fn non_empty(field: &str, v: &str) -> Result<String, StoreError> {
+    let t = v.trim();
+    if t.is_empty() {
+        Err(StoreError::Invalid(format!("'{field}' must not be empty")))
+    } else {
+        Ok(t.to_string())
+    }
+}
+
+impl Store {
+    pub fn new(state_dir: &Path, project_root: &Path) -> Store {
+        Store {
+            path: store_path(state_dir, project_root),
+            project_root: project_root.to_path_buf(),
+        }
+    }
+
+    fn dir(&self) -> &Path {
+        self.path.parent().unwrap_or(Path::new("."))
+    }
+
+    fn lock_path(&self) -> PathBuf {
+        self.path.with_extension("lock")
+    }
+
+    /// The store's content; `None` when nothing was stored yet.
+    pub fn load(&self) -> Result<Option<StoreData>, StoreError> {
+        let bytes = match std::fs::read(&self.path) {
+            Ok(b) => b,
+            Err(e) if e.kind() == ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(io(&self.path, "read")(e)),
+        };
+        let corrupt = |reason: String| StoreError::Corrupt {
+            path: self.path.clone(),
+            reason,
+        };
+        let v: Value =
+            serde_json::from_slice(&bytes).map_err(|e| corrupt(format!("not valid JSON: {e}")))?;
+        match v.get("version").and_then(Value::as_u64) {
+            Some(FORMAT) => {}
+            Some(n) if n > FORMAT => {
+                return Err(StoreError::Newer {
+                    path: self.path.clone(),
+                    version: n,
+                })
+            }
+            _ => return Err(corrupt("no valid \"version\" field".into())),
+        }
+        serde_json::from_value(v)
+            .map(Some)
+            .map_err(|e| corrupt(format!("unexpected content: {e}")))
+    }
+
+    /// Runs `f` while holding the store's exclusive lock (waiting up to [`LOCK_WAIT`]).
+    fn locked<R>(&self, f: impl FnOnce() -> Result<R, StoreError>) -> Result<R, StoreError> {
+        let dir = self.dir();
+        std::fs::create_dir_all(dir).map_err(io(dir, "create the directory of"))?;
+        let lp = self.lock_path();
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&lp)
+            .map_err(io(&lp, "open the lock file of"))?;
+        let mut lock = fd_lock::RwLock::new(file);
+        let deadline = Instant::now() + LOCK_WAIT;
+        let _guard = loop {
+            match lock.try_write() {
+                Ok(g) => break g,
+                Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::Interrupted) => {
+                    if Instant::now() >= deadline {
+                        return Err(StoreError::Locked {
+                            path: self.path.clone(),
+                        });
+                    }
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+                Err(e) => return Err(io(&lp, "lock")(e)),
+            }
+        };
+        f()
+    }
+
+    fn save(&self, data: &StoreData) -> Result<(), StoreError> {
+        let bytes = serde_json::to_vec_pretty(data).map_err(|e| StoreError::Io {
+            path: self.path.clone(),
+            action: "encode",
+            err: std::io::Error::other(e),
+        })?;
+        crate::fsutil::write_atomic(&self.path, &bytes, Some(0o600))
+            .map_err(io(&self.path, "write"))
+    }
+
+    fn empty(&self) -> StoreData {
+        StoreData {
+            version: FORMAT,
+            project_root: self.project_root.to_string_lossy().into_owned(),
+            issue: None,
+            options: Vec::new(),
+            history: Vec::new(),
+            updated_at: now_rfc3339(),
+        }
+    }
+
+    /// Stores a new issue (new id, new `createdAt`); the one it replaces moves into `history`
+    /// with its options.
+    pub fn define_issue(
+        &self,
+        title: &str,
+        description: &str,
+        context: Option<&str>,
+        constraints: Vec<String>,
+    ) -> Result<Issue, StoreError> {
+        let issue = Issue {
+            id: uuid::Uuid::new_v4().to_string(),
+            title: non_empty("title", title)?,
+            description: non_empty("description", description)?,
+            context: context
+                .map(str::trim)
+                .filter(|c| !c.is_empty())
+                .map(String::from),
+            constraints: constraints
+                .iter()
+                .map(|c| c.trim())
+                .filter(|c| !c.is_empty())
+                .map(String::from)
+                .collect(),
+            created_at: now_rfc3339(),
+        };
+        self.locked(|| {
+            let mut data = self.load()?.unwrap_or_else(|| self.empty());
+            if let Some(old) = data.issue.take() {
+                data.history.push(HistoryEntry {
+                    issue: old,
+                    options: std::mem::take(&mut data.options),
+                    replaced_at: issue.created_at.clone(),
+                });
+                let excess = data.history.len().saturating_sub(HISTORY_LIMIT);
+                data.history.drain(..excess);
+            }
+            data.options.clear();
+            data.issue = Some(issue.clone());
+            data.updated_at = now_rfc3339();
+            self.save(&data)?;
+            Ok(issue)
+        })
+    }
+
+    /// Registers the options for the current issue (replacing earlier ones); at least 3.
+    pub fn register_options(
+        &self,
+        inputs: Vec<OptionInput>,
+    ) -> Result<(Issue, Vec<DecisionOption>), StoreError> {
+        if inputs.len() < 3 {
+            return Err(StoreError::Invalid(format!(
+                "register at least 3 options (got {}): widening the options is the point",
+                inputs.len()
+            )));
+        }
+        let now = now_rfc3339();
+        let mut options = Vec::with_capacity(inputs.len());
+        for (i, o) in inputs.into_iter().enumerate() {
+            let (text, info) = match o {
+                OptionInput::Text(t) => (t, None),
+                OptionInput::Detailed {
+                    text,
+                    supplementary_info,
+                } => (text, supplementary_info),
+            };
+            options.push(DecisionOption {
+                id: uuid::Uuid::new_v4().to_string(),
+                text: non_empty(&format!("options[{i}].text"), &text)?,
+                supplementary_info: info.map(|s| s.trim().to_string()).filter(|s| !s.is_empty()),
+                created_at: now.clone(),
+            });
+        }
+        self.locked(|| {
+            let mut data = self.load()?.ok_or(StoreError::NoIssue)?;
+            let issue = data.issue.clone().ok_or(StoreError::NoIssue)?;
+            data.options = options.clone();
+            data.updated_at = now_rfc3339();
+            self.save(&data)?;
+            Ok((issue, options))
+        })
+    }
+
+    /// Moves the store (even a corrupt one) into a backup next to it, so the project starts
+    /// over; returns the backup's path, `None` when there was nothing to reset. Keeps the newest
+    /// [`BACKUPS_KEPT`] backups.
+    pub fn reset(&self) -> Result<Option<PathBuf>, StoreError> {
+        self.locked(|| {
+            match std::fs::symlink_metadata(&self.path) {
+                Ok(m) if m.is_file() => {}
+                Ok(_) => {
+                    return Err(StoreError::Invalid(format!(
+                        "the decision store '{}' is not a regular file; it was left untouched",
+                        self.path.display()
+                    )))
+                }
+                Err(e) if e.kind() == ErrorKind::NotFound => return Ok(None),
+                Err(e) => return Err(io(&self.path, "inspect")(e)),
+            }
+            let stem = self.backup_prefix();
+            let stamp = now_rfc3339().replace(':', "-");
+            let mut backup = self.dir().join(format!("{stem}{stamp}.json"));
+            let mut n = 1;
+            while backup.exists() {
+                backup = self.dir().join(format!("{stem}{stamp}-{n}.json"));
+                n += 1;
+            }
+            std::fs::rename(&self.path, &backup).map_err(io(&self.path, "back up"))?;
+            self.prune_backups();
+            Ok(Some(backup))
+        })
+    }
+
+    fn backup_prefix(&self) -> String {
+        let stem = self
+            .path
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        format!("{stem}.backup-")
+    }
+
+    /// The backups of this store, oldest first.
+    pub fn backups(&self) -> Vec<PathBuf> {
+        let prefix = self.backup_prefix();
+        let mut out: Vec<PathBuf> = std::fs::read_dir(self.dir())
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().starts_with(&prefix))
+            .map(|e| e.path())
+            .collect();
+        out.sort();
+        out
+    }
+
+    fn prune_backups(&self) {
+        let b = self.backups();
+        let excess = b.len().saturating_sub(BACKUPS_KEPT);
+        for p in &b[..excess] {
+            if let Err(e) = std::fs::remove_file(p) {
+                tracing::warn!(path = %p.display(), error = %e, "cannot remove an old decision backup");
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,824 @@
+//! The memory bank: Markdown/JSON documents kept in the repository so an agent can pick up a task
+//! where the last session left it.
+//!
+//! Layout under the bank root (`<project root>/docs` unless configured, see [`Bank::resolve`]):
+//!
+//! ```text
+//! <root>/rules-<en|ja>.md                 optional: the project's own rules
+//! <root>/global-memory-bank/…             the global bank
+//! <root>/branch-memory-bank/<branch>/…    one bank per branch ("/" in the name becomes "-")
+//! ```
+//!
+//! Every path a client gives is relative to a bank and confined to it with [`crate::paths::confine`]
+//! (`..`, absolute paths and symbolic links leading out are refused). Writes are atomic
+//! ([`crate::fsutil::write_atomic`]), so two writers to one document leave one complete version.
+//! Reading the core files touches only those files: the cost does not depend on how many other
+//! documents the bank holds.
+
+pub mod document;
+pub mod text;
+
+use crate::fsutil::write_atomic;
+use crate::paths::{confine, normalize, PathError};
+use document::{Document, ReadError};
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde_json::{Map, Value};
+use std::fmt;
+use std::io::ErrorKind;
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+pub const GLOBAL_DIR: &str = "global-memory-bank";
+pub const BRANCHES_DIR: &str = "branch-memory-bank";
+/// The environment variable that overrides the bank root.
+pub const ROOT_ENV: &str = "MEMORY_BANK_ROOT";
+
+pub const BRANCH_CORE_FILES: [&str; 4] = [
+    "branchContext.md",
+    "activeContext.md",
+    "systemPatterns.md",
+    "progress.md",
+];
+pub const GLOBAL_CORE_FILES: [&str; 6] = [
+    "architecture.md",
+    "coding-standards.md",
+    "domain-models.md",
+    "glossary.md",
+    "tech-stack.md",
+    "user-guide.md",
+];
+
+/// Deepest directory nesting `search_documents_by_tags` and `get_recent_branches` descend.
+const MAX_DEPTH: usize = 32;
+
+/// The language of the rules, templates and notes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Language {
+    En,
+    Ja,
+}
+
+impl Language {
+    /// `en` or `ja`; anything else is an error that says what is accepted.
+    pub fn parse(s: &str) -> Result<Language, String> {
+        match s {
+            "en" => Ok(Language::En),
+            "ja" => Ok(Language::Ja),
+            other => Err(format!(
+                "unsupported language '{other}': use \"en\" or \"ja\""
+            )),
+        }
+    }
+
+    pub fn code(self) -> &'static str {
+        match self {
+            Language::En => "en",
+            Language::Ja => "ja",
+        }
+    }
+}
+
+/// Which bank a document belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope<'a> {
+    Global,
+    Branch(&'a str),
+}
+
+impl Scope<'_> {
+    fn core_files(self) -> &'static [&'static str] {
+        match self {
+            Scope::Global => &GLOBAL_CORE_FILES,
+            Scope::Branch(_) => &BRANCH_CORE_FILES,
+        }
+    }
+
+    /// How errors name the bank.
+    fn label(self) -> String {
+        match self {
+            Scope::Global => "the global memory bank".into(),
+            Scope::Branch(b) => format!("the memory bank of branch '{b}'"),
+        }
+    }
+
+    fn label_in(self, lang: Language) -> String {
+        match (lang, self) {
+            (Language::En, _) => self.label(),
+            (Language::Ja, Scope::Global) => "グローバルメモリバンク".into(),
+            (Language::Ja, Scope::Branch(b)) => format!("ブランチ '{b}' のメモリバンク"),
+        }
+    }
+}
+
+/// Where the bank root came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RootSource {
+    /// `MEMORY_BANK_ROOT`.
+    Env,
+    /// `setup{memory_bank = {root = …}}`.
+    Config,
+    /// `<project root>/docs`.
+    Default,
+}
+
+impl fmt::Display for RootSource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            RootSource::Env => "MEMORY_BANK_ROOT",
+            RootSource::Config => "setup{memory_bank = {root}}",
+            RootSource::Default => "<project root>/docs",
+        })
+    }
+}
+
+/// A memory bank rooted at a directory (which need not exist yet).
+#[derive(Debug, Clone)]
+pub struct Bank {
+    pub root: PathBuf,
+    pub source: RootSource,
+}
+
+/// One result of [`Bank::search`].
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SearchHit {
+    /// `global` or `branch`.
+    pub scope: &'static str,
+    /// The branch bank's directory name (for `scope = "branch"`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub branch: Option<String>,
+    pub path: String,
+    pub tags: Vec<String>,
+    pub last_modified: String,
+}
+
+/// One branch bank, for [`Bank::recent_branches`].
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct BranchInfo {
+    /// The bank's directory name (the branch name with "/" written as "-").
+    pub name: String,
+    /// The newest modification time of the bank or any document in it, RFC 3339 UTC.
+    pub last_modified: String,
+    /// How many documents (`.md`, `.json`) the bank holds.
+    pub documents: usize,
+}
+
+/// What a write did.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct WriteOutcome {
+    pub path: String,
+    /// The document did not exist before.
+    pub created: bool,
+    /// The bank did not exist before and was created.
+    pub bank_created: bool,
+    /// Core files created from templates along with the bank.
+    pub seeded: Vec<String>,
+    pub bytes_written: u64,
+    pub tags: Vec<String>,
+    pub last_modified: String,
+}
+
+/// The core files of one bank, in core-file order, plus what is missing.
+#[derive(Debug, Default)]
+pub struct CoreFiles {
+    pub docs: Map<String, Value>,
+    pub missing: Vec<&'static str>,
+    /// The bank directory does not exist.
+    pub no_bank: bool,
+    /// Where the bank is (or would be).
+    pub dir: PathBuf,
+}
+
+/// `feature/x` → `feature-x`; refuses names that cannot be a bank directory.
+pub fn branch_dir_name(branch: &str) -> Result<String, String> {
+    if branch.trim().is_empty() {
+        return Err("the branch name is empty: pass the current git branch, e.g. \"main\"".into());
+    }
+    if branch.chars().any(|c| c.is_control() || c == '\\') {
+        return Err(format!(
+            "invalid branch name '{}': it contains a control character or a backslash",
+            branch.escape_debug()
+        ));
+    }
+    let name = branch.replace('/', "-");
+    if name == "." || name == ".." {
+        return Err(format!("invalid branch name '{branch}'"));
+    }
+    Ok(name)
+}
+
+fn expand_home(p: &Path) -> PathBuf {
+    if let Ok(rest) = p.strip_prefix("~") {
+        if let Some(home) = std::env::var_os("HOME") {
+            return PathBuf::from(home).join(rest);
+        }
+    }
+    p.to_path_buf()
+}
+
+fn io_err(what: &str, path: &Path, e: impl fmt::Display) -> String {
+    format!("cannot {what} '{}': {e}", path.display())
+}
+
+impl Bank {
+    /// The bank root: `MEMORY_BANK_ROOT` when set and non-empty, else `setup{memory_bank =
+    /// {root}}`, else `<project root>/docs`. The environment wins over the configuration, as
+    /// `MCP_PROJECT_ROOT` does for the project root. A relative root resolves against the
+    /// project root; `~/` is expanded.
+    pub fn resolve(env: Option<&str>, config: Option<&Path>, project_root: &Path) -> Bank {
+        let (p, source) = match (env.filter(|s| !s.is_empty()), config) {
+            (Some(e), _) => (expand_home(Path::new(e)), RootSource::Env),
+            (None, Some(c)) if !c.as_os_str().is_empty() => (expand_home(c), RootSource::Config),
+            _ => (project_root.join("docs"), RootSource::Default),
+        };
+        let root = if p.is_relative() {
+            project_root.join(p)
+        } else {
+            p
+        };
+        Bank {
+            root: normalize(&root),
+            source,
+        }
+    }
+
+    pub fn at(root: impl Into<PathBuf>) -> Bank {
+        Bank {
+            root: root.into(),
+            source: RootSource::Config,
+        }
+    }
+
+    pub fn global_dir(&self) -> PathBuf {
+        self.root.join(GLOBAL_DIR)
+    }
+
+    pub fn branches_dir(&self) -> PathBuf {
+        self.root.join(BRANCHES_DIR)
+    }
+
+    /// Where a bank is (lexically; it may not exist).
+    pub fn dir(&self, scope: Scope) -> Result<PathBuf, String> {
+        Ok(match scope {
+            Scope::Global => self.global_dir(),
+            Scope::Branch(b) => self.branches_dir().join(branch_dir_name(b)?),
+        })
+    }
+
+    /// The canonical bank directory, `None` when it does not exist. A branch bank that is a
+    /// symbolic link leading out of `branch-memory-bank/` is refused.
+    pub fn open(&self, scope: Scope) -> Result<Option<PathBuf>, String> {
+        let dir = self.dir(scope)?;
+        match std::fs::metadata(&dir) {
+            Ok(m) if m.is_dir() => {}
+            Ok(_) => {
+                return Err(format!(
+                    "cannot read {}: '{}' is not a directory",
+                    scope.label(),
+                    dir.display()
+                ))
+            }
+            Err(e) if e.kind() == ErrorKind::NotFound => return Ok(None),
+            Err(e) => {
+                return Err(format!(
+                    "cannot read {}: {}",
+                    scope.label(),
+                    io_err("open", &dir, e)
+                ))
+            }
+        }
+        let canon = dir.canonicalize().map_err(|e| {
+            format!(
+                "cannot read {}: {}",
+                scope.label(),
+                io_err("resolve", &dir, e)
+            )
+        })?;
+        if let Scope::Branch(_) = scope {
+            let parent = self.branches_dir();
+            let parent = parent
+                .canonicalize()
+                .map_err(|e| io_err("resolve", &parent, e))?;
+            if canon.parent() != Some(parent.as_path()) {
+                return Err(format!(
+                    "refused: {} ('{}') is a symbolic link to '{}', outside '{}'",
+                    scope.label(),
+                    dir.display(),
+                    canon.display(),
+                    parent.display()
+                ));
+            }
+        }
+        Ok(Some(canon))
+    }
+
+    /// The rules text for `lang`: `<root>/rules-<lang>.md` when the project has one, else ours.
+    pub fn rules(&self, lang: Language) -> Result<String, String> {
+        let p = self.root.join(format!("rules-{}.md", lang.code()));
+        match std::fs::read_to_string(&p) {
+            Ok(s) => Ok(s),
+            Err(e) if e.kind() == ErrorKind::NotFound => Ok(text::rules(lang).to_string()),
+            Err(e) => Err(format!(
+                "cannot read the project's rules '{}': {e}",
+                p.display()
+            )),
+        }
+    }
+
+    /// Reads the core files of a bank (only those: never a scan of the bank).
+    pub fn core_files(&self, scope: Scope) -> Result<CoreFiles, String> {
+        let mut out = CoreFiles {
+            dir: self.dir(scope)?,
+            ..Default::default()
+        };
+        let Some(dir) = self.open(scope)? else {
+            out.no_bank = true;
+            out.missing = scope.core_files().to_vec();
+            return Ok(out);
+        };
+        for &name in scope.core_files() {
+            let p = dir.join(name);
+            let meta = match std::fs::symlink_metadata(&p) {
+                Ok(m) => m,
+                Err(e) if e.kind() == ErrorKind::NotFound => {
+                    out.missing.push(name);
+                    continue;
+                }
+                Err(e) => {
+                    return Err(format!(
+                        "cannot read {}: {}",
+                        scope.label(),
+                        io_err("open", &p, e)
+                    ))
+                }
+            };
+            if meta.file_type().is_symlink() {
+                confine_doc(&dir, scope, name)?;
+            }
+            match document::read(&p, name) {
+                Ok(doc) => {
+                    out.docs.insert(name.to_string(), doc.into_value());
+                }
+                Err(ReadError::NotFound) => out.missing.push(name),
+                Err(e) => {
+                    return Err(format!(
+                        "cannot read the core file '{}' of {}: {e}",
+                        p.display(),
+                        scope.label()
+                    ))
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// Reads one document of a bank.
+    pub fn read(&self, scope: Scope, path: &str) -> Result<Document, String> {
+        check_rel(path)?;
+        let Some(dir) = self.open(scope)? else {
+            let hint = match scope {
+                Scope::Global => "write_global_memory_bank creates it",
+                Scope::Branch(_) => "write_branch_memory_bank creates it",
+            };
+            return Err(format!(
+                "{} does not exist yet (expected at '{}'); {hint}",
+                capitalize(&scope.label()),
+                self.dir(scope)?.display()
+            ));
+        };
+        let (abs, rel) = confine_doc(&dir, scope, path)?;
+        document::read(&abs, &rel).map_err(|e| match e {
+            ReadError::NotFound => format!(
+                "no document '{rel}' in {} ('{}')",
+                scope.label(),
+                abs.display()
+            ),
+            e => format!("cannot read '{}': {e}", abs.display()),
+        })
+    }
+
+    /// Writes one document atomically, creating the bank (seeded with the core files from the
+    /// templates in `lang`) when it does not exist yet.
+    pub fn write(
+        &self,
+        scope: Scope,
+        path: &str,
+        content: &str,
+        lang: Language,
+    ) -> Result<WriteOutcome, String> {
+        check_rel(path)?;
+        let lexical = self.dir(scope)?;
+        if path.to_ascii_lowercase().ends_with(".json") {
+            serde_json::from_str::<serde::de::IgnoredAny>(content).map_err(|e| {
+                format!("'{path}' is a JSON document but the content is not valid JSON: {e}")
+            })?;
+        }
+        let bank_created = match scope {
+            Scope::Global => match std::fs::metadata(&lexical) {
+                Err(e) if e.kind() == ErrorKind::NotFound => {
+                    std::fs::create_dir_all(&lexical)
+                        .map_err(|e| io_err("create the bank directory", &lexical, e))?;
+                    true
+                }
+                _ => false,
+            },
+            Scope::Branch(_) => {
+                let parent = self.branches_dir();
+                std::fs::create_dir_all(&parent)
+                    .map_err(|e| io_err("create the bank directory", &parent, e))?;
+                match std::fs::create_dir(&lexical) {
+                    Ok(()) => true,
+                    Err(e) if e.kind() == ErrorKind::AlreadyExists => false,
+                    Err(e) => return Err(io_err("create the bank directory", &lexical, e)),
+                }
+            }
+        };
+        let Some(dir) = self.open(scope)? else {
+            return Err(format!(
+                "{} vanished while writing '{path}' ('{}')",
+                capitalize(&scope.label()),
+                lexical.display()
+            ));
+        };
+        let (abs, rel) = confine_doc(&dir, scope, path)?;
+        if abs.is_dir() {
+            return Err(format!(
+                "'{}' is a directory, not a document",
+                abs.display()
+            ));
+        }
+        if let Some(parent) = abs.parent() {
+            std::fs::create_dir_all(parent).map_err(|e| io_err("create", parent, e))?;
+        }
+        let created = !abs.exists();
+        write_atomic(&abs, content.as_bytes(), None).map_err(|e| io_err("write", &abs, e))?;
+        let mtime = std::fs::metadata(&abs)
+            .and_then(|m| m.modified())
+            .unwrap_or_else(|_| SystemTime::now());
+        let seeded = if bank_created {
+            seed(&dir, scope, lang, &rel).map_err(|e| {
+                format!("'{rel}' was written, but seeding the core files failed: {e}")
+            })?
+        } else {
+            Vec::new()
+        };
+        Ok(WriteOutcome {
+            tags: document::tags_of(&rel, content),
+            path: rel,
+            created,
+            bank_created,
+            seeded,
+            bytes_written: content.len() as u64,
+            last_modified: document::rfc3339(mtime),
+        })
+    }
+
+    /// The branch banks there are (directory names), unordered.
+    fn branch_names(&self) -> Result<Vec<String>, String> {
+        let dir = self.branches_dir();
+        let rd = match std::fs::read_dir(&dir) {
+            Ok(rd) => rd,
+            Err(e) if e.kind() == ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => return Err(io_err("list", &dir, e)),
+        };
+        let mut out = Vec::new();
+        for entry in rd {
+            let entry = entry.map_err(|e| io_err("list", &dir, e))?;
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if name.starts_with('.') {
+                continue;
+            }
+            if entry.file_type().is_ok_and(|t| t.is_dir()) {
+                out.push(name);
+            }
+        }
+        Ok(out)
+    }
+
+    /// Documents whose tags match `tags` (any of them, or all with `all`), case-insensitively.
+    /// `branch = None` with [`SearchScope::Branch`] is an error; with [`SearchScope::All`] it
+    /// means every branch bank. Symbolic links and hidden files are skipped.
+    pub fn search(
+        &self,
+        tags: &[String],
+        all: bool,
+        scope: SearchScope,
+        branch: Option<&str>,
+    ) -> Result<Vec<SearchHit>, String> {
+        let wanted: Vec<String> = tags
+            .iter()
+            .map(|t| t.trim().trim_start_matches('#').to_lowercase())
+            .filter(|t| !t.is_empty())
+            .collect();
+        if wanted.is_empty() {
+            return Err("give at least one tag to search for, e.g. [\"core\"]".into());
+        }
+        let banks = self.banks(scope, branch)?;
+        let mut hits = Vec::new();
+        for (kind, branch, dir) in banks {
+            let mut files = Vec::new();
+            walk(&dir, "", 0, &mut files)?;
+            files.sort();
+            for (abs, rel) in files {
+                let (doc_tags, mtime) = match document::read_tags(&abs, &rel) {
+                    Ok(t) => t,
+                    Err(e) if e.kind() == ErrorKind::NotFound => continue,
+                    Err(e) => return Err(io_err("read", &abs, e)),
+                };
+                let lower: Vec<String> = doc_tags.iter().map(|t| t.to_lowercase()).collect();
+                let ok = if all {
+                    wanted.iter().all(|w| lower.contains(w))
+                } else {
+                    wanted.iter().any(|w| lower.contains(w))
+                };
+                if ok {
+                    hits.push(SearchHit {
+                        scope: kind,
+                        branch: branch.clone(),
+                        path: rel,
+                        tags: doc_tags,
+                        last_modified: document::rfc3339(mtime),
+                    });
+                }
+            }
+        }
+        Ok(hits)
+    }
+
+    /// Branch banks by their newest modification (the bank directory or any document in it),
+    /// newest first, at most `limit`.
+    pub fn recent_branches(&self, limit: usize) -> Result<Vec<BranchInfo>, String> {
+        let mut out: Vec<(SystemTime, BranchInfo)> = Vec::new();
+        for name in self.branch_names()? {
+            let dir = self.branches_dir().join(&name);
+            let mut newest = std::fs::metadata(&dir)
+                .and_then(|m| m.modified())
+                .unwrap_or(SystemTime::UNIX_EPOCH);
+            let mut files = Vec::new();
+            walk(&dir, "", 0, &mut files)?;
+            for (abs, _) in &files {
+                if let Ok(t) = std::fs::metadata(abs).and_then(|m| m.modified()) {
+                    newest = newest.max(t);
+                }
+            }
+            out.push((
+                newest,
+                BranchInfo {
+                    name,
+                    last_modified: document::rfc3339(newest),
+                    documents: files.len(),
+                },
+            ));
+        }
+        out.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.name.cmp(&b.1.name)));
+        Ok(out.into_iter().take(limit).map(|(_, b)| b).collect())
+    }
+}
+
+/// One document of [`Bank::list`].
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ListedDocument {
+    /// `global` or `branch`.
+    pub scope: &'static str,
+    /// The branch bank's directory name (for `scope = "branch"`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub branch: Option<String>,
+    pub path: String,
+    /// The file, for editors to open.
+    pub absolute_path: String,
+    pub last_modified: String,
+}
+
+impl Bank {
+    /// Every document of the chosen banks (no symlinks, no hidden files), sorted by bank and
+    /// path. `branch = None` with [`SearchScope::Branch`] is an error; with
+    /// [`SearchScope::All`] it means every branch bank.
+    pub fn list(
+        &self,
+        scope: SearchScope,
+        branch: Option<&str>,
+    ) -> Result<Vec<ListedDocument>, String> {
+        let mut out = Vec::new();
+        for (kind, name, dir) in self.banks(scope, branch)? {
+            let mut files = Vec::new();
+            walk(&dir, "", 0, &mut files)?;
+            files.sort();
+            for (abs, rel) in files {
+                let mtime = std::fs::metadata(&abs)
+                    .and_then(|m| m.modified())
+                    .unwrap_or(SystemTime::UNIX_EPOCH);
+                out.push(ListedDocument {
+                    scope: kind,
+                    branch: name.clone(),
+                    path: rel,
+                    absolute_path: abs.to_string_lossy().into_owned(),
+                    last_modified: document::rfc3339(mtime),
+                });
+            }
+        }
+        Ok(out)
+    }
+
+    /// The banks a scope covers: (kind, branch directory name, directory).
+    #[allow(clippy::type_complexity)]
+    fn banks(
+        &self,
+        scope: SearchScope,
+        branch: Option<&str>,
+    ) -> Result<Vec<(&'static str, Option<String>, PathBuf)>, String> {
+        let mut banks = Vec::new();
+        if matches!(scope, SearchScope::Global | SearchScope::All) {
+            if let Some(dir) = self.open(Scope::Global)? {
+                banks.push(("global", None, dir));
+            }
+        }
+        if matches!(scope, SearchScope::Branch | SearchScope::All) {
+            match branch {
+                Some(b) => {
+                    let name = branch_dir_name(b)?;
+                    if let Some(dir) = self.open(Scope::Branch(b))? {
+                        banks.push(("branch", Some(name), dir));
+                    }
+                }
+                None if scope == SearchScope::Branch => {
+                    return Err("scope \"branch\" needs the branch".into())
+                }
+                None => {
+                    let mut names = self.branch_names()?;
+                    names.sort();
+                    for n in names {
+                        let d = self.branches_dir().join(&n);
+                        banks.push(("branch", Some(n), d));
+                    }
+                }
+            }
+        }
+        Ok(banks)
+    }
+}
+
+/// Where `search_documents_by_tags` looks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SearchScope {
+    Global,
+    Branch,
+    All,
+}
+
+fn capitalize(s: &str) -> String {
+    let mut c = s.chars();
+    match c.next() {
+        Some(f) => f.to_uppercase().chain(c).collect(),
+        None => String::new(),
+    }
+}
+
+/// A document path must be relative to the bank.
+fn check_rel(path: &str) -> Result<(), String> {
+    if path.is_empty() {
+        return Err("the document path is empty: give a path relative to the bank, e.g. \"activeContext.md\"".into());
+    }
+    if Path::new(path).is_absolute() || path.starts_with('/') || path.starts_with('\\') {
+        return Err(format!(
+            "refused: '{path}' is an absolute path; give a path relative to the bank, e.g. \"activeContext.md\""
+        ));
+    }
+    Ok(())
+}
+
+/// Resolves `input` inside the canonical bank directory `dir`; returns the absolute path and the
+/// path to report (relative to the bank, "/"-separated).
+fn confine_doc(dir: &Path, scope: Scope, input: &str) -> Result<(PathBuf, String), String> {
+    check_rel(input)?;
+    let abs = confine(dir, input).map_err(|e| match e {
+        PathError::Outside { resolved, .. } => format!(
+            "refused: '{input}' resolves to '{}', outside {} ('{}'). Paths must stay inside the \
+             bank: no '..' above it, no absolute paths, no symbolic links leading out.",
+            resolved.display(),
+            scope.label(),
+            dir.display()
+        ),
+        e => e.to_string(),
+    })?;
+    if abs == dir {
+        return Err(format!(
+            "'{input}' is the bank directory itself, not a document"
+        ));
+    }
+    let rel = normalize(Path::new(input))
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect::<Vec<_>>()
+        .join("/");
+    Ok((abs, rel))
+}
+
+fn is_document(name: &str) -> bool {
+    let l = name.to_ascii_lowercase();
+    l.ends_with(".md") || l.ends_with(".json")
+}
+
+/// Collects the documents under `dir` (no symlinks, no hidden entries), as (absolute, relative).
+fn walk(
+    dir: &Path,
+    prefix: &str,
+    depth: usize,
+    out: &mut Vec<(PathBuf, String)>,
+) -> Result<(), String> {
+    if depth > MAX_DEPTH {
+        return Ok(());
+    }
+    let rd = match std::fs::read_dir(dir) {
+        Ok(rd) => rd,
+        Err(e) if e.kind() == ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(io_err("list", dir, e)),
+    };
+    for entry in rd {
+        let entry = entry.map_err(|e| io_err("list", dir, e))?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if name.starts_with('.') {
+            continue;
+        }
+        let Ok(ft) = entry.file_type() else { continue };
+        let rel = if prefix.is_empty() {
+            name.clone()
+        } else {
+            format!("{prefix}/{name}")
+        };
+        if ft.is_dir() {
+            walk(&entry.path(), &rel, depth + 1, out)?;
+        } else if ft.is_file() && is_document(&name) {
+            out.push((entry.path(), rel));
+        }
+    }
+    Ok(())
+}
+
+/// Creates the core files of a new bank from the templates, never replacing a file that exists
+/// (another writer may have created it meanwhile). Skips `except` (the document being written).
+fn seed(dir: &Path, scope: Scope, lang: Language, except: &str) -> std::io::Result<Vec<String>> {
+    use std::io::Write;
+    let mut seeded = Vec::new();
+    for &name in scope.core_files() {
+        if name == except {
+            continue;
+        }
+        let Some(body) = text::template(lang, name) else {
+            continue;
+        };
+        let target = dir.join(name);
+        if target.symlink_metadata().is_ok() {
+            continue;
+        }
+        let mut tmp = tempfile::Builder::new()
+            .prefix(".claude-context-")
+            .suffix(".tmp")
+            .tempfile_in(dir)?;
+        tmp.write_all(body.as_bytes())?;
+        tmp.as_file().sync_all()?;
+        match tmp.persist_noclobber(&target) {
+            Ok(_) => seeded.push(name.to_string()),
+            Err(e) if e.error.kind() == ErrorKind::AlreadyExists => {}
+            Err(e) => return Err(e.error),
+        }
+    }
+    Ok(seeded)
+}
+
+/// Notes `read_context` adds when a bank or core files are missing, in the chosen language.
+pub fn notes_for(core: &CoreFiles, scope: Scope, lang: Language) -> Vec<String> {
+    let label = scope.label_in(lang);
+    let create = match scope {
+        Scope::Global => "write_global_memory_bank",
+        Scope::Branch(_) => "write_branch_memory_bank",
+    };
+    if core.no_bank {
+        return vec![match lang {
+            Language::En => format!(
+                "{} does not exist yet (expected at {}). {create} creates it and seeds the core \
+                 files from templates.",
+                capitalize(&label),
+                core.dir.display()
+            ),
+            Language::Ja => format!(
+                "{label}はまだありません（場所: {}）。{create} で作成すると、コアファイルがテンプレートから作られます。",
+                core.dir.display()
+            ),
+        }];
+    }
+    if core.missing.is_empty() {
+        return Vec::new();
+    }
+    let files = core.missing.join(", ");
+    vec![match lang {
+        Language::En => format!("{} has no {files} yet.", capitalize(&label)),
+        Language::Ja => format!("{label}には {files} がまだありません。"),
+    }]
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,80 @@
+//! `read_global_memory_bank {path}` — one document of the global memory bank.
+
+use super::{memory_bank, parse_args, schema_of, Ctx, ToolDef, ToolError, ToolOutput};
+use crate::memory_bank::document::Document;
+use crate::memory_bank::Scope;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::Value;
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Args {
+    /// The document's path relative to the global bank, e.g. "architecture.md".
+    pub path: String,
+}
+
+pub fn def() -> ToolDef {
+    ToolDef {
+        name: "read_global_memory_bank",
+        aliases: &[],
+        description: "Read a document from the global memory bank. `path` is relative to the \
+                      bank; paths leading outside it are refused. Returns {path, content, tags, \
+                      lastModified}.",
+        input_schema: schema_of::<Args>(),
+        output_schema: Some(schema_of::<Document>()),
+        run,
+    }
+}
+
+fn run(ctx: Ctx, args: Value) -> super::ToolFuture {
+    let args: Args = match parse_args("read_global_memory_bank", args) {
+        Ok(a) => a,
+        Err(e) => return super::ready(Err(e)),
+    };
+    super::blocking(move || {
+        let bank = memory_bank(&ctx)?;
+        let doc = bank
+            .read(Scope::Global, &args.path)
+            .map_err(ToolError::Failed)?;
+        Ok(ToolOutput::json(doc.into_value()))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::tools::testutil::*;
+    use serde_json::json;
+
+    #[test]
+    fn reads_json_documents_with_metadata_tags() {
+        let (d, bank) = seeded_bank("main");
+        std::fs::create_dir_all(bank.global_dir().join("meta")).unwrap();
+        std::fs::write(
+            bank.global_dir().join("meta/decisions.json"),
+            r#"{"metadata": {"tags": ["decision", "adr"]}, "content": {"x": 1}}"#,
+        )
+        .unwrap();
+        let s = TestServer::new(bank.root.parent().unwrap(), d.path());
+        let r = s.call(
+            "read_global_memory_bank",
+            json!({"path": "meta/decisions.json"}),
+        );
+        assert!(!is_error(&r), "{r}");
+        assert_eq!(r["structuredContent"]["tags"], json!(["decision", "adr"]));
+        assert_eq!(r["structuredContent"]["path"], "meta/decisions.json");
+        let r = s.call(
+            "read_global_memory_bank",
+            json!({"path": "../branch-memory-bank/main/notes.md"}),
+        );
+        assert!(
+            is_error(&r) && text_of(&r).contains("outside the global memory bank"),
+            "{r}"
+        );
+        let r = s.call("read_global_memory_bank", json!({"path": "meta"}));
+        assert!(
+            is_error(&r) && text_of(&r).contains("not a regular file"),
+            "{r}"
+        );
+    }
+}

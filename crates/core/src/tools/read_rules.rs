@@ -1,0 +1,75 @@
+//! `read_rules {language}` — how an agent should read and keep the memory bank: the project's
+//! `<bank root>/rules-<language>.md`, else the rules shipped with the plugin.
+
+use super::{memory_bank, parse_args, schema_of, Ctx, ToolDef, ToolError, ToolOutput};
+use crate::memory_bank::Language;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Map, Value};
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Args {
+    /// Language code (en or ja); default "ja".
+    #[serde(default = "super::default_language")]
+    #[schemars(extend("enum" = ["en", "ja"]))]
+    pub language: String,
+}
+
+pub fn def() -> ToolDef {
+    ToolDef {
+        name: "read_rules",
+        aliases: &[],
+        description: "Read the memory bank rules (how to read and keep the memory bank) in en \
+                      or ja. Returns {\"rules\": {\"content\"}}, the rules section of \
+                      read_context.",
+        input_schema: schema_of::<Args>(),
+        output_schema: Some(schema_of::<super::read_context::ContextOutput>()),
+        run,
+    }
+}
+
+fn run(ctx: Ctx, args: Value) -> super::ToolFuture {
+    let args: Args = match parse_args("read_rules", args) {
+        Ok(a) => a,
+        Err(e) => return super::ready(Err(e)),
+    };
+    super::blocking(move || {
+        let lang = Language::parse(&args.language).map_err(ToolError::Failed)?;
+        let bank = memory_bank(&ctx)?;
+        let mut m = Map::new();
+        m.insert(
+            "rules".into(),
+            super::read_context::rules_section(&bank, lang)?,
+        );
+        Ok(ToolOutput::json(Value::Object(m)))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::tools::testutil::*;
+    use serde_json::json;
+
+    #[test]
+    fn rules_by_language_and_errors() {
+        let (d, bank) = seeded_bank("main");
+        let project = bank.root.parent().unwrap();
+        let s = TestServer::new(project, d.path());
+        let r = s.call("read_rules", json!({"language": "en"}));
+        assert!(!is_error(&r), "{r}");
+        assert!(r["structuredContent"]["rules"]["content"]
+            .as_str()
+            .unwrap()
+            .contains("read_context"));
+        let r = s.call("read_rules", json!({}));
+        assert!(r["structuredContent"]["rules"]["content"]
+            .as_str()
+            .unwrap()
+            .contains("メモリバンクのルール"));
+        let r = s.call("read_rules", json!({"language": "de"}));
+        assert!(is_error(&r) && text_of(&r).contains("'de'"), "{r}");
+        let r = s.call("read_rules", json!({"language": 1}));
+        assert_eq!(r["error"]["code"], -32602, "{r}");
+    }
+}

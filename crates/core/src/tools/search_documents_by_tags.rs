@@ -1,0 +1,157 @@
+//! `search_documents_by_tags {tags, match, scope, branch?}` — documents whose tags match.
+
+use super::{memory_bank, parse_args, schema_of, Ctx, ToolDef, ToolError, ToolOutput};
+use crate::memory_bank::{SearchHit, SearchScope};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema, Default, PartialEq)]
+#[serde(rename_all = "lowercase")]
+pub enum Match {
+    /// Documents with any of the tags.
+    #[default]
+    Or,
+    /// Documents with all of the tags.
+    And,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema, Default, PartialEq)]
+#[serde(rename_all = "lowercase")]
+pub enum ScopeArg {
+    Branch,
+    Global,
+    /// The global bank and the given branch's bank (every branch bank when no branch is given).
+    #[default]
+    All,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Args {
+    /// Tags to look for, with or without "#"; compared case-insensitively.
+    pub tags: Vec<String>,
+    /// "or" (default): any tag matches; "and": every tag must be there.
+    #[serde(default, rename = "match")]
+    pub match_: Match,
+    /// "branch", "global" or "all" (default).
+    #[serde(default)]
+    pub scope: ScopeArg,
+    /// The branch to search (required with scope "branch").
+    #[serde(default)]
+    pub branch: Option<String>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct SearchResult {
+    pub count: usize,
+    pub documents: Vec<SearchHit>,
+}
+
+pub fn def() -> ToolDef {
+    ToolDef {
+        name: "search_documents_by_tags",
+        aliases: &[],
+        description: "Find memory bank documents by tags (the `tags: #a #b` line of Markdown \
+                      documents, `metadata.tags` of JSON ones). Returns each document's scope, \
+                      branch, path, tags and lastModified; read it with read_*_memory_bank.",
+        input_schema: schema_of::<Args>(),
+        output_schema: Some(schema_of::<SearchResult>()),
+        run,
+    }
+}
+
+fn run(ctx: Ctx, args: Value) -> super::ToolFuture {
+    let args: Args = match parse_args("search_documents_by_tags", args) {
+        Ok(a) => a,
+        Err(e) => return super::ready(Err(e)),
+    };
+    super::blocking(move || {
+        let bank = memory_bank(&ctx)?;
+        let scope = match args.scope {
+            ScopeArg::Branch => SearchScope::Branch,
+            ScopeArg::Global => SearchScope::Global,
+            ScopeArg::All => SearchScope::All,
+        };
+        let documents = bank
+            .search(
+                &args.tags,
+                args.match_ == Match::And,
+                scope,
+                args.branch.as_deref(),
+            )
+            .map_err(ToolError::Failed)?;
+        ToolOutput::of(&SearchResult {
+            count: documents.len(),
+            documents,
+        })
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::tools::testutil::*;
+    use serde_json::{json, Value};
+
+    fn paths(r: &Value) -> Vec<String> {
+        r["structuredContent"]["documents"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|d| {
+                format!(
+                    "{}:{}",
+                    d["branch"].as_str().unwrap_or("global"),
+                    d["path"].as_str().unwrap()
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn matches_any_or_all_tags_by_scope() {
+        let (d, bank) = seeded_bank("feature/a");
+        bank.write(
+            crate::memory_bank::Scope::Branch("b"),
+            "deep/x.md",
+            "# X\ntags: #Note #design",
+            crate::memory_bank::Language::En,
+        )
+        .unwrap();
+        let s = TestServer::new(bank.root.parent().unwrap(), d.path());
+        let q = |v: Value| s.call("search_documents_by_tags", v);
+
+        let r = q(json!({"tags": ["note"]}));
+        assert!(!is_error(&r), "{r}");
+        assert_eq!(
+            paths(&r),
+            vec!["global:notes.md", "b:deep/x.md", "feature-a:notes.md"]
+        );
+        assert_eq!(r["structuredContent"]["count"], 3);
+        let r = q(json!({"tags": ["#note", "design"], "match": "and"}));
+        assert_eq!(paths(&r), vec!["b:deep/x.md"]);
+        let r = q(json!({"tags": ["global", "design"], "match": "or", "scope": "global"}));
+        assert_eq!(paths(&r), vec!["global:notes.md"]);
+        let r = q(json!({"tags": ["note"], "scope": "branch", "branch": "feature/a"}));
+        assert_eq!(paths(&r), vec!["feature-a:notes.md"]);
+        let r = q(json!({"tags": ["note"], "scope": "all", "branch": "b"}));
+        assert_eq!(paths(&r), vec!["global:notes.md", "b:deep/x.md"]);
+        let r = q(json!({"tags": ["core"], "scope": "branch", "branch": "b"}));
+        assert_eq!(r["structuredContent"]["count"], 4, "{r}");
+        let r = q(json!({"tags": ["nothing"]}));
+        assert_eq!(r["structuredContent"]["count"], 0);
+
+        let r = q(json!({"tags": ["note"], "scope": "branch"}));
+        assert!(
+            is_error(&r) && text_of(&r).contains("needs the branch"),
+            "{r}"
+        );
+        let r = q(json!({"tags": []}));
+        assert!(
+            is_error(&r) && text_of(&r).contains("at least one tag"),
+            "{r}"
+        );
+        let r = q(json!({"tags": ["x"], "match": "xor"}));
+        assert_eq!(r["error"]["code"], -32602, "{r}");
+    }
+}

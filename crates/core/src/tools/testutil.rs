@@ -1,0 +1,218 @@
+//! Helpers for the context tools' tests: seeded banks and a server to call tools through.
+
+use crate::config::Config;
+use crate::editor::{EditorState, NoEditor};
+use crate::memory_bank::{Bank, Language, Scope};
+use crate::server::Server;
+use serde_json::Value;
+use std::path::Path;
+use std::sync::Arc;
+use tempfile::TempDir;
+
+/// A bank under a temporary project (`<tmp>/project/docs`) with the global bank and `branch`'s
+/// bank seeded from the Japanese templates, plus one `notes.md` in each.
+pub fn seeded_bank(branch: &str) -> (TempDir, Bank) {
+    let d = tempfile::tempdir().unwrap();
+    let project = d.path().canonicalize().unwrap().join("project");
+    std::fs::create_dir_all(&project).unwrap();
+    let bank = Bank::at(project.join("docs"));
+    bank.write(
+        Scope::Branch(branch),
+        "notes.md",
+        "# Notes\n\ntags: #note #branch\n",
+        Language::Ja,
+    )
+    .unwrap();
+    bank.write(
+        Scope::Global,
+        "notes.md",
+        "# Notes\n\ntags: #note #global\n",
+        Language::Ja,
+    )
+    .unwrap();
+    (d, bank)
+}
+
+pub fn is_rfc3339_utc(s: &str) -> bool {
+    s.ends_with('Z') && humantime::parse_rfc3339(s).is_ok()
+}
+
+/// A running server whose project root is `project` and state directory `state`.
+pub struct TestServer {
+    pub server: Server,
+    pub rt: tokio::runtime::Runtime,
+    _lock_dir: TempDir,
+}
+
+impl TestServer {
+    pub fn new(project: &Path, state: &Path) -> TestServer {
+        Self::with(project, state, |_| {})
+    }
+
+    /// Like [`TestServer::new`], with `tweak` applied to the configuration.
+    pub fn with(project: &Path, state: &Path, tweak: impl FnOnce(&mut Config)) -> TestServer {
+        Self::with_rpc(project, state, tweak, Arc::new(NoEditor))
+    }
+
+    /// Like [`TestServer::with`], with `rpc` as the editor's main thread.
+    pub fn with_rpc(
+        project: &Path,
+        state: &Path,
+        tweak: impl FnOnce(&mut Config),
+        rpc: Arc<dyn crate::editor::EditorRpc>,
+    ) -> TestServer {
+        let lock_dir = tempfile::tempdir().unwrap();
+        let mut config = Config {
+            project_root: Some(project.to_string_lossy().into_owned()),
+            lock_dir: Some(lock_dir.path().to_path_buf()),
+            state_dir: Some(state.to_path_buf()),
+            ..Config::default()
+        };
+        tweak(&mut config);
+        let st = EditorState {
+            cwd: Some(project.to_path_buf()),
+            ..Default::default()
+        };
+        let server = Server::start(config, st, rpc).unwrap();
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        TestServer {
+            server,
+            rt,
+            _lock_dir: lock_dir,
+        }
+    }
+
+    /// `tools/call` as a client sees it: the CallToolResult, or `{"error": {code, message}}`.
+    /// Like an MCP client, checks that `structuredContent` conforms to the tool's
+    /// `outputSchema`, and that a tool with an `outputSchema` returns structured content.
+    pub fn call(&self, name: &str, args: Value) -> Value {
+        let shared = self.server.shared().clone();
+        let r = self.rt.block_on(async move {
+            match crate::mcp::call_tool(&shared, name, args).await {
+                Ok(v) => v,
+                Err(e) => serde_json::json!({"error": {"code": e.code, "message": e.message}}),
+            }
+        });
+        if r.get("error").is_none() && !is_error(&r) {
+            let tool = crate::tools::registry()
+                .into_iter()
+                .find(|t| t.name == name);
+            if let Some(schema) = tool.and_then(|t| t.output_schema) {
+                let sc = r.get("structuredContent").unwrap_or_else(|| {
+                    panic!("{name} has an outputSchema but returned no structuredContent: {r}")
+                });
+                if let Err(e) = conforms(&schema, &schema, sc) {
+                    panic!("{name}: structuredContent does not fit the outputSchema: {e}\n{sc}");
+                }
+            }
+        }
+        r
+    }
+}
+
+/// The text of a CallToolResult's first content block.
+pub fn text_of(r: &Value) -> &str {
+    r["content"][0]["text"].as_str().unwrap_or("")
+}
+
+pub fn is_error(r: &Value) -> bool {
+    r["isError"].as_bool().unwrap_or(false)
+}
+
+/// A small JSON Schema check (the keywords schemars emits: type, properties, required,
+/// additionalProperties, items, $ref to $defs, anyOf, enum), enough to catch a result a
+/// validating MCP client would reject.
+pub fn conforms(root: &Value, schema: &Value, v: &Value) -> Result<(), String> {
+    if let Some(r) = schema.get("$ref").and_then(Value::as_str) {
+        let name = r
+            .strip_prefix("#/$defs/")
+            .ok_or(format!("unsupported $ref {r}"))?;
+        return conforms(root, &root["$defs"][name], v);
+    }
+    if let Some(any) = schema.get("anyOf").and_then(Value::as_array) {
+        return any
+            .iter()
+            .find(|s| conforms(root, s, v).is_ok())
+            .map(|_| ())
+            .ok_or(format!("{v} matches none of {schema}"));
+    }
+    if let Some(e) = schema.get("enum").and_then(Value::as_array) {
+        if !e.contains(v) {
+            return Err(format!("{v} not in {schema}"));
+        }
+    }
+    let type_ok = |t: &str| match t {
+        "object" => v.is_object(),
+        "array" => v.is_array(),
+        "string" => v.is_string(),
+        "boolean" => v.is_boolean(),
+        "null" => v.is_null(),
+        "integer" => v.is_i64() || v.is_u64(),
+        "number" => v.is_number(),
+        _ => false,
+    };
+    match schema.get("type") {
+        Some(Value::String(t)) if !type_ok(t) => return Err(format!("{v} is not {t}")),
+        Some(Value::Array(ts)) if !ts.iter().filter_map(Value::as_str).any(type_ok) => {
+            return Err(format!("{v} is none of {ts:?}"))
+        }
+        _ => {}
+    }
+    if let Some(o) = v.as_object() {
+        for r in schema
+            .get("required")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            let k = r.as_str().unwrap_or_default();
+            if !o.contains_key(k) {
+                return Err(format!("missing required '{k}' in {v}"));
+            }
+        }
+        let props = schema.get("properties").and_then(Value::as_object);
+        for (k, val) in o {
+            match props.and_then(|p| p.get(k)) {
+                Some(s) => conforms(root, s, val).map_err(|e| format!("{k}: {e}"))?,
+                None => match schema.get("additionalProperties") {
+                    Some(Value::Bool(false)) => return Err(format!("unexpected '{k}'")),
+                    Some(s @ Value::Object(_)) => {
+                        conforms(root, s, val).map_err(|e| format!("{k}: {e}"))?
+                    }
+                    _ => {}
+                },
+            }
+        }
+    }
+    if let (Some(a), Some(items)) = (v.as_array(), schema.get("items")) {
+        for (i, x) in a.iter().enumerate() {
+            conforms(root, items, x).map_err(|e| format!("[{i}]: {e}"))?;
+        }
+    }
+    Ok(())
+}
+
+#[test]
+fn conforms_catches_mismatches() {
+    let s = serde_json::json!({"type": "object", "required": ["a"],
+        "properties": {"a": {"$ref": "#/$defs/A"}, "n": {"type": ["string", "null"]}},
+        "$defs": {"A": {"type": "array", "items": {"type": "integer"}}}});
+    assert!(conforms(&s, &s, &serde_json::json!({"a": [1, 2], "n": null})).is_ok());
+    assert!(conforms(&s, &s, &serde_json::json!({"n": "x"})).is_err());
+    assert!(conforms(&s, &s, &serde_json::json!({"a": ["x"]})).is_err());
+    assert!(conforms(&s, &s, &serde_json::json!({"a": [], "n": 3})).is_err());
+}
+
+/// An editor that counts the main-thread hops asked of it (and answers none).
+#[derive(Default)]
+pub struct CountingEditor(pub std::sync::atomic::AtomicUsize);
+
+impl crate::editor::EditorRpc for CountingEditor {
+    fn call(&self, _method: &str, _params: Value) -> crate::editor::RpcFuture {
+        self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        Box::pin(async { Err("counting editor".to_string()) })
+    }
+}

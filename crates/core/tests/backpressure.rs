@@ -1,0 +1,194 @@
+//! A client that sends requests but stops reading the answers: the server must stop reading
+//! from it (in-flight requests capped, answers queued up to a byte budget, then the socket's
+//! buffers fill and the client's writes block) instead of buffering without bound — and once
+//! the client reads again, no answer is lost. (Alone in its own test binary so the process's
+//! RSS belongs to this test only.)
+
+mod common;
+
+use claude_context_core::server::OUT_BYTES;
+use serde_json::json;
+use std::io::{ErrorKind, Write};
+use std::time::{Duration, Instant};
+
+fn rss_bytes() -> u64 {
+    let statm = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
+    let pages: u64 = statm
+        .split_whitespace()
+        .nth(1)
+        .and_then(|p| p.parse().ok())
+        .unwrap_or(0);
+    // SAFETY: sysconf has no preconditions.
+    pages * unsafe { libc::sysconf(libc::_SC_PAGESIZE) } as u64
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn a_client_that_stops_reading_is_not_read_and_memory_stays_bounded() {
+    const INFLIGHT: usize = 8;
+    const FILE: usize = 8 << 10;
+    let srv = common::start(json!({"max_inflight_per_client": INFLIGHT}));
+    let line = "0123456789abcdef0123456789abcdef0123456789abcdef012345678901234\n";
+    std::fs::write(srv.root.join("big.txt"), line.repeat(FILE / line.len())).unwrap();
+    let mut c = srv.client();
+    c.assert_alive();
+    let one = c.tool("fs-read-file", json!({"path": "big.txt"}));
+    let reply_size = one.to_string().len() + 64;
+    assert!(reply_size > 2 * FILE - 1024, "{reply_size}");
+
+    let request = |i: usize| {
+        let text = json!({"jsonrpc": "2.0", "id": i, "method": "tools/call",
+            "params": {"name": "fs-read-file", "arguments": {"path": "big.txt"},
+                       "pad": "p".repeat(2 << 10)}})
+        .to_string();
+        common::encode(true, 0, 1, text.as_bytes(), true, None)
+    };
+    // A small receive buffer on our side, so the kernel holds few answers for us and the
+    // server's queue fills quickly.
+    let rcvbuf: libc::c_int = 32 << 10;
+    // SAFETY: a valid socket and a c_int option of the right size.
+    unsafe {
+        use std::os::fd::AsRawFd;
+        libc::setsockopt(
+            c.s.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_RCVBUF,
+            (&rcvbuf as *const libc::c_int).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        );
+    }
+    let t0 = Instant::now();
+    let base_rss = rss_bytes();
+    c.s.set_write_timeout(Some(Duration::from_millis(1000)))
+        .unwrap();
+    // Write requests, never reading, until the kernel refuses more: the server stopped reading.
+    let mut written = 0usize;
+    let mut rest: Option<Vec<u8>> = None;
+    'outer: while written < 50_000 {
+        let f = request(written);
+        let mut off = 0;
+        while off < f.len() {
+            match c.s.write(&f[off..]) {
+                Ok(n) => off += n,
+                Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {
+                    rest = Some(f[off..].to_vec());
+                    break 'outer;
+                }
+                Err(e) => panic!("write failed: {e}"),
+            }
+        }
+        written += 1;
+    }
+    assert!(
+        rest.is_some(),
+        "the server kept reading: {written} requests accepted without the client reading"
+    );
+    let requested = written * reply_size;
+
+    // The server holds exactly the capped number of requests and at most its answer budget.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let st = loop {
+        let st = srv.server.shared().status();
+        let cl = st.clients.iter().find(|c| c.in_flight > 0).cloned();
+        if let Some(cl) = cl.filter(|c| c.in_flight == INFLIGHT) {
+            break cl;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "in-flight never reached the cap: {st:?}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert!(st.queued_bytes <= OUT_BYTES, "{st:?}");
+    // Still capped a moment later: the server is not reading.
+    std::thread::sleep(Duration::from_millis(300));
+    let st2 = srv.server.shared().status();
+    assert!(
+        st2.clients.iter().all(|c| c.in_flight <= INFLIGHT),
+        "{st2:?}"
+    );
+    let grown = rss_bytes().saturating_sub(base_rss);
+    eprintln!(
+        "stalled after {written} requests ({} MiB of answers asked for); queued {} KiB; \
+         RSS grew {} MiB",
+        requested >> 20,
+        st.queued_bytes >> 10,
+        grown >> 20
+    );
+    // Bounded: the answer budget plus the in-flight answers plus slack for the allocator —
+    // not the answers asked for.
+    let bound = (OUT_BYTES + INFLIGHT * reply_size * 3) as u64 + (24 << 20);
+    assert!(grown < bound, "RSS grew {grown} bytes (bound {bound})");
+    assert!(
+        requested as u64 > 2 * grown,
+        "the test must ask for more than the bound ({requested} vs {grown})"
+    );
+
+    eprintln!("stall reached in {:?}", t0.elapsed());
+    // The client reads again: every answer arrives, none lost, none duplicated.
+    c.s.set_write_timeout(Some(common::READ_TIMEOUT)).unwrap();
+    let mut writer = c.s.try_clone().unwrap();
+    let total = written + 1; // + the one we were half-way through
+    let w = std::thread::spawn(move || {
+        if let Some(r) = rest {
+            writer.write_all(&r).unwrap();
+        }
+    });
+    // (Answers are checked by id and size rather than parsed: 40 MiB of JSON is slow to parse in
+    // a debug build, and the first one was parsed above.)
+    let expected_len = json!({"jsonrpc": "2.0", "id": 0, "result": one})
+        .to_string()
+        .len();
+    let mut seen = vec![false; total];
+    for _ in 0..total {
+        let t = c.recv_text().expect("an answer");
+        let digits: String = t
+            .strip_prefix(r#"{"jsonrpc":"2.0","id":"#)
+            .unwrap_or_else(|| panic!("unexpected answer {t:.300}"))
+            .chars()
+            .take_while(char::is_ascii_digit)
+            .collect();
+        let id: usize = digits.parse().unwrap();
+        assert!(!seen[id], "answer {id} twice");
+        seen[id] = true;
+        assert_eq!(
+            t.len(),
+            expected_len + digits.len() - 1,
+            "answer {id}: {t:.300}"
+        );
+        assert!(t.contains(r#""isError":false"#), "answer {id}: {t:.300}");
+    }
+    w.join().unwrap();
+    c.assert_alive();
+    eprintln!("all answered after {:?}", t0.elapsed());
+}
+
+#[test]
+fn a_client_that_never_reads_and_leaves_frees_its_connection() {
+    let srv = common::start(json!({"max_inflight_per_client": 4}));
+    std::fs::write(srv.root.join("f.txt"), "x".repeat(64 << 10)).unwrap();
+    {
+        let mut c = srv.client();
+        c.s.set_write_timeout(Some(Duration::from_millis(500)))
+            .unwrap();
+        let text = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": {"name": "fs-read-file", "arguments": {"path": "f.txt"}}})
+        .to_string();
+        let f = common::encode(true, 0, 1, text.as_bytes(), true, None);
+        for _ in 0..2000 {
+            if c.s.write_all(&f).is_err() {
+                break;
+            }
+        }
+        // Dropped without reading a byte.
+    }
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while srv.server.shared().client_count() > 0 {
+        assert!(
+            Instant::now() < deadline,
+            "the connection was never released"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    srv.client().assert_alive();
+}

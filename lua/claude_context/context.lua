@@ -1,0 +1,317 @@
+---@mod claude_context.context Memory bank and decision commands
+---
+--- `:ClaudeContext context [branch]` shows the merged context (rules, branch and global core
+--- files) read by the bridge's `read_context` tool in a read-only Markdown buffer;
+--- `:ClaudeContext memory [branch]` picks a memory bank document and opens it for editing;
+--- `:ClaudeContext decision` shows the WRAP decision status (`get_current_status`).
+---
+--- Option `memory_bank = { root = nil, language = "ja" }` (see :help claude-context-memory-bank).
+
+local M = {}
+
+local config = require("claude_context.config")
+
+---@class claude_context.MemoryBankConfig
+---@field root string? Bank root (default <project root>/docs; $MEMORY_BANK_ROOT wins over it)
+---@field language "en"|"ja" Language of the rules and notes :ClaudeContext context asks for
+
+---@type claude_context.MemoryBankConfig
+M.defaults = { root = nil, language = "ja" }
+
+local KNOWN = { root = true, language = true }
+
+-- The option key, and its native field (crates/core/src/config.rs: memory_bank_root).
+config.extra_keys.memory_bank = true
+table.insert(config.native_hooks, function(cfg, t)
+  local mb = cfg.memory_bank
+  if type(mb) == "table" and type(mb.root) == "string" and mb.root ~= "" then
+    t.memory_bank_root = vim.fn.expand(mb.root)
+  end
+end)
+
+M.BRANCH_CORE = { "branchContext.md", "activeContext.md", "systemPatterns.md", "progress.md" }
+M.GLOBAL_CORE = {
+  "architecture.md",
+  "coding-standards.md",
+  "domain-models.md",
+  "glossary.md",
+  "tech-stack.md",
+  "user-guide.md",
+}
+
+---Checks `memory_bank` in the options (called by setup()).
+---@param options table
+function M.on_setup(options)
+  local mb = options.memory_bank
+  if mb == nil then
+    return
+  end
+  vim.validate("memory_bank", mb, "table")
+  for k in pairs(mb) do
+    if not KNOWN[k] then
+      error(("claude-context: unknown option memory_bank.%s (see :help claude-context-memory-bank)"):format(k), 0)
+    end
+  end
+  vim.validate("memory_bank.root", mb.root, "string", true)
+  vim.validate("memory_bank.language", mb.language, function(v)
+    return v == nil or v == "en" or v == "ja"
+  end, '"en" or "ja"')
+end
+
+---The effective memory bank options.
+---@return claude_context.MemoryBankConfig
+function M.options()
+  return vim.tbl_extend("force", M.defaults, config.options.memory_bank or {})
+end
+
+local function notify(msg, level)
+  vim.notify(msg, level or vim.log.levels.INFO, { title = "claude-context" })
+end
+
+local function err(msg)
+  notify(msg, vim.log.levels.ERROR)
+end
+
+---Calls a bridge tool and waits; returns the result table or nil and a message (a tool error,
+---a protocol error, or the bridge not running).
+---@return table? result, string? err
+function M.call(name, args)
+  local ok, r, e = pcall(require("claude_context").call_tool_sync, name, args or {})
+  if not ok then
+    return nil, tostring(r)
+  end
+  if not r then
+    return nil, e
+  end
+  if r.isError then
+    return nil, (r.content and r.content[1] and r.content[1].text) or (name .. " failed")
+  end
+  return r
+end
+
+---The project root the bridge uses (fs-get-project-info).
+---@return string?
+local function project_root()
+  local r = M.call("fs-get-project-info", {})
+  local root = r and r.structuredContent and r.structuredContent.project_root
+  if root and vim.fn.isdirectory(root) == 1 then
+    return root
+  end
+end
+
+---The current git branch of the project root, or nil (no git, not a repository, detached HEAD).
+---@return string?
+function M.current_branch()
+  local root = project_root() or vim.fn.getcwd()
+  local ok, res = pcall(function()
+    return vim.system({ "git", "branch", "--show-current" }, { cwd = root, text = true }):wait(3000)
+  end)
+  if not ok or not res or res.code ~= 0 then
+    return nil
+  end
+  local b = vim.trim(res.stdout or "")
+  return b ~= "" and b or nil
+end
+
+---Local git branches, for completion.
+---@return string[]
+local function git_branches()
+  local root = vim.fn.getcwd()
+  local ok, res = pcall(function()
+    return vim.system({ "git", "branch", "--format=%(refname:short)" }, { cwd = root, text = true }):wait(2000)
+  end)
+  if not ok or not res or res.code ~= 0 then
+    return {}
+  end
+  return vim.split(vim.trim(res.stdout or ""), "\n", { trimempty = true })
+end
+
+local function push_lines(out, text)
+  for _, l in ipairs(vim.split(text or "", "\n", { plain = true })) do
+    table.insert(out, l)
+  end
+end
+
+local function push_docs(out, docs, order)
+  docs = docs or {}
+  local names = vim.deepcopy(order)
+  local extra = {}
+  for k in pairs(docs) do
+    if not vim.tbl_contains(order, k) then
+      table.insert(extra, k)
+    end
+  end
+  table.sort(extra)
+  vim.list_extend(names, extra)
+  local any = false
+  for _, name in ipairs(names) do
+    local d = docs[name]
+    if d then
+      any = true
+      table.insert(out, "")
+      table.insert(out, ("### %s"):format(name))
+      local tags = (d.tags and #d.tags > 0) and (" · tags: " .. table.concat(d.tags, " ")) or ""
+      table.insert(out, ("_%s%s_"):format(d.lastModified or "", tags))
+      table.insert(out, "")
+      push_lines(out, d.content)
+    end
+  end
+  if not any then
+    table.insert(out, "")
+    table.insert(out, "_(none)_")
+  end
+end
+
+---The Markdown lines of a read_context result.
+---@param ctx table structuredContent of read_context
+---@param branch string
+---@return string[]
+function M.render(ctx, branch)
+  local out = { ("# Context · branch %s"):format(branch) }
+  for _, n in ipairs(ctx.notes or {}) do
+    table.insert(out, "")
+    table.insert(out, "> " .. n)
+  end
+  if ctx.rules then
+    table.insert(out, "")
+    table.insert(out, "## Rules")
+    table.insert(out, "")
+    push_lines(out, ctx.rules.content)
+  end
+  if ctx.branchMemory then
+    table.insert(out, "")
+    table.insert(out, ("## Branch memory bank · %s"):format(branch))
+    push_docs(out, ctx.branchMemory, M.BRANCH_CORE)
+  end
+  if ctx.globalMemory then
+    table.insert(out, "")
+    table.insert(out, "## Global memory bank")
+    push_docs(out, ctx.globalMemory, M.GLOBAL_CORE)
+  end
+  return out
+end
+
+---Shows `lines` in a read-only Markdown scratch buffer named `name` (reused when it exists).
+---@param lines string[]
+---@param name string
+---@param mods string? command modifiers (:vertical, :tab, …)
+---@return integer buf
+function M.show(lines, name, mods)
+  local buf = vim.fn.bufnr("^" .. vim.fn.escape(name, "\\/.*$^~[]") .. "$")
+  local win = buf ~= -1 and vim.fn.bufwinid(buf) or -1
+  if win ~= -1 then
+    vim.api.nvim_set_current_win(win)
+  else
+    vim.cmd(((mods and mods ~= "") and (mods .. " ") or "") .. "split")
+    if buf == -1 or not vim.api.nvim_buf_is_valid(buf) then
+      buf = vim.api.nvim_create_buf(false, true)
+      vim.api.nvim_buf_set_name(buf, name)
+    end
+    vim.api.nvim_win_set_buf(0, buf)
+  end
+  vim.bo[buf].buftype = "nofile"
+  vim.bo[buf].bufhidden = "hide"
+  vim.bo[buf].swapfile = false
+  vim.bo[buf].modifiable = true
+  vim.bo[buf].readonly = false
+  vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines)
+  vim.bo[buf].modified = false
+  vim.bo[buf].modifiable = false
+  vim.bo[buf].readonly = true
+  vim.bo[buf].filetype = "markdown"
+  return buf
+end
+
+---:ClaudeContext context [branch]
+function M.context(o, args)
+  local branch = args[1]
+  if not branch or branch == "" then
+    branch = M.current_branch()
+    if not branch then
+      return err("claude-context: no current git branch here (not a repository, or detached HEAD); use :ClaudeContext context {branch}")
+    end
+  end
+  local r, e = M.call("read_context", { branch = branch, language = M.options().language })
+  if not r then
+    return err("claude-context: read_context: " .. tostring(e))
+  end
+  return M.show(M.render(r.structuredContent or {}, branch), "claude-context://context/" .. branch, o and o.mods)
+end
+
+---The label of a bank document in the picker.
+function M.label(d)
+  if d.scope == "global" then
+    return "global: " .. d.path
+  end
+  return ("branch %s: %s"):format(d.branch or "?", d.path)
+end
+
+---:ClaudeContext memory [branch]
+function M.memory(o, args)
+  local a = args[1] and { scope = "all", branch = args[1] } or { scope = "all" }
+  local r, e = M.call("list_memory_bank_documents", a)
+  if not r then
+    return err("claude-context: " .. tostring(e))
+  end
+  local out = r.structuredContent or {}
+  local docs = out.documents or {}
+  if #docs == 0 then
+    return notify(
+      ("claude-context: the memory bank at %s has no documents yet (Claude creates them with write_branch_memory_bank / write_global_memory_bank)"):format(
+        tostring(out.root)
+      ),
+      vim.log.levels.WARN
+    )
+  end
+  vim.ui.select(docs, {
+    prompt = "Memory bank document",
+    kind = "claude_context.memory",
+    format_item = M.label,
+  }, function(choice)
+    if choice then
+      vim.cmd(((o and o.mods and o.mods ~= "") and (o.mods .. " ") or "") .. "edit " .. vim.fn.fnameescape(choice.absolutePath))
+    end
+  end)
+end
+
+---:ClaudeContext decision
+function M.decision()
+  local r, e = M.call("get_current_status", {})
+  if not r then
+    return err("claude-context: " .. tostring(e))
+  end
+  local text = (r.content and r.content[1] and r.content[1].text) or ""
+  local chunks = {}
+  for _, l in ipairs(vim.split(text, "\n", { plain = true })) do
+    table.insert(chunks, { l .. "\n" })
+  end
+  vim.api.nvim_echo(chunks, true, {})
+  return text
+end
+
+---Registers the subcommands on claude_context.commands.
+---@param commands table
+function M.register(commands)
+  commands.register("context", {
+    desc = "show the merged memory bank context of a branch (default: the current git branch)",
+    run = M.context,
+    complete = function(arglead, args)
+      if #args > 2 or (#args == 2 and arglead == "") then
+        return {}
+      end
+      return vim.tbl_filter(function(b)
+        return vim.startswith(b, arglead)
+      end, git_branches())
+    end,
+  })
+  commands.register("memory", {
+    desc = "pick a memory bank document and open it for editing",
+    run = M.memory,
+  })
+  commands.register("decision", {
+    desc = "show the WRAP decision status (get_current_status)",
+    run = M.decision,
+  })
+end
+
+return M

@@ -1,0 +1,195 @@
+-- The memory bank and decision commands in a real Neovim: memory_bank options reaching the
+-- bridge, :ClaudeContext context / memory / decision.
+local h = dofile(vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":p:h") .. "/helpers.lua")
+local eq, ok, contains = h.eq, h.ok, h.contains
+local cc = function()
+  return require("claude_context")
+end
+
+local project = vim.uv.fs_realpath(vim.fn.getcwd())
+local bank = project .. "/bank"
+
+local function messages()
+  return vim.api.nvim_exec2("messages", { output = true }).output
+end
+
+local function buffer_text(buf)
+  return table.concat(vim.api.nvim_buf_get_lines(buf or 0, 0, -1, false), "\n")
+end
+
+---Runs fn with vim.notify captured; returns the messages.
+local function notified(fn)
+  local got = {}
+  local orig = vim.notify
+  vim.notify = function(msg, level)
+    table.insert(got, { msg = msg, level = level })
+  end
+  local okk, e = pcall(fn)
+  vim.notify = orig
+  if not okk then
+    error(e, 2)
+  end
+  return got
+end
+
+return {
+  {
+    "setup rejects bad memory_bank options with the option's name",
+    function()
+      local okk, e = pcall(cc().setup, { auto_start = false, memory_bank = { root = 1 } })
+      eq(false, okk)
+      contains(e, "memory_bank.root")
+      okk, e = pcall(cc().setup, { auto_start = false, memory_bank = { colour = "x" } })
+      eq(false, okk)
+      contains(e, "unknown option memory_bank.colour")
+      okk, e = pcall(cc().setup, { auto_start = false, memory_bank = { language = "fr" } })
+      eq(false, okk)
+      contains(e, "memory_bank.language")
+      okk, e = pcall(cc().setup, { auto_start = false, memory_bank = "docs" })
+      eq(false, okk)
+      contains(e, "memory_bank")
+    end,
+  },
+  {
+    "setup{memory_bank.root} reaches the bridge",
+    function()
+      vim.env.MEMORY_BANK_ROOT = nil
+      cc().setup({ memory_bank = { root = bank } })
+      ok(cc().status(), "running")
+      local r = h.call("list_memory_bank_documents", {})
+      eq(bank, r.structuredContent.root)
+      eq("setup{memory_bank = {root}}", r.structuredContent.rootSource)
+      eq({}, r.structuredContent.documents)
+    end,
+  },
+  {
+    ":ClaudeContext context {branch} says plainly when the branch has no bank",
+    function()
+      vim.cmd("ClaudeContext context feature/none")
+      local buf = vim.api.nvim_get_current_buf()
+      eq("claude-context://context/feature/none", vim.api.nvim_buf_get_name(buf))
+      contains(buffer_text(buf), "ブランチ 'feature/none' のメモリバンクはまだありません")
+      contains(buffer_text(buf), "## Rules")
+      vim.cmd("close")
+    end,
+  },
+  {
+    ":ClaudeContext context {branch} shows the merged context read-only",
+    function()
+      local r = h.call("write_branch_memory_bank", {
+        branch = "feature/x",
+        path = "activeContext.md",
+        content = "# いまの作業\n\ntags: #core #active-context\n\nログイン画面を作る",
+      })
+      eq(false, r.isError)
+      h.call("write_global_memory_bank", { path = "glossary.md", content = "# Glossary\n\n**bank**: memory" })
+      vim.cmd("ClaudeContext context feature/x")
+      local buf = vim.api.nvim_get_current_buf()
+      local text = buffer_text(buf)
+      eq("claude-context://context/feature/x", vim.api.nvim_buf_get_name(buf))
+      eq("markdown", vim.bo[buf].filetype)
+      eq(false, vim.bo[buf].modifiable)
+      eq(true, vim.bo[buf].readonly)
+      contains(text, "# Context · branch feature/x")
+      contains(text, "## Branch memory bank · feature/x")
+      contains(text, "### activeContext.md")
+      contains(text, "ログイン画面を作る")
+      contains(text, "### progress.md") -- seeded from the template
+      contains(text, "## Global memory bank")
+      contains(text, "**bank**: memory")
+      -- Core files appear in the spec's order.
+      ok(text:find("### branchContext.md", 1, true) < text:find("### progress.md", 1, true), "branch order")
+      ok(text:find("### architecture.md", 1, true) < text:find("### user-guide.md", 1, true), "global order")
+      -- Running it again reuses the buffer.
+      vim.cmd("ClaudeContext context feature/x")
+      eq(buf, vim.api.nvim_get_current_buf())
+      vim.cmd("close")
+    end,
+  },
+  {
+    ":ClaudeContext context without a branch uses the current git branch, or says why not",
+    function()
+      local got = notified(function()
+        vim.cmd("ClaudeContext context")
+      end)
+      eq(1, #got)
+      contains(got[1].msg, ":ClaudeContext context {branch}")
+      eq(vim.log.levels.ERROR, got[1].level)
+      if vim.fn.executable("git") == 1 then
+        local res = vim.system({ "git", "init", "-q" }, { cwd = project }):wait()
+        eq(0, res.code)
+        vim.system({ "git", "checkout", "-q", "-b", "feature/x" }, { cwd = project }):wait()
+        vim.cmd("ClaudeContext context")
+        eq("claude-context://context/feature/x", vim.api.nvim_buf_get_name(0))
+        contains(buffer_text(0), "ログイン画面を作る")
+        vim.cmd("close")
+      end
+    end,
+  },
+  {
+    ":ClaudeContext memory picks a document and opens it for editing",
+    function()
+      local items, labels
+      local orig = vim.ui.select
+      vim.ui.select = function(its, opts, on_choice)
+        items = its
+        labels = vim.tbl_map(opts.format_item, its)
+        for _, it in ipairs(its) do
+          if it.path == "activeContext.md" then
+            return on_choice(it)
+          end
+        end
+        on_choice(nil)
+      end
+      vim.cmd("ClaudeContext memory")
+      vim.ui.select = orig
+      ok(items and #items == 10, "6 global + 4 branch documents, got " .. vim.inspect(labels))
+      ok(vim.tbl_contains(labels, "global: glossary.md"), vim.inspect(labels))
+      ok(vim.tbl_contains(labels, "branch feature-x: activeContext.md"), vim.inspect(labels))
+      eq(bank .. "/branch-memory-bank/feature-x/activeContext.md", vim.api.nvim_buf_get_name(0))
+      eq(true, vim.bo.modifiable)
+      contains(buffer_text(0), "ログイン画面を作る")
+      vim.cmd("bwipe")
+    end,
+  },
+  {
+    ":ClaudeContext decision shows the status, or that no issue is defined",
+    function()
+      vim.cmd("messages clear")
+      vim.cmd("ClaudeContext decision")
+      contains(messages(), "課題が定義されていません")
+      local r = h.call("define_issue", { title = "DB選定", description = "どのDBを使うか" })
+      eq(false, r.isError)
+      vim.cmd("ClaudeContext decision")
+      contains(messages(), "現在の課題: DB選定")
+      contains(messages(), "widen-options")
+      -- The store is under stdpath("state")/claude-context, one file per project.
+      local stores = vim.fn.glob(vim.fn.stdpath("state") .. "/claude-context/decisions/*.json", false, true)
+      eq(1, #stores)
+      eq("DB選定", h.read_json(stores[1]).issue.title)
+      eq(tonumber("600", 8), h.mode(stores[1]))
+    end,
+  },
+  {
+    "MEMORY_BANK_ROOT wins over setup{memory_bank.root}",
+    function()
+      local other = h.tmpdir()
+      vim.env.MEMORY_BANK_ROOT = other
+      local r = h.call("list_memory_bank_documents", {})
+      vim.env.MEMORY_BANK_ROOT = nil
+      eq(other, r.structuredContent.root)
+      eq("MEMORY_BANK_ROOT", r.structuredContent.rootSource)
+    end,
+  },
+  {
+    "commands complain clearly when the bridge is stopped",
+    function()
+      cc().stop({ silent = true })
+      local got = notified(function()
+        vim.cmd("ClaudeContext decision")
+      end)
+      eq(1, #got)
+      contains(got[1].msg, "not running")
+    end,
+  },
+}

@@ -1,0 +1,63 @@
+-- Assertions and utilities for tests/nvim specs.
+local M = {}
+
+function M.eq(expected, actual, msg)
+  if not vim.deep_equal(expected, actual) then
+    error(("%sexpected %s, got %s"):format(msg and (msg .. ": ") or "", vim.inspect(expected), vim.inspect(actual)), 2)
+  end
+end
+
+function M.ok(cond, msg)
+  if not cond then
+    error(msg or "assertion failed", 2)
+  end
+end
+
+function M.contains(haystack, needle, msg)
+  if type(haystack) ~= "string" or not haystack:find(needle, 1, true) then
+    error(("%sexpected %s to contain %s"):format(msg and (msg .. ": ") or "", vim.inspect(haystack), vim.inspect(needle)), 2)
+  end
+end
+
+---Waits for fn() to return a truthy value; returns it or raises.
+function M.wait_for(fn, timeout, what)
+  local v
+  local ok = vim.wait(timeout or 5000, function()
+    v = fn()
+    return v
+  end, 10)
+  if not ok then
+    error("timed out waiting for " .. (what or "condition"), 2)
+  end
+  return v
+end
+
+---A fresh directory (resolved, no symlinks).
+function M.tmpdir()
+  local d = vim.fn.tempname()
+  vim.fn.mkdir(d, "p")
+  return vim.uv.fs_realpath(d)
+end
+
+---Calls a tool and waits for its result table.
+function M.call(name, args)
+  local r, err = require("claude_context").call_tool_sync(name, args or {}, 10000)
+  if not r then
+    error(err, 2)
+  end
+  return r
+end
+
+function M.read_json(path)
+  local f = assert(io.open(path, "r"))
+  local s = f:read("*a")
+  f:close()
+  return vim.json.decode(s)
+end
+
+function M.mode(path)
+  local st = vim.uv.fs_stat(path)
+  return st and bit.band(st.mode, 511) or nil
+end
+
+return M

@@ -1,0 +1,53 @@
+-- Runs every tests/nvim/*_spec.lua in its own headless Neovim (isolation: each file gets a
+-- fresh editor, a fresh CLAUDE_CONFIG_DIR and fresh stdpath dirs), then prints the totals as
+-- "N passed, N failed". Usage:
+--   nvim --headless --clean -u tests/minimal_init.lua -l tests/nvim/run.lua [pattern]
+local root = vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":p:h:h:h")
+local pattern = _G.arg and _G.arg[1] or nil
+local files = vim.fn.glob(root .. "/tests/nvim/*_spec.lua", false, true)
+table.sort(files)
+local nvim = vim.v.progpath
+local passed, failed, broken = 0, 0, {}
+for _, f in ipairs(files) do
+  if not pattern or f:find(pattern, 1, true) then
+    local tmp = vim.fn.tempname()
+    vim.fn.mkdir(tmp, "p")
+    local env = {
+      CLAUDE_CONFIG_DIR = tmp .. "/claude",
+      XDG_STATE_HOME = tmp .. "/state",
+      XDG_DATA_HOME = tmp .. "/data",
+      XDG_CONFIG_HOME = tmp .. "/config",
+      XDG_CACHE_HOME = tmp .. "/cache",
+      CLAUDE_CONTEXT_TEST_TMP = tmp,
+      MCP_PROJECT_ROOT = "",
+    }
+    local res = vim
+      .system({ nvim, "--headless", "--clean", "-u", root .. "/tests/minimal_init.lua", "-l", root .. "/tests/nvim/one.lua", f }, {
+        env = env,
+        cwd = tmp,
+        text = true,
+      })
+      :wait(300000)
+    local out = (res.stdout or "") .. (res.stderr or "")
+    io.stdout:write(out)
+    local p, fl
+    for a, b in out:gmatch("(%d+) passed, (%d+) failed") do
+      p, fl = a, b
+    end
+    if p then
+      passed, failed = passed + tonumber(p), failed + tonumber(fl)
+    end
+    if not p or res.code ~= 0 then
+      table.insert(broken, ("%s (exit %s)"):format(vim.fn.fnamemodify(f, ":t"), tostring(res.code)))
+      if not p then
+        failed = failed + 1
+      end
+    end
+    vim.fn.delete(tmp, "rf")
+  end
+end
+if #broken > 0 then
+  io.stdout:write("\nfailing files: " .. table.concat(broken, ", ") .. "\n")
+end
+io.stdout:write(("\nneovim: %d passed, %d failed\n"):format(passed, failed))
+os.exit((failed == 0 and #broken == 0) and 0 or 1)
