@@ -84,12 +84,33 @@ impl RpcError {
 
 /// The JSON-RPC envelope of a success.
 pub fn response(id: &Value, result: Value) -> Value {
-    json!({"jsonrpc": "2.0", "id": id, "result": result})
+    envelope(id, "result", result)
 }
 
 /// The JSON-RPC envelope of an error.
 pub fn error_response(id: &Value, e: &RpcError) -> Value {
-    json!({"jsonrpc": "2.0", "id": id, "error": {"code": e.code, "message": e.message}})
+    let mut err = Map::with_capacity(2);
+    err.insert("code".into(), e.code.into());
+    err.insert("message".into(), e.message.clone().into());
+    envelope(id, "error", Value::Object(err))
+}
+
+/// `{"jsonrpc": "2.0", "id": id, key: value}`, moving `value` in. (`json!` would serialize an
+/// interpolated `Value` into a deep copy: a whole extra copy of every answer.)
+fn envelope(id: &Value, key: &str, value: Value) -> Value {
+    let mut m = Map::with_capacity(3);
+    m.insert("jsonrpc".into(), Value::from("2.0"));
+    m.insert("id".into(), id.clone());
+    m.insert(key.into(), value);
+    Value::Object(m)
+}
+
+/// The JSON text of `v`. `serde_json::to_string` writes straight into a byte buffer; `Display`
+/// (`v.to_string()`) goes through `fmt::Write` fragment by fragment, about twice the work —
+/// and every answer is rendered this way (its text content once more).
+pub fn json_text(v: &Value) -> String {
+    // Serializing a `Value` cannot fail (its keys are strings); fall back to Display anyway.
+    serde_json::to_string(v).unwrap_or_else(|_| v.to_string())
 }
 
 /// The text of a panic payload.
@@ -156,7 +177,7 @@ const BATCH_CONCURRENCY: usize = 16;
 pub fn parse(text: &str) -> Result<Value, String> {
     serde_json::from_str(text).map_err(|e| {
         let err = RpcError::new(ErrorCode::PARSE_ERROR, format!("Parse error: {e}"));
-        error_response(&Value::Null, &err).to_string()
+        json_text(&error_response(&Value::Null, &err))
     })
 }
 
@@ -213,7 +234,7 @@ pub async fn handle_message(
                     if out.len() > 1 {
                         out.push(',');
                     }
-                    out.push_str(&r.to_string());
+                    out.push_str(&json_text(&r));
                     if out.len() > cap {
                         too_big = true;
                         break;
@@ -245,7 +266,7 @@ pub async fn handle_message(
         v => {
             let (r, ev) = handle_value_in(shared, v, inflight).await;
             events.extend(ev);
-            r.map(|r| r.to_string())
+            r.map(|r| json_text(&r))
         }
     };
     (reply, events)
@@ -484,18 +505,30 @@ pub async fn call_tool(shared: &Arc<Shared>, name: &str, args: Value) -> Result<
     }
 }
 
-/// A success as MCP wants it: the JSON (or given text) as text content, plus
-/// `structuredContent` when the value is an object.
+/// A success as MCP wants it: the JSON (or given text) as text content (then any further text
+/// blocks), plus `structuredContent` when the value is an object.
+///
+/// This is exactly what rmcp's `CallToolResult::success` serializes to (a test holds the two
+/// together), built by moving the values in: going through `serde_json::to_value` would copy the
+/// text and the structured content once more on every call.
 pub fn tool_result(out: ToolOutput) -> Value {
-    let text = out.text.unwrap_or_else(|| out.value.to_string());
-    let mut content = vec![Content::text(text)];
-    content.extend(out.extra_text.into_iter().map(Content::text));
-    let mut r = CallToolResult::success(content);
+    let text_block = |text: String| {
+        let mut block = Map::with_capacity(2);
+        block.insert("type".into(), Value::from("text"));
+        block.insert("text".into(), Value::String(text));
+        Value::Object(block)
+    };
+    let text = out.text.unwrap_or_else(|| json_text(&out.value));
+    let mut content = Vec::with_capacity(1 + out.extra_text.len());
+    content.push(text_block(text));
+    content.extend(out.extra_text.into_iter().map(text_block));
+    let mut r = Map::with_capacity(3);
+    r.insert("content".into(), Value::Array(content));
     if out.value.is_object() {
-        r.structured_content = Some(out.value);
+        r.insert("structuredContent".into(), out.value);
     }
-    r.result_type = None;
-    serde_json::to_value(r).unwrap_or(Value::Null)
+    r.insert("isError".into(), Value::Bool(false));
+    Value::Object(r)
 }
 
 #[cfg(test)]
@@ -523,6 +556,68 @@ mod tests {
             .enable_all()
             .build()
             .unwrap()
+    }
+
+    /// The rmcp rendering `tool_result` replaces (kept here as the reference).
+    fn rmcp_tool_result(out: ToolOutput) -> Value {
+        let text = out.text.unwrap_or_else(|| out.value.to_string());
+        let mut content = vec![Content::text(text)];
+        content.extend(out.extra_text.into_iter().map(Content::text));
+        let mut r = CallToolResult::success(content);
+        if out.value.is_object() {
+            r.structured_content = Some(out.value);
+        }
+        r.result_type = None;
+        serde_json::to_value(r).unwrap()
+    }
+
+    #[test]
+    fn tool_result_is_what_rmcp_serializes() {
+        let cases = [
+            ToolOutput::json(
+                json!({"success": true, "folders": [{"name": "a b", "uri": "file:///a%20b"}]}),
+            ),
+            ToolOutput::json(json!(["not", "an", "object"])),
+            ToolOutput::json(json!("just text")),
+            ToolOutput {
+                value: json!({"k": 1}),
+                text: Some("custom text".into()),
+                extra_text: vec![],
+            },
+            ToolOutput {
+                value: json!("FILE_SAVED"),
+                text: Some("FILE_SAVED".into()),
+                extra_text: vec!["final contents\n".into(), "more".into()],
+            },
+        ];
+        for out in cases {
+            let ours = tool_result(out.clone());
+            let theirs = rmcp_tool_result(out);
+            assert_eq!(ours, theirs);
+            // Same bytes on the wire, key order included.
+            assert_eq!(json_text(&ours), theirs.to_string());
+        }
+    }
+
+    #[test]
+    fn envelopes_keep_the_jsonrpc_shape() {
+        let r = response(&json!(7), json!({"a": [1, 2]}));
+        assert_eq!(
+            json_text(&r),
+            r#"{"jsonrpc":"2.0","id":7,"result":{"a":[1,2]}}"#
+        );
+        let e = error_response(
+            &json!("x"),
+            &RpcError::new(ErrorCode::METHOD_NOT_FOUND, "Method not found: nope"),
+        );
+        assert_eq!(
+            json_text(&e),
+            r#"{"jsonrpc":"2.0","id":"x","error":{"code":-32601,"message":"Method not found: nope"}}"#
+        );
+        assert_eq!(
+            e,
+            json!({"jsonrpc": "2.0", "id": "x", "error": {"code": -32601, "message": "Method not found: nope"}})
+        );
     }
 
     fn ask(s: &Arc<Shared>, text: &str) -> Option<Value> {
