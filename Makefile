@@ -29,10 +29,15 @@ CLAUDE_VERSION := 2.1.197
 LIB        := lib/claude_context_native.$(LIB_EXT)
 MCP_BIN    := lib/claude-context-mcp
 
+# The library built with the `test-tools` feature (a tool that panics on purpose), for the
+# panic-containment spec; never installed into lib/.
+TEST_TOOLS_LIB := $(CURDIR)/target/test-tools/libclaude_context_native.$(LIB_EXT)
+
+export CLAUDE_CONTEXT_TEST_TOOLS_LIB := $(TEST_TOOLS_LIB)
 export CLAUDE_CONTEXT_TEST_NVIM := $(NVIM)
 export CLAUDE_CONTEXT_TEST_CLAUDE := $(CLAUDE)
 
-.PHONY: build run test deps fmt-check clippy test-rust test-nvim test-e2e bench fuzz clean
+.PHONY: build run test deps fmt-check clippy test-rust test-tools-lib test-nvim test-e2e bench fuzz clean
 
 ## build: release library + the claude-context-mcp relay, installed into lib/ by rename
 ## (never overwrite a library a running Neovim has mapped).
@@ -69,11 +74,18 @@ fmt-check:
 
 clippy:
 	$(CARGO) clippy --workspace --all-targets --locked -- -D warnings
+	$(CARGO) clippy --workspace --all-targets --locked --features test-tools -- -D warnings
 
 test-rust:
 	$(CARGO) test --workspace --locked
+	$(CARGO) test -p claude-context-core --features test-tools --locked --test panic
 
-test-nvim: build deps
+test-tools-lib:
+	$(CARGO) build -p claude-context-nvim --features test-tools --locked
+	@mkdir -p $(dir $(TEST_TOOLS_LIB))
+	@cp target/debug/libclaude_context_native.$(LIB_EXT) $(TEST_TOOLS_LIB).tmp && mv -f $(TEST_TOOLS_LIB).tmp $(TEST_TOOLS_LIB)
+
+test-nvim: build deps test-tools-lib
 	$(NVIM) --headless --clean -u tests/minimal_init.lua -l tests/nvim/run.lua
 
 test-e2e: build deps
@@ -84,6 +96,7 @@ test: fmt-check clippy test-rust test-nvim test-e2e
 bench: build deps
 	$(CARGO) run --release -p claude-context-core --example bench_rpc
 	$(CARGO) run --release -p claude-context-core --example bench_context
+	$(CARGO) run --release -p claude-context-core --example bench_session
 
 clean:
 	$(CARGO) clean

@@ -18,6 +18,14 @@ thread_local! {
     static MAIN: RefCell<Option<MainThread>> = const { RefCell::new(None) };
     static CALLBACKS: RefCell<HashMap<u64, Function>> = RefCell::new(HashMap::new());
     static NEXT_ID: RefCell<u64> = const { RefCell::new(1) };
+    /// `--mcp-config` files written for this bridge (they hold its token): removed on stop.
+    static MCP_CONFIGS: RefCell<Vec<std::path::PathBuf>> = const { RefCell::new(Vec::new()) };
+}
+
+fn remove_mcp_configs() {
+    for p in MCP_CONFIGS.with(|m| std::mem::take(&mut *m.borrow_mut())) {
+        let _ = std::fs::remove_file(p);
+    }
 }
 
 fn main_thread() -> mlua::Result<MainThread> {
@@ -86,6 +94,7 @@ pub fn create(lua: &Lua) -> mlua::Result<Table> {
         lua.create_function(|_, ()| {
             guard("stop", || {
                 let srv = SERVER.with(|s| s.borrow_mut().take());
+                remove_mcp_configs();
                 Ok(srv.map(Server::stop).is_some())
             })
         })?,
@@ -122,6 +131,45 @@ pub fn create(lua: &Lua) -> mlua::Result<Table> {
         })?,
     )?;
 
+    // write_mcp_config(dir) -> path: the `--mcp-config` file for a `claude` started here
+    // (crates/core/src/mcp_config.rs), 0600 in the 0700 `dir`, removed when the bridge stops.
+    t.set(
+        "write_mcp_config",
+        lua.create_function(|_, dir: String| {
+            guard("write_mcp_config", || {
+                let (port, token) = SERVER
+                    .with(|s| {
+                        s.borrow()
+                            .as_ref()
+                            .map(|srv| (srv.port(), srv.shared().token().to_string()))
+                    })
+                    .ok_or_else(|| {
+                        mlua::Error::runtime(
+                            "claude-context: the bridge is not running (:ClaudeContext start)",
+                        )
+                    })?;
+                let path = claude_context_core::mcp_config::write(
+                    std::path::Path::new(&dir),
+                    claude_context_core::mcp_config::SERVER_NAME,
+                    port,
+                    &token,
+                )
+                .map_err(|e| {
+                    mlua::Error::runtime(format!(
+                        "claude-context: cannot write the MCP config in {dir}: {e}"
+                    ))
+                })?;
+                MCP_CONFIGS.with(|m| {
+                    let mut m = m.borrow_mut();
+                    if !m.contains(&path) {
+                        m.push(path.clone());
+                    }
+                });
+                Ok(path.to_string_lossy().into_owned())
+            })
+        })?,
+    )?;
+
     t.set(
         "call_tool",
         lua.create_function(|_, (name, args, cb): (String, String, Function)| {
@@ -131,18 +179,28 @@ pub fn create(lua: &Lua) -> mlua::Result<Table> {
 
     t.set(
         "broadcast",
-        lua.create_function(|_, (method, params): (String, String)| {
-            guard("broadcast", || {
-                let params: serde_json::Value = serde_json::from_str(&params)
-                    .map_err(|e| mlua::Error::runtime(format!("invalid params JSON: {e}")))?;
-                Ok(SERVER.with(|s| {
-                    s.borrow()
-                        .as_ref()
-                        .map(|srv| srv.shared().broadcast(&method, params))
-                        .unwrap_or(0)
-                }))
-            })
-        })?,
+        // broadcast(method, params_json [, ide_only]): a notification to every client, or with
+        // ide_only to those that sent `ide_connected` (interactive Claude Code sessions).
+        lua.create_function(
+            |_, (method, params, ide_only): (String, String, Option<bool>)| {
+                guard("broadcast", || {
+                    let params: serde_json::Value = serde_json::from_str(&params)
+                        .map_err(|e| mlua::Error::runtime(format!("invalid params JSON: {e}")))?;
+                    Ok(SERVER.with(|s| {
+                        s.borrow()
+                            .as_ref()
+                            .map(|srv| {
+                                if ide_only.unwrap_or(false) {
+                                    srv.shared().broadcast_ide(&method, params)
+                                } else {
+                                    srv.shared().broadcast(&method, params)
+                                }
+                            })
+                            .unwrap_or(0)
+                    }))
+                })
+            },
+        )?,
     )?;
 
     t.set(

@@ -129,6 +129,8 @@ M.register("log", {
 
 -- context, memory, decision (the memory bank and the WRAP decision status).
 require("claude_context.context").register(M)
+-- open, close, mcp-command
+require("claude_context.terminal").register_commands(M)
 
 ---@param o table user command opts
 function M.run(o)
@@ -172,5 +174,10 @@ function M.complete(arglead, cmdline)
   end
   return {}
 end
+
+-- Subcommands of other modules: :ClaudeContext send / add / accept / reject.
+require("claude_context.ide.commands").register(M)
+-- Subcommands of other modules.
+require("claude_context.session").register_commands(M)
 
 return M

@@ -11,6 +11,12 @@ local M = {}
 ---@field max_message_size integer Largest WebSocket message accepted, in bytes
 ---@field handshake_timeout_ms integer A client must finish the handshake within this time
 ---@field stats_time_budget_ms integer Time budget of fs-get-project-info {stats=true}
+---@field ide claude_context.IdeConfig Claude Code IDE integration
+
+---@class claude_context.IdeConfig
+---@field track_selection boolean Send selection_changed as the cursor/selection moves
+---@field selection_debounce_ms integer Wait this long after the last move before sending
+---@field mention_queue_ms integer Keep @-mentions made while no Claude Code is connected
 M.defaults = {
   auto_start = true,
   port_range = { min = 10000, max = 65535 },
@@ -18,8 +24,13 @@ M.defaults = {
   log_level = "info",
   log_file = nil,
   max_message_size = 64 * 1024 * 1024,
-  handshake_timeout_ms = 1000,
+  handshake_timeout_ms = 5000,
   stats_time_budget_ms = 2000,
+  ide = {
+    track_selection = true,
+    selection_debounce_ms = 100,
+    mention_queue_ms = 30000,
+  },
 }
 
 ---@type claude_context.Config
@@ -46,6 +57,10 @@ function M.resolve(opts)
     return M.log_levels[v] ~= nil
   end, "one of off, error, warn, info, debug, trace")
   vim.validate("log_file", cfg.log_file, "string", true)
+  vim.validate("ide", cfg.ide, "table")
+  vim.validate("ide.track_selection", cfg.ide.track_selection, "boolean")
+  vim.validate("ide.selection_debounce_ms", cfg.ide.selection_debounce_ms, "number")
+  vim.validate("ide.mention_queue_ms", cfg.ide.mention_queue_ms, "number")
   M.options = cfg
   return cfg
 end

@@ -9,6 +9,8 @@ local config = require("claude_context.config")
 local state = require("claude_context.state")
 -- Registers its option key (memory_bank) before any setup() call resolves options.
 require("claude_context.context")
+-- Registers its option key (terminal) before any setup() call resolves options.
+require("claude_context.terminal")
 
 M.version = require("claude_context.version")
 
@@ -66,6 +68,13 @@ table.insert(M._setup_hooks, function(options)
   require("claude_context.context").on_setup(options)
 end)
 
+-- :ClaudeContext open (terminal options, reload autocmds).
+table.insert(M._setup_hooks, function(options)
+  require("claude_context.terminal").on_setup(options)
+end)
+-- Claude sessions: registers setup{claude = …} (option, native fields) and checks it in setup().
+table.insert(M._setup_hooks, require("claude_context.session").check_options)
+
 ---@return boolean
 function M.is_running()
   local ok, native = require("claude_context.native").try_load()
@@ -94,6 +103,8 @@ function M.start(o)
     return false, tostring(res)
   end
   install_autocmds()
+  -- The IDE tools' handlers, selection_changed tracking and the active-editor window.
+  require("claude_context.ide").start()
   local st = vim.json.decode(res)
   if not o.silent then
     notify(("bridge listening on 127.0.0.1:%d"):format(st.port))
@@ -116,6 +127,9 @@ function M.stop(o)
   if group then
     pcall(vim.api.nvim_del_augroup_by_id, group)
     group = nil
+  end
+  if package.loaded["claude_context.ide"] then
+    require("claude_context.ide").stop()
   end
   if not o.silent then
     notify(stopped and "bridge stopped" or "bridge was not running")

@@ -556,6 +556,8 @@ class Claude:
             ANTHROPIC_API_KEY=API_KEY,
             CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1,
             DISABLE_AUTOUPDATER=1,
+            # The interactive CLI otherwise tries to git-clone its plugin marketplace.
+            CLAUDE_CODE_DISABLE_OFFICIAL_MARKETPLACE_AUTOINSTALL=1,
             IS_SANDBOX=1,  # we may run as root, where --dangerously-skip-permissions needs it
             **extra,
         )

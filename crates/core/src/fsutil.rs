@@ -1,5 +1,8 @@
-//! Atomic file writes: a temp file in the same directory, fsync, then rename over the target.
-//! A reader sees the old content or the new, never half of either.
+//! Atomic file writes: a temp file in the same directory, then rename over the target. A reader
+//! sees the old content or the new, never half of either. [`write_atomic`] also fsyncs the data
+//! before the rename (user files: durable across a crash); [`write_atomic_volatile`] does not
+//! (files that describe a running process, such as the lock file: after a crash they are stale
+//! anyway, and an fsync costs milliseconds — most of the bridge's start-up time).
 
 use std::io::Write;
 use std::path::Path;
@@ -7,6 +10,16 @@ use std::path::Path;
 /// Writes `bytes` to `path` atomically. With `mode` (Unix), the file gets those permissions
 /// before it becomes visible under its final name.
 pub fn write_atomic(path: &Path, bytes: &[u8], mode: Option<u32>) -> std::io::Result<()> {
+    write(path, bytes, mode, true)
+}
+
+/// Like [`write_atomic`] (same atomicity, same permissions) but without fsync: for files whose
+/// content only matters while this process runs.
+pub fn write_atomic_volatile(path: &Path, bytes: &[u8], mode: Option<u32>) -> std::io::Result<()> {
+    write(path, bytes, mode, false)
+}
+
+fn write(path: &Path, bytes: &[u8], mode: Option<u32>, durable: bool) -> std::io::Result<()> {
     let dir = path
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
@@ -30,7 +43,9 @@ pub fn write_atomic(path: &Path, bytes: &[u8], mode: Option<u32>) -> std::io::Re
     #[cfg(not(unix))]
     let _ = mode;
     tmp.write_all(bytes)?;
-    tmp.as_file().sync_all()?;
+    if durable {
+        tmp.as_file().sync_all()?;
+    }
     tmp.persist(path).map_err(|e| e.error)?;
     Ok(())
 }
@@ -55,8 +70,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("a.txt");
         write_atomic(&p, b"one", Some(0o600)).unwrap();
-        write_atomic(&p, b"two", Some(0o600)).unwrap();
+        write_atomic_volatile(&p, b"two", Some(0o600)).unwrap();
         assert_eq!(std::fs::read(&p).unwrap(), b"two");
+        write_atomic(&p, b"three", Some(0o600)).unwrap();
+        assert_eq!(std::fs::read(&p).unwrap(), b"three");
         #[cfg(unix)]
         {
             use std::os::unix::fs::PermissionsExt;

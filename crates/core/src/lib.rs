@@ -6,22 +6,28 @@
 //! * [`memory_bank`], [`decision`] — the context tools' storage: the memory bank documents and
 //!   the WRAP decision store.
 //! * [`lockfile`], [`auth`] — how Claude Code finds the editor and proves who it is.
+//! * [`discovery`], [`relay`] — the `claude-context-mcp` binary: find a running editor, relay
+//!   stdio to its bridge. [`mcp_config`] — the `--mcp-config` file for a terminal's `claude`.
 //! * [`editor`] — the snapshot of editor state that Neovim keeps current, and the hop to Neovim's
 //!   main thread for tools that must touch the editor.
 //!
 //! The Neovim crate (`src/` at the repository root) is a thin layer over this one.
 
 pub mod auth;
+pub mod claude;
 pub mod config;
 pub mod decision;
+pub mod discovery;
 pub mod editor;
 pub mod fsutil;
 pub mod lockfile;
 pub mod logging;
 pub mod mcp;
+pub mod mcp_config;
 pub mod memory_bank;
 pub mod paths;
 pub mod project;
+pub mod relay;
 pub mod server;
 pub mod tools;
 pub mod uri;

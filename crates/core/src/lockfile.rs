@@ -1,6 +1,7 @@
 //! The lock file through which Claude Code finds the editor (see ide-protocol.md):
 //! `<dir>/<port>.lock`, JSON `{pid, workspaceFolders, ideName, transport, authToken}`,
-//! mode 0600 inside a 0700 directory, written atomically, removed when the bridge stops.
+//! mode 0600 inside a 0700 directory, written atomically (without fsync: see
+//! [`fsutil::write_atomic_volatile`]), removed when the bridge stops.
 
 use crate::fsutil;
 use serde::{Deserialize, Serialize};
@@ -61,7 +62,9 @@ impl LockFile {
 
     fn write(&self) -> std::io::Result<()> {
         let json = serde_json::to_vec(&self.content).map_err(std::io::Error::other)?;
-        fsutil::write_atomic(&self.path, &json, Some(0o600))
+        // Atomic (Claude Code never reads half a file) but not fsynced: the file only means
+        // something while this process runs, and an fsync would dominate the bridge's start-up.
+        fsutil::write_atomic_volatile(&self.path, &json, Some(0o600))
     }
 
     pub fn path(&self) -> &Path {

@@ -1,1 +1,103 @@
-fn main() {}
+//! `claude-context-mcp`: a stdio MCP server that relays to a running Neovim's claude-context
+//! bridge, for Claude Code sessions started outside Neovim:
+//!
+//!     claude mcp add claude-context -- /path/to/claude-context.nvim/lib/claude-context-mcp
+//!
+//! It picks the editor by `CLAUDE_CODE_SSE_PORT`, else by the lock file whose workspace folders
+//! contain the current directory (deepest wins), connects with that lock file's token and
+//! relays newline-delimited JSON-RPC on stdin/stdout to WebSocket text messages. Exit status:
+//! 0 when either side closes, 1 when no editor can be reached (the reason on stderr), 2 for a
+//! usage error.
+
+use claude_context_core::{discovery, relay};
+use tokio::io::BufReader;
+
+const USAGE: &str = "\
+usage: claude-context-mcp [--help | --version]
+
+A stdio MCP server relaying to the claude-context.nvim bridge of a running Neovim.
+Register it with Claude Code:
+
+    claude mcp add claude-context -- <path to claude-context-mcp>
+
+The editor is the one whose port is in CLAUDE_CODE_SSE_PORT, else the one whose lock file
+($CLAUDE_CONFIG_DIR/ide or ~/.claude/ide) lists a workspace folder containing the current
+directory (the deepest such folder wins).";
+
+fn main() {
+    let mut args = std::env::args().skip(1);
+    if let Some(a) = args.next() {
+        match a.as_str() {
+            "-h" | "--help" => {
+                println!("{USAGE}");
+                return;
+            }
+            "-V" | "--version" => {
+                println!("claude-context-mcp {}", claude_context_core::VERSION);
+                return;
+            }
+            other => {
+                eprintln!("claude-context-mcp: unknown argument {other:?}\n\n{USAGE}");
+                std::process::exit(2);
+            }
+        }
+    }
+    let code = match run() {
+        Ok(()) => 0,
+        Err(msg) => {
+            eprintln!("claude-context-mcp: {msg}");
+            1
+        }
+    };
+    // The stdin reader may sit in a blocking read; leave without waiting for it.
+    std::process::exit(code);
+}
+
+fn run() -> Result<(), String> {
+    let query = discovery::Query::from_env()?;
+    let found = discovery::discover(&query);
+    if found.candidates.is_empty() {
+        return Err(found.explain(&query));
+    }
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the runtime: {e}"))?;
+    let result = rt.block_on(async {
+        let (conn, errors) = relay::connect_first(&found.candidates).await;
+        let Some((c, ws)) = conn else {
+            let mut msg = format!(
+                "found {} editor(s) for {} but could not connect:",
+                found.candidates.len(),
+                query.cwd.display()
+            );
+            for e in errors {
+                msg.push_str("\n  - ");
+                msg.push_str(&e.to_string());
+            }
+            return Err(msg);
+        };
+        eprintln!(
+            "claude-context-mcp: connected to Neovim (pid {}) on 127.0.0.1:{}{}",
+            c.pid,
+            c.port,
+            c.folder
+                .as_ref()
+                .map(|f| format!(", workspace {}", f.display()))
+                .unwrap_or_default()
+        );
+        let input = BufReader::new(tokio::io::stdin());
+        let output = tokio::io::stdout();
+        match relay::relay(ws, input, output).await {
+            Ok(relay::End::InputClosed) => Ok(()),
+            Ok(relay::End::EditorClosed) => {
+                eprintln!("claude-context-mcp: the editor closed the connection");
+                Ok(())
+            }
+            Err(e) => Err(e.to_string()),
+        }
+    });
+    // Dropping the runtime would wait for the blocking stdin read to finish; do not wait.
+    rt.shutdown_background();
+    result
+}

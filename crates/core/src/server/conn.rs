@@ -142,7 +142,11 @@ const DRAIN_WAIT: Duration = Duration::from_secs(5);
 
 /// Runs one message: parse (off the runtime when large), dispatch, contain panics. A panic
 /// answers the request it hit with -32603 (a notification's panic is only logged).
-async fn answer(shared: &Arc<Shared>, text: Utf8Bytes) -> (Option<String>, Vec<PeerEvent>) {
+async fn answer(
+    shared: &Arc<Shared>,
+    text: Utf8Bytes,
+    requests: &mcp::Inflight,
+) -> (Option<String>, Vec<PeerEvent>) {
     let parsed = if text.len() >= PARSE_OFFLOAD {
         let t = text.clone();
         tokio::task::spawn_blocking(move || mcp::parse(t.as_str()))
@@ -163,7 +167,7 @@ async fn answer(shared: &Arc<Shared>, text: Utf8Bytes) -> (Option<String>, Vec<P
         }),
         _ => Some(Value::Null),
     };
-    match AssertUnwindSafe(mcp::handle_message(shared, v))
+    match AssertUnwindSafe(mcp::handle_message(shared, v, requests))
         .catch_unwind()
         .await
     {
@@ -248,7 +252,15 @@ async fn serve(shared: Arc<Shared>, stream: TcpStream, addr: SocketAddr) {
         let _ = sink.close().await;
     });
 
+    // The connection's tools/call requests, cancelled by notifications/cancelled or on close.
+    let requests = Arc::new(mcp::Inflight::default());
     let mut shutdown = shared.shutdown.subscribe();
+    // Requests run concurrently, but each starts (is first polled) only after the one before it
+    // has: tokio's LIFO slot would otherwise start pipelined requests in reverse, and tools that
+    // queue their callers (execute_claude: one run at a time, in call order) take their place in
+    // line on that first poll (messages of PARSE_OFFLOAD bytes or more are parsed off the
+    // runtime first, so for those the order is not guaranteed).
+    let mut prev_started: Option<tokio::sync::oneshot::Receiver<()>> = None;
     // Queues a close frame unless the writer is stuck behind a client that does not read.
     let send_close = |code: CloseCode, why: String| {
         let tx = tx.clone();
@@ -296,12 +308,27 @@ async fn serve(shared: Arc<Shared>, stream: TcpStream, addr: SocketAddr) {
             },
             _ = tx.closed() => break,
         };
-        let (s, tx, flow) = (shared.clone(), tx.clone(), flow.clone());
+        let (s, tx, flow, reqs) = (shared.clone(), tx.clone(), flow.clone(), requests.clone());
+        let (started_tx, started_rx) = tokio::sync::oneshot::channel();
+        let after = prev_started.replace(started_rx);
         tokio::spawn(async move {
+            if let Some(prev) = after {
+                let _ = prev.await;
+            }
             if tx.is_closed() {
                 return;
             }
-            let (reply, events) = answer(&s, text).await;
+            let mut started = Some(started_tx);
+            let fut = answer(&s, text, &reqs);
+            let mut fut = std::pin::pin!(fut);
+            let (reply, events) = std::future::poll_fn(|cx| {
+                let r = std::future::Future::poll(fut.as_mut(), cx);
+                if let Some(t) = started.take() {
+                    let _ = t.send(());
+                }
+                r
+            })
+            .await;
             for ev in events {
                 apply(&s, id, ev);
             }
@@ -319,6 +346,12 @@ async fn serve(shared: Arc<Shared>, stream: TcpStream, addr: SocketAddr) {
         });
     }
     shared.unregister(id);
+    // Nobody is left to answer: what the client was waiting for (a diff the person has not
+    // decided on) is cancelled, and the editor closes it.
+    let cancelled = requests.cancel_all();
+    if cancelled > 0 {
+        tracing::info!(%addr, id, cancelled, "cancelled the requests of a departed client");
+    }
     drop(tx);
     // Let in-flight answers drain to a client that is still reading, but not forever: a client
     // that stopped reading would otherwise keep the writer (and its socket) alive.
@@ -345,7 +378,21 @@ fn apply(shared: &Shared, id: u64, ev: PeerEvent) {
         }
         PeerEvent::IdeConnected { pid } => {
             tracing::info!(id, ?pid, "ide_connected");
-            shared.update_peer(id, |p| p.ide_connected_pid = pid)
+            shared.update_peer(id, |p| {
+                p.ide_connected = true;
+                p.ide_connected_pid = pid
+            });
+            // Tell the editor a Claude Code session is ready for notifications (it sends
+            // queued @-mentions and the current selection). No editor handler: no harm.
+            let fut = shared.rpc.call(
+                "ide_connected",
+                serde_json::json!({"client": id, "pid": pid}),
+            );
+            tokio::spawn(async move {
+                if let Err(e) = fut.await {
+                    tracing::debug!(error = %e, "editor did not take ide_connected");
+                }
+            });
         }
         PeerEvent::ToolsListed => shared.update_peer(id, |p| p.tools_listed = true),
     }

@@ -31,6 +31,8 @@ pub struct Shared {
     pub config: Config,
     pub catalog: Catalog,
     pub rpc: Arc<dyn EditorRpc>,
+    /// The Claude-session tools' state (history, current session, the run queue).
+    pub claude: crate::claude::Manager,
     pub port: u16,
     token: String,
     editor: ArcSwap<EditorState>,
@@ -98,9 +100,12 @@ impl Shared {
         token: String,
     ) -> Shared {
         let (shutdown, _) = watch::channel(false);
+        let claude =
+            crate::claude::Manager::new(config.claude.clone(), config.state_dir().ok().as_deref());
         Shared {
             catalog: Catalog::new(crate::tools::registry()),
             rpc,
+            claude,
             port,
             token,
             editor: ArcSwap::from_pointee(initial),
@@ -158,6 +163,22 @@ impl Shared {
         let clients = lock(&self.clients);
         clients
             .values()
+            .filter(|c| {
+                c.tx.try_send(conn::Outgoing::unbudgeted(Message::text(text.clone())))
+                    .is_ok()
+            })
+            .count()
+    }
+
+    /// [`Shared::broadcast`] to the clients that sent `ide_connected` only (interactive Claude
+    /// Code sessions); returns how many got it.
+    pub fn broadcast_ide(&self, method: &str, params: Value) -> usize {
+        let text =
+            serde_json::json!({"jsonrpc": "2.0", "method": method, "params": params}).to_string();
+        let clients = lock(&self.clients);
+        clients
+            .values()
+            .filter(|c| c.peer.ide_connected)
             .filter(|c| {
                 c.tx.try_send(conn::Outgoing::unbudgeted(Message::text(text.clone())))
                     .is_ok()

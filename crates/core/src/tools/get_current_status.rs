@@ -55,6 +55,7 @@ pub fn status(data: Option<StoreData>) -> Result<ToolOutput, ToolError> {
         return Ok(ToolOutput {
             value: Value::Null,
             text: Some(NO_ISSUE.into()),
+            ..Default::default()
         });
     };
     let st = Status {

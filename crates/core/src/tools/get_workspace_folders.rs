@@ -5,9 +5,11 @@
 use super::{parse_args, ready, schema_of, Ctx, NoArgs, ToolDef, ToolOutput};
 use crate::editor::EditorState;
 use crate::uri::file_uri;
+use arc_swap::ArcSwapOption;
 use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::Value;
+use std::sync::Arc;
 
 #[derive(Debug, Serialize, JsonSchema, PartialEq)]
 pub struct Folder {
@@ -43,8 +45,35 @@ pub fn def() -> ToolDef {
 fn run(ctx: Ctx, args: Value) -> super::ToolFuture {
     ready(
         parse_args::<Option<NoArgs>>("getWorkspaceFolders", args)
-            .and_then(|_| ToolOutput::of(&folders(&ctx.editor_state()))),
+            .and_then(|_| rendered(ctx.editor_state())),
     )
+}
+
+/// The answer for the last snapshot seen, with its JSON text already rendered.
+struct Rendered {
+    state: Arc<EditorState>,
+    out: ToolOutput,
+}
+
+static LAST: ArcSwapOption<Rendered> = ArcSwapOption::const_empty();
+
+/// The tool's output for `st`. Claude Code calls this tool far more often than the snapshot
+/// changes, so the output (URIs, JSON value and text) is built once per snapshot and cloned
+/// afterwards: about half the work of a call. Keyed by the snapshot's identity (`Arc::ptr_eq`),
+/// so it is right for any number of servers in one process.
+fn rendered(st: Arc<EditorState>) -> Result<ToolOutput, super::ToolError> {
+    if let Some(r) = LAST.load().as_ref() {
+        if Arc::ptr_eq(&r.state, &st) {
+            return Ok(r.out.clone());
+        }
+    }
+    let mut out = ToolOutput::of(&folders(&st))?;
+    out.text = Some(crate::mcp::json_text(&out.value));
+    LAST.store(Some(Arc::new(Rendered {
+        state: st,
+        out: out.clone(),
+    })));
+    Ok(out)
 }
 
 pub fn folders(st: &EditorState) -> WorkspaceFolders {
@@ -70,6 +99,32 @@ pub fn folders(st: &EditorState) -> WorkspaceFolders {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cached_output_follows_the_snapshot() {
+        let st = |cwd: &str| {
+            Arc::new(EditorState {
+                cwd: Some(cwd.into()),
+                ..Default::default()
+            })
+        };
+        let a = st("/w/a");
+        let first = rendered(a.clone()).unwrap();
+        // The same snapshot again: the same answer (from the cache), text = JSON of the value.
+        let again = rendered(a.clone()).unwrap();
+        assert_eq!(first, again);
+        let text: Value = serde_json::from_str(again.text.as_deref().unwrap()).unwrap();
+        assert_eq!(text, again.value);
+        assert_eq!(again.value["rootPath"], "/w/a");
+        // A new snapshot (even with equal content) is rendered from itself.
+        let b = st("/w/b");
+        assert_eq!(rendered(b.clone()).unwrap().value["rootPath"], "/w/b");
+        assert_eq!(rendered(a).unwrap().value["rootPath"], "/w/a");
+        assert_eq!(
+            rendered(b).unwrap().value["folders"][0]["uri"],
+            "file:///w/b"
+        );
+    }
 
     #[test]
     fn shape_matches_the_spec() {

@@ -11,15 +11,32 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 use std::sync::Arc;
 
+pub mod cancel_claude_execution;
+pub mod check_document_dirty;
+pub mod clear_execution_history;
+pub mod close_all_diff_tabs;
+pub mod close_tab;
 pub mod define_issue;
+pub mod execute_claude;
+pub mod execute_claude_with_context;
 pub mod fs_get_project_info;
 pub mod fs_list_directory;
 pub mod fs_read_file;
 pub mod fs_write_file;
+pub mod get_current_selection;
+pub mod get_current_session;
 pub mod get_current_status;
+pub mod get_diagnostics;
+pub mod get_execution_history;
+pub mod get_execution_stats;
+pub mod get_latest_selection;
+pub mod get_open_editors;
 pub mod get_recent_branches;
 pub mod get_workspace_folders;
+pub mod ide;
 pub mod list_memory_bank_documents;
+pub mod open_diff;
+pub mod open_file;
 pub mod read_branch_core_files;
 pub mod read_branch_memory_bank;
 pub mod read_context;
@@ -28,7 +45,11 @@ pub mod read_global_memory_bank;
 pub mod read_rules;
 pub mod register_options;
 pub mod reset;
+pub mod reset_session;
+pub mod save_document;
 pub mod search_documents_by_tags;
+pub mod set_current_session;
+pub mod test_claude_cli;
 #[cfg(feature = "test-tools")]
 pub mod test_panic;
 pub mod write_branch_memory_bank;
@@ -38,17 +59,34 @@ pub type ToolFuture = BoxFuture<'static, Result<ToolOutput, ToolError>>;
 pub type Ctx = Arc<Shared>;
 
 /// What a tool returns on success.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ToolOutput {
     /// The structured result; sent as `structuredContent` when it is an object.
     pub value: Value,
     /// The text content; the JSON of `value` when `None`.
     pub text: Option<String>,
+    /// Further text content blocks after the first (`openDiff` answers two:
+    /// `FILE_SAVED` and the final contents).
+    pub extra_text: Vec<String>,
 }
 
 impl ToolOutput {
     pub fn json(value: Value) -> Self {
-        ToolOutput { value, text: None }
+        ToolOutput {
+            value,
+            ..Default::default()
+        }
+    }
+
+    /// Text content only, one block per string, no `structuredContent` (the IDE protocol's
+    /// `TAB_CLOSED`, `FILE_SAVED` + contents, …).
+    pub fn texts<I: IntoIterator<Item = String>>(texts: I) -> Self {
+        let mut it = texts.into_iter();
+        ToolOutput {
+            value: Value::Null,
+            text: Some(it.next().unwrap_or_default()),
+            extra_text: it.collect(),
+        }
     }
 
     pub fn of<T: serde::Serialize>(v: &T) -> Result<Self, ToolError> {
@@ -105,6 +143,27 @@ pub fn registry() -> Vec<ToolDef> {
         get_current_status::def(),
         register_options::def(),
         reset::def(),
+        // The Claude Code IDE tools (ide-protocol.md); each forwards to a Lua handler.
+        open_file::def(),
+        open_diff::def(),
+        get_current_selection::def(),
+        get_latest_selection::def(),
+        get_open_editors::def(),
+        get_diagnostics::def(),
+        check_document_dirty::def(),
+        save_document::def(),
+        close_tab::def(),
+        close_all_diff_tabs::def(),
+        execute_claude::def(),
+        execute_claude_with_context::def(),
+        get_execution_history::def(),
+        clear_execution_history::def(),
+        get_current_session::def(),
+        reset_session::def(),
+        set_current_session::def(),
+        test_claude_cli::def(),
+        get_execution_stats::def(),
+        cancel_claude_execution::def(),
     ];
     #[cfg(feature = "test-tools")]
     tools.push(test_panic::def());

@@ -1,0 +1,372 @@
+//! Benchmark client for the bridge: a real WebSocket client (tokio-tungstenite) on loopback.
+//! `bench/run.py` runs it against a headless Neovim with the plugin set up; it can also be pointed
+//! at `examples/serve.rs`.
+//!
+//!     bench_rpc <port> <token> <mode> [mode arguments]
+//!
+//! Modes (every one prints a single JSON line on stdout; times in microseconds unless named `_ms`):
+//!
+//! * `latency <n> [warmup]` — `n` sequential `tools/call getWorkspaceFolders` round trips on one
+//!   connection (after `warmup` unmeasured ones): p50/p90/p99/p999/max.
+//! * `pipeline <n> [rounds]` — per round, `n` calls written back to back on one connection while
+//!   a second task reads the answers; calls/s per round (first write to last answer).
+//! * `big <bytes> <kind> <reps>` — `reps` sequential requests carrying a `bytes`-long string:
+//!   `ping` (params `{"blob": …}`, ignored), `ignore` (`tools/call getWorkspaceFolders` with the
+//!   blob in `_meta`, ignored by the tool), `write` (`tools/call fs-write-file` with the blob as
+//!   `content`: decoded, written atomically into the project root as `bench-big-<i>.txt`).
+//! * `bigflood <bytes> <kind> <conns> <rounds>` — per round, `conns` connections each send one
+//!   such request at the same moment; the time until the last answer.
+//!
+//! Every answer is checked (a JSON-RPC result, not an error; `isError` is not true), so a fast
+//! error can never pass for a fast answer.
+
+use futures_util::{SinkExt, StreamExt};
+use std::time::{Duration, Instant};
+use tokio::net::TcpStream;
+use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+use tokio_tungstenite::tungstenite::http::HeaderValue;
+use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
+use tokio_tungstenite::tungstenite::{Message, Utf8Bytes};
+use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
+
+type Ws = WebSocketStream<MaybeTlsStream<TcpStream>>;
+type Res<T> = Result<T, String>;
+
+const GWF: &str = r#"{"jsonrpc":"2.0","id":ID,"method":"tools/call","params":{"name":"getWorkspaceFolders","arguments":{}}}"#;
+
+fn usage() -> ! {
+    eprintln!(
+        "usage: bench_rpc <port> <token> latency <n> [warmup]\n\
+         \x20      bench_rpc <port> <token> pipeline <n> [rounds]\n\
+         \x20      bench_rpc <port> <token> big <bytes> ping|ignore|write <reps>\n\
+         \x20      bench_rpc <port> <token> bigflood <bytes> ping|ignore|write <conns> <rounds>"
+    );
+    std::process::exit(2)
+}
+
+fn num(s: Option<&String>, default: Option<usize>) -> usize {
+    match s {
+        Some(s) => s.parse().unwrap_or_else(|_| usage()),
+        None => default.unwrap_or_else(|| usage()),
+    }
+}
+
+fn main() {
+    let a: Vec<String> = std::env::args().skip(1).collect();
+    if a.len() < 3 {
+        usage()
+    }
+    let port: u16 = a[0].parse().unwrap_or_else(|_| usage());
+    let token = a[1].clone();
+    // One thread: the client should take as little of a small machine as it can.
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap_or_else(|e| {
+            eprintln!("cannot start a runtime: {e}");
+            std::process::exit(1)
+        });
+    let out = rt.block_on(async {
+        let c = Client { port, token };
+        match a[2].as_str() {
+            "latency" => {
+                c.latency(num(a.get(3), None), num(a.get(4), Some(1000)))
+                    .await
+            }
+            "pipeline" => {
+                c.pipeline(num(a.get(3), None), num(a.get(4), Some(1)))
+                    .await
+            }
+            "big" => {
+                let kind = a.get(4).cloned().unwrap_or_else(|| usage());
+                c.big(num(a.get(3), None), &kind, num(a.get(5), Some(10)))
+                    .await
+            }
+            "bigflood" => {
+                let kind = a.get(4).cloned().unwrap_or_else(|| usage());
+                c.bigflood(
+                    num(a.get(3), None),
+                    &kind,
+                    num(a.get(5), Some(8)),
+                    num(a.get(6), Some(1)),
+                )
+                .await
+            }
+            _ => usage(),
+        }
+    });
+    match out {
+        Ok(v) => println!("{v}"),
+        Err(e) => {
+            eprintln!("bench_rpc: {e}");
+            std::process::exit(1)
+        }
+    }
+}
+
+struct Client {
+    port: u16,
+    token: String,
+}
+
+impl Client {
+    async fn connect(&self) -> Res<Ws> {
+        let mut req = format!("ws://127.0.0.1:{}", self.port)
+            .into_client_request()
+            .map_err(|e| e.to_string())?;
+        let h = HeaderValue::from_str(&self.token).map_err(|e| e.to_string())?;
+        req.headers_mut()
+            .insert("x-claude-code-ide-authorization", h);
+        req.headers_mut()
+            .insert("sec-websocket-protocol", HeaderValue::from_static("mcp"));
+        let cfg = WebSocketConfig::default()
+            .max_message_size(Some(256 << 20))
+            .max_frame_size(Some(256 << 20));
+        let (mut ws, _) = tokio_tungstenite::connect_async_with_config(req, Some(cfg), true)
+            .await
+            .map_err(|e| format!("connect: {e}"))?;
+        let init = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"bench_rpc","version":"0"}}}"#;
+        round_trip(&mut ws, init.into()).await?;
+        ws.send(Message::text(
+            r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+        ))
+        .await
+        .map_err(|e| e.to_string())?;
+        Ok(ws)
+    }
+
+    async fn latency(&self, n: usize, warmup: usize) -> Res<serde_json::Value> {
+        let mut ws = self.connect().await?;
+        let mut samples = Vec::with_capacity(n);
+        for i in 0..warmup + n {
+            let msg = GWF.replace("ID", &(i + 1).to_string());
+            let t = Instant::now();
+            let r = round_trip(&mut ws, msg.into()).await?;
+            let dt = t.elapsed();
+            if i == 0 {
+                check_folders(&r)?;
+            }
+            if i >= warmup {
+                samples.push(dt);
+            }
+        }
+        let _ = ws.close(None).await;
+        Ok(serde_json::json!({"mode": "latency", "n": n, "us": stats(&mut samples)}))
+    }
+
+    async fn pipeline(&self, n: usize, rounds: usize) -> Res<serde_json::Value> {
+        let ws = self.connect().await?;
+        let (mut sink, mut source) = ws.split();
+        // Build every message before the clock starts.
+        let msgs: Vec<Utf8Bytes> = (0..n)
+            .map(|i| GWF.replace("ID", &(i + 1).to_string()).into())
+            .collect();
+        let mut rates = Vec::new();
+        let mut secs = Vec::new();
+        for _ in 0..rounds {
+            let batch = msgs.clone();
+            let t = Instant::now();
+            let writer = async {
+                for (i, m) in batch.into_iter().enumerate() {
+                    sink.feed(Message::Text(m))
+                        .await
+                        .map_err(|e| e.to_string())?;
+                    if i % 64 == 63 {
+                        sink.flush().await.map_err(|e| e.to_string())?;
+                    }
+                }
+                sink.flush().await.map_err(|e| e.to_string())
+            };
+            let reader = async {
+                let mut got = 0;
+                while got < n {
+                    let text = next_text(&mut source).await?;
+                    if !text.contains(r#""result""#) || text.contains(r#""isError":true"#) {
+                        return Err(format!("unexpected answer: {}", clip(&text)));
+                    }
+                    got += 1;
+                }
+                Ok::<_, String>(())
+            };
+            let (w, r) = tokio::join!(writer, reader);
+            w?;
+            r?;
+            let dt = t.elapsed().as_secs_f64();
+            secs.push(dt);
+            rates.push(n as f64 / dt);
+        }
+        let mut sorted = rates.clone();
+        sorted.sort_by(f64::total_cmp);
+        Ok(serde_json::json!({
+            "mode": "pipeline", "n": n, "rounds": rounds,
+            "calls_per_s": rates, "secs": secs,
+            "median_calls_per_s": sorted[sorted.len() / 2],
+        }))
+    }
+
+    async fn big(&self, bytes: usize, kind: &str, reps: usize) -> Res<serde_json::Value> {
+        let mut ws = self.connect().await?;
+        let blob = blob(bytes);
+        let mut samples = Vec::with_capacity(reps);
+        let mut size = 0;
+        for i in 0..reps {
+            let msg: Utf8Bytes = big_request(kind, &blob, i)?.into();
+            size = msg.len();
+            let t = Instant::now();
+            let r = round_trip(&mut ws, msg).await?;
+            samples.push(t.elapsed());
+            check_big(kind, &r, bytes)?;
+        }
+        let _ = ws.close(None).await;
+        Ok(serde_json::json!({
+            "mode": "big", "kind": kind, "bytes": bytes, "message_bytes": size, "reps": reps,
+            "us": stats(&mut samples),
+        }))
+    }
+
+    async fn bigflood(
+        &self,
+        bytes: usize,
+        kind: &str,
+        conns: usize,
+        rounds: usize,
+    ) -> Res<serde_json::Value> {
+        let blob = blob(bytes);
+        let mut wss = Vec::new();
+        for _ in 0..conns {
+            wss.push(self.connect().await?);
+        }
+        let mut totals = Vec::new();
+        for round in 0..rounds {
+            let msgs: Vec<Utf8Bytes> = (0..conns)
+                .map(|c| big_request(kind, &blob, round * conns + c).map(Into::into))
+                .collect::<Res<_>>()?;
+            let t = Instant::now();
+            let futs = wss.iter_mut().zip(msgs).map(|(ws, m)| async move {
+                let r = round_trip(ws, m).await?;
+                check_big(kind, &r, bytes)?;
+                Ok::<_, String>(t.elapsed())
+            });
+            let each = futures_util::future::join_all(futs).await;
+            let mut worst = Duration::ZERO;
+            for e in each {
+                worst = worst.max(e?);
+            }
+            totals.push(worst);
+        }
+        for mut ws in wss {
+            let _ = ws.close(None).await;
+        }
+        let ms: Vec<f64> = totals.iter().map(|d| d.as_secs_f64() * 1e3).collect();
+        Ok(serde_json::json!({
+            "mode": "bigflood", "kind": kind, "bytes": bytes, "conns": conns, "rounds": rounds,
+            "total_ms": ms, "us": stats(&mut totals),
+        }))
+    }
+}
+
+async fn next_text<S>(source: &mut S) -> Res<String>
+where
+    S: futures_util::Stream<Item = Result<Message, tokio_tungstenite::tungstenite::Error>> + Unpin,
+{
+    loop {
+        match source.next().await {
+            Some(Ok(Message::Text(t))) => return Ok(t.to_string()),
+            Some(Ok(Message::Close(f))) => return Err(format!("server closed: {f:?}")),
+            Some(Ok(_)) => continue,
+            Some(Err(e)) => return Err(format!("read: {e}")),
+            None => return Err("connection closed".into()),
+        }
+    }
+}
+
+async fn round_trip(ws: &mut Ws, msg: Utf8Bytes) -> Res<String> {
+    ws.send(Message::Text(msg))
+        .await
+        .map_err(|e| format!("write: {e}"))?;
+    next_text(ws).await
+}
+
+fn clip(s: &str) -> String {
+    s.chars().take(300).collect()
+}
+
+fn parse_result(text: &str) -> Res<serde_json::Value> {
+    let v: serde_json::Value =
+        serde_json::from_str(text).map_err(|e| format!("bad JSON answer ({e}): {}", clip(text)))?;
+    match v.get("result") {
+        Some(r) if r.get("isError") != Some(&serde_json::Value::Bool(true)) => Ok(r.clone()),
+        _ => Err(format!("not a successful result: {}", clip(text))),
+    }
+}
+
+fn check_folders(text: &str) -> Res<()> {
+    let r = parse_result(text)?;
+    if r["structuredContent"]["success"] != true {
+        return Err(format!("getWorkspaceFolders failed: {}", clip(text)));
+    }
+    Ok(())
+}
+
+fn check_big(kind: &str, text: &str, bytes: usize) -> Res<()> {
+    let r = parse_result(text)?;
+    match kind {
+        "write" if r["structuredContent"]["bytes_written"] != bytes => Err(format!(
+            "fs-write-file wrote the wrong size: {}",
+            clip(text)
+        )),
+        "ignore" if r["structuredContent"]["success"] != true => {
+            Err(format!("getWorkspaceFolders failed: {}", clip(text)))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// `bytes` of text that looks like source code: lines of ASCII with `\n` (escaped in JSON).
+fn blob(bytes: usize) -> String {
+    let line = "    let value = compute(alpha, beta, gamma); // a line of plausible source text\n";
+    let mut s = String::with_capacity(bytes + line.len());
+    while s.len() < bytes {
+        s.push_str(line);
+    }
+    s.truncate(bytes);
+    s
+}
+
+fn big_request(kind: &str, blob: &str, i: usize) -> Res<String> {
+    let v = match kind {
+        "ping" => serde_json::json!({
+            "jsonrpc": "2.0", "id": i + 1, "method": "ping", "params": {"blob": blob}
+        }),
+        "ignore" => serde_json::json!({
+            "jsonrpc": "2.0", "id": i + 1, "method": "tools/call",
+            "params": {"name": "getWorkspaceFolders", "arguments": {}, "_meta": {"blob": blob}}
+        }),
+        "write" => serde_json::json!({
+            "jsonrpc": "2.0", "id": i + 1, "method": "tools/call",
+            "params": {"name": "fs-write-file",
+                       "arguments": {"path": format!("bench-big-{i}.txt"), "content": blob}}
+        }),
+        other => return Err(format!("unknown kind {other}: use ping, ignore or write")),
+    };
+    Ok(v.to_string())
+}
+
+/// p50/p90/p99/p99.9/max/mean in microseconds.
+fn stats(samples: &mut [Duration]) -> serde_json::Value {
+    if samples.is_empty() {
+        return serde_json::Value::Null;
+    }
+    samples.sort();
+    let us = |d: Duration| (d.as_secs_f64() * 1e7).round() / 10.0;
+    let pct = |p: f64| {
+        let idx = ((samples.len() as f64 * p).ceil() as usize).clamp(1, samples.len()) - 1;
+        us(samples[idx])
+    };
+    let mean = samples.iter().map(|d| d.as_secs_f64()).sum::<f64>() / samples.len() as f64;
+    serde_json::json!({
+        "p50": pct(0.50), "p90": pct(0.90), "p99": pct(0.99), "p999": pct(0.999),
+        "max": us(samples[samples.len() - 1]), "min": us(samples[0]),
+        "mean": (mean * 1e7).round() / 10.0, "n": samples.len(),
+    })
+}

@@ -1,0 +1,94 @@
+//! The `--mcp-config` file given to a `claude` started from the editor: it registers the bridge
+//! as an ordinary MCP server so the model sees the plugin's own tools (`mcp__claude-context__*`),
+//! which the IDE connection alone does not show it (see ide-protocol.md).
+//!
+//! The file holds the auth token, so it is written with mode 0600 into a 0700 directory,
+//! atomically (a reader never sees half a file), and never passed on a command line.
+
+use crate::fsutil;
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+
+/// The MCP server name the model sees tools under (`mcp__claude-context__<tool>`).
+pub const SERVER_NAME: &str = "claude-context";
+
+/// `{"mcpServers": {"<name>": {"type": "ws", "url": "ws://127.0.0.1:<port>", "headers": {...}}}}`
+pub fn render(name: &str, port: u16, token: &str) -> Value {
+    json!({
+        "mcpServers": {
+            name: {
+                "type": "ws",
+                "url": format!("ws://127.0.0.1:{port}"),
+                "headers": { crate::server::AUTH_HEADER: token },
+            }
+        }
+    })
+}
+
+/// The file's name inside `dir` for this editor process and port.
+pub fn file_name(port: u16) -> String {
+    format!("mcp-{}-{port}.json", std::process::id())
+}
+
+/// Writes the config for `port`/`token` as `<dir>/mcp-<pid>-<port>.json` (0600; `dir` is
+/// created, or tightened, to 0700). Returns the file's path.
+pub fn write(dir: &Path, name: &str, port: u16, token: &str) -> std::io::Result<PathBuf> {
+    if name.is_empty() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "the MCP server name is empty",
+        ));
+    }
+    fsutil::ensure_private_dir(dir)?;
+    let path = dir.join(file_name(port));
+    let bytes =
+        serde_json::to_vec_pretty(&render(name, port, token)).map_err(std::io::Error::other)?;
+    fsutil::write_atomic(&path, &bytes, Some(0o600))?;
+    Ok(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn render_has_the_cli_shape() {
+        let v = render("claude-context", 12345, "abc");
+        assert_eq!(
+            v,
+            json!({"mcpServers": {"claude-context": {
+                "type": "ws",
+                "url": "ws://127.0.0.1:12345",
+                "headers": {"x-claude-code-ide-authorization": "abc"}
+            }}})
+        );
+    }
+
+    #[test]
+    fn write_is_private_and_replaces() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("run").join("claude-context");
+        let p = write(&dir, SERVER_NAME, 4242, "t1").unwrap();
+        assert_eq!(p, dir.join(file_name(4242)));
+        let p2 = write(&dir, SERVER_NAME, 4242, "t2").unwrap();
+        assert_eq!(p, p2);
+        let v: Value = serde_json::from_slice(&std::fs::read(&p).unwrap()).unwrap();
+        assert_eq!(
+            v["mcpServers"]["claude-context"]["headers"]["x-claude-code-ide-authorization"],
+            "t2"
+        );
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let m = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+            assert_eq!(m(&p), 0o600);
+            assert_eq!(m(&dir), 0o700);
+        }
+        assert_eq!(
+            std::fs::read_dir(&dir).unwrap().count(),
+            1,
+            "no temp files left"
+        );
+        assert!(write(&dir, "", 1, "t").is_err());
+    }
+}

@@ -1,0 +1,55 @@
+//! `closeAllDiffTabs` — close every diff view this plugin opened (Claude Code calls it on every
+//! turn); other diff windows (`:diffsplit`, fugitive, …) are left alone. A diff still waiting
+//! is answered `DIFF_REJECTED`. Answers `CLOSED_<n>_DIFF_TABS`.
+//! Handler: `lua/claude_context/ide/close_all_diff_tabs.lua`.
+
+use super::ide::{forward, Empty};
+use super::{parse_args, schema_of, Ctx, ToolDef, ToolOutput};
+use serde::Deserialize;
+use serde_json::Value;
+
+#[derive(Debug, Deserialize)]
+struct Closed {
+    closed: u64,
+}
+
+pub fn def() -> ToolDef {
+    ToolDef {
+        name: "closeAllDiffTabs",
+        aliases: &[],
+        description: "Close every diff view opened by openDiff.",
+        input_schema: schema_of::<Empty>(),
+        output_schema: None,
+        run,
+    }
+}
+
+fn run(ctx: Ctx, args: Value) -> super::ToolFuture {
+    if let Err(e) = parse_args::<Option<Empty>>("closeAllDiffTabs", args) {
+        return super::ready(Err(e));
+    }
+    Box::pin(async move {
+        let c: Closed =
+            forward(&ctx, "closeAllDiffTabs", Value::Object(Default::default())).await?;
+        Ok(ToolOutput::texts([format!(
+            "CLOSED_{}_DIFF_TABS",
+            c.closed
+        )]))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::ide::testing::{call, ctx, texts};
+    use serde_json::json;
+
+    #[test]
+    fn answers_the_count() {
+        let (s, _) = ctx(|_, _| Ok(json!({"closed": 3})));
+        let r = call(&s, "closeAllDiffTabs", json!({})).unwrap();
+        assert_eq!(texts(&r), vec!["CLOSED_3_DIFF_TABS"]);
+        let (s, _) = ctx(|_, _| Ok(json!({"closed": 0})));
+        let r = call(&s, "closeAllDiffTabs", json!({"_extra": 1})).unwrap();
+        assert_eq!(texts(&r), vec!["CLOSED_0_DIFF_TABS"]);
+    }
+}

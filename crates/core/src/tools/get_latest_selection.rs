@@ -1,0 +1,54 @@
+//! `getLatestSelection` — the last selection recorded in a file buffer (what the last
+//! `selection_changed` carried), even after focus moved to Claude's terminal. Same shape as
+//! `getCurrentSelection`, or `{success: false, message: "No selection available"}`.
+//! Handler: `lua/claude_context/ide/get_latest_selection.lua`.
+
+use super::ide::{forward, Empty, SelectionResult};
+use super::{parse_args, schema_of, Ctx, ToolDef, ToolOutput};
+use serde_json::Value;
+
+pub fn def() -> ToolDef {
+    ToolDef {
+        name: "getLatestSelection",
+        aliases: &[],
+        description: "Get the most recent text selection made in a file, even if the focus has \
+                      moved elsewhere since.",
+        input_schema: schema_of::<Empty>(),
+        output_schema: Some(schema_of::<SelectionResult>()),
+        run,
+    }
+}
+
+fn run(ctx: Ctx, args: Value) -> super::ToolFuture {
+    if let Err(e) = parse_args::<Option<Empty>>("getLatestSelection", args) {
+        return super::ready(Err(e));
+    }
+    Box::pin(async move {
+        let r: SelectionResult = forward(
+            &ctx,
+            "getLatestSelection",
+            Value::Object(Default::default()),
+        )
+        .await?;
+        ToolOutput::of(&r)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::ide::testing::{call, ctx, texts};
+    use serde_json::json;
+
+    #[test]
+    fn no_selection_and_malformed_answers() {
+        let (s, _) = ctx(|_, _| Ok(json!({"success": false, "message": "No selection available"})));
+        let r = call(&s, "getLatestSelection", json!({})).unwrap();
+        assert_eq!(
+            texts(&r)[0],
+            r#"{"success":false,"message":"No selection available"}"#
+        );
+        let (s, _) = ctx(|_, _| Ok(json!({"text": "no success field"})));
+        let r = call(&s, "getLatestSelection", json!({})).unwrap();
+        assert_eq!(r["isError"], true);
+    }
+}

@@ -1,0 +1,79 @@
+//! `getOpenEditors` — the file buffers open in Neovim (listed, with a name, `buftype` empty):
+//! JSON `{tabs: [{uri, isActive, label, languageId, isDirty, …}]}`. `isActive` marks the
+//! buffer of the active editor (the current window, or the file window used last).
+//! Handler: `lua/claude_context/ide/get_open_editors.lua`.
+
+use super::ide::{forward, Empty};
+use super::{parse_args, schema_of, Ctx, ToolDef, ToolOutput};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+#[derive(Debug, Serialize, Deserialize, JsonSchema, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct Tab {
+    /// `file://` URI of the file.
+    pub uri: String,
+    pub is_active: bool,
+    /// The file name without its directory.
+    pub label: String,
+    /// The buffer's filetype (`plaintext` when it has none).
+    pub language_id: String,
+    /// The buffer has unsaved changes.
+    pub is_dirty: bool,
+    /// Always false: Neovim has no untitled documents with a path.
+    pub is_untitled: bool,
+    /// The absolute path.
+    pub file_name: String,
+    /// Lines in the buffer (0 when it is listed but not loaded).
+    pub line_count: u64,
+}
+
+#[derive(Debug, Serialize, Deserialize, JsonSchema, PartialEq)]
+pub struct OpenEditors {
+    pub tabs: Vec<Tab>,
+}
+
+pub fn def() -> ToolDef {
+    ToolDef {
+        name: "getOpenEditors",
+        aliases: &[],
+        description: "List the files open in the editor, with which one is active and which \
+                      have unsaved changes.",
+        input_schema: schema_of::<Empty>(),
+        output_schema: Some(schema_of::<OpenEditors>()),
+        run,
+    }
+}
+
+fn run(ctx: Ctx, args: Value) -> super::ToolFuture {
+    if let Err(e) = parse_args::<Option<Empty>>("getOpenEditors", args) {
+        return super::ready(Err(e));
+    }
+    Box::pin(async move {
+        let r: OpenEditors =
+            forward(&ctx, "getOpenEditors", Value::Object(Default::default())).await?;
+        ToolOutput::of(&r)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::ide::testing::{call, ctx, texts};
+    use serde_json::{json, Value};
+
+    #[test]
+    fn tabs_keep_their_shape() {
+        let tabs = json!({"tabs": [{"uri": "file:///p/a.rs", "isActive": true, "label": "a.rs",
+            "languageId": "rust", "isDirty": false, "isUntitled": false,
+            "fileName": "/p/a.rs", "lineCount": 3}]});
+        let want = tabs.clone();
+        let (s, _) = ctx(move |_, _| Ok(want.clone()));
+        let r = call(&s, "getOpenEditors", json!({})).unwrap();
+        let t: Value = serde_json::from_str(&texts(&r)[0]).unwrap();
+        assert_eq!(t, tabs);
+        let (s, _) = ctx(|_, _| Ok(json!({"tabs": []})));
+        let r = call(&s, "getOpenEditors", json!({})).unwrap();
+        assert_eq!(texts(&r)[0], r#"{"tabs":[]}"#);
+    }
+}

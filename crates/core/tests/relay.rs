@@ -1,0 +1,332 @@
+//! The `claude-context-mcp` relay against a real bridge (`Server::start` + `NoEditor`): once in
+//! process over in-memory pipes, once as the built binary with real stdio.
+
+use claude_context_core::config::Config;
+use claude_context_core::discovery::{self, Candidate, Query};
+use claude_context_core::editor::{EditorState, NoEditor};
+use claude_context_core::relay::{self, End, RelayError};
+use claude_context_core::server::Server;
+use serde_json::{json, Value};
+use std::io::{BufRead, BufReader as StdBufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+
+struct Bridge {
+    server: Option<Server>,
+    _tmp: tempfile::TempDir,
+    /// `$CLAUDE_CONFIG_DIR` of the test: lock files go to `<config>/ide`.
+    config_dir: PathBuf,
+    workspace: PathBuf,
+}
+
+fn bridge() -> Bridge {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(tmp.path()).unwrap();
+    let config_dir = root.join("claude");
+    let workspace = root.join("work space"); // a space, to be sure paths survive
+    std::fs::create_dir_all(workspace.join("src/nested")).unwrap();
+    let cfg = Config {
+        lock_dir: Some(config_dir.join("ide")),
+        ..Config::default()
+    };
+    let state = EditorState {
+        cwd: Some(workspace.clone()),
+        nvim_version: "0.11.4".into(),
+        ..Default::default()
+    };
+    let server = Server::start(cfg, state, Arc::new(NoEditor)).unwrap();
+    Bridge {
+        server: Some(server),
+        _tmp: tmp,
+        config_dir,
+        workspace,
+    }
+}
+
+impl Bridge {
+    fn query(&self, cwd: &Path) -> Query {
+        Query {
+            lock_dir: self.config_dir.join("ide"),
+            cwd: cwd.to_path_buf(),
+            sse_port: None,
+            ide_name: "Neovim".into(),
+        }
+    }
+
+    fn port(&self) -> u16 {
+        self.server.as_ref().unwrap().port()
+    }
+}
+
+fn rt() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+fn initialize(id: u64) -> String {
+    json!({"jsonrpc": "2.0", "id": id, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "relay-test", "version": "0"}}})
+    .to_string()
+}
+
+fn call(id: u64, tool: &str) -> String {
+    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+           "params": {"name": tool, "arguments": {}}})
+    .to_string()
+}
+
+/// The structured answer of getWorkspaceFolders inside a tools/call response.
+fn folders_of(resp: &Value) -> Value {
+    let r = &resp["result"];
+    if !r["structuredContent"].is_null() {
+        return r["structuredContent"].clone();
+    }
+    serde_json::from_str(r["content"][0]["text"].as_str().unwrap()).unwrap()
+}
+
+#[test]
+fn discovery_finds_the_running_bridge_from_a_nested_directory() {
+    let b = bridge();
+    let f = discovery::discover(&b.query(&b.workspace.join("src/nested")));
+    assert_eq!(f.candidates.len(), 1, "{:?}", f.notes);
+    let c = &f.candidates[0];
+    assert_eq!(c.port, b.port());
+    assert_eq!(c.pid, std::process::id());
+    assert_eq!(c.token, b.server.as_ref().unwrap().shared().token());
+    assert_eq!(c.folder.as_deref(), Some(b.workspace.as_path()));
+    // Outside the workspace there is nothing.
+    let f = discovery::discover(&b.query(&b.config_dir));
+    assert!(f.candidates.is_empty());
+}
+
+#[test]
+fn relays_requests_and_answers_over_pipes_then_ends_on_input_eof() {
+    let b = bridge();
+    let c = discovery::discover(&b.query(&b.workspace))
+        .candidates
+        .remove(0);
+    let result = rt().block_on(async {
+        let ws = relay::connect(&c).await.unwrap();
+        let (mut to_relay, relay_in) = tokio::io::duplex(1 << 16);
+        let (relay_out, from_relay) = tokio::io::duplex(1 << 16);
+        let task = tokio::spawn(relay::relay(ws, BufReader::new(relay_in), relay_out));
+        let mut lines = BufReader::new(from_relay).lines();
+        // Blank lines and CRLF endings are tolerated.
+        let msg = format!(
+            "\n{}\r\n{}\n",
+            initialize(1),
+            call(2, "getWorkspaceFolders")
+        );
+        to_relay.write_all(msg.as_bytes()).await.unwrap();
+        let mut answers = Vec::new();
+        while answers.len() < 2 {
+            let l = lines.next_line().await.unwrap().expect("a line");
+            let v: Value = serde_json::from_str(&l).unwrap();
+            answers.push(v);
+        }
+        drop(to_relay); // EOF on the relay's stdin
+        let end = task.await.unwrap();
+        (answers, end)
+    });
+    let (answers, end) = result;
+    assert_eq!(end.unwrap(), End::InputClosed);
+    let init = answers.iter().find(|a| a["id"] == 1).unwrap();
+    assert!(init["result"]["serverInfo"].is_object(), "{init}");
+    let folders = answers.iter().find(|a| a["id"] == 2).unwrap();
+    let f = folders_of(folders);
+    assert_eq!(f["rootPath"], b.workspace.to_string_lossy().as_ref(), "{f}");
+}
+
+#[test]
+fn ends_when_the_editor_goes_away() {
+    let mut b = bridge();
+    let c = discovery::discover(&b.query(&b.workspace))
+        .candidates
+        .remove(0);
+    let rt = rt();
+    let (ws, to_relay, relay_in, relay_out, _from_relay) = rt.block_on(async {
+        let ws = relay::connect(&c).await.unwrap();
+        let (to_relay, relay_in) = tokio::io::duplex(1 << 16);
+        let (relay_out, from_relay) = tokio::io::duplex(1 << 16);
+        (ws, to_relay, relay_in, relay_out, from_relay)
+    });
+    let task = rt.spawn(relay::relay(ws, BufReader::new(relay_in), relay_out));
+    // Stop the bridge from outside the runtime (its own runtime shuts down here).
+    b.server.take().unwrap().stop();
+    let end = rt.block_on(async {
+        tokio::time::timeout(std::time::Duration::from_secs(20), task)
+            .await
+            .expect("the relay noticed the editor leaving")
+            .unwrap()
+    });
+    drop(to_relay);
+    assert_eq!(end.unwrap(), End::EditorClosed);
+}
+
+#[test]
+fn a_wrong_token_is_refused_with_a_clear_error() {
+    let b = bridge();
+    let mut c = discovery::discover(&b.query(&b.workspace))
+        .candidates
+        .remove(0);
+    c.token = "0".repeat(32);
+    let err = rt().block_on(relay::connect(&c)).err().unwrap();
+    match &err {
+        RelayError::Refused { status, port, .. } => {
+            assert_eq!(*status, 401);
+            assert_eq!(*port, b.port());
+        }
+        other => panic!("expected Refused, got {other:?}"),
+    }
+    assert!(err.to_string().contains("stale"), "{err}");
+}
+
+#[test]
+fn connect_first_skips_editors_that_do_not_answer() {
+    let b = bridge();
+    let good = discovery::discover(&b.query(&b.workspace))
+        .candidates
+        .remove(0);
+    // A port nobody listens on: bind, note the port, close.
+    let dead_port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let bad = Candidate {
+        port: dead_port,
+        ..good.clone()
+    };
+    let (conn, errors) = rt().block_on(relay::connect_first(&[bad, good.clone()]));
+    let (chosen, _ws) = conn.expect("the second editor");
+    assert_eq!(chosen.port, good.port);
+    assert_eq!(errors.len(), 1);
+    assert!(errors[0].to_string().contains(&dead_port.to_string()));
+}
+
+// ---- the built binary --------------------------------------------------------------------
+
+fn binary(config_dir: &Path, cwd: &Path) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_claude-context-mcp"));
+    cmd.current_dir(cwd)
+        .env("CLAUDE_CONFIG_DIR", config_dir)
+        .env_remove("CLAUDE_CODE_SSE_PORT")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    cmd
+}
+
+#[test]
+fn binary_relays_stdio_and_exits_zero_on_eof() {
+    let b = bridge();
+    let mut child = binary(&b.config_dir, &b.workspace.join("src"))
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut out = StdBufReader::new(child.stdout.take().unwrap());
+    writeln!(stdin, "{}", initialize(1)).unwrap();
+    let mut line = String::new();
+    out.read_line(&mut line).unwrap();
+    let v: Value = serde_json::from_str(&line).unwrap();
+    assert_eq!(v["id"], 1);
+    writeln!(stdin, "{}", call(7, "getWorkspaceFolders")).unwrap();
+    line.clear();
+    out.read_line(&mut line).unwrap();
+    let v: Value = serde_json::from_str(&line).unwrap();
+    assert_eq!(v["id"], 7);
+    assert_eq!(
+        folders_of(&v)["rootPath"],
+        b.workspace.to_string_lossy().as_ref()
+    );
+    drop(stdin);
+    let o = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains(&format!("127.0.0.1:{}", b.port())),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn binary_uses_claude_code_sse_port_outside_the_workspace() {
+    let b = bridge();
+    let mut child = binary(&b.config_dir, &b.config_dir)
+        .env("CLAUDE_CODE_SSE_PORT", b.port().to_string())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    writeln!(stdin, "{}", call(3, "getWorkspaceFolders")).unwrap();
+    let mut out = StdBufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    out.read_line(&mut line).unwrap();
+    let v: Value = serde_json::from_str(&line).unwrap();
+    assert_eq!(v["id"], 3, "{line}");
+    drop(stdin);
+    assert_eq!(child.wait().unwrap().code(), Some(0));
+}
+
+#[test]
+fn binary_exits_zero_when_the_editor_stops() {
+    let mut b = bridge();
+    let mut child = binary(&b.config_dir, &b.workspace).spawn().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    writeln!(stdin, "{}", initialize(1)).unwrap();
+    let mut out = StdBufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    out.read_line(&mut line).unwrap(); // connected and answered
+    b.server.take().unwrap().stop();
+    let status = child.wait().unwrap();
+    let mut err = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+    assert_eq!(status.code(), Some(0), "{err}");
+    assert!(err.contains("closed the connection"), "{err}");
+    drop(stdin);
+}
+
+#[test]
+fn binary_without_an_editor_fails_naming_the_lock_dir_and_cwd() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(tmp.path()).unwrap();
+    let cwd = root.join("project");
+    std::fs::create_dir_all(&cwd).unwrap();
+    let config_dir = root.join("claude");
+    let o = binary(&config_dir, &cwd)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains(&config_dir.join("ide").display().to_string()),
+        "{err}"
+    );
+    assert!(err.contains(&cwd.display().to_string()), "{err}");
+    assert!(err.contains("no running Neovim"), "{err}");
+    assert!(o.stdout.is_empty());
+}
+
+#[test]
+fn binary_rejects_unknown_arguments_and_answers_help() {
+    let tmp = tempfile::tempdir().unwrap();
+    let o = binary(tmp.path(), tmp.path())
+        .arg("--frobnicate")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--frobnicate"));
+    let o = binary(tmp.path(), tmp.path())
+        .arg("--help")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("claude mcp add claude-context"));
+}

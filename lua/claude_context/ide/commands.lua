@@ -1,0 +1,100 @@
+---@mod claude_context.ide.commands :ClaudeContext send / add / accept / reject
+
+local M = {}
+
+local function notify(msg, level)
+  vim.notify("claude-context: " .. msg, level or vim.log.levels.INFO, { title = "claude-context" })
+end
+
+local function report(ok, msg)
+  notify(msg, ok and vim.log.levels.INFO or vim.log.levels.ERROR)
+end
+
+---`:[range]ClaudeContext send`: the range (or the Visual selection it came from) of the current
+---file; without a range, the whole file.
+function M.send(o)
+  local util = require("claude_context.ide.util")
+  local buf = vim.api.nvim_get_current_buf()
+  if not util.is_file_buf(buf) then
+    return notify("send: the current buffer is not a file", vim.log.levels.ERROR)
+  end
+  local path = vim.api.nvim_buf_get_name(buf)
+  if o.range and o.range > 0 then
+    report(require("claude_context.ide.mentions").mention(path, o.line1 - 1, o.line2 - 1))
+  else
+    report(require("claude_context.ide.mentions").mention(path))
+  end
+end
+
+---`:ClaudeContext add {path} [start] [end]` (1-based lines).
+function M.add(_, args)
+  if not args[1] then
+    return notify("add: usage: :ClaudeContext add {path} [start-line] [end-line]", vim.log.levels.ERROR)
+  end
+  local path = vim.fn.fnamemodify(vim.fn.expand(args[1]), ":p")
+  local st = (vim.uv or vim.loop).fs_stat(path)
+  if not st then
+    return notify(("add: %s does not exist"):format(path), vim.log.levels.ERROR)
+  end
+  if st.type == "directory" then
+    path = path:gsub("/$", "")
+  end
+  local function num(s, what)
+    local n = tonumber(s)
+    if not n or n < 1 or n ~= math.floor(n) then
+      error(("add: %s must be a line number (1 or more), got %q"):format(what, s), 0)
+    end
+    return n
+  end
+  local ok, s, e = pcall(function()
+    local s = args[2] and num(args[2], "start") or nil
+    local e = args[3] and num(args[3], "end") or s
+    return s, e
+  end)
+  if not ok then
+    return notify(s, vim.log.levels.ERROR)
+  end
+  if s and st.type == "directory" then
+    return notify("add: line numbers are for files, not directories", vim.log.levels.ERROR)
+  end
+  if s and e < s then
+    return notify(("add: the end line (%d) is before the start line (%d)"):format(e, s), vim.log.levels.ERROR)
+  end
+  report(require("claude_context.ide.mentions").mention(path, s and s - 1, e and e - 1))
+end
+
+local function decide(how)
+  return function()
+    local diff = require("claude_context.ide.diff")
+    local v, err = diff.current()
+    if not v then
+      return notify(how .. ": " .. err, vim.log.levels.ERROR)
+    end
+    if not diff[how](v) then
+      return notify(how .. ": this diff was already decided", vim.log.levels.WARN)
+    end
+  end
+end
+
+---Registers the subcommands into claude_context.commands.
+---@param commands table
+function M.register(commands)
+  commands.register("send", {
+    desc = "@-mention the range (or Visual selection, or the whole file) to Claude",
+    run = M.send,
+  })
+  commands.register("add", {
+    desc = "@-mention {path} [start] [end] to Claude",
+    run = M.add,
+    complete = function(arglead, args)
+      if #args <= 2 then
+        return vim.fn.getcompletion(arglead, "file")
+      end
+      return {}
+    end,
+  })
+  commands.register("accept", { desc = "accept Claude's proposed diff", run = decide("accept") })
+  commands.register("reject", { desc = "reject Claude's proposed diff", run = decide("reject") })
+end
+
+return M

@@ -1,0 +1,417 @@
+---@mod claude_context.ide.diff The diff views of openDiff
+---
+--- A view is a new tab with two windows: on the left the file as it is on disk (read-only, or
+--- empty for a new file), on the right Claude's proposal (buftype=acwrite). Both are scratch
+--- buffers of ours, wiped when the view closes: the person's own buffer of the file is never
+--- touched. The tab carries `t:claude_context_diff` (the view's name) and the proposal buffer
+--- `b:claude_context_diff`, so closeAllDiffTabs closes ours only.
+---
+--- Decisions: `:w` in the proposal (or `:ClaudeContext accept`) accepts, with the person's edits
+--- to the proposal; closing either side (`:q`, `:tabclose`, …) or `:ClaudeContext reject`
+--- rejects. Nothing is written to disk here: after FILE_SAVED Claude Code writes the file, and
+--- an unmodified buffer of it is reloaded when that happens.
+
+local M = {}
+
+local util = require("claude_context.ide.util")
+local uv = vim.uv or vim.loop
+
+---@class claude_context.DiffView
+---@field name string tab_name
+---@field old_path string
+---@field new_path string
+---@field contents string the proposal as sent
+---@field is_new boolean the file does not exist yet
+---@field dirty boolean the person's buffer of the file had unsaved changes
+---@field respond fun(result: table?, err: string?)? nil once answered or cancelled
+---@field tab integer?
+---@field prev_tab integer?
+---@field orig_buf integer?
+---@field prop_buf integer?
+---@field orig_win integer?
+---@field prop_win integer?
+---@field tick integer proposal's changedtick after setup
+---@field eol boolean
+---@field crlf boolean
+---@field closed boolean?
+---@field cancelled boolean?
+
+---@type table<string, claude_context.DiffView>
+M.views = {}
+
+local group = vim.api.nvim_create_augroup("ClaudeContextDiff", { clear = true })
+
+local function notify(msg, level)
+  vim.notify("claude-context: " .. msg, level or vim.log.levels.INFO, { title = "claude-context" })
+end
+
+---A buffer name nobody uses yet.
+local function unique_name(base)
+  local name, n = base, 1
+  while vim.fn.bufexists(name) == 1 do
+    n = n + 1
+    name = ("%s [%d]"):format(base, n)
+  end
+  return name
+end
+
+local function winbar_escape(s)
+  return (s:gsub("%%", "%%%%"))
+end
+
+local function scratch(name, lines, ft)
+  local b = vim.api.nvim_create_buf(false, true)
+  vim.api.nvim_buf_set_name(b, unique_name(name))
+  vim.api.nvim_buf_set_lines(b, 0, -1, false, lines)
+  vim.bo[b].bufhidden = "wipe"
+  vim.bo[b].swapfile = false
+  if ft then
+    pcall(function()
+      vim.bo[b].filetype = ft
+    end)
+  end
+  return b
+end
+
+---Closes the view's windows (its tab goes away with them) and wipes its buffers. Idempotent.
+---@param v claude_context.DiffView
+function M.close(v)
+  if v.closed then
+    return
+  end
+  v.closed = true
+  if M.views[v.name] == v then
+    M.views[v.name] = nil
+  end
+  local was_current = v.tab and vim.api.nvim_get_current_tabpage() == v.tab
+  for _, w in ipairs({ v.prop_win, v.orig_win }) do
+    if w and vim.api.nvim_win_is_valid(w) then
+      if #vim.api.nvim_list_wins() == 1 then
+        -- The last window of the last tab cannot close: leave an empty buffer in it.
+        vim.api.nvim_win_set_buf(w, vim.api.nvim_create_buf(true, false))
+        pcall(vim.api.nvim_win_call, w, function()
+          vim.cmd("diffoff")
+        end)
+        vim.wo[w].winbar = ""
+      else
+        pcall(vim.api.nvim_win_close, w, true)
+      end
+    end
+  end
+  for _, b in ipairs({ v.prop_buf, v.orig_buf }) do
+    if b and vim.api.nvim_buf_is_valid(b) then
+      pcall(vim.api.nvim_buf_delete, b, { force = true })
+    end
+  end
+  if was_current and v.prev_tab and vim.api.nvim_tabpage_is_valid(v.prev_tab) then
+    vim.api.nvim_set_current_tabpage(v.prev_tab)
+  end
+end
+
+---Answers the waiting openDiff (once). Returns false when it was answered already.
+---@param v claude_context.DiffView
+---@param result table
+---@return boolean
+local function answer(v, result)
+  local r = v.respond
+  if not r then
+    return false
+  end
+  v.respond = nil
+  r(result)
+  return true
+end
+
+---Reloads `path`'s buffer when Claude Code writes the file (it does so after FILE_SAVED), if
+---the buffer has no unsaved changes. Watches the directory for a while, debounced.
+---@param path string
+local function reload_when_written(path)
+  local buf = util.find_buf(path)
+  if not buf or not vim.api.nvim_buf_is_loaded(buf) or vim.bo[buf].modified then
+    return
+  end
+  local w, t, life = uv.new_fs_event(), uv.new_timer(), uv.new_timer()
+  if not (w and t and life) then
+    return
+  end
+  local base = vim.fs.basename(path)
+  local function stop()
+    for _, h in ipairs({ w, t, life }) do
+      if not h:is_closing() then
+        h:close()
+      end
+    end
+  end
+  local ok = w:start(vim.fs.dirname(path), {}, function(err, fname)
+    if err or fname ~= base then
+      return
+    end
+    t:stop()
+    t:start(50, 0, function()
+      vim.schedule(function()
+        if vim.api.nvim_buf_is_valid(buf) and not vim.bo[buf].modified then
+          pcall(vim.cmd, "checktime " .. buf)
+        end
+      end)
+    end)
+  end)
+  if not ok then
+    stop()
+    return
+  end
+  life:start(30000, 0, stop)
+end
+
+---The final contents of the proposal: exactly what Claude sent when the person did not edit it.
+---@param v claude_context.DiffView
+---@return string
+local function final_contents(v)
+  if vim.api.nvim_buf_get_changedtick(v.prop_buf) == v.tick then
+    return v.contents
+  end
+  local lines = vim.api.nvim_buf_get_lines(v.prop_buf, 0, -1, false)
+  return util.join(lines, vim.bo[v.prop_buf].eol, vim.bo[v.prop_buf].fileformat == "dos")
+end
+
+---Accepts: answers FILE_SAVED with the proposal as it is now, closes the view.
+---@param v claude_context.DiffView
+---@return boolean answered
+function M.accept(v)
+  if v.closed or not v.respond then
+    return false
+  end
+  local contents = final_contents(v)
+  answer(v, { result = "FILE_SAVED", contents = contents })
+  vim.bo[v.prop_buf].modified = false
+  reload_when_written(v.old_path)
+  vim.schedule(function()
+    M.close(v)
+  end)
+  return true
+end
+
+---Rejects: answers DIFF_REJECTED, closes the view.
+---@param v claude_context.DiffView
+---@return boolean answered
+function M.reject(v)
+  local answered = answer(v, { result = "DIFF_REJECTED", tab_name = v.name })
+  vim.schedule(function()
+    M.close(v)
+  end)
+  return answered
+end
+
+---Sets up the view's tab, windows and autocommands.
+---@param v claude_context.DiffView
+local function show(v)
+  local old_lines = {}
+  if not v.is_new then
+    local lines, err = util.read_lines(v.old_path)
+    if not lines then
+      return ("cannot read %s: %s"):format(v.old_path, err)
+    end
+    old_lines = lines
+  end
+  local new_lines, eol, crlf = util.split(v.contents)
+  -- Highlight as the person's buffer of the file is, else as the file name says.
+  local own = util.find_buf(v.old_path)
+  local ft = own and vim.bo[own].filetype ~= "" and vim.bo[own].filetype
+    or vim.filetype.match({ filename = v.old_path, contents = new_lines })
+
+  v.orig_buf = scratch(
+    ("claude-context://%s (%s)"):format(v.name, v.is_new and "new file" or "original"),
+    old_lines,
+    ft
+  )
+  vim.bo[v.orig_buf].modifiable = false
+  vim.bo[v.orig_buf].readonly = true
+
+  v.prop_buf = scratch(("claude-context://%s (proposed)"):format(v.name), new_lines, ft)
+  vim.bo[v.prop_buf].buftype = "acwrite"
+  vim.bo[v.prop_buf].eol = eol
+  vim.bo[v.prop_buf].fixeol = eol
+  vim.bo[v.prop_buf].fileformat = crlf and "dos" or "unix"
+  vim.bo[v.prop_buf].modified = false
+  vim.b[v.prop_buf].claude_context_diff = v.name
+
+  v.prev_tab = vim.api.nvim_get_current_tabpage()
+  vim.cmd("tabnew")
+  v.tab = vim.api.nvim_get_current_tabpage()
+  local placeholder = vim.api.nvim_get_current_buf()
+  v.orig_win = vim.api.nvim_get_current_win()
+  vim.api.nvim_win_set_buf(v.orig_win, v.orig_buf)
+  if vim.api.nvim_buf_is_valid(placeholder) and placeholder ~= v.orig_buf then
+    pcall(vim.api.nvim_buf_delete, placeholder, { force = true })
+  end
+  vim.cmd("rightbelow vsplit")
+  v.prop_win = vim.api.nvim_get_current_win()
+  vim.api.nvim_win_set_buf(v.prop_win, v.prop_buf)
+  for _, w in ipairs({ v.orig_win, v.prop_win }) do
+    vim.api.nvim_win_call(w, function()
+      vim.cmd("diffthis")
+    end)
+  end
+  vim.t[v.tab].claude_context_diff = v.name
+
+  local rel = vim.fn.fnamemodify(v.old_path, ":~:.")
+  local left = v.is_new and (rel .. " (new file)")
+    or v.dirty and (rel .. " on disk; your buffer has unsaved changes")
+    or (rel .. " (on disk)")
+  vim.wo[v.orig_win].winbar = " " .. winbar_escape(left)
+  vim.wo[v.prop_win].winbar = " " .. winbar_escape("Proposed by Claude: :w accept, :q reject")
+  v.tick = vim.api.nvim_buf_get_changedtick(v.prop_buf)
+
+  vim.api.nvim_create_autocmd("BufWriteCmd", {
+    group = group,
+    buffer = v.prop_buf,
+    callback = function()
+      M.accept(v)
+      -- A BufWriteCmd that wrote resets 'modified' (so that :wq goes on to quit).
+      vim.bo[v.prop_buf].modified = false
+    end,
+    desc = "claude-context: accept the proposal",
+  })
+  for _, b in ipairs({ v.orig_buf, v.prop_buf }) do
+    vim.api.nvim_create_autocmd("BufWipeout", {
+      group = group,
+      buffer = b,
+      callback = function()
+        if not v.closed then
+          M.reject(v)
+        end
+      end,
+      desc = "claude-context: closing a side of the diff rejects it",
+    })
+  end
+  if v.dirty then
+    notify(
+      ("%s has unsaved changes; the proposal is based on the file on disk. Accepting it lets Claude write the file."):format(rel),
+      vim.log.levels.WARN
+    )
+  end
+  return nil
+end
+
+---openDiff: opens the view and answers when the person decides. Returns the cancel function
+---(the client went away: the view closes, nothing is written).
+---@param params {old_file_path: string, new_file_path: string, new_file_contents: string, tab_name: string}
+---@param respond fun(result: table?, err: string?)
+---@return fun()? cancel
+function M.open(params, respond)
+  for _, k in ipairs({ "old_file_path", "new_file_path", "new_file_contents", "tab_name" }) do
+    if type(params[k]) ~= "string" then
+      respond(nil, ("openDiff: %s must be a string"):format(k))
+      return nil
+    end
+  end
+  local old_path = util.abspath(params.old_file_path)
+  local st = uv.fs_stat(old_path)
+  if st and st.type == "directory" then
+    respond(nil, ("openDiff: %s is a directory"):format(old_path))
+    return nil
+  end
+  local buf = util.find_buf(old_path)
+  ---@type claude_context.DiffView
+  local v = {
+    name = params.tab_name,
+    old_path = old_path,
+    new_path = util.abspath(params.new_file_path),
+    contents = params.new_file_contents,
+    is_new = st == nil,
+    dirty = buf ~= nil and vim.bo[buf].modified,
+    respond = respond,
+    tick = 0,
+    eol = true,
+    crlf = false,
+  }
+  -- From the event queue: a safe point to make tabs and windows (not inside the bridge's wake-up).
+  vim.schedule(function()
+    if v.cancelled then
+      return
+    end
+    local previous = M.views[v.name]
+    if previous then
+      M.reject(previous)
+      M.close(previous)
+    end
+    M.views[v.name] = v
+    local ok, err = pcall(show, v)
+    if not ok or err then
+      M.close(v)
+      if v.respond then
+        local r = v.respond
+        v.respond = nil
+        r(nil, "openDiff: cannot show the diff: " .. tostring(err))
+      end
+    end
+  end)
+  return function()
+    v.cancelled = true
+    v.respond = nil
+    vim.schedule(function()
+      if not v.closed and v.tab then
+        notify(("Claude stopped waiting: closed the diff %s (nothing was written)"):format(v.name))
+      end
+      M.close(v)
+    end)
+  end
+end
+
+---The view the person means: the one in the current tab, else the only one pending.
+---@return claude_context.DiffView? view, string? err
+function M.current()
+  local name = vim.t.claude_context_diff
+  if name and M.views[name] then
+    return M.views[name]
+  end
+  local pending = vim.tbl_filter(function(v)
+    return v.respond ~= nil
+  end, vim.tbl_values(M.views))
+  if #pending == 1 then
+    return pending[1]
+  elseif #pending == 0 then
+    return nil, "no diff from Claude is waiting for a decision"
+  end
+  return nil, ("%d diffs are waiting; run this in the tab of the one you mean"):format(#pending)
+end
+
+---Closes the view called `name` (a pending one is rejected), and any orphaned tab of ours with
+---that name. Returns whether anything was closed.
+---@param name string
+---@return boolean
+function M.close_named(name)
+  local closed = false
+  local v = M.views[name]
+  if v then
+    M.reject(v)
+    M.close(v)
+    closed = true
+  end
+  for _, tab in ipairs(vim.api.nvim_list_tabpages()) do
+    if vim.t[tab].claude_context_diff == name and #vim.api.nvim_list_tabpages() > 1 then
+      pcall(vim.cmd, "tabclose! " .. vim.api.nvim_tabpage_get_number(tab))
+      closed = true
+    end
+  end
+  return closed
+end
+
+---Closes every view of ours (pending ones are rejected) and orphaned tabs marked as ours.
+---@return integer count
+function M.close_all()
+  local n = 0
+  for _, v in ipairs(vim.tbl_values(M.views)) do
+    M.reject(v)
+    M.close(v)
+    n = n + 1
+  end
+  for _, tab in ipairs(vim.api.nvim_list_tabpages()) do
+    if vim.api.nvim_tabpage_is_valid(tab) and vim.t[tab].claude_context_diff and #vim.api.nvim_list_tabpages() > 1 then
+      pcall(vim.cmd, "tabclose! " .. vim.api.nvim_tabpage_get_number(tab))
+      n = n + 1
+    end
+  end
+  return n
+end
+
+return M

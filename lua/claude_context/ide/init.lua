@@ -1,0 +1,86 @@
+---@mod claude_context.ide Claude Code IDE integration: the IDE tools and notifications
+---
+--- Requiring this module registers one rpc handler per IDE tool (each tool's code is loaded
+--- the first time it is called: `lua/claude_context/ide/<tool>.lua`). `start()` (run when the
+--- bridge starts) installs the autocommands behind `selection_changed` and the active-editor
+--- tracking; `stop()` removes them.
+
+local M = {}
+
+local rpc = require("claude_context.rpc")
+local util = require("claude_context.ide.util")
+
+---tool name -> module under claude_context.ide
+M.tools = {
+  openFile = "open_file",
+  openDiff = "open_diff",
+  getCurrentSelection = "get_current_selection",
+  getLatestSelection = "get_latest_selection",
+  getOpenEditors = "get_open_editors",
+  getDiagnostics = "get_diagnostics",
+  checkDocumentDirty = "check_document_dirty",
+  saveDocument = "save_document",
+  close_tab = "close_tab",
+  closeAllDiffTabs = "close_all_diff_tabs",
+}
+
+for tool, mod in pairs(M.tools) do
+  rpc.register(tool, function(params, respond)
+    return require("claude_context.ide." .. mod)(params, respond)
+  end)
+end
+
+-- A Claude Code session is ready for notifications: send it what is queued for it.
+rpc.register("ide_connected", function(params, respond)
+  respond({})
+  vim.schedule(function()
+    require("claude_context.ide.mentions").flush()
+    require("claude_context.ide.selection").resend()
+  end)
+end)
+
+---The `ide` options of setup() (defaults in claude_context.config).
+---@return claude_context.IdeConfig
+function M.options()
+  local config = require("claude_context.config")
+  return vim.tbl_extend("force", config.defaults.ide, config.options.ide or {})
+end
+
+local group
+
+---Installs the autocommands (idempotent).
+function M.start()
+  group = vim.api.nvim_create_augroup("ClaudeContextIde", { clear = true })
+  vim.api.nvim_create_autocmd({ "WinEnter", "BufEnter" }, {
+    group = group,
+    callback = util.note_window,
+    desc = "claude-context: remember the active editor window",
+  })
+  util.note_window()
+  require("claude_context.ide.selection").start(group, M.options())
+end
+
+---Removes them.
+function M.stop()
+  if group then
+    pcall(vim.api.nvim_del_augroup_by_id, group)
+    group = nil
+  end
+  require("claude_context.ide.selection").stop()
+end
+
+---Wraps a handler so it runs from Neovim's event queue (a safe point for changing windows and
+---buffers), not inside the bridge's wake-up callback.
+---@param fn fun(params: table, respond: fun(result: any, err: string?))
+function M.deferred(fn)
+  return function(params, respond)
+    vim.schedule(function()
+      local ok, err = pcall(fn, params, respond)
+      if not ok then
+        respond(nil, err)
+      end
+    end)
+  end
+end
+
+return M

@@ -1,0 +1,125 @@
+-- openFile {filePath, startLine?, endLine?, startText?, endText?, selectToEndOfLine,
+-- makeFrontmost}: answers {filePath, languageId, lineCount}; crates/core/src/tools/open_file.rs
+-- shapes the protocol's answer.
+local util = require("claude_context.ide.util")
+
+---Finds `text` (plain) from (row, col) on (1-based row, 0-based byte col); returns the start
+---and the exclusive end as {row, col}, or nil.
+local function find(buf, text, row, col)
+  local lines = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
+  local first = text:match("^[^\n]*")
+  for r = row, #lines do
+    local s = lines[r]:find(first, (r == row) and (col + 1) or 1, true)
+    if s then
+      if not text:find("\n", 1, true) then
+        return { r, s - 1 }, { r, s - 1 + #text }
+      end
+      -- A multi-line text: compare the following lines too.
+      local parts = vim.split(text, "\n", { plain = true })
+      local okm = lines[r]:sub(s) == parts[1]
+      for i = 2, #parts do
+        local l = lines[r + i - 1]
+        if not l or (i < #parts and l ~= parts[i]) or (i == #parts and l:sub(1, #parts[i]) ~= parts[i]) then
+          okm = false
+          break
+        end
+      end
+      if okm then
+        return { r, s - 1 }, { r + #parts - 1, #parts[#parts] }
+      end
+    end
+  end
+  return nil
+end
+
+---Shows a selection from `s` to the exclusive end `e` ({row 1-based, col 0-based}) in `win`.
+local function select(win, buf, s, e)
+  -- The inclusive end for Visual mode: the byte before the exclusive end.
+  local er, ec = e[1], e[2] - 1
+  if ec < 0 then
+    if er > s[1] then
+      er = er - 1
+      ec = math.max(#(vim.api.nvim_buf_get_lines(buf, er - 1, er, false)[1] or "") - 1, 0)
+    else
+      ec = 0
+    end
+  end
+  vim.api.nvim_buf_set_mark(buf, "<", s[1], s[2], {})
+  vim.api.nvim_buf_set_mark(buf, ">", er, ec, {})
+  vim.api.nvim_win_set_cursor(win, s)
+  if vim.api.nvim_get_current_win() == win then
+    -- Visual mode stays on once this event is done. `gv` takes the last Visual mode's kind:
+    -- make it characterwise.
+    vim.cmd("normal! gv")
+    if vim.api.nvim_get_mode().mode ~= "v" then
+      vim.cmd("normal! v")
+    end
+  end
+end
+
+return require("claude_context.ide").deferred(function(params, respond)
+  if type(params.filePath) ~= "string" or params.filePath == "" then
+    return respond(nil, "openFile: filePath must be a non-empty string")
+  end
+  local path = util.abspath(params.filePath)
+  local st = (vim.uv or vim.loop).fs_stat(path)
+  if not st then
+    return respond(nil, "File not found: " .. path)
+  elseif st.type == "directory" then
+    return respond(nil, "Not a file: " .. path)
+  end
+  local buf = util.find_buf(path) or vim.fn.bufadd(path)
+  if not vim.api.nvim_buf_is_loaded(buf) then
+    vim.fn.bufload(buf)
+  end
+  vim.bo[buf].buflisted = true
+  local result = function()
+    return { filePath = path, languageId = util.language_id(buf), lineCount = vim.api.nvim_buf_line_count(buf) }
+  end
+  if params.makeFrontmost == false then
+    return respond(result())
+  end
+
+  local win = util.editor_win_for_open()
+  vim.api.nvim_set_current_win(win)
+  if vim.api.nvim_win_get_buf(win) ~= buf then
+    vim.api.nvim_win_set_buf(win, buf)
+  end
+  local mode = vim.api.nvim_get_mode().mode
+  if mode:sub(1, 1) ~= "n" then
+    vim.cmd("stopinsert")
+  end
+
+  local count = vim.api.nvim_buf_line_count(buf)
+  local function clamp(l)
+    return math.max(1, math.min(count, math.floor(l)))
+  end
+  local s, e
+  if type(params.startText) == "string" and params.startText ~= "" then
+    s, e = find(buf, params.startText, 1, 0)
+    if s and type(params.endText) == "string" and params.endText ~= "" then
+      local _, e2 = find(buf, params.endText, e[1], e[2])
+      e = e2 or e
+    end
+  elseif type(params.startLine) == "number" then
+    local sl = clamp(params.startLine)
+    local el = type(params.endLine) == "number" and clamp(params.endLine) or sl
+    if el < sl then
+      sl, el = el, sl
+    end
+    s = { sl, 0 }
+    e = { el, #(vim.api.nvim_buf_get_lines(buf, el - 1, el, false)[1] or "") }
+    if params.endLine == nil then
+      e = nil -- one line: just go there
+    end
+  end
+  if s and e and params.selectToEndOfLine then
+    e = { e[1], #(vim.api.nvim_buf_get_lines(buf, e[1] - 1, e[1], false)[1] or "") }
+  end
+  if s and e and (e[1] > s[1] or e[2] > s[2]) then
+    select(win, buf, s, e)
+  elseif s then
+    vim.api.nvim_win_set_cursor(win, s)
+  end
+  respond(result())
+end)

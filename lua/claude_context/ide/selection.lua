@@ -1,0 +1,135 @@
+---@mod claude_context.ide.selection `selection_changed` notifications and the latest selection
+---
+--- Cursor moves and visual selections in file buffers (not terminals, help, scratch or plugin
+--- buffers) are recorded and, debounced, sent to every connected client as
+--- `selection_changed {text, filePath, fileUrl, selection}`. Leaving Visual mode sends the
+--- selection it had at once (so a quick select-then-switch-to-Claude is not lost to the
+--- debounce). Identical consecutive notifications are sent once.
+
+local M = {}
+
+local util = require("claude_context.ide.util")
+local uv = vim.uv or vim.loop
+
+---@type table? the latest selection recorded in a file buffer (protocol shape, success = true)
+local latest
+local last_sent
+local timer
+local debounce_ms = 100
+local VISUAL = { v = true, V = true, ["\22"] = true }
+
+---Sends `sel` to every client (unless it is what was sent last) and records it as the latest.
+---@param sel table
+function M.publish(sel)
+  latest = sel
+  local params = vim.json.encode({
+    text = sel.text,
+    filePath = sel.filePath,
+    fileUrl = sel.fileUrl,
+    selection = sel.selection,
+  })
+  if params == last_sent then
+    return
+  end
+  last_sent = params
+  local ok, native = pcall(require("claude_context.native").load)
+  if ok and native.status() then
+    native.broadcast("selection_changed", params)
+  end
+end
+
+---Records the current window's selection now, when it shows a file.
+function M.flush()
+  if timer then
+    timer:stop()
+  end
+  local win = vim.api.nvim_get_current_win()
+  if util.is_file_buf(vim.api.nvim_win_get_buf(win)) then
+    M.publish(util.selection_of(win))
+  end
+end
+
+local function schedule_flush()
+  if not util.is_file_buf(vim.api.nvim_get_current_buf()) then
+    return
+  end
+  timer = timer or uv.new_timer()
+  timer:stop()
+  timer:start(debounce_ms, 0, function()
+    vim.schedule(M.flush)
+  end)
+end
+
+local function on_mode_changed()
+  local ev = vim.v.event
+  local old, new = (ev.old_mode or ""):sub(1, 1), (ev.new_mode or ""):sub(1, 1)
+  if VISUAL[old] and not VISUAL[new] then
+    -- Leaving Visual mode: send the selection it had, now.
+    if timer then
+      timer:stop()
+    end
+    local win = util.active_editor_win()
+    local sel = win and util.last_visual(win)
+    if sel then
+      M.publish(sel)
+    end
+  else
+    schedule_flush()
+  end
+end
+
+---Installs the autocommands into `group`.
+---@param group integer
+---@param opts table claude_context.ide options
+function M.start(group, opts)
+  debounce_ms = opts.selection_debounce_ms or 100
+  if opts.track_selection == false then
+    return
+  end
+  vim.api.nvim_create_autocmd({ "CursorMoved", "CursorMovedI", "BufEnter", "WinEnter" }, {
+    group = group,
+    callback = schedule_flush,
+    desc = "claude-context: selection_changed (debounced)",
+  })
+  vim.api.nvim_create_autocmd("ModeChanged", {
+    group = group,
+    callback = on_mode_changed,
+    desc = "claude-context: leaving Visual mode sends the selection at once",
+  })
+end
+
+function M.stop()
+  if timer then
+    timer:stop()
+    if not timer:is_closing() then
+      timer:close()
+    end
+    timer = nil
+  end
+end
+
+---The latest selection recorded (or, when none was yet, the active editor's current one).
+---@return table?
+function M.latest()
+  if latest then
+    return latest
+  end
+  local win = util.active_editor_win()
+  return win and util.selection_of(win) or nil
+end
+
+---Sends the latest selection again (a client just connected).
+function M.resend()
+  last_sent = nil
+  local sel = M.latest()
+  if sel then
+    M.publish(sel)
+  end
+end
+
+---Forgets everything (tests).
+function M.reset()
+  latest, last_sent = nil, nil
+end
+
+return M

@@ -1,0 +1,526 @@
+---@mod claude_context.terminal Claude Code in a terminal split
+---
+--- `:ClaudeContext open` toggles a terminal running `claude` wired to the bridge:
+--- `CLAUDE_CODE_SSE_PORT` (the IDE connection: diffs, selections, diagnostics),
+--- `ENABLE_IDE_INTEGRATION=true`, loopback added to `no_proxy`, and `--mcp-config <file>`
+--- registering the bridge as the MCP server "claude-context" so the model can call the plugin's
+--- own tools. The file holds the token; it is written by the native side with mode 0600 in a
+--- 0700 directory and removed when the bridge stops. The token is never on a command line.
+---
+--- Buffers Claude changes on disk are reloaded: `:checktime` on FocusGained, BufEnter,
+--- TermLeave and (throttled) whenever the terminal prints.
+
+local M = {}
+
+local config = require("claude_context.config")
+config.extra_keys.terminal = true
+
+---@class claude_context.TerminalConfig
+---@field cmd string|string[] Program (and leading arguments) to run (default "claude")
+---@field args string[] Extra arguments after the plugin's own
+---@field side "right"|"left"|"top"|"bottom"|"float" Where the window opens (default "right")
+---@field size number Columns/lines, or a fraction of the editor when < 1 (default 0.4)
+---@field float {width:number, height:number, border:string|string[]} For side = "float"
+---@field env table<string,string> Extra environment variables for the job
+---@field mcp_config boolean Pass --mcp-config registering the bridge (default true)
+---@field auto_insert boolean Enter Terminal-mode when the window is shown (default true)
+---@field reload boolean :checktime on focus, buffer enter and terminal output (default true)
+M.defaults = {
+  cmd = "claude",
+  args = {},
+  side = "right",
+  size = 0.4,
+  float = { width = 0.8, height = 0.8, border = "rounded" },
+  env = {},
+  mcp_config = true,
+  auto_insert = true,
+  reload = true,
+}
+
+local SIDES = { right = true, left = true, top = true, bottom = true, float = true }
+
+---@type {buf:integer?, job:integer?, cmd:string[]?, mcp_config:string?, port:integer?}
+M._state = {}
+
+local function notify(msg, level)
+  vim.notify(msg, level or vim.log.levels.INFO, { title = "claude-context" })
+end
+
+---Validates `setup{terminal = …}` and merges it over the defaults.
+---@param user table?
+---@return claude_context.TerminalConfig
+function M.resolve(user)
+  user = user or {}
+  if type(user) ~= "table" then
+    error(("claude-context: option terminal must be a table, got %s"):format(type(user)), 0)
+  end
+  for k in pairs(user) do
+    if M.defaults[k] == nil then
+      error(("claude-context: unknown option terminal.%s (see :help claude-context-terminal)"):format(tostring(k)), 0)
+    end
+  end
+  local t = vim.tbl_deep_extend("force", vim.deepcopy(M.defaults), user)
+  -- Lists replace, never merge element-wise.
+  if user.args then
+    t.args = user.args
+  end
+  if user.cmd then
+    t.cmd = user.cmd
+  end
+  local function check(name, ok, want)
+    if not ok then
+      error(("claude-context: option terminal.%s must be %s"):format(name, want), 0)
+    end
+  end
+  local function strings(v)
+    if type(v) ~= "table" then
+      return false
+    end
+    for _, x in ipairs(v) do
+      if type(x) ~= "string" then
+        return false
+      end
+    end
+    return #v == vim.tbl_count(v)
+  end
+  check("cmd", (type(t.cmd) == "string" and t.cmd ~= "") or (strings(t.cmd) and #t.cmd > 0), "a program name or a non-empty list of strings")
+  check("args", strings(t.args), "a list of strings")
+  check("side", SIDES[t.side] == true, "one of right, left, top, bottom, float")
+  check("size", type(t.size) == "number" and t.size > 0, "a number > 0 (a fraction when < 1)")
+  check("float", type(t.float) == "table", "a table {width, height, border}")
+  check("float.width", type(t.float.width) == "number" and t.float.width > 0, "a number > 0")
+  check("float.height", type(t.float.height) == "number" and t.float.height > 0, "a number > 0")
+  check("env", type(t.env) == "table", "a table of strings")
+  for k, v in pairs(t.env) do
+    check("env", type(k) == "string" and (type(v) == "string" or type(v) == "number"), "a table of strings")
+  end
+  for _, k in ipairs({ "mcp_config", "auto_insert", "reload" }) do
+    check(k, type(t[k]) == "boolean", "a boolean")
+  end
+  return t
+end
+
+---The effective terminal options.
+---@return claude_context.TerminalConfig
+function M.options()
+  return M.resolve(config.options.terminal)
+end
+
+---`value` (a comma-separated host list) with 127.0.0.1, localhost and ::1 added when missing.
+---@param value string?
+---@return string
+function M.extend_no_proxy(value)
+  local items, seen = {}, {}
+  for _, x in ipairs(vim.split(value or "", ",", { trimempty = true })) do
+    x = vim.trim(x)
+    if x ~= "" and not seen[x] then
+      seen[x] = true
+      table.insert(items, x)
+    end
+  end
+  for _, x in ipairs({ "127.0.0.1", "localhost", "::1" }) do
+    if not seen[x] then
+      seen[x] = true
+      table.insert(items, x)
+    end
+  end
+  return table.concat(items, ",")
+end
+
+---The environment added to the job's (which otherwise inherits Neovim's).
+---@param port integer
+---@param opts claude_context.TerminalConfig
+---@return table<string,string>
+function M.job_env(port, opts)
+  local env = {}
+  for k, v in pairs(opts.env or {}) do
+    env[k] = tostring(v)
+  end
+  env.CLAUDE_CODE_SSE_PORT = tostring(port)
+  env.ENABLE_IDE_INTEGRATION = "true"
+  env.no_proxy = M.extend_no_proxy(vim.env.no_proxy)
+  env.NO_PROXY = M.extend_no_proxy(vim.env.NO_PROXY or vim.env.no_proxy)
+  return env
+end
+
+---The directory the --mcp-config file goes into (0700, made by the native side).
+---@return string
+function M.mcp_config_dir()
+  local ok, run = pcall(vim.fn.stdpath, "run")
+  if not ok or type(run) ~= "string" or run == "" then
+    run = vim.fn.stdpath("state")
+  end
+  return run .. "/claude-context"
+end
+
+---The argv of the job: cmd, `--mcp-config <file>`, then the extra args.
+---@param opts claude_context.TerminalConfig
+---@param mcp_file string?
+---@return string[]
+function M.build_cmd(opts, mcp_file)
+  local cmd = type(opts.cmd) == "string" and { opts.cmd } or vim.deepcopy(opts.cmd)
+  if mcp_file then
+    -- `--opt=value`: the CLI's --mcp-config takes several values, and this form keeps it from
+    -- swallowing a prompt given in `args`.
+    table.insert(cmd, "--mcp-config=" .. mcp_file)
+  end
+  vim.list_extend(cmd, opts.args)
+  return cmd
+end
+
+local function job_running()
+  local s = M._state
+  if not (s.job and s.buf and vim.api.nvim_buf_is_valid(s.buf)) then
+    return false
+  end
+  return vim.fn.jobwait({ s.job }, 0)[1] == -1
+end
+
+---@return integer[] windows of the current tab page showing the terminal
+local function term_windows()
+  local out = {}
+  local buf = M._state.buf
+  if not (buf and vim.api.nvim_buf_is_valid(buf)) then
+    return out
+  end
+  for _, w in ipairs(vim.api.nvim_tabpage_list_wins(0)) do
+    if vim.api.nvim_win_get_buf(w) == buf then
+      table.insert(out, w)
+    end
+  end
+  return out
+end
+
+local function dim(size, total)
+  local n = size < 1 and math.floor(total * size + 0.5) or math.floor(size)
+  return math.max(1, math.min(n, total))
+end
+
+---Opens a window for `buf` as `opts.side` says; returns its id.
+local function open_window(buf, opts)
+  local win
+  if opts.side == "float" then
+    local cols, lines = vim.o.columns, vim.o.lines - vim.o.cmdheight - 1
+    local w, h = dim(opts.float.width, cols), dim(opts.float.height, lines)
+    win = vim.api.nvim_open_win(buf, true, {
+      relative = "editor",
+      width = math.max(1, w - 2),
+      height = math.max(1, h - 2),
+      col = math.floor((cols - w) / 2),
+      row = math.floor((lines - h) / 2),
+      border = opts.float.border,
+      style = "minimal",
+    })
+  else
+    local vertical = opts.side == "left" or opts.side == "right"
+    local cfg = { split = opts.side == "top" and "above" or opts.side == "bottom" and "below" or opts.side, win = -1 }
+    if vertical then
+      cfg.width = dim(opts.size, vim.o.columns)
+    else
+      cfg.height = dim(opts.size, vim.o.lines)
+    end
+    win = vim.api.nvim_open_win(buf, true, cfg)
+    vim.wo[win].winfixwidth = vertical
+    vim.wo[win].winfixheight = not vertical
+  end
+  vim.wo[win].number = false
+  vim.wo[win].relativenumber = false
+  vim.wo[win].signcolumn = "no"
+  vim.wo[win].spell = false
+  return win
+end
+
+local reload_group
+local pending_checktime
+
+---`:checktime` now, unless a command line is being edited.
+function M.checktime()
+  if vim.fn.getcmdwintype() ~= "" or vim.api.nvim_get_mode().mode:sub(1, 1) == "c" then
+    return
+  end
+  pcall(vim.cmd.checktime)
+end
+
+---`:checktime` at most every 300 ms while the terminal prints.
+local function checktime_soon()
+  if pending_checktime then
+    return
+  end
+  pending_checktime = true
+  vim.defer_fn(function()
+    pending_checktime = false
+    M.checktime()
+  end, 300)
+end
+
+---Installs the reload autocmds (FocusGained, BufEnter, TermLeave).
+function M.install_reload()
+  if reload_group then
+    return
+  end
+  reload_group = vim.api.nvim_create_augroup("ClaudeContextReload", { clear = true })
+  vim.api.nvim_create_autocmd({ "FocusGained", "BufEnter", "TermLeave" }, {
+    group = reload_group,
+    callback = function(ev)
+      -- BufEnter of the terminal itself would check every buffer on each toggle: cheap, fine.
+      if ev.event == "BufEnter" and vim.bo[ev.buf].buftype ~= "" and vim.bo[ev.buf].buftype ~= "terminal" then
+        return
+      end
+      -- Inside an autocommand :checktime is postponed by Neovim: run it right after.
+      vim.schedule(M.checktime)
+    end,
+    desc = "claude-context: reload buffers Claude changed on disk",
+  })
+end
+
+function M.uninstall_reload()
+  if reload_group then
+    pcall(vim.api.nvim_del_augroup_by_id, reload_group)
+    reload_group = nil
+  end
+end
+
+---Shows the terminal (starting it when needed).
+---@return boolean ok, string? err
+function M.show()
+  if job_running() then
+    local st = require("claude_context").status()
+    if M._state.port and (not st or st.port ~= M._state.port) then
+      notify(
+        "this claude was started for a bridge that has since stopped or restarted: :ClaudeContext close, then open again",
+        vim.log.levels.WARN
+      )
+    end
+    local wins = term_windows()
+    if #wins == 0 then
+      open_window(M._state.buf, M.options())
+    else
+      vim.api.nvim_set_current_win(wins[1])
+    end
+    if M.options().auto_insert then
+      vim.cmd.startinsert()
+    end
+    return true
+  end
+  return M.start()
+end
+
+---Hides the terminal's windows in this tab page; the job keeps running.
+function M.hide()
+  for _, w in ipairs(term_windows()) do
+    if #vim.api.nvim_tabpage_list_wins(0) == 1 then
+      -- The last window: show another buffer in it instead of closing it.
+      local alt = vim.fn.bufnr("#")
+      if alt > 0 and alt ~= M._state.buf and vim.api.nvim_buf_is_valid(alt) then
+        vim.api.nvim_win_set_buf(w, alt)
+      else
+        vim.api.nvim_win_set_buf(w, vim.api.nvim_create_buf(true, false))
+      end
+    else
+      vim.api.nvim_win_close(w, false)
+    end
+  end
+end
+
+---`:ClaudeContext open`: hides the terminal when it is shown in this tab page, else shows it.
+---@return boolean ok, string? err
+function M.toggle()
+  if job_running() and #term_windows() > 0 then
+    M.hide()
+    return true
+  end
+  return M.show()
+end
+
+---Ends the job and wipes the terminal buffer.
+function M.close()
+  local s = M._state
+  if s.job then
+    pcall(vim.fn.jobstop, s.job)
+  end
+  if s.buf and vim.api.nvim_buf_is_valid(s.buf) then
+    pcall(vim.api.nvim_buf_delete, s.buf, { force = true })
+  end
+  M._state = {}
+end
+
+---Starts the bridge if needed, then `claude` in a new terminal window.
+---@return boolean ok, string? err
+function M.start()
+  local ok, opts = pcall(M.options)
+  if not ok then
+    return false, opts
+  end
+  local cc = require("claude_context")
+  if not cc.is_running() then
+    local started, err = cc.start({ silent = true })
+    if not started then
+      return false, "cannot start the bridge: " .. tostring(err)
+    end
+  end
+  local st = cc.status()
+  if not st then
+    return false, "the bridge is not running"
+  end
+  local prog = type(opts.cmd) == "string" and opts.cmd or opts.cmd[1]
+  if vim.fn.executable(prog) ~= 1 then
+    return false,
+      ("%q is not executable: install Claude Code (npm install -g @anthropic-ai/claude-code) or set setup{terminal = {cmd = …}}"):format(prog)
+  end
+  local mcp_file
+  if opts.mcp_config then
+    local native = require("claude_context.native").load()
+    local wrote, res = pcall(native.write_mcp_config, M.mcp_config_dir())
+    if not wrote then
+      return false, tostring(res)
+    end
+    mcp_file = res
+  end
+  local cmd = M.build_cmd(opts, mcp_file)
+
+  if M._state.buf and vim.api.nvim_buf_is_valid(M._state.buf) then
+    -- A finished terminal (kept to show its exit status) is replaced.
+    pcall(vim.api.nvim_buf_delete, M._state.buf, { force = true })
+  end
+  local buf = vim.api.nvim_create_buf(false, false)
+  local win = open_window(buf, opts)
+  local state = { buf = buf, cmd = cmd, mcp_config = mcp_file, port = st.port }
+  local started, job = pcall(vim.api.nvim_win_call, win, function()
+    return vim.fn.jobstart(cmd, {
+      term = true,
+      env = M.job_env(st.port, opts),
+      cwd = vim.fn.getcwd(),
+      on_stdout = function()
+        if opts.reload then
+          checktime_soon()
+        end
+      end,
+      on_exit = function(id, code)
+        vim.schedule(function()
+          if M._state.job ~= id then
+            return
+          end
+          M._state.job = nil
+          if opts.reload then
+            M.checktime()
+          end
+          -- A clean exit closes the terminal; otherwise keep it to show what happened.
+          if code == 0 and vim.api.nvim_buf_is_valid(buf) then
+            for _, w in ipairs(vim.fn.win_findbuf(buf)) do
+              pcall(vim.api.nvim_win_close, w, true) -- fails for the last window: fine
+            end
+            pcall(vim.api.nvim_buf_delete, buf, { force = true })
+          end
+        end)
+      end,
+    })
+  end)
+  if not started or type(job) ~= "number" or job <= 0 then
+    pcall(vim.api.nvim_win_close, win, true)
+    pcall(vim.api.nvim_buf_delete, buf, { force = true })
+    return false, ("cannot start %s: %s"):format(prog, started and ("jobstart returned " .. tostring(job)) or tostring(job))
+  end
+  state.job = job
+  M._state = state
+  vim.bo[buf].bufhidden = "hide"
+  vim.b[buf].claude_context_terminal = true
+  -- Wiping the buffer (:bwipeout!, :bdelete!) ends the job.
+  vim.api.nvim_create_autocmd("BufWipeout", {
+    buffer = buf,
+    once = true,
+    callback = function()
+      pcall(vim.fn.jobstop, job)
+      if M._state.buf == buf then
+        M._state = {}
+      end
+    end,
+  })
+  if opts.reload then
+    M.install_reload()
+  end
+  if opts.auto_insert then
+    vim.cmd.startinsert()
+  end
+  return true
+end
+
+---Runs at the end of setup(): validates the options, installs the reload autocmds.
+---@param options table the resolved plugin options
+function M.on_setup(options)
+  local t = M.resolve(options.terminal)
+  if t.reload then
+    M.install_reload()
+  else
+    M.uninstall_reload()
+  end
+end
+
+---The paths where `claude-context-mcp` may have been built, in order of preference.
+---@return string[]
+function M.mcp_binary_candidates()
+  local root = require("claude_context.native").plugin_root()
+  local exe = vim.fn.has("win32") == 1 and ".exe" or ""
+  return {
+    root .. "/lib/claude-context-mcp" .. exe,
+    root .. "/target/release/claude-context-mcp" .. exe,
+    root .. "/target/debug/claude-context-mcp" .. exe,
+  }
+end
+
+---The `claude mcp add` line registering the relay, or nil and why not.
+---@return string? line, string? err
+function M.mcp_command()
+  local candidates = M.mcp_binary_candidates()
+  for _, p in ipairs(candidates) do
+    if vim.fn.executable(p) == 1 then
+      local arg = p:match("^[%w%./_%-+=:@]+$") and p or vim.fn.shellescape(p)
+      return ("claude mcp add claude-context -- %s"):format(arg)
+    end
+  end
+  return nil,
+    ("claude-context-mcp is not built (looked for %s): run `make` in %s"):format(
+      table.concat(candidates, ", "),
+      require("claude_context.native").plugin_root()
+    )
+end
+
+---Adds `open`, `close` and `mcp-command` to :ClaudeContext.
+---@param commands table the claude_context.commands module
+function M.register_commands(commands)
+  commands.register("open", {
+    desc = "toggle a terminal running claude, connected to the bridge",
+    run = function()
+      local ok, err = M.toggle()
+      if not ok then
+        notify(err, vim.log.levels.ERROR)
+      end
+    end,
+  })
+  commands.register("close", {
+    desc = "end the claude terminal started by :ClaudeContext open",
+    run = function()
+      if not M._state.buf then
+        notify("no claude terminal is open")
+        return
+      end
+      M.close()
+    end,
+  })
+  commands.register("mcp-command", {
+    desc = "print the `claude mcp add` line for claude-context-mcp",
+    run = function()
+      local line, err = M.mcp_command()
+      if not line then
+        notify(err, vim.log.levels.ERROR)
+        return
+      end
+      local copied = false
+      if vim.fn.has("clipboard") == 1 then
+        copied = pcall(vim.fn.setreg, "+", line)
+      end
+      vim.api.nvim_echo({ { line .. "\n" }, copied and { "(copied to the + register)" } or nil }, true, {})
+    end,
+  })
+end
+
+return M
