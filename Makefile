@@ -4,6 +4,7 @@
 #   make run      build, then open Neovim with this checkout loaded and the bridge running
 #   make test     formatting, clippy, Rust tests, Neovim tests, end-to-end tests with the real CLI
 #   make bench    performance figures (see BENCHMARKS.md)
+#   make fuzz     every fuzz target for FUZZ_TIME seconds (default 60; see FUZZING.md)
 #
 # Everything the tests need (Neovim 0.11.4, the Claude Code CLI, Python test packages) is installed
 # into .deps/ (ignored by git), idempotently.
@@ -71,6 +72,7 @@ run: build deps
 
 fmt-check:
 	$(CARGO) fmt --all -- --check
+	cd fuzz && $(CARGO) fmt -- --check
 
 clippy:
 	$(CARGO) clippy --workspace --all-targets --locked -- -D warnings
@@ -97,6 +99,11 @@ bench: build deps
 	$(CARGO) run --release -p claude-context-core --example bench_rpc
 	$(CARGO) run --release -p claude-context-core --example bench_context
 	$(CARGO) run --release -p claude-context-core --example bench_session
+
+## fuzz: every cargo-fuzz target in fuzz/ for FUZZ_TIME seconds each (results: FUZZING.md).
+FUZZ_TIME ?= 60
+fuzz:
+	FUZZ_TIME=$(FUZZ_TIME) CARGO=$(CARGO) fuzz/run.sh
 
 clean:
 	$(CARGO) clean
