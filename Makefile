@@ -86,6 +86,8 @@ test-tools-lib:
 	$(CARGO) build -p claude-context-nvim --features test-tools --locked
 	@mkdir -p $(dir $(TEST_TOOLS_LIB))
 	@cp target/debug/libclaude_context_native.$(LIB_EXT) $(TEST_TOOLS_LIB).tmp && mv -f $(TEST_TOOLS_LIB).tmp $(TEST_TOOLS_LIB)
+	@# Never leave a library with test_panic where the loader looks (target/debug is a fallback).
+	@rm -f target/debug/libclaude_context_native.$(LIB_EXT)
 
 test-nvim: build deps test-tools-lib
 	$(NVIM) --headless --clean -u tests/minimal_init.lua -l tests/nvim/run.lua
