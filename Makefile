@@ -98,9 +98,10 @@ test-e2e: build deps
 test: fmt-check clippy test-rust test-nvim test-e2e
 
 bench: build deps
-	$(CARGO) run --release -p claude-context-core --example bench_rpc
-	$(CARGO) run --release -p claude-context-core --example bench_context
-	$(CARGO) run --release -p claude-context-core --example bench_session
+	$(CARGO) build --release --workspace --examples --locked
+	$(PY) bench/run.py
+	target/release/examples/bench_context
+	target/release/examples/bench_session
 
 ## fuzz: every cargo-fuzz target in fuzz/ for FUZZ_TIME seconds each (results: FUZZING.md).
 FUZZ_TIME ?= 60
