@@ -414,14 +414,26 @@ impl Store {
                 Err(e) if e.kind() == ErrorKind::NotFound => return Ok(None),
                 Err(e) => return Err(io(&self.path, "inspect")(e)),
             }
-            let stem = self.backup_prefix();
-            let stamp = now_rfc3339().replace(':', "-");
-            let mut backup = self.dir().join(format!("{stem}{stamp}.json"));
-            let mut n = 1;
-            while backup.exists() {
-                backup = self.dir().join(format!("{stem}{stamp}-{n}.json"));
-                n += 1;
-            }
+            // `<stem>.backup-<UTC time to the millisecond>-<sequence>.json`: fixed-width fields,
+            // so name order is age order even when several resets share a millisecond.
+            let stamp = format!(
+                "{}{}-",
+                self.backup_prefix(),
+                now_rfc3339().replace(':', "-")
+            );
+            let seq = self
+                .backups()
+                .iter()
+                .filter_map(|p| {
+                    let name = p.file_name()?.to_str()?;
+                    name.strip_prefix(&stamp)?
+                        .strip_suffix(".json")?
+                        .parse::<u32>()
+                        .ok()
+                })
+                .max()
+                .map_or(0, |n| n + 1);
+            let backup = self.dir().join(format!("{stamp}{seq:04}.json"));
             std::fs::rename(&self.path, &backup).map_err(io(&self.path, "back up"))?;
             self.prune_backups();
             Ok(Some(backup))
