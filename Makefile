@@ -81,9 +81,13 @@ test-e2e: build deps
 
 test: fmt-check clippy test-rust test-nvim test-e2e
 
+## bench: the bridge in a real headless Neovim (bench/run.py drives examples/bench_rpc.rs), then
+## read_context (examples/bench_context.rs). Examples are built with the workspace's features,
+## so they reuse what `build` compiled.
 bench: build deps
-	$(CARGO) run --release -p claude-context-core --example bench_rpc
-	$(CARGO) run --release -p claude-context-core --example bench_context
+	$(CARGO) build --release --workspace --examples --locked
+	$(PY) bench/run.py
+	target/release/examples/bench_context
 
 clean:
 	$(CARGO) clean
