@@ -97,21 +97,9 @@ impl Shared {
         port: u16,
         token: String,
     ) -> Shared {
-        let catalog = Catalog::new(crate::tools::registry());
-        Shared::with_catalog(config, initial, rpc, port, token, catalog)
-    }
-
-    fn with_catalog(
-        config: Config,
-        initial: EditorState,
-        rpc: Arc<dyn EditorRpc>,
-        port: u16,
-        token: String,
-        catalog: Catalog,
-    ) -> Shared {
         let (shutdown, _) = watch::channel(false);
         Shared {
-            catalog,
+            catalog: Catalog::new(crate::tools::registry()),
             rpc,
             port,
             token,
@@ -306,14 +294,8 @@ impl Server {
             .enable_all()
             .build()
             .map_err(StartError::Runtime)?;
-        // The tool catalog (every tool's JSON Schema: ~1 ms, the largest part of a start) is
-        // built on a blocking-pool thread while this one — Neovim's main thread during setup() —
-        // writes the lock file. (A std channel, not block_on: callers may be inside a runtime.)
-        let (tools_tx, tools_rx) = std::sync::mpsc::sync_channel(1);
-        runtime.spawn_blocking(move || {
-            let _ = tools_tx.send(crate::tools::registry());
-        });
-        let stale = crate::lockfile::clean_stale(&lock_dir, &config.ide_name);
+        let shared = Arc::new(Shared::new(config, initial, rpc, port, token));
+        let stale = crate::lockfile::clean_stale(&lock_dir, &shared.config.ide_name);
         if !stale.is_empty() {
             tracing::info!(
                 count = stale.len(),
@@ -322,29 +304,16 @@ impl Server {
         }
         let content = LockContent {
             pid: std::process::id(),
-            workspace_folders: initial
-                .workspace_folders()
-                .iter()
-                .map(|p| p.to_string_lossy().into_owned())
-                .collect(),
-            ide_name: config.ide_name.clone(),
+            workspace_folders: shared.folders(),
+            ide_name: shared.config.ide_name.clone(),
             transport: "ws".into(),
-            auth_token: token.clone(),
+            auth_token: shared.token.clone(),
         };
         let lf =
             LockFile::create(&lock_dir, port, content).map_err(|err| StartError::LockFile {
                 dir: lock_dir.display().to_string(),
                 err,
             })?;
-        let tools = tools_rx.recv().map_err(|_| {
-            StartError::Runtime(std::io::Error::other(
-                "building the tool catalog failed (a panic; see :ClaudeContext log)",
-            ))
-        })?;
-        let catalog = Catalog::new(tools);
-        let shared = Arc::new(Shared::with_catalog(
-            config, initial, rpc, port, token, catalog,
-        ));
         *lock(&shared.lock) = Some(lf);
         listener
             .set_nonblocking(true)
