@@ -60,7 +60,8 @@ impl MainThread {
 /// Runs queued jobs, panics contained, at most [`BATCH`] or [`SLICE`] per turn; re-arms the
 /// handle when more are waiting so Neovim gets its turn in between.
 fn drain(rx: &Receiver<Job>, rearm: &RefCell<Option<AsyncHandle>>) {
-    let lua = nvim_oxi::mlua::lua();
+    // Not nvim_oxi::mlua::lua(): dropping that handle would run a full GC (see crate::lua).
+    let lua = crate::lua();
     let start = Instant::now();
     let mut n = 0;
     while let Ok(job) = rx.try_recv() {
