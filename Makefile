@@ -4,6 +4,7 @@
 #   make run      build, then open Neovim with this checkout loaded and the bridge running
 #   make test     formatting, clippy, Rust tests, Neovim tests, end-to-end tests with the real CLI
 #   make bench    performance figures (see BENCHMARKS.md)
+#   make fuzz     every fuzz target for FUZZ_TIME seconds (default 60; see FUZZING.md)
 #
 # Everything the tests need (Neovim 0.11.4, the Claude Code CLI, Python test packages) is installed
 # into .deps/ (ignored by git), idempotently.
@@ -29,10 +30,15 @@ CLAUDE_VERSION := 2.1.197
 LIB        := lib/claude_context_native.$(LIB_EXT)
 MCP_BIN    := lib/claude-context-mcp
 
+# The library built with the `test-tools` feature (a tool that panics on purpose), for the
+# panic-containment spec; never installed into lib/.
+TEST_TOOLS_LIB := $(CURDIR)/target/test-tools/libclaude_context_native.$(LIB_EXT)
+
+export CLAUDE_CONTEXT_TEST_TOOLS_LIB := $(TEST_TOOLS_LIB)
 export CLAUDE_CONTEXT_TEST_NVIM := $(NVIM)
 export CLAUDE_CONTEXT_TEST_CLAUDE := $(CLAUDE)
 
-.PHONY: build run test deps fmt-check clippy test-rust test-nvim test-e2e bench fuzz clean
+.PHONY: build run test deps fmt-check clippy test-rust test-tools-lib test-nvim test-e2e bench fuzz clean
 
 ## build: release library + the claude-context-mcp relay, installed into lib/ by rename
 ## (never overwrite a library a running Neovim has mapped).
@@ -66,14 +72,24 @@ run: build deps
 
 fmt-check:
 	$(CARGO) fmt --all -- --check
+	cd fuzz && $(CARGO) fmt -- --check
 
 clippy:
 	$(CARGO) clippy --workspace --all-targets --locked -- -D warnings
+	$(CARGO) clippy --workspace --all-targets --locked --features test-tools -- -D warnings
 
 test-rust:
 	$(CARGO) test --workspace --locked
+	$(CARGO) test -p claude-context-core --features test-tools --locked --test panic
 
-test-nvim: build deps
+test-tools-lib:
+	$(CARGO) build -p claude-context-nvim --features test-tools --locked
+	@mkdir -p $(dir $(TEST_TOOLS_LIB))
+	@cp target/debug/libclaude_context_native.$(LIB_EXT) $(TEST_TOOLS_LIB).tmp && mv -f $(TEST_TOOLS_LIB).tmp $(TEST_TOOLS_LIB)
+	@# Never leave a library with test_panic where the loader looks (target/debug is a fallback).
+	@rm -f target/debug/libclaude_context_native.$(LIB_EXT)
+
+test-nvim: build deps test-tools-lib
 	$(NVIM) --headless --clean -u tests/minimal_init.lua -l tests/nvim/run.lua
 
 test-e2e: build deps
@@ -81,13 +97,16 @@ test-e2e: build deps
 
 test: fmt-check clippy test-rust test-nvim test-e2e
 
-## bench: the bridge in a real headless Neovim (bench/run.py drives examples/bench_rpc.rs), then
-## read_context (examples/bench_context.rs). Examples are built with the workspace's features,
-## so they reuse what `build` compiled.
 bench: build deps
 	$(CARGO) build --release --workspace --examples --locked
 	$(PY) bench/run.py
 	target/release/examples/bench_context
+	target/release/examples/bench_session
+
+## fuzz: every cargo-fuzz target in fuzz/ for FUZZ_TIME seconds each (results: FUZZING.md).
+FUZZ_TIME ?= 60
+fuzz:
+	FUZZ_TIME=$(FUZZ_TIME) CARGO=$(CARGO) fuzz/run.sh
 
 clean:
 	$(CARGO) clean

@@ -85,6 +85,7 @@ pub fn bridge() -> &'static Bridge {
         let root = make_tree(&base);
         let mut config = Config::default();
         config.lock_dir = Some(base.join("ide"));
+        config.state_dir = Some(base.join("state"));
         config.max_message_size = 1 << 20;
         config.stats_time_budget_ms = 50;
         let state = EditorState {

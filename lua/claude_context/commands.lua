@@ -177,5 +177,7 @@ end
 
 -- Subcommands of other modules: :ClaudeContext send / add / accept / reject.
 require("claude_context.ide.commands").register(M)
+-- Subcommands of other modules.
+require("claude_context.session").register_commands(M)
 
 return M

@@ -72,6 +72,8 @@ end)
 table.insert(M._setup_hooks, function(options)
   require("claude_context.terminal").on_setup(options)
 end)
+-- Claude sessions: registers setup{claude = …} (option, native fields) and checks it in setup().
+table.insert(M._setup_hooks, require("claude_context.session").check_options)
 
 ---@return boolean
 function M.is_running()

@@ -1,6 +1,6 @@
 -- Panic containment in a real Neovim, with the native library built with the `test-tools`
 -- feature (its `test_panic` tool panics on purpose):
---   cargo build -p claude-context-nvim --features test-tools --target-dir target/test-tools
+--   make test-tools-lib
 -- A panic on a runtime worker, on the blocking pool or on Neovim's main thread becomes an error
 -- result and a log entry; Neovim and the bridge keep running.
 local h = dofile(vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":p:h") .. "/helpers.lua")
@@ -9,7 +9,7 @@ local eq, ok, contains = h.eq, h.ok, h.contains
 local root = vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":p:h:h:h")
 local ext = vim.fn.has("mac") == 1 and "dylib" or "so"
 local lib = vim.env.CLAUDE_CONTEXT_TEST_TOOLS_LIB
-  or (root .. "/target/test-tools/debug/libclaude_context_native." .. ext)
+  or (root .. "/target/test-tools/libclaude_context_native." .. ext)
 -- Must be set before the native library is loaded.
 vim.env.CLAUDE_CONTEXT_NATIVE = lib
 
@@ -33,7 +33,7 @@ return {
   {
     "the test-tools library is loaded",
     function()
-      ok(vim.uv.fs_stat(lib), "build it first: cargo build -p claude-context-nvim --features test-tools --target-dir target/test-tools (missing " .. lib .. ")")
+      ok(vim.uv.fs_stat(lib), "build it first: make test-tools-lib (missing " .. lib .. ")")
       require("claude_context").setup({})
       eq(lib, require("claude_context.native").info.path)
       ok(vim.tbl_contains(require("claude_context").status().tools, "test_panic"), "test_panic is registered")

@@ -2,6 +2,7 @@
 //! so `{}` is a valid configuration; unknown fields are rejected so typos are reported.
 
 use serde::Deserialize;
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 #[derive(Debug, Clone, Deserialize)]
@@ -28,6 +29,38 @@ pub struct Config {
     /// The memory bank root (`setup{memory_bank = {root = …}}`); default `<project root>/docs`.
     /// `MEMORY_BANK_ROOT` in the environment wins over it. Relative: against the project root.
     pub memory_bank_root: Option<PathBuf>,
+    /// How the Claude-session tools (`execute_claude`, …) run the Claude Code CLI.
+    pub claude: ClaudeConfig,
+}
+
+/// `setup{claude = {cmd, args, env, max_context_bytes}}`.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct ClaudeConfig {
+    /// The CLI to run: a path (`~/` expands) or a command name looked up in PATH. When unset or
+    /// not found, the CLI is discovered (PATH, common install locations, `CLAUDE_PATH`).
+    pub cmd: Option<String>,
+    /// Arguments every run starts with; `-p` (prompt on stdin) is added when missing.
+    pub args: Vec<String>,
+    /// Extra environment for the CLI, on top of Neovim's own (`ANTHROPIC_BASE_URL`, …).
+    pub env: BTreeMap<String, String>,
+    /// The largest context file `execute_claude_with_context` sends, in bytes.
+    pub max_context_bytes: u64,
+}
+
+impl Default for ClaudeConfig {
+    fn default() -> Self {
+        ClaudeConfig {
+            cmd: None,
+            args: vec![
+                "--dangerously-skip-permissions".into(),
+                "--output-format".into(),
+                "json".into(),
+            ],
+            env: BTreeMap::new(),
+            max_context_bytes: 1 << 20,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq)]
@@ -53,6 +86,7 @@ impl Default for Config {
             stats_time_budget_ms: 2000,
             state_dir: None,
             memory_bank_root: None,
+            claude: ClaudeConfig::default(),
         }
     }
 }
@@ -78,6 +112,29 @@ impl Config {
         }
         if self.max_inflight_per_client == 0 {
             return Err("invalid configuration: max_inflight_per_client must be at least 1".into());
+        }
+        if let Some(cmd) = &self.claude.cmd {
+            if cmd.trim().is_empty() || cmd.contains('\0') {
+                return Err(
+                    "invalid configuration: claude.cmd must be a non-empty path or command name"
+                        .into(),
+                );
+            }
+        }
+        if let Some(k) = self
+            .claude
+            .env
+            .keys()
+            .find(|k| k.is_empty() || k.contains('=') || k.contains('\0'))
+        {
+            return Err(format!(
+                "invalid configuration: claude.env has an invalid variable name {k:?}"
+            ));
+        }
+        if self.claude.max_context_bytes == 0 {
+            return Err(
+                "invalid configuration: claude.max_context_bytes must be at least 1".into(),
+            );
         }
         Ok(())
     }
@@ -139,6 +196,30 @@ mod tests {
         assert!(e.contains("port_rnage"), "{e}");
         let e = Config::from_json(r#"{"port_range": {"min": 20000, "max": 10000}}"#).unwrap_err();
         assert!(e.contains("min <= max"), "{e}");
+    }
+
+    #[test]
+    fn claude_section_defaults_and_overrides() {
+        let c = Config::from_json("{}").unwrap();
+        assert_eq!(
+            c.claude.args,
+            ["--dangerously-skip-permissions", "--output-format", "json"]
+        );
+        assert_eq!(c.claude.cmd, None);
+        let c = Config::from_json(
+            r#"{"claude": {"cmd": "/opt/claude", "env": {"ANTHROPIC_BASE_URL": "http://127.0.0.1:1"}}}"#,
+        )
+        .unwrap();
+        assert_eq!(c.claude.cmd.as_deref(), Some("/opt/claude"));
+        assert_eq!(c.claude.env["ANTHROPIC_BASE_URL"], "http://127.0.0.1:1");
+        // Args keep their default when only cmd is given.
+        assert_eq!(c.claude.args.len(), 3);
+        let e = Config::from_json(r#"{"claude": {"comd": "x"}}"#).unwrap_err();
+        assert!(e.contains("comd"), "{e}");
+        let e = Config::from_json(r#"{"claude": {"env": {"A=B": "x"}}}"#).unwrap_err();
+        assert!(e.contains("A=B"), "{e}");
+        let e = Config::from_json(r#"{"claude": {"cmd": " "}}"#).unwrap_err();
+        assert!(e.contains("claude.cmd"), "{e}");
     }
 
     #[test]

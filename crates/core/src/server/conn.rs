@@ -255,6 +255,12 @@ async fn serve(shared: Arc<Shared>, stream: TcpStream, addr: SocketAddr) {
     // The connection's tools/call requests, cancelled by notifications/cancelled or on close.
     let requests = Arc::new(mcp::Inflight::default());
     let mut shutdown = shared.shutdown.subscribe();
+    // Requests run concurrently, but each starts (is first polled) only after the one before it
+    // has: tokio's LIFO slot would otherwise start pipelined requests in reverse, and tools that
+    // queue their callers (execute_claude: one run at a time, in call order) take their place in
+    // line on that first poll (messages of PARSE_OFFLOAD bytes or more are parsed off the
+    // runtime first, so for those the order is not guaranteed).
+    let mut prev_started: Option<tokio::sync::oneshot::Receiver<()>> = None;
     // Queues a close frame unless the writer is stuck behind a client that does not read.
     let send_close = |code: CloseCode, why: String| {
         let tx = tx.clone();
@@ -303,11 +309,26 @@ async fn serve(shared: Arc<Shared>, stream: TcpStream, addr: SocketAddr) {
             _ = tx.closed() => break,
         };
         let (s, tx, flow, reqs) = (shared.clone(), tx.clone(), flow.clone(), requests.clone());
+        let (started_tx, started_rx) = tokio::sync::oneshot::channel();
+        let after = prev_started.replace(started_rx);
         tokio::spawn(async move {
+            if let Some(prev) = after {
+                let _ = prev.await;
+            }
             if tx.is_closed() {
                 return;
             }
-            let (reply, events) = answer(&s, text, &reqs).await;
+            let mut started = Some(started_tx);
+            let fut = answer(&s, text, &reqs);
+            let mut fut = std::pin::pin!(fut);
+            let (reply, events) = std::future::poll_fn(|cx| {
+                let r = std::future::Future::poll(fut.as_mut(), cx);
+                if let Some(t) = started.take() {
+                    let _ = t.send(());
+                }
+                r
+            })
+            .await;
             for ev in events {
                 apply(&s, id, ev);
             }

@@ -31,6 +31,8 @@ pub struct Shared {
     pub config: Config,
     pub catalog: Catalog,
     pub rpc: Arc<dyn EditorRpc>,
+    /// The Claude-session tools' state (history, current session, the run queue).
+    pub claude: crate::claude::Manager,
     pub port: u16,
     token: String,
     editor: ArcSwap<EditorState>,
@@ -98,9 +100,12 @@ impl Shared {
         token: String,
     ) -> Shared {
         let (shutdown, _) = watch::channel(false);
+        let claude =
+            crate::claude::Manager::new(config.claude.clone(), config.state_dir().ok().as_deref());
         Shared {
             catalog: Catalog::new(crate::tools::registry()),
             rpc,
+            claude,
             port,
             token,
             editor: ArcSwap::from_pointee(initial),

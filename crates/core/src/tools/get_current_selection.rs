@@ -4,8 +4,8 @@
 //! `{success: false, message: "No active editor found"}`.
 //! Handler: `lua/claude_context/ide/get_current_selection.lua`.
 
-use super::ide::{forward, Empty, SelectionResult};
-use super::{parse_args, schema_of, Ctx, ToolDef, ToolOutput};
+use super::ide::{forward_selection, Empty, SelectionResult};
+use super::{schema_of, Ctx, ToolDef};
 use serde_json::Value;
 
 pub fn def() -> ToolDef {
@@ -20,18 +20,7 @@ pub fn def() -> ToolDef {
 }
 
 fn run(ctx: Ctx, args: Value) -> super::ToolFuture {
-    if let Err(e) = parse_args::<Option<Empty>>("getCurrentSelection", args) {
-        return super::ready(Err(e));
-    }
-    Box::pin(async move {
-        let r: SelectionResult = forward(
-            &ctx,
-            "getCurrentSelection",
-            Value::Object(Default::default()),
-        )
-        .await?;
-        ToolOutput::of(&r)
-    })
+    forward_selection(ctx, "getCurrentSelection", args)
 }
 
 #[cfg(test)]

@@ -8,7 +8,7 @@
 //! nothing blocks meanwhile, and when the client goes away the wait is cancelled
 //! ([`crate::mcp::Inflight`]).
 
-use super::{Ctx, ToolError};
+use super::{parse_args, Ctx, ToolError, ToolFuture, ToolOutput};
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -26,6 +26,18 @@ pub async fn forward<T: DeserializeOwned>(
         .await
         .map_err(ToolError::Failed)?;
     decode(method, v)
+}
+
+/// Runs a selection tool (`getCurrentSelection`, `getLatestSelection`): takes no arguments,
+/// forwards to the handler named `tool` and passes its [`SelectionResult`] through.
+pub fn forward_selection(ctx: Ctx, tool: &'static str, args: Value) -> ToolFuture {
+    if let Err(e) = parse_args::<Option<Empty>>(tool, args) {
+        return super::ready(Err(e));
+    }
+    Box::pin(async move {
+        let r: SelectionResult = forward(&ctx, tool, Value::Object(Default::default())).await?;
+        ToolOutput::of(&r)
+    })
 }
 
 /// Decodes a handler's answer; a malformed one is the editor's bug, reported as a failure.

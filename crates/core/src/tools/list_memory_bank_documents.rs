@@ -49,11 +49,7 @@ fn run(ctx: Ctx, args: Value) -> super::ToolFuture {
     };
     super::blocking(move || {
         let bank = memory_bank(&ctx)?;
-        let scope = match args.scope {
-            ScopeArg::Branch => SearchScope::Branch,
-            ScopeArg::Global => SearchScope::Global,
-            ScopeArg::All => SearchScope::All,
-        };
+        let scope = SearchScope::from(args.scope);
         let documents = bank
             .list(scope, args.branch.as_deref())
             .map_err(ToolError::Failed)?;

@@ -11,17 +11,24 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 use std::sync::Arc;
 
+pub mod cancel_claude_execution;
 pub mod check_document_dirty;
+pub mod clear_execution_history;
 pub mod close_all_diff_tabs;
 pub mod close_tab;
 pub mod define_issue;
+pub mod execute_claude;
+pub mod execute_claude_with_context;
 pub mod fs_get_project_info;
 pub mod fs_list_directory;
 pub mod fs_read_file;
 pub mod fs_write_file;
 pub mod get_current_selection;
+pub mod get_current_session;
 pub mod get_current_status;
 pub mod get_diagnostics;
+pub mod get_execution_history;
+pub mod get_execution_stats;
 pub mod get_latest_selection;
 pub mod get_open_editors;
 pub mod get_recent_branches;
@@ -38,8 +45,11 @@ pub mod read_global_memory_bank;
 pub mod read_rules;
 pub mod register_options;
 pub mod reset;
+pub mod reset_session;
 pub mod save_document;
 pub mod search_documents_by_tags;
+pub mod set_current_session;
+pub mod test_claude_cli;
 #[cfg(feature = "test-tools")]
 pub mod test_panic;
 pub mod write_branch_memory_bank;
@@ -144,6 +154,16 @@ pub fn registry() -> Vec<ToolDef> {
         save_document::def(),
         close_tab::def(),
         close_all_diff_tabs::def(),
+        execute_claude::def(),
+        execute_claude_with_context::def(),
+        get_execution_history::def(),
+        clear_execution_history::def(),
+        get_current_session::def(),
+        reset_session::def(),
+        set_current_session::def(),
+        test_claude_cli::def(),
+        get_execution_stats::def(),
+        cancel_claude_execution::def(),
     ];
     #[cfg(feature = "test-tools")]
     tools.push(test_panic::def());
@@ -236,6 +256,45 @@ pub fn decision_store(ctx: &Shared) -> Result<crate::decision::Store, ToolError>
     let root = ctx.project_root_dir()?;
     let state = ctx.config.state_dir().map_err(ToolError::Failed)?;
     Ok(crate::decision::Store::new(&state, &root))
+}
+
+/// Reads `path` from `branch`'s memory bank (the global bank when `None`); the shared body of
+/// `read_branch_memory_bank` and `read_global_memory_bank`.
+pub fn read_bank_document(ctx: Ctx, branch: Option<String>, path: String) -> ToolFuture {
+    blocking(move || {
+        let bank = memory_bank(&ctx)?;
+        let doc = bank
+            .read(bank_scope(&branch), &path)
+            .map_err(ToolError::Failed)?;
+        Ok(ToolOutput::json(doc.into_value()))
+    })
+}
+
+/// Writes `content` to `path` in `branch`'s memory bank (the global bank when `None`), seeding
+/// a new bank from templates in `language`; the shared body of `write_branch_memory_bank` and
+/// `write_global_memory_bank`.
+pub fn write_bank_document(
+    ctx: Ctx,
+    branch: Option<String>,
+    path: String,
+    content: String,
+    language: String,
+) -> ToolFuture {
+    blocking(move || {
+        let lang = crate::memory_bank::Language::parse(&language).map_err(ToolError::Failed)?;
+        let bank = memory_bank(&ctx)?;
+        let out = bank
+            .write(bank_scope(&branch), &path, &content, lang)
+            .map_err(ToolError::Failed)?;
+        ToolOutput::of(&out)
+    })
+}
+
+fn bank_scope(branch: &Option<String>) -> crate::memory_bank::Scope<'_> {
+    match branch {
+        Some(b) => crate::memory_bank::Scope::Branch(b),
+        None => crate::memory_bank::Scope::Global,
+    }
 }
 
 /// `"ja"` — the default language of the memory bank tools (as in the spec).

@@ -1,8 +1,7 @@
 //! `read_branch_memory_bank {branch, path}` — one document of a branch's memory bank.
 
-use super::{memory_bank, parse_args, schema_of, Ctx, ToolDef, ToolError, ToolOutput};
+use super::{parse_args, schema_of, Ctx, ToolDef};
 use crate::memory_bank::document::Document;
-use crate::memory_bank::Scope;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
@@ -34,13 +33,7 @@ fn run(ctx: Ctx, args: Value) -> super::ToolFuture {
         Ok(a) => a,
         Err(e) => return super::ready(Err(e)),
     };
-    super::blocking(move || {
-        let bank = memory_bank(&ctx)?;
-        let doc = bank
-            .read(Scope::Branch(&args.branch), &args.path)
-            .map_err(ToolError::Failed)?;
-        Ok(ToolOutput::json(doc.into_value()))
-    })
+    super::read_bank_document(ctx, Some(args.branch), args.path)
 }
 
 #[cfg(test)]

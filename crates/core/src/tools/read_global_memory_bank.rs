@@ -1,8 +1,7 @@
 //! `read_global_memory_bank {path}` — one document of the global memory bank.
 
-use super::{memory_bank, parse_args, schema_of, Ctx, ToolDef, ToolError, ToolOutput};
+use super::{parse_args, schema_of, Ctx, ToolDef};
 use crate::memory_bank::document::Document;
-use crate::memory_bank::Scope;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
@@ -32,13 +31,7 @@ fn run(ctx: Ctx, args: Value) -> super::ToolFuture {
         Ok(a) => a,
         Err(e) => return super::ready(Err(e)),
     };
-    super::blocking(move || {
-        let bank = memory_bank(&ctx)?;
-        let doc = bank
-            .read(Scope::Global, &args.path)
-            .map_err(ToolError::Failed)?;
-        Ok(ToolOutput::json(doc.into_value()))
-    })
+    super::read_bank_document(ctx, None, args.path)
 }
 
 #[cfg(test)]

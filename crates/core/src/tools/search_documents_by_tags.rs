@@ -26,6 +26,16 @@ pub enum ScopeArg {
     All,
 }
 
+impl From<ScopeArg> for SearchScope {
+    fn from(s: ScopeArg) -> Self {
+        match s {
+            ScopeArg::Branch => SearchScope::Branch,
+            ScopeArg::Global => SearchScope::Global,
+            ScopeArg::All => SearchScope::All,
+        }
+    }
+}
+
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Args {
@@ -68,11 +78,7 @@ fn run(ctx: Ctx, args: Value) -> super::ToolFuture {
     };
     super::blocking(move || {
         let bank = memory_bank(&ctx)?;
-        let scope = match args.scope {
-            ScopeArg::Branch => SearchScope::Branch,
-            ScopeArg::Global => SearchScope::Global,
-            ScopeArg::All => SearchScope::All,
-        };
+        let scope = SearchScope::from(args.scope);
         let documents = bank
             .search(
                 &args.tags,

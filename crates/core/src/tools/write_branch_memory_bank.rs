@@ -2,8 +2,8 @@
 //! branch's memory bank atomically. A branch without a bank gets one, with the core files it
 //! lacks seeded from the templates in `language`.
 
-use super::{memory_bank, parse_args, schema_of, Ctx, ToolDef, ToolError, ToolOutput};
-use crate::memory_bank::{Language, Scope, WriteOutcome};
+use super::{parse_args, schema_of, Ctx, ToolDef};
+use crate::memory_bank::WriteOutcome;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
@@ -41,14 +41,13 @@ fn run(ctx: Ctx, args: Value) -> super::ToolFuture {
         Ok(a) => a,
         Err(e) => return super::ready(Err(e)),
     };
-    super::blocking(move || {
-        let lang = Language::parse(&args.language).map_err(ToolError::Failed)?;
-        let bank = memory_bank(&ctx)?;
-        let out = bank
-            .write(Scope::Branch(&args.branch), &args.path, &args.content, lang)
-            .map_err(ToolError::Failed)?;
-        ToolOutput::of(&out)
-    })
+    super::write_bank_document(
+        ctx,
+        Some(args.branch),
+        args.path,
+        args.content,
+        args.language,
+    )
 }
 
 #[cfg(test)]

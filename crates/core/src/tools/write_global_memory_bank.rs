@@ -1,8 +1,8 @@
 //! `write_global_memory_bank {path, content, language?}` — writes a document of the global
 //! memory bank atomically, creating the bank (seeded from templates) when there is none.
 
-use super::{memory_bank, parse_args, schema_of, Ctx, ToolDef, ToolError, ToolOutput};
-use crate::memory_bank::{Language, Scope, WriteOutcome};
+use super::{parse_args, schema_of, Ctx, ToolDef};
+use crate::memory_bank::WriteOutcome;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
@@ -38,14 +38,7 @@ fn run(ctx: Ctx, args: Value) -> super::ToolFuture {
         Ok(a) => a,
         Err(e) => return super::ready(Err(e)),
     };
-    super::blocking(move || {
-        let lang = Language::parse(&args.language).map_err(ToolError::Failed)?;
-        let bank = memory_bank(&ctx)?;
-        let out = bank
-            .write(Scope::Global, &args.path, &args.content, lang)
-            .map_err(ToolError::Failed)?;
-        ToolOutput::of(&out)
-    })
+    super::write_bank_document(ctx, None, args.path, args.content, args.language)
 }
 
 #[cfg(test)]

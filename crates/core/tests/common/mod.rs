@@ -37,7 +37,7 @@ pub fn start(overrides: Value) -> TestServer {
     std::fs::write(root.join("README.md"), "# test project\n").expect("write");
     let root = root.canonicalize().expect("canonical root");
     let lock_dir = dir.path().join("ide");
-    let mut cfg = json!({ "lock_dir": lock_dir });
+    let mut cfg = json!({ "lock_dir": lock_dir, "state_dir": dir.path().join("state") });
     if let (Some(c), Some(o)) = (cfg.as_object_mut(), overrides.as_object()) {
         for (k, v) in o {
             c.insert(k.clone(), v.clone());

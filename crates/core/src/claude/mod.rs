@@ -1,0 +1,1039 @@
+//! Claude sessions: run the Claude Code CLI as a sub-agent and keep its conversation going
+//! across calls (claude-cli-session-server.ja.md).
+//!
+//! * [`discovery`] — where the CLI is (config, PATH, common locations, `CLAUDE_PATH`).
+//! * [`runner`] — one CLI process in its own process group, killed as a group on timeout.
+//! * [`reply`] — the CLI's JSON answer.
+//! * [`store`] — history, current session id and counters, persisted under `state_dir`.
+//!
+//! [`Manager`] ties them together. Runs are strictly one at a time, in call order (spec §5.3:
+//! parallel runs would break `--resume` continuity): a fair (FIFO) `tokio::sync::Mutex` is the
+//! queue. Nothing here blocks the caller's thread; file work runs on the blocking pool.
+
+pub mod discovery;
+pub mod reply;
+pub mod runner;
+pub mod store;
+
+use crate::config::ClaudeConfig;
+use discovery::{DiscoveryEnv, Found};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+use store::Persisted;
+use tokio::sync::watch;
+
+/// The spec's default timeout, in seconds.
+pub const DEFAULT_TIMEOUT_SECS: u64 = 300;
+/// The largest timeout accepted (a day).
+pub const MAX_TIMEOUT_SECS: u64 = 86_400;
+/// `test_claude_cli`'s budget for `claude --version`.
+const VERSION_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The result of `execute_claude` / `execute_claude_with_context` (spec §4.2, §6.2), field for
+/// field. `context_file` only appears for `execute_claude_with_context`.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
+pub struct ExecResult {
+    pub success: bool,
+    /// The prompt as given.
+    pub prompt: String,
+    /// The CLI's `result` field; null on failure.
+    pub response: Option<String>,
+    /// Seconds the run took (the CLI process, reading the context file), not the queue wait.
+    pub execution_time: f64,
+    /// When the run started, ISO 8601 with the local offset.
+    pub timestamp: String,
+    /// What went wrong; null on success.
+    pub error: Option<String>,
+    /// The context file as given (execute_claude_with_context only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context_file: Option<String>,
+}
+
+/// One history entry: the result plus what the CLI reported about the run.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
+pub struct HistoryEntry {
+    #[serde(flatten)]
+    pub result: ExecResult,
+    /// `execute_claude` or `execute_claude_with_context`.
+    #[serde(default)]
+    pub tool: String,
+    /// The session the CLI reported for this run.
+    #[serde(default)]
+    pub session_id: Option<String>,
+    /// The session this run resumed (`--resume`), if any.
+    #[serde(default)]
+    pub resumed_session_id: Option<String>,
+    #[serde(default)]
+    pub total_cost_usd: Option<f64>,
+    #[serde(default)]
+    pub input_tokens: Option<u64>,
+    #[serde(default)]
+    pub output_tokens: Option<u64>,
+    /// The CLI's own `duration_ms`.
+    #[serde(default)]
+    pub duration_ms: Option<u64>,
+}
+
+/// Counters behind `get_execution_stats`, cumulative since `since`.
+#[derive(Debug, Clone, Serialize, Deserialize, Default, PartialEq)]
+#[serde(default)]
+pub struct Counters {
+    pub since: Option<String>,
+    pub runs: u64,
+    pub successes: u64,
+    pub failures: u64,
+    pub total_cost_usd: f64,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    pub cache_creation_input_tokens: u64,
+    pub cache_read_input_tokens: u64,
+    pub duration_ms_total: u64,
+    pub duration_ms_runs: u64,
+    pub execution_time_total: f64,
+}
+
+/// Per-call options, mapped to CLI flags.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct RunOptions {
+    /// `--model` (an alias such as `sonnet` or a full model name).
+    #[serde(default)]
+    pub model: Option<String>,
+    /// `--max-turns`: the most agentic turns the CLI may take.
+    #[serde(default)]
+    pub max_turns: Option<u32>,
+    /// `--allowedTools`: tool names (or patterns such as `Bash(git:*)`) allowed without asking.
+    #[serde(default)]
+    pub allowed_tools: Option<Vec<String>>,
+    /// `--append-system-prompt`: text appended to the CLI's system prompt.
+    #[serde(default)]
+    pub append_system_prompt: Option<String>,
+}
+
+impl RunOptions {
+    /// Checks the values; the error says which option is wrong.
+    pub fn validate(&self) -> Result<(), String> {
+        if let Some(m) = &self.model {
+            if m.trim().is_empty() || m.starts_with('-') || m.contains('\0') {
+                return Err(format!("options.model {m:?} is not a model name"));
+            }
+        }
+        if self.max_turns == Some(0) {
+            return Err("options.max_turns must be at least 1".into());
+        }
+        if let Some(t) = &self.allowed_tools {
+            if let Some(bad) = t
+                .iter()
+                .find(|t| t.trim().is_empty() || t.contains('\0') || t.contains(','))
+            {
+                return Err(format!(
+                    "options.allowed_tools has an invalid entry {bad:?} (one tool name or \
+                     pattern per entry, no commas)"
+                ));
+            }
+        }
+        if self
+            .append_system_prompt
+            .as_deref()
+            .is_some_and(|p| p.contains('\0'))
+        {
+            return Err("options.append_system_prompt contains a NUL byte".into());
+        }
+        Ok(())
+    }
+
+    /// The CLI flags, in `--flag=value` form so a value starting with `-` stays a value.
+    pub fn to_args(&self) -> Vec<String> {
+        let mut a = Vec::new();
+        if let Some(m) = &self.model {
+            a.push(format!("--model={m}"));
+        }
+        if let Some(n) = self.max_turns {
+            a.push(format!("--max-turns={n}"));
+        }
+        if let Some(t) = self.allowed_tools.as_ref().filter(|t| !t.is_empty()) {
+            a.push(format!("--allowedTools={}", t.join(",")));
+        }
+        if let Some(p) = &self.append_system_prompt {
+            a.push(format!("--append-system-prompt={p}"));
+        }
+        a
+    }
+}
+
+/// One `execute_claude*` call.
+#[derive(Debug, Clone)]
+pub struct ExecRequest {
+    pub prompt: String,
+    /// `execute_claude_with_context`'s `file_path`, as given.
+    pub file_path: Option<String>,
+    pub timeout: Duration,
+    pub options: RunOptions,
+    /// The project root: context files resolve against it and the CLI runs in it.
+    pub project_root: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema, PartialEq)]
+pub struct HistoryResult {
+    pub success: bool,
+    /// The newest `limit` entries, oldest first.
+    pub history: Vec<HistoryEntry>,
+    /// Entries kept in all (at most 100).
+    pub total_entries: usize,
+    pub current_session_id: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema, PartialEq)]
+pub struct ClearResult {
+    pub success: bool,
+    pub message: String,
+    pub cleared_count: usize,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema, PartialEq)]
+pub struct SessionResult {
+    pub success: bool,
+    pub session_id: Option<String>,
+    pub has_session: bool,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema, PartialEq)]
+pub struct ResetResult {
+    pub success: bool,
+    pub message: String,
+    pub old_session_id: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema, PartialEq)]
+pub struct SetSessionResult {
+    pub success: bool,
+    pub message: String,
+    pub session_id: String,
+    pub old_session_id: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema, PartialEq)]
+pub struct CliTestResult {
+    pub success: bool,
+    /// The CLI's absolute path; null when not found.
+    pub path: Option<String>,
+    /// How it was found: `config`, `PATH`, `common location` or `CLAUDE_PATH`.
+    pub source: Option<String>,
+    /// What `claude --version` printed.
+    pub version: Option<String>,
+    pub error: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema, PartialEq)]
+pub struct StatsResult {
+    pub success: bool,
+    /// Every `execute_claude*` call counted since this time (ISO 8601); null before the first.
+    pub since: Option<String>,
+    pub runs: u64,
+    pub successes: u64,
+    pub failures: u64,
+    /// The sum of the CLI's `total_cost_usd`.
+    pub total_cost_usd: f64,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    pub cache_creation_input_tokens: u64,
+    pub cache_read_input_tokens: u64,
+    /// The mean of the CLI's `duration_ms` over runs that reported one.
+    pub mean_duration_ms: Option<f64>,
+    /// The mean `execution_time` (seconds) over all runs.
+    pub mean_execution_time: Option<f64>,
+    pub current_session_id: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema, PartialEq)]
+pub struct CancelResult {
+    pub success: bool,
+    /// Runs cancelled: the one running plus those waiting their turn.
+    pub cancelled: usize,
+    pub message: String,
+}
+
+struct State {
+    p: Persisted,
+    /// Bumped by reset / set: a run that started before does not overwrite the session.
+    epoch: u64,
+}
+
+/// The Claude-session state of one bridge.
+pub struct Manager {
+    cfg: ClaudeConfig,
+    state_file: Option<PathBuf>,
+    queue: tokio::sync::Mutex<()>,
+    state: tokio::sync::OnceCell<Arc<Mutex<State>>>,
+    write_lock: Arc<Mutex<()>>,
+    persist_requested: Arc<AtomicU64>,
+    write_scheduled: Arc<std::sync::atomic::AtomicBool>,
+    persist_done: Arc<watch::Sender<u64>>,
+    cli: Mutex<Option<Found>>,
+    discovery_env: Option<DiscoveryEnv>,
+    cancel_tx: watch::Sender<u64>,
+    seq: AtomicU64,
+    active: Arc<AtomicUsize>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Now, ISO 8601 with the local offset and microseconds.
+pub fn now_iso() -> String {
+    chrono::Local::now().to_rfc3339_opts(chrono::SecondsFormat::Micros, false)
+}
+
+/// A session id we are willing to pass to `--resume`: letters, digits, `-` and `_`, not
+/// starting with `-`, at most 200 characters.
+pub fn valid_session_id(s: &str) -> bool {
+    !s.is_empty()
+        && s.len() <= 200
+        && !s.starts_with('-')
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+}
+
+/// The stdin text for a run with a context file: the file (fenced, named) and then the prompt.
+pub fn compose_with_context(prompt: &str, rel_path: &str, content: &str) -> String {
+    let longest = content.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+    let fence = "`".repeat(longest.max(2) + 1);
+    let nl = if content.ends_with('\n') { "" } else { "\n" };
+    format!(
+        "Context file: {rel_path}\n\n{fence}\n{content}{nl}{fence}\n\n{prompt}",
+        fence = fence
+    )
+}
+
+struct ActiveGuard(Arc<AtomicUsize>);
+impl Drop for ActiveGuard {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// What one run produced besides the result.
+#[derive(Default)]
+struct RunInfo {
+    reply: Option<reply::Reply>,
+    new_session: Option<String>,
+    session_cwd: Option<PathBuf>,
+    resumed: Option<String>,
+    /// The resumed session no longer exists: forget it.
+    stale_session: bool,
+    /// The state's epoch when the run started.
+    epoch: Option<u64>,
+}
+
+impl Manager {
+    /// `state_dir` is where history persists; `None` keeps it in memory only.
+    pub fn new(cfg: ClaudeConfig, state_dir: Option<&Path>) -> Manager {
+        let (cancel_tx, _) = watch::channel(0);
+        Manager {
+            cfg,
+            state_file: state_dir.map(|d| d.join(store::FILE_NAME)),
+            queue: tokio::sync::Mutex::new(()),
+            state: tokio::sync::OnceCell::new(),
+            write_lock: Arc::new(Mutex::new(())),
+            persist_requested: Arc::new(AtomicU64::new(0)),
+            write_scheduled: Arc::new(std::sync::atomic::AtomicBool::new(false)),
+            persist_done: Arc::new(watch::channel(0).0),
+            cli: Mutex::new(None),
+            discovery_env: None,
+            cancel_tx,
+            seq: AtomicU64::new(0),
+            active: Arc::new(AtomicUsize::new(0)),
+        }
+    }
+
+    /// Discovery looks at `env` instead of the process environment (tests).
+    pub fn with_discovery_env(mut self, env: DiscoveryEnv) -> Manager {
+        self.discovery_env = Some(env);
+        self
+    }
+
+    pub fn state_file(&self) -> Option<&Path> {
+        self.state_file.as_deref()
+    }
+
+    async fn state(&self) -> Arc<Mutex<State>> {
+        self.state
+            .get_or_init(|| async {
+                let p = match self.state_file.clone() {
+                    Some(f) => tokio::task::spawn_blocking(move || store::load(&f))
+                        .await
+                        .unwrap_or_default(),
+                    None => Persisted::default(),
+                };
+                Arc::new(Mutex::new(State { p, epoch: 0 }))
+            })
+            .await
+            .clone()
+    }
+
+    /// Starts writing the state file (atomically, on the blocking pool) and returns at once; the
+    /// fsync stays off the caller's path. Writes are serialised and each takes the newest state,
+    /// so the last write always holds the last change. [`Manager::flush`] waits for them.
+    fn persist_soon(&self, state: &Arc<Mutex<State>>) {
+        let Some(path) = self.state_file.clone() else {
+            return;
+        };
+        self.persist_requested.fetch_add(1, Ordering::SeqCst);
+        // A write that has not taken its snapshot yet will include this change too.
+        if self.write_scheduled.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        let state = state.clone();
+        let wl = self.write_lock.clone();
+        let scheduled = self.write_scheduled.clone();
+        let requested = self.persist_requested.clone();
+        let done = self.persist_done.clone();
+        tokio::task::spawn_blocking(move || {
+            let _w = lock(&wl);
+            scheduled.store(false, Ordering::SeqCst);
+            let generation = requested.load(Ordering::SeqCst);
+            let snapshot = lock(&state).p.clone();
+            if let Err(e) = store::save(&path, &snapshot) {
+                tracing::warn!(path = %path.display(), error = %e, "cannot write the Claude session state");
+            }
+            done.send_modify(|d| *d = (*d).max(generation));
+        });
+    }
+
+    /// Writes the state file and waits until it (and every earlier write) is done.
+    async fn persist(&self) {
+        let state = self.state().await;
+        self.persist_soon(&state);
+        self.flush().await;
+    }
+
+    /// Waits for every state write started so far.
+    pub async fn flush(&self) {
+        let target = self.persist_requested.load(Ordering::SeqCst);
+        let mut rx = self.persist_done.subscribe();
+        let _ = rx.wait_for(|d| *d >= target).await;
+    }
+
+    fn discovery_env(&self) -> DiscoveryEnv {
+        self.discovery_env.clone().unwrap_or_else(|| {
+            DiscoveryEnv::from_process(self.cfg.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+        })
+    }
+
+    /// The CLI: the cached path while it still exists, else a fresh discovery.
+    async fn cli(&self) -> Result<Found, String> {
+        let cached = lock(&self.cli).clone();
+        // One stat: cheap enough to do in place.
+        if let Some(f) = cached.filter(|f| discovery::is_executable(&f.path)) {
+            return Ok(f);
+        }
+        let cmd = self.cfg.cmd.clone();
+        let env = self.discovery_env();
+        let found = tokio::task::spawn_blocking(move || discovery::discover(cmd.as_deref(), &env))
+            .await
+            .map_err(|e| format!("Claude CLI discovery failed: {e}"))?
+            .map_err(|nf| nf.to_string())?;
+        *lock(&self.cli) = Some(found.clone());
+        Ok(found)
+    }
+
+    fn forget_cli(&self) {
+        lock(&self.cli).take();
+    }
+
+    /// The child's environment: setup{claude.env}, and the CLI's own directory appended to PATH
+    /// (an nvm-installed `claude` is a node script that needs the `node` next to it).
+    fn child_env(&self, cli: &Path) -> Vec<(String, String)> {
+        let mut env: Vec<(String, String)> = self
+            .cfg
+            .env
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        if let Some(dir) = cli.parent().and_then(Path::to_str) {
+            let base = self
+                .cfg
+                .env
+                .get("PATH")
+                .cloned()
+                .or_else(|| std::env::var("PATH").ok())
+                .unwrap_or_default();
+            if !base.split(':').any(|p| p == dir) {
+                let path = if base.is_empty() {
+                    dir.to_string()
+                } else {
+                    format!("{base}:{dir}")
+                };
+                env.retain(|(k, _)| k != "PATH");
+                env.push(("PATH".into(), path));
+            }
+        }
+        env
+    }
+
+    /// The CLI arguments for a run.
+    fn args(&self, options: &RunOptions, resume: Option<&str>) -> Vec<String> {
+        let mut a = self.cfg.args.clone();
+        if !a.iter().any(|x| x == "-p" || x == "--print") {
+            a.push("-p".into());
+        }
+        a.extend(options.to_args());
+        if let Some(id) = resume {
+            a.push("--resume".into());
+            a.push(id.into());
+        }
+        a
+    }
+
+    /// Runs the CLI once, in turn: waits for earlier calls, resumes the current session, records
+    /// the outcome in the history. Never fails: problems come back as `success: false`.
+    pub async fn execute(&self, req: ExecRequest) -> ExecResult {
+        let seq = self.seq.fetch_add(1, Ordering::SeqCst);
+        self.active.fetch_add(1, Ordering::SeqCst);
+        let _active = ActiveGuard(self.active.clone());
+        let rx = self.cancel_tx.subscribe();
+        let cancelled = move || {
+            let mut rx = rx.clone();
+            async move {
+                if rx.wait_for(|w| *w > seq).await.is_err() {
+                    std::future::pending::<()>().await;
+                }
+            }
+        };
+        let tool = if req.file_path.is_some() {
+            "execute_claude_with_context"
+        } else {
+            "execute_claude"
+        };
+        // The queue first, before any other await: the fair mutex then serves calls in the
+        // order they were first polled.
+        let turn = tokio::select! {
+            biased;
+            _ = cancelled() => None,
+            g = self.queue.lock() => Some(g),
+        };
+        let state = self.state().await;
+        let timestamp = now_iso();
+        let started = Instant::now();
+        let (r, info) = match &turn {
+            Some(_) if *self.cancel_tx.borrow() <= seq => {
+                self.run_once(&req, &state, cancelled()).await
+            }
+            _ => (
+                Err(
+                    "cancelled before it started (cancel_claude_execution / :ClaudeContext \
+                     cancel)"
+                        .to_string(),
+                ),
+                RunInfo::default(),
+            ),
+        };
+        // Recorded before the turn passes on, so the next call resumes this run's session.
+        let result = self.finish(&req, r, info, tool, timestamp, started, &state);
+        drop(turn);
+        self.persist_soon(&state);
+        result
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn finish(
+        &self,
+        req: &ExecRequest,
+        r: Result<String, String>,
+        info: RunInfo,
+        tool: &str,
+        timestamp: String,
+        started: Instant,
+        state: &Arc<Mutex<State>>,
+    ) -> ExecResult {
+        let execution_time = started.elapsed().as_secs_f64();
+        let (response, error) = match r {
+            Ok(text) => (Some(text), None),
+            Err(e) => (None, Some(e)),
+        };
+        let result = ExecResult {
+            success: error.is_none(),
+            prompt: req.prompt.clone(),
+            response,
+            execution_time,
+            timestamp: timestamp.clone(),
+            error,
+            context_file: req.file_path.clone(),
+        };
+        let reply = info.reply.clone().unwrap_or_default();
+        let usage = reply.usage.clone().unwrap_or_default();
+        let mut st = lock(state);
+        let epoch = st.epoch;
+        let p = &mut st.p;
+        if let Some(sid) = &info.new_session {
+            // A reset or set during the run wins over the run's session.
+            if info_epoch_matches(&info, epoch) {
+                p.current_session_id = Some(sid.clone());
+                p.session_cwd = info.session_cwd.clone();
+            }
+        } else if info.stale_session && p.current_session_id == info.resumed {
+            p.current_session_id = None;
+            p.session_cwd = None;
+        }
+        let c = &mut p.stats;
+        c.since.get_or_insert(timestamp);
+        c.runs += 1;
+        if result.success {
+            c.successes += 1;
+        } else {
+            c.failures += 1;
+        }
+        c.total_cost_usd += reply.total_cost_usd.unwrap_or(0.0);
+        c.input_tokens += usage.input_tokens;
+        c.output_tokens += usage.output_tokens;
+        c.cache_creation_input_tokens += usage.cache_creation_input_tokens;
+        c.cache_read_input_tokens += usage.cache_read_input_tokens;
+        if let Some(d) = reply.duration_ms {
+            c.duration_ms_total += d;
+            c.duration_ms_runs += 1;
+        }
+        c.execution_time_total += execution_time;
+        p.push(HistoryEntry {
+            result: result.clone(),
+            tool: tool.into(),
+            session_id: reply.session_id.clone(),
+            resumed_session_id: info.resumed.clone(),
+            total_cost_usd: reply.total_cost_usd,
+            input_tokens: reply.usage.as_ref().map(|u| u.input_tokens),
+            output_tokens: reply.usage.as_ref().map(|u| u.output_tokens),
+            duration_ms: reply.duration_ms,
+        });
+        result
+    }
+
+    async fn run_once(
+        &self,
+        req: &ExecRequest,
+        state: &Arc<Mutex<State>>,
+        cancelled: impl std::future::Future<Output = ()>,
+    ) -> (Result<String, String>, RunInfo) {
+        let mut info = RunInfo::default();
+        let cli = match self.cli().await {
+            Ok(c) => c,
+            Err(e) => return (Err(e), info),
+        };
+        let stdin = match &req.file_path {
+            None => req.prompt.clone(),
+            Some(fp) => match self.read_context(req.project_root.clone(), fp).await {
+                Ok((rel, content)) => compose_with_context(&req.prompt, &rel, &content),
+                Err(e) => return (Err(e), info),
+            },
+        };
+        let (resume, session_cwd, epoch) = {
+            let st = lock(state);
+            (
+                st.p.current_session_id.clone(),
+                st.p.session_cwd.clone(),
+                st.epoch,
+            )
+        };
+        // The CLI keeps sessions per working directory: resume where the session started.
+        let cwd = match (&resume, session_cwd) {
+            (Some(_), Some(d)) if d.is_dir() => Some(d),
+            _ => req.project_root.clone().filter(|d| d.is_dir()),
+        };
+        info.resumed = resume.clone();
+        info.session_cwd = cwd.clone();
+        info.epoch = Some(epoch);
+        let inv = runner::Invocation {
+            program: cli.path.clone(),
+            args: self.args(&req.options, resume.as_deref()),
+            env: self.child_env(&cli.path),
+            cwd,
+            stdin,
+            timeout: req.timeout,
+        };
+        let out = match runner::run(inv, cancelled).await {
+            Ok(o) => o,
+            Err(runner::RunError::Spawn(e)) => {
+                self.forget_cli();
+                return (
+                    Err(format!(
+                        "cannot start the Claude CLI at {} (found via {}): {e}",
+                        cli.path.display(),
+                        cli.source
+                    )),
+                    info,
+                );
+            }
+            Err(runner::RunError::Wait(e)) => {
+                return (Err(format!("lost track of the Claude CLI: {e}")), info)
+            }
+            Err(runner::RunError::Timeout {
+                timeout, stderr, ..
+            }) => {
+                let tail = runner::tail_text(&stderr, 10, 1500);
+                let mut msg = format!(
+                    "Claude CLI timed out after {} s (timeout = {}); its process group was killed",
+                    fmt_secs(timeout),
+                    fmt_secs(timeout)
+                );
+                if !tail.is_empty() {
+                    msg.push_str(&format!(". stderr: {tail}"));
+                }
+                return (Err(msg), info);
+            }
+            Err(runner::RunError::Cancelled { .. }) => {
+                return (
+                    Err(
+                        "cancelled (cancel_claude_execution / :ClaudeContext cancel); the \
+                         Claude CLI's process group was killed"
+                            .into(),
+                    ),
+                    info,
+                )
+            }
+        };
+        let reply = reply::parse(&out.stdout);
+        if let Some(sid) = reply.as_ref().and_then(|r| r.session_id.as_deref()) {
+            if valid_session_id(sid) {
+                info.new_session = Some(sid.to_string());
+            }
+        }
+        info.reply = reply.clone();
+        let stderr_tail = runner::tail_text(&out.stderr, 10, 1500);
+        let with_stderr = |mut m: String| {
+            if !stderr_tail.is_empty() {
+                m.push_str(&format!(". stderr: {stderr_tail}"));
+            }
+            m
+        };
+        let status = describe_status(&out.status);
+        let r = match reply {
+            Some(rep) if out.status.success() && !rep.is_error => match rep.result {
+                Some(text) => Ok(text),
+                None => Err(with_stderr(
+                    "Claude CLI answered without a \"result\" field".into(),
+                )),
+            },
+            Some(rep) if rep.is_error => Err(with_stderr(format!(
+                "Claude CLI reported an error ({}{}): {}",
+                status,
+                rep.subtype
+                    .as_deref()
+                    .map(|s| format!(", {s}"))
+                    .unwrap_or_default(),
+                rep.result.as_deref().unwrap_or("no details")
+            ))),
+            _ if !out.status.success() => {
+                if resume.is_some() && stderr_tail.contains("No conversation found") {
+                    info.stale_session = true;
+                    Err(with_stderr(format!(
+                        "Claude CLI {status}: the stored session {} no longer exists, so it was \
+                         reset; run again to start a new conversation",
+                        resume.as_deref().unwrap_or_default()
+                    )))
+                } else {
+                    Err(with_stderr(format!("Claude CLI {status}")))
+                }
+            }
+            _ => {
+                let shown = runner::tail_text(&out.stdout, 5, 300);
+                Err(with_stderr(format!(
+                    "cannot parse the Claude CLI output as JSON (is `--output-format json` among \
+                     setup{{claude.args}}?){}: {}",
+                    if out.stdout_truncated {
+                        " (output truncated)"
+                    } else {
+                        ""
+                    },
+                    if shown.is_empty() {
+                        "(empty output)".to_string()
+                    } else {
+                        shown
+                    }
+                )))
+            }
+        };
+        (r, info)
+    }
+
+    /// Reads the context file: confined to the project root, size-limited, UTF-8.
+    async fn read_context(
+        &self,
+        root: Option<PathBuf>,
+        file_path: &str,
+    ) -> Result<(String, String), String> {
+        let limit = self.cfg.max_context_bytes;
+        let fp = file_path.to_string();
+        tokio::task::spawn_blocking(move || read_context_file(root.as_deref(), &fp, limit))
+            .await
+            .map_err(|e| format!("cannot read the context file: {e}"))?
+    }
+
+    pub async fn history(&self, limit: usize) -> HistoryResult {
+        let state = self.state().await;
+        let st = lock(&state);
+        let h = &st.p.history;
+        HistoryResult {
+            success: true,
+            history: h
+                .iter()
+                .skip(h.len().saturating_sub(limit))
+                .cloned()
+                .collect(),
+            total_entries: h.len(),
+            current_session_id: st.p.current_session_id.clone(),
+        }
+    }
+
+    pub async fn clear_history(&self) -> ClearResult {
+        let state = self.state().await;
+        let n = {
+            let mut st = lock(&state);
+            let n = st.p.history.len();
+            st.p.history.clear();
+            n
+        };
+        self.persist().await;
+        ClearResult {
+            success: true,
+            message: format!(
+                "Cleared {n} history entr{}",
+                if n == 1 { "y" } else { "ies" }
+            ),
+            cleared_count: n,
+        }
+    }
+
+    pub async fn current_session(&self) -> SessionResult {
+        let state = self.state().await;
+        let id = lock(&state).p.current_session_id.clone();
+        SessionResult {
+            success: true,
+            has_session: id.is_some(),
+            session_id: id,
+        }
+    }
+
+    pub async fn reset_session(&self) -> ResetResult {
+        let state = self.state().await;
+        let old = {
+            let mut st = lock(&state);
+            st.epoch += 1;
+            st.p.session_cwd = None;
+            st.p.current_session_id.take()
+        };
+        self.persist().await;
+        ResetResult {
+            success: true,
+            message: match &old {
+                Some(id) => {
+                    format!("Session {id} reset; the next run starts a new conversation")
+                }
+                None => "No session was active; the next run starts a new conversation".into(),
+            },
+            old_session_id: old,
+        }
+    }
+
+    /// Makes `id` the session the next run resumes. The id is checked for shape only; the CLI
+    /// reports an unknown one on the next run (and the session is then reset).
+    pub async fn set_session(&self, id: &str) -> Result<SetSessionResult, String> {
+        if !valid_session_id(id) {
+            return Err(format!(
+                "invalid session_id {id:?}: expected a Claude session id such as \
+                 123e4567-e89b-12d3-a456-426614174000 (letters, digits, '-', '_')"
+            ));
+        }
+        let state = self.state().await;
+        let old = {
+            let mut st = lock(&state);
+            st.epoch += 1;
+            st.p.session_cwd = None;
+            st.p.current_session_id.replace(id.to_string())
+        };
+        self.persist().await;
+        Ok(SetSessionResult {
+            success: true,
+            message: format!("The next run resumes session {id}"),
+            session_id: id.to_string(),
+            old_session_id: old,
+        })
+    }
+
+    pub async fn stats(&self) -> StatsResult {
+        let state = self.state().await;
+        let st = lock(&state);
+        let c = &st.p.stats;
+        StatsResult {
+            success: true,
+            since: c.since.clone(),
+            runs: c.runs,
+            successes: c.successes,
+            failures: c.failures,
+            total_cost_usd: c.total_cost_usd,
+            input_tokens: c.input_tokens,
+            output_tokens: c.output_tokens,
+            cache_creation_input_tokens: c.cache_creation_input_tokens,
+            cache_read_input_tokens: c.cache_read_input_tokens,
+            mean_duration_ms: (c.duration_ms_runs > 0)
+                .then(|| c.duration_ms_total as f64 / c.duration_ms_runs as f64),
+            mean_execution_time: (c.runs > 0).then(|| c.execution_time_total / c.runs as f64),
+            current_session_id: st.p.current_session_id.clone(),
+        }
+    }
+
+    /// Finds the CLI afresh and runs `claude --version`.
+    pub async fn test_cli(&self) -> CliTestResult {
+        self.forget_cli();
+        let cli = match self.cli().await {
+            Ok(c) => c,
+            Err(e) => {
+                return CliTestResult {
+                    success: false,
+                    path: None,
+                    source: None,
+                    version: None,
+                    error: Some(e),
+                }
+            }
+        };
+        let inv = runner::Invocation {
+            program: cli.path.clone(),
+            args: vec!["--version".into()],
+            env: self.child_env(&cli.path),
+            cwd: None,
+            stdin: String::new(),
+            timeout: VERSION_TIMEOUT,
+        };
+        let mut r = CliTestResult {
+            success: false,
+            path: Some(cli.path.display().to_string()),
+            source: Some(cli.source.into()),
+            version: None,
+            error: None,
+        };
+        match runner::run(inv, std::future::pending()).await {
+            Ok(o) if o.status.success() => {
+                let v = String::from_utf8_lossy(&o.stdout).trim().to_string();
+                r.success = !v.is_empty();
+                if v.is_empty() {
+                    r.error = Some("`claude --version` printed nothing".into());
+                } else {
+                    r.version = Some(v);
+                }
+            }
+            Ok(o) => {
+                r.error = Some(format!(
+                    "`{} --version` {}: {}",
+                    cli.path.display(),
+                    describe_status(&o.status),
+                    runner::tail_text(&o.stderr, 10, 1500)
+                ))
+            }
+            Err(runner::RunError::Timeout { .. }) => {
+                r.error = Some(format!(
+                    "`{} --version` did not answer within {} s",
+                    cli.path.display(),
+                    VERSION_TIMEOUT.as_secs()
+                ))
+            }
+            Err(e) => {
+                self.forget_cli();
+                r.error = Some(format!("cannot run {}: {e:?}", cli.path.display()))
+            }
+        }
+        r
+    }
+
+    /// Cancels the run in progress and every run waiting for its turn.
+    pub fn cancel(&self) -> CancelResult {
+        let n = self.active.load(Ordering::SeqCst);
+        self.cancel_tx.send_replace(self.seq.load(Ordering::SeqCst));
+        CancelResult {
+            success: true,
+            cancelled: n,
+            message: if n == 0 {
+                "No Claude run was in progress".into()
+            } else {
+                format!("Cancelled {n} Claude run{}", if n == 1 { "" } else { "s" })
+            },
+        }
+    }
+
+    /// Runs in progress or waiting.
+    pub fn active(&self) -> usize {
+        self.active.load(Ordering::SeqCst)
+    }
+}
+
+fn info_epoch_matches(info: &RunInfo, epoch: u64) -> bool {
+    info.epoch.is_none_or(|e| e == epoch)
+}
+
+fn fmt_secs(d: Duration) -> String {
+    let s = d.as_secs_f64();
+    if s.fract() == 0.0 {
+        format!("{}", d.as_secs())
+    } else {
+        format!("{s:.1}")
+    }
+}
+
+fn describe_status(s: &std::process::ExitStatus) -> String {
+    if let Some(c) = s.code() {
+        return format!("exited with status {c}");
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::ExitStatusExt;
+        if let Some(sig) = s.signal() {
+            return format!("was killed by signal {sig}");
+        }
+    }
+    "ended abnormally".into()
+}
+
+/// Resolves `file_path` inside `root`, checks its size and encoding, returns (relative path,
+/// content). Errors name the file and what to do.
+pub fn read_context_file(
+    root: Option<&Path>,
+    file_path: &str,
+    limit: u64,
+) -> Result<(String, String), String> {
+    let root = root.ok_or_else(|| {
+        format!(
+            "cannot read the context file '{file_path}': the project root is unavailable \
+             (no working directory, MCP_PROJECT_ROOT or setup{{project_root}})"
+        )
+    })?;
+    let path = crate::paths::confine(root, file_path)
+        .map_err(|e| format!("cannot read the context file: {e}"))?;
+    let fail = |e: std::io::Error| format!("cannot read the context file '{file_path}': {e}");
+    let meta = std::fs::metadata(&path).map_err(fail)?;
+    if meta.is_dir() {
+        return Err(format!(
+            "cannot read the context file '{file_path}': it is a directory"
+        ));
+    }
+    if meta.len() > limit {
+        return Err(format!(
+            "the context file '{file_path}' is {} bytes, over the {limit} byte limit \
+             (setup{{claude = {{max_context_bytes = …}}}}); pass a smaller file or an excerpt",
+            meta.len()
+        ));
+    }
+    let bytes = std::fs::read(&path).map_err(fail)?;
+    if bytes.len() as u64 > limit {
+        return Err(format!(
+            "the context file '{file_path}' grew past the {limit} byte limit while being read"
+        ));
+    }
+    let content = String::from_utf8(bytes)
+        .map_err(|_| format!("cannot read the context file '{file_path}': it is not UTF-8 text"))?;
+    let canon_root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
+    let rel = crate::paths::relative_inside(&canon_root, &path)
+        .unwrap_or_else(|| path.display().to_string());
+    Ok((rel, content))
+}

@@ -1,0 +1,278 @@
+//! Running one CLI process: its own process group, the prompt on stdin, stdout collected (with a
+//! cap), the tail of stderr kept, and on timeout or cancellation the whole group killed.
+//!
+//! The group is also killed when the future is dropped half-way (a client that went away), so
+//! no CLI process outlives the call that started it.
+
+use std::future::Future;
+use std::path::PathBuf;
+use std::process::{ExitStatus, Stdio};
+use std::time::Duration;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
+
+/// The most stdout kept (the JSON answer); anything beyond is dropped and reported.
+pub const MAX_STDOUT: usize = 64 << 20;
+/// How much of stderr's end is kept for error messages.
+pub const STDERR_TAIL: usize = 16 << 10;
+/// After SIGTERM to the group, how long before SIGKILL.
+const TERM_GRACE: Duration = Duration::from_millis(300);
+/// After the CLI exits, how long its pipes may stay open (a straggling grandchild) before the
+/// rest of its group is killed.
+const PIPE_GRACE: Duration = Duration::from_secs(2);
+
+#[derive(Debug, Clone)]
+pub struct Invocation {
+    pub program: PathBuf,
+    pub args: Vec<String>,
+    /// Set on top of the inherited environment.
+    pub env: Vec<(String, String)>,
+    pub cwd: Option<PathBuf>,
+    pub stdin: String,
+    pub timeout: Duration,
+}
+
+#[derive(Debug)]
+pub struct Outcome {
+    pub status: ExitStatus,
+    pub stdout: Vec<u8>,
+    pub stdout_truncated: bool,
+    pub stderr: Vec<u8>,
+    /// The process group id (= the CLI's pid).
+    pub pgid: i32,
+}
+
+#[derive(Debug)]
+pub enum RunError {
+    Spawn(std::io::Error),
+    Wait(std::io::Error),
+    Timeout {
+        timeout: Duration,
+        stderr: Vec<u8>,
+        pgid: i32,
+    },
+    Cancelled {
+        pgid: i32,
+    },
+}
+
+/// Kills the process group when dropped while armed.
+struct GroupGuard {
+    pgid: i32,
+    armed: bool,
+}
+
+impl GroupGuard {
+    fn signal(&self, sig: i32) {
+        #[cfg(unix)]
+        if self.pgid > 0 {
+            // SAFETY: killpg only sends a signal; the group is the one we created for the CLI.
+            unsafe {
+                libc::killpg(self.pgid, sig);
+            }
+        }
+        #[cfg(not(unix))]
+        let _ = sig;
+    }
+}
+
+impl Drop for GroupGuard {
+    fn drop(&mut self) {
+        if self.armed {
+            self.signal(SIGKILL);
+        }
+    }
+}
+
+#[cfg(unix)]
+const SIGKILL: i32 = libc::SIGKILL;
+#[cfg(unix)]
+const SIGTERM: i32 = libc::SIGTERM;
+#[cfg(not(unix))]
+const SIGKILL: i32 = 9;
+#[cfg(not(unix))]
+const SIGTERM: i32 = 15;
+
+async fn read_capped<R: AsyncRead + Unpin>(mut r: R, cap: usize) -> (Vec<u8>, bool) {
+    let mut out = Vec::new();
+    let mut buf = vec![0u8; 64 << 10];
+    let mut truncated = false;
+    loop {
+        match r.read(&mut buf).await {
+            Ok(0) | Err(_) => break,
+            Ok(n) => {
+                let room = cap.saturating_sub(out.len());
+                if n > room {
+                    truncated = true;
+                }
+                out.extend_from_slice(&buf[..n.min(room)]);
+            }
+        }
+    }
+    (out, truncated)
+}
+
+async fn read_tail<R: AsyncRead + Unpin>(mut r: R, keep: usize) -> Vec<u8> {
+    let mut out = Vec::new();
+    let mut buf = vec![0u8; 16 << 10];
+    loop {
+        match r.read(&mut buf).await {
+            Ok(0) | Err(_) => break,
+            Ok(n) => {
+                out.extend_from_slice(&buf[..n]);
+                if out.len() > 2 * keep {
+                    out.drain(..out.len() - keep);
+                }
+            }
+        }
+    }
+    if out.len() > keep {
+        out.drain(..out.len() - keep);
+    }
+    out
+}
+
+/// Runs the invocation to completion, a timeout, or `cancel` resolving.
+pub async fn run(inv: Invocation, cancel: impl Future<Output = ()>) -> Result<Outcome, RunError> {
+    let mut cmd = tokio::process::Command::new(&inv.program);
+    cmd.args(&inv.args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    for (k, v) in &inv.env {
+        cmd.env(k, v);
+    }
+    if let Some(cwd) = &inv.cwd {
+        cmd.current_dir(cwd);
+    }
+    #[cfg(unix)]
+    cmd.process_group(0);
+    let mut child = cmd.spawn().map_err(RunError::Spawn)?;
+    let pgid = child.id().map(|p| p as i32).unwrap_or(0);
+    let mut guard = GroupGuard { pgid, armed: true };
+
+    let stdin = child.stdin.take();
+    let prompt = inv.stdin;
+    let writer = tokio::spawn(async move {
+        if let Some(mut w) = stdin {
+            // A CLI that exits without reading stdin gives EPIPE: not our error to report.
+            let _ = w.write_all(prompt.as_bytes()).await;
+            let _ = w.shutdown().await;
+        }
+    });
+    let stdout = child.stdout.take();
+    let out_task = tokio::spawn(async move {
+        match stdout {
+            Some(s) => read_capped(s, MAX_STDOUT).await,
+            None => (Vec::new(), false),
+        }
+    });
+    let stderr = child.stderr.take();
+    let err_task = tokio::spawn(async move {
+        match stderr {
+            Some(s) => read_tail(s, STDERR_TAIL).await,
+            None => Vec::new(),
+        }
+    });
+
+    enum End {
+        Exited(std::io::Result<ExitStatus>),
+        Timeout,
+        Cancelled,
+    }
+    let end = tokio::select! {
+        r = child.wait() => End::Exited(r),
+        _ = tokio::time::sleep(inv.timeout) => End::Timeout,
+        _ = cancel => End::Cancelled,
+    };
+    let status = match end {
+        End::Exited(r) => r,
+        End::Timeout | End::Cancelled => {
+            guard.signal(SIGTERM);
+            if tokio::time::timeout(TERM_GRACE, child.wait())
+                .await
+                .is_err()
+            {
+                guard.signal(SIGKILL);
+            }
+            // Whatever else is left of the group (children that ignore SIGTERM) goes too; the
+            // direct kill covers a CLI that somehow left its group.
+            guard.signal(SIGKILL);
+            let _ = child.start_kill();
+            let _ = child.wait().await;
+            guard.armed = false;
+            writer.abort();
+            out_task.abort();
+            let stderr = tokio::time::timeout(Duration::from_millis(200), err_task)
+                .await
+                .ok()
+                .and_then(Result::ok)
+                .unwrap_or_default();
+            return Err(match end {
+                End::Timeout => RunError::Timeout {
+                    timeout: inv.timeout,
+                    stderr,
+                    pgid,
+                },
+                _ => RunError::Cancelled { pgid },
+            });
+        }
+    };
+    let status = match status {
+        Ok(s) => s,
+        Err(e) => {
+            guard.signal(SIGKILL);
+            guard.armed = false;
+            return Err(RunError::Wait(e));
+        }
+    };
+    // The CLI is gone; its pipes close once every process that inherited them is gone too.
+    let pipes = async { (out_task.await, err_task.await) };
+    tokio::pin!(pipes);
+    let (out, err) = match tokio::time::timeout(PIPE_GRACE, &mut pipes).await {
+        Ok(r) => r,
+        Err(_) => {
+            // A grandchild still holds a pipe: the group still has members, so its id is still
+            // ours to signal.
+            guard.signal(SIGKILL);
+            pipes.await
+        }
+    };
+    guard.armed = false;
+    writer.abort();
+    let (stdout, stdout_truncated) = out.unwrap_or_default();
+    Ok(Outcome {
+        status,
+        stdout,
+        stdout_truncated,
+        stderr: err.unwrap_or_default(),
+        pgid,
+    })
+}
+
+/// The last `lines` lines of `bytes` (lossy UTF-8), at most `chars` characters, trimmed.
+pub fn tail_text(bytes: &[u8], lines: usize, chars: usize) -> String {
+    let s = String::from_utf8_lossy(bytes);
+    let all: Vec<&str> = s.trim_end().lines().collect();
+    let t = all[all.len().saturating_sub(lines)..].join("\n");
+    let count = t.chars().count();
+    if count > chars {
+        let skip = count - chars;
+        let cut: String = t.chars().skip(skip).collect();
+        format!("…{}", cut.trim())
+    } else {
+        t.trim().to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tail_keeps_the_last_lines() {
+        assert_eq!(tail_text(b"a\nb\nc\nd\n", 2, 100), "c\nd");
+        assert_eq!(tail_text(b"a\nb", 5, 100), "a\nb");
+        assert_eq!(tail_text(b"", 5, 100), "");
+        assert_eq!(tail_text(b"abcdef", 5, 3), "…def");
+    }
+}

@@ -1,0 +1,763 @@
+//! The Claude-session tools against fake CLIs (small shell scripts): continuity, serialisation,
+//! timeouts that leave no process behind, error objects, discovery failures, persistence.
+#![cfg(unix)]
+
+use claude_context_core::claude::discovery::DiscoveryEnv;
+use claude_context_core::claude::{ExecRequest, ExecResult, Manager, RunOptions};
+use claude_context_core::config::{ClaudeConfig, Config};
+use claude_context_core::editor::{EditorState, NoEditor};
+use claude_context_core::server::Server;
+use serde_json::{json, Value};
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// A fake `claude`: logs its arguments, keeps its stdin, answers in the CLI's JSON shape with
+/// `session_id` = the resumed id or `sess-<n>`. `$EXTRA` runs first (to misbehave).
+fn fake_cli(dir: &Path, extra: &str) -> PathBuf {
+    let script = format!(
+        r#"#!/bin/sh
+d="{dir}"
+input=$(cat)
+n=$(( $(cat "$d/count" 2>/dev/null || echo 0) + 1 ))
+echo $n > "$d/count"
+printf '%s\n' "$*" >> "$d/args.log"
+printf '%s' "$input" > "$d/stdin.$n"
+echo "start $n" >> "$d/order.log"
+{extra}
+resume=""
+prev=""
+for a in "$@"; do
+  if [ "$prev" = "--resume" ]; then resume="$a"; fi
+  prev="$a"
+done
+sid=${{resume:-sess-$n}}
+echo "end $n" >> "$d/order.log"
+printf '{{"type":"result","subtype":"success","is_error":false,"result":"answer %s","session_id":"%s","total_cost_usd":0.25,"duration_ms":7,"num_turns":1,"usage":{{"input_tokens":10,"output_tokens":3}}}}\n' "$n" "$sid"
+"#,
+        dir = dir.display(),
+        extra = extra
+    );
+    write_exe(&dir.join("claude"), &script)
+}
+
+fn write_exe(p: &Path, body: &str) -> PathBuf {
+    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+    std::fs::write(p, body).unwrap();
+    std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    p.to_path_buf()
+}
+
+fn cfg(cmd: &Path) -> ClaudeConfig {
+    ClaudeConfig {
+        cmd: Some(cmd.display().to_string()),
+        ..ClaudeConfig::default()
+    }
+}
+
+fn req(prompt: &str, root: &Path) -> ExecRequest {
+    ExecRequest {
+        prompt: prompt.into(),
+        file_path: None,
+        timeout: Duration::from_secs(60),
+        options: RunOptions::default(),
+        project_root: Some(root.to_path_buf()),
+    }
+}
+
+fn read(p: &Path) -> String {
+    std::fs::read_to_string(p).unwrap_or_default()
+}
+
+/// True when `pid` is gone or a zombie nobody reaped yet (it runs nothing either way).
+fn dead(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        Ok(s) => s
+            .rsplit_once(") ")
+            .is_some_and(|(_, rest)| rest.starts_with('Z') || rest.starts_with('X')),
+    }
+}
+
+fn wait_dead(pid: i32) -> bool {
+    // The kernel may need a moment to tear a killed process down.
+    for _ in 0..50 {
+        if dead(pid) {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    false
+}
+
+#[tokio::test]
+async fn continuity_resumes_the_previous_session_and_maps_the_spec_fields() {
+    let d = tempfile::tempdir().unwrap();
+    let cli = fake_cli(d.path(), "");
+    let m = Manager::new(cfg(&cli), None);
+    let r1 = m.execute(req("first question", d.path())).await;
+    assert!(r1.success, "{r1:?}");
+    assert_eq!(r1.response.as_deref(), Some("answer 1"));
+    assert_eq!(r1.prompt, "first question");
+    assert_eq!(r1.error, None);
+    assert_eq!(r1.context_file, None);
+    assert!(r1.execution_time > 0.0);
+    assert!(
+        chrono::DateTime::parse_from_rfc3339(&r1.timestamp).is_ok(),
+        "{}",
+        r1.timestamp
+    );
+    assert_eq!(
+        m.current_session().await.session_id.as_deref(),
+        Some("sess-1")
+    );
+    let r2 = m.execute(req("second question", d.path())).await;
+    assert_eq!(r2.response.as_deref(), Some("answer 2"));
+    let args: Vec<String> = read(&d.path().join("args.log"))
+        .lines()
+        .map(String::from)
+        .collect();
+    assert_eq!(
+        args[0],
+        "--dangerously-skip-permissions --output-format json -p"
+    );
+    assert_eq!(
+        args[1],
+        "--dangerously-skip-permissions --output-format json -p --resume sess-1"
+    );
+    // The prompt goes on stdin, not on the command line.
+    assert_eq!(read(&d.path().join("stdin.1")), "first question");
+    assert_eq!(read(&d.path().join("stdin.2")), "second question");
+
+    // Reset: the next run starts fresh.
+    let reset = m.reset_session().await;
+    assert_eq!(reset.old_session_id.as_deref(), Some("sess-1"));
+    assert!(reset.success);
+    assert!(!m.current_session().await.has_session);
+    let r3 = m.execute(req("third", d.path())).await;
+    assert!(r3.success);
+    let last = read(&d.path().join("args.log"));
+    assert!(!last.lines().nth(2).unwrap().contains("--resume"), "{last}");
+    assert_eq!(
+        m.current_session().await.session_id.as_deref(),
+        Some("sess-3")
+    );
+
+    // set_current_session: the next run resumes the given id.
+    let s = m.set_session("abc-123").await.unwrap();
+    assert_eq!(s.old_session_id.as_deref(), Some("sess-3"));
+    m.execute(req("fourth", d.path())).await;
+    assert!(read(&d.path().join("args.log"))
+        .lines()
+        .nth(3)
+        .unwrap()
+        .ends_with("--resume abc-123"));
+    assert!(m.set_session("--evil").await.is_err());
+    assert!(m.set_session("").await.is_err());
+    assert!(m.set_session("a b").await.is_err());
+
+    let st = m.stats().await;
+    assert_eq!((st.runs, st.successes, st.failures), (4, 4, 0));
+    assert_eq!((st.input_tokens, st.output_tokens), (40, 12));
+    assert!((st.total_cost_usd - 1.0).abs() < 1e-9);
+    assert_eq!(st.mean_duration_ms, Some(7.0));
+}
+
+#[tokio::test]
+async fn concurrent_calls_run_one_at_a_time_in_order_and_the_second_resumes_the_first() {
+    let d = tempfile::tempdir().unwrap();
+    let cli = fake_cli(d.path(), "sleep 0.5");
+    let m = Manager::new(cfg(&cli), None);
+    let (a, b, c) = tokio::join!(
+        m.execute(req("one", d.path())),
+        m.execute(req("two", d.path())),
+        m.execute(req("three", d.path())),
+    );
+    assert!(a.success && b.success && c.success, "{a:?} {b:?} {c:?}");
+    // Never overlapping, in call order.
+    assert_eq!(
+        read(&d.path().join("order.log")),
+        "start 1\nend 1\nstart 2\nend 2\nstart 3\nend 3\n"
+    );
+    assert_eq!(read(&d.path().join("stdin.1")), "one");
+    assert_eq!(read(&d.path().join("stdin.2")), "two");
+    let args = read(&d.path().join("args.log"));
+    let lines: Vec<&str> = args.lines().collect();
+    assert!(!lines[0].contains("--resume"));
+    assert!(lines[1].ends_with("--resume sess-1"), "{args}");
+    assert!(lines[2].ends_with("--resume sess-1"), "{args}");
+}
+
+#[tokio::test]
+async fn timeout_kills_the_whole_process_group() {
+    let d = tempfile::tempdir().unwrap();
+    // The CLI starts a grandchild, ignores SIGTERM, and would run for a minute.
+    let extra = format!(
+        "trap '' TERM\necho $$ > '{0}/cli.pid'\nsleep 60 &\necho $! > '{0}/child.pid'\nwait\nsleep 60",
+        d.path().display()
+    );
+    let cli = fake_cli(d.path(), &extra);
+    let m = Manager::new(cfg(&cli), None);
+    let started = Instant::now();
+    let r = m
+        .execute(ExecRequest {
+            timeout: Duration::from_secs(2),
+            ..req("slow", d.path())
+        })
+        .await;
+    let took = started.elapsed();
+    assert!(!r.success);
+    assert_eq!(r.response, None);
+    let err = r.error.unwrap();
+    assert!(err.contains("timed out after 2 s"), "{err}");
+    assert!(err.contains("process group was killed"), "{err}");
+    // Far less than the minute the script wanted: the call did not wait for it.
+    assert!(took < Duration::from_secs(30), "{took:?}");
+    let pid: i32 = read(&d.path().join("cli.pid")).trim().parse().unwrap();
+    let child: i32 = read(&d.path().join("child.pid")).trim().parse().unwrap();
+    assert!(wait_dead(pid), "the CLI {pid} is still running");
+    assert!(wait_dead(child), "its child {child} is still running");
+    // The failure is in the history and the counters.
+    let h = m.history(10).await;
+    assert_eq!(h.total_entries, 1);
+    assert!(!h.history[0].result.success);
+    assert_eq!(m.stats().await.failures, 1);
+}
+
+#[tokio::test]
+async fn dropping_the_call_kills_the_process_group() {
+    let d = tempfile::tempdir().unwrap();
+    let extra = format!(
+        "echo $$ > '{0}/cli.pid'\nsleep 60 &\necho $! > '{0}/child.pid'\nwait",
+        d.path().display()
+    );
+    let cli = fake_cli(d.path(), &extra);
+    let m = Manager::new(cfg(&cli), None);
+    let pidfile = d.path().join("child.pid");
+    let fut = m.execute(req("abandoned", d.path()));
+    tokio::select! {
+        _ = fut => panic!("the fake CLI should still be running"),
+        _ = async {
+            while read(&pidfile).trim().is_empty() {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        } => {}
+    }
+    let pid: i32 = read(&d.path().join("cli.pid")).trim().parse().unwrap();
+    let child: i32 = read(&pidfile).trim().parse().unwrap();
+    assert!(wait_dead(pid) && wait_dead(child));
+}
+
+#[tokio::test]
+async fn cancel_stops_the_running_call_and_the_queued_ones() {
+    let d = tempfile::tempdir().unwrap();
+    let extra = format!(
+        "echo $$ > '{0}'/cli.pid.$n\nsleep 60 &\nwait",
+        d.path().display()
+    );
+    let cli = fake_cli(d.path(), &extra);
+    let m = Arc::new(Manager::new(cfg(&cli), None));
+    let m2 = m.clone();
+    let dir = d.path().to_path_buf();
+    let canceller = async move {
+        while read(&dir.join("cli.pid.1")).trim().is_empty() {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        m2.cancel()
+    };
+    let (a, b, c) = tokio::join!(
+        m.execute(req("one", d.path())),
+        m.execute(req("two", d.path())),
+        canceller
+    );
+    assert_eq!(c.cancelled, 2);
+    assert!(!a.success && a.error.as_deref().unwrap().contains("cancelled"));
+    assert!(!b.success && b.error.as_deref().unwrap().contains("before it started"));
+    // The second never started a CLI.
+    assert_eq!(read(&d.path().join("count")).trim(), "1");
+    let pid: i32 = read(&d.path().join("cli.pid.1")).trim().parse().unwrap();
+    assert!(wait_dead(pid));
+    // Later calls are not affected by an earlier cancel.
+    std::fs::write(
+        &cli,
+        "#!/bin/sh\ncat >/dev/null\necho '{\"result\":\"ok\",\"session_id\":\"s9\"}'\n",
+    )
+    .unwrap();
+    assert!(m.execute(req("three", d.path())).await.success);
+    assert_eq!(m.cancel().cancelled, 0);
+}
+
+async fn run_with(body: &str) -> ExecResult {
+    let d = tempfile::tempdir().unwrap();
+    let cli = write_exe(&d.path().join("claude"), body);
+    Manager::new(cfg(&cli), None)
+        .execute(req("q", d.path()))
+        .await
+}
+
+#[tokio::test]
+async fn misbehaving_clis_give_the_spec_error_object() {
+    let r = run_with("#!/bin/sh\ncat >/dev/null\necho 'hello, this is not json'\n").await;
+    assert!(!r.success && r.response.is_none());
+    let e = r.error.unwrap();
+    assert!(
+        e.contains("cannot parse the Claude CLI output as JSON"),
+        "{e}"
+    );
+    assert!(e.contains("hello, this is not json"), "{e}");
+
+    let r = run_with(
+        "#!/bin/sh\ncat >/dev/null\necho 'line one' >&2\necho 'fatal: boom' >&2\nexit 1\n",
+    )
+    .await;
+    assert!(!r.success && r.response.is_none());
+    let e = r.error.unwrap();
+    assert!(e.contains("exited with status 1"), "{e}");
+    assert!(e.contains("fatal: boom"), "{e}");
+
+    let r = run_with("#!/bin/sh\nkill -9 $$\n").await;
+    assert!(r.error.unwrap().contains("killed by signal 9"));
+
+    // The CLI's own error report (is_error) keeps its text and the session it made.
+    let r = run_with(
+        "#!/bin/sh\ncat >/dev/null\necho '{\"is_error\":true,\"subtype\":\"error_max_turns\",\"result\":\"too many turns\",\"session_id\":\"s1\"}'\nexit 1\n",
+    )
+    .await;
+    let e = r.error.unwrap();
+    assert!(
+        e.contains("too many turns") && e.contains("error_max_turns"),
+        "{e}"
+    );
+
+    // Exit 0 but no result field.
+    let r = run_with("#!/bin/sh\ncat >/dev/null\necho '{\"session_id\":\"s1\"}'\n").await;
+    assert!(r.error.unwrap().contains("without a \"result\" field"));
+
+    // A CLI that does not read its stdin at all still gets a clean answer.
+    let r = run_with("#!/bin/sh\necho '{\"result\":\"fine\",\"session_id\":\"s1\"}'\n").await;
+    assert_eq!(r.response.as_deref(), Some("fine"));
+}
+
+#[tokio::test]
+async fn a_stale_session_is_forgotten() {
+    let d = tempfile::tempdir().unwrap();
+    let cli = write_exe(
+        &d.path().join("claude"),
+        "#!/bin/sh\ncat >/dev/null\ncase \"$*\" in *--resume*) echo 'No conversation found with session ID: gone' >&2; exit 1;; esac\necho '{\"result\":\"new\",\"session_id\":\"fresh\"}'\n",
+    );
+    let m = Manager::new(cfg(&cli), None);
+    m.set_session("gone").await.unwrap();
+    let r = m.execute(req("q", d.path())).await;
+    let e = r.error.unwrap();
+    assert!(e.contains("no longer exists") && e.contains("gone"), "{e}");
+    assert!(!m.current_session().await.has_session);
+    let r = m.execute(req("q", d.path())).await;
+    assert_eq!(r.response.as_deref(), Some("new"));
+}
+
+#[tokio::test]
+async fn no_cli_anywhere_says_where_it_looked() {
+    let d = tempfile::tempdir().unwrap();
+    let env = DiscoveryEnv {
+        home: Some(d.path().to_path_buf()),
+        path: Some(d.path().join("bin").into_os_string()),
+        claude_path: None,
+        cwd: Some(d.path().to_path_buf()),
+    };
+    let m = Manager::new(
+        ClaudeConfig {
+            cmd: Some("/nonexistent/claude".into()),
+            ..ClaudeConfig::default()
+        },
+        None,
+    )
+    .with_discovery_env(env);
+    let r = m.execute(req("q", d.path())).await;
+    if Path::new("/usr/local/bin/claude").exists() || Path::new("/usr/bin/claude").exists() {
+        return; // A machine with a system-wide CLI always finds one.
+    }
+    assert!(!r.success && r.response.is_none());
+    let e = r.error.unwrap();
+    for part in [
+        "Claude CLI not found",
+        "/nonexistent/claude",
+        "PATH",
+        "/usr/local/bin/claude",
+        ".nvm/versions/node/*/bin/claude",
+        ".asdf/installs/nodejs/*/bin/claude",
+        "CLAUDE_PATH",
+        "npm install -g @anthropic-ai/claude-code",
+    ] {
+        assert!(e.contains(part), "missing {part:?} in {e}");
+    }
+    let t = m.test_cli().await;
+    assert!(!t.success && t.path.is_none());
+    assert!(t.error.unwrap().contains("Claude CLI not found"));
+}
+
+#[tokio::test]
+async fn the_cached_cli_is_rechecked_before_use() {
+    let d = tempfile::tempdir().unwrap();
+    let bin = d.path().join("bin");
+    let first = write_exe(
+        &bin.join("claude"),
+        "#!/bin/sh\ncat >/dev/null\necho '{\"result\":\"from PATH\",\"session_id\":\"a\"}'\n",
+    );
+    let env = DiscoveryEnv {
+        home: Some(d.path().join("home")),
+        path: Some(bin.clone().into_os_string()),
+        claude_path: Some(d.path().join("alt").into_os_string()),
+        cwd: Some(d.path().to_path_buf()),
+    };
+    let m = Manager::new(ClaudeConfig::default(), None).with_discovery_env(env);
+    assert_eq!(
+        m.execute(req("q", d.path())).await.response.as_deref(),
+        Some("from PATH")
+    );
+    std::fs::remove_file(&first).unwrap();
+    write_exe(
+        &d.path().join("alt/claude"),
+        "#!/bin/sh\ncat >/dev/null\necho '{\"result\":\"from CLAUDE_PATH\",\"session_id\":\"a\"}'\n",
+    );
+    assert_eq!(
+        m.execute(req("q", d.path())).await.response.as_deref(),
+        Some("from CLAUDE_PATH")
+    );
+    let t = m.test_cli().await;
+    assert_eq!(t.source.as_deref(), Some("CLAUDE_PATH"));
+}
+
+#[tokio::test]
+async fn test_cli_reports_path_and_version() {
+    let d = tempfile::tempdir().unwrap();
+    let cli = write_exe(
+        &d.path().join("claude"),
+        "#!/bin/sh\n[ \"$1\" = --version ] && echo '2.1.197 (Claude Code)' && exit 0\nexit 3\n",
+    );
+    let t = Manager::new(cfg(&cli), None).test_cli().await;
+    assert!(t.success, "{t:?}");
+    assert_eq!(t.version.as_deref(), Some("2.1.197 (Claude Code)"));
+    assert_eq!(t.path.as_deref(), Some(cli.to_str().unwrap()));
+    assert_eq!(t.source.as_deref(), Some("config"));
+}
+
+#[tokio::test]
+async fn context_file_is_read_relative_to_the_root_and_limited() {
+    let d = tempfile::tempdir().unwrap();
+    let root = d.path().join("project");
+    std::fs::create_dir_all(root.join("src")).unwrap();
+    std::fs::write(root.join("src/lib.rs"), "fn secret_marker() {}\n").unwrap();
+    std::fs::write(root.join("big.txt"), "x".repeat(2000)).unwrap();
+    std::fs::write(root.join("bin.dat"), [0xff, 0xfe, 0x00]).unwrap();
+    std::fs::write(d.path().join("outside.txt"), "no").unwrap();
+    let cli = fake_cli(d.path(), "");
+    let m = Manager::new(
+        ClaudeConfig {
+            max_context_bytes: 1000,
+            ..cfg(&cli)
+        },
+        None,
+    );
+    let with = |fp: &str| ExecRequest {
+        file_path: Some(fp.into()),
+        ..req("explain this", &root)
+    };
+    let r = m.execute(with("src/lib.rs")).await;
+    assert!(r.success, "{r:?}");
+    assert_eq!(r.context_file.as_deref(), Some("src/lib.rs"));
+    let stdin = read(&d.path().join("stdin.1"));
+    assert!(stdin.contains("fn secret_marker() {}"), "{stdin}");
+    assert!(stdin.contains("src/lib.rs"), "{stdin}");
+    assert!(stdin.trim_end().ends_with("explain this"), "{stdin}");
+    // The serialised result has context_file; execute_claude's does not.
+    let v = serde_json::to_value(&r).unwrap();
+    assert_eq!(v["context_file"], "src/lib.rs");
+
+    for (fp, want) in [
+        ("big.txt", "over the 1000 byte limit"),
+        ("missing.txt", "No such file"),
+        ("../outside.txt", "outside the project root"),
+        ("bin.dat", "not UTF-8"),
+        ("src", "directory"),
+    ] {
+        let r = m.execute(with(fp)).await;
+        assert!(!r.success && r.response.is_none(), "{fp}");
+        assert_eq!(r.context_file.as_deref(), Some(fp));
+        let e = r.error.unwrap();
+        assert!(e.contains(want), "{fp}: {e}");
+    }
+    // None of the failures started the CLI.
+    assert_eq!(read(&d.path().join("count")).trim(), "1");
+}
+
+#[tokio::test]
+async fn options_env_and_cwd_reach_the_cli() {
+    let d = tempfile::tempdir().unwrap();
+    let extra = format!(
+        "echo \"$CC_TEST_VAR\" > '{0}/env.out'\npwd > '{0}/cwd.out'",
+        d.path().display()
+    );
+    let cli = fake_cli(d.path(), &extra);
+    let root = d.path().join("root");
+    std::fs::create_dir_all(&root).unwrap();
+    let mut c = cfg(&cli);
+    c.env.insert("CC_TEST_VAR".into(), "from-config".into());
+    let m = Manager::new(c, None);
+    let r = m
+        .execute(ExecRequest {
+            options: RunOptions {
+                model: Some("sonnet".into()),
+                max_turns: Some(3),
+                allowed_tools: Some(vec!["Read".into(), "Bash(git:*)".into()]),
+                append_system_prompt: Some("-be brief".into()),
+            },
+            ..req("q", &root)
+        })
+        .await;
+    assert!(r.success, "{r:?}");
+    assert_eq!(
+        read(&d.path().join("args.log")).trim(),
+        "--dangerously-skip-permissions --output-format json -p --model=sonnet --max-turns=3 \
+         --allowedTools=Read,Bash(git:*) --append-system-prompt=-be brief"
+    );
+    assert_eq!(read(&d.path().join("env.out")).trim(), "from-config");
+    assert_eq!(
+        PathBuf::from(read(&d.path().join("cwd.out")).trim()),
+        root.canonicalize().unwrap()
+    );
+    assert!(RunOptions {
+        max_turns: Some(0),
+        ..Default::default()
+    }
+    .validate()
+    .is_err());
+    assert!(RunOptions {
+        model: Some("--x".into()),
+        ..Default::default()
+    }
+    .validate()
+    .is_err());
+}
+
+#[tokio::test]
+async fn history_and_session_persist_across_restarts() {
+    let d = tempfile::tempdir().unwrap();
+    let state = d.path().join("state");
+    let cli = fake_cli(d.path(), "");
+    {
+        let m = Manager::new(cfg(&cli), Some(&state));
+        for i in 0..3 {
+            assert!(m.execute(req(&format!("q{i}"), d.path())).await.success);
+        }
+        // Runs return before their state write is on disk; flush waits for it.
+        m.flush().await;
+    }
+    let file = state.join("claude_session.json");
+    #[cfg(unix)]
+    assert_eq!(
+        std::fs::metadata(&file).unwrap().permissions().mode() & 0o777,
+        0o600
+    );
+    let m = Manager::new(cfg(&cli), Some(&state));
+    let h = m.history(2).await;
+    assert_eq!(h.total_entries, 3);
+    assert_eq!(h.current_session_id.as_deref(), Some("sess-1"));
+    let prompts: Vec<_> = h.history.iter().map(|e| e.result.prompt.as_str()).collect();
+    assert_eq!(prompts, ["q1", "q2"]);
+    assert_eq!(h.history[1].resumed_session_id.as_deref(), Some("sess-1"));
+    assert_eq!(h.history[1].tool, "execute_claude");
+    assert_eq!(m.stats().await.runs, 3);
+    // The resumed session continues after the restart.
+    m.execute(req("q3", d.path())).await;
+    assert!(read(&d.path().join("args.log"))
+        .lines()
+        .nth(3)
+        .unwrap()
+        .ends_with("--resume sess-1"));
+
+    let c = m.clear_history().await;
+    assert_eq!((c.cleared_count, c.success), (4, true));
+    m.reset_session().await;
+    let m = Manager::new(cfg(&cli), Some(&state));
+    let h = m.history(10).await;
+    assert_eq!((h.total_entries, h.current_session_id), (0, None));
+    // Counters survive clearing the history.
+    assert_eq!(m.stats().await.runs, 4);
+}
+
+#[tokio::test]
+async fn history_keeps_the_newest_100_and_a_corrupt_file_is_moved_aside() {
+    let d = tempfile::tempdir().unwrap();
+    let state = d.path().join("state");
+    std::fs::create_dir_all(&state).unwrap();
+    std::fs::write(state.join("claude_session.json"), "{not json").unwrap();
+    let cli = write_exe(
+        &d.path().join("claude"),
+        "#!/bin/sh\ncat >/dev/null\necho '{\"result\":\"r\",\"session_id\":\"s\"}'\n",
+    );
+    let m = Manager::new(cfg(&cli), Some(&state));
+    for i in 0..105 {
+        m.execute(req(&format!("p{i}"), d.path())).await;
+    }
+    m.flush().await;
+    assert!(state.join("claude_session.json.bad").exists());
+    let h = Manager::new(cfg(&cli), Some(&state)).history(1000).await;
+    assert_eq!(h.total_entries, 100);
+    assert_eq!(h.history[0].result.prompt, "p5");
+    assert_eq!(h.history[99].result.prompt, "p104");
+    assert_eq!(m.history(0).await.history.len(), 0);
+}
+
+// ---- Through the MCP tool layer ----------------------------------------------------------
+
+fn start_server(d: &Path, cmd: &Path) -> Server {
+    let config = Config {
+        lock_dir: Some(d.join("locks")),
+        state_dir: Some(d.join("state")),
+        claude: cfg(cmd),
+        ..Config::default()
+    };
+    let root = d.join("root");
+    std::fs::create_dir_all(&root).unwrap();
+    std::fs::write(root.join("ctx.txt"), "context words").unwrap();
+    let st = EditorState {
+        cwd: Some(root),
+        ..Default::default()
+    };
+    Server::start(config, st, Arc::new(NoEditor)).unwrap()
+}
+
+fn keys(v: &Value) -> Vec<String> {
+    let mut k: Vec<String> = v.as_object().unwrap().keys().cloned().collect();
+    k.sort();
+    k
+}
+
+#[test]
+fn tools_return_the_spec_objects_field_for_field() {
+    let d = tempfile::tempdir().unwrap();
+    let cli = fake_cli(d.path(), "");
+    let server = start_server(d.path(), &cli);
+    let shared = server.shared().clone();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let call = |name: &str, args: Value| {
+        let s = shared.clone();
+        let name = name.to_string();
+        rt.block_on(async move { claude_context_core::mcp::call_tool(&s, &name, args).await })
+    };
+    let sc = |r: Result<Value, _>| -> Value {
+        let r: Value = r.unwrap();
+        assert_ne!(r["isError"], true, "{r}");
+        r["structuredContent"].clone()
+    };
+    let v = sc(call("execute_claude", json!({"prompt": "hi"})));
+    assert_eq!(
+        keys(&v),
+        [
+            "error",
+            "execution_time",
+            "prompt",
+            "response",
+            "success",
+            "timestamp"
+        ]
+    );
+    assert_eq!(v["response"], "answer 1");
+    let v = sc(call(
+        "execute_claude_with_context",
+        json!({"prompt": "hi", "file_path": "ctx.txt", "timeout": 30}),
+    ));
+    assert_eq!(
+        keys(&v),
+        [
+            "context_file",
+            "error",
+            "execution_time",
+            "prompt",
+            "response",
+            "success",
+            "timestamp"
+        ]
+    );
+    assert!(read(&d.path().join("stdin.2")).contains("context words"));
+    let v = sc(call("get_execution_history", json!({"limit": 1})));
+    assert_eq!(
+        keys(&v),
+        ["current_session_id", "history", "success", "total_entries"]
+    );
+    assert_eq!(v["total_entries"], 2);
+    assert_eq!(v["history"].as_array().unwrap().len(), 1);
+    assert_eq!(v["history"][0]["context_file"], "ctx.txt");
+    assert_eq!(v["current_session_id"], "sess-1");
+    let v = sc(call("get_current_session", json!({})));
+    assert_eq!(keys(&v), ["has_session", "session_id", "success"]);
+    assert_eq!(
+        (v["has_session"].clone(), v["session_id"].clone()),
+        (json!(true), json!("sess-1"))
+    );
+    let v = sc(call("get_execution_stats", Value::Null));
+    assert_eq!(v["runs"], 2);
+    assert_eq!(v["input_tokens"], 20);
+    let v = sc(call("reset_session", json!({})));
+    assert_eq!(keys(&v), ["message", "old_session_id", "success"]);
+    assert_eq!(v["old_session_id"], "sess-1");
+    let v = sc(call("set_current_session", json!({"session_id": "xyz"})));
+    assert_eq!(v["session_id"], "xyz");
+    let v = sc(call("clear_execution_history", json!({})));
+    assert_eq!(keys(&v), ["cleared_count", "message", "success"]);
+    assert_eq!(v["cleared_count"], 2);
+    let v = sc(call("cancel_claude_execution", json!({})));
+    assert_eq!(v["cancelled"], 0);
+    // Bad arguments are -32602 with the reason.
+    for (tool, args, want) in [
+        (
+            "execute_claude",
+            json!({"prompt": "x", "timeout": 0}),
+            "timeout",
+        ),
+        ("execute_claude", json!({"prompt": "  "}), "prompt"),
+        ("execute_claude", json!({}), "prompt"),
+        (
+            "execute_claude",
+            json!({"prompt": "x", "options": {"max_turns": 0}}),
+            "max_turns",
+        ),
+        (
+            "execute_claude",
+            json!({"prompt": "x", "options": {"modle": "a"}}),
+            "modle",
+        ),
+        (
+            "execute_claude_with_context",
+            json!({"prompt": "x"}),
+            "file_path",
+        ),
+        (
+            "set_current_session",
+            json!({"session_id": "-x"}),
+            "session_id",
+        ),
+        ("get_execution_history", json!({"limit": -1}), "-1"),
+    ] {
+        let e = call(tool, args).unwrap_err();
+        assert_eq!(e.code, -32602, "{tool}");
+        assert!(e.message.contains(want), "{tool}: {}", e.message);
+    }
+    // The tools are listed.
+    let names: Vec<String> = shared.status().tools;
+    for t in [
+        "execute_claude",
+        "execute_claude_with_context",
+        "get_execution_history",
+        "clear_execution_history",
+        "get_current_session",
+        "reset_session",
+        "set_current_session",
+        "test_claude_cli",
+        "get_execution_stats",
+    ] {
+        assert!(names.iter().any(|n| n == t), "{t} not registered");
+    }
+    server.stop();
+}
