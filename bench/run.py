@@ -243,7 +243,11 @@ def startup(runs):
     env = Env()
     try:
         base = [nvim_bin(), "--headless", "--clean", "-u", INIT]
-        variants = {"without": base + ["+qa"], "with": base + ["-c", SETUP, "+qa"]}
+        # "loader": with vim.loader enabled first, as lazy.nvim does by default (Lua modules come
+        # from a byte-code cache instead of being parsed).
+        loader = base + ["-c", "lua vim.loader.enable()"]
+        variants = {"without": base + ["+qa"], "with": base + ["-c", SETUP, "+qa"],
+                    "loader_without": loader + ["+qa"], "loader_with": loader + ["-c", SETUP, "+qa"]}
         times = {k: [] for k in variants}
         for _ in range(3):  # warm the page cache
             for cmd in variants.values():
@@ -251,7 +255,9 @@ def startup(runs):
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
         cpu = {k: [] for k in variants}
         for i in range(runs):
-            order = ["without", "with"] if i % 2 == 0 else ["with", "without"]
+            order = ["without", "with", "loader_without", "loader_with"]
+            if i % 2:
+                order.reverse()
             for k in order:
                 r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
                 t = time.perf_counter()
@@ -264,6 +270,7 @@ def startup(runs):
             raise RuntimeError(f"lock files left behind after :qa: {env.lock_files()}")
         # Paired differences (each "with" run against the "without" run next to it).
         diffs = [w - o for w, o in zip(times["with"], times["without"])]
+        loader_diffs = [w - o for w, o in zip(times["loader_with"], times["loader_without"])]
         # Where the time goes inside Neovim (one process, hrtime around each step).
         breakdown = setup_breakdown(env, 10)
         return {
@@ -273,6 +280,9 @@ def startup(runs):
             "min_diff_ms": (min(times["with"]) - min(times["without"])) * 1e3,
             "cpu_without_ms": statistics.median(cpu["without"]) * 1e3,
             "cpu_with_ms": statistics.median(cpu["with"]) * 1e3,
+            "loader_without_ms": statistics.median(times["loader_without"]) * 1e3,
+            "loader_with_ms": statistics.median(times["loader_with"]) * 1e3,
+            "loader_diff_ms": statistics.median(loader_diffs) * 1e3,
             "runs": runs,
             "breakdown_ms": breakdown,
         }
@@ -344,9 +354,21 @@ def machine():
             "nvim": nv, "loadavg": os.getloadavg(), "date": datetime.datetime.now().astimezone().isoformat(timespec="seconds")}
 
 
-def bench(quick):
+BALLAST_LUA = """
+local mb = ...
+_G.__bench_ballast = {}
+for i = 1, mb * 1024 do
+  local t = {}
+  for j = 1, 16 do t[j] = ("%d:%d"):format(i, j) end
+  _G.__bench_ballast[i] = t
+end
+return collectgarbage("count")
+"""
+
+
+def bench(quick, ballast_mb=0):
     q = (lambda full, small: small if quick else full)
-    res = {"machine": machine()}
+    res = {"machine": machine(), "ballast_mb": ballast_mb}
     env = Env()
     sock = os.path.join(env.dir, "nvim.sock")
     nv = None
@@ -368,6 +390,14 @@ def bench(quick):
         run_client(port, token, "latency", 200, 50)
         time.sleep(0.3)
         rss_setup = vm_rss_kb(nv.pid)
+        if ballast_mb:
+            # A Lua heap the size of a real configuration's (plugins, their tables): what a
+            # full garbage collection on the main thread would have to walk.
+            import pynvim
+
+            n = pynvim.attach("socket", path=sock)
+            res["lua_heap_kb"] = n.exec_lua(BALLAST_LUA, ballast_mb)
+            n.close()
 
         res["latency"] = run_client(port, token, "latency", q(20000, 3000), 2000)
         res["pipeline"] = run_client(port, token, "pipeline", q(50000, 20000), q(5, 2))
@@ -379,6 +409,9 @@ def bench(quick):
         outs, res["nvim_eval_flood_calls"], res["nvim_eval_idle_calls"] = windows(
             sock, q(15, 4), lambda: run_client(port, token, "pipeline", 20000, 1))
         res["flood_calls"] = {"calls_per_s": [o["calls_per_s"][0] for o in outs]}
+        outs, res["nvim_eval_flood_main"], res["nvim_eval_idle_main"] = windows(
+            sock, q(15, 4), lambda: run_client(port, token, "pipeline", 5000, 1, "getCurrentSelection"))
+        res["flood_main"] = {"calls_per_s": [o["calls_per_s"][0] for o in outs]}
         outs, res["nvim_eval_flood_big_ping"], res["nvim_eval_idle_big_ping"] = windows(
             sock, q(15, 4), lambda: run_client(port, token, "bigflood", 4 << 20, "ping", 8, 1))
         res["flood_big_ping"] = {"total_ms": [o["total_ms"][0] for o in outs]}
@@ -419,6 +452,8 @@ def table(r):
     fc, ic, fc_s = ev("calls")
     fp, ip, fp_s = ev("big_ping")
     fw, iw, fw_s = ev("big_write")
+    fm, im, fm_s = ev("main")
+    fmr = statistics.median(r["flood_main"]["calls_per_s"])
     rows = [
         ("getWorkspaceFolders round trip p50", "221 µs", "≤ 100 µs", f"{L['p50']:.0f} µs", ok(L["p50"], 100)),
         ("getWorkspaceFolders round trip p99", "552 µs", "≤ 250 µs", f"{L['p99']:.0f} µs", ok(L["p99"], 250)),
@@ -431,6 +466,8 @@ def table(r):
          f"{bw:.1f} ms", ok(bw, 25)),
         ("nvim_eval while one client pipelines 20k calls, p99", "stalls 0.8–1.2 s", "≤ 5 ms", fc_s,
          ok(fc["p99_ms"], 5)),
+        ("nvim_eval while one client pipelines 5k `getCurrentSelection` (main-thread tool), p99", "—",
+         "≤ 5 ms", fm_s, ok(fm["p99_ms"], 5)),
         ("nvim_eval while 8 clients send 4 MB `ping`, p99", "stalls 0.9–5.9 s", "≤ 5 ms", fp_s, ok(fp["p99_ms"], 5)),
         ("nvim_eval while 8 clients send 4 MB `fs-write-file`, p99", "stalls 0.9–5.9 s", "≤ 5 ms", fw_s,
          ok(fw["p99_ms"], 5)),
@@ -451,7 +488,8 @@ def table(r):
         f"p99.9 {L['p999']:.0f} µs, max {L['max']:.0f} µs ({L['n']} sequential calls)",
         f"- pipelined calls/s per round of {r['pipeline']['n']}: "
         f"{', '.join(f'{x / 1e3:.1f}k' for x in r['pipeline']['calls_per_s'])}; "
-        f"20k-call flood windows: median {fl / 1e3:.1f}k/s",
+        f"20k-call flood windows: median {fl / 1e3:.1f}k/s; main-thread tool (`getCurrentSelection`): "
+        f"median {fmr / 1e3:.1f}k/s",
         f"- 4 MB round trip p50 / max: ping {bp:.1f} / {r['big_ping']['us']['max'] / 1e3:.1f} ms, "
         f"ignored by a tool {bi:.1f} / {r['big_ignore']['us']['max'] / 1e3:.1f} ms, "
         f"fs-write-file {bw:.1f} / {r['big_write']['us']['max'] / 1e3:.1f} ms",
@@ -461,13 +499,17 @@ def table(r):
         f"- nvim_eval p50 / p99 / max (samples), flood windows vs. idle windows between them: "
         f"20k calls {fc['p50_ms']:.2f} / {fc['p99_ms']:.2f} / {fc['max_ms']:.1f} ms ({fc['n']}) vs. "
         f"{ic['p50_ms']:.2f} / {ic['p99_ms']:.2f} / {ic['max_ms']:.1f} ms ({ic['n']}); "
+        f"5k main-thread calls {fm['p50_ms']:.2f} / {fm['p99_ms']:.2f} / {fm['max_ms']:.1f} ms ({fm['n']}) vs. "
+        f"{im['p50_ms']:.2f} / {im['p99_ms']:.2f} / {im['max_ms']:.1f} ms ({im['n']}); "
         f"8×4 MB ping {fp['p50_ms']:.2f} / {fp['p99_ms']:.2f} / {fp['max_ms']:.1f} ms ({fp['n']}) vs. "
         f"{ip['p50_ms']:.2f} / {ip['p99_ms']:.2f} / {ip['max_ms']:.1f} ms ({ip['n']}); "
         f"8×4 MB fs-write-file {fw['p50_ms']:.2f} / {fw['p99_ms']:.2f} / {fw['max_ms']:.1f} ms ({fw['n']}) vs. "
         f"{iw['p50_ms']:.2f} / {iw['p99_ms']:.2f} / {iw['max_ms']:.1f} ms ({iw['n']})",
-        f"- start-up, {st['runs']} interleaved pairs: wall median {st['without_ms']:.1f} → {st['with_ms']:.1f} ms, "
+        f"- start-up, {st['runs']} interleaved rounds: wall median {st['without_ms']:.1f} → {st['with_ms']:.1f} ms, "
         f"difference of the fastest runs {st['min_diff_ms']:.1f} ms; CPU (user+sys) median "
-        f"{st['cpu_without_ms']:.1f} → {st['cpu_with_ms']:.1f} ms",
+        f"{st['cpu_without_ms']:.1f} → {st['cpu_with_ms']:.1f} ms; with `vim.loader` enabled (as lazy.nvim "
+        f"does) {st['loader_without_ms']:.1f} → {st['loader_with_ms']:.1f} ms, paired difference "
+        f"{st['loader_diff_ms']:.1f} ms",
         f"- inside Neovim (median of 10): require {bd['require_ms']:.2f} ms, load the native library "
         f"{bd['load_native_ms']:.2f} ms, setup() (runtime, port, lock file, autocmds) {bd['setup_ms']:.2f} ms, "
         f"stop {bd['stop_ms']:.2f} ms",
@@ -475,6 +517,8 @@ def table(r):
         f"{rss['setup_and_calls'] / 1024:.1f} MB, after every benchmark (4 MB floods included) "
         f"{rss['after_all'] / 1024:.1f} MB",
     ]
+    if r.get("ballast_mb"):
+        out.append(f"- Lua heap grown to {r['lua_heap_kb'] / 1024:.0f} MB before the floods (--ballast {r['ballast_mb']})")
     m = r["machine"]
     out += ["", f"Machine: {m['nproc']} CPUs, {m['cpu']}, {m['memory']} RAM, Linux {m['kernel']}, {m['nvim']}; "
             f"load average {m['loadavg'][0]:.2f} at the start, {r['loadavg_end'][0]:.2f} at the end; {m['date']}"]
@@ -488,9 +532,15 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="fewer iterations (a smoke run)")
     ap.add_argument("--json", help="also write every raw figure to this file")
+    ap.add_argument("--startup", action="store_true", help="only the start-up figures (raw JSON)")
+    ap.add_argument("--ballast", type=int, default=0, metavar="MB",
+                    help="grow Neovim's Lua heap by about this much before the floods (default 0)")
     a = ap.parse_args()
+    if a.startup:
+        print(json.dumps(startup(12 if a.quick else 60), indent=2))
+        return
     bench_bin()
-    r = bench(a.quick)
+    r = bench(a.quick, a.ballast)
     if a.json:
         with open(a.json, "w") as f:
             json.dump(r, f, indent=2)

@@ -14,10 +14,25 @@ mod main_thread;
 /// Where the API table is left for the Lua loader.
 pub const LOADED_KEY: &str = "claude_context._native";
 
+/// Neovim's Lua state as an mlua handle.
+///
+/// Use this, never `nvim_oxi::mlua::lua()` directly: that makes a handle with
+/// `Lua::init_from_ptr`, and mlua runs a *full garbage collection of Neovim's whole Lua heap*
+/// when such a handle is dropped — 0.5 ms with an empty config, tens of ms with a large one, on
+/// the main thread, at every main-thread hop. One handle is made per thread and never dropped;
+/// callers get clones, which mlua drops without collecting.
+pub(crate) fn lua() -> mlua::Lua {
+    thread_local! {
+        static LUA: std::mem::ManuallyDrop<mlua::Lua> =
+            std::mem::ManuallyDrop::new(nvim_oxi::mlua::lua());
+    }
+    LUA.with(|l| mlua::Lua::clone(l))
+}
+
 #[nvim_oxi::plugin]
 fn claude_context_native() -> nvim_oxi::Result<bool> {
     logging::install_panic_hook();
-    let lua = nvim_oxi::mlua::lua();
+    let lua = lua();
     let table = api::create(&lua)?;
     let loaded: mlua::Table = lua.globals().get::<mlua::Table>("package")?.get("loaded")?;
     loaded.set(LOADED_KEY, table)?;

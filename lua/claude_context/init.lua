@@ -7,10 +7,13 @@ local M = {}
 
 local config = require("claude_context.config")
 local state = require("claude_context.state")
--- Registers its option key (memory_bank) before any setup() call resolves options.
-require("claude_context.context")
--- Registers its option key (terminal) before any setup() call resolves options.
-require("claude_context.terminal")
+-- The option keys of the feature modules (claude_context.context, .terminal, .session), so that
+-- setup() accepts them without loading those modules: parsing them is ~1.5 ms of Neovim's
+-- start-up. setup() loads a module when its options are given (or it is loaded already); its
+-- native hook, if any, adds nothing for default options.
+config.extra_keys.memory_bank = true
+config.extra_keys.terminal = true
+config.extra_keys.claude = true
 
 M.version = require("claude_context.version")
 
@@ -63,17 +66,36 @@ end
 ---Functions `(options)` that run at the end of setup (other modules register here).
 M._setup_hooks = {}
 
--- memory_bank options are checked at setup.
+---Whether setup() must load feature module `name` for option `key`: the option is given, or
+---the module is loaded already (its checks then run as before).
+local function wanted(options, key, name)
+  return options[key] ~= nil or package.loaded[name] ~= nil
+end
+
+-- memory_bank options are checked at setup (the module adds memory_bank_root to the native
+-- configuration).
 table.insert(M._setup_hooks, function(options)
-  require("claude_context.context").on_setup(options)
+  if wanted(options, "memory_bank", "claude_context.context") then
+    require("claude_context.context").on_setup(options)
+  end
 end)
 
 -- :ClaudeContext open (terminal options, reload autocmds).
 table.insert(M._setup_hooks, function(options)
-  require("claude_context.terminal").on_setup(options)
+  if wanted(options, "terminal", "claude_context.terminal") then
+    require("claude_context.terminal").on_setup(options)
+  else
+    -- The default terminal options: reload = true.
+    require("claude_context.reload").install()
+  end
 end)
--- Claude sessions: registers setup{claude = …} (option, native fields) and checks it in setup().
-table.insert(M._setup_hooks, require("claude_context.session").check_options)
+
+-- Claude sessions: checks setup{claude = …} (the module adds its native fields).
+table.insert(M._setup_hooks, function(options)
+  if wanted(options, "claude", "claude_context.session") then
+    require("claude_context.session").check_options(options)
+  end
+end)
 
 ---@return boolean
 function M.is_running()

@@ -230,16 +230,11 @@ local function open_window(buf, opts)
   return win
 end
 
-local reload_group
+local reload = require("claude_context.reload")
 local pending_checktime
 
 ---`:checktime` now, unless a command line is being edited.
-function M.checktime()
-  if vim.fn.getcmdwintype() ~= "" or vim.api.nvim_get_mode().mode:sub(1, 1) == "c" then
-    return
-  end
-  pcall(vim.cmd.checktime)
-end
+M.checktime = reload.checktime
 
 ---`:checktime` at most every 300 ms while the terminal prints.
 local function checktime_soon()
@@ -254,31 +249,8 @@ local function checktime_soon()
 end
 
 ---Installs the reload autocmds (FocusGained, BufEnter, TermLeave).
-function M.install_reload()
-  if reload_group then
-    return
-  end
-  reload_group = vim.api.nvim_create_augroup("ClaudeContextReload", { clear = true })
-  vim.api.nvim_create_autocmd({ "FocusGained", "BufEnter", "TermLeave" }, {
-    group = reload_group,
-    callback = function(ev)
-      -- BufEnter of the terminal itself would check every buffer on each toggle: cheap, fine.
-      if ev.event == "BufEnter" and vim.bo[ev.buf].buftype ~= "" and vim.bo[ev.buf].buftype ~= "terminal" then
-        return
-      end
-      -- Inside an autocommand :checktime is postponed by Neovim: run it right after.
-      vim.schedule(M.checktime)
-    end,
-    desc = "claude-context: reload buffers Claude changed on disk",
-  })
-end
-
-function M.uninstall_reload()
-  if reload_group then
-    pcall(vim.api.nvim_del_augroup_by_id, reload_group)
-    reload_group = nil
-  end
-end
+M.install_reload = reload.install
+M.uninstall_reload = reload.uninstall
 
 ---Shows the terminal (starting it when needed).
 ---@return boolean ok, string? err

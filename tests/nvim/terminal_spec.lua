@@ -227,7 +227,10 @@ return {
       local function first_line()
         return vim.api.nvim_buf_get_lines(fbuf, 0, -1, false)[1]
       end
-      local t = term()
+      -- The reload autocommands live in claude_context.reload (setup() installs them without
+      -- loading the terminal module); the terminal's own checks use the same function.
+      eq(require("claude_context.reload").checktime, term().checktime)
+      local t = require("claude_context.reload")
       local orig, calls = t.checktime, 0
       t.checktime = function()
         calls = calls + 1

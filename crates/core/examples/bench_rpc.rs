@@ -8,8 +8,10 @@
 //!
 //! * `latency <n> [warmup]` — `n` sequential `tools/call getWorkspaceFolders` round trips on one
 //!   connection (after `warmup` unmeasured ones): p50/p90/p99/p999/max.
-//! * `pipeline <n> [rounds]` — per round, `n` calls written back to back on one connection while
-//!   a second task reads the answers; calls/s per round (first write to last answer).
+//! * `pipeline <n> [rounds] [tool]` — per round, `n` calls of `tool` (default
+//!   `getWorkspaceFolders`, answered from the editor snapshot; `getCurrentSelection` is answered
+//!   on Neovim's main thread) written back to back on one connection while a second task reads
+//!   the answers; calls/s per round (first write to last answer).
 //! * `big <bytes> <kind> <reps>` — `reps` sequential requests carrying a `bytes`-long string:
 //!   `ping` (params `{"blob": …}`, ignored), `ignore` (`tools/call getWorkspaceFolders` with the
 //!   blob in `_meta`, ignored by the tool), `write` (`tools/call fs-write-file` with the blob as
@@ -32,12 +34,13 @@ use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
 type Ws = WebSocketStream<MaybeTlsStream<TcpStream>>;
 type Res<T> = Result<T, String>;
 
-const GWF: &str = r#"{"jsonrpc":"2.0","id":ID,"method":"tools/call","params":{"name":"getWorkspaceFolders","arguments":{}}}"#;
+const CALL: &str =
+    r#"{"jsonrpc":"2.0","id":ID,"method":"tools/call","params":{"name":"TOOL","arguments":{}}}"#;
 
 fn usage() -> ! {
     eprintln!(
         "usage: bench_rpc <port> <token> latency <n> [warmup]\n\
-         \x20      bench_rpc <port> <token> pipeline <n> [rounds]\n\
+         \x20      bench_rpc <port> <token> pipeline <n> [rounds] [tool]\n\
          \x20      bench_rpc <port> <token> big <bytes> ping|ignore|write <reps>\n\
          \x20      bench_rpc <port> <token> bigflood <bytes> ping|ignore|write <conns> <rounds>"
     );
@@ -74,7 +77,8 @@ fn main() {
                     .await
             }
             "pipeline" => {
-                c.pipeline(num(a.get(3), None), num(a.get(4), Some(1)))
+                let tool = a.get(5).map_or("getWorkspaceFolders", String::as_str);
+                c.pipeline(num(a.get(3), None), num(a.get(4), Some(1)), tool)
                     .await
             }
             "big" => {
@@ -139,7 +143,7 @@ impl Client {
         let mut ws = self.connect().await?;
         let mut samples = Vec::with_capacity(n);
         for i in 0..warmup + n {
-            let msg = GWF.replace("ID", &(i + 1).to_string());
+            let msg = call("getWorkspaceFolders", i + 1);
             let t = Instant::now();
             let r = round_trip(&mut ws, msg.into()).await?;
             let dt = t.elapsed();
@@ -154,13 +158,11 @@ impl Client {
         Ok(serde_json::json!({"mode": "latency", "n": n, "us": stats(&mut samples)}))
     }
 
-    async fn pipeline(&self, n: usize, rounds: usize) -> Res<serde_json::Value> {
+    async fn pipeline(&self, n: usize, rounds: usize, tool: &str) -> Res<serde_json::Value> {
         let ws = self.connect().await?;
         let (mut sink, mut source) = ws.split();
         // Build every message before the clock starts.
-        let msgs: Vec<Utf8Bytes> = (0..n)
-            .map(|i| GWF.replace("ID", &(i + 1).to_string()).into())
-            .collect();
+        let msgs: Vec<Utf8Bytes> = (0..n).map(|i| call(tool, i + 1).into()).collect();
         let mut rates = Vec::new();
         let mut secs = Vec::new();
         for _ in 0..rounds {
@@ -198,7 +200,7 @@ impl Client {
         let mut sorted = rates.clone();
         sorted.sort_by(f64::total_cmp);
         Ok(serde_json::json!({
-            "mode": "pipeline", "n": n, "rounds": rounds,
+            "mode": "pipeline", "tool": tool, "n": n, "rounds": rounds,
             "calls_per_s": rates, "secs": secs,
             "median_calls_per_s": sorted[sorted.len() / 2],
         }))
@@ -285,6 +287,11 @@ async fn round_trip(ws: &mut Ws, msg: Utf8Bytes) -> Res<String> {
         .await
         .map_err(|e| format!("write: {e}"))?;
     next_text(ws).await
+}
+
+/// A `tools/call` of `tool` without arguments.
+fn call(tool: &str, id: usize) -> String {
+    CALL.replace("TOOL", tool).replace("ID", &id.to_string())
 }
 
 fn clip(s: &str) -> String {

@@ -16,7 +16,7 @@ use rmcp::model::{
 use serde_json::{json, Map, Value};
 use std::collections::HashMap;
 use std::panic::AssertUnwindSafe;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 /// Protocol versions we speak; a client asking for one of these gets it back.
 pub const SUPPORTED_VERSIONS: &[&str] = &["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
@@ -25,7 +25,10 @@ pub const SUPPORTED_VERSIONS: &[&str] = &["2025-11-25", "2025-06-18", "2025-03-2
 pub struct Catalog {
     tools: Vec<ToolDef>,
     by_name: HashMap<&'static str, usize>,
-    list: Value,
+    /// Built at the first `tools/list` (on a bridge thread): generating ~30 tools' schemas and
+    /// describing them the MCP way takes ~2 ms, which `setup()` would otherwise spend on
+    /// Neovim's start-up path.
+    list: OnceLock<Value>,
 }
 
 impl Catalog {
@@ -37,12 +40,17 @@ impl Catalog {
                 by_name.entry(*a).or_insert(i);
             }
         }
-        let list = json!({ "tools": tools.iter().map(describe).collect::<Vec<_>>() });
         Catalog {
             tools,
             by_name,
-            list,
+            list: OnceLock::new(),
         }
+    }
+
+    /// The `tools/list` result.
+    pub fn list(&self) -> &Value {
+        self.list
+            .get_or_init(|| json!({ "tools": self.tools.iter().map(describe).collect::<Vec<_>>() }))
     }
 
     pub fn get(&self, name: &str) -> Option<&ToolDef> {
@@ -59,9 +67,9 @@ fn as_object(v: &Value) -> Arc<Map<String, Value>> {
 }
 
 fn describe(t: &ToolDef) -> Value {
-    let mut tool = Tool::new(t.name, t.description, as_object(&t.input_schema));
+    let mut tool = Tool::new(t.name, t.description, as_object(&t.input_schema.value()));
     if let Some(o) = &t.output_schema {
-        tool = tool.with_raw_output_schema(as_object(o));
+        tool = tool.with_raw_output_schema(as_object(&o.value()));
     }
     serde_json::to_value(tool).unwrap_or(Value::Null)
 }
@@ -424,7 +432,7 @@ async fn request(
         "tools/list" => {
             params_object(params)?;
             events.push(PeerEvent::ToolsListed);
-            Ok(shared.catalog.list.clone())
+            Ok(shared.catalog.list().clone())
         }
         "tools/call" => {
             let mut p = params_object(params)?;
@@ -618,6 +626,18 @@ mod tests {
             e,
             json!({"jsonrpc": "2.0", "id": "x", "error": {"code": -32601, "message": "Method not found: nope"}})
         );
+    }
+
+    #[test]
+    fn tools_list_is_built_on_first_use_and_describes_every_tool() {
+        let c = Catalog::new(crate::tools::registry());
+        assert!(c.list.get().is_none(), "built before first use");
+        let tools = c.list()["tools"].as_array().unwrap();
+        assert!(c.list.get().is_some());
+        let listed: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
+        assert_eq!(listed, c.names().collect::<Vec<_>>());
+        assert_eq!(tools[0]["name"], "getWorkspaceFolders");
+        assert!(tools[0]["inputSchema"].is_object());
     }
 
     fn ask(s: &Arc<Shared>, text: &str) -> Option<Value> {

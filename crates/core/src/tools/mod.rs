@@ -112,8 +112,8 @@ pub struct ToolDef {
     /// Other names `tools/call` accepts (not listed by `tools/list`).
     pub aliases: &'static [&'static str],
     pub description: &'static str,
-    pub input_schema: Value,
-    pub output_schema: Option<Value>,
+    pub input_schema: Schema,
+    pub output_schema: Option<Schema>,
     pub run: fn(Ctx, Value) -> ToolFuture,
 }
 
@@ -176,8 +176,31 @@ pub fn parse_args<T: DeserializeOwned>(tool: &str, args: Value) -> Result<T, Too
         .map_err(|e| ToolError::InvalidParams(format!("invalid arguments for {tool}: {e}")))
 }
 
+/// A tool's JSON Schema, generated when asked for ([`Schema::value`]: the `tools/list` answer,
+/// built at the first `tools/list`). Generating the ~60 schemas of the registry takes ~1 ms:
+/// done eagerly, that was most of `setup()`'s time on Neovim's main thread.
+#[derive(Clone, Copy)]
+pub struct Schema(fn() -> Value);
+
+impl Schema {
+    pub fn value(&self) -> Value {
+        (self.0)()
+    }
+}
+
+impl std::fmt::Debug for Schema {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Schema({})", self.value())
+    }
+}
+
+/// The JSON Schema of `T` (see [`schema_value`]), generated on demand.
+pub fn schema_of<T: JsonSchema>() -> Schema {
+    Schema(schema_value::<T>)
+}
+
 /// The JSON Schema of `T`, as MCP wants it (an object schema, no `$schema` noise).
-pub fn schema_of<T: JsonSchema>() -> Value {
+pub fn schema_value<T: JsonSchema>() -> Value {
     let mut v = serde_json::to_value(schemars::schema_for!(T)).unwrap_or_default();
     if let Some(o) = v.as_object_mut() {
         o.remove("$schema");

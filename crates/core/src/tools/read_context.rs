@@ -153,7 +153,7 @@ mod tests {
 
     #[test]
     fn schema_matches_the_spec() {
-        let s = def().input_schema;
+        let s = def().input_schema.value();
         assert_eq!(
             s["properties"]["language"]["enum"],
             json!(["en", "ja"]),

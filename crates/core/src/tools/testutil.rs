@@ -100,7 +100,7 @@ impl TestServer {
             let tool = crate::tools::registry()
                 .into_iter()
                 .find(|t| t.name == name);
-            if let Some(schema) = tool.and_then(|t| t.output_schema) {
+            if let Some(schema) = tool.and_then(|t| t.output_schema).map(|s| s.value()) {
                 let sc = r.get("structuredContent").unwrap_or_else(|| {
                     panic!("{name} has an outputSchema but returned no structuredContent: {r}")
                 });
