@@ -459,21 +459,8 @@ impl Store {
             .filter(|e| e.file_name().to_string_lossy().starts_with(&prefix))
             .map(|e| e.path())
             .collect();
-        // Names are `<prefix><stamp>.json`, then `<prefix><stamp>-<n>.json` for resets within
-        // the same millisecond: order by (stamp, n) — a plain sort puts `-1` before the
-        // unsuffixed name ('-' < '.'), and pruning then dropped the newest backup.
-        out.sort_by_cached_key(|p| {
-            let stem = p
-                .file_stem()
-                .map(|s| s.to_string_lossy().into_owned())
-                .unwrap_or_default();
-            match stem.rsplit_once('-') {
-                Some((stamp, n)) if stamp.ends_with('Z') => {
-                    (stamp.to_string(), n.parse::<u64>().unwrap_or(0))
-                }
-                _ => (stem, 0),
-            }
-        });
+        // Fixed-width `<time>-<sequence>` names (see reset): name order is age order.
+        out.sort();
         out
     }
 
