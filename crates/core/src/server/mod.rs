@@ -251,9 +251,11 @@ impl Shared {
     }
 
     fn refresh_lock_file(&self) {
-        let folders = self.folders();
-        if let Some(l) = lock(&self.lock).as_mut() {
-            if let Err(e) = l.update_folders(folders) {
+        // Read the folders under the lock: two refreshes racing must not write the older
+        // snapshot last.
+        let mut guard = lock(&self.lock);
+        if let Some(l) = guard.as_mut() {
+            if let Err(e) = l.update_folders(self.folders()) {
                 tracing::warn!(error = %e, "cannot update the lock file");
             }
         }
