@@ -319,6 +319,7 @@ async fn serve(shared: Arc<Shared>, stream: TcpStream, addr: SocketAddr) {
                 return;
             }
             let mut started = Some(started_tx);
+            let large = text.len() >= super::trim::LARGE;
             let fut = answer(&s, text, &reqs);
             let mut fut = std::pin::pin!(fut);
             let (reply, events) = std::future::poll_fn(|cx| {
@@ -343,6 +344,9 @@ async fn serve(shared: Arc<Shared>, stream: TcpStream, addr: SocketAddr) {
                 }
             }
             drop(permit);
+            if large {
+                s.trimmer.request();
+            }
         });
     }
     shared.unregister(id);

@@ -5,6 +5,7 @@
 //! [`Server::update_editor_state`] and [`Server::stop`], each of which returns at once.
 
 mod conn;
+pub mod trim;
 
 pub use conn::{check_handshake, ws_config, AUTH_HEADER, OUT_BYTES};
 
@@ -41,6 +42,8 @@ pub struct Shared {
     lock: Mutex<Option<LockFile>>,
     shutdown: watch::Sender<bool>,
     started: Instant,
+    /// Returns memory to the system after large messages (see [`trim`]).
+    trimmer: Arc<trim::Trimmer>,
 }
 
 struct Client {
@@ -114,6 +117,7 @@ impl Shared {
             lock: Mutex::new(None),
             shutdown,
             started: Instant::now(),
+            trimmer: Arc::default(),
             config,
         }
     }
