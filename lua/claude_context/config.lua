@@ -10,6 +10,7 @@ local M = {}
 ---@field log_file string? Log file (default stdpath("log")/claude-context.log)
 ---@field max_message_size integer Largest WebSocket message accepted, in bytes
 ---@field handshake_timeout_ms integer A client must finish the handshake within this time
+---@field max_inflight_per_client integer Requests of one client answered at once (then reading pauses)
 ---@field stats_time_budget_ms integer Time budget of fs-get-project-info {stats=true}
 ---@field ide claude_context.IdeConfig Claude Code IDE integration
 
@@ -25,6 +26,7 @@ M.defaults = {
   log_file = nil,
   max_message_size = 64 * 1024 * 1024,
   handshake_timeout_ms = 5000,
+  max_inflight_per_client = 64,
   stats_time_budget_ms = 2000,
   ide = {
     track_selection = true,
@@ -57,6 +59,10 @@ function M.resolve(opts)
     return M.log_levels[v] ~= nil
   end, "one of off, error, warn, info, debug, trace")
   vim.validate("log_file", cfg.log_file, "string", true)
+  -- Ranges are checked by the native side (its message names the option and the bound).
+  for _, k in ipairs({ "max_message_size", "handshake_timeout_ms", "max_inflight_per_client", "stats_time_budget_ms" }) do
+    vim.validate(k, cfg[k], "number")
+  end
   vim.validate("ide", cfg.ide, "table")
   vim.validate("ide.track_selection", cfg.ide.track_selection, "boolean")
   vim.validate("ide.selection_debounce_ms", cfg.ide.selection_debounce_ms, "number")
@@ -83,6 +89,7 @@ function M.to_native(cfg)
     project_root = cfg.project_root and vim.fn.expand(cfg.project_root) or nil,
     max_message_size = cfg.max_message_size,
     handshake_timeout_ms = cfg.handshake_timeout_ms,
+    max_inflight_per_client = cfg.max_inflight_per_client,
     stats_time_budget_ms = cfg.stats_time_budget_ms,
     state_dir = vim.fn.stdpath("state") .. "/claude-context",
   }

@@ -118,11 +118,11 @@ function M.start(o)
   end
   local ok_log, log_err = pcall(native.set_log, config.log_file(), config.options.log_level)
   if not ok_log then
-    return false, tostring(log_err)
+    return false, require("claude_context.native").message(log_err)
   end
   local ok2, res = pcall(native.start, config.to_native(config.options), vim.json.encode(state.collect()))
   if not ok2 then
-    return false, tostring(res)
+    return false, require("claude_context.native").message(res)
   end
   install_autocmds()
   -- The IDE tools' handlers, selection_changed tracking and the active-editor window.

@@ -49,6 +49,15 @@ M.info = { tried = {} }
 
 local api
 
+---An error raised by the native library as one line for a message: without mlua's
+---"runtime error: " prefix and its stack traceback.
+---@param err any
+---@return string
+function M.message(err)
+  local s = tostring(err):gsub("^runtime error: ", "")
+  return (s:match("^(.-)\n%s*stack traceback:") or s)
+end
+
 ---Loads the native library once; raises an error that lists every path tried.
 ---@return table api
 function M.load()

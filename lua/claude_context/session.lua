@@ -203,7 +203,7 @@ function M.call(name, args, cb)
     cb(r.structuredContent or {}, nil)
   end))
   if not ok then
-    cb(nil, tostring(err))
+    cb(nil, require("claude_context.native").message(err))
   end
 end
 

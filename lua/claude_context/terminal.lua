@@ -344,7 +344,7 @@ function M.start()
     local native = require("claude_context.native").load()
     local wrote, res = pcall(native.write_mcp_config, M.mcp_config_dir())
     if not wrote then
-      return false, tostring(res)
+      return false, require("claude_context.native").message(res)
     end
     mcp_file = res
   end

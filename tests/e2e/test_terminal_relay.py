@@ -138,7 +138,7 @@ def test_open_interactive_connects_as_ide_and_as_mcp_server(make_bridge, claude,
     # Interactive mode asks before running a tool; this one is allowed up front.
     terminal = {"cmd": str(CLAUDE), "args": ["--allowedTools", WF], "env": stub_env(claude), "side": "bottom", "size": 40}
     # The CLI opens its MCP connection while still busy starting up: on a loaded machine its
-    # handshake can take longer than the default handshake_timeout_ms (1 s), and the CLI does not
+    # handshake can take longer than the default handshake_timeout_ms (5 s), and the CLI does not
     # retry a failed MCP server (the IDE link, made later, would still work).
     b = make_bridge("nvim", setup_opts={"terminal": terminal, "handshake_timeout_ms": 15000})
     b.lua("vim.o.columns = 160; vim.o.lines = 50")

@@ -176,4 +176,26 @@ return {
       os.remove(dir .. "/3.lock")
     end,
   },
+  {
+    "max_inflight_per_client reaches the native server, which refuses 0 by name",
+    function()
+      local config = require("claude_context.config")
+      eq(3, vim.json.decode(config.to_native(config.resolve({ max_inflight_per_client = 3 }))).max_inflight_per_client)
+      eq(64, vim.json.decode(config.to_native(config.resolve({}))).max_inflight_per_client)
+      local ok2, err = pcall(cc().setup, { max_inflight_per_client = "many" })
+      eq(false, ok2)
+      contains(err, "max_inflight_per_client")
+      cc().stop()
+      local got = notifications(function()
+        cc().setup({ max_inflight_per_client = 0 })
+      end)
+      eq(1, #got, vim.inspect(got))
+      contains(got[1].msg, "max_inflight_per_client must be at least 1")
+      -- One line, without mlua's "runtime error" prefix or a traceback.
+      ok(not got[1].msg:find("\n") and not got[1].msg:find("runtime error", 1, true), got[1].msg)
+      eq(nil, cc().status())
+      cc().setup({ max_inflight_per_client = 2 })
+      ok(cc().status(), "the bridge runs with max_inflight_per_client = 2")
+    end,
+  },
 }
