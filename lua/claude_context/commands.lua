@@ -81,8 +81,9 @@ function M.status_lines()
   for _, c in ipairs(st.clients or {}) do
     table.insert(
       lines,
-      ("    #%d %s %s (%s)%s%s, %ds"):format(
+      ("    #%d [%s] %s %s (%s)%s%s, %ds"):format(
         c.id,
+        c.surface or "?",
         c.name or "?",
         c.version or "",
         c.protocol_version or "not initialized",

@@ -33,6 +33,16 @@ def relay_config(world) -> str:
     return str(p)
 
 
+def assert_mcp_door_tools(names: list) -> None:
+    """What the model sees of the plugin: its tools (the IDE's getDiagnostics among them), never
+    the diff plumbing Claude Code drives over its IDE connection."""
+    ours = [n for n in names if n.startswith("mcp__claude-context__")]
+    assert "mcp__claude-context__getDiagnostics" in ours, ours
+    assert "mcp__claude-context__read_context" in ours, ours
+    for plumbing in ("openDiff", "close_tab", "closeAllDiffTabs"):
+        assert f"mcp__claude-context__{plumbing}" not in ours, ours
+
+
 def tool_result_json(req) -> dict:
     results = req.tool_results()
     assert len(results) == 1, results
@@ -54,6 +64,7 @@ def test_print_mode_through_claude_context_mcp(nvim_bridge, claude, model_stub, 
     reqs = model_stub.agent_requests()
     assert len(reqs) == 2, [q.tool_names for q in reqs]
     assert WF in reqs[0].tool_names, reqs[0].tool_names
+    assert_mcp_door_tools(reqs[0].tool_names)
     wf = tool_result_json(reqs[1])
     assert wf["success"] is True
     assert wf["rootPath"] == str(world.project)
@@ -109,6 +120,7 @@ def test_open_in_print_mode_gives_the_model_the_tools(make_bridge, claude, model
     assert argv[1].startswith("--mcp-config="), argv
     assert not any(b.token in a for a in argv)
     assert "Which folder?" in model_stub.agent_requests()[0].all_text()
+    assert_mcp_door_tools(model_stub.agent_requests()[0].tool_names)
 
 
 def descends_from(pid: int, ancestor: int) -> bool:
@@ -158,6 +170,8 @@ def test_open_interactive_connects_as_ide_and_as_mcp_server(make_bridge, claude,
         print("status:", b.status())
         raise
     assert ide[0]["name"] == "claude-code" and mcp[0]["name"] == "claude-code"
+    # Each came in by its own door: the lock file's URL, and /mcp from the --mcp-config file.
+    assert ide[0]["surface"] == "ide" and mcp[0]["surface"] == "mcp", (ide, mcp)
 
     # A prompt typed into the terminal; the model calls the plugin's tool.
     wait_until(lambda: re.search(READY, terminal_text(b)), WAIT, 0.2, "the CLI prompt")

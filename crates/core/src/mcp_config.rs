@@ -12,13 +12,14 @@ use std::path::{Path, PathBuf};
 /// The MCP server name the model sees tools under (`mcp__claude-context__<tool>`).
 pub const SERVER_NAME: &str = "claude-context";
 
-/// `{"mcpServers": {"<name>": {"type": "ws", "url": "ws://127.0.0.1:<port>", "headers": {...}}}}`
+/// `{"mcpServers": {"<name>": {"type": "ws", "url": "ws://127.0.0.1:<port>/mcp", "headers": {...}}}}`
+/// (the MCP-server door: see [`crate::mcp::Surface`]).
 pub fn render(name: &str, port: u16, token: &str) -> Value {
     json!({
         "mcpServers": {
             name: {
                 "type": "ws",
-                "url": format!("ws://127.0.0.1:{port}"),
+                "url": format!("ws://127.0.0.1:{port}{}", crate::mcp::MCP_PATH),
                 "headers": { crate::server::AUTH_HEADER: token },
             }
         }
@@ -58,7 +59,7 @@ mod tests {
             v,
             json!({"mcpServers": {"claude-context": {
                 "type": "ws",
-                "url": "ws://127.0.0.1:12345",
+                "url": "ws://127.0.0.1:12345/mcp",
                 "headers": {"x-claude-code-ide-authorization": "abc"}
             }}})
         );

@@ -52,7 +52,9 @@ pub enum RelayError {
 /// Connects to the bridge of `c` on 127.0.0.1 with its token.
 pub async fn connect(c: &Candidate) -> Result<WebSocketStream<TcpStream>, RelayError> {
     let fail = |why: String| RelayError::Connect { port: c.port, why };
-    let url = format!("ws://127.0.0.1:{}", c.port);
+    // The MCP-server door: the model behind this relay sees the plugin's tools, not the IDE's
+    // diff plumbing (see mcp::Surface).
+    let url = format!("ws://127.0.0.1:{}{}", c.port, crate::mcp::MCP_PATH);
     let mut req = url
         .as_str()
         .into_client_request()

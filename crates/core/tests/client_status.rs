@@ -64,6 +64,11 @@ async fn status_shows_ide_connected_and_tools_listed() {
     let c = until(&server, |c| c.name.is_some()).await;
     assert_eq!(c.name.as_deref(), Some("claude-code"));
     assert_eq!(c.protocol_version.as_deref(), Some("2025-06-18"));
+    assert_eq!(
+        c.surface,
+        claude_context_core::mcp::Surface::Ide,
+        "the lock file's URL is the IDE door"
+    );
     assert_eq!(c.ide_connected_pid, None);
     assert!(!c.tools_listed, "no tools/list was sent yet");
 

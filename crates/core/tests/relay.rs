@@ -4,6 +4,7 @@
 use claude_context_core::config::Config;
 use claude_context_core::discovery::{self, Candidate, Query};
 use claude_context_core::editor::{EditorState, NoEditor};
+use claude_context_core::mcp::Surface;
 use claude_context_core::relay::{self, End, RelayError};
 use claude_context_core::server::Server;
 use serde_json::{json, Value};
@@ -110,6 +111,7 @@ fn relays_requests_and_answers_over_pipes_then_ends_on_input_eof() {
     let c = discovery::discover(&b.query(&b.workspace))
         .candidates
         .remove(0);
+    let shared = b.server.as_ref().unwrap().shared().clone();
     let result = rt().block_on(async {
         let ws = relay::connect(&c).await.unwrap();
         let (mut to_relay, relay_in) = tokio::io::duplex(1 << 16);
@@ -118,17 +120,22 @@ fn relays_requests_and_answers_over_pipes_then_ends_on_input_eof() {
         let mut lines = BufReader::new(from_relay).lines();
         // Blank lines and CRLF endings are tolerated.
         let msg = format!(
-            "\n{}\r\n{}\n",
+            "\n{}\r\n{}\n{}\n",
             initialize(1),
-            call(2, "getWorkspaceFolders")
+            call(2, "getWorkspaceFolders"),
+            call(3, "openDiff")
         );
         to_relay.write_all(msg.as_bytes()).await.unwrap();
         let mut answers = Vec::new();
-        while answers.len() < 2 {
+        while answers.len() < 3 {
             let l = lines.next_line().await.unwrap().expect("a line");
             let v: Value = serde_json::from_str(&l).unwrap();
             answers.push(v);
         }
+        // The relay comes in by the MCP-server door.
+        let clients = shared.status().clients;
+        assert_eq!(clients.len(), 1);
+        assert_eq!(clients[0].surface, Surface::Mcp);
         drop(to_relay); // EOF on the relay's stdin
         let end = task.await.unwrap();
         (answers, end)
@@ -140,6 +147,9 @@ fn relays_requests_and_answers_over_pipes_then_ends_on_input_eof() {
     let folders = answers.iter().find(|a| a["id"] == 2).unwrap();
     let f = folders_of(folders);
     assert_eq!(f["rootPath"], b.workspace.to_string_lossy().as_ref(), "{f}");
+    // The IDE's diff plumbing is not offered through the relay.
+    let diff = answers.iter().find(|a| a["id"] == 3).unwrap();
+    assert_eq!(diff["error"]["code"], -32602, "{diff}");
 }
 
 #[test]

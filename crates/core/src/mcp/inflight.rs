@@ -13,9 +13,10 @@ use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
-/// The cancellable requests of one connection.
+/// The cancellable requests of one connection, and the surface it connected to.
 #[derive(Default)]
 pub struct Inflight {
+    surface: super::Surface,
     next: AtomicU64,
     /// seq -> (JSON text of the request id, abort handle). Keyed by a sequence number so two
     /// in-flight requests that reuse an id are both cancelled.
@@ -35,6 +36,19 @@ impl Drop for Entry<'_> {
 }
 
 impl Inflight {
+    /// The state of a connection made to `surface`.
+    pub fn new(surface: super::Surface) -> Inflight {
+        Inflight {
+            surface,
+            ..Inflight::default()
+        }
+    }
+
+    /// What the connection may see and call.
+    pub fn surface(&self) -> super::Surface {
+        self.surface
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<u64, (String, AbortHandle)>> {
         self.running.lock().unwrap_or_else(|p| p.into_inner())
     }

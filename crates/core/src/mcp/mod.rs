@@ -21,14 +21,49 @@ use std::sync::{Arc, OnceLock};
 /// Protocol versions we speak; a client asking for one of these gets it back.
 pub const SUPPORTED_VERSIONS: &[&str] = &["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
 
-/// The tools and their `tools/list` answer, built once.
+/// Which door a client came in by: it decides the tools it sees.
+///
+/// Claude Code connects twice to an editor it runs in: as the IDE (the lock file's URL, path
+/// `/`), where it drives the diff flow itself and shows the model only a few tools, and — when
+/// started by `:ClaudeContext open` or through `claude-context-mcp` — as an ordinary MCP server
+/// (path [`MCP_PATH`]), whose every listed tool the model may call. The IDE's plumbing
+/// ([`crate::tools::IDE_ONLY`]: opening and closing diff tabs) is offered on the first only.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Surface {
+    #[default]
+    Ide,
+    Mcp,
+}
+
+/// The request path of MCP-server connections (`--mcp-config`, `claude-context-mcp`).
+pub const MCP_PATH: &str = "/mcp";
+
+impl Surface {
+    /// The surface of a WebSocket request to `path` (query ignored).
+    pub fn of_path(path: &str) -> Surface {
+        let path = path.split('?').next().unwrap_or("");
+        if path.trim_end_matches('/') == MCP_PATH {
+            Surface::Mcp
+        } else {
+            Surface::Ide
+        }
+    }
+
+    /// Whether a client on this surface may see and call `tool`.
+    pub fn offers(self, tool: &str) -> bool {
+        self == Surface::Ide || !crate::tools::IDE_ONLY.contains(&tool)
+    }
+}
+
+/// The tools and their `tools/list` answers, built once.
 pub struct Catalog {
     tools: Vec<ToolDef>,
     by_name: HashMap<&'static str, usize>,
-    /// Built at the first `tools/list` (on a bridge thread): generating ~30 tools' schemas and
-    /// describing them the MCP way takes ~2 ms, which `setup()` would otherwise spend on
-    /// Neovim's start-up path.
-    list: OnceLock<Value>,
+    /// Built at the first `tools/list` of each surface (on a bridge thread): generating ~30
+    /// tools' schemas and describing them the MCP way takes ~2 ms, which `setup()` would
+    /// otherwise spend on Neovim's start-up path.
+    list: [OnceLock<Value>; 2],
 }
 
 impl Catalog {
@@ -43,14 +78,21 @@ impl Catalog {
         Catalog {
             tools,
             by_name,
-            list: OnceLock::new(),
+            list: Default::default(),
         }
     }
 
-    /// The `tools/list` result.
-    pub fn list(&self) -> &Value {
-        self.list
-            .get_or_init(|| json!({ "tools": self.tools.iter().map(describe).collect::<Vec<_>>() }))
+    /// The `tools/list` result for a client on `surface`.
+    pub fn list(&self, surface: Surface) -> &Value {
+        self.list[surface as usize].get_or_init(|| {
+            let tools: Vec<Value> = self
+                .tools
+                .iter()
+                .filter(|t| surface.offers(t.name))
+                .map(describe)
+                .collect();
+            json!({ "tools": tools })
+        })
     }
 
     pub fn get(&self, name: &str) -> Option<&ToolDef> {
@@ -339,7 +381,10 @@ pub async fn handle_value_in(
     let result = if method == "tools/call" {
         // The only long-running requests; a cancelled one gets no answer (MCP).
         match inflight
-            .run(&id, request(shared, &method, params, &mut events))
+            .run(
+                &id,
+                request(shared, inflight.surface(), &method, params, &mut events),
+            )
             .await
         {
             Some(r) => r,
@@ -349,7 +394,7 @@ pub async fn handle_value_in(
             }
         }
     } else {
-        request(shared, &method, params, &mut events).await
+        request(shared, inflight.surface(), &method, params, &mut events).await
     };
     let out = match result {
         Ok(r) => response(&id, r),
@@ -395,6 +440,7 @@ fn params_object(params: Option<Value>) -> Result<Map<String, Value>, RpcError> 
 
 async fn request(
     shared: &Arc<Shared>,
+    surface: Surface,
     method: &str,
     params: Option<Value>,
     events: &mut Vec<PeerEvent>,
@@ -432,7 +478,7 @@ async fn request(
         "tools/list" => {
             params_object(params)?;
             events.push(PeerEvent::ToolsListed);
-            Ok(shared.catalog.list().clone())
+            Ok(shared.catalog.list(surface).clone())
         }
         "tools/call" => {
             let mut p = params_object(params)?;
@@ -455,6 +501,16 @@ async fn request(
                     ))
                 }
             };
+            if !surface.offers(&name) {
+                return Err(RpcError::new(
+                    ErrorCode::INVALID_PARAMS,
+                    format!(
+                        "{} belongs to Claude Code's IDE connection (the lock file's URL); \
+                         it is not offered at {MCP_PATH}",
+                        shorten(&name, NAME_ECHO)
+                    ),
+                ));
+            }
             call_tool(shared, &name, args).await
         }
         _ => Err(RpcError::new(
@@ -631,13 +687,71 @@ mod tests {
     #[test]
     fn tools_list_is_built_on_first_use_and_describes_every_tool() {
         let c = Catalog::new(crate::tools::registry());
-        assert!(c.list.get().is_none(), "built before first use");
-        let tools = c.list()["tools"].as_array().unwrap();
-        assert!(c.list.get().is_some());
+        assert!(c.list[0].get().is_none(), "built before first use");
+        let tools = c.list(Surface::Ide)["tools"].as_array().unwrap();
+        assert!(c.list[0].get().is_some());
+        assert!(
+            c.list[1].get().is_none(),
+            "each surface's list is built on its first use"
+        );
         let listed: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
         assert_eq!(listed, c.names().collect::<Vec<_>>());
         assert_eq!(tools[0]["name"], "getWorkspaceFolders");
         assert!(tools[0]["inputSchema"].is_object());
+    }
+
+    #[test]
+    fn the_mcp_surface_lists_every_tool_but_the_ide_plumbing() {
+        let c = Catalog::new(crate::tools::registry());
+        let names = |s: Surface| -> Vec<String> {
+            c.list(s)["tools"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|t| t["name"].as_str().unwrap().to_owned())
+                .collect()
+        };
+        let (ide, mcp) = (names(Surface::Ide), names(Surface::Mcp));
+        for t in crate::tools::IDE_ONLY {
+            assert!(ide.iter().any(|n| n == t), "{t} is a registered tool");
+            assert!(!mcp.iter().any(|n| n == t), "{t} is listed at /mcp");
+        }
+        let rest: Vec<&String> = ide
+            .iter()
+            .filter(|n| !crate::tools::IDE_ONLY.contains(&n.as_str()))
+            .collect();
+        assert_eq!(mcp.iter().collect::<Vec<_>>(), rest);
+        assert!(mcp.iter().any(|n| n == "getDiagnostics"));
+    }
+
+    #[test]
+    fn surfaces_by_path() {
+        assert_eq!(Surface::of_path("/"), Surface::Ide);
+        assert_eq!(Surface::of_path(""), Surface::Ide);
+        assert_eq!(Surface::of_path("/mcp"), Surface::Mcp);
+        assert_eq!(Surface::of_path("/mcp/"), Surface::Mcp);
+        assert_eq!(Surface::of_path("/mcp?x=1"), Surface::Mcp);
+        assert_eq!(Surface::of_path("/mcpx"), Surface::Ide);
+    }
+
+    #[test]
+    fn ide_plumbing_is_refused_at_mcp_and_served_at_the_ide_door() {
+        let d = tempfile::tempdir().unwrap();
+        let s = shared(d.path());
+        let call = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"close_tab","arguments":{"tab_name":"x"}}}"#;
+        let (r, _) = rt().block_on(handle_text_in(&s, call, &Inflight::new(Surface::Mcp)));
+        let r: Value = serde_json::from_str(&r.unwrap()).unwrap();
+        assert_eq!(r["error"]["code"], -32602, "{r}");
+        let m = r["error"]["message"].as_str().unwrap();
+        assert!(
+            m.contains("close_tab") && m.contains("IDE connection"),
+            "{m}"
+        );
+        // The same call at the IDE door reaches the tool (no editor here: a tool error).
+        let (r, _) = rt().block_on(handle_text_in(&s, call, &Inflight::new(Surface::Ide)));
+        let r: Value = serde_json::from_str(&r.unwrap()).unwrap();
+        assert!(r.get("error").is_none(), "{r}");
+        assert!(r["result"].is_object(), "{r}");
     }
 
     fn ask(s: &Arc<Shared>, text: &str) -> Option<Value> {

@@ -196,8 +196,17 @@ fn internal_error(id: &Value, message: &str) -> String {
 async fn serve(shared: Arc<Shared>, stream: TcpStream, addr: SocketAddr) {
     let token = shared.token.clone();
     let timeout = Duration::from_millis(shared.config.handshake_timeout_ms);
+    // The door the client came in by (its request path): what it may see and call.
+    let mcp_door = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let door = mcp_door.clone();
     #[allow(clippy::result_large_err)]
-    let cb = move |req: &Request, resp: Response| check_handshake(&token, req, resp);
+    let cb = move |req: &Request, resp: Response| {
+        let r = check_handshake(&token, req, resp);
+        if r.is_ok() && mcp::Surface::of_path(req.uri().path()) == mcp::Surface::Mcp {
+            door.store(true, std::sync::atomic::Ordering::Relaxed);
+        }
+        r
+    };
     let cfg = ws_config(shared.config.max_message_size);
     let ws = match tokio::time::timeout(
         timeout,
@@ -222,8 +231,13 @@ async fn serve(shared: Arc<Shared>, stream: TcpStream, addr: SocketAddr) {
         max_inflight: shared.config.max_inflight_per_client,
         out_bytes: Arc::new(Semaphore::new(OUT_BYTES)),
     });
-    let id = shared.register(addr, tx.clone(), flow.clone());
-    tracing::info!(%addr, id, "client connected");
+    let surface = if mcp_door.load(std::sync::atomic::Ordering::Relaxed) {
+        mcp::Surface::Mcp
+    } else {
+        mcp::Surface::Ide
+    };
+    let id = shared.register(addr, surface, tx.clone(), flow.clone());
+    tracing::info!(%addr, id, ?surface, "client connected");
 
     let mut writer = tokio::spawn(async move {
         while let Some(first) = rx.recv().await {
@@ -253,7 +267,7 @@ async fn serve(shared: Arc<Shared>, stream: TcpStream, addr: SocketAddr) {
     });
 
     // The connection's tools/call requests, cancelled by notifications/cancelled or on close.
-    let requests = Arc::new(mcp::Inflight::default());
+    let requests = Arc::new(mcp::Inflight::new(surface));
     let mut shutdown = shared.shutdown.subscribe();
     // Requests run concurrently, but each starts (is first polled) only after the one before it
     // has: tokio's LIFO slot would otherwise start pipelined requests in reverse, and tools that

@@ -49,6 +49,7 @@ pub struct Shared {
 struct Client {
     peer: Peer,
     addr: SocketAddr,
+    surface: crate::mcp::Surface,
     tx: mpsc::Sender<conn::Outgoing>,
     flow: Arc<conn::Flow>,
     since: Instant,
@@ -59,6 +60,8 @@ struct Client {
 pub struct ClientStatus {
     pub id: u64,
     pub addr: String,
+    /// `"ide"` (the lock file's URL) or `"mcp"` (`/mcp`: `--mcp-config`, `claude-context-mcp`).
+    pub surface: crate::mcp::Surface,
     pub name: Option<String>,
     pub version: Option<String>,
     pub protocol_version: Option<String>,
@@ -200,6 +203,7 @@ impl Shared {
             .map(|(id, c)| ClientStatus {
                 id: *id,
                 addr: c.addr.to_string(),
+                surface: c.surface,
                 name: c.peer.client_name.clone(),
                 version: c.peer.client_version.clone(),
                 protocol_version: c.peer.protocol_version.clone(),
@@ -229,6 +233,7 @@ impl Shared {
     fn register(
         &self,
         addr: SocketAddr,
+        surface: crate::mcp::Surface,
         tx: mpsc::Sender<conn::Outgoing>,
         flow: Arc<conn::Flow>,
     ) -> u64 {
@@ -236,6 +241,7 @@ impl Shared {
         let c = Client {
             peer: Peer::default(),
             addr,
+            surface,
             tx,
             flow,
             since: Instant::now(),

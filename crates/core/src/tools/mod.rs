@@ -117,6 +117,11 @@ pub struct ToolDef {
     pub run: fn(Ctx, Value) -> ToolFuture,
 }
 
+/// The IDE plumbing: tools Claude Code itself calls over its IDE connection to run the diff
+/// flow. Clients of the MCP-server door (`/mcp`: `--mcp-config`, `claude-context-mcp`) neither
+/// see nor call them — a model opening diff tabs of its own would compete with the CLI's.
+pub const IDE_ONLY: &[&str] = &["openDiff", "close_tab", "closeAllDiffTabs"];
+
 /// Every tool the bridge serves, in `tools/list` order.
 pub fn registry() -> Vec<ToolDef> {
     #[allow(unused_mut)]
