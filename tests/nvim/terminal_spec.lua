@@ -152,7 +152,7 @@ return {
         mcpServers = {
           ["claude-context"] = {
             type = "ws",
-            url = "ws://127.0.0.1:" .. st.port,
+            url = "ws://127.0.0.1:" .. st.port .. "/mcp",
             headers = { ["x-claude-code-ide-authorization"] = token },
           },
         },
