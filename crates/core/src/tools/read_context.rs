@@ -13,11 +13,12 @@ use std::collections::BTreeMap;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct Args {
-    /// Branch name (required if includeBranchMemory is true). No auto-detection: pass the
-    /// current git branch.
+    // The descriptions are the spec's, verbatim (read-context-command.ja.md §4.2). The branch
+    // is never guessed: the caller passes the current git branch.
+    /// Branch name (required if includeBranchMemory is true)
     #[serde(default)]
     pub branch: Option<String>,
-    /// Language code (en or ja) of the rules and notes; default "ja".
+    /// Language code (en or ja)
     #[serde(default = "super::default_language")]
     #[schemars(extend("enum" = ["en", "ja"]))]
     pub language: String,
@@ -60,10 +61,9 @@ pub fn def() -> ToolDef {
     ToolDef {
         name: "read_context",
         aliases: &[],
+        // Verbatim from the spec (read-context-command.ja.md §4.2).
         description: "Read all context information (rules, branch memory bank, global memory \
-                      bank) at once. Call it at the start of every task with the current git \
-                      branch. A section whose include flag is false is absent; `notes` (only \
-                      when needed) says when a bank or core file does not exist yet.",
+                      bank) at once",
         input_schema: schema_of::<Args>(),
         output_schema: Some(schema_of::<ContextOutput>()),
         run,
@@ -169,6 +169,29 @@ mod tests {
         }
         // Nothing is required by the schema: the branch check depends on includeBranchMemory.
         assert!(s.get("required").is_none_or(|r| r == &json!([])), "{s}");
+        // The spec's strings, verbatim (read-context-command.ja.md §4.2).
+        assert_eq!(
+            def().description,
+            "Read all context information (rules, branch memory bank, global memory bank) at once"
+        );
+        for (k, want) in [
+            (
+                "branch",
+                "Branch name (required if includeBranchMemory is true)",
+            ),
+            ("language", "Language code (en or ja)"),
+            ("includeRules", "Whether to include rules (default: true)"),
+            (
+                "includeBranchMemory",
+                "Whether to include branch memory bank (default: true)",
+            ),
+            (
+                "includeGlobalMemory",
+                "Whether to include global memory bank (default: true)",
+            ),
+        ] {
+            assert_eq!(s["properties"][k]["description"], want, "{k}: {s}");
+        }
     }
 
     #[test]
