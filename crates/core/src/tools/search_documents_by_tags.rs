@@ -160,4 +160,31 @@ mod tests {
         let r = q(json!({"tags": ["x"], "match": "xor"}));
         assert_eq!(r["error"]["code"], -32602, "{r}");
     }
+
+    #[test]
+    fn json_documents_are_found_by_metadata_tags_however_long() {
+        let (d, bank) = seeded_bank("feature/a");
+        // The tags come after 20 KB of content: a JSON document is read whole (Markdown only
+        // has its head read, where its `tags:` line lives).
+        let long = json!({
+            "content": "x".repeat(20_000),
+            "metadata": {"tags": ["Decision", "#api"]},
+        });
+        bank.write(
+            crate::memory_bank::Scope::Global,
+            "decisions/api.json",
+            &long.to_string(),
+            crate::memory_bank::Language::En,
+        )
+        .unwrap();
+        let s = TestServer::new(bank.root.parent().unwrap(), d.path());
+        let r = s.call(
+            "search_documents_by_tags",
+            json!({"tags": ["decision", "api"], "match": "and", "scope": "global"}),
+        );
+        assert!(!is_error(&r), "{r}");
+        assert_eq!(paths(&r), vec!["global:decisions/api.json"], "{r}");
+        let tags = &r["structuredContent"]["documents"][0]["tags"];
+        assert!(tags.as_array().is_some_and(|t| !t.is_empty()), "{r}");
+    }
 }
