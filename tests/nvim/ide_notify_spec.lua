@@ -296,4 +296,50 @@ return {
       B:close()
     end,
   },
+  {
+    "ide.track_selection = false sends no selection_changed, not even on connecting",
+    function()
+      cc().stop()
+      cc().setup({ ide = { track_selection = false } })
+      vim.cmd.edit(file)
+      local C = ws.connect()
+      C:handshake(true)
+      for _, pos in ipairs({ { 1, 1 }, { 3, 2 }, { 2, 0 } }) do
+        vim.api.nvim_win_set_cursor(0, pos)
+        moved()
+      end
+      vim.cmd("normal! v")
+      vim.cmd("normal! \27")
+      vim.wait(400)
+      sync(C, "t1")
+      eq(0, #C:notifications("selection_changed"))
+      C:close()
+    end,
+  },
+  {
+    "ide.selection_debounce_ms sets how long the cursor must rest before selection_changed",
+    function()
+      cc().stop()
+      cc().setup({ ide = { selection_debounce_ms = 1500 } })
+      vim.cmd.edit(file)
+      local D = ws.connect()
+      D:handshake(true)
+      vim.api.nvim_win_set_cursor(0, { 1, 0 })
+      vim.wait(300)
+      sync(D, "d0")
+      local before = #D:notifications("selection_changed") -- what connecting sent
+      vim.api.nvim_win_set_cursor(0, { 4, 1 })
+      moved()
+      vim.wait(300)
+      sync(D, "d1")
+      eq(before, #D:notifications("selection_changed"), "sent before the cursor rested 1500 ms")
+      local n = D:wait_for(function(m)
+        return m.method == "selection_changed" and m.params.selection.start.line == 3
+      end, "selection_changed after the debounce", 10000)
+      eq(1, n.params.selection.start.character)
+      D:close()
+      cc().stop()
+      cc().setup({})
+    end,
+  },
 }

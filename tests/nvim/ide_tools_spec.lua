@@ -95,9 +95,10 @@ return {
     end,
   },
   {
-    "getCurrentSelection without any file window: No active editor found",
+    "without any file window: getCurrentSelection says No active editor found, getLatestSelection No selection available",
     function()
       eq({ success = false, message = "No active editor found" }, json_of("getCurrentSelection"))
+      eq({ success = false, message = "No selection available" }, json_of("getLatestSelection"))
     end,
   },
   {
@@ -380,6 +381,14 @@ return {
       box = open_diff(f, "change\n", "rej2")
       vim.cmd("ClaudeContext reject")
       eq({ "DIFF_REJECTED", "rej2" }, texts(decided(box)))
+
+      -- An edited proposal: plain :q still rejects (no E37), the file is untouched.
+      box = open_diff(f, "change\n", "rej2e")
+      vim.api.nvim_buf_set_lines(box.view.prop_buf, 0, -1, false, { "edited" })
+      eq(true, vim.bo[box.view.prop_buf].modified)
+      vim.cmd("quit")
+      eq({ "DIFF_REJECTED", "rej2e" }, texts(decided(box)))
+      eq("keep\n", read(f))
 
       -- Closing the left side rejects as well.
       box = open_diff(f, "change\n", "rej3")

@@ -271,6 +271,18 @@ local function show(v)
     end,
     desc = "claude-context: accept the proposal",
   })
+  -- `:q` in an edited proposal rejects it, as the winbar says: without this, 'bufhidden' wipe
+  -- turns it into E37 (No write since last change). `:w` is the way to keep the edits.
+  vim.api.nvim_create_autocmd("QuitPre", {
+    group = group,
+    buffer = v.prop_buf,
+    callback = function()
+      if not v.closed and vim.api.nvim_get_current_buf() == v.prop_buf then
+        vim.bo[v.prop_buf].modified = false
+      end
+    end,
+    desc = "claude-context: :q rejects the proposal, edited or not",
+  })
   for _, b in ipairs({ v.orig_buf, v.prop_buf }) do
     vim.api.nvim_create_autocmd("BufWipeout", {
       group = group,

@@ -16,6 +16,8 @@ local latest
 local last_sent
 local timer
 local debounce_ms = 100
+-- setup{ide = {track_selection}}: off means no selection_changed at all.
+local tracking = true
 local VISUAL = { v = true, V = true, ["\22"] = true }
 
 ---Sends `sel` to every client (unless it is what was sent last) and records it as the latest.
@@ -83,7 +85,8 @@ end
 ---@param opts table claude_context.ide options
 function M.start(group, opts)
   debounce_ms = opts.selection_debounce_ms or 100
-  if opts.track_selection == false then
+  tracking = opts.track_selection ~= false
+  if not tracking then
     return
   end
   vim.api.nvim_create_autocmd({ "CursorMoved", "CursorMovedI", "BufEnter", "WinEnter" }, {
@@ -120,6 +123,9 @@ end
 
 ---Sends the latest selection again (a client just connected).
 function M.resend()
+  if not tracking then
+    return
+  end
   last_sent = nil
   local sel = M.latest()
   if sel then
