@@ -38,7 +38,7 @@ export CLAUDE_CONTEXT_TEST_TOOLS_LIB := $(TEST_TOOLS_LIB)
 export CLAUDE_CONTEXT_TEST_NVIM := $(NVIM)
 export CLAUDE_CONTEXT_TEST_CLAUDE := $(CLAUDE)
 
-.PHONY: build run test deps fmt-check clippy test-rust test-tools-lib test-nvim test-e2e bench fuzz clean
+.PHONY: test-fuzz-smoke build run test deps fmt-check clippy test-rust test-tools-lib test-nvim test-e2e bench fuzz clean
 
 ## build: release library + the claude-context-mcp relay, installed into lib/ by rename
 ## (never overwrite a library a running Neovim has mapped).
@@ -95,7 +95,18 @@ test-nvim: build deps test-tools-lib
 test-e2e: build deps
 	$(PY) -m pytest -q tests/e2e
 
-test: fmt-check clippy test-rust test-nvim test-e2e
+## test-fuzz-smoke: the fuzz targets still build against the core, and every kept seed
+## (fuzz/seeds/<target>/, the regressions among them) replays without a finding. Plain stable
+## build, no instrumentation: a replay, not fuzzing (that is `make fuzz`).
+test-fuzz-smoke:
+	cd fuzz && $(CARGO) build --bins --locked
+	@for d in fuzz/seeds/*/; do t=$$(basename $$d); \
+	  set -- $$d*; [ -e "$$1" ] || continue; \
+	  fuzz/target/debug/$$t "$$@" >fuzz/target/smoke-$$t.log 2>&1 \
+	    || { cat fuzz/target/smoke-$$t.log; echo "fuzz seed replay failed: $$t"; exit 1; }; \
+	  echo "fuzz seeds of $$t: $$# replayed, no findings"; done
+
+test: fmt-check clippy test-rust test-fuzz-smoke test-nvim test-e2e
 
 bench: build deps
 	$(CARGO) build --release --workspace --examples --locked

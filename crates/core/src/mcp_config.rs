@@ -41,11 +41,36 @@ pub fn write(dir: &Path, name: &str, port: u16, token: &str) -> std::io::Result<
         ));
     }
     fsutil::ensure_private_dir(dir)?;
+    clean_stale(dir);
     let path = dir.join(file_name(port));
     let bytes =
         serde_json::to_vec_pretty(&render(name, port, token)).map_err(std::io::Error::other)?;
     fsutil::write_atomic(&path, &bytes, Some(0o600))?;
     Ok(path)
+}
+
+/// Removes the `mcp-<pid>-<port>.json` files in `dir` of editors that are gone (they hold a
+/// dead bridge's token; an editor that crashed never removed its own). Returns how many.
+pub fn clean_stale(dir: &Path) -> usize {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return 0;
+    };
+    let mut removed = 0;
+    for e in entries.flatten() {
+        let name = e.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix("mcp-")?.strip_suffix(".json"))
+            .and_then(|rest| rest.split_once('-'))
+            .and_then(|(pid, port)| port.parse::<u16>().ok().and(pid.parse::<u32>().ok()))
+        else {
+            continue;
+        };
+        if !crate::lockfile::pid_alive(pid) && std::fs::remove_file(e.path()).is_ok() {
+            removed += 1;
+        }
+    }
+    removed
 }
 
 #[cfg(test)]
@@ -91,5 +116,25 @@ mod tests {
             "no temp files left"
         );
         assert!(write(&dir, "", 1, "t").is_err());
+    }
+
+    #[test]
+    fn files_of_dead_editors_are_removed_when_writing() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("claude-context");
+        std::fs::create_dir_all(&dir).unwrap();
+        // A pid that cannot exist (above pid_max), one alive (ours), and files not ours.
+        let dead = dir.join("mcp-4194305-1234.json");
+        let alive = dir.join(format!("mcp-{}-999.json", std::process::id()));
+        let other = dir.join("notes.json");
+        let odd = dir.join("mcp-abc-1.json");
+        for p in [&dead, &alive, &other, &odd] {
+            std::fs::write(p, "{}").unwrap();
+        }
+        let mine = write(&dir, SERVER_NAME, 4243, "t").unwrap();
+        assert!(!dead.exists(), "a dead editor's token file is removed");
+        for p in [&alive, &other, &odd, &mine] {
+            assert!(p.exists(), "{} is kept", p.display());
+        }
     }
 }
