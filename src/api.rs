@@ -22,6 +22,26 @@ thread_local! {
     static MCP_CONFIGS: RefCell<Vec<std::path::PathBuf>> = const { RefCell::new(Vec::new()) };
 }
 
+/// Answers every `call_tool` still waiting (its job died with the runtime) with an error, so
+/// that nothing in Lua waits forever: a Claude run's spinner stops and its end event fires.
+fn fail_pending_calls() {
+    let pending: Vec<Function> =
+        CALLBACKS.with(|c| c.borrow_mut().drain().map(|(_, f)| f).collect());
+    if pending.is_empty() {
+        return;
+    }
+    let text = serde_json::json!({"error": {
+        "code": -32603,
+        "message": "the bridge stopped before the tool answered",
+    }})
+    .to_string();
+    for cb in pending {
+        if let Err(e) = cb.call::<()>(text.clone()) {
+            crate::logging::log_panic("call_tool callback", &e.to_string());
+        }
+    }
+}
+
 fn remove_mcp_configs() {
     for p in MCP_CONFIGS.with(|m| std::mem::take(&mut *m.borrow_mut())) {
         let _ = std::fs::remove_file(p);
@@ -95,7 +115,9 @@ pub fn create(lua: &Lua) -> mlua::Result<Table> {
             guard("stop", || {
                 let srv = SERVER.with(|s| s.borrow_mut().take());
                 remove_mcp_configs();
-                Ok(srv.map(Server::stop).is_some())
+                let stopped = srv.map(Server::stop).is_some();
+                fail_pending_calls();
+                Ok(stopped)
             })
         })?,
     )?;

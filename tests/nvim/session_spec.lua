@@ -193,6 +193,33 @@ return {
     end,
   },
   {
+    "stopping the bridge during a run ends it: the spinner stops and the end event fires",
+    function()
+      require("claude_context").stop({ silent = true })
+      require("claude_context").setup({ claude = { cmd = fake("30"), progress = "echo" } })
+      events = {}
+      local notes = {}
+      local orig = vim.notify
+      vim.notify = function(msg, level)
+        table.insert(notes, { msg, level })
+      end
+      vim.cmd("ClaudeContext ask stopped midway")
+      wait_for(function()
+        return session().statusline() ~= ""
+      end, 10000, "the run to show")
+      require("claude_context").stop({ silent = true })
+      wait_for(function()
+        return #events == 2
+      end, 10000, "the run to end")
+      vim.notify = orig
+      eq("failed", events[2].status)
+      contains(events[2].error, "the bridge stopped")
+      eq("", session().statusline())
+      eq({}, session().runs)
+      require("claude_context").setup({ claude = { cmd = fake() } })
+    end,
+  },
+  {
     "an empty prompt is refused without a run",
     function()
       events = {}

@@ -306,6 +306,7 @@ async fn misbehaving_clis_give_the_spec_error_object() {
         "{e}"
     );
     assert!(e.contains("hello, this is not json"), "{e}");
+    assert!(e.contains("exited with status 0"), "{e}");
 
     let r = run_with(
         "#!/bin/sh\ncat >/dev/null\necho 'line one' >&2\necho 'fatal: boom' >&2\nexit 1\n",
@@ -332,7 +333,9 @@ async fn misbehaving_clis_give_the_spec_error_object() {
 
     // Exit 0 but no result field.
     let r = run_with("#!/bin/sh\ncat >/dev/null\necho '{\"session_id\":\"s1\"}'\n").await;
-    assert!(r.error.unwrap().contains("without a \"result\" field"));
+    let e = r.error.unwrap();
+    assert!(e.contains("without a \"result\" field"), "{e}");
+    assert!(e.contains("exited with status 0"), "{e}");
 
     // A CLI that does not read its stdin at all still gets a clean answer.
     let r = run_with("#!/bin/sh\necho '{\"result\":\"fine\",\"session_id\":\"s1\"}'\n").await;

@@ -712,9 +712,9 @@ impl Manager {
         let r = match reply {
             Some(rep) if out.status.success() && !rep.is_error => match rep.result {
                 Some(text) => Ok(text),
-                None => Err(with_stderr(
-                    "Claude CLI answered without a \"result\" field".into(),
-                )),
+                None => Err(with_stderr(format!(
+                    "Claude CLI answered without a \"result\" field ({status})"
+                ))),
             },
             Some(rep) if rep.is_error => Err(with_stderr(format!(
                 "Claude CLI reported an error ({}{}): {}",
@@ -741,7 +741,7 @@ impl Manager {
                 let shown = runner::tail_text(&out.stdout, 5, 300);
                 Err(with_stderr(format!(
                     "cannot parse the Claude CLI output as JSON (is `--output-format json` among \
-                     setup{{claude.args}}?){}: {}",
+                     setup{{claude.args}}?; {status}){}: {}",
                     if out.stdout_truncated {
                         " (output truncated)"
                     } else {

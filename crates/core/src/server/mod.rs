@@ -390,6 +390,15 @@ impl Server {
         self.shared.shutdown.send_replace(true);
         lock(&self.shared.lock).take();
         if let Some(rt) = self.runtime.take() {
+            // Claude session state written in the background (history, the session id to
+            // --resume): let the writes in flight finish, so a quit right after an answer keeps
+            // it. (Not from inside a runtime, where blocking is not allowed.)
+            if tokio::runtime::Handle::try_current().is_err() {
+                let claude = &self.shared.claude;
+                rt.block_on(async {
+                    let _ = tokio::time::timeout(Duration::from_secs(2), claude.flush()).await;
+                });
+            }
             // Give connections a moment to send their close frames, then let go.
             rt.shutdown_timeout(Duration::from_millis(100));
         }
