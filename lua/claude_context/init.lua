@@ -30,6 +30,16 @@ local function install_autocmds()
     callback = state.schedule_push,
     desc = "claude-context: keep the editor snapshot current",
   })
+  -- vim.lsp.buf.add_workspace_folder() / remove_workspace_folder() only notify the server.
+  vim.api.nvim_create_autocmd("LspNotify", {
+    group = group,
+    callback = function(ev)
+      if ev.data and ev.data.method == "workspace/didChangeWorkspaceFolders" then
+        state.schedule_push()
+      end
+    end,
+    desc = "claude-context: follow LSP workspace folders added or removed",
+  })
   vim.api.nvim_create_autocmd("LspDetach", {
     group = group,
     -- The detaching client is still listed during the event: look again a moment later.

@@ -138,7 +138,7 @@ return {
     end,
   },
   {
-    "LSP workspace folders follow the cwd, deduplicated, and leave with the client",
+    "LSP workspace folders follow the cwd, deduplicated, follow add/remove, and leave with the client",
     function()
       local cwd, lsp_root, extra = h.tmpdir(), h.tmpdir(), h.tmpdir()
       vim.cmd.cd(cwd)
@@ -156,6 +156,16 @@ return {
       wait_for(function()
         return #h.read_json(cc().status().lock_file).workspaceFolders == 3
       end, 2000, "lock file has LSP folders")
+      -- Folders added and removed on a running client (no buffer or window switch).
+      local added = h.tmpdir()
+      vim.lsp.buf.add_workspace_folder(added)
+      wait_for(function()
+        return #folders().folders == 4 and folders().folders[4].path == added
+      end, 3000, "the added LSP folder")
+      vim.lsp.buf.remove_workspace_folder(added)
+      wait_for(function()
+        return #folders().folders == 3
+      end, 3000, "the removed LSP folder gone")
       -- fs-get-project-info: the current buffer's LSP root wins over git/cwd.
       local info = h.call("fs-get-project-info").structuredContent
       eq("lsp", info.project_root_source)
