@@ -273,18 +273,28 @@ return {
     end,
   },
   {
-    "stop removes the lock file, restart gets a new one",
+    "stop removes the lock file; start and :ClaudeContext restart get a new token and lock file",
     function()
       local old = cc().status()
+      local old_token = h.read_json(old.lock_file).authToken
       eq(true, cc().stop({ silent = true }))
       eq({}, lock_files())
       eq(nil, cc().status())
       vim.cmd("ClaudeContext start")
       local new = cc().status()
       ok(new and new.lock_file and vim.uv.fs_stat(new.lock_file), "new lock file")
-      ok(h.read_json(new.lock_file).authToken ~= h.read_json(new.lock_file).authToken .. "x")
-      ok(old.lock_file ~= new.lock_file or true)
-      eq(1, #lock_files())
+      eq({ new.lock_file }, lock_files())
+      local new_token = h.read_json(new.lock_file).authToken
+      ok(new_token ~= old_token, "a fresh token on start")
+      vim.cmd("ClaudeContext restart")
+      local again = cc().status()
+      ok(again and again.running, "running after restart")
+      eq({ again.lock_file }, lock_files())
+      ok(h.read_json(again.lock_file).authToken ~= new_token, "a fresh token on restart")
+      -- The old port no longer answers when the new one differs (the random start may repeat it).
+      if again.port ~= new.port then
+        ok(not vim.uv.fs_stat(new.lock_file), "the previous lock file is gone")
+      end
     end,
   },
   {
