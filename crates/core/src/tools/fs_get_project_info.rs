@@ -101,7 +101,7 @@ pub fn info(pr: &ProjectRoot, nvim_version: &str, stats: bool, budget: Duration)
         } else {
             nvim_version.into()
         },
-        os: std::env::consts::OS.into(),
+        os: os_name(std::env::consts::OS),
         plugin_version: crate::VERSION.into(),
         stats: match (&pr.root, stats) {
             (Some(r), true) => Some(walk(r, budget)),
@@ -138,6 +138,24 @@ pub fn walk(root: &Path, budget: Duration) -> Stats {
     }
     s.elapsed_ms = start.elapsed().as_millis() as u64;
     s
+}
+
+/// The operating system as `uname -s` names it (the spec's example: `"os": "Linux"`).
+fn os_name(rust_os: &str) -> String {
+    match rust_os {
+        "linux" => "Linux".into(),
+        "macos" => "Darwin".into(),
+        "windows" => "Windows".into(),
+        "freebsd" => "FreeBSD".into(),
+        "netbsd" => "NetBSD".into(),
+        "openbsd" => "OpenBSD".into(),
+        other => {
+            let mut c = other.chars();
+            c.next()
+                .map(|f| f.to_uppercase().chain(c).collect())
+                .unwrap_or_default()
+        }
+    }
 }
 
 #[cfg(test)]
@@ -182,6 +200,23 @@ mod tests {
         let v = serde_json::to_value(&i).unwrap();
         assert!(v.get("relative_cwd").is_none());
         assert!(v.get("stats").is_none());
+    }
+
+    #[test]
+    fn os_is_named_as_uname_does() {
+        assert_eq!(os_name("linux"), "Linux");
+        assert_eq!(os_name("macos"), "Darwin");
+        assert_eq!(os_name("windows"), "Windows");
+        assert_eq!(os_name("freebsd"), "FreeBSD");
+        let i = info(
+            &pr(Some("/p".into()), Some("/p".into()), "cwd"),
+            "0.11.4",
+            false,
+            Duration::ZERO,
+        );
+        assert_eq!(i.os, os_name(std::env::consts::OS));
+        #[cfg(target_os = "linux")]
+        assert_eq!(serde_json::to_value(&i).unwrap()["os"], "Linux");
     }
 
     #[test]
