@@ -177,7 +177,7 @@ return {
     end,
   },
   {
-    "max_inflight_per_client reaches the native server, which refuses 0 by name",
+    "max_inflight_per_client reaches the native server, which refuses 0 by name; auto_start",
     function()
       local config = require("claude_context.config")
       eq(3, vim.json.decode(config.to_native(config.resolve({ max_inflight_per_client = 3 }))).max_inflight_per_client)
@@ -196,6 +196,12 @@ return {
       eq(nil, cc().status())
       cc().setup({ max_inflight_per_client = 2 })
       ok(cc().status(), "the bridge runs with max_inflight_per_client = 2")
+      -- auto_start = false: setup() configures without starting; the default starts.
+      cc().stop()
+      cc().setup({ auto_start = false })
+      eq(nil, cc().status())
+      cc().setup({})
+      ok(cc().status(), "setup() with the default auto_start starts the bridge")
     end,
   },
 }
