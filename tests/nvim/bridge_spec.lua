@@ -362,7 +362,28 @@ return {
       contains(text, "matches the Lua side")
       contains(text, "0600 in a 0700 directory")
       contains(text, "listening on ws://127.0.0.1:")
+      contains(text, "Neovim " .. tostring(vim.version()))
       ok(not text:find("ERROR", 1, true), "no errors in:\n" .. text)
+      vim.cmd("bwipeout!")
+
+      -- The claude CLI: found and its version shown; missing, a warning that says how to fix.
+      local bin = h.tmpdir()
+      local fake = bin .. "/claude"
+      vim.fn.writefile({ "#!/bin/sh", 'echo "9.8.7 (Claude Code)"' }, fake)
+      vim.fn.setfperm(fake, "rwxr-xr-x")
+      local path = vim.env.PATH
+      vim.env.PATH = bin .. ":" .. path
+      vim.cmd("checkhealth claude_context")
+      text = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), "\n")
+      vim.cmd("bwipeout!")
+      contains(text, fake .. ": 9.8.7 (Claude Code)")
+      vim.env.PATH = h.tmpdir() -- nothing named claude on it
+      vim.cmd("checkhealth claude_context")
+      text = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), "\n")
+      vim.cmd("bwipeout!")
+      vim.env.PATH = path
+      contains(text, "`claude` not found on PATH")
+      contains(text, "npm install -g @anthropic-ai/claude-code")
     end,
   },
 }
