@@ -1,6 +1,7 @@
 //! Panic containment (needs `--features test-tools`, which adds the `test_panic` tool and the
 //! `test/panic` method): a panic in a tool — on a runtime worker or on the blocking pool — or in
-//! dispatch becomes an error answer and a log entry, and the server keeps serving.
+//! dispatch becomes an error answer and a log entry, a panic in a connection's own task ends
+//! that connection only, and the server keeps serving.
 #![cfg(feature = "test-tools")]
 
 mod common;
@@ -109,6 +110,29 @@ fn panics_become_error_answers_and_log_entries_and_the_server_keeps_serving() {
         assert_eq!(r["isError"], true, "{r}");
     }
 
+    // In a connection's own task, outside any request: that connection ends (close frame,
+    // then EOF), its client leaves the status list, and everyone else carries on.
+    let shared = srv.server.shared().clone();
+    let before = shared.client_count();
+    let mut doomed = srv.client();
+    doomed.assert_alive();
+    assert_eq!(shared.client_count(), before + 1);
+    doomed
+        .send_text(r#"{"jsonrpc":"2.0","method":"test/panic-connection"}"#)
+        .unwrap();
+    doomed.expect_close();
+    doomed.expect_eof();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while shared.client_count() != before {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the client stayed registered"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    other.assert_alive();
+    srv.client().assert_alive();
+
     let logged = std::fs::read_to_string(&log).unwrap();
     let count = |needle: &str| logged.lines().filter(|l| l.contains(needle)).count();
     assert!(count("tool panicked") >= 42, "{logged}");
@@ -117,6 +141,11 @@ fn panics_become_error_answers_and_log_entries_and_the_server_keeps_serving() {
         "{logged}"
     );
     assert!(count("message handler panicked") >= 2, "{logged}");
+    assert!(
+        count("connection task panicked") == 1
+            && logged.contains("test/panic-connection: deliberate panic"),
+        "{logged}"
+    );
     assert!(
         logged
             .lines()

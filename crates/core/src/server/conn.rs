@@ -32,7 +32,15 @@ pub(super) async fn accept_loop(shared: Arc<Shared>, listener: TcpListener) {
             r = listener.accept() => match r {
                 Ok((stream, addr)) => {
                     let _ = stream.set_nodelay(true);
-                    tokio::spawn(serve(shared.clone(), stream, addr));
+                    // A panic in a connection's task ends that connection only (its
+                    // registration is undone by a guard); it is logged, never propagated.
+                    let conn = AssertUnwindSafe(serve(shared.clone(), stream, addr));
+                    tokio::spawn(async move {
+                        if let Err(p) = conn.catch_unwind().await {
+                            let msg = mcp::payload_text(p.as_ref());
+                            tracing::error!(%addr, panic = %msg, "connection task panicked; the connection was closed");
+                        }
+                    });
                 }
                 Err(e) => {
                     // EMFILE and friends: back off briefly instead of spinning.
@@ -238,6 +246,15 @@ async fn serve(shared: Arc<Shared>, stream: TcpStream, addr: SocketAddr) {
     };
     let id = shared.register(addr, surface, tx.clone(), flow.clone());
     tracing::info!(%addr, id, ?surface, "client connected");
+    // The client leaves the status list and its waiting requests are cancelled however this
+    // function ends, a panic included.
+    let requests = Arc::new(mcp::Inflight::new(surface));
+    let _registration = Registration {
+        shared: shared.clone(),
+        id,
+        addr,
+        requests: requests.clone(),
+    };
 
     let mut writer = tokio::spawn(async move {
         while let Some(first) = rx.recv().await {
@@ -266,8 +283,8 @@ async fn serve(shared: Arc<Shared>, stream: TcpStream, addr: SocketAddr) {
         let _ = sink.close().await;
     });
 
-    // The connection's tools/call requests, cancelled by notifications/cancelled or on close.
-    let requests = Arc::new(mcp::Inflight::new(surface));
+    // (`requests`: the connection's tools/call requests, cancelled by notifications/cancelled
+    // or on close.)
     let mut shutdown = shared.shutdown.subscribe();
     // Requests run concurrently, but each starts (is first polled) only after the one before it
     // has: tokio's LIFO slot would otherwise start pipelined requests in reverse, and tools that
@@ -314,6 +331,10 @@ async fn serve(shared: Arc<Shared>, stream: TcpStream, addr: SocketAddr) {
                 break;
             }
         };
+        #[cfg(feature = "test-tools")]
+        if text.as_str().contains("\"test/panic-connection\"") {
+            panic!("test/panic-connection: deliberate panic in a connection task");
+        }
         // Backpressure: with max_inflight_per_client answers unsent, stop reading.
         let permit = tokio::select! {
             p = flow.inflight.clone().acquire_owned() => match p {
@@ -363,13 +384,7 @@ async fn serve(shared: Arc<Shared>, stream: TcpStream, addr: SocketAddr) {
             }
         });
     }
-    shared.unregister(id);
-    // Nobody is left to answer: what the client was waiting for (a diff the person has not
-    // decided on) is cancelled, and the editor closes it.
-    let cancelled = requests.cancel_all();
-    if cancelled > 0 {
-        tracing::info!(%addr, id, cancelled, "cancelled the requests of a departed client");
-    }
+    drop(_registration);
     drop(tx);
     // Let in-flight answers drain to a client that is still reading, but not forever: a client
     // that stopped reading would otherwise keep the writer (and its socket) alive.
@@ -435,5 +450,26 @@ fn close_code_for(e: &WsError) -> Option<CloseCode> {
         WsError::Utf8(_) => Some(CloseCode::Invalid),
         WsError::Protocol(_) => Some(CloseCode::Protocol),
         _ => None,
+    }
+}
+
+/// A connected client's registration: undone on drop, so that a connection task that ends in
+/// any way (a panic included) leaves the status list, and what its client was waiting for (a
+/// diff the person has not decided on) is cancelled, which makes the editor close it.
+struct Registration {
+    shared: Arc<Shared>,
+    id: u64,
+    addr: SocketAddr,
+    requests: Arc<mcp::Inflight>,
+}
+
+impl Drop for Registration {
+    fn drop(&mut self) {
+        self.shared.unregister(self.id);
+        let cancelled = self.requests.cancel_all();
+        if cancelled > 0 {
+            let (addr, id) = (self.addr, self.id);
+            tracing::info!(%addr, id, cancelled, "cancelled the requests of a departed client");
+        }
     }
 }
