@@ -82,6 +82,12 @@ return {
     function()
       require("claude_context").setup({ claude = { cmd = fake("0.3"), progress = "echo" } })
       events = {}
+      -- The spinner in the command line (progress = "echo"): frames change while the run lasts.
+      local echoed, orig_echo = {}, vim.api.nvim_echo
+      vim.api.nvim_echo = function(chunks, history, o)
+        table.insert(echoed, chunks[1] and chunks[1][1] or "")
+        return orig_echo(chunks, history, o)
+      end
       vim.cmd("ClaudeContext ask what is   this?")
       -- The command returned at once; the run is in progress.
       eq(1, #events, "ask returned before the run ended")
@@ -91,6 +97,12 @@ return {
       wait_for(function()
         return #events == 2
       end, 20000, "the run to end")
+      vim.api.nvim_echo = orig_echo
+      local spins = vim.tbl_filter(function(t)
+        return t:find("Claude %d+s  %(:ClaudeContext cancel%)") ~= nil
+      end, echoed)
+      ok(#spins >= 2, "the spinner was echoed: " .. vim.inspect(echoed))
+      ok(spins[1]:sub(1, 3) ~= spins[2]:sub(1, 3), "the frames change: " .. vim.inspect(spins))
       eq("done", events[2].status)
       eq(0, events[2].active)
       eq("", session().statusline())
