@@ -1,7 +1,11 @@
-//! The JSON-RPC / MCP layer as a connection feeds it: any text message gets a well-formed answer
-//! (or none, for notifications and responses), never a panic — not even a contained one.
+//! The JSON-RPC / MCP layer as a connection feeds it, through both doors (the IDE connection and
+//! `/mcp`): any text message gets a well-formed answer (or none, for notifications and
+//! responses), never a panic — not even a contained one; and `/mcp` never lists the IDE's diff
+//! plumbing.
 #![no_main]
 
+use claude_context_core::mcp::{handle_text_in, Inflight, Surface};
+use claude_context_core::tools::IDE_ONLY;
 use claude_context_fuzz::{assert_no_contained_panic, bridge};
 use libfuzzer_sys::fuzz_target;
 use serde_json::Value;
@@ -10,11 +14,17 @@ fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else {
         return; // the WebSocket layer refuses non-UTF-8 text with 1007
     };
+    for surface in [Surface::Ide, Surface::Mcp] {
+        one(text, surface);
+    }
+});
+
+fn one(text: &str, surface: Surface) {
     let b = bridge();
     b.tidy();
-    let (reply, _events) = b
-        .runtime
-        .block_on(claude_context_core::mcp::handle_text(b.shared(), text));
+    let (reply, _events) =
+        b.runtime
+            .block_on(handle_text_in(b.shared(), text, &Inflight::new(surface)));
     let Some(reply) = reply else {
         return;
     };
@@ -31,12 +41,24 @@ fuzz_target!(|data: &[u8]| {
             );
         }
     };
+    let plumbing_hidden = |r: &Value| {
+        if surface == Surface::Mcp {
+            for t in r["result"]["tools"].as_array().into_iter().flatten() {
+                let name = t["name"].as_str().unwrap_or("");
+                assert!(!IDE_ONLY.contains(&name), "{name} listed at /mcp");
+            }
+        }
+    };
     match &v {
         Value::Array(items) => {
             assert!(!items.is_empty());
             items.iter().for_each(check);
+            items.iter().for_each(plumbing_hidden);
         }
-        other => check(other),
+        other => {
+            check(other);
+            plumbing_hidden(other);
+        }
     }
     // A single request with a usable id gets that id back.
     if let Ok(Value::Object(req)) = serde_json::from_str::<Value>(text) {
@@ -46,4 +68,4 @@ fuzz_target!(|data: &[u8]| {
             }
         }
     }
-});
+}
