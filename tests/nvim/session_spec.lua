@@ -60,6 +60,29 @@ local function session()
   return require("claude_context.session")
 end
 
+---Restarts the bridge with a CLI that takes 30 s and starts `:ClaudeContext ask {prompt}`,
+---capturing vim.notify; returns the notes and a function that restores vim.notify and gives
+---the notes' text.
+local function slow_run(progress, prompt)
+  require("claude_context").stop({ silent = true })
+  require("claude_context").setup({ claude = { cmd = fake("30"), progress = progress } })
+  events = {}
+  local notes, orig = {}, vim.notify
+  vim.notify = function(msg, level)
+    table.insert(notes, { msg, level })
+  end
+  vim.cmd("ClaudeContext ask " .. prompt)
+  return function()
+    vim.notify = orig
+    return table.concat(
+      vim.tbl_map(function(n)
+        return n[1]
+      end, notes),
+      "\n"
+    )
+  end
+end
+
 return {
   {
     "setup rejects bad claude options with a clear message",
@@ -179,15 +202,7 @@ return {
   {
     "cancel stops a slow run and reports it",
     function()
-      require("claude_context").stop({ silent = true })
-      require("claude_context").setup({ claude = { cmd = fake("30"), progress = "none" } })
-      events = {}
-      local notes = {}
-      local orig = vim.notify
-      vim.notify = function(msg, level)
-        table.insert(notes, { msg, level })
-      end
-      vim.cmd("ClaudeContext ask slow one")
+      local finish = slow_run("none", "slow one")
       wait_for(function()
         return read(dir .. "/count"):match("%d") and tonumber(vim.trim(read(dir .. "/count"))) >= 3
       end, 10000, "the slow CLI to start")
@@ -195,27 +210,16 @@ return {
       wait_for(function()
         return #events == 2
       end, 10000, "the cancelled run to end")
-      vim.notify = orig
+      local all = finish()
       eq("cancelled", events[2].status)
       contains(events[2].error, "cancelled")
-      local all = table.concat(vim.tbl_map(function(n)
-        return n[1]
-      end, notes), "\n")
       contains(all, "Cancelled 1 Claude run")
     end,
   },
   {
     "stopping the bridge during a run ends it: the spinner stops and the end event fires",
     function()
-      require("claude_context").stop({ silent = true })
-      require("claude_context").setup({ claude = { cmd = fake("30"), progress = "echo" } })
-      events = {}
-      local notes = {}
-      local orig = vim.notify
-      vim.notify = function(msg, level)
-        table.insert(notes, { msg, level })
-      end
-      vim.cmd("ClaudeContext ask stopped midway")
+      local finish = slow_run("echo", "stopped midway")
       wait_for(function()
         return session().statusline() ~= ""
       end, 10000, "the run to show")
@@ -223,9 +227,10 @@ return {
       wait_for(function()
         return #events == 2
       end, 10000, "the run to end")
-      vim.notify = orig
+      local all = finish()
       eq("failed", events[2].status)
       contains(events[2].error, "the bridge stopped")
+      contains(all, "Claude: the bridge stopped before the tool answered")
       eq("", session().statusline())
       eq({}, session().runs)
       require("claude_context").setup({ claude = { cmd = fake() } })
