@@ -7,15 +7,7 @@ local cc = function()
   return require("claude_context")
 end
 
-local function read(path)
-  local f = io.open(path, "rb")
-  if not f then
-    return nil
-  end
-  local s = f:read("*a")
-  f:close()
-  return s
-end
+local read = h.read
 
 local function log_file()
   return require("claude_context.config").log_file()

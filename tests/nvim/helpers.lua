@@ -48,6 +48,25 @@ function M.call(name, args)
   return r
 end
 
+---A file's bytes, or nil when it cannot be read.
+---@return string?
+function M.read(path)
+  local f = io.open(path, "rb")
+  if not f then
+    return nil
+  end
+  local s = f:read("*a")
+  f:close()
+  return s
+end
+
+---Writes `text` to `path` exactly (binary), replacing it.
+function M.write(path, text)
+  local f = assert(io.open(path, "wb"))
+  f:write(text)
+  f:close()
+end
+
 function M.read_json(path)
   local f = assert(io.open(path, "r"))
   local s = f:read("*a")

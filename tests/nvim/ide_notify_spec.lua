@@ -25,18 +25,7 @@ local function said(text)
   end)
 end
 
-local function write(path, text)
-  local f = assert(io.open(path, "wb"))
-  f:write(text)
-  f:close()
-end
-
-local function read(path)
-  local f = assert(io.open(path, "rb"))
-  local s = f:read("*a")
-  f:close()
-  return s
-end
+local read, write = h.read, h.write
 
 ---Lets the editor and the client exchange everything pending: a ping's answer arrives after
 ---whatever the bridge sent this client before it.

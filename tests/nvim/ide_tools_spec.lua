@@ -31,21 +31,7 @@ local function json_of(name, args)
   return vim.json.decode(r.content[1].text, { luanil = { object = true, array = true } })
 end
 
-local function write(path, text)
-  local f = assert(io.open(path, "wb"))
-  f:write(text)
-  f:close()
-end
-
-local function read(path)
-  local f = io.open(path, "rb")
-  if not f then
-    return nil
-  end
-  local s = f:read("*a")
-  f:close()
-  return s
-end
+local read, write = h.read, h.write
 
 ---Starts openDiff without waiting for the decision; returns a box that gets `.result`.
 local function open_diff(path, contents, name)

@@ -14,13 +14,7 @@ local lib = vim.env.CLAUDE_CONTEXT_TEST_TOOLS_LIB
 vim.env.CLAUDE_CONTEXT_NATIVE = lib
 
 local function read(path)
-  local f = io.open(path, "rb")
-  if not f then
-    return ""
-  end
-  local s = f:read("*a")
-  f:close()
-  return s
+  return h.read(path) or ""
 end
 
 local function call(args)

@@ -33,13 +33,7 @@ printf '{"result":"answer %%s\\n\\n- item","session_id":"%%s","is_error":false,"
 end
 
 local function read(p)
-  local f = io.open(p, "r")
-  if not f then
-    return ""
-  end
-  local s = f:read("*a")
-  f:close()
-  return s
+  return h.read(p) or ""
 end
 
 local events = {}
