@@ -111,6 +111,7 @@ test: fmt-check clippy test-rust test-fuzz-smoke test-nvim test-e2e
 bench: build deps
 	$(CARGO) build --release --workspace --examples --locked
 	$(PY) bench/run.py
+	$(PY) bench/rss_steps.py
 	target/release/examples/bench_context
 	target/release/examples/bench_session
 

@@ -61,8 +61,8 @@ pub struct Catalog {
     tools: Vec<ToolDef>,
     by_name: HashMap<&'static str, usize>,
     /// Built at the first `tools/list` of each surface (on a bridge thread): generating ~30
-    /// tools' schemas and describing them the MCP way takes ~2 ms, which `setup()` would
-    /// otherwise spend on Neovim's start-up path.
+    /// tools' schemas and describing them the MCP way would otherwise be done by `setup()`,
+    /// on Neovim's start-up path (start-up figures: BENCHMARKS.md).
     list: [OnceLock<Value>; 2],
 }
 

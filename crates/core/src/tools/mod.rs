@@ -182,8 +182,8 @@ pub fn parse_args<T: DeserializeOwned>(tool: &str, args: Value) -> Result<T, Too
 }
 
 /// A tool's JSON Schema, generated when asked for ([`Schema::value`]: the `tools/list` answer,
-/// built at the first `tools/list`). Generating the ~60 schemas of the registry takes ~1 ms:
-/// done eagerly, that was most of `setup()`'s time on Neovim's main thread.
+/// built at the first `tools/list`). Generated eagerly, the registry's ~60 schemas were
+/// built by `setup()` on Neovim's main thread (start-up figures: BENCHMARKS.md).
 #[derive(Clone, Copy)]
 pub struct Schema(fn() -> Value);
 
