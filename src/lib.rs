@@ -20,8 +20,8 @@ pub const LOADED_KEY: &str = "claude_context._native";
 /// `Lua::init_from_ptr`, and mlua runs a *full garbage collection of Neovim's whole Lua heap*
 /// when such a handle is dropped: on the main thread, at every main-thread hop, a walk of the
 /// whole heap that grows with the user's configuration (`tests/nvim/gc_spec.lua` proves none
-/// runs; BENCHMARKS.md has a flood with an 89 MB heap). One handle is made per thread and never dropped;
-/// callers get clones, which mlua drops without collecting.
+/// runs; BENCHMARKS.md has a flood with an 89 MB heap). One handle is made per thread and
+/// never dropped; callers get clones, which mlua drops without collecting.
 pub(crate) fn lua() -> mlua::Lua {
     thread_local! {
         static LUA: std::mem::ManuallyDrop<mlua::Lua> =

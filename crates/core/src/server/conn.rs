@@ -38,7 +38,11 @@ pub(super) async fn accept_loop(shared: Arc<Shared>, listener: TcpListener) {
                     tokio::spawn(async move {
                         if let Err(p) = conn.catch_unwind().await {
                             let msg = mcp::payload_text(p.as_ref());
-                            tracing::error!(%addr, panic = %msg, "connection task panicked; the connection was closed");
+                            tracing::error!(
+                                %addr,
+                                panic = %msg,
+                                "connection task panicked; the connection was closed"
+                            );
                         }
                     });
                 }
