@@ -63,6 +63,10 @@ return {
           return c.ide_connected_pid ~= nil
         end)
       end, 5000, "both clients")
+      -- :ClaudeContext status names each client's door (these came in by the lock file's URL).
+      local lines = table.concat(require("claude_context.commands").status_lines(), "\n")
+      local _, doors = lines:gsub("%[ide%]", "")
+      eq(2, doors, lines)
     end,
   },
   {
