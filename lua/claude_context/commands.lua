@@ -78,16 +78,20 @@ function M.status_lines()
     ("  workspace: %s"):format(table.concat(st.workspace_folders or {}, ", ")),
     ("  clients:   %d"):format(#(st.clients or {})),
   }
+  -- JSON null (a client that has not said its name or pid) decodes to vim.NIL, a truthy value.
+  local function v(x)
+    return x ~= vim.NIL and x or nil
+  end
   for _, c in ipairs(st.clients or {}) do
     table.insert(
       lines,
       ("    #%d [%s] %s %s (%s)%s%s, %ds"):format(
         c.id,
-        c.surface or "?",
-        c.name or "?",
-        c.version or "",
-        c.protocol_version or "not initialized",
-        c.ide_connected_pid and (" ide pid " .. c.ide_connected_pid) or "",
+        v(c.surface) or "?",
+        v(c.name) or "?",
+        v(c.version) or "",
+        v(c.protocol_version) or "not initialized",
+        v(c.ide_connected_pid) and (" ide pid " .. c.ide_connected_pid) or "",
         c.tools_listed and ", tools listed" or "",
         c.connected_secs or 0
       )

@@ -63,10 +63,13 @@ return {
           return c.ide_connected_pid ~= nil
         end)
       end, 5000, "both clients")
-      -- :ClaudeContext status names each client's door (these came in by the lock file's URL).
+      -- :ClaudeContext status names each client's door (these came in by the lock file's URL),
+      -- and shows a client without an IDE pid (B) without failing on its JSON null.
       local lines = table.concat(require("claude_context.commands").status_lines(), "\n")
       local _, doors = lines:gsub("%[ide%]", "")
       eq(2, doors, lines)
+      local _, pids = lines:gsub("ide pid %d+", "")
+      eq(1, pids, lines)
     end,
   },
   {
