@@ -31,6 +31,17 @@ pub struct Config {
     pub memory_bank_root: Option<PathBuf>,
     /// How the Claude-session tools (`execute_claude`, …) run the Claude Code CLI.
     pub claude: ClaudeConfig,
+    /// `setup{security = {allow_write}}`: what the person lets tools do beyond the defaults.
+    pub security: SecurityConfig,
+}
+
+/// `setup{security = {allow_write = {…}}}`.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct SecurityConfig {
+    /// Glob patterns (relative to the project root, case-insensitive) of protected files that
+    /// tools may write anyway, e.g. `.claude/settings.local.json` (see `capfs::PROTECTED`).
+    pub allow_write: Vec<String>,
 }
 
 /// `setup{claude = {cmd, args, env, max_context_bytes}}`.
@@ -87,6 +98,7 @@ impl Default for Config {
             state_dir: None,
             memory_bank_root: None,
             claude: ClaudeConfig::default(),
+            security: SecurityConfig::default(),
         }
     }
 }
@@ -110,6 +122,8 @@ impl Config {
         if self.max_message_size < 1024 {
             return Err("invalid configuration: max_message_size must be at least 1024".into());
         }
+        crate::capfs::WritePolicy::new(&self.security.allow_write)
+            .map_err(|e| format!("invalid configuration: {e}"))?;
         if self.max_inflight_per_client == 0 {
             return Err("invalid configuration: max_inflight_per_client must be at least 1".into());
         }

@@ -14,6 +14,7 @@
 //! The Neovim crate (`src/` at the repository root) is a thin layer over this one.
 
 pub mod auth;
+pub mod capfs;
 pub mod claude;
 pub mod config;
 pub mod decision;

@@ -1008,15 +1008,12 @@ pub fn read_context_file(
              (no working directory, MCP_PROJECT_ROOT or setup{{project_root}})"
         )
     })?;
-    let path = crate::paths::confine(root, file_path)
-        .map_err(|e| format!("cannot read the context file: {e}"))?;
-    let fail = |e: std::io::Error| format!("cannot read the context file '{file_path}': {e}");
-    let meta = std::fs::metadata(&path).map_err(fail)?;
-    if meta.is_dir() {
-        return Err(format!(
-            "cannot read the context file '{file_path}': it is a directory"
-        ));
-    }
+    let fail = |e: crate::capfs::CapError| format!("cannot read the context file: {e}");
+    let dir = crate::capfs::CapDir::open_root(root).map_err(fail)?;
+    let rel = dir.rel(file_path).map_err(fail)?;
+    // Opened once, without blocking: a FIFO or device is refused at once, so it cannot hold
+    // the run queue; the size is checked on the open file and again while reading.
+    let (file, meta) = dir.open_regular(&rel).map_err(fail)?;
     if meta.len() > limit {
         return Err(format!(
             "the context file '{file_path}' is {} bytes, over the {limit} byte limit \
@@ -1024,16 +1021,18 @@ pub fn read_context_file(
             meta.len()
         ));
     }
-    let bytes = std::fs::read(&path).map_err(fail)?;
-    if bytes.len() as u64 > limit {
-        return Err(format!(
+    let bytes = crate::capfs::read_capped_from(file, limit).map_err(|e| match e {
+        None => format!(
             "the context file '{file_path}' grew past the {limit} byte limit while being read"
-        ));
-    }
+        ),
+        Some(e) => format!("cannot read the context file '{file_path}': {e}"),
+    })?;
     let content = String::from_utf8(bytes)
         .map_err(|_| format!("cannot read the context file '{file_path}': it is not UTF-8 text"))?;
-    let canon_root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
-    let rel = crate::paths::relative_inside(&canon_root, &path)
-        .unwrap_or_else(|| path.display().to_string());
+    let rel = if rel == Path::new(".") {
+        ".".to_string()
+    } else {
+        rel.to_string_lossy().into_owned()
+    };
     Ok((rel, content))
 }

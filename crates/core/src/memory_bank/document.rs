@@ -1,5 +1,6 @@
 //! A memory bank document: its content, its tags and when it last changed.
 
+use crate::capfs::{CapDir, CapError};
 use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::Value;
@@ -108,6 +109,8 @@ pub enum ReadError {
     Io(std::io::Error),
     NotUtf8,
     NotAFile,
+    TooLarge,
+    Cap(CapError),
 }
 
 impl std::fmt::Display for ReadError {
@@ -116,23 +119,32 @@ impl std::fmt::Display for ReadError {
             ReadError::NotFound => f.write_str("no such file"),
             ReadError::Io(e) => write!(f, "{e}"),
             ReadError::NotUtf8 => f.write_str("the file is not valid UTF-8 text"),
-            ReadError::NotAFile => f.write_str("not a regular file"),
+            ReadError::NotAFile => f.write_str(
+                "not a regular file (FIFOs, sockets, devices and directories are not read)",
+            ),
+            ReadError::TooLarge => write!(
+                f,
+                "larger than the {} byte limit for a memory bank document",
+                super::MAX_DOCUMENT_BYTES
+            ),
+            ReadError::Cap(e) => write!(f, "{e}"),
         }
     }
 }
 
-/// Reads a whole document; `rel` is the path reported back.
-pub fn read(abs: &Path, rel: &str) -> Result<Document, ReadError> {
-    let mut f = std::fs::File::open(abs).map_err(|e| match e.kind() {
-        std::io::ErrorKind::NotFound => ReadError::NotFound,
-        _ => ReadError::Io(e),
+/// Reads a whole document (`rel_path` inside `dir`; `rel` is the path reported back): opened
+/// without blocking, regular files only, at most [`super::MAX_DOCUMENT_BYTES`].
+pub fn read(dir: &CapDir, rel_path: &Path, rel: &str) -> Result<Document, ReadError> {
+    let (f, meta) = dir.open_regular(rel_path).map_err(|e| match e {
+        e if e.is_not_found() => ReadError::NotFound,
+        CapError::NotRegular { .. } => ReadError::NotAFile,
+        e => ReadError::Cap(e),
     })?;
-    let meta = f.metadata().map_err(ReadError::Io)?;
-    if !meta.is_file() {
-        return Err(ReadError::NotAFile);
-    }
-    let mut bytes = Vec::with_capacity(meta.len() as usize + 1);
-    f.read_to_end(&mut bytes).map_err(ReadError::Io)?;
+    let bytes =
+        crate::capfs::read_capped_from(f, super::MAX_DOCUMENT_BYTES).map_err(|e| match e {
+            None => ReadError::TooLarge,
+            Some(e) => ReadError::Io(e),
+        })?;
     let content = String::from_utf8(bytes).map_err(|_| ReadError::NotUtf8)?;
     let tags = tags_of(rel, &content);
     Ok(Document {
@@ -144,16 +156,26 @@ pub fn read(abs: &Path, rel: &str) -> Result<Document, ReadError> {
 }
 
 /// Reads just enough of a document to know its tags (the head of a Markdown file, all of a JSON
-/// one), plus its modification time.
-pub fn read_tags(abs: &Path, rel: &str) -> std::io::Result<(Vec<String>, SystemTime)> {
-    let f = std::fs::File::open(abs)?;
-    let meta = f.metadata()?;
-    let mut buf = Vec::new();
-    if is_json(rel) {
-        (&f).read_to_end(&mut buf)?;
+/// one up to the document cap), plus its modification time.
+pub fn read_tags(
+    dir: &CapDir,
+    rel_path: &Path,
+    rel: &str,
+) -> Result<(Vec<String>, SystemTime), CapError> {
+    let (f, meta) = dir.open_regular(rel_path)?;
+    let cap = if is_json(rel) {
+        super::MAX_DOCUMENT_BYTES
     } else {
-        f.take(HEAD_BYTES).read_to_end(&mut buf)?;
-    }
+        HEAD_BYTES
+    };
+    let mut buf = Vec::new();
+    f.take(cap)
+        .read_to_end(&mut buf)
+        .map_err(|err| CapError::Io {
+            what: "read",
+            path: dir.display(rel_path),
+            err,
+        })?;
     let text = String::from_utf8_lossy(&buf);
     Ok((
         tags_of(rel, &text),
@@ -210,7 +232,8 @@ mod tests {
             .unwrap()
             .set_modified(t)
             .unwrap();
-        let doc = read(&p, "a.md").unwrap();
+        let dir = CapDir::open_root(d.path()).unwrap();
+        let doc = read(&dir, Path::new("a.md"), "a.md").unwrap();
         assert_eq!(doc.last_modified, "2025-03-17T00:00:00Z");
         assert_eq!(doc.tags, vec!["t"]);
         assert_eq!(doc.content, "tags: #t\n本文");
@@ -223,13 +246,16 @@ mod tests {
 
         std::fs::write(d.path().join("bad.md"), [0xff, 0xfe, 0x00]).unwrap();
         assert!(matches!(
-            read(&d.path().join("bad.md"), "bad.md"),
+            read(&dir, Path::new("bad.md"), "bad.md"),
             Err(ReadError::NotUtf8)
         ));
         assert!(matches!(
-            read(&d.path().join("none.md"), "none.md"),
+            read(&dir, Path::new("none.md"), "none.md"),
             Err(ReadError::NotFound)
         ));
-        assert!(matches!(read(d.path(), "."), Err(ReadError::NotAFile)));
+        assert!(matches!(
+            read(&dir, Path::new("."), "."),
+            Err(ReadError::NotAFile)
+        ));
     }
 }

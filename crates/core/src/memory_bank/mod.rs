@@ -18,14 +18,13 @@
 pub mod document;
 pub mod text;
 
-use crate::fsutil::write_atomic;
-use crate::paths::{confine, normalize, PathError};
+use crate::capfs::{CapDir, CapError};
+use crate::paths::normalize;
 use document::{Document, ReadError};
 use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::{Map, Value};
 use std::fmt;
-use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
@@ -137,7 +136,14 @@ impl fmt::Display for RootSource {
 pub struct Bank {
     pub root: PathBuf,
     pub source: RootSource,
+    /// The project root, for the default bank (`<project>/docs`): that bank is opened through
+    /// the project's handle, so a `docs` symlink cannot lead it out of the project. A root the
+    /// person configured (`MEMORY_BANK_ROOT`, `setup{memory_bank.root}`) is theirs to choose.
+    pub project: Option<PathBuf>,
 }
+
+/// The largest document, rules file or template the bank reads (as fs-read-file's whole read).
+pub const MAX_DOCUMENT_BYTES: u64 = 16 << 20;
 
 /// One result of [`Bank::search`].
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
@@ -241,6 +247,7 @@ impl Bank {
         };
         Bank {
             root: normalize(&root),
+            project: (source == RootSource::Default).then(|| project_root.to_path_buf()),
             source,
         }
     }
@@ -249,6 +256,7 @@ impl Bank {
         Bank {
             root: root.into(),
             source: RootSource::Config,
+            project: None,
         }
     }
 
@@ -268,63 +276,108 @@ impl Bank {
         })
     }
 
-    /// The canonical bank directory, `None` when it does not exist. A branch bank that is a
-    /// symbolic link leading out of `branch-memory-bank/` is refused.
-    pub fn open(&self, scope: Scope) -> Result<Option<PathBuf>, String> {
-        let dir = self.dir(scope)?;
-        match std::fs::metadata(&dir) {
-            Ok(m) if m.is_dir() => {}
-            Ok(_) => {
-                return Err(format!(
-                    "cannot read {}: '{}' is not a directory",
-                    scope.label(),
-                    dir.display()
-                ))
+    /// The bank root's handle, `None` when it does not exist. The default root (`docs`) is
+    /// opened beneath the project root: a link that leads out of the project is refused with a
+    /// message naming it and its target.
+    fn root_dir(&self) -> Result<Option<CapDir>, String> {
+        match &self.project {
+            Some(project) => {
+                let p = CapDir::open_root(project).map_err(|e| e.to_string())?;
+                let rel = self
+                    .root
+                    .strip_prefix(project)
+                    .map(Path::to_path_buf)
+                    .unwrap_or_else(|_| PathBuf::from("docs"));
+                Ok(p.open_dir(&rel)
+                    .map_err(|e| e.to_string())?
+                    .map(CapDir::as_root))
             }
-            Err(e) if e.kind() == ErrorKind::NotFound => return Ok(None),
-            Err(e) => {
-                return Err(format!(
-                    "cannot read {}: {}",
-                    scope.label(),
-                    io_err("open", &dir, e)
-                ))
+            None => match CapDir::open_root(&self.root) {
+                Ok(d) => Ok(Some(d)),
+                Err(CapError::BadRoot { reason, .. }) if !self.root.exists() => {
+                    let _ = reason;
+                    Ok(None)
+                }
+                Err(e) => Err(e.to_string()),
+            },
+        }
+    }
+
+    /// The bank root's handle, created when missing (never through a symlink it creates).
+    fn root_dir_create(&self) -> Result<CapDir, String> {
+        if let Some(d) = self.root_dir()? {
+            return Ok(d);
+        }
+        match &self.project {
+            Some(project) => {
+                let p = CapDir::open_root(project).map_err(|e| e.to_string())?;
+                let rel = self
+                    .root
+                    .strip_prefix(project)
+                    .map(Path::to_path_buf)
+                    .unwrap_or_else(|_| PathBuf::from("docs"));
+                Ok(p.create_dir_all(&rel)
+                    .map_err(|e| e.to_string())?
+                    .0
+                    .as_root())
+            }
+            None => {
+                std::fs::create_dir_all(&self.root)
+                    .map_err(|e| io_err("create the bank directory", &self.root, e))?;
+                CapDir::open_root(&self.root).map_err(|e| e.to_string())
             }
         }
-        let canon = dir.canonicalize().map_err(|e| {
-            format!(
-                "cannot read {}: {}",
-                scope.label(),
-                io_err("resolve", &dir, e)
-            )
-        })?;
-        if let Scope::Branch(_) = scope {
-            let parent = self.branches_dir();
-            let parent = parent
-                .canonicalize()
-                .map_err(|e| io_err("resolve", &parent, e))?;
-            if canon.parent() != Some(parent.as_path()) {
-                return Err(format!(
-                    "refused: {} ('{}') is a symbolic link to '{}', outside '{}'",
-                    scope.label(),
-                    dir.display(),
-                    canon.display(),
-                    parent.display()
-                ));
+    }
+
+    /// A bank's directory handle, `None` when it does not exist. The bank directories are
+    /// opened beneath the bank root, and a branch bank beneath `branch-memory-bank/`: a
+    /// symbolic link leading out is refused, naming the link and its target.
+    pub fn open(&self, scope: Scope) -> Result<Option<CapDir>, String> {
+        let refuse = |e: CapError| format!("cannot read {}: {e}", scope.label());
+        let Some(root) = self
+            .root_dir()
+            .map_err(|e| format!("cannot read {}: {e}", scope.label()))?
+        else {
+            return Ok(None);
+        };
+        let dir = match scope {
+            Scope::Global => root.open_dir(Path::new(GLOBAL_DIR)).map_err(refuse)?,
+            Scope::Branch(b) => {
+                let Some(branches) = root.open_dir(Path::new(BRANCHES_DIR)).map_err(refuse)? else {
+                    return Ok(None);
+                };
+                let branches = branches.as_root();
+                branches
+                    .open_dir(Path::new(&branch_dir_name(b)?))
+                    .map_err(refuse)?
             }
-        }
-        Ok(Some(canon))
+        };
+        Ok(dir.map(CapDir::as_root))
     }
 
     /// The rules text for `lang`: `<root>/rules-<lang>.md` when the project has one, else ours.
+    /// The file is opened beneath the bank root, regular files only, at most
+    /// [`MAX_DOCUMENT_BYTES`].
     pub fn rules(&self, lang: Language) -> Result<String, String> {
-        let p = self.root.join(format!("rules-{}.md", lang.code()));
-        match std::fs::read_to_string(&p) {
-            Ok(s) => Ok(s),
-            Err(e) if e.kind() == ErrorKind::NotFound => Ok(text::rules(lang).to_string()),
-            Err(e) => Err(format!(
-                "cannot read the project's rules '{}': {e}",
-                p.display()
-            )),
+        let name = format!("rules-{}.md", lang.code());
+        let shown = self.root.join(&name);
+        let fail =
+            |e: CapError| format!("cannot read the project's rules '{}': {e}", shown.display());
+        let Some(root) = self
+            .root_dir()
+            .map_err(|e| format!("cannot read the project's rules: {e}"))?
+        else {
+            return Ok(text::rules(lang).to_string());
+        };
+        match root.read_capped(Path::new(&name), MAX_DOCUMENT_BYTES) {
+            Ok(bytes) => String::from_utf8(bytes).map_err(|_| {
+                format!(
+                    "cannot read the project's rules '{}': it is not UTF-8 text",
+                    shown.display()
+                )
+            }),
+            Err(e) if e.is_not_found() => Ok(text::rules(lang).to_string()),
+            Err(e) => Err(fail(e)),
         }
     }
 
@@ -340,25 +393,7 @@ impl Bank {
             return Ok(out);
         };
         for &name in scope.core_files() {
-            let p = dir.join(name);
-            let meta = match std::fs::symlink_metadata(&p) {
-                Ok(m) => m,
-                Err(e) if e.kind() == ErrorKind::NotFound => {
-                    out.missing.push(name);
-                    continue;
-                }
-                Err(e) => {
-                    return Err(format!(
-                        "cannot read {}: {}",
-                        scope.label(),
-                        io_err("open", &p, e)
-                    ))
-                }
-            };
-            if meta.file_type().is_symlink() {
-                confine_doc(&dir, scope, name)?;
-            }
-            match document::read(&p, name) {
+            match document::read(&dir, Path::new(name), name) {
                 Ok(doc) => {
                     out.docs.insert(name.to_string(), doc.into_value());
                 }
@@ -366,7 +401,7 @@ impl Bank {
                 Err(e) => {
                     return Err(format!(
                         "cannot read the core file '{}' of {}: {e}",
-                        p.display(),
+                        dir.display(Path::new(name)).display(),
                         scope.label()
                     ))
                 }
@@ -389,19 +424,20 @@ impl Bank {
                 self.dir(scope)?.display()
             ));
         };
-        let (abs, rel) = confine_doc(&dir, scope, path)?;
-        document::read(&abs, &rel).map_err(|e| match e {
+        let (rel_path, rel) = confine_doc(&dir, scope, path)?;
+        document::read(&dir, &rel_path, &rel).map_err(|e| match e {
             ReadError::NotFound => format!(
                 "no document '{rel}' in {} ('{}')",
                 scope.label(),
-                abs.display()
+                dir.display(&rel_path).display()
             ),
-            e => format!("cannot read '{}': {e}", abs.display()),
+            e => format!("cannot read '{}': {e}", dir.display(&rel_path).display()),
         })
     }
 
     /// Writes one document atomically, creating the bank (seeded with the core files from the
-    /// templates in `lang`) when it does not exist yet.
+    /// templates in `lang`) when it does not exist yet. Every directory and the temp file are
+    /// reached through handles: nothing is written outside the bank, whatever links or races.
     pub fn write(
         &self,
         scope: Scope,
@@ -410,54 +446,41 @@ impl Bank {
         lang: Language,
     ) -> Result<WriteOutcome, String> {
         check_rel(path)?;
-        let lexical = self.dir(scope)?;
         if path.to_ascii_lowercase().ends_with(".json") {
             serde_json::from_str::<serde::de::IgnoredAny>(content).map_err(|e| {
                 format!("'{path}' is a JSON document but the content is not valid JSON: {e}")
             })?;
         }
-        let bank_created = match scope {
-            Scope::Global => match std::fs::metadata(&lexical) {
-                Err(e) if e.kind() == ErrorKind::NotFound => {
-                    std::fs::create_dir_all(&lexical)
-                        .map_err(|e| io_err("create the bank directory", &lexical, e))?;
-                    true
-                }
-                _ => false,
-            },
-            Scope::Branch(_) => {
-                let parent = self.branches_dir();
-                std::fs::create_dir_all(&parent)
-                    .map_err(|e| io_err("create the bank directory", &parent, e))?;
-                match std::fs::create_dir(&lexical) {
-                    Ok(()) => true,
-                    Err(e) if e.kind() == ErrorKind::AlreadyExists => false,
-                    Err(e) => return Err(io_err("create the bank directory", &lexical, e)),
-                }
+        let fail = |e: CapError| e.to_string();
+        let root = self.root_dir_create()?;
+        let bank_rel: PathBuf = match scope {
+            Scope::Global => PathBuf::from(GLOBAL_DIR),
+            Scope::Branch(b) => Path::new(BRANCHES_DIR).join(branch_dir_name(b)?),
+        };
+        // Refuses a bank directory that is a link leading out before creating anything.
+        let existing = self.open(scope)?;
+        let (dir, bank_created) = match existing {
+            Some(d) => (d, false),
+            None => {
+                let (d, created) = root.create_dir_all(&bank_rel).map_err(fail)?;
+                (d.as_root(), created)
             }
         };
-        let Some(dir) = self.open(scope)? else {
+        let (rel_path, rel) = confine_doc(&dir, scope, path)?;
+        if let Some(why) = crate::capfs::protected_reason(&rel_path) {
             return Err(format!(
-                "{} vanished while writing '{path}' ('{}')",
-                capitalize(&scope.label()),
-                lexical.display()
-            ));
-        };
-        let (abs, rel) = confine_doc(&dir, scope, path)?;
-        if abs.is_dir() {
-            return Err(format!(
-                "'{}' is a directory, not a document",
-                abs.display()
+                "refused: '{rel}' {why}; the memory bank holds documents only"
             ));
         }
-        if let Some(parent) = abs.parent() {
-            std::fs::create_dir_all(parent).map_err(|e| io_err("create", parent, e))?;
-        }
-        let created = !abs.exists();
-        write_atomic(&abs, content.as_bytes(), None).map_err(|e| io_err("write", &abs, e))?;
-        let mtime = std::fs::metadata(&abs)
-            .and_then(|m| m.modified())
-            .unwrap_or_else(|_| SystemTime::now());
+        let written = dir
+            .write_atomic(&rel_path, content.as_bytes(), true)
+            .map_err(fail)?;
+        let mtime = dir
+            .metadata(&rel_path)
+            .ok()
+            .and_then(|m| m.modified().ok())
+            .map(|t| t.into_std())
+            .unwrap_or_else(SystemTime::now);
         let seeded = if bank_created {
             seed(&dir, scope, lang, &rel).map_err(|e| {
                 format!("'{rel}' was written, but seeding the core files failed: {e}")
@@ -468,7 +491,7 @@ impl Bank {
         Ok(WriteOutcome {
             tags: document::tags_of(&rel, content),
             path: rel,
-            created,
+            created: written.created,
             bank_created,
             seeded,
             bytes_written: content.len() as u64,
@@ -479,10 +502,13 @@ impl Bank {
     /// The branch banks there are (directory names), unordered.
     fn branch_names(&self) -> Result<Vec<String>, String> {
         let dir = self.branches_dir();
-        let rd = match std::fs::read_dir(&dir) {
+        let Some(root) = self.root_dir()? else {
+            return Ok(Vec::new());
+        };
+        let rd = match root.read_dir(Path::new(BRANCHES_DIR)) {
             Ok(rd) => rd,
-            Err(e) if e.kind() == ErrorKind::NotFound => return Ok(Vec::new()),
-            Err(e) => return Err(io_err("list", &dir, e)),
+            Err(e) if e.is_not_found() => return Ok(Vec::new()),
+            Err(e) => return Err(e.to_string()),
         };
         let mut out = Vec::new();
         for entry in rd {
@@ -520,13 +546,13 @@ impl Bank {
         let mut hits = Vec::new();
         for (kind, branch, dir) in banks {
             let mut files = Vec::new();
-            walk(&dir, "", 0, &mut files)?;
+            walk(&dir, Path::new(""), 0, &mut files)?;
             files.sort();
-            for (abs, rel) in files {
-                let (doc_tags, mtime) = match document::read_tags(&abs, &rel) {
+            for (rel_path, rel) in files {
+                let (doc_tags, mtime) = match document::read_tags(&dir, &rel_path, &rel) {
                     Ok(t) => t,
-                    Err(e) if e.kind() == ErrorKind::NotFound => continue,
-                    Err(e) => return Err(io_err("read", &abs, e)),
+                    Err(e) if e.is_not_found() => continue,
+                    Err(e) => return Err(e.to_string()),
                 };
                 let lower: Vec<String> = doc_tags.iter().map(|t| t.to_lowercase()).collect();
                 let ok = if all {
@@ -553,16 +579,14 @@ impl Bank {
     pub fn recent_branches(&self, limit: usize) -> Result<Vec<BranchInfo>, String> {
         let mut out: Vec<(SystemTime, BranchInfo)> = Vec::new();
         for name in self.branch_names()? {
-            let dir = self.branches_dir().join(&name);
-            let mut newest = std::fs::metadata(&dir)
-                .and_then(|m| m.modified())
-                .unwrap_or(SystemTime::UNIX_EPOCH);
+            let Some(dir) = self.open(Scope::Branch(&name))? else {
+                continue;
+            };
+            let mut newest = mtime_of(&dir, Path::new("."));
             let mut files = Vec::new();
-            walk(&dir, "", 0, &mut files)?;
-            for (abs, _) in &files {
-                if let Ok(t) = std::fs::metadata(abs).and_then(|m| m.modified()) {
-                    newest = newest.max(t);
-                }
+            walk(&dir, Path::new(""), 0, &mut files)?;
+            for (rel_path, _) in &files {
+                newest = newest.max(mtime_of(&dir, rel_path));
             }
             out.push((
                 newest,
@@ -605,17 +629,15 @@ impl Bank {
         let mut out = Vec::new();
         for (kind, name, dir) in self.banks(scope, branch)? {
             let mut files = Vec::new();
-            walk(&dir, "", 0, &mut files)?;
+            walk(&dir, Path::new(""), 0, &mut files)?;
             files.sort();
-            for (abs, rel) in files {
-                let mtime = std::fs::metadata(&abs)
-                    .and_then(|m| m.modified())
-                    .unwrap_or(SystemTime::UNIX_EPOCH);
+            for (rel_path, rel) in files {
+                let mtime = mtime_of(&dir, &rel_path);
                 out.push(ListedDocument {
                     scope: kind,
                     branch: name.clone(),
                     path: rel,
-                    absolute_path: abs.to_string_lossy().into_owned(),
+                    absolute_path: dir.display(&rel_path).to_string_lossy().into_owned(),
                     last_modified: document::rfc3339(mtime),
                 });
             }
@@ -629,7 +651,7 @@ impl Bank {
         &self,
         scope: SearchScope,
         branch: Option<&str>,
-    ) -> Result<Vec<(&'static str, Option<String>, PathBuf)>, String> {
+    ) -> Result<Vec<(&'static str, Option<String>, CapDir)>, String> {
         let mut banks = Vec::new();
         if matches!(scope, SearchScope::Global | SearchScope::All) {
             if let Some(dir) = self.open(Scope::Global)? {
@@ -651,8 +673,9 @@ impl Bank {
                     let mut names = self.branch_names()?;
                     names.sort();
                     for n in names {
-                        let d = self.branches_dir().join(&n);
-                        banks.push(("branch", Some(n), d));
+                        if let Some(d) = self.open(Scope::Branch(&n))? {
+                            banks.push(("branch", Some(n), d));
+                        }
                     }
                 }
             }
@@ -690,31 +713,31 @@ fn check_rel(path: &str) -> Result<(), String> {
     Ok(())
 }
 
-/// Resolves `input` inside the canonical bank directory `dir`; returns the absolute path and the
-/// path to report (relative to the bank, "/"-separated).
-fn confine_doc(dir: &Path, scope: Scope, input: &str) -> Result<(PathBuf, String), String> {
+/// Checks `input` lexically against the bank directory `dir` (symlinks are confined by the
+/// kernel when the document is opened); returns the relative path and the path to report
+/// ("/"-separated).
+fn confine_doc(dir: &CapDir, scope: Scope, input: &str) -> Result<(PathBuf, String), String> {
     check_rel(input)?;
-    let abs = confine(dir, input).map_err(|e| match e {
-        PathError::Outside { resolved, .. } => format!(
-            "refused: '{input}' resolves to '{}', outside {} ('{}'). Paths must stay inside the \
-             bank: no '..' above it, no absolute paths, no symbolic links leading out.",
-            resolved.display(),
+    let rel = dir.rel(input).map_err(|e| match e {
+        CapError::Outside { .. } => format!(
+            "refused: '{input}' leads outside {} ('{}'). Paths must stay inside the bank: no \
+             '..' above it, no absolute paths, no symbolic links leading out.",
             scope.label(),
-            dir.display()
+            dir.path().display()
         ),
         e => e.to_string(),
     })?;
-    if abs == dir {
+    if rel == Path::new(".") {
         return Err(format!(
             "'{input}' is the bank directory itself, not a document"
         ));
     }
-    let rel = normalize(Path::new(input))
+    let shown = rel
         .components()
         .map(|c| c.as_os_str().to_string_lossy().into_owned())
         .collect::<Vec<_>>()
         .join("/");
-    Ok((abs, rel))
+    Ok((rel, shown))
 }
 
 fn is_document(name: &str) -> bool {
@@ -722,37 +745,52 @@ fn is_document(name: &str) -> bool {
     l.ends_with(".md") || l.ends_with(".json")
 }
 
-/// Collects the documents under `dir` (no symlinks, no hidden entries), as (absolute, relative).
+fn mtime_of(dir: &CapDir, rel: &Path) -> SystemTime {
+    dir.metadata(rel)
+        .ok()
+        .and_then(|m| m.modified().ok())
+        .map(|t| t.into_std())
+        .unwrap_or(SystemTime::UNIX_EPOCH)
+}
+
+/// Collects the documents under `prefix` of `dir` (no symlinks, no hidden entries), as
+/// (relative path, "/"-separated string).
 fn walk(
-    dir: &Path,
-    prefix: &str,
+    dir: &CapDir,
+    prefix: &Path,
     depth: usize,
     out: &mut Vec<(PathBuf, String)>,
 ) -> Result<(), String> {
     if depth > MAX_DEPTH {
         return Ok(());
     }
-    let rd = match std::fs::read_dir(dir) {
+    let at = if prefix.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        prefix
+    };
+    let rd = match dir.read_dir(at) {
         Ok(rd) => rd,
-        Err(e) if e.kind() == ErrorKind::NotFound => return Ok(()),
-        Err(e) => return Err(io_err("list", dir, e)),
+        Err(e) if e.is_not_found() => return Ok(()),
+        Err(e) => return Err(e.to_string()),
     };
     for entry in rd {
-        let entry = entry.map_err(|e| io_err("list", dir, e))?;
+        let entry = entry.map_err(|e| io_err("list", &dir.display(at), e))?;
         let name = entry.file_name().to_string_lossy().into_owned();
         if name.starts_with('.') {
             continue;
         }
         let Ok(ft) = entry.file_type() else { continue };
-        let rel = if prefix.is_empty() {
-            name.clone()
-        } else {
-            format!("{prefix}/{name}")
-        };
+        let rel = prefix.join(&name);
         if ft.is_dir() {
-            walk(&entry.path(), &rel, depth + 1, out)?;
+            walk(dir, &rel, depth + 1, out)?;
         } else if ft.is_file() && is_document(&name) {
-            out.push((entry.path(), rel));
+            let shown = rel
+                .components()
+                .map(|c| c.as_os_str().to_string_lossy().into_owned())
+                .collect::<Vec<_>>()
+                .join("/");
+            out.push((rel, shown));
         }
     }
     Ok(())
@@ -760,8 +798,7 @@ fn walk(
 
 /// Creates the core files of a new bank from the templates, never replacing a file that exists
 /// (another writer may have created it meanwhile). Skips `except` (the document being written).
-fn seed(dir: &Path, scope: Scope, lang: Language, except: &str) -> std::io::Result<Vec<String>> {
-    use std::io::Write;
+fn seed(dir: &CapDir, scope: Scope, lang: Language, except: &str) -> Result<Vec<String>, CapError> {
     let mut seeded = Vec::new();
     for &name in scope.core_files() {
         if name == except {
@@ -770,20 +807,8 @@ fn seed(dir: &Path, scope: Scope, lang: Language, except: &str) -> std::io::Resu
         let Some(body) = text::template(lang, name) else {
             continue;
         };
-        let target = dir.join(name);
-        if target.symlink_metadata().is_ok() {
-            continue;
-        }
-        let mut tmp = tempfile::Builder::new()
-            .prefix(".claude-context-")
-            .suffix(".tmp")
-            .tempfile_in(dir)?;
-        tmp.write_all(body.as_bytes())?;
-        tmp.as_file().sync_all()?;
-        match tmp.persist_noclobber(&target) {
-            Ok(_) => seeded.push(name.to_string()),
-            Err(e) if e.error.kind() == ErrorKind::AlreadyExists => {}
-            Err(e) => return Err(e.error),
+        if dir.write_new(Path::new(name), body.as_bytes())? {
+            seeded.push(name.to_string());
         }
     }
     Ok(seeded)

@@ -35,6 +35,8 @@ pub struct Shared {
     /// The Claude-session tools' state (history, current session, the run queue).
     pub claude: crate::claude::Manager,
     pub port: u16,
+    /// Which protected files tools may write (`setup{security = {allow_write}}`).
+    pub write_policy: crate::capfs::WritePolicy,
     token: String,
     editor: ArcSwap<EditorState>,
     clients: Mutex<HashMap<u64, Client>>,
@@ -108,11 +110,15 @@ impl Shared {
         let (shutdown, _) = watch::channel(false);
         let claude =
             crate::claude::Manager::new(config.claude.clone(), config.state_dir().ok().as_deref());
+        // Validated by Config::validate; an invalid list here protects everything.
+        let write_policy =
+            crate::capfs::WritePolicy::new(&config.security.allow_write).unwrap_or_default();
         Shared {
             catalog: Catalog::new(crate::tools::registry()),
             rpc,
             claude,
             port,
+            write_policy,
             token,
             editor: ArcSwap::from_pointee(initial),
             clients: Mutex::new(HashMap::new()),

@@ -1,7 +1,7 @@
 //! `fs-list-directory {path}` — the entries of a directory inside the project root.
 
 use super::{parse_args, schema_of, Ctx, ToolDef, ToolError, ToolOutput};
-use crate::paths::confine;
+use crate::capfs::CapDir;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -52,11 +52,13 @@ fn run(ctx: Ctx, args: Value) -> super::ToolFuture {
 }
 
 pub fn list(root: &std::path::Path, path: &str) -> Result<Listing, ToolError> {
-    let dir = confine(root, path).map_err(|e| ToolError::Failed(e.to_string()))?;
-    let rd = std::fs::read_dir(&dir).map_err(|e| {
+    let fail = |e: crate::capfs::CapError| ToolError::Failed(e.to_string());
+    let cap = CapDir::open_root(root).map_err(fail)?;
+    let rel = cap.rel(path).map_err(fail)?;
+    let dir = cap.display(&rel);
+    let rd = cap.read_dir(&rel).map_err(|e| {
         ToolError::Failed(format!(
-            "cannot list '{}' (from '{path}', project root '{}'): {e}",
-            dir.display(),
+            "{e} (from '{path}', project root '{}')",
             root.display()
         ))
     })?;

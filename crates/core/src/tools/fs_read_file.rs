@@ -2,11 +2,11 @@
 //! optionally a window of lines (`offset` is the 0-based first line, `limit` the line count).
 
 use super::{parse_args, schema_of, Ctx, ToolDef, ToolError, ToolOutput};
-use crate::paths::confine;
+use crate::capfs::{CapDir, CapError};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufRead, BufReader};
 use std::path::Path;
 
 /// Files larger than this are refused unless read by line window.
@@ -67,24 +67,22 @@ fn run(ctx: Ctx, args: Value) -> super::ToolFuture {
 }
 
 pub fn read(root: &std::path::Path, a: &Args) -> Result<ReadResult, ToolError> {
-    let path = confine(root, &a.path).map_err(|e| ToolError::Failed(e.to_string()))?;
-    let fail = |what: &str, e: std::io::Error| {
-        ToolError::Failed(format!("cannot {what} '{}': {e}", path.display()))
-    };
-    let meta = std::fs::metadata(&path).map_err(|e| fail("read", e))?;
-    if meta.is_dir() {
-        return Err(ToolError::Failed(format!(
+    let fail = |e: CapError| ToolError::Failed(e.to_string());
+    let dir = CapDir::open_root(root).map_err(fail)?;
+    let rel = dir.rel(&a.path).map_err(fail)?;
+    let path = dir.display(&rel);
+    // Opened once, without blocking (a FIFO opens at once and is refused); every check below
+    // is on the open file, not the name.
+    let (file, meta) = dir.open_regular(&rel).map_err(|e| match e {
+        CapError::NotRegular {
+            kind: "a directory",
+            ..
+        } => ToolError::Failed(format!(
             "'{}' is a directory: use fs-list-directory",
             path.display()
-        )));
-    }
-    if !meta.is_file() {
-        // A FIFO would block a pool thread forever, a device could stream without end.
-        return Err(ToolError::Failed(format!(
-            "'{}' is not a regular file (FIFOs, sockets and devices are not read)",
-            path.display()
-        )));
-    }
+        )),
+        e => fail(e),
+    })?;
     if meta.len() > MAX_WHOLE_FILE && a.limit.is_none() {
         return Err(ToolError::Failed(format!(
             "'{}' is {} bytes, over the {} byte limit for a whole read: pass offset and limit",
@@ -96,7 +94,7 @@ pub fn read(root: &std::path::Path, a: &Args) -> Result<ReadResult, ToolError> {
     let offset = a.offset.unwrap_or(0);
     if a.offset.is_some() || a.limit.is_some() {
         let limit = a.limit.unwrap_or(u64::MAX);
-        let w = read_window(&path, offset, limit, MAX_WHOLE_FILE as usize)?;
+        let w = read_window(file, &path, offset, limit, MAX_WHOLE_FILE as usize)?;
         return Ok(ReadResult {
             path: path.to_string_lossy().into_owned(),
             content: w.content,
@@ -106,17 +104,14 @@ pub fn read(root: &std::path::Path, a: &Args) -> Result<ReadResult, ToolError> {
             truncated: w.cut || offset.saturating_add(w.lines) < w.total_lines,
         });
     }
-    // Read at most one byte over the limit: the file may have grown since it was measured.
-    let mut bytes = Vec::new();
-    std::fs::File::open(&path)
-        .and_then(|f| f.take(MAX_WHOLE_FILE + 1).read_to_end(&mut bytes))
-        .map_err(|e| fail("read", e))?;
-    if bytes.len() as u64 > MAX_WHOLE_FILE {
-        return Err(ToolError::Failed(format!(
+    // At most one byte over the limit is read: the file may have grown since it was measured.
+    let bytes = crate::capfs::read_capped_from(file, MAX_WHOLE_FILE).map_err(|e| match e {
+        None => ToolError::Failed(format!(
             "'{}' grew past the {MAX_WHOLE_FILE} byte limit for a whole read: pass offset and limit",
             path.display()
-        )));
-    }
+        )),
+        Some(e) => ToolError::Failed(format!("cannot read '{}': {e}", path.display())),
+    })?;
     let text = String::from_utf8(bytes)
         .map_err(|_| ToolError::Failed(format!("'{}' is not UTF-8 text", path.display())))?;
     let total_lines = text.lines().count() as u64;
@@ -140,10 +135,16 @@ struct Window {
 
 /// Streams the file: keeps the lines `offset..offset+limit` (at most `cap` bytes of them, whole
 /// lines only) and counts the rest, so memory stays bounded whatever the file's size.
-fn read_window(path: &Path, offset: u64, limit: u64, cap: usize) -> Result<Window, ToolError> {
+fn read_window(
+    file: std::fs::File,
+    path: &Path,
+    offset: u64,
+    limit: u64,
+    cap: usize,
+) -> Result<Window, ToolError> {
     let fail =
         |e: std::io::Error| ToolError::Failed(format!("cannot read '{}': {e}", path.display()));
-    let mut r = BufReader::with_capacity(64 << 10, std::fs::File::open(path).map_err(fail)?);
+    let mut r = BufReader::with_capacity(64 << 10, file);
     let end = offset.saturating_add(limit);
     let (mut window, mut kept) = (Vec::new(), 0usize); // kept: bytes of whole lines in window
     let (mut line_no, mut lines, mut cut) = (0u64, 0u64, false);
@@ -265,18 +266,29 @@ mod tests {
         let p = d.path().join("big.txt");
         let line = "x".repeat(99) + "\n";
         std::fs::write(&p, line.repeat(10_000)).unwrap(); // 1 MB, 10,000 lines
-        let w = read_window(&p, 0, u64::MAX, 4096).unwrap();
+        let w = read_window(std::fs::File::open(&p).unwrap(), &p, 0, u64::MAX, 4096).unwrap();
         assert_eq!((w.lines, w.content.len(), w.cut), (40, 4000, true));
         assert_eq!(w.total_lines, 10_000);
-        let w = read_window(&p, 9_998, 5, 4096).unwrap();
+        let w = read_window(std::fs::File::open(&p).unwrap(), &p, 9_998, 5, 4096).unwrap();
         assert_eq!((w.lines, w.cut, w.total_lines), (2, false, 10_000));
         std::fs::write(&p, "y".repeat(10_000)).unwrap();
-        let e = read_window(&p, 0, 1, 4096).err().unwrap().to_string();
+        let e = read_window(std::fs::File::open(&p).unwrap(), &p, 0, 1, 4096)
+            .err()
+            .unwrap()
+            .to_string();
         assert!(e.contains("longer than 4096 bytes"), "{e}");
         // Invalid UTF-8 outside the window does not matter; inside it is reported.
         std::fs::write(&p, b"ok\n\xff\n").unwrap();
-        assert_eq!(read_window(&p, 0, 1, 4096).unwrap().content, "ok\n");
-        let e = read_window(&p, 1, 1, 4096).err().unwrap().to_string();
+        assert_eq!(
+            read_window(std::fs::File::open(&p).unwrap(), &p, 0, 1, 4096)
+                .unwrap()
+                .content,
+            "ok\n"
+        );
+        let e = read_window(std::fs::File::open(&p).unwrap(), &p, 1, 1, 4096)
+            .err()
+            .unwrap()
+            .to_string();
         assert!(e.contains("not UTF-8"), "{e}");
     }
 
@@ -309,7 +321,7 @@ mod tests {
             limit: None,
         };
         let e = read(d.path(), &a("missing")).unwrap_err().to_string();
-        assert!(e.contains("missing") && e.contains("No such file"), "{e}");
+        assert!(e.contains("missing") && e.contains("does not exist"), "{e}");
         assert!(read(d.path(), &a("bin"))
             .unwrap_err()
             .to_string()

@@ -2,8 +2,7 @@
 //! (temp file + rename), creating missing parent directories inside the root.
 
 use super::{parse_args, schema_of, Ctx, ToolDef, ToolError, ToolOutput};
-use crate::fsutil::write_atomic;
-use crate::paths::confine;
+use crate::capfs::{CapDir, WritePolicy};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -44,29 +43,26 @@ fn run(ctx: Ctx, args: Value) -> super::ToolFuture {
     };
     super::blocking(move || {
         let root = ctx.project_root_dir()?;
-        ToolOutput::of(&write(&root, &args)?)
+        ToolOutput::of(&write(&root, &ctx.write_policy, &args)?)
     })
 }
 
-pub fn write(root: &std::path::Path, a: &Args) -> Result<WriteResult, ToolError> {
-    let path = confine(root, &a.path).map_err(|e| ToolError::Failed(e.to_string()))?;
-    if path.is_dir() {
-        return Err(ToolError::Failed(format!(
-            "'{}' is a directory",
-            path.display()
-        )));
-    }
-    let created = !path.exists();
-    if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent)
-            .map_err(|e| ToolError::Failed(format!("cannot create '{}': {e}", parent.display())))?;
-    }
-    write_atomic(&path, a.content.as_bytes(), None)
-        .map_err(|e| ToolError::Failed(format!("cannot write '{}': {e}", path.display())))?;
+pub fn write(
+    root: &std::path::Path,
+    policy: &WritePolicy,
+    a: &Args,
+) -> Result<WriteResult, ToolError> {
+    let fail = |e: crate::capfs::CapError| ToolError::Failed(e.to_string());
+    let dir = CapDir::open_root(root).map_err(fail)?;
+    let rel = dir.rel(&a.path).map_err(fail)?;
+    policy.check(&rel).map_err(fail)?;
+    let w = dir
+        .write_atomic(&rel, a.content.as_bytes(), true)
+        .map_err(fail)?;
     Ok(WriteResult {
-        path: path.to_string_lossy().into_owned(),
+        path: dir.display(&rel).to_string_lossy().into_owned(),
         bytes_written: a.content.len() as u64,
-        created,
+        created: w.created,
     })
 }
 
@@ -83,15 +79,21 @@ mod tests {
             path: p.into(),
             content: "hé".into(),
         };
-        let r = write(&root, &a("new/dir/f.txt")).unwrap();
+        let r = write(&root, &WritePolicy::default(), &a("new/dir/f.txt")).unwrap();
         assert!(r.created);
         assert_eq!(r.bytes_written, 3);
         assert_eq!(
             std::fs::read_to_string(root.join("new/dir/f.txt")).unwrap(),
             "hé"
         );
-        assert!(!write(&root, &a("new/dir/f.txt")).unwrap().created);
-        let e = write(&root, &a("../escape.txt")).unwrap_err().to_string();
+        assert!(
+            !write(&root, &WritePolicy::default(), &a("new/dir/f.txt"))
+                .unwrap()
+                .created
+        );
+        let e = write(&root, &WritePolicy::default(), &a("../escape.txt"))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("outside the project root"), "{e}");
         assert!(!d.path().join("escape.txt").exists());
     }

@@ -1,0 +1,833 @@
+//! The capability layer: every file a tool reads or writes on a client's behalf is reached
+//! through an open handle of its root directory ([`CapDir`]), never by re-checking a path and
+//! then opening it by name.
+//!
+//! * Resolution is done by [`cap_std`] (the Bytecode Alliance's capability-based `std::fs`): on
+//!   Linux it uses `openat2(RESOLVE_BENEATH)`, so the kernel itself refuses a path that leaves the
+//!   root — through `..`, an absolute symlink, or a directory swapped for a symlink while we work.
+//!   There is no window between a check and an open for another process to race.
+//! * Reads open with `O_NONBLOCK` and look at the open file (`fstat`): FIFOs, sockets and
+//!   devices are refused at once, so nothing can pin a thread; every read has a cap and nothing
+//!   is allocated from a size in metadata.
+//! * Writes never follow a symbolic link: each directory on the way is opened with `O_NOFOLLOW`
+//!   (created when missing), the temp file is created in that directory's handle with
+//!   `0666 & ~umask` (the kernel applies the umask) and renamed inside the same handle. An
+//!   overwrite keeps the old file's permissions but never an exec bit.
+//! * [`WritePolicy`] keeps files that run code later (`.git/**`, Claude's settings, `.mcp.json`,
+//!   Neovim's and direnv's per-directory scripts) for the person: refused unless allowed in setup.
+//!
+//! The threat model this serves is in SECURITY.md.
+
+use cap_fs_ext::DirExt;
+use cap_std::fs::{Dir, OpenOptions};
+use std::fmt;
+use std::io::{ErrorKind, Read, Write};
+use std::path::{Component, Path, PathBuf};
+
+/// Why a file operation was refused or failed. The messages name the path and say what to do.
+#[derive(Debug)]
+pub enum CapError {
+    /// The path leads outside the root (`..`, an absolute path elsewhere, a symlink out).
+    Outside {
+        input: String,
+        root: PathBuf,
+    },
+    /// A symbolic link on the way leads outside the root.
+    LinkOut {
+        link: PathBuf,
+        target: PathBuf,
+        root: PathBuf,
+    },
+    /// A write would go through (or replace) a symbolic link.
+    LinkInWrite {
+        link: PathBuf,
+        target: PathBuf,
+    },
+    /// Not a regular file (FIFO, socket, device, directory where a file is wanted).
+    NotRegular {
+        path: PathBuf,
+        kind: &'static str,
+    },
+    /// Larger than the cap for this read.
+    TooLarge {
+        path: PathBuf,
+        limit: u64,
+    },
+    NotFound {
+        path: PathBuf,
+    },
+    /// The write policy keeps this file for the person.
+    Denied {
+        path: String,
+        why: &'static str,
+    },
+    /// Empty path, NUL byte, …
+    Invalid {
+        input: String,
+        reason: String,
+    },
+    /// The root itself cannot be opened.
+    BadRoot {
+        root: PathBuf,
+        reason: String,
+    },
+    Io {
+        what: &'static str,
+        path: PathBuf,
+        err: std::io::Error,
+    },
+}
+
+impl fmt::Display for CapError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CapError::Outside { input, root } => write!(
+                f,
+                "refused: '{input}' leads outside the project root '{}'. Use a path inside the \
+                 root (relative paths resolve against it).",
+                root.display()
+            ),
+            CapError::LinkOut { link, target, root } => write!(
+                f,
+                "refused: '{}' is a symbolic link to '{}', which leads outside '{}'. Links out of \
+                 the project are not followed (remove the link, or configure the location in \
+                 setup()).",
+                link.display(),
+                target.display(),
+                root.display()
+            ),
+            CapError::LinkInWrite { link, target } => write!(
+                f,
+                "refused: '{}' is a symbolic link (to '{}'); writes do not go through links. \
+                 Write to the real path instead.",
+                link.display(),
+                target.display()
+            ),
+            CapError::NotRegular { path, kind } => write!(
+                f,
+                "refused: '{}' is {kind}, not a regular file (FIFOs, sockets and devices are \
+                 never opened)",
+                path.display()
+            ),
+            CapError::TooLarge { path, limit } => write!(
+                f,
+                "refused: '{}' is larger than the {limit} byte limit for this read",
+                path.display()
+            ),
+            CapError::NotFound { path } => write!(f, "'{}' does not exist", path.display()),
+            CapError::Denied { path, why } => write!(
+                f,
+                "refused: '{path}' {why}, so only the person edits it. To let tools write it, \
+                 add it to setup{{security = {{allow_write = {{…}}}}}} (see :help \
+                 claude-context-security)."
+            ),
+            CapError::Invalid { input, reason } => write!(f, "invalid path '{input}': {reason}"),
+            CapError::BadRoot { root, reason } => {
+                write!(f, "the root '{}' cannot be used: {reason}", root.display())
+            }
+            CapError::Io { what, path, err } => {
+                write!(f, "cannot {what} '{}': {err}", path.display())
+            }
+        }
+    }
+}
+
+impl std::error::Error for CapError {}
+
+impl CapError {
+    pub fn is_not_found(&self) -> bool {
+        matches!(self, CapError::NotFound { .. })
+            || matches!(self, CapError::Io { err, .. } if err.kind() == ErrorKind::NotFound)
+    }
+}
+
+/// `cap_std` reports a path that tried to leave the root like this (from `EXDEV` under
+/// `RESOLVE_BENEATH`, or its own checks where the kernel has no `openat2`).
+fn is_escape(e: &std::io::Error) -> bool {
+    #[cfg(unix)]
+    if e.raw_os_error() == Some(libc::EXDEV) {
+        return true;
+    }
+    e.kind() == ErrorKind::PermissionDenied && e.to_string().contains("outside of the filesystem")
+}
+
+/// A directory handle: the root of a confined tree, or a directory inside one.
+#[derive(Debug)]
+pub struct CapDir {
+    dir: Dir,
+    /// The directory's absolute path, for messages and results (canonical for a root).
+    shown: PathBuf,
+    /// The root this directory lies in, for messages.
+    root: PathBuf,
+}
+
+/// What [`CapDir::write_atomic`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Written {
+    /// The file did not exist before.
+    pub created: bool,
+}
+
+impl CapDir {
+    /// Opens a root the person chose (project root, a configured bank root): the only place
+    /// ambient authority is used. Symlinks in `path` itself are resolved (the person's path).
+    pub fn open_root(path: &Path) -> Result<CapDir, CapError> {
+        let canon = path.canonicalize().map_err(|e| CapError::BadRoot {
+            root: path.to_path_buf(),
+            reason: e.to_string(),
+        })?;
+        let dir = Dir::open_ambient_dir(&canon, cap_std::ambient_authority()).map_err(|e| {
+            CapError::BadRoot {
+                root: canon.clone(),
+                reason: e.to_string(),
+            }
+        })?;
+        Ok(CapDir {
+            dir,
+            shown: canon.clone(),
+            root: canon,
+        })
+    }
+
+    /// The directory's absolute path.
+    pub fn path(&self) -> &Path {
+        &self.shown
+    }
+
+    /// The absolute path of `rel` inside this directory, for messages and results.
+    pub fn display(&self, rel: &Path) -> PathBuf {
+        if rel == Path::new(".") {
+            self.shown.clone()
+        } else {
+            self.shown.join(rel)
+        }
+    }
+
+    /// Turns a client's path into a relative path inside this directory, lexically: absolute
+    /// paths must start with the directory's path; `.` is dropped and `..` folded; a path that
+    /// climbs above the directory is refused. The result is `.` for the directory itself.
+    /// Symlinks are not looked at here: the kernel confines them when the path is opened.
+    pub fn rel(&self, input: &str) -> Result<PathBuf, CapError> {
+        if input.is_empty() {
+            return Err(CapError::Invalid {
+                input: input.into(),
+                reason: "the path is empty".into(),
+            });
+        }
+        if input.contains('\0') {
+            return Err(CapError::Invalid {
+                input: input.escape_debug().to_string(),
+                reason: "the path contains a NUL byte".into(),
+            });
+        }
+        let p = Path::new(input);
+        let stripped: &Path = if p.is_absolute() {
+            let lexical = crate::paths::normalize(p);
+            return match lexical.strip_prefix(&self.shown) {
+                Ok(rest) => self.rel_components(input, rest),
+                Err(_) => Err(self.outside(input)),
+            };
+        } else {
+            p
+        };
+        self.rel_components(input, stripped)
+    }
+
+    fn rel_components(&self, input: &str, p: &Path) -> Result<PathBuf, CapError> {
+        let mut out = PathBuf::new();
+        let mut depth = 0usize;
+        for c in p.components() {
+            match c {
+                Component::CurDir => {}
+                Component::ParentDir => {
+                    if depth == 0 {
+                        return Err(self.outside(input));
+                    }
+                    out.pop();
+                    depth -= 1;
+                }
+                Component::Normal(n) => {
+                    out.push(n);
+                    depth += 1;
+                }
+                Component::RootDir | Component::Prefix(_) => return Err(self.outside(input)),
+            }
+        }
+        if out.as_os_str().is_empty() {
+            out.push(".");
+        }
+        Ok(out)
+    }
+
+    fn outside(&self, input: &str) -> CapError {
+        CapError::Outside {
+            input: input.into(),
+            root: self.root.clone(),
+        }
+    }
+
+    /// Maps an error of an operation on `rel`: escapes name the symlink that leads out.
+    fn map_err(&self, what: &'static str, rel: &Path, e: std::io::Error) -> CapError {
+        if is_escape(&e) {
+            if let Some((link, target)) = self.find_link_out(rel) {
+                return CapError::LinkOut {
+                    link,
+                    target,
+                    root: self.root.clone(),
+                };
+            }
+            return self.outside(&rel.to_string_lossy());
+        }
+        match e.kind() {
+            ErrorKind::NotFound => CapError::NotFound {
+                path: self.display(rel),
+            },
+            _ => CapError::Io {
+                what,
+                path: self.display(rel),
+                err: e,
+            },
+        }
+    }
+
+    /// The first symbolic link along `rel` (relative to this directory), with its target text.
+    fn find_link_out(&self, rel: &Path) -> Option<(PathBuf, PathBuf)> {
+        let mut prefix = PathBuf::new();
+        for c in rel.components() {
+            prefix.push(c);
+            let Ok(m) = self.dir.symlink_metadata(&prefix) else {
+                return None;
+            };
+            if m.file_type().is_symlink() {
+                let target = self.dir.read_link_contents(&prefix).ok()?;
+                return Some((self.display(&prefix), target));
+            }
+        }
+        None
+    }
+
+    /// `cap_std` refuses every symlink with an absolute target. One that points inside this
+    /// directory (written by a tool that makes absolute links) is honoured by rewriting the
+    /// path through it: the rewritten path is opened beneath the handle again, so the kernel
+    /// still confines it. `None` when no such link is on the way.
+    fn through_absolute_link(&self, rel: &Path) -> Option<PathBuf> {
+        let mut prefix = PathBuf::new();
+        let comps: Vec<Component> = rel.components().collect();
+        for (i, c) in comps.iter().enumerate() {
+            prefix.push(c);
+            let m = self.dir.symlink_metadata(&prefix).ok()?;
+            if !m.file_type().is_symlink() {
+                continue;
+            }
+            let target = self.dir.read_link_contents(&prefix).ok()?;
+            if !target.is_absolute() {
+                return None;
+            }
+            let inside = crate::paths::normalize(&target)
+                .strip_prefix(&self.shown)
+                .ok()?
+                .to_path_buf();
+            let mut out = inside;
+            for r in &comps[i + 1..] {
+                out.push(r);
+            }
+            return self.rel_components(&out.to_string_lossy(), &out).ok();
+        }
+        None
+    }
+
+    /// Runs `op` on `rel`, retrying through absolute links that point inside (at most
+    /// [`crate::paths::MAX_SYMLINK_HOPS`] of them).
+    fn follow<T>(
+        &self,
+        rel: &Path,
+        op: impl Fn(&Path) -> std::io::Result<T>,
+    ) -> (PathBuf, std::io::Result<T>) {
+        let mut cur = rel.to_path_buf();
+        for _ in 0..crate::paths::MAX_SYMLINK_HOPS {
+            match op(&cur) {
+                Err(e) if is_escape(&e) => match self.through_absolute_link(&cur) {
+                    Some(next) => cur = next,
+                    None => return (cur, Err(e)),
+                },
+                r => return (cur, r),
+            }
+        }
+        let r = op(&cur);
+        (cur, r)
+    }
+
+    /// Opens a directory inside this one, following symlinks that stay inside the root.
+    /// `None` when it does not exist.
+    pub fn open_dir(&self, rel: &Path) -> Result<Option<CapDir>, CapError> {
+        match self.follow(rel, |p| self.dir.open_dir(p)).1 {
+            Ok(dir) => Ok(Some(CapDir {
+                dir,
+                shown: self.display(rel),
+                root: self.root.clone(),
+            })),
+            Err(e) if e.kind() == ErrorKind::NotFound => Ok(None),
+            Err(e) if e.raw_os_error() == Some(libc::ENOTDIR) => Err(CapError::NotRegular {
+                path: self.display(rel),
+                kind: "not a directory",
+            }),
+            Err(e) => Err(self.map_err("open the directory", rel, e)),
+        }
+    }
+
+    /// This directory as a new root: errors then speak of it as the boundary.
+    pub fn as_root(mut self) -> CapDir {
+        self.root = self.shown.clone();
+        self
+    }
+
+    /// Opens (creating what is missing) the directory `rel`, never following a symbolic link:
+    /// the directory reached is the one named, inside this one. Returns it and whether the
+    /// last component was created.
+    pub fn create_dir_all(&self, rel: &Path) -> Result<(CapDir, bool), CapError> {
+        let mut cur = CapDir {
+            dir: self
+                .dir
+                .try_clone()
+                .map_err(|e| self.map_err("open", Path::new("."), e))?,
+            shown: self.shown.clone(),
+            root: self.root.clone(),
+        };
+        let mut created = false;
+        let mut so_far = PathBuf::new();
+        for c in rel.components() {
+            let Component::Normal(name) = c else {
+                if matches!(c, Component::CurDir) {
+                    continue;
+                }
+                return Err(self.outside(&rel.to_string_lossy()));
+            };
+            so_far.push(name);
+            created = false;
+            let next = match cur.dir.open_dir_nofollow(name) {
+                Ok(d) => d,
+                Err(e) if e.kind() == ErrorKind::NotFound => {
+                    match cur.dir.create_dir(name) {
+                        Ok(()) => created = true,
+                        Err(e) if e.kind() == ErrorKind::AlreadyExists => {}
+                        Err(e) => return Err(self.map_err("create the directory", &so_far, e)),
+                    }
+                    cur.dir
+                        .open_dir_nofollow(name)
+                        .map_err(|e| self.nofollow_err(&cur, name.as_ref(), &so_far, e))?
+                }
+                Err(e) => return Err(self.nofollow_err(&cur, name.as_ref(), &so_far, e)),
+            };
+            cur = CapDir {
+                dir: next,
+                shown: self.display(&so_far),
+                root: self.root.clone(),
+            };
+        }
+        Ok((cur, created))
+    }
+
+    fn nofollow_err(
+        &self,
+        parent: &CapDir,
+        name: &Path,
+        so_far: &Path,
+        e: std::io::Error,
+    ) -> CapError {
+        if let Ok(m) = parent.dir.symlink_metadata(name) {
+            if m.file_type().is_symlink() {
+                let target = parent.dir.read_link_contents(name).unwrap_or_default();
+                return CapError::LinkInWrite {
+                    link: self.display(so_far),
+                    target,
+                };
+            }
+            if !m.is_dir() {
+                return CapError::NotRegular {
+                    path: self.display(so_far),
+                    kind: "not a directory",
+                };
+            }
+        }
+        self.map_err("open the directory", so_far, e)
+    }
+
+    /// Opens a regular file for reading without blocking on it: `O_NONBLOCK` (a FIFO opens at
+    /// once instead of waiting for a writer), then `fstat` on the open file decides.
+    pub fn open_regular(&self, rel: &Path) -> Result<(std::fs::File, std::fs::Metadata), CapError> {
+        let mut opts = OpenOptions::new();
+        opts.read(true);
+        #[cfg(unix)]
+        {
+            use cap_std::fs::OpenOptionsExt;
+            opts.custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY);
+        }
+        let file = self
+            .follow(rel, |p| self.dir.open_with(p, &opts))
+            .1
+            .map_err(|e| self.map_err("open", rel, e))?
+            .into_std();
+        let meta = file.metadata().map_err(|e| self.map_err("read", rel, e))?;
+        let ft = meta.file_type();
+        if !ft.is_file() {
+            return Err(CapError::NotRegular {
+                path: self.display(rel),
+                kind: kind_of(&ft),
+            });
+        }
+        #[cfg(unix)]
+        clear_nonblock(&file);
+        Ok((file, meta))
+    }
+
+    /// Reads a whole regular file of at most `limit` bytes (more is an error, checked while
+    /// reading: the size in metadata is never trusted nor used to allocate).
+    pub fn read_capped(&self, rel: &Path, limit: u64) -> Result<Vec<u8>, CapError> {
+        let (file, _) = self.open_regular(rel)?;
+        read_capped_from(file, limit).map_err(|e| match e {
+            None => CapError::TooLarge {
+                path: self.display(rel),
+                limit,
+            },
+            Some(e) => self.map_err("read", rel, e),
+        })
+    }
+
+    /// Metadata of `rel`, following symlinks that stay inside the root.
+    pub fn metadata(&self, rel: &Path) -> Result<cap_std::fs::Metadata, CapError> {
+        self.follow(rel, |p| self.dir.metadata(p))
+            .1
+            .map_err(|e| self.map_err("read the metadata of", rel, e))
+    }
+
+    /// Metadata of `rel` itself (a symlink is not followed).
+    pub fn symlink_metadata(&self, rel: &Path) -> Result<cap_std::fs::Metadata, CapError> {
+        self.dir
+            .symlink_metadata(rel)
+            .map_err(|e| self.map_err("read the metadata of", rel, e))
+    }
+
+    /// The entries of the directory `rel` (`.` for this one).
+    pub fn read_dir(&self, rel: &Path) -> Result<cap_std::fs::ReadDir, CapError> {
+        let r = if rel == Path::new(".") {
+            self.dir.entries()
+        } else {
+            self.dir.read_dir(rel)
+        };
+        r.map_err(|e| self.map_err("list", rel, e))
+    }
+
+    /// Writes `bytes` to `rel` atomically: parent directories are created (never through a
+    /// symlink), a temp file is written in the parent's handle and renamed over the target.
+    /// With `durable`, the data is fsynced before the rename.
+    pub fn write_atomic(
+        &self,
+        rel: &Path,
+        bytes: &[u8],
+        durable: bool,
+    ) -> Result<Written, CapError> {
+        let (parent, name) = split_parent(rel).ok_or_else(|| CapError::NotRegular {
+            path: self.display(rel),
+            kind: "a directory",
+        })?;
+        let (dir, _) = self.create_dir_all(parent)?;
+        let old = match dir.dir.symlink_metadata(name) {
+            Ok(m) => Some(m),
+            Err(e) if e.kind() == ErrorKind::NotFound => None,
+            Err(e) => return Err(self.map_err("write", rel, e)),
+        };
+        if let Some(m) = &old {
+            let ft = m.file_type();
+            if ft.is_symlink() {
+                return Err(CapError::LinkInWrite {
+                    link: self.display(rel),
+                    target: dir.dir.read_link_contents(name).unwrap_or_default(),
+                });
+            }
+            if ft.is_dir() {
+                return Err(CapError::NotRegular {
+                    path: self.display(rel),
+                    kind: "a directory",
+                });
+            }
+            if !ft.is_file() {
+                return Err(CapError::NotRegular {
+                    path: self.display(rel),
+                    kind: kind_of_cap(&ft),
+                });
+            }
+        }
+        let (tmp_name, file) = dir.create_temp(name, self, rel)?;
+        let result = (|| -> std::io::Result<()> {
+            let mut f = file;
+            #[cfg(unix)]
+            if let Some(m) = &old {
+                use cap_std::fs::PermissionsExt as _;
+                use std::os::unix::fs::PermissionsExt as _;
+                // Keep the old permissions, never an exec bit.
+                let mode = m.permissions().mode() & 0o666;
+                f.set_permissions(std::fs::Permissions::from_mode(mode))?;
+            }
+            f.write_all(bytes)?;
+            if durable {
+                f.sync_all()?;
+            }
+            Ok(())
+        })();
+        if let Err(e) = result {
+            let _ = dir.dir.remove_file(&tmp_name);
+            return Err(self.map_err("write", rel, e));
+        }
+        if let Err(e) = dir.dir.rename(&tmp_name, &dir.dir, name) {
+            let _ = dir.dir.remove_file(&tmp_name);
+            return Err(self.map_err("write", rel, e));
+        }
+        Ok(Written {
+            created: old.is_none(),
+        })
+    }
+
+    /// Creates `rel` with `bytes` only when nothing is there yet (another writer's file is
+    /// never replaced): written to a temp file, then linked into place. `Ok(false)` when
+    /// something already existed.
+    pub fn write_new(&self, rel: &Path, bytes: &[u8]) -> Result<bool, CapError> {
+        let (parent, name) = split_parent(rel).ok_or_else(|| CapError::NotRegular {
+            path: self.display(rel),
+            kind: "a directory",
+        })?;
+        let (dir, _) = self.create_dir_all(parent)?;
+        if dir.dir.symlink_metadata(name).is_ok() {
+            return Ok(false);
+        }
+        let (tmp_name, mut file) = dir.create_temp(name, self, rel)?;
+        let r = file.write_all(bytes).and_then(|_| file.sync_all());
+        let r = r.and_then(|_| dir.dir.hard_link(&tmp_name, &dir.dir, name));
+        let _ = dir.dir.remove_file(&tmp_name);
+        match r {
+            Ok(()) => Ok(true),
+            Err(e) if e.kind() == ErrorKind::AlreadyExists => Ok(false),
+            Err(e) => Err(self.map_err("write", rel, e)),
+        }
+    }
+
+    /// A new temp file next to `name` in this directory: created exclusively (never an existing
+    /// file, never through a symlink) with `0666 & ~umask`.
+    fn create_temp(
+        &self,
+        name: &Path,
+        top: &CapDir,
+        rel: &Path,
+    ) -> Result<(PathBuf, std::fs::File), CapError> {
+        let base = name.to_string_lossy();
+        let base: String = base.chars().take(64).collect();
+        for _ in 0..16 {
+            let mut rnd = [0u8; 6];
+            let _ = getrandom::fill(&mut rnd);
+            let suffix: String = rnd.iter().map(|b| format!("{b:02x}")).collect();
+            let tmp = PathBuf::from(format!(".{base}.claude-context-{suffix}.tmp"));
+            let mut opts = OpenOptions::new();
+            opts.write(true).create_new(true);
+            #[cfg(unix)]
+            {
+                use cap_std::fs::OpenOptionsExt;
+                opts.mode(0o666);
+            }
+            match self.dir.open_with(&tmp, &opts) {
+                Ok(f) => return Ok((tmp, f.into_std())),
+                Err(e) if e.kind() == ErrorKind::AlreadyExists => continue,
+                Err(e) => return Err(top.map_err("create a temp file for", rel, e)),
+            }
+        }
+        Err(CapError::Io {
+            what: "create a temp file for",
+            path: top.display(rel),
+            err: std::io::Error::new(ErrorKind::AlreadyExists, "no free temp name"),
+        })
+    }
+}
+
+/// Reads at most `limit` bytes; `Err(None)` when there is more.
+pub fn read_capped_from(file: impl Read, limit: u64) -> Result<Vec<u8>, Option<std::io::Error>> {
+    let mut bytes = Vec::new();
+    file.take(limit.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(Some)?;
+    if bytes.len() as u64 > limit {
+        return Err(None);
+    }
+    Ok(bytes)
+}
+
+fn split_parent(rel: &Path) -> Option<(&Path, &Path)> {
+    let name = rel.file_name()?;
+    let parent = rel.parent().unwrap_or(Path::new(""));
+    Some((parent, Path::new(name)))
+}
+
+#[cfg(unix)]
+fn clear_nonblock(file: &std::fs::File) {
+    use std::os::fd::AsRawFd;
+    let fd = file.as_raw_fd();
+    // SAFETY: fcntl on a descriptor we own; failure leaves O_NONBLOCK, harmless for a file.
+    unsafe {
+        let flags = libc::fcntl(fd, libc::F_GETFL);
+        if flags >= 0 {
+            libc::fcntl(fd, libc::F_SETFL, flags & !libc::O_NONBLOCK);
+        }
+    }
+}
+
+fn kind_of(ft: &std::fs::FileType) -> &'static str {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if ft.is_fifo() {
+            return "a FIFO";
+        }
+        if ft.is_socket() {
+            return "a socket";
+        }
+        if ft.is_char_device() || ft.is_block_device() {
+            return "a device";
+        }
+    }
+    if ft.is_dir() {
+        "a directory"
+    } else {
+        "not a regular file"
+    }
+}
+
+fn kind_of_cap(ft: &cap_std::fs::FileType) -> &'static str {
+    #[cfg(unix)]
+    {
+        use cap_std::fs::FileTypeExt;
+        if ft.is_fifo() {
+            return "a FIFO";
+        }
+        if ft.is_socket() {
+            return "a socket";
+        }
+        if ft.is_char_device() || ft.is_block_device() {
+            return "a device";
+        }
+    }
+    if ft.is_dir() {
+        "a directory"
+    } else {
+        "not a regular file"
+    }
+}
+
+/// Files that run code later, without the person asking: kept for the person unless allowed.
+#[derive(Debug, Clone)]
+pub struct WritePolicy {
+    allow: globset::GlobSet,
+}
+
+/// The default list of protected paths (matched case-insensitively against the path relative to
+/// the project root, at any depth), with why each is protected.
+pub const PROTECTED: &[(&str, &str)] = &[
+    (
+        ".git",
+        "is inside .git (hooks and config run commands on the next git command)",
+    ),
+    (
+        ".claude/settings*.json",
+        "is Claude Code's settings (hooks and permissions run or allow commands)",
+    ),
+    (
+        ".mcp.json",
+        "configures MCP servers (commands Claude Code starts)",
+    ),
+    (
+        ".envrc",
+        "is run by direnv when a shell enters the directory",
+    ),
+    (
+        ".nvim.lua",
+        "is run by Neovim's 'exrc' when it starts there",
+    ),
+    (".nvimrc", "is run by Neovim's 'exrc' when it starts there"),
+    (".exrc", "is run by Neovim's 'exrc' when it starts there"),
+    (".lazy.lua", "is run by lazy.nvim as a local plugin spec"),
+];
+
+impl Default for WritePolicy {
+    fn default() -> Self {
+        WritePolicy {
+            allow: globset::GlobSet::empty(),
+        }
+    }
+}
+
+impl WritePolicy {
+    /// `allow`: glob patterns (relative to the project root) the person lets tools write even
+    /// though they are protected, e.g. `.claude/settings.local.json` or `.git/info/exclude`.
+    pub fn new(allow: &[String]) -> Result<WritePolicy, String> {
+        let mut b = globset::GlobSetBuilder::new();
+        for p in allow {
+            let g = globset::GlobBuilder::new(p)
+                .case_insensitive(true)
+                .literal_separator(true)
+                .build()
+                .map_err(|e| format!("security.allow_write: invalid pattern '{p}': {e}"))?;
+            b.add(g);
+        }
+        Ok(WritePolicy {
+            allow: b
+                .build()
+                .map_err(|e| format!("security.allow_write: {e}"))?,
+        })
+    }
+
+    /// Refuses a write to a protected path. `rel` is relative to the project root (as returned
+    /// by [`CapDir::rel`]); writes never follow symlinks, so the path named is the path written.
+    pub fn check(&self, rel: &Path) -> Result<(), CapError> {
+        let shown = rel
+            .components()
+            .map(|c| c.as_os_str().to_string_lossy())
+            .collect::<Vec<_>>()
+            .join("/");
+        let Some(why) = protected_reason(rel) else {
+            return Ok(());
+        };
+        if self.allow.is_match(&shown) {
+            return Ok(());
+        }
+        Err(CapError::Denied { path: shown, why })
+    }
+}
+
+/// Why `rel` is protected, if it is.
+pub fn protected_reason(rel: &Path) -> Option<&'static str> {
+    let parts: Vec<String> = rel
+        .components()
+        .filter_map(|c| match c {
+            Component::Normal(n) => Some(n.to_string_lossy().to_lowercase()),
+            _ => None,
+        })
+        .collect();
+    for (i, p) in parts.iter().enumerate() {
+        // `.git` as a directory anywhere (a submodule's too), or a `.git` file (worktrees).
+        if p == ".git" {
+            return Some(PROTECTED[0].1);
+        }
+        let last = i + 1 == parts.len();
+        if !last {
+            continue;
+        }
+        if i > 0 && parts[i - 1] == ".claude" && p.starts_with("settings") && p.ends_with(".json") {
+            return Some(PROTECTED[1].1);
+        }
+        for (name, why) in &PROTECTED[2..] {
+            if p == name {
+                return Some(why);
+            }
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests;

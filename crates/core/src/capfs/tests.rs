@@ -1,0 +1,240 @@
+//! Each test is named after the attack it stops (SECURITY.md lists them).
+
+use super::*;
+use std::path::Path;
+
+fn tree() -> (tempfile::TempDir, PathBuf, CapDir) {
+    let d = tempfile::tempdir().unwrap();
+    let base = d.path().canonicalize().unwrap();
+    let root = base.join("root");
+    std::fs::create_dir_all(root.join("src")).unwrap();
+    std::fs::write(root.join("src/main.rs"), "fn main() {}").unwrap();
+    std::fs::create_dir_all(base.join("outside")).unwrap();
+    std::fs::write(base.join("outside/secret"), "OUTSIDE-SECRET").unwrap();
+    let cap = CapDir::open_root(&root).unwrap();
+    (d, root, cap)
+}
+
+fn rel(s: &str) -> PathBuf {
+    PathBuf::from(s)
+}
+
+#[test]
+fn relative_and_absolute_inputs_map_to_paths_inside() {
+    let (_d, root, cap) = tree();
+    assert_eq!(cap.rel("src/main.rs").unwrap(), rel("src/main.rs"));
+    assert_eq!(cap.rel("./src/../src/main.rs").unwrap(), rel("src/main.rs"));
+    assert_eq!(cap.rel(".").unwrap(), rel("."));
+    let abs = root.join("src/main.rs");
+    assert_eq!(cap.rel(abs.to_str().unwrap()).unwrap(), rel("src/main.rs"));
+    for bad in ["../outside/secret", "/etc/passwd", "src/../../x", "/"] {
+        let e = cap.rel(bad).unwrap_err();
+        assert!(matches!(e, CapError::Outside { .. }), "{bad}: {e}");
+        assert!(e.to_string().contains("outside the project root"), "{e}");
+    }
+    assert!(matches!(cap.rel(""), Err(CapError::Invalid { .. })));
+    assert!(matches!(cap.rel("a\0b"), Err(CapError::Invalid { .. })));
+}
+
+#[cfg(unix)]
+#[test]
+fn repository_symlink_to_proc_self_environ_is_refused_naming_the_link() {
+    let (_d, root, cap) = tree();
+    std::os::unix::fs::symlink("/proc/self/environ", root.join("rules-ja.md")).unwrap();
+    let e = cap.read_capped(&rel("rules-ja.md"), 1 << 20).unwrap_err();
+    let msg = e.to_string();
+    assert!(matches!(e, CapError::LinkOut { .. }), "{msg}");
+    assert!(
+        msg.contains("rules-ja.md") && msg.contains("/proc/self/environ"),
+        "{msg}"
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn repository_symlink_to_dev_zero_is_refused_without_reading() {
+    let (_d, root, cap) = tree();
+    std::os::unix::fs::symlink("/dev/zero", root.join("zero.md")).unwrap();
+    let e = cap.read_capped(&rel("zero.md"), 1 << 20).unwrap_err();
+    assert!(matches!(e, CapError::LinkOut { .. }), "{e}");
+}
+
+#[cfg(unix)]
+#[test]
+fn relative_symlink_climbing_out_is_refused() {
+    let (_d, root, cap) = tree();
+    std::os::unix::fs::symlink("../outside", root.join("out")).unwrap();
+    let e = cap.read_capped(&rel("out/secret"), 1 << 20).unwrap_err();
+    assert!(e.to_string().contains("'../outside'"), "{e}");
+    assert!(cap.open_dir(&rel("out")).is_err());
+    assert!(cap.read_dir(&rel("out")).is_err());
+}
+
+#[cfg(unix)]
+#[test]
+fn symlinks_that_stay_inside_are_followed_absolute_or_relative() {
+    let (_d, root, cap) = tree();
+    std::os::unix::fs::symlink("src", root.join("rel_in")).unwrap();
+    std::os::unix::fs::symlink(root.join("src"), root.join("abs_in")).unwrap();
+    std::os::unix::fs::symlink(root.join("src/main.rs"), root.join("abs_file")).unwrap();
+    for p in ["rel_in/main.rs", "abs_in/main.rs", "abs_file"] {
+        assert_eq!(
+            cap.read_capped(&rel(p), 100).unwrap(),
+            b"fn main() {}",
+            "{p}"
+        );
+    }
+    assert!(cap.open_dir(&rel("abs_in")).unwrap().is_some());
+}
+
+#[cfg(unix)]
+#[test]
+fn fifo_in_the_repository_is_refused_at_once() {
+    let (_d, root, cap) = tree();
+    let c = std::ffi::CString::new(root.join("pipe").to_str().unwrap()).unwrap();
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    // Without O_NONBLOCK this open would wait for a writer forever (the test would hang).
+    let e = cap.read_capped(&rel("pipe"), 100).unwrap_err();
+    assert!(
+        matches!(e, CapError::NotRegular { kind: "a FIFO", .. }),
+        "{e}"
+    );
+    assert!(e.to_string().contains("FIFO"), "{e}");
+}
+
+#[test]
+fn sparse_terabyte_file_is_refused_without_allocating_it() {
+    let (_d, root, cap) = tree();
+    let f = std::fs::File::create(root.join("huge.md")).unwrap();
+    f.set_len(1 << 40).unwrap();
+    let e = cap.read_capped(&rel("huge.md"), 1 << 20).unwrap_err();
+    assert!(matches!(e, CapError::TooLarge { .. }), "{e}");
+}
+
+#[test]
+fn directories_are_not_read_as_files() {
+    let (_d, _root, cap) = tree();
+    let e = cap.read_capped(&rel("src"), 100).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            CapError::NotRegular {
+                kind: "a directory",
+                ..
+            }
+        ),
+        "{e}"
+    );
+}
+
+#[test]
+fn atomic_write_creates_parents_and_replaces() {
+    let (_d, root, cap) = tree();
+    let w = cap.write_atomic(&rel("a/b/c.txt"), b"one", true).unwrap();
+    assert!(w.created);
+    let w = cap.write_atomic(&rel("a/b/c.txt"), b"two", false).unwrap();
+    assert!(!w.created);
+    assert_eq!(std::fs::read(root.join("a/b/c.txt")).unwrap(), b"two");
+    // No temp files are left behind.
+    let names: Vec<_> = std::fs::read_dir(root.join("a/b")).unwrap().collect();
+    assert_eq!(names.len(), 1);
+    assert!(cap.write_atomic(&rel("a/b"), b"x", true).is_err());
+    assert!(!cap.write_new(&rel("a/b/c.txt"), b"three").unwrap());
+    assert!(cap.write_new(&rel("a/b/d.txt"), b"four").unwrap());
+    assert_eq!(std::fs::read(root.join("a/b/c.txt")).unwrap(), b"two");
+    assert_eq!(std::fs::read(root.join("a/b/d.txt")).unwrap(), b"four");
+}
+
+#[cfg(unix)]
+#[test]
+fn write_through_a_symlinked_directory_is_refused() {
+    let (d, root, cap) = tree();
+    std::os::unix::fs::symlink(d.path().join("outside"), root.join("out")).unwrap();
+    std::os::unix::fs::symlink("src", root.join("src_alias")).unwrap();
+    for p in ["out/new.txt", "out/secret", "src_alias/new.rs"] {
+        let e = cap.write_atomic(&rel(p), b"x", true).unwrap_err();
+        assert!(e.to_string().contains("symbolic link"), "{p}: {e}");
+    }
+    assert!(!d.path().join("outside/new.txt").exists());
+    assert_eq!(
+        std::fs::read(d.path().join("outside/secret")).unwrap(),
+        b"OUTSIDE-SECRET"
+    );
+    assert!(!root.join("src/new.rs").exists());
+}
+
+#[cfg(unix)]
+#[test]
+fn write_over_a_symlink_is_refused_not_followed() {
+    let (d, root, cap) = tree();
+    std::os::unix::fs::symlink(d.path().join("outside/secret"), root.join("s")).unwrap();
+    std::os::unix::fs::symlink(d.path().join("outside/nothing"), root.join("dangling")).unwrap();
+    for p in ["s", "dangling"] {
+        let e = cap.write_atomic(&rel(p), b"x", true).unwrap_err();
+        assert!(matches!(e, CapError::LinkInWrite { .. }), "{p}: {e}");
+    }
+    assert!(!d.path().join("outside/nothing").exists());
+    assert!(std::fs::symlink_metadata(root.join("s"))
+        .unwrap()
+        .file_type()
+        .is_symlink());
+}
+
+#[cfg(unix)]
+#[test]
+fn overwrite_never_keeps_an_exec_bit() {
+    use std::os::unix::fs::PermissionsExt;
+    let (_d, root, cap) = tree();
+    let hook = root.join("script.sh");
+    std::fs::write(&hook, "#!/bin/sh\n").unwrap();
+    std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o750)).unwrap();
+    cap.write_atomic(&rel("script.sh"), b"echo pwned\n", true)
+        .unwrap();
+    let mode = std::fs::metadata(&hook).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o640, "group read kept, every exec bit dropped");
+}
+
+#[test]
+fn files_that_run_code_are_protected() {
+    let p = WritePolicy::default();
+    for bad in [
+        ".git/hooks/pre-commit",
+        ".git/config",
+        ".git",
+        "vendor/lib/.git/config",
+        ".GIT/config",
+        ".claude/settings.json",
+        ".claude/settings.local.json",
+        "sub/.claude/settings.json",
+        ".mcp.json",
+        ".envrc",
+        "sub/.envrc",
+        ".nvim.lua",
+        ".nvimrc",
+        ".exrc",
+        ".lazy.lua",
+    ] {
+        let e = p.check(Path::new(bad)).unwrap_err();
+        assert!(matches!(e, CapError::Denied { .. }), "{bad}");
+        let msg = e.to_string();
+        assert!(msg.contains("allow_write"), "{msg}");
+    }
+    for ok in [
+        "src/main.rs",
+        ".gitignore",
+        ".github/workflows/ci.yml",
+        ".claude/commands/x.md",
+        "docs/settings.json",
+        "git/config",
+    ] {
+        assert!(p.check(Path::new(ok)).is_ok(), "{ok}");
+    }
+    let p =
+        WritePolicy::new(&[".claude/settings.local.json".into(), ".git/info/*".into()]).unwrap();
+    assert!(p.check(Path::new(".claude/settings.local.json")).is_ok());
+    assert!(p.check(Path::new(".git/info/exclude")).is_ok());
+    assert!(p.check(Path::new(".git/hooks/pre-commit")).is_err());
+    assert!(p.check(Path::new(".claude/settings.json")).is_err());
+    assert!(WritePolicy::new(&["[".into()]).is_err());
+}
