@@ -9,9 +9,11 @@
 //! <root>/branch-memory-bank/<branch>/…    one bank per branch ("/" in the name becomes "-")
 //! ```
 //!
-//! Every path a client gives is relative to a bank and confined to it with [`crate::paths::confine`]
-//! (`..`, absolute paths and symbolic links leading out are refused). Writes are atomic
-//! ([`crate::fsutil::write_atomic`]), so two writers to one document leave one complete version.
+//! Every path a client gives is relative to a bank and opened beneath the bank's directory
+//! handle ([`crate::capfs`]): `..`, absolute paths and symbolic links leading out are refused by
+//! the kernel, with no window between a check and the open. The default bank (`docs`) is opened
+//! beneath the project root, so a repository cannot point it elsewhere with a symlink. Writes are
+//! atomic ([`CapDir::write_atomic`]), so two writers to one document leave one complete version.
 //! Reading the core files touches only those files: the cost does not depend on how many other
 //! documents the bank holds.
 
