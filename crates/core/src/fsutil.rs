@@ -7,19 +7,20 @@
 use std::io::Write;
 use std::path::Path;
 
-/// Writes `bytes` to `path` atomically. With `mode` (Unix), the file gets those permissions
-/// before it becomes visible under its final name.
-pub fn write_atomic(path: &Path, bytes: &[u8], mode: Option<u32>) -> std::io::Result<()> {
+/// Writes `bytes` to `path` atomically; the file gets `mode` (Unix) before it becomes visible
+/// under its final name. For the plugin's own files (lock file, state); files a tool writes on a
+/// client's behalf go through [`crate::capfs`].
+pub fn write_atomic(path: &Path, bytes: &[u8], mode: u32) -> std::io::Result<()> {
     write(path, bytes, mode, true)
 }
 
 /// Like [`write_atomic`] (same atomicity, same permissions) but without fsync: for files whose
 /// content only matters while this process runs.
-pub fn write_atomic_volatile(path: &Path, bytes: &[u8], mode: Option<u32>) -> std::io::Result<()> {
+pub fn write_atomic_volatile(path: &Path, bytes: &[u8], mode: u32) -> std::io::Result<()> {
     write(path, bytes, mode, false)
 }
 
-fn write(path: &Path, bytes: &[u8], mode: Option<u32>, durable: bool) -> std::io::Result<()> {
+fn write(path: &Path, bytes: &[u8], mode: u32, durable: bool) -> std::io::Result<()> {
     let dir = path
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
@@ -31,14 +32,8 @@ fn write(path: &Path, bytes: &[u8], mode: Option<u32>, durable: bool) -> std::io
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
-        let perm = match mode {
-            Some(m) => std::fs::Permissions::from_mode(m),
-            // Keep an existing file's mode; new files get the usual 0644.
-            None => std::fs::metadata(path)
-                .map(|m| m.permissions())
-                .unwrap_or_else(|_| std::fs::Permissions::from_mode(0o644)),
-        };
-        tmp.as_file().set_permissions(perm)?;
+        tmp.as_file()
+            .set_permissions(std::fs::Permissions::from_mode(mode))?;
     }
     #[cfg(not(unix))]
     let _ = mode;
@@ -69,10 +64,10 @@ mod tests {
     fn atomic_write_replaces_and_sets_mode() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("a.txt");
-        write_atomic(&p, b"one", Some(0o600)).unwrap();
-        write_atomic_volatile(&p, b"two", Some(0o600)).unwrap();
+        write_atomic(&p, b"one", 0o600).unwrap();
+        write_atomic_volatile(&p, b"two", 0o600).unwrap();
         assert_eq!(std::fs::read(&p).unwrap(), b"two");
-        write_atomic(&p, b"three", Some(0o600)).unwrap();
+        write_atomic(&p, b"three", 0o600).unwrap();
         assert_eq!(std::fs::read(&p).unwrap(), b"three");
         #[cfg(unix)]
         {

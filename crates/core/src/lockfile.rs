@@ -64,7 +64,7 @@ impl LockFile {
         let json = serde_json::to_vec(&self.content).map_err(std::io::Error::other)?;
         // Atomic (Claude Code never reads half a file) but not fsynced: the file only means
         // something while this process runs, and an fsync would dominate the bridge's start-up.
-        fsutil::write_atomic_volatile(&self.path, &json, Some(0o600))
+        fsutil::write_atomic_volatile(&self.path, &json, 0o600)
     }
 
     pub fn path(&self) -> &Path {

@@ -45,7 +45,7 @@ pub fn write(dir: &Path, name: &str, port: u16, token: &str) -> std::io::Result<
     let path = dir.join(file_name(port));
     let bytes =
         serde_json::to_vec_pretty(&render(name, port, token)).map_err(std::io::Error::other)?;
-    fsutil::write_atomic(&path, &bytes, Some(0o600))?;
+    fsutil::write_atomic(&path, &bytes, 0o600)?;
     Ok(path)
 }
 

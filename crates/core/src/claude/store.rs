@@ -80,5 +80,5 @@ pub fn save(path: &Path, p: &Persisted) -> std::io::Result<()> {
         std::fs::create_dir_all(dir)?;
     }
     let bytes = serde_json::to_vec(p).map_err(std::io::Error::other)?;
-    crate::fsutil::write_atomic(path, &bytes, Some(0o600))
+    crate::fsutil::write_atomic(path, &bytes, 0o600)
 }

@@ -301,8 +301,7 @@ impl Store {
             action: "encode",
             err: std::io::Error::other(e),
         })?;
-        crate::fsutil::write_atomic(&self.path, &bytes, Some(0o600))
-            .map_err(io(&self.path, "write"))
+        crate::fsutil::write_atomic(&self.path, &bytes, 0o600).map_err(io(&self.path, "write"))
     }
 
     fn empty(&self) -> StoreData {
