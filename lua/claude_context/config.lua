@@ -13,6 +13,10 @@ local M = {}
 ---@field max_inflight_per_client integer Requests of one client answered at once (then reading pauses)
 ---@field stats_time_budget_ms integer Time budget of fs-get-project-info {stats=true}
 ---@field ide claude_context.IdeConfig Claude Code IDE integration
+---@field security claude_context.SecurityConfig What tools may do beyond the safe defaults
+
+---@class claude_context.SecurityConfig
+---@field allow_write string[] Protected files (|claude-context-security|) tools may write anyway: globs relative to the project root
 
 ---@class claude_context.IdeConfig
 ---@field track_selection boolean Send selection_changed as the cursor/selection moves
@@ -32,6 +36,9 @@ M.defaults = {
     track_selection = true,
     selection_debounce_ms = 100,
     mention_queue_ms = 30000,
+  },
+  security = {
+    allow_write = {},
   },
 }
 
@@ -67,6 +74,18 @@ function M.resolve(opts)
   vim.validate("ide.track_selection", cfg.ide.track_selection, "boolean")
   vim.validate("ide.selection_debounce_ms", cfg.ide.selection_debounce_ms, "number")
   vim.validate("ide.mention_queue_ms", cfg.ide.mention_queue_ms, "number")
+  vim.validate("security", cfg.security, "table")
+  vim.validate("security.allow_write", cfg.security.allow_write, function(v)
+    if type(v) ~= "table" then
+      return false
+    end
+    for _, p in ipairs(v) do
+      if type(p) ~= "string" then
+        return false
+      end
+    end
+    return true
+  end, "a list of glob strings")
   M.options = cfg
   return cfg
 end
@@ -93,6 +112,10 @@ function M.to_native(cfg)
     stats_time_budget_ms = cfg.stats_time_budget_ms,
     state_dir = vim.fn.stdpath("state") .. "/claude-context",
   }
+  -- An empty Lua table would encode as a JSON object: only a non-empty list is sent.
+  if #cfg.security.allow_write > 0 then
+    t.security = { allow_write = cfg.security.allow_write }
+  end
   for _, f in ipairs(M.native_hooks) do
     f(cfg, t)
   end

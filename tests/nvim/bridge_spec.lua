@@ -251,6 +251,34 @@ return {
     end,
   },
   {
+    "model writes to files that run code are refused unless setup{security.allow_write} allows them",
+    function()
+      local root = h.tmpdir()
+      vim.fn.mkdir(root .. "/.git/hooks", "p")
+      vim.cmd.cd(root)
+      require("claude_context.state").push()
+      for _, p in ipairs({ ".git/hooks/pre-commit", ".claude/settings.local.json", ".nvim.lua" }) do
+        local w = h.call("fs-write-file", { path = p, content = "x" })
+        eq(true, w.isError, p)
+        contains(w.content[1].text, "allow_write")
+        eq(0, vim.fn.filereadable(root .. "/" .. p), p)
+      end
+      cc().stop({ silent = true })
+      cc().setup({ security = { allow_write = { ".claude/settings.local.json" } } })
+      vim.cmd.cd(root)
+      require("claude_context.state").push()
+      local w = h.call("fs-write-file", { path = ".claude/settings.local.json", content = "{}" })
+      eq(false, w.isError)
+      eq("{}", h.read(root .. "/.claude/settings.local.json"))
+      eq(true, h.call("fs-write-file", { path = ".claude/settings.json", content = "{}" }).isError)
+      local okk, err = pcall(require("claude_context.config").resolve, { security = { allow_write = { 1 } } })
+      eq(false, okk)
+      contains(err, "security.allow_write")
+      cc().stop({ silent = true })
+      cc().setup({})
+    end,
+  },
+  {
     ":ClaudeContext status masks the token; completion lists subcommands",
     function()
       local lines = table.concat(require("claude_context.commands").status_lines(), "\n")
