@@ -191,7 +191,12 @@ end
 ---@param args table?
 ---@param cb fun(result: table)
 function M.call_tool(name, args, cb)
-  local native = require("claude_context.native").load()
+  local native, missing = require("claude_context.native").get()
+  if not native then
+    -- Before the library is built: the same one-line message as every command, no traceback.
+    cb({ error = { code = -32603, message = missing } })
+    return
+  end
   local a = (args and next(args)) and vim.json.encode(args) or "{}"
   native.call_tool(name, a, function(json)
     cb(vim.json.decode(json, { luanil = { object = true, array = true } }))
