@@ -14,6 +14,8 @@ local state = require("claude_context.state")
 config.extra_keys.memory_bank = true
 config.extra_keys.terminal = true
 config.extra_keys.claude = true
+-- install = { url = … }: where :ClaudeContext build downloads from (claude_context.install).
+config.extra_keys.install = true
 
 M.version = require("claude_context.version")
 
@@ -97,6 +99,13 @@ table.insert(M._setup_hooks, function(options)
   else
     -- The default terminal options: reload = true.
     require("claude_context.reload").install()
+  end
+end)
+
+-- install = { url }: checked here; read by claude_context.install.
+table.insert(M._setup_hooks, function(options)
+  if options.install ~= nil then
+    require("claude_context.install").check_options(options.install)
   end
 end)
 

@@ -134,6 +134,22 @@ function M.base_url(opts)
   return M.DEFAULT_URL
 end
 
+---Checks setup's `install` option: `{ url = string? }`.
+---@param o any
+function M.check_options(o)
+  if type(o) ~= "table" then
+    error(("claude-context: option install must be a table, got %s"):format(type(o)), 0)
+  end
+  for k in pairs(o) do
+    if k ~= "url" then
+      error(("claude-context: unknown option install.%s (see :help claude-context-build)"):format(tostring(k)), 0)
+    end
+  end
+  if o.url ~= nil and type(o.url) ~= "string" then
+    error("claude-context: option install.url must be a string", 0)
+  end
+end
+
 -- ---------------------------------------------------------------------------------------------
 -- Waiting without blocking: inside lazy.nvim's build coroutine the task is suspended and resumed
 -- by the callback; inside our own coroutine (:ClaudeContext build) the callback resumes it; in

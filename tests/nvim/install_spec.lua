@@ -157,6 +157,13 @@ return {
       eq(srv.url .. "/x", install.base_url())
       eq("http://o", install.base_url({ url = "http://o" }))
       vim.env.CLAUDE_CONTEXT_DOWNLOAD_URL = nil
+      require("claude_context").setup({ auto_start = false, install = { url = "http://mirror.example/dl" } })
+      eq("http://mirror.example/dl", install.base_url())
+      local okk, err = pcall(require("claude_context").setup, { auto_start = false, install = { uri = "x" } })
+      eq(false, okk)
+      contains(err, "unknown option install.uri")
+      require("claude_context").setup({ auto_start = false })
+      eq("https://github.com/claude-context/claude-context.nvim/releases/download", install.base_url())
     end,
   },
   {
