@@ -167,6 +167,25 @@ return {
     end,
   },
   {
+    "the Lua SHA-256 (no checksum program on the system) agrees with sha256sum",
+    function()
+      eq("e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855", install.sha256(""))
+      eq("ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad", install.sha256("abc"))
+      local dir = h.tmpdir()
+      -- Lengths around the padding boundaries, and a real binary.
+      for _, n in ipairs({ 55, 56, 63, 64, 65, 1000 }) do
+        local p = ("%s/%d.bin"):format(dir, n)
+        local bytes = {}
+        for i = 1, n do
+          bytes[i] = string.char((i * 37 + n) % 256)
+        end
+        h.write(p, table.concat(bytes))
+        eq(install.sha256_file(p, { "sha256sum" }), install.sha256_file(p, {}), "length " .. n)
+      end
+      eq(install.sha256_file(A.real_relay, { "sha256sum" }), install.sha256_file(A.real_relay, {}))
+    end,
+  },
+  {
     "asset names follow the documented scheme",
     function()
       eq({
