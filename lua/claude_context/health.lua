@@ -27,7 +27,10 @@ end
 function M.provenance_line(path)
   local p = require("claude_context.install").provenance(path)
   if not p then
-    return "origin: not recorded (built outside :ClaudeContext build / make, or before they recorded it)"
+    if path:find("/target/release/", 1, true) or path:find("/target/debug/", 1, true) then
+      return "origin: a local cargo build, loaded from cargo's output directory (not installed into lib/)"
+    end
+    return "origin: not recorded (not installed by :ClaudeContext build, build.lua or make)"
   end
   if p.source == "download" then
     return ("origin: downloaded prebuilt v%s for %s from %s on %s, sha256 %s (verified)"):format(
