@@ -164,10 +164,12 @@ local function lazy_async()
   return A and type(A.running) == "function" and A.running() or nil
 end
 
----Runs `start(cb)` and returns what it passes to `cb`.
+---Runs `start(cb)` and returns what it passes to `cb`. Inside lazy.nvim, `poll()` (when given) is
+---asked every half second for a progress line to show while waiting.
 ---@param start fun(cb: fun(res: any))
+---@param poll (fun(): string?)?
 ---@return any
-local function await(start)
+local function await(start, poll)
   local co = coroutine.running()
   local la = lazy_async()
   if la then
@@ -179,7 +181,15 @@ local function await(start)
       end)
     end)
     while not done do
-      la:suspend()
+      if poll and type(la.sleep) == "function" then
+        la:sleep(500)
+        local line = not done and poll() or nil
+        if line then
+          coroutine.yield(line)
+        end
+      else
+        la:suspend()
+      end
     end
     return res
   elseif co and own[co] then
@@ -212,19 +222,44 @@ local function await(start)
   return res
 end
 
----Runs a command; never raises (a missing program is a result with code -1).
+---Runs a command; never raises (a missing program is a result with code -1). With `progress`,
+---the latest line of its stderr is shown as progress inside lazy.nvim (cargo's "Compiling …").
 ---@param argv string[]
 ---@param o table? vim.system options
+---@param progress boolean?
 ---@return {code: integer, stdout: string, stderr: string}
-local function run(argv, o)
+local function run(argv, o, progress)
+  local opts = vim.tbl_extend("force", { text = true }, o or {})
+  local err_buf, latest, shown = {}, nil, nil
+  if progress then
+    opts.stderr = function(_, data)
+      if data then
+        table.insert(err_buf, data)
+        if #err_buf > 256 then
+          err_buf = { table.concat(err_buf):sub(-16384) }
+        end
+        for line in data:gmatch("[^\r\n]+") do
+          if vim.trim(line) ~= "" then
+            latest = vim.trim(line)
+          end
+        end
+      end
+    end
+  end
+  local poll = progress and function()
+    if latest ~= shown then
+      shown = latest
+      return latest
+    end
+  end or nil
   return await(function(cb)
-    local ok, err = pcall(vim.system, argv, vim.tbl_extend("force", { text = true }, o or {}), function(r)
-      cb({ code = r.code, stdout = r.stdout or "", stderr = r.stderr or "" })
+    local ok, err = pcall(vim.system, argv, opts, function(r)
+      cb({ code = r.code, stdout = r.stdout or "", stderr = progress and table.concat(err_buf) or (r.stderr or "") })
     end)
     if not ok then
       cb({ code = -1, stdout = "", stderr = tostring(err) })
     end
-  end)
+  end, poll)
 end
 
 -- ---------------------------------------------------------------------------------------------
@@ -550,7 +585,7 @@ local function cargo_build(o, lib_dir, log)
   end
   o.progress("building with cargo (the first build takes a few minutes)")
   table.insert(log, "running " .. cargo .. " build --release --workspace --locked in " .. o.root)
-  local r = run({ cargo, "build", "--release", "--workspace", "--locked" }, { cwd = o.root })
+  local r = run({ cargo, "build", "--release", "--workspace", "--locked" }, { cwd = o.root }, true)
   if r.code ~= 0 then
     local tail = vim.split(vim.trim(r.stderr or ""), "\n")
     return nil, ("cargo build failed (exit %s): %s"):format(tostring(r.code), tail[#tail] or "")

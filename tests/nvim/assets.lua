@@ -73,6 +73,9 @@ function M.fake_cargo()
     table.concat({
       "#!/bin/sh",
       ('echo "$PWD $*" >> %q'):format(dir .. "/cargo-ran"),
+      "echo '   Compiling claude-context-core v0 (fake)' >&2",
+      "sleep ${FAKE_CARGO_SLEEP:-0}",
+      "echo '    Finished release (fake)' >&2",
       "mkdir -p target/release",
       ("cp %q target/release/%s"):format(M.real_lib, install.cargo_lib_name()),
       ("cp %q target/release/%s"):format(M.real_relay, install.relay_name()),

@@ -258,6 +258,12 @@ return {
           self:step()
         end)
       end
+      function task:sleep(ms)
+        vim.defer_fn(function()
+          self:resume()
+        end, ms)
+        self:suspend()
+      end
       function task:step()
         while not self.suspended and coroutine.status(self.co) == "suspended" do
           local okr, msg = coroutine.resume(self.co)
@@ -289,6 +295,33 @@ return {
       ok(vim.tbl_contains(yielded, "downloading " .. install.asset_names(A.version, A.target).lib), vim.inspect(yielded))
       contains(yielded[#yielded], "installed the prebuilt library")
       eq("download", install.provenance(lib_of(plugin)).source)
+
+      -- The cargo fallback (no asset): cargo's latest line shows as progress while it builds.
+      yielded, done, err = {}, false, nil
+      local cargo = A.fake_cargo()
+      vim.env.CLAUDE_CONTEXT_DOWNLOAD_URL = srv.url .. "/nothing-here"
+      vim.env.CLAUDE_CONTEXT_CARGO = cargo.cmd
+      vim.env.FAKE_CARGO_SLEEP = "2"
+      package.loaded["lazy.async"] = {
+        running = function()
+          return coroutine.running() == task.co and task or nil
+        end,
+      }
+      task.co = coroutine.create(function()
+        local okb, e = pcall(assert(loadfile(plugin .. "/build.lua")))
+        done, err = true, (not okb) and e or nil
+      end)
+      task.suspended = false
+      task:step()
+      h.wait_for(function()
+        return done
+      end, 60000, "build.lua's cargo fallback under the lazy stand-in")
+      package.loaded["lazy.async"] = nil
+      vim.env.CLAUDE_CONTEXT_DOWNLOAD_URL, vim.env.CLAUDE_CONTEXT_CARGO, vim.env.FAKE_CARGO_SLEEP = nil, nil, nil
+      eq(nil, err)
+      ok(vim.tbl_contains(yielded, "Compiling claude-context-core v0 (fake)"), vim.inspect(yielded))
+      contains(yielded[#yielded], "built and installed the library")
+      eq("cargo", install.provenance(lib_of(plugin)).source)
     end,
   },
   {
