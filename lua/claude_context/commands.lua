@@ -69,7 +69,8 @@ M.register("restart", {
 function M.status_lines()
   local st = cc().status()
   if not st then
-    return { "claude-context: bridge stopped (:ClaudeContext start)" }
+    local _, missing = require("claude_context.native").get()
+    return { missing or "claude-context: bridge stopped (:ClaudeContext start)" }
   end
   local lines = {
     ("claude-context %s: listening on %s"):format(st.version, st.url),
@@ -180,6 +181,8 @@ function M.complete(arglead, cmdline)
   return {}
 end
 
+-- :ClaudeContext build (a verified prebuilt library, else cargo).
+require("claude_context.install").register(M)
 -- Subcommands of other modules: :ClaudeContext send / add / accept / reject.
 require("claude_context.ide.commands").register(M)
 -- Subcommands of other modules.

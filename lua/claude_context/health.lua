@@ -21,6 +21,34 @@ function M.claude_path()
   return p ~= "" and p or nil
 end
 
+---Where the library at `path` came from, from the `install.json` written next to it.
+---@param path string
+---@return string
+function M.provenance_line(path)
+  local p = require("claude_context.install").provenance(path)
+  if not p then
+    if path:find("/target/release/", 1, true) or path:find("/target/debug/", 1, true) then
+      return "origin: a local cargo build, loaded from cargo's output directory (not installed into lib/)"
+    end
+    return "origin: not recorded (not installed by :ClaudeContext build, build.lua or make)"
+  end
+  if p.source == "download" then
+    return ("origin: downloaded prebuilt v%s for %s from %s on %s, sha256 %s (verified)"):format(
+      tostring(p.version),
+      tostring(p.target),
+      tostring(p.url),
+      tostring(p.installed_at),
+      tostring(p.sha256)
+    )
+  end
+  return ("origin: built locally (%s) v%s on %s, sha256 %s"):format(
+    p.source == "make" and "make" or "cargo build --release",
+    tostring(p.version),
+    tostring(p.installed_at),
+    tostring(p.sha256)
+  )
+end
+
 function M.check()
   local h = vim.health
   h.start("Neovim")
@@ -32,22 +60,38 @@ function M.check()
 
   h.start("Native library")
   local native = require("claude_context.native")
+  local install = require("claude_context.install")
   local ok, err = native.try_load()
   if ok then
     h.ok(("loaded %s (version %s, matches the Lua side)"):format(native.info.path, native.info.version))
+    h.info(M.provenance_line(native.info.path))
   else
-    h.error(err, { "Run `make` in " .. native.plugin_root(), "With lazy.nvim: :Lazy build claude-context.nvim" })
+    local target, why = install.target()
+    h.error(err, {
+      ":ClaudeContext build (or :Lazy build claude-context.nvim) downloads the prebuilt library for "
+        .. (target or ("this system: " .. tostring(why)))
+        .. ", verifies its checksum, and builds it with cargo when there is none",
+      "Or run `make` in " .. native.plugin_root() .. " (needs a Rust toolchain)",
+    })
   end
 
   h.start("Bridge")
   local st = ok and require("claude_context").status() or nil
-  if not st then
-    h.warn("the bridge is not running", { ":ClaudeContext start, or setup({ auto_start = true })" })
+  if not ok then
+    h.warn("the bridge cannot run until the native library is built (see above)")
+  elseif not st then
+    local cfg = require("claude_context.config").options
+    h.warn("the bridge is not running", {
+      cfg.auto_start == false and ":ClaudeContext start (auto_start = false in your setup())"
+        or ":ClaudeContext start (setup() has not run, or the bridge was stopped)",
+    })
   else
     h.ok(("listening on %s, %d client(s), token %s"):format(st.url, #st.clients, st.token))
     if st.lock_file and uv.fs_stat(st.lock_file) then
       local fm, dm = mode_of(st.lock_file), mode_of(vim.fn.fnamemodify(st.lock_file, ":h"))
-      if fm == tonumber("600", 8) and dm == tonumber("700", 8) then
+      if vim.fn.has("win32") == 1 then
+        h.ok(("lock file %s"):format(st.lock_file))
+      elseif fm == tonumber("600", 8) and dm == tonumber("700", 8) then
         h.ok(("lock file %s (0600 in a 0700 directory)"):format(st.lock_file))
       else
         h.error(("lock file %s has mode %o in a directory of mode %o; expected 600 / 700"):format(st.lock_file, fm or 0, dm or 0))

@@ -14,6 +14,8 @@ local state = require("claude_context.state")
 config.extra_keys.memory_bank = true
 config.extra_keys.terminal = true
 config.extra_keys.claude = true
+-- install = { url = … }: where :ClaudeContext build downloads from (claude_context.install).
+config.extra_keys.install = true
 
 M.version = require("claude_context.version")
 
@@ -97,6 +99,13 @@ table.insert(M._setup_hooks, function(options)
   else
     -- The default terminal options: reload = true.
     require("claude_context.reload").install()
+  end
+end)
+
+-- install = { url }: checked here; read by claude_context.install.
+table.insert(M._setup_hooks, function(options)
+  if options.install ~= nil then
+    require("claude_context.install").check_options(options.install)
   end
 end)
 
@@ -191,7 +200,12 @@ end
 ---@param args table?
 ---@param cb fun(result: table)
 function M.call_tool(name, args, cb)
-  local native = require("claude_context.native").load()
+  local native, missing = require("claude_context.native").get()
+  if not native then
+    -- Before the library is built: the same one-line message as every command, no traceback.
+    cb({ error = { code = -32603, message = missing } })
+    return
+  end
   local a = (args and next(args)) and vim.json.encode(args) or "{}"
   native.call_tool(name, a, function(json)
     cb(vim.json.decode(json, { luanil = { object = true, array = true } }))

@@ -24,20 +24,62 @@ local function ext()
   return "so"
 end
 
+---The directory the loader searches (`lib/`, `target/…`) : the plugin checkout, unless a test
+---points it elsewhere.
+---@type string?
+M.root = nil
+
 ---@return string[] the paths the loader tries, in order
 function M.candidates()
-  local root = M.plugin_root()
+  local root = M.root or M.plugin_root()
   local e = ext()
+  -- cargo names the library without the `lib` prefix on Windows.
+  local built = (e == "dll" and "" or "lib") .. "claude_context_native." .. e
   local list = {}
   if vim.env.CLAUDE_CONTEXT_NATIVE and vim.env.CLAUDE_CONTEXT_NATIVE ~= "" then
     table.insert(list, vim.env.CLAUDE_CONTEXT_NATIVE)
   end
   vim.list_extend(list, {
     root .. "/lib/claude_context_native." .. e,
-    root .. "/target/release/libclaude_context_native." .. e,
-    root .. "/target/debug/libclaude_context_native." .. e,
+    root .. "/target/release/" .. built,
+    root .. "/target/debug/" .. built,
   })
   return list
+end
+
+---How to build the library, the same words everywhere.
+M.HOW_TO_BUILD = ":Lazy build claude-context.nvim, :ClaudeContext build, or `make` in the plugin directory"
+
+---The one message every command gives while the library cannot be loaded: what was tried, and
+---how to build it. One line (no traceback, no hit-enter prompt).
+---@param tried {path:string, reason:string}[]?
+---@return string
+function M.missing_message(tried)
+  tried = tried or M.info.tried or {}
+  local root = M.root or M.plugin_root()
+  local parts = {}
+  for _, t in ipairs(tried) do
+    local p = t.path
+    if p:sub(1, #root + 1) == root .. "/" then
+      p = p:sub(#root + 2)
+    end
+    table.insert(parts, t.reason == "not found" and p or (p .. ": " .. t.reason))
+  end
+  return ("claude-context: the native library is not built (tried %s in %s; none loaded). Build it: %s."):format(
+    #parts > 0 and table.concat(parts, ", ") or "nothing",
+    root,
+    M.HOW_TO_BUILD
+  )
+end
+
+---The loaded API, or nil and the message of |M.missing_message()|.
+---@return table? api, string? message
+function M.get()
+  local ok, res = pcall(M.load)
+  if ok then
+    return res
+  end
+  return nil, M.message(res)
 end
 
 ---@class claude_context.NativeInfo
@@ -96,12 +138,8 @@ function M.load()
       end
     end
   end
-  local lines = { "claude-context: cannot load the native library. Tried:" }
-  for _, t in ipairs(tried) do
-    table.insert(lines, ("  %s: %s"):format(t.path, t.reason))
-  end
-  table.insert(lines, ("Build it: run `make` in %s (lazy.nvim: `:Lazy build claude-context.nvim`)."):format(M.plugin_root()))
-  M.info = { tried = tried, error = table.concat(lines, "\n") }
+  M.info = { tried = tried }
+  M.info.error = M.missing_message(tried)
   error(M.info.error, 0)
 end
 

@@ -366,9 +366,11 @@ return {
       end
       local ok2, err = pcall(native.load)
       eq(false, ok2)
-      contains(err, "/nonexistent/one.so: not found")
-      contains(err, "/nonexistent/two.so: not found")
+      -- One line: the paths tried (missing files by name, others with the reason), how to build.
+      contains(err, "the native library is not built (tried /nonexistent/one.so, /nonexistent/two.so in ")
+      contains(err, ":Lazy build claude-context.nvim")
       contains(err, "make")
+      ok(not err:find("\n"), "one line")
       -- A library built from another version is refused before its initialisation runs.
       local real = require("claude_context.native").info.path
       package.loaded["claude_context.version"] = "9.9.9"
@@ -388,6 +390,8 @@ return {
       vim.cmd("checkhealth claude_context")
       local text = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), "\n")
       contains(text, "matches the Lua side")
+      -- Where it came from (lib/install.json, written by make build / the build step).
+      contains(text, "origin: ")
       contains(text, "0600 in a 0700 directory")
       contains(text, "listening on ws://127.0.0.1:")
       contains(text, "Neovim " .. tostring(vim.version()))

@@ -3,6 +3,8 @@
 //! buffers fill and the client's writes block) instead of buffering without bound — and once
 //! the client reads again, no answer is lost. (Alone in its own test binary so the process's
 //! RSS belongs to this test only.)
+// Unix only: it measures the page size and RSS through libc.
+#![cfg(unix)]
 
 mod common;
 

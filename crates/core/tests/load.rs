@@ -1,5 +1,7 @@
 //! Load and faults: many clients at once, some of them vanishing mid-call, lose no answer on the
 //! others; connections that never finish the handshake do not keep a real client out.
+// Unix only: it measures SO_LINGER through libc.
+#![cfg(unix)]
 
 mod common;
 

@@ -2,6 +2,8 @@
 //! present wrong or near-miss tokens), `status()` shows it masked, it is in no process's
 //! arguments and in no file but the 0600 lock file; lock files of dead editors of ours are
 //! removed when the bridge starts.
+// Unix only: it measures file modes and /proc.
+#![cfg(unix)]
 
 mod common;
 

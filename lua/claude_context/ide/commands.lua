@@ -3,7 +3,8 @@
 local M = {}
 
 local function notify(msg, level)
-  vim.notify("claude-context: " .. msg, level or vim.log.levels.INFO, { title = "claude-context" })
+  -- Messages from the loader already carry the prefix: never "claude-context: claude-context:".
+  vim.notify("claude-context: " .. msg:gsub("^claude%-context: ", ""), level or vim.log.levels.INFO, { title = "claude-context" })
 end
 
 local function report(ok, msg)

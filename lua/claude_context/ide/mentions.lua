@@ -15,7 +15,8 @@ M.queue = {}
 local timer
 
 local function notify(msg, level)
-  vim.notify("claude-context: " .. msg, level or vim.log.levels.INFO, { title = "claude-context" })
+  -- Messages from the loader already carry the prefix: never "claude-context: claude-context:".
+  vim.notify("claude-context: " .. msg:gsub("^claude%-context: ", ""), level or vim.log.levels.INFO, { title = "claude-context" })
 end
 
 local function ttl()
@@ -77,7 +78,8 @@ function M.mention(path, line_start, line_end)
   local params = { filePath = path, lineStart = line_start, lineEnd = line_end }
   local n = deliver(params)
   if n == nil then
-    return false, "the bridge is not running (:ClaudeContext start)"
+    local _, missing = require("claude_context.native").get()
+    return false, missing or "the bridge is not running (:ClaudeContext start)"
   end
   if n > 0 then
     return true, ("sent %s to Claude"):format(label(params))

@@ -55,10 +55,14 @@ pub enum RunError {
     },
 }
 
-/// Kills the process group when dropped while armed.
+/// Kills the process group (Unix) or job object (Windows) when dropped while armed.
 struct GroupGuard {
+    /// The process group to signal (Unix only; Windows uses `job`).
+    #[cfg_attr(not(unix), allow(dead_code))]
     pgid: i32,
     armed: bool,
+    #[cfg(windows)]
+    job: Option<job::Job>,
 }
 
 impl GroupGuard {
@@ -70,7 +74,13 @@ impl GroupGuard {
                 libc::killpg(self.pgid, sig);
             }
         }
-        #[cfg(not(unix))]
+        // Windows has no SIGTERM for console programs: both signals end every process of the job.
+        #[cfg(windows)]
+        if let Some(job) = &self.job {
+            let _ = sig;
+            job.terminate();
+        }
+        #[cfg(not(any(unix, windows)))]
         let _ = sig;
     }
 }
@@ -79,6 +89,73 @@ impl Drop for GroupGuard {
     fn drop(&mut self) {
         if self.armed {
             self.signal(SIGKILL);
+        }
+    }
+}
+
+/// Windows: the CLI and everything it starts run in a job object, the equivalent of the Unix
+/// process group. Terminating the job ends the whole tree; the job is also set to kill its
+/// processes when its last handle closes, so a dropped guard cannot leave any behind.
+#[cfg(windows)]
+mod job {
+    use std::os::windows::io::RawHandle;
+    use windows_sys::Win32::Foundation::{CloseHandle, HANDLE};
+    use windows_sys::Win32::System::JobObjects::{
+        AssignProcessToJobObject, CreateJobObjectW, JobObjectExtendedLimitInformation,
+        SetInformationJobObject, TerminateJobObject, JOBOBJECT_EXTENDED_LIMIT_INFORMATION,
+        JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE,
+    };
+
+    /// An owned job object handle.
+    pub struct Job(HANDLE);
+
+    // SAFETY: a job object handle may be used and closed from any thread.
+    unsafe impl Send for Job {}
+    // SAFETY: as above; TerminateJobObject is thread-safe.
+    unsafe impl Sync for Job {}
+
+    impl Job {
+        /// A new job holding `process`; None when Windows refuses (then only the CLI itself is
+        /// killed, by `start_kill`).
+        pub fn for_process(process: RawHandle) -> Option<Job> {
+            // SAFETY: plain Win32 calls with valid arguments; every failure is checked and the
+            // handle is owned by the returned Job (closed on drop).
+            unsafe {
+                let h = CreateJobObjectW(std::ptr::null(), std::ptr::null());
+                if h.is_null() {
+                    return None;
+                }
+                let job = Job(h);
+                let mut info: JOBOBJECT_EXTENDED_LIMIT_INFORMATION = std::mem::zeroed();
+                info.BasicLimitInformation.LimitFlags = JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE;
+                let ok = SetInformationJobObject(
+                    job.0,
+                    JobObjectExtendedLimitInformation,
+                    (&info as *const JOBOBJECT_EXTENDED_LIMIT_INFORMATION).cast(),
+                    std::mem::size_of::<JOBOBJECT_EXTENDED_LIMIT_INFORMATION>() as u32,
+                );
+                if ok == 0 || AssignProcessToJobObject(job.0, process as HANDLE) == 0 {
+                    return None;
+                }
+                Some(job)
+            }
+        }
+
+        /// Ends every process in the job.
+        pub fn terminate(&self) {
+            // SAFETY: the handle is valid while self lives.
+            unsafe {
+                TerminateJobObject(self.0, 1);
+            }
+        }
+    }
+
+    impl Drop for Job {
+        fn drop(&mut self) {
+            // SAFETY: the handle is ours and closed once.
+            unsafe {
+                CloseHandle(self.0);
+            }
         }
     }
 }
@@ -148,7 +225,14 @@ pub async fn run(inv: Invocation, cancel: impl Future<Output = ()>) -> Result<Ou
     cmd.process_group(0);
     let mut child = cmd.spawn().map_err(RunError::Spawn)?;
     let pgid = child.id().map(|p| p as i32).unwrap_or(0);
-    let mut guard = GroupGuard { pgid, armed: true };
+    let mut guard = GroupGuard {
+        pgid,
+        armed: true,
+        // A process the CLI starts before this assignment is not in the job (a window of
+        // microseconds; the CLI starts nothing before reading its prompt).
+        #[cfg(windows)]
+        job: child.raw_handle().and_then(job::Job::for_process),
+    };
 
     let stdin = child.stdin.take();
     let prompt = inv.stdin;

@@ -1,0 +1,30 @@
+-- Not a module: run as `nvim --clean --headless -l check_native.lua <library>` by the installer
+-- (lua/claude_context/install.lua) to check a library before it is installed, in a child Neovim
+-- so that a broken one cannot crash the editor that asked. Prints `version <v>` and exits 0 when
+-- the library loads, reports its version and initialises; otherwise prints why and exits 1.
+local path = _G.arg and _G.arg[1]
+local function fail(msg)
+  io.stdout:write("error " .. msg .. "\n")
+  os.exit(1)
+end
+if not path then
+  fail("no library given")
+end
+local ver_fn, err = package.loadlib(path, "claude_context_native_version")
+if not ver_fn then
+  fail("cannot load it: " .. tostring(err))
+end
+local ok, ver = pcall(ver_fn)
+if not ok or type(ver) ~= "string" then
+  fail("it does not report its version: " .. tostring(ver))
+end
+local init, err2 = package.loadlib(path, "luaopen_claude_context_native")
+if not init then
+  fail("it has no Lua entry point: " .. tostring(err2))
+end
+local ok2, res = pcall(init)
+if not ok2 or type(package.loaded["claude_context._native"]) ~= "table" then
+  fail("its initialisation failed: " .. tostring(res))
+end
+io.stdout:write("version " .. ver .. "\n")
+os.exit(0)

@@ -1,0 +1,99 @@
+-- Release assets on a loopback HTTP server (tests/nvim/asset_server.py) for the installer specs,
+-- and a stand-in for cargo that records that it ran.
+local h = dofile(vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":p:h") .. "/helpers.lua")
+local M = {}
+
+local here = vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":p:h")
+M.root = vim.fn.fnamemodify(here, ":h:h")
+
+local function python()
+  local p = vim.env.CLAUDE_CONTEXT_TEST_PYTHON
+  if p and p ~= "" then
+    return p
+  end
+  return M.root .. "/.deps/venv/bin/python"
+end
+
+local install = require("claude_context.install")
+M.version = install.plugin_version(M.root)
+M.target = assert(install.target())
+-- The library `make build` installed into this checkout: the "good" asset.
+M.real_lib = M.root .. "/lib/" .. install.lib_name()
+M.real_relay = M.root .. "/lib/" .. install.relay_name()
+
+---Starts the server on a fresh directory. Returns {dir, url, stop}.
+function M.serve()
+  h.ok(vim.uv.fs_stat(M.real_lib), "build the library first: make build (missing " .. M.real_lib .. ")")
+  local dir = h.tmpdir()
+  local srv = { dir = dir, out = "" }
+  srv.proc = vim.system({ python(), here .. "/asset_server.py", dir }, {
+    stdin = true,
+    stdout = function(_, data)
+      srv.out = srv.out .. (data or "")
+    end,
+  })
+  local port = h.wait_for(function()
+    return srv.out:match("port (%d+)")
+  end, 10000, "the asset server's port")
+  srv.url = "http://127.0.0.1:" .. port
+  function srv.stop()
+    pcall(srv.proc.write, srv.proc, nil)
+    srv.proc:wait(2000)
+  end
+  ---The request paths, in order.
+  function srv.requests()
+    return vim.split(vim.trim(h.read(dir .. "/requests.log") or ""), "\n", { trimempty = true })
+  end
+  return srv
+end
+
+---Publishes the library (and relay) as release assets of `version` under the server's directory.
+---o.lib_bytes replaces the library's bytes; o.lib_sha replaces its published checksum.
+function M.publish(srv, version, o)
+  o = o or {}
+  local names = install.asset_names(version, M.target)
+  local vdir = srv.dir .. "/v" .. version
+  vim.fn.mkdir(vdir, "p")
+  local lib = o.lib_bytes or assert(h.read(M.real_lib))
+  h.write(vdir .. "/" .. names.lib, lib)
+  h.write(vdir .. "/" .. names.relay, assert(h.read(M.real_relay)))
+  local lib_sha = o.lib_sha or install.sha256_file(vdir .. "/" .. names.lib)
+  h.write(vdir .. "/" .. names.lib .. ".sha256", lib_sha .. "  " .. names.lib .. "\n")
+  h.write(vdir .. "/" .. names.relay .. ".sha256", install.sha256_file(vdir .. "/" .. names.relay) .. "  " .. names.relay .. "\n")
+  return names
+end
+
+---A fake cargo: records its arguments in `<dir>/cargo-ran`, "builds" by copying the real library
+---and relay into ./target/release with cargo's names.
+function M.fake_cargo()
+  local dir = h.tmpdir()
+  local script = dir .. "/cargo"
+  h.write(
+    script,
+    table.concat({
+      "#!/bin/sh",
+      ('echo "$PWD $*" >> %q'):format(dir .. "/cargo-ran"),
+      "echo '   Compiling claude-context-core v0 (fake)' >&2",
+      "sleep ${FAKE_CARGO_SLEEP:-0}",
+      "echo '    Finished release (fake)' >&2",
+      "mkdir -p target/release",
+      ("cp %q target/release/%s"):format(M.real_lib, install.cargo_lib_name()),
+      ("cp %q target/release/%s"):format(M.real_relay, install.relay_name()),
+      "",
+    }, "\n")
+  )
+  vim.uv.fs_chmod(script, tonumber("755", 8))
+  return { cmd = script, record = dir .. "/cargo-ran" }
+end
+
+---A copy of the files build.lua needs, in a fresh directory (so it installs there).
+function M.plugin_copy()
+  local dir = h.tmpdir()
+  vim.fn.mkdir(dir .. "/lua/claude_context", "p")
+  for _, f in ipairs({ "build.lua", "lua/claude_context/install.lua", "lua/claude_context/version.lua", "lua/claude_context/check_native.lua" }) do
+    h.write(dir .. "/" .. f, assert(h.read(M.root .. "/" .. f)))
+  end
+  return dir
+end
+
+return M

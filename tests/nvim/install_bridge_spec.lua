@@ -1,0 +1,121 @@
+-- Before the library exists: setup(), :ClaudeContext info / status / send / add and
+-- :checkhealth all give the same message (what the loader tried, how to build), no traceback, no
+-- ":ClaudeContext start", no doubled prefix. Then :ClaudeContext build installs the library
+-- (from a loopback asset server) and the bridge starts without a restart.
+local here = vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":p:h")
+local h = dofile(here .. "/helpers.lua")
+local A = dofile(here .. "/assets.lua")
+local eq, ok, contains = h.eq, h.ok, h.contains
+
+-- The loader looks in an empty plugin directory.
+local empty = h.tmpdir()
+vim.env.CLAUDE_CONTEXT_NATIVE = nil
+require("claude_context.native").root = empty
+
+local notes = {}
+vim.notify = function(msg, level)
+  table.insert(notes, { msg = msg, level = level })
+end
+
+local function last_note()
+  return notes[#notes] and notes[#notes].msg or nil
+end
+
+local function is_the_missing_message(msg, what)
+  ok(msg, what .. ": no message")
+  contains(msg, "the native library is not built", what)
+  contains(msg, "tried lib/claude_context_native.", what)
+  contains(msg, "target/release/", what)
+  contains(msg, empty, what)
+  contains(msg, ":Lazy build claude-context.nvim", what)
+  contains(msg, "make", what)
+  ok(not msg:find("stack traceback", 1, true), what .. ": no traceback: " .. msg)
+  ok(not msg:find(":ClaudeContext start", 1, true), what .. ": does not point to :ClaudeContext start: " .. msg)
+  ok(not msg:find("claude-context: claude-context:", 1, true), what .. ": one prefix: " .. msg)
+  ok(not msg:find("\n", 1, true), what .. ": one line: " .. msg)
+end
+
+local file = h.tmpdir() .. "/a.txt"
+h.write(file, "one\ntwo\n")
+
+return {
+  {
+    "setup() without a library says what was tried and how to build",
+    function()
+      require("claude_context").setup({})
+      eq(nil, require("claude_context").status())
+      is_the_missing_message(last_note(), "setup")
+      eq(vim.log.levels.ERROR, notes[#notes].level)
+    end,
+  },
+  {
+    ":ClaudeContext info, status, send and add say the same",
+    function()
+      local expected = require("claude_context.native").missing_message()
+      notes = {}
+      vim.cmd("ClaudeContext info")
+      is_the_missing_message(last_note(), "info")
+      eq(expected, last_note())
+
+      local out = vim.api.nvim_exec2("ClaudeContext status", { output = true }).output
+      is_the_missing_message(vim.trim(out), "status")
+      eq(expected, vim.trim(out))
+
+      vim.cmd.edit(vim.fn.fnameescape(file))
+      notes = {}
+      vim.cmd("ClaudeContext send")
+      is_the_missing_message(last_note(), "send")
+      eq(expected, last_note())
+
+      notes = {}
+      vim.cmd("ClaudeContext add " .. vim.fn.fnameescape(file) .. " 1 2")
+      is_the_missing_message(last_note(), "add")
+      eq(expected, last_note())
+    end,
+  },
+  {
+    ":checkhealth says what to do, without suggesting auto_start",
+    function()
+      vim.cmd("checkhealth claude_context")
+      local text = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), "\n")
+      contains(text, "the native library is not built")
+      contains(text, ":ClaudeContext build")
+      contains(text, "verifies its checksum")
+      ok(not text:find("auto_start = true", 1, true), "no auto_start = true advice:\n" .. text)
+      ok(not text:find("stack traceback", 1, true), text)
+      vim.cmd("bwipeout!")
+    end,
+  },
+  {
+    ":ClaudeContext build installs the library and the bridge starts without a restart",
+    function()
+      local srv = A.serve()
+      A.publish(srv, A.version)
+      vim.env.CLAUDE_CONTEXT_DOWNLOAD_URL = srv.url
+      vim.env.CLAUDE_CONTEXT_CARGO = "/nonexistent/cargo"
+      notes = {}
+      vim.cmd("ClaudeContext build")
+      local done = h.wait_for(function()
+        for _, n in ipairs(notes) do
+          if n.msg:find("installed", 1, true) or n.msg:find("not installed", 1, true) then
+            return n
+          end
+        end
+      end, 60000, "the build's result")
+      srv.stop()
+      contains(done.msg, "installed the prebuilt library")
+      contains(done.msg, "the bridge is running")
+      local st = require("claude_context").status()
+      ok(st, "the bridge runs")
+      ok(vim.uv.fs_stat(st.lock_file), "its lock file exists")
+      eq(empty .. "/lib/claude_context_native." .. require("claude_context.install").lib_ext(), require("claude_context.native").info.path)
+
+      vim.cmd("checkhealth claude_context")
+      local text = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), "\n")
+      contains(text, "origin: downloaded prebuilt v" .. A.version)
+      contains(text, "(verified)")
+      contains(text, require("claude_context.install").sha256_file(A.real_lib))
+      vim.cmd("bwipeout!")
+    end,
+  },
+}
