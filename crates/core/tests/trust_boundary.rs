@@ -263,3 +263,18 @@ fn overwriting_a_hook_like_file_drops_its_exec_bit() {
     let mode = std::fs::metadata(&p).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode & 0o111, 0, "mode {mode:o}");
 }
+
+#[test]
+fn repository_gitignore_symlinked_to_dev_zero_or_a_fifo_cannot_stall_project_stats() {
+    let srv = common::start(json!({}));
+    symlink("/dev/zero", srv.root.join(".gitignore")).unwrap();
+    std::fs::create_dir_all(srv.root.join("sub")).unwrap();
+    mkfifo(&srv.root.join("sub/.ignore"));
+    std::fs::write(srv.root.join("sub/a.rs"), "x").unwrap();
+    let mut c = srv.client();
+    let r = c.tool("fs-get-project-info", json!({"stats": true}));
+    let stats = &r["structuredContent"]["stats"];
+    // README.md, src/main.rs, sub/a.rs: the ignore files that are not regular are skipped.
+    assert_eq!(stats["total_files"], 3, "{r}");
+    assert_eq!(stats["files_by_extension"]["rs"], 2, "{r}");
+}

@@ -3,13 +3,16 @@
 //! `{"stats": true}`, Phase 3 statistics that honour `.gitignore` and a time budget).
 
 use super::{parse_args, schema_of, Ctx, ToolDef, ToolOutput};
+use crate::capfs::CapDir;
 use crate::paths::relative_inside;
 use crate::project::{ProjectRoot, UNAVAILABLE};
+use ignore::gitignore::{Gitignore, GitignoreBuilder};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::Path;
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 #[derive(Debug, Deserialize, JsonSchema, Default)]
@@ -110,34 +113,99 @@ pub fn info(pr: &ProjectRoot, nvim_version: &str, stats: bool, budget: Duration)
     }
 }
 
-/// Counts files under `root`, honouring `.gitignore`/`.ignore`, skipping `.git`, stopping when
-/// `budget` is spent.
+/// Counts files under `root`, honouring `.gitignore`/`.ignore` (and `.git/info/exclude`),
+/// skipping `.git`, stopping when `budget` is spent.
+///
+/// The walk goes through the capability layer: directories are opened beneath the root's handle
+/// and never through a symlink, and the ignore files are read as capped regular files — a
+/// repository's `.gitignore -> /dev/zero` or a FIFO cannot grow the editor's memory or pin a
+/// thread (the `ignore` crate's walker opens them by path and reads them whole).
 pub fn walk(root: &Path, budget: Duration) -> Stats {
     let start = Instant::now();
     let mut s = Stats::default();
-    let walker = ignore::WalkBuilder::new(root)
-        .hidden(false)
-        .filter_entry(|e| e.file_name() != ".git")
-        .build();
-    for entry in walker.flatten() {
-        if start.elapsed() > budget {
-            s.truncated = true;
-            break;
+    let Ok(cap) = CapDir::open_root(root) else {
+        s.elapsed_ms = start.elapsed().as_millis() as u64;
+        return s;
+    };
+    let mut matchers: Vec<(usize, Gitignore)> = Vec::new();
+    if let Some(m) = ignore_file(&cap, Path::new(".git/info/exclude"), cap.path()) {
+        matchers.push((0, m));
+    }
+    // Depth-first, one directory handle per level: (relative dir, depth).
+    let mut stack: Vec<(PathBuf, usize)> = vec![(PathBuf::from("."), 0)];
+    'walk: while let Some((dir, depth)) = stack.pop() {
+        matchers.retain(|(d, _)| *d <= depth);
+        let abs = cap.display(&dir);
+        for name in [".gitignore", ".ignore"] {
+            if let Some(m) = ignore_file(&cap, &dir.join(name), &abs) {
+                matchers.push((depth + 1, m));
+            }
         }
-        if !entry.file_type().is_some_and(|t| t.is_file()) {
-            continue;
+        let Ok(rd) = cap.read_dir(&dir) else { continue };
+        let mut subdirs = Vec::new();
+        for entry in rd.flatten() {
+            if start.elapsed() > budget {
+                s.truncated = true;
+                break 'walk;
+            }
+            let name = entry.file_name();
+            if name == ".git" {
+                continue;
+            }
+            let Ok(ft) = entry.file_type() else { continue };
+            let rel = if dir == Path::new(".") {
+                PathBuf::from(&name)
+            } else {
+                dir.join(&name)
+            };
+            let path = cap.display(&rel);
+            if ignored(&matchers, &path, ft.is_dir()) {
+                continue;
+            }
+            if ft.is_dir() {
+                subdirs.push((rel, depth + 1));
+            } else if ft.is_file() {
+                s.total_files += 1;
+                s.total_size_bytes += entry.metadata().map(|m| m.len()).unwrap_or(0);
+                let ext = Path::new(&name)
+                    .extension()
+                    .map(|e| e.to_string_lossy().into_owned())
+                    .unwrap_or_default();
+                *s.files_by_extension.entry(ext).or_insert(0) += 1;
+            }
         }
-        s.total_files += 1;
-        s.total_size_bytes += entry.metadata().map(|m| m.len()).unwrap_or(0);
-        let ext = entry
-            .path()
-            .extension()
-            .map(|e| e.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        *s.files_by_extension.entry(ext).or_insert(0) += 1;
+        // Reversed so the walk visits directories in the order they were listed.
+        stack.extend(subdirs.into_iter().rev());
     }
     s.elapsed_ms = start.elapsed().as_millis() as u64;
     s
+}
+
+/// The largest ignore file read; a bigger one is not honoured.
+const MAX_IGNORE_FILE: u64 = 1 << 20;
+
+/// Parses an ignore file (a capped regular file; anything else is skipped) whose patterns are
+/// relative to `base`.
+fn ignore_file(cap: &CapDir, rel: &Path, base: &Path) -> Option<Gitignore> {
+    let bytes = cap.read_capped(rel, MAX_IGNORE_FILE).ok()?;
+    let text = String::from_utf8_lossy(&bytes);
+    let mut b = GitignoreBuilder::new(base);
+    for line in text.lines() {
+        let _ = b.add_line(None, line);
+    }
+    b.build().ok()
+}
+
+/// Deepest matcher first, as git does: the last word wins.
+fn ignored(matchers: &[(usize, Gitignore)], path: &Path, is_dir: bool) -> bool {
+    for (_, m) in matchers.iter().rev() {
+        match m.matched(path, is_dir) {
+            ignore::Match::Ignore(_) => return true,
+            ignore::Match::Whitelist(_) => return false,
+            ignore::Match::None => {}
+        }
+    }
+    false
 }
 
 /// The operating system as `uname -s` names it (the spec's example: `"os": "Linux"`).
