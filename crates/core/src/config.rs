@@ -33,7 +33,7 @@ pub struct Config {
     pub claude: ClaudeConfig,
 }
 
-/// `setup{claude = {cmd, args, env, max_context_bytes}}`.
+/// `setup{claude = {cmd, args, env, max_context_bytes, allowed_tools, permission_mode}}`.
 #[derive(Debug, Clone, Deserialize, PartialEq)]
 #[serde(default, deny_unknown_fields)]
 pub struct ClaudeConfig {
@@ -46,19 +46,43 @@ pub struct ClaudeConfig {
     pub env: BTreeMap<String, String>,
     /// The largest context file `execute_claude_with_context` sends, in bytes.
     pub max_context_bytes: u64,
+    /// The tools the sub-agent may use (`--tools` gets their names, `--allowedTools` the entries
+    /// as given, so `Bash(git status)` allows that command only). Default: the read-only
+    /// [`READ_ONLY_TOOLS`]. `"*"` means every built-in tool. A caller's `options.allowed_tools`
+    /// can only narrow this set.
+    pub allowed_tools: Vec<String>,
+    /// `--permission-mode` of the sub-agent; default `dontAsk` (anything not allowed is denied,
+    /// nobody is asked).
+    pub permission_mode: String,
+}
+
+/// The sub-agent's tools unless the person widens them: they read the project, nothing else.
+pub const READ_ONLY_TOOLS: [&str; 3] = ["Read", "Grep", "Glob"];
+
+/// The values `--permission-mode` takes (Claude Code 2.1).
+pub const PERMISSION_MODES: [&str; 6] = [
+    "acceptEdits",
+    "auto",
+    "bypassPermissions",
+    "default",
+    "dontAsk",
+    "plan",
+];
+
+/// A tool entry's name: `Bash(git status)` -> `Bash`.
+pub fn tool_base(entry: &str) -> &str {
+    entry.split_once('(').map_or(entry, |(b, _)| b).trim()
 }
 
 impl Default for ClaudeConfig {
     fn default() -> Self {
         ClaudeConfig {
             cmd: None,
-            args: vec![
-                "--dangerously-skip-permissions".into(),
-                "--output-format".into(),
-                "json".into(),
-            ],
+            args: vec!["--output-format".into(), "json".into()],
             env: BTreeMap::new(),
             max_context_bytes: 1 << 20,
+            allowed_tools: READ_ONLY_TOOLS.iter().map(|t| t.to_string()).collect(),
+            permission_mode: "dontAsk".into(),
         }
     }
 }
@@ -131,6 +155,26 @@ impl Config {
                 "invalid configuration: claude.env has an invalid variable name {k:?}"
             ));
         }
+        if let Some(bad) = self.claude.allowed_tools.iter().find(|t| {
+            t.trim().is_empty()
+                || t.contains('\0')
+                || t.contains(',')
+                || t.starts_with('-')
+                || tool_base(t).is_empty()
+        }) {
+            return Err(format!(
+                "invalid configuration: claude.allowed_tools has an invalid entry {bad:?} (one \
+                 tool name or pattern per entry, such as \"Read\" or \"Bash(git status)\"; \
+                 \"*\" for every tool)"
+            ));
+        }
+        if !PERMISSION_MODES.contains(&self.claude.permission_mode.as_str()) {
+            return Err(format!(
+                "invalid configuration: claude.permission_mode must be one of {}, got {:?}",
+                PERMISSION_MODES.join(", "),
+                self.claude.permission_mode
+            ));
+        }
         if self.claude.max_context_bytes == 0 {
             return Err(
                 "invalid configuration: claude.max_context_bytes must be at least 1".into(),
@@ -201,10 +245,9 @@ mod tests {
     #[test]
     fn claude_section_defaults_and_overrides() {
         let c = Config::from_json("{}").unwrap();
-        assert_eq!(
-            c.claude.args,
-            ["--dangerously-skip-permissions", "--output-format", "json"]
-        );
+        assert_eq!(c.claude.args, ["--output-format", "json"]);
+        assert_eq!(c.claude.allowed_tools, ["Read", "Grep", "Glob"]);
+        assert_eq!(c.claude.permission_mode, "dontAsk");
         assert_eq!(c.claude.cmd, None);
         let c = Config::from_json(
             r#"{"claude": {"cmd": "/opt/claude", "env": {"ANTHROPIC_BASE_URL": "http://127.0.0.1:1"}}}"#,
@@ -213,13 +256,61 @@ mod tests {
         assert_eq!(c.claude.cmd.as_deref(), Some("/opt/claude"));
         assert_eq!(c.claude.env["ANTHROPIC_BASE_URL"], "http://127.0.0.1:1");
         // Args keep their default when only cmd is given.
-        assert_eq!(c.claude.args.len(), 3);
+        assert_eq!(c.claude.args.len(), 2);
         let e = Config::from_json(r#"{"claude": {"comd": "x"}}"#).unwrap_err();
         assert!(e.contains("comd"), "{e}");
         let e = Config::from_json(r#"{"claude": {"env": {"A=B": "x"}}}"#).unwrap_err();
         assert!(e.contains("A=B"), "{e}");
         let e = Config::from_json(r#"{"claude": {"cmd": " "}}"#).unwrap_err();
         assert!(e.contains("claude.cmd"), "{e}");
+    }
+
+    /// The attack: a tool call the person approved as "ask Claude something" becomes an agent
+    /// that runs any shell command, because the default arguments skipped every permission.
+    #[test]
+    fn default_sub_agent_args_do_not_skip_permissions() {
+        let c = Config::from_json("{}").unwrap();
+        assert!(
+            !c.claude
+                .args
+                .iter()
+                .any(|a| a.contains("dangerously") || a.contains("bypass")),
+            "{:?}",
+            c.claude.args
+        );
+        assert!(c
+            .claude
+            .allowed_tools
+            .iter()
+            .all(|t| READ_ONLY_TOOLS.contains(&t.as_str())));
+        assert_ne!(c.claude.permission_mode, "bypassPermissions");
+    }
+
+    #[test]
+    fn claude_tools_and_permission_mode_are_checked() {
+        let c = Config::from_json(
+            r#"{"claude": {"allowed_tools": ["Read", "Bash(git status)"], "permission_mode": "default"}}"#,
+        )
+        .unwrap();
+        assert_eq!(c.claude.allowed_tools, ["Read", "Bash(git status)"]);
+        assert_eq!(tool_base("Bash(git status)"), "Bash");
+        let e = Config::from_json(r#"{"claude": {"permission_mode": "yolo"}}"#).unwrap_err();
+        assert!(
+            e.contains("permission_mode") && e.contains("dontAsk"),
+            "{e}"
+        );
+        for bad in [
+            r#""Read,Bash""#,
+            r#""""#,
+            r#""--dangerously-skip-permissions""#,
+        ] {
+            let e = Config::from_json(&format!(r#"{{"claude": {{"allowed_tools": [{bad}]}}}}"#))
+                .unwrap_err();
+            assert!(e.contains("allowed_tools"), "{e}");
+        }
+        // No tools at all is a valid choice.
+        let c = Config::from_json(r#"{"claude": {"allowed_tools": []}}"#).unwrap();
+        assert!(c.claude.allowed_tools.is_empty());
     }
 
     #[test]

@@ -120,11 +120,13 @@ async fn continuity_resumes_the_previous_session_and_maps_the_spec_fields() {
         .collect();
     assert_eq!(
         args[0],
-        "--dangerously-skip-permissions --output-format json -p"
+        "--output-format json -p --permission-mode=dontAsk --tools=Read,Grep,Glob \
+         --allowedTools=Read,Grep,Glob"
     );
     assert_eq!(
         args[1],
-        "--dangerously-skip-permissions --output-format json -p --resume sess-1"
+        "--output-format json -p --permission-mode=dontAsk --tools=Read,Grep,Glob \
+         --allowedTools=Read,Grep,Glob --resume sess-1"
     );
     // The prompt goes on stdin, not on the command line.
     assert_eq!(read(&d.path().join("stdin.1")), "first question");
@@ -506,6 +508,7 @@ async fn options_env_and_cwd_reach_the_cli() {
     std::fs::create_dir_all(&root).unwrap();
     let mut c = cfg(&cli);
     c.env.insert("CC_TEST_VAR".into(), "from-config".into());
+    c.allowed_tools = vec!["Read".into(), "Bash".into()];
     let m = Manager::new(c, None);
     let r = m
         .execute(ExecRequest {
@@ -521,8 +524,9 @@ async fn options_env_and_cwd_reach_the_cli() {
     assert!(r.success, "{r:?}");
     assert_eq!(
         read(&d.path().join("args.log")).trim(),
-        "--dangerously-skip-permissions --output-format json -p --model=sonnet --max-turns=3 \
-         --allowedTools=Read,Bash(git:*) --append-system-prompt=-be brief"
+        "--output-format json -p --permission-mode=dontAsk --tools=Read,Bash \
+         --allowedTools=Read,Bash(git:*) --model=sonnet --max-turns=3 \
+         --append-system-prompt=-be brief"
     );
     assert_eq!(read(&d.path().join("env.out")).trim(), "from-config");
     assert_eq!(
@@ -736,6 +740,17 @@ fn tools_return_the_spec_objects_field_for_field() {
             json!({"prompt": "x"}),
             "file_path",
         ),
+        // A caller cannot widen the sub-agent's tools beyond the person's set.
+        (
+            "execute_claude",
+            json!({"prompt": "x", "options": {"allowed_tools": ["Read", "Bash"]}}),
+            "\"Bash\" is not among the tools the person allows",
+        ),
+        (
+            "execute_claude_with_context",
+            json!({"prompt": "x", "file_path": "ctx.txt", "options": {"allowed_tools": ["Edit"]}}),
+            "only narrow",
+        ),
         (
             "set_current_session",
             json!({"session_id": "-x"}),
@@ -747,6 +762,8 @@ fn tools_return_the_spec_objects_field_for_field() {
         assert_eq!(e.code, -32602, "{tool}");
         assert!(e.message.contains(want), "{tool}: {}", e.message);
     }
+    // Those refused calls never started the CLI.
+    assert_eq!(read(&d.path().join("count")).trim(), "2");
     // The tools are listed.
     let names: Vec<String> = shared.status().tools;
     for t in [

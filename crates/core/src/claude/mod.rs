@@ -33,6 +33,81 @@ pub const MAX_TIMEOUT_SECS: u64 = 86_400;
 /// `test_claude_cli`'s budget for `claude --version`.
 const VERSION_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// The tools a run may use: the person's set (`setup{claude = {allowed_tools}}`), or the
+/// caller's `options.allowed_tools` when every entry of it is inside that set (the same entry, a
+/// pattern of a tool the person allowed by its bare name, or anything when the person allowed
+/// `"*"`). A caller can only narrow: anything else is an error naming the entry.
+pub fn narrow_tools(person: &[String], caller: Option<&[String]>) -> Result<Vec<String>, String> {
+    let Some(caller) = caller else {
+        return Ok(person.to_vec());
+    };
+    for t in caller {
+        let inside = person
+            .iter()
+            .any(|p| p == "*" || p == t || (!p.contains('(') && p == crate::config::tool_base(t)));
+        if !inside {
+            return Err(format!(
+                "options.allowed_tools: {t:?} is not among the tools the person allows the \
+                 sub-agent ({}); options.allowed_tools can only narrow that set (the person \
+                 widens it with setup{{claude = {{allowed_tools = …}}}})",
+                if person.is_empty() {
+                    "none".to_string()
+                } else {
+                    person.join(", ")
+                }
+            ));
+        }
+    }
+    Ok(caller.to_vec())
+}
+
+/// The CLI arguments for a run: the person's `claude.args` (plus `-p`), then the permission mode
+/// and the tool set (unless the person's args set those flags themselves), then the per-call
+/// options and `--resume`. `tools` comes from [`narrow_tools`].
+pub fn sub_agent_args(
+    cfg: &ClaudeConfig,
+    tools: &[String],
+    options: &RunOptions,
+    resume: Option<&str>,
+) -> Vec<String> {
+    let mut a = cfg.args.clone();
+    let has = |a: &[String], flags: &[&str]| {
+        a.iter().any(|x| {
+            flags
+                .iter()
+                .any(|f| x == f || x.strip_prefix(f).is_some_and(|r| r.starts_with('=')))
+        })
+    };
+    if !has(&a, &["-p", "--print"]) {
+        a.push("-p".into());
+    }
+    if !has(&a, &["--permission-mode", "--dangerously-skip-permissions"]) {
+        a.push(format!("--permission-mode={}", cfg.permission_mode));
+    }
+    if !tools.iter().any(|t| t == "*") {
+        if !has(&a, &["--tools"]) {
+            let mut names: Vec<&str> = Vec::new();
+            for t in tools {
+                let b = crate::config::tool_base(t);
+                if !names.contains(&b) {
+                    names.push(b);
+                }
+            }
+            // `--tools=` (empty) gives the sub-agent no tools at all.
+            a.push(format!("--tools={}", names.join(",")));
+        }
+        if !tools.is_empty() && !has(&a, &["--allowedTools", "--allowed-tools"]) {
+            a.push(format!("--allowedTools={}", tools.join(",")));
+        }
+    }
+    a.extend(options.to_args());
+    if let Some(id) = resume {
+        a.push("--resume".into());
+        a.push(id.into());
+    }
+    a
+}
+
 /// The result of `execute_claude` / `execute_claude_with_context` (spec §4.2, §6.2), field for
 /// field. `context_file` only appears for `execute_claude_with_context`.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
@@ -106,7 +181,9 @@ pub struct RunOptions {
     /// `--max-turns`: the most agentic turns the CLI may take.
     #[serde(default)]
     pub max_turns: Option<u32>,
-    /// `--allowedTools`: tool names (or patterns such as `Bash(git:*)`) allowed without asking.
+    /// Narrows the sub-agent's tools for this run: names (or patterns such as `Bash(git *)`)
+    /// from the set the person allowed in `setup{claude = {allowed_tools}}` (default Read, Grep,
+    /// Glob). A tool outside that set is refused with an error.
     #[serde(default)]
     pub allowed_tools: Option<Vec<String>>,
     /// `--append-system-prompt`: text appended to the CLI's system prompt.
@@ -146,7 +223,8 @@ impl RunOptions {
         Ok(())
     }
 
-    /// The CLI flags, in `--flag=value` form so a value starting with `-` stays a value.
+    /// The CLI flags, in `--flag=value` form so a value starting with `-` stays a value. The
+    /// tools are not among them: [`sub_agent_args`] builds those from the person's set.
     pub fn to_args(&self) -> Vec<String> {
         let mut a = Vec::new();
         if let Some(m) = &self.model {
@@ -154,9 +232,6 @@ impl RunOptions {
         }
         if let Some(n) = self.max_turns {
             a.push(format!("--max-turns={n}"));
-        }
-        if let Some(t) = self.allowed_tools.as_ref().filter(|t| !t.is_empty()) {
-            a.push(format!("--allowedTools={}", t.join(",")));
         }
         if let Some(p) = &self.append_system_prompt {
             a.push(format!("--append-system-prompt={p}"));
@@ -476,18 +551,10 @@ impl Manager {
         env
     }
 
-    /// The CLI arguments for a run.
-    fn args(&self, options: &RunOptions, resume: Option<&str>) -> Vec<String> {
-        let mut a = self.cfg.args.clone();
-        if !a.iter().any(|x| x == "-p" || x == "--print") {
-            a.push("-p".into());
-        }
-        a.extend(options.to_args());
-        if let Some(id) = resume {
-            a.push("--resume".into());
-            a.push(id.into());
-        }
-        a
+    /// The tools a run with these options may use, or why the options ask for more than the
+    /// person allowed.
+    pub fn narrow_tools(&self, options: &RunOptions) -> Result<Vec<String>, String> {
+        narrow_tools(&self.cfg.allowed_tools, options.allowed_tools.as_deref())
     }
 
     /// Runs the CLI once, in turn: waits for earlier calls, resumes the current session, records
@@ -645,9 +712,13 @@ impl Manager {
         info.resumed = resume.clone();
         info.session_cwd = cwd.clone();
         info.epoch = Some(epoch);
+        let tools = match self.narrow_tools(&req.options) {
+            Ok(t) => t,
+            Err(e) => return (Err(e), info),
+        };
         let inv = runner::Invocation {
             program: cli.path.clone(),
-            args: self.args(&req.options, resume.as_deref()),
+            args: sub_agent_args(&self.cfg, &tools, &req.options, resume.as_deref()),
             env: self.child_env(&cli.path),
             cwd,
             stdin,
@@ -1036,4 +1107,107 @@ pub fn read_context_file(
     let rel = crate::paths::relative_inside(&canon_root, &path)
         .unwrap_or_else(|| path.display().to_string());
     Ok((rel, content))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn s(v: &[&str]) -> Vec<String> {
+        v.iter().map(|x| x.to_string()).collect()
+    }
+
+    /// The attack: `execute_claude` started the sub-agent with `--dangerously-skip-permissions`,
+    /// so one approved "ask Claude" call became an agent that runs any shell command.
+    #[test]
+    fn sub_agent_gets_no_shell_by_default() {
+        let cfg = ClaudeConfig::default();
+        let tools = narrow_tools(&cfg.allowed_tools, None).unwrap();
+        let a = sub_agent_args(&cfg, &tools, &RunOptions::default(), None);
+        assert!(!a.iter().any(|x| x.contains("dangerously")), "{a:?}");
+        assert!(
+            a.contains(&"--permission-mode=dontAsk".to_string()),
+            "{a:?}"
+        );
+        assert!(a.contains(&"--tools=Read,Grep,Glob".to_string()), "{a:?}");
+        assert!(
+            a.contains(&"--allowedTools=Read,Grep,Glob".to_string()),
+            "{a:?}"
+        );
+        assert!(!a.iter().any(|x| x.contains("Bash") || x.contains("Edit")));
+        assert_eq!(a[..3], s(&["--output-format", "json", "-p"]));
+    }
+
+    /// The attack: a caller (the model, through `/mcp`) widens the sub-agent with
+    /// `options.allowed_tools = ["Bash"]`.
+    #[test]
+    fn caller_allowed_tools_cannot_widen_the_persons_set() {
+        let person = s(&["Read", "Grep", "Glob"]);
+        let e = narrow_tools(&person, Some(&s(&["Read", "Bash"]))).unwrap_err();
+        assert!(e.contains("\"Bash\"") && e.contains("only narrow"), "{e}");
+        let e = narrow_tools(&person, Some(&s(&["*"]))).unwrap_err();
+        assert!(e.contains("\"*\""), "{e}");
+        // A pattern of a tool allowed only as a narrower pattern is not inside it.
+        let narrow_bash = s(&["Bash(git status)"]);
+        assert!(narrow_tools(&narrow_bash, Some(&s(&["Bash"]))).is_err());
+        assert!(narrow_tools(&narrow_bash, Some(&s(&["Bash(rm -rf /)"]))).is_err());
+        // Narrowing works.
+        assert_eq!(
+            narrow_tools(&person, Some(&s(&["Read"]))).unwrap(),
+            s(&["Read"])
+        );
+        assert_eq!(
+            narrow_tools(&s(&["Read", "Bash"]), Some(&s(&["Bash(git log *)"]))).unwrap(),
+            s(&["Bash(git log *)"])
+        );
+        assert_eq!(
+            narrow_tools(&s(&["*"]), Some(&s(&["Edit"]))).unwrap(),
+            s(&["Edit"])
+        );
+        assert!(narrow_tools(&person, Some(&[])).unwrap().is_empty());
+    }
+
+    #[test]
+    fn the_persons_wider_set_and_explicit_flags_are_kept() {
+        let cfg = ClaudeConfig {
+            allowed_tools: s(&["Read", "Bash(git status)", "Bash(git diff *)"]),
+            permission_mode: "default".into(),
+            ..ClaudeConfig::default()
+        };
+        let a = sub_agent_args(&cfg, &cfg.allowed_tools, &RunOptions::default(), Some("id"));
+        assert!(a.contains(&"--tools=Read,Bash".to_string()), "{a:?}");
+        assert!(a.contains(&"--allowedTools=Read,Bash(git status),Bash(git diff *)".to_string()));
+        assert!(a.contains(&"--permission-mode=default".to_string()));
+        assert_eq!(a[a.len() - 2..], s(&["--resume", "id"]));
+        // Every tool: no --tools, no --allowedTools.
+        let all = ClaudeConfig {
+            allowed_tools: s(&["*"]),
+            ..ClaudeConfig::default()
+        };
+        let a = sub_agent_args(&all, &all.allowed_tools, &RunOptions::default(), None);
+        assert!(!a
+            .iter()
+            .any(|x| x.starts_with("--tools") || x.starts_with("--allowedTools")));
+        // No tools at all.
+        let a = sub_agent_args(&ClaudeConfig::default(), &[], &RunOptions::default(), None);
+        assert!(a.contains(&"--tools=".to_string()), "{a:?}");
+        assert!(!a.iter().any(|x| x.starts_with("--allowedTools")));
+        // The person's own flags win; skipping permissions is their explicit choice.
+        let own = ClaudeConfig {
+            args: s(&[
+                "--dangerously-skip-permissions",
+                "--tools",
+                "Bash",
+                "--output-format=json",
+            ]),
+            ..ClaudeConfig::default()
+        };
+        let a = sub_agent_args(&own, &own.allowed_tools, &RunOptions::default(), None);
+        assert!(
+            !a.iter().any(|x| x.starts_with("--permission-mode")),
+            "{a:?}"
+        );
+        assert!(!a.iter().any(|x| x.starts_with("--tools=")), "{a:?}");
+        assert!(a.contains(&"--allowedTools=Read,Grep,Glob".to_string()));
+    }
 }
