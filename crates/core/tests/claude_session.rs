@@ -290,6 +290,112 @@ async fn cancel_stops_the_running_call_and_the_queued_ones() {
     assert_eq!(m.cancel().cancelled, 0);
 }
 
+fn mkfifo(p: &Path) {
+    let c = std::ffi::CString::new(p.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0, "mkfifo");
+}
+
+/// Lets a reader blocked opening the FIFO go (it then reads EOF), so no blocking-pool thread
+/// stays pinned when the test's runtime shuts down.
+fn release_fifo(p: &Path) {
+    use std::os::unix::fs::OpenOptionsExt;
+    for _ in 0..500 {
+        // O_NONBLOCK write-open succeeds only while a reader has it open.
+        if std::fs::OpenOptions::new()
+            .write(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(p)
+            .is_ok()
+        {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// On a failed assertion, releases the FIFO so the runtime's shutdown does not wait forever for
+/// the blocked reader (the test then fails instead of hanging).
+struct ReleaseOnPanic(PathBuf);
+impl Drop for ReleaseOnPanic {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            release_fifo(&self.0);
+        }
+    }
+}
+
+/// The attack: `execute_claude_with_context` on a FIFO in the project blocked in the context read
+/// while holding the run queue, so every later run waited forever and `cancel_claude_execution`
+/// did not free it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fifo_context_file_holds_no_queue_and_cancel_frees_it() {
+    let d = tempfile::tempdir().unwrap();
+    let cli = fake_cli(d.path(), "");
+    let root = d.path().join("root");
+    std::fs::create_dir_all(&root).unwrap();
+    let fifo = root.join("pipe.md");
+    mkfifo(&fifo);
+    let _release = ReleaseOnPanic(fifo.clone());
+    let m = Arc::new(Manager::new(cfg(&cli), None));
+    let stuck = {
+        let m = m.clone();
+        let root = root.clone();
+        tokio::spawn(async move {
+            m.execute(ExecRequest {
+                file_path: Some("pipe.md".into()),
+                ..req("read the pipe", &root)
+            })
+            .await
+        })
+    };
+    while m.active() == 0 {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    // Another run goes ahead while the context read is stuck.
+    let other = tokio::time::timeout(Duration::from_secs(60), m.execute(req("plain", &root)))
+        .await
+        .expect("a run waited behind a stuck context-file read");
+    assert!(other.success, "{other:?}");
+    assert_eq!(other.response.as_deref(), Some("answer 1"));
+    // Cancel frees the stuck one.
+    assert_eq!(m.cancel().cancelled, 1);
+    let r = tokio::time::timeout(Duration::from_secs(60), stuck)
+        .await
+        .expect("cancel_claude_execution did not free a run stuck before its CLI started")
+        .unwrap();
+    assert!(!r.success, "{r:?}");
+    assert!(r.error.as_deref().unwrap().contains("cancelled"), "{r:?}");
+    assert_eq!(r.context_file.as_deref(), Some("pipe.md"));
+    assert_eq!(m.active(), 0);
+    // Its CLI never ran; the history has both runs.
+    assert_eq!(read(&d.path().join("count")).trim(), "1");
+    assert_eq!(m.history(10).await.total_entries, 2);
+    release_fifo(&fifo);
+
+    // A stuck read also ends at the call's timeout, with an error naming the file.
+    let m2 = m.clone();
+    let root2 = root.clone();
+    let timed = tokio::spawn(async move {
+        m2.execute(ExecRequest {
+            file_path: Some("pipe.md".into()),
+            timeout: Duration::from_millis(300),
+            ..req("again", &root2)
+        })
+        .await
+    });
+    let r = tokio::time::timeout(Duration::from_secs(60), timed)
+        .await
+        .expect("the timeout did not end a stuck context read")
+        .unwrap();
+    assert!(
+        r.error.as_deref().unwrap().contains("timed out")
+            && r.error.as_deref().unwrap().contains("pipe.md"),
+        "{r:?}"
+    );
+    release_fifo(&fifo);
+}
+
 async fn run_with(body: &str) -> ExecResult {
     let d = tempfile::tempdir().unwrap();
     let cli = write_exe(&d.path().join("claude"), body);

@@ -577,28 +577,55 @@ impl Manager {
         } else {
             "execute_claude"
         };
-        // The queue first, before any other await: the fair mutex then serves calls in the
-        // order they were first polled.
-        let turn = tokio::select! {
+        const CANCELLED_BEFORE: &str =
+            "cancelled before it started (cancel_claude_execution / :ClaudeContext cancel)";
+        // Whatever may be slow before the CLI starts (reading the context file: a FIFO, a slow
+        // disk) happens before the run takes its place in the queue, and can be cancelled or
+        // time out: it never holds the queue. A call without a context file has nothing to
+        // wait for here, so it reaches the queue in the same poll, in call order.
+        let prep_start = Instant::now();
+        let prep = async {
+            match &req.file_path {
+                None => Ok(req.prompt.clone()),
+                Some(fp) => self
+                    .read_context(req.project_root.clone(), fp)
+                    .await
+                    .map(|(rel, content)| compose_with_context(&req.prompt, &rel, &content)),
+            }
+        };
+        let stdin = tokio::select! {
             biased;
-            _ = cancelled() => None,
-            g = self.queue.lock() => Some(g),
+            _ = cancelled() => Err(CANCELLED_BEFORE.to_string()),
+            r = tokio::time::timeout(req.timeout, prep) => r.unwrap_or_else(|_| {
+                Err(format!(
+                    "timed out after {} s (timeout) reading the context file '{}'",
+                    fmt_secs(req.timeout),
+                    req.file_path.as_deref().unwrap_or_default()
+                ))
+            }),
+        };
+        let prep_time = prep_start.elapsed();
+        // Then the queue: the fair mutex serves calls in the order they reach it.
+        let turn = match &stdin {
+            Ok(_) => tokio::select! {
+                biased;
+                _ = cancelled() => None,
+                g = self.queue.lock() => Some(g),
+            },
+            Err(_) => None,
         };
         let state = self.state().await;
         let timestamp = now_iso();
-        let started = Instant::now();
-        let (r, info) = match &turn {
-            Some(_) if *self.cancel_tx.borrow() <= seq => {
-                self.run_once(&req, &state, cancelled()).await
+        // execution_time counts the preparation and the run, not the wait in the queue.
+        let started = Instant::now()
+            .checked_sub(prep_time)
+            .unwrap_or_else(Instant::now);
+        let (r, info) = match (&turn, stdin) {
+            (_, Err(e)) => (Err(e), RunInfo::default()),
+            (Some(_), Ok(stdin)) if *self.cancel_tx.borrow() <= seq => {
+                self.run_once(&req, stdin, &state, &cancelled).await
             }
-            _ => (
-                Err(
-                    "cancelled before it started (cancel_claude_execution / :ClaudeContext \
-                     cancel)"
-                        .to_string(),
-                ),
-                RunInfo::default(),
-            ),
+            _ => (Err(CANCELLED_BEFORE.to_string()), RunInfo::default()),
         };
         // Recorded before the turn passes on, so the next call resumes this run's session.
         let result = self.finish(&req, r, info, tool, timestamp, started, &state);
@@ -678,21 +705,28 @@ impl Manager {
         result
     }
 
-    async fn run_once(
+    async fn run_once<F: std::future::Future<Output = ()>>(
         &self,
         req: &ExecRequest,
+        stdin: String,
         state: &Arc<Mutex<State>>,
-        cancelled: impl std::future::Future<Output = ()>,
+        cancelled: &impl Fn() -> F,
     ) -> (Result<String, String>, RunInfo) {
         let mut info = RunInfo::default();
-        let cli = match self.cli().await {
-            Ok(c) => c,
-            Err(e) => return (Err(e), info),
-        };
-        let stdin = match &req.file_path {
-            None => req.prompt.clone(),
-            Some(fp) => match self.read_context(req.project_root.clone(), fp).await {
-                Ok((rel, content)) => compose_with_context(&req.prompt, &rel, &content),
+        // Discovery stats files on the blocking pool: cancellable like everything before the
+        // process starts.
+        let cli = tokio::select! {
+            biased;
+            _ = cancelled() => {
+                return (
+                    Err("cancelled before the Claude CLI started (cancel_claude_execution / \
+                         :ClaudeContext cancel)"
+                        .into()),
+                    info,
+                )
+            }
+            c = self.cli() => match c {
+                Ok(c) => c,
                 Err(e) => return (Err(e), info),
             },
         };
@@ -724,7 +758,7 @@ impl Manager {
             stdin,
             timeout: req.timeout,
         };
-        let out = match runner::run(inv, cancelled).await {
+        let out = match runner::run(inv, cancelled()).await {
             Ok(o) => o,
             Err(runner::RunError::Spawn(e)) => {
                 self.forget_cli();
@@ -829,7 +863,9 @@ impl Manager {
         (r, info)
     }
 
-    /// Reads the context file: confined to the project root, size-limited, UTF-8.
+    /// Reads the context file: confined to the project root, size-limited, UTF-8. The caller
+    /// ([`Manager::execute`]) runs it before the run joins the queue and drops it on cancel or
+    /// timeout, so a slow read holds no other run.
     async fn read_context(
         &self,
         root: Option<PathBuf>,
