@@ -22,6 +22,10 @@ pub struct Config {
     pub handshake_timeout_ms: u64,
     /// Requests one connection may have in flight before we stop reading from it.
     pub max_inflight_per_client: usize,
+    /// Bytes of requests (as received) one connection may have in flight before we stop
+    /// reading from it: the per-connection memory budget, whatever `max_inflight_per_client`
+    /// and `max_message_size` allow together.
+    pub max_inflight_bytes_per_client: usize,
     /// Time budget for `fs-get-project-info {stats: true}`.
     pub stats_time_budget_ms: u64,
     /// Where the plugin keeps state (history, decision store); `stdpath("state")/claude-context`.
@@ -107,6 +111,7 @@ impl Default for Config {
             max_message_size: 64 << 20,
             handshake_timeout_ms: 5000,
             max_inflight_per_client: 64,
+            max_inflight_bytes_per_client: 256 << 20,
             stats_time_budget_ms: 2000,
             state_dir: None,
             memory_bank_root: None,
@@ -136,6 +141,14 @@ impl Config {
         }
         if self.max_inflight_per_client == 0 {
             return Err("invalid configuration: max_inflight_per_client must be at least 1".into());
+        }
+        if !(1024..=u32::MAX as usize).contains(&self.max_inflight_bytes_per_client) {
+            return Err(format!(
+                "invalid configuration: max_inflight_bytes_per_client must be between 1024 and \
+                 {}, got {}",
+                u32::MAX,
+                self.max_inflight_bytes_per_client
+            ));
         }
         if let Some(cmd) = &self.claude.cmd {
             if cmd.trim().is_empty() || cmd.contains('\0') {
@@ -232,6 +245,9 @@ mod tests {
             }
         );
         assert_eq!(c.max_message_size, 64 << 20);
+        assert_eq!(c.max_inflight_bytes_per_client, 256 << 20);
+        let e = Config::from_json(r#"{"max_inflight_bytes_per_client": 10}"#).unwrap_err();
+        assert!(e.contains("max_inflight_bytes_per_client"), "{e}");
     }
 
     #[test]
