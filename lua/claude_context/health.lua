@@ -109,9 +109,10 @@ function M.check_sub_agent()
   end
   local tools = c.allowed_tools or { "Read", "Grep", "Glob" }
   h.ok(
-    ("tools: %s; permission mode: %s"):format(
+    ("tools: %s; permission mode: %s; settings loaded: %s"):format(
       #tools == 0 and "none" or table.concat(tools, ", "),
-      c.permission_mode or "dontAsk"
+      c.permission_mode or "dontAsk",
+      table.concat(c.setting_sources or { "user" }, ", ")
     )
   )
 end

@@ -19,6 +19,7 @@ local NATIVE_KEYS = {
   max_context_bytes = "number",
   allowed_tools = "table",
   permission_mode = "string",
+  setting_sources = "table",
 }
 ---Keys used by the Lua side only.
 local LUA_KEYS = { timeout = "number", progress = "string" }
@@ -40,7 +41,7 @@ function M.validate(c)
   for k, v in pairs(c) do
     local want = NATIVE_KEYS[k] or LUA_KEYS[k]
     if not want then
-      error(("claude-context: unknown option claude.%s (known: cmd, args, env, max_context_bytes, allowed_tools, permission_mode, timeout, progress)"):format(tostring(k)), 0)
+      error(("claude-context: unknown option claude.%s (known: cmd, args, env, max_context_bytes, allowed_tools, permission_mode, setting_sources, timeout, progress)"):format(tostring(k)), 0)
     end
     if type(v) ~= want then
       error(("claude-context: option claude.%s must be a %s, got %s"):format(k, want, type(v)), 0)
@@ -96,6 +97,9 @@ table.insert(config.native_hooks, function(cfg, t)
   end
   if c.permission_mode then
     out.permission_mode = c.permission_mode
+  end
+  if c.setting_sources then
+    out.setting_sources = c.setting_sources
   end
   if next(out) then
     t.claude = out

@@ -125,7 +125,7 @@ return {
         return table.concat(lines, "\n")
       end
       local d = section({})
-      contains(d, "OK tools: Read, Grep, Glob; permission mode: dontAsk")
+      contains(d, "OK tools: Read, Grep, Glob; permission mode: dontAsk; settings loaded: user")
       ok(not d:find("WARN", 1, true), d)
       contains(section({ claude = { args = { "--dangerously-skip-permissions", "--output-format", "json" } } }), "WARN the sub-agent skips every permission check")
       contains(section({ claude = { permission_mode = "bypassPermissions" } }), "WARN the sub-agent skips")

@@ -58,7 +58,15 @@ pub struct ClaudeConfig {
     /// `--permission-mode` of the sub-agent; default `dontAsk` (anything not allowed is denied,
     /// nobody is asked).
     pub permission_mode: String,
+    /// `--setting-sources` of the sub-agent: which Claude Code settings files it loads. Default
+    /// `user` only: the repository's `.claude/settings*.json` (hooks, permission rules,
+    /// `enableAllProjectMcpServers`) are repository content and grant nothing unless the person
+    /// adds `project` / `local`.
+    pub setting_sources: Vec<String>,
 }
+
+/// The values `--setting-sources` takes.
+pub const SETTING_SOURCES: [&str; 3] = ["user", "project", "local"];
 
 /// The sub-agent's tools unless the person widens them: they read the project, nothing else.
 pub const READ_ONLY_TOOLS: [&str; 3] = ["Read", "Grep", "Glob"];
@@ -87,6 +95,7 @@ impl Default for ClaudeConfig {
             max_context_bytes: 1 << 20,
             allowed_tools: READ_ONLY_TOOLS.iter().map(|t| t.to_string()).collect(),
             permission_mode: "dontAsk".into(),
+            setting_sources: vec!["user".into()],
         }
     }
 }
@@ -186,6 +195,20 @@ impl Config {
                 "invalid configuration: claude.permission_mode must be one of {}, got {:?}",
                 PERMISSION_MODES.join(", "),
                 self.claude.permission_mode
+            ));
+        }
+        if self.claude.setting_sources.is_empty()
+            || self
+                .claude
+                .setting_sources
+                .iter()
+                .any(|x| !SETTING_SOURCES.contains(&x.as_str()))
+        {
+            return Err(format!(
+                "invalid configuration: claude.setting_sources must be a non-empty list of {}, \
+                 got {:?}",
+                SETTING_SOURCES.join(", "),
+                self.claude.setting_sources
             ));
         }
         if self.claude.max_context_bytes == 0 {
@@ -300,6 +323,11 @@ mod tests {
             .iter()
             .all(|t| READ_ONLY_TOOLS.contains(&t.as_str())));
         assert_ne!(c.claude.permission_mode, "bypassPermissions");
+        // The repository's own settings files (hooks) are not loaded.
+        assert_eq!(c.claude.setting_sources, ["user"]);
+        let e = Config::from_json(r#"{"claude": {"setting_sources": ["repo"]}}"#).unwrap_err();
+        assert!(e.contains("setting_sources"), "{e}");
+        assert!(Config::from_json(r#"{"claude": {"setting_sources": []}}"#).is_err());
     }
 
     #[test]

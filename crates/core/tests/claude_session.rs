@@ -120,12 +120,12 @@ async fn continuity_resumes_the_previous_session_and_maps_the_spec_fields() {
         .collect();
     assert_eq!(
         args[0],
-        "--output-format json -p --permission-mode=dontAsk --tools=Read,Grep,Glob \
+        "--output-format json -p --permission-mode=dontAsk --setting-sources=user --tools=Read,Grep,Glob \
          --allowedTools=Read,Grep,Glob"
     );
     assert_eq!(
         args[1],
-        "--output-format json -p --permission-mode=dontAsk --tools=Read,Grep,Glob \
+        "--output-format json -p --permission-mode=dontAsk --setting-sources=user --tools=Read,Grep,Glob \
          --allowedTools=Read,Grep,Glob --resume sess-1"
     );
     // The prompt goes on stdin, not on the command line.
@@ -630,7 +630,7 @@ async fn options_env_and_cwd_reach_the_cli() {
     assert!(r.success, "{r:?}");
     assert_eq!(
         read(&d.path().join("args.log")).trim(),
-        "--output-format json -p --permission-mode=dontAsk --tools=Read,Bash \
+        "--output-format json -p --permission-mode=dontAsk --setting-sources=user --tools=Read,Bash \
          --allowedTools=Read,Bash(git:*) --model=sonnet --max-turns=3 \
          --append-system-prompt=-be brief"
     );

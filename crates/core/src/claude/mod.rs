@@ -84,6 +84,12 @@ pub fn sub_agent_args(
     if !has(&a, &["--permission-mode", "--dangerously-skip-permissions"]) {
         a.push(format!("--permission-mode={}", cfg.permission_mode));
     }
+    if !has(&a, &["--setting-sources"]) {
+        a.push(format!(
+            "--setting-sources={}",
+            cfg.setting_sources.join(",")
+        ));
+    }
     if !tools.iter().any(|t| t == "*") {
         if !has(&a, &["--tools"]) {
             let mut names: Vec<&str> = Vec::new();
