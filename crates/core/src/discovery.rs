@@ -165,7 +165,10 @@ fn check_dir(dir: &Path, uid: Option<u32>) -> Result<(), String> {
     use std::os::unix::fs::MetadataExt;
     let Some(uid) = uid else { return Ok(()) };
     // Following a symlinked lock directory is fine; what it points at is judged.
-    let m = std::fs::metadata(dir).map_err(|e| format!("cannot read {}: {e}", dir.display()))?;
+    // A directory that cannot be read is reported by the listing that follows.
+    let Ok(m) = std::fs::metadata(dir) else {
+        return Ok(());
+    };
     if m.uid() != uid {
         return Err(format!(
             "{}: the lock directory belongs to uid {}, not to you (uid {uid}); its lock files are \
@@ -570,6 +573,10 @@ mod tests {
         let msg = f.explain(&q);
         assert!(msg.contains("cannot read"), "{msg}");
         assert!(msg.contains("0 lock files"), "{msg}");
+        assert!(
+            f.refused.is_empty(),
+            "a missing directory is no trust refusal"
+        );
     }
 
     #[test]
