@@ -359,7 +359,14 @@ pub struct Manager {
     cancel_tx: watch::Sender<u64>,
     seq: AtomicU64,
     active: Arc<AtomicUsize>,
+    /// Replaces [`read_context_file`] (tests: a read that stalls).
+    context_reader: Option<Arc<ContextReader>>,
 }
+
+/// The signature of [`read_context_file`]: (project root, file path, byte limit) -> (relative
+/// path, content).
+pub type ContextReader =
+    dyn Fn(Option<&Path>, &str, u64) -> Result<(String, String), String> + Send + Sync;
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
@@ -429,7 +436,15 @@ impl Manager {
             cancel_tx,
             seq: AtomicU64::new(0),
             active: Arc::new(AtomicUsize::new(0)),
+            context_reader: None,
         }
+    }
+
+    /// Context files are read by `reader` instead of [`read_context_file`] (on the blocking
+    /// pool, like it). For tests: a read that stalls, whatever the file layer refuses.
+    pub fn with_context_reader(mut self, reader: Arc<ContextReader>) -> Manager {
+        self.context_reader = Some(reader);
+        self
     }
 
     /// Discovery looks at `env` instead of the process environment (tests).
@@ -879,9 +894,13 @@ impl Manager {
     ) -> Result<(String, String), String> {
         let limit = self.cfg.max_context_bytes;
         let fp = file_path.to_string();
-        tokio::task::spawn_blocking(move || read_context_file(root.as_deref(), &fp, limit))
-            .await
-            .map_err(|e| format!("cannot read the context file: {e}"))?
+        let reader = self.context_reader.clone();
+        tokio::task::spawn_blocking(move || match reader {
+            Some(r) => r(root.as_deref(), &fp, limit),
+            None => read_context_file(root.as_deref(), &fp, limit),
+        })
+        .await
+        .map_err(|e| format!("cannot read the context file: {e}"))?
     }
 
     pub async fn history(&self, limit: usize) -> HistoryResult {
