@@ -11,6 +11,7 @@ local M = {}
 ---@field max_message_size integer Largest WebSocket message accepted, in bytes
 ---@field handshake_timeout_ms integer A client must finish the handshake within this time
 ---@field max_inflight_per_client integer Requests of one client answered at once (then reading pauses)
+---@field max_inflight_bytes_per_client integer Bytes of one client's requests in flight (then reading pauses)
 ---@field stats_time_budget_ms integer Time budget of fs-get-project-info {stats=true}
 ---@field ide claude_context.IdeConfig Claude Code IDE integration
 ---@field security claude_context.SecurityConfig What tools may do beyond the safe defaults
@@ -31,6 +32,7 @@ M.defaults = {
   max_message_size = 64 * 1024 * 1024,
   handshake_timeout_ms = 5000,
   max_inflight_per_client = 64,
+  max_inflight_bytes_per_client = 256 * 1024 * 1024,
   stats_time_budget_ms = 2000,
   ide = {
     track_selection = true,
@@ -67,7 +69,13 @@ function M.resolve(opts)
   end, "one of off, error, warn, info, debug, trace")
   vim.validate("log_file", cfg.log_file, "string", true)
   -- Ranges are checked by the native side (its message names the option and the bound).
-  for _, k in ipairs({ "max_message_size", "handshake_timeout_ms", "max_inflight_per_client", "stats_time_budget_ms" }) do
+  for _, k in ipairs({
+    "max_message_size",
+    "handshake_timeout_ms",
+    "max_inflight_per_client",
+    "max_inflight_bytes_per_client",
+    "stats_time_budget_ms",
+  }) do
     vim.validate(k, cfg[k], "number")
   end
   vim.validate("ide", cfg.ide, "table")
@@ -109,6 +117,7 @@ function M.to_native(cfg)
     max_message_size = cfg.max_message_size,
     handshake_timeout_ms = cfg.handshake_timeout_ms,
     max_inflight_per_client = cfg.max_inflight_per_client,
+    max_inflight_bytes_per_client = cfg.max_inflight_bytes_per_client,
     stats_time_budget_ms = cfg.stats_time_budget_ms,
     state_dir = vim.fn.stdpath("state") .. "/claude-context",
   }

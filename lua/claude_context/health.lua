@@ -116,6 +116,49 @@ function M.check()
       h.warn(("%s --version failed (exit %s): %s"):format(claude, tostring(res.code), vim.trim(res.stderr or "")))
     end
   end
+
+  M.check_sub_agent()
+end
+
+---Whether the sub-agent (`execute_claude*`) skips permission checks, per `setup{claude = …}`.
+---@param c table? `setup{claude = …}`
+---@return boolean
+function M.sub_agent_skips_permissions(c)
+  c = c or {}
+  local args = c.args or {}
+  for i, a in ipairs(args) do
+    if a == "--dangerously-skip-permissions" or a == "--permission-mode=bypassPermissions" then
+      return true
+    end
+    if a == "--permission-mode" and args[i + 1] == "bypassPermissions" then
+      return true
+    end
+  end
+  return c.permission_mode == "bypassPermissions"
+end
+
+---:checkhealth section: what the sub-agent of the session tools may do.
+function M.check_sub_agent()
+  local h = vim.health
+  h.start("Claude sub-agent (execute_claude) permissions")
+  local c = require("claude_context.config").options.claude or {}
+  if M.sub_agent_skips_permissions(c) then
+    h.warn(
+      "the sub-agent skips every permission check (setup{claude}: --dangerously-skip-permissions or "
+        .. "bypassPermissions): one execute_claude call, by the model or by a prompt injected through "
+        .. "repository content, can run any command as you",
+      { "Remove it from setup{claude = {args, permission_mode}}", "See :help claude-context-session-permissions" }
+    )
+    return
+  end
+  local tools = c.allowed_tools or { "Read", "Grep", "Glob" }
+  h.ok(
+    ("tools: %s; permission mode: %s; settings loaded: %s"):format(
+      #tools == 0 and "none" or table.concat(tools, ", "),
+      c.permission_mode or "dontAsk",
+      table.concat(c.setting_sources or { "user" }, ", ")
+    )
+  )
 end
 
 return M

@@ -12,7 +12,15 @@ local M = {}
 local config = require("claude_context.config")
 
 ---Keys of `setup{claude = {…}}` that go to the native side, with their types.
-local NATIVE_KEYS = { cmd = "string", args = "table", env = "table", max_context_bytes = "number" }
+local NATIVE_KEYS = {
+  cmd = "string",
+  args = "table",
+  env = "table",
+  max_context_bytes = "number",
+  allowed_tools = "table",
+  permission_mode = "string",
+  setting_sources = "table",
+}
 ---Keys used by the Lua side only.
 local LUA_KEYS = { timeout = "number", progress = "string" }
 
@@ -33,7 +41,7 @@ function M.validate(c)
   for k, v in pairs(c) do
     local want = NATIVE_KEYS[k] or LUA_KEYS[k]
     if not want then
-      error(("claude-context: unknown option claude.%s (known: cmd, args, env, max_context_bytes, timeout, progress)"):format(tostring(k)), 0)
+      error(("claude-context: unknown option claude.%s (known: cmd, args, env, max_context_bytes, allowed_tools, permission_mode, setting_sources, timeout, progress)"):format(tostring(k)), 0)
     end
     if type(v) ~= want then
       error(("claude-context: option claude.%s must be a %s, got %s"):format(k, want, type(v)), 0)
@@ -42,6 +50,11 @@ function M.validate(c)
   for _, a in ipairs(c.args or {}) do
     if type(a) ~= "string" then
       error("claude-context: option claude.args must be a list of strings", 0)
+    end
+  end
+  for _, t in ipairs(c.allowed_tools or {}) do
+    if type(t) ~= "string" then
+      error('claude-context: option claude.allowed_tools must be a list of tool names such as "Read" or "Bash(git status)"', 0)
     end
   end
   for k, v in pairs(c.env or {}) do
@@ -78,6 +91,15 @@ table.insert(config.native_hooks, function(cfg, t)
   end
   if c.max_context_bytes then
     out.max_context_bytes = c.max_context_bytes
+  end
+  if c.allowed_tools then
+    out.allowed_tools = c.allowed_tools
+  end
+  if c.permission_mode then
+    out.permission_mode = c.permission_mode
+  end
+  if c.setting_sources then
+    out.setting_sources = c.setting_sources
   end
   if next(out) then
     t.claude = out

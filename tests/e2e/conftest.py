@@ -319,11 +319,11 @@ class ServeBridge(Bridge):
 
     kind = "serve"
 
-    def __init__(self, exe: Path, world: World, cwd: Path, extra_env: Optional[dict] = None):
+    def __init__(self, exe: Path, world: World, cwd: Path, extra_env: Optional[dict] = None, config: Optional[dict] = None):
         self.world = world
         env = world.base_env(**(extra_env or {}))
         self.proc = subprocess.Popen(
-            [str(exe), "--cwd", str(cwd)],
+            [str(exe), "--cwd", str(cwd), *(["--config", json.dumps(config)] if config else [])],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,

@@ -92,6 +92,45 @@ return {
       require("claude_context.config").resolve({ claude = { cmd = "~/bin/claude", timeout = 5, env = {} } })
       local t = vim.json.decode(require("claude_context.config").to_native(require("claude_context.config").options))
       eq({ cmd = vim.fn.expand("~/bin/claude") }, t.claude)
+      -- The sub-agent's tools and permission mode go to the native side.
+      require("claude_context.config").resolve({ claude = { allowed_tools = { "Read", "Bash(git status)" }, permission_mode = "default" } })
+      t = vim.json.decode(require("claude_context.config").to_native(require("claude_context.config").options))
+      eq({ allowed_tools = { "Read", "Bash(git status)" }, permission_mode = "default" }, t.claude)
+      local e4 = select(2, pcall(cc.setup, { auto_start = false, claude = { allowed_tools = { 1 } } }))
+      contains(tostring(e4), "claude.allowed_tools must be a list")
+      require("claude_context.config").resolve({})
+    end,
+  },
+  {
+    ":checkhealth warns when the person lets the sub-agent skip permissions",
+    function()
+      local health = require("claude_context.health")
+      local function section(opts)
+        require("claude_context.config").resolve(opts)
+        local lines = {}
+        local orig = vim.health
+        vim.health = {
+          start = function(m)
+            table.insert(lines, "START " .. m)
+          end,
+          ok = function(m)
+            table.insert(lines, "OK " .. m)
+          end,
+          warn = function(m)
+            table.insert(lines, "WARN " .. m)
+          end,
+        }
+        health.check_sub_agent()
+        vim.health = orig
+        return table.concat(lines, "\n")
+      end
+      local d = section({})
+      contains(d, "OK tools: Read, Grep, Glob; permission mode: dontAsk; settings loaded: user")
+      ok(not d:find("WARN", 1, true), d)
+      contains(section({ claude = { args = { "--dangerously-skip-permissions", "--output-format", "json" } } }), "WARN the sub-agent skips every permission check")
+      contains(section({ claude = { permission_mode = "bypassPermissions" } }), "WARN the sub-agent skips")
+      contains(section({ claude = { args = { "--permission-mode", "bypassPermissions" } } }), "WARN the sub-agent skips")
+      require("claude_context.config").resolve({})
     end,
   },
   {

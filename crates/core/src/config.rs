@@ -22,6 +22,10 @@ pub struct Config {
     pub handshake_timeout_ms: u64,
     /// Requests one connection may have in flight before we stop reading from it.
     pub max_inflight_per_client: usize,
+    /// Bytes of requests (as received) one connection may have in flight before we stop
+    /// reading from it: the per-connection memory budget, whatever `max_inflight_per_client`
+    /// and `max_message_size` allow together.
+    pub max_inflight_bytes_per_client: usize,
     /// Time budget for `fs-get-project-info {stats: true}`.
     pub stats_time_budget_ms: u64,
     /// Where the plugin keeps state (history, decision store); `stdpath("state")/claude-context`.
@@ -44,7 +48,7 @@ pub struct SecurityConfig {
     pub allow_write: Vec<String>,
 }
 
-/// `setup{claude = {cmd, args, env, max_context_bytes}}`.
+/// `setup{claude = {cmd, args, env, max_context_bytes, allowed_tools, permission_mode}}`.
 #[derive(Debug, Clone, Deserialize, PartialEq)]
 #[serde(default, deny_unknown_fields)]
 pub struct ClaudeConfig {
@@ -57,19 +61,52 @@ pub struct ClaudeConfig {
     pub env: BTreeMap<String, String>,
     /// The largest context file `execute_claude_with_context` sends, in bytes.
     pub max_context_bytes: u64,
+    /// The tools the sub-agent may use (`--tools` gets their names, `--allowedTools` the entries
+    /// as given, so `Bash(git status)` allows that command only). Default: the read-only
+    /// [`READ_ONLY_TOOLS`]. `"*"` means every built-in tool. A caller's `options.allowed_tools`
+    /// can only narrow this set.
+    pub allowed_tools: Vec<String>,
+    /// `--permission-mode` of the sub-agent; default `dontAsk` (anything not allowed is denied,
+    /// nobody is asked).
+    pub permission_mode: String,
+    /// `--setting-sources` of the sub-agent: which Claude Code settings files it loads. Default
+    /// `user` only: the repository's `.claude/settings*.json` (hooks, permission rules,
+    /// `enableAllProjectMcpServers`) are repository content and grant nothing unless the person
+    /// adds `project` / `local`.
+    pub setting_sources: Vec<String>,
+}
+
+/// The values `--setting-sources` takes.
+pub const SETTING_SOURCES: [&str; 3] = ["user", "project", "local"];
+
+/// The sub-agent's tools unless the person widens them: they read the project, nothing else.
+pub const READ_ONLY_TOOLS: [&str; 3] = ["Read", "Grep", "Glob"];
+
+/// The values `--permission-mode` takes (Claude Code 2.1).
+pub const PERMISSION_MODES: [&str; 6] = [
+    "acceptEdits",
+    "auto",
+    "bypassPermissions",
+    "default",
+    "dontAsk",
+    "plan",
+];
+
+/// A tool entry's name: `Bash(git status)` -> `Bash`.
+pub fn tool_base(entry: &str) -> &str {
+    entry.split_once('(').map_or(entry, |(b, _)| b).trim()
 }
 
 impl Default for ClaudeConfig {
     fn default() -> Self {
         ClaudeConfig {
             cmd: None,
-            args: vec![
-                "--dangerously-skip-permissions".into(),
-                "--output-format".into(),
-                "json".into(),
-            ],
+            args: vec!["--output-format".into(), "json".into()],
             env: BTreeMap::new(),
             max_context_bytes: 1 << 20,
+            allowed_tools: READ_ONLY_TOOLS.iter().map(|t| t.to_string()).collect(),
+            permission_mode: "dontAsk".into(),
+            setting_sources: vec!["user".into()],
         }
     }
 }
@@ -94,6 +131,7 @@ impl Default for Config {
             max_message_size: 64 << 20,
             handshake_timeout_ms: 5000,
             max_inflight_per_client: 64,
+            max_inflight_bytes_per_client: 256 << 20,
             stats_time_budget_ms: 2000,
             state_dir: None,
             memory_bank_root: None,
@@ -127,6 +165,14 @@ impl Config {
         if self.max_inflight_per_client == 0 {
             return Err("invalid configuration: max_inflight_per_client must be at least 1".into());
         }
+        if !(1024..=u32::MAX as usize).contains(&self.max_inflight_bytes_per_client) {
+            return Err(format!(
+                "invalid configuration: max_inflight_bytes_per_client must be between 1024 and \
+                 {}, got {}",
+                u32::MAX,
+                self.max_inflight_bytes_per_client
+            ));
+        }
         if let Some(cmd) = &self.claude.cmd {
             if cmd.trim().is_empty() || cmd.contains('\0') {
                 return Err(
@@ -143,6 +189,40 @@ impl Config {
         {
             return Err(format!(
                 "invalid configuration: claude.env has an invalid variable name {k:?}"
+            ));
+        }
+        if let Some(bad) = self.claude.allowed_tools.iter().find(|t| {
+            t.trim().is_empty()
+                || t.contains('\0')
+                || t.contains(',')
+                || t.starts_with('-')
+                || tool_base(t).is_empty()
+        }) {
+            return Err(format!(
+                "invalid configuration: claude.allowed_tools has an invalid entry {bad:?} (one \
+                 tool name or pattern per entry, such as \"Read\" or \"Bash(git status)\"; \
+                 \"*\" for every tool)"
+            ));
+        }
+        if !PERMISSION_MODES.contains(&self.claude.permission_mode.as_str()) {
+            return Err(format!(
+                "invalid configuration: claude.permission_mode must be one of {}, got {:?}",
+                PERMISSION_MODES.join(", "),
+                self.claude.permission_mode
+            ));
+        }
+        if self.claude.setting_sources.is_empty()
+            || self
+                .claude
+                .setting_sources
+                .iter()
+                .any(|x| !SETTING_SOURCES.contains(&x.as_str()))
+        {
+            return Err(format!(
+                "invalid configuration: claude.setting_sources must be a non-empty list of {}, \
+                 got {:?}",
+                SETTING_SOURCES.join(", "),
+                self.claude.setting_sources
             ));
         }
         if self.claude.max_context_bytes == 0 {
@@ -202,6 +282,9 @@ mod tests {
             }
         );
         assert_eq!(c.max_message_size, 64 << 20);
+        assert_eq!(c.max_inflight_bytes_per_client, 256 << 20);
+        let e = Config::from_json(r#"{"max_inflight_bytes_per_client": 10}"#).unwrap_err();
+        assert!(e.contains("max_inflight_bytes_per_client"), "{e}");
     }
 
     #[test]
@@ -215,10 +298,9 @@ mod tests {
     #[test]
     fn claude_section_defaults_and_overrides() {
         let c = Config::from_json("{}").unwrap();
-        assert_eq!(
-            c.claude.args,
-            ["--dangerously-skip-permissions", "--output-format", "json"]
-        );
+        assert_eq!(c.claude.args, ["--output-format", "json"]);
+        assert_eq!(c.claude.allowed_tools, ["Read", "Grep", "Glob"]);
+        assert_eq!(c.claude.permission_mode, "dontAsk");
         assert_eq!(c.claude.cmd, None);
         let c = Config::from_json(
             r#"{"claude": {"cmd": "/opt/claude", "env": {"ANTHROPIC_BASE_URL": "http://127.0.0.1:1"}}}"#,
@@ -227,13 +309,66 @@ mod tests {
         assert_eq!(c.claude.cmd.as_deref(), Some("/opt/claude"));
         assert_eq!(c.claude.env["ANTHROPIC_BASE_URL"], "http://127.0.0.1:1");
         // Args keep their default when only cmd is given.
-        assert_eq!(c.claude.args.len(), 3);
+        assert_eq!(c.claude.args.len(), 2);
         let e = Config::from_json(r#"{"claude": {"comd": "x"}}"#).unwrap_err();
         assert!(e.contains("comd"), "{e}");
         let e = Config::from_json(r#"{"claude": {"env": {"A=B": "x"}}}"#).unwrap_err();
         assert!(e.contains("A=B"), "{e}");
         let e = Config::from_json(r#"{"claude": {"cmd": " "}}"#).unwrap_err();
         assert!(e.contains("claude.cmd"), "{e}");
+    }
+
+    /// The attack: a tool call the person approved as "ask Claude something" becomes an agent
+    /// that runs any shell command, because the default arguments skipped every permission.
+    #[test]
+    fn default_sub_agent_args_do_not_skip_permissions() {
+        let c = Config::from_json("{}").unwrap();
+        assert!(
+            !c.claude
+                .args
+                .iter()
+                .any(|a| a.contains("dangerously") || a.contains("bypass")),
+            "{:?}",
+            c.claude.args
+        );
+        assert!(c
+            .claude
+            .allowed_tools
+            .iter()
+            .all(|t| READ_ONLY_TOOLS.contains(&t.as_str())));
+        assert_ne!(c.claude.permission_mode, "bypassPermissions");
+        // The repository's own settings files (hooks) are not loaded.
+        assert_eq!(c.claude.setting_sources, ["user"]);
+        let e = Config::from_json(r#"{"claude": {"setting_sources": ["repo"]}}"#).unwrap_err();
+        assert!(e.contains("setting_sources"), "{e}");
+        assert!(Config::from_json(r#"{"claude": {"setting_sources": []}}"#).is_err());
+    }
+
+    #[test]
+    fn claude_tools_and_permission_mode_are_checked() {
+        let c = Config::from_json(
+            r#"{"claude": {"allowed_tools": ["Read", "Bash(git status)"], "permission_mode": "default"}}"#,
+        )
+        .unwrap();
+        assert_eq!(c.claude.allowed_tools, ["Read", "Bash(git status)"]);
+        assert_eq!(tool_base("Bash(git status)"), "Bash");
+        let e = Config::from_json(r#"{"claude": {"permission_mode": "yolo"}}"#).unwrap_err();
+        assert!(
+            e.contains("permission_mode") && e.contains("dontAsk"),
+            "{e}"
+        );
+        for bad in [
+            r#""Read,Bash""#,
+            r#""""#,
+            r#""--dangerously-skip-permissions""#,
+        ] {
+            let e = Config::from_json(&format!(r#"{{"claude": {{"allowed_tools": [{bad}]}}}}"#))
+                .unwrap_err();
+            assert!(e.contains("allowed_tools"), "{e}");
+        }
+        // No tools at all is a valid choice.
+        let c = Config::from_json(r#"{"claude": {"allowed_tools": []}}"#).unwrap();
+        assert!(c.claude.allowed_tools.is_empty());
     }
 
     #[test]

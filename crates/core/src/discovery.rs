@@ -10,6 +10,12 @@
 //!
 //! Lock files of other IDEs, of dead processes and unreadable ones are skipped; every skip is
 //! remembered so that "nothing found" can say what was looked at.
+//!
+//! Trust (Unix): a lock file hands us a port and a token, so only the user's own lock files are
+//! believed. The lock directory must belong to the user and be neither group- nor
+//! world-writable (else nothing in it is used), and each lock file must be a regular file owned
+//! by the user (opened without following a symlink and without blocking). Every refusal is in
+//! [`Found::refused`] and says why.
 
 use crate::lockfile::{self, LockContent};
 use std::path::{Component, Path, PathBuf};
@@ -35,7 +41,26 @@ pub struct Query {
     pub sse_port: Option<String>,
     /// `ideName` to accept (the bridge writes "Neovim").
     pub ide_name: String,
+    /// The uid lock files and their directory must belong to (the effective uid); `None`
+    /// checks no ownership (not Unix).
+    pub owner_uid: Option<u32>,
 }
+
+/// The effective uid on Unix, `None` elsewhere.
+pub fn current_uid() -> Option<u32> {
+    #[cfg(unix)]
+    {
+        // SAFETY: geteuid has no preconditions and cannot fail.
+        Some(unsafe { libc::geteuid() })
+    }
+    #[cfg(not(unix))]
+    {
+        None
+    }
+}
+
+/// The most bytes read from one lock file (they are a few hundred).
+const MAX_LOCK_FILE: u64 = 64 << 10;
 
 impl Query {
     /// `$CLAUDE_CONFIG_DIR/ide` (or `~/.claude/ide`), the current directory and
@@ -52,6 +77,7 @@ impl Query {
             cwd,
             sse_port,
             ide_name: "Neovim".into(),
+            owner_uid: current_uid(),
         })
     }
 }
@@ -63,6 +89,16 @@ pub struct Found {
     pub candidates: Vec<Candidate>,
     pub notes: Vec<String>,
     pub lock_files_seen: usize,
+    /// Lock files (or the whole directory) not trusted, and why; also in `notes`. The relay
+    /// prints these on stderr even when it finds an editor.
+    pub refused: Vec<String>,
+}
+
+impl Found {
+    fn refuse(&mut self, why: String) {
+        self.notes.push(why.clone());
+        self.refused.push(why);
+    }
 }
 
 impl Found {
@@ -123,8 +159,101 @@ struct Lock {
     mtime: SystemTime,
 }
 
-fn read_locks(dir: &Path, found: &mut Found) -> Vec<Lock> {
+/// Whether the lock directory may be trusted: owned by `uid`, not writable by group or others.
+#[cfg(unix)]
+fn check_dir(dir: &Path, uid: Option<u32>) -> Result<(), String> {
+    use std::os::unix::fs::MetadataExt;
+    let Some(uid) = uid else { return Ok(()) };
+    // Following a symlinked lock directory is fine; what it points at is judged.
+    // A directory that cannot be read is reported by the listing that follows.
+    let Ok(m) = std::fs::metadata(dir) else {
+        return Ok(());
+    };
+    if m.uid() != uid {
+        return Err(format!(
+            "{}: the lock directory belongs to uid {}, not to you (uid {uid}); its lock files are \
+             not trusted",
+            dir.display(),
+            m.uid()
+        ));
+    }
+    if m.mode() & 0o022 != 0 {
+        return Err(format!(
+            "{}: the lock directory is writable by {} (mode {:04o}), so anyone could plant a lock \
+             file there; its lock files are not trusted (chmod go-w it, 0700 is usual)",
+            dir.display(),
+            if m.mode() & 0o002 != 0 {
+                "everyone"
+            } else {
+                "its group"
+            },
+            m.mode() & 0o7777
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(not(unix))]
+fn check_dir(_dir: &Path, _uid: Option<u32>) -> Result<(), String> {
+    Ok(())
+}
+
+/// Reads one lock file: a regular file owned by `uid` (no symlink followed, no blocking open),
+/// at most [`MAX_LOCK_FILE`] bytes. `Err(true, why)` is a trust refusal, `Err(false, why)` an
+/// unreadable file.
+fn read_lock_file(path: &Path, uid: Option<u32>) -> Result<Vec<u8>, (bool, String)> {
+    use std::io::Read;
+    let mut o = std::fs::OpenOptions::new();
+    o.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        o.custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK);
+    }
+    let f = o.open(path).map_err(|e| {
+        #[cfg(unix)]
+        if e.raw_os_error() == Some(libc::ELOOP) {
+            return (true, "a symlink, not a lock file: ignored".to_string());
+        }
+        (false, format!("unreadable ({e})"))
+    })?;
+    let m = f
+        .metadata()
+        .map_err(|e| (false, format!("unreadable ({e})")))?;
+    if !m.is_file() {
+        return Err((true, "not a regular file: ignored".into()));
+    }
+    #[cfg(unix)]
+    if let Some(uid) = uid {
+        use std::os::unix::fs::MetadataExt;
+        if m.uid() != uid {
+            return Err((
+                true,
+                format!(
+                    "owned by uid {}, not by you (uid {uid}): not trusted, ignored",
+                    m.uid()
+                ),
+            ));
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = uid;
+    let mut bytes = Vec::new();
+    f.take(MAX_LOCK_FILE + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| (false, format!("unreadable ({e})")))?;
+    if bytes.len() as u64 > MAX_LOCK_FILE {
+        return Err((false, format!("unreadable (over {MAX_LOCK_FILE} bytes)")));
+    }
+    Ok(bytes)
+}
+
+fn read_locks(dir: &Path, uid: Option<u32>, found: &mut Found) -> Vec<Lock> {
     let mut out = Vec::new();
+    if let Err(why) = check_dir(dir, uid) {
+        found.refuse(why);
+        return out;
+    }
     let entries = match std::fs::read_dir(dir) {
         Ok(e) => e,
         Err(e) => {
@@ -152,10 +281,18 @@ fn read_locks(dir: &Path, found: &mut Found) -> Vec<Lock> {
                 .push(format!("{name}: the name is not <port>.lock"));
             continue;
         };
-        let content = match std::fs::read(&path)
-            .map_err(|e| e.to_string())
-            .and_then(|b| serde_json::from_slice::<LockContent>(&b).map_err(|e| e.to_string()))
-        {
+        let bytes = match read_lock_file(&path, uid) {
+            Ok(b) => b,
+            Err((true, why)) => {
+                found.refuse(format!("{name}: {why}"));
+                continue;
+            }
+            Err((false, why)) => {
+                found.notes.push(format!("{name}: {why}"));
+                continue;
+            }
+        };
+        let content = match serde_json::from_slice::<LockContent>(&bytes) {
             Ok(c) => c,
             Err(err) => {
                 found.notes.push(format!("{name}: unreadable ({err})"));
@@ -191,7 +328,7 @@ fn candidate(l: &Lock, folder: Option<PathBuf>) -> Candidate {
 /// notes, and an empty candidate list means "no editor".
 pub fn discover(q: &Query) -> Found {
     let mut found = Found::default();
-    let locks = read_locks(&q.lock_dir, &mut found);
+    let locks = read_locks(&q.lock_dir, q.owner_uid, &mut found);
     let usable = |l: &Lock, found: &mut Found| -> bool {
         let name = l.path.display();
         if l.content.ide_name != q.ide_name {
@@ -290,6 +427,11 @@ mod tests {
         let root = std::fs::canonicalize(tmp.path()).unwrap();
         let locks = root.join("ide");
         std::fs::create_dir_all(&locks).unwrap();
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&locks, std::fs::Permissions::from_mode(0o700)).unwrap();
+        }
         Env {
             _tmp: tmp,
             locks,
@@ -328,6 +470,7 @@ mod tests {
                 cwd: cwd.to_path_buf(),
                 sse_port: port.map(String::from),
                 ide_name: "Neovim".into(),
+                owner_uid: current_uid(),
             }
         }
     }
@@ -430,6 +573,10 @@ mod tests {
         let msg = f.explain(&q);
         assert!(msg.contains("cannot read"), "{msg}");
         assert!(msg.contains("0 lock files"), "{msg}");
+        assert!(
+            f.refused.is_empty(),
+            "a missing directory is no trust refusal"
+        );
     }
 
     #[test]
@@ -514,6 +661,120 @@ mod tests {
         e.lock(20081, me(), "Neovim", &[Path::new("proj")], "rel");
         let f = discover(&e.query(&proj, None));
         assert_eq!(ports(&f), vec![20080]);
+    }
+
+    /// The attack: another local user (or a process of one) plants `<port>.lock` in a shared,
+    /// world-writable lock directory pointing the relay at its own server.
+    #[cfg(unix)]
+    #[test]
+    fn a_lock_in_a_world_or_group_writable_dir_is_not_trusted() {
+        use std::os::unix::fs::PermissionsExt;
+        let e = env();
+        let proj = e.dir("proj");
+        e.lock(20090, me(), "Neovim", &[&proj], "planted");
+        for (mode, who) in [
+            (0o777, "everyone"),
+            (0o1777, "everyone"),
+            (0o770, "its group"),
+        ] {
+            std::fs::set_permissions(&e.locks, std::fs::Permissions::from_mode(mode)).unwrap();
+            let q = e.query(&proj, Some("20090"));
+            let f = discover(&q);
+            assert!(f.candidates.is_empty(), "{mode:o}: {:?}", f.candidates);
+            assert_eq!(f.refused.len(), 1, "{:?}", f.refused);
+            assert!(
+                f.refused[0].contains(&format!("writable by {who}"))
+                    && f.refused[0].contains("not trusted"),
+                "{:?}",
+                f.refused
+            );
+            assert!(f.explain(&q).contains("writable by"));
+        }
+        std::fs::set_permissions(&e.locks, std::fs::Permissions::from_mode(0o700)).unwrap();
+        let f = discover(&e.query(&proj, None));
+        assert_eq!(ports(&f), vec![20090]);
+        assert!(f.refused.is_empty());
+        // A 0700 directory that is someone else's is not trusted either.
+        let mut q = e.query(&proj, None);
+        if current_uid() == Some(0) {
+            std::os::unix::fs::chown(&e.locks, Some(54_321), None).unwrap();
+        } else {
+            q.owner_uid = Some(54_321);
+        }
+        let f = discover(&q);
+        assert!(f.candidates.is_empty());
+        assert!(
+            f.refused[0].contains("belongs to uid") && f.refused[0].contains("not trusted"),
+            "{:?}",
+            f.refused
+        );
+    }
+
+    /// The attack: a lock file that is not the user's (another uid) — its token and port are the
+    /// other party's. As root we chown a real file to another uid; otherwise the expected owner
+    /// is set to another uid, so the user's own file is the foreign one.
+    #[cfg(unix)]
+    #[test]
+    fn a_lock_file_owned_by_another_uid_is_not_trusted() {
+        let e = env();
+        let proj = e.dir("proj");
+        e.lock(20100, me(), "Neovim", &[&proj], "theirs");
+        e.lock(20101, me(), "Neovim", &[&proj], "mine");
+        let mut q = e.query(&proj, Some("20100"));
+        let other = 54_321;
+        if current_uid() == Some(0) {
+            std::os::unix::fs::chown(e.locks.join("20100.lock"), Some(other), Some(other)).unwrap();
+        } else {
+            // Nothing can be chowned away without root: make our own uid the foreign one and
+            // check the other lock fails the same way.
+            q.owner_uid = Some(other);
+        }
+        let f = discover(&q);
+        if current_uid() == Some(0) {
+            assert_eq!(ports(&f), vec![20101], "{:?}", f.notes);
+            assert_eq!(f.refused.len(), 1, "{:?}", f.refused);
+            assert!(
+                f.refused[0].contains("20100.lock")
+                    && f.refused[0].contains(&format!("owned by uid {other}"))
+                    && f.refused[0].contains("not trusted"),
+                "{:?}",
+                f.refused
+            );
+        } else {
+            assert!(f.candidates.is_empty());
+            assert!(f.refused.iter().any(|r| r.contains("not trusted")));
+        }
+    }
+
+    /// The attack: a FIFO or a symlink named `<port>.lock` (to /dev/zero, a FIFO, another user's
+    /// file) that would block or mislead the relay.
+    #[cfg(unix)]
+    #[test]
+    fn a_fifo_or_symlink_lock_is_refused_without_blocking() {
+        let e = env();
+        let proj = e.dir("proj");
+        let fifo = e.locks.join("20110.lock");
+        let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        std::os::unix::fs::symlink("/dev/zero", e.locks.join("20111.lock")).unwrap();
+        e.lock(20112, me(), "Neovim", &[&proj], "real");
+        let f = discover(&e.query(&proj, None));
+        assert_eq!(ports(&f), vec![20112]);
+        assert!(
+            f.refused
+                .iter()
+                .any(|r| r.contains("20110.lock") && r.contains("not a regular file")),
+            "{:?}",
+            f.refused
+        );
+        assert!(
+            f.refused
+                .iter()
+                .any(|r| r.contains("20111.lock") && r.contains("symlink")),
+            "{:?}",
+            f.refused
+        );
     }
 
     #[test]

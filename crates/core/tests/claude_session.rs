@@ -120,11 +120,13 @@ async fn continuity_resumes_the_previous_session_and_maps_the_spec_fields() {
         .collect();
     assert_eq!(
         args[0],
-        "--dangerously-skip-permissions --output-format json -p"
+        "--output-format json -p --permission-mode=dontAsk --setting-sources=user --tools=Read,Grep,Glob \
+         --allowedTools=Read,Grep,Glob"
     );
     assert_eq!(
         args[1],
-        "--dangerously-skip-permissions --output-format json -p --resume sess-1"
+        "--output-format json -p --permission-mode=dontAsk --setting-sources=user --tools=Read,Grep,Glob \
+         --allowedTools=Read,Grep,Glob --resume sess-1"
     );
     // The prompt goes on stdin, not on the command line.
     assert_eq!(read(&d.path().join("stdin.1")), "first question");
@@ -286,6 +288,193 @@ async fn cancel_stops_the_running_call_and_the_queued_ones() {
     .unwrap();
     assert!(m.execute(req("three", d.path())).await.success);
     assert_eq!(m.cancel().cancelled, 0);
+}
+
+fn mkfifo(p: &Path) {
+    let c = std::ffi::CString::new(p.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0, "mkfifo");
+}
+
+/// Lets a reader blocked opening the FIFO go (it then reads EOF), so no blocking-pool thread
+/// stays pinned when the test's runtime shuts down.
+fn release_fifo(p: &Path) {
+    use std::os::unix::fs::OpenOptionsExt;
+    for _ in 0..500 {
+        // O_NONBLOCK write-open succeeds only while a reader has it open.
+        if std::fs::OpenOptions::new()
+            .write(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(p)
+            .is_ok()
+        {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// On a failed assertion, releases the FIFO so the runtime's shutdown does not wait forever for
+/// the blocked reader (the test then fails instead of hanging).
+struct ReleaseOnPanic(PathBuf);
+impl Drop for ReleaseOnPanic {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            release_fifo(&self.0);
+        }
+    }
+}
+
+/// The attack: `execute_claude_with_context` on a FIFO in the project blocked in the context read
+/// while holding the run queue, so every later run waited forever and `cancel_claude_execution`
+/// did not free it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fifo_context_file_holds_no_queue_and_cancel_frees_it() {
+    let d = tempfile::tempdir().unwrap();
+    let cli = fake_cli(d.path(), "");
+    let root = d.path().join("root");
+    std::fs::create_dir_all(&root).unwrap();
+    let fifo = root.join("pipe.md");
+    mkfifo(&fifo);
+    let _release = ReleaseOnPanic(fifo.clone());
+    let m = Arc::new(Manager::new(cfg(&cli), None));
+    let stuck = {
+        let m = m.clone();
+        let root = root.clone();
+        tokio::spawn(async move {
+            m.execute(ExecRequest {
+                file_path: Some("pipe.md".into()),
+                ..req("read the pipe", &root)
+            })
+            .await
+        })
+    };
+    while m.active() == 0 {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    // Another run goes ahead while the context read is stuck.
+    let other = tokio::time::timeout(Duration::from_secs(60), m.execute(req("plain", &root)))
+        .await
+        .expect("a run waited behind a stuck context-file read");
+    assert!(other.success, "{other:?}");
+    assert_eq!(other.response.as_deref(), Some("answer 1"));
+    // Cancel frees the stuck one. (Once the file layer refuses FIFOs at once, the run has
+    // already ended with that refusal and there is nothing left to cancel.)
+    assert!(m.cancel().cancelled <= 1);
+    let r = tokio::time::timeout(Duration::from_secs(60), stuck)
+        .await
+        .expect("cancel_claude_execution did not free a run stuck before its CLI started")
+        .unwrap();
+    assert!(!r.success, "{r:?}");
+    let err = r.error.as_deref().unwrap();
+    assert!(
+        err.contains("cancelled") || err.contains("pipe.md"),
+        "{r:?}"
+    );
+    assert_eq!(r.context_file.as_deref(), Some("pipe.md"));
+    assert_eq!(m.active(), 0);
+    // Its CLI never ran; the history has both runs.
+    assert_eq!(read(&d.path().join("count")).trim(), "1");
+    assert_eq!(m.history(10).await.total_entries, 2);
+    release_fifo(&fifo);
+
+    // A stuck read also ends at the call's timeout (or is refused at once), with an error
+    // naming the file.
+    let m2 = m.clone();
+    let root2 = root.clone();
+    let timed = tokio::spawn(async move {
+        m2.execute(ExecRequest {
+            file_path: Some("pipe.md".into()),
+            timeout: Duration::from_millis(300),
+            ..req("again", &root2)
+        })
+        .await
+    });
+    let r = tokio::time::timeout(Duration::from_secs(60), timed)
+        .await
+        .expect("the timeout did not end a stuck context read")
+        .unwrap();
+    assert!(r.error.as_deref().unwrap().contains("pipe.md"), "{r:?}");
+    release_fifo(&fifo);
+}
+
+/// The same attack against any slow step before the CLI starts, whatever the file layer does
+/// with FIFOs: a context read that stalls (until the test lets it go) neither holds the queue
+/// nor survives `cancel`, and the call's timeout ends it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stalled_context_read_holds_no_queue_and_cancel_or_timeout_frees_it() {
+    let d = tempfile::tempdir().unwrap();
+    let cli = fake_cli(d.path(), "");
+    let root = d.path().join("root");
+    std::fs::create_dir_all(&root).unwrap();
+    // Reads block until the gate opens; they count themselves.
+    let gate = Arc::new((std::sync::Mutex::new(false), std::sync::Condvar::new()));
+    let reads = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let (g, n) = (gate.clone(), reads.clone());
+    let reader: Arc<claude_context_core::claude::ContextReader> =
+        Arc::new(move |_root: Option<&Path>, fp: &str, _limit: u64| {
+            n.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            let (lock, cv) = &*g;
+            let mut open = lock.lock().unwrap();
+            while !*open {
+                open = cv.wait(open).unwrap();
+            }
+            Ok((fp.to_string(), "late content".to_string()))
+        });
+    struct OpenOnDrop(Arc<(std::sync::Mutex<bool>, std::sync::Condvar)>);
+    impl Drop for OpenOnDrop {
+        fn drop(&mut self) {
+            *self.0 .0.lock().unwrap() = true;
+            self.0 .1.notify_all();
+        }
+    }
+    let _open = OpenOnDrop(gate.clone());
+    let m = Arc::new(Manager::new(cfg(&cli), None).with_context_reader(reader));
+    let spawn_ctx = |timeout: Duration| {
+        let m = m.clone();
+        let root = root.clone();
+        tokio::spawn(async move {
+            m.execute(ExecRequest {
+                file_path: Some("slow.md".into()),
+                timeout,
+                ..req("with context", &root)
+            })
+            .await
+        })
+    };
+    let stuck = spawn_ctx(Duration::from_secs(600));
+    while reads.load(std::sync::atomic::Ordering::SeqCst) == 0 {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let other = tokio::time::timeout(Duration::from_secs(60), m.execute(req("plain", &root)))
+        .await
+        .expect("a run waited behind a stalled context read");
+    assert_eq!(other.response.as_deref(), Some("answer 1"), "{other:?}");
+    assert_eq!(m.cancel().cancelled, 1);
+    let r = tokio::time::timeout(Duration::from_secs(60), stuck)
+        .await
+        .expect("cancel_claude_execution did not free a run stuck before its CLI started")
+        .unwrap();
+    assert!(
+        !r.success && r.error.as_deref().unwrap().contains("cancelled"),
+        "{r:?}"
+    );
+    assert_eq!(m.active(), 0);
+    // The timeout ends a stalled read too.
+    let r = tokio::time::timeout(
+        Duration::from_secs(60),
+        spawn_ctx(Duration::from_millis(300)),
+    )
+    .await
+    .expect("the timeout did not end a stalled context read")
+    .unwrap();
+    let err = r.error.as_deref().unwrap();
+    assert!(
+        err.contains("timed out") && err.contains("slow.md"),
+        "{r:?}"
+    );
+    // Neither started a CLI.
+    assert_eq!(read(&d.path().join("count")).trim(), "1");
 }
 
 async fn run_with(body: &str) -> ExecResult {
@@ -506,6 +695,7 @@ async fn options_env_and_cwd_reach_the_cli() {
     std::fs::create_dir_all(&root).unwrap();
     let mut c = cfg(&cli);
     c.env.insert("CC_TEST_VAR".into(), "from-config".into());
+    c.allowed_tools = vec!["Read".into(), "Bash".into()];
     let m = Manager::new(c, None);
     let r = m
         .execute(ExecRequest {
@@ -521,8 +711,9 @@ async fn options_env_and_cwd_reach_the_cli() {
     assert!(r.success, "{r:?}");
     assert_eq!(
         read(&d.path().join("args.log")).trim(),
-        "--dangerously-skip-permissions --output-format json -p --model=sonnet --max-turns=3 \
-         --allowedTools=Read,Bash(git:*) --append-system-prompt=-be brief"
+        "--output-format json -p --permission-mode=dontAsk --setting-sources=user --tools=Read,Bash \
+         --allowedTools=Read,Bash(git:*) --model=sonnet --max-turns=3 \
+         --append-system-prompt=-be brief"
     );
     assert_eq!(read(&d.path().join("env.out")).trim(), "from-config");
     assert_eq!(
@@ -736,6 +927,17 @@ fn tools_return_the_spec_objects_field_for_field() {
             json!({"prompt": "x"}),
             "file_path",
         ),
+        // A caller cannot widen the sub-agent's tools beyond the person's set.
+        (
+            "execute_claude",
+            json!({"prompt": "x", "options": {"allowed_tools": ["Read", "Bash"]}}),
+            "\"Bash\" is not among the tools the person allows",
+        ),
+        (
+            "execute_claude_with_context",
+            json!({"prompt": "x", "file_path": "ctx.txt", "options": {"allowed_tools": ["Edit"]}}),
+            "only narrow",
+        ),
         (
             "set_current_session",
             json!({"session_id": "-x"}),
@@ -747,6 +949,8 @@ fn tools_return_the_spec_objects_field_for_field() {
         assert_eq!(e.code, -32602, "{tool}");
         assert!(e.message.contains(want), "{tool}: {}", e.message);
     }
+    // Those refused calls never started the CLI.
+    assert_eq!(read(&d.path().join("count")).trim(), "2");
     // The tools are listed.
     let names: Vec<String> = shared.status().tools;
     for t in [

@@ -53,6 +53,7 @@ impl Bridge {
             cwd: cwd.to_path_buf(),
             sse_port: None,
             ide_name: "Neovim".into(),
+            owner_uid: discovery::current_uid(),
         }
     }
 
@@ -339,4 +340,67 @@ fn binary_rejects_unknown_arguments_and_answers_help() {
         .unwrap();
     assert_eq!(o.status.code(), Some(0));
     assert!(String::from_utf8_lossy(&o.stdout).contains("claude mcp add claude-context"));
+}
+
+/// The attack: a lock file planted in a lock directory others can write (a shared, world-writable
+/// `CLAUDE_CONFIG_DIR/ide`) sends the relay — and the model's traffic — to someone else's server.
+/// The relay refuses the directory and says why on stderr.
+#[cfg(unix)]
+#[test]
+fn binary_ignores_a_world_writable_lock_dir_and_says_why() {
+    use std::os::unix::fs::PermissionsExt;
+    let b = bridge();
+    let ide = b.config_dir.join("ide");
+    std::fs::set_permissions(&ide, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let o = binary(&b.config_dir, &b.workspace)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("writable by everyone") && err.contains("not trusted"),
+        "{err}"
+    );
+    assert!(!err.contains("connected to Neovim"), "{err}");
+    std::fs::set_permissions(&ide, std::fs::Permissions::from_mode(0o700)).unwrap();
+}
+
+/// The attack: a lock file owned by another uid next to the user's own: it is ignored (with a
+/// line on stderr) and the relay connects to the user's editor. Needs root to chown.
+#[cfg(unix)]
+#[test]
+fn binary_ignores_a_lock_file_of_another_uid_and_says_why() {
+    if discovery::current_uid() != Some(0) {
+        eprintln!(
+            "skipped: needs root to give a file another owner (discovery's unit test covers it)"
+        );
+        return;
+    }
+    let b = bridge();
+    let ide = b.config_dir.join("ide");
+    // A planted lock for the same workspace, newer than the real one, owned by someone else.
+    let planted = ide.join("1.lock");
+    let real = std::fs::read_dir(&ide)
+        .unwrap()
+        .flatten()
+        .find(|e| e.path().extension().is_some_and(|x| x == "lock"))
+        .unwrap()
+        .path();
+    std::fs::copy(&real, &planted).unwrap();
+    std::os::unix::fs::chown(&planted, Some(4242), Some(4242)).unwrap();
+    let f = discovery::discover(&b.query(&b.workspace));
+    assert_eq!(f.candidates.len(), 1, "{:?}", f.notes);
+    assert_eq!(f.candidates[0].lock_file, real);
+    let o = binary(&b.config_dir, &b.workspace)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains("1.lock") && err.contains("owned by uid 4242"),
+        "{err}"
+    );
+    assert!(err.contains("connected to Neovim"), "{err}");
 }

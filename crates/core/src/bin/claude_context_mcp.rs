@@ -22,7 +22,8 @@ Register it with Claude Code:
 
 The editor is the one whose port is in CLAUDE_CODE_SSE_PORT, else the one whose lock file
 ($CLAUDE_CONFIG_DIR/ide or ~/.claude/ide) lists a workspace folder containing the current
-directory (the deepest such folder wins).";
+directory (the deepest such folder wins). Only lock files owned by you, in a directory owned by
+you that neither group nor others can write, are trusted.";
 
 fn main() {
     let mut args = std::env::args().skip(1);
@@ -56,6 +57,11 @@ fn main() {
 fn run() -> Result<(), String> {
     let query = discovery::Query::from_env()?;
     let found = discovery::discover(&query);
+    // Lock files not trusted (another owner, a shared writable directory) are said at once, even
+    // when another editor is found.
+    for why in &found.refused {
+        eprintln!("claude-context-mcp: ignored {why}");
+    }
     if found.candidates.is_empty() {
         return Err(found.explain(&query));
     }

@@ -33,6 +33,87 @@ pub const MAX_TIMEOUT_SECS: u64 = 86_400;
 /// `test_claude_cli`'s budget for `claude --version`.
 const VERSION_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// The tools a run may use: the person's set (`setup{claude = {allowed_tools}}`), or the
+/// caller's `options.allowed_tools` when every entry of it is inside that set (the same entry, a
+/// pattern of a tool the person allowed by its bare name, or anything when the person allowed
+/// `"*"`). A caller can only narrow: anything else is an error naming the entry.
+pub fn narrow_tools(person: &[String], caller: Option<&[String]>) -> Result<Vec<String>, String> {
+    let Some(caller) = caller else {
+        return Ok(person.to_vec());
+    };
+    for t in caller {
+        let inside = person
+            .iter()
+            .any(|p| p == "*" || p == t || (!p.contains('(') && p == crate::config::tool_base(t)));
+        if !inside {
+            return Err(format!(
+                "options.allowed_tools: {t:?} is not among the tools the person allows the \
+                 sub-agent ({}); options.allowed_tools can only narrow that set (the person \
+                 widens it with setup{{claude = {{allowed_tools = …}}}})",
+                if person.is_empty() {
+                    "none".to_string()
+                } else {
+                    person.join(", ")
+                }
+            ));
+        }
+    }
+    Ok(caller.to_vec())
+}
+
+/// The CLI arguments for a run: the person's `claude.args` (plus `-p`), then the permission mode
+/// and the tool set (unless the person's args set those flags themselves), then the per-call
+/// options and `--resume`. `tools` comes from [`narrow_tools`].
+pub fn sub_agent_args(
+    cfg: &ClaudeConfig,
+    tools: &[String],
+    options: &RunOptions,
+    resume: Option<&str>,
+) -> Vec<String> {
+    let mut a = cfg.args.clone();
+    let has = |a: &[String], flags: &[&str]| {
+        a.iter().any(|x| {
+            flags
+                .iter()
+                .any(|f| x == f || x.strip_prefix(f).is_some_and(|r| r.starts_with('=')))
+        })
+    };
+    if !has(&a, &["-p", "--print"]) {
+        a.push("-p".into());
+    }
+    if !has(&a, &["--permission-mode", "--dangerously-skip-permissions"]) {
+        a.push(format!("--permission-mode={}", cfg.permission_mode));
+    }
+    if !has(&a, &["--setting-sources"]) {
+        a.push(format!(
+            "--setting-sources={}",
+            cfg.setting_sources.join(",")
+        ));
+    }
+    if !tools.iter().any(|t| t == "*") {
+        if !has(&a, &["--tools"]) {
+            let mut names: Vec<&str> = Vec::new();
+            for t in tools {
+                let b = crate::config::tool_base(t);
+                if !names.contains(&b) {
+                    names.push(b);
+                }
+            }
+            // `--tools=` (empty) gives the sub-agent no tools at all.
+            a.push(format!("--tools={}", names.join(",")));
+        }
+        if !tools.is_empty() && !has(&a, &["--allowedTools", "--allowed-tools"]) {
+            a.push(format!("--allowedTools={}", tools.join(",")));
+        }
+    }
+    a.extend(options.to_args());
+    if let Some(id) = resume {
+        a.push("--resume".into());
+        a.push(id.into());
+    }
+    a
+}
+
 /// The result of `execute_claude` / `execute_claude_with_context` (spec §4.2, §6.2), field for
 /// field. `context_file` only appears for `execute_claude_with_context`.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
@@ -106,7 +187,9 @@ pub struct RunOptions {
     /// `--max-turns`: the most agentic turns the CLI may take.
     #[serde(default)]
     pub max_turns: Option<u32>,
-    /// `--allowedTools`: tool names (or patterns such as `Bash(git:*)`) allowed without asking.
+    /// Narrows the sub-agent's tools for this run: names (or patterns such as `Bash(git *)`)
+    /// from the set the person allowed in `setup{claude = {allowed_tools}}` (default Read, Grep,
+    /// Glob). A tool outside that set is refused with an error.
     #[serde(default)]
     pub allowed_tools: Option<Vec<String>>,
     /// `--append-system-prompt`: text appended to the CLI's system prompt.
@@ -146,7 +229,8 @@ impl RunOptions {
         Ok(())
     }
 
-    /// The CLI flags, in `--flag=value` form so a value starting with `-` stays a value.
+    /// The CLI flags, in `--flag=value` form so a value starting with `-` stays a value. The
+    /// tools are not among them: [`sub_agent_args`] builds those from the person's set.
     pub fn to_args(&self) -> Vec<String> {
         let mut a = Vec::new();
         if let Some(m) = &self.model {
@@ -154,9 +238,6 @@ impl RunOptions {
         }
         if let Some(n) = self.max_turns {
             a.push(format!("--max-turns={n}"));
-        }
-        if let Some(t) = self.allowed_tools.as_ref().filter(|t| !t.is_empty()) {
-            a.push(format!("--allowedTools={}", t.join(",")));
         }
         if let Some(p) = &self.append_system_prompt {
             a.push(format!("--append-system-prompt={p}"));
@@ -278,7 +359,14 @@ pub struct Manager {
     cancel_tx: watch::Sender<u64>,
     seq: AtomicU64,
     active: Arc<AtomicUsize>,
+    /// Replaces [`read_context_file`] (tests: a read that stalls).
+    context_reader: Option<Arc<ContextReader>>,
 }
+
+/// The signature of [`read_context_file`]: (project root, file path, byte limit) -> (relative
+/// path, content).
+pub type ContextReader =
+    dyn Fn(Option<&Path>, &str, u64) -> Result<(String, String), String> + Send + Sync;
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
@@ -348,7 +436,15 @@ impl Manager {
             cancel_tx,
             seq: AtomicU64::new(0),
             active: Arc::new(AtomicUsize::new(0)),
+            context_reader: None,
         }
+    }
+
+    /// Context files are read by `reader` instead of [`read_context_file`] (on the blocking
+    /// pool, like it). For tests: a read that stalls, whatever the file layer refuses.
+    pub fn with_context_reader(mut self, reader: Arc<ContextReader>) -> Manager {
+        self.context_reader = Some(reader);
+        self
     }
 
     /// Discovery looks at `env` instead of the process environment (tests).
@@ -476,18 +572,10 @@ impl Manager {
         env
     }
 
-    /// The CLI arguments for a run.
-    fn args(&self, options: &RunOptions, resume: Option<&str>) -> Vec<String> {
-        let mut a = self.cfg.args.clone();
-        if !a.iter().any(|x| x == "-p" || x == "--print") {
-            a.push("-p".into());
-        }
-        a.extend(options.to_args());
-        if let Some(id) = resume {
-            a.push("--resume".into());
-            a.push(id.into());
-        }
-        a
+    /// The tools a run with these options may use, or why the options ask for more than the
+    /// person allowed.
+    pub fn narrow_tools(&self, options: &RunOptions) -> Result<Vec<String>, String> {
+        narrow_tools(&self.cfg.allowed_tools, options.allowed_tools.as_deref())
     }
 
     /// Runs the CLI once, in turn: waits for earlier calls, resumes the current session, records
@@ -510,28 +598,55 @@ impl Manager {
         } else {
             "execute_claude"
         };
-        // The queue first, before any other await: the fair mutex then serves calls in the
-        // order they were first polled.
-        let turn = tokio::select! {
+        const CANCELLED_BEFORE: &str =
+            "cancelled before it started (cancel_claude_execution / :ClaudeContext cancel)";
+        // Whatever may be slow before the CLI starts (reading the context file: a FIFO, a slow
+        // disk) happens before the run takes its place in the queue, and can be cancelled or
+        // time out: it never holds the queue. A call without a context file has nothing to
+        // wait for here, so it reaches the queue in the same poll, in call order.
+        let prep_start = Instant::now();
+        let prep = async {
+            match &req.file_path {
+                None => Ok(req.prompt.clone()),
+                Some(fp) => self
+                    .read_context(req.project_root.clone(), fp)
+                    .await
+                    .map(|(rel, content)| compose_with_context(&req.prompt, &rel, &content)),
+            }
+        };
+        let stdin = tokio::select! {
             biased;
-            _ = cancelled() => None,
-            g = self.queue.lock() => Some(g),
+            _ = cancelled() => Err(CANCELLED_BEFORE.to_string()),
+            r = tokio::time::timeout(req.timeout, prep) => r.unwrap_or_else(|_| {
+                Err(format!(
+                    "timed out after {} s (timeout) reading the context file '{}'",
+                    fmt_secs(req.timeout),
+                    req.file_path.as_deref().unwrap_or_default()
+                ))
+            }),
+        };
+        let prep_time = prep_start.elapsed();
+        // Then the queue: the fair mutex serves calls in the order they reach it.
+        let turn = match &stdin {
+            Ok(_) => tokio::select! {
+                biased;
+                _ = cancelled() => None,
+                g = self.queue.lock() => Some(g),
+            },
+            Err(_) => None,
         };
         let state = self.state().await;
         let timestamp = now_iso();
-        let started = Instant::now();
-        let (r, info) = match &turn {
-            Some(_) if *self.cancel_tx.borrow() <= seq => {
-                self.run_once(&req, &state, cancelled()).await
+        // execution_time counts the preparation and the run, not the wait in the queue.
+        let started = Instant::now()
+            .checked_sub(prep_time)
+            .unwrap_or_else(Instant::now);
+        let (r, info) = match (&turn, stdin) {
+            (_, Err(e)) => (Err(e), RunInfo::default()),
+            (Some(_), Ok(stdin)) if *self.cancel_tx.borrow() <= seq => {
+                self.run_once(&req, stdin, &state, &cancelled).await
             }
-            _ => (
-                Err(
-                    "cancelled before it started (cancel_claude_execution / :ClaudeContext \
-                     cancel)"
-                        .to_string(),
-                ),
-                RunInfo::default(),
-            ),
+            _ => (Err(CANCELLED_BEFORE.to_string()), RunInfo::default()),
         };
         // Recorded before the turn passes on, so the next call resumes this run's session.
         let result = self.finish(&req, r, info, tool, timestamp, started, &state);
@@ -611,21 +726,28 @@ impl Manager {
         result
     }
 
-    async fn run_once(
+    async fn run_once<F: std::future::Future<Output = ()>>(
         &self,
         req: &ExecRequest,
+        stdin: String,
         state: &Arc<Mutex<State>>,
-        cancelled: impl std::future::Future<Output = ()>,
+        cancelled: &impl Fn() -> F,
     ) -> (Result<String, String>, RunInfo) {
         let mut info = RunInfo::default();
-        let cli = match self.cli().await {
-            Ok(c) => c,
-            Err(e) => return (Err(e), info),
-        };
-        let stdin = match &req.file_path {
-            None => req.prompt.clone(),
-            Some(fp) => match self.read_context(req.project_root.clone(), fp).await {
-                Ok((rel, content)) => compose_with_context(&req.prompt, &rel, &content),
+        // Discovery stats files on the blocking pool: cancellable like everything before the
+        // process starts.
+        let cli = tokio::select! {
+            biased;
+            _ = cancelled() => {
+                return (
+                    Err("cancelled before the Claude CLI started (cancel_claude_execution / \
+                         :ClaudeContext cancel)"
+                        .into()),
+                    info,
+                )
+            }
+            c = self.cli() => match c {
+                Ok(c) => c,
                 Err(e) => return (Err(e), info),
             },
         };
@@ -645,15 +767,19 @@ impl Manager {
         info.resumed = resume.clone();
         info.session_cwd = cwd.clone();
         info.epoch = Some(epoch);
+        let tools = match self.narrow_tools(&req.options) {
+            Ok(t) => t,
+            Err(e) => return (Err(e), info),
+        };
         let inv = runner::Invocation {
             program: cli.path.clone(),
-            args: self.args(&req.options, resume.as_deref()),
+            args: sub_agent_args(&self.cfg, &tools, &req.options, resume.as_deref()),
             env: self.child_env(&cli.path),
             cwd,
             stdin,
             timeout: req.timeout,
         };
-        let out = match runner::run(inv, cancelled).await {
+        let out = match runner::run(inv, cancelled()).await {
             Ok(o) => o,
             Err(runner::RunError::Spawn(e)) => {
                 self.forget_cli();
@@ -758,7 +884,9 @@ impl Manager {
         (r, info)
     }
 
-    /// Reads the context file: confined to the project root, size-limited, UTF-8.
+    /// Reads the context file: confined to the project root, size-limited, UTF-8. The caller
+    /// ([`Manager::execute`]) runs it before the run joins the queue and drops it on cancel or
+    /// timeout, so a slow read holds no other run.
     async fn read_context(
         &self,
         root: Option<PathBuf>,
@@ -766,9 +894,13 @@ impl Manager {
     ) -> Result<(String, String), String> {
         let limit = self.cfg.max_context_bytes;
         let fp = file_path.to_string();
-        tokio::task::spawn_blocking(move || read_context_file(root.as_deref(), &fp, limit))
-            .await
-            .map_err(|e| format!("cannot read the context file: {e}"))?
+        let reader = self.context_reader.clone();
+        tokio::task::spawn_blocking(move || match reader {
+            Some(r) => r(root.as_deref(), &fp, limit),
+            None => read_context_file(root.as_deref(), &fp, limit),
+        })
+        .await
+        .map_err(|e| format!("cannot read the context file: {e}"))?
     }
 
     pub async fn history(&self, limit: usize) -> HistoryResult {
@@ -1035,4 +1167,107 @@ pub fn read_context_file(
         rel.to_string_lossy().into_owned()
     };
     Ok((rel, content))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn s(v: &[&str]) -> Vec<String> {
+        v.iter().map(|x| x.to_string()).collect()
+    }
+
+    /// The attack: `execute_claude` started the sub-agent with `--dangerously-skip-permissions`,
+    /// so one approved "ask Claude" call became an agent that runs any shell command.
+    #[test]
+    fn sub_agent_gets_no_shell_by_default() {
+        let cfg = ClaudeConfig::default();
+        let tools = narrow_tools(&cfg.allowed_tools, None).unwrap();
+        let a = sub_agent_args(&cfg, &tools, &RunOptions::default(), None);
+        assert!(!a.iter().any(|x| x.contains("dangerously")), "{a:?}");
+        assert!(
+            a.contains(&"--permission-mode=dontAsk".to_string()),
+            "{a:?}"
+        );
+        assert!(a.contains(&"--tools=Read,Grep,Glob".to_string()), "{a:?}");
+        assert!(
+            a.contains(&"--allowedTools=Read,Grep,Glob".to_string()),
+            "{a:?}"
+        );
+        assert!(!a.iter().any(|x| x.contains("Bash") || x.contains("Edit")));
+        assert_eq!(a[..3], s(&["--output-format", "json", "-p"]));
+    }
+
+    /// The attack: a caller (the model, through `/mcp`) widens the sub-agent with
+    /// `options.allowed_tools = ["Bash"]`.
+    #[test]
+    fn caller_allowed_tools_cannot_widen_the_persons_set() {
+        let person = s(&["Read", "Grep", "Glob"]);
+        let e = narrow_tools(&person, Some(&s(&["Read", "Bash"]))).unwrap_err();
+        assert!(e.contains("\"Bash\"") && e.contains("only narrow"), "{e}");
+        let e = narrow_tools(&person, Some(&s(&["*"]))).unwrap_err();
+        assert!(e.contains("\"*\""), "{e}");
+        // A pattern of a tool allowed only as a narrower pattern is not inside it.
+        let narrow_bash = s(&["Bash(git status)"]);
+        assert!(narrow_tools(&narrow_bash, Some(&s(&["Bash"]))).is_err());
+        assert!(narrow_tools(&narrow_bash, Some(&s(&["Bash(rm -rf /)"]))).is_err());
+        // Narrowing works.
+        assert_eq!(
+            narrow_tools(&person, Some(&s(&["Read"]))).unwrap(),
+            s(&["Read"])
+        );
+        assert_eq!(
+            narrow_tools(&s(&["Read", "Bash"]), Some(&s(&["Bash(git log *)"]))).unwrap(),
+            s(&["Bash(git log *)"])
+        );
+        assert_eq!(
+            narrow_tools(&s(&["*"]), Some(&s(&["Edit"]))).unwrap(),
+            s(&["Edit"])
+        );
+        assert!(narrow_tools(&person, Some(&[])).unwrap().is_empty());
+    }
+
+    #[test]
+    fn the_persons_wider_set_and_explicit_flags_are_kept() {
+        let cfg = ClaudeConfig {
+            allowed_tools: s(&["Read", "Bash(git status)", "Bash(git diff *)"]),
+            permission_mode: "default".into(),
+            ..ClaudeConfig::default()
+        };
+        let a = sub_agent_args(&cfg, &cfg.allowed_tools, &RunOptions::default(), Some("id"));
+        assert!(a.contains(&"--tools=Read,Bash".to_string()), "{a:?}");
+        assert!(a.contains(&"--allowedTools=Read,Bash(git status),Bash(git diff *)".to_string()));
+        assert!(a.contains(&"--permission-mode=default".to_string()));
+        assert_eq!(a[a.len() - 2..], s(&["--resume", "id"]));
+        // Every tool: no --tools, no --allowedTools.
+        let all = ClaudeConfig {
+            allowed_tools: s(&["*"]),
+            ..ClaudeConfig::default()
+        };
+        let a = sub_agent_args(&all, &all.allowed_tools, &RunOptions::default(), None);
+        assert!(!a
+            .iter()
+            .any(|x| x.starts_with("--tools") || x.starts_with("--allowedTools")));
+        // No tools at all.
+        let a = sub_agent_args(&ClaudeConfig::default(), &[], &RunOptions::default(), None);
+        assert!(a.contains(&"--tools=".to_string()), "{a:?}");
+        assert!(!a.iter().any(|x| x.starts_with("--allowedTools")));
+        // The person's own flags win; skipping permissions is their explicit choice.
+        let own = ClaudeConfig {
+            args: s(&[
+                "--dangerously-skip-permissions",
+                "--tools",
+                "Bash",
+                "--output-format=json",
+            ]),
+            ..ClaudeConfig::default()
+        };
+        let a = sub_agent_args(&own, &own.allowed_tools, &RunOptions::default(), None);
+        assert!(
+            !a.iter().any(|x| x.starts_with("--permission-mode")),
+            "{a:?}"
+        );
+        assert!(!a.iter().any(|x| x.starts_with("--tools=")), "{a:?}");
+        assert!(a.contains(&"--allowedTools=Read,Grep,Glob".to_string()));
+    }
 }

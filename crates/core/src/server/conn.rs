@@ -1,6 +1,13 @@
 //! One WebSocket connection: handshake (token, no `Origin`), a reader that dispatches each
 //! message on its own task (bounded by a per-connection semaphore, so a client that stops
 //! reading stops being read: backpressure, not memory growth), and a writer that batches.
+//!
+//! Memory per connection is bounded twice over: by the count of requests in flight
+//! (`max_inflight_per_client`) and by their bytes (`max_inflight_bytes_per_client`, 256 MiB by
+//! default). A request holds its size in the byte budget from the moment it is read until its
+//! answer is queued; while the budget is spent the reader does not read (backpressure), so a
+//! connection holds at most the budget plus the one message just read, not
+//! `max_inflight_per_client` × `max_message_size`.
 
 use super::Shared;
 use crate::mcp::{self, PeerEvent};
@@ -126,6 +133,9 @@ pub(crate) struct Flow {
     pub(crate) inflight: Arc<Semaphore>,
     pub(crate) max_inflight: usize,
     pub(crate) out_bytes: Arc<Semaphore>,
+    /// The byte budget of requests in flight (`max_inflight_bytes_per_client`).
+    pub(crate) in_bytes: Arc<Semaphore>,
+    pub(crate) max_in_bytes: usize,
 }
 
 impl Flow {
@@ -136,6 +146,11 @@ impl Flow {
 
     pub(crate) fn queued_bytes(&self) -> usize {
         OUT_BYTES.saturating_sub(self.out_bytes.available_permits())
+    }
+
+    pub(crate) fn inflight_bytes(&self) -> usize {
+        self.max_in_bytes
+            .saturating_sub(self.in_bytes.available_permits())
     }
 }
 
@@ -242,6 +257,8 @@ async fn serve(shared: Arc<Shared>, stream: TcpStream, addr: SocketAddr) {
         inflight: Arc::new(Semaphore::new(shared.config.max_inflight_per_client)),
         max_inflight: shared.config.max_inflight_per_client,
         out_bytes: Arc::new(Semaphore::new(OUT_BYTES)),
+        in_bytes: Arc::new(Semaphore::new(shared.config.max_inflight_bytes_per_client)),
+        max_in_bytes: shared.config.max_inflight_bytes_per_client,
     });
     let surface = if mcp_door.load(std::sync::atomic::Ordering::Relaxed) {
         mcp::Surface::Mcp
@@ -339,7 +356,18 @@ async fn serve(shared: Arc<Shared>, stream: TcpStream, addr: SocketAddr) {
         if text.as_str().contains("\"test/panic-connection\"") {
             panic!("test/panic-connection: deliberate panic in a connection task");
         }
-        // Backpressure: with max_inflight_per_client answers unsent, stop reading.
+        // Backpressure: with max_inflight_per_client answers unsent, or their requests'
+        // bytes over max_inflight_bytes_per_client, stop reading. (A message larger than the
+        // whole budget takes all of it, so it waits until nothing else is in flight.)
+        // (The message just read waits here, outside both counts.)
+        let want = text.len().clamp(1, flow.max_in_bytes) as u32;
+        let bytes_permit = tokio::select! {
+            p = flow.in_bytes.clone().acquire_many_owned(want) => match p {
+                Ok(p) => p,
+                Err(_) => break,
+            },
+            _ = tx.closed() => break,
+        };
         let permit = tokio::select! {
             p = flow.inflight.clone().acquire_owned() => match p {
                 Ok(p) => p,
@@ -383,6 +411,7 @@ async fn serve(shared: Arc<Shared>, stream: TcpStream, addr: SocketAddr) {
                 }
             }
             drop(permit);
+            drop(bytes_permit);
             if large {
                 s.trimmer.request();
             }

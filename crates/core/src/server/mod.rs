@@ -75,6 +75,8 @@ pub struct ClientStatus {
     pub in_flight: usize,
     /// Bytes of answers waiting for the client to read them (at most [`OUT_BYTES`] plus one).
     pub queued_bytes: usize,
+    /// Bytes of the requests in flight (at most `max_inflight_bytes_per_client`).
+    pub inflight_bytes: usize,
 }
 
 /// What `:ClaudeContext status` and `:checkhealth` show. The token is masked.
@@ -218,6 +220,7 @@ impl Shared {
                 connected_secs: c.since.elapsed().as_secs(),
                 in_flight: c.flow.in_flight(),
                 queued_bytes: c.flow.queued_bytes(),
+                inflight_bytes: c.flow.inflight_bytes(),
             })
             .collect();
         Status {

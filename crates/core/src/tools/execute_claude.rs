@@ -76,11 +76,16 @@ fn run(ctx: Ctx, args: Value) -> ToolFuture {
     Box::pin(async move {
         let a: Args = parse_args("execute_claude", args)?;
         let timeout = validate("execute_claude", &a.prompt, a.timeout, &a.options)?;
+        let options = a.options.unwrap_or_default();
+        // A caller can only narrow the tools the person allowed the sub-agent.
+        ctx.claude
+            .narrow_tools(&options)
+            .map_err(|e| ToolError::InvalidParams(format!("execute_claude: {e}")))?;
         let req = ExecRequest {
             prompt: a.prompt,
             file_path: None,
             timeout,
-            options: a.options.unwrap_or_default(),
+            options,
             project_root: ctx.project().root,
         };
         ToolOutput::of(&ctx.claude.execute(req).await)

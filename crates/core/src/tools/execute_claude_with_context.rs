@@ -56,11 +56,16 @@ fn run(ctx: Ctx, args: Value) -> ToolFuture {
                 "execute_claude_with_context: file_path must not be empty".into(),
             ));
         }
+        let options = a.options.unwrap_or_default();
+        // A caller can only narrow the tools the person allowed the sub-agent.
+        ctx.claude
+            .narrow_tools(&options)
+            .map_err(|e| ToolError::InvalidParams(format!("execute_claude_with_context: {e}")))?;
         let req = ExecRequest {
             prompt: a.prompt,
             file_path: Some(a.file_path),
             timeout,
-            options: a.options.unwrap_or_default(),
+            options,
             project_root: ctx.project().root,
         };
         ToolOutput::of(&ctx.claude.execute(req).await)
