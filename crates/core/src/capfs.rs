@@ -114,7 +114,11 @@ impl fmt::Display for CapError {
                 "refused: '{}' is larger than the {limit} byte limit for this read",
                 path.display()
             ),
-            CapError::NotFound { path } => write!(f, "'{}' does not exist", path.display()),
+            CapError::NotFound { path } => write!(
+                f,
+                "'{}' does not exist (No such file or directory)",
+                path.display()
+            ),
             CapError::Denied { path, why } => write!(
                 f,
                 "refused: '{path}' {why}, so only the person edits it. To let tools write it, \
