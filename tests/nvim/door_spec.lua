@@ -59,7 +59,7 @@ local function writer(path)
   return vim.system({ "sh", "-c", "echo from-the-fifo > '" .. path .. "'" })
 end
 
----Whether the writer is still waiting for a reader (it ends once someone opens the FIFO).
+---Whether a FIFO's writer (or reader) still waits (it ends once someone opens the other end).
 local function still_blocked(proc)
   vim.wait(300)
   return not proc:is_closing()
@@ -136,6 +136,12 @@ return {
         return t.fileName
       end, e.tabs)
       eq({ inside }, names)
+      -- Diagnostics quote code: those of a file outside are left out.
+      local ns = vim.api.nvim_create_namespace("door_spec")
+      vim.diagnostic.set(ns, vim.fn.bufnr(secret), { { lnum = 0, col = 0, message = SECRET .. " is a key", severity = 1 } })
+      vim.diagnostic.set(ns, vim.fn.bufnr(inside), { { lnum = 0, col = 0, message = "inside note", severity = 2 } })
+      local d = text_of(call(MCP, "getDiagnostics"))
+      contains(d, "inside note")
       ok(not everything(MCP):find(SECRET, 1, true), "nothing the /mcp client got holds the secret")
       ok(not everything(MCP, from):find("id_rsa", 1, true), "the secret's name was not reported either")
 
@@ -144,6 +150,8 @@ return {
       eq(true, si.success)
       contains(si.text, SECRET)
       eq(2, #vim.json.decode(text_of(call(IDE, "getOpenEditors"))).tabs)
+      contains(text_of(call(IDE, "getDiagnostics")), SECRET)
+      vim.diagnostic.reset(ns)
       vim.cmd.edit(inside)
     end,
   },
@@ -217,6 +225,28 @@ return {
       eq(nil, require("claude_context.ide.diff").views["fifo diff"])
       w:kill(9)
       w:wait()
+    end,
+  },
+  {
+    "attack: saveDocument of a buffer whose file became a FIFO is refused without opening it",
+    function()
+      local f = dir .. "/swapped.txt"
+      h.write(f, "one\n")
+      vim.cmd.edit(f)
+      vim.api.nvim_buf_set_lines(0, 0, -1, false, { "changed" })
+      os.remove(f)
+      vim.fn.system({ "mkfifo", f })
+      eq(0, vim.v.shell_error)
+      local reader = vim.system({ "cat", f })
+      local r = h.call("saveDocument", { filePath = f })
+      local v = vim.json.decode(text_of(r))
+      eq(false, v.saved, vim.inspect(v))
+      contains(v.message, "FIFO")
+      ok(still_blocked(reader), "nobody opened the FIFO (its reader still waits)")
+      eq(true, vim.bo.modified, "the buffer keeps its changes")
+      reader:kill(9)
+      reader:wait()
+      vim.cmd("bwipeout!")
     end,
   },
   {

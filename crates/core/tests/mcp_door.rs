@@ -49,6 +49,14 @@ impl EditorRpc for Editor {
                 "selection": {"start": {"line": 0, "character": 0},
                               "end": {"line": 0, "character": 19}, "isEmpty": false}}),
             "getOpenEditors" => json!({"tabs": [tab(&self.secret), tab(&self.inside)]}),
+            "getDiagnostics" => json!([
+                {"uri": format!("file://{}", self.secret.display()), "diagnostics": [
+                    {"message": "SECRET-KEY-MATERIAL is not valid", "severity": "Error",
+                     "range": {"start": {"line": 0, "character": 0},
+                               "end": {"line": 0, "character": 1}}}]},
+                {"uri": format!("file://{}", self.inside.display()), "diagnostics": []}]),
+            "saveDocument" => json!({"success": true, "filePath": params["filePath"],
+                                     "saved": true, "message": "Document saved"}),
             _ => json!({}),
         };
         Box::pin(async move { Ok(r) })
@@ -240,6 +248,31 @@ async fn mcp_selection_and_open_editors_of_a_secret_outside_are_withheld() {
     assert_eq!(tabs.len(), 1, "{r}");
     assert_eq!(tabs[0]["fileName"], json!(f.proj.join("a.txt")));
     assert!(!text(&r).contains("id_rsa"), "{r}");
+    let r = call(&mut m, 4, "getDiagnostics", json!({})).await;
+    assert!(!r.to_string().contains("SECRET"), "{r}");
+    assert!(text(&r).contains("a.txt"), "{r}");
+    // Saving (or asking about) the person's buffer of a file outside is refused too.
+    for (i, tool) in ["saveDocument", "checkDocumentDirty"]
+        .into_iter()
+        .enumerate()
+    {
+        let r = call(
+            &mut m,
+            5 + i as u64,
+            tool,
+            json!({"filePath": f.secret.display().to_string()}),
+        )
+        .await;
+        assert_eq!(r["isError"], true, "{tool}: {r}");
+        assert!(text(&r).contains("outside the project"), "{tool}: {r}");
+    }
+    assert!(!f
+        .ed
+        .calls
+        .lock()
+        .unwrap()
+        .iter()
+        .any(|(m, _)| m == "saveDocument" || m == "checkDocumentDirty"));
 
     // The IDE door (Claude Code itself) is unchanged: it sees the person's editor as it is.
     let mut ide = connect(&f.server, "/").await;
@@ -247,6 +280,8 @@ async fn mcp_selection_and_open_editors_of_a_secret_outside_are_withheld() {
     assert_eq!(r["structuredContent"]["text"], "SECRET-KEY-MATERIAL");
     let r = call(&mut ide, 2, "getOpenEditors", json!({})).await;
     assert_eq!(r["structuredContent"]["tabs"].as_array().unwrap().len(), 2);
+    let r = call(&mut ide, 4, "getDiagnostics", json!({})).await;
+    assert!(text(&r).contains("SECRET"), "{r}");
     let r = call(
         &mut ide,
         3,

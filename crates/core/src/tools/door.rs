@@ -13,7 +13,9 @@
 //!   root, and the editor is handed the absolute path that was checked.
 //! - `getCurrentSelection` / `getLatestSelection` of a buffer whose file is outside answer
 //!   `{success: false, message}` (as when there is no selection), the message saying why.
-//! - `getOpenEditors` leaves out the editors whose file is outside.
+//! - `getOpenEditors` leaves out the editors whose file is outside, `getDiagnostics` the
+//!   diagnostics of files outside (their messages quote code).
+//! - `saveDocument` and `checkDocumentDirty` of a file outside are refused as `openFile` is.
 //!
 //! The checks are filters around the tools' ordinary `run` ([`run`]), so they hold whatever
 //! way a tool gets its answer (the editor's main thread or a snapshot).
@@ -30,6 +32,9 @@ pub const CONFINED: &[&str] = &[
     "getCurrentSelection",
     "getLatestSelection",
     "getOpenEditors",
+    "getDiagnostics",
+    "saveDocument",
+    "checkDocumentDirty",
 ];
 
 /// The directories a `/mcp` client may see files in: the project root and the workspace
@@ -165,9 +170,13 @@ fn resolve(path: &Path) -> Option<PathBuf> {
 /// Runs `tool` for a client of `/mcp`: the [`CONFINED`] tools through the door, any other as is.
 pub async fn run(ctx: Ctx, tool: &ToolDef, args: Value) -> Result<ToolOutput, ToolError> {
     match tool.name {
-        "openFile" => {
-            let args = check_open(ctx.clone(), args).await?;
+        "openFile" | "saveDocument" | "checkDocumentDirty" => {
+            let args = check_path_arg(ctx.clone(), tool.name, args).await?;
             (tool.run)(ctx, args).await
+        }
+        "getDiagnostics" => {
+            let out = (tool.run)(ctx.clone(), args).await?;
+            blocking(move || filter_diagnostics(&Door::of(&ctx), out)).await
         }
         "getCurrentSelection" | "getLatestSelection" => {
             let out = (tool.run)(ctx.clone(), args).await?;
@@ -192,8 +201,8 @@ async fn blocking<T: Send + 'static>(
     })
 }
 
-/// `openFile`'s arguments with `filePath` checked and made absolute, or the refusal.
-async fn check_open(ctx: Ctx, mut args: Value) -> Result<Value, ToolError> {
+/// A tool's arguments with `filePath` checked and made absolute, or the refusal.
+async fn check_path_arg(ctx: Ctx, tool: &'static str, mut args: Value) -> Result<Value, ToolError> {
     // Malformed arguments are the tool's to report (its schema, its message).
     let Some(arg) = args
         .get("filePath")
@@ -211,7 +220,7 @@ async fn check_open(ctx: Ctx, mut args: Value) -> Result<Value, ToolError> {
         blocking(move || {
             let abs = door.absolute(&arg).ok_or_else(|| {
                 ToolError::Failed(format!(
-                    "openFile: {arg} is relative and there is no project root to take it from; \
+                    "{tool}: {arg} is relative and there is no project root to take it from; \
                      give an absolute path"
                 ))
             })?;
@@ -223,9 +232,9 @@ async fn check_open(ctx: Ctx, mut args: Value) -> Result<Value, ToolError> {
                     .map(|r| format!(" (it leads to {})", r.display()))
                     .unwrap_or_default();
                 Err(ToolError::Failed(format!(
-                    "openFile: refused: {}{leads} is outside the project and the workspace \
-                     folders ({}). On this connection (/mcp) the editor opens files inside them \
-                     only.",
+                    "{tool}: refused: {}{leads} is outside the project and the workspace \
+                     folders ({}). On this connection (/mcp) the editor's files are reachable \
+                     inside them only.",
                     abs.display(),
                     door.describe()
                 )))
@@ -291,6 +300,33 @@ fn filter_editors(door: &Door, out: ToolOutput) -> Result<ToolOutput, ToolError>
         shown(door, name.as_deref()) && uri_ok
     });
     Ok(ToolOutput::json(v))
+}
+
+/// `getDiagnostics`' answer (JSON text `[{uri, diagnostics}]`) without the files outside.
+fn filter_diagnostics(door: &Door, out: ToolOutput) -> Result<ToolOutput, ToolError> {
+    let text = out.text.as_deref().unwrap_or_default();
+    let mut files: Vec<Value> = serde_json::from_str(text).map_err(|e| {
+        ToolError::Failed(format!(
+            "the editor's answer to getDiagnostics is malformed: {e}"
+        ))
+    })?;
+    files.retain(|f| {
+        let uri = f.get("uri").and_then(Value::as_str).unwrap_or_default();
+        // `file://` + the path as is (Claude Code's form), or percent-encoded.
+        let raw = uri.strip_prefix("file://").filter(|p| p.starts_with('/'));
+        match raw {
+            Some(p) if Path::new(p).exists() => shown(door, Some(p)),
+            _ => shown(
+                door,
+                crate::uri::uri_to_path(uri)
+                    .map(|p| p.to_string_lossy().into_owned())
+                    .as_deref(),
+            ),
+        }
+    });
+    let text = serde_json::to_string(&files)
+        .map_err(|e| ToolError::Failed(format!("cannot encode the diagnostics: {e}")))?;
+    Ok(ToolOutput::texts([text]))
 }
 
 #[cfg(test)]
@@ -425,6 +461,27 @@ mod tests {
             filter_selection(&d, nameless, false).unwrap().value["success"],
             false
         );
+    }
+
+    #[test]
+    fn diagnostics_of_files_outside_are_left_out() {
+        let t = tree();
+        let d = door(&t);
+        let entry = |p: &Path| {
+            json!({"uri": format!("file://{}", p.display()), "diagnostics": [
+            {"message": "SECRET quoted", "severity": "Error",
+             "range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 1}}}]})
+        };
+        let inside = t.proj.join("src/a.rs");
+        let all = json!([
+            entry(&inside),
+            entry(&t.outside.join(".aws/credentials")),
+            entry(&t.proj.join("creds"))
+        ]);
+        let r = filter_diagnostics(&d, ToolOutput::texts([all.to_string()])).unwrap();
+        let got: Value = serde_json::from_str(r.text.as_deref().unwrap()).unwrap();
+        assert_eq!(got, json!([entry(&inside)]));
+        assert!(filter_diagnostics(&d, ToolOutput::texts(["nope".to_string()])).is_err());
     }
 
     #[test]
