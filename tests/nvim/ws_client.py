@@ -1,8 +1,9 @@
 """A tiny WebSocket client for tests/nvim specs: a stand-in for Claude Code.
 
-    python ws_client.py PORT TOKEN
+    python ws_client.py PORT TOKEN [PATH]
 
-Connects to the bridge with the token, then reads JSON lines on stdin:
+Connects to the bridge with the token (at PATH: "/" by default, the IDE door; "/mcp" is the
+model's door), then reads JSON lines on stdin:
   {"send": <JSON-RPC message>}   sends it as a text frame
   {"close": true}                closes the connection and exits
 Every message received is written to stdout as one JSON line; "CONNECTED" is written once the
@@ -18,8 +19,9 @@ from websockets.sync.client import connect
 
 def main() -> None:
     port, token = sys.argv[1], sys.argv[2]
+    path = sys.argv[3] if len(sys.argv) > 3 else ""
     ws = connect(
-        f"ws://127.0.0.1:{port}",
+        f"ws://127.0.0.1:{port}{path}",
         additional_headers={"x-claude-code-ide-authorization": token},
         subprotocols=["mcp"],
         open_timeout=10,

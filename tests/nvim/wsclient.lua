@@ -19,14 +19,16 @@ end
 local Client = {}
 Client.__index = Client
 
----Connects to the bridge; waits for the handshake.
+---Connects to the bridge; waits for the handshake. `path`: the request path ("/mcp" for the
+---model's door; the IDE door by default).
+---@param path string?
 ---@return WsClient
-function M.connect()
+function M.connect(path)
   local st = require("claude_context").status()
   assert(st, "the bridge is not running")
   local token = require("claude_context.native").load().token()
   local self = setmetatable({ messages = {}, closed = false, connected = false, buf = "", stderr = "" }, Client)
-  self.proc = vim.system({ python(), here .. "/ws_client.py", tostring(st.port), token }, {
+  self.proc = vim.system({ python(), here .. "/ws_client.py", tostring(st.port), token, path or "" }, {
     stdin = true,
     stdout = function(_, data)
       if not data then

@@ -149,7 +149,8 @@ local function reload_when_written(path)
     t:stop()
     t:start(50, 0, function()
       vim.schedule(function()
-        if vim.api.nvim_buf_is_valid(buf) and not vim.bo[buf].modified then
+        -- (Only a regular file is re-read: one replaced by a FIFO would block the editor.)
+        if vim.api.nvim_buf_is_valid(buf) and not vim.bo[buf].modified and util.regular_file(path) then
           pcall(vim.cmd, "checktime " .. buf)
         end
       end)
@@ -317,9 +318,11 @@ function M.open(params, respond)
     end
   end
   local old_path = util.abspath(params.old_file_path)
-  local st = uv.fs_stat(old_path)
-  if st and st.type == "directory" then
-    respond(nil, ("openDiff: %s is a directory"):format(old_path))
+  -- The old file is read into the left side: a regular file of a sane size, or nothing (a new
+  -- file). A FIFO, socket or device is refused here, at once, without opening it.
+  local st, why = util.regular_file(old_path)
+  if why then
+    respond(nil, "openDiff: " .. why)
     return nil
   end
   local buf = util.find_buf(old_path)

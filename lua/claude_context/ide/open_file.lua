@@ -62,13 +62,18 @@ return require("claude_context.ide").deferred(function(params, respond)
     return respond(nil, "openFile: filePath must be a non-empty string")
   end
   local path = util.abspath(params.filePath)
-  local st = (vim.uv or vim.loop).fs_stat(path)
-  if not st then
-    return respond(nil, "File not found: " .. path)
-  elseif st.type == "directory" then
+  local buf = util.find_buf(path)
+  if not (buf and vim.api.nvim_buf_is_loaded(buf)) then
+    -- Neovim is about to read the file: only a regular file of a sane size (a FIFO would block
+    -- the editor, a device or a huge sparse file never end). A stat does not open it.
+    local st, why = util.regular_file(path)
+    if not st then
+      return respond(nil, why and ("openFile: " .. why) or ("File not found: " .. path))
+    end
+  elseif vim.fn.isdirectory(path) == 1 then
     return respond(nil, "Not a file: " .. path)
   end
-  local buf = util.find_buf(path) or vim.fn.bufadd(path)
+  buf = buf or vim.fn.bufadd(path)
   if not vim.api.nvim_buf_is_loaded(buf) then
     vim.fn.bufload(buf)
   end

@@ -14,6 +14,12 @@ return require("claude_context.ide").deferred(function(params, respond)
   if not vim.bo[buf].modified then
     return respond({ success = true, filePath = fp, saved = false, message = "Document had no unsaved changes" })
   end
+  -- Writing opens the file: one replaced by a FIFO (or a device) would block the editor until a
+  -- reader comes. Only a regular file (or none: a new file) is written.
+  local _, why = util.regular_file(vim.api.nvim_buf_get_name(buf), math.huge)
+  if why then
+    return respond({ success = false, filePath = fp, saved = false, message = "Could not save " .. fp .. ": " .. why })
+  end
   local ok, err = pcall(vim.api.nvim_buf_call, buf, function()
     vim.cmd("silent update")
   end)

@@ -410,9 +410,14 @@ fn notification(
     inflight: &Inflight,
 ) {
     match method {
-        "ide_connected" => events.push(PeerEvent::IdeConnected {
-            pid: params.and_then(|p| p.get("pid")).and_then(Value::as_u64),
-        }),
+        // Only Claude Code's IDE connection is an IDE: a client of /mcp saying so would get
+        // the @-mentions and selections meant for Claude Code.
+        "ide_connected" if inflight.surface() == Surface::Ide => {
+            events.push(PeerEvent::IdeConnected {
+                pid: params.and_then(|p| p.get("pid")).and_then(Value::as_u64),
+            })
+        }
+        "ide_connected" => tracing::debug!("ignoring ide_connected from a client of /mcp"),
         "notifications/cancelled" => {
             if let Some(id) = params.and_then(|p| p.get("requestId")) {
                 let n = inflight.cancel(id);
@@ -511,7 +516,7 @@ async fn request(
                     ),
                 ));
             }
-            call_tool(shared, &name, args).await
+            call_tool_on(shared, surface, &name, args).await
         }
         _ => Err(RpcError::new(
             ErrorCode::METHOD_NOT_FOUND,
@@ -539,14 +544,31 @@ fn initialize_result(version: &str) -> Value {
 }
 
 /// Runs a tool, containing panics; `InvalidParams` becomes -32602, failures `isError: true`.
+/// (The IDE door's view: the editor's own calls and Claude Code's IDE connection.)
 pub async fn call_tool(shared: &Arc<Shared>, name: &str, args: Value) -> Result<Value, RpcError> {
+    call_tool_on(shared, Surface::Ide, name, args).await
+}
+
+/// [`call_tool`] for a client of `surface`: on `/mcp` the tools that open or report editor
+/// files are confined to the project ([`crate::tools::door`]).
+pub async fn call_tool_on(
+    shared: &Arc<Shared>,
+    surface: Surface,
+    name: &str,
+    args: Value,
+) -> Result<Value, RpcError> {
     let Some(tool) = shared.catalog.get(name) else {
         return Err(RpcError::new(
             ErrorCode::INVALID_PARAMS,
             format!("Unknown tool: {}", shorten(name, NAME_ECHO)),
         ));
     };
-    let fut = AssertUnwindSafe(async { (tool.run)(shared.clone(), args).await });
+    let fut = AssertUnwindSafe(async {
+        match surface {
+            Surface::Mcp => crate::tools::door::run(shared.clone(), tool, args).await,
+            Surface::Ide => (tool.run)(shared.clone(), args).await,
+        }
+    });
     let outcome = match AssertUnwindSafe(fut).catch_unwind().await {
         Ok(r) => r,
         Err(p) => {

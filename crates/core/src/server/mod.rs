@@ -170,14 +170,18 @@ impl Shared {
             .collect()
     }
 
-    /// Sends a notification to every connected client; returns how many got it. A client
-    /// whose queue is full misses it (notifications are advisory) rather than stalling others.
+    /// Sends a notification to every client of the IDE door (the lock file's URL; never to
+    /// `/mcp`, the model's door: the editor's notifications — `selection_changed`,
+    /// `at_mentioned` — carry the person's text from any file, which the model's tools must not
+    /// see); returns how many got it. A client whose queue is full misses it (notifications are
+    /// advisory) rather than stalling others.
     pub fn broadcast(&self, method: &str, params: Value) -> usize {
         let text =
             serde_json::json!({"jsonrpc": "2.0", "method": method, "params": params}).to_string();
         let clients = lock(&self.clients);
         clients
             .values()
+            .filter(|c| c.surface == crate::mcp::Surface::Ide)
             .filter(|c| {
                 c.tx.try_send(conn::Outgoing::unbudgeted(Message::text(text.clone())))
                     .is_ok()
@@ -186,14 +190,14 @@ impl Shared {
     }
 
     /// [`Shared::broadcast`] to the clients that sent `ide_connected` only (interactive Claude
-    /// Code sessions); returns how many got it.
+    /// Code sessions on the IDE door); returns how many got it.
     pub fn broadcast_ide(&self, method: &str, params: Value) -> usize {
         let text =
             serde_json::json!({"jsonrpc": "2.0", "method": method, "params": params}).to_string();
         let clients = lock(&self.clients);
         clients
             .values()
-            .filter(|c| c.peer.ide_connected)
+            .filter(|c| c.surface == crate::mcp::Surface::Ide && c.peer.ide_connected)
             .filter(|c| {
                 c.tx.try_send(conn::Outgoing::unbudgeted(Message::text(text.clone())))
                     .is_ok()

@@ -1,0 +1,512 @@
+//! The model's door: what the IDE tools may open and report to a client of `/mcp`.
+//!
+//! Two kinds of client reach the bridge (see [`crate::mcp::Surface`]): Claude Code itself, by
+//! the lock file's URL (the IDE door), and the model's tools, by `/mcp` (`--mcp-config`,
+//! `claude-context-mcp`). The fs-* tools keep the model inside the project root; without this
+//! module the IDE tools would not: `openFile` of `~/.ssh/id_rsa` followed by
+//! `getCurrentSelection` would hand the model any file the person can read.
+//!
+//! On `/mcp` (and only there: Claude Code's own connection is unchanged):
+//! - `openFile` opens files inside the project root or a workspace folder only; anything else
+//!   (symlinks resolved: a link inside the project pointing at `~/.aws` is outside) is refused
+//!   with a tool error before the editor is asked. Relative paths are taken from the project
+//!   root, and the editor is handed the absolute path that was checked.
+//! - `getCurrentSelection` / `getLatestSelection` of a buffer whose file is outside answer
+//!   `{success: false, message}` (as when there is no selection), the message saying why.
+//! - `getOpenEditors` leaves out the editors whose file is outside, `getDiagnostics` the
+//!   diagnostics of files outside (their messages quote code).
+//! - `saveDocument` and `checkDocumentDirty` of a file outside are refused as `openFile` is.
+//!
+//! The checks are filters around the tools' ordinary `run` ([`run`]), so they hold whatever
+//! way a tool gets its answer (the editor's main thread or a snapshot).
+
+use super::{Ctx, ToolDef, ToolError, ToolOutput};
+use crate::server::Shared;
+use serde_json::Value;
+use std::ffi::OsString;
+use std::path::{Component, Path, PathBuf};
+
+/// The tools [`run`] confines on `/mcp`.
+pub const CONFINED: &[&str] = &[
+    "openFile",
+    "getCurrentSelection",
+    "getLatestSelection",
+    "getOpenEditors",
+    "getDiagnostics",
+    "saveDocument",
+    "checkDocumentDirty",
+];
+
+/// The directories a `/mcp` client may see files in: the project root and the workspace
+/// folders, each with its symlinks resolved.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Door {
+    roots: Vec<PathBuf>,
+    /// Where relative paths are taken from (the project root, as the fs-* tools do).
+    base: Option<PathBuf>,
+}
+
+impl Door {
+    /// The door of the current project. Blocking (it resolves the roots on disk).
+    pub fn of(ctx: &Shared) -> Door {
+        let base = ctx.project().root;
+        let mut dirs: Vec<PathBuf> = base.iter().cloned().collect();
+        dirs.extend(ctx.editor_state().workspace_folders());
+        Door::with_roots(dirs, base)
+    }
+
+    /// A door onto `dirs` (those that exist; symlinks resolved), relative paths from `base`.
+    pub fn with_roots(dirs: impl IntoIterator<Item = PathBuf>, base: Option<PathBuf>) -> Door {
+        let mut roots: Vec<PathBuf> = Vec::new();
+        for d in dirs {
+            if let Ok(r) = std::fs::canonicalize(&d) {
+                if !roots.contains(&r) {
+                    roots.push(r);
+                }
+            }
+        }
+        Door { roots, base }
+    }
+
+    /// The absolute path `arg` names, as the editor's handlers read it (`file://` decoded, `~`
+    /// expanded, relative to [`Door::base`], `.` and `..` resolved lexically); `None` when a
+    /// relative path has no base.
+    pub fn absolute(&self, arg: &str) -> Option<PathBuf> {
+        let p: PathBuf = if arg.starts_with("file://") {
+            crate::uri::uri_to_path(arg)?
+        } else if arg == "~" || arg.starts_with("~/") {
+            let home = std::env::var_os("HOME")?;
+            let mut h = PathBuf::from(home);
+            if let Some(rest) = arg.strip_prefix("~/") {
+                h.push(rest);
+            }
+            h
+        } else {
+            PathBuf::from(arg)
+        };
+        let p = if p.is_absolute() {
+            p
+        } else {
+            self.base.as_ref()?.join(p)
+        };
+        Some(normalize(&p))
+    }
+
+    /// Whether the file at the absolute path `path` (which need not exist) lies inside one of
+    /// the roots once every symlink on the way is resolved.
+    pub fn admits(&self, path: &Path) -> bool {
+        if !path.is_absolute() {
+            return false;
+        }
+        match resolve(&normalize(path)) {
+            Some(real) => self.roots.iter().any(|r| real.starts_with(r)),
+            None => false,
+        }
+    }
+
+    /// The roots, for messages.
+    fn describe(&self) -> String {
+        if self.roots.is_empty() {
+            return "(no project root is available)".into();
+        }
+        self.roots
+            .iter()
+            .map(|r| r.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+/// `.` and `..` resolved without touching the disk (`..` at the root stays at the root), as
+/// `vim.fs.normalize` does.
+pub fn normalize(p: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in p.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                let at_root = matches!(
+                    out.components().next_back(),
+                    None | Some(Component::RootDir) | Some(Component::Prefix(_))
+                );
+                if !at_root {
+                    out.pop();
+                }
+            }
+            other => out.push(other.as_os_str()),
+        }
+    }
+    out
+}
+
+/// `path` with its symlinks resolved as far as it exists (the missing rest appended): where
+/// opening it would lead. `None` when that cannot be told (a symlink leading nowhere, a
+/// directory that cannot be read): the caller refuses.
+fn resolve(path: &Path) -> Option<PathBuf> {
+    let mut missing: Vec<OsString> = Vec::new();
+    let mut cur = path.to_path_buf();
+    loop {
+        match std::fs::symlink_metadata(&cur) {
+            Ok(_) => {
+                // Exists (maybe as a link): where it really is. A dangling link fails here.
+                let mut real = std::fs::canonicalize(&cur).ok()?;
+                for m in missing.iter().rev() {
+                    real.push(m);
+                }
+                return Some(real);
+            }
+            Err(e)
+                if e.kind() == std::io::ErrorKind::NotFound
+                    || e.raw_os_error() == Some(libc::ENOTDIR) =>
+            {
+                missing.push(cur.file_name()?.to_owned());
+                cur = cur.parent()?.to_path_buf();
+            }
+            Err(_) => return None,
+        }
+    }
+}
+
+/// Runs `tool` for a client of `/mcp`: the [`CONFINED`] tools through the door, any other as is.
+pub async fn run(ctx: Ctx, tool: &ToolDef, args: Value) -> Result<ToolOutput, ToolError> {
+    match tool.name {
+        "openFile" | "saveDocument" | "checkDocumentDirty" => {
+            let args = check_path_arg(ctx.clone(), tool.name, args).await?;
+            (tool.run)(ctx, args).await
+        }
+        "getDiagnostics" => {
+            let out = (tool.run)(ctx.clone(), args).await?;
+            blocking(move || filter_diagnostics(&Door::of(&ctx), out)).await
+        }
+        "getCurrentSelection" | "getLatestSelection" => {
+            let out = (tool.run)(ctx.clone(), args).await?;
+            let latest = tool.name == "getLatestSelection";
+            blocking(move || filter_selection(&Door::of(&ctx), out, latest)).await
+        }
+        "getOpenEditors" => {
+            let out = (tool.run)(ctx.clone(), args).await?;
+            blocking(move || filter_editors(&Door::of(&ctx), out)).await
+        }
+        _ => (tool.run)(ctx, args).await,
+    }
+}
+
+async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> Result<T, ToolError> + Send + 'static,
+) -> Result<T, ToolError> {
+    tokio::task::spawn_blocking(f).await.unwrap_or_else(|e| {
+        Err(ToolError::Failed(format!(
+            "internal error while checking the path: {e}"
+        )))
+    })
+}
+
+/// A tool's arguments with `filePath` checked and made absolute, or the refusal.
+async fn check_path_arg(ctx: Ctx, tool: &'static str, mut args: Value) -> Result<Value, ToolError> {
+    // Malformed arguments are the tool's to report (its schema, its message).
+    let Some(arg) = args
+        .get("filePath")
+        .and_then(Value::as_str)
+        .map(String::from)
+    else {
+        return Ok(args);
+    };
+    if arg.is_empty() {
+        return Ok(args);
+    }
+    let door = blocking(move || Ok(Door::of(&ctx))).await?;
+    let checked = {
+        let door = door.clone();
+        blocking(move || {
+            let abs = door.absolute(&arg).ok_or_else(|| {
+                ToolError::Failed(format!(
+                    "{tool}: {arg} is relative and there is no project root to take it from; \
+                     give an absolute path"
+                ))
+            })?;
+            if door.admits(&abs) {
+                Ok(abs)
+            } else {
+                let leads = resolve(&abs)
+                    .filter(|r| r != &abs)
+                    .map(|r| format!(" (it leads to {})", r.display()))
+                    .unwrap_or_default();
+                Err(ToolError::Failed(format!(
+                    "{tool}: refused: {}{leads} is outside the project and the workspace \
+                     folders ({}). On this connection (/mcp) the editor's files are reachable \
+                     inside them only.",
+                    abs.display(),
+                    door.describe()
+                )))
+            }
+        })
+        .await?
+    };
+    if let Some(o) = args.as_object_mut() {
+        o.insert(
+            "filePath".into(),
+            Value::String(checked.to_string_lossy().into_owned()),
+        );
+    }
+    Ok(args)
+}
+
+/// Whether a path reported by the editor (a buffer's name) may be shown.
+fn shown(door: &Door, path: Option<&str>) -> bool {
+    path.filter(|p| !p.is_empty())
+        .is_some_and(|p| door.admits(Path::new(p)))
+}
+
+/// A selection answer with its text withheld when its file is outside.
+fn filter_selection(door: &Door, out: ToolOutput, latest: bool) -> Result<ToolOutput, ToolError> {
+    let v = &out.value;
+    if v.get("success").and_then(Value::as_bool) != Some(true)
+        || shown(door, v.get("filePath").and_then(Value::as_str))
+    {
+        return Ok(out);
+    }
+    let what = if latest {
+        "The latest selection was made"
+    } else {
+        "The active editor shows a file"
+    };
+    Ok(ToolOutput::json(serde_json::json!({
+        "success": false,
+        "message": format!(
+            "{what} outside the project and the workspace folders: not shown on this \
+             connection (/mcp)"
+        ),
+    })))
+}
+
+/// `getOpenEditors`' answer without the editors whose file is outside.
+fn filter_editors(door: &Door, out: ToolOutput) -> Result<ToolOutput, ToolError> {
+    let mut v = out.value;
+    let Some(tabs) = v.get_mut("tabs").and_then(Value::as_array_mut) else {
+        return Err(ToolError::Failed(
+            "the editor's answer to getOpenEditors has no tabs".into(),
+        ));
+    };
+    tabs.retain(|t| {
+        let name = t.get("fileName").and_then(Value::as_str).map(String::from);
+        let from_uri = || {
+            t.get("uri")
+                .and_then(Value::as_str)
+                .and_then(crate::uri::uri_to_path)
+                .map(|p| p.to_string_lossy().into_owned())
+        };
+        // Both names must be inside: the model reads either.
+        let uri_ok = t.get("uri").is_none() || shown(door, from_uri().as_deref());
+        shown(door, name.as_deref()) && uri_ok
+    });
+    Ok(ToolOutput::json(v))
+}
+
+/// `getDiagnostics`' answer (JSON text `[{uri, diagnostics}]`) without the files outside.
+fn filter_diagnostics(door: &Door, out: ToolOutput) -> Result<ToolOutput, ToolError> {
+    let text = out.text.as_deref().unwrap_or_default();
+    let mut files: Vec<Value> = serde_json::from_str(text).map_err(|e| {
+        ToolError::Failed(format!(
+            "the editor's answer to getDiagnostics is malformed: {e}"
+        ))
+    })?;
+    files.retain(|f| {
+        let uri = f.get("uri").and_then(Value::as_str).unwrap_or_default();
+        // `file://` + the path as is (Claude Code's form), or percent-encoded.
+        let raw = uri.strip_prefix("file://").filter(|p| p.starts_with('/'));
+        match raw {
+            Some(p) if Path::new(p).exists() => shown(door, Some(p)),
+            _ => shown(
+                door,
+                crate::uri::uri_to_path(uri)
+                    .map(|p| p.to_string_lossy().into_owned())
+                    .as_deref(),
+            ),
+        }
+    });
+    let text = serde_json::to_string(&files)
+        .map_err(|e| ToolError::Failed(format!("cannot encode the diagnostics: {e}")))?;
+    Ok(ToolOutput::texts([text]))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+    use std::os::unix::fs::symlink;
+
+    struct Tree {
+        _d: tempfile::TempDir,
+        proj: PathBuf,
+        outside: PathBuf,
+    }
+
+    /// A project and, beside it, a secret, with links from inside pointing out.
+    fn tree() -> Tree {
+        let d = tempfile::tempdir().unwrap();
+        let base = d.path().canonicalize().unwrap();
+        let proj = base.join("proj");
+        let outside = base.join("home");
+        std::fs::create_dir_all(proj.join("src")).unwrap();
+        std::fs::create_dir_all(outside.join(".aws")).unwrap();
+        std::fs::write(proj.join("src/a.rs"), "fn main() {}\n").unwrap();
+        std::fs::write(outside.join(".aws/credentials"), "SECRET\n").unwrap();
+        symlink(outside.join(".aws"), proj.join("aws")).unwrap();
+        symlink(outside.join(".aws/credentials"), proj.join("creds")).unwrap();
+        symlink(proj.join("src/a.rs"), proj.join("inner-link")).unwrap();
+        symlink(outside.join("nothing-yet"), proj.join("dangling")).unwrap();
+        Tree {
+            _d: d,
+            proj,
+            outside,
+        }
+    }
+
+    fn door(t: &Tree) -> Door {
+        Door::with_roots([t.proj.clone()], Some(t.proj.clone()))
+    }
+
+    #[test]
+    fn open_file_of_a_secret_outside_or_a_link_out_is_refused() {
+        let t = tree();
+        let d = door(&t);
+        let inside = |s: &str| d.admits(&d.absolute(s).unwrap());
+        assert!(inside("src/a.rs"));
+        assert!(inside(t.proj.join("src/a.rs").to_str().unwrap()));
+        assert!(inside("src/new-file.rs"), "a new file inside");
+        assert!(inside("inner-link"), "a link that stays inside");
+        assert!(inside(&format!("file://{}/src/a.rs", t.proj.display())));
+        assert!(!inside(
+            t.outside.join(".aws/credentials").to_str().unwrap()
+        ));
+        assert!(!inside("/etc/passwd"));
+        assert!(!inside("../home/.aws/credentials"), "`..` out");
+        assert!(!inside("src/../../home/.aws/credentials"));
+        assert!(!inside("creds"), "a link inside pointing at a file out");
+        assert!(!inside("aws/credentials"), "through a linked directory");
+        assert!(
+            !inside("aws/not-there-yet"),
+            "a new file under a linked directory"
+        );
+        assert!(!inside("dangling"), "a link leading nowhere (yet)");
+        assert!(!inside(&format!(
+            "file://{}/.aws/credentials",
+            t.outside.display()
+        )));
+        assert!(!inside("~/.ssh/id_rsa"));
+        assert!(!d.admits(Path::new("relative/path")));
+    }
+
+    #[test]
+    fn a_project_root_behind_a_symlink_still_admits_its_files() {
+        let t = tree();
+        let alias = t.outside.join("proj-alias");
+        symlink(&t.proj, &alias).unwrap();
+        let d = Door::with_roots([alias.clone()], Some(alias.clone()));
+        assert!(d.admits(&alias.join("src/a.rs")));
+        assert!(d.admits(&t.proj.join("src/a.rs")));
+        assert!(!d.admits(&alias.join("creds")));
+        assert!(!d.admits(&t.outside.join(".aws/credentials")));
+    }
+
+    #[test]
+    fn a_sibling_with_a_common_prefix_is_outside() {
+        let t = tree();
+        let sib = t.proj.with_file_name("proj2");
+        std::fs::create_dir_all(&sib).unwrap();
+        std::fs::write(sib.join("x"), "x").unwrap();
+        assert!(!door(&t).admits(&sib.join("x")));
+    }
+
+    #[test]
+    fn no_roots_admit_nothing_and_relative_paths_need_a_base() {
+        let d = Door::with_roots(Vec::<PathBuf>::new(), None);
+        assert!(!d.admits(Path::new("/etc/passwd")));
+        assert_eq!(d.absolute("a.txt"), None);
+    }
+
+    #[test]
+    fn normalize_is_lexical() {
+        assert_eq!(normalize(Path::new("/a/./b/../c")), PathBuf::from("/a/c"));
+        assert_eq!(normalize(Path::new("/../../etc")), PathBuf::from("/etc"));
+    }
+
+    fn sel(path: &str) -> ToolOutput {
+        ToolOutput::json(json!({"success": true, "text": "SECRET", "filePath": path,
+            "fileUrl": format!("file://{path}"),
+            "selection": {"start": {"line": 0, "character": 0},
+                          "end": {"line": 0, "character": 6}, "isEmpty": false}}))
+    }
+
+    #[test]
+    fn selection_in_a_secret_outside_is_withheld() {
+        let t = tree();
+        let d = door(&t);
+        let secret = t.outside.join(".aws/credentials");
+        for latest in [false, true] {
+            let out = filter_selection(&d, sel(secret.to_str().unwrap()), latest).unwrap();
+            assert_eq!(out.value["success"], false);
+            assert!(!out.value.to_string().contains("SECRET"));
+            assert!(out.value["message"].as_str().unwrap().contains("outside"));
+            let via_link =
+                filter_selection(&d, sel(t.proj.join("creds").to_str().unwrap()), latest).unwrap();
+            assert_eq!(via_link.value["success"], false);
+            let ok = sel(t.proj.join("src/a.rs").to_str().unwrap());
+            assert_eq!(filter_selection(&d, ok.clone(), latest).unwrap(), ok);
+        }
+        let none = ToolOutput::json(json!({"success": false, "message": "No active editor found"}));
+        assert_eq!(filter_selection(&d, none.clone(), false).unwrap(), none);
+        let nameless = ToolOutput::json(json!({"success": true, "text": "SECRET"}));
+        assert_eq!(
+            filter_selection(&d, nameless, false).unwrap().value["success"],
+            false
+        );
+    }
+
+    #[test]
+    fn diagnostics_of_files_outside_are_left_out() {
+        let t = tree();
+        let d = door(&t);
+        let entry = |p: &Path| {
+            json!({"uri": format!("file://{}", p.display()), "diagnostics": [
+            {"message": "SECRET quoted", "severity": "Error",
+             "range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 1}}}]})
+        };
+        let inside = t.proj.join("src/a.rs");
+        let all = json!([
+            entry(&inside),
+            entry(&t.outside.join(".aws/credentials")),
+            entry(&t.proj.join("creds"))
+        ]);
+        let r = filter_diagnostics(&d, ToolOutput::texts([all.to_string()])).unwrap();
+        let got: Value = serde_json::from_str(r.text.as_deref().unwrap()).unwrap();
+        assert_eq!(got, json!([entry(&inside)]));
+        assert!(filter_diagnostics(&d, ToolOutput::texts(["nope".to_string()])).is_err());
+    }
+
+    #[test]
+    fn open_editors_outside_are_left_out() {
+        let t = tree();
+        let d = door(&t);
+        let tab = |p: &Path| {
+            json!({"uri": crate::uri::file_uri(p), "isActive": false, "label": "x",
+                "languageId": "text", "isDirty": false, "isUntitled": false,
+                "fileName": p, "lineCount": 1})
+        };
+        let inside = t.proj.join("src/a.rs");
+        let out = ToolOutput::json(json!({"tabs": [
+            tab(&inside),
+            tab(&t.outside.join(".aws/credentials")),
+            tab(&t.proj.join("creds")),
+            tab(Path::new("/etc/passwd")),
+        ]}));
+        let r = filter_editors(&d, out).unwrap();
+        assert_eq!(r.value, json!({"tabs": [tab(&inside)]}));
+        assert_eq!(r.text, None, "the text is the JSON of what is left");
+        // A uri pointing elsewhere than the fileName does not slip through.
+        let mut odd = tab(&inside);
+        odd["uri"] = json!(crate::uri::file_uri(&t.outside.join(".aws/credentials")));
+        let r = filter_editors(&d, ToolOutput::json(json!({"tabs": [odd]}))).unwrap();
+        assert_eq!(r.value, json!({"tabs": []}));
+    }
+}

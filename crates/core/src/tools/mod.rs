@@ -17,6 +17,7 @@ pub mod clear_execution_history;
 pub mod close_all_diff_tabs;
 pub mod close_tab;
 pub mod define_issue;
+pub mod door;
 pub mod execute_claude;
 pub mod execute_claude_with_context;
 pub mod fs_get_project_info;
