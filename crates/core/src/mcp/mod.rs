@@ -850,10 +850,9 @@ mod tests {
             // Tools whose results are objects describe them. Tools that may answer plain text
             // or a JSON array must not (a tool with an outputSchema must always return
             // structured content, MCP spec; the CLI's SDK rejects the result otherwise):
-            // get_current_status answers the bare text "課題が定義されていません" when no issue is
-            // defined (issue 3); the IDE tools below answer text as the IDE protocol says.
+            // the IDE tools below answer text as the IDE protocol says. (get_current_status
+            // answers structure with `issue: null` when no issue is defined, issue 13.)
             let text_only = [
-                "get_current_status",
                 "openFile",
                 "openDiff",
                 "getDiagnostics",

@@ -48,6 +48,7 @@ pub mod reset;
 pub mod reset_session;
 pub mod save_document;
 pub mod search_documents_by_tags;
+pub mod session_compat;
 pub mod set_current_session;
 pub mod test_claude_cli;
 #[cfg(feature = "test-tools")]

@@ -87,7 +87,8 @@ impl TestServer {
 
     /// `tools/call` as a client sees it: the CallToolResult, or `{"error": {code, message}}`.
     /// Like an MCP client, checks that `structuredContent` conforms to the tool's
-    /// `outputSchema`, and that a tool with an `outputSchema` returns structured content.
+    /// `outputSchema`, that a tool with an `outputSchema` returns structured content, and that
+    /// a tool returning structured content has an `outputSchema`.
     pub fn call(&self, name: &str, args: Value) -> Value {
         let shared = self.server.shared().clone();
         let r = self.rt.block_on(async move {
@@ -100,7 +101,11 @@ impl TestServer {
             let tool = crate::tools::registry()
                 .into_iter()
                 .find(|t| t.name == name);
-            if let Some(schema) = tool.and_then(|t| t.output_schema).map(|s| s.value()) {
+            let schema = tool.and_then(|t| t.output_schema).map(|s| s.value());
+            if schema.is_none() && r.get("structuredContent").is_some() {
+                panic!("{name} returned structuredContent but has no outputSchema: {r}");
+            }
+            if let Some(schema) = schema {
                 let sc = r.get("structuredContent").unwrap_or_else(|| {
                     panic!("{name} has an outputSchema but returned no structuredContent: {r}")
                 });
