@@ -40,6 +40,7 @@ pub mod open_file;
 pub mod read_branch_core_files;
 pub mod read_branch_memory_bank;
 pub mod read_context;
+pub mod read_document;
 pub mod read_global_core_files;
 pub mod read_global_memory_bank;
 pub mod read_rules;
@@ -54,6 +55,7 @@ pub mod test_claude_cli;
 #[cfg(feature = "test-tools")]
 pub mod test_panic;
 pub mod write_branch_memory_bank;
+pub mod write_document;
 pub mod write_global_memory_bank;
 
 pub type ToolFuture = BoxFuture<'static, Result<ToolOutput, ToolError>>;
@@ -144,6 +146,9 @@ pub fn registry() -> Vec<ToolDef> {
         search_documents_by_tags::def(),
         get_recent_branches::def(),
         list_memory_bank_documents::def(),
+        // Memory bank v3 (issue 13).
+        read_document::def(),
+        write_document::def(),
         // WRAP decision status (issue 3).
         define_issue::def(),
         get_current_status::def(),
@@ -272,7 +277,12 @@ pub fn read_bank_document(ctx: Ctx, branch: Option<String>, path: String) -> Too
         let doc = bank
             .read(bank_scope(&branch), &path)
             .map_err(ToolError::Failed)?;
-        Ok(ToolOutput::json(doc.into_value()))
+        // People (and prompts written for the original server) read the document itself as
+        // the text; programs get {path, content, tags, lastModified} as structuredContent.
+        let text = doc.content.clone();
+        let mut out = ToolOutput::json(doc.into_value());
+        out.text = Some(text);
+        Ok(out)
     })
 }
 
