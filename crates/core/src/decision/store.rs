@@ -69,6 +69,10 @@ pub struct StoreData {
     /// `widenOptionsStep`); cleared by `define_issue`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub widen_options_step: Option<WidenOptionsStep>,
+    /// Withdrawal criteria per option (`make_tripwire`); cleared when the issue or the options
+    /// change.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tripwires: Vec<Value>,
     pub updated_at: String,
 }
 
@@ -377,6 +381,7 @@ impl Store {
             options: Vec::new(),
             history: Vec::new(),
             widen_options_step: None,
+            tripwires: Vec::new(),
             updated_at: now_rfc3339(),
         }
     }
@@ -419,6 +424,7 @@ impl Store {
             }
             data.options.clear();
             data.widen_options_step = None;
+            data.tripwires.clear();
             data.issue = Some(issue.clone());
             data.updated_at = now_rfc3339();
             self.save(&data)?;
@@ -460,12 +466,26 @@ impl Store {
             let mut data = self.load()?.ok_or(StoreError::NoIssue)?;
             let issue = data.issue.clone().ok_or(StoreError::NoIssue)?;
             data.options = options.clone();
+            data.tripwires.clear();
             if step.is_some() {
                 data.widen_options_step = step;
             }
             data.updated_at = now_rfc3339();
             self.save(&data)?;
             Ok((issue, options))
+        })
+    }
+
+    /// Keeps the withdrawal criteria (`make_tripwire`) of the current issue's options.
+    pub fn set_tripwires(&self, tripwires: Vec<Value>) -> Result<(), StoreError> {
+        self.locked(|| {
+            let mut data = self.load()?.ok_or(StoreError::NoIssue)?;
+            if data.issue.is_none() {
+                return Err(StoreError::NoIssue);
+            }
+            data.tripwires = tripwires;
+            data.updated_at = now_rfc3339();
+            self.save(&data)
         })
     }
 

@@ -11,7 +11,7 @@ use futures_util::{FutureExt, StreamExt};
 pub use inflight::Inflight;
 use rmcp::model::{
     CallToolResult, ContentBlock as Content, ErrorCode, Implementation, InitializeResult,
-    ProtocolVersion, ServerCapabilities, Tool, ToolsCapability,
+    PromptsCapability, ProtocolVersion, ServerCapabilities, Tool, ToolsCapability,
 };
 use serde_json::{json, Map, Value};
 use std::collections::HashMap;
@@ -480,6 +480,16 @@ async fn request(
             events.push(PeerEvent::ToolsListed);
             Ok(shared.catalog.list(surface).clone())
         }
+        "prompts/list" => {
+            params_object(params)?;
+            Ok(crate::prompts::list())
+        }
+        "prompts/get" => {
+            let p = params_object(params)?;
+            crate::prompts::get(&p).map_err(|m| {
+                RpcError::new(ErrorCode::INVALID_PARAMS, format!("Invalid params: {m}"))
+            })
+        }
         "tools/call" => {
             let mut p = params_object(params)?;
             let name = match p.remove("name") {
@@ -523,6 +533,8 @@ async fn request(
 fn initialize_result(version: &str) -> Value {
     let mut caps = ServerCapabilities::default();
     caps.tools = Some(ToolsCapability::default());
+    // The WRAP prompts (issue 13): identify-issue, widen-options.
+    caps.prompts = Some(PromptsCapability::default());
     let r = InitializeResult::new(caps)
         .with_protocol_version(
             ProtocolVersion::KNOWN_VERSIONS
@@ -768,6 +780,7 @@ mod tests {
             let r = ask(&s, &req.to_string()).unwrap();
             assert_eq!(r["result"]["protocolVersion"], *v);
             assert!(r["result"]["capabilities"]["tools"].is_object());
+            assert!(r["result"]["capabilities"]["prompts"].is_object());
             assert_eq!(r["result"]["serverInfo"]["name"], "claude-context.nvim");
         }
         let r = ask(&s, r#"{"jsonrpc":"2.0","id":2,"method":"initialize","params":{"protocolVersion":"1999-01-01"}}"#).unwrap();

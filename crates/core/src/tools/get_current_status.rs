@@ -23,6 +23,8 @@ pub struct Status {
     pub history_count: usize,
     /// The Widen Options step the last register_options named, if any.
     pub widen_options_step: Option<WidenOptionsStep>,
+    /// Withdrawal criteria per option (make_tripwire), if set.
+    pub tripwires: Vec<Value>,
     /// "課題が定義されていません" when no issue is defined, else null.
     pub message: Option<String>,
     /// mcp-decisive's workflow state: `undefined`, `issue_defined`,
@@ -128,6 +130,7 @@ pub fn status(data: Option<StoreData>) -> Result<ToolOutput, ToolError> {
         options,
         history,
         widen_options_step,
+        tripwires,
         ..
     }) = data
     else {
@@ -137,6 +140,7 @@ pub fn status(data: Option<StoreData>) -> Result<ToolOutput, ToolError> {
             workflow: None,
             history_count: data.map_or(0, |d| d.history.len()),
             widen_options_step: None,
+            tripwires: Vec::new(),
             message: Some(NO_ISSUE.into()),
             workflow_state: workflow_state(false, 0, None),
             current_status: CurrentStatus::default(),
@@ -173,6 +177,7 @@ pub fn status(data: Option<StoreData>) -> Result<ToolOutput, ToolError> {
         workflow: Some(wf),
         history_count: history.len(),
         widen_options_step,
+        tripwires,
         message: None,
         issue: Some(issue),
         options,

@@ -35,6 +35,7 @@ pub mod get_recent_branches;
 pub mod get_workspace_folders;
 pub mod ide;
 pub mod list_memory_bank_documents;
+pub mod make_tripwire;
 pub mod open_diff;
 pub mod open_file;
 pub mod read_branch_core_files;
@@ -153,6 +154,7 @@ pub fn registry() -> Vec<ToolDef> {
         define_issue::def(),
         get_current_status::def(),
         register_options::def(),
+        make_tripwire::def(),
         reset::def(),
         // The Claude Code IDE tools (ide-protocol.md); each forwards to a Lua handler.
         open_file::def(),

@@ -100,7 +100,7 @@ impl TestServer {
         if r.get("error").is_none() && !is_error(&r) {
             let tool = crate::tools::registry()
                 .into_iter()
-                .find(|t| t.name == name);
+                .find(|t| t.name == name || t.aliases.contains(&name));
             let schema = tool.and_then(|t| t.output_schema).map(|s| s.value());
             if schema.is_none() && r.get("structuredContent").is_some() {
                 panic!("{name} returned structuredContent but has no outputSchema: {r}");
