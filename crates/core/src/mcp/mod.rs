@@ -378,13 +378,12 @@ pub async fn handle_value_in(
         notification(&method, params.as_ref(), &mut events, inflight);
         return (None, events);
     };
+    let root = inflight.root();
     let result = if method == "tools/call" {
         // The only long-running requests; a cancelled one gets no answer (MCP).
+        let call = request(shared, inflight.surface(), &method, params, &mut events);
         match inflight
-            .run(
-                &id,
-                request(shared, inflight.surface(), &method, params, &mut events),
-            )
+            .run(&id, crate::project::CONNECTION_ROOT.scope(root, call))
             .await
         {
             Some(r) => r,
@@ -394,7 +393,8 @@ pub async fn handle_value_in(
             }
         }
     } else {
-        request(shared, inflight.surface(), &method, params, &mut events).await
+        let call = request(shared, inflight.surface(), &method, params, &mut events);
+        crate::project::CONNECTION_ROOT.scope(root, call).await
     };
     let out = match result {
         Ok(r) => response(&id, r),

@@ -22,6 +22,7 @@ pub mod execute_claude_with_context;
 pub mod fs_get_project_info;
 pub mod fs_list_directory;
 pub mod fs_read_file;
+pub mod fs_set_project_root;
 pub mod fs_write_file;
 pub mod get_current_selection;
 pub mod get_current_session;
@@ -135,6 +136,7 @@ pub fn registry() -> Vec<ToolDef> {
         fs_read_file::def(),
         fs_list_directory::def(),
         fs_write_file::def(),
+        fs_set_project_root::def(),
         // Memory bank (issue 3).
         read_context::def(),
         read_rules::def(),
@@ -228,6 +230,12 @@ pub fn blocking<F>(f: F) -> ToolFuture
 where
     F: FnOnce() -> Result<ToolOutput, ToolError> + Send + 'static,
 {
+    // The connection's project root (fs-set-project-root) goes along to the blocking pool.
+    let slot = crate::project::connection_slot();
+    let f = move || match slot {
+        Some(s) => crate::project::CONNECTION_ROOT.sync_scope(s, f),
+        None => f(),
+    };
     Box::pin(async move {
         tokio::task::spawn_blocking(f).await.unwrap_or_else(|e| {
             let msg = if e.is_panic() {
