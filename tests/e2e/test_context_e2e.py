@@ -79,9 +79,11 @@ def test_cli_reads_the_context_and_the_decision_status(bridge, claude, model_stu
     assert doc["lastModified"].endswith("Z")
     assert list(ctx["globalMemory"]) == ["architecture.md"]  # notes.md is not a core file
     assert any("progress.md" in n for n in ctx["notes"]), ctx["notes"]
-    # No issue yet: the verbatim text, and not an error.
+    # No issue yet: not an error; the CLI hands the model the structured content (issue 13:
+    # get_current_status has an outputSchema), which says so verbatim with null data.
     assert not st_err
-    assert st_text == "課題が定義されていません"
+    st0 = json.loads(st_text)
+    assert st0["message"] == "課題が定義されていません" and st0["issue"] is None, st0
 
     # With structuredContent, the CLI (2.1.197) hands the model that JSON rather than the text.
     ((di_err, di_text),) = results_of(reqs[2])
@@ -96,7 +98,8 @@ def test_cli_reads_the_context_and_the_decision_status(bridge, claude, model_stu
     ((st_err, st_text),) = results_of(reqs[4])
     assert not st_err, st_text
     status = json.loads(st_text)
-    assert status["issue"] == issue
+    assert status["issue"] == {k: v for k, v in issue.items() if k != "issue"}
+    assert issue["issue"] == "DB選定"  # mcp-decisive's field beside ours
     assert [o["text"] for o in status["options"]] == ["PostgreSQL", "SQLite", "MySQL"]
     assert status["options"][1]["supplementaryInfo"] == "組み込み"
     assert status["workflow"]["step"] == "reality-test"

@@ -88,7 +88,9 @@ def cli_pids(world, bridge_pid):
 def test_two_calls_continue_the_conversation(rpc, model_stub):
     model_stub.push({"text": "First answer: noted."}, {"text": "Second answer: PINEAPPLE."})
     r1 = rpc.tool("execute_claude", {"prompt": "Remember the word PINEAPPLE."})
-    assert set(r1) == {"success", "prompt", "response", "execution_time", "timestamp", "error"}
+    # The spec's fields, plus tool_name (mcp-claude-context-continuity's, issue 13).
+    assert set(r1) == {"tool_name", "success", "prompt", "response", "execution_time", "timestamp", "error"}
+    assert r1["tool_name"] == "execute_claude"
     assert r1["success"] is True, r1
     assert r1["response"] == "First answer: noted."
     assert r1["error"] is None and r1["prompt"] == "Remember the word PINEAPPLE."
@@ -142,9 +144,9 @@ def test_reset_session_starts_a_fresh_conversation(rpc, model_stub):
     assert rpc.tool("execute_claude", {"prompt": "The secret is WORD-ALPHA."})["success"]
     old = rpc.tool("get_current_session")["session_id"]
     r = rpc.tool("reset_session")
-    assert set(r) == {"success", "message", "old_session_id"}
+    assert set(r) == {"tool_name", "success", "message", "old_session_id"}
     assert r["old_session_id"] == old
-    assert rpc.tool("get_current_session") == {"success": True, "session_id": None, "has_session": False}
+    assert rpc.tool("get_current_session") == {"tool_name": "get_current_session", "success": True, "session_id": None, "has_session": False}
     assert rpc.tool("execute_claude", {"prompt": "What is the secret?"})["success"]
     last = model_stub.agent_requests()[-1].all_text()
     assert "What is the secret?" in last

@@ -481,6 +481,30 @@ return {
     end,
   },
   {
+    "closeAllDiffTabs rejects and counts a diff whose tab is not on screen yet",
+    function()
+      local x = dir .. "/early.txt"
+      write(x, "1\n")
+      vim.cmd("silent! tabonly")
+      local tabs = #vim.api.nvim_list_tabpages()
+      local got
+      -- openDiff's handler ran; its tab is made on the next event-loop turn.
+      diff().open({ old_file_path = x, new_file_path = x, new_file_contents = "2\n", tab_name = "early" }, function(r)
+        got = r
+      end)
+      eq(1, diff().close_all())
+      eq({ result = "DIFF_REJECTED", tab_name = "early" }, got)
+      -- The scheduled set-up finds it decided: no tab appears, nothing is left behind.
+      vim.wait(50, function()
+        return false
+      end)
+      eq(tabs, #vim.api.nvim_list_tabpages())
+      eq(nil, diff().views.early)
+      eq(0, diff().close_all())
+      eq({ "CLOSED_0_DIFF_TABS" }, texts(h.call("closeAllDiffTabs")))
+    end,
+  },
+  {
     "openDiff refuses a directory and bad arguments",
     function()
       local r = cc().call_tool_sync("openDiff", { old_file_path = dir, new_file_path = dir, new_file_contents = "", tab_name = "d" })

@@ -28,6 +28,7 @@ pub mod mcp_config;
 pub mod memory_bank;
 pub mod paths;
 pub mod project;
+pub mod prompts;
 pub mod relay;
 pub mod server;
 pub mod tools;

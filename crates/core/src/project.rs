@@ -4,6 +4,30 @@
 
 use crate::editor::EditorState;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+/// A connection's own project root, set by `fs-set-project-root` (None: the bridge's).
+pub type ConnectionRoot = Arc<Mutex<Option<PathBuf>>>;
+
+tokio::task_local! {
+    /// The project root of the connection whose request is being handled (see
+    /// [`ConnectionRoot`]); scoped around each request by the MCP dispatch and carried into
+    /// the blocking pool by `tools::blocking`.
+    pub static CONNECTION_ROOT: ConnectionRoot;
+}
+
+/// The current request's connection-root slot, when the request came over a connection.
+pub fn connection_slot() -> Option<ConnectionRoot> {
+    CONNECTION_ROOT.try_with(Arc::clone).ok()
+}
+
+/// The root `fs-set-project-root` set for the current request's connection, if any.
+pub fn connection_root() -> Option<PathBuf> {
+    CONNECTION_ROOT
+        .try_with(|r| r.lock().unwrap_or_else(|p| p.into_inner()).clone())
+        .ok()
+        .flatten()
+}
 
 /// Shown in place of a path that cannot be determined (e.g. the cwd was deleted).
 pub const UNAVAILABLE: &str = "(unavailable)";

@@ -855,10 +855,12 @@ fn tools_return_the_spec_objects_field_for_field() {
             "prompt",
             "response",
             "success",
-            "timestamp"
+            "timestamp",
+            "tool_name"
         ]
     );
     assert_eq!(v["response"], "answer 1");
+    assert_eq!(v["tool_name"], "execute_claude");
     let v = sc(call(
         "execute_claude_with_context",
         json!({"prompt": "hi", "file_path": "ctx.txt", "timeout": 30}),
@@ -872,21 +874,34 @@ fn tools_return_the_spec_objects_field_for_field() {
             "prompt",
             "response",
             "success",
-            "timestamp"
+            "timestamp",
+            "tool_name"
         ]
     );
+    assert_eq!(v["tool_name"], "execute_claude_with_context");
     assert!(read(&d.path().join("stdin.2")).contains("context words"));
     let v = sc(call("get_execution_history", json!({"limit": 1})));
     assert_eq!(
         keys(&v),
-        ["current_session_id", "history", "success", "total_entries"]
+        [
+            "current_session_id",
+            "history",
+            "success",
+            "tool_name",
+            "total_entries"
+        ]
     );
+    // Each entry names its tool, as the original's entries did.
+    assert_eq!(v["history"][0]["tool_name"], "execute_claude_with_context");
     assert_eq!(v["total_entries"], 2);
     assert_eq!(v["history"].as_array().unwrap().len(), 1);
     assert_eq!(v["history"][0]["context_file"], "ctx.txt");
     assert_eq!(v["current_session_id"], "sess-1");
     let v = sc(call("get_current_session", json!({})));
-    assert_eq!(keys(&v), ["has_session", "session_id", "success"]);
+    assert_eq!(
+        keys(&v),
+        ["has_session", "session_id", "success", "tool_name"]
+    );
     assert_eq!(
         (v["has_session"].clone(), v["session_id"].clone()),
         (json!(true), json!("sess-1"))
@@ -895,12 +910,21 @@ fn tools_return_the_spec_objects_field_for_field() {
     assert_eq!(v["runs"], 2);
     assert_eq!(v["input_tokens"], 20);
     let v = sc(call("reset_session", json!({})));
-    assert_eq!(keys(&v), ["message", "old_session_id", "success"]);
+    assert_eq!(
+        keys(&v),
+        ["message", "old_session_id", "success", "tool_name"]
+    );
     assert_eq!(v["old_session_id"], "sess-1");
     let v = sc(call("set_current_session", json!({"session_id": "xyz"})));
     assert_eq!(v["session_id"], "xyz");
+    // The original's name for it, beside ours.
+    assert_eq!(v["new_session_id"], "xyz");
+    assert_eq!(v["tool_name"], "set_current_session");
     let v = sc(call("clear_execution_history", json!({})));
-    assert_eq!(keys(&v), ["cleared_count", "message", "success"]);
+    assert_eq!(
+        keys(&v),
+        ["cleared_count", "message", "success", "tool_name"]
+    );
     assert_eq!(v["cleared_count"], 2);
     let v = sc(call("cancel_claude_execution", json!({})));
     assert_eq!(v["cancelled"], 0);

@@ -39,6 +39,11 @@ local uv = vim.uv or vim.loop
 ---@type table<string, claude_context.DiffView>
 M.views = {}
 
+---Views whose openDiff arrived but whose tab is not on screen yet (set up on the next event-loop
+---turn): closeAllDiffTabs rejects and counts them too.
+---@type table<claude_context.DiffView, true>
+M.opening = {}
+
 local group = vim.api.nvim_create_augroup("ClaudeContextDiff", { clear = true })
 
 local function notify(msg, level)
@@ -339,9 +344,11 @@ function M.open(params, respond)
     eol = true,
     crlf = false,
   }
+  M.opening[v] = true
   -- From the event queue: a safe point to make tabs and windows (not inside the bridge's wake-up).
   vim.schedule(function()
-    if v.cancelled then
+    M.opening[v] = nil
+    if v.cancelled or v.closed then
       return
     end
     local previous = M.views[v.name]
@@ -362,6 +369,7 @@ function M.open(params, respond)
   end)
   return function()
     v.cancelled = true
+    M.opening[v] = nil
     v.respond = nil
     vim.schedule(function()
       if not v.closed and v.tab then
@@ -411,10 +419,19 @@ function M.close_named(name)
   return closed
 end
 
----Closes every view of ours (pending ones are rejected) and orphaned tabs marked as ours.
+---Closes every view of ours (pending ones are rejected, also those not on screen yet) and
+---orphaned tabs marked as ours.
 ---@return integer count
 function M.close_all()
   local n = 0
+  for v in pairs(M.opening) do
+    M.opening[v] = nil
+    if not v.cancelled and v.respond then
+      M.reject(v)
+      M.close(v)
+      n = n + 1
+    end
+  end
   for _, v in ipairs(vim.tbl_values(M.views)) do
     M.reject(v)
     M.close(v)

@@ -65,7 +65,75 @@ pub struct StoreData {
     pub options: Vec<DecisionOption>,
     #[serde(default)]
     pub history: Vec<HistoryEntry>,
+    /// The Widen Options step the last `register_options` named (mcp-decisive's
+    /// `widenOptionsStep`); cleared by `define_issue`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub widen_options_step: Option<WidenOptionsStep>,
+    /// Withdrawal criteria per option (`make_tripwire`); cleared when the issue or the options
+    /// change.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tripwires: Vec<Value>,
     pub updated_at: String,
+}
+
+/// The Widen Options steps of mcp-decisive, in order: `{type, description}` with the
+/// description fixed by the type.
+pub const WIDEN_OPTIONS_STEPS: [(&str, &str); 5] = [
+    ("initial_registered", "初期登録した"),
+    ("laddered", "ラダリングした"),
+    ("analogical_research_done", "類推解決策調査した"),
+    ("elimination_tested", "消去テストした"),
+    ("fixed", "fixした"),
+];
+
+/// Which Widen Options step a `register_options` call belongs to (`{type, description}`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct WidenOptionsStep {
+    /// `initial_registered`, `laddered`, `analogical_research_done`, `elimination_tested` or
+    /// `fixed`.
+    #[serde(rename = "type")]
+    #[schemars(extend("enum" = ["initial_registered", "laddered", "analogical_research_done", "elimination_tested", "fixed"]))]
+    pub kind: String,
+    /// The step's Japanese name (`初期登録した`, …), filled in from the type.
+    pub description: String,
+}
+
+impl WidenOptionsStep {
+    /// The step of this type (`{type}` or the bare type string as given); an unknown type is
+    /// an error listing the known ones.
+    pub fn parse(v: &Value) -> Result<WidenOptionsStep, String> {
+        let kind = match v {
+            Value::String(s) => s.as_str(),
+            Value::Object(o) => o.get("type").and_then(Value::as_str).unwrap_or(""),
+            _ => "",
+        };
+        WIDEN_OPTIONS_STEPS
+            .iter()
+            .find(|(k, _)| *k == kind)
+            .map(|(k, d)| WidenOptionsStep {
+                kind: (*k).into(),
+                description: (*d).into(),
+            })
+            .ok_or_else(|| {
+                format!(
+                    "widenOptionsStep: unknown step {v}; use {{\"type\": …}} with one of {}",
+                    WIDEN_OPTIONS_STEPS
+                        .iter()
+                        .map(|(k, _)| *k)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            })
+    }
+
+    /// The name mcp-decisive's workflow state gives the step (`options_fixed` for `fixed`, …).
+    pub fn workflow_state(&self) -> &str {
+        match self.kind.as_str() {
+            "initial_registered" => "initial_options_registered",
+            "fixed" => "options_fixed",
+            k => k,
+        }
+    }
 }
 
 /// An option as `register_options` accepts it: a string, or `{text, supplementaryInfo}`.
@@ -311,6 +379,8 @@ impl Store {
             issue: None,
             options: Vec::new(),
             history: Vec::new(),
+            widen_options_step: None,
+            tripwires: Vec::new(),
             updated_at: now_rfc3339(),
         }
     }
@@ -352,6 +422,8 @@ impl Store {
                 data.history.drain(..excess);
             }
             data.options.clear();
+            data.widen_options_step = None;
+            data.tripwires.clear();
             data.issue = Some(issue.clone());
             data.updated_at = now_rfc3339();
             self.save(&data)?;
@@ -360,9 +432,11 @@ impl Store {
     }
 
     /// Registers the options for the current issue (replacing earlier ones); at least 3.
+    /// `step` (when given) is kept as the current Widen Options step.
     pub fn register_options(
         &self,
         inputs: Vec<OptionInput>,
+        step: Option<WidenOptionsStep>,
     ) -> Result<(Issue, Vec<DecisionOption>), StoreError> {
         if inputs.len() < 3 {
             return Err(StoreError::Invalid(format!(
@@ -391,9 +465,26 @@ impl Store {
             let mut data = self.load()?.ok_or(StoreError::NoIssue)?;
             let issue = data.issue.clone().ok_or(StoreError::NoIssue)?;
             data.options = options.clone();
+            data.tripwires.clear();
+            if step.is_some() {
+                data.widen_options_step = step;
+            }
             data.updated_at = now_rfc3339();
             self.save(&data)?;
             Ok((issue, options))
+        })
+    }
+
+    /// Keeps the withdrawal criteria (`make_tripwire`) of the current issue's options.
+    pub fn set_tripwires(&self, tripwires: Vec<Value>) -> Result<(), StoreError> {
+        self.locked(|| {
+            let mut data = self.load()?.ok_or(StoreError::NoIssue)?;
+            if data.issue.is_none() {
+                return Err(StoreError::NoIssue);
+            }
+            data.tripwires = tripwires;
+            data.updated_at = now_rfc3339();
+            self.save(&data)
         })
     }
 

@@ -21,6 +21,8 @@ pub struct Inflight {
     /// seq -> (JSON text of the request id, abort handle). Keyed by a sequence number so two
     /// in-flight requests that reuse an id are both cancelled.
     running: Mutex<HashMap<u64, (String, AbortHandle)>>,
+    /// The connection's own project root (`fs-set-project-root`).
+    root: crate::project::ConnectionRoot,
 }
 
 /// Removes a request's entry when its future finishes or is dropped.
@@ -47,6 +49,11 @@ impl Inflight {
     /// What the connection may see and call.
     pub fn surface(&self) -> super::Surface {
         self.surface
+    }
+
+    /// The connection's project-root slot (see [`crate::project::CONNECTION_ROOT`]).
+    pub fn root(&self) -> crate::project::ConnectionRoot {
+        self.root.clone()
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<u64, (String, AbortHandle)>> {

@@ -11,7 +11,7 @@ use futures_util::{FutureExt, StreamExt};
 pub use inflight::Inflight;
 use rmcp::model::{
     CallToolResult, ContentBlock as Content, ErrorCode, Implementation, InitializeResult,
-    ProtocolVersion, ServerCapabilities, Tool, ToolsCapability,
+    PromptsCapability, ProtocolVersion, ServerCapabilities, Tool, ToolsCapability,
 };
 use serde_json::{json, Map, Value};
 use std::collections::HashMap;
@@ -378,13 +378,12 @@ pub async fn handle_value_in(
         notification(&method, params.as_ref(), &mut events, inflight);
         return (None, events);
     };
+    let root = inflight.root();
     let result = if method == "tools/call" {
         // The only long-running requests; a cancelled one gets no answer (MCP).
+        let call = request(shared, inflight.surface(), &method, params, &mut events);
         match inflight
-            .run(
-                &id,
-                request(shared, inflight.surface(), &method, params, &mut events),
-            )
+            .run(&id, crate::project::CONNECTION_ROOT.scope(root, call))
             .await
         {
             Some(r) => r,
@@ -394,7 +393,8 @@ pub async fn handle_value_in(
             }
         }
     } else {
-        request(shared, inflight.surface(), &method, params, &mut events).await
+        let call = request(shared, inflight.surface(), &method, params, &mut events);
+        crate::project::CONNECTION_ROOT.scope(root, call).await
     };
     let out = match result {
         Ok(r) => response(&id, r),
@@ -485,6 +485,16 @@ async fn request(
             events.push(PeerEvent::ToolsListed);
             Ok(shared.catalog.list(surface).clone())
         }
+        "prompts/list" => {
+            params_object(params)?;
+            Ok(crate::prompts::list())
+        }
+        "prompts/get" => {
+            let p = params_object(params)?;
+            crate::prompts::get(&p).map_err(|m| {
+                RpcError::new(ErrorCode::INVALID_PARAMS, format!("Invalid params: {m}"))
+            })
+        }
         "tools/call" => {
             let mut p = params_object(params)?;
             let name = match p.remove("name") {
@@ -528,6 +538,8 @@ async fn request(
 fn initialize_result(version: &str) -> Value {
     let mut caps = ServerCapabilities::default();
     caps.tools = Some(ToolsCapability::default());
+    // The WRAP prompts (issue 13): identify-issue, widen-options.
+    caps.prompts = Some(PromptsCapability::default());
     let r = InitializeResult::new(caps)
         .with_protocol_version(
             ProtocolVersion::KNOWN_VERSIONS
@@ -790,6 +802,7 @@ mod tests {
             let r = ask(&s, &req.to_string()).unwrap();
             assert_eq!(r["result"]["protocolVersion"], *v);
             assert!(r["result"]["capabilities"]["tools"].is_object());
+            assert!(r["result"]["capabilities"]["prompts"].is_object());
             assert_eq!(r["result"]["serverInfo"]["name"], "claude-context.nvim");
         }
         let r = ask(&s, r#"{"jsonrpc":"2.0","id":2,"method":"initialize","params":{"protocolVersion":"1999-01-01"}}"#).unwrap();
@@ -872,10 +885,9 @@ mod tests {
             // Tools whose results are objects describe them. Tools that may answer plain text
             // or a JSON array must not (a tool with an outputSchema must always return
             // structured content, MCP spec; the CLI's SDK rejects the result otherwise):
-            // get_current_status answers the bare text "課題が定義されていません" when no issue is
-            // defined (issue 3); the IDE tools below answer text as the IDE protocol says.
+            // the IDE tools below answer text as the IDE protocol says. (get_current_status
+            // answers structure with `issue: null` when no issue is defined, issue 13.)
             let text_only = [
-                "get_current_status",
                 "openFile",
                 "openDiff",
                 "getDiagnostics",

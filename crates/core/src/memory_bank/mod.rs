@@ -58,16 +58,18 @@ const MAX_DEPTH: usize = 32;
 pub enum Language {
     En,
     Ja,
+    Zh,
 }
 
 impl Language {
-    /// `en` or `ja`; anything else is an error that says what is accepted.
+    /// `en`, `ja` or `zh`; anything else is an error that says what is accepted.
     pub fn parse(s: &str) -> Result<Language, String> {
         match s {
             "en" => Ok(Language::En),
             "ja" => Ok(Language::Ja),
+            "zh" => Ok(Language::Zh),
             other => Err(format!(
-                "unsupported language '{other}': use \"en\" or \"ja\""
+                "unsupported language '{other}': use \"en\", \"ja\" or \"zh\""
             )),
         }
     }
@@ -76,6 +78,7 @@ impl Language {
         match self {
             Language::En => "en",
             Language::Ja => "ja",
+            Language::Zh => "zh",
         }
     }
 }
@@ -108,6 +111,8 @@ impl Scope<'_> {
             (Language::En, _) => self.label(),
             (Language::Ja, Scope::Global) => "グローバルメモリバンク".into(),
             (Language::Ja, Scope::Branch(b)) => format!("ブランチ '{b}' のメモリバンク"),
+            (Language::Zh, Scope::Global) => "全局记忆库".into(),
+            (Language::Zh, Scope::Branch(b)) => format!("分支 '{b}' 的记忆库"),
         }
     }
 }
@@ -835,6 +840,10 @@ pub fn notes_for(core: &CoreFiles, scope: Scope, lang: Language) -> Vec<String> 
                 "{label}はまだありません（場所: {}）。{create} で作成すると、コアファイルがテンプレートから作られます。",
                 core.dir.display()
             ),
+            Language::Zh => format!(
+                "{label}还不存在（位置：{}）。用 {create} 创建时，核心文件会从模板生成。",
+                core.dir.display()
+            ),
         }];
     }
     if core.missing.is_empty() {
@@ -844,6 +853,7 @@ pub fn notes_for(core: &CoreFiles, scope: Scope, lang: Language) -> Vec<String> 
     vec![match lang {
         Language::En => format!("{} has no {files} yet.", capitalize(&label)),
         Language::Ja => format!("{label}には {files} がまだありません。"),
+        Language::Zh => format!("{label}还没有 {files}。"),
     }]
 }
 

@@ -143,6 +143,21 @@ impl Shared {
     }
 
     pub fn project(&self) -> ProjectRoot {
+        let p = self.default_project();
+        // fs-set-project-root, for this connection only (issue 13).
+        match crate::project::connection_root() {
+            Some(root) => ProjectRoot {
+                root: Some(root),
+                source: "explicit",
+                ..p
+            },
+            None => p,
+        }
+    }
+
+    /// The project root as the person's setup gives it (MCP_PROJECT_ROOT, setup, LSP, git,
+    /// cwd), ignoring any connection's `fs-set-project-root`.
+    pub fn default_project(&self) -> ProjectRoot {
         crate::project::resolve(
             std::env::var("MCP_PROJECT_ROOT").ok(),
             self.config.project_root.as_deref(),

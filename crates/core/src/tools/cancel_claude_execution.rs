@@ -13,14 +13,18 @@ pub fn def() -> ToolDef {
         description: "Cancel the Claude CLI run in progress and every run waiting for its turn. \
                       Returns {success, cancelled, message}.",
         input_schema: schema_of::<NoArgs>(),
-        output_schema: Some(schema_of::<CancelResult>()),
+        output_schema: Some(schema_of::<super::session_compat::Named<CancelResult>>()),
         run,
     }
 }
 
 fn run(ctx: Ctx, args: Value) -> ToolFuture {
     ready(
-        parse_args::<Option<NoArgs>>("cancel_claude_execution", args)
-            .and_then(|_| ToolOutput::of(&ctx.claude.cancel())),
+        parse_args::<Option<NoArgs>>("cancel_claude_execution", args).and_then(|_| {
+            ToolOutput::of(&super::session_compat::Named::new(
+                "cancel_claude_execution",
+                ctx.claude.cancel(),
+            ))
+        }),
     )
 }

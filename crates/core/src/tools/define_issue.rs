@@ -1,6 +1,10 @@
 //! `define_issue {title, description, context?, constraints?}` — stores the issue a WRAP decision
 //! is about, with a new id and `createdAt`. Defining again replaces it; the old issue and its
 //! options move into the store's history.
+//!
+//! mcp-decisive's shape `{issue, context, constraints}` is accepted as well: `issue` is another
+//! name for `title`, and without a `description` the context (else the issue) stands in for
+//! it. The answer carries the original's `issue` beside our fields.
 
 use super::{decision_store, parse_args, schema_of, Ctx, ToolDef, ToolError, ToolOutput};
 use crate::decision::Issue;
@@ -18,10 +22,15 @@ pub enum Constraints {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Args {
-    /// A short name for the decision.
-    pub title: String,
-    /// What has to be decided and why.
-    pub description: String,
+    /// A short name for the decision (or give it as `issue`).
+    #[serde(default)]
+    pub title: Option<String>,
+    /// Another name for `title` (mcp-decisive's field).
+    #[serde(default)]
+    pub issue: Option<String>,
+    /// What has to be decided and why; defaults to the context, else the title.
+    #[serde(default)]
+    pub description: Option<String>,
     /// Background the decision depends on.
     #[serde(default)]
     pub context: Option<String>,
@@ -38,9 +47,18 @@ pub fn def() -> ToolDef {
                       optional context and constraints). Returns the stored issue with its id \
                       and createdAt. Defining again replaces the current issue (kept in history).",
         input_schema: schema_of::<Args>(),
-        output_schema: Some(schema_of::<Issue>()),
+        output_schema: Some(schema_of::<Defined>()),
         run,
     }
+}
+
+/// The stored issue, plus mcp-decisive's `issue` (the title).
+#[derive(Debug, serde::Serialize, JsonSchema)]
+pub struct Defined {
+    #[serde(flatten)]
+    pub stored: Issue,
+    /// The title again, as mcp-decisive answered it.
+    pub issue: String,
 }
 
 fn run(ctx: Ctx, args: Value) -> super::ToolFuture {
@@ -48,6 +66,27 @@ fn run(ctx: Ctx, args: Value) -> super::ToolFuture {
         Ok(a) => a,
         Err(e) => return super::ready(Err(e)),
     };
+    let title = match (args.title, args.issue) {
+        (Some(t), None) | (None, Some(t)) => t,
+        (Some(t), Some(i)) if t == i => t,
+        (Some(_), Some(_)) => {
+            return super::ready(Err(ToolError::InvalidParams(
+                "invalid arguments for define_issue: give the issue as `title` or as `issue`, \
+                 not both with different values"
+                    .into(),
+            )))
+        }
+        (None, None) => {
+            return super::ready(Err(ToolError::InvalidParams(
+                "invalid arguments for define_issue: missing field `title` (or `issue`)".into(),
+            )))
+        }
+    };
+    let description = args
+        .description
+        .filter(|d| !d.trim().is_empty())
+        .or_else(|| args.context.clone().filter(|c| !c.trim().is_empty()))
+        .unwrap_or_else(|| title.clone());
     super::blocking(move || {
         let store = decision_store(&ctx)?;
         let constraints = match args.constraints {
@@ -56,14 +95,12 @@ fn run(ctx: Ctx, args: Value) -> super::ToolFuture {
             Some(Constraints::Many(v)) => v,
         };
         let issue = store
-            .define_issue(
-                &args.title,
-                &args.description,
-                args.context.as_deref(),
-                constraints,
-            )
+            .define_issue(&title, &description, args.context.as_deref(), constraints)
             .map_err(|e| ToolError::Failed(e.to_string()))?;
-        let mut out = ToolOutput::of(&issue)?;
+        let mut out = ToolOutput::of(&Defined {
+            issue: issue.title.clone(),
+            stored: issue.clone(),
+        })?;
         out.text = Some(format!(
             "課題を定義しました: {} (id: {})\n{}",
             issue.title, issue.id, out.value
@@ -118,7 +155,37 @@ mod tests {
             is_error(&r) && text_of(&r).contains("'title' must not be empty"),
             "{r}"
         );
-        let r = s.call("define_issue", json!({"title": "x"}));
+        let r = s.call("define_issue", json!({"description": "x"}));
         assert_eq!(r["error"]["code"], -32602, "{r}");
+        assert!(r["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("`title` (or `issue`)"));
+        let r = s.call("define_issue", json!({"title": "a", "issue": "b"}));
+        assert_eq!(r["error"]["code"], -32602, "{r}");
+        let r = s.call("define_issue", json!({"title": "x", "nope": 1}));
+        assert_eq!(r["error"]["code"], -32602, "{r}");
+    }
+
+    #[test]
+    fn the_originals_shape_issue_context_constraints() {
+        let d = tempfile::tempdir().unwrap();
+        let s = TestServer::new(&d.path().canonicalize().unwrap(), &d.path().join("state"));
+        let r = s.call(
+            "define_issue",
+            json!({"issue": "DB選定", "context": "新サービスの永続化", "constraints": "予算は月1万円"}),
+        );
+        assert!(!is_error(&r), "{r}");
+        let sc = &r["structuredContent"];
+        assert_eq!(sc["issue"], "DB選定");
+        assert_eq!(sc["title"], "DB選定");
+        assert_eq!(sc["context"], "新サービスの永続化");
+        assert_eq!(sc["description"], "新サービスの永続化");
+        assert_eq!(sc["constraints"], json!(["予算は月1万円"]));
+        // A title alone is enough too: the description is the title then.
+        let r = s.call("define_issue", json!({"title": "キャッシュ"}));
+        assert_eq!(r["structuredContent"]["description"], "キャッシュ");
+        let st = s.call("get_current_status", json!({}));
+        assert_eq!(st["structuredContent"]["issue"]["title"], "キャッシュ");
     }
 }

@@ -67,7 +67,7 @@ pub fn def() -> ToolDef {
                       execution_time, timestamp, error}. Optional options {model, max_turns, \
                       allowed_tools, append_system_prompt}.",
         input_schema: schema_of::<Args>(),
-        output_schema: Some(schema_of::<ExecResult>()),
+        output_schema: Some(schema_of::<super::session_compat::Named<ExecResult>>()),
         run,
     }
 }
@@ -88,6 +88,9 @@ fn run(ctx: Ctx, args: Value) -> ToolFuture {
             options,
             project_root: ctx.project().root,
         };
-        ToolOutput::of(&ctx.claude.execute(req).await)
+        ToolOutput::of(&super::session_compat::Named::new(
+            "execute_claude",
+            ctx.claude.execute(req).await,
+        ))
     })
 }

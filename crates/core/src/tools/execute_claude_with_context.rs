@@ -37,7 +37,7 @@ pub fn def() -> ToolDef {
                       current conversation like execute_claude. Returns {success, prompt, \
                       response, execution_time, timestamp, error, context_file}.",
         input_schema: schema_of::<Args>(),
-        output_schema: Some(schema_of::<ExecResult>()),
+        output_schema: Some(schema_of::<super::session_compat::Named<ExecResult>>()),
         run,
     }
 }
@@ -68,6 +68,9 @@ fn run(ctx: Ctx, args: Value) -> ToolFuture {
             options,
             project_root: ctx.project().root,
         };
-        ToolOutput::of(&ctx.claude.execute(req).await)
+        ToolOutput::of(&super::session_compat::Named::new(
+            "execute_claude_with_context",
+            ctx.claude.execute(req).await,
+        ))
     })
 }

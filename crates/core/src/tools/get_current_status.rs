@@ -4,7 +4,9 @@
 //! corrupt: `isError` with the path and the reason (the file is left untouched).
 
 use super::{decision_store, parse_args, schema_of, Ctx, NoArgs, ToolDef, ToolError, ToolOutput};
-use crate::decision::{workflow, DecisionOption, Issue, StoreData, Workflow, NO_ISSUE};
+use crate::decision::{
+    workflow, DecisionOption, Issue, StoreData, WidenOptionsStep, Workflow, NO_ISSUE,
+};
 use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::Value;
@@ -12,11 +14,60 @@ use serde_json::Value;
 #[derive(Debug, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Status {
-    pub issue: Issue,
+    /// The current issue; null when none is defined.
+    pub issue: Option<Issue>,
     pub options: Vec<DecisionOption>,
-    pub workflow: Workflow,
+    /// The WRAP step and what to do next; null when no issue is defined.
+    pub workflow: Option<Workflow>,
     /// How many earlier issues the store keeps.
     pub history_count: usize,
+    /// The Widen Options step the last register_options named, if any.
+    pub widen_options_step: Option<WidenOptionsStep>,
+    /// Withdrawal criteria per option (make_tripwire), if set.
+    pub tripwires: Vec<Value>,
+    /// "課題が定義されていません" when no issue is defined, else null.
+    pub message: Option<String>,
+    /// mcp-decisive's workflow state: `undefined`, `issue_defined`,
+    /// `initial_options_registered`, `laddered`, … with its Japanese name.
+    pub workflow_state: WorkflowState,
+    /// mcp-decisive's view: `{課題: {issue, context, constraints}, 選択肢: [...]}` (empty
+    /// when no issue is defined).
+    pub current_status: CurrentStatus,
+    /// What to do next, in words.
+    pub next_actions: String,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct WorkflowState {
+    pub current: &'static str,
+    pub display_name: &'static str,
+}
+
+#[derive(Debug, Serialize, JsonSchema, Default)]
+pub struct CurrentStatus {
+    #[serde(rename = "課題", skip_serializing_if = "Option::is_none")]
+    pub issue: Option<OriginalIssue>,
+    #[serde(rename = "選択肢", skip_serializing_if = "Option::is_none")]
+    pub options: Option<Vec<OriginalOption>>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct OriginalIssue {
+    /// The title.
+    pub issue: String,
+    pub context: Option<String>,
+    /// The constraints, one a line.
+    pub constraints: Option<String>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct OriginalOption {
+    pub id: String,
+    pub text: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub supplementary_info: Option<String>,
 }
 
 pub fn def() -> ToolDef {
@@ -25,9 +76,9 @@ pub fn def() -> ToolDef {
         aliases: &[],
         description: "WRAP decision process: get the current issue (id, title, description, \
                       createdAt, context, constraints), its options and the workflow step. \
-                      Answers \"課題が定義されていません\" when no issue is defined.",
+                      Answers \"課題が定義されていません\" when no issue is defined (issue: null).",
         input_schema: schema_of::<NoArgs>(),
-        output_schema: None,
+        output_schema: Some(schema_of::<Status>()),
         run,
     }
 }
@@ -43,25 +94,92 @@ fn run(ctx: Ctx, args: Value) -> super::ToolFuture {
     })
 }
 
+/// mcp-decisive's workflow state for a store, with its display name.
+fn workflow_state(issue: bool, options: usize, step: Option<&WidenOptionsStep>) -> WorkflowState {
+    let current = match (issue, options, step) {
+        (false, _, _) => "undefined",
+        (true, 0, _) => "issue_defined",
+        (true, _, None) => "initial_options_registered",
+        (true, _, Some(s)) => match s.workflow_state() {
+            "laddered" => "laddered",
+            "analogical_research_done" => "analogical_research_done",
+            "elimination_tested" => "elimination_tested",
+            "options_fixed" => "options_fixed",
+            _ => "initial_options_registered",
+        },
+    };
+    let display_name = match current {
+        "undefined" => "未定義状態",
+        "issue_defined" => "課題定義済み",
+        "initial_options_registered" => "初期選択肢登録済み",
+        "laddered" => "ラダリング済み",
+        "analogical_research_done" => "類推による類似問題調査済み",
+        "elimination_tested" => "消去テスト済み",
+        _ => "選択肢fixed",
+    };
+    WorkflowState {
+        current,
+        display_name,
+    }
+}
+
 /// The answer for a store's content.
 pub fn status(data: Option<StoreData>) -> Result<ToolOutput, ToolError> {
     let Some(StoreData {
         issue: Some(issue),
         options,
         history,
+        widen_options_step,
+        tripwires,
         ..
     }) = data
     else {
-        return Ok(ToolOutput {
-            value: Value::Null,
-            text: Some(NO_ISSUE.into()),
-            ..Default::default()
-        });
+        let st = Status {
+            issue: None,
+            options: Vec::new(),
+            workflow: None,
+            history_count: data.map_or(0, |d| d.history.len()),
+            widen_options_step: None,
+            tripwires: Vec::new(),
+            message: Some(NO_ISSUE.into()),
+            workflow_state: workflow_state(false, 0, None),
+            current_status: CurrentStatus::default(),
+            next_actions: format!(
+                "{NO_ISSUE}。define_issue で課題を定義してください（課題の特定には \
+                 identify-issue プロンプトが使えます）。"
+            ),
+        };
+        let mut out = ToolOutput::of(&st)?;
+        out.text = Some(NO_ISSUE.into());
+        return Ok(out);
     };
+    let wf = workflow(options.len());
     let st = Status {
-        workflow: workflow(options.len()),
+        workflow_state: workflow_state(true, options.len(), widen_options_step.as_ref()),
+        current_status: CurrentStatus {
+            issue: Some(OriginalIssue {
+                issue: issue.title.clone(),
+                context: issue.context.clone(),
+                constraints: (!issue.constraints.is_empty()).then(|| issue.constraints.join("\n")),
+            }),
+            options: (!options.is_empty()).then(|| {
+                options
+                    .iter()
+                    .map(|o| OriginalOption {
+                        id: o.id.clone(),
+                        text: o.text.clone(),
+                        supplementary_info: o.supplementary_info.clone(),
+                    })
+                    .collect()
+            }),
+        },
+        next_actions: wf.next_action.into(),
+        workflow: Some(wf),
         history_count: history.len(),
-        issue,
+        widen_options_step,
+        tripwires,
+        message: None,
+        issue: Some(issue),
         options,
     };
     let text = summary(&st);
@@ -71,7 +189,9 @@ pub fn status(data: Option<StoreData>) -> Result<ToolOutput, ToolError> {
 }
 
 fn summary(st: &Status) -> String {
-    let i = &st.issue;
+    let Some(i) = &st.issue else {
+        return NO_ISSUE.into();
+    };
     let mut s = format!(
         "現在の課題: {}\nID: {}\n説明: {}\n作成日時: {}\n",
         i.title, i.id, i.description, i.created_at
@@ -96,10 +216,18 @@ fn summary(st: &Status) -> String {
             }
         }
     }
-    s.push_str(&format!(
-        "ステップ: {}\n次のアクション: {}",
-        st.workflow.step, st.workflow.next_action
-    ));
+    if let Some(step) = &st.widen_options_step {
+        s.push_str(&format!(
+            "Widen Options: {} ({})\n",
+            step.kind, step.description
+        ));
+    }
+    if let Some(wf) = &st.workflow {
+        s.push_str(&format!(
+            "ステップ: {}\n次のアクション: {}",
+            wf.step, wf.next_action
+        ));
+    }
     s
 }
 
@@ -118,12 +246,24 @@ mod tests {
     }
 
     #[test]
-    fn no_issue_is_the_verbatim_text_without_structured_content_and_not_an_error() {
+    fn no_issue_is_the_verbatim_text_with_null_data_and_not_an_error() {
         let (_d, s, _) = server();
         let r = s.call("get_current_status", json!({}));
         assert_eq!(text_of(&r), "課題が定義されていません");
         assert_eq!(r["isError"], false, "{r}");
-        assert!(r.get("structuredContent").is_none(), "{r}");
+        // The outputSchema promises structure: null data, and the message for programs too.
+        let sc = &r["structuredContent"];
+        assert_eq!(sc["issue"], json!(null), "{r}");
+        assert_eq!(sc["workflow"], json!(null), "{r}");
+        assert_eq!(sc["message"], "課題が定義されていません");
+        assert_eq!(sc["options"], json!([]));
+        // mcp-decisive's fields.
+        assert_eq!(
+            sc["workflowState"],
+            json!({"current": "undefined", "displayName": "未定義状態"})
+        );
+        assert_eq!(sc["currentStatus"], json!({}));
+        assert!(sc["nextActions"].as_str().unwrap().contains("define_issue"));
         assert_eq!(r["content"].as_array().unwrap().len(), 1);
     }
 
@@ -137,7 +277,9 @@ mod tests {
         let r = s.call("get_current_status", json!({}));
         assert_eq!(r["isError"], false, "{r}");
         let sc = &r["structuredContent"];
-        assert_eq!(sc["issue"], def["structuredContent"]);
+        let mut stored = def["structuredContent"].clone();
+        stored.as_object_mut().unwrap().remove("issue");
+        assert_eq!(sc["issue"], stored);
         for k in [
             "id",
             "title",
@@ -150,6 +292,12 @@ mod tests {
         }
         assert_eq!(sc["options"], json!([]));
         assert_eq!(sc["workflow"]["step"], "widen-options");
+        assert_eq!(sc["message"], json!(null));
+        assert_eq!(sc["workflowState"]["current"], "issue_defined");
+        assert_eq!(
+            sc["currentStatus"],
+            json!({"課題": {"issue": "認証方式", "context": "社内向け", "constraints": "2週間"}})
+        );
         let t = text_of(&r);
         assert!(
             t.contains("現在の課題: 認証方式") && t.contains("制約:\n  - 2週間"),
@@ -166,6 +314,13 @@ mod tests {
             3
         );
         assert_eq!(r["structuredContent"]["workflow"]["step"], "reality-test");
+        let opts = &r["structuredContent"]["currentStatus"]["選択肢"];
+        assert_eq!(opts[1]["text"], "SAML");
+        assert_eq!(opts[1]["supplementaryInfo"], "既存IdP");
+        assert_eq!(
+            r["structuredContent"]["workflowState"]["current"],
+            "initial_options_registered"
+        );
         assert!(text_of(&r).contains("2. SAML") && text_of(&r).contains("補足: 既存IdP"));
     }
 

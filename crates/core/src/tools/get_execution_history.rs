@@ -2,7 +2,6 @@
 //! kept (at most 100, persisted across restarts) and the current session id.
 
 use super::{parse_args, schema_of, Ctx, ToolDef, ToolFuture, ToolOutput};
-use crate::claude::HistoryResult;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
@@ -27,7 +26,7 @@ pub fn def() -> ToolDef {
                       prompts, responses, timing and session ids. Returns {success, history, \
                       total_entries, current_session_id}.",
         input_schema: schema_of::<Args>(),
-        output_schema: Some(schema_of::<HistoryResult>()),
+        output_schema: Some(schema_of::<super::session_compat::History>()),
         run,
     }
 }
@@ -36,6 +35,8 @@ fn run(ctx: Ctx, args: Value) -> ToolFuture {
     Box::pin(async move {
         let a = parse_args::<Option<Args>>("get_execution_history", args)?;
         let limit = a.map_or_else(default_limit, |a| a.limit);
-        ToolOutput::of(&ctx.claude.history(limit).await)
+        ToolOutput::of(&super::session_compat::History::from(
+            ctx.claude.history(limit).await,
+        ))
     })
 }

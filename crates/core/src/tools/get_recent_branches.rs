@@ -15,6 +15,10 @@ pub struct Args {
     /// How many branches to return (1..=1000, default 10).
     #[serde(default = "ten")]
     pub limit: usize,
+    /// The original server's bank directory (t3ta/memory-bank-mcp-server's `docs`): accepted
+    /// and ignored; the bank is the one configured (setup / MEMORY_BANK_ROOT).
+    #[serde(default)]
+    pub docs: Option<String>,
 }
 
 fn ten() -> usize {
@@ -23,7 +27,64 @@ fn ten() -> usize {
 
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct Recent {
-    pub branches: Vec<BranchInfo>,
+    pub branches: Vec<RecentBranch>,
+    /// How many branches are listed (t3ta/memory-bank-mcp-server's `total`).
+    pub total: usize,
+}
+
+/// A branch bank, with the original's `summary` of its `activeContext.md`.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct RecentBranch {
+    #[serde(flatten)]
+    pub info: BranchInfo,
+    pub summary: Summary,
+}
+
+/// From the branch's `activeContext.md`: the "Current work" section's text and the "Recent
+/// changes" section's lines (either heading language; HTML comments and blank lines skipped).
+#[derive(Debug, Default, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Summary {
+    pub current_work: Option<String>,
+    pub recent_changes: Vec<String>,
+}
+
+const CURRENT_WORK: &[&str] = &["current work", "現在の作業", "当前工作"];
+const RECENT_CHANGES: &[&str] = &["recent changes", "最近の変更", "最近的变更"];
+
+/// The summary of an `activeContext.md`.
+pub fn summary_of(content: &str) -> Summary {
+    let mut sections: Vec<(String, Vec<String>)> = Vec::new();
+    let mut in_comment = false;
+    for line in content.lines() {
+        let t = line.trim();
+        if let Some(h) = t.strip_prefix("## ") {
+            sections.push((h.trim().to_lowercase(), Vec::new()));
+            continue;
+        }
+        if in_comment || t.starts_with("<!--") {
+            in_comment = !t.contains("-->");
+            continue;
+        }
+        if t.is_empty() || t.starts_with('#') {
+            continue;
+        }
+        if let Some((_, lines)) = sections.last_mut() {
+            lines.push(t.trim_start_matches(['-', '*', ' ']).to_string());
+        }
+    }
+    let find = |names: &[&str]| {
+        sections
+            .iter()
+            .find(|(h, _)| names.iter().any(|n| h.starts_with(n)))
+            .map(|(_, l)| l.clone())
+            .unwrap_or_default()
+    };
+    let work = find(CURRENT_WORK);
+    Summary {
+        current_work: (!work.is_empty()).then(|| work.join("\n")),
+        recent_changes: find(RECENT_CHANGES),
+    }
 }
 
 pub fn def() -> ToolDef {
@@ -51,10 +112,25 @@ fn run(ctx: Ctx, args: Value) -> super::ToolFuture {
     }
     super::blocking(move || {
         let bank = memory_bank(&ctx)?;
-        let branches = bank
+        let branches: Vec<RecentBranch> = bank
             .recent_branches(args.limit)
-            .map_err(ToolError::Failed)?;
-        ToolOutput::of(&Recent { branches })
+            .map_err(ToolError::Failed)?
+            .into_iter()
+            .map(|info| {
+                let summary = bank
+                    .read(
+                        crate::memory_bank::Scope::Branch(&info.name),
+                        "activeContext.md",
+                    )
+                    .map(|d| summary_of(&d.content))
+                    .unwrap_or_default();
+                RecentBranch { info, summary }
+            })
+            .collect();
+        ToolOutput::of(&Recent {
+            total: branches.len(),
+            branches,
+        })
     })
 }
 
@@ -108,6 +184,12 @@ mod tests {
         assert_eq!(b.len(), 2);
         assert_eq!(b[0]["name"], "old");
         assert_eq!(b[0]["documents"], 5);
+        assert_eq!(r["structuredContent"]["total"], 2);
+        // The seeded (empty) template: no current work, no changes.
+        assert_eq!(
+            b[0]["summary"],
+            json!({"currentWork": null, "recentChanges": []})
+        );
         assert!(is_rfc3339_utc(b[0]["lastModified"].as_str().unwrap()));
         let r = s.call("get_recent_branches", json!({"limit": 0}));
         assert!(is_error(&r) && text_of(&r).contains("limit"), "{r}");
@@ -119,5 +201,19 @@ mod tests {
         let s = TestServer::new(&d.path().canonicalize().unwrap(), d.path());
         let r = s.call("get_recent_branches", json!({"limit": 5}));
         assert_eq!(r["structuredContent"]["branches"], json!([]), "{r}");
+        assert_eq!(r["structuredContent"]["total"], 0, "{r}");
+    }
+
+    #[test]
+    fn the_summary_comes_from_active_context_in_either_language() {
+        let s = super::summary_of(
+            "# Active context\n\ntags: #core\n\n## Current work\n<!-- hint -->\nLogin form\n\n\
+             ## Recent changes\n<!-- a\nb -->\n- added tests\n- fixed CSS\n\n## Next steps\n- ship\n",
+        );
+        assert_eq!(s.current_work.as_deref(), Some("Login form"));
+        assert_eq!(s.recent_changes, vec!["added tests", "fixed CSS"]);
+        let s = super::summary_of("## 現在の作業\nログイン画面\n## 最近の変更\n- テスト追加\n");
+        assert_eq!(s.current_work.as_deref(), Some("ログイン画面"));
+        assert_eq!(s.recent_changes, vec!["テスト追加"]);
     }
 }

@@ -23,6 +23,7 @@ pub mod execute_claude_with_context;
 pub mod fs_get_project_info;
 pub mod fs_list_directory;
 pub mod fs_read_file;
+pub mod fs_set_project_root;
 pub mod fs_write_file;
 pub mod get_current_selection;
 pub mod get_current_session;
@@ -36,11 +37,13 @@ pub mod get_recent_branches;
 pub mod get_workspace_folders;
 pub mod ide;
 pub mod list_memory_bank_documents;
+pub mod make_tripwire;
 pub mod open_diff;
 pub mod open_file;
 pub mod read_branch_core_files;
 pub mod read_branch_memory_bank;
 pub mod read_context;
+pub mod read_document;
 pub mod read_global_core_files;
 pub mod read_global_memory_bank;
 pub mod read_rules;
@@ -49,11 +52,13 @@ pub mod reset;
 pub mod reset_session;
 pub mod save_document;
 pub mod search_documents_by_tags;
+pub mod session_compat;
 pub mod set_current_session;
 pub mod test_claude_cli;
 #[cfg(feature = "test-tools")]
 pub mod test_panic;
 pub mod write_branch_memory_bank;
+pub mod write_document;
 pub mod write_global_memory_bank;
 
 pub type ToolFuture = BoxFuture<'static, Result<ToolOutput, ToolError>>;
@@ -132,6 +137,7 @@ pub fn registry() -> Vec<ToolDef> {
         fs_read_file::def(),
         fs_list_directory::def(),
         fs_write_file::def(),
+        fs_set_project_root::def(),
         // Memory bank (issue 3).
         read_context::def(),
         read_rules::def(),
@@ -144,10 +150,14 @@ pub fn registry() -> Vec<ToolDef> {
         search_documents_by_tags::def(),
         get_recent_branches::def(),
         list_memory_bank_documents::def(),
+        // Memory bank v3 (issue 13).
+        read_document::def(),
+        write_document::def(),
         // WRAP decision status (issue 3).
         define_issue::def(),
         get_current_status::def(),
         register_options::def(),
+        make_tripwire::def(),
         reset::def(),
         // The Claude Code IDE tools (ide-protocol.md); each forwards to a Lua handler.
         open_file::def(),
@@ -221,6 +231,12 @@ pub fn blocking<F>(f: F) -> ToolFuture
 where
     F: FnOnce() -> Result<ToolOutput, ToolError> + Send + 'static,
 {
+    // The connection's project root (fs-set-project-root) goes along to the blocking pool.
+    let slot = crate::project::connection_slot();
+    let f = move || match slot {
+        Some(s) => crate::project::CONNECTION_ROOT.sync_scope(s, f),
+        None => f(),
+    };
     Box::pin(async move {
         tokio::task::spawn_blocking(f).await.unwrap_or_else(|e| {
             let msg = if e.is_panic() {
@@ -272,7 +288,12 @@ pub fn read_bank_document(ctx: Ctx, branch: Option<String>, path: String) -> Too
         let doc = bank
             .read(bank_scope(&branch), &path)
             .map_err(ToolError::Failed)?;
-        Ok(ToolOutput::json(doc.into_value()))
+        // People (and prompts written for the original server) read the document itself as
+        // the text; programs get {path, content, tags, lastModified} as structuredContent.
+        let text = doc.content.clone();
+        let mut out = ToolOutput::json(doc.into_value());
+        out.text = Some(text);
+        Ok(out)
     })
 }
 

@@ -12,10 +12,14 @@ use serde_json::{Map, Value};
 pub struct Args {
     /// The git branch ("feature/x" is kept in branch-memory-bank/feature-x).
     pub branch: String,
-    /// Language code (en or ja) of the notes; default "ja".
+    /// Language code (en, ja or zh) of the notes; default "ja".
     #[serde(default = "super::default_language")]
-    #[schemars(extend("enum" = ["en", "ja"]))]
+    #[schemars(extend("enum" = ["en", "ja", "zh"]))]
     pub language: String,
+    /// The original server's bank directory (t3ta/memory-bank-mcp-server's `docs`): accepted
+    /// and ignored; the bank is the one configured (setup / MEMORY_BANK_ROOT).
+    #[serde(default)]
+    pub docs: Option<String>,
 }
 
 pub fn def() -> ToolDef {

@@ -13,6 +13,10 @@ pub struct Args {
     pub branch: String,
     /// The document's path relative to the branch bank, e.g. "activeContext.md".
     pub path: String,
+    /// The original server's bank directory (t3ta/memory-bank-mcp-server's `docs`): accepted
+    /// and ignored; the bank is the one configured (setup / MEMORY_BANK_ROOT).
+    #[serde(default)]
+    pub docs: Option<String>,
 }
 
 pub fn def() -> ToolDef {
@@ -56,6 +60,8 @@ mod tests {
         assert!(!is_error(&r), "{r}");
         assert_eq!(r["structuredContent"]["tags"], json!(["note", "branch"]));
         assert_eq!(r["structuredContent"]["path"], "notes.md");
+        // The text content is the raw Markdown, as the original server answered it.
+        assert_eq!(text_of(&r), "# Notes\n\ntags: #note #branch\n");
         let r = call("./sub/../notes.md");
         assert_eq!(r["structuredContent"]["path"], "notes.md", "{r}");
         let r = call("missing.md");

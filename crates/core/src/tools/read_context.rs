@@ -18,9 +18,9 @@ pub struct Args {
     /// Branch name (required if includeBranchMemory is true)
     #[serde(default)]
     pub branch: Option<String>,
-    /// Language code (en or ja)
+    /// Language code (en, ja or zh)
     #[serde(default = "super::default_language")]
-    #[schemars(extend("enum" = ["en", "ja"]))]
+    #[schemars(extend("enum" = ["en", "ja", "zh"]))]
     pub language: String,
     /// Whether to include rules (default: true)
     #[serde(default = "yes")]
@@ -31,6 +31,10 @@ pub struct Args {
     /// Whether to include global memory bank (default: true)
     #[serde(default = "yes")]
     pub include_global_memory: bool,
+    /// The original server's bank directory (t3ta/memory-bank-mcp-server's `docs`): accepted
+    /// and ignored; the bank is the one configured (setup / MEMORY_BANK_ROOT).
+    #[serde(default)]
+    pub docs: Option<String>,
 }
 
 /// The shape of the result, for `outputSchema` (read_rules and read_*_core_files return a part
@@ -156,7 +160,7 @@ mod tests {
         let s = def().input_schema.value();
         assert_eq!(
             s["properties"]["language"]["enum"],
-            json!(["en", "ja"]),
+            json!(["en", "ja", "zh"]),
             "{s}"
         );
         for k in [
@@ -179,7 +183,7 @@ mod tests {
                 "branch",
                 "Branch name (required if includeBranchMemory is true)",
             ),
-            ("language", "Language code (en or ja)"),
+            ("language", "Language code (en, ja or zh)"),
             ("includeRules", "Whether to include rules (default: true)"),
             (
                 "includeBranchMemory",
@@ -336,7 +340,7 @@ mod tests {
         );
         let e = context(&bank, &args(json!({"branch": "main", "language": "fr"}))).unwrap_err();
         assert!(
-            matches!(&e, ToolError::Failed(m) if m.contains("'fr'") && m.contains("\"en\" or \"ja\"")),
+            matches!(&e, ToolError::Failed(m) if m.contains("'fr'") && m.contains("\"en\", \"ja\" or \"zh\"")),
             "{e}"
         );
         // Without branch memory, no branch is needed.

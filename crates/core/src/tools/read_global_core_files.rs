@@ -10,10 +10,14 @@ use serde_json::Value;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Args {
-    /// Language code (en or ja) of the notes; default "ja".
+    /// Language code (en, ja or zh) of the notes; default "ja".
     #[serde(default = "super::default_language")]
-    #[schemars(extend("enum" = ["en", "ja"]))]
+    #[schemars(extend("enum" = ["en", "ja", "zh"]))]
     pub language: String,
+    /// The original server's bank directory (t3ta/memory-bank-mcp-server's `docs`): accepted
+    /// and ignored; the bank is the one configured (setup / MEMORY_BANK_ROOT).
+    #[serde(default)]
+    pub docs: Option<String>,
 }
 
 pub fn def() -> ToolDef {

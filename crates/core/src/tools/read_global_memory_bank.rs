@@ -11,6 +11,10 @@ use serde_json::Value;
 pub struct Args {
     /// The document's path relative to the global bank, e.g. "architecture.md".
     pub path: String,
+    /// The original server's bank directory (t3ta/memory-bank-mcp-server's `docs`): accepted
+    /// and ignored; the bank is the one configured (setup / MEMORY_BANK_ROOT).
+    #[serde(default)]
+    pub docs: Option<String>,
 }
 
 pub fn def() -> ToolDef {
@@ -56,6 +60,11 @@ mod tests {
         assert!(!is_error(&r), "{r}");
         assert_eq!(r["structuredContent"]["tags"], json!(["decision", "adr"]));
         assert_eq!(r["structuredContent"]["path"], "meta/decisions.json");
+        // The text content is the document itself (as the original answered it).
+        assert_eq!(
+            text_of(&r),
+            r#"{"metadata": {"tags": ["decision", "adr"]}, "content": {"x": 1}}"#
+        );
         let r = s.call(
             "read_global_memory_bank",
             json!({"path": "../branch-memory-bank/main/notes.md"}),

@@ -10,10 +10,14 @@ use serde_json::{Map, Value};
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Args {
-    /// Language code (en or ja); default "ja".
+    /// Language code (en, ja or zh); default "ja".
     #[serde(default = "super::default_language")]
-    #[schemars(extend("enum" = ["en", "ja"]))]
+    #[schemars(extend("enum" = ["en", "ja", "zh"]))]
     pub language: String,
+    /// The original server's bank directory (t3ta/memory-bank-mcp-server's `docs`): accepted
+    /// and ignored; the bank is the one configured (setup / MEMORY_BANK_ROOT).
+    #[serde(default)]
+    pub docs: Option<String>,
 }
 
 pub fn def() -> ToolDef {
@@ -38,11 +42,16 @@ fn run(ctx: Ctx, args: Value) -> super::ToolFuture {
         let lang = Language::parse(&args.language).map_err(ToolError::Failed)?;
         let bank = memory_bank(&ctx)?;
         let mut m = Map::new();
-        m.insert(
-            "rules".into(),
-            super::read_context::rules_section(&bank, lang)?,
-        );
-        Ok(ToolOutput::json(Value::Object(m)))
+        let rules = super::read_context::rules_section(&bank, lang)?;
+        // The text content is the rules' Markdown, as the original server answered it.
+        let text = rules
+            .get("content")
+            .and_then(Value::as_str)
+            .map(String::from);
+        m.insert("rules".into(), rules);
+        let mut out = ToolOutput::json(Value::Object(m));
+        out.text = text;
+        Ok(out)
     })
 }
 
@@ -67,6 +76,12 @@ mod tests {
             .as_str()
             .unwrap()
             .contains("メモリバンクのルール"));
+        // The text is the Markdown itself; the JSON stays in structuredContent.
+        assert_eq!(
+            text_of(&r),
+            r["structuredContent"]["rules"]["content"].as_str().unwrap()
+        );
+        assert!(text_of(&r).starts_with('#'), "{r}");
         let r = s.call("read_rules", json!({"language": "de"}));
         assert!(is_error(&r) && text_of(&r).contains("'de'"), "{r}");
         let r = s.call("read_rules", json!({"language": 1}));

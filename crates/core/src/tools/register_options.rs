@@ -1,8 +1,9 @@
-//! `register_options {options}` — the options (at least 3) for the current issue, each with its
-//! own id. Registering again replaces them.
+//! `register_options {options, widenOptionsStep?}` — the options (at least 3) for the current
+//! issue, each with its own id. Registering again replaces them. `widenOptionsStep`
+//! (mcp-decisive's `{type, description}`, or just the type) is kept in the store and returned.
 
 use super::{decision_store, parse_args, schema_of, Ctx, ToolDef, ToolError, ToolOutput};
-use crate::decision::{workflow, DecisionOption, OptionInput, Workflow};
+use crate::decision::{workflow, DecisionOption, OptionInput, WidenOptionsStep, Workflow};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -12,6 +13,11 @@ use serde_json::Value;
 pub struct Args {
     /// At least 3 options: strings, or {text, supplementaryInfo}.
     pub options: Vec<OptionInput>,
+    /// Which Widen Options step this registration belongs to: {"type": "initial_registered" |
+    /// "laddered" | "analogical_research_done" | "elimination_tested" | "fixed"} (the
+    /// description is filled in), or the type alone.
+    #[serde(default, rename = "widenOptionsStep")]
+    pub widen_options_step: Option<Value>,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -20,6 +26,8 @@ pub struct Registered {
     pub issue_id: String,
     pub options: Vec<DecisionOption>,
     pub workflow: Workflow,
+    /// The step given, as kept (null when none was given).
+    pub widen_options_step: Option<WidenOptionsStep>,
 }
 
 pub fn def() -> ToolDef {
@@ -40,15 +48,29 @@ fn run(ctx: Ctx, args: Value) -> super::ToolFuture {
         Ok(a) => a,
         Err(e) => return super::ready(Err(e)),
     };
+    let step = match args
+        .widen_options_step
+        .as_ref()
+        .map(WidenOptionsStep::parse)
+    {
+        None => None,
+        Some(Ok(s)) => Some(s),
+        Some(Err(e)) => {
+            return super::ready(Err(ToolError::InvalidParams(format!(
+                "invalid arguments for register_options: {e}"
+            ))))
+        }
+    };
     super::blocking(move || {
         let store = decision_store(&ctx)?;
         let (issue, options) = store
-            .register_options(args.options)
+            .register_options(args.options, step.clone())
             .map_err(|e| ToolError::Failed(e.to_string()))?;
         let mut out = ToolOutput::of(&Registered {
             issue_id: issue.id,
             workflow: workflow(options.len()),
             options,
+            widen_options_step: step,
         })?;
         out.text = Some(format!(
             "課題「{}」に選択肢を{}件登録しました。\n{}",
@@ -91,6 +113,7 @@ mod tests {
             opts.iter().map(|o| o["id"].as_str().unwrap()).collect();
         assert_eq!(ids.len(), 3);
         assert_eq!(out["workflow"]["step"], "reality-test");
+        assert_eq!(out["widenOptionsStep"], json!(null));
 
         let r = s.call("register_options", json!({"options": ["a", "b"]}));
         assert!(is_error(&r) && text_of(&r).contains("at least 3"), "{r}");
@@ -101,11 +124,53 @@ mod tests {
         );
         let r = s.call("register_options", json!({"options": "abc"}));
         assert_eq!(r["error"]["code"], -32602, "{r}");
+        let r = s.call(
+            "register_options",
+            json!({"options": ["a", "b", "c"], "widenOptionsStep": {"type": "sideways"}}),
+        );
+        assert_eq!(r["error"]["code"], -32602, "{r}");
+        assert!(r["error"]["message"].as_str().unwrap().contains("laddered"));
         // Failed registrations changed nothing.
         let st = s.call("get_current_status", json!({}));
         assert_eq!(
             st["structuredContent"]["options"].as_array().unwrap().len(),
             3
         );
+    }
+
+    #[test]
+    fn widen_options_step_is_accepted_kept_and_returned() {
+        let d = tempfile::tempdir().unwrap();
+        let s = TestServer::new(&d.path().canonicalize().unwrap(), &d.path().join("state"));
+        s.call(
+            "define_issue",
+            json!({"issue": "t", "context": "c", "constraints": "k"}),
+        );
+        let r = s.call(
+            "register_options",
+            json!({"options": ["a", "b", "c"], "widenOptionsStep": {"type": "initial_registered", "description": "初期登録した"}}),
+        );
+        assert!(!is_error(&r), "{r}");
+        let step = json!({"type": "initial_registered", "description": "初期登録した"});
+        assert_eq!(r["structuredContent"]["widenOptionsStep"], step);
+        // The bare type works too, and the description is filled in.
+        let r = s.call(
+            "register_options",
+            json!({"options": ["a", "b", "c", "d"], "widenOptionsStep": "laddered"}),
+        );
+        let step = json!({"type": "laddered", "description": "ラダリングした"});
+        assert_eq!(r["structuredContent"]["widenOptionsStep"], step);
+        // Kept: the status shows it; a registration without a step keeps the last one.
+        s.call("register_options", json!({"options": ["a", "b", "c"]}));
+        let st = s.call("get_current_status", json!({}));
+        assert_eq!(st["structuredContent"]["widenOptionsStep"], step);
+        assert_eq!(
+            st["structuredContent"]["workflowState"]["current"],
+            "laddered"
+        );
+        // A new issue starts without one.
+        s.call("define_issue", json!({"title": "u"}));
+        let st = s.call("get_current_status", json!({}));
+        assert_eq!(st["structuredContent"]["widenOptionsStep"], json!(null));
     }
 }

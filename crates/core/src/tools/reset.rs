@@ -8,6 +8,10 @@ use serde_json::Value;
 #[derive(Debug, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ResetResult {
+    /// The reset went through (mcp-decisive's field; a failure is an error result).
+    pub success: bool,
+    /// What happened, in words (mcp-decisive's field).
+    pub message: String,
     /// Whether there was anything to clear.
     pub reset: bool,
     /// Where the previous store was kept.
@@ -35,17 +39,20 @@ fn run(ctx: Ctx, args: Value) -> super::ToolFuture {
         let backup = store
             .reset()
             .map_err(|e| ToolError::Failed(e.to_string()))?;
-        let mut out = ToolOutput::of(&ResetResult {
-            reset: backup.is_some(),
-            backup: backup.as_ref().map(|p| p.to_string_lossy().into_owned()),
-        })?;
-        out.text = Some(match &backup {
+        let message = match &backup {
             Some(p) => format!(
                 "課題と選択肢をリセットしました。以前の内容は {} に保存しました。",
                 p.display()
             ),
             None => "リセットする課題はありません。".into(),
-        });
+        };
+        let mut out = ToolOutput::of(&ResetResult {
+            success: true,
+            message: message.clone(),
+            reset: backup.is_some(),
+            backup: backup.as_ref().map(|p| p.to_string_lossy().into_owned()),
+        })?;
+        out.text = Some(message);
         Ok(out)
     })
 }
@@ -62,7 +69,7 @@ mod tests {
         let r = s.call("reset", json!({}));
         assert_eq!(
             r["structuredContent"],
-            json!({"reset": false, "backup": null}),
+            json!({"success": true, "message": "リセットする課題はありません。", "reset": false, "backup": null}),
             "{r}"
         );
         s.call("define_issue", json!({"title": "残す", "description": "d"}));

@@ -10,7 +10,7 @@ pub fn def() -> ToolDef {
         aliases: &[],
         description: "Forget the current Claude session: the next run starts a new conversation. Returns {success, message, old_session_id}.",
         input_schema: schema_of::<NoArgs>(),
-        output_schema: Some(schema_of::<ResetResult>()),
+        output_schema: Some(schema_of::<super::session_compat::Named<ResetResult>>()),
         run,
     }
 }
@@ -18,6 +18,9 @@ pub fn def() -> ToolDef {
 fn run(ctx: Ctx, args: Value) -> ToolFuture {
     Box::pin(async move {
         parse_args::<Option<NoArgs>>("reset_session", args)?;
-        ToolOutput::of(&ctx.claude.reset_session().await)
+        ToolOutput::of(&super::session_compat::Named::new(
+            "reset_session",
+            ctx.claude.reset_session().await,
+        ))
     })
 }

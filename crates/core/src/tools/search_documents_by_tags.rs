@@ -50,12 +50,50 @@ pub struct Args {
     /// The branch to search (required with scope "branch").
     #[serde(default)]
     pub branch: Option<String>,
+    /// The original server's bank directory (t3ta/memory-bank-mcp-server's `docs`): accepted
+    /// and ignored; the bank is the one configured (setup / MEMORY_BANK_ROOT).
+    #[serde(default)]
+    pub docs: Option<String>,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct SearchResult {
     pub count: usize,
     pub documents: Vec<SearchHit>,
+    /// The same documents as t3ta/memory-bank-mcp-server answered them, with a `title`.
+    pub results: Vec<TitledHit>,
+}
+
+/// A hit with its title: the first `# ` heading of a Markdown document, `metadata.title` of
+/// a JSON one, else the file name.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct TitledHit {
+    pub title: String,
+    #[serde(flatten)]
+    pub hit: SearchHit,
+}
+
+/// The title of a document (see [`TitledHit`]).
+pub fn title_of(path: &str, content: &str) -> String {
+    let base = path.rsplit('/').next().unwrap_or(path).to_string();
+    if path.to_ascii_lowercase().ends_with(".json") {
+        return serde_json::from_str::<Value>(content)
+            .ok()
+            .and_then(|v| {
+                v.pointer("/metadata/title")
+                    .and_then(Value::as_str)
+                    .map(String::from)
+            })
+            .filter(|t| !t.trim().is_empty())
+            .unwrap_or(base);
+    }
+    content
+        .lines()
+        .take(50)
+        .find_map(|l| l.strip_prefix("# "))
+        .map(|t| t.trim().to_string())
+        .filter(|t| !t.is_empty())
+        .unwrap_or(base)
 }
 
 pub fn def() -> ToolDef {
@@ -87,9 +125,27 @@ fn run(ctx: Ctx, args: Value) -> super::ToolFuture {
                 args.branch.as_deref(),
             )
             .map_err(ToolError::Failed)?;
+        let results = documents
+            .iter()
+            .map(|h| {
+                let scope = match &h.branch {
+                    Some(b) => crate::memory_bank::Scope::Branch(b),
+                    None => crate::memory_bank::Scope::Global,
+                };
+                let title = bank
+                    .read(scope, &h.path)
+                    .map(|d| title_of(&h.path, &d.content))
+                    .unwrap_or_else(|_| title_of(&h.path, ""));
+                TitledHit {
+                    title,
+                    hit: h.clone(),
+                }
+            })
+            .collect();
         ToolOutput::of(&SearchResult {
             count: documents.len(),
             documents,
+            results,
         })
     })
 }
@@ -134,6 +190,13 @@ mod tests {
             vec!["global:notes.md", "b:deep/x.md", "feature-a:notes.md"]
         );
         assert_eq!(r["structuredContent"]["count"], 3);
+        // The original's `results`, each with a title (the first heading).
+        let results = r["structuredContent"]["results"].as_array().unwrap();
+        assert_eq!(results.len(), 3);
+        assert_eq!(results[1]["title"], "X");
+        assert_eq!(results[1]["path"], "deep/x.md");
+        assert_eq!(results[1]["scope"], "branch");
+        assert_eq!(results[0]["title"], "Notes");
         let r = q(json!({"tags": ["#note", "design"], "match": "and"}));
         assert_eq!(paths(&r), vec!["b:deep/x.md"]);
         let r = q(json!({"tags": ["global", "design"], "match": "or", "scope": "global"}));
@@ -184,6 +247,12 @@ mod tests {
         );
         assert!(!is_error(&r), "{r}");
         assert_eq!(paths(&r), vec!["global:decisions/api.json"], "{r}");
+        // No metadata.title: the file name is the title.
+        assert_eq!(r["structuredContent"]["results"][0]["title"], "api.json");
+        assert_eq!(
+            super::title_of("a/b.json", r#"{"metadata": {"title": "API"}}"#),
+            "API"
+        );
         let tags = &r["structuredContent"]["documents"][0]["tags"];
         assert!(tags.as_array().is_some_and(|t| !t.is_empty()), "{r}");
     }

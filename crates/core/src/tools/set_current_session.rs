@@ -3,7 +3,6 @@
 //! old_session_id}`.
 
 use super::{parse_args, schema_of, Ctx, ToolDef, ToolError, ToolFuture, ToolOutput};
-use crate::claude::SetSessionResult;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
@@ -23,7 +22,7 @@ pub fn def() -> ToolDef {
                       get_execution_history). Returns {success, message, session_id, \
                       old_session_id}.",
         input_schema: schema_of::<Args>(),
-        output_schema: Some(schema_of::<SetSessionResult>()),
+        output_schema: Some(schema_of::<super::session_compat::SetSession>()),
         run,
     }
 }
@@ -36,6 +35,6 @@ fn run(ctx: Ctx, args: Value) -> ToolFuture {
             .set_session(a.session_id.trim())
             .await
             .map_err(|e| ToolError::InvalidParams(format!("set_current_session: {e}")))?;
-        ToolOutput::of(&r)
+        ToolOutput::of(&super::session_compat::SetSession::from(r))
     })
 }

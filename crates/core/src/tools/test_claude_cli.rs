@@ -1,7 +1,6 @@
 //! `test_claude_cli {}` — Find the Claude Code CLI (setup{claude.cmd}, PATH, common install locations, CLAUDE_PATH) and run `claude --version`. Returns {success, path, source, version, error}.
 
 use super::{parse_args, schema_of, Ctx, NoArgs, ToolDef, ToolFuture, ToolOutput};
-use crate::claude::CliTestResult;
 use serde_json::Value;
 
 pub fn def() -> ToolDef {
@@ -10,7 +9,7 @@ pub fn def() -> ToolDef {
         aliases: &[],
         description: "Find the Claude Code CLI (setup{claude.cmd}, PATH, common install locations, CLAUDE_PATH) and run `claude --version`. Returns {success, path, source, version, error}.",
         input_schema: schema_of::<NoArgs>(),
-        output_schema: Some(schema_of::<CliTestResult>()),
+        output_schema: Some(schema_of::<super::session_compat::CliTest>()),
         run,
     }
 }
@@ -18,6 +17,8 @@ pub fn def() -> ToolDef {
 fn run(ctx: Ctx, args: Value) -> ToolFuture {
     Box::pin(async move {
         parse_args::<Option<NoArgs>>("test_claude_cli", args)?;
-        ToolOutput::of(&ctx.claude.test_cli().await)
+        ToolOutput::of(&super::session_compat::CliTest::from(
+            ctx.claude.test_cli().await,
+        ))
     })
 }

@@ -87,7 +87,8 @@ impl TestServer {
 
     /// `tools/call` as a client sees it: the CallToolResult, or `{"error": {code, message}}`.
     /// Like an MCP client, checks that `structuredContent` conforms to the tool's
-    /// `outputSchema`, and that a tool with an `outputSchema` returns structured content.
+    /// `outputSchema`, that a tool with an `outputSchema` returns structured content, and that
+    /// a tool returning structured content has an `outputSchema`.
     pub fn call(&self, name: &str, args: Value) -> Value {
         let shared = self.server.shared().clone();
         let r = self.rt.block_on(async move {
@@ -99,8 +100,12 @@ impl TestServer {
         if r.get("error").is_none() && !is_error(&r) {
             let tool = crate::tools::registry()
                 .into_iter()
-                .find(|t| t.name == name);
-            if let Some(schema) = tool.and_then(|t| t.output_schema).map(|s| s.value()) {
+                .find(|t| t.name == name || t.aliases.contains(&name));
+            let schema = tool.and_then(|t| t.output_schema).map(|s| s.value());
+            if schema.is_none() && r.get("structuredContent").is_some() {
+                panic!("{name} returned structuredContent but has no outputSchema: {r}");
+            }
+            if let Some(schema) = schema {
                 let sc = r.get("structuredContent").unwrap_or_else(|| {
                     panic!("{name} has an outputSchema but returned no structuredContent: {r}")
                 });
@@ -214,5 +219,121 @@ impl crate::editor::EditorRpc for CountingEditor {
     fn call(&self, _method: &str, _params: Value) -> crate::editor::RpcFuture {
         self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         Box::pin(async { Err("counting editor".to_string()) })
+    }
+}
+
+/// Every tool that answers structure describes it (issue 13): each tool of the registry is
+/// called here with arguments that succeed (through [`TestServer::call`], which fails when
+/// `structuredContent` comes without an `outputSchema` or does not fit it), except those that
+/// need a live editor, a client connection or the IDE protocol's text answers — named below,
+/// so a new tool cannot slip through unlisted.
+#[test]
+fn every_tool_returning_structure_has_an_output_schema_it_fits() {
+    use serde_json::json;
+    let (d, bank) = seeded_bank("main");
+    let project = bank.root.parent().unwrap().to_path_buf();
+    std::fs::write(project.join("a.txt"), "hello\n").unwrap();
+    let s = TestServer::with(&project, &d.path().join("state"), |c| {
+        c.claude.cmd = Some("/nonexistent/claude-for-the-schema-test".into());
+    });
+    // Need the editor's main thread (NoEditor here), a client connection, or answer text only
+    // as the IDE protocol says.
+    let elsewhere = [
+        "openFile",
+        "openDiff",
+        "getCurrentSelection",
+        "getLatestSelection",
+        "getOpenEditors",
+        "getDiagnostics",
+        "checkDocumentDirty",
+        "saveDocument",
+        "close_tab",
+        "closeAllDiffTabs",
+        "fs-set-project-root",
+        "test_panic",
+    ];
+    let calls: Vec<(&str, serde_json::Value)> = vec![
+        ("getWorkspaceFolders", json!({})),
+        ("fs-get-project-info", json!({})),
+        ("fs-read-file", json!({"path": "a.txt"})),
+        ("fs-list-directory", json!({"path": "."})),
+        ("fs-write-file", json!({"path": "b.txt", "content": "x"})),
+        ("read_context", json!({"branch": "main"})),
+        ("read_rules", json!({})),
+        ("read_branch_core_files", json!({"branch": "main"})),
+        ("read_global_core_files", json!({})),
+        (
+            "read_branch_memory_bank",
+            json!({"branch": "main", "path": "notes.md"}),
+        ),
+        (
+            "write_branch_memory_bank",
+            json!({"branch": "main", "path": "n2.md", "content": "# N\n"}),
+        ),
+        ("read_global_memory_bank", json!({"path": "notes.md"})),
+        (
+            "write_global_memory_bank",
+            json!({"path": "g.json", "content": "{}"}),
+        ),
+        (
+            "write_global_memory_bank",
+            json!({"path": "g.json", "patches": [{"op": "add", "path": "/a", "value": 1}]}),
+        ),
+        ("search_documents_by_tags", json!({"tags": ["note"]})),
+        ("get_recent_branches", json!({})),
+        ("list_memory_bank_documents", json!({})),
+        (
+            "read_document",
+            json!({"scope": "global", "path": "notes.md"}),
+        ),
+        (
+            "write_document",
+            json!({"scope": "branch", "branch": "main", "path": "c.json", "content": {"k": 1}, "tags": ["t"]}),
+        ),
+        ("get_current_status", json!({})),
+        (
+            "define_issue",
+            json!({"issue": "i", "context": "c", "constraints": "k"}),
+        ),
+        (
+            "register_options",
+            json!({"options": ["a", "b", "c"], "widenOptionsStep": "initial_registered"}),
+        ),
+        ("get_current_status", json!({})),
+        ("make_tripwire", json!({})),
+        ("reset", json!({})),
+        ("execute_claude", json!({"prompt": "hi", "timeout": 5})),
+        (
+            "execute_claude_with_context",
+            json!({"prompt": "hi", "file_path": "a.txt", "timeout": 5}),
+        ),
+        ("get_execution_history", json!({})),
+        ("clear_execution_history", json!({})),
+        ("get_current_session", json!({})),
+        ("set_current_session", json!({"session_id": "abc"})),
+        ("reset_session", json!({})),
+        ("test_claude_cli", json!({})),
+        ("get_execution_stats", json!({})),
+        ("cancel_claude_execution", json!({})),
+    ];
+    let mut called = std::collections::HashSet::new();
+    for (name, args) in &calls {
+        let r = s.call(name, args.clone());
+        assert!(r.get("error").is_none() && !is_error(&r), "{name}: {r}");
+        assert!(
+            r["structuredContent"].is_object(),
+            "{name} answers structure: {r}"
+        );
+        called.insert(*name);
+    }
+    for t in crate::tools::registry() {
+        assert!(
+            called.contains(t.name) || elsewhere.contains(&t.name),
+            "{} is neither exercised here nor listed as needing the editor",
+            t.name
+        );
+        if !elsewhere.contains(&t.name) {
+            assert!(t.output_schema.is_some(), "{} has no outputSchema", t.name);
+        }
     }
 }

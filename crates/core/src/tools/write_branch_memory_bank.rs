@@ -2,7 +2,7 @@
 //! branch's memory bank atomically. A branch without a bank gets one, with the core files it
 //! lacks seeded from the templates in `language`.
 
-use super::{parse_args, schema_of, Ctx, ToolDef};
+use super::{parse_args, schema_of, Ctx, ToolDef, ToolError, ToolOutput};
 use crate::memory_bank::WriteOutcome;
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -15,12 +15,24 @@ pub struct Args {
     pub branch: String,
     /// The document's path relative to the branch bank, e.g. "activeContext.md".
     pub path: String,
-    /// The complete new content (a write replaces the whole document).
-    pub content: String,
-    /// Language (en or ja) of the templates a new bank is seeded from; default "ja".
+    /// The complete new content (a write replaces the whole document). Not with `patches`.
+    #[serde(default)]
+    pub content: Option<String>,
+    /// JSON Patch operations (RFC 6902) for a JSON document, applied all or nothing (as in
+    /// write_document). Not with `content`.
+    #[serde(default)]
+    pub patches: Option<Vec<Value>>,
+    /// Sets the document's tags (as in write_document).
+    #[serde(default)]
+    pub tags: Option<Vec<String>>,
+    /// Language (en, ja or zh) of the templates a new bank is seeded from; default "ja".
     #[serde(default = "super::default_language")]
-    #[schemars(extend("enum" = ["en", "ja"]))]
+    #[schemars(extend("enum" = ["en", "ja", "zh"]))]
     pub language: String,
+    /// The original server's bank directory (t3ta/memory-bank-mcp-server's `docs`): accepted
+    /// and ignored; the bank is the one configured (setup / MEMORY_BANK_ROOT).
+    #[serde(default)]
+    pub docs: Option<String>,
 }
 
 pub fn def() -> ToolDef {
@@ -41,13 +53,35 @@ fn run(ctx: Ctx, args: Value) -> super::ToolFuture {
         Ok(a) => a,
         Err(e) => return super::ready(Err(e)),
     };
-    super::write_bank_document(
-        ctx,
-        Some(args.branch),
-        args.path,
-        args.content,
-        args.language,
-    )
+    let branch = Some(args.branch);
+    match (args.content, args.patches, args.tags) {
+        (Some(content), None, None) => {
+            super::write_bank_document(ctx, branch, args.path, content, args.language)
+        }
+        // The original's patches / tags: write_document's edit, answered with our outcome.
+        (content, patches, tags) => super::blocking(move || {
+            let edit = super::write_document::Edit {
+                content: content.map(Value::String),
+                patches,
+                tags,
+            };
+            let w = super::write_document::perform(
+                &ctx,
+                branch,
+                &args.path,
+                edit,
+                false,
+                &args.language,
+            )
+            .map_err(|e| match e {
+                ToolError::InvalidParams(m) => {
+                    ToolError::InvalidParams(format!("write_branch_memory_bank: {m}"))
+                }
+                e => e,
+            })?;
+            ToolOutput::of(&w.outcome)
+        }),
+    }
 }
 
 #[cfg(test)]
@@ -174,9 +208,20 @@ mod tests {
         assert!(!is_error(&r));
         let r = s.call(
             "write_branch_memory_bank",
-            json!({"branch": "main", "path": "x.md", "content": "x", "language": "zh"}),
+            json!({"branch": "main", "path": "x.md", "content": "x", "language": "fr"}),
         );
-        assert!(is_error(&r) && text_of(&r).contains("'zh'"), "{r}");
+        assert!(is_error(&r) && text_of(&r).contains("'fr'"), "{r}");
+        // zh (memory bank v3) seeds a new bank from the Chinese templates.
+        let r = s.call(
+            "write_branch_memory_bank",
+            json!({"branch": "zh-branch", "path": "x.md", "content": "x", "language": "zh"}),
+        );
+        assert!(!is_error(&r), "{r}");
+        let r = s.call(
+            "read_branch_memory_bank",
+            json!({"branch": "zh-branch", "path": "activeContext.md"}),
+        );
+        assert!(text_of(&r).starts_with("# 活动上下文"), "{r}");
     }
 
     #[cfg(unix)]

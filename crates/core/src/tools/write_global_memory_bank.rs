@@ -1,7 +1,7 @@
 //! `write_global_memory_bank {path, content, language?}` — writes a document of the global
 //! memory bank atomically, creating the bank (seeded from templates) when there is none.
 
-use super::{parse_args, schema_of, Ctx, ToolDef};
+use super::{parse_args, schema_of, Ctx, ToolDef, ToolError, ToolOutput};
 use crate::memory_bank::WriteOutcome;
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -12,12 +12,24 @@ use serde_json::Value;
 pub struct Args {
     /// The document's path relative to the global bank, e.g. "architecture.md".
     pub path: String,
-    /// The complete new content (a write replaces the whole document).
-    pub content: String,
-    /// Language (en or ja) of the templates a new bank is seeded from; default "ja".
+    /// The complete new content (a write replaces the whole document). Not with `patches`.
+    #[serde(default)]
+    pub content: Option<String>,
+    /// JSON Patch operations (RFC 6902) for a JSON document, applied all or nothing (as in
+    /// write_document). Not with `content`.
+    #[serde(default)]
+    pub patches: Option<Vec<Value>>,
+    /// Sets the document's tags (as in write_document).
+    #[serde(default)]
+    pub tags: Option<Vec<String>>,
+    /// Language (en, ja or zh) of the templates a new bank is seeded from; default "ja".
     #[serde(default = "super::default_language")]
-    #[schemars(extend("enum" = ["en", "ja"]))]
+    #[schemars(extend("enum" = ["en", "ja", "zh"]))]
     pub language: String,
+    /// The original server's bank directory (t3ta/memory-bank-mcp-server's `docs`): accepted
+    /// and ignored; the bank is the one configured (setup / MEMORY_BANK_ROOT).
+    #[serde(default)]
+    pub docs: Option<String>,
 }
 
 pub fn def() -> ToolDef {
@@ -38,7 +50,35 @@ fn run(ctx: Ctx, args: Value) -> super::ToolFuture {
         Ok(a) => a,
         Err(e) => return super::ready(Err(e)),
     };
-    super::write_bank_document(ctx, None, args.path, args.content, args.language)
+    let branch = None;
+    match (args.content, args.patches, args.tags) {
+        (Some(content), None, None) => {
+            super::write_bank_document(ctx, branch, args.path, content, args.language)
+        }
+        // The original's patches / tags: write_document's edit, answered with our outcome.
+        (content, patches, tags) => super::blocking(move || {
+            let edit = super::write_document::Edit {
+                content: content.map(Value::String),
+                patches,
+                tags,
+            };
+            let w = super::write_document::perform(
+                &ctx,
+                branch,
+                &args.path,
+                edit,
+                false,
+                &args.language,
+            )
+            .map_err(|e| match e {
+                ToolError::InvalidParams(m) => {
+                    ToolError::InvalidParams(format!("write_global_memory_bank: {m}"))
+                }
+                e => e,
+            })?;
+            ToolOutput::of(&w.outcome)
+        }),
+    }
 }
 
 #[cfg(test)]

@@ -78,11 +78,14 @@ fn concurrent_editors_never_lose_or_corrupt_updates() {
                         .unwrap();
                     // Some issue always exists from here on, so this cannot fail; it may
                     // attach the options to another thread's issue, which is fine.
-                    s.register_options(vec![
-                        OptionInput::Text("a".into()),
-                        OptionInput::Text("b".into()),
-                        OptionInput::Text("c".into()),
-                    ])
+                    s.register_options(
+                        vec![
+                            OptionInput::Text("a".into()),
+                            OptionInput::Text("b".into()),
+                            OptionInput::Text("c".into()),
+                        ],
+                        None,
+                    )
                     .unwrap();
                 }
             })
