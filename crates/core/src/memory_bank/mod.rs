@@ -301,19 +301,21 @@ impl Bank {
             }
             None => match CapDir::open_root(&self.root) {
                 Ok(d) => Ok(Some(d)),
-                Err(CapError::BadRoot { reason, .. }) if !self.root.exists() => {
-                    let _ = reason;
-                    Ok(None)
-                }
-                Err(e) => Err(e.to_string()),
+                Err(_) if !self.root.exists() => Ok(None),
+                // Another writer may have created it between the open and the check.
+                Err(_) => CapDir::open_root(&self.root)
+                    .map(Some)
+                    .map_err(|e| e.to_string()),
             },
         }
     }
 
     /// The bank root's handle, created when missing (never through a symlink it creates).
     fn root_dir_create(&self) -> Result<CapDir, String> {
-        if let Some(d) = self.root_dir()? {
-            return Ok(d);
+        if self.project.is_some() {
+            if let Some(d) = self.root_dir()? {
+                return Ok(d);
+            }
         }
         match &self.project {
             Some(project) => {
