@@ -23,6 +23,7 @@ config.extra_keys.terminal = true
 ---@field float {width:number, height:number, border:string|string[]} For side = "float"
 ---@field env table<string,string> Extra environment variables for the job
 ---@field mcp_config boolean Pass --mcp-config registering the bridge (default true)
+---@field permission_mode string|false `--permission-mode` for the CLI (default "default": edits ask, and the diff opens in Neovim); false passes none
 ---@field auto_insert boolean Enter Terminal-mode when the window is shown (default true)
 ---@field reload boolean :checktime on focus, buffer enter and terminal output (default true)
 M.defaults = {
@@ -33,11 +34,26 @@ M.defaults = {
   float = { width = 0.8, height = 0.8, border = "rounded" },
   env = {},
   mcp_config = true,
+  -- Claude Code 2.1.330 starts in "auto" mode, where edits are applied without asking, so the
+  -- Neovim diff never opens. "default" asks for every edit (through the diff in Neovim).
+  permission_mode = "default",
   auto_insert = true,
   reload = true,
 }
 
 local SIDES = { right = true, left = true, top = true, bottom = true, float = true }
+
+---The modes `--permission-mode` takes (Claude Code 2.1.197 and 2.1.330; "manual" is 2.1.330's
+---name for "default", which both accept).
+M.PERMISSION_MODES = {
+  default = true,
+  manual = true,
+  acceptEdits = true,
+  auto = true,
+  plan = true,
+  dontAsk = true,
+  bypassPermissions = true,
+}
 
 ---@type {buf:integer?, job:integer?, cmd:string[]?, mcp_config:string?, port:integer?}
 M._state = {}
@@ -94,6 +110,11 @@ function M.resolve(user)
   for k, v in pairs(t.env) do
     check("env", type(k) == "string" and (type(v) == "string" or type(v) == "number"), "a table of strings")
   end
+  check(
+    "permission_mode",
+    t.permission_mode == false or (type(t.permission_mode) == "string" and M.PERMISSION_MODES[t.permission_mode] == true),
+    "false or one of default, acceptEdits, plan, auto, dontAsk, bypassPermissions"
+  )
   for _, k in ipairs({ "mcp_config", "auto_insert", "reload" }) do
     check(k, type(t[k]) == "boolean", "a boolean")
   end
@@ -153,16 +174,33 @@ function M.mcp_config_dir()
   return run .. "/claude-context"
 end
 
----The argv of the job: cmd, `--mcp-config <file>`, then the extra args.
+---Whether `argv` already chooses how permissions are asked (then the plugin adds nothing).
+---@param argv string[]
+---@return boolean
+local function chooses_permissions(argv)
+  for _, a in ipairs(argv) do
+    if a == "--permission-mode" or vim.startswith(a, "--permission-mode=") or a == "--dangerously-skip-permissions" then
+      return true
+    end
+  end
+  return false
+end
+
+---The argv of the job: cmd, `--mcp-config <file>`, `--permission-mode=<mode>` (unless the
+---command or args choose one), then the extra args.
 ---@param opts claude_context.TerminalConfig
 ---@param mcp_file string?
 ---@return string[]
 function M.build_cmd(opts, mcp_file)
   local cmd = type(opts.cmd) == "string" and { opts.cmd } or vim.deepcopy(opts.cmd)
+  local user_chose = chooses_permissions(cmd) or chooses_permissions(opts.args)
   if mcp_file then
     -- `--opt=value`: the CLI's --mcp-config takes several values, and this form keeps it from
     -- swallowing a prompt given in `args`.
     table.insert(cmd, "--mcp-config=" .. mcp_file)
+  end
+  if opts.permission_mode and not user_chose then
+    table.insert(cmd, "--permission-mode=" .. opts.permission_mode)
   end
   vim.list_extend(cmd, opts.args)
   return cmd
