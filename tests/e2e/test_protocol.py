@@ -296,7 +296,10 @@ def test_lock_file(bridge, world):
     assert set(data) >= {"pid", "workspaceFolders", "ideName", "transport", "authToken"}
     assert data["pid"] == bridge.pid
     assert data["workspaceFolders"] == [str(world.project)]
-    assert data["ideName"] == "Neovim"
+    # Neovim names itself after the project and its pid (two in one directory differ in /ide);
+    # the stand-alone server keeps the plain default. Both mark the file as Neovim's.
+    assert data["ideName"] == (f"Neovim ({world.project.name}, pid {bridge.pid})" if bridge.kind == "nvim" else "Neovim")
+    assert data["ideKind"] == "Neovim"
     assert data["transport"] == "ws"
     assert data["authToken"] == bridge.token
     assert len(data["authToken"]) == 32 and int(data["authToken"], 16) >= 0  # 128 bits, hex

@@ -158,6 +158,8 @@ return {
             type = "ws",
             url = "ws://127.0.0.1:" .. st.port .. "/mcp",
             headers = { ["x-claude-code-ide-authorization"] = token },
+            -- Claude Code's per-call limit: longer than the longest execute_claude.
+            timeout = (2 * 86400 + 60) * 1000,
           },
         },
       }, h.read_json(out .. ".mcp"))

@@ -12,7 +12,8 @@ pub struct Config {
     pub port_range: PortRange,
     /// An explicit project root (`project_root_source = "config"`).
     pub project_root: Option<String>,
-    /// `ideName` written in the lock file.
+    /// `ideName` written in the lock file: what Claude Code shows for this editor (`/ide`). The
+    /// Lua side renders it from `setup{ide = {name = …}}` (project and pid by default).
     pub ide_name: String,
     /// Where lock files go; default `$CLAUDE_CONFIG_DIR/ide` or `~/.claude/ide`.
     pub lock_dir: Option<PathBuf>,
@@ -109,6 +110,15 @@ impl Config {
         }
         if self.max_message_size < 1024 {
             return Err("invalid configuration: max_message_size must be at least 1024".into());
+        }
+        if self.ide_name.trim().is_empty()
+            || self.ide_name.chars().count() > 200
+            || self.ide_name.chars().any(char::is_control)
+        {
+            return Err(
+                "invalid configuration: ide_name must be 1 to 200 characters, without control characters"
+                    .into(),
+            );
         }
         if self.max_inflight_per_client == 0 {
             return Err("invalid configuration: max_inflight_per_client must be at least 1".into());
@@ -220,6 +230,19 @@ mod tests {
         assert!(e.contains("A=B"), "{e}");
         let e = Config::from_json(r#"{"claude": {"cmd": " "}}"#).unwrap_err();
         assert!(e.contains("claude.cmd"), "{e}");
+    }
+
+    #[test]
+    fn ide_name_is_checked() {
+        let c = Config::from_json(r#"{"ide_name": "Neovim (proj, pid 7)"}"#).unwrap();
+        assert_eq!(c.ide_name, "Neovim (proj, pid 7)");
+        assert_eq!(Config::default().ide_name, "Neovim");
+        for bad in [r#""""#, r#""  ""#, r#""a\nb""#] {
+            let e = Config::from_json(&format!(r#"{{"ide_name": {bad}}}"#)).unwrap_err();
+            assert!(e.contains("ide_name"), "{e}");
+        }
+        let long = "x".repeat(201);
+        assert!(Config::from_json(&format!(r#"{{"ide_name": "{long}"}}"#)).is_err());
     }
 
     #[test]

@@ -313,7 +313,7 @@ impl Server {
             .build()
             .map_err(StartError::Runtime)?;
         let shared = Arc::new(Shared::new(config, initial, rpc, port, token));
-        let stale = crate::lockfile::clean_stale(&lock_dir, &shared.config.ide_name);
+        let stale = crate::lockfile::clean_stale(&lock_dir, crate::lockfile::KIND);
         if !stale.is_empty() {
             tracing::info!(
                 count = stale.len(),
@@ -326,6 +326,7 @@ impl Server {
             ide_name: shared.config.ide_name.clone(),
             transport: "ws".into(),
             auth_token: shared.token.clone(),
+            ide_kind: Some(crate::lockfile::KIND.into()),
         };
         let lf =
             LockFile::create(&lock_dir, port, content).map_err(|err| StartError::LockFile {
