@@ -30,6 +30,9 @@ pub struct Config {
     /// The memory bank root (`setup{memory_bank = {root = …}}`); default `<project root>/docs`.
     /// `MEMORY_BANK_ROOT` in the environment wins over it. Relative: against the project root.
     pub memory_bank_root: Option<PathBuf>,
+    /// The language (`en` or `ja`) of the memory bank tools called without `language`
+    /// (`setup{memory_bank = {language}}`, which defaults from the editor's language).
+    pub memory_bank_language: String,
     /// How the Claude-session tools (`execute_claude`, …) run the Claude Code CLI.
     pub claude: ClaudeConfig,
 }
@@ -87,6 +90,7 @@ impl Default for Config {
             stats_time_budget_ms: 2000,
             state_dir: None,
             memory_bank_root: None,
+            memory_bank_language: "ja".into(),
             claude: ClaudeConfig::default(),
         }
     }
@@ -110,6 +114,12 @@ impl Config {
         }
         if self.max_message_size < 1024 {
             return Err("invalid configuration: max_message_size must be at least 1024".into());
+        }
+        if !matches!(self.memory_bank_language.as_str(), "en" | "ja") {
+            return Err(format!(
+                "invalid configuration: memory_bank_language must be \"en\" or \"ja\", got {:?}",
+                self.memory_bank_language
+            ));
         }
         if self.ide_name.trim().is_empty()
             || self.ide_name.chars().count() > 200
@@ -230,6 +240,15 @@ mod tests {
         assert!(e.contains("A=B"), "{e}");
         let e = Config::from_json(r#"{"claude": {"cmd": " "}}"#).unwrap_err();
         assert!(e.contains("claude.cmd"), "{e}");
+    }
+
+    #[test]
+    fn memory_bank_language_is_en_or_ja() {
+        assert_eq!(Config::default().memory_bank_language, "ja");
+        let c = Config::from_json(r#"{"memory_bank_language": "en"}"#).unwrap();
+        assert_eq!(c.memory_bank_language, "en");
+        let e = Config::from_json(r#"{"memory_bank_language": "de"}"#).unwrap_err();
+        assert!(e.contains("memory_bank_language"), "{e}");
     }
 
     #[test]

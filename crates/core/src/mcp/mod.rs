@@ -60,6 +60,11 @@ impl Surface {
 pub struct Catalog {
     tools: Vec<ToolDef>,
     by_name: HashMap<&'static str, usize>,
+    /// The configured memory bank language (`memory_bank_language`): what a tool that takes a
+    /// `language` gets when called without one, and the default its listed schema shows.
+    language: String,
+    /// The tools whose input has a `language` property (found at first use).
+    takes_language: OnceLock<std::collections::HashSet<&'static str>>,
     /// Built at the first `tools/list` of each surface (on a bridge thread): generating ~30
     /// tools' schemas and describing them the MCP way would otherwise be done by `setup()`,
     /// on Neovim's start-up path (start-up figures: BENCHMARKS.md).
@@ -78,8 +83,48 @@ impl Catalog {
         Catalog {
             tools,
             by_name,
+            language: "ja".into(),
+            takes_language: OnceLock::new(),
             list: Default::default(),
         }
+    }
+
+    /// The same catalog with `language` as the memory bank tools' default.
+    pub fn with_language(mut self, language: &str) -> Catalog {
+        self.language = language.to_string();
+        self
+    }
+
+    /// The configured memory bank language.
+    pub fn language(&self) -> &str {
+        &self.language
+    }
+
+    /// Whether `tool`'s input has a `language` property.
+    fn takes_language(&self, tool: &str) -> bool {
+        self.takes_language
+            .get_or_init(|| {
+                self.tools
+                    .iter()
+                    .filter(|t| {
+                        t.input_schema.value()["properties"]
+                            .get("language")
+                            .is_some()
+                    })
+                    .map(|t| t.name)
+                    .collect()
+            })
+            .contains(tool)
+    }
+
+    /// `args` with the configured language added when `tool` takes one and none was given.
+    pub fn with_default_language(&self, tool: &ToolDef, mut args: Value) -> Value {
+        if let Value::Object(o) = &mut args {
+            if !o.contains_key("language") && self.takes_language(tool.name) {
+                o.insert("language".into(), Value::String(self.language.clone()));
+            }
+        }
+        args
     }
 
     /// The `tools/list` result for a client on `surface`.
@@ -89,7 +134,16 @@ impl Catalog {
                 .tools
                 .iter()
                 .filter(|t| surface.offers(t.name))
-                .map(describe)
+                .map(|t| {
+                    let mut d = describe(t);
+                    // The default a caller gets is the configured language, not the schema's.
+                    if let Some(l) = d.pointer_mut("/inputSchema/properties/language") {
+                        if let Some(o) = l.as_object_mut() {
+                            o.insert("default".into(), Value::String(self.language.clone()));
+                        }
+                    }
+                    d
+                })
                 .collect();
             json!({ "tools": tools })
         })
@@ -609,6 +663,7 @@ pub async fn call_tool(shared: &Arc<Shared>, name: &str, args: Value) -> Result<
             format!("Unknown tool: {}", shorten(name, NAME_ECHO)),
         ));
     };
+    let args = shared.catalog.with_default_language(tool, args);
     let fut = AssertUnwindSafe(async { (tool.run)(shared.clone(), args).await });
     let outcome = match AssertUnwindSafe(fut).catch_unwind().await {
         Ok(r) => r,
@@ -835,6 +890,66 @@ mod tests {
         }
         let r = ask(&s, r#"{"jsonrpc":"2.0","id":2,"method":"initialize","params":{"protocolVersion":"1999-01-01"}}"#).unwrap();
         assert_eq!(r["result"]["protocolVersion"], "2025-11-25");
+    }
+
+    #[test]
+    fn tools_called_without_language_use_the_configured_one() {
+        let d = tempfile::tempdir().unwrap();
+        let with = |lang: &str| {
+            let cfg = Config {
+                memory_bank_language: lang.into(),
+                ..Config::default()
+            };
+            let st = EditorState {
+                cwd: Some(d.path().to_path_buf()),
+                ..Default::default()
+            };
+            Arc::new(Shared::new(cfg, st, Arc::new(NoEditor), 0, "t".into()))
+        };
+        let rules = |s: &Arc<Shared>, args: Value| {
+            let r = rt().block_on(call_tool(s, "read_rules", args)).unwrap();
+            assert_eq!(r["isError"], false, "{r}");
+            r["structuredContent"]["rules"]["content"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        };
+        let en = with("en");
+        let text = rules(&en, json!({}));
+        assert!(
+            text.contains("read_context") && !text.contains("メモリバンクのルール"),
+            "{text}"
+        );
+        // An explicit language still wins.
+        assert!(rules(&en, json!({"language": "ja"})).contains("メモリバンクのルール"));
+        let ja = with("ja");
+        assert!(rules(&ja, json!({})).contains("メモリバンクのルール"));
+        assert!(!rules(&ja, json!({"language": "en"})).contains("メモリバンクのルール"));
+        // tools/list shows the configured default; tools without a language are left alone.
+        let list = en.catalog.list(Surface::Mcp);
+        let tool = |name: &str| {
+            list["tools"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|t| t["name"] == name)
+                .cloned()
+                .unwrap()
+        };
+        for name in ["read_rules", "read_context", "write_branch_memory_bank"] {
+            assert_eq!(
+                tool(name)["inputSchema"]["properties"]["language"]["default"],
+                "en",
+                "{name}"
+            );
+        }
+        assert!(tool("fs-read-file")["inputSchema"]["properties"]
+            .get("language")
+            .is_none());
+        assert_eq!(
+            ja.catalog.list(Surface::Mcp)["tools"][0]["inputSchema"]["properties"].get("language"),
+            None
+        );
     }
 
     #[test]

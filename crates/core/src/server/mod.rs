@@ -109,7 +109,8 @@ impl Shared {
         let claude =
             crate::claude::Manager::new(config.claude.clone(), config.state_dir().ok().as_deref());
         Shared {
-            catalog: Catalog::new(crate::tools::registry()),
+            catalog: Catalog::new(crate::tools::registry())
+                .with_language(&config.memory_bank_language),
             rpc,
             claude,
             port,
