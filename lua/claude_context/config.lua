@@ -23,6 +23,7 @@ local M = {}
 ---@field track_selection boolean Send selection_changed as the cursor/selection moves
 ---@field selection_debounce_ms integer Wait this long after the last move before sending
 ---@field mention_queue_ms integer Keep @-mentions made while no Claude Code is connected
+---@field name string The lock file's `ideName`, what Claude Code's /ide shows: `{project}` (the project directory's name), `{pid}` and `{servername}` are filled in
 M.defaults = {
   auto_start = true,
   port_range = { min = 10000, max = 65535 },
@@ -38,6 +39,7 @@ M.defaults = {
     track_selection = true,
     selection_debounce_ms = 100,
     mention_queue_ms = 30000,
+    name = "Neovim ({project}, pid {pid})",
   },
   security = {
     allow_write = {},
@@ -94,6 +96,9 @@ function M.resolve(opts)
     end
     return true
   end, "a list of glob strings")
+  vim.validate("ide.name", cfg.ide.name, function(v)
+    return type(v) == "string" and vim.trim(v) ~= ""
+  end, "a non-empty string")
   M.options = cfg
   return cfg
 end
@@ -106,6 +111,26 @@ M.optional_keys = { project_root = true, log_file = true }
 
 ---Options other modules add (memory_bank, claude, terminal, …): key -> true.
 M.extra_keys = {}
+
+---The lock file's `ideName`: `ide.name` with `{project}` (the name of the project root, else of
+---the current directory), `{pid}` and `{servername}` filled in. Two Neovims in one project
+---differ by pid.
+---@param cfg claude_context.Config
+---@return string
+function M.ide_name(cfg)
+  local root = cfg.project_root and vim.fn.expand(cfg.project_root) or vim.fn.getcwd()
+  local project = vim.fn.fnamemodify(vim.fs.normalize(root), ":t")
+  if project == "" then
+    project = root
+  end
+  local values = { project = project, pid = tostring(vim.fn.getpid()), servername = vim.v.servername or "" }
+  local name = (cfg.ide and cfg.ide.name or M.defaults.ide.name):gsub("{(%w+)}", function(k)
+    return values[k]
+  end)
+  -- One line, and no longer than the native side takes.
+  name = name:gsub("%c", " ")
+  return vim.fn.strcharpart(name, 0, 200)
+end
 
 ---The JSON the native server takes (crates/core/src/config.rs).
 ---@param cfg claude_context.Config
@@ -120,6 +145,7 @@ function M.to_native(cfg)
     max_inflight_bytes_per_client = cfg.max_inflight_bytes_per_client,
     stats_time_budget_ms = cfg.stats_time_budget_ms,
     state_dir = vim.fn.stdpath("state") .. "/claude-context",
+    ide_name = M.ide_name(cfg),
   }
   -- An empty Lua table would encode as a JSON object: only a non-empty list is sent.
   if #cfg.security.allow_write > 0 then

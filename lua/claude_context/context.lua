@@ -5,7 +5,10 @@
 --- `:ClaudeContext memory [branch]` picks a memory bank document and opens it for editing;
 --- `:ClaudeContext decision` shows the WRAP decision status (`get_current_status`).
 ---
---- Option `memory_bank = { root = nil, language = "ja" }` (see :help claude-context-memory-bank).
+--- Option `memory_bank = { root = nil, language = nil }` (see :help claude-context-memory-bank):
+--- the language defaults from the editor's (`v:lang`, else `$LANG`: `ja*` is Japanese, anything
+--- else English); the bridge's memory bank tools use it when called without `language`, and
+--- the views here speak it.
 
 local M = {}
 
@@ -13,10 +16,25 @@ local config = require("claude_context.config")
 
 ---@class claude_context.MemoryBankConfig
 ---@field root string? Bank root (default <project root>/docs; $MEMORY_BANK_ROOT wins over it)
----@field language "en"|"ja" Language of the rules and notes :ClaudeContext context asks for
+---@field language "en"|"ja"|"zh"|nil Language of the memory bank tools' defaults and of these views (default: the editor's)
 
 ---@type claude_context.MemoryBankConfig
-M.defaults = { root = nil, language = "ja" }
+M.defaults = { root = nil, language = nil }
+
+---The editor's language as the memory bank knows them: "ja" when `v:lang` (or, when that says
+---nothing, `$LANG`) starts with "ja", else "en".
+---@param v_lang string? default vim.v.lang
+---@param env_lang string? default $LANG
+---@return "en"|"ja"
+function M.editor_language(v_lang, env_lang)
+  v_lang = v_lang or vim.v.lang or ""
+  env_lang = env_lang or vim.env.LANG or ""
+  local l = v_lang
+  if l == "" or l == "C" or l == "POSIX" or l:match("^C%.") then
+    l = env_lang
+  end
+  return l:lower():match("^ja") and "ja" or "en"
+end
 
 local KNOWN = { root = true, language = true }
 
@@ -27,6 +45,9 @@ table.insert(config.native_hooks, function(cfg, t)
   if type(mb) == "table" and type(mb.root) == "string" and mb.root ~= "" then
     t.memory_bank_root = vim.fn.expand(mb.root)
   end
+  -- What the tools use when called without `language` (crates/core/src/config.rs).
+  local lang = type(mb) == "table" and mb.language or nil
+  t.memory_bank_language = (lang == "en" or lang == "ja" or lang == "zh") and lang or M.editor_language()
 end)
 
 M.BRANCH_CORE = { "branchContext.md", "activeContext.md", "systemPatterns.md", "progress.md" }
@@ -61,7 +82,50 @@ end
 ---The effective memory bank options.
 ---@return claude_context.MemoryBankConfig
 function M.options()
-  return vim.tbl_extend("force", M.defaults, config.options.memory_bank or {})
+  local o = vim.tbl_extend("force", M.defaults, config.options.memory_bank or {})
+  o.language = o.language or M.editor_language()
+  return o
+end
+
+---The words of the views, per language.
+M.TEXT = {
+  en = {
+    context = "Context · branch %s",
+    rules = "Rules",
+    branch_bank = "Branch memory bank · %s",
+    global_bank = "Global memory bank",
+    none = "(none)",
+    tags = "tags",
+    no_issue = "No issue is defined (Claude defines one with define_issue).",
+    issue = "Current issue: %s",
+    id = "ID: %s",
+    description = "Description: %s",
+    created = "Created: %s",
+    background = "Background: %s",
+    constraints = "Constraints:",
+    no_options = "Options: none registered yet",
+    options = "Options (%d):",
+    info = "Notes: %s",
+    step = "Step: %s",
+    next = "Next: %s",
+    steps = {
+      ["widen-options"] = "Widen your options: register at least three options with register_options.",
+      ["reality-test"] = "Reality-test your assumptions: check what each option assumes, attain distance before deciding, and prepare to be wrong.",
+    },
+  },
+  ja = {
+    context = "コンテキスト · ブランチ %s",
+    rules = "ルール",
+    branch_bank = "ブランチのメモリバンク · %s",
+    global_bank = "グローバルメモリバンク",
+    none = "（なし）",
+    tags = "タグ",
+  },
+}
+
+---The words of the configured language.
+local function text()
+  return M.TEXT[M.options().language] or M.TEXT.en
 end
 
 local function notify(msg, level)
@@ -150,7 +214,7 @@ local function push_docs(out, docs, order)
       any = true
       table.insert(out, "")
       table.insert(out, ("### %s"):format(name))
-      local tags = (d.tags and #d.tags > 0) and (" · tags: " .. table.concat(d.tags, " ")) or ""
+      local tags = (d.tags and #d.tags > 0) and (" · " .. text().tags .. ": " .. table.concat(d.tags, " ")) or ""
       table.insert(out, ("_%s%s_"):format(d.lastModified or "", tags))
       table.insert(out, "")
       push_lines(out, d.content)
@@ -158,7 +222,7 @@ local function push_docs(out, docs, order)
   end
   if not any then
     table.insert(out, "")
-    table.insert(out, "_(none)_")
+    table.insert(out, "_" .. text().none .. "_")
   end
 end
 
@@ -167,25 +231,26 @@ end
 ---@param branch string
 ---@return string[]
 function M.render(ctx, branch)
-  local out = { ("# Context · branch %s"):format(branch) }
+  local t = text()
+  local out = { "# " .. t.context:format(branch) }
   for _, n in ipairs(ctx.notes or {}) do
     table.insert(out, "")
     table.insert(out, "> " .. n)
   end
   if ctx.rules then
     table.insert(out, "")
-    table.insert(out, "## Rules")
+    table.insert(out, "## " .. t.rules)
     table.insert(out, "")
     push_lines(out, ctx.rules.content)
   end
   if ctx.branchMemory then
     table.insert(out, "")
-    table.insert(out, ("## Branch memory bank · %s"):format(branch))
+    table.insert(out, "## " .. t.branch_bank:format(branch))
     push_docs(out, ctx.branchMemory, M.BRANCH_CORE)
   end
   if ctx.globalMemory then
     table.insert(out, "")
-    table.insert(out, "## Global memory bank")
+    table.insert(out, "## " .. t.global_bank)
     push_docs(out, ctx.globalMemory, M.GLOBAL_CORE)
   end
   return out
@@ -274,13 +339,62 @@ function M.memory(o, args)
   end)
 end
 
+---The lines of `:ClaudeContext decision` for a get_current_status result, in `lang`: Japanese is
+---the tool's own text (the spec's words, verbatim); English is written from its structured part.
+---@param r table the tools/call result
+---@param lang "en"|"ja"
+---@return string
+function M.decision_text(r, lang)
+  local own = (r.content and r.content[1] and r.content[1].text) or ""
+  local st = r.structuredContent
+  if lang == "ja" then
+    return own
+  end
+  local t = M.TEXT.en
+  if type(st) ~= "table" or type(st.issue) ~= "table" then
+    return t.no_issue
+  end
+  local i = st.issue
+  local out = {
+    t.issue:format(i.title or ""),
+    t.id:format(i.id or ""),
+    t.description:format(i.description or ""),
+    t.created:format(i.createdAt or ""),
+  }
+  if type(i.context) == "string" then
+    table.insert(out, t.background:format(i.context))
+  end
+  if type(i.constraints) == "table" and #i.constraints > 0 then
+    table.insert(out, t.constraints)
+    for _, c in ipairs(i.constraints) do
+      table.insert(out, "  - " .. c)
+    end
+  end
+  local options = type(st.options) == "table" and st.options or {}
+  if #options == 0 then
+    table.insert(out, t.no_options)
+  else
+    table.insert(out, t.options:format(#options))
+    for n, o in ipairs(options) do
+      table.insert(out, ("  %d. %s (id: %s)"):format(n, o.text or "", o.id or ""))
+      if type(o.supplementaryInfo) == "string" then
+        table.insert(out, "     " .. t.info:format(o.supplementaryInfo))
+      end
+    end
+  end
+  local step = type(st.workflow) == "table" and st.workflow.step or ""
+  table.insert(out, t.step:format(step))
+  table.insert(out, t.next:format(t.steps[step] or (st.workflow and st.workflow.nextAction) or ""))
+  return table.concat(out, "\n")
+end
+
 ---:ClaudeContext decision
 function M.decision()
   local r, e = M.call("get_current_status", {})
   if not r then
     return err("claude-context: " .. tostring(e))
   end
-  local text = (r.content and r.content[1] and r.content[1].text) or ""
+  local text = M.decision_text(r, M.options().language)
   local chunks = {}
   for _, l in ipairs(vim.split(text, "\n", { plain = true })) do
     table.insert(chunks, { l .. "\n" })

@@ -9,16 +9,11 @@ local function mode_of(path)
   return st and bit.band(st.mode, 511) or nil
 end
 
----The `claude` executable the plugin would run.
----@return string?
+---The `claude` executable the plugin would run (the same for :ClaudeContext open, the sub-agent
+---and here: claude_context.cli), or nil and why not.
+---@return string? path, string source_or_err
 function M.claude_path()
-  local cfg = require("claude_context.config").options
-  local cmd = cfg.claude and cfg.claude.cmd or nil
-  if cmd and cmd ~= "" then
-    return vim.fn.exepath(cmd) ~= "" and vim.fn.exepath(cmd) or (uv.fs_stat(cmd) and cmd or nil)
-  end
-  local p = vim.fn.exepath("claude")
-  return p ~= "" and p or nil
+  return require("claude_context.cli").find()
 end
 
 ---Where the library at `path` came from, from the `install.json` written next to it.
@@ -102,16 +97,25 @@ function M.check()
   end
 
   h.start("Claude Code CLI")
-  local claude = M.claude_path()
+  local cli = require("claude_context.cli")
+  local claude, source = M.claude_path()
+  local configured, key = cli.configured()
+  if key == "terminal.cmd" then
+    h.warn("terminal.cmd is deprecated: set claude.cmd (one setting for :ClaudeContext open, the sub-agent and this check)")
+  end
   if not claude then
-    h.warn("`claude` not found on PATH", {
-      "npm install -g @anthropic-ai/claude-code",
+    h.warn(source, {
+      "The official installer: " .. cli.INSTALL_OFFICIAL,
+      "or npm: " .. cli.INSTALL_NPM,
       "or set setup({ claude = { cmd = '/path/to/claude' } })",
     })
   else
+    if configured and source ~= "config" then
+      h.warn(("%s = %s is not executable; using %s (%s)"):format(key, vim.inspect(configured), claude, source))
+    end
     local res = vim.system({ claude, "--version" }, { text = true }):wait(5000)
     if res.code == 0 then
-      h.ok(("%s: %s"):format(claude, vim.trim(res.stdout or "")))
+      h.ok(("%s (%s): %s"):format(claude, source, vim.trim(res.stdout or "")))
     else
       h.warn(("%s --version failed (exit %s): %s"):format(claude, tostring(res.code), vim.trim(res.stderr or "")))
     end

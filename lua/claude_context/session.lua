@@ -80,8 +80,10 @@ end
 table.insert(config.native_hooks, function(cfg, t)
   local c = M.validate(cfg.claude)
   local out = {}
-  if c.cmd then
-    out.cmd = vim.fn.expand(c.cmd)
+  -- claude.cmd, else the deprecated terminal.cmd (its program): one CLI for everything.
+  local cmd = require("claude_context.cli").configured(cfg)
+  if cmd then
+    out.cmd = vim.fn.expand(type(cmd) == "table" and cmd[1] or cmd)
   end
   if c.args then
     out.args = c.args

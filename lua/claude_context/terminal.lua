@@ -16,28 +16,44 @@ local config = require("claude_context.config")
 config.extra_keys.terminal = true
 
 ---@class claude_context.TerminalConfig
----@field cmd string|string[] Program (and leading arguments) to run (default "claude")
+---@field cmd string|string[]|nil Deprecated alias of `claude.cmd` (a program, or a list: program and leading arguments)
 ---@field args string[] Extra arguments after the plugin's own
 ---@field side "right"|"left"|"top"|"bottom"|"float" Where the window opens (default "right")
 ---@field size number Columns/lines, or a fraction of the editor when < 1 (default 0.4)
 ---@field float {width:number, height:number, border:string|string[]} For side = "float"
 ---@field env table<string,string> Extra environment variables for the job
 ---@field mcp_config boolean Pass --mcp-config registering the bridge (default true)
+---@field permission_mode string|false `--permission-mode` for the CLI (default "default": edits ask, and the diff opens in Neovim); false passes none
 ---@field auto_insert boolean Enter Terminal-mode when the window is shown (default true)
 ---@field reload boolean :checktime on focus, buffer enter and terminal output (default true)
 M.defaults = {
-  cmd = "claude",
+  -- cmd: unset; the CLI is `claude.cmd` (or found: see claude_context.cli).
   args = {},
   side = "right",
   size = 0.4,
   float = { width = 0.8, height = 0.8, border = "rounded" },
   env = {},
   mcp_config = true,
+  -- Claude Code 2.1.330 starts in "auto" mode, where edits are applied without asking, so the
+  -- Neovim diff never opens. "default" asks for every edit (through the diff in Neovim).
+  permission_mode = "default",
   auto_insert = true,
   reload = true,
 }
 
 local SIDES = { right = true, left = true, top = true, bottom = true, float = true }
+
+---The modes `--permission-mode` takes (Claude Code 2.1.197 and 2.1.330; "manual" is 2.1.330's
+---name for "default", which both accept).
+M.PERMISSION_MODES = {
+  default = true,
+  manual = true,
+  acceptEdits = true,
+  auto = true,
+  plan = true,
+  dontAsk = true,
+  bypassPermissions = true,
+}
 
 ---@type {buf:integer?, job:integer?, cmd:string[]?, mcp_config:string?, port:integer?}
 M._state = {}
@@ -55,7 +71,7 @@ function M.resolve(user)
     error(("claude-context: option terminal must be a table, got %s"):format(type(user)), 0)
   end
   for k in pairs(user) do
-    if M.defaults[k] == nil then
+    if M.defaults[k] == nil and k ~= "cmd" then
       error(("claude-context: unknown option terminal.%s (see :help claude-context-terminal)"):format(tostring(k)), 0)
     end
   end
@@ -83,7 +99,11 @@ function M.resolve(user)
     end
     return #v == vim.tbl_count(v)
   end
-  check("cmd", (type(t.cmd) == "string" and t.cmd ~= "") or (strings(t.cmd) and #t.cmd > 0), "a program name or a non-empty list of strings")
+  check(
+    "cmd",
+    t.cmd == nil or (type(t.cmd) == "string" and t.cmd ~= "") or (strings(t.cmd) and #t.cmd > 0),
+    "a program name or a non-empty list of strings (deprecated: use claude.cmd)"
+  )
   check("args", strings(t.args), "a list of strings")
   check("side", SIDES[t.side] == true, "one of right, left, top, bottom, float")
   check("size", type(t.size) == "number" and t.size > 0, "a number > 0 (a fraction when < 1)")
@@ -94,6 +114,11 @@ function M.resolve(user)
   for k, v in pairs(t.env) do
     check("env", type(k) == "string" and (type(v) == "string" or type(v) == "number"), "a table of strings")
   end
+  check(
+    "permission_mode",
+    t.permission_mode == false or (type(t.permission_mode) == "string" and M.PERMISSION_MODES[t.permission_mode] == true),
+    "false or one of default, acceptEdits, plan, auto, dontAsk, bypassPermissions"
+  )
   for _, k in ipairs({ "mcp_config", "auto_insert", "reload" }) do
     check(k, type(t[k]) == "boolean", "a boolean")
   end
@@ -153,16 +178,38 @@ function M.mcp_config_dir()
   return run .. "/claude-context"
 end
 
----The argv of the job: cmd, `--mcp-config <file>`, then the extra args.
+---Whether `argv` already chooses how permissions are asked (then the plugin adds nothing).
+---@param argv string[]
+---@return boolean
+local function chooses_permissions(argv)
+  for _, a in ipairs(argv) do
+    if a == "--permission-mode" or vim.startswith(a, "--permission-mode=") or a == "--dangerously-skip-permissions" then
+      return true
+    end
+  end
+  return false
+end
+
+---The argv of the job: the CLI (`prog`, else the deprecated `terminal.cmd`, else "claude"),
+---`--mcp-config <file>`, `--permission-mode=<mode>` (unless the command or args choose one),
+---then the extra args.
 ---@param opts claude_context.TerminalConfig
 ---@param mcp_file string?
+---@param prog string? the CLI's path (claude_context.cli.find)
 ---@return string[]
-function M.build_cmd(opts, mcp_file)
-  local cmd = type(opts.cmd) == "string" and { opts.cmd } or vim.deepcopy(opts.cmd)
+function M.build_cmd(opts, mcp_file, prog)
+  local cmd = type(opts.cmd) == "table" and vim.deepcopy(opts.cmd) or { opts.cmd or "claude" }
+  if prog then
+    cmd[1] = prog
+  end
+  local user_chose = chooses_permissions(cmd) or chooses_permissions(opts.args)
   if mcp_file then
     -- `--opt=value`: the CLI's --mcp-config takes several values, and this form keeps it from
     -- swallowing a prompt given in `args`.
     table.insert(cmd, "--mcp-config=" .. mcp_file)
+  end
+  if opts.permission_mode and not user_chose then
+    table.insert(cmd, "--permission-mode=" .. opts.permission_mode)
   end
   vim.list_extend(cmd, opts.args)
   return cmd
@@ -334,10 +381,12 @@ function M.start()
   if not st then
     return false, "the bridge is not running"
   end
-  local prog = type(opts.cmd) == "string" and opts.cmd or opts.cmd[1]
-  if vim.fn.executable(prog) ~= 1 then
-    return false,
-      ("%q is not executable: install Claude Code (npm install -g @anthropic-ai/claude-code) or set setup{terminal = {cmd = …}}"):format(prog)
+  -- The CLI of `claude.cmd` (the one the sub-agent and :checkhealth use too), else found.
+  local cli = require("claude_context.cli")
+  cli.warn_deprecated()
+  local prog, why = cli.find(nil, true)
+  if not prog then
+    return false, why
   end
   local mcp_file
   if opts.mcp_config then
@@ -348,7 +397,7 @@ function M.start()
     end
     mcp_file = res
   end
-  local cmd = M.build_cmd(opts, mcp_file)
+  local cmd = M.build_cmd(opts, mcp_file, prog)
 
   if M._state.buf and vim.api.nvim_buf_is_valid(M._state.buf) then
     -- A finished terminal (kept to show its exit status) is replaced.

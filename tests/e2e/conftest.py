@@ -4,6 +4,9 @@ server (`crates/core/examples/serve.rs`, fast, for protocol tests) or a real hea
 the plugin set up (`tests/minimal_init.lua`, driven with pynvim over its --listen socket).
 
 Environment overrides: CLAUDE_CONTEXT_TEST_CLAUDE (the `claude` executable),
+CLAUDE_CONTEXT_TEST_CLAUDES (several, separated by os.pathsep: every test that runs the CLI runs
+once per CLI, its pytest id naming the CLI's version, e.g. `[2.1.197-nvim]`; `make test-e2e` sets
+the pinned one and the newest),
 CLAUDE_CONTEXT_TEST_NVIM (the `nvim` executable), CLAUDE_CONTEXT_TEST_SERVE (a prebuilt `serve`
 example; otherwise it is built with cargo once per session, in release unless
 CLAUDE_CONTEXT_TEST_PROFILE=debug), CLAUDE_CONTEXT_NATIVE (the native library the Lua loader
@@ -48,6 +51,37 @@ TEST_TIMEOUT = float(os.environ.get("CLAUDE_CONTEXT_TEST_TIMEOUT", "900"))
 
 # The fake API key; the CLI remembers approval of a key by its last 20 characters.
 API_KEY = "sk-ant-e2e-test-key-0123456789abcdef"
+
+
+def cli_version(exe: Path) -> str:
+    """The version of the Claude Code CLI at `exe`, from its package.json (no process started);
+    `claude --version` when that is not found."""
+    real = Path(os.path.realpath(exe))
+    for d in real.parents:
+        pj = d / "package.json"
+        if pj.is_file():
+            try:
+                meta = json.loads(pj.read_text())
+            except ValueError:
+                break
+            if meta.get("name") == "@anthropic-ai/claude-code" and meta.get("version"):
+                return str(meta["version"])
+            break
+    try:
+        out = subprocess.run([str(exe), "--version"], capture_output=True, text=True, timeout=60).stdout
+        return out.split()[0] if out.split() else exe.name
+    except (OSError, subprocess.SubprocessError):
+        return exe.name
+
+
+def _clis() -> list:
+    """The CLIs the tests run against: CLAUDE_CONTEXT_TEST_CLAUDES, else CLAUDE alone."""
+    many = [Path(p) for p in os.environ.get("CLAUDE_CONTEXT_TEST_CLAUDES", "").split(os.pathsep) if p]
+    return many or [CLAUDE]
+
+
+CLIS = _clis()
+CLI_IDS = [cli_version(p) for p in CLIS]
 
 
 def wait_until(pred, timeout: float = WAIT, interval: float = 0.05, what: str = "condition"):
@@ -428,7 +462,17 @@ class NvimBridge(Bridge):
         wait_until(lambda: self.sock.exists() or self.proc.poll() is not None, 30, what="nvim's socket")
         if self.proc.poll() is not None:
             pytest.fail(f"nvim exited at start: {self.proc.stderr.read().decode(errors='replace')}")
-        self.nvim = pynvim.attach("socket", path=str(self.sock))
+        # The socket file can exist a moment before Neovim listens on it (seen on a loaded
+        # machine as ConnectionRefusedError): try again for a while.
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                self.nvim = pynvim.attach("socket", path=str(self.sock))
+                break
+            except ConnectionRefusedError:
+                if time.monotonic() > deadline or self.proc.poll() is not None:
+                    raise
+                time.sleep(0.1)
         opts = {"log_file": str(self.log_file), "log_level": "debug"}
         opts.update(setup_opts or {})
         err = self.nvim.exec_lua(
@@ -543,12 +587,15 @@ class CliResult:
 
 
 class Claude:
-    """Runs the real CLI against the model stub, in the temp world."""
+    """Runs the real CLI against the model stub, in the temp world. `exe` is the CLI of this
+    test's param (see `cli_exe`), `version` its version."""
 
-    def __init__(self, world: World, stub: ModelStub):
+    def __init__(self, world: World, stub: ModelStub, exe: Path = CLAUDE):
         self.world, self.stub = world, stub
-        if not CLAUDE.exists():
-            pytest.fail(f"the Claude Code CLI is not at {CLAUDE} (run `make deps`)")
+        self.exe = exe
+        self.version = cli_version(exe)
+        if not exe.exists():
+            pytest.fail(f"the Claude Code CLI is not at {exe} (run `make deps`)")
 
     def env(self, **extra) -> dict:
         return self.world.base_env(
@@ -559,6 +606,9 @@ class Claude:
             # The interactive CLI otherwise tries to git-clone its plugin marketplace.
             CLAUDE_CODE_DISABLE_OFFICIAL_MARKETPLACE_AUTOINSTALL=1,
             IS_SANDBOX=1,  # we may run as root, where --dangerously-skip-permissions needs it
+            # 2.1.330 defers MCP tools behind its ToolSearch tool (the model sees them only after
+            # searching); the stub's scripts call them directly, as 2.1.197 lets a model do.
+            ENABLE_TOOL_SEARCH="false",
             **extra,
         )
 
@@ -579,7 +629,7 @@ class Claude:
         timeout: float = CLI_TIMEOUT,
     ) -> CliResult:
         """`claude -p <prompt> --output-format json` (with --mcp-config for `bridge`)."""
-        argv = [str(CLAUDE), "-p", prompt, "--output-format", "json", "--dangerously-skip-permissions"]
+        argv = [str(self.exe), "-p", prompt, "--output-format", "json", "--dangerously-skip-permissions"]
         if bridge is not None:
             argv += ["--mcp-config", str(self.write_mcp_config(bridge, name))]
         if resume:
@@ -606,11 +656,17 @@ class Claude:
 
     def interactive(self, args: tuple = (), cwd: Optional[Path] = None, env: Optional[dict] = None) -> PtyProcess:
         """The interactive CLI on a pseudo-terminal; killed at teardown."""
-        p = PtyProcess([str(CLAUDE), *args], env=self.env(**(env or {})), cwd=str(cwd or self.world.project))
+        p = PtyProcess([str(self.exe), *args], env=self.env(**(env or {})), cwd=str(cwd or self.world.project))
         self.world.procs.ptys.append(p)
         return p
 
 
+@pytest.fixture(scope="session", params=CLIS, ids=CLI_IDS)
+def cli_exe(request) -> Path:
+    """Each CLI in turn (the pinned one and the newest under `make test-e2e`)."""
+    return request.param
+
+
 @pytest.fixture
-def claude(world, model_stub):
-    return Claude(world, model_stub)
+def claude(world, model_stub, cli_exe):
+    return Claude(world, model_stub, cli_exe)

@@ -14,7 +14,9 @@ import pytest
 from conftest import WAIT, wait_until
 
 # The CLI's input prompt is ready (menus of first-run dialogs also use "❯", so not that).
-READY = r"\? for shortcuts"
+# The CLI waits at its prompt: 2.1.197 shows "? for shortcuts" under it; 2.1.330 in its auto
+# permission mode shows the mode and "(shift+tab to cycle)" instead.
+READY = r"\? for shortcuts|shift\+tab to cycle"
 
 
 def ide_env(bridge):
@@ -123,15 +125,35 @@ def test_ide_command_lists_neovim_and_connects(bridge, claude, world):
     assert cli.wait_for_text(READY, WAIT), cli.text()[-3000:]
     cli.write("/ide")
     assert cli.wait_for_text("Manage IDE integrations", WAIT), cli.text()[-3000:]
+    # Let the command menu settle: an Enter that comes first sends "/ide" to the model (2.1.330).
+    time.sleep(0.5)
     mark = len(cli.text())
     cli.write("\r")
-    # 2.1.197: "Select IDE" with "1. Neovim" and "2. None ✔" (the cursor on None).
-    assert cli.wait_for_text(r"Select IDE[\s\S]*1\.\s*Neovim", WAIT, since=mark), cli.text()[-3000:]
+    # 2.1.197: "Select IDE" with "1. Neovim" and "2. None ✔" (the cursor on None); 2.1.330:
+    # "Connect to an IDE" with "Neovim" and "✔ None". A Neovim names itself after its project
+    # and pid, so two in one directory can be told apart.
+    menu = r"(?:Select IDE|Connect to an IDE)[\s\S]*?(?:1\.\s*)?Neovim"
+    assert cli.wait_for_text(menu, WAIT, since=mark), cli.text()[-3000:]
+    if bridge.kind == "nvim":
+        shown = re.escape(f"Neovim ({world.project.name}, pid {bridge.pid})")
+        assert cli.wait_for_text(shown, WAIT, since=mark), cli.text()[-3000:]
     assert bridge.status()["clients"] == []
     menu_pick(cli, "Neovim", "\x1b[A", since=mark)  # up
-    # Then it offers to turn on auto-connect; answer No to leave the config alone.
-    m = cli.wait_for_text(r"enable auto-connect to IDE\?", WAIT)
-    assert m, cli.text()[-3000:]
-    menu_pick(cli, "No", "\x1b[B", since=m.start())  # down
-    wait_connected(bridge, cli)
+    # Then it offers to turn on auto-connect (answered No to leave the config alone): 2.1.197
+    # "enable auto-connect to IDE?", 2.1.330 "…your IDE automatically?" (cursor already on No).
+    # An Enter sent while Ink is still mounting the question is lost: answer again until connected.
+    deadline = time.monotonic() + WAIT
+    answered = None
+    while time.monotonic() < deadline:
+        if any(c.get("ide_connected_pid") == cli.pid for c in bridge.status()["clients"]):
+            break
+        m = cli.wait_for_text(r"enable auto-connect to IDE\?|your IDE automatically\?", 0.5, since=mark)
+        if m and (answered is None or time.monotonic() - answered > 3):
+            menu_pick(cli, "No", "\x1b[B", since=m.start())  # down
+            answered = time.monotonic()
+    try:
+        wait_connected(bridge, cli)
+    except BaseException:
+        print("CLI screen:\n" + cli.text()[-3000:])
+        raise
     assert not json.loads((world.config_dir / ".claude.json").read_text()).get("autoConnectIde")

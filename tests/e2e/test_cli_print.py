@@ -5,8 +5,10 @@ bridge's tools; the test reads the `tool_result`s the CLI sent back to the stub.
 from __future__ import annotations
 
 import json
+import re
+import subprocess
 
-from conftest import wait_until
+from conftest import CLI_TIMEOUT, REPO, wait_until
 
 WF = "mcp__nvim__getWorkspaceFolders"
 PI = "mcp__nvim__fs-get-project-info"
@@ -141,3 +143,24 @@ def test_cli_side_requests_do_not_consume_the_script(bridge, claude, model_stub)
     side = [q for q in model_stub.requests if not q.is_agent]
     for q in side:
         assert not q.tool_results()
+
+
+def test_mcp_list_connects_without_unknown_format_warnings(serve_bridge, claude, world):
+    """`claude mcp list` with the plugin registered as `claude mcp add` does it (the
+    claude-context-mcp relay, which finds the bridge by its lock file): it connects, and prints no
+    `unknown format "uint64" ignored in schema…` line. 2.1.197 printed one per integer field of
+    our output schemas while they carried schemars' formats (its `mcp list` shows nothing at all
+    for a ws server, hence the relay)."""
+    relay = REPO / "lib/claude-context-mcp"
+    assert relay.exists(), f"{relay} is missing: run `make build`"
+    env = claude.env()
+    run = lambda *a: subprocess.run(  # noqa: E731
+        [str(claude.exe), "mcp", *a], cwd=world.project, env=env, capture_output=True, text=True, timeout=CLI_TIMEOUT
+    )
+    added = run("add", "claude-context", "--", str(relay))
+    assert added.returncode == 0, added.stdout + added.stderr
+    p = run("list")
+    out = p.stdout + p.stderr
+    assert p.returncode == 0, out
+    assert re.search(r"claude-context: .*claude-context-mcp\s+- . Connected", out), out
+    assert "unknown format" not in out, out

@@ -26,7 +26,9 @@ def send_prompt(cli, text: str) -> None:
 
 
 def start_cli(nvim_bridge, claude, world):
-    cli = claude.interactive(env=ide_env(nvim_bridge), cwd=world.project)
+    # As :ClaudeContext open starts it (terminal.permission_mode): Claude Code 2.1.330 would
+    # otherwise start in auto mode and apply edits without showing the diff.
+    cli = claude.interactive(args=("--permission-mode", "default"), env=ide_env(nvim_bridge), cwd=world.project)
     wait_connected(nvim_bridge, cli)
     return cli
 
@@ -135,5 +137,5 @@ def test_edit_accepted_in_neovim_with_the_persons_changes(nvim_bridge, claude, m
 
 def test_edit_rejected_in_neovim_leaves_the_file(nvim_bridge, claude, model_stub, world):
     # The CLI treats a rejection in the IDE as the person refusing the edit: it stops the turn.
-    f, _ = edit_through_diff(nvim_bridge, claude, model_stub, world, "vim.cmd('ClaudeContext reject')", r"User rejected update to hello\.txt")
+    f, _ = edit_through_diff(nvim_bridge, claude, model_stub, world, "vim.cmd('ClaudeContext reject')", r"(?:User r|R)ejected update to hello\.txt")
     assert f.read_text() == "hello\nworld\n"

@@ -170,6 +170,47 @@ def test_tools_list_has_schemas(rpc):
         assert tools[name]["outputSchema"]["type"] == "object", tools[name]
 
 
+# The formats JSON Schema 2020-12 defines: anything else is what Claude Code 2.1.197's
+# `claude mcp list` printed an `unknown format` line for.
+STANDARD_FORMATS = {
+    "date-time", "date", "time", "duration", "email", "idn-email", "hostname", "idn-hostname", "ipv4", "ipv6",
+    "uri", "uri-reference", "iri", "iri-reference", "uuid", "uri-template", "json-pointer",
+    "relative-json-pointer", "regex",
+}
+
+
+def _formats(v, at=""):
+    if isinstance(v, dict):
+        if isinstance(v.get("format"), str):
+            yield at, v["format"]
+        for k, c in v.items():
+            yield from _formats(c, f"{at}/{k}")
+    elif isinstance(v, list):
+        for i, c in enumerate(v):
+            yield from _formats(c, f"{at}/{i}")
+
+
+def test_every_tool_schema_is_valid_json_schema_with_standard_formats(rpc):
+    """Each tool's inputSchema/outputSchema passes the JSON Schema 2020-12 meta-schema (the
+    version MCP names), uses no format a validator does not know, and compiles."""
+    from jsonschema import Draft202012Validator, FormatChecker
+
+    tools = rpc.call("tools/list")["result"]["tools"]
+    assert len(tools) > 20
+    known = set(FormatChecker().checkers) | STANDARD_FORMATS
+    problems = []
+    for t in tools:
+        for key in ("inputSchema", "outputSchema"):
+            schema = t.get(key)
+            if schema is None:
+                continue
+            for err in Draft202012Validator(Draft202012Validator.META_SCHEMA).iter_errors(schema):
+                problems.append(f"{t['name']} {key}: {err.message}")
+            problems += [f"{t['name']} {key}{at}: unknown format {f!r}" for at, f in _formats(schema) if f not in known]
+            Draft202012Validator(schema, format_checker=FormatChecker())  # compiles
+    assert problems == [], "\n".join(problems)
+
+
 def test_tool_results_have_text_and_structured_content(rpc, bridge, world):
     for name in ("getWorkspaceFolders", "fs-get-project-info"):
         r = rpc.tool(name)["result"]
@@ -296,7 +337,10 @@ def test_lock_file(bridge, world):
     assert set(data) >= {"pid", "workspaceFolders", "ideName", "transport", "authToken"}
     assert data["pid"] == bridge.pid
     assert data["workspaceFolders"] == [str(world.project)]
-    assert data["ideName"] == "Neovim"
+    # Neovim names itself after the project and its pid (two in one directory differ in /ide);
+    # the stand-alone server keeps the plain default. Both mark the file as Neovim's.
+    assert data["ideName"] == (f"Neovim ({world.project.name}, pid {bridge.pid})" if bridge.kind == "nvim" else "Neovim")
+    assert data["ideKind"] == "Neovim"
     assert data["transport"] == "ws"
     assert data["authToken"] == bridge.token
     assert len(data["authToken"]) == 32 and int(data["authToken"], 16) >= 0  # 128 bits, hex

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from websockets.sync.client import connect
 
-from conftest import CLAUDE, CLI_TIMEOUT, NvimBridge, ServeBridge, _pids_with_env, wait_until
+from conftest import CLI_TIMEOUT, NvimBridge, ServeBridge, _pids_with_env, wait_until
 
 AUTH = "x-claude-code-ide-authorization"
 
@@ -52,7 +52,7 @@ def cli_env(claude, with_cli_on_path=True) -> dict:
     env = claude.env()
     path = [p for p in env["PATH"].split(os.pathsep) if p and not (Path(p) / "claude").exists()]
     if with_cli_on_path:
-        path.insert(0, str(CLAUDE.parent))
+        path.insert(0, str(claude.exe.parent))
     env["PATH"] = os.pathsep.join(path)
     return env
 
@@ -240,7 +240,7 @@ def test_no_cli_anywhere(serve_exe, world, claude):
         b.stop()
     # CLAUDE_PATH finds it.
     env = cli_env(claude, with_cli_on_path=False)
-    env["CLAUDE_PATH"] = str(CLAUDE)
+    env["CLAUDE_PATH"] = str(claude.exe)
     b = ServeBridge(serve_exe, world, world.project, extra_env=env)
     try:
         rpc = Rpc(b)
@@ -254,7 +254,7 @@ def test_no_cli_anywhere(serve_exe, world, claude):
 
 def nvim_with_cli(world, claude):
     env = cli_env(claude, with_cli_on_path=False)
-    return NvimBridge(world, world.project, setup_opts={"claude": {"cmd": str(CLAUDE)}}, extra_env=env)
+    return NvimBridge(world, world.project, setup_opts={"claude": {"cmd": str(claude.exe)}}, extra_env=env)
 
 
 def nvim_tool(b, name, args=None):

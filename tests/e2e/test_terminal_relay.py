@@ -14,11 +14,11 @@ import re
 
 import pytest
 
-from conftest import CLAUDE, REPO, WAIT, wait_until
+from conftest import REPO, WAIT, wait_until
+from test_cli_interactive import READY
 
 RELAY = REPO / "lib/claude-context-mcp"
 WF = "mcp__claude-context__getWorkspaceFolders"
-READY = r"\? for shortcuts"
 
 
 @pytest.fixture(autouse=True)
@@ -88,7 +88,7 @@ def test_relay_without_an_editor_leaves_the_cli_working(claude, model_stub, worl
 
 def stub_env(claude) -> dict:
     full = claude.env()
-    keys = ("ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "DISABLE_AUTOUPDATER", "IS_SANDBOX")
+    keys = ("ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "DISABLE_AUTOUPDATER", "IS_SANDBOX", "ENABLE_TOOL_SEARCH")
     env = {k: str(full[k]) for k in keys}
     # The interactive CLI otherwise tries to git-clone its plugin marketplace from the network.
     env["CLAUDE_CODE_DISABLE_OFFICIAL_MARKETPLACE_AUTOINSTALL"] = "1"
@@ -102,7 +102,7 @@ def test_open_in_print_mode_gives_the_model_the_tools(make_bridge, claude, model
         "nvim",
         setup_opts={
             "terminal": {
-                "cmd": str(CLAUDE),
+                "cmd": str(claude.exe),
                 "args": ["-p", "Which folder?", "--output-format", "json", "--dangerously-skip-permissions"],
                 "env": stub_env(claude),
             }
@@ -148,7 +148,7 @@ def terminal_text(b) -> str:
 
 def test_open_interactive_connects_as_ide_and_as_mcp_server(make_bridge, claude, model_stub, world):
     # Interactive mode asks before running a tool; this one is allowed up front.
-    terminal = {"cmd": str(CLAUDE), "args": ["--allowedTools", WF], "env": stub_env(claude), "side": "bottom", "size": 40}
+    terminal = {"cmd": str(claude.exe), "args": ["--allowedTools", WF], "env": stub_env(claude), "side": "bottom", "size": 40}
     # The CLI opens its MCP connection while still busy starting up: on a loaded machine its
     # handshake can take longer than the default handshake_timeout_ms (5 s), and the CLI does not
     # retry a failed MCP server (the IDE link, made later, would still work).
@@ -188,3 +188,53 @@ def test_open_interactive_connects_as_ide_and_as_mcp_server(make_bridge, claude,
     # Closing the terminal ends the CLI: both of its connections go.
     b.nvim.command("ClaudeContext close")
     wait_until(lambda: not b.status()["clients"], WAIT, 0.2, "the CLI's connections to close")
+
+
+DIFF_VIEW = """
+local _, v = next(require('claude_context.ide.diff').views)
+if not v or not v.prop_buf or not vim.api.nvim_buf_is_valid(v.prop_buf) then return nil end
+return { old = v.old_path, proposal = vim.api.nvim_buf_get_lines(v.prop_buf, 0, -1, false) }
+"""
+
+
+def test_open_shows_the_edit_as_a_diff_in_neovim(make_bridge, claude, model_stub, world):
+    """`:ClaudeContext open` starts the CLI in a permission mode that asks before an edit
+    (terminal.permission_mode, default "default"), so the edit opens as a diff in Neovim even with
+    Claude Code 2.1.330, which would otherwise start in auto mode and write the file unasked."""
+    f = world.project / "hello.txt"
+    f.write_text("hello\nworld\n")
+    terminal = {"cmd": str(claude.exe), "env": stub_env(claude), "side": "bottom", "size": 40}
+    b = make_bridge("nvim", setup_opts={"terminal": terminal, "handshake_timeout_ms": 15000})
+    b.lua("vim.o.columns = 160; vim.o.lines = 50")
+    b.lua("vim.cmd.edit(vim.fn.fnameescape(...))", str(f))
+    b.nvim.command("ClaudeContext open")
+    argv = b.lua("return require('claude_context.terminal')._state.cmd")
+    assert "--permission-mode=default" in argv, argv
+    job_pid = b.lua("return vim.fn.jobpid(require('claude_context.terminal')._state.job)")
+    wait_until(
+        lambda: any(c.get("ide_connected_pid") and descends_from(c["ide_connected_pid"], job_pid) for c in b.status()["clients"]),
+        WAIT * 2,
+        0.2,
+        "the CLI in the terminal to connect as the IDE",
+    )
+    wait_until(lambda: re.search(READY, terminal_text(b)), WAIT, 0.2, "the CLI prompt")
+    model_stub.push(
+        {"tool_use": {"name": "Read", "input": {"file_path": str(f)}}},
+        {"tool_use": {"name": "Edit", "input": {"file_path": str(f), "old_string": "world", "new_string": "there"}}},
+        {"text": "edit-done-2468"},
+    )
+    job = b.lua("return require('claude_context.terminal')._state.job")
+    b.lua("vim.fn.chansend(..., 'change world to there')", job)
+    wait_until(lambda: "change world to there" in terminal_text(b), WAIT, 0.2, "the typed prompt to show")
+    b.lua("vim.fn.chansend(..., '\\r')", job)
+    try:
+        view = wait_until(lambda: b.lua(DIFF_VIEW), WAIT * 2, 0.2, "the diff view in Neovim")
+    except BaseException:
+        print("terminal:\n" + terminal_text(b)[-3000:], "\nfile:", f.read_text())
+        raise
+    assert view["old"] == str(f) and view["proposal"] == ["hello", "there"], view
+    assert f.read_text() == "hello\nworld\n", "nothing is written before the person decides"
+    b.nvim.command("ClaudeContext accept")
+    wait_until(lambda: f.read_text() == "hello\nthere\n", WAIT, 0.2, "the CLI to write the accepted edit")
+    wait_until(lambda: "edit-done-2468" in terminal_text(b), WAIT, 0.2, "the turn to finish")
+    b.nvim.command("ClaudeContext close")

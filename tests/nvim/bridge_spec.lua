@@ -83,7 +83,8 @@ return {
       eq(tonumber("700", 8), h.mode(lock_dir), "lock dir mode")
       local lock = h.read_json(st.lock_file)
       eq(vim.fn.getpid(), lock.pid)
-      eq("Neovim", lock.ideName)
+      eq(("Neovim (%s, pid %d)"):format(vim.fn.fnamemodify(vim.fn.getcwd(), ":t"), vim.fn.getpid()), lock.ideName)
+      eq("Neovim", lock.ideKind)
       eq("ws", lock.transport)
       ok(lock.authToken:match("^%x+$") and #lock.authToken == 32, "128-bit hex token")
       eq({ vim.uv.fs_realpath(vim.fn.getcwd()) }, vim.tbl_map(vim.uv.fs_realpath, lock.workspaceFolders))
@@ -408,14 +409,22 @@ return {
       vim.cmd("checkhealth claude_context")
       text = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), "\n")
       vim.cmd("bwipeout!")
-      contains(text, fake .. ": 9.8.7 (Claude Code)")
+      contains(text, fake .. " (PATH): 9.8.7 (Claude Code)")
       vim.env.PATH = h.tmpdir() -- nothing named claude on it
+      local home = vim.env.HOME
+      vim.env.HOME = h.tmpdir() -- nor in ~/.local/bin or ~/.claude/local
       vim.cmd("checkhealth claude_context")
       text = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), "\n")
       vim.cmd("bwipeout!")
       vim.env.PATH = path
-      contains(text, "`claude` not found on PATH")
-      contains(text, "npm install -g @anthropic-ai/claude-code")
+      vim.env.HOME = home
+      if vim.fn.executable("/usr/local/bin/claude") == 0 and vim.fn.executable("/usr/bin/claude") == 0 then
+        contains(text, "Claude CLI not found")
+        -- The official installer first, npm second.
+        local official = text:find("curl -fsSL https://claude.ai/install.sh | bash", 1, true)
+        local npm = text:find("npm install -g @anthropic-ai/claude-code", 1, true)
+        ok(official and npm and official < npm, text)
+      end
     end,
   },
 }

@@ -68,7 +68,9 @@ return {
       vim.cmd("ClaudeContext context feature/none")
       local buf = vim.api.nvim_get_current_buf()
       eq("claude-context://context/feature/none", vim.api.nvim_buf_get_name(buf))
-      contains(buffer_text(buf), "ブランチ 'feature/none' のメモリバンクはまだありません")
+      -- The editor's language here is C.UTF-8: English (the default follows v:lang / $LANG).
+      contains(buffer_text(buf), "feature/none")
+      contains(buffer_text(buf), "does not exist yet")
       contains(buffer_text(buf), "## Rules")
       vim.cmd("close")
     end,
@@ -153,14 +155,28 @@ return {
     end,
   },
   {
-    ":ClaudeContext decision shows the status, or that no issue is defined",
+    ":ClaudeContext decision shows the status, or that no issue is defined, in the person's language",
     function()
       vim.cmd("messages clear")
       vim.cmd("ClaudeContext decision")
-      contains(messages(), "課題が定義されていません")
+      contains(messages(), "No issue is defined")
+      -- The tool's own answer keeps the spec's words verbatim whatever the language.
+      local none = h.call("get_current_status", {})
+      eq("課題が定義されていません", none.content[1].text)
       local r = h.call("define_issue", { title = "DB選定", description = "どのDBを使うか" })
       eq(false, r.isError)
+      vim.cmd("messages clear")
       vim.cmd("ClaudeContext decision")
+      contains(messages(), "Current issue: DB選定")
+      contains(messages(), "Step: widen-options")
+      contains(messages(), "Widen your options")
+      ok(not messages():find("現在の課題", 1, true), messages())
+      -- In Japanese: the tool's text as the spec writes it.
+      local mb = require("claude_context.config").options.memory_bank
+      require("claude_context.config").options.memory_bank = vim.tbl_extend("force", mb or {}, { language = "ja" })
+      vim.cmd("messages clear")
+      vim.cmd("ClaudeContext decision")
+      require("claude_context.config").options.memory_bank = mb
       contains(messages(), "現在の課題: DB選定")
       contains(messages(), "widen-options")
       -- The store is under stdpath("state")/claude-context, one file per project.
@@ -168,6 +184,54 @@ return {
       eq(1, #stores)
       eq("DB選定", h.read_json(stores[1]).issue.title)
       eq(tonumber("600", 8), h.mode(stores[1]))
+    end,
+  },
+  {
+    "memory_bank.language defaults from the editor's language and reaches the tools",
+    function()
+      local ctx = require("claude_context.context")
+      eq("ja", ctx.editor_language("ja_JP.UTF-8", "C.UTF-8"))
+      eq("ja", ctx.editor_language("C.UTF-8", "ja_JP.eucJP"), "v:lang says nothing: $LANG")
+      eq("ja", ctx.editor_language("", "ja"))
+      eq("en", ctx.editor_language("en_US.UTF-8", "ja_JP.UTF-8"), "v:lang first")
+      eq("en", ctx.editor_language("de_DE.UTF-8", ""))
+      eq("en", ctx.editor_language("C", "POSIX"))
+      local config = require("claude_context.config")
+      local function native_lang(mb)
+        return vim.json.decode(config.to_native(config.resolve({ memory_bank = mb }))).memory_bank_language
+      end
+      eq(ctx.editor_language(), native_lang(nil), "the editor's language by default")
+      eq("en", native_lang(nil), "C.UTF-8 here")
+      eq("ja", native_lang({ language = "ja" }))
+      eq("en", native_lang({ language = "en" }))
+      -- A tool called without `language` uses the configured one; an explicit one still wins.
+      cc().stop({ silent = true })
+      cc().setup({ memory_bank = { root = bank, language = "ja" } })
+      local r = h.call("read_rules", {})
+      contains(r.structuredContent.rules.content, "メモリバンクのルール")
+      cc().stop({ silent = true })
+      cc().setup({ memory_bank = { root = bank } })
+      r = h.call("read_rules", {})
+      ok(not r.structuredContent.rules.content:find("メモリバンクのルール", 1, true), "English rules")
+      r = h.call("read_rules", { language = "ja" })
+      contains(r.structuredContent.rules.content, "メモリバンクのルール")
+    end,
+  },
+  {
+    ":ClaudeContext context speaks the configured language",
+    function()
+      cc().stop({ silent = true })
+      cc().setup({ memory_bank = { root = bank, language = "ja" } })
+      vim.cmd("ClaudeContext context feature/ja-none")
+      local text = buffer_text(0)
+      vim.cmd("close")
+      contains(text, "# コンテキスト · ブランチ feature/ja-none")
+      contains(text, "## ルール")
+      contains(text, "メモリバンクのルール")
+      contains(text, "ブランチ 'feature/ja-none' のメモリバンクはまだありません")
+      ok(text:find("## ルール", 1, true) < text:find("メモリバンクのルール", 1, true), "the heading, then the rules")
+      cc().stop({ silent = true })
+      cc().setup({ memory_bank = { root = bank } })
     end,
   },
   {

@@ -1,6 +1,6 @@
 -- Runs every tests/nvim/*_spec.lua in its own headless Neovim (isolation: each file gets a
 -- fresh editor, a fresh CLAUDE_CONFIG_DIR and fresh stdpath dirs), then prints the totals as
--- "N passed, N failed". Usage:
+-- "neovim-<version>: N passed, N failed". Usage:
 --   nvim --headless --clean -u tests/minimal_init.lua -l tests/nvim/run.lua [pattern]
 local root = vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":p:h:h:h")
 local pattern = _G.arg and _G.arg[1] or nil
@@ -49,5 +49,8 @@ end
 if #broken > 0 then
   io.stdout:write("\nfailing files: " .. table.concat(broken, ", ") .. "\n")
 end
-io.stdout:write(("\nneovim: %d passed, %d failed\n"):format(passed, failed))
+-- Named after the Neovim that ran them (`make test-nvim` runs the specs on two).
+local version = vim.fn.execute("version"):match("NVIM v(%S+)") or tostring(vim.version())
+io.stdout:write(("\nneovim %s (%s)\n"):format(version, nvim))
+io.stdout:write(("neovim-%s: %d passed, %d failed\n"):format(version, passed, failed))
 os.exit((failed == 0 and #broken == 0) and 0 or 1)

@@ -101,6 +101,8 @@ return {
         { { cmd = {} }, "terminal.cmd" },
         { { colour = "red" }, "terminal.colour" },
         { { float = { width = "wide" } }, "terminal.float.width" },
+        { { permission_mode = "yolo" }, "terminal.permission_mode" },
+        { { permission_mode = true }, "terminal.permission_mode" },
       }
       for _, c in ipairs(cases) do
         local okc, err = pcall(cc().setup, { auto_start = false, terminal = c[1] })
@@ -134,11 +136,13 @@ return {
       local st = cc().status()
       local token = require("claude_context.native").load().token()
 
-      -- argv: --mcp-config=<file> first, then the extra args (a space survives).
-      eq(3, #args, vim.inspect(args))
+      -- argv: --mcp-config=<file> first, the permission mode that shows diffs, then the extra
+      -- args (a space survives).
+      eq(4, #args, vim.inspect(args))
       local mcp_file = args[1]:match("^%-%-mcp%-config=(.+)$")
       ok(mcp_file, "first argument is --mcp-config=<file>: " .. args[1])
-      eq({ "--model", "stub model" }, { args[2], args[3] })
+      eq("--permission-mode=default", args[2])
+      eq({ "--model", "stub model" }, { args[3], args[4] })
       for _, a in ipairs(args) do
         ok(not a:find(token, 1, true), "the token is not on the command line")
       end
@@ -154,6 +158,8 @@ return {
             type = "ws",
             url = "ws://127.0.0.1:" .. st.port .. "/mcp",
             headers = { ["x-claude-code-ide-authorization"] = token },
+            -- Claude Code's per-call limit: longer than the longest execute_claude.
+            timeout = (2 * 86400 + 60) * 1000,
           },
         },
       }, h.read_json(out .. ".mcp"))
@@ -338,8 +344,26 @@ return {
       cc().setup({ terminal = vim.tbl_extend("force", base, { mcp_config = false, args = {} }) })
       clear_out()
       vim.cmd("ClaudeContext open")
-      eq({}, wait_started())
+      eq({ "--permission-mode=default" }, wait_started())
       term().close()
+      cc().setup({ terminal = base })
+    end,
+  },
+  {
+    "permission_mode: another mode, false for none, and args that choose one win",
+    function()
+      local function argv(t)
+        cc().setup({ terminal = vim.tbl_extend("force", base, { mcp_config = false }, t) })
+        clear_out()
+        vim.cmd("ClaudeContext open")
+        local a = wait_started()
+        term().close()
+        return a
+      end
+      eq({ "--permission-mode=acceptEdits" }, argv({ permission_mode = "acceptEdits", args = {} }))
+      eq({}, argv({ permission_mode = false, args = {} }))
+      eq({ "--permission-mode", "plan" }, argv({ args = { "--permission-mode", "plan" } }))
+      eq({ "--dangerously-skip-permissions" }, argv({ args = { "--dangerously-skip-permissions" } }))
       cc().setup({ terminal = base })
     end,
   },

@@ -12,7 +12,8 @@ pub struct Config {
     pub port_range: PortRange,
     /// An explicit project root (`project_root_source = "config"`).
     pub project_root: Option<String>,
-    /// `ideName` written in the lock file.
+    /// `ideName` written in the lock file: what Claude Code shows for this editor (`/ide`). The
+    /// Lua side renders it from `setup{ide = {name = …}}` (project and pid by default).
     pub ide_name: String,
     /// Where lock files go; default `$CLAUDE_CONFIG_DIR/ide` or `~/.claude/ide`.
     pub lock_dir: Option<PathBuf>,
@@ -33,6 +34,9 @@ pub struct Config {
     /// The memory bank root (`setup{memory_bank = {root = …}}`); default `<project root>/docs`.
     /// `MEMORY_BANK_ROOT` in the environment wins over it. Relative: against the project root.
     pub memory_bank_root: Option<PathBuf>,
+    /// The language (`en` or `ja`) of the memory bank tools called without `language`
+    /// (`setup{memory_bank = {language}}`, which defaults from the editor's language).
+    pub memory_bank_language: String,
     /// How the Claude-session tools (`execute_claude`, …) run the Claude Code CLI.
     pub claude: ClaudeConfig,
     /// `setup{security = {allow_write}}`: what the person lets tools do beyond the defaults.
@@ -135,6 +139,7 @@ impl Default for Config {
             stats_time_budget_ms: 2000,
             state_dir: None,
             memory_bank_root: None,
+            memory_bank_language: "ja".into(),
             claude: ClaudeConfig::default(),
             security: SecurityConfig::default(),
         }
@@ -162,6 +167,21 @@ impl Config {
         }
         crate::capfs::WritePolicy::new(&self.security.allow_write)
             .map_err(|e| format!("invalid configuration: {e}"))?;
+        if !matches!(self.memory_bank_language.as_str(), "en" | "ja" | "zh") {
+            return Err(format!(
+                "invalid configuration: memory_bank_language must be \"en\", \"ja\" or \"zh\", got {:?}",
+                self.memory_bank_language
+            ));
+        }
+        if self.ide_name.trim().is_empty()
+            || self.ide_name.chars().count() > 200
+            || self.ide_name.chars().any(char::is_control)
+        {
+            return Err(
+                "invalid configuration: ide_name must be 1 to 200 characters, without control characters"
+                    .into(),
+            );
+        }
         if self.max_inflight_per_client == 0 {
             return Err("invalid configuration: max_inflight_per_client must be at least 1".into());
         }
@@ -369,6 +389,28 @@ mod tests {
         // No tools at all is a valid choice.
         let c = Config::from_json(r#"{"claude": {"allowed_tools": []}}"#).unwrap();
         assert!(c.claude.allowed_tools.is_empty());
+    }
+
+    #[test]
+    fn memory_bank_language_is_en_or_ja() {
+        assert_eq!(Config::default().memory_bank_language, "ja");
+        let c = Config::from_json(r#"{"memory_bank_language": "en"}"#).unwrap();
+        assert_eq!(c.memory_bank_language, "en");
+        let e = Config::from_json(r#"{"memory_bank_language": "de"}"#).unwrap_err();
+        assert!(e.contains("memory_bank_language"), "{e}");
+    }
+
+    #[test]
+    fn ide_name_is_checked() {
+        let c = Config::from_json(r#"{"ide_name": "Neovim (proj, pid 7)"}"#).unwrap();
+        assert_eq!(c.ide_name, "Neovim (proj, pid 7)");
+        assert_eq!(Config::default().ide_name, "Neovim");
+        for bad in [r#""""#, r#""  ""#, r#""a\nb""#] {
+            let e = Config::from_json(&format!(r#"{{"ide_name": {bad}}}"#)).unwrap_err();
+            assert!(e.contains("ide_name"), "{e}");
+        }
+        let long = "x".repeat(201);
+        assert!(Config::from_json(&format!(r#"{{"ide_name": "{long}"}}"#)).is_err());
     }
 
     #[test]

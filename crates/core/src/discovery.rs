@@ -331,7 +331,7 @@ pub fn discover(q: &Query) -> Found {
     let locks = read_locks(&q.lock_dir, q.owner_uid, &mut found);
     let usable = |l: &Lock, found: &mut Found| -> bool {
         let name = l.path.display();
-        if l.content.ide_name != q.ide_name {
+        if l.content.kind() != q.ide_name {
             found.notes.push(format!(
                 "{name}: belongs to {:?}, not {}",
                 l.content.ide_name, q.ide_name
@@ -456,6 +456,7 @@ mod tests {
                 ide_name: ide.into(),
                 transport: "ws".into(),
                 auth_token: token.into(),
+                ide_kind: None,
             };
             std::fs::write(
                 self.locks.join(format!("{port}.lock")),
@@ -561,6 +562,35 @@ mod tests {
         assert!(msg.contains("notaport.lock"), "{msg}");
         // Nothing was deleted: that is the CLI's and the editor's business.
         assert!(e.locks.join("20030.lock").exists());
+    }
+
+    #[test]
+    fn a_named_neovim_is_found_by_its_ide_kind() {
+        let e = env();
+        let proj = e.dir("proj");
+        // The lock files this plugin writes: ideName tells two Neovims apart, ideKind says Neovim.
+        let write = |port: u16, name: &str, kind: Option<&str>| {
+            let c = LockContent {
+                pid: me(),
+                workspace_folders: vec![proj.to_string_lossy().into_owned()],
+                ide_name: name.into(),
+                transport: "ws".into(),
+                auth_token: "t".into(),
+                ide_kind: kind.map(String::from),
+            };
+            std::fs::write(
+                e.locks.join(format!("{port}.lock")),
+                serde_json::to_vec(&c).unwrap(),
+            )
+            .unwrap();
+        };
+        write(20050, "Neovim (proj, pid 1)", Some("Neovim"));
+        write(20051, "my editor", Some("Neovim"));
+        // Named like us, written by something else.
+        write(20052, "Neovim (proj, pid 2)", Some("Other"));
+        let mut p = ports(&discover(&e.query(&proj, None)));
+        p.sort();
+        assert_eq!(p, vec![20050, 20051]);
     }
 
     #[test]

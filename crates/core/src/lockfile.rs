@@ -1,5 +1,5 @@
 //! The lock file through which Claude Code finds the editor (see ide-protocol.md):
-//! `<dir>/<port>.lock`, JSON `{pid, workspaceFolders, ideName, transport, authToken}`,
+//! `<dir>/<port>.lock`, JSON `{pid, workspaceFolders, ideName, transport, authToken, ideKind}`,
 //! mode 0600 inside a 0700 directory, written atomically (without fsync: see
 //! [`fsutil::write_atomic_volatile`]), removed when the bridge stops.
 
@@ -7,14 +7,31 @@ use crate::fsutil;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
+/// What our lock files are: `ideKind` of the lock files this plugin writes, and the `ideName`
+/// of those written before `ideName` told Neovims apart.
+pub const KIND: &str = "Neovim";
+
 #[derive(Clone, Serialize, Deserialize, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct LockContent {
     pub pid: u32,
     pub workspace_folders: Vec<String>,
+    /// What Claude Code shows (`/ide`, "Opened changes in …"): for us "Neovim (<project>, pid
+    /// <pid>)" by default (setup{ide = {name = …}}), so two Neovims can be told apart.
     pub ide_name: String,
     pub transport: String,
     pub auth_token: String,
+    /// Which editor wrote the file ([`KIND`] for us), whatever `ideName` says; Claude Code does
+    /// not read it. Absent in lock files of other IDEs and of older versions of this plugin.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ide_kind: Option<String>,
+}
+
+impl LockContent {
+    /// The editor kind: `ideKind`, else `ideName` (older lock files, other IDEs).
+    pub fn kind(&self) -> &str {
+        self.ide_kind.as_deref().unwrap_or(&self.ide_name)
+    }
 }
 
 /// Debug output masks the token, so a `{:?}` in a log line cannot leak it.
@@ -26,6 +43,7 @@ impl std::fmt::Debug for LockContent {
             .field("ide_name", &self.ide_name)
             .field("transport", &self.transport)
             .field("auth_token", &crate::auth::mask(&self.auth_token))
+            .field("ide_kind", &self.ide_kind)
             .finish()
     }
 }
@@ -122,9 +140,10 @@ pub fn pid_alive(pid: u32) -> bool {
     }
 }
 
-/// Deletes lock files in `dir` written by an editor with our `ide_name` whose process is gone.
-/// Returns the paths removed. Files of other IDEs and unreadable files are left alone.
-pub fn clean_stale(dir: &Path, ide_name: &str) -> Vec<PathBuf> {
+/// Deletes lock files in `dir` written by an editor of `kind` ([`LockContent::kind`]) whose
+/// process is gone. Returns the paths removed. Files of other IDEs and unreadable files are left
+/// alone.
+pub fn clean_stale(dir: &Path, kind: &str) -> Vec<PathBuf> {
     let mut removed = Vec::new();
     let Ok(entries) = std::fs::read_dir(dir) else {
         return removed;
@@ -140,7 +159,7 @@ pub fn clean_stale(dir: &Path, ide_name: &str) -> Vec<PathBuf> {
         let Ok(c) = serde_json::from_slice::<LockContent>(&bytes) else {
             continue;
         };
-        if c.ide_name == ide_name && !pid_alive(c.pid) && std::fs::remove_file(&p).is_ok() {
+        if c.kind() == kind && !pid_alive(c.pid) && std::fs::remove_file(&p).is_ok() {
             removed.push(p);
         }
     }
@@ -155,9 +174,10 @@ mod tests {
         LockContent {
             pid,
             workspace_folders: vec!["/w".into()],
-            ide_name: "Neovim".into(),
+            ide_name: "Neovim (w, pid 1)".into(),
             transport: "ws".into(),
             auth_token: token.into(),
+            ide_kind: Some(KIND.into()),
         }
     }
 
@@ -170,7 +190,8 @@ mod tests {
         assert_eq!(p, ide.join("12345.lock"));
         let read: serde_json::Value = serde_json::from_slice(&std::fs::read(&p).unwrap()).unwrap();
         assert_eq!(read["transport"], "ws");
-        assert_eq!(read["ideName"], "Neovim");
+        assert_eq!(read["ideName"], "Neovim (w, pid 1)");
+        assert_eq!(read["ideKind"], "Neovim");
         assert_eq!(read["authToken"], "t");
         assert_eq!(read["workspaceFolders"][0], "/w");
         #[cfg(unix)]
@@ -220,12 +241,34 @@ mod tests {
         w("2.lock", content("b", std::process::id()));
         let mut other = content("c", dead);
         other.ide_name = "Visual Studio Code".into();
+        other.ide_kind = None;
         w("3.lock", other);
         std::fs::write(dir.path().join("4.lock"), b"not json").unwrap();
-        let removed = clean_stale(dir.path(), "Neovim");
-        assert_eq!(removed, vec![dir.path().join("1.lock")]);
+        // Ours whatever the ideName says (a renamed one), and ours from before ideKind existed.
+        let mut renamed = content("d", dead);
+        renamed.ide_name = "my editor".into();
+        w("5.lock", renamed);
+        let mut older = content("e", dead);
+        older.ide_name = "Neovim".into();
+        older.ide_kind = None;
+        w("6.lock", older);
+        // Another IDE that happens to be called "Neovim (…)" is not ours.
+        let mut lookalike = content("f", dead);
+        lookalike.ide_kind = Some("Other".into());
+        w("7.lock", lookalike);
+        let mut removed = clean_stale(dir.path(), KIND);
+        removed.sort();
+        assert_eq!(
+            removed,
+            vec![
+                dir.path().join("1.lock"),
+                dir.path().join("5.lock"),
+                dir.path().join("6.lock")
+            ]
+        );
         assert!(dir.path().join("2.lock").exists());
         assert!(dir.path().join("3.lock").exists());
         assert!(dir.path().join("4.lock").exists());
+        assert!(dir.path().join("7.lock").exists());
     }
 }

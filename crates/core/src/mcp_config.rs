@@ -12,8 +12,14 @@ use std::path::{Path, PathBuf};
 /// The MCP server name the model sees tools under (`mcp__claude-context__<tool>`).
 pub const SERVER_NAME: &str = "claude-context";
 
-/// `{"mcpServers": {"<name>": {"type": "ws", "url": "ws://127.0.0.1:<port>/mcp", "headers": {...}}}}`
-/// (the MCP-server door: see [`crate::mcp::Surface`]).
+/// The per-server tool-call `timeout` (milliseconds) Claude Code honours (2.1.330: "Hard
+/// wall-clock limit per call"; it overrides `MCP_TOOL_TIMEOUT`). `execute_claude` may run for
+/// up to [`crate::claude::MAX_TIMEOUT_SECS`] after waiting for one call queued before it, so
+/// twice that plus a minute; still below 2^31 - 1 ms, past which a JavaScript timer fires at once.
+pub const TOOL_TIMEOUT_MS: u64 = (2 * crate::claude::MAX_TIMEOUT_SECS + 60) * 1000;
+
+/// `{"mcpServers": {"<name>": {"type": "ws", "url": "ws://127.0.0.1:<port>/mcp", "headers": {...},
+/// "timeout": TOOL_TIMEOUT_MS}}}` (the MCP-server door: see [`crate::mcp::Surface`]).
 pub fn render(name: &str, port: u16, token: &str) -> Value {
     json!({
         "mcpServers": {
@@ -21,6 +27,7 @@ pub fn render(name: &str, port: u16, token: &str) -> Value {
                 "type": "ws",
                 "url": format!("ws://127.0.0.1:{port}{}", crate::mcp::MCP_PATH),
                 "headers": { crate::server::AUTH_HEADER: token },
+                "timeout": TOOL_TIMEOUT_MS,
             }
         }
     })
@@ -85,9 +92,21 @@ mod tests {
             json!({"mcpServers": {"claude-context": {
                 "type": "ws",
                 "url": "ws://127.0.0.1:12345/mcp",
-                "headers": {"x-claude-code-ide-authorization": "abc"}
+                "headers": {"x-claude-code-ide-authorization": "abc"},
+                "timeout": TOOL_TIMEOUT_MS
             }}})
         );
+    }
+
+    #[test]
+    fn the_timeout_outlasts_execute_claude_and_fits_a_javascript_timer() {
+        let max_call_ms = crate::claude::MAX_TIMEOUT_SECS * 1000;
+        let v = render(SERVER_NAME, 1, "t");
+        let t = v["mcpServers"][SERVER_NAME]["timeout"].as_u64().unwrap();
+        // A call may wait for one queued before it, then run for its whole timeout.
+        assert!(t > 2 * max_call_ms, "{t}");
+        // Node's setTimeout fires at once for delays above 2^31 - 1 ms.
+        assert!(t < (1u64 << 31) - 1, "{t}");
     }
 
     #[test]

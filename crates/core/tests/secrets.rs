@@ -193,6 +193,7 @@ fn lock_files_of_dead_editors_of_ours_are_removed_at_start() {
             ide_name: ide.into(),
             transport: "ws".into(),
             auth_token: "t".into(),
+            ide_kind: None,
         };
         std::fs::write(lock_dir.join(name), serde_json::to_vec(&c).unwrap()).unwrap();
     };

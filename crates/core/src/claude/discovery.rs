@@ -2,8 +2,10 @@
 //!
 //! 1. `setup{claude = {cmd = …}}` — a path (`~/` expands) or a command name looked up in PATH;
 //! 2. `claude` in PATH (the `which` crate; no shell);
-//! 3. the common install locations, including the nvm / asdf version directories (`*` expanded
-//!    by listing directories, newest version first);
+//! 3. the common install locations: the official installer's `~/.local/bin/claude` and the
+//!    older local install `~/.claude/local/claude` first, then the system and package-manager
+//!    places, including the nvm / asdf version directories (`*` expanded by listing directories,
+//!    newest version first);
 //! 4. `CLAUDE_PATH` — the executable itself or the directory holding it.
 //!
 //! Nothing here runs a shell or a subprocess.
@@ -62,16 +64,25 @@ impl fmt::Display for NotFound {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "Claude CLI not found. Looked in: {}. Install it with \
-             `npm install -g @anthropic-ai/claude-code`, or point the plugin at it with \
+            "Claude CLI not found. Looked in: {}. Install it with the official installer \
+             (`{INSTALL_OFFICIAL}`) or with npm (`{INSTALL_NPM}`), or point the plugin at it with \
              setup{{claude = {{cmd = \"/path/to/claude\"}}}} or the CLAUDE_PATH environment variable.",
             self.searched.join("; ")
         )
     }
 }
 
-/// The spec's common install locations; `~` is the home directory, `*` one directory level.
+/// How to install the CLI, named first in every message: the official (native) installer.
+pub const INSTALL_OFFICIAL: &str = "curl -fsSL https://claude.ai/install.sh | bash";
+/// The second way: npm.
+pub const INSTALL_NPM: &str = "npm install -g @anthropic-ai/claude-code";
+
+/// The common install locations; `~` is the home directory, `*` one directory level. The
+/// official installer's place and the older `claude migrate-installer` one come first; then the
+/// spec's list.
 pub const COMMON_LOCATIONS: &[&str] = &[
+    "~/.local/bin/claude",
+    "~/.claude/local/claude",
     "/usr/local/bin/claude",
     "/usr/bin/claude",
     "~/.npm-global/bin/claude",
@@ -254,10 +265,14 @@ mod tests {
         assert!(msg.contains("PATH (no `claude`)"), "{msg}");
         assert!(msg.contains(".nvm/versions/node/*/bin/claude"), "{msg}");
         assert!(msg.contains("CLAUDE_PATH (not set)"), "{msg}");
-        assert!(
-            msg.contains("npm install -g @anthropic-ai/claude-code"),
-            "{msg}"
-        );
+        assert!(msg.contains(".local/bin/claude"), "{msg}");
+        assert!(msg.contains(".claude/local/claude"), "{msg}");
+        // The official installer is named first, npm second.
+        let official = msg.find(INSTALL_OFFICIAL).expect(&msg);
+        let npm = msg
+            .find("npm install -g @anthropic-ai/claude-code")
+            .expect(&msg);
+        assert!(official < npm, "{msg}");
 
         // CLAUDE_PATH as a directory.
         let cp = d.path().join("cp");
@@ -282,6 +297,19 @@ mod tests {
         assert_eq!(
             discover(None, &e).unwrap().path,
             home.join(".volta/bin/claude")
+        );
+        // The older local install (~/.claude/local) beats the package managers' places, and the
+        // official installer's ~/.local/bin beats that.
+        exe(&home.join(".claude/local/claude"));
+        assert_eq!(
+            discover(None, &e).unwrap().path,
+            home.join(".claude/local/claude")
+        );
+        exe(&home.join(".local/bin/claude"));
+        let f = discover(None, &e).unwrap();
+        assert_eq!(
+            (f.path, f.source),
+            (home.join(".local/bin/claude"), "common location")
         );
         // PATH beats the common locations.
         exe(&bin.join("claude"));

@@ -60,6 +60,11 @@ impl Surface {
 pub struct Catalog {
     tools: Vec<ToolDef>,
     by_name: HashMap<&'static str, usize>,
+    /// The configured memory bank language (`memory_bank_language`): what a tool that takes a
+    /// `language` gets when called without one, and the default its listed schema shows.
+    language: String,
+    /// The tools whose input has a `language` property (found at first use).
+    takes_language: OnceLock<std::collections::HashSet<&'static str>>,
     /// Built at the first `tools/list` of each surface (on a bridge thread): generating ~30
     /// tools' schemas and describing them the MCP way would otherwise be done by `setup()`,
     /// on Neovim's start-up path (start-up figures: BENCHMARKS.md).
@@ -78,8 +83,48 @@ impl Catalog {
         Catalog {
             tools,
             by_name,
+            language: "ja".into(),
+            takes_language: OnceLock::new(),
             list: Default::default(),
         }
+    }
+
+    /// The same catalog with `language` as the memory bank tools' default.
+    pub fn with_language(mut self, language: &str) -> Catalog {
+        self.language = language.to_string();
+        self
+    }
+
+    /// The configured memory bank language.
+    pub fn language(&self) -> &str {
+        &self.language
+    }
+
+    /// Whether `tool`'s input has a `language` property.
+    fn takes_language(&self, tool: &str) -> bool {
+        self.takes_language
+            .get_or_init(|| {
+                self.tools
+                    .iter()
+                    .filter(|t| {
+                        t.input_schema.value()["properties"]
+                            .get("language")
+                            .is_some()
+                    })
+                    .map(|t| t.name)
+                    .collect()
+            })
+            .contains(tool)
+    }
+
+    /// `args` with the configured language added when `tool` takes one and none was given.
+    pub fn with_default_language(&self, tool: &ToolDef, mut args: Value) -> Value {
+        if let Value::Object(o) = &mut args {
+            if !o.contains_key("language") && self.takes_language(tool.name) {
+                o.insert("language".into(), Value::String(self.language.clone()));
+            }
+        }
+        args
     }
 
     /// The `tools/list` result for a client on `surface`.
@@ -89,7 +134,16 @@ impl Catalog {
                 .tools
                 .iter()
                 .filter(|t| surface.offers(t.name))
-                .map(describe)
+                .map(|t| {
+                    let mut d = describe(t);
+                    // The default a caller gets is the configured language, not the schema's.
+                    if let Some(l) = d.pointer_mut("/inputSchema/properties/language") {
+                        if let Some(o) = l.as_object_mut() {
+                            o.insert("default".into(), Value::String(self.language.clone()));
+                        }
+                    }
+                    d
+                })
                 .collect();
             json!({ "tools": tools })
         })
@@ -121,6 +175,8 @@ fn describe(t: &ToolDef) -> Value {
 pub struct RpcError {
     pub code: i32,
     pub message: String,
+    /// The error's `data` member, when it has one.
+    pub data: Option<Value>,
 }
 
 impl RpcError {
@@ -128,8 +184,58 @@ impl RpcError {
         RpcError {
             code: code.0,
             message: message.into(),
+            data: None,
         }
     }
+
+    /// The same error with a `data` member.
+    pub fn with_data(mut self, data: Value) -> Self {
+        self.data = Some(data);
+        self
+    }
+}
+
+/// The `_meta` key in which clients of MCP 2026-07-28 and later name the protocol version of a
+/// request (they send it on `server/discover`, before any `initialize`).
+pub const META_PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
+
+/// What a newer client's `server/discover` probe gets: "method not found", with the versions we
+/// speak in `data.supported`. Both Claude Code (2.1.330) and rmcp's client take any error but
+/// -32022 as "a server of the `initialize` era" and go on with `initialize` on the same
+/// connection. A `DiscoverResult` would not do: it declares the 2026-07-28 lifecycle (no
+/// `initialize`, per-request `_meta`), and an rmcp client finding none of its versions in it stops
+/// instead of falling back; -32022 sends rmcp's client round its retry loop to the same end.
+fn discover_error() -> RpcError {
+    RpcError::new(
+        ErrorCode::METHOD_NOT_FOUND,
+        format!(
+            "Method not found: server/discover (this server speaks MCP {}; negotiate with initialize)",
+            SUPPORTED_VERSIONS.join(", ")
+        ),
+    )
+    .with_data(json!({ "supported": SUPPORTED_VERSIONS }))
+}
+
+/// The version a request names in `params._meta` (the 2026-07-28 way), when it names one we do
+/// not speak: such a request gets -32022 with `data: {supported, requested}` (as rmcp's server
+/// answers), never an answer in a protocol the client did not ask for.
+fn unsupported_meta_version(params: Option<&Value>) -> Option<RpcError> {
+    let asked = params?.get("_meta")?.get(META_PROTOCOL_VERSION)?;
+    let asked_str = asked.as_str().unwrap_or("");
+    if SUPPORTED_VERSIONS.contains(&asked_str) {
+        return None;
+    }
+    Some(
+        RpcError::new(
+            ErrorCode::UNSUPPORTED_PROTOCOL_VERSION,
+            format!(
+                "Unsupported protocol version {} (this server speaks MCP {}; negotiate with initialize)",
+                shorten(&asked.to_string(), NAME_ECHO),
+                SUPPORTED_VERSIONS.join(", ")
+            ),
+        )
+        .with_data(json!({ "supported": SUPPORTED_VERSIONS, "requested": asked })),
+    )
 }
 
 /// The JSON-RPC envelope of a success.
@@ -139,9 +245,12 @@ pub fn response(id: &Value, result: Value) -> Value {
 
 /// The JSON-RPC envelope of an error.
 pub fn error_response(id: &Value, e: &RpcError) -> Value {
-    let mut err = Map::with_capacity(2);
+    let mut err = Map::with_capacity(3);
     err.insert("code".into(), e.code.into());
     err.insert("message".into(), e.message.clone().into());
+    if let Some(d) = &e.data {
+        err.insert("data".into(), d.clone());
+    }
     envelope(id, "error", Value::Object(err))
 }
 
@@ -450,6 +559,14 @@ async fn request(
     params: Option<Value>,
     events: &mut Vec<PeerEvent>,
 ) -> Result<Value, RpcError> {
+    if method == "server/discover" {
+        return Err(discover_error());
+    }
+    if method != "initialize" {
+        if let Some(e) = unsupported_meta_version(params.as_ref()) {
+            return Err(e);
+        }
+    }
     match method {
         "initialize" => {
             let p = params_object(params)?;
@@ -575,6 +692,7 @@ pub async fn call_tool_on(
             format!("Unknown tool: {}", shorten(name, NAME_ECHO)),
         ));
     };
+    let args = shared.catalog.with_default_language(tool, args);
     let fut = AssertUnwindSafe(async {
         match surface {
             Surface::Mcp => crate::tools::door::run(shared.clone(), tool, args).await,
@@ -807,6 +925,128 @@ mod tests {
         }
         let r = ask(&s, r#"{"jsonrpc":"2.0","id":2,"method":"initialize","params":{"protocolVersion":"1999-01-01"}}"#).unwrap();
         assert_eq!(r["result"]["protocolVersion"], "2025-11-25");
+    }
+
+    #[test]
+    fn tools_called_without_language_use_the_configured_one() {
+        let d = tempfile::tempdir().unwrap();
+        let with = |lang: &str| {
+            let cfg = Config {
+                memory_bank_language: lang.into(),
+                ..Config::default()
+            };
+            let st = EditorState {
+                cwd: Some(d.path().to_path_buf()),
+                ..Default::default()
+            };
+            Arc::new(Shared::new(cfg, st, Arc::new(NoEditor), 0, "t".into()))
+        };
+        let rules = |s: &Arc<Shared>, args: Value| {
+            let r = rt().block_on(call_tool(s, "read_rules", args)).unwrap();
+            assert_eq!(r["isError"], false, "{r}");
+            r["structuredContent"]["rules"]["content"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        };
+        let en = with("en");
+        let text = rules(&en, json!({}));
+        assert!(
+            text.contains("read_context") && !text.contains("メモリバンクのルール"),
+            "{text}"
+        );
+        // An explicit language still wins.
+        assert!(rules(&en, json!({"language": "ja"})).contains("メモリバンクのルール"));
+        let ja = with("ja");
+        assert!(rules(&ja, json!({})).contains("メモリバンクのルール"));
+        assert!(!rules(&ja, json!({"language": "en"})).contains("メモリバンクのルール"));
+        // tools/list shows the configured default; tools without a language are left alone.
+        let list = en.catalog.list(Surface::Mcp);
+        let tool = |name: &str| {
+            list["tools"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|t| t["name"] == name)
+                .cloned()
+                .unwrap()
+        };
+        for name in ["read_rules", "read_context", "write_branch_memory_bank"] {
+            assert_eq!(
+                tool(name)["inputSchema"]["properties"]["language"]["default"],
+                "en",
+                "{name}"
+            );
+        }
+        assert!(tool("fs-read-file")["inputSchema"]["properties"]
+            .get("language")
+            .is_none());
+        assert_eq!(
+            ja.catalog.list(Surface::Mcp)["tools"][0]["inputSchema"]["properties"].get("language"),
+            None
+        );
+    }
+
+    #[test]
+    fn server_discover_sends_newer_clients_to_initialize() {
+        let d = tempfile::tempdir().unwrap();
+        let s = shared(d.path());
+        // What Claude Code 2.1.330 sends first (its stdio servers are probed by default).
+        let probe = json!({"jsonrpc":"2.0","id":"server-discover-probe-1","method":"server/discover",
+            "params":{"_meta":{META_PROTOCOL_VERSION:"2026-07-28",
+                "io.modelcontextprotocol/clientInfo":{"name":"claude-code","version":"2.1.330"},
+                "io.modelcontextprotocol/clientCapabilities":{}}}});
+        let r = ask(&s, &probe.to_string()).unwrap();
+        assert_eq!(r["id"], "server-discover-probe-1");
+        assert!(r.get("result").is_none(), "{r}");
+        // Not -32022 (rmcp's client would retry) nor -32020/-32021 (modern rejections): an
+        // error both Claude Code and rmcp read as "fall back to initialize".
+        assert_eq!(r["error"]["code"], ErrorCode::METHOD_NOT_FOUND.0);
+        assert_eq!(r["error"]["data"]["supported"], json!(SUPPORTED_VERSIONS));
+        assert!(r["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("initialize"));
+        // Without params, and as the SDK's plain discover() sends it, the same.
+        let r = ask(&s, r#"{"jsonrpc":"2.0","id":2,"method":"server/discover"}"#).unwrap();
+        assert_eq!(r["error"]["code"], -32601);
+        // The same connection goes on with initialize, at the newest version we speak.
+        let init = json!({"jsonrpc":"2.0","id":3,"method":"initialize","params":{"protocolVersion":"2026-07-28","capabilities":{},"clientInfo":{"name":"claude-code","version":"2.1.330"}}});
+        let r = ask(&s, &init.to_string()).unwrap();
+        assert_eq!(r["result"]["protocolVersion"], SUPPORTED_VERSIONS[0]);
+    }
+
+    #[test]
+    fn a_request_naming_a_version_we_do_not_speak_gets_32022() {
+        let d = tempfile::tempdir().unwrap();
+        let s = shared(d.path());
+        let req = |v: Value| {
+            json!({"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{META_PROTOCOL_VERSION: v}}})
+                .to_string()
+        };
+        let r = ask(&s, &req(json!("2026-07-28"))).unwrap();
+        assert_eq!(
+            r["error"]["code"],
+            ErrorCode::UNSUPPORTED_PROTOCOL_VERSION.0
+        );
+        assert_eq!(r["error"]["data"]["requested"], "2026-07-28");
+        assert_eq!(r["error"]["data"]["supported"], json!(SUPPORTED_VERSIONS));
+        // A non-string is refused the same way (and echoed as given).
+        let r = ask(&s, &req(json!(7))).unwrap();
+        assert_eq!(r["error"]["code"], -32022);
+        assert_eq!(r["error"]["data"]["requested"], 7);
+        // A version we speak, or no _meta version at all, is served.
+        for v in SUPPORTED_VERSIONS {
+            let r = ask(&s, &req(json!(v))).unwrap();
+            assert!(r["result"]["tools"].is_array(), "{r}");
+        }
+        let r = ask(&s, r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"progressToken":1}}}"#).unwrap();
+        assert!(r["result"]["tools"].is_array(), "{r}");
+        // ping too; initialize negotiates by its own protocolVersion instead.
+        let r = ask(&s, r#"{"jsonrpc":"2.0","id":1,"method":"ping","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2099-01-01"}}}"#).unwrap();
+        assert_eq!(r["error"]["code"], -32022);
+        let r = ask(&s, r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","_meta":{"io.modelcontextprotocol/protocolVersion":"2099-01-01"}}}"#).unwrap();
+        assert_eq!(r["result"]["protocolVersion"], "2025-06-18");
     }
 
     #[test]

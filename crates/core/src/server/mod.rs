@@ -116,7 +116,8 @@ impl Shared {
         let write_policy =
             crate::capfs::WritePolicy::new(&config.security.allow_write).unwrap_or_default();
         Shared {
-            catalog: Catalog::new(crate::tools::registry()),
+            catalog: Catalog::new(crate::tools::registry())
+                .with_language(&config.memory_bank_language),
             rpc,
             claude,
             port,
@@ -341,7 +342,7 @@ impl Server {
             .build()
             .map_err(StartError::Runtime)?;
         let shared = Arc::new(Shared::new(config, initial, rpc, port, token));
-        let stale = crate::lockfile::clean_stale(&lock_dir, &shared.config.ide_name);
+        let stale = crate::lockfile::clean_stale(&lock_dir, crate::lockfile::KIND);
         if !stale.is_empty() {
             tracing::info!(
                 count = stale.len(),
@@ -354,6 +355,7 @@ impl Server {
             ide_name: shared.config.ide_name.clone(),
             transport: "ws".into(),
             auth_token: shared.token.clone(),
+            ide_kind: Some(crate::lockfile::KIND.into()),
         };
         let lf =
             LockFile::create(&lock_dir, port, content).map_err(|err| StartError::LockFile {

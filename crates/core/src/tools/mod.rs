@@ -215,7 +215,8 @@ pub fn schema_of<T: JsonSchema>() -> Schema {
     Schema(schema_value::<T>)
 }
 
-/// The JSON Schema of `T`, as MCP wants it (an object schema, no `$schema` noise).
+/// The JSON Schema of `T`, as MCP wants it (an object schema, no `$schema` noise, only standard
+/// `format` values: see [`strip_nonstandard_formats`]).
 pub fn schema_value<T: JsonSchema>() -> Value {
     let mut v = serde_json::to_value(schemars::schema_for!(T)).unwrap_or_default();
     if let Some(o) = v.as_object_mut() {
@@ -223,7 +224,54 @@ pub fn schema_value<T: JsonSchema>() -> Value {
         o.remove("title");
         o.entry("type").or_insert_with(|| "object".into());
     }
+    strip_nonstandard_formats(&mut v);
     v
+}
+
+/// The `format` values JSON Schema (2020-12) defines; validators know these and no others.
+pub const STANDARD_FORMATS: &[&str] = &[
+    "date-time",
+    "date",
+    "time",
+    "duration",
+    "email",
+    "idn-email",
+    "hostname",
+    "idn-hostname",
+    "ipv4",
+    "ipv6",
+    "uri",
+    "uri-reference",
+    "iri",
+    "iri-reference",
+    "uuid",
+    "uri-template",
+    "json-pointer",
+    "relative-json-pointer",
+    "regex",
+];
+
+/// Removes every `format` that is not one of [`STANDARD_FORMATS`], at any depth. schemars marks
+/// Rust's integer types (`uint64`, `uint`, `int64`, `double`, …), which strict validators
+/// refuse or warn about (Claude Code 2.1.197's `claude mcp list` printed an `unknown format
+/// "uint64"` line per field). What they said is kept in standard words: schemars already writes
+/// `"minimum": 0` for the unsigned ones, and `"type": "integer"` says the rest.
+pub fn strip_nonstandard_formats(v: &mut Value) {
+    match v {
+        Value::Object(o) => {
+            if o.get("format")
+                .and_then(Value::as_str)
+                .is_some_and(|f| !STANDARD_FORMATS.contains(&f))
+            {
+                o.remove("format");
+            }
+            for child in o.values_mut() {
+                strip_nonstandard_formats(child);
+            }
+        }
+        Value::Array(a) => a.iter_mut().for_each(strip_nonstandard_formats),
+        _ => {}
+    }
 }
 
 /// Runs blocking work (file system) on tokio's blocking pool.
@@ -335,3 +383,90 @@ pub(crate) fn yes() -> bool {
 
 #[cfg(test)]
 pub(crate) mod testutil;
+
+#[cfg(test)]
+mod schema_tests {
+    use super::*;
+    use serde_json::json;
+
+    /// Every `format` value in `v`, with where it is.
+    fn formats(v: &Value, at: &str, out: &mut Vec<String>) {
+        match v {
+            Value::Object(o) => {
+                if let Some(f) = o.get("format").and_then(Value::as_str) {
+                    out.push(format!("{at}: {f}"));
+                }
+                for (k, c) in o {
+                    formats(c, &format!("{at}/{k}"), out);
+                }
+            }
+            Value::Array(a) => {
+                for (i, c) in a.iter().enumerate() {
+                    formats(c, &format!("{at}/{i}"), out);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    #[test]
+    fn no_tool_schema_has_a_nonstandard_format() {
+        let mut seen_integer = false;
+        for t in registry() {
+            let schemas = [
+                Some(t.input_schema.value()),
+                t.output_schema.map(|s| s.value()),
+            ];
+            for (which, s) in ["input", "output"].iter().zip(schemas) {
+                let Some(s) = s else { continue };
+                assert_eq!(s["type"], "object", "{} {which}: {s}", t.name);
+                seen_integer |= s.to_string().contains(r#""type":"integer""#);
+                let mut found = Vec::new();
+                formats(&s, "", &mut found);
+                let bad: Vec<_> = found
+                    .iter()
+                    .filter(|f| {
+                        !STANDARD_FORMATS
+                            .iter()
+                            .any(|ok| f.ends_with(&format!(": {ok}")))
+                    })
+                    .collect();
+                assert!(bad.is_empty(), "{} {which} schema: {bad:?}", t.name);
+            }
+        }
+        assert!(
+            seen_integer,
+            "the tools have integer fields, whose formats were stripped"
+        );
+    }
+
+    #[test]
+    fn strip_keeps_standard_formats_and_properties_named_format() {
+        let mut v = json!({
+            "type": "object",
+            "properties": {
+                "n": {"type": "integer", "format": "uint64", "minimum": 0},
+                "x": {"type": ["number", "null"], "format": "double"},
+                "when": {"type": "string", "format": "date-time"},
+                "format": {"type": "string", "description": "a field called format"},
+                "list": {"type": "array", "items": {"type": "integer", "format": "int32"}},
+            },
+            "$defs": {"D": {"anyOf": [{"type": "integer", "format": "uint"}, {"type": "null"}]}},
+        });
+        strip_nonstandard_formats(&mut v);
+        assert_eq!(
+            v,
+            json!({
+                "type": "object",
+                "properties": {
+                    "n": {"type": "integer", "minimum": 0},
+                    "x": {"type": ["number", "null"]},
+                    "when": {"type": "string", "format": "date-time"},
+                    "format": {"type": "string", "description": "a field called format"},
+                    "list": {"type": "array", "items": {"type": "integer"}},
+                },
+                "$defs": {"D": {"anyOf": [{"type": "integer"}, {"type": "null"}]}},
+            })
+        );
+    }
+}

@@ -1,0 +1,152 @@
+-- One place for the Claude Code CLI: `claude.cmd` names it for :ClaudeContext open, the
+-- sub-agent (the native config) and :checkhealth; `terminal.cmd` is a deprecated alias; without
+-- either, discovery finds the official installer's ~/.local/bin/claude and ~/.claude/local/claude;
+-- messages name the official installer first.
+local h = dofile(vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":p:h") .. "/helpers.lua")
+local eq, ok, contains, wait_for = h.eq, h.ok, h.contains, h.wait_for
+local cc = function()
+  return require("claude_context")
+end
+local cli = function()
+  return require("claude_context.cli")
+end
+
+local tmp = h.tmpdir()
+local home = tmp .. "/home"
+local empty_bin = tmp .. "/empty-bin"
+vim.fn.mkdir(home, "p")
+vim.fn.mkdir(empty_bin, "p")
+
+---Writes an executable shell script that records its arguments in `<path>.ran`.
+local function fake_cli(path)
+  vim.fn.mkdir(vim.fn.fnamemodify(path, ":h"), "p")
+  h.write(path, ('#!/bin/sh\nprintf "%%s\\n" "$@" > "%s.ran"\nsleep 30\n'):format(path))
+  vim.fn.setfperm(path, "rwx------")
+  return path
+end
+
+---A world with no `claude` anywhere: HOME is empty, PATH holds no claude, no CLAUDE_PATH.
+local function no_cli_world()
+  vim.env.HOME = home
+  vim.env.PATH = empty_bin .. ":/usr/bin:/bin"
+  vim.env.CLAUDE_PATH = nil
+  vim.fn.delete(home .. "/.local", "rf")
+  vim.fn.delete(home .. "/.claude", "rf")
+end
+
+local function native_cmd()
+  local t = vim.json.decode(require("claude_context.config").to_native(require("claude_context.config").options))
+  return t.claude and t.claude.cmd or nil
+end
+
+local function open_and_argv0()
+  local term = require("claude_context.terminal")
+  vim.cmd("ClaudeContext open")
+  local cmd = term._state.cmd
+  term.close()
+  return cmd and cmd[1]
+end
+
+local system_cli = vim.fn.filereadable("/usr/local/bin/claude") == 1 or vim.fn.filereadable("/usr/bin/claude") == 1
+
+return {
+  {
+    "claude.cmd names the CLI for the terminal, the sub-agent and :checkhealth alike",
+    function()
+      no_cli_world()
+      local fake = fake_cli(tmp .. "/tools/my-claude")
+      cc().setup({ claude = { cmd = fake } })
+      eq(fake, native_cmd(), "the sub-agent's CLI (native config)")
+      local path, source = require("claude_context.health").claude_path()
+      eq({ fake, "config" }, { path, source }, ":checkhealth's CLI")
+      eq(fake, open_and_argv0(), ":ClaudeContext open's CLI")
+      wait_for(function()
+        return vim.fn.filereadable(fake .. ".ran") == 1
+      end, 10000, "the terminal to run claude.cmd")
+    end,
+  },
+  {
+    "terminal.cmd still works as a deprecated alias, for all three, with a warning",
+    function()
+      no_cli_world()
+      local fake = fake_cli(tmp .. "/old/claude-old")
+      local warned = {}
+      local notify = vim.notify_once
+      vim.notify_once = function(msg, level)
+        table.insert(warned, { msg, level })
+        return true
+      end
+      local okc, err = pcall(function()
+        cc().setup({ terminal = { cmd = { fake, "--verbose" } } })
+        eq(fake, native_cmd(), "the sub-agent follows terminal.cmd")
+        eq(fake, (require("claude_context.health").claude_path()))
+        local term = require("claude_context.terminal")
+        vim.cmd("ClaudeContext open")
+        local cmd = term._state.cmd
+        term.close()
+        eq(fake, cmd[1])
+        eq("--verbose", cmd[2], "the list's leading arguments stay")
+        -- claude.cmd wins over the alias.
+        local newer = fake_cli(tmp .. "/new/claude-new")
+        cc().setup({ claude = { cmd = newer }, terminal = { cmd = fake } })
+        eq(newer, native_cmd())
+        eq(newer, open_and_argv0())
+      end)
+      vim.notify_once = notify
+      assert(okc, err)
+      ok(#warned >= 1, "a deprecation warning")
+      contains(warned[1][1], "terminal.cmd is deprecated")
+      contains(warned[1][1], "claude.cmd")
+      eq(vim.log.levels.WARN, warned[1][2])
+    end,
+  },
+  {
+    "discovery finds ~/.local/bin/claude (official installer) before ~/.claude/local/claude",
+    function()
+      if system_cli then
+        return -- a system-wide claude would be found first
+      end
+      no_cli_world()
+      cc().setup({})
+      local local_install = fake_cli(home .. "/.claude/local/claude")
+      local path, source = cli().find()
+      eq({ local_install, "common location" }, { path, source })
+      local official = fake_cli(home .. "/.local/bin/claude")
+      path, source = cli().find()
+      eq({ official, "common location" }, { path, source })
+      -- The terminal runs what discovery found.
+      eq(official, open_and_argv0())
+      -- PATH beats both.
+      local on_path = fake_cli(empty_bin .. "/claude")
+      eq(on_path, (cli().find()))
+      os.remove(on_path)
+    end,
+  },
+  {
+    "nothing found: the messages name the official installer first, npm second",
+    function()
+      if system_cli then
+        return
+      end
+      no_cli_world()
+      cc().setup({})
+      local path, why = cli().find()
+      eq(nil, path)
+      contains(why, home .. "/.local/bin/claude")
+      contains(why, home .. "/.claude/local/claude")
+      local official = why:find("curl -fsSL https://claude.ai/install.sh | bash", 1, true)
+      local npm = why:find("npm install -g @anthropic-ai/claude-code", 1, true)
+      ok(official and npm and official < npm, why)
+      -- :ClaudeContext open says the same, and so does a configured command that is missing.
+      local okc, err = require("claude_context.terminal").toggle()
+      eq(false, okc)
+      ok(err:find("curl -fsSL", 1, true) < err:find("npm install", 1, true), err)
+      cc().setup({ claude = { cmd = tmp .. "/nope/claude" } })
+      okc, err = require("claude_context.terminal").toggle()
+      eq(false, okc)
+      contains(err, "claude.cmd")
+      contains(err, "not executable")
+      contains(err, "curl -fsSL https://claude.ai/install.sh | bash")
+    end,
+  },
+}
