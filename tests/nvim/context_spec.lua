@@ -13,6 +13,18 @@ local function messages()
   return vim.api.nvim_exec2("messages", { output = true }).output
 end
 
+---What the last command showed: its output window's text (claude_context.output), else the
+---messages (a one-liner goes through vim.notify).
+local function shown()
+  local out = require("claude_context.output")
+  if out.win and vim.api.nvim_win_is_valid(out.win) then
+    local text = table.concat(vim.api.nvim_buf_get_lines(vim.api.nvim_win_get_buf(out.win), 0, -1, false), "\n")
+    out.close()
+    return text
+  end
+  return messages()
+end
+
 local function buffer_text(buf)
   return table.concat(vim.api.nvim_buf_get_lines(buf or 0, 0, -1, false), "\n")
 end
@@ -157,12 +169,13 @@ return {
     function()
       vim.cmd("messages clear")
       vim.cmd("ClaudeContext decision")
-      contains(messages(), "課題が定義されていません")
+      contains(shown(), "課題が定義されていません")
       local r = h.call("define_issue", { title = "DB選定", description = "どのDBを使うか" })
       eq(false, r.isError)
       vim.cmd("ClaudeContext decision")
-      contains(messages(), "現在の課題: DB選定")
-      contains(messages(), "widen-options")
+      local text = shown()
+      contains(text, "現在の課題: DB選定")
+      contains(text, "widen-options")
       -- The store is under stdpath("state")/claude-context, one file per project.
       local stores = vim.fn.glob(vim.fn.stdpath("state") .. "/claude-context/decisions/*.json", false, true)
       eq(1, #stores)
