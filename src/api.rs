@@ -100,6 +100,7 @@ pub fn create(lua: &Lua) -> mlua::Result<Table> {
                 let st = parse_state(&state)?;
                 let rpc = Arc::new(NvimEditor {
                     main: main_thread()?,
+                    wait: std::time::Duration::from_millis(cfg.editor_wait_ms),
                 });
                 let srv = Server::start(cfg, st, rpc)
                     .map_err(|e| mlua::Error::runtime(format!("claude-context: {e}")))?;
@@ -135,6 +136,24 @@ pub fn create(lua: &Lua) -> mlua::Result<Table> {
                 SERVER.with(|s| {
                     if let Some(srv) = s.borrow().as_ref() {
                         srv.update_editor_state(st);
+                    }
+                });
+                Ok(())
+            })
+        })?,
+    )?;
+
+    // snapshot(delta_json): queues a change of the editor snapshot the read-only IDE tools
+    // answer from (crates/core/src/editor.rs); parsed and applied on the bridge's threads.
+    t.set(
+        "snapshot",
+        lua.create_function(|_, delta: mlua::String| {
+            guard("snapshot", || {
+                SERVER.with(|s| {
+                    if let Some(srv) = s.borrow().as_ref() {
+                        srv.shared()
+                            .snapshot
+                            .push(String::from_utf8_lossy(&delta.as_bytes()).into_owned());
                     }
                 });
                 Ok(())

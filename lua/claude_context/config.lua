@@ -12,6 +12,7 @@ local M = {}
 ---@field handshake_timeout_ms integer A client must finish the handshake within this time
 ---@field max_inflight_per_client integer Requests of one client answered at once (then reading pauses)
 ---@field stats_time_budget_ms integer Time budget of fs-get-project-info {stats=true}
+---@field editor_wait_ms integer A tool needing the main thread waits this long for it, then answers "busy"
 ---@field ide claude_context.IdeConfig Claude Code IDE integration
 
 ---@class claude_context.IdeConfig
@@ -28,6 +29,7 @@ M.defaults = {
   handshake_timeout_ms = 5000,
   max_inflight_per_client = 64,
   stats_time_budget_ms = 2000,
+  editor_wait_ms = 3000,
   ide = {
     track_selection = true,
     selection_debounce_ms = 100,
@@ -60,7 +62,7 @@ function M.resolve(opts)
   end, "one of off, error, warn, info, debug, trace")
   vim.validate("log_file", cfg.log_file, "string", true)
   -- Ranges are checked by the native side (its message names the option and the bound).
-  for _, k in ipairs({ "max_message_size", "handshake_timeout_ms", "max_inflight_per_client", "stats_time_budget_ms" }) do
+  for _, k in ipairs({ "max_message_size", "handshake_timeout_ms", "max_inflight_per_client", "stats_time_budget_ms", "editor_wait_ms" }) do
     vim.validate(k, cfg[k], "number")
   end
   vim.validate("ide", cfg.ide, "table")
@@ -91,6 +93,7 @@ function M.to_native(cfg)
     handshake_timeout_ms = cfg.handshake_timeout_ms,
     max_inflight_per_client = cfg.max_inflight_per_client,
     stats_time_budget_ms = cfg.stats_time_budget_ms,
+    editor_wait_ms = cfg.editor_wait_ms,
     state_dir = vim.fn.stdpath("state") .. "/claude-context",
   }
   for _, f in ipairs(M.native_hooks) do

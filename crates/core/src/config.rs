@@ -31,6 +31,9 @@ pub struct Config {
     pub memory_bank_root: Option<PathBuf>,
     /// How the Claude-session tools (`execute_claude`, …) run the Claude Code CLI.
     pub claude: ClaudeConfig,
+    /// How long a tool that needs Neovim's main thread waits for it to start (a hit-enter
+    /// prompt holds it) before answering with an error that says so (issue 10).
+    pub editor_wait_ms: u64,
 }
 
 /// `setup{claude = {cmd, args, env, max_context_bytes}}`.
@@ -87,6 +90,7 @@ impl Default for Config {
             state_dir: None,
             memory_bank_root: None,
             claude: ClaudeConfig::default(),
+            editor_wait_ms: 3000,
         }
     }
 }
@@ -109,6 +113,12 @@ impl Config {
         }
         if self.max_message_size < 1024 {
             return Err("invalid configuration: max_message_size must be at least 1024".into());
+        }
+        if !(10..=600_000).contains(&self.editor_wait_ms) {
+            return Err(format!(
+                "invalid configuration: editor_wait_ms must be between 10 and 600000, got {}",
+                self.editor_wait_ms
+            ));
         }
         if self.max_inflight_per_client == 0 {
             return Err("invalid configuration: max_inflight_per_client must be at least 1".into());

@@ -34,6 +34,8 @@ function M.publish(sel)
     return
   end
   last_sent = params
+  -- getLatestSelection answers from the bridge's snapshot (no main thread needed).
+  require("claude_context.ide.snapshot").note_selection(params)
   local ok, native = pcall(require("claude_context.native").load)
   if ok and native.status() then
     native.broadcast("selection_changed", params)

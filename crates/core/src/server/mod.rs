@@ -37,6 +37,8 @@ pub struct Shared {
     pub port: u16,
     token: String,
     editor: ArcSwap<EditorState>,
+    /// What the read-only IDE tools read without Neovim's main thread (issue 10).
+    pub snapshot: Arc<crate::editor::Snapshot>,
     clients: Mutex<HashMap<u64, Client>>,
     next_client: AtomicU64,
     lock: Mutex<Option<LockFile>>,
@@ -115,6 +117,7 @@ impl Shared {
             port,
             token,
             editor: ArcSwap::from_pointee(initial),
+            snapshot: Arc::default(),
             clients: Mutex::new(HashMap::new()),
             next_client: AtomicU64::new(1),
             lock: Mutex::new(None),
@@ -336,6 +339,8 @@ impl Server {
         listener
             .set_nonblocking(true)
             .map_err(StartError::Runtime)?;
+        let snapshot = shared.snapshot.clone();
+        runtime.spawn(async move { snapshot.drain_forever().await });
         let s = shared.clone();
         runtime.spawn(async move {
             match tokio::net::TcpListener::from_std(listener) {
