@@ -168,3 +168,88 @@ def test_commands_cause_no_hit_enter_prompt(tui, cmd):
     tui.keys("q")
     wait_until(lambda: tui.lua("return vim.api.nvim_win_get_config(0).relative") == "", 10, what="q to close it")
     assert not tui.mode()["blocking"]
+
+
+# -- read-only tools at a hit-enter prompt -----------------------------------------------------
+
+
+def test_read_only_tools_answer_at_a_hit_enter_prompt(tui, world):
+    """Claude Code's per-turn calls and the other read-only IDE tools answer from the bridge's
+    snapshot while Neovim waits at "Press ENTER" (none of them needs the main thread)."""
+    a, b = world.project / "a.txt", world.project / "b é.txt"
+    a.write_text("one\ntwo\n")
+    b.write_text("x\n")
+    tui.lua(
+        """
+        local a, b = ...
+        vim.cmd.edit(vim.fn.fnameescape(b))
+        vim.api.nvim_buf_set_lines(0, 0, 0, false, { "new" })
+        vim.cmd.edit(vim.fn.fnameescape(a))
+        local ns = vim.api.nvim_create_namespace("nowait-test")
+        vim.diagnostic.set(ns, 0, {
+          { lnum = 1, col = 0, end_col = 3, message = "bad two", severity = vim.diagnostic.severity.WARN, source = "t" },
+        })
+        vim.api.nvim_win_set_cursor(0, { 2, 1 })
+        require("claude_context.ide.selection").flush()
+        """,
+        str(a),
+        str(b),
+    )
+    tui.raise_prompt()
+    with tui.ws() as c:
+        rpc = Rpc(c)
+        # Bounded by the recv timeout: without the snapshot nothing answers until Enter.
+        r = rpc.tool("closeAllDiffTabs", timeout=10)
+        assert r["content"][0]["text"] == "CLOSED_0_DIFF_TABS"
+        diags = rpc.tool_json("getDiagnostics", timeout=10)
+        assert [d["uri"] for d in diags] == [f"file://{a}"]
+        assert diags[0]["diagnostics"][0]["message"] == "bad two"
+        assert diags[0]["diagnostics"][0]["severity"] == "Warning"
+        assert diags[0]["diagnostics"][0]["range"]["end"] == {"line": 1, "character": 3}
+        one = rpc.tool_json("getDiagnostics", {"uri": f"file://{a}"}, timeout=10)
+        assert one[0]["uri"] == f"file://{a}" and len(one[0]["diagnostics"]) == 1
+        tabs = {t["fileName"]: t for t in rpc.tool_json("getOpenEditors", timeout=10)["tabs"]}
+        assert set(tabs) == {str(a), str(b)}
+        assert tabs[str(a)]["isActive"] and not tabs[str(b)]["isActive"]
+        assert tabs[str(b)]["isDirty"] and tabs[str(b)]["lineCount"] == 2
+        assert tabs[str(a)]["languageId"] == "text" or tabs[str(a)]["languageId"] == "plaintext"
+        dirty = rpc.tool_json("checkDocumentDirty", {"filePath": str(b)}, timeout=10)
+        assert dirty == {"success": True, "filePath": str(b), "isDirty": True, "isUntitled": False}
+        rel = rpc.tool_json("checkDocumentDirty", {"filePath": "a.txt"}, timeout=10)
+        assert rel["success"] and rel["isDirty"] is False
+        gone = rpc.tool_json("checkDocumentDirty", {"filePath": str(world.project / "nope")}, timeout=10)
+        assert gone == {"success": False, "message": f"Document not open: {world.project / 'nope'}"}
+        sel = rpc.tool_json("getLatestSelection", timeout=10)
+        assert sel["success"] and sel["filePath"] == str(a)
+        assert sel["selection"]["start"] == {"line": 1, "character": 1}
+        folders = rpc.tool_json("getWorkspaceFolders", timeout=10)
+        assert folders["rootPath"] == str(world.project)
+    assert tui.mode()["blocking"], "the prompt was up all along"
+    tui.dismiss()
+
+
+def test_a_main_thread_tool_at_a_prompt_says_busy_and_a_retry_works(world):
+    """openFile needs the main thread: at a prompt it answers after editor_wait_ms with an error
+    that says why (and the log has it), does nothing later, and works once the prompt is gone."""
+    t = Tui(world, {"editor_wait_ms": 300})
+    try:
+        c_file = world.project / "c.txt"
+        c_file.write_text("c\n")
+        t.raise_prompt()
+        with t.ws() as c:
+            rpc = Rpc(c)
+            r = rpc.tool("openFile", {"filePath": str(c_file)}, timeout=20)
+            assert r["isError"], r
+            assert "Neovim is busy" in r["content"][0]["text"]
+            assert "openFile" in r["content"][0]["text"]
+            t.dismiss()
+            # The abandoned request never runs: the file was not opened behind the person's back.
+            time.sleep(0.5)
+            assert t.lua("return vim.fn.bufnr(...)", str(c_file)) == -1
+            r = rpc.tool("openFile", {"filePath": str(c_file)}, timeout=20)
+            assert not r.get("isError"), r
+            assert t.lua("return vim.api.nvim_buf_get_name(0)") == str(c_file)
+        log = t.log_file.read_text()
+        assert "could not start a request in time" in log and "openFile" in log
+    finally:
+        t.stop()

@@ -220,7 +220,7 @@ end
 ---@param params string
 function M.note_selection(params)
   if native and params:sub(1, 1) == "{" and #params > 2 then
-    push('{"k":"selection","sel":{"success":true,' .. params:sub(2) .. "}}")
+    push('{"k":"selection","sel":{"success":true,' .. params:sub(2) .. "}")
   end
 end
 
