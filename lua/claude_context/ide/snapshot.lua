@@ -261,7 +261,7 @@ function M.start(augroup)
     note_lines(ev.buf)
   end, "the line count")
   au("BufDelete", function(ev)
-    M.note_buf(ev.buf, { listed = false })
+    M.note_buf(ev.buf, { listed = false, loaded = false }) -- :bdelete unloads too
   end, "a buffer deleted (unlisted)")
   au("BufUnload", function(ev)
     M.note_buf(ev.buf, { loaded = false })

@@ -1,0 +1,194 @@
+-- The editor snapshot (issue 10): the read-only IDE tools answer from the bridge's mirror of the
+-- editor state, and the mirror follows every change it mirrors — a buffer added, modified,
+-- written, renamed, deleted and wiped; diagnostics set and cleared; a diff opened and closed;
+-- the latest selection. The Lua handlers of those tools are replaced by ones that fail, so any
+-- answer that needed the main thread would show up as an error.
+local h = dofile(vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":p:h") .. "/helpers.lua")
+local eq, ok, wait_for = h.eq, h.ok, h.wait_for
+local cc = function()
+  return require("claude_context")
+end
+
+vim.notify = function() end
+
+local READ_ONLY = { "getOpenEditors", "getDiagnostics", "checkDocumentDirty", "getLatestSelection", "closeAllDiffTabs" }
+local real = {}
+
+---The Lua handlers of the read-only tools fail: an answer must come from the snapshot.
+local function forbid_main_thread()
+  local rpc = require("claude_context.rpc")
+  for _, t in ipairs(READ_ONLY) do
+    real[t] = real[t] or rpc.handlers[t]
+    rpc.handlers[t] = function(_, respond)
+      respond(nil, "MAIN THREAD USED for " .. t)
+    end
+  end
+end
+
+local function json_of(name, args)
+  local r = h.call(name, args)
+  eq(false, r.isError, name .. " failed: " .. vim.inspect(r))
+  return vim.json.decode(r.content[1].text, { luanil = { object = true, array = true } })
+end
+
+local function tabs()
+  local by = {}
+  for _, t in ipairs(json_of("getOpenEditors").tabs) do
+    by[t.fileName] = t
+  end
+  return by
+end
+
+local function dirty(path)
+  return json_of("checkDocumentDirty", { filePath = path })
+end
+
+local dir
+
+return {
+  {
+    "setup: the snapshot is live and the Lua handlers are out of the way",
+    function()
+      cc().setup({})
+      ok(cc().status(), "bridge running")
+      dir = h.tmpdir()
+      forbid_main_thread()
+      eq({}, json_of("getDiagnostics"))
+      eq({ "CLOSED_0_DIFF_TABS" }, { h.call("closeAllDiffTabs").content[1].text })
+    end,
+  },
+  {
+    "a buffer added, modified, written: open editors and dirty flags follow",
+    function()
+      local a = dir .. "/a.lua"
+      h.write(a, "local x = 1\n")
+      vim.cmd.edit(a)
+      local t = tabs()[a]
+      ok(t, "a.lua is listed")
+      eq(true, t.isActive)
+      eq("lua", t.languageId)
+      eq(1, t.lineCount)
+      eq(false, dirty(a).isDirty)
+      -- Changed through the API (no TextChanged / BufModifiedSet until the main loop runs).
+      vim.api.nvim_buf_set_lines(0, 0, 0, false, { "-- one", "-- two" })
+      eq(true, dirty(a).isDirty)
+      eq(3, tabs()[a].lineCount)
+      eq(true, tabs()[a].isDirty)
+      vim.cmd("silent write")
+      eq(false, dirty(a).isDirty)
+      -- A second file becomes the active one.
+      local b = dir .. "/b.txt"
+      h.write(b, "b\n")
+      vim.cmd.edit(b)
+      eq(false, tabs()[a].isActive)
+      eq(true, tabs()[b].isActive)
+    end,
+  },
+  {
+    "a buffer renamed, deleted, wiped out",
+    function()
+      local b, c = dir .. "/b.txt", dir .. "/c.txt"
+      vim.cmd.edit(b)
+      vim.cmd("silent saveas " .. vim.fn.fnameescape(c))
+      -- :saveas keeps the old name as an alternate buffer; :file renames in place.
+      local d = dir .. "/d.txt"
+      vim.cmd("silent file " .. vim.fn.fnameescape(d))
+      local t = tabs()
+      ok(t[d], "the new name is listed")
+      ok(not t[c], "the old name is gone")
+      eq(false, dirty(c).success)
+      eq(true, dirty(d).success)
+      vim.cmd("bdelete! " .. vim.fn.bufnr(d))
+      ok(not tabs()[d], "a deleted buffer is no longer listed")
+      eq("Document not open: " .. d, dirty(d).message)
+      local a = dir .. "/a.lua"
+      local nr = vim.fn.bufnr(a)
+      vim.cmd.edit(a)
+      vim.cmd.enew()
+      vim.cmd("bwipeout! " .. nr)
+      ok(not tabs()[a], "a wiped buffer is gone")
+      eq(false, dirty(a).success)
+    end,
+  },
+  {
+    "diagnostics set and cleared; columns in UTF-16 on non-ASCII lines",
+    function()
+      local e = dir .. "/e.txt"
+      h.write(e, "héllo wörld\nplain\n")
+      vim.cmd.edit(e)
+      local ns = vim.api.nvim_create_namespace("snapshot_spec")
+      vim.diagnostic.set(ns, 0, {
+        { lnum = 0, col = 7, end_col = 13, message = "wörld", severity = vim.diagnostic.severity.ERROR },
+        { lnum = 1, col = 0, end_col = 5, message = "plain", severity = vim.diagnostic.severity.HINT, code = 7 },
+      })
+      local all = json_of("getDiagnostics")
+      eq(1, #all)
+      eq("file://" .. e, all[1].uri)
+      local d = all[1].diagnostics
+      eq({ start = { line = 0, character = 6 }, ["end"] = { line = 0, character = 11 } }, d[1].range)
+      eq("Error", d[1].severity)
+      eq({ start = { line = 1, character = 0 }, ["end"] = { line = 1, character = 5 } }, d[2].range)
+      eq(7, d[2].code)
+      eq(2, #json_of("getDiagnostics", { uri = "file://" .. e })[1].diagnostics)
+      eq(2, #json_of("getDiagnostics", { uri = vim.uri_from_fname(e) })[1].diagnostics)
+      eq({}, json_of("getDiagnostics", { uri = "file://" .. dir .. "/nope" }))
+      vim.diagnostic.reset(ns, 0)
+      eq({}, json_of("getDiagnostics"))
+      eq({ { uri = "file://" .. e, diagnostics = {} } }, json_of("getDiagnostics", { uri = "file://" .. e }))
+    end,
+  },
+  {
+    "a diff opened and closed: closeAllDiffTabs asks the editor only while one is open",
+    function()
+      local f = dir .. "/f.txt"
+      h.write(f, "old\n")
+      local box = {}
+      cc().call_tool("openDiff", { old_file_path = f, new_file_path = f, new_file_contents = "new\n", tab_name = "snap" }, function(r)
+        box.result = r
+      end)
+      local diff = require("claude_context.ide.diff")
+      wait_for(function()
+        return diff.views.snap and diff.views.snap.prop_win
+      end, 5000, "the diff view")
+      -- One is open: the snapshot does not answer; the editor's handler does (here: fails).
+      local r = h.call("closeAllDiffTabs")
+      eq(true, r.isError)
+      ok(r.content[1].text:find("MAIN THREAD USED", 1, true), vim.inspect(r))
+      require("claude_context.rpc").handlers.closeAllDiffTabs = real.closeAllDiffTabs
+      eq("CLOSED_1_DIFF_TABS", h.call("closeAllDiffTabs").content[1].text)
+      wait_for(function()
+        return box.result
+      end, 5000, "the rejection")
+      wait_for(function()
+        return next(diff.views) == nil
+      end, 5000, "the view to close")
+      forbid_main_thread()
+      eq("CLOSED_0_DIFF_TABS", h.call("closeAllDiffTabs").content[1].text)
+    end,
+  },
+  {
+    "the latest selection, sent once it settles",
+    function()
+      local g = dir .. "/g.txt"
+      h.write(g, "abc\ndef\n")
+      vim.cmd.edit(g)
+      vim.api.nvim_win_set_cursor(0, { 2, 2 })
+      require("claude_context.ide.selection").flush()
+      local s = json_of("getLatestSelection")
+      eq(true, s.success)
+      eq(g, s.filePath)
+      eq({ line = 1, character = 2 }, s.selection.start)
+    end,
+  },
+  {
+    "a restarted bridge starts from a full scan",
+    function()
+      cc().stop({ silent = true })
+      cc().start({ silent = true })
+      forbid_main_thread()
+      local g = dir .. "/g.txt"
+      ok(tabs()[g], "the open buffer is in the new bridge's snapshot")
+      eq(false, dirty(g).isDirty)
+    end,
+  },
+}
