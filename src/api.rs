@@ -273,10 +273,18 @@ fn call_tool(name: String, args: String, cb: Function) -> mlua::Result<()> {
     });
     CALLBACKS.with(|c| c.borrow_mut().insert(id, cb));
     let job = async move {
+        let start = std::time::Instant::now();
         let out = match claude_context_core::mcp::call_tool(&shared, &name, args).await {
             Ok(v) => v,
             Err(e) => serde_json::json!({"error": {"code": e.code, "message": e.message}}),
         };
+        tracing::trace!(
+            method = %"tools/call",
+            tool = %name,
+            client = %"lua",
+            ms = format_args!("{:.3}", start.elapsed().as_secs_f64() * 1000.0),
+            "request"
+        );
         let text = out.to_string();
         main.run(Box::new(move |_lua| {
             if let Some(cb) = CALLBACKS.with(|c| c.borrow_mut().remove(&id)) {

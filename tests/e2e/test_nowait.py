@@ -253,3 +253,27 @@ def test_a_main_thread_tool_at_a_prompt_says_busy_and_a_retry_works(world):
         assert "could not start a request in time" in log and "openFile" in log
     finally:
         t.stop()
+
+
+# -- trace logging -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("level", ["trace", "debug"])
+def test_trace_level_logs_each_request(make_bridge, level):
+    """log_level = "trace" logs one line per request: method, tool, client, duration; below
+    trace there is none."""
+    b = make_bridge("nvim", setup_opts={"log_level": level})
+    with connect(b.url, additional_headers={AUTH: b.token}, proxy=None, open_timeout=10) as c:
+        rpc = Rpc(c)
+        rpc.call("tools/list")
+        rpc.tool("getWorkspaceFolders")
+    b.lua("require('claude_context').call_tool_sync('fs-get-project-info', {})")
+    log = b.log_file.read_text()
+    lines = [l for l in log.splitlines() if " request " in l and "ms=" in l]
+    if level != "trace":
+        assert lines == [], lines
+        return
+    ws_tool = [l for l in lines if "tool=getWorkspaceFolders" in l]
+    assert ws_tool and "method=tools/call" in ws_tool[0] and "client=" in ws_tool[0], "\n".join(lines)
+    assert any("method=tools/list" in l for l in lines), lines
+    assert any("tool=fs-get-project-info" in l and "client=lua" in l for l in lines), lines

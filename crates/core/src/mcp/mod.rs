@@ -378,6 +378,20 @@ pub async fn handle_value_in(
         notification(&method, params.as_ref(), &mut events, inflight);
         return (None, events);
     };
+    // log_level = "trace": one line per request (method, tool, client, duration), so a stall
+    // can be diagnosed (which call waited, and for how long).
+    let traced = tracing::enabled!(tracing::Level::TRACE).then(|| {
+        let tool = (method == "tools/call")
+            .then(|| {
+                params
+                    .as_ref()?
+                    .get("name")?
+                    .as_str()
+                    .map(|n| shorten(n, NAME_ECHO).into_owned())
+            })
+            .flatten();
+        (std::time::Instant::now(), tool)
+    });
     let result = if method == "tools/call" {
         // The only long-running requests; a cancelled one gets no answer (MCP).
         match inflight
@@ -396,6 +410,19 @@ pub async fn handle_value_in(
     } else {
         request(shared, inflight.surface(), &method, params, &mut events).await
     };
+    if let Some((start, tool)) = traced {
+        let ok = matches!(&result, Ok(r) if r.get("isError") != Some(&Value::Bool(true)));
+        tracing::trace!(
+            method = %shorten(&method, NAME_ECHO),
+            tool = %tool.as_deref().unwrap_or("-"),
+            client = inflight.client(),
+            surface = ?inflight.surface(),
+            %id,
+            ok,
+            ms = format_args!("{:.3}", start.elapsed().as_secs_f64() * 1000.0),
+            "request"
+        );
+    }
     let out = match result {
         Ok(r) => response(&id, r),
         Err(e) => error_response(&id, &e),
