@@ -181,6 +181,45 @@ return {
     end,
   },
   {
+    "a settled selection is read once: flushing it again reads nothing",
+    function()
+      local big = dir .. "/big.txt"
+      local lines = {}
+      for i = 1, 2000 do
+        lines[i] = "line " .. i
+      end
+      h.write(big, table.concat(lines, "\n") .. "\n")
+      vim.cmd.edit(big)
+      local util = require("claude_context.ide.util")
+      local sel = require("claude_context.ide.selection")
+      local reads, orig = 0, util.region
+      util.region = function(...)
+        reads = reads + 1
+        return orig(...)
+      end
+      local okk, e = pcall(function()
+        vim.cmd("normal! ggVG")
+        sel.flush()
+        eq(1, reads)
+        sel.flush()
+        sel.flush()
+        eq(1, reads, "the same selection is not read again")
+        local s = json_of("getLatestSelection")
+        eq({ line = 1999, character = 9 }, s.selection["end"])
+        eq(2000, #vim.split(s.text, "\n"))
+        vim.cmd("normal! k")
+        sel.flush()
+        eq(2, reads, "a changed selection is read")
+        eq(1998, json_of("getLatestSelection").selection["end"].line)
+      end)
+      util.region = orig
+      vim.cmd("normal! \27")
+      if not okk then
+        error(e, 0)
+      end
+    end,
+  },
+  {
     "a restarted bridge starts from a full scan",
     function()
       cc().stop({ silent = true })

@@ -43,12 +43,41 @@ function M.publish(sel)
 end
 
 ---Records the current window's selection now, when it shows a file.
+---What the selection of `win` depends on (buffer, name, text version, mode, both ends): a
+---settled selection equal to the last one read is not read again (its text can be megabytes).
+---@param win integer
+---@return string
+local function selection_key(win)
+  local buf = vim.api.nvim_win_get_buf(win)
+  local mode = vim.api.nvim_get_mode().mode
+  local cur = vim.api.nvim_win_get_cursor(win)
+  local v = VISUAL[mode:sub(1, 1)] and vim.fn.getpos("v") or { 0, 0, 0, 0 }
+  return table.concat({
+    buf,
+    vim.api.nvim_buf_get_name(buf),
+    vim.api.nvim_buf_get_changedtick(buf),
+    mode,
+    cur[1],
+    cur[2],
+    v[2],
+    v[3],
+    v[4],
+  }, "\0")
+end
+
+local last_key
+
 function M.flush()
   if timer then
     timer:stop()
   end
   local win = vim.api.nvim_get_current_win()
   if util.is_file_buf(vim.api.nvim_win_get_buf(win)) then
+    local key = selection_key(win)
+    if key == last_key and latest then
+      return -- the same settled selection: read once, sent once
+    end
+    last_key = key
     M.publish(util.selection_of(win))
   end
 end
@@ -75,6 +104,7 @@ local function on_mode_changed()
     local win = util.active_editor_win()
     local sel = win and util.last_visual(win)
     if sel then
+      last_key = nil -- what flush reads next is new again
       M.publish(sel)
     end
   else
@@ -137,7 +167,7 @@ end
 
 ---Forgets everything (tests).
 function M.reset()
-  latest, last_sent = nil, nil
+  latest, last_sent, last_key = nil, nil, nil
 end
 
 return M
