@@ -225,13 +225,26 @@ pub fn create(lua: &Lua) -> mlua::Result<Table> {
         lua.create_function(
             |_, (method, params, ide_only): (String, String, Option<bool>)| {
                 guard("broadcast", || {
+                    // A big notification (a selection of megabytes) is checked and sent on the
+                    // bridge's threads: the editor does not wait for it. Notifications stay in
+                    // order: while one is on its way, the next ones queue behind it.
+                    let ide_only = ide_only.unwrap_or(false);
+                    if params.len() >= BIG_NOTIFICATION || NOTES.with(|n| n.busy()) {
+                        return Ok(SERVER.with(|s| {
+                            let s = s.borrow();
+                            let Some(srv) = s.as_ref() else { return 0 };
+                            let n = srv.shared().client_count();
+                            NOTES.with(|q| q.send(srv, method, params, ide_only));
+                            n
+                        }));
+                    }
                     let params: serde_json::Value = serde_json::from_str(&params)
                         .map_err(|e| mlua::Error::runtime(format!("invalid params JSON: {e}")))?;
                     Ok(SERVER.with(|s| {
                         s.borrow()
                             .as_ref()
                             .map(|srv| {
-                                if ide_only.unwrap_or(false) {
+                                if ide_only {
                                     srv.shared().broadcast_ide(&method, params)
                                 } else {
                                     srv.shared().broadcast(&method, params)
@@ -253,6 +266,61 @@ pub fn create(lua: &Lua) -> mlua::Result<Table> {
     )?;
 
     Ok(t)
+}
+
+/// Notifications at least this big are sent from the bridge's threads (see `broadcast`).
+const BIG_NOTIFICATION: usize = 64 * 1024;
+
+/// (method, params JSON, IDE connections only) of a queued notification.
+type NoteSender = tokio::sync::mpsc::UnboundedSender<(String, String, bool)>;
+
+/// The notifications on their way from the bridge's threads, in order: one task per server
+/// sends them one after the other.
+#[derive(Default)]
+struct NoteQueue {
+    tx: RefCell<Option<(u16, NoteSender)>>,
+    pending: Arc<std::sync::atomic::AtomicUsize>,
+}
+
+impl NoteQueue {
+    fn busy(&self) -> bool {
+        self.pending.load(std::sync::atomic::Ordering::SeqCst) > 0
+    }
+
+    fn send(&self, srv: &Server, method: String, params: String, ide_only: bool) {
+        let mut tx = self.tx.borrow_mut();
+        if tx
+            .as_ref()
+            .map(|(port, t)| *port != srv.port() || t.is_closed())
+            != Some(false)
+        {
+            // A new server (or the old one's task ended): what was pending there is gone.
+            self.pending.store(0, std::sync::atomic::Ordering::SeqCst);
+            let (t, mut rx) = tokio::sync::mpsc::unbounded_channel::<(String, String, bool)>();
+            let shared = srv.shared().clone();
+            let pending = self.pending.clone();
+            srv.spawn(async move {
+                while let Some((m, p, ide)) = rx.recv().await {
+                    let s = shared.clone();
+                    let _ = tokio::task::spawn_blocking(move || s.broadcast_raw(&m, &p, ide)).await;
+                    pending.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+                }
+            });
+            *tx = Some((srv.port(), t));
+        }
+        self.pending
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        if let Some((_, t)) = tx.as_ref() {
+            if t.send((method, params, ide_only)).is_err() {
+                self.pending
+                    .fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+            }
+        }
+    }
+}
+
+thread_local! {
+    static NOTES: NoteQueue = NoteQueue::default();
 }
 
 /// Runs a tool on the bridge runtime and calls `cb(result_json)` on the main thread with the

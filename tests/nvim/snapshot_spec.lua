@@ -11,6 +11,8 @@ end
 
 vim.notify = function() end
 
+local ws = dofile(vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":p:h") .. "/wsclient.lua")
+
 local READ_ONLY = { "getOpenEditors", "getDiagnostics", "checkDocumentDirty", "getLatestSelection", "closeAllDiffTabs" }
 local real = {}
 
@@ -217,6 +219,44 @@ return {
       if not okk then
         error(e, 0)
       end
+    end,
+  },
+  {
+    "a big selection_changed is sent from the bridge's threads, in order with the next ones",
+    function()
+      local C = ws.connect()
+      C:handshake(true)
+      local big = dir .. "/big2.txt"
+      local lines = {}
+      for i = 1, 20000 do
+        lines[i] = "a fairly long line of text number " .. i
+      end
+      h.write(big, table.concat(lines, "\n") .. "\n")
+      vim.cmd.edit(big)
+      local sel = require("claude_context.ide.selection")
+      local before = #C:notifications("selection_changed")
+      vim.cmd("normal! ggVG")
+      sel.flush()
+      vim.cmd("normal! \27")
+      vim.api.nvim_win_set_cursor(0, { 3, 4 })
+      sel.flush()
+      wait_for(function()
+        return #C:notifications("selection_changed") >= before + 2
+      end, 10000, "both notifications")
+      -- (ide_connected also re-sends the latest selection: it may come twice.)
+      local got = C:notifications("selection_changed")
+      local big_at
+      for i, m in ipairs(got) do
+        if #m.params.text > 64 * 1024 then
+          big_at = i
+        end
+      end
+      ok(big_at, "the big one arrived")
+      eq(20000, #vim.split(got[big_at].params.text, "\n"))
+      ok(big_at < #got, "something came after it")
+      local last = got[#got].params
+      eq({ line = 2, character = 4 }, last.selection.start, "the small one came last")
+      C:close()
     end,
   },
   {

@@ -196,6 +196,30 @@ impl Shared {
             .count()
     }
 
+    /// A notification whose `params` is JSON text already (a selection of megabytes: never
+    /// turned into a [`Value`]); it is checked to be JSON here, so call it off the editor's main
+    /// thread for big texts. Returns how many clients got it; `ide_only` as in
+    /// [`Shared::broadcast_ide`].
+    pub fn broadcast_raw(&self, method: &str, params: &str, ide_only: bool) -> usize {
+        if let Err(e) = serde_json::from_str::<serde::de::IgnoredAny>(params) {
+            tracing::warn!(method, error = %e, "not sending a notification with invalid params");
+            return 0;
+        }
+        let text = format!(
+            r#"{{"jsonrpc":"2.0","method":{},"params":{params}}}"#,
+            Value::from(method)
+        );
+        let clients = lock(&self.clients);
+        clients
+            .values()
+            .filter(|c| !ide_only || c.peer.ide_connected)
+            .filter(|c| {
+                c.tx.try_send(conn::Outgoing::unbudgeted(Message::text(text.clone())))
+                    .is_ok()
+            })
+            .count()
+    }
+
     pub fn client_count(&self) -> usize {
         lock(&self.clients).len()
     }
