@@ -108,7 +108,12 @@ function M.u16(line, col)
   if col <= 0 then
     return 0
   end
-  return vim.str_utfindex(line, "utf-16", math.min(col, #line), false)
+  col = math.min(col, #line)
+  -- ASCII (most lines): bytes are UTF-16 code units, no conversion.
+  if not line:find("[\128-\255]") then
+    return col
+  end
+  return vim.str_utfindex(line, "utf-16", col, false)
 end
 
 --- The active editor: the current window if it shows a file, else the file window used last
