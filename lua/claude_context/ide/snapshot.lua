@@ -73,12 +73,16 @@ local function attach(buf)
     return
   end
   attached[buf] = vim.api.nvim_buf_attach(buf, false, {
-    on_lines = function(_, b)
+    on_lines = function(_, b, _, _, last_old, last_new)
       if not native or not rows[b] then
         attached[b] = nil
         return true -- detach
       end
       local r = rows[b]
+      -- Called once per changed line by some commands (`:%s`): the common case returns at once.
+      if r.modified and last_old == last_new then
+        return
+      end
       if not r.modified or vim.api.nvim_buf_line_count(b) ~= r.lines then
         M.note_buf(b)
       end
