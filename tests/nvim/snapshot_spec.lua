@@ -222,6 +222,44 @@ return {
     end,
   },
   {
+    "a big whole-line selection is read a slice per turn of the event loop",
+    function()
+      local big = dir .. "/big3.txt"
+      local lines = {}
+      for i = 1, 23000 do
+        lines[i] = "ligne numéro " .. i
+      end
+      h.write(big, table.concat(lines, "\n") .. "\n")
+      vim.cmd.edit(big)
+      local sel = require("claude_context.ide.selection")
+      local most, orig = 0, vim.api.nvim_buf_get_lines
+      vim.api.nvim_buf_get_lines = function(b, s, e, strict)
+        local n = (e < 0 and vim.api.nvim_buf_line_count(b) + e + 1 or e) - s
+        most = math.max(most, n)
+        return orig(b, s, e, strict)
+      end
+      local okk, err = pcall(function()
+        vim.cmd("normal! ggVG")
+        local before = sel.latest()
+        sel.flush()
+        ok(sel.latest() == before, "flush returned before reading it all")
+        wait_for(function()
+          return #vim.split(sel.latest().text, "\n") == 23000
+        end, 10000, "the whole selection")
+      end)
+      vim.api.nvim_buf_get_lines = orig
+      vim.cmd("normal! \27")
+      if not okk then
+        error(err, 0)
+      end
+      ok(most <= sel.slice_lines, "at most a slice per read: " .. most)
+      local s = json_of("getLatestSelection")
+      eq(23000, #vim.split(s.text, "\n"))
+      eq("ligne numéro 23000", vim.split(s.text, "\n")[23000])
+      eq({ line = 22999, character = 18 }, s.selection["end"])
+    end,
+  },
+  {
     "a big selection_changed is sent from the bridge's threads, in order with the next ones",
     function()
       local C = ws.connect()

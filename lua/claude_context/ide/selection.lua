@@ -67,6 +67,71 @@ end
 
 local last_key
 
+---Lines a big whole-line selection is read in per turn of the event loop.
+M.slice_lines = 5000
+
+---@type table? the sliced read in progress
+local reading
+
+---Reads the whole-line selection `s`..`e` (1-based) of `win` a slice per turn of the event
+---loop (keystrokes and RPCs get their turn in between), then publishes it. Dropped when the
+---selection changes meanwhile (the next settled one is read instead).
+---@param win integer
+---@param key string
+---@param s integer
+---@param e integer
+local function read_sliced(win, key, s, e)
+  local buf = vim.api.nvim_win_get_buf(win)
+  local job, parts, from = {}, {}, s
+  reading = job
+  local function step()
+    if reading ~= job then
+      return
+    end
+    if not vim.api.nvim_win_is_valid(win) or vim.api.nvim_get_current_win() ~= win or selection_key(win) ~= key then
+      reading, last_key = nil, nil
+      return
+    end
+    local to = math.min(from + M.slice_lines - 1, e)
+    parts[#parts + 1] = table.concat(vim.api.nvim_buf_get_lines(buf, from - 1, to, false), "\n")
+    from = to + 1
+    if from <= e then
+      vim.defer_fn(step, 0) -- a timer, not vim.schedule: input is read before the next slice
+      return
+    end
+    reading = nil
+    local last = vim.api.nvim_buf_get_lines(buf, e - 1, e, false)[1] or ""
+    local path = vim.api.nvim_buf_get_name(buf)
+    M.publish({
+      success = true,
+      text = table.concat(parts, "\n"),
+      filePath = path,
+      fileUrl = util.uri(path),
+      selection = {
+        start = { line = s - 1, character = 0 },
+        ["end"] = { line = e - 1, character = util.u16(last, #last) },
+        isEmpty = false,
+      },
+    })
+  end
+  step()
+end
+
+---The lines of `win`'s Visual-line selection when it is bigger than a slice.
+---@param win integer
+---@return integer? s, integer? e
+local function big_linewise(win)
+  if vim.api.nvim_get_mode().mode ~= "V" or win ~= vim.api.nvim_get_current_win() then
+    return nil
+  end
+  local a, b = vim.fn.line("v"), vim.fn.line(".")
+  local s, e = math.min(a, b), math.max(a, b)
+  if e - s + 1 > M.slice_lines then
+    return s, e
+  end
+  return nil
+end
+
 function M.flush()
   if timer then
     timer:stop()
@@ -78,6 +143,11 @@ function M.flush()
       return -- the same settled selection: read once, sent once
     end
     last_key = key
+    reading = nil
+    local bs, be = big_linewise(win)
+    if bs then
+      return read_sliced(win, key, bs, be)
+    end
     M.publish(util.selection_of(win))
   end
 end
@@ -167,7 +237,7 @@ end
 
 ---Forgets everything (tests).
 function M.reset()
-  latest, last_sent, last_key = nil, nil, nil
+  latest, last_sent, last_key, reading = nil, nil, nil, nil
 end
 
 return M
