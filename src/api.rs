@@ -161,6 +161,33 @@ pub fn create(lua: &Lua) -> mlua::Result<Table> {
         })?,
     )?;
 
+    // snapshot_selection(params_json): the latest selection for the snapshot, given as the JSON
+    // of its selection_changed params (wrapped here: no copy of a big text in Lua).
+    t.set(
+        "snapshot_selection",
+        lua.create_function(|_, params: mlua::String| {
+            guard("snapshot_selection", || {
+                let p = params.as_bytes();
+                if p.len() < 2 || p[0] != b'{' {
+                    return Ok(());
+                }
+                let mut delta = Vec::with_capacity(p.len() + 48);
+                delta.extend_from_slice(br#"{"k":"selection","sel":{"success":true,"#);
+                delta.extend_from_slice(&p[1..]);
+                delta.push(b'}');
+                let delta = String::from_utf8(delta).map_err(|_| {
+                    mlua::Error::runtime("claude-context: the selection is not UTF-8")
+                })?;
+                SERVER.with(|s| {
+                    if let Some(srv) = s.borrow().as_ref() {
+                        srv.shared().snapshot.push(delta);
+                    }
+                });
+                Ok(())
+            })
+        })?,
+    )?;
+
     t.set(
         "token",
         lua.create_function(|_, ()| {

@@ -224,7 +224,11 @@ end
 ---@param params string
 function M.note_selection(params)
   if native and params:sub(1, 1) == "{" and #params > 2 then
-    push('{"k":"selection","sel":{"success":true,' .. params:sub(2) .. "}")
+    if native.snapshot_selection then
+      native.snapshot_selection(params) -- wrapped on the Rust side: no copy of a big text here
+    else
+      push('{"k":"selection","sel":{"success":true,' .. params:sub(2) .. "}")
+    end
   end
 end
 
