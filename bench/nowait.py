@@ -12,6 +12,9 @@ call is how long the editor was blocked (the issue's "editor blocked (max)").
 Scenarios (SIZE × the issue's sizes; --scale 10 for the ×10 targets):
   diagnostics   getDiagnostics with 60·S diagnostics in each of 300 buffers (18,000 at S=1)
   editors       getOpenEditors with 1,500·S listed buffers
+  visual        a whole-file Visual selection (`ggVG`) of 200,000·S lines, then cursor moves
+                (`k`, `j`) with pauses longer than the selection debounce: the editor blocked
+                (max) over the whole time
   prompt-turn   with a hit-enter prompt up: closeAllDiffTabs + getDiagnostics, as Claude Code
                 does at the start of a turn (a side that cannot answer within --prompt-wait
                 seconds is reported as "no answer")
@@ -207,6 +210,24 @@ def prompt_turn(side: Side, wait: float):
         wait_until(lambda: not side.nvim.request("nvim_get_mode")["blocking"], 30, "the prompt to close")
 
 
+def visual(side: Side, sampler: Sampler, scale: float):
+    n = max(1000, int(200000 * scale))
+    f = side.project / "visual.txt"
+    f.write_text("".join(f"local value_{i} = some_function_call(argument_{i}, 'a string literal')\n" for i in range(n)))
+    side.nvim.command(f"edit {f}")
+    time.sleep(1.0)
+    a = time.perf_counter()
+    side.nvim.request("nvim_input", "ggVG")
+    for keys in ("k", "j", "k", "j"):
+        time.sleep(0.6)  # longer than the debounce: each selection settles and is read
+        side.nvim.request("nvim_input", keys)
+    time.sleep(2.0)
+    b = time.perf_counter()
+    side.nvim.request("nvim_input", "<Esc>")
+    time.sleep(0.5)
+    return {"lines": n, "blocked_ms_max": sampler.blocked_max_ms(a, b)}
+
+
 def run_side(side: Side, scale: float, rounds: int, wait: float):
     res = {}
     sampler = Sampler(side.sock)
@@ -218,6 +239,7 @@ def run_side(side: Side, scale: float, rounds: int, wait: float):
         time.sleep(0.5)
         res["diagnostics"] = dict(measure(side, sampler, "getDiagnostics", rounds), diagnostics=nbuf * per, buffers=nbuf)
         res["prompt-turn"] = prompt_turn(side, wait)
+        res["visual"] = visual(side, sampler, scale)
         e = side.project / "editors"
         e.mkdir()
         extra = max(1, int(1500 * scale)) - nbuf
@@ -277,6 +299,9 @@ def main():
               f"{fmt(d['call_ms_median'])} | {fmt(d['call_ms_max'])} | {fmt(d['blocked_ms_max'])} |")
         print(f"| getOpenEditors | {name} | {e['buffers']} buffers | {fmt(e['call_ms_median'])} | "
               f"{fmt(e['call_ms_max'])} | {fmt(e['blocked_ms_max'])} |")
+        v = r["visual"]
+        print(f"| whole-file Visual selection + 4 cursor moves | {name} | {v['lines']} lines | — | — | "
+              f"{fmt(v['blocked_ms_max'])} |")
         p = r["prompt-turn"]
         print(f"| hit-enter prompt: closeAllDiffTabs + getDiagnostics | {name} | prompt up | "
               f"{fmt(p.get('turn_ms'))} (closeAllDiffTabs {fmt(p.get('closeAllDiffTabs'))}) | — | — |")
