@@ -381,13 +381,15 @@ pub async fn handle_value_in(
     // log_level = "trace": one line per request (method, tool, client, duration), so a stall
     // can be diagnosed (which call waited, and for how long).
     let traced = tracing::enabled!(tracing::Level::TRACE).then(|| {
+        // Only names the bridge knows are logged: a client may send anything (even a secret).
         let tool = (method == "tools/call")
             .then(|| {
-                params
-                    .as_ref()?
-                    .get("name")?
-                    .as_str()
-                    .map(|n| shorten(n, NAME_ECHO).into_owned())
+                let n = params.as_ref()?.get("name")?.as_str()?;
+                Some(if shared.catalog.get(n).is_some() {
+                    n.to_string()
+                } else {
+                    "(unknown tool)".to_string()
+                })
             })
             .flatten();
         (std::time::Instant::now(), tool)
@@ -412,8 +414,9 @@ pub async fn handle_value_in(
     };
     if let Some((start, tool)) = traced {
         let ok = matches!(&result, Ok(r) if r.get("isError") != Some(&Value::Bool(true)));
+        let unknown = matches!(&result, Err(e) if e.code == ErrorCode::METHOD_NOT_FOUND.0);
         tracing::trace!(
-            method = %shorten(&method, NAME_ECHO),
+            method = %if unknown { "(unknown method)" } else { method.as_str() },
             tool = %tool.as_deref().unwrap_or("-"),
             client = inflight.client(),
             surface = ?inflight.surface(),
