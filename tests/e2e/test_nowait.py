@@ -267,6 +267,8 @@ def test_trace_level_logs_each_request(make_bridge, level):
         rpc = Rpc(c)
         rpc.call("tools/list")
         rpc.tool("getWorkspaceFolders")
+        rpc.call("tools/call", {"name": "not-a-tool-s3cr3t", "arguments": {}})
+        rpc.call("s3cr3t-method")
     b.lua("require('claude_context').call_tool_sync('fs-get-project-info', {})")
     log = b.log_file.read_text()
     lines = [l for l in log.splitlines() if " request " in l and "ms=" in l]
@@ -277,3 +279,6 @@ def test_trace_level_logs_each_request(make_bridge, level):
     assert ws_tool and "method=tools/call" in ws_tool[0] and "client=" in ws_tool[0], "\n".join(lines)
     assert any("method=tools/list" in l for l in lines), lines
     assert any("tool=fs-get-project-info" in l and "client=lua" in l for l in lines), lines
+    # Names a client made up are not logged (it could send anything, even a secret).
+    assert "s3cr3t" not in log
+    assert any("tool=(unknown tool)" in l for l in lines) and any("method=(unknown method)" in l for l in lines), lines
