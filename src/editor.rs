@@ -5,12 +5,19 @@
 //! When the awaiting future is dropped before the answer came (the client cancelled or went
 //! away), `require("claude_context.rpc").cancel(id)` runs on the main thread so the handler
 //! can undo what it set up (close the diff view).
+//!
+//! The wait for the main thread to *start* a request is bounded ([`NvimEditor::wait`]): while
+//! Neovim cannot run it (a hit-enter prompt, the `-- More --` pager, a long `:!make`), the
+//! request answers with an error saying so, is logged, and is dropped from the queue unrun —
+//! a later retry works. Once started, a handler may take as long as it needs (`openDiff`
+//! waits for the person).
 
 use crate::main_thread::MainThread;
 use claude_context_core::editor::{EditorRpc, RpcFuture};
 use serde_json::Value;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 use tokio::sync::oneshot;
 
 /// Request ids for `rpc.cancel`, unique for the process.
@@ -18,7 +25,14 @@ static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 
 pub struct NvimEditor {
     pub main: MainThread,
+    /// How long a request may wait for the main thread to start it (`setup{editor_wait_ms}`).
+    pub wait: Duration,
 }
+
+/// A request's progress: queued, started on the main thread, or abandoned unrun.
+const QUEUED: u8 = 0;
+const STARTED: u8 = 1;
+const ABANDONED: u8 = 2;
 
 type Reply = Result<Value, String>;
 
@@ -29,7 +43,16 @@ impl EditorRpc for NvimEditor {
         let method = method.to_string();
         let m2 = method.clone();
         let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
+        let progress = Arc::new(AtomicU8::new(QUEUED));
+        let p2 = progress.clone();
         let queued = self.main.run(Box::new(move |lua| {
+            if p2
+                .compare_exchange(QUEUED, STARTED, Ordering::SeqCst, Ordering::SeqCst)
+                .is_err()
+            {
+                // Its caller gave up waiting (and said so): running it now would surprise.
+                return;
+            }
             let reply = |r: Reply| {
                 if let Some(tx) = slot.lock().unwrap_or_else(|p| p.into_inner()).take() {
                     let _ = tx.send(r);
@@ -43,12 +66,35 @@ impl EditorRpc for NvimEditor {
             main: queued.then(|| self.main.clone()),
             id,
         };
+        let wait = self.wait;
         Box::pin(async move {
             let mut guard = guard; // the whole guard lives as long as this future
             if !queued {
                 return Err("the editor is not running".into());
             }
-            let r = rx.await.unwrap_or_else(|_| {
+            let asked = Instant::now();
+            let mut rx = rx;
+            let r = match tokio::time::timeout(wait, &mut rx).await {
+                Ok(r) => r,
+                Err(_) => {
+                    if progress
+                        .compare_exchange(QUEUED, ABANDONED, Ordering::SeqCst, Ordering::SeqCst)
+                        .is_ok()
+                    {
+                        guard.disarm(); // it will never run: nothing to undo
+                        let waited = asked.elapsed().as_millis() as u64;
+                        tracing::warn!(
+                            method = %method,
+                            waited_ms = waited,
+                            "the editor could not start a request in time (a prompt is up, or a \
+                             long command runs); answered with an error, nothing was done"
+                        );
+                        return Err(busy_message(&method, waited));
+                    }
+                    rx.await // it started meanwhile: its answer comes
+                }
+            };
+            let r = r.unwrap_or_else(|_| {
                 Err(format!(
                     "the editor dropped the request '{method}' without answering"
                 ))
@@ -57,6 +103,15 @@ impl EditorRpc for NvimEditor {
             r
         })
     }
+}
+
+/// The error a request gets when the main thread could not start it in time.
+pub fn busy_message(method: &str, waited_ms: u64) -> String {
+    format!(
+        "Neovim is busy and could not run {method} (waited {waited_ms} ms): it is waiting at a \
+         prompt (\"Press ENTER\", \"-- More --\", a question) or running a long command. \
+         Nothing was done; try again once the editor is free."
+    )
 }
 
 /// Tells the Lua side that nobody waits for request `id` any more, unless disarmed.

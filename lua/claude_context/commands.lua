@@ -23,14 +23,10 @@ local function cc()
   return require("claude_context")
 end
 
-local function echo(lines)
-  vim.api.nvim_echo(
-    vim.tbl_map(function(l)
-      return { l .. "\n" }
-    end, lines),
-    true,
-    {}
-  )
+-- Several lines never go to the command line (a hit-enter prompt would stall Claude's calls):
+-- claude_context.output shows them in a floating window, a single line through vim.notify.
+local function echo(lines, title)
+  require("claude_context.output").show(lines, { title = title or "claude-context" })
 end
 
 local function err(msg)
@@ -104,7 +100,7 @@ end
 M.register("status", {
   desc = "show port, lock file and connected clients",
   run = function()
-    echo(M.status_lines())
+    echo(M.status_lines(), "claude-context status")
   end,
 })
 
@@ -122,7 +118,7 @@ M.register("info", {
         table.insert(lines, ("  %-20s %s"):format(k, tostring(info[k])))
       end
     end
-    echo(lines)
+    echo(lines, "claude-context info")
   end,
 })
 
@@ -143,7 +139,7 @@ function M.run(o)
   local args = o.fargs
   local name = args[1]
   if not name then
-    echo(M.status_lines())
+    echo(M.status_lines(), "claude-context status")
     return
   end
   local sub = M.subcommands[name]

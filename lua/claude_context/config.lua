@@ -13,6 +13,7 @@ local M = {}
 ---@field max_inflight_per_client integer Requests of one client answered at once (then reading pauses)
 ---@field max_inflight_bytes_per_client integer Bytes of one client's requests in flight (then reading pauses)
 ---@field stats_time_budget_ms integer Time budget of fs-get-project-info {stats=true}
+---@field editor_wait_ms integer A tool needing the main thread waits this long for it, then answers "busy"
 ---@field ide claude_context.IdeConfig Claude Code IDE integration
 ---@field security claude_context.SecurityConfig What tools may do beyond the safe defaults
 
@@ -35,6 +36,7 @@ M.defaults = {
   max_inflight_per_client = 64,
   max_inflight_bytes_per_client = 256 * 1024 * 1024,
   stats_time_budget_ms = 2000,
+  editor_wait_ms = 3000,
   ide = {
     track_selection = true,
     selection_debounce_ms = 100,
@@ -77,6 +79,7 @@ function M.resolve(opts)
     "max_inflight_per_client",
     "max_inflight_bytes_per_client",
     "stats_time_budget_ms",
+    "editor_wait_ms",
   }) do
     vim.validate(k, cfg[k], "number")
   end
@@ -144,6 +147,7 @@ function M.to_native(cfg)
     max_inflight_per_client = cfg.max_inflight_per_client,
     max_inflight_bytes_per_client = cfg.max_inflight_bytes_per_client,
     stats_time_budget_ms = cfg.stats_time_budget_ms,
+    editor_wait_ms = cfg.editor_wait_ms,
     state_dir = vim.fn.stdpath("state") .. "/claude-context",
     ide_name = M.ide_name(cfg),
   }

@@ -395,11 +395,8 @@ function M.decision()
     return err("claude-context: " .. tostring(e))
   end
   local text = M.decision_text(r, M.options().language)
-  local chunks = {}
-  for _, l in ipairs(vim.split(text, "\n", { plain = true })) do
-    table.insert(chunks, { l .. "\n" })
-  end
-  vim.api.nvim_echo(chunks, true, {})
+  -- A window, not the command line: no hit-enter prompt (claude_context.output).
+  require("claude_context.output").show(vim.split(text, "\n", { plain = true }), { title = "WRAP decision status" })
   return text
 end
 

@@ -163,7 +163,13 @@ end
 local function tick()
   frame = frame % #frames + 1
   if opt("progress") == "echo" and vim.api.nvim_get_mode().mode == "n" then
-    vim.api.nvim_echo({ { M.statusline() .. "  (:ClaudeContext cancel)", "Comment" } }, false, {})
+    local line = M.statusline() .. "  (:ClaudeContext cancel)"
+    -- Never wider than the command line: a wrapped echo would raise a hit-enter prompt.
+    local room = math.max(1, (tonumber(vim.v.echospace) or vim.o.columns) - 1)
+    if vim.fn.strdisplaywidth(line) > room then
+      line = vim.fn.strcharpart(line, 0, room)
+    end
+    vim.api.nvim_echo({ { line, "Comment" } }, false, {})
     echoed = true
   end
   pcall(vim.cmd.redrawstatus)
@@ -394,14 +400,9 @@ function M.session_lines(cb)
   end)
 end
 
+-- A window, not the command line: no hit-enter prompt (claude_context.output).
 local function echo(lines)
-  vim.api.nvim_echo(
-    vim.tbl_map(function(l)
-      return { l .. "\n" }
-    end, lines),
-    true,
-    {}
-  )
+  require("claude_context.output").show(lines, { title = "Claude session" })
 end
 
 ---Registers the subcommands on `commands` (claude_context.commands).

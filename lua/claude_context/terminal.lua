@@ -539,7 +539,11 @@ function M.register_commands(commands)
       if vim.fn.has("clipboard") == 1 then
         copied = pcall(vim.fn.setreg, "+", line)
       end
-      vim.api.nvim_echo({ { line .. "\n" }, copied and { "(copied to the + register)" } or nil }, true, {})
+      -- A window (the line is long, and meant to be copied): no hit-enter prompt.
+      require("claude_context.output").show(
+        { line, copied and "(copied to the + register)" or nil },
+        { title = "claude mcp add", float = true }
+      )
     end,
   })
 end

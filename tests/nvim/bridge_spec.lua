@@ -288,7 +288,7 @@ return {
       contains(lines, st.lock_file)
       local token = h.read_json(st.lock_file).authToken
       ok(not lines:find(token, 1, true), "full token must not be shown")
-      local msgs = vim.api.nvim_exec2("ClaudeContext status", { output = true }).output
+      local msgs = h.shown("ClaudeContext status")
       ok(not msgs:find(token, 1, true), "full token must not be echoed")
       local comp = vim.fn.getcompletion("ClaudeContext ", "cmdline")
       for _, want in ipairs({ "info", "log", "restart", "start", "status", "stop" }) do
@@ -297,7 +297,7 @@ return {
       local st_comp = vim.fn.getcompletion("ClaudeContext st", "cmdline")
       table.sort(st_comp)
       eq({ "start", "status", "stop" }, st_comp)
-      local info = vim.api.nvim_exec2("ClaudeContext info", { output = true }).output
+      local info = h.shown("ClaudeContext info")
       contains(info, "project_root")
     end,
   },

@@ -13,6 +13,18 @@ local function messages()
   return vim.api.nvim_exec2("messages", { output = true }).output
 end
 
+---What the last command showed: its output window's text (claude_context.output), else the
+---messages (a one-liner goes through vim.notify).
+local function shown()
+  local out = require("claude_context.output")
+  if out.win and vim.api.nvim_win_is_valid(out.win) then
+    local text = table.concat(vim.api.nvim_buf_get_lines(vim.api.nvim_win_get_buf(out.win), 0, -1, false), "\n")
+    out.close()
+    return text
+  end
+  return messages()
+end
+
 local function buffer_text(buf)
   return table.concat(vim.api.nvim_buf_get_lines(buf or 0, 0, -1, false), "\n")
 end
@@ -159,7 +171,7 @@ return {
     function()
       vim.cmd("messages clear")
       vim.cmd("ClaudeContext decision")
-      contains(messages(), "No issue is defined")
+      contains(shown(), "No issue is defined")
       -- The tool's own answer keeps the spec's words verbatim whatever the language.
       local none = h.call("get_current_status", {})
       eq("課題が定義されていません", none.content[1].text)
@@ -167,18 +179,20 @@ return {
       eq(false, r.isError)
       vim.cmd("messages clear")
       vim.cmd("ClaudeContext decision")
-      contains(messages(), "Current issue: DB選定")
-      contains(messages(), "Step: widen-options")
-      contains(messages(), "Widen your options")
-      ok(not messages():find("現在の課題", 1, true), messages())
+      local text = shown()
+      contains(text, "Current issue: DB選定")
+      contains(text, "Step: widen-options")
+      contains(text, "Widen your options")
+      ok(not text:find("現在の課題", 1, true), text)
       -- In Japanese: the tool's text as the spec writes it.
       local mb = require("claude_context.config").options.memory_bank
       require("claude_context.config").options.memory_bank = vim.tbl_extend("force", mb or {}, { language = "ja" })
       vim.cmd("messages clear")
       vim.cmd("ClaudeContext decision")
       require("claude_context.config").options.memory_bank = mb
-      contains(messages(), "現在の課題: DB選定")
-      contains(messages(), "widen-options")
+      text = shown()
+      contains(text, "現在の課題: DB選定")
+      contains(text, "widen-options")
       -- The store is under stdpath("state")/claude-context, one file per project.
       local stores = vim.fn.glob(vim.fn.stdpath("state") .. "/claude-context/decisions/*.json", false, true)
       eq(1, #stores)

@@ -103,7 +103,7 @@ return {
         h.call(t, t == "fs-list-directory" and { path = "." } or {})
       end
       require("claude_context").call_tool_sync("fs-read-file", { path = "../../etc/passwd" })
-      local status = vim.api.nvim_exec2("ClaudeContext status", { output = true }).output
+      local status = h.shown("ClaudeContext status")
       contains(status, token():sub(1, 4) .. "****")
       ok(not status:find(secret, 1, true), "status shows the token")
       vim.cmd("checkhealth claude_context")

@@ -79,4 +79,20 @@ function M.mode(path)
   return st and bit.band(st.mode, 511) or nil
 end
 
+---Runs an Ex command and returns what it showed: the text of the output window it opened
+---(claude_context.output; closed afterwards) followed by any messages it echoed.
+---@param cmd string
+---@return string
+function M.shown(cmd)
+  local out = require("claude_context.output")
+  out.close()
+  local echoed = vim.api.nvim_exec2(cmd, { output = true }).output
+  local text = ""
+  if out.win and vim.api.nvim_win_is_valid(out.win) then
+    text = table.concat(vim.api.nvim_buf_get_lines(vim.api.nvim_win_get_buf(out.win), 0, -1, false), "\n")
+    out.close()
+  end
+  return text .. "\n" .. echoed
+end
+
 return M

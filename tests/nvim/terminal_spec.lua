@@ -441,7 +441,7 @@ return {
       local root = require("claude_context.native").plugin_root()
       local bin = root .. "/lib/claude-context-mcp"
       eq(1, vim.fn.executable(bin), "make puts the relay in lib/")
-      local msg = vim.api.nvim_exec2("ClaudeContext mcp-command", { output = true }).output
+      local msg = h.shown("ClaudeContext mcp-command")
       local want = "claude mcp add claude-context -- " .. bin
       contains(msg, want)
       eq({ want }, copied)

@@ -41,6 +41,9 @@ pub struct Config {
     pub claude: ClaudeConfig,
     /// `setup{security = {allow_write}}`: what the person lets tools do beyond the defaults.
     pub security: SecurityConfig,
+    /// How long a tool that needs Neovim's main thread waits for it to start (a hit-enter
+    /// prompt holds it) before answering with an error that says so (issue 10).
+    pub editor_wait_ms: u64,
 }
 
 /// `setup{security = {allow_write = {…}}}`.
@@ -142,6 +145,7 @@ impl Default for Config {
             memory_bank_language: "ja".into(),
             claude: ClaudeConfig::default(),
             security: SecurityConfig::default(),
+            editor_wait_ms: 3000,
         }
     }
 }
@@ -181,6 +185,12 @@ impl Config {
                 "invalid configuration: ide_name must be 1 to 200 characters, without control characters"
                     .into(),
             );
+        }
+        if !(10..=600_000).contains(&self.editor_wait_ms) {
+            return Err(format!(
+                "invalid configuration: editor_wait_ms must be between 10 and 600000, got {}",
+                self.editor_wait_ms
+            ));
         }
         if self.max_inflight_per_client == 0 {
             return Err("invalid configuration: max_inflight_per_client must be at least 1".into());

@@ -3,15 +3,24 @@
 //! * [`EditorState`] is a snapshot Neovim pushes whenever it may have changed (autocmds on
 //!   `DirChanged`, `WinEnter`, `BufEnter`, `LspAttach`, …). Hot tools such as
 //!   `getWorkspaceFolders` read it without touching Neovim's main thread at all.
+//! * [`Snapshot`] mirrors what the read-only IDE tools read — buffers (name, filetype, modified,
+//!   listed, loaded, line count), the active editor's buffer, diagnostics, the latest selection,
+//!   how many diff views of ours are open — kept current by *deltas* Neovim's autocmds push
+//!   (`lua/claude_context/ide/snapshot.lua`): `getOpenEditors`, `getDiagnostics`,
+//!   `checkDocumentDirty`, `getLatestSelection` and `closeAllDiffTabs` (with no diff open)
+//!   answer from it on the bridge's threads, even while Neovim sits at a hit-enter prompt.
 //! * [`EditorRpc`] runs a request on Neovim's main thread (through a libuv async handle in the
 //!   Neovim crate) for tools that must act on the editor; it answers through a oneshot channel so
 //!   the caller awaits without blocking anything.
 
 use serde::Deserialize;
 use serde_json::Value;
+use std::collections::{BTreeMap, HashMap};
 use std::future::Future;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::pin::Pin;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 #[derive(Debug, Clone, Default, Deserialize, PartialEq)]
 #[serde(default)]
@@ -49,6 +58,224 @@ fn strip_trailing_slash(p: &std::path::Path) -> PathBuf {
     }
 }
 
+/// One buffer as the snapshot knows it (a row of `lua/claude_context/ide/snapshot.lua`).
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(default)]
+pub struct BufRow {
+    pub buf: u64,
+    /// The full name (`nvim_buf_get_name`).
+    pub name: String,
+    pub filetype: String,
+    pub modified: bool,
+    pub listed: bool,
+    pub loaded: bool,
+    /// Lines (0 when not loaded).
+    pub lines: u64,
+    /// A file buffer: `buftype` empty and a name that is not a URI.
+    pub file: bool,
+}
+
+/// A change Neovim reports (JSON `{"k": …}`). Each carries the full new value of what changed,
+/// so applying it never needs the editor.
+#[derive(Debug, Deserialize)]
+#[serde(tag = "k", rename_all = "snake_case")]
+pub enum Delta {
+    /// Forget everything: the snapshot is live from here on (a full scan of the buffers
+    /// follows; sent when the bridge starts).
+    Reset,
+    /// Buffers added or changed (renamed, modified, loaded, unlisted, …).
+    Buf { rows: Vec<BufRow> },
+    /// Buffers wiped out.
+    Gone { bufs: Vec<u64> },
+    /// The active editor's buffer (the current window's, or the file window used last).
+    Active { buf: Option<u64> },
+    /// A buffer's diagnostics, in the protocol's shape (`getDiagnostics` items), sorted.
+    Diag { buf: u64, items: Vec<Value> },
+    /// The latest selection (`getLatestSelection`'s answer, `success: true`).
+    Selection { sel: Value },
+    /// How many diff views of this plugin are open.
+    Diffs { n: u64 },
+}
+
+/// The mirrored state; see [`Snapshot`].
+#[derive(Debug, Default)]
+pub struct SnapState {
+    /// A [`Delta::Reset`] arrived: the snapshot follows the editor.
+    pub live: bool,
+    /// File buffers by number (`nvim_list_bufs` order).
+    pub bufs: BTreeMap<u64, BufRow>,
+    by_name: HashMap<String, u64>,
+    pub active: Option<u64>,
+    pub diags: HashMap<u64, Vec<Value>>,
+    pub selection: Option<Value>,
+    pub diffs: u64,
+    /// Deltas applied so far.
+    pub applied: u64,
+}
+
+impl SnapState {
+    pub fn apply(&mut self, d: Delta) {
+        self.applied += 1;
+        match d {
+            Delta::Reset => {
+                *self = SnapState {
+                    live: true,
+                    applied: self.applied,
+                    ..Default::default()
+                };
+            }
+            Delta::Buf { rows } => {
+                for r in rows {
+                    if let Some(old) = self.bufs.remove(&r.buf) {
+                        if self.by_name.get(&old.name) == Some(&r.buf) {
+                            self.by_name.remove(&old.name);
+                        }
+                    }
+                    if r.file {
+                        self.by_name.insert(r.name.clone(), r.buf);
+                        self.bufs.insert(r.buf, r);
+                    }
+                }
+            }
+            Delta::Gone { bufs } => {
+                for b in bufs {
+                    if let Some(old) = self.bufs.remove(&b) {
+                        if self.by_name.get(&old.name) == Some(&b) {
+                            self.by_name.remove(&old.name);
+                        }
+                    }
+                    self.diags.remove(&b);
+                    if self.active == Some(b) {
+                        self.active = None;
+                    }
+                }
+            }
+            Delta::Active { buf } => self.active = buf,
+            Delta::Diag { buf, items } => {
+                if items.is_empty() {
+                    self.diags.remove(&buf);
+                } else {
+                    self.diags.insert(buf, items);
+                }
+            }
+            Delta::Selection { sel } => self.selection = Some(sel),
+            Delta::Diffs { n } => self.diffs = n,
+        }
+    }
+
+    /// The file buffer holding `path` (absolute, normalised): by name, else by real path
+    /// (symlinks), as `util.find_buf` finds it. Touches the file system only on a miss.
+    pub fn find(&self, path: &str) -> Option<&BufRow> {
+        if let Some(b) = self.by_name.get(path) {
+            return self.bufs.get(b);
+        }
+        let real = std::fs::canonicalize(path).ok()?;
+        self.bufs.values().find(|r| {
+            Path::new(&r.name) == real
+                || std::fs::canonicalize(&r.name)
+                    .map(|p| p == real)
+                    .unwrap_or(false)
+        })
+    }
+}
+
+/// The editor state the read-only tools read without Neovim's main thread.
+///
+/// Neovim's side only ever *queues* a delta (its JSON text, unparsed: a short lock that only
+/// another push or a drain holds, never a reader's work); the deltas are parsed and applied on
+/// the bridge's threads — by a drain task woken at each push, and by every reader before it
+/// reads — so the editor never waits for a reader, however big the snapshot.
+#[derive(Debug, Default)]
+pub struct Snapshot {
+    queue: Mutex<Vec<String>>,
+    state: Mutex<SnapState>,
+    wake: tokio::sync::Notify,
+    /// `openDiff` calls on their way to the editor (a diff view may open any moment).
+    diff_calls: AtomicUsize,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl Snapshot {
+    /// Queues a delta (JSON of a [`Delta`]); called on Neovim's main thread, returns at once.
+    pub fn push(&self, delta: String) {
+        lock(&self.queue).push(delta);
+        self.wake.notify_one();
+    }
+
+    /// Applies every queued delta; returns the state, locked.
+    pub fn state(&self) -> MutexGuard<'_, SnapState> {
+        let mut st = lock(&self.state);
+        let pending = std::mem::take(&mut *lock(&self.queue));
+        for text in pending {
+            match serde_json::from_str::<Delta>(&text) {
+                Ok(d) => st.apply(d),
+                Err(e) => tracing::warn!(error = %e, "ignoring a malformed editor snapshot delta"),
+            }
+        }
+        st
+    }
+
+    /// Applies deltas as they come (spawned on the bridge runtime), so that the queue stays
+    /// short even when no tool reads for a long time.
+    pub async fn drain_forever(&self) {
+        loop {
+            self.wake.notified().await;
+            drop(self.state());
+        }
+    }
+
+    /// Marks an `openDiff` on its way to the editor until the guard is dropped.
+    pub fn diff_call(self: &Arc<Self>) -> DiffCall {
+        self.diff_calls.fetch_add(1, Ordering::SeqCst);
+        DiffCall(self.clone())
+    }
+
+    /// No diff view of ours is open and none is on its way: `closeAllDiffTabs` has nothing to
+    /// close. `None` when the snapshot is not live (ask the editor).
+    pub fn no_diffs(&self) -> Option<bool> {
+        let st = self.state();
+        st.live
+            .then(|| st.diffs == 0 && self.diff_calls.load(Ordering::SeqCst) == 0)
+    }
+}
+
+/// See [`Snapshot::diff_call`].
+pub struct DiffCall(Arc<Snapshot>);
+
+impl Drop for DiffCall {
+    fn drop(&mut self) {
+        self.0.diff_calls.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// A path as `util.abspath` makes it: `file://` URIs decoded, `~` expanded, relative paths
+/// against `cwd`, `.` and `..` folded.
+pub fn abspath(p: &str, cwd: Option<&Path>) -> String {
+    let mut p: String = match crate::uri::uri_to_path(p) {
+        Some(path) if p.starts_with("file://") => path.to_string_lossy().into_owned(),
+        _ => p.to_string(),
+    };
+    if p == "~" || p.starts_with("~/") {
+        p = format!("{}{}", std::env::var("HOME").unwrap_or_default(), &p[1..]);
+    }
+    let path = if p.starts_with('/') {
+        PathBuf::from(p)
+    } else {
+        cwd.unwrap_or(Path::new("/")).join(p)
+    };
+    let n = crate::paths::normalize(&path)
+        .to_string_lossy()
+        .into_owned();
+    if n.len() > 1 {
+        n.trim_end_matches('/').to_string()
+    } else {
+        n
+    }
+}
+
 pub type RpcFuture = Pin<Box<dyn Future<Output = Result<Value, String>> + Send>>;
 
 /// Runs `method` with `params` on the editor's main thread.
@@ -79,5 +306,68 @@ mod tests {
         };
         let f: Vec<_> = s.workspace_folders();
         assert_eq!(f, vec![PathBuf::from("/a"), "/b".into(), "/c".into()]);
+    }
+
+    fn row(buf: u64, name: &str) -> String {
+        serde_json::json!({"k": "buf", "rows": [{"buf": buf, "name": name, "filetype": "rust",
+            "modified": false, "listed": true, "loaded": true, "lines": 3, "file": true}]})
+        .to_string()
+    }
+
+    #[test]
+    fn snapshot_follows_deltas_and_is_live_only_after_a_reset() {
+        let s = Snapshot::default();
+        s.push(row(1, "/p/a.rs"));
+        assert!(
+            !s.state().live,
+            "deltas before the reset do not make it live"
+        );
+        s.push(r#"{"k":"reset"}"#.into());
+        assert!(s.state().live && s.state().bufs.is_empty());
+        s.push(row(1, "/p/a.rs"));
+        s.push(row(2, "/p/b.rs"));
+        assert_eq!(s.state().find("/p/a.rs").map(|r| r.buf), Some(1));
+        // Renamed: the old name no longer finds it.
+        s.push(row(1, "/p/c.rs"));
+        assert!(s.state().find("/p/a.rs").is_none());
+        assert_eq!(s.state().find("/p/c.rs").map(|r| r.buf), Some(1));
+        // No longer a file buffer (buftype set): dropped.
+        s.push(r#"{"k":"buf","rows":[{"buf":2,"name":"/p/b.rs","file":false}]}"#.into());
+        assert!(s.state().find("/p/b.rs").is_none());
+        s.push(r#"{"k":"diag","buf":1,"items":[{"message":"m"}]}"#.into());
+        s.push(r#"{"k":"active","buf":1}"#.into());
+        assert_eq!(s.state().diags[&1].len(), 1);
+        s.push(r#"{"k":"diag","buf":1,"items":[]}"#.into());
+        assert!(s.state().diags.is_empty(), "cleared diagnostics");
+        s.push(r#"{"k":"diag","buf":1,"items":[{"message":"m"}]}"#.into());
+        s.push("not json".into());
+        s.push(r#"{"k":"gone","bufs":[1]}"#.into());
+        let st = s.state();
+        assert!(st.bufs.is_empty() && st.diags.is_empty() && st.active.is_none());
+        drop(st);
+        // Diff views: none open and none on the way.
+        assert_eq!(
+            Snapshot::default().no_diffs(),
+            None,
+            "not live: ask the editor"
+        );
+        let s = Arc::new(Snapshot::default());
+        s.push(r#"{"k":"reset"}"#.into());
+        assert_eq!(s.no_diffs(), Some(true));
+        let g = s.diff_call();
+        assert_eq!(s.no_diffs(), Some(false), "an openDiff is on its way");
+        drop(g);
+        s.push(r#"{"k":"diffs","n":1}"#.into());
+        assert_eq!(s.no_diffs(), Some(false));
+    }
+
+    #[test]
+    fn abspath_is_util_abspath() {
+        let cwd = Some(Path::new("/w/p"));
+        assert_eq!(abspath("a/../b.rs", cwd), "/w/p/b.rs");
+        assert_eq!(abspath("/x/./y/", cwd), "/x/y");
+        assert_eq!(abspath("file:///a%20b/c.rs", cwd), "/a b/c.rs");
+        let home = std::env::var("HOME").unwrap_or_default();
+        assert_eq!(abspath("~/f", cwd), format!("{home}/f"));
     }
 }

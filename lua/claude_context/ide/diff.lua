@@ -87,6 +87,7 @@ function M.close(v)
   v.closed = true
   if M.views[v.name] == v then
     M.views[v.name] = nil
+    require("claude_context.ide.snapshot").note_diffs()
   end
   local was_current = v.tab and vim.api.nvim_get_current_tabpage() == v.tab
   for _, w in ipairs({ v.prop_win, v.orig_win }) do
@@ -357,6 +358,7 @@ function M.open(params, respond)
       M.close(previous)
     end
     M.views[v.name] = v
+    require("claude_context.ide.snapshot").note_diffs()
     local ok, err = pcall(show, v)
     if not ok or err then
       M.close(v)

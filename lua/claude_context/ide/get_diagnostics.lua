@@ -3,38 +3,8 @@
 -- a requested uri is echoed unchanged.
 local util = require("claude_context.ide.util")
 
-local SEVERITY = { "Error", "Warning", "Info", "Hint" }
-
-local function convert(buf, d)
-  local function line(l)
-    return vim.api.nvim_buf_get_lines(buf, l, l + 1, false)[1] or ""
-  end
-  local el = d.end_lnum or d.lnum
-  local ec = d.end_col or d.col
-  return {
-    message = tostring(d.message),
-    severity = SEVERITY[d.severity] or "Error",
-    range = {
-      start = { line = d.lnum, character = util.u16(line(d.lnum), d.col or 0) },
-      ["end"] = { line = el, character = util.u16(line(el), ec or 0) },
-    },
-    source = type(d.source) == "string" and d.source or nil,
-    code = (type(d.code) == "string" or type(d.code) == "number") and d.code or nil,
-  }
-end
-
 local function of_buf(buf, uri)
-  local ds = vim.diagnostic.get(buf)
-  table.sort(ds, function(a, b)
-    if a.lnum ~= b.lnum then
-      return a.lnum < b.lnum
-    end
-    return (a.col or 0) < (b.col or 0)
-  end)
-  local out = {}
-  for _, d in ipairs(ds) do
-    table.insert(out, convert(buf, d))
-  end
+  local out = require("claude_context.ide.snapshot").diagnostics_of(buf)
   return { uri = uri or ("file://" .. vim.api.nvim_buf_get_name(buf)), diagnostics = out }
 end
 

@@ -58,6 +58,8 @@ function M.start()
   })
   util.note_window()
   require("claude_context.ide.selection").start(group, M.options())
+  -- The read-only tools answer from a mirror of the editor state on the bridge's threads.
+  require("claude_context.ide.snapshot").start(group)
 end
 
 ---Removes them.
@@ -67,6 +69,7 @@ function M.stop()
     group = nil
   end
   require("claude_context.ide.selection").stop()
+  require("claude_context.ide.snapshot").stop()
 end
 
 ---Wraps a handler so it runs from Neovim's event queue (a safe point for changing windows and

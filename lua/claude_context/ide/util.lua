@@ -108,7 +108,12 @@ function M.u16(line, col)
   if col <= 0 then
     return 0
   end
-  return vim.str_utfindex(line, "utf-16", math.min(col, #line), false)
+  col = math.min(col, #line)
+  -- ASCII (most lines): bytes are UTF-16 code units, no conversion.
+  if not line:find("[\128-\255]") then
+    return col
+  end
+  return vim.str_utfindex(line, "utf-16", col, false)
 end
 
 --- The active editor: the current window if it shows a file, else the file window used last
@@ -174,6 +179,24 @@ end
 ---`mode` one of `v`, `V`, CTRL-V. Nil when the region is empty or invalid.
 ---@return table? {text, selection}
 function M.region(buf, pos1, pos2, mode)
+  if mode == "V" and pos1[2] > 0 and pos2[2] > 0 then
+    -- Whole lines: read them directly (getregion/getregionpos take seconds on a 200,000-line
+    -- `ggVG`); only the last line's length is converted to UTF-16.
+    local s, e = math.min(pos1[2], pos2[2]), math.max(pos1[2], pos2[2])
+    local lines = vim.api.nvim_buf_get_lines(buf, s - 1, e, false)
+    if #lines == 0 then
+      return nil
+    end
+    local last = lines[#lines]
+    return {
+      text = table.concat(lines, "\n"),
+      selection = {
+        start = { line = s - 1, character = 0 },
+        ["end"] = { line = s - 1 + #lines - 1, character = last:find("[\128-\255]") and M.u16(last, #last) or #last },
+        isEmpty = false,
+      },
+    }
+  end
   local ok, regs = pcall(vim.fn.getregionpos, pos1, pos2, { type = mode, eol = true })
   if not ok or type(regs) ~= "table" or #regs == 0 then
     return nil

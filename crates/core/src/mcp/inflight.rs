@@ -17,6 +17,8 @@ use std::sync::Mutex;
 #[derive(Default)]
 pub struct Inflight {
     surface: super::Surface,
+    /// The connection's client id (`:ClaudeContext status`), for the trace log; 0 when none.
+    client: u64,
     next: AtomicU64,
     /// seq -> (JSON text of the request id, abort handle). Keyed by a sequence number so two
     /// in-flight requests that reuse an id are both cancelled.
@@ -44,6 +46,17 @@ impl Inflight {
             surface,
             ..Inflight::default()
         }
+    }
+
+    /// The same, for the connection of client `id` (named in the trace log).
+    pub fn with_client(mut self, id: u64) -> Inflight {
+        self.client = id;
+        self
+    }
+
+    /// The connection's client id (0 when none).
+    pub fn client(&self) -> u64 {
+        self.client
     }
 
     /// What the connection may see and call.

@@ -488,6 +488,22 @@ pub async fn handle_value_in(
         return (None, events);
     };
     let root = inflight.root();
+    // log_level = "trace": one line per request (method, tool, client, duration), so a stall
+    // can be diagnosed (which call waited, and for how long).
+    let traced = tracing::enabled!(tracing::Level::TRACE).then(|| {
+        // Only names the bridge knows are logged: a client may send anything (even a secret).
+        let tool = (method == "tools/call")
+            .then(|| {
+                let n = params.as_ref()?.get("name")?.as_str()?;
+                Some(if shared.catalog.get(n).is_some() {
+                    n.to_string()
+                } else {
+                    "(unknown tool)".to_string()
+                })
+            })
+            .flatten();
+        (std::time::Instant::now(), tool)
+    });
     let result = if method == "tools/call" {
         // The only long-running requests; a cancelled one gets no answer (MCP).
         let call = request(shared, inflight.surface(), &method, params, &mut events);
@@ -505,6 +521,20 @@ pub async fn handle_value_in(
         let call = request(shared, inflight.surface(), &method, params, &mut events);
         crate::project::CONNECTION_ROOT.scope(root, call).await
     };
+    if let Some((start, tool)) = traced {
+        let ok = matches!(&result, Ok(r) if r.get("isError") != Some(&Value::Bool(true)));
+        let unknown = matches!(&result, Err(e) if e.code == ErrorCode::METHOD_NOT_FOUND.0);
+        tracing::trace!(
+            method = %if unknown { "(unknown method)" } else { method.as_str() },
+            tool = %tool.as_deref().unwrap_or("-"),
+            client = inflight.client(),
+            surface = ?inflight.surface(),
+            %id,
+            ok,
+            ms = format_args!("{:.3}", start.elapsed().as_secs_f64() * 1000.0),
+            "request"
+        );
+    }
     let out = match result {
         Ok(r) => response(&id, r),
         Err(e) => error_response(&id, &e),

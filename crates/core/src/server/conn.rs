@@ -269,7 +269,7 @@ async fn serve(shared: Arc<Shared>, stream: TcpStream, addr: SocketAddr) {
     tracing::info!(%addr, id, ?surface, "client connected");
     // The client leaves the status list and its waiting requests are cancelled however this
     // function ends, a panic included.
-    let requests = Arc::new(mcp::Inflight::new(surface));
+    let requests = Arc::new(mcp::Inflight::new(surface).with_client(id));
     let _registration = Registration {
         shared: shared.clone(),
         id,

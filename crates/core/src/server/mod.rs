@@ -39,6 +39,8 @@ pub struct Shared {
     pub write_policy: crate::capfs::WritePolicy,
     token: String,
     editor: ArcSwap<EditorState>,
+    /// What the read-only IDE tools read without Neovim's main thread (issue 10).
+    pub snapshot: Arc<crate::editor::Snapshot>,
     clients: Mutex<HashMap<u64, Client>>,
     next_client: AtomicU64,
     lock: Mutex<Option<LockFile>>,
@@ -124,6 +126,7 @@ impl Shared {
             write_policy,
             token,
             editor: ArcSwap::from_pointee(initial),
+            snapshot: Arc::default(),
             clients: Mutex::new(HashMap::new()),
             next_client: AtomicU64::new(1),
             lock: Mutex::new(None),
@@ -214,6 +217,32 @@ impl Shared {
         clients
             .values()
             .filter(|c| c.surface == crate::mcp::Surface::Ide && c.peer.ide_connected)
+            .filter(|c| {
+                c.tx.try_send(conn::Outgoing::unbudgeted(Message::text(text.clone())))
+                    .is_ok()
+            })
+            .count()
+    }
+
+    /// A notification whose `params` is JSON text already (a selection of megabytes: never
+    /// turned into a [`Value`]); it is checked to be JSON here, so call it off the editor's main
+    /// thread for big texts. Returns how many clients got it; `ide_only` as in
+    /// [`Shared::broadcast_ide`].
+    pub fn broadcast_raw(&self, method: &str, params: &str, ide_only: bool) -> usize {
+        if let Err(e) = serde_json::from_str::<serde::de::IgnoredAny>(params) {
+            tracing::warn!(method, error = %e, "not sending a notification with invalid params");
+            return 0;
+        }
+        let text = format!(
+            r#"{{"jsonrpc":"2.0","method":{},"params":{params}}}"#,
+            Value::from(method)
+        );
+        let clients = lock(&self.clients);
+        clients
+            .values()
+            // Editor notifications never go to the model's door (/mcp), as in broadcast().
+            .filter(|c| c.surface == crate::mcp::Surface::Ide)
+            .filter(|c| !ide_only || c.peer.ide_connected)
             .filter(|c| {
                 c.tx.try_send(conn::Outgoing::unbudgeted(Message::text(text.clone())))
                     .is_ok()
@@ -366,6 +395,8 @@ impl Server {
         listener
             .set_nonblocking(true)
             .map_err(StartError::Runtime)?;
+        let snapshot = shared.snapshot.clone();
+        runtime.spawn(async move { snapshot.drain_forever().await });
         let s = shared.clone();
         runtime.spawn(async move {
             match tokio::net::TcpListener::from_std(listener) {

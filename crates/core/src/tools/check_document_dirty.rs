@@ -1,7 +1,8 @@
 //! `checkDocumentDirty {filePath}` — whether the file's buffer has unsaved changes: JSON
 //! `{success: true, filePath, isDirty, isUntitled}`, or
 //! `{success: false, message: "Document not open: <path>"}` when no buffer holds it.
-//! Handler: `lua/claude_context/ide/check_document_dirty.lua`.
+//! Served from the editor snapshot without Neovim's main thread; the Lua handler
+//! (`lua/claude_context/ide/check_document_dirty.lua`) answers only while it is not live.
 
 use super::ide::{forward, FilePathArgs};
 use super::{parse_args, schema_of, Ctx, ToolDef, ToolOutput};
@@ -40,9 +41,46 @@ fn run(ctx: Ctx, args: Value) -> super::ToolFuture {
         Err(e) => return super::ready(Err(e)),
     };
     Box::pin(async move {
-        let params = serde_json::to_value(&args).unwrap_or_default();
-        let r: DirtyResult = forward(&ctx, "checkDocumentDirty", params).await?;
+        // A miss looks for the file by its real path (file system): off the async workers.
+        let (c, fp) = (ctx.clone(), args.file_path.clone());
+        let snap = tokio::task::spawn_blocking(move || from_snapshot(&c, &fp))
+            .await
+            .ok()
+            .flatten();
+        let r: DirtyResult = match snap {
+            Some(r) => r,
+            None => {
+                let params = serde_json::to_value(&args).unwrap_or_default();
+                forward(&ctx, "checkDocumentDirty", params).await?
+            }
+        };
         ToolOutput::of(&r)
+    })
+}
+
+/// The answer from the snapshot; `None` when it is not live.
+pub fn from_snapshot(ctx: &crate::server::Shared, file_path: &str) -> Option<DirtyResult> {
+    let cwd = ctx.editor_state().cwd.clone();
+    let path = crate::editor::abspath(file_path, cwd.as_deref());
+    let st = ctx.snapshot.state();
+    if !st.live {
+        return None;
+    }
+    Some(match st.find(&path).filter(|r| r.loaded) {
+        Some(r) => DirtyResult {
+            success: true,
+            file_path: Some(file_path.to_string()),
+            is_dirty: Some(r.modified),
+            is_untitled: Some(false),
+            message: None,
+        },
+        None => DirtyResult {
+            success: false,
+            file_path: None,
+            is_dirty: None,
+            is_untitled: None,
+            message: Some(format!("Document not open: {file_path}")),
+        },
     })
 }
 

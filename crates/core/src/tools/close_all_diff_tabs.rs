@@ -1,6 +1,9 @@
 //! `closeAllDiffTabs` — close every diff view this plugin opened (Claude Code calls it on every
 //! turn); other diff windows (`:diffsplit`, fugitive, …) are left alone. A diff still waiting
 //! is answered `DIFF_REJECTED`. Answers `CLOSED_<n>_DIFF_TABS`.
+//! With no diff view of ours open (nor an `openDiff` on its way) the editor snapshot answers
+//! `CLOSED_0_DIFF_TABS` without Neovim's main thread (Claude Code calls this at the start of
+//! every turn, also while the person sits at a hit-enter prompt).
 //! Handler: `lua/claude_context/ide/close_all_diff_tabs.lua`.
 
 use super::ide::{forward, Empty};
@@ -27,6 +30,9 @@ pub fn def() -> ToolDef {
 fn run(ctx: Ctx, args: Value) -> super::ToolFuture {
     if let Err(e) = parse_args::<Option<Empty>>("closeAllDiffTabs", args) {
         return super::ready(Err(e));
+    }
+    if ctx.snapshot.no_diffs() == Some(true) {
+        return super::ready(Ok(ToolOutput::texts(["CLOSED_0_DIFF_TABS".to_string()])));
     }
     Box::pin(async move {
         let c: Closed =

@@ -5,7 +5,9 @@
 //!
 //! URIs are `file://` followed by the path as is: Claude Code asks with such a URI and matches
 //! the answer's `uri` against it literally. When a `uri` is given it is echoed back unchanged.
-//! Handler: `lua/claude_context/ide/get_diagnostics.lua`.
+//! Served from the editor snapshot (diagnostics converted once, when `DiagnosticChanged` says
+//! a buffer's changed) without Neovim's main thread; the Lua handler
+//! (`lua/claude_context/ide/get_diagnostics.lua`) answers only while the snapshot is not live.
 
 use super::ide::{forward, Range};
 use super::{parse_args, schema_of, Ctx, ToolDef, ToolOutput};
@@ -65,12 +67,79 @@ fn run(ctx: Ctx, args: Value) -> super::ToolFuture {
         Err(e) => return super::ready(Err(e)),
     };
     Box::pin(async move {
+        let snap = match &args.uri {
+            // A file not found by name is looked for by its real path: off the async workers.
+            Some(uri) => {
+                let (c, u) = (ctx.clone(), uri.clone());
+                tokio::task::spawn_blocking(move || from_snapshot(&c, Some(&u)))
+                    .await
+                    .ok()
+                    .flatten()
+            }
+            None => from_snapshot(&ctx, None),
+        };
+        if let Some(text) = snap {
+            return Ok(ToolOutput::texts([text]));
+        }
         let params = serde_json::to_value(&args).unwrap_or_default();
         let files: Vec<FileDiagnostics> = forward(&ctx, "getDiagnostics", params).await?;
         let text = serde_json::to_string(&files)
             .map_err(|e| super::ToolError::Failed(format!("cannot encode the diagnostics: {e}")))?;
         Ok(ToolOutput::texts([text]))
     })
+}
+
+/// One file's diagnostics as the snapshot holds them (already in the protocol's shape).
+#[derive(Serialize)]
+struct FileRef<'a> {
+    uri: String,
+    diagnostics: &'a [Value],
+}
+
+/// The answer's JSON text from the snapshot; `None` when it is not live. With `uri`: that
+/// file's diagnostics (the uri echoed), `[]` when no buffer holds it; without: every loaded
+/// file buffer that has any, by uri.
+pub fn from_snapshot(ctx: &crate::server::Shared, uri: Option<&str>) -> Option<String> {
+    let cwd = ctx.editor_state().cwd.clone();
+    let st = ctx.snapshot.state();
+    if !st.live {
+        return None;
+    }
+    let files: Vec<FileRef> = match uri {
+        Some(uri) => {
+            // Claude Code sends `file://` + the path unencoded; others may percent-encode.
+            let mut candidates = Vec::new();
+            if let Some(raw) = uri.strip_prefix("file://") {
+                candidates.push(crate::editor::abspath(raw, cwd.as_deref()));
+            }
+            candidates.push(crate::editor::abspath(uri, cwd.as_deref()));
+            let found = candidates.iter().find_map(|p| st.find(p));
+            match found {
+                Some(r) => vec![FileRef {
+                    uri: uri.to_string(),
+                    diagnostics: st.diags.get(&r.buf).map(Vec::as_slice).unwrap_or(&[]),
+                }],
+                None => Vec::new(),
+            }
+        }
+        None => {
+            let mut files: Vec<FileRef> = st
+                .bufs
+                .values()
+                .filter(|r| r.loaded && r.file)
+                .filter_map(|r| {
+                    let d = st.diags.get(&r.buf).filter(|d| !d.is_empty())?;
+                    Some(FileRef {
+                        uri: format!("file://{}", r.name),
+                        diagnostics: d,
+                    })
+                })
+                .collect();
+            files.sort_by(|a, b| a.uri.cmp(&b.uri));
+            files
+        }
+    };
+    serde_json::to_string(&files).ok()
 }
 
 #[cfg(test)]

@@ -1,10 +1,12 @@
 //! `getLatestSelection` — the last selection recorded in a file buffer (what the last
 //! `selection_changed` carried), even after focus moved to Claude's terminal. Same shape as
 //! `getCurrentSelection`, or `{success: false, message: "No selection available"}`.
-//! Handler: `lua/claude_context/ide/get_latest_selection.lua`.
+//! Served from the editor snapshot (the selection as last sent) without Neovim's main thread;
+//! the Lua handler (`lua/claude_context/ide/get_latest_selection.lua`) answers only while the
+//! snapshot is not live or holds no selection yet.
 
-use super::ide::{forward_selection, Empty, SelectionResult};
-use super::{schema_of, Ctx, ToolDef};
+use super::ide::{decode, forward_selection, Empty, SelectionResult};
+use super::{parse_args, schema_of, Ctx, ToolDef, ToolOutput};
 use serde_json::Value;
 
 pub fn def() -> ToolDef {
@@ -20,7 +22,21 @@ pub fn def() -> ToolDef {
 }
 
 fn run(ctx: Ctx, args: Value) -> super::ToolFuture {
+    if let Err(e) = parse_args::<Option<Empty>>("getLatestSelection", args.clone()) {
+        return super::ready(Err(e));
+    }
+    if let Some(sel) = from_snapshot(&ctx) {
+        return super::ready(
+            decode::<SelectionResult>("getLatestSelection", sel).and_then(|r| ToolOutput::of(&r)),
+        );
+    }
     forward_selection(ctx, "getLatestSelection", args)
+}
+
+/// The latest selection from the snapshot; `None` when it is not live or has none yet.
+pub fn from_snapshot(ctx: &crate::server::Shared) -> Option<Value> {
+    let st = ctx.snapshot.state();
+    st.live.then(|| st.selection.clone()).flatten()
 }
 
 #[cfg(test)]

@@ -1,7 +1,9 @@
 //! `getOpenEditors` — the file buffers open in Neovim (listed, with a name, `buftype` empty):
 //! JSON `{tabs: [{uri, isActive, label, languageId, isDirty, …}]}`. `isActive` marks the
 //! buffer of the active editor (the current window, or the file window used last).
-//! Handler: `lua/claude_context/ide/get_open_editors.lua`.
+//! Served from the editor snapshot ([`crate::editor::Snapshot`]) without Neovim's main thread;
+//! the Lua handler (`lua/claude_context/ide/get_open_editors.lua`) answers only while the
+//! snapshot is not live.
 
 use super::ide::{forward, Empty};
 use super::{parse_args, schema_of, Ctx, ToolDef, ToolOutput};
@@ -51,10 +53,46 @@ fn run(ctx: Ctx, args: Value) -> super::ToolFuture {
         return super::ready(Err(e));
     }
     Box::pin(async move {
-        let r: OpenEditors =
-            forward(&ctx, "getOpenEditors", Value::Object(Default::default())).await?;
+        let r: OpenEditors = match from_snapshot(&ctx) {
+            Some(r) => r,
+            None => forward(&ctx, "getOpenEditors", Value::Object(Default::default())).await?,
+        };
         ToolOutput::of(&r)
     })
+}
+
+/// The listed file buffers from the snapshot, in buffer order; `None` when it is not live.
+pub fn from_snapshot(ctx: &crate::server::Shared) -> Option<OpenEditors> {
+    let st = ctx.snapshot.state();
+    if !st.live {
+        return None;
+    }
+    let tabs = st
+        .bufs
+        .values()
+        .filter(|r| r.listed && r.file)
+        .map(|r| {
+            let path = std::path::Path::new(&r.name);
+            Tab {
+                uri: crate::uri::file_uri(path),
+                is_active: st.active == Some(r.buf),
+                label: path
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_else(|| r.name.clone()),
+                language_id: if r.filetype.is_empty() {
+                    "plaintext".into()
+                } else {
+                    r.filetype.clone()
+                },
+                is_dirty: r.modified,
+                is_untitled: false,
+                file_name: r.name.clone(),
+                line_count: if r.loaded { r.lines } else { 0 },
+            }
+        })
+        .collect();
+    Some(OpenEditors { tabs })
 }
 
 #[cfg(test)]

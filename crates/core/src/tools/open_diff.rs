@@ -57,7 +57,11 @@ fn run(ctx: Ctx, args: Value) -> super::ToolFuture {
             "invalid arguments for openDiff: tab_name must not be empty".into(),
         )));
     }
+    // closeAllDiffTabs must not answer "nothing open" from the snapshot while this call may
+    // still open a view.
+    let on_its_way = ctx.snapshot.diff_call();
     Box::pin(async move {
+        let _on_its_way = on_its_way;
         let params = serde_json::to_value(&args).unwrap_or_default();
         let d: Decision = forward(&ctx, "openDiff", params).await?;
         Ok(shape(d))

@@ -1,0 +1,313 @@
+#!/usr/bin/env python3
+"""Neither side waits (issue 10): the read-only IDE tools at scale, and a Claude Code turn at a
+hit-enter prompt, for claude-context.nvim and — side by side, same client, same run — the pure-Lua
+reference coder/claudecode.nvim when a checkout of it is given.
+
+Each side runs in its own TUI Neovim on a pseudo-terminal (a hit-enter prompt needs a UI), with
+the plugin set up, temporary HOME / CLAUDE_CONFIG_DIR / XDG dirs. A Python WebSocket client
+(authenticated with the lock file's token) calls the tools; meanwhile a sampler thread with its
+own `--listen` connection calls `nvim_eval("1")` back to back: the longest sample that overlaps a
+call is how long the editor was blocked (the issue's "editor blocked (max)").
+
+Scenarios (SIZE × the issue's sizes; --scale 10 for the ×10 targets):
+  diagnostics   getDiagnostics with 60·S diagnostics in each of 300 buffers (18,000 at S=1)
+  editors       getOpenEditors with 1,500·S listed buffers
+  visual        a whole-file Visual selection (`ggVG`) of 200,000·S lines, then cursor moves
+                (`k`, `j`) with pauses longer than the selection debounce: the editor blocked
+                (max) over the whole time
+  prompt-turn   with a hit-enter prompt up: closeAllDiffTabs + getDiagnostics, as Claude Code
+                does at the start of a turn (a side that cannot answer within --prompt-wait
+                seconds is reported as "no answer")
+
+    .deps/venv/bin/python bench/nowait.py [--scale 0.1] [--reference DIR] [--json FILE]
+
+DIR is a checkout of https://github.com/coder/claudecode.nvim (never committed here). Without it
+the bench says so and prints our figures only. A benchmark, not a test: it fails only when a side
+does not start.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests" / "e2e"))
+
+from ptyproc import PtyProcess  # noqa: E402
+
+NVIM = os.environ.get("CLAUDE_CONTEXT_TEST_NVIM") or str(ROOT / ".deps" / "venv" / "bin" / "nvim")
+AUTH = "x-claude-code-ide-authorization"
+
+
+def wait_until(pred, timeout, what):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        v = pred()
+        if v:
+            return v
+        time.sleep(0.05)
+    raise RuntimeError(f"timed out waiting for {what}")
+
+
+class Side:
+    """One TUI Neovim with one plugin set up."""
+
+    def __init__(self, name: str, setup_lua: str, rtp: str | None, tmp: Path):
+        import pynvim
+
+        self.name = name
+        self.dir = tmp / name
+        home = self.dir / "home"
+        self.project = self.dir / "project"
+        for d in (home, self.project):
+            d.mkdir(parents=True)
+        self.config_dir = self.dir / "claude"
+        env = {
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "HOME": str(home),
+            "TERM": "xterm-256color",
+            "LANG": "C.UTF-8",
+            "XDG_CONFIG_HOME": str(home / ".config"),
+            "XDG_DATA_HOME": str(home / ".local/share"),
+            "XDG_STATE_HOME": str(home / ".local/state"),
+            "XDG_CACHE_HOME": str(home / ".cache"),
+            "CLAUDE_CONFIG_DIR": str(self.config_dir),
+        }
+        self.sock = self.dir / "nvim.sock"
+        argv = [NVIM, "--clean", "-n", "--listen", str(self.sock)]
+        if rtp:
+            argv += ["--cmd", f"set rtp^={rtp}"]
+        else:
+            argv += ["-u", str(ROOT / "tests" / "minimal_init.lua")]
+        self.pty = PtyProcess(argv, env=env, cwd=str(self.project), rows=30, cols=120)
+        wait_until(lambda: self.sock.exists(), 30, f"{name}'s socket")
+        self.nvim = pynvim.attach("socket", path=str(self.sock))
+        self.nvim.exec_lua(setup_lua)
+        lock = wait_until(lambda: list((self.config_dir / "ide").glob("*.lock")), 15, f"{name}'s lock file")[0]
+        self.port = int(lock.stem)
+        self.token = json.loads(lock.read_text())["authToken"]
+
+    def ws(self):
+        from websockets.sync.client import connect
+
+        return connect(f"ws://127.0.0.1:{self.port}", additional_headers={AUTH: self.token}, proxy=None,
+                       open_timeout=10, max_size=None)
+
+    def stop(self):
+        try:
+            if self.nvim.request("nvim_get_mode")["blocking"]:
+                self.nvim.request("nvim_input", "<CR>")
+                time.sleep(0.2)
+            self.nvim.command("qa!")
+        except Exception:
+            pass
+        self.pty.kill()
+
+
+class Sampler:
+    """nvim_eval("1") back to back on its own connection; samples are (start, end)."""
+
+    def __init__(self, sock: Path):
+        import pynvim
+
+        self.nvim = pynvim.attach("socket", path=str(sock))
+        self.samples: list = []
+        self.stop_flag = False
+        self.t = threading.Thread(target=self.run, daemon=True)
+        self.t.start()
+
+    def run(self):
+        while not self.stop_flag:
+            a = time.perf_counter()
+            self.nvim.eval("1")
+            self.samples.append((a, time.perf_counter()))
+            time.sleep(0.0005)
+
+    def blocked_max_ms(self, a: float, b: float) -> float:
+        """The longest sample overlapping [a, b], in ms."""
+        ov = [e - s for s, e in list(self.samples) if e >= a and s <= b]
+        return max(ov) * 1000 if ov else float("nan")
+
+    def close(self):
+        self.stop_flag = True
+        self.t.join(5)
+
+
+def call(conn, name, args=None, timeout=120.0):
+    msg = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": name, "arguments": args or {}}}
+    a = time.perf_counter()
+    conn.send(json.dumps(msg))
+    while True:
+        m = json.loads(conn.recv(timeout))
+        if m.get("id") == 1:
+            return (time.perf_counter() - a) * 1000, m
+
+
+FILL_BUFFERS = r"""
+local dir, n, per = ...
+local ns = vim.api.nvim_create_namespace("bench")
+for i = 1, n do
+  local p = ("%s/f%05d.txt"):format(dir, i)
+  local f = io.open(p, "w"); f:write(("line with text %d\n"):rep(math.max(per, 1))); f:close()
+  local b = vim.fn.bufadd(p)
+  vim.bo[b].buflisted = true
+  if per > 0 then
+    vim.fn.bufload(b)
+    local ds = {}
+    for l = 0, per - 1 do
+      ds[#ds + 1] = { lnum = l, col = 5, end_col = 9, message = "bench " .. l, severity = 1 + l % 4, source = "bench" }
+    end
+    vim.diagnostic.set(ns, b, ds)
+  end
+end
+"""
+
+
+def measure(side: Side, sampler: Sampler, tool: str, rounds: int):
+    calls, blocked = [], []
+    with side.ws() as c:
+        for _ in range(rounds):
+            a = time.perf_counter()
+            ms, m = call(c, tool)
+            b = time.perf_counter()
+            assert "result" in m and not m["result"].get("isError"), str(m)[:300]
+            time.sleep(0.05)  # let samples that overlap the end finish
+            calls.append(ms)
+            blocked.append(sampler.blocked_max_ms(a, b))
+    return {"call_ms_median": statistics.median(calls), "call_ms_max": max(calls),
+            "blocked_ms_max": max(blocked), "blocked_ms_median": statistics.median(blocked)}
+
+
+def prompt_turn(side: Side, wait: float):
+    side.nvim.request("nvim_input", ':echo "a\\nb\\nc\\nd"<CR>')
+    wait_until(lambda: side.nvim.request("nvim_get_mode")["blocking"], 10, "the hit-enter prompt")
+    out = {}
+    try:
+        with side.ws() as c:
+            total = 0.0
+            for tool in ("closeAllDiffTabs", "getDiagnostics"):
+                try:
+                    ms, m = call(c, tool, timeout=wait)
+                except TimeoutError:
+                    out[tool] = None
+                    out["turn_ms"] = None
+                    return out
+                out[tool] = ms
+                total += ms
+            out["turn_ms"] = total
+            return out
+    finally:
+        side.nvim.request("nvim_input", "<CR>")
+        wait_until(lambda: not side.nvim.request("nvim_get_mode")["blocking"], 30, "the prompt to close")
+
+
+def visual(side: Side, sampler: Sampler, scale: float):
+    n = max(1000, int(200000 * scale))
+    f = side.project / "visual.txt"
+    f.write_text("".join(f"local value_{i} = some_function_call(argument_{i}, 'a string literal')\n" for i in range(n)))
+    side.nvim.command(f"edit {f}")
+    time.sleep(1.0)
+    a = time.perf_counter()
+    side.nvim.request("nvim_input", "ggVG")
+    for keys in ("k", "j", "k", "j"):
+        time.sleep(0.6)  # longer than the debounce: each selection settles and is read
+        side.nvim.request("nvim_input", keys)
+    time.sleep(2.0)
+    b = time.perf_counter()
+    side.nvim.request("nvim_input", "<Esc>")
+    time.sleep(0.5)
+    return {"lines": n, "blocked_ms_max": sampler.blocked_max_ms(a, b)}
+
+
+def run_side(side: Side, scale: float, rounds: int, wait: float):
+    res = {}
+    sampler = Sampler(side.sock)
+    try:
+        nbuf, per = 300, max(1, int(60 * scale))
+        d = side.project / "diag"
+        d.mkdir()
+        side.nvim.exec_lua(FILL_BUFFERS, str(d), nbuf, per)
+        time.sleep(0.5)
+        res["diagnostics"] = dict(measure(side, sampler, "getDiagnostics", rounds), diagnostics=nbuf * per, buffers=nbuf)
+        res["prompt-turn"] = prompt_turn(side, wait)
+        res["visual"] = visual(side, sampler, scale)
+        e = side.project / "editors"
+        e.mkdir()
+        extra = max(1, int(1500 * scale)) - nbuf
+        if extra > 0:
+            side.nvim.exec_lua(FILL_BUFFERS, str(e), extra, 0)
+        time.sleep(0.5)
+        res["editors"] = dict(measure(side, sampler, "getOpenEditors", rounds), buffers=nbuf + max(extra, 0))
+    finally:
+        sampler.close()
+    return res
+
+
+def fmt(v, unit=" ms"):
+    if v is None:
+        return "no answer"
+    if isinstance(v, float) and v != v:
+        return "—"
+    return f"{v:.1f}{unit}" if isinstance(v, float) else str(v)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--scale", type=float, default=1.0, help="multiple of the issue's sizes (10 for the x10 targets)")
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--reference", help="a checkout of coder/claudecode.nvim (never committed here)")
+    ap.add_argument("--prompt-wait", type=float, default=5.0, help="seconds a call may take at the prompt")
+    ap.add_argument("--json", help="write every figure to this file")
+    a = ap.parse_args()
+
+    tmp = Path(tempfile.mkdtemp(prefix="cc-bench-nowait-"))
+    sides = [("claude-context.nvim", "require('claude_context').setup({})", None)]
+    if a.reference:
+        ref = Path(a.reference).resolve()
+        if not (ref / "lua" / "claudecode").is_dir():
+            sys.exit(f"--reference {ref}: not a checkout of coder/claudecode.nvim (no lua/claudecode)")
+        sides.append(("claudecode.nvim (pure Lua)", "require('claudecode').setup({ log_level = 'error' })", str(ref)))
+    else:
+        print("reference: ABSENT — pass --reference DIR (a checkout of coder/claudecode.nvim) to measure it "
+              "side by side; printing our figures only.\n")
+    results = {}
+    try:
+        for name, setup, rtp in sides:
+            s = Side(name.split()[0], setup, rtp, tmp)
+            try:
+                results[name] = run_side(s, a.scale, a.rounds, a.prompt_wait)
+            finally:
+                s.stop()
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+    print(f"scale {a.scale} (sizes × {a.scale}), {a.rounds} rounds, load average {os.getloadavg()[0]:.2f}\n")
+    print("| scenario | side | size | call median | call max | editor blocked (max) |")
+    print("|---|---|---|---|---|---|")
+    for name, r in results.items():
+        d, e = r["diagnostics"], r["editors"]
+        print(f"| getDiagnostics | {name} | {d['diagnostics']} diagnostics / {d['buffers']} buffers | "
+              f"{fmt(d['call_ms_median'])} | {fmt(d['call_ms_max'])} | {fmt(d['blocked_ms_max'])} |")
+        print(f"| getOpenEditors | {name} | {e['buffers']} buffers | {fmt(e['call_ms_median'])} | "
+              f"{fmt(e['call_ms_max'])} | {fmt(e['blocked_ms_max'])} |")
+        v = r["visual"]
+        print(f"| whole-file Visual selection + 4 cursor moves | {name} | {v['lines']} lines | — | — | "
+              f"{fmt(v['blocked_ms_max'])} |")
+        p = r["prompt-turn"]
+        print(f"| hit-enter prompt: closeAllDiffTabs + getDiagnostics | {name} | prompt up | "
+              f"{fmt(p.get('turn_ms'))} (closeAllDiffTabs {fmt(p.get('closeAllDiffTabs'))}) | — | — |")
+    if a.json:
+        Path(a.json).write_text(json.dumps({"scale": a.scale, "results": results}, indent=2))
+
+
+if __name__ == "__main__":
+    main()

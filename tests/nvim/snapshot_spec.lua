@@ -1,0 +1,311 @@
+-- The editor snapshot (issue 10): the read-only IDE tools answer from the bridge's mirror of the
+-- editor state, and the mirror follows every change it mirrors — a buffer added, modified,
+-- written, renamed, deleted and wiped; diagnostics set and cleared; a diff opened and closed;
+-- the latest selection. The Lua handlers of those tools are replaced by ones that fail, so any
+-- answer that needed the main thread would show up as an error.
+local h = dofile(vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":p:h") .. "/helpers.lua")
+local eq, ok, wait_for = h.eq, h.ok, h.wait_for
+local cc = function()
+  return require("claude_context")
+end
+
+vim.notify = function() end
+
+local ws = dofile(vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":p:h") .. "/wsclient.lua")
+
+local READ_ONLY = { "getOpenEditors", "getDiagnostics", "checkDocumentDirty", "getLatestSelection", "closeAllDiffTabs" }
+local real = {}
+
+---The Lua handlers of the read-only tools fail: an answer must come from the snapshot.
+local function forbid_main_thread()
+  local rpc = require("claude_context.rpc")
+  for _, t in ipairs(READ_ONLY) do
+    real[t] = real[t] or rpc.handlers[t]
+    rpc.handlers[t] = function(_, respond)
+      respond(nil, "MAIN THREAD USED for " .. t)
+    end
+  end
+end
+
+local function json_of(name, args)
+  local r = h.call(name, args)
+  eq(false, r.isError, name .. " failed: " .. vim.inspect(r))
+  return vim.json.decode(r.content[1].text, { luanil = { object = true, array = true } })
+end
+
+local function tabs()
+  local by = {}
+  for _, t in ipairs(json_of("getOpenEditors").tabs) do
+    by[t.fileName] = t
+  end
+  return by
+end
+
+local function dirty(path)
+  return json_of("checkDocumentDirty", { filePath = path })
+end
+
+local dir
+
+return {
+  {
+    "setup: the snapshot is live and the Lua handlers are out of the way",
+    function()
+      cc().setup({})
+      ok(cc().status(), "bridge running")
+      dir = h.tmpdir()
+      forbid_main_thread()
+      eq({}, json_of("getDiagnostics"))
+      eq({ "CLOSED_0_DIFF_TABS" }, { h.call("closeAllDiffTabs").content[1].text })
+    end,
+  },
+  {
+    "a buffer added, modified, written: open editors and dirty flags follow",
+    function()
+      local a = dir .. "/a.lua"
+      h.write(a, "local x = 1\n")
+      vim.cmd.edit(a)
+      local t = tabs()[a]
+      ok(t, "a.lua is listed")
+      eq(true, t.isActive)
+      eq("lua", t.languageId)
+      eq(1, t.lineCount)
+      eq(false, dirty(a).isDirty)
+      -- Changed through the API (no TextChanged / BufModifiedSet until the main loop runs).
+      vim.api.nvim_buf_set_lines(0, 0, 0, false, { "-- one", "-- two" })
+      eq(true, dirty(a).isDirty)
+      eq(3, tabs()[a].lineCount)
+      eq(true, tabs()[a].isDirty)
+      vim.cmd("silent write")
+      eq(false, dirty(a).isDirty)
+      -- A second file becomes the active one.
+      local b = dir .. "/b.txt"
+      h.write(b, "b\n")
+      vim.cmd.edit(b)
+      eq(false, tabs()[a].isActive)
+      eq(true, tabs()[b].isActive)
+    end,
+  },
+  {
+    "a buffer renamed, deleted, wiped out",
+    function()
+      local b, c = dir .. "/b.txt", dir .. "/c.txt"
+      vim.cmd.edit(b)
+      vim.cmd("silent saveas " .. vim.fn.fnameescape(c))
+      -- :saveas keeps the old name as an alternate buffer; :file renames in place.
+      local d = dir .. "/d.txt"
+      vim.cmd("silent file " .. vim.fn.fnameescape(d))
+      local t = tabs()
+      ok(t[d], "the new name is listed")
+      ok(not t[c], "the old name is gone")
+      eq(false, dirty(c).success)
+      eq(true, dirty(d).success)
+      vim.cmd("bdelete! " .. vim.fn.bufnr(d))
+      ok(not tabs()[d], "a deleted buffer is no longer listed")
+      eq("Document not open: " .. d, dirty(d).message)
+      local a = dir .. "/a.lua"
+      local nr = vim.fn.bufnr(a)
+      vim.cmd.edit(a)
+      vim.cmd.enew()
+      vim.cmd("bwipeout! " .. nr)
+      ok(not tabs()[a], "a wiped buffer is gone")
+      eq(false, dirty(a).success)
+    end,
+  },
+  {
+    "diagnostics set and cleared; columns in UTF-16 on non-ASCII lines",
+    function()
+      local e = dir .. "/e.txt"
+      h.write(e, "héllo wörld\nplain\n")
+      vim.cmd.edit(e)
+      local ns = vim.api.nvim_create_namespace("snapshot_spec")
+      vim.diagnostic.set(ns, 0, {
+        { lnum = 0, col = 7, end_col = 13, message = "wörld", severity = vim.diagnostic.severity.ERROR },
+        { lnum = 1, col = 0, end_col = 5, message = "plain", severity = vim.diagnostic.severity.HINT, code = 7 },
+      })
+      local all = json_of("getDiagnostics")
+      eq(1, #all)
+      eq("file://" .. e, all[1].uri)
+      local d = all[1].diagnostics
+      eq({ start = { line = 0, character = 6 }, ["end"] = { line = 0, character = 11 } }, d[1].range)
+      eq("Error", d[1].severity)
+      eq({ start = { line = 1, character = 0 }, ["end"] = { line = 1, character = 5 } }, d[2].range)
+      eq(7, d[2].code)
+      eq(2, #json_of("getDiagnostics", { uri = "file://" .. e })[1].diagnostics)
+      eq(2, #json_of("getDiagnostics", { uri = vim.uri_from_fname(e) })[1].diagnostics)
+      eq({}, json_of("getDiagnostics", { uri = "file://" .. dir .. "/nope" }))
+      vim.diagnostic.reset(ns, 0)
+      eq({}, json_of("getDiagnostics"))
+      eq({ { uri = "file://" .. e, diagnostics = {} } }, json_of("getDiagnostics", { uri = "file://" .. e }))
+    end,
+  },
+  {
+    "a diff opened and closed: closeAllDiffTabs asks the editor only while one is open",
+    function()
+      local f = dir .. "/f.txt"
+      h.write(f, "old\n")
+      local box = {}
+      cc().call_tool("openDiff", { old_file_path = f, new_file_path = f, new_file_contents = "new\n", tab_name = "snap" }, function(r)
+        box.result = r
+      end)
+      local diff = require("claude_context.ide.diff")
+      wait_for(function()
+        return diff.views.snap and diff.views.snap.prop_win
+      end, 5000, "the diff view")
+      -- One is open: the snapshot does not answer; the editor's handler does (here: fails).
+      local r = h.call("closeAllDiffTabs")
+      eq(true, r.isError)
+      ok(r.content[1].text:find("MAIN THREAD USED", 1, true), vim.inspect(r))
+      require("claude_context.rpc").handlers.closeAllDiffTabs = real.closeAllDiffTabs
+      eq("CLOSED_1_DIFF_TABS", h.call("closeAllDiffTabs").content[1].text)
+      wait_for(function()
+        return box.result
+      end, 5000, "the rejection")
+      wait_for(function()
+        return next(diff.views) == nil
+      end, 5000, "the view to close")
+      forbid_main_thread()
+      eq("CLOSED_0_DIFF_TABS", h.call("closeAllDiffTabs").content[1].text)
+    end,
+  },
+  {
+    "the latest selection, sent once it settles",
+    function()
+      local g = dir .. "/g.txt"
+      h.write(g, "abc\ndef\n")
+      vim.cmd.edit(g)
+      vim.api.nvim_win_set_cursor(0, { 2, 2 })
+      require("claude_context.ide.selection").flush()
+      local s = json_of("getLatestSelection")
+      eq(true, s.success)
+      eq(g, s.filePath)
+      eq({ line = 1, character = 2 }, s.selection.start)
+    end,
+  },
+  {
+    "a settled selection is read once: flushing it again reads nothing",
+    function()
+      local big = dir .. "/big.txt"
+      local lines = {}
+      for i = 1, 2000 do
+        lines[i] = "line " .. i
+      end
+      h.write(big, table.concat(lines, "\n") .. "\n")
+      vim.cmd.edit(big)
+      local util = require("claude_context.ide.util")
+      local sel = require("claude_context.ide.selection")
+      local reads, orig = 0, util.region
+      util.region = function(...)
+        reads = reads + 1
+        return orig(...)
+      end
+      local okk, e = pcall(function()
+        vim.cmd("normal! ggVG")
+        sel.flush()
+        eq(1, reads)
+        sel.flush()
+        sel.flush()
+        eq(1, reads, "the same selection is not read again")
+        local s = json_of("getLatestSelection")
+        eq({ line = 1999, character = 9 }, s.selection["end"])
+        eq(2000, #vim.split(s.text, "\n"))
+        vim.cmd("normal! k")
+        sel.flush()
+        eq(2, reads, "a changed selection is read")
+        eq(1998, json_of("getLatestSelection").selection["end"].line)
+      end)
+      util.region = orig
+      vim.cmd("normal! \27")
+      if not okk then
+        error(e, 0)
+      end
+    end,
+  },
+  {
+    "a big whole-line selection is read a slice per turn of the event loop",
+    function()
+      local big = dir .. "/big3.txt"
+      local lines = {}
+      for i = 1, 23000 do
+        lines[i] = "ligne numéro " .. i
+      end
+      h.write(big, table.concat(lines, "\n") .. "\n")
+      vim.cmd.edit(big)
+      local sel = require("claude_context.ide.selection")
+      local most, orig = 0, vim.api.nvim_buf_get_lines
+      vim.api.nvim_buf_get_lines = function(b, s, e, strict)
+        local n = (e < 0 and vim.api.nvim_buf_line_count(b) + e + 1 or e) - s
+        most = math.max(most, n)
+        return orig(b, s, e, strict)
+      end
+      local okk, err = pcall(function()
+        vim.cmd("normal! ggVG")
+        local before = sel.latest()
+        sel.flush()
+        ok(sel.latest() == before, "flush returned before reading it all")
+        wait_for(function()
+          return #vim.split(sel.latest().text, "\n") == 23000
+        end, 10000, "the whole selection")
+      end)
+      vim.api.nvim_buf_get_lines = orig
+      vim.cmd("normal! \27")
+      if not okk then
+        error(err, 0)
+      end
+      ok(most <= sel.slice_lines, "at most a slice per read: " .. most)
+      local s = json_of("getLatestSelection")
+      eq(23000, #vim.split(s.text, "\n"))
+      eq("ligne numéro 23000", vim.split(s.text, "\n")[23000])
+      eq({ line = 22999, character = 18 }, s.selection["end"])
+    end,
+  },
+  {
+    "a big selection_changed is sent from the bridge's threads, in order with the next ones",
+    function()
+      local C = ws.connect()
+      C:handshake(true)
+      local big = dir .. "/big2.txt"
+      local lines = {}
+      for i = 1, 20000 do
+        lines[i] = "a fairly long line of text number " .. i
+      end
+      h.write(big, table.concat(lines, "\n") .. "\n")
+      vim.cmd.edit(big)
+      local sel = require("claude_context.ide.selection")
+      local before = #C:notifications("selection_changed")
+      vim.cmd("normal! ggVG")
+      sel.flush()
+      vim.cmd("normal! \27")
+      vim.api.nvim_win_set_cursor(0, { 3, 4 })
+      sel.flush()
+      wait_for(function()
+        return #C:notifications("selection_changed") >= before + 2
+      end, 10000, "both notifications")
+      -- (ide_connected also re-sends the latest selection: it may come twice.)
+      local got = C:notifications("selection_changed")
+      local big_at
+      for i, m in ipairs(got) do
+        if #m.params.text > 64 * 1024 then
+          big_at = i
+        end
+      end
+      ok(big_at, "the big one arrived")
+      eq(20000, #vim.split(got[big_at].params.text, "\n"))
+      ok(big_at < #got, "something came after it")
+      local last = got[#got].params
+      eq({ line = 2, character = 4 }, last.selection.start, "the small one came last")
+      C:close()
+    end,
+  },
+  {
+    "a restarted bridge starts from a full scan",
+    function()
+      cc().stop({ silent = true })
+      cc().start({ silent = true })
+      forbid_main_thread()
+      local g = dir .. "/g.txt"
+      ok(tabs()[g], "the open buffer is in the new bridge's snapshot")
+      eq(false, dirty(g).isDirty)
+    end,
+  },
+}
