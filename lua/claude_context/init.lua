@@ -100,6 +100,16 @@ table.insert(M._setup_hooks, function(options)
   end
 end)
 
+-- Diffs: setup{diff = …} is checked here; the key tracker behind "typing" starts here (a diff
+-- that arrives while the person types does not take the cursor).
+config.extra_keys.diff = true
+table.insert(M._setup_hooks, function(options)
+  if options.diff ~= nil then
+    require("claude_context.ide.diff").resolve(options.diff)
+  end
+  require("claude_context.typing").install()
+end)
+
 -- Claude sessions: checks setup{claude = …} (the module adds its native fields).
 table.insert(M._setup_hooks, function(options)
   if wanted(options, "claude", "claude_context.session") then

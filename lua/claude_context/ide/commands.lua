@@ -95,6 +95,15 @@ function M.register(commands)
   })
   commands.register("accept", { desc = "accept Claude's proposed diff", run = decide("accept") })
   commands.register("reject", { desc = "reject Claude's proposed diff", run = decide("reject") })
+  commands.register("diff", {
+    desc = "go to the diff waiting for a decision",
+    run = function()
+      local ok, e = require("claude_context.ide.diff").focus()
+      if not ok then
+        notify("diff: " .. e, vim.log.levels.ERROR)
+      end
+    end,
+  })
 end
 
 return M

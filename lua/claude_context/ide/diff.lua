@@ -35,6 +35,7 @@ local uv = vim.uv or vim.loop
 ---@field crlf boolean
 ---@field closed boolean?
 ---@field cancelled boolean?
+---@field unfocused boolean? opened without taking the cursor (the person was typing)
 
 ---@type table<string, claude_context.DiffView>
 M.views = {}
@@ -201,6 +202,78 @@ function M.reject(v)
   return answered
 end
 
+---Options under `diff` in setup() (see :help claude-context-diff-focus).
+---@class claude_context.DiffConfig
+---@field focus "normal"|"always"|"never" When the diff tab takes the cursor (default "normal")
+---@field typing_ms integer A key pressed this recently counts as typing (default 1000)
+M.defaults = { focus = "normal", typing_ms = 1000 }
+
+local FOCUS = { normal = true, always = true, never = true }
+
+---Validates `setup{diff = …}` and merges it over the defaults.
+---@param user table?
+---@return claude_context.DiffConfig
+function M.resolve(user)
+  user = user or {}
+  if type(user) ~= "table" then
+    error(("claude-context: option diff must be a table, got %s"):format(type(user)), 0)
+  end
+  for k in pairs(user) do
+    if M.defaults[k] == nil then
+      error(("claude-context: unknown option diff.%s (see :help claude-context-diff-focus)"):format(tostring(k)), 0)
+    end
+  end
+  local o = vim.tbl_extend("force", M.defaults, user)
+  if not FOCUS[o.focus] then
+    error("claude-context: option diff.focus must be one of normal, always, never", 0)
+  end
+  if type(o.typing_ms) ~= "number" or o.typing_ms < 0 then
+    error("claude-context: option diff.typing_ms must be a number >= 0", 0)
+  end
+  return o
+end
+
+---@return claude_context.DiffConfig
+function M.options()
+  local ok, o = pcall(M.resolve, require("claude_context.config").options.diff)
+  return ok and o or vim.deepcopy(M.defaults)
+end
+
+-- "Typing" is more than a mode: a key pressed a moment ago in Normal mode counts too.
+local typing = require("claude_context.typing")
+typing.install()
+
+---Why the diff must not take the cursor now, or nil when it may: the person is in a mode other
+---than Normal (Insert, Replace, Visual, Select, Command-line, Terminal-Job, an operator
+---pending), or pressed a key within `typing_ms`.
+---@param o claude_context.DiffConfig
+---@return string? reason
+function M.busy_reason(o)
+  if o.focus == "always" then
+    return nil
+  elseif o.focus == "never" then
+    return "diff.focus = never"
+  end
+  local mode = vim.api.nvim_get_mode()
+  local m = mode.mode
+  if mode.blocking then
+    return "Neovim is waiting for a key"
+  elseif m == "t" then
+    return "you are typing in a terminal"
+  elseif m:sub(1, 1) == "i" or m:sub(1, 1) == "R" then
+    return "you are in Insert mode"
+  elseif m:match("^[vVsS\22\19]") then
+    return "you are in Visual or Select mode"
+  elseif m:sub(1, 1) == "c" or m:sub(1, 1) == "r" then
+    return "you are on the command line"
+  elseif m:sub(1, 2) == "no" then
+    return "an operator is pending"
+  elseif o.typing_ms > 0 and typing.since() < o.typing_ms then
+    return "you are typing"
+  end
+  return nil
+end
+
 ---Sets up the view's tab, windows and autocommands.
 ---@param v claude_context.DiffView
 local function show(v)
@@ -235,6 +308,8 @@ local function show(v)
   vim.b[v.prop_buf].claude_context_diff = v.name
 
   v.prev_tab = vim.api.nvim_get_current_tabpage()
+  local prev_win = vim.api.nvim_get_current_win()
+  local busy = M.busy_reason(M.options())
   vim.cmd("tabnew")
   v.tab = vim.api.nvim_get_current_tabpage()
   local placeholder = vim.api.nvim_get_current_buf()
@@ -301,7 +376,43 @@ local function show(v)
       vim.log.levels.WARN
     )
   end
+  if busy then
+    -- Back where the person was, in the same event-loop turn (nothing was drawn meanwhile):
+    -- Insert, Terminal-Job or Visual mode goes on in their window, and their keys stay theirs.
+    v.unfocused = true
+    if vim.api.nvim_tabpage_is_valid(v.prev_tab) then
+      vim.api.nvim_set_current_tabpage(v.prev_tab)
+    end
+    if vim.api.nvim_win_is_valid(prev_win) then
+      vim.api.nvim_set_current_win(prev_win)
+    end
+    notify(
+      ("Claude proposes a change to %s: diff in tab %d, not focused (%s); :ClaudeContext diff goes there"):format(
+        rel,
+        vim.api.nvim_tabpage_get_number(v.tab),
+        busy
+      )
+    )
+  end
   return nil
+end
+
+---`:ClaudeContext diff`: goes to the proposal window of the diff waiting (the only one, or the
+---one of the current tab).
+---@return boolean ok, string? err
+function M.focus()
+  local v, err = M.current()
+  if not v then
+    return false, err
+  end
+  if not (v.prop_win and vim.api.nvim_win_is_valid(v.prop_win)) then
+    return false, "the diff " .. v.name .. " has no window"
+  end
+  if vim.api.nvim_get_mode().mode:sub(1, 1) ~= "n" then
+    vim.cmd("stopinsert")
+  end
+  vim.api.nvim_set_current_win(v.prop_win)
+  return true
 end
 
 ---openDiff: opens the view and answers when the person decides. Returns the cancel function

@@ -1,0 +1,205 @@
+-- A diff that arrives while the person types does not take the cursor (the bug: keys typed in
+-- Insert mode landed in Claude's proposal, and a reflexive :w accepted them). Insert mode and
+-- Terminal-Job mode are checked in a child Neovim typed into over RPC (a -l script cannot wait
+-- in Insert mode); Normal mode, the diff.focus option and :ClaudeContext diff here.
+local here = vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":p:h")
+local h = dofile(here .. "/helpers.lua")
+local child = dofile(here .. "/child.lua")
+local eq, ok, contains, wait_for = h.eq, h.ok, h.contains, h.wait_for
+local cc = function()
+  return require("claude_context")
+end
+local diff = function()
+  return require("claude_context.ide.diff")
+end
+
+local messages = {}
+vim.notify = function(msg, level)
+  table.insert(messages, { msg = msg, level = level })
+end
+
+local dir, target
+
+-- Lua run in the child: starts openDiff; _G.R gets the answer when the person decides.
+local REQUEST = [[
+  local target, name, contents = ...
+  _G.R = nil
+  require("claude_context").call_tool("openDiff", {
+    old_file_path = target, new_file_path = target, new_file_contents = contents, tab_name = name,
+  }, function(r) _G.R = r end)
+]]
+
+---Starts openDiff here without waiting; the box gets `.result` when the person decides.
+local function request_diff(name, contents)
+  local box = {}
+  cc().call_tool("openDiff", {
+    old_file_path = target,
+    new_file_path = target,
+    new_file_contents = contents,
+    tab_name = name,
+  }, function(r)
+    box.result = r
+  end)
+  box.view = wait_for(function()
+    local v = diff().views[name]
+    return v and v.prop_win and v
+  end, 5000, "the view " .. name)
+  return box
+end
+
+local function lines(b)
+  return vim.api.nvim_buf_get_lines(b, 0, -1, false)
+end
+
+local function cleanup()
+  diff().close_all()
+  vim.wait(100)
+  vim.cmd("silent! only")
+  vim.cmd("silent! tabonly")
+end
+
+return {
+  {
+    "setup",
+    function()
+      dir = h.tmpdir()
+      vim.cmd.cd(dir)
+      target = dir .. "/target.txt"
+      h.write(target, "one\ntwo\n")
+    end,
+  },
+  {
+    "a diff arriving in Insert mode opens unfocused: the keys stay in the person's buffer, :w writes their file only",
+    function()
+      local notes = dir .. "/notes.txt"
+      h.write(notes, "")
+      local c = child.start(dir)
+      local okr, err = pcall(function()
+        c:lua("require('claude_context').setup({}) vim.cmd.edit(...)", notes)
+        local nwin = c:lua("return vim.api.nvim_get_current_win()")
+        c:input("ihello ")
+        c:wait("return vim.api.nvim_get_current_line() == 'hello ' and vim.api.nvim_get_mode().mode == 'i'", "Insert mode")
+        c:lua(REQUEST, target, "insert-case", "one\nTWO\n")
+        c:wait("local v = require('claude_context.ide.diff').views['insert-case'] return v ~= nil and v.prop_win ~= nil", "the view")
+        eq("i", c:mode(), "still in Insert mode after the diff opened")
+        eq(nwin, c:lua("return vim.api.nvim_get_current_win()"), "the cursor stayed in the person's window")
+        eq(1, c:lua("return vim.fn.tabpagenr()"), "and in their tab")
+        eq(2, c:lua("return vim.fn.tabpagenr('$')"), "the diff has its own tab")
+        c:input("world<Esc>:w<CR>")
+        c:wait("return vim.api.nvim_get_mode().mode == 'n' and not vim.bo.modified", ":w")
+        eq("hello world\n", h.read(notes), "every key went to the person's buffer; :w wrote their file")
+        eq(
+          { "one", "TWO" },
+          c:lua("local v = require('claude_context.ide.diff').views['insert-case'] return vim.api.nvim_buf_get_lines(v.prop_buf, 0, -1, false)"),
+          "the proposal got none of the keys"
+        )
+        vim.wait(100)
+        eq(vim.NIL, c:lua("return _G.R"), "nothing was decided: Claude still waits")
+        eq("one\ntwo\n", h.read(target), "the target file is untouched")
+        local said = c:lua("return _G.messages[#_G.messages].msg")
+        contains(said, "not focused")
+        contains(said, "Insert mode")
+        contains(said, ":ClaudeContext diff")
+        -- :ClaudeContext diff goes there; then :w there accepts (what the person chose).
+        c:input(":ClaudeContext diff<CR>")
+        c:wait("return vim.b.claude_context_diff == 'insert-case'", ":ClaudeContext diff")
+        c:input(":w<CR>")
+        local r = c:wait("return _G.R", "the decision")
+        eq("FILE_SAVED", r.content[1].text)
+        eq("one\nTWO\n", r.content[2].text)
+      end)
+      c:stop()
+      assert(okr, err)
+    end,
+  },
+  {
+    "a diff arriving while typing into a terminal leaves the keys to the terminal's job",
+    function()
+      local got = dir .. "/typed.txt"
+      local c = child.start(dir)
+      local okr, err = pcall(function()
+        c:lua("require('claude_context').setup({})")
+        c:lua("vim.cmd('enew') _G.J = vim.fn.jobstart({ 'sh', '-c', 'stty -echo; cat > ' .. vim.fn.shellescape(...) }, { term = true })", got)
+        local twin = c:lua("return vim.api.nvim_get_current_win()")
+        c:input("i")
+        c:wait("return vim.api.nvim_get_mode().mode == 't'", "Terminal-Job mode")
+        c:input("abc<CR>")
+        wait_for(function()
+          return h.read(got) == "abc\n"
+        end, 3000, "the first line to reach the job")
+        c:lua(REQUEST, target, "term-case", "one\nTHREE\n")
+        c:wait("local v = require('claude_context.ide.diff').views['term-case'] return v ~= nil and v.prop_win ~= nil", "the view")
+        eq("t", c:mode(), "still in Terminal-Job mode")
+        eq(twin, c:lua("return vim.api.nvim_get_current_win()"))
+        c:input("def<CR>")
+        wait_for(function()
+          return h.read(got) == "abc\ndef\n"
+        end, 3000, "the second line to reach the job: " .. tostring(h.read(got)))
+        eq(
+          { "one", "THREE" },
+          c:lua("local v = require('claude_context.ide.diff').views['term-case'] return vim.api.nvim_buf_get_lines(v.prop_buf, 0, -1, false)")
+        )
+        eq(vim.NIL, c:lua("return _G.R"))
+        contains(c:lua("return _G.messages[#_G.messages].msg"), "terminal")
+      end)
+      c:stop()
+      assert(okr, err)
+    end,
+  },
+  {
+    "in Normal mode, not typing, the diff takes the cursor (as before)",
+    function()
+      cc().setup({})
+      require("claude_context.typing").last = 0
+      vim.cmd("enew")
+      local box = request_diff("normal-case", "one\nFOUR\n")
+      eq(box.view.prop_win, vim.api.nvim_get_current_win())
+      eq(nil, box.view.unfocused)
+      vim.cmd("ClaudeContext reject")
+      wait_for(function()
+        return box.result
+      end)
+      cleanup()
+    end,
+  },
+  {
+    "a key pressed a moment ago counts as typing; diff.focus = never and always; bad options",
+    function()
+      vim.cmd("enew")
+      local win = vim.api.nvim_get_current_win()
+      vim.api.nvim_feedkeys("0", "xt", false) -- a Normal-mode key, just now
+      local box = request_diff("recent-key", "one\nFIVE\n")
+      eq(win, vim.api.nvim_get_current_win(), "a key just pressed: not focused")
+      eq(true, box.view.unfocused)
+      contains(messages[#messages].msg, "you are typing")
+      -- :ClaudeContext diff from elsewhere finds the only diff waiting.
+      vim.cmd("ClaudeContext diff")
+      eq(box.view.prop_win, vim.api.nvim_get_current_win())
+      cleanup()
+
+      cc().setup({ diff = { focus = "never" } })
+      require("claude_context.typing").last = 0
+      win = vim.api.nvim_get_current_win()
+      box = request_diff("never", "one\nSIX\n")
+      eq(win, vim.api.nvim_get_current_win(), "focus = never keeps the cursor where it is")
+      cleanup()
+
+      cc().setup({ diff = { focus = "always", typing_ms = 60000 } })
+      vim.api.nvim_feedkeys("0", "xt", false)
+      box = request_diff("always", "one\nSEVEN\n")
+      eq(box.view.prop_win, vim.api.nvim_get_current_win(), "focus = always takes the cursor even while typing")
+      cleanup()
+
+      local okc, err = pcall(cc().setup, { diff = { focus = "sometimes" } })
+      eq(false, okc)
+      contains(err, "diff.focus")
+      okc, err = pcall(cc().setup, { diff = { colour = 1 } })
+      eq(false, okc)
+      contains(err, "diff.colour")
+      cc().setup({})
+      messages = {}
+      vim.cmd("ClaudeContext diff")
+      contains(messages[#messages].msg, "no diff from Claude is waiting")
+    end,
+  },
+}
