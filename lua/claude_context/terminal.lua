@@ -253,9 +253,13 @@ M.install_reload = reload.install
 M.uninstall_reload = reload.uninstall
 
 ---Shows the terminal (starting it when needed).
+---@param extra string[]? arguments for a new claude (refused while one runs)
 ---@return boolean ok, string? err
-function M.show()
+function M.show(extra)
   if job_running() then
+    if extra and #extra > 0 then
+      return false, "claude is already running here: :ClaudeContext close first, then open with the arguments"
+    end
     local st = require("claude_context").status()
     if M._state.port and (not st or st.port ~= M._state.port) then
       notify(
@@ -274,7 +278,7 @@ function M.show()
     end
     return true
   end
-  return M.start()
+  return M.start(extra)
 end
 
 ---Hides the terminal's windows in this tab page; the job keeps running.
@@ -295,13 +299,66 @@ function M.hide()
 end
 
 ---`:ClaudeContext open`: hides the terminal when it is shown in this tab page, else shows it.
+---@param extra string[]? arguments for a new claude (`--resume`, `--model opus`, …)
 ---@return boolean ok, string? err
-function M.toggle()
-  if job_running() and #term_windows() > 0 then
+function M.toggle(extra)
+  if job_running() and #term_windows() > 0 and not (extra and #extra > 0) then
     M.hide()
     return true
   end
+  return M.show(extra)
+end
+
+---`:ClaudeContext focus`: the cursor in the terminal when it is shown elsewhere; hidden when
+---the cursor is in it already; shown (started when needed) when hidden.
+---@return boolean ok, string? err
+function M.focus()
+  local wins = term_windows()
+  if job_running() and #wins > 0 then
+    if vim.api.nvim_get_current_buf() == M._state.buf then
+      M.hide()
+      return true
+    end
+    vim.api.nvim_set_current_win(wins[1])
+    if M.options().auto_insert then
+      vim.cmd.startinsert()
+    end
+    return true
+  end
   return M.show()
+end
+
+---Arguments `:ClaudeContext open` completes (the claude CLI's own), and values after some.
+M.open_args = {
+  "--continue",
+  "--resume",
+  "--model",
+  "--permission-mode",
+  "--add-dir",
+  "--allowedTools",
+  "--disallowedTools",
+  "--append-system-prompt",
+  "--verbose",
+  "--debug",
+}
+M.open_values = {
+  ["--model"] = { "sonnet", "opus", "haiku", "opusplan" },
+  ["--permission-mode"] = { "default", "acceptEdits", "plan", "bypassPermissions" },
+}
+
+---Completion of `:ClaudeContext open {args}`.
+---@param arglead string
+---@param args string[] the words so far (args[1] is "open")
+---@return string[]
+function M.complete_open(arglead, args)
+  local prev = args[#args]
+  if arglead ~= "" then
+    prev = args[#args - 1]
+  end
+  local list = M.open_values[prev or ""] or M.open_args
+  return vim.tbl_filter(function(x)
+    return vim.startswith(x, arglead)
+  end, list)
 end
 
 ---Ends the job and wipes the terminal buffer.
@@ -316,9 +373,55 @@ function M.close()
   M._state = {}
 end
 
+---A buffer name for the terminal nobody uses yet: `claude://<project>` (the working directory's
+---name), `claude://<project> (2)` and so on.
+---@return string
+function M.buffer_name()
+  local base = "claude://" .. vim.fn.fnamemodify(vim.fn.getcwd(), ":t")
+  local name, n = base, 1
+  while vim.fn.bufexists(name) == 1 do
+    n = n + 1
+    name = ("%s (%d)"):format(base, n)
+  end
+  return name
+end
+
+---What Shift+Enter and Alt+Enter send: ESC CR, the sequence Claude Code reads as a newline in
+---its prompt (what its /terminal-setup binds Shift+Enter to).
+M.NEWLINE = "\27\r"
+
+---Gives the terminal buffer its identity: a readable name, unlisted, filetype
+---`claude_context_terminal`, the newline keys; then fires `User ClaudeContextTerminalOpen`.
+---@param buf integer
+---@param job integer
+---@param win integer?
+function M.decorate(buf, job, win)
+  local old = vim.api.nvim_buf_get_name(buf)
+  pcall(vim.api.nvim_buf_set_name, buf, M.buffer_name())
+  -- Renaming leaves the old term:// name behind as an unlisted alternate buffer: wipe it.
+  for _, b in ipairs(old ~= "" and vim.api.nvim_list_bufs() or {}) do
+    if b ~= buf and vim.api.nvim_buf_get_name(b) == old and vim.bo[b].buftype ~= "terminal" and not vim.api.nvim_buf_is_loaded(b) then
+      pcall(vim.api.nvim_buf_delete, b, { force = true })
+    end
+  end
+  vim.bo[buf].buflisted = false
+  vim.bo[buf].filetype = "claude_context_terminal"
+  for _, lhs in ipairs({ "<S-CR>", "<M-CR>" }) do
+    vim.keymap.set("t", lhs, function()
+      pcall(vim.fn.chansend, job, M.NEWLINE)
+    end, { buffer = buf, desc = "claude-context: a newline in Claude's prompt" })
+  end
+  vim.api.nvim_exec_autocmds("User", {
+    pattern = "ClaudeContextTerminalOpen",
+    data = { buf = buf, job = job, win = win },
+    modeline = false,
+  })
+end
+
 ---Starts the bridge if needed, then `claude` in a new terminal window.
+---@param extra string[]? arguments after the configured ones (`:ClaudeContext open --resume`)
 ---@return boolean ok, string? err
-function M.start()
+function M.start(extra)
   local ok, opts = pcall(M.options)
   if not ok then
     return false, opts
@@ -349,6 +452,7 @@ function M.start()
     mcp_file = res
   end
   local cmd = M.build_cmd(opts, mcp_file)
+  vim.list_extend(cmd, extra or {})
 
   if M._state.buf and vim.api.nvim_buf_is_valid(M._state.buf) then
     -- A finished terminal (kept to show its exit status) is replaced.
@@ -396,6 +500,7 @@ function M.start()
   M._state = state
   vim.bo[buf].bufhidden = "hide"
   vim.b[buf].claude_context_terminal = true
+  M.decorate(buf, job, win)
   -- Wiping the buffer (:bwipeout!, :bdelete!) ends the job.
   vim.api.nvim_create_autocmd("BufWipeout", {
     buffer = buf,
@@ -460,9 +565,19 @@ end
 ---@param commands table the claude_context.commands module
 function M.register_commands(commands)
   commands.register("open", {
-    desc = "toggle a terminal running claude, connected to the bridge",
+    desc = "toggle a terminal running claude, connected to the bridge ([args] for a new one)",
+    run = function(_, args)
+      local ok, err = M.toggle(args)
+      if not ok then
+        notify(err, vim.log.levels.ERROR)
+      end
+    end,
+    complete = M.complete_open,
+  })
+  commands.register("focus", {
+    desc = "the cursor into Claude's terminal; hide it when the cursor is there",
     run = function()
-      local ok, err = M.toggle()
+      local ok, err = M.focus()
       if not ok then
         notify(err, vim.log.levels.ERROR)
       end

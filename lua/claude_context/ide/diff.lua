@@ -74,6 +74,38 @@ local function scratch(name, lines, ft)
   return b
 end
 
+---Views that hid the tabline (see show()); the person's 'showtabline' comes back when none is
+---left or they enter a diff tab.
+M.tabline_hidden_by = {}
+
+---@param v claude_context.DiffView
+function M.hide_tabline(v)
+  M.tabline_hidden_by[v.name] = true
+  vim.o.showtabline = 0
+  vim.api.nvim_create_autocmd("TabEnter", {
+    group = group,
+    callback = function()
+      if vim.t.claude_context_diff then
+        M.restore_tabline()
+        return true
+      end
+      return not next(M.tabline_hidden_by)
+    end,
+    desc = "claude-context: the tabline back when entering a diff tab",
+  })
+end
+
+---Puts 'showtabline' back to 1 (only if the plugin set it to 0 and nobody changed it since).
+function M.restore_tabline()
+  if next(M.tabline_hidden_by) == nil then
+    return
+  end
+  M.tabline_hidden_by = {}
+  if vim.o.showtabline == 0 then
+    vim.o.showtabline = 1
+  end
+end
+
 ---Closes the view's windows (its tab goes away with them) and wipes its buffers. Idempotent.
 ---@param v claude_context.DiffView
 function M.close(v)
@@ -106,6 +138,14 @@ function M.close(v)
   end
   if was_current and v.prev_tab and vim.api.nvim_tabpage_is_valid(v.prev_tab) then
     vim.api.nvim_set_current_tabpage(v.prev_tab)
+  end
+  if M.tabline_hidden_by[v.name] then
+    M.tabline_hidden_by[v.name] = nil
+    if next(M.tabline_hidden_by) == nil then
+      -- Restored once the tab is gone: with one tab page left the tabline stays hidden anyway.
+      M.tabline_hidden_by[v.name] = true
+      M.restore_tabline()
+    end
   end
 end
 
@@ -310,6 +350,12 @@ local function show(v)
   v.prev_tab = vim.api.nvim_get_current_tabpage()
   local prev_win = vim.api.nvim_get_current_win()
   local busy = M.busy_reason(M.options())
+  if busy and vim.o.showtabline == 1 and #vim.api.nvim_list_tabpages() == 1 then
+    -- The tabline would appear in the person's tab page and take a line from every window
+    -- there: Claude's terminal would be resized (and the CLI redraw) on open and again on close.
+    -- Keep it hidden while the diff waits unseen; entering the diff tab brings it back.
+    M.hide_tabline(v)
+  end
   vim.cmd("tabnew")
   v.tab = vim.api.nvim_get_current_tabpage()
   local placeholder = vim.api.nvim_get_current_buf()
