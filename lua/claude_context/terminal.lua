@@ -501,6 +501,7 @@ function M.start(extra)
   vim.bo[buf].bufhidden = "hide"
   vim.b[buf].claude_context_terminal = true
   M.decorate(buf, job, win)
+  M.install_paste()
   -- Wiping the buffer (:bwipeout!, :bdelete!) ends the job.
   vim.api.nvim_create_autocmd("BufWipeout", {
     buffer = buf,
@@ -519,6 +520,141 @@ function M.start(extra)
     vim.cmd.startinsert()
   end
   return true
+end
+
+---Bytes per chansend of a paste: big pastes go in slices (one write of megabytes is what
+---truncated streamed pastes before Neovim 0.12.2).
+M.PASTE_CHUNK = 4096
+
+---Types `text` into Claude's prompt as one bracketed paste (its newlines stay in the prompt),
+---in slices of `PASTE_CHUNK` bytes; with `submit`, then Enter.
+---@param text string
+---@param submit boolean?
+---@return boolean ok, string? err
+function M.send_text(text, submit)
+  if not job_running() then
+    return false, "no claude terminal is running (:ClaudeContext open)"
+  end
+  if text == "" then
+    return false, "nothing to send"
+  end
+  local job = M._state.job
+  local sent = pcall(function()
+    vim.fn.chansend(job, "\27[200~")
+    for i = 1, #text, M.PASTE_CHUNK do
+      vim.fn.chansend(job, text:sub(i, i + M.PASTE_CHUNK - 1))
+    end
+    vim.fn.chansend(job, "\27[201~")
+  end)
+  if not sent then
+    return false, "claude's terminal did not take the text"
+  end
+  if submit then
+    -- Apart from the paste, so that the CLI sees a key press, not pasted text.
+    vim.defer_fn(function()
+      pcall(vim.fn.chansend, job, "\r")
+    end, 50)
+  end
+  return true
+end
+
+local paste_acc
+---Wraps |vim.paste()| once: a paste into Claude's terminal (Terminal-Job mode) is gathered over
+---its phases and sent as one bracketed paste in slices (see send_text); other pastes are
+---untouched.
+function M.install_paste()
+  if M._paste_installed then
+    return
+  end
+  M._paste_installed = true
+  local orig = vim.paste
+  vim.paste = function(lines, phase)
+    local buf = vim.api.nvim_get_current_buf()
+    if not (buf == M._state.buf and vim.api.nvim_get_mode().mode == "t" and job_running()) then
+      if paste_acc and phase == 3 then
+        paste_acc = nil
+      end
+      return orig(lines, phase)
+    end
+    if phase == -1 or phase == 1 or not paste_acc then
+      paste_acc = {}
+    end
+    table.insert(paste_acc, table.concat(lines, "\n"))
+    if phase == -1 or phase == 3 then
+      local text = table.concat(paste_acc)
+      paste_acc = nil
+      M.send_text(text)
+    end
+    return true
+  end
+end
+
+---`:[range]ClaudeContext send-text {text}`: the range's lines and/or {text}, typed into Claude's
+---prompt (not sent: you add to it and press Enter).
+---@param o table user command opts
+---@param args string[]
+function M.send_text_command(o, args)
+  local parts = {}
+  if o.range and o.range > 0 then
+    table.insert(parts, table.concat(vim.api.nvim_buf_get_lines(0, o.line1 - 1, o.line2, false), "\n"))
+  end
+  if #args > 0 then
+    table.insert(parts, table.concat(args, " "))
+  end
+  if #parts == 0 then
+    return notify("send-text: usage: :[range]ClaudeContext send-text {text}", vim.log.levels.ERROR)
+  end
+  local ok, err = M.send_text(table.concat(parts, "\n"))
+  if not ok then
+    notify("send-text: " .. err, vim.log.levels.ERROR)
+  end
+end
+
+---`:ClaudeContext compose`: a buffer to write a long prompt in; `:w` sends it to Claude (and
+---empties the buffer), `:q` keeps the draft for next time.
+---@return integer buf
+function M.compose()
+  local name = "claude-compose://" .. vim.fn.fnamemodify(vim.fn.getcwd(), ":t")
+  local buf
+  for _, b in ipairs(vim.api.nvim_list_bufs()) do
+    if vim.api.nvim_buf_get_name(b) == name and vim.b[b].claude_context_compose then
+      buf = b
+    end
+  end
+  if not buf then
+    buf = vim.api.nvim_create_buf(false, true)
+    vim.api.nvim_buf_set_name(buf, name)
+    vim.bo[buf].buftype = "acwrite"
+    vim.bo[buf].bufhidden = "hide"
+    vim.bo[buf].swapfile = false
+    vim.bo[buf].filetype = "markdown"
+    vim.b[buf].claude_context_compose = true
+    vim.api.nvim_create_autocmd("BufWriteCmd", {
+      buffer = buf,
+      callback = function()
+        local text = table.concat(vim.api.nvim_buf_get_lines(buf, 0, -1, false), "\n")
+        local ok, err = M.send_text(text, true)
+        if not ok then
+          notify("compose: " .. err .. " (the draft is kept)", vim.log.levels.ERROR)
+          return
+        end
+        vim.api.nvim_buf_set_lines(buf, 0, -1, false, {})
+        vim.bo[buf].modified = false
+        notify("compose: sent to Claude")
+      end,
+      desc = "claude-context: send the prompt to Claude",
+    })
+  end
+  local wins = vim.fn.win_findbuf(buf)
+  if #wins > 0 then
+    vim.api.nvim_set_current_win(wins[1])
+  else
+    local target = require("claude_context.windows").edit_target()
+    vim.api.nvim_set_current_win(target)
+    vim.cmd("belowright 10split")
+    vim.api.nvim_win_set_buf(0, buf)
+  end
+  return buf
 end
 
 ---Runs at the end of setup(): validates the options, installs the reload autocmds.
@@ -573,6 +709,16 @@ function M.register_commands(commands)
       end
     end,
     complete = M.complete_open,
+  })
+  commands.register("send-text", {
+    desc = "type {text} (or the range's lines) into Claude's prompt",
+    run = M.send_text_command,
+  })
+  commands.register("compose", {
+    desc = "a buffer for a long prompt; :w sends it to Claude",
+    run = function()
+      M.compose()
+    end,
   })
   commands.register("focus", {
     desc = "the cursor into Claude's terminal; hide it when the cursor is there",

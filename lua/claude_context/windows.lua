@@ -46,8 +46,8 @@ function M.edit_target()
   return win
 end
 
----Opens `path` for editing in `edit_target()` (with `:tab` in `mods`: a new tab page); never in
----Claude's terminal.
+---Opens `path` for editing in `edit_target()`; with modifiers (`:tab`, `:vertical`, …) in a new
+---window they describe. Never in Claude's terminal.
 ---@param path string
 ---@param mods string?
 function M.edit(path, mods)
@@ -55,7 +55,12 @@ function M.edit(path, mods)
   if not mods:match("tab") then
     vim.api.nvim_set_current_win(M.edit_target())
   end
-  vim.cmd((mods ~= "" and (mods .. " ") or "") .. "edit " .. vim.fn.fnameescape(path))
+  if mods ~= "" then
+    -- `:vertical`, `:tab`, `:botright` … ask for a new window: a split with the modifiers.
+    vim.cmd(mods .. " split " .. vim.fn.fnameescape(path))
+  else
+    vim.cmd.edit(vim.fn.fnameescape(path))
+  end
 end
 
 return M

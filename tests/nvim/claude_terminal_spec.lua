@@ -167,6 +167,75 @@ return {
     end,
   },
   {
+    ":[range]ClaudeContext send-text types into the prompt as one bracketed paste, no Enter",
+    function()
+      c:input("<C-\\><C-n>")
+      c:lua("vim.api.nvim_set_current_win(vim.fn.win_getid(1))")
+      local before = #read(".in")
+      c:lua("vim.cmd('ClaudeContext send-text explain this')")
+      wait_for(function()
+        return read(".in"):sub(before + 1) == "\27[200~explain this\27[201~"
+      end, 3000, "the text: " .. vim.inspect(read(".in"):sub(before + 1)))
+      before = #read(".in")
+      c:lua("vim.cmd('1,2ClaudeContext send-text and these lines')")
+      wait_for(function()
+        return read(".in"):sub(before + 1) == "\27[200~one\ntwo\nand these lines\27[201~"
+      end, 3000, "the range: " .. vim.inspect(read(".in"):sub(before + 1)))
+    end,
+  },
+  {
+    ":ClaudeContext compose: :w sends the buffer (paste, then Enter) and empties it",
+    function()
+      local before = #read(".in")
+      c:lua([[
+        vim.cmd("ClaudeContext compose")
+        vim.api.nvim_buf_set_lines(0, 0, -1, false, { "Refactor this:", "", "- keep the API" })
+        _G.messages = {}
+      ]])
+      eq("claude-compose://myproject", c:lua("return vim.api.nvim_buf_get_name(0)"))
+      eq("markdown", c:lua("return vim.bo.filetype"))
+      c:lua("vim.cmd('write')")
+      wait_for(function()
+        return read(".in"):sub(before + 1) == "\27[200~Refactor this:\n\n- keep the API\27[201~\r"
+      end, 3000, "the prompt and Enter: " .. vim.inspect(read(".in"):sub(before + 1)))
+      eq({ "" }, c:lua("return vim.api.nvim_buf_get_lines(0, 0, -1, false)"))
+      eq(false, c:lua("return vim.bo.modified"))
+      contains(c:lua("return _G.messages[#_G.messages].msg"), "sent")
+      c:lua("vim.cmd('close')")
+    end,
+  },
+  {
+    "a large paste into Claude's terminal arrives whole, as one bracketed paste",
+    function()
+      c:lua("vim.cmd('ClaudeContext focus')")
+      c:wait("return vim.api.nvim_get_mode().mode == 't'", "Terminal-Job mode")
+      local before = #read(".in")
+      -- 300 KB in three phases, a line split across chunks, as a UI streams a paste.
+      local line = string.rep("x", 99)
+      local chunk = {}
+      for i = 1, 1000 do
+        chunk[i] = line
+      end
+      c:lua(
+        [[
+        local chunk = ...
+        local last = vim.deepcopy(chunk)
+        last[#last] = "tail"
+        vim.paste(chunk, 1)
+        vim.paste(chunk, 2)
+        vim.paste(last, 3)
+      ]],
+        chunk
+      )
+      local body = table.concat(chunk, "\n")
+      local want = "\27[200~" .. body .. body .. table.concat(vim.list_slice(chunk, 1, 999), "\n") .. "\ntail\27[201~"
+      wait_for(function()
+        return #read(".in") - before >= #want
+      end, 10000, "the whole paste (" .. #want .. " bytes)")
+      eq(want, read(".in"):sub(before + 1), "byte for byte")
+    end,
+  },
+  {
     ":ClaudeContext focus: to the terminal, then hides it; shows it when hidden",
     function()
       local t = "require('claude_context.terminal')._state.buf"
