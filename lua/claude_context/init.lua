@@ -108,6 +108,8 @@ table.insert(M._setup_hooks, function(options)
     require("claude_context.ide.diff").resolve(options.diff)
   end
   require("claude_context.typing").install()
+  -- User ClaudeContextConnected / Disconnected.
+  require("claude_context.status").watch()
 end)
 
 -- Claude sessions: checks setup{claude = …} (the module adds its native fields).
@@ -193,7 +195,8 @@ function M.status()
     return nil
   end
   local s = require("claude_context.native").load().status()
-  return s and vim.json.decode(s) or nil
+  -- activity, ide_clients, mcp_clients, diffs_waiting, runs: see claude_context.status.
+  return s and require("claude_context.status").decorate(vim.json.decode(s)) or nil
 end
 
 ---Calls a bridge tool; `cb(result)` gets the MCP CallToolResult table (or `{error=…}`).

@@ -467,6 +467,7 @@ function M.start(extra)
       env = M.job_env(st.port, opts),
       cwd = vim.fn.getcwd(),
       on_stdout = function()
+        state.last_output = (vim.uv or vim.loop).now() -- "busy" in status()
         if opts.reload then
           checktime_soon()
         end
@@ -549,6 +550,7 @@ function M.send_text(text, submit)
   if not sent then
     return false, "claude's terminal did not take the text"
   end
+  require("claude_context.ide.commands").send_complete({ kind = "text", bytes = #text, submitted = submit == true })
   if submit then
     -- Apart from the paste, so that the CLI sees a key press, not pasted text.
     vim.defer_fn(function()

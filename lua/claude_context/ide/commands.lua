@@ -6,8 +6,17 @@ local function notify(msg, level)
   vim.notify("claude-context: " .. msg, level or vim.log.levels.INFO, { title = "claude-context" })
 end
 
-local function report(ok, msg)
+local function report(ok, msg, data)
   notify(msg, ok and vim.log.levels.INFO or vim.log.levels.ERROR)
+  if ok then
+    M.send_complete(vim.tbl_extend("force", { kind = "mention" }, data or {}))
+  end
+end
+
+---Fires `User ClaudeContextSendComplete` (after each mention or text sent to Claude).
+---@param data table {kind = "mention"|"text"|"terminal", path?, lines?}
+function M.send_complete(data)
+  pcall(vim.api.nvim_exec_autocmds, "User", { pattern = "ClaudeContextSendComplete", modeline = false, data = data })
 end
 
 ---`:[range]ClaudeContext send`: the range (or the Visual selection it came from) of the current
@@ -20,9 +29,11 @@ function M.send(o)
   end
   local path = vim.api.nvim_buf_get_name(buf)
   if o.range and o.range > 0 then
-    report(require("claude_context.ide.mentions").mention(path, o.line1 - 1, o.line2 - 1))
+    local ok, msg = require("claude_context.ide.mentions").mention(path, o.line1 - 1, o.line2 - 1)
+    report(ok, msg, { path = path, line1 = o.line1, line2 = o.line2 })
   else
-    report(require("claude_context.ide.mentions").mention(path))
+    local ok, msg = require("claude_context.ide.mentions").mention(path)
+    report(ok, msg, { path = path })
   end
 end
 
@@ -60,7 +71,8 @@ function M.add(_, args)
   if s and e < s then
     return notify(("add: the end line (%d) is before the start line (%d)"):format(e, s), vim.log.levels.ERROR)
   end
-  report(require("claude_context.ide.mentions").mention(path, s and s - 1, e and e - 1))
+  local okm, msg = require("claude_context.ide.mentions").mention(path, s and s - 1, e and e - 1)
+  report(okm, msg, { path = path, line1 = s, line2 = e })
 end
 
 local function decide(how)

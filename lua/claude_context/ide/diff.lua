@@ -36,6 +36,7 @@ local uv = vim.uv or vim.loop
 ---@field closed boolean?
 ---@field cancelled boolean?
 ---@field unfocused boolean? opened without taking the cursor (the person was typing)
+---@field decision "accepted"|"rejected"|"cancelled"|nil how it ended (User ClaudeContextDiffClosed)
 
 ---@type table<string, claude_context.DiffView>
 M.views = {}
@@ -139,6 +140,13 @@ function M.close(v)
   if was_current and v.prev_tab and vim.api.nvim_tabpage_is_valid(v.prev_tab) then
     vim.api.nvim_set_current_tabpage(v.prev_tab)
   end
+  if v.tab then
+    pcall(vim.api.nvim_exec_autocmds, "User", {
+      pattern = "ClaudeContextDiffClosed",
+      modeline = false,
+      data = { name = v.name, file = v.old_path, tab = v.tab, decision = v.decision or "closed" },
+    })
+  end
   if M.tabline_hidden_by[v.name] then
     M.tabline_hidden_by[v.name] = nil
     if next(M.tabline_hidden_by) == nil then
@@ -222,6 +230,7 @@ function M.accept(v)
     return false
   end
   local contents = final_contents(v)
+  v.decision = v.decision or "accepted"
   answer(v, { result = "FILE_SAVED", contents = contents })
   vim.bo[v.prop_buf].modified = false
   reload_when_written(v.old_path)
@@ -235,6 +244,9 @@ end
 ---@param v claude_context.DiffView
 ---@return boolean answered
 function M.reject(v)
+  if v.respond then
+    v.decision = v.decision or "rejected"
+  end
   local answered = answer(v, { result = "DIFF_REJECTED", tab_name = v.name })
   vim.schedule(function()
     M.close(v)
@@ -440,6 +452,11 @@ local function show(v)
       )
     )
   end
+  vim.api.nvim_exec_autocmds("User", {
+    pattern = "ClaudeContextDiffOpened",
+    modeline = false,
+    data = { name = v.name, file = v.old_path, tab = v.tab, focused = not busy, buf = v.prop_buf },
+  })
   return nil
 end
 
@@ -516,6 +533,7 @@ function M.open(params, respond)
   end)
   return function()
     v.cancelled = true
+    v.decision = v.decision or "cancelled"
     v.respond = nil
     vim.schedule(function()
       if not v.closed and v.tab then
