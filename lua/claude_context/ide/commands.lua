@@ -37,10 +37,48 @@ function M.send(o)
   end
 end
 
----`:ClaudeContext add {path} [start] [end]` (1-based lines).
-function M.add(_, args)
+---`:[range]ClaudeContext add` in a file explorer: the node under the cursor, or the nodes of
+---the range (Visual selection). See claude_context.explorers.
+---@param o table user command opts
+function M.add_from_explorer(o)
+  local explorers = require("claude_context.explorers")
+  local buf = vim.api.nvim_get_current_buf()
+  local l1, l2
+  if o.range and o.range > 0 then
+    l1, l2 = o.line1, o.line2
+  end
+  local paths, e = explorers.paths(buf, l1, l2)
+  if not paths then
+    return notify("add: " .. e, vim.log.levels.ERROR)
+  end
+  local mentions = require("claude_context.ide.mentions")
+  local sent, last = 0, nil
+  for _, p in ipairs(paths) do
+    local ok, msg = mentions.mention(p)
+    if ok then
+      sent = sent + 1
+      M.send_complete({ kind = "mention", path = p })
+    end
+    last = msg
+  end
+  if #paths == 1 then
+    report(sent == 1, last)
+  else
+    notify(("add: %d of %d paths sent to Claude"):format(sent, #paths), sent == #paths and vim.log.levels.INFO or vim.log.levels.WARN)
+  end
+end
+
+---`:ClaudeContext add {path} [start] [end]` (1-based lines); in a file explorer without a path,
+---the node(s) there.
+function M.add(o, args)
+  if not args[1] and require("claude_context.explorers").of(vim.api.nvim_get_current_buf()) then
+    return M.add_from_explorer(o or {})
+  end
   if not args[1] then
-    return notify("add: usage: :ClaudeContext add {path} [start-line] [end-line]", vim.log.levels.ERROR)
+    return notify(
+      "add: usage: :ClaudeContext add {path} [start-line] [end-line] (or, without a path, in a file explorer: the node under the cursor)",
+      vim.log.levels.ERROR
+    )
   end
   local path = vim.fn.fnamemodify(vim.fn.expand(args[1]), ":p")
   local st = (vim.uv or vim.loop).fs_stat(path)
