@@ -184,5 +184,7 @@ end
 require("claude_context.ide.commands").register(M)
 -- Subcommands of other modules.
 require("claude_context.session").register_commands(M)
+-- add-terminal, add-diagnostics, add-quickfix
+require("claude_context.context_files").register(M)
 
 return M

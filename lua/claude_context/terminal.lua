@@ -25,6 +25,7 @@ config.extra_keys.terminal = true
 ---@field mcp_config boolean Pass --mcp-config registering the bridge (default true)
 ---@field auto_insert boolean Enter Terminal-mode when the window is shown (default true)
 ---@field reload boolean :checktime on focus, buffer enter and terminal output (default true)
+---@field context_lines integer Lines `:ClaudeContext add-terminal` sends (default 200)
 M.defaults = {
   cmd = "claude",
   args = {},
@@ -35,6 +36,7 @@ M.defaults = {
   mcp_config = true,
   auto_insert = true,
   reload = true,
+  context_lines = 200,
 }
 
 local SIDES = { right = true, left = true, top = true, bottom = true, float = true }
@@ -94,6 +96,7 @@ function M.resolve(user)
   for k, v in pairs(t.env) do
     check("env", type(k) == "string" and (type(v) == "string" or type(v) == "number"), "a table of strings")
   end
+  check("context_lines", type(t.context_lines) == "number" and t.context_lines >= 1, "a number >= 1")
   for _, k in ipairs({ "mcp_config", "auto_insert", "reload" }) do
     check(k, type(t[k]) == "boolean", "a boolean")
   end
