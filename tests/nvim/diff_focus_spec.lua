@@ -202,4 +202,48 @@ return {
       contains(messages[#messages].msg, "no diff from Claude is waiting")
     end,
   },
+  {
+    ":[range]ClaudeContext accept takes only the changes the range touches (proposal or file side)",
+    function()
+      cc().setup({})
+      require("claude_context.typing").last = 0
+      local base = "1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n"
+      h.write(target, base)
+      -- Three changes: line 2 changed, a line inserted after 5, line 9 deleted.
+      local prop = "1\nTWO\n3\n4\n5\nfive and a half\n6\n7\n8\n10\n"
+      local box = request_diff("partial", prop)
+      eq(box.view.prop_win, vim.api.nvim_get_current_win())
+      messages = {}
+      vim.cmd("8ClaudeContext accept") -- line 8 of the proposal: "7", unchanged
+      contains(messages[#messages].msg, "touch none of the 3 changes")
+      eq(nil, box.result, "nothing decided")
+      vim.cmd("2,6ClaudeContext accept") -- the change on 2 and the insertion (proposal line 6)
+      wait_for(function()
+        return box.result
+      end, 5000, "the decision")
+      eq("FILE_SAVED", box.result.content[1].text)
+      eq("1\nTWO\n3\n4\n5\nfive and a half\n6\n7\n8\n9\n10\n", box.result.content[2].text, "line 9 kept")
+      contains(messages[#messages].msg, "accepted 2 of 3 changes")
+      cleanup()
+
+      -- From the file side: the deletion of line 9 only.
+      box = request_diff("partial2", prop)
+      vim.api.nvim_set_current_win(box.view.orig_win)
+      vim.cmd("9ClaudeContext accept")
+      wait_for(function()
+        return box.result
+      end, 5000, "the decision")
+      eq("1\n2\n3\n4\n5\n6\n7\n8\n10\n", box.result.content[2].text)
+      cleanup()
+
+      -- Outside the diff windows a range is refused.
+      box = request_diff("partial3", prop)
+      vim.cmd("tabnew")
+      messages = {}
+      vim.cmd("1ClaudeContext accept")
+      contains(messages[#messages].msg, "run it in the diff's windows")
+      eq(nil, box.result)
+      cleanup()
+    end,
+  },
 }

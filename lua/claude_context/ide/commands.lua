@@ -114,11 +114,26 @@ function M.add(o, args)
 end
 
 local function decide(how)
-  return function()
+  return function(o)
     local diff = require("claude_context.ide.diff")
     local v, err = diff.current()
     if not v then
       return notify(how .. ": " .. err, vim.log.levels.ERROR)
+    end
+    if how == "accept" and o and o.range and o.range > 0 then
+      -- :[range]ClaudeContext accept: only the hunks the range touches.
+      local buf = vim.api.nvim_get_current_buf()
+      local side = buf == v.prop_buf and "b" or buf == v.orig_buf and "a" or nil
+      if not side then
+        return notify("accept: with a range, run it in the diff's windows (the range picks hunks there)", vim.log.levels.ERROR)
+      end
+      local taken, total = diff.accept_range(v, o.line1, o.line2, side)
+      if taken == nil then
+        return notify("accept: this diff was already decided", vim.log.levels.WARN)
+      elseif taken == 0 then
+        return notify(("accept: lines %d-%d touch none of the %d changes; nothing decided"):format(o.line1, o.line2, total), vim.log.levels.WARN)
+      end
+      return notify(("accepted %d of %d changes"):format(taken, total))
     end
     if not diff[how](v) then
       return notify(how .. ": this diff was already decided", vim.log.levels.WARN)
@@ -143,7 +158,7 @@ function M.register(commands)
       return {}
     end,
   })
-  commands.register("accept", { desc = "accept Claude's proposed diff", run = decide("accept") })
+  commands.register("accept", { desc = "accept Claude's proposed diff ([range]: only the changes it touches)", run = decide("accept") })
   commands.register("reject", { desc = "reject Claude's proposed diff", run = decide("reject") })
   commands.register("diff", {
     desc = "go to the diff waiting for a decision",

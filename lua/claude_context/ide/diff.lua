@@ -37,6 +37,7 @@ local uv = vim.uv or vim.loop
 ---@field cancelled boolean?
 ---@field unfocused boolean? opened without taking the cursor (the person was typing)
 ---@field decision "accepted"|"rejected"|"cancelled"|nil how it ended (User ClaudeContextDiffClosed)
+---@field partial {taken: integer, total: integer}? accepted in part (:[range]ClaudeContext accept)
 
 ---@type table<string, claude_context.DiffView>
 M.views = {}
@@ -144,7 +145,7 @@ function M.close(v)
     pcall(vim.api.nvim_exec_autocmds, "User", {
       pattern = "ClaudeContextDiffClosed",
       modeline = false,
-      data = { name = v.name, file = v.old_path, tab = v.tab, decision = v.decision or "closed" },
+      data = { name = v.name, file = v.old_path, tab = v.tab, decision = v.decision or "closed", hunks = v.partial },
     })
   end
   if M.tabline_hidden_by[v.name] then
@@ -238,6 +239,88 @@ function M.accept(v)
     M.close(v)
   end)
   return true
+end
+
+---The proposal's hunks against the file on disk: `{a_start, a_count, b_start, b_count}` (1-based,
+---as |vim.diff()| gives them with result_type = "indices").
+---@param v claude_context.DiffView
+---@return integer[][] hunks, string[] old_lines, string[] new_lines
+function M.hunks(v)
+  local old_lines = vim.api.nvim_buf_get_lines(v.orig_buf, 0, -1, false)
+  local new_lines = vim.api.nvim_buf_get_lines(v.prop_buf, 0, -1, false)
+  if v.is_new then
+    old_lines = {}
+  end
+  local a = #old_lines > 0 and (table.concat(old_lines, "\n") .. "\n") or ""
+  local b = #new_lines > 0 and (table.concat(new_lines, "\n") .. "\n") or ""
+  local hunks = vim.diff(a, b, { result_type = "indices" }) --[[@as integer[][] ]]
+  return hunks, old_lines, new_lines
+end
+
+---Does hunk `h` touch lines l1..l2 of `side` ("a": the file on disk, "b": the proposal)? A hunk
+---with no lines on that side sits between two lines: it counts when the range reaches either.
+local function touches(h, side, l1, l2)
+  local start, count = h[1], h[2]
+  if side == "b" then
+    start, count = h[3], h[4]
+  end
+  if count == 0 then
+    return l1 <= start + 1 and l2 >= start
+  end
+  return l1 <= start + count - 1 and l2 >= start
+end
+
+---Partial accept: answers FILE_SAVED with the file on disk plus only the hunks that touch
+---lines l1..l2 (of the proposal, or of the file side when `side` is "a"); closes the view.
+---@param v claude_context.DiffView
+---@param l1 integer
+---@param l2 integer
+---@param side "a"|"b"
+---@return integer? taken, integer total (nil taken: answered already)
+function M.accept_range(v, l1, l2, side)
+  if v.closed or not v.respond then
+    return nil, 0
+  end
+  local hunks, old_lines, new_lines = M.hunks(v)
+  local out, taken, pos = {}, 0, 1
+  for _, h in ipairs(hunks) do
+    local a_start, a_count, b_start, b_count = h[1], h[2], h[3], h[4]
+    -- Lines before the hunk (for a pure insertion a_start is the line it goes after).
+    local a_first = a_count == 0 and a_start + 1 or a_start
+    for i = pos, a_first - 1 do
+      table.insert(out, old_lines[i])
+    end
+    if touches(h, side, l1, l2) then
+      taken = taken + 1
+      for i = b_start, b_start + b_count - 1 do
+        table.insert(out, new_lines[i])
+      end
+    else
+      for i = a_first, a_first + a_count - 1 do
+        table.insert(out, old_lines[i])
+      end
+    end
+    pos = a_first + a_count
+  end
+  for i = pos, #old_lines do
+    table.insert(out, old_lines[i])
+  end
+  if taken == 0 then
+    return 0, #hunks
+  end
+  local contents = util.join(out, vim.bo[v.prop_buf].eol, vim.bo[v.prop_buf].fileformat == "dos")
+  if #out == 0 then
+    contents = ""
+  end
+  v.decision = "accepted"
+  v.partial = { taken = taken, total = #hunks }
+  answer(v, { result = "FILE_SAVED", contents = contents })
+  vim.bo[v.prop_buf].modified = false
+  reload_when_written(v.old_path)
+  vim.schedule(function()
+    M.close(v)
+  end)
+  return taken, #hunks
 end
 
 ---Rejects: answers DIFF_REJECTED, closes the view.
