@@ -246,4 +246,87 @@ return {
       cleanup()
     end,
   },
+  {
+    "diff.layout = horizontal: one above the other, in diff mode",
+    function()
+      cc().setup({ diff = { layout = "horizontal" } })
+      require("claude_context.typing").last = 0
+      h.write(target, "one\ntwo\n")
+      local box = request_diff("horiz", "one\nTWO\n")
+      local v = box.view
+      local po, pp = vim.api.nvim_win_get_position(v.orig_win), vim.api.nvim_win_get_position(v.prop_win)
+      eq(po[2], pp[2], "same column")
+      ok(pp[1] > po[1], "the proposal below the file")
+      eq(true, vim.wo[v.orig_win].diff)
+      eq(true, vim.wo[v.prop_win].diff)
+      vim.cmd("ClaudeContext reject")
+      wait_for(function()
+        return box.result
+      end)
+      cleanup()
+    end,
+  },
+  {
+    "diff.layout = inline: one buffer, removed lines as virtual lines, added ones highlighted; :w accepts",
+    function()
+      cc().setup({ diff = { layout = "inline" } })
+      require("claude_context.typing").last = 0
+      h.write(target, "one\ntwo\nthree\n")
+      local box = request_diff("inl", "one\nTWO\nthree\nfour\n")
+      local v = box.view
+      eq(nil, v.orig_win, "one window")
+      eq(1, #vim.api.nvim_tabpage_list_wins(v.tab))
+      eq(v.prop_buf, vim.api.nvim_win_get_buf(v.prop_win))
+      local ns = vim.api.nvim_get_namespaces().claude_context_diff_inline
+      local marks = vim.api.nvim_buf_get_extmarks(v.prop_buf, ns, 0, -1, { details = true })
+      local virt, hl = {}, {}
+      for _, m in ipairs(marks) do
+        if m[4].virt_lines then
+          virt[m[2] + 1] = m[4].virt_lines[1][1][1]
+        end
+        if m[4].line_hl_group then
+          hl[m[2] + 1] = m[4].line_hl_group
+        end
+      end
+      eq({ [2] = "- two" }, virt, "the removed line above its replacement")
+      eq({ [2] = "DiffChange", [4] = "DiffAdd" }, hl)
+      contains(vim.wo[v.prop_win].winbar, ":w accept")
+      vim.cmd("write")
+      wait_for(function()
+        return box.result
+      end)
+      eq("one\nTWO\nthree\nfour\n", box.result.content[2].text)
+      cleanup()
+    end,
+  },
+  {
+    "diff.tab = current: splits of the file window in this tab page; closing returns there",
+    function()
+      cc().setup({ diff = { tab = "current" } })
+      require("claude_context.typing").last = 0
+      h.write(target, "one\ntwo\n")
+      vim.cmd("silent! only")
+      vim.cmd.edit(vim.fn.fnameescape(dir .. "/other.txt"))
+      local mine = vim.api.nvim_get_current_win()
+      local box = request_diff("here", "one\nTWO\n")
+      local v = box.view
+      eq(1, #vim.api.nvim_list_tabpages(), "no new tab page")
+      eq(3, #vim.api.nvim_tabpage_list_wins(0))
+      eq(v.prop_win, vim.api.nvim_get_current_win())
+      eq(nil, vim.t.claude_context_diff, "the person's tab page is not marked as a diff tab")
+      -- closeAllDiffTabs-style cleanup leaves the person's tab page.
+      vim.cmd("ClaudeContext reject")
+      wait_for(function()
+        return box.result
+      end)
+      vim.wait(50)
+      eq(1, #vim.api.nvim_list_tabpages())
+      eq({ mine }, vim.api.nvim_tabpage_list_wins(0))
+      eq(mine, vim.api.nvim_get_current_win())
+      local okc, err = pcall(cc().setup, { diff = { layout = "diagonal" } })
+      eq(false, okc)
+      contains(err, "diff.layout")
+      cc().setup({})
+    end,
+  },
 }

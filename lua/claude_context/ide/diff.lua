@@ -38,6 +38,9 @@ local uv = vim.uv or vim.loop
 ---@field unfocused boolean? opened without taking the cursor (the person was typing)
 ---@field decision "accepted"|"rejected"|"cancelled"|nil how it ended (User ClaudeContextDiffClosed)
 ---@field partial {taken: integer, total: integer}? accepted in part (:[range]ClaudeContext accept)
+---@field layout string?
+---@field in_place boolean? splits in the person's tab page (diff.tab = "current")
+---@field prev_win integer?
 
 ---@type table<string, claude_context.DiffView>
 M.views = {}
@@ -119,6 +122,8 @@ function M.close(v)
     M.views[v.name] = nil
   end
   local was_current = v.tab and vim.api.nvim_get_current_tabpage() == v.tab
+  local cur_win = vim.api.nvim_get_current_win()
+  local in_view = cur_win == v.prop_win or cur_win == v.orig_win
   for _, w in ipairs({ v.prop_win, v.orig_win }) do
     if w and vim.api.nvim_win_is_valid(w) then
       if #vim.api.nvim_list_wins() == 1 then
@@ -140,6 +145,9 @@ function M.close(v)
   end
   if was_current and v.prev_tab and vim.api.nvim_tabpage_is_valid(v.prev_tab) then
     vim.api.nvim_set_current_tabpage(v.prev_tab)
+  end
+  if v.in_place and in_view and v.prev_win and vim.api.nvim_win_is_valid(v.prev_win) then
+    vim.api.nvim_set_current_win(v.prev_win)
   end
   if v.tab then
     pcall(vim.api.nvim_exec_autocmds, "User", {
@@ -323,6 +331,38 @@ function M.accept_range(v, l1, l2, side)
   return taken, #hunks
 end
 
+local inline_ns = vim.api.nvim_create_namespace("claude_context_diff_inline")
+
+---The inline layout: the proposal in one buffer, added and changed lines highlighted
+---(DiffAdd / DiffChange), the file's removed lines shown above them as virtual lines (DiffDelete).
+---@param v claude_context.DiffView
+function M.inline(v)
+  vim.api.nvim_buf_clear_namespace(v.prop_buf, inline_ns, 0, -1)
+  local hunks, old_lines, new_lines = M.hunks(v)
+  for _, h in ipairs(hunks) do
+    local a_start, a_count, b_start, b_count = h[1], h[2], h[3], h[4]
+    local virt = {}
+    for i = (a_count == 0 and a_start + 1 or a_start), (a_count == 0 and a_start or a_start + a_count - 1) do
+      table.insert(virt, { { "- " .. (old_lines[i] or ""), "DiffDelete" } })
+    end
+    for i = b_start, b_start + b_count - 1 do
+      vim.api.nvim_buf_set_extmark(v.prop_buf, inline_ns, i - 1, 0, {
+        line_hl_group = a_count > 0 and "DiffChange" or "DiffAdd",
+        sign_text = "+",
+        sign_hl_group = "DiffAdd",
+      })
+    end
+    if #virt > 0 then
+      local row = b_count > 0 and b_start - 1 or b_start -- after line b_start for a deletion
+      local above = b_count > 0 or row == 0
+      if row >= #new_lines then
+        row, above = math.max(0, #new_lines - 1), false
+      end
+      vim.api.nvim_buf_set_extmark(v.prop_buf, inline_ns, row, 0, { virt_lines = virt, virt_lines_above = above })
+    end
+  end
+end
+
 ---Rejects: answers DIFF_REJECTED, closes the view.
 ---@param v claude_context.DiffView
 ---@return boolean answered
@@ -341,9 +381,13 @@ end
 ---@class claude_context.DiffConfig
 ---@field focus "normal"|"always"|"never" When the diff tab takes the cursor (default "normal")
 ---@field typing_ms integer A key pressed this recently counts as typing (default 1000)
-M.defaults = { focus = "normal", typing_ms = 1000 }
+---@field layout "vertical"|"horizontal"|"inline" Side by side, one above the other, or one buffer
+---@field tab "new"|"current" A tab page of its own, or splits in the current one
+M.defaults = { focus = "normal", typing_ms = 1000, layout = "vertical", tab = "new" }
 
 local FOCUS = { normal = true, always = true, never = true }
+local LAYOUT = { vertical = true, horizontal = true, inline = true }
+local TAB = { new = true, current = true }
 
 ---Validates `setup{diff = …}` and merges it over the defaults.
 ---@param user table?
@@ -361,6 +405,12 @@ function M.resolve(user)
   local o = vim.tbl_extend("force", M.defaults, user)
   if not FOCUS[o.focus] then
     error("claude-context: option diff.focus must be one of normal, always, never", 0)
+  end
+  if not LAYOUT[o.layout] then
+    error("claude-context: option diff.layout must be one of vertical, horizontal, inline", 0)
+  end
+  if not TAB[o.tab] then
+    error("claude-context: option diff.tab must be new or current", 0)
   end
   if type(o.typing_ms) ~= "number" or o.typing_ms < 0 then
     error("claude-context: option diff.typing_ms must be a number >= 0", 0)
@@ -444,37 +494,84 @@ local function show(v)
 
   v.prev_tab = vim.api.nvim_get_current_tabpage()
   local prev_win = vim.api.nvim_get_current_win()
-  local busy = M.busy_reason(M.options())
-  if busy and vim.o.showtabline == 1 and #vim.api.nvim_list_tabpages() == 1 then
-    -- The tabline would appear in the person's tab page and take a line from every window
-    -- there: Claude's terminal would be resized (and the CLI redraw) on open and again on close.
-    -- Keep it hidden while the diff waits unseen; entering the diff tab brings it back.
-    M.hide_tabline(v)
+  v.prev_win = prev_win
+  local o = M.options()
+  local busy = M.busy_reason(o)
+  v.layout = o.layout
+  if o.tab == "current" then
+    -- In the person's tab page: splits of a file window (never of Claude's terminal, whose
+    -- fixed width the splits leave alone). Nothing to come back from when busy: not entered.
+    local target = require("claude_context.windows").edit_target()
+    v.tab = vim.api.nvim_get_current_tabpage()
+    v.in_place = true
+    local vertical = o.layout ~= "horizontal"
+    if o.layout == "inline" then
+      v.prop_win = vim.api.nvim_open_win(v.prop_buf, false, { split = "above", win = target })
+    else
+      v.orig_win = vim.api.nvim_open_win(v.orig_buf, false, { split = vertical and "left" or "above", win = target })
+      v.prop_win = vim.api.nvim_open_win(v.prop_buf, false, { split = vertical and "right" or "below", win = v.orig_win })
+    end
+    if busy then
+      v.unfocused = true
+    else
+      vim.api.nvim_set_current_win(v.prop_win)
+    end
+  else
+    if busy and vim.o.showtabline == 1 and #vim.api.nvim_list_tabpages() == 1 then
+      -- The tabline would appear in the person's tab page and take a line from every window
+      -- there: Claude's terminal would be resized (and the CLI redraw) on open and again on
+      -- close. Keep it hidden while the diff waits unseen; entering the diff tab brings it back.
+      M.hide_tabline(v)
+    end
+    vim.cmd("tabnew")
+    v.tab = vim.api.nvim_get_current_tabpage()
+    local placeholder = vim.api.nvim_get_current_buf()
+    local first = vim.api.nvim_get_current_win()
+    if o.layout == "inline" then
+      v.prop_win = first
+      vim.api.nvim_win_set_buf(first, v.prop_buf)
+    else
+      v.orig_win = first
+      vim.api.nvim_win_set_buf(v.orig_win, v.orig_buf)
+      vim.cmd(o.layout == "horizontal" and "rightbelow split" or "rightbelow vsplit")
+      v.prop_win = vim.api.nvim_get_current_win()
+      vim.api.nvim_win_set_buf(v.prop_win, v.prop_buf)
+    end
+    if vim.api.nvim_buf_is_valid(placeholder) and placeholder ~= v.orig_buf and placeholder ~= v.prop_buf then
+      pcall(vim.api.nvim_buf_delete, placeholder, { force = true })
+    end
+    vim.t[v.tab].claude_context_diff = v.name
   end
-  vim.cmd("tabnew")
-  v.tab = vim.api.nvim_get_current_tabpage()
-  local placeholder = vim.api.nvim_get_current_buf()
-  v.orig_win = vim.api.nvim_get_current_win()
-  vim.api.nvim_win_set_buf(v.orig_win, v.orig_buf)
-  if vim.api.nvim_buf_is_valid(placeholder) and placeholder ~= v.orig_buf then
-    pcall(vim.api.nvim_buf_delete, placeholder, { force = true })
+  if o.layout == "inline" then
+    M.inline(v)
+    vim.api.nvim_create_autocmd({ "TextChanged", "TextChangedI" }, {
+      group = group,
+      buffer = v.prop_buf,
+      callback = function()
+        if not v.closed then
+          M.inline(v)
+        end
+      end,
+      desc = "claude-context: keep the inline diff's marks current",
+    })
+  else
+    for _, w in ipairs({ v.orig_win, v.prop_win }) do
+      vim.api.nvim_win_call(w, function()
+        vim.cmd("diffthis")
+      end)
+    end
   end
-  vim.cmd("rightbelow vsplit")
-  v.prop_win = vim.api.nvim_get_current_win()
-  vim.api.nvim_win_set_buf(v.prop_win, v.prop_buf)
-  for _, w in ipairs({ v.orig_win, v.prop_win }) do
-    vim.api.nvim_win_call(w, function()
-      vim.cmd("diffthis")
-    end)
-  end
-  vim.t[v.tab].claude_context_diff = v.name
 
   local rel = vim.fn.fnamemodify(v.old_path, ":~:.")
   local left = v.is_new and (rel .. " (new file)")
     or v.dirty and (rel .. " on disk; your buffer has unsaved changes")
     or (rel .. " (on disk)")
-  vim.wo[v.orig_win].winbar = " " .. winbar_escape(left)
-  vim.wo[v.prop_win].winbar = " " .. winbar_escape("Proposed by Claude: :w accept, :q reject")
+  if v.orig_win then
+    vim.wo[v.orig_win].winbar = " " .. winbar_escape(left)
+    vim.wo[v.prop_win].winbar = " " .. winbar_escape("Proposed by Claude: :w accept, :q reject")
+  else
+    vim.wo[v.prop_win].winbar = " " .. winbar_escape(("Claude's proposal for %s (- removed, + added): :w accept, :q reject"):format(left))
+  end
   v.tick = vim.api.nvim_buf_get_changedtick(v.prop_buf)
 
   vim.api.nvim_create_autocmd("BufWriteCmd", {
@@ -517,7 +614,7 @@ local function show(v)
       vim.log.levels.WARN
     )
   end
-  if busy then
+  if busy and not v.in_place then
     -- Back where the person was, in the same event-loop turn (nothing was drawn meanwhile):
     -- Insert, Terminal-Job or Visual mode goes on in their window, and their keys stay theirs.
     v.unfocused = true
@@ -527,6 +624,8 @@ local function show(v)
     if vim.api.nvim_win_is_valid(prev_win) then
       vim.api.nvim_set_current_win(prev_win)
     end
+  end
+  if busy then
     notify(
       ("Claude proposes a change to %s: diff in tab %d, not focused (%s); :ClaudeContext diff goes there"):format(
         rel,
@@ -633,6 +732,12 @@ function M.current()
   local name = vim.t.claude_context_diff
   if name and M.views[name] then
     return M.views[name]
+  end
+  local buf = vim.api.nvim_get_current_buf()
+  for _, v in pairs(M.views) do
+    if buf == v.prop_buf or buf == v.orig_buf then
+      return v
+    end
   end
   local pending = vim.tbl_filter(function(v)
     return v.respond ~= nil
