@@ -26,6 +26,9 @@ config.extra_keys.terminal = true
 ---@field auto_insert boolean Enter Terminal-mode when the window is shown (default true)
 ---@field reload boolean :checktime on focus, buffer enter and terminal output (default true)
 ---@field context_lines integer Lines `:ClaudeContext add-terminal` sends (default 200)
+---@field provider "native"|"auto"|"snacks"|"external"|"none"|claude_context.TerminalProvider
+---@field external_cmd string[]? For provider = "external": the launcher's argv; "{cmd}" is
+---replaced by the shell command line that starts claude with the IDE environment
 M.defaults = {
   cmd = "claude",
   args = {},
@@ -37,7 +40,17 @@ M.defaults = {
   auto_insert = true,
   reload = true,
   context_lines = 200,
+  provider = "native",
+  external_cmd = nil,
 }
+
+---@class claude_context.TerminalProvider
+---@field open fun(cmd: string[], env: table<string,string>, cwd: string): integer buf, integer job
+---Starts `cmd` in a terminal buffer it shows; returns the buffer and its job id
+---@field show (fun(buf: integer))? Shows the hidden terminal (default: the built-in window)
+---@field hide (fun(buf: integer))? Hides it (default: closes its windows)
+
+local PROVIDERS = { native = true, auto = true, snacks = true, external = true, none = true }
 
 local SIDES = { right = true, left = true, top = true, bottom = true, float = true }
 
@@ -57,7 +70,7 @@ function M.resolve(user)
     error(("claude-context: option terminal must be a table, got %s"):format(type(user)), 0)
   end
   for k in pairs(user) do
-    if M.defaults[k] == nil then
+    if M.defaults[k] == nil and k ~= "external_cmd" then
       error(("claude-context: unknown option terminal.%s (see :help claude-context-terminal)"):format(tostring(k)), 0)
     end
   end
@@ -68,6 +81,9 @@ function M.resolve(user)
   end
   if user.cmd then
     t.cmd = user.cmd
+  end
+  if type(user.provider) == "table" then
+    t.provider = user.provider -- kept as given (functions)
   end
   local function check(name, ok, want)
     if not ok then
@@ -97,6 +113,14 @@ function M.resolve(user)
     check("env", type(k) == "string" and (type(v) == "string" or type(v) == "number"), "a table of strings")
   end
   check("context_lines", type(t.context_lines) == "number" and t.context_lines >= 1, "a number >= 1")
+  check(
+    "provider",
+    PROVIDERS[t.provider] == true or (type(t.provider) == "table" and type(t.provider.open) == "function"),
+    "native, auto, snacks, external, none, or a table with an open function"
+  )
+  if t.provider == "external" then
+    check("external_cmd", strings(t.external_cmd) and #t.external_cmd > 0 and vim.tbl_contains(t.external_cmd, "{cmd}"), 'a list of strings with a "{cmd}" element')
+  end
   for _, k in ipairs({ "mcp_config", "auto_insert", "reload" }) do
     check(k, type(t[k]) == "boolean", "a boolean")
   end
@@ -271,7 +295,13 @@ function M.show(extra)
       )
     end
     local wins = term_windows()
-    if #wins == 0 then
+    if #wins == 0 and M._state.provider and M._state.provider.show then
+      M._state.provider.show(M._state.buf)
+      wins = term_windows()
+      if #wins > 0 then
+        vim.api.nvim_set_current_win(wins[1])
+      end
+    elseif #wins == 0 then
       open_window(M._state.buf, M.options())
     else
       vim.api.nvim_set_current_win(wins[1])
@@ -286,6 +316,10 @@ end
 
 ---Hides the terminal's windows in this tab page; the job keeps running.
 function M.hide()
+  if M._state.provider and M._state.provider.hide and #term_windows() > 0 then
+    M._state.provider.hide(M._state.buf)
+    return
+  end
   for _, w in ipairs(term_windows()) do
     if #vim.api.nvim_tabpage_list_wins(0) == 1 then
       -- The last window: show another buffer in it instead of closing it.
@@ -329,6 +363,33 @@ function M.focus()
     return true
   end
   return M.show()
+end
+
+---The models `:ClaudeContext model` offers (Claude Code's aliases).
+M.models = { "default", "sonnet", "opus", "haiku", "opusplan", "sonnet[1m]" }
+
+---`:ClaudeContext model [name]`: picks a model (vim.ui.select without a name); in a running
+---claude types `/model <name>` and Enter, else starts claude with `--model <name>`.
+---@param name string?
+function M.pick_model(name)
+  local function apply(choice)
+    if not choice then
+      return
+    end
+    if job_running() then
+      pcall(vim.fn.chansend, M._state.job, "/model " .. choice .. "\r")
+      notify("model: /model " .. choice .. " sent to Claude")
+    else
+      local ok, err = M.start(choice ~= "default" and { "--model", choice } or nil)
+      if not ok then
+        notify(err, vim.log.levels.ERROR)
+      end
+    end
+  end
+  if name and name ~= "" then
+    return apply(name)
+  end
+  vim.ui.select(M.models, { prompt = "Claude model", kind = "claude_context.model" }, apply)
 end
 
 ---Arguments `:ClaudeContext open` completes (the claude CLI's own), and values after some.
@@ -457,6 +518,25 @@ function M.start(extra)
   local cmd = M.build_cmd(opts, mcp_file)
   vim.list_extend(cmd, extra or {})
 
+  local provider = opts.provider
+  if provider == "auto" then
+    provider = M.snacks() and "snacks" or "native"
+  end
+  if provider == "none" then
+    notify(
+      ("terminal.provider = none: the bridge runs on port %d; start `claude` yourself in %s and run /ide (or set CLAUDE_CODE_SSE_PORT=%d)"):format(
+        st.port,
+        vim.fn.getcwd(),
+        st.port
+      )
+    )
+    return true
+  elseif provider == "external" then
+    return M.start_external(cmd, M.job_env(st.port, opts), opts)
+  elseif provider == "snacks" or type(provider) == "table" then
+    return M.start_provider(provider == "snacks" and M.snacks_provider(opts) or provider, cmd, st, opts, mcp_file)
+  end
+
   if M._state.buf and vim.api.nvim_buf_is_valid(M._state.buf) then
     -- A finished terminal (kept to show its exit status) is replaced.
     pcall(vim.api.nvim_buf_delete, M._state.buf, { force = true })
@@ -523,6 +603,118 @@ function M.start(extra)
   if opts.auto_insert then
     vim.cmd.startinsert()
   end
+  return true
+end
+
+---The snacks.nvim terminal module, when snacks.nvim is set up.
+---@return table?
+function M.snacks()
+  local snacks = rawget(_G, "Snacks")
+  return snacks and type(snacks.terminal) == "table" and snacks.terminal.open and snacks.terminal or nil
+end
+
+---A provider over snacks.nvim's documented terminal API: `Snacks.terminal.open(cmd, opts)` (a
+---terminal object with `buf`, `win`, `:show()`, `:hide()`), the job id in `b:terminal_job_id`.
+---@param opts claude_context.TerminalConfig
+---@return claude_context.TerminalProvider
+function M.snacks_provider(opts)
+  local objects = {}
+  return {
+    open = function(cmd, env, cwd)
+      local st = M.snacks()
+      if not st then
+        error("snacks.nvim is not set up (no Snacks.terminal)", 0)
+      end
+      local position = opts.side == "float" and "float" or opts.side
+      local t = st.open(cmd, {
+        cwd = cwd,
+        env = env,
+        interactive = opts.auto_insert,
+        win = { position = position, width = opts.size, height = opts.size },
+      })
+      local buf = t.buf
+      objects[buf] = t
+      return buf, vim.b[buf].terminal_job_id
+    end,
+    show = function(buf)
+      if objects[buf] then
+        objects[buf]:show()
+      end
+    end,
+    hide = function(buf)
+      if objects[buf] then
+        objects[buf]:hide()
+      end
+    end,
+  }
+end
+
+---Starts claude through a provider (snacks.nvim or a custom table); the buffer it returns gets
+---the same identity, keys, paste handling and lifetime as the built-in terminal's.
+---@param provider claude_context.TerminalProvider
+---@return boolean ok, string? err
+function M.start_provider(provider, cmd, st, opts, mcp_file)
+  if M._state.buf and vim.api.nvim_buf_is_valid(M._state.buf) then
+    pcall(vim.api.nvim_buf_delete, M._state.buf, { force = true })
+  end
+  local ok, buf, job = pcall(provider.open, cmd, M.job_env(st.port, opts), vim.fn.getcwd())
+  if not ok then
+    return false, "the terminal provider failed: " .. tostring(buf)
+  end
+  if type(buf) ~= "number" or not vim.api.nvim_buf_is_valid(buf) or type(job) ~= "number" or job <= 0 then
+    return false, "the terminal provider returned no terminal buffer and job"
+  end
+  M._state = { buf = buf, job = job, cmd = cmd, mcp_config = mcp_file, port = st.port, provider = provider }
+  vim.b[buf].claude_context_terminal = true
+  local wins = vim.fn.win_findbuf(buf)
+  M.decorate(buf, job, wins[1])
+  M.install_paste()
+  vim.api.nvim_create_autocmd("BufWipeout", {
+    buffer = buf,
+    once = true,
+    callback = function()
+      pcall(vim.fn.jobstop, job)
+      if M._state.buf == buf then
+        M._state = {}
+      end
+    end,
+  })
+  if opts.reload then
+    M.install_reload()
+  end
+  return true
+end
+
+---The shell command line that runs `cmd` with `env` set (for launchers that start a new shell).
+---@param cmd string[]
+---@param env table<string,string>
+---@return string
+function M.shell_line(cmd, env)
+  local parts = { "env" }
+  local keys = vim.tbl_keys(env)
+  table.sort(keys)
+  for _, k in ipairs(keys) do
+    table.insert(parts, vim.fn.shellescape(k .. "=" .. env[k]))
+  end
+  for _, a in ipairs(cmd) do
+    table.insert(parts, vim.fn.shellescape(a))
+  end
+  return table.concat(parts, " ")
+end
+
+---provider = "external": runs `external_cmd` with "{cmd}" replaced by the command line of
+---claude with the IDE environment (tmux, zellij, another terminal emulator), detached.
+---@return boolean ok, string? err
+function M.start_external(cmd, env, opts)
+  local line = M.shell_line(cmd, env)
+  local argv = vim.tbl_map(function(a)
+    return a == "{cmd}" and line or a
+  end, opts.external_cmd)
+  local ok, job = pcall(vim.fn.jobstart, argv, { env = env, cwd = vim.fn.getcwd(), detach = true })
+  if not ok or job <= 0 then
+    return false, ("cannot run %s: %s"):format(argv[1], ok and ("jobstart returned " .. job) or tostring(job))
+  end
+  notify(("started claude with %s"):format(argv[1]))
   return true
 end
 
@@ -714,6 +906,17 @@ function M.register_commands(commands)
       end
     end,
     complete = M.complete_open,
+  })
+  commands.register("model", {
+    desc = "pick a model: /model in the running claude, else start claude with --model",
+    run = function(_, args)
+      M.pick_model(args[1])
+    end,
+    complete = function(arglead)
+      return vim.tbl_filter(function(x)
+        return vim.startswith(x, arglead)
+      end, M.models)
+    end,
   })
   commands.register("send-text", {
     desc = "type {text} (or the range's lines) into Claude's prompt",
