@@ -425,7 +425,24 @@ function M.complete_open(arglead, args)
   end, list)
 end
 
----Ends the job and wipes the terminal buffer.
+---Claude sessions of this Neovim by name ("main" first); `M._state` is the current one's.
+---@type table<string, table>
+M.sessions = {}
+---The current session's name.
+M.session = "main"
+
+---The session's buffer is gone: forget it.
+---@param state table
+local function forget(state)
+  if state.name and M.sessions[state.name] == state then
+    M.sessions[state.name] = nil
+  end
+  if M._state == state then
+    M._state = {}
+  end
+end
+
+---Ends the job and wipes the terminal buffer (of the current session).
 function M.close()
   local s = M._state
   if s.job then
@@ -434,7 +451,44 @@ function M.close()
   if s.buf and vim.api.nvim_buf_is_valid(s.buf) then
     pcall(vim.api.nvim_buf_delete, s.buf, { force = true })
   end
+  forget(s)
   M._state = {}
+end
+
+---`:ClaudeContext sessions {name}`: makes `name` the current session (hiding the current one's
+---window in this tab page) and shows it, starting a new claude when it has none.
+---@param name string
+---@return boolean ok, string? err
+function M.switch(name)
+  if name == M.session then
+    return M.show()
+  end
+  if #term_windows() > 0 then
+    M.hide()
+  end
+  M.session = name
+  M._state = M.sessions[name] or {}
+  return M.show()
+end
+
+---The sessions: `{ name, running, current, buf }`, "main" first, then by name.
+---@return table[]
+function M.list()
+  local names = vim.tbl_keys(M.sessions)
+  if not M.sessions[M.session] and not vim.tbl_contains(names, M.session) then
+    table.insert(names, M.session)
+  end
+  table.sort(names, function(a, b)
+    if a == "main" or b == "main" then
+      return a == "main" and b ~= "main"
+    end
+    return a < b
+  end)
+  return vim.tbl_map(function(n)
+    local st = M.sessions[n] or {}
+    local running = st.job ~= nil and vim.fn.jobwait({ st.job }, 0)[1] == -1
+    return { name = n, running = running, current = n == M.session, buf = st.buf }
+  end, names)
 end
 
 ---A buffer name for the terminal nobody uses yet: `claude://<project>` (the working directory's
@@ -442,6 +496,9 @@ end
 ---@return string
 function M.buffer_name()
   local base = "claude://" .. vim.fn.fnamemodify(vim.fn.getcwd(), ":t")
+  if M.session ~= "main" then
+    base = ("%s [%s]"):format(base, M.session)
+  end
   local name, n = base, 1
   while vim.fn.bufexists(name) == 1 do
     n = n + 1
@@ -557,10 +614,10 @@ function M.start(extra)
       end,
       on_exit = function(id, code)
         vim.schedule(function()
-          if M._state.job ~= id then
+          if state.job ~= id then
             return
           end
-          M._state.job = nil
+          state.job = nil
           if opts.reload then
             M.checktime()
           end
@@ -581,7 +638,9 @@ function M.start(extra)
     return false, ("cannot start %s: %s"):format(prog, started and ("jobstart returned " .. tostring(job)) or tostring(job))
   end
   state.job = job
+  state.name = M.session
   M._state = state
+  M.sessions[M.session] = state
   vim.bo[buf].bufhidden = "hide"
   vim.b[buf].claude_context_terminal = true
   M.decorate(buf, job, win)
@@ -592,9 +651,7 @@ function M.start(extra)
     once = true,
     callback = function()
       pcall(vim.fn.jobstop, job)
-      if M._state.buf == buf then
-        M._state = {}
-      end
+      forget(state)
     end,
   })
   if opts.reload then
@@ -664,7 +721,9 @@ function M.start_provider(provider, cmd, st, opts, mcp_file)
   if type(buf) ~= "number" or not vim.api.nvim_buf_is_valid(buf) or type(job) ~= "number" or job <= 0 then
     return false, "the terminal provider returned no terminal buffer and job"
   end
-  M._state = { buf = buf, job = job, cmd = cmd, mcp_config = mcp_file, port = st.port, provider = provider }
+  local state = { buf = buf, job = job, cmd = cmd, mcp_config = mcp_file, port = st.port, provider = provider, name = M.session }
+  M._state = state
+  M.sessions[M.session] = state
   vim.b[buf].claude_context_terminal = true
   local wins = vim.fn.win_findbuf(buf)
   M.decorate(buf, job, wins[1])
@@ -674,9 +733,7 @@ function M.start_provider(provider, cmd, st, opts, mcp_file)
     once = true,
     callback = function()
       pcall(vim.fn.jobstop, job)
-      if M._state.buf == buf then
-        M._state = {}
-      end
+      forget(state)
     end,
   })
   if opts.reload then
@@ -906,6 +963,39 @@ function M.register_commands(commands)
       end
     end,
     complete = M.complete_open,
+  })
+  commands.register("sessions", {
+    desc = "switch to (or start) the Claude terminal session {name}; without a name, pick one",
+    run = function(_, args)
+      local function go(name)
+        if not name or name == "" then
+          return
+        end
+        local ok, err = M.switch(name)
+        if not ok then
+          notify(err, vim.log.levels.ERROR)
+        end
+      end
+      if args[1] then
+        return go(args[1])
+      end
+      vim.ui.select(M.list(), {
+        prompt = "Claude session",
+        kind = "claude_context.session",
+        format_item = function(it)
+          return ("%s%s (%s)"):format(it.current and "* " or "  ", it.name, it.running and "running" or "not running")
+        end,
+      }, function(choice)
+        go(choice and choice.name)
+      end)
+    end,
+    complete = function(arglead)
+      return vim.tbl_filter(function(n)
+        return vim.startswith(n, arglead)
+      end, vim.tbl_map(function(it)
+        return it.name
+      end, M.list()))
+    end,
   })
   commands.register("model", {
     desc = "pick a model: /model in the running claude, else start claude with --model",

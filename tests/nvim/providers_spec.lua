@@ -187,4 +187,50 @@ return {
       term().close()
     end,
   },
+  {
+    "named sessions: each its own claude and buffer; listed; switching shows one, hides the other",
+    function()
+      cc().setup({ terminal = vim.tbl_extend("force", base, { args = {} }) })
+      local t = term()
+      clear()
+      vim.cmd("ClaudeContext open")
+      started()
+      local main = t._state
+      clear()
+      vim.cmd("ClaudeContext sessions review")
+      started()
+      local review = t._state
+      ok(review.job ~= main.job and review.buf ~= main.buf, "a second claude")
+      eq("review", t.session)
+      contains(vim.api.nvim_buf_get_name(review.buf), "[review]")
+      eq(0, #vim.fn.win_findbuf(main.buf), "main hidden in this tab page")
+      eq(1, #vim.fn.win_findbuf(review.buf))
+      local list = t.list()
+      eq({ "main", "review" }, vim.tbl_map(function(x)
+        return x.name
+      end, list))
+      eq({ true, true }, { list[1].running, list[2].running })
+      eq({ false, true }, { list[1].current, list[2].current })
+      local orig = vim.ui.select
+      vim.ui.select = function(items, o, cb)
+        vim.ui.select = orig
+        contains(o.format_item(items[2]), "* review (running)")
+        cb(items[1])
+      end
+      vim.cmd("ClaudeContext sessions")
+      eq("main", t.session)
+      eq(main, t._state)
+      eq(1, #vim.fn.win_findbuf(main.buf))
+      eq(0, #vim.fn.win_findbuf(review.buf))
+      eq({ "main", "review" }, vim.fn.getcompletion("ClaudeContext sessions ", "cmdline"))
+      -- Closing one leaves the other.
+      t.close()
+      eq(nil, t.sessions.main)
+      ok(t.sessions.review and vim.fn.jobwait({ review.job }, 0)[1] == -1, "review still runs")
+      t.switch("review")
+      t.close()
+      t.session = "main"
+      eq({}, t.sessions)
+    end,
+  },
 }
