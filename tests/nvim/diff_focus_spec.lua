@@ -297,6 +297,23 @@ return {
       end)
       eq("one\nTWO\nthree\nfour\n", box.result.content[2].text)
       cleanup()
+
+      -- Deletions: in the middle (shown above the next line) and at the end (below the last).
+      h.write(target, "a\nb\nc\nd\n")
+      box = request_diff("inl2", "a\nc\n")
+      local marks2 = vim.api.nvim_buf_get_extmarks(box.view.prop_buf, ns, 0, -1, { details = true })
+      local placed = {}
+      for _, m in ipairs(marks2) do
+        if m[4].virt_lines then
+          table.insert(placed, { row = m[2], above = m[4].virt_lines_above == true, text = m[4].virt_lines[1][1][1] })
+        end
+      end
+      table.sort(placed, function(x, y)
+        return x.row < y.row
+      end)
+      eq({ { row = 1, above = true, text = "- b" }, { row = 1, above = false, text = "- d" } }, placed)
+      vim.cmd("ClaudeContext reject")
+      cleanup()
     end,
   },
   {

@@ -353,8 +353,10 @@ function M.inline(v)
       })
     end
     if #virt > 0 then
-      local row = b_count > 0 and b_start - 1 or b_start -- after line b_start for a deletion
-      local above = b_count > 0 or row == 0
+      -- Above the hunk's first line; a deletion (after line b_start) above the line after it,
+      -- or below the last line when it was at the end.
+      local row = b_count > 0 and b_start - 1 or b_start
+      local above = true
       if row >= #new_lines then
         row, above = math.max(0, #new_lines - 1), false
       end
