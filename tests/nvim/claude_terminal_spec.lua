@@ -94,6 +94,11 @@ return {
     "Shift+Enter and Alt+Enter send ESC CR (a newline in Claude's prompt)",
     function()
       c:wait("return vim.api.nvim_get_mode().mode == 't'", "Terminal-Job mode (auto_insert)")
+      -- The fake reads raw bytes once it printed its banner.
+      c:wait(
+        "local b = require('claude_context.terminal')._state.buf return table.concat(vim.api.nvim_buf_get_lines(b, 0, -1, false), '\\n'):find('fake claude ready', 1, true) ~= nil",
+        "the fake's banner"
+      )
       c:input("hi<S-CR>there<M-CR>")
       wait_for(function()
         return read(".in"):find("hi\27\rthere\27\r", 1, true)
@@ -202,6 +207,24 @@ return {
       eq(false, c:lua("return vim.bo.modified"))
       contains(c:lua("return _G.messages[#_G.messages].msg"), "sent")
       c:lua("vim.cmd('close')")
+      -- Without a running claude the draft stays, and an error says so.
+      c:lua([[
+        local t = require("claude_context.terminal")
+        _G.saved_state = t._state
+        t._state = {}
+        vim.cmd("ClaudeContext compose")
+        vim.api.nvim_buf_set_lines(0, 0, -1, false, { "draft" })
+        vim.cmd("silent! write")
+      ]])
+      eq({ "draft" }, c:lua("return vim.api.nvim_buf_get_lines(0, 0, -1, false)"))
+      eq(true, c:lua("return vim.bo.modified"))
+      contains(c:lua("return _G.messages[#_G.messages].msg"), "the draft is kept")
+      c:lua([[
+        require("claude_context.terminal")._state = _G.saved_state
+        vim.api.nvim_buf_set_lines(0, 0, -1, false, {})
+        vim.bo.modified = false
+        vim.cmd("close")
+      ]])
     end,
   },
   {
