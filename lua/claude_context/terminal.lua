@@ -26,6 +26,7 @@ config.extra_keys.terminal = true
 ---@field auto_insert boolean Enter Terminal-mode when the window is shown (default true)
 ---@field reload boolean :checktime on focus, buffer enter and terminal output (default true)
 ---@field context_lines integer Lines `:ClaudeContext add-terminal` sends (default 200)
+---@field per_tab boolean Each tab page its own Claude session (default false)
 ---@field provider "native"|"auto"|"snacks"|"external"|"none"|claude_context.TerminalProvider
 ---@field external_cmd string[]? For provider = "external": the launcher's argv; "{cmd}" is
 ---replaced by the shell command line that starts claude with the IDE environment
@@ -42,6 +43,7 @@ M.defaults = {
   context_lines = 200,
   provider = "native",
   external_cmd = nil,
+  per_tab = false,
 }
 
 ---@class claude_context.TerminalProvider
@@ -121,7 +123,7 @@ function M.resolve(user)
   if t.provider == "external" then
     check("external_cmd", strings(t.external_cmd) and #t.external_cmd > 0 and vim.tbl_contains(t.external_cmd, "{cmd}"), 'a list of strings with a "{cmd}" element')
   end
-  for _, k in ipairs({ "mcp_config", "auto_insert", "reload" }) do
+  for _, k in ipairs({ "mcp_config", "auto_insert", "reload", "per_tab" }) do
     check(k, type(t[k]) == "boolean", "a boolean")
   end
   return t
@@ -335,10 +337,29 @@ function M.hide()
   end
 end
 
+---With `per_tab`, makes the current tab page's session (named after the tab page, kept in
+---`t:claude_context_session`) the current one.
+function M.sync_tab()
+  local ok, o = pcall(M.options)
+  if not (ok and o.per_tab) then
+    return
+  end
+  local name = vim.t.claude_context_session
+  if not name then
+    name = "tab " .. vim.api.nvim_get_current_tabpage()
+    vim.t.claude_context_session = name
+  end
+  if name ~= M.session then
+    M.session = name
+    M._state = M.sessions[name] or {}
+  end
+end
+
 ---`:ClaudeContext open`: hides the terminal when it is shown in this tab page, else shows it.
 ---@param extra string[]? arguments for a new claude (`--resume`, `--model opus`, …)
 ---@return boolean ok, string? err
 function M.toggle(extra)
+  M.sync_tab()
   if job_running() and #term_windows() > 0 and not (extra and #extra > 0) then
     M.hide()
     return true
@@ -350,6 +371,7 @@ end
 ---the cursor is in it already; shown (started when needed) when hidden.
 ---@return boolean ok, string? err
 function M.focus()
+  M.sync_tab()
   local wins = term_windows()
   if job_running() and #wins > 0 then
     if vim.api.nvim_get_current_buf() == M._state.buf then

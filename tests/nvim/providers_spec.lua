@@ -233,4 +233,36 @@ return {
       eq({}, t.sessions)
     end,
   },
+  {
+    "terminal.per_tab: each tab page its own claude; open in a tab page acts on that tab's",
+    function()
+      cc().setup({ terminal = vim.tbl_extend("force", base, { args = {}, per_tab = true }) })
+      local t = term()
+      clear()
+      vim.cmd("ClaudeContext open")
+      started()
+      local first = t._state
+      vim.cmd("tabnew")
+      clear()
+      vim.cmd("ClaudeContext open")
+      started()
+      local second = t._state
+      ok(second.job ~= first.job, "a second claude in the second tab page")
+      eq(1, #vim.fn.win_findbuf(second.buf))
+      vim.cmd("tabprevious")
+      vim.cmd("ClaudeContext open") -- this tab's claude is shown: hides it
+      eq(first, t._state)
+      eq(0, #vim.fn.win_findbuf(first.buf))
+      ok(vim.fn.jobwait({ first.job }, 0)[1] == -1 and vim.fn.jobwait({ second.job }, 0)[1] == -1, "both run")
+      eq(2, #t.list())
+      t.close()
+      vim.cmd("tabnext")
+      t.sync_tab()
+      t.close()
+      vim.cmd("tabonly")
+      t.session = "main"
+      eq({}, t.sessions)
+      cc().setup({ terminal = base })
+    end,
+  },
 }
