@@ -394,6 +394,7 @@ M.models = { "default", "sonnet", "opus", "haiku", "opusplan", "sonnet[1m]" }
 ---claude types `/model <name>` and Enter, else starts claude with `--model <name>`.
 ---@param name string?
 function M.pick_model(name)
+  M.sync_tab()
   local function apply(choice)
     if not choice then
       return
@@ -807,6 +808,7 @@ M.PASTE_CHUNK = 4096
 ---@param submit boolean?
 ---@return boolean ok, string? err
 function M.send_text(text, submit)
+  M.sync_tab()
   if not job_running() then
     return false, "no claude terminal is running (:ClaudeContext open)"
   end
