@@ -183,5 +183,7 @@ require("claude_context.install").register(M)
 require("claude_context.ide.commands").register(M)
 -- Subcommands of other modules.
 require("claude_context.session").register_commands(M)
+-- add-terminal, add-diagnostics, add-quickfix
+require("claude_context.context_files").register(M)
 
 return M

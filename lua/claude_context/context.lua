@@ -334,7 +334,8 @@ function M.memory(o, args)
     format_item = M.label,
   }, function(choice)
     if choice then
-      vim.cmd(((o and o.mods and o.mods ~= "") and (o.mods .. " ") or "") .. "edit " .. vim.fn.fnameescape(choice.absolutePath))
+      -- Never in Claude's terminal (or another special window) the command was run from.
+      require("claude_context.windows").edit(choice.absolutePath, o and o.mods)
     end
   end)
 end

@@ -109,6 +109,18 @@ table.insert(M._setup_hooks, function(options)
   end
 end)
 
+-- Diffs: setup{diff = …} is checked here; the key tracker behind "typing" starts here (a diff
+-- that arrives while the person types does not take the cursor).
+config.extra_keys.diff = true
+table.insert(M._setup_hooks, function(options)
+  if options.diff ~= nil then
+    require("claude_context.ide.diff").resolve(options.diff)
+  end
+  require("claude_context.typing").install()
+  -- User ClaudeContextConnected / Disconnected.
+  require("claude_context.status").watch()
+end)
+
 -- Claude sessions: checks setup{claude = …} (the module adds its native fields).
 table.insert(M._setup_hooks, function(options)
   if wanted(options, "claude", "claude_context.session") then
@@ -192,7 +204,8 @@ function M.status()
     return nil
   end
   local s = require("claude_context.native").load().status()
-  return s and vim.json.decode(s) or nil
+  -- activity, ide_clients, mcp_clients, diffs_waiting, runs: see claude_context.status.
+  return s and require("claude_context.status").decorate(vim.json.decode(s)) or nil
 end
 
 ---Calls a bridge tool; `cb(result)` gets the MCP CallToolResult table (or `{error=…}`).

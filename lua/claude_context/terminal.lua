@@ -26,6 +26,11 @@ config.extra_keys.terminal = true
 ---@field permission_mode string|false `--permission-mode` for the CLI (default "default": edits ask, and the diff opens in Neovim); false passes none
 ---@field auto_insert boolean Enter Terminal-mode when the window is shown (default true)
 ---@field reload boolean :checktime on focus, buffer enter and terminal output (default true)
+---@field context_lines integer Lines `:ClaudeContext add-terminal` sends (default 200)
+---@field per_tab boolean Each tab page its own Claude session (default false)
+---@field provider "native"|"auto"|"snacks"|"external"|"none"|claude_context.TerminalProvider
+---@field external_cmd string[]? For provider = "external": the launcher's argv; "{cmd}" is
+---replaced by the shell command line that starts claude with the IDE environment
 M.defaults = {
   -- cmd: unset; the CLI is `claude.cmd` (or found: see claude_context.cli).
   args = {},
@@ -39,7 +44,19 @@ M.defaults = {
   permission_mode = "default",
   auto_insert = true,
   reload = true,
+  context_lines = 200,
+  provider = "native",
+  external_cmd = nil,
+  per_tab = false,
 }
+
+---@class claude_context.TerminalProvider
+---@field open fun(cmd: string[], env: table<string,string>, cwd: string): integer buf, integer job
+---Starts `cmd` in a terminal buffer it shows; returns the buffer and its job id
+---@field show (fun(buf: integer))? Shows the hidden terminal (default: the built-in window)
+---@field hide (fun(buf: integer))? Hides it (default: closes its windows)
+
+local PROVIDERS = { native = true, auto = true, snacks = true, external = true, none = true }
 
 local SIDES = { right = true, left = true, top = true, bottom = true, float = true }
 
@@ -71,7 +88,7 @@ function M.resolve(user)
     error(("claude-context: option terminal must be a table, got %s"):format(type(user)), 0)
   end
   for k in pairs(user) do
-    if M.defaults[k] == nil and k ~= "cmd" then
+    if M.defaults[k] == nil and k ~= "cmd" and k ~= "external_cmd" then
       error(("claude-context: unknown option terminal.%s (see :help claude-context-terminal)"):format(tostring(k)), 0)
     end
   end
@@ -82,6 +99,9 @@ function M.resolve(user)
   end
   if user.cmd then
     t.cmd = user.cmd
+  end
+  if type(user.provider) == "table" then
+    t.provider = user.provider -- kept as given (functions)
   end
   local function check(name, ok, want)
     if not ok then
@@ -119,7 +139,16 @@ function M.resolve(user)
     t.permission_mode == false or (type(t.permission_mode) == "string" and M.PERMISSION_MODES[t.permission_mode] == true),
     "false or one of default, acceptEdits, plan, auto, dontAsk, bypassPermissions"
   )
-  for _, k in ipairs({ "mcp_config", "auto_insert", "reload" }) do
+  check("context_lines", type(t.context_lines) == "number" and t.context_lines >= 1, "a number >= 1")
+  check(
+    "provider",
+    PROVIDERS[t.provider] == true or (type(t.provider) == "table" and type(t.provider.open) == "function"),
+    "native, auto, snacks, external, none, or a table with an open function"
+  )
+  if t.provider == "external" then
+    check("external_cmd", strings(t.external_cmd) and #t.external_cmd > 0 and vim.tbl_contains(t.external_cmd, "{cmd}"), 'a list of strings with a "{cmd}" element')
+  end
+  for _, k in ipairs({ "mcp_config", "auto_insert", "reload", "per_tab" }) do
     check(k, type(t[k]) == "boolean", "a boolean")
   end
   return t
@@ -300,9 +329,13 @@ M.install_reload = reload.install
 M.uninstall_reload = reload.uninstall
 
 ---Shows the terminal (starting it when needed).
+---@param extra string[]? arguments for a new claude (refused while one runs)
 ---@return boolean ok, string? err
-function M.show()
+function M.show(extra)
   if job_running() then
+    if extra and #extra > 0 then
+      return false, "claude is already running here: :ClaudeContext close first, then open with the arguments"
+    end
     local st = require("claude_context").status()
     if M._state.port and (not st or st.port ~= M._state.port) then
       notify(
@@ -311,7 +344,13 @@ function M.show()
       )
     end
     local wins = term_windows()
-    if #wins == 0 then
+    if #wins == 0 and M._state.provider and M._state.provider.show then
+      M._state.provider.show(M._state.buf)
+      wins = term_windows()
+      if #wins > 0 then
+        vim.api.nvim_set_current_win(wins[1])
+      end
+    elseif #wins == 0 then
       open_window(M._state.buf, M.options())
     else
       vim.api.nvim_set_current_win(wins[1])
@@ -321,11 +360,15 @@ function M.show()
     end
     return true
   end
-  return M.start()
+  return M.start(extra)
 end
 
 ---Hides the terminal's windows in this tab page; the job keeps running.
 function M.hide()
+  if M._state.provider and M._state.provider.hide and #term_windows() > 0 then
+    M._state.provider.hide(M._state.buf)
+    return
+  end
   for _, w in ipairs(term_windows()) do
     if #vim.api.nvim_tabpage_list_wins(0) == 1 then
       -- The last window: show another buffer in it instead of closing it.
@@ -341,17 +384,135 @@ function M.hide()
   end
 end
 
+---With `per_tab`, makes the current tab page's session (named after the tab page, kept in
+---`t:claude_context_session`) the current one.
+function M.sync_tab()
+  local ok, o = pcall(M.options)
+  if not (ok and o.per_tab) then
+    return
+  end
+  local name = vim.t.claude_context_session
+  if not name then
+    name = "tab " .. vim.api.nvim_get_current_tabpage()
+    vim.t.claude_context_session = name
+  end
+  if name ~= M.session then
+    M.session = name
+    M._state = M.sessions[name] or {}
+  end
+end
+
 ---`:ClaudeContext open`: hides the terminal when it is shown in this tab page, else shows it.
+---@param extra string[]? arguments for a new claude (`--resume`, `--model opus`, …)
 ---@return boolean ok, string? err
-function M.toggle()
-  if job_running() and #term_windows() > 0 then
+function M.toggle(extra)
+  M.sync_tab()
+  if job_running() and #term_windows() > 0 and not (extra and #extra > 0) then
     M.hide()
+    return true
+  end
+  return M.show(extra)
+end
+
+---`:ClaudeContext focus`: the cursor in the terminal when it is shown elsewhere; hidden when
+---the cursor is in it already; shown (started when needed) when hidden.
+---@return boolean ok, string? err
+function M.focus()
+  M.sync_tab()
+  local wins = term_windows()
+  if job_running() and #wins > 0 then
+    if vim.api.nvim_get_current_buf() == M._state.buf then
+      M.hide()
+      return true
+    end
+    vim.api.nvim_set_current_win(wins[1])
+    if M.options().auto_insert then
+      vim.cmd.startinsert()
+    end
     return true
   end
   return M.show()
 end
 
----Ends the job and wipes the terminal buffer.
+---The models `:ClaudeContext model` offers (Claude Code's aliases).
+M.models = { "default", "sonnet", "opus", "haiku", "opusplan", "sonnet[1m]" }
+
+---`:ClaudeContext model [name]`: picks a model (vim.ui.select without a name); in a running
+---claude types `/model <name>` and Enter, else starts claude with `--model <name>`.
+---@param name string?
+function M.pick_model(name)
+  M.sync_tab()
+  local function apply(choice)
+    if not choice then
+      return
+    end
+    if job_running() then
+      pcall(vim.fn.chansend, M._state.job, "/model " .. choice .. "\r")
+      notify("model: /model " .. choice .. " sent to Claude")
+    else
+      local ok, err = M.start(choice ~= "default" and { "--model", choice } or nil)
+      if not ok then
+        notify(err, vim.log.levels.ERROR)
+      end
+    end
+  end
+  if name and name ~= "" then
+    return apply(name)
+  end
+  vim.ui.select(M.models, { prompt = "Claude model", kind = "claude_context.model" }, apply)
+end
+
+---Arguments `:ClaudeContext open` completes (the claude CLI's own), and values after some.
+M.open_args = {
+  "--continue",
+  "--resume",
+  "--model",
+  "--permission-mode",
+  "--add-dir",
+  "--allowedTools",
+  "--disallowedTools",
+  "--append-system-prompt",
+  "--verbose",
+  "--debug",
+}
+M.open_values = {
+  ["--model"] = { "sonnet", "opus", "haiku", "opusplan" },
+  ["--permission-mode"] = { "default", "acceptEdits", "plan", "bypassPermissions" },
+}
+
+---Completion of `:ClaudeContext open {args}`.
+---@param arglead string
+---@param args string[] the words so far (args[1] is "open")
+---@return string[]
+function M.complete_open(arglead, args)
+  local prev = args[#args]
+  if arglead ~= "" then
+    prev = args[#args - 1]
+  end
+  local list = M.open_values[prev or ""] or M.open_args
+  return vim.tbl_filter(function(x)
+    return vim.startswith(x, arglead)
+  end, list)
+end
+
+---Claude sessions of this Neovim by name ("main" first); `M._state` is the current one's.
+---@type table<string, table>
+M.sessions = {}
+---The current session's name.
+M.session = "main"
+
+---The session's buffer is gone: forget it.
+---@param state table
+local function forget(state)
+  if state.name and M.sessions[state.name] == state then
+    M.sessions[state.name] = nil
+  end
+  if M._state == state then
+    M._state = {}
+  end
+end
+
+---Ends the job and wipes the terminal buffer (of the current session).
 function M.close()
   local s = M._state
   if s.job then
@@ -360,12 +521,98 @@ function M.close()
   if s.buf and vim.api.nvim_buf_is_valid(s.buf) then
     pcall(vim.api.nvim_buf_delete, s.buf, { force = true })
   end
+  forget(s)
   M._state = {}
 end
 
----Starts the bridge if needed, then `claude` in a new terminal window.
+---`:ClaudeContext sessions {name}`: makes `name` the current session (hiding the current one's
+---window in this tab page) and shows it, starting a new claude when it has none.
+---@param name string
 ---@return boolean ok, string? err
-function M.start()
+function M.switch(name)
+  if name == M.session then
+    return M.show()
+  end
+  if #term_windows() > 0 then
+    M.hide()
+  end
+  M.session = name
+  M._state = M.sessions[name] or {}
+  return M.show()
+end
+
+---The sessions: `{ name, running, current, buf }`, "main" first, then by name.
+---@return table[]
+function M.list()
+  local names = vim.tbl_keys(M.sessions)
+  if not M.sessions[M.session] and not vim.tbl_contains(names, M.session) then
+    table.insert(names, M.session)
+  end
+  table.sort(names, function(a, b)
+    if a == "main" or b == "main" then
+      return a == "main" and b ~= "main"
+    end
+    return a < b
+  end)
+  return vim.tbl_map(function(n)
+    local st = M.sessions[n] or {}
+    local running = st.job ~= nil and vim.fn.jobwait({ st.job }, 0)[1] == -1
+    return { name = n, running = running, current = n == M.session, buf = st.buf }
+  end, names)
+end
+
+---A buffer name for the terminal nobody uses yet: `claude://<project>` (the working directory's
+---name), `claude://<project> (2)` and so on.
+---@return string
+function M.buffer_name()
+  local base = "claude://" .. vim.fn.fnamemodify(vim.fn.getcwd(), ":t")
+  if M.session ~= "main" then
+    base = ("%s [%s]"):format(base, M.session)
+  end
+  local name, n = base, 1
+  while vim.fn.bufexists(name) == 1 do
+    n = n + 1
+    name = ("%s (%d)"):format(base, n)
+  end
+  return name
+end
+
+---What Shift+Enter and Alt+Enter send: ESC CR, the sequence Claude Code reads as a newline in
+---its prompt (what its /terminal-setup binds Shift+Enter to).
+M.NEWLINE = "\27\r"
+
+---Gives the terminal buffer its identity: a readable name, unlisted, filetype
+---`claude_context_terminal`, the newline keys; then fires `User ClaudeContextTerminalOpen`.
+---@param buf integer
+---@param job integer
+---@param win integer?
+function M.decorate(buf, job, win)
+  local old = vim.api.nvim_buf_get_name(buf)
+  pcall(vim.api.nvim_buf_set_name, buf, M.buffer_name())
+  -- Renaming leaves the old term:// name behind as an unlisted alternate buffer: wipe it.
+  for _, b in ipairs(old ~= "" and vim.api.nvim_list_bufs() or {}) do
+    if b ~= buf and vim.api.nvim_buf_get_name(b) == old and vim.bo[b].buftype ~= "terminal" and not vim.api.nvim_buf_is_loaded(b) then
+      pcall(vim.api.nvim_buf_delete, b, { force = true })
+    end
+  end
+  vim.bo[buf].buflisted = false
+  vim.bo[buf].filetype = "claude_context_terminal"
+  for _, lhs in ipairs({ "<S-CR>", "<M-CR>" }) do
+    vim.keymap.set("t", lhs, function()
+      pcall(vim.fn.chansend, job, M.NEWLINE)
+    end, { buffer = buf, desc = "claude-context: a newline in Claude's prompt" })
+  end
+  vim.api.nvim_exec_autocmds("User", {
+    pattern = "ClaudeContextTerminalOpen",
+    data = { buf = buf, job = job, win = win },
+    modeline = false,
+  })
+end
+
+---Starts the bridge if needed, then `claude` in a new terminal window.
+---@param extra string[]? arguments after the configured ones (`:ClaudeContext open --resume`)
+---@return boolean ok, string? err
+function M.start(extra)
   local ok, opts = pcall(M.options)
   if not ok then
     return false, opts
@@ -398,6 +645,26 @@ function M.start()
     mcp_file = res
   end
   local cmd = M.build_cmd(opts, mcp_file, prog)
+  vim.list_extend(cmd, extra or {})
+
+  local provider = opts.provider
+  if provider == "auto" then
+    provider = M.snacks() and "snacks" or "native"
+  end
+  if provider == "none" then
+    notify(
+      ("terminal.provider = none: the bridge runs on port %d; start `claude` yourself in %s and run /ide (or set CLAUDE_CODE_SSE_PORT=%d)"):format(
+        st.port,
+        vim.fn.getcwd(),
+        st.port
+      )
+    )
+    return true
+  elseif provider == "external" then
+    return M.start_external(cmd, M.job_env(st.port, opts), opts)
+  elseif provider == "snacks" or type(provider) == "table" then
+    return M.start_provider(provider == "snacks" and M.snacks_provider(opts) or provider, cmd, st, opts, mcp_file)
+  end
 
   if M._state.buf and vim.api.nvim_buf_is_valid(M._state.buf) then
     -- A finished terminal (kept to show its exit status) is replaced.
@@ -412,16 +679,17 @@ function M.start()
       env = M.job_env(st.port, opts),
       cwd = vim.fn.getcwd(),
       on_stdout = function()
+        state.last_output = (vim.uv or vim.loop).now() -- "busy" in status()
         if opts.reload then
           checktime_soon()
         end
       end,
       on_exit = function(id, code)
         vim.schedule(function()
-          if M._state.job ~= id then
+          if state.job ~= id then
             return
           end
-          M._state.job = nil
+          state.job = nil
           if opts.reload then
             M.checktime()
           end
@@ -442,18 +710,20 @@ function M.start()
     return false, ("cannot start %s: %s"):format(prog, started and ("jobstart returned " .. tostring(job)) or tostring(job))
   end
   state.job = job
+  state.name = M.session
   M._state = state
+  M.sessions[M.session] = state
   vim.bo[buf].bufhidden = "hide"
   vim.b[buf].claude_context_terminal = true
+  M.decorate(buf, job, win)
+  M.install_paste()
   -- Wiping the buffer (:bwipeout!, :bdelete!) ends the job.
   vim.api.nvim_create_autocmd("BufWipeout", {
     buffer = buf,
     once = true,
     callback = function()
       pcall(vim.fn.jobstop, job)
-      if M._state.buf == buf then
-        M._state = {}
-      end
+      forget(state)
     end,
   })
   if opts.reload then
@@ -463,6 +733,255 @@ function M.start()
     vim.cmd.startinsert()
   end
   return true
+end
+
+---The snacks.nvim terminal module, when snacks.nvim is set up.
+---@return table?
+function M.snacks()
+  local snacks = rawget(_G, "Snacks")
+  return snacks and type(snacks.terminal) == "table" and snacks.terminal.open and snacks.terminal or nil
+end
+
+---A provider over snacks.nvim's documented terminal API: `Snacks.terminal.open(cmd, opts)` (a
+---terminal object with `buf`, `win`, `:show()`, `:hide()`), the job id in `b:terminal_job_id`.
+---@param opts claude_context.TerminalConfig
+---@return claude_context.TerminalProvider
+function M.snacks_provider(opts)
+  local objects = {}
+  return {
+    open = function(cmd, env, cwd)
+      local st = M.snacks()
+      if not st then
+        error("snacks.nvim is not set up (no Snacks.terminal)", 0)
+      end
+      local position = opts.side == "float" and "float" or opts.side
+      local t = st.open(cmd, {
+        cwd = cwd,
+        env = env,
+        interactive = opts.auto_insert,
+        win = { position = position, width = opts.size, height = opts.size },
+      })
+      local buf = t.buf
+      objects[buf] = t
+      return buf, vim.b[buf].terminal_job_id
+    end,
+    show = function(buf)
+      if objects[buf] then
+        objects[buf]:show()
+      end
+    end,
+    hide = function(buf)
+      if objects[buf] then
+        objects[buf]:hide()
+      end
+    end,
+  }
+end
+
+---Starts claude through a provider (snacks.nvim or a custom table); the buffer it returns gets
+---the same identity, keys, paste handling and lifetime as the built-in terminal's.
+---@param provider claude_context.TerminalProvider
+---@return boolean ok, string? err
+function M.start_provider(provider, cmd, st, opts, mcp_file)
+  if M._state.buf and vim.api.nvim_buf_is_valid(M._state.buf) then
+    pcall(vim.api.nvim_buf_delete, M._state.buf, { force = true })
+  end
+  local ok, buf, job = pcall(provider.open, cmd, M.job_env(st.port, opts), vim.fn.getcwd())
+  if not ok then
+    return false, "the terminal provider failed: " .. tostring(buf)
+  end
+  if type(buf) ~= "number" or not vim.api.nvim_buf_is_valid(buf) or type(job) ~= "number" or job <= 0 then
+    return false, "the terminal provider returned no terminal buffer and job"
+  end
+  local state = { buf = buf, job = job, cmd = cmd, mcp_config = mcp_file, port = st.port, provider = provider, name = M.session }
+  M._state = state
+  M.sessions[M.session] = state
+  vim.b[buf].claude_context_terminal = true
+  local wins = vim.fn.win_findbuf(buf)
+  M.decorate(buf, job, wins[1])
+  M.install_paste()
+  vim.api.nvim_create_autocmd("BufWipeout", {
+    buffer = buf,
+    once = true,
+    callback = function()
+      pcall(vim.fn.jobstop, job)
+      forget(state)
+    end,
+  })
+  if opts.reload then
+    M.install_reload()
+  end
+  return true
+end
+
+---The shell command line that runs `cmd` with `env` set (for launchers that start a new shell).
+---@param cmd string[]
+---@param env table<string,string>
+---@return string
+function M.shell_line(cmd, env)
+  local parts = { "env" }
+  local keys = vim.tbl_keys(env)
+  table.sort(keys)
+  for _, k in ipairs(keys) do
+    table.insert(parts, vim.fn.shellescape(k .. "=" .. env[k]))
+  end
+  for _, a in ipairs(cmd) do
+    table.insert(parts, vim.fn.shellescape(a))
+  end
+  return table.concat(parts, " ")
+end
+
+---provider = "external": runs `external_cmd` with "{cmd}" replaced by the command line of
+---claude with the IDE environment (tmux, zellij, another terminal emulator), detached.
+---@return boolean ok, string? err
+function M.start_external(cmd, env, opts)
+  local line = M.shell_line(cmd, env)
+  local argv = vim.tbl_map(function(a)
+    return a == "{cmd}" and line or a
+  end, opts.external_cmd)
+  local ok, job = pcall(vim.fn.jobstart, argv, { env = env, cwd = vim.fn.getcwd(), detach = true })
+  if not ok or job <= 0 then
+    return false, ("cannot run %s: %s"):format(argv[1], ok and ("jobstart returned " .. job) or tostring(job))
+  end
+  notify(("started claude with %s"):format(argv[1]))
+  return true
+end
+
+---Bytes per chansend of a paste: big pastes go in slices (one write of megabytes is what
+---truncated streamed pastes before Neovim 0.12.2).
+M.PASTE_CHUNK = 4096
+
+---Types `text` into Claude's prompt as one bracketed paste (its newlines stay in the prompt),
+---in slices of `PASTE_CHUNK` bytes; with `submit`, then Enter.
+---@param text string
+---@param submit boolean?
+---@return boolean ok, string? err
+function M.send_text(text, submit)
+  M.sync_tab()
+  if not job_running() then
+    return false, "no claude terminal is running (:ClaudeContext open)"
+  end
+  if text == "" then
+    return false, "nothing to send"
+  end
+  local job = M._state.job
+  local sent = pcall(function()
+    vim.fn.chansend(job, "\27[200~")
+    for i = 1, #text, M.PASTE_CHUNK do
+      vim.fn.chansend(job, text:sub(i, i + M.PASTE_CHUNK - 1))
+    end
+    vim.fn.chansend(job, "\27[201~")
+  end)
+  if not sent then
+    return false, "claude's terminal did not take the text"
+  end
+  require("claude_context.ide.commands").send_complete({ kind = "text", bytes = #text, submitted = submit == true })
+  if submit then
+    -- Apart from the paste, so that the CLI sees a key press, not pasted text.
+    vim.defer_fn(function()
+      pcall(vim.fn.chansend, job, "\r")
+    end, 50)
+  end
+  return true
+end
+
+local paste_acc
+---Wraps |vim.paste()| once: a paste into Claude's terminal (Terminal-Job mode) is gathered over
+---its phases and sent as one bracketed paste in slices (see send_text); other pastes are
+---untouched.
+function M.install_paste()
+  if M._paste_installed then
+    return
+  end
+  M._paste_installed = true
+  local orig = vim.paste
+  vim.paste = function(lines, phase)
+    local buf = vim.api.nvim_get_current_buf()
+    if not (buf == M._state.buf and vim.api.nvim_get_mode().mode == "t" and job_running()) then
+      if paste_acc and phase == 3 then
+        paste_acc = nil
+      end
+      return orig(lines, phase)
+    end
+    if phase == -1 or phase == 1 or not paste_acc then
+      paste_acc = {}
+    end
+    table.insert(paste_acc, table.concat(lines, "\n"))
+    if phase == -1 or phase == 3 then
+      local text = table.concat(paste_acc)
+      paste_acc = nil
+      M.send_text(text)
+    end
+    return true
+  end
+end
+
+---`:[range]ClaudeContext send-text {text}`: the range's lines and/or {text}, typed into Claude's
+---prompt (not sent: you add to it and press Enter).
+---@param o table user command opts
+---@param args string[]
+function M.send_text_command(o, args)
+  local parts = {}
+  if o.range and o.range > 0 then
+    table.insert(parts, table.concat(vim.api.nvim_buf_get_lines(0, o.line1 - 1, o.line2, false), "\n"))
+  end
+  if #args > 0 then
+    table.insert(parts, table.concat(args, " "))
+  end
+  if #parts == 0 then
+    return notify("send-text: usage: :[range]ClaudeContext send-text {text}", vim.log.levels.ERROR)
+  end
+  local ok, err = M.send_text(table.concat(parts, "\n"))
+  if not ok then
+    notify("send-text: " .. err, vim.log.levels.ERROR)
+  end
+end
+
+---`:ClaudeContext compose`: a buffer to write a long prompt in; `:w` sends it to Claude (and
+---empties the buffer), `:q` keeps the draft for next time.
+---@return integer buf
+function M.compose()
+  local name = "claude-compose://" .. vim.fn.fnamemodify(vim.fn.getcwd(), ":t")
+  local buf
+  for _, b in ipairs(vim.api.nvim_list_bufs()) do
+    if vim.api.nvim_buf_get_name(b) == name and vim.b[b].claude_context_compose then
+      buf = b
+    end
+  end
+  if not buf then
+    buf = vim.api.nvim_create_buf(false, true)
+    vim.api.nvim_buf_set_name(buf, name)
+    vim.bo[buf].buftype = "acwrite"
+    vim.bo[buf].bufhidden = "hide"
+    vim.bo[buf].swapfile = false
+    vim.bo[buf].filetype = "markdown"
+    vim.b[buf].claude_context_compose = true
+    vim.api.nvim_create_autocmd("BufWriteCmd", {
+      buffer = buf,
+      callback = function()
+        local text = table.concat(vim.api.nvim_buf_get_lines(buf, 0, -1, false), "\n")
+        local ok, err = M.send_text(text, true)
+        if not ok then
+          notify("compose: " .. err .. " (the draft is kept)", vim.log.levels.ERROR)
+          return
+        end
+        vim.api.nvim_buf_set_lines(buf, 0, -1, false, {})
+        vim.bo[buf].modified = false
+        notify("compose: sent to Claude")
+      end,
+      desc = "claude-context: send the prompt to Claude",
+    })
+  end
+  local wins = vim.fn.win_findbuf(buf)
+  if #wins > 0 then
+    vim.api.nvim_set_current_win(wins[1])
+  else
+    local target = require("claude_context.windows").edit_target()
+    vim.api.nvim_set_current_win(target)
+    vim.cmd("belowright 10split")
+    vim.api.nvim_win_set_buf(0, buf)
+  end
+  return buf
 end
 
 ---Runs at the end of setup(): validates the options, installs the reload autocmds.
@@ -509,9 +1028,73 @@ end
 ---@param commands table the claude_context.commands module
 function M.register_commands(commands)
   commands.register("open", {
-    desc = "toggle a terminal running claude, connected to the bridge",
+    desc = "toggle a terminal running claude, connected to the bridge ([args] for a new one)",
+    run = function(_, args)
+      local ok, err = M.toggle(args)
+      if not ok then
+        notify(err, vim.log.levels.ERROR)
+      end
+    end,
+    complete = M.complete_open,
+  })
+  commands.register("sessions", {
+    desc = "switch to (or start) the Claude terminal session {name}; without a name, pick one",
+    run = function(_, args)
+      local function go(name)
+        if not name or name == "" then
+          return
+        end
+        local ok, err = M.switch(name)
+        if not ok then
+          notify(err, vim.log.levels.ERROR)
+        end
+      end
+      if args[1] then
+        return go(args[1])
+      end
+      vim.ui.select(M.list(), {
+        prompt = "Claude session",
+        kind = "claude_context.session",
+        format_item = function(it)
+          return ("%s%s (%s)"):format(it.current and "* " or "  ", it.name, it.running and "running" or "not running")
+        end,
+      }, function(choice)
+        go(choice and choice.name)
+      end)
+    end,
+    complete = function(arglead)
+      return vim.tbl_filter(function(n)
+        return vim.startswith(n, arglead)
+      end, vim.tbl_map(function(it)
+        return it.name
+      end, M.list()))
+    end,
+  })
+  commands.register("model", {
+    desc = "pick a model: /model in the running claude, else start claude with --model",
+    run = function(_, args)
+      M.pick_model(args[1])
+    end,
+    complete = function(arglead)
+      return vim.tbl_filter(function(x)
+        return vim.startswith(x, arglead)
+      end, M.models)
+    end,
+  })
+  commands.register("send-text", {
+    desc = "type {text} (or the range's lines) into Claude's prompt",
+    run = M.send_text_command,
+  })
+  commands.register("compose", {
+    desc = "a buffer for a long prompt; :w sends it to Claude",
     run = function()
-      local ok, err = M.toggle()
+      M.compose()
+    end,
+  })
+  commands.register("focus", {
+    desc = "the cursor into Claude's terminal; hide it when the cursor is there",
+    run = function()
+      local ok, err = M.focus()
       if not ok then
         notify(err, vim.log.levels.ERROR)
       end

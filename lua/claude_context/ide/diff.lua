@@ -35,6 +35,12 @@ local uv = vim.uv or vim.loop
 ---@field crlf boolean
 ---@field closed boolean?
 ---@field cancelled boolean?
+---@field unfocused boolean? opened without taking the cursor (the person was typing)
+---@field decision "accepted"|"rejected"|"cancelled"|nil how it ended (User ClaudeContextDiffClosed)
+---@field partial {taken: integer, total: integer}? accepted in part (:[range]ClaudeContext accept)
+---@field layout string?
+---@field in_place boolean? splits in the person's tab page (diff.tab = "current")
+---@field prev_win integer?
 
 ---@type table<string, claude_context.DiffView>
 M.views = {}
@@ -78,6 +84,38 @@ local function scratch(name, lines, ft)
   return b
 end
 
+---Views that hid the tabline (see show()); the person's 'showtabline' comes back when none is
+---left or they enter a diff tab.
+M.tabline_hidden_by = {}
+
+---@param v claude_context.DiffView
+function M.hide_tabline(v)
+  M.tabline_hidden_by[v.name] = true
+  vim.o.showtabline = 0
+  vim.api.nvim_create_autocmd("TabEnter", {
+    group = group,
+    callback = function()
+      if vim.t.claude_context_diff then
+        M.restore_tabline()
+        return true
+      end
+      return not next(M.tabline_hidden_by)
+    end,
+    desc = "claude-context: the tabline back when entering a diff tab",
+  })
+end
+
+---Puts 'showtabline' back to 1 (only if the plugin set it to 0 and nobody changed it since).
+function M.restore_tabline()
+  if next(M.tabline_hidden_by) == nil then
+    return
+  end
+  M.tabline_hidden_by = {}
+  if vim.o.showtabline == 0 then
+    vim.o.showtabline = 1
+  end
+end
+
 ---Closes the view's windows (its tab goes away with them) and wipes its buffers. Idempotent.
 ---@param v claude_context.DiffView
 function M.close(v)
@@ -90,6 +128,8 @@ function M.close(v)
     require("claude_context.ide.snapshot").note_diffs()
   end
   local was_current = v.tab and vim.api.nvim_get_current_tabpage() == v.tab
+  local cur_win = vim.api.nvim_get_current_win()
+  local in_view = cur_win == v.prop_win or cur_win == v.orig_win
   for _, w in ipairs({ v.prop_win, v.orig_win }) do
     if w and vim.api.nvim_win_is_valid(w) then
       if #vim.api.nvim_list_wins() == 1 then
@@ -111,6 +151,24 @@ function M.close(v)
   end
   if was_current and v.prev_tab and vim.api.nvim_tabpage_is_valid(v.prev_tab) then
     vim.api.nvim_set_current_tabpage(v.prev_tab)
+  end
+  if v.in_place and in_view and v.prev_win and vim.api.nvim_win_is_valid(v.prev_win) then
+    vim.api.nvim_set_current_win(v.prev_win)
+  end
+  if v.tab then
+    pcall(vim.api.nvim_exec_autocmds, "User", {
+      pattern = "ClaudeContextDiffClosed",
+      modeline = false,
+      data = { name = v.name, file = v.old_path, tab = v.tab, decision = v.decision or "closed", hunks = v.partial },
+    })
+  end
+  if M.tabline_hidden_by[v.name] then
+    M.tabline_hidden_by[v.name] = nil
+    if next(M.tabline_hidden_by) == nil then
+      -- Restored once the tab is gone: with one tab page left the tabline stays hidden anyway.
+      M.tabline_hidden_by[v.name] = true
+      M.restore_tabline()
+    end
   end
 end
 
@@ -188,6 +246,7 @@ function M.accept(v)
     return false
   end
   local contents = final_contents(v)
+  v.decision = v.decision or "accepted"
   answer(v, { result = "FILE_SAVED", contents = contents })
   vim.bo[v.prop_buf].modified = false
   reload_when_written(v.old_path)
@@ -197,15 +256,216 @@ function M.accept(v)
   return true
 end
 
+---The proposal's hunks against the file on disk: `{a_start, a_count, b_start, b_count}` (1-based,
+---as |vim.diff()| gives them with result_type = "indices").
+---@param v claude_context.DiffView
+---@return integer[][] hunks, string[] old_lines, string[] new_lines
+function M.hunks(v)
+  local old_lines = vim.api.nvim_buf_get_lines(v.orig_buf, 0, -1, false)
+  local new_lines = vim.api.nvim_buf_get_lines(v.prop_buf, 0, -1, false)
+  if v.is_new then
+    old_lines = {}
+  end
+  local a = #old_lines > 0 and (table.concat(old_lines, "\n") .. "\n") or ""
+  local b = #new_lines > 0 and (table.concat(new_lines, "\n") .. "\n") or ""
+  local hunks = vim.diff(a, b, { result_type = "indices" }) --[[@as integer[][] ]]
+  return hunks, old_lines, new_lines
+end
+
+---Does hunk `h` touch lines l1..l2 of `side` ("a": the file on disk, "b": the proposal)? A hunk
+---with no lines on that side sits between two lines: it counts when the range reaches either.
+local function touches(h, side, l1, l2)
+  local start, count = h[1], h[2]
+  if side == "b" then
+    start, count = h[3], h[4]
+  end
+  if count == 0 then
+    return l1 <= start + 1 and l2 >= start
+  end
+  return l1 <= start + count - 1 and l2 >= start
+end
+
+---Partial accept: answers FILE_SAVED with the file on disk plus only the hunks that touch
+---lines l1..l2 (of the proposal, or of the file side when `side` is "a"); closes the view.
+---@param v claude_context.DiffView
+---@param l1 integer
+---@param l2 integer
+---@param side "a"|"b"
+---@return integer? taken, integer total (nil taken: answered already)
+function M.accept_range(v, l1, l2, side)
+  if v.closed or not v.respond then
+    return nil, 0
+  end
+  local hunks, old_lines, new_lines = M.hunks(v)
+  local out, taken, pos = {}, 0, 1
+  for _, h in ipairs(hunks) do
+    local a_start, a_count, b_start, b_count = h[1], h[2], h[3], h[4]
+    -- Lines before the hunk (for a pure insertion a_start is the line it goes after).
+    local a_first = a_count == 0 and a_start + 1 or a_start
+    for i = pos, a_first - 1 do
+      table.insert(out, old_lines[i])
+    end
+    if touches(h, side, l1, l2) then
+      taken = taken + 1
+      for i = b_start, b_start + b_count - 1 do
+        table.insert(out, new_lines[i])
+      end
+    else
+      for i = a_first, a_first + a_count - 1 do
+        table.insert(out, old_lines[i])
+      end
+    end
+    pos = a_first + a_count
+  end
+  for i = pos, #old_lines do
+    table.insert(out, old_lines[i])
+  end
+  if taken == 0 then
+    return 0, #hunks
+  end
+  local contents = util.join(out, vim.bo[v.prop_buf].eol, vim.bo[v.prop_buf].fileformat == "dos")
+  if #out == 0 then
+    contents = ""
+  end
+  v.decision = "accepted"
+  v.partial = { taken = taken, total = #hunks }
+  answer(v, { result = "FILE_SAVED", contents = contents })
+  vim.bo[v.prop_buf].modified = false
+  reload_when_written(v.old_path)
+  vim.schedule(function()
+    M.close(v)
+  end)
+  return taken, #hunks
+end
+
+local inline_ns = vim.api.nvim_create_namespace("claude_context_diff_inline")
+
+---The inline layout: the proposal in one buffer, added and changed lines highlighted
+---(DiffAdd / DiffChange), the file's removed lines shown above them as virtual lines (DiffDelete).
+---@param v claude_context.DiffView
+function M.inline(v)
+  vim.api.nvim_buf_clear_namespace(v.prop_buf, inline_ns, 0, -1)
+  local hunks, old_lines, new_lines = M.hunks(v)
+  for _, h in ipairs(hunks) do
+    local a_start, a_count, b_start, b_count = h[1], h[2], h[3], h[4]
+    local virt = {}
+    for i = (a_count == 0 and a_start + 1 or a_start), (a_count == 0 and a_start or a_start + a_count - 1) do
+      table.insert(virt, { { "- " .. (old_lines[i] or ""), "DiffDelete" } })
+    end
+    for i = b_start, b_start + b_count - 1 do
+      vim.api.nvim_buf_set_extmark(v.prop_buf, inline_ns, i - 1, 0, {
+        line_hl_group = a_count > 0 and "DiffChange" or "DiffAdd",
+        sign_text = "+",
+        sign_hl_group = "DiffAdd",
+      })
+    end
+    if #virt > 0 then
+      -- Above the hunk's first line; a deletion (after line b_start) above the line after it,
+      -- or below the last line when it was at the end.
+      local row = b_count > 0 and b_start - 1 or b_start
+      local above = true
+      if row >= #new_lines then
+        row, above = math.max(0, #new_lines - 1), false
+      end
+      vim.api.nvim_buf_set_extmark(v.prop_buf, inline_ns, row, 0, { virt_lines = virt, virt_lines_above = above })
+    end
+  end
+end
+
 ---Rejects: answers DIFF_REJECTED, closes the view.
 ---@param v claude_context.DiffView
 ---@return boolean answered
 function M.reject(v)
+  if v.respond then
+    v.decision = v.decision or "rejected"
+  end
   local answered = answer(v, { result = "DIFF_REJECTED", tab_name = v.name })
   vim.schedule(function()
     M.close(v)
   end)
   return answered
+end
+
+---Options under `diff` in setup() (see :help claude-context-diff-focus).
+---@class claude_context.DiffConfig
+---@field focus "normal"|"always"|"never" When the diff tab takes the cursor (default "normal")
+---@field typing_ms integer A key pressed this recently counts as typing (default 1000)
+---@field layout "vertical"|"horizontal"|"inline" Side by side, one above the other, or one buffer
+---@field tab "new"|"current" A tab page of its own, or splits in the current one
+M.defaults = { focus = "normal", typing_ms = 1000, layout = "vertical", tab = "new" }
+
+local FOCUS = { normal = true, always = true, never = true }
+local LAYOUT = { vertical = true, horizontal = true, inline = true }
+local TAB = { new = true, current = true }
+
+---Validates `setup{diff = …}` and merges it over the defaults.
+---@param user table?
+---@return claude_context.DiffConfig
+function M.resolve(user)
+  user = user or {}
+  if type(user) ~= "table" then
+    error(("claude-context: option diff must be a table, got %s"):format(type(user)), 0)
+  end
+  for k in pairs(user) do
+    if M.defaults[k] == nil then
+      error(("claude-context: unknown option diff.%s (see :help claude-context-diff-focus)"):format(tostring(k)), 0)
+    end
+  end
+  local o = vim.tbl_extend("force", M.defaults, user)
+  if not FOCUS[o.focus] then
+    error("claude-context: option diff.focus must be one of normal, always, never", 0)
+  end
+  if not LAYOUT[o.layout] then
+    error("claude-context: option diff.layout must be one of vertical, horizontal, inline", 0)
+  end
+  if not TAB[o.tab] then
+    error("claude-context: option diff.tab must be new or current", 0)
+  end
+  if type(o.typing_ms) ~= "number" or o.typing_ms < 0 then
+    error("claude-context: option diff.typing_ms must be a number >= 0", 0)
+  end
+  return o
+end
+
+---@return claude_context.DiffConfig
+function M.options()
+  local ok, o = pcall(M.resolve, require("claude_context.config").options.diff)
+  return ok and o or vim.deepcopy(M.defaults)
+end
+
+-- "Typing" is more than a mode: a key pressed a moment ago in Normal mode counts too.
+local typing = require("claude_context.typing")
+typing.install()
+
+---Why the diff must not take the cursor now, or nil when it may: the person is in a mode other
+---than Normal (Insert, Replace, Visual, Select, Command-line, Terminal-Job, an operator
+---pending), or pressed a key within `typing_ms`.
+---@param o claude_context.DiffConfig
+---@return string? reason
+function M.busy_reason(o)
+  if o.focus == "always" then
+    return nil
+  elseif o.focus == "never" then
+    return "diff.focus = never"
+  end
+  local mode = vim.api.nvim_get_mode()
+  local m = mode.mode
+  if mode.blocking then
+    return "Neovim is waiting for a key"
+  elseif m == "t" then
+    return "you are typing in a terminal"
+  elseif m:sub(1, 1) == "i" or m:sub(1, 1) == "R" then
+    return "you are in Insert mode"
+  elseif m:match("^[vVsS\22\19]") then
+    return "you are in Visual or Select mode"
+  elseif m:sub(1, 1) == "c" or m:sub(1, 1) == "r" then
+    return "you are on the command line"
+  elseif m:sub(1, 2) == "no" then
+    return "an operator is pending"
+  elseif o.typing_ms > 0 and typing.since() < o.typing_ms then
+    return "you are typing"
+  end
+  return nil
 end
 
 ---Sets up the view's tab, windows and autocommands.
@@ -242,30 +502,85 @@ local function show(v)
   vim.b[v.prop_buf].claude_context_diff = v.name
 
   v.prev_tab = vim.api.nvim_get_current_tabpage()
-  vim.cmd("tabnew")
-  v.tab = vim.api.nvim_get_current_tabpage()
-  local placeholder = vim.api.nvim_get_current_buf()
-  v.orig_win = vim.api.nvim_get_current_win()
-  vim.api.nvim_win_set_buf(v.orig_win, v.orig_buf)
-  if vim.api.nvim_buf_is_valid(placeholder) and placeholder ~= v.orig_buf then
-    pcall(vim.api.nvim_buf_delete, placeholder, { force = true })
+  local prev_win = vim.api.nvim_get_current_win()
+  v.prev_win = prev_win
+  local o = M.options()
+  local busy = M.busy_reason(o)
+  v.layout = o.layout
+  if o.tab == "current" then
+    -- In the person's tab page: splits of a file window (never of Claude's terminal, whose
+    -- fixed width the splits leave alone). Nothing to come back from when busy: not entered.
+    local target = require("claude_context.windows").edit_target()
+    v.tab = vim.api.nvim_get_current_tabpage()
+    v.in_place = true
+    local vertical = o.layout ~= "horizontal"
+    if o.layout == "inline" then
+      v.prop_win = vim.api.nvim_open_win(v.prop_buf, false, { split = "above", win = target })
+    else
+      v.orig_win = vim.api.nvim_open_win(v.orig_buf, false, { split = vertical and "left" or "above", win = target })
+      v.prop_win = vim.api.nvim_open_win(v.prop_buf, false, { split = vertical and "right" or "below", win = v.orig_win })
+    end
+    if busy then
+      v.unfocused = true
+    else
+      vim.api.nvim_set_current_win(v.prop_win)
+    end
+  else
+    if busy and vim.o.showtabline == 1 and #vim.api.nvim_list_tabpages() == 1 then
+      -- The tabline would appear in the person's tab page and take a line from every window
+      -- there: Claude's terminal would be resized (and the CLI redraw) on open and again on
+      -- close. Keep it hidden while the diff waits unseen; entering the diff tab brings it back.
+      M.hide_tabline(v)
+    end
+    vim.cmd("tabnew")
+    v.tab = vim.api.nvim_get_current_tabpage()
+    local placeholder = vim.api.nvim_get_current_buf()
+    local first = vim.api.nvim_get_current_win()
+    if o.layout == "inline" then
+      v.prop_win = first
+      vim.api.nvim_win_set_buf(first, v.prop_buf)
+    else
+      v.orig_win = first
+      vim.api.nvim_win_set_buf(v.orig_win, v.orig_buf)
+      vim.cmd(o.layout == "horizontal" and "rightbelow split" or "rightbelow vsplit")
+      v.prop_win = vim.api.nvim_get_current_win()
+      vim.api.nvim_win_set_buf(v.prop_win, v.prop_buf)
+    end
+    if vim.api.nvim_buf_is_valid(placeholder) and placeholder ~= v.orig_buf and placeholder ~= v.prop_buf then
+      pcall(vim.api.nvim_buf_delete, placeholder, { force = true })
+    end
+    vim.t[v.tab].claude_context_diff = v.name
   end
-  vim.cmd("rightbelow vsplit")
-  v.prop_win = vim.api.nvim_get_current_win()
-  vim.api.nvim_win_set_buf(v.prop_win, v.prop_buf)
-  for _, w in ipairs({ v.orig_win, v.prop_win }) do
-    vim.api.nvim_win_call(w, function()
-      vim.cmd("diffthis")
-    end)
+  if o.layout == "inline" then
+    M.inline(v)
+    vim.api.nvim_create_autocmd({ "TextChanged", "TextChangedI" }, {
+      group = group,
+      buffer = v.prop_buf,
+      callback = function()
+        if not v.closed then
+          M.inline(v)
+        end
+      end,
+      desc = "claude-context: keep the inline diff's marks current",
+    })
+  else
+    for _, w in ipairs({ v.orig_win, v.prop_win }) do
+      vim.api.nvim_win_call(w, function()
+        vim.cmd("diffthis")
+      end)
+    end
   end
-  vim.t[v.tab].claude_context_diff = v.name
 
   local rel = vim.fn.fnamemodify(v.old_path, ":~:.")
   local left = v.is_new and (rel .. " (new file)")
     or v.dirty and (rel .. " on disk; your buffer has unsaved changes")
     or (rel .. " (on disk)")
-  vim.wo[v.orig_win].winbar = " " .. winbar_escape(left)
-  vim.wo[v.prop_win].winbar = " " .. winbar_escape("Proposed by Claude: :w accept, :q reject")
+  if v.orig_win then
+    vim.wo[v.orig_win].winbar = " " .. winbar_escape(left)
+    vim.wo[v.prop_win].winbar = " " .. winbar_escape("Proposed by Claude: :w accept, :q reject")
+  else
+    vim.wo[v.prop_win].winbar = " " .. winbar_escape(("Claude's proposal for %s (- removed, + added): :w accept, :q reject"):format(left))
+  end
   v.tick = vim.api.nvim_buf_get_changedtick(v.prop_buf)
 
   vim.api.nvim_create_autocmd("BufWriteCmd", {
@@ -308,7 +623,50 @@ local function show(v)
       vim.log.levels.WARN
     )
   end
+  if busy and not v.in_place then
+    -- Back where the person was, in the same event-loop turn (nothing was drawn meanwhile):
+    -- Insert, Terminal-Job or Visual mode goes on in their window, and their keys stay theirs.
+    v.unfocused = true
+    if vim.api.nvim_tabpage_is_valid(v.prev_tab) then
+      vim.api.nvim_set_current_tabpage(v.prev_tab)
+    end
+    if vim.api.nvim_win_is_valid(prev_win) then
+      vim.api.nvim_set_current_win(prev_win)
+    end
+  end
+  if busy then
+    notify(
+      ("Claude proposes a change to %s: diff in tab %d, not focused (%s); :ClaudeContext diff goes there"):format(
+        rel,
+        vim.api.nvim_tabpage_get_number(v.tab),
+        busy
+      )
+    )
+  end
+  vim.api.nvim_exec_autocmds("User", {
+    pattern = "ClaudeContextDiffOpened",
+    modeline = false,
+    data = { name = v.name, file = v.old_path, tab = v.tab, focused = not busy, buf = v.prop_buf },
+  })
   return nil
+end
+
+---`:ClaudeContext diff`: goes to the proposal window of the diff waiting (the only one, or the
+---one of the current tab).
+---@return boolean ok, string? err
+function M.focus()
+  local v, err = M.current()
+  if not v then
+    return false, err
+  end
+  if not (v.prop_win and vim.api.nvim_win_is_valid(v.prop_win)) then
+    return false, "the diff " .. v.name .. " has no window"
+  end
+  if vim.api.nvim_get_mode().mode:sub(1, 1) ~= "n" then
+    vim.cmd("stopinsert")
+  end
+  vim.api.nvim_set_current_win(v.prop_win)
+  return true
 end
 
 ---openDiff: opens the view and answers when the person decides. Returns the cancel function
@@ -372,6 +730,7 @@ function M.open(params, respond)
   return function()
     v.cancelled = true
     M.opening[v] = nil
+    v.decision = v.decision or "cancelled"
     v.respond = nil
     vim.schedule(function()
       if not v.closed and v.tab then
@@ -388,6 +747,12 @@ function M.current()
   local name = vim.t.claude_context_diff
   if name and M.views[name] then
     return M.views[name]
+  end
+  local buf = vim.api.nvim_get_current_buf()
+  for _, v in pairs(M.views) do
+    if buf == v.prop_buf or buf == v.orig_buf then
+      return v
+    end
   end
   local pending = vim.tbl_filter(function(v)
     return v.respond ~= nil

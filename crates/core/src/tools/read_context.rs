@@ -13,8 +13,8 @@ use std::collections::BTreeMap;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct Args {
-    // The descriptions are the spec's, verbatim (read-context-command.ja.md §4.2). The branch
-    // is never guessed: the caller passes the current git branch.
+    // The descriptions are the spec's, verbatim (read-context-command.ja.md §4.2). Without a
+    // branch, the project's current git branch (its HEAD) is used and named in the answer.
     /// Branch name (required if includeBranchMemory is true)
     #[serde(default)]
     pub branch: Option<String>,
@@ -50,6 +50,12 @@ pub struct ContextOutput {
     /// The global core files by file name.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub global_memory: Option<BTreeMap<String, Document>>,
+    /// The branch used when none was passed (the project's current git branch).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub branch: Option<String>,
+    /// How `branch` was found ("git HEAD"); present with `branch`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub branch_source: Option<String>,
     /// Present only when a bank or core files do not exist yet, in the chosen language.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
@@ -81,8 +87,49 @@ fn run(ctx: Ctx, args: Value) -> super::ToolFuture {
     };
     super::blocking(move || {
         let bank = memory_bank(&ctx)?;
-        Ok(ToolOutput::json(context(&bank, &args)?))
+        let mut args = args;
+        // Called with no branch (as a model first calls it): the project's current git branch,
+        // and the answer says so.
+        let mut detected = None;
+        if args.include_branch_memory && args.branch.is_none() {
+            if let Ok(root) = ctx.project_root_dir() {
+                detected = git_branch(&root);
+                args.branch.clone_from(&detected);
+            }
+        }
+        let mut v = context(&bank, &args)?;
+        if let (Some(b), Value::Object(m)) = (detected, &mut v) {
+            m.insert("branch".into(), Value::String(b));
+            m.insert("branchSource".into(), Value::String("git HEAD".into()));
+        }
+        Ok(ToolOutput::json(v))
     })
+}
+
+/// The branch checked out in the git repository holding `dir` (read from `HEAD`, no process
+/// spawned), or None: not a repository, detached HEAD, unreadable. Follows a worktree's or
+/// submodule's `.git` file (`gitdir: …`).
+pub fn git_branch(dir: &std::path::Path) -> Option<String> {
+    let mut d = Some(dir);
+    while let Some(cur) = d {
+        let dot = cur.join(".git");
+        let git_dir = if dot.is_dir() {
+            Some(dot)
+        } else if dot.is_file() {
+            let text = std::fs::read_to_string(&dot).ok()?;
+            let rel = text.strip_prefix("gitdir:")?.trim();
+            Some(cur.join(rel))
+        } else {
+            None
+        };
+        if let Some(g) = git_dir {
+            let head = std::fs::read_to_string(g.join("HEAD")).ok()?;
+            let name = head.trim().strip_prefix("ref: refs/heads/")?;
+            return (!name.is_empty()).then(|| name.to_string());
+        }
+        d = cur.parent();
+    }
+    None
 }
 
 /// The merged context (spec §3.3), plus `notes` when a bank or core files are missing.
@@ -91,9 +138,10 @@ pub fn context(bank: &Bank, a: &Args) -> Result<Value, ToolError> {
     let branch = match (a.include_branch_memory, a.branch.as_deref()) {
         (true, None) => {
             return Err(ToolError::Failed(
-                "read_context needs 'branch' when includeBranchMemory is true (the default): \
-                 pass the current git branch (git branch --show-current); the branch is never \
-                 guessed. Or pass includeBranchMemory: false."
+                "read_context needs 'branch' when includeBranchMemory is true (the default) \
+                 and the project's current git branch cannot be read (not a git repository, or \
+                 a detached HEAD): pass the branch (git branch --show-current), or \
+                 includeBranchMemory: false."
                     .into(),
             ))
         }
@@ -328,6 +376,56 @@ mod tests {
         )
         .unwrap();
         assert_eq!(v, json!({}));
+    }
+
+    #[test]
+    fn no_branch_uses_the_git_branch_and_says_so() {
+        let (d, bank) = seeded_bank("feature/login");
+        let project = bank.root.parent().unwrap().to_path_buf();
+        let s = TestServer::new(&project, d.path());
+        // Not a git repository: the clear error, as before.
+        let r = s.call("read_context", json!({}));
+        assert!(
+            is_error(&r) && text_of(&r).contains("needs 'branch'"),
+            "{r}"
+        );
+        std::fs::create_dir_all(project.join(".git")).unwrap();
+        std::fs::write(project.join(".git/HEAD"), "ref: refs/heads/feature/login\n").unwrap();
+        let r = s.call("read_context", json!({}));
+        assert_eq!(r["isError"], false, "{r}");
+        let v = &r["structuredContent"];
+        assert_eq!(v["branch"], "feature/login", "{v}");
+        assert_eq!(v["branchSource"], "git HEAD", "{v}");
+        assert!(
+            v["branchMemory"].as_object().is_some_and(|m| !m.is_empty()),
+            "{v}"
+        );
+        // A branch passed explicitly wins, and nothing is added.
+        let r = s.call("read_context", json!({"branch": "other"}));
+        assert!(r["structuredContent"].get("branch").is_none(), "{r}");
+        // A detached HEAD: the error again.
+        std::fs::write(
+            project.join(".git/HEAD"),
+            "0123456789abcdef0123456789abcdef01234567\n",
+        )
+        .unwrap();
+        let r = s.call("read_context", json!({}));
+        assert!(is_error(&r) && text_of(&r).contains("detached HEAD"), "{r}");
+        // A worktree's .git file.
+        let wt = tempfile::tempdir().unwrap();
+        let gd = wt.path().join("gitdir");
+        std::fs::create_dir_all(&gd).unwrap();
+        std::fs::write(gd.join("HEAD"), "ref: refs/heads/wt-branch\n").unwrap();
+        std::fs::create_dir_all(wt.path().join("w/sub")).unwrap();
+        std::fs::write(
+            wt.path().join("w/.git"),
+            format!("gitdir: {}\n", gd.display()),
+        )
+        .unwrap();
+        assert_eq!(
+            git_branch(&wt.path().join("w/sub")).as_deref(),
+            Some("wt-branch")
+        );
     }
 
     #[test]
