@@ -84,7 +84,10 @@ fuzz_target!(|data: &[u8]| {
     if let Ok(rd) = cap.read_dir(&rel) {
         for e in rd.flatten() {
             let n = e.file_name();
-            assert!(n != "secret" && n != "x", "{s:?} listed a directory outside");
+            assert!(
+                n != "secret" && n != "x",
+                "{s:?} listed a directory outside"
+            );
         }
     }
     // Writing a file named like an outside one would make the read/list oracles ambiguous.
@@ -97,6 +100,10 @@ fuzz_target!(|data: &[u8]| {
                 panic!("{s:?} wrote {} -> {why}", p.display());
             }
         }
-        assert_eq!(before, outside_state(&t.base), "{s:?} changed a file outside");
+        assert_eq!(
+            before,
+            outside_state(&t.base),
+            "{s:?} changed a file outside"
+        );
     }
 });
