@@ -685,41 +685,40 @@ fn kind_of(ft: &std::fs::FileType) -> &'static str {
     #[cfg(unix)]
     {
         use std::os::unix::fs::FileTypeExt;
-        if ft.is_fifo() {
-            return "a FIFO";
-        }
-        if ft.is_socket() {
-            return "a socket";
-        }
-        if ft.is_char_device() || ft.is_block_device() {
-            return "a device";
-        }
+        kind_name(
+            ft.is_fifo(),
+            ft.is_socket(),
+            ft.is_char_device() || ft.is_block_device(),
+            ft.is_dir(),
+        )
     }
-    if ft.is_dir() {
-        "a directory"
-    } else {
-        "not a regular file"
-    }
+    #[cfg(not(unix))]
+    kind_name(false, false, false, ft.is_dir())
 }
 
 fn kind_of_cap(ft: &cap_std::fs::FileType) -> &'static str {
     #[cfg(unix)]
     {
         use cap_std::fs::FileTypeExt;
-        if ft.is_fifo() {
-            return "a FIFO";
-        }
-        if ft.is_socket() {
-            return "a socket";
-        }
-        if ft.is_char_device() || ft.is_block_device() {
-            return "a device";
-        }
+        kind_name(
+            ft.is_fifo(),
+            ft.is_socket(),
+            ft.is_char_device() || ft.is_block_device(),
+            ft.is_dir(),
+        )
     }
-    if ft.is_dir() {
-        "a directory"
-    } else {
-        "not a regular file"
+    #[cfg(not(unix))]
+    kind_name(false, false, false, ft.is_dir())
+}
+
+/// How messages name what is not a regular file.
+fn kind_name(fifo: bool, socket: bool, device: bool, dir: bool) -> &'static str {
+    match (fifo, socket, device, dir) {
+        (true, ..) => "a FIFO",
+        (_, true, ..) => "a socket",
+        (_, _, true, _) => "a device",
+        (.., true) => "a directory",
+        _ => "not a regular file",
     }
 }
 

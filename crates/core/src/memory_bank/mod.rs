@@ -283,18 +283,24 @@ impl Bank {
         })
     }
 
+    /// The project's handle and the default bank root relative to it (`docs`).
+    fn in_project(&self, project: &Path) -> Result<(CapDir, PathBuf), String> {
+        let p = CapDir::open_root(project).map_err(|e| e.to_string())?;
+        let rel = self
+            .root
+            .strip_prefix(project)
+            .map(Path::to_path_buf)
+            .unwrap_or_else(|_| PathBuf::from("docs"));
+        Ok((p, rel))
+    }
+
     /// The bank root's handle, `None` when it does not exist. The default root (`docs`) is
     /// opened beneath the project root: a link that leads out of the project is refused with a
     /// message naming it and its target.
     fn root_dir(&self) -> Result<Option<CapDir>, String> {
         match &self.project {
             Some(project) => {
-                let p = CapDir::open_root(project).map_err(|e| e.to_string())?;
-                let rel = self
-                    .root
-                    .strip_prefix(project)
-                    .map(Path::to_path_buf)
-                    .unwrap_or_else(|_| PathBuf::from("docs"));
+                let (p, rel) = self.in_project(project)?;
                 Ok(p.open_dir(&rel)
                     .map_err(|e| e.to_string())?
                     .map(CapDir::as_root))
@@ -319,12 +325,7 @@ impl Bank {
         }
         match &self.project {
             Some(project) => {
-                let p = CapDir::open_root(project).map_err(|e| e.to_string())?;
-                let rel = self
-                    .root
-                    .strip_prefix(project)
-                    .map(Path::to_path_buf)
-                    .unwrap_or_else(|_| PathBuf::from("docs"));
+                let (p, rel) = self.in_project(project)?;
                 Ok(p.create_dir_all(&rel)
                     .map_err(|e| e.to_string())?
                     .0
