@@ -337,6 +337,18 @@ mod tests {
     }
 
     #[test]
+    fn client_request_timeout_defaults_and_bounds() {
+        assert_eq!(
+            Config::from_json("{}").unwrap().client_request_timeout_ms,
+            120_000
+        );
+        let c = Config::from_json(r#"{"client_request_timeout_ms": 300}"#).unwrap();
+        assert_eq!(c.client_request_timeout_ms, 300);
+        let e = Config::from_json(r#"{"client_request_timeout_ms": 0}"#).unwrap_err();
+        assert!(e.contains("client_request_timeout_ms"), "{e}");
+    }
+
+    #[test]
     fn claude_section_defaults_and_overrides() {
         let c = Config::from_json("{}").unwrap();
         assert_eq!(c.claude.args, ["--output-format", "json"]);
