@@ -121,8 +121,9 @@ pub fn def() -> ToolDef {
         name: "make_tripwire",
         aliases: &["make-tripwire"],
         description: "WRAP (Prepare to be wrong): set withdrawal criteria (trip wires) per \
-                      option. Call without `tripwires` to get the options and the request; \
-                      then call again with `tripwires: [{optionId, criteria: [{description, \
+                      option. A client that offers MCP sampling is asked for them in one \
+                      call. Otherwise: call without `tripwires` to get the options and the \
+                      request; then call again with `tripwires: [{optionId, criteria: [{description, \
                       type, threshold, severity}]}]` (at least one criterion per option). \
                       Options default to the current issue's registered options.",
         input_schema: schema_of::<Args>(),

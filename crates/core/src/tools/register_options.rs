@@ -61,7 +61,8 @@ pub fn def() -> ToolDef {
         aliases: &[],
         description: "WRAP decision process: register at least 3 options for the current issue \
                       (strings or {text, supplementaryInfo}); each gets an id. Registering again \
-                      replaces the options.",
+                      replaces the options. With more than 5, a client that offers MCP \
+                      elicitation asks the person which to keep.",
         input_schema: schema_of::<Args>(),
         output_schema: Some(schema_of::<Registered>()),
         run,
