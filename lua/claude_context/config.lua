@@ -10,6 +10,7 @@ local M = {}
 ---@field log_file string? Log file (default stdpath("log")/claude-context.log)
 ---@field max_message_size integer Largest WebSocket message accepted, in bytes
 ---@field handshake_timeout_ms integer A client must finish the handshake within this time
+---@field client_request_timeout_ms integer How long a tool waits for the client to answer elicitation/sampling
 ---@field max_inflight_per_client integer Requests of one client answered at once (then reading pauses)
 ---@field max_inflight_bytes_per_client integer Bytes of one client's requests in flight (then reading pauses)
 ---@field stats_time_budget_ms integer Time budget of fs-get-project-info {stats=true}
@@ -37,6 +38,7 @@ M.defaults = {
   max_inflight_bytes_per_client = 256 * 1024 * 1024,
   stats_time_budget_ms = 2000,
   editor_wait_ms = 3000,
+  client_request_timeout_ms = 120000,
   ide = {
     track_selection = true,
     selection_debounce_ms = 100,
@@ -80,6 +82,7 @@ function M.resolve(opts)
     "max_inflight_bytes_per_client",
     "stats_time_budget_ms",
     "editor_wait_ms",
+    "client_request_timeout_ms",
   }) do
     vim.validate(k, cfg[k], "number")
   end
@@ -148,6 +151,7 @@ function M.to_native(cfg)
     max_inflight_bytes_per_client = cfg.max_inflight_bytes_per_client,
     stats_time_budget_ms = cfg.stats_time_budget_ms,
     editor_wait_ms = cfg.editor_wait_ms,
+    client_request_timeout_ms = cfg.client_request_timeout_ms,
     state_dir = vim.fn.stdpath("state") .. "/claude-context",
     ide_name = M.ide_name(cfg),
   }

@@ -44,6 +44,10 @@ pub struct Config {
     /// How long a tool that needs Neovim's main thread waits for it to start (a hit-enter
     /// prompt holds it) before answering with an error that says so (issue 10).
     pub editor_wait_ms: u64,
+    /// How long a tool waits for the client to answer a request of ours (`elicitation/create`
+    /// from `register_options`, `sampling/createMessage` from `make_tripwire`) before it goes
+    /// on without the answer.
+    pub client_request_timeout_ms: u64,
 }
 
 /// `setup{security = {allow_write = {…}}}`.
@@ -146,6 +150,7 @@ impl Default for Config {
             claude: ClaudeConfig::default(),
             security: SecurityConfig::default(),
             editor_wait_ms: 3000,
+            client_request_timeout_ms: 120_000,
         }
     }
 }
@@ -185,6 +190,12 @@ impl Config {
                 "invalid configuration: ide_name must be 1 to 200 characters, without control characters"
                     .into(),
             );
+        }
+        if !(10..=3_600_000).contains(&self.client_request_timeout_ms) {
+            return Err(format!(
+                "invalid configuration: client_request_timeout_ms must be between 10 and 3600000, got {}",
+                self.client_request_timeout_ms
+            ));
         }
         if !(10..=600_000).contains(&self.editor_wait_ms) {
             return Err(format!(
@@ -323,6 +334,18 @@ mod tests {
         assert!(e.contains("port_rnage"), "{e}");
         let e = Config::from_json(r#"{"port_range": {"min": 20000, "max": 10000}}"#).unwrap_err();
         assert!(e.contains("min <= max"), "{e}");
+    }
+
+    #[test]
+    fn client_request_timeout_defaults_and_bounds() {
+        assert_eq!(
+            Config::from_json("{}").unwrap().client_request_timeout_ms,
+            120_000
+        );
+        let c = Config::from_json(r#"{"client_request_timeout_ms": 300}"#).unwrap();
+        assert_eq!(c.client_request_timeout_ms, 300);
+        let e = Config::from_json(r#"{"client_request_timeout_ms": 0}"#).unwrap_err();
+        assert!(e.contains("client_request_timeout_ms"), "{e}");
     }
 
     #[test]

@@ -475,6 +475,31 @@ impl Store {
         })
     }
 
+    /// Narrows the current issue's options to those whose id is in `ids` (the person's choice
+    /// through elicitation, `register_options`); at least 3 must remain. Returns the kept ones.
+    pub fn keep_options(&self, ids: &[String]) -> Result<Vec<DecisionOption>, StoreError> {
+        self.locked(|| {
+            let mut data = self.load()?.ok_or(StoreError::NoIssue)?;
+            let kept: Vec<DecisionOption> = data
+                .options
+                .iter()
+                .filter(|o| ids.contains(&o.id))
+                .cloned()
+                .collect();
+            if kept.len() < 3 {
+                return Err(StoreError::Invalid(format!(
+                    "keep at least 3 options (got {})",
+                    kept.len()
+                )));
+            }
+            data.options = kept.clone();
+            data.tripwires.clear();
+            data.updated_at = now_rfc3339();
+            self.save(&data)?;
+            Ok(kept)
+        })
+    }
+
     /// Keeps the withdrawal criteria (`make_tripwire`) of the current issue's options.
     pub fn set_tripwires(&self, tripwires: Vec<Value>) -> Result<(), StoreError> {
         self.locked(|| {

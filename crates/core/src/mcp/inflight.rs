@@ -25,6 +25,8 @@ pub struct Inflight {
     running: Mutex<HashMap<u64, (String, AbortHandle)>>,
     /// The connection's own project root (`fs-set-project-root`).
     root: crate::project::ConnectionRoot,
+    /// Requests to the connection's client and its declared capabilities.
+    link: std::sync::Arc<super::client::ClientLink>,
 }
 
 /// Removes a request's entry when its future finishes or is dropped.
@@ -67,6 +69,11 @@ impl Inflight {
     /// The connection's project-root slot (see [`crate::project::CONNECTION_ROOT`]).
     pub fn root(&self) -> crate::project::ConnectionRoot {
         self.root.clone()
+    }
+
+    /// The connection's link to its client (see [`super::client::CLIENT`]).
+    pub fn link(&self) -> std::sync::Arc<super::client::ClientLink> {
+        self.link.clone()
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<u64, (String, AbortHandle)>> {

@@ -3,6 +3,7 @@
 //! cannot: malformed JSON (-32700, and the connection goes on), batches, odd ids, notifications
 //! Claude Code invents (`ide_connected`), and it must do so in microseconds.
 
+pub mod client;
 pub mod inflight;
 
 use crate::server::Shared;
@@ -471,7 +472,13 @@ pub async fn handle_value_in(
     let method = match m.remove("method") {
         Some(Value::String(s)) => s,
         None if m.contains_key("result") || m.contains_key("error") => {
-            // A response to a request we never make: ignore.
+            // A response: to one of our requests to the client (routed to its waiter), or to
+            // one we never made (ignored).
+            if let Some(id) = &id {
+                if !inflight.link().resolve(id, &m) {
+                    tracing::debug!(%id, "ignoring a response to no request of ours");
+                }
+            }
             return (None, events);
         }
         _ => {
@@ -488,6 +495,15 @@ pub async fn handle_value_in(
         return (None, events);
     };
     let root = inflight.root();
+    let link = inflight.link();
+    if method == "initialize" {
+        let caps = params
+            .as_ref()
+            .and_then(|p| p.get("capabilities"))
+            .cloned()
+            .unwrap_or(Value::Null);
+        link.set_capabilities(caps);
+    }
     // log_level = "trace": one line per request (method, tool, client, duration), so a stall
     // can be diagnosed (which call waited, and for how long).
     let traced = tracing::enabled!(tracing::Level::TRACE).then(|| {
@@ -508,7 +524,10 @@ pub async fn handle_value_in(
         // The only long-running requests; a cancelled one gets no answer (MCP).
         let call = request(shared, inflight.surface(), &method, params, &mut events);
         match inflight
-            .run(&id, crate::project::CONNECTION_ROOT.scope(root, call))
+            .run(
+                &id,
+                client::CLIENT.scope(link, crate::project::CONNECTION_ROOT.scope(root, call)),
+            )
             .await
         {
             Some(r) => r,
@@ -519,7 +538,9 @@ pub async fn handle_value_in(
         }
     } else {
         let call = request(shared, inflight.surface(), &method, params, &mut events);
-        crate::project::CONNECTION_ROOT.scope(root, call).await
+        client::CLIENT
+            .scope(link, crate::project::CONNECTION_ROOT.scope(root, call))
+            .await
     };
     if let Some((start, tool)) = traced {
         let ok = matches!(&result, Ok(r) if r.get("isError") != Some(&Value::Bool(true)));

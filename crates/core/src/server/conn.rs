@@ -270,6 +270,8 @@ async fn serve(shared: Arc<Shared>, stream: TcpStream, addr: SocketAddr) {
     // The client leaves the status list and its waiting requests are cancelled however this
     // function ends, a panic included.
     let requests = Arc::new(mcp::Inflight::new(surface).with_client(id));
+    // Requests to the client (elicitation, sampling) go out on the same queue.
+    requests.link().attach(tx.clone());
     let _registration = Registration {
         shared: shared.clone(),
         id,
@@ -499,6 +501,9 @@ struct Registration {
 impl Drop for Registration {
     fn drop(&mut self) {
         self.shared.unregister(self.id);
+        // Our requests to the client end first: their waiters get an error, and the link lets
+        // go of the outgoing queue (so the writer can finish).
+        self.requests.link().close();
         let cancelled = self.requests.cancel_all();
         if cancelled > 0 {
             let (addr, id) = (self.addr, self.id);

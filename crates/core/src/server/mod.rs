@@ -4,7 +4,7 @@
 //! Nothing here runs on Neovim's main thread: the Neovim crate calls [`Server::start`],
 //! [`Server::update_editor_state`] and [`Server::stop`], each of which returns at once.
 
-mod conn;
+pub(crate) mod conn;
 pub mod trim;
 
 pub use conn::{check_handshake, ws_config, AUTH_HEADER, OUT_BYTES};

@@ -1,9 +1,12 @@
 //! `make_tripwire {options?, tripwires?}` (also `make-tripwire`, mcp-decisive's name) — WRAP's
 //! "Prepare to be wrong": withdrawal criteria (trip wires) per option.
 //!
-//! mcp-decisive asked the client's model for the criteria through MCP sampling. This bridge
-//! sends no requests to its clients (it answers them only), so it cannot sample; instead the
-//! tool works in two steps the model can follow on its own:
+//! mcp-decisive asked the client's model for the criteria through MCP sampling. This bridge does
+//! the same when the client declared the `sampling` capability: called without `tripwires`, it
+//! sends `sampling/createMessage` with the instructions, reads the JSON criteria from the
+//! answer's text and records them (step 2 below) in one call. Without sampling (or when the
+//! client errs, does not answer within `client_request_timeout_ms`, or answers no usable JSON),
+//! the tool works in two steps the model can follow on its own:
 //!
 //! 1. Called without `tripwires`: answers a structured request — the options (given as
 //!    `options: [{id, name, description}]`, else the current issue's registered options), the
@@ -62,7 +65,7 @@ pub struct TripwireArg {
     pub criteria: Vec<CriterionArg>,
 }
 
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Args {
     /// The options to set trip wires for; default: the current issue's registered options.
@@ -118,8 +121,9 @@ pub fn def() -> ToolDef {
         name: "make_tripwire",
         aliases: &["make-tripwire"],
         description: "WRAP (Prepare to be wrong): set withdrawal criteria (trip wires) per \
-                      option. Call without `tripwires` to get the options and the request; \
-                      then call again with `tripwires: [{optionId, criteria: [{description, \
+                      option. A client that offers MCP sampling is asked for them in one \
+                      call. Otherwise: call without `tripwires` to get the options and the \
+                      request; then call again with `tripwires: [{optionId, criteria: [{description, \
                       type, threshold, severity}]}]` (at least one criterion per option). \
                       Options default to the current issue's registered options.",
         input_schema: schema_of::<Args>(),
@@ -151,6 +155,102 @@ fn run(ctx: Ctx, args: Value) -> super::ToolFuture {
         Ok(a) => a,
         Err(e) => return super::ready(Err(e)),
     };
+    let link =
+        crate::mcp::client::current().filter(|l| a.tripwires.is_none() && l.supports("sampling"));
+    let Some(link) = link else {
+        return compute(ctx, a);
+    };
+    let timeout = std::time::Duration::from_millis(ctx.config.client_request_timeout_ms);
+    Box::pin(async move {
+        // Step 1 gives the options and the instructions; the client's model answers them.
+        let mut first = compute(ctx.clone(), a.clone()).await?;
+        let Some(instructions) = first
+            .value
+            .pointer("/request/instructions")
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+        else {
+            return Ok(first);
+        };
+        let params = json!({
+            "messages": [{"role": "user", "content": {"type": "text", "text": format!(
+                "{instructions}\n\n答えは JSON だけで、次の形の配列にしてください: \
+                 [{{\"optionId\": \"…\", \"criteria\": [{{\"description\": \"…\", \
+                 \"type\": \"risk\", \"threshold\": \"…\", \"severity\": \"high\"}}]}}]"
+            )}}],
+            "systemPrompt": "You set withdrawal criteria (trip wires) for decision options. \
+                             Answer with JSON only.",
+            "includeContext": "none",
+            "maxTokens": 4000,
+        });
+        let why = match link
+            .ask("sampling", "sampling/createMessage", params, timeout)
+            .await
+        {
+            Ok(v) => match parse_sampled(&v) {
+                Ok(tripwires) => {
+                    let second = Args {
+                        options: a.options.clone(),
+                        tripwires: Some(tripwires),
+                    };
+                    match compute(ctx, second).await {
+                        Ok(mut out) => {
+                            out.value["metadata"]["note"] = Value::String(
+                                "criteria from the client's model through MCP sampling".into(),
+                            );
+                            return Ok(out);
+                        }
+                        Err(e) => format!("its criteria were refused: {e}"),
+                    }
+                }
+                Err(e) => e,
+            },
+            Err(e) => e.to_string(),
+        };
+        // Sampling gave nothing usable: the two-step request, saying why.
+        first.value["metadata"]["note"] = Value::String(format!(
+            "MCP sampling failed ({why}): answer the request by calling make_tripwire again \
+             with `tripwires`"
+        ));
+        Ok(first)
+    })
+}
+
+/// The criteria in a `sampling/createMessage` result: its text content, JSON (a bare array of
+/// `{optionId, criteria}`, or `{tripwires: [...]}`), possibly in a Markdown code fence.
+fn parse_sampled(v: &Value) -> Result<Vec<TripwireArg>, String> {
+    let content = v.get("content").ok_or("the answer has no content")?;
+    // One block (2025-06-18) or a list of them (2025-11-25).
+    let blocks: Vec<&Value> = match content {
+        Value::Array(a) => a.iter().collect(),
+        c => vec![c],
+    };
+    let text: String = blocks
+        .iter()
+        .filter(|b| b.get("type").and_then(Value::as_str) == Some("text"))
+        .filter_map(|b| b.get("text").and_then(Value::as_str))
+        .collect::<Vec<_>>()
+        .join("\n");
+    if text.is_empty() {
+        return Err("the answer has no text".into());
+    }
+    let start = text.find(['[', '{']).ok_or("no JSON in the answer")?;
+    let end = text.rfind([']', '}']).ok_or("no JSON in the answer")?;
+    if end < start {
+        return Err("no JSON in the answer".into());
+    }
+    let json: Value = serde_json::from_str(&text[start..=end])
+        .map_err(|e| format!("the answer is not JSON: {e}"))?;
+    let list = match json {
+        Value::Object(mut o) => o
+            .remove("tripwires")
+            .ok_or("no `tripwires` in the answer")?,
+        a => a,
+    };
+    serde_json::from_value(list).map_err(|e| format!("the answer has the wrong shape: {e}"))
+}
+
+fn compute(ctx: Ctx, a: Args) -> super::ToolFuture {
     super::blocking(move || {
         let store = decision_store(&ctx)?;
         let given = a.options.is_some();

@@ -1,12 +1,19 @@
 //! `register_options {options, widenOptionsStep?}` — the options (at least 3) for the current
 //! issue, each with its own id. Registering again replaces them. `widenOptionsStep`
 //! (mcp-decisive's `{type, description}`, or just the type) is kept in the store and returned.
+//!
+//! More than [`ASK_ABOVE`] options, and a client that declared the `elicitation` capability
+//! (Claude Code does): after registering them all, the person is asked through MCP
+//! `elicitation/create` which to keep (one boolean per option, all true by default). On
+//! `accept` the registered set is narrowed to the ones kept (at least 3; fewer keeps all);
+//! `decline`, `cancel`, no answer within `client_request_timeout_ms`, or an error keep them
+//! all. The outcome is in the result's `elicitation`.
 
 use super::{decision_store, parse_args, schema_of, Ctx, ToolDef, ToolError, ToolOutput};
 use crate::decision::{workflow, DecisionOption, OptionInput, WidenOptionsStep, Workflow};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use serde_json::{json, Value};
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -28,7 +35,25 @@ pub struct Registered {
     pub workflow: Workflow,
     /// The step given, as kept (null when none was given).
     pub widen_options_step: Option<WidenOptionsStep>,
+    /// The person's narrowing through MCP elicitation (null when nobody was asked: at most
+    /// 5 options, or a client without the `elicitation` capability).
+    pub elicitation: Option<Elicitation>,
 }
+
+/// What came of asking the person to narrow the options.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Elicitation {
+    /// `accept`, `decline`, `cancel`, `timeout` or `error`.
+    pub action: String,
+    /// Options registered before the question.
+    pub offered: usize,
+    /// Options kept.
+    pub kept: usize,
+    pub note: String,
+}
+
+/// More options than this: ask the person to narrow them (when the client can be asked).
+pub const ASK_ABOVE: usize = 5;
 
 pub fn def() -> ToolDef {
     ToolDef {
@@ -36,7 +61,8 @@ pub fn def() -> ToolDef {
         aliases: &[],
         description: "WRAP decision process: register at least 3 options for the current issue \
                       (strings or {text, supplementaryInfo}); each gets an id. Registering again \
-                      replaces the options.",
+                      replaces the options. With more than 5, a client that offers MCP \
+                      elicitation asks the person which to keep.",
         input_schema: schema_of::<Args>(),
         output_schema: Some(schema_of::<Registered>()),
         run,
@@ -61,16 +87,84 @@ fn run(ctx: Ctx, args: Value) -> super::ToolFuture {
             ))))
         }
     };
-    super::blocking(move || {
-        let store = decision_store(&ctx)?;
-        let (issue, options) = store
-            .register_options(args.options, step.clone())
-            .map_err(|e| ToolError::Failed(e.to_string()))?;
+    let link = crate::mcp::client::current();
+    let timeout = std::time::Duration::from_millis(ctx.config.client_request_timeout_ms);
+    let slot = crate::project::connection_slot();
+    Box::pin(async move {
+        let c = ctx.clone();
+        let s = step.clone();
+        let registered = tokio::task::spawn_blocking(move || {
+            let f = move || {
+                let store = decision_store(&c)?;
+                store
+                    .register_options(args.options, s)
+                    .map_err(|e| ToolError::Failed(e.to_string()))
+            };
+            match slot.clone() {
+                Some(r) => crate::project::CONNECTION_ROOT.sync_scope(r, f),
+                None => f(),
+            }
+        });
+        let (issue, mut options) = registered
+            .await
+            .map_err(|e| ToolError::Failed(crate::mcp::panic_message(e)))??;
+        let mut elicitation = None;
+        if let Some(link) = link.filter(|l| options.len() > ASK_ABOVE && l.supports("elicitation"))
+        {
+            let offered = options.len();
+            let answer = link
+                .ask(
+                    "elicitation",
+                    "elicitation/create",
+                    elicit_params(&issue.title, &options),
+                    timeout,
+                )
+                .await;
+            let (action, keep, note) = match answer {
+                Ok(v) => read_answer(&v, &options),
+                Err(e) => {
+                    let action = match e {
+                        crate::mcp::client::AskError::Timeout(_) => "timeout",
+                        _ => "error",
+                    };
+                    (action.to_string(), None, format!("all options kept: {e}"))
+                }
+            };
+            let mut note = note;
+            if let Some(ids) = keep {
+                let slot = crate::project::connection_slot();
+                let c = ctx.clone();
+                let kept = tokio::task::spawn_blocking(move || {
+                    let f = move || {
+                        decision_store(&c)?
+                            .keep_options(&ids)
+                            .map_err(|e| ToolError::Failed(e.to_string()))
+                    };
+                    match slot {
+                        Some(r) => crate::project::CONNECTION_ROOT.sync_scope(r, f),
+                        None => f(),
+                    }
+                })
+                .await
+                .map_err(|e| ToolError::Failed(crate::mcp::panic_message(e)))?;
+                match kept {
+                    Ok(k) => options = k,
+                    Err(e) => note = format!("all options kept: {e}"),
+                }
+            }
+            elicitation = Some(Elicitation {
+                action,
+                offered,
+                kept: options.len(),
+                note,
+            });
+        }
         let mut out = ToolOutput::of(&Registered {
             issue_id: issue.id,
             workflow: workflow(options.len()),
             options,
             widen_options_step: step,
+            elicitation,
         })?;
         out.text = Some(format!(
             "課題「{}」に選択肢を{}件登録しました。\n{}",
@@ -80,6 +174,82 @@ fn run(ctx: Ctx, args: Value) -> super::ToolFuture {
         ));
         Ok(out)
     })
+}
+
+/// The property of option `i` (0-based) in the elicitation schema.
+fn key(i: usize) -> String {
+    format!("option_{}", i + 1)
+}
+
+/// `elicitation/create` params: a flat object with one boolean per option (MCP allows only
+/// flat objects of primitive properties), all true by default.
+fn elicit_params(title: &str, options: &[DecisionOption]) -> Value {
+    let mut props = serde_json::Map::new();
+    for (i, o) in options.iter().enumerate() {
+        let mut p = json!({"type": "boolean", "title": o.text, "default": true});
+        if let Some(info) = &o.supplementary_info {
+            p["description"] = Value::String(info.clone());
+        }
+        props.insert(key(i), p);
+    }
+    json!({
+        "message": format!(
+            "課題「{title}」の選択肢が{}件あります。検討を続ける選択肢を選んでください（3件以上）。",
+            options.len()
+        ),
+        "requestedSchema": {"type": "object", "properties": props},
+    })
+}
+
+/// The action, the ids to keep (None: keep all) and a note, from the client's answer.
+fn read_answer(v: &Value, options: &[DecisionOption]) -> (String, Option<Vec<String>>, String) {
+    let action = v.get("action").and_then(Value::as_str).unwrap_or("");
+    match action {
+        "accept" => {
+            let content = v.get("content").cloned().unwrap_or(Value::Null);
+            let ids: Vec<String> = options
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| {
+                    content
+                        .get(key(*i))
+                        .and_then(Value::as_bool)
+                        .unwrap_or(true)
+                })
+                .map(|(_, o)| o.id.clone())
+                .collect();
+            if ids.len() < 3 {
+                (
+                    "accept".into(),
+                    None,
+                    format!(
+                        "all options kept: {} chosen, at least 3 are needed",
+                        ids.len()
+                    ),
+                )
+            } else {
+                let n = ids.len();
+                (
+                    "accept".into(),
+                    Some(ids),
+                    format!("the person kept {n} of {} options", options.len()),
+                )
+            }
+        }
+        "decline" | "cancel" => (
+            action.into(),
+            None,
+            format!("all options kept: the person chose {action}"),
+        ),
+        other => (
+            "error".into(),
+            None,
+            format!(
+                "all options kept: unknown action '{}'",
+                crate::mcp::shorten(other, 40)
+            ),
+        ),
+    }
 }
 
 #[cfg(test)]
