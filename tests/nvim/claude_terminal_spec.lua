@@ -67,7 +67,8 @@ return {
       wait_for(function()
         return read(".args") ~= ""
       end, 10000, "the fake claude to start")
-      eq("--model\nopus", read(".args"), "the arguments reach claude")
+      -- terminal.permission_mode (default "default") comes first, then the arguments given.
+      eq("--permission-mode=default\n--model\nopus", read(".args"), "the arguments reach claude")
       local info = c:lua([[
         local t = require("claude_context.terminal")._state
         local names = {}

@@ -39,10 +39,19 @@ local function native_cmd()
   return t.claude and t.claude.cmd or nil
 end
 
-local function open_and_argv0()
+---Runs :ClaudeContext open and returns the program it started; with `ran` (a fake CLI's path),
+---waits until that program has run before closing the terminal (closing stops the job, which
+---could otherwise end before the script wrote its record on a busy machine).
+---@param ran string?
+local function open_and_argv0(ran)
   local term = require("claude_context.terminal")
   vim.cmd("ClaudeContext open")
   local cmd = term._state.cmd
+  if ran then
+    wait_for(function()
+      return vim.fn.filereadable(ran .. ".ran") == 1
+    end, 10000, "the terminal to run " .. ran)
+  end
   term.close()
   return cmd and cmd[1]
 end
@@ -59,10 +68,7 @@ return {
       eq(fake, native_cmd(), "the sub-agent's CLI (native config)")
       local path, source = require("claude_context.health").claude_path()
       eq({ fake, "config" }, { path, source }, ":checkhealth's CLI")
-      eq(fake, open_and_argv0(), ":ClaudeContext open's CLI")
-      wait_for(function()
-        return vim.fn.filereadable(fake .. ".ran") == 1
-      end, 10000, "the terminal to run claude.cmd")
+      eq(fake, open_and_argv0(fake), ":ClaudeContext open's CLI")
     end,
   },
   {

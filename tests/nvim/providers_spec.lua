@@ -53,7 +53,8 @@ local function env()
   return e
 end
 
-local base = { cmd = fake, env = { FAKE_OUT = out }, mcp_config = false, auto_insert = false }
+-- permission_mode = false: these tests look at the arguments the provider passes on.
+local base = { cmd = fake, env = { FAKE_OUT = out }, mcp_config = false, auto_insert = false, permission_mode = false }
 
 return {
   {
