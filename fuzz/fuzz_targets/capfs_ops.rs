@@ -90,8 +90,12 @@ fuzz_target!(|data: &[u8]| {
             );
         }
     }
-    // Writing a file named like an outside one would make the read/list oracles ambiguous.
-    let ambiguous = matches!(rel.file_name(), Some(n) if n == "secret" || n == "x");
+    // Creating an entry named like an outside one (a file or a directory on the way) would make
+    // the read/list oracles ambiguous for later inputs.
+    let ambiguous = rel.components().any(|c| {
+        let c = c.as_os_str();
+        c == "secret" || c == "x"
+    });
     if write && !ambiguous {
         let before = outside_state(&t.base);
         if cap.write_atomic(&rel, b"W", false).is_ok() {
