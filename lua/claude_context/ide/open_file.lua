@@ -1,5 +1,5 @@
 -- openFile {filePath, startLine?, endLine?, startText?, endText?, selectToEndOfLine,
--- makeFrontmost}: answers {filePath, languageId, lineCount}; crates/core/src/tools/open_file.rs
+-- makeFrontmost}: answers {filePath, languageId, lineCount}; crates/core/src/tools/ide/open_file.rs
 -- shapes the protocol's answer.
 local util = require("claude_context.ide.util")
 

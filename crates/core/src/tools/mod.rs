@@ -11,55 +11,36 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 use std::sync::Arc;
 
-pub mod cancel_claude_execution;
-pub mod check_document_dirty;
-pub mod clear_execution_history;
-pub mod close_all_diff_tabs;
-pub mod close_tab;
-pub mod define_issue;
-pub mod door;
-pub mod execute_claude;
-pub mod execute_claude_with_context;
-pub mod fs_get_project_info;
-pub mod fs_list_directory;
-pub mod fs_read_file;
-pub mod fs_set_project_root;
-pub mod fs_write_file;
-pub mod get_current_selection;
-pub mod get_current_session;
-pub mod get_current_status;
-pub mod get_diagnostics;
-pub mod get_execution_history;
-pub mod get_execution_stats;
-pub mod get_latest_selection;
-pub mod get_open_editors;
-pub mod get_recent_branches;
-pub mod get_workspace_folders;
+pub mod claude;
+pub mod decision;
 pub mod ide;
-pub mod list_memory_bank_documents;
-pub mod make_tripwire;
-pub mod open_diff;
-pub mod open_file;
-pub mod read_branch_core_files;
-pub mod read_branch_memory_bank;
-pub mod read_context;
-pub mod read_document;
-pub mod read_global_core_files;
-pub mod read_global_memory_bank;
-pub mod read_rules;
-pub mod register_options;
-pub mod reset;
-pub mod reset_session;
-pub mod save_document;
-pub mod search_documents_by_tags;
-pub mod session_compat;
-pub mod set_current_session;
-pub mod test_claude_cli;
+pub mod memory_bank;
+pub mod workspace;
+
+// One tool, one file, grouped by family; the old flat paths (`tools::fs_write_file`) still work.
+pub use claude::{
+    cancel_claude_execution, clear_execution_history, execute_claude, execute_claude_with_context,
+    get_current_session, get_execution_history, get_execution_stats, reset_session, session_compat,
+    set_current_session, test_claude_cli,
+};
+pub use decision::{define_issue, get_current_status, make_tripwire, register_options, reset};
+pub use ide::{
+    check_document_dirty, close_all_diff_tabs, close_tab, get_current_selection, get_diagnostics,
+    get_latest_selection, get_open_editors, open_diff, open_file, save_document,
+};
+pub use memory_bank::{
+    get_recent_branches, list_memory_bank_documents, read_branch_core_files,
+    read_branch_memory_bank, read_context, read_document, read_global_core_files,
+    read_global_memory_bank, read_rules, search_documents_by_tags, write_branch_memory_bank,
+    write_document, write_global_memory_bank,
+};
+pub use workspace::{
+    fs_get_project_info, fs_list_directory, fs_read_file, fs_set_project_root, fs_write_file,
+    get_workspace_folders,
+};
+pub mod door;
 #[cfg(feature = "test-tools")]
 pub mod test_panic;
-pub mod write_branch_memory_bank;
-pub mod write_document;
-pub mod write_global_memory_bank;
 
 pub type ToolFuture = BoxFuture<'static, Result<ToolOutput, ToolError>>;
 pub type Ctx = Arc<Shared>;

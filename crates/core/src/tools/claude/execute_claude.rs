@@ -1,0 +1,96 @@
+//! `execute_claude {prompt, timeout = 300, options?}` — run the Claude Code CLI with the prompt,
+//! resuming the current session (`--resume`), one run at a time in call order. Returns the spec's
+//! object: `success`, `prompt`, `response` (the CLI's `result`), `execution_time`, `timestamp`,
+//! `error` (claude-cli-session-server.ja.md §4.2, §6.2).
+
+use crate::claude::{ExecRequest, ExecResult, RunOptions, DEFAULT_TIMEOUT_SECS, MAX_TIMEOUT_SECS};
+use crate::tools::{parse_args, schema_of, Ctx, ToolDef, ToolError, ToolFuture, ToolOutput};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::Value;
+use std::time::Duration;
+
+fn default_timeout() -> f64 {
+    DEFAULT_TIMEOUT_SECS as f64
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Args {
+    /// The prompt for Claude.
+    pub prompt: String,
+    /// Seconds before the CLI (its whole process group) is killed. Default 300.
+    #[serde(default = "default_timeout")]
+    pub timeout: f64,
+    /// Optional CLI flags for this run.
+    #[serde(default)]
+    pub options: Option<RunOptions>,
+}
+
+/// Checks prompt, timeout and options; the error names what is wrong.
+pub fn validate(
+    tool: &str,
+    prompt: &str,
+    timeout: f64,
+    options: &Option<RunOptions>,
+) -> Result<Duration, ToolError> {
+    if prompt.trim().is_empty() {
+        return Err(ToolError::InvalidParams(format!(
+            "{tool}: prompt must not be empty"
+        )));
+    }
+    if prompt.contains('\0') {
+        return Err(ToolError::InvalidParams(format!(
+            "{tool}: prompt contains a NUL byte"
+        )));
+    }
+    if !(timeout.is_finite() && timeout > 0.0 && timeout <= MAX_TIMEOUT_SECS as f64) {
+        return Err(ToolError::InvalidParams(format!(
+            "{tool}: timeout must be a number of seconds in (0, {MAX_TIMEOUT_SECS}], got {timeout}"
+        )));
+    }
+    if let Some(o) = options {
+        o.validate()
+            .map_err(|e| ToolError::InvalidParams(format!("{tool}: {e}")))?;
+    }
+    Ok(Duration::from_secs_f64(timeout))
+}
+
+pub fn def() -> ToolDef {
+    ToolDef {
+        name: "execute_claude",
+        aliases: &[],
+        description:
+            "Run the Claude Code CLI with a prompt and return its answer. The conversation \
+                      continues across calls (the CLI's session is resumed) until reset_session. \
+                      Runs are one at a time, in call order. Returns {success, prompt, response, \
+                      execution_time, timestamp, error}. Optional options {model, max_turns, \
+                      allowed_tools, append_system_prompt}.",
+        input_schema: schema_of::<Args>(),
+        output_schema: Some(schema_of::<crate::tools::session_compat::Named<ExecResult>>()),
+        run,
+    }
+}
+
+fn run(ctx: Ctx, args: Value) -> ToolFuture {
+    Box::pin(async move {
+        let a: Args = parse_args("execute_claude", args)?;
+        let timeout = validate("execute_claude", &a.prompt, a.timeout, &a.options)?;
+        let options = a.options.unwrap_or_default();
+        // A caller can only narrow the tools the person allowed the sub-agent.
+        ctx.claude
+            .narrow_tools(&options)
+            .map_err(|e| ToolError::InvalidParams(format!("execute_claude: {e}")))?;
+        let req = ExecRequest {
+            prompt: a.prompt,
+            file_path: None,
+            timeout,
+            options,
+            project_root: ctx.project().root,
+        };
+        ToolOutput::of(&crate::tools::session_compat::Named::new(
+            "execute_claude",
+            ctx.claude.execute(req).await,
+        ))
+    })
+}

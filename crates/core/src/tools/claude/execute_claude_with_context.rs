@@ -1,0 +1,76 @@
+//! `execute_claude_with_context {prompt, file_path, timeout = 300, options?}` — like
+//! `execute_claude`, with a file (relative to the project root, confined to it, size-limited)
+//! sent to the CLI on stdin before the prompt. The result adds `context_file`.
+
+use crate::claude::{ExecRequest, ExecResult, RunOptions};
+use crate::tools::execute_claude::validate;
+use crate::tools::{parse_args, schema_of, Ctx, ToolDef, ToolError, ToolFuture, ToolOutput};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::Value;
+
+fn default_timeout() -> f64 {
+    crate::claude::DEFAULT_TIMEOUT_SECS as f64
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Args {
+    /// The prompt for Claude.
+    pub prompt: String,
+    /// The context file: relative to the project root, or absolute inside it.
+    pub file_path: String,
+    /// Seconds before the CLI (its whole process group) is killed. Default 300.
+    #[serde(default = "default_timeout")]
+    pub timeout: f64,
+    /// Optional CLI flags for this run.
+    #[serde(default)]
+    pub options: Option<RunOptions>,
+}
+
+pub fn def() -> ToolDef {
+    ToolDef {
+        name: "execute_claude_with_context",
+        aliases: &[],
+        description: "Run the Claude Code CLI with a prompt and a file from the project as \
+                      context (relative paths resolve against the project root). Continues the \
+                      current conversation like execute_claude. Returns {success, prompt, \
+                      response, execution_time, timestamp, error, context_file}.",
+        input_schema: schema_of::<Args>(),
+        output_schema: Some(schema_of::<crate::tools::session_compat::Named<ExecResult>>()),
+        run,
+    }
+}
+
+fn run(ctx: Ctx, args: Value) -> ToolFuture {
+    Box::pin(async move {
+        let a: Args = parse_args("execute_claude_with_context", args)?;
+        let timeout = validate(
+            "execute_claude_with_context",
+            &a.prompt,
+            a.timeout,
+            &a.options,
+        )?;
+        if a.file_path.trim().is_empty() {
+            return Err(ToolError::InvalidParams(
+                "execute_claude_with_context: file_path must not be empty".into(),
+            ));
+        }
+        let options = a.options.unwrap_or_default();
+        // A caller can only narrow the tools the person allowed the sub-agent.
+        ctx.claude
+            .narrow_tools(&options)
+            .map_err(|e| ToolError::InvalidParams(format!("execute_claude_with_context: {e}")))?;
+        let req = ExecRequest {
+            prompt: a.prompt,
+            file_path: Some(a.file_path),
+            timeout,
+            options,
+            project_root: ctx.project().root,
+        };
+        ToolOutput::of(&crate::tools::session_compat::Named::new(
+            "execute_claude_with_context",
+            ctx.claude.execute(req).await,
+        ))
+    })
+}

@@ -1,0 +1,26 @@
+//! `get_current_session {}` — Get the Claude session the next run resumes. Returns {success, session_id, has_session}.
+
+use crate::claude::SessionResult;
+use crate::tools::{parse_args, schema_of, Ctx, NoArgs, ToolDef, ToolFuture, ToolOutput};
+use serde_json::Value;
+
+pub fn def() -> ToolDef {
+    ToolDef {
+        name: "get_current_session",
+        aliases: &[],
+        description: "Get the Claude session the next run resumes. Returns {success, session_id, has_session}.",
+        input_schema: schema_of::<NoArgs>(),
+        output_schema: Some(schema_of::<crate::tools::session_compat::Named<SessionResult>>()),
+        run,
+    }
+}
+
+fn run(ctx: Ctx, args: Value) -> ToolFuture {
+    Box::pin(async move {
+        parse_args::<Option<NoArgs>>("get_current_session", args)?;
+        ToolOutput::of(&crate::tools::session_compat::Named::new(
+            "get_current_session",
+            ctx.claude.current_session().await,
+        ))
+    })
+}

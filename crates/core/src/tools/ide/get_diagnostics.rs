@@ -1,0 +1,187 @@
+//! `getDiagnostics {uri?}` — `vim.diagnostic` entries of every loaded buffer (those that have
+//! any), or of one file: JSON `[{uri, diagnostics: [{message, severity, range, source, code}]}]`
+//! with severity `Error`/`Warning`/`Info`/`Hint` and 0-based ranges (characters in UTF-16
+//! code units). The only IDE tool Claude Code shows the model (`mcp__ide__getDiagnostics`).
+//!
+//! URIs are `file://` followed by the path as is: Claude Code asks with such a URI and matches
+//! the answer's `uri` against it literally. When a `uri` is given it is echoed back unchanged.
+//! Served from the editor snapshot (diagnostics converted once, when `DiagnosticChanged` says
+//! a buffer's changed) without Neovim's main thread; the Lua handler
+//! (`lua/claude_context/ide/get_diagnostics.lua`) answers only while the snapshot is not live.
+
+use crate::tools::ide::{forward, Range};
+use crate::tools::{parse_args, schema_of, Ctx, ToolDef, ToolOutput};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct Args {
+    /// A `file://` URI (or a path); all loaded buffers when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub uri: Option<String>,
+}
+
+#[derive(Debug, Serialize, Deserialize, PartialEq)]
+pub enum Severity {
+    Error,
+    Warning,
+    Info,
+    Hint,
+}
+
+#[derive(Debug, Serialize, Deserialize, PartialEq)]
+pub struct Diagnostic {
+    pub message: String,
+    pub severity: Severity,
+    pub range: Range,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+    /// A string or a number, as the language server gave it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub code: Option<Value>,
+}
+
+#[derive(Debug, Serialize, Deserialize, PartialEq)]
+pub struct FileDiagnostics {
+    pub uri: String,
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+pub fn def() -> ToolDef {
+    ToolDef {
+        name: "getDiagnostics",
+        aliases: &[],
+        description: "Get language diagnostics (errors, warnings, hints) from the editor, for \
+                      one file (uri) or for every open file.",
+        input_schema: schema_of::<Args>(),
+        // The answer is a JSON array (in the text): no structuredContent, hence no schema.
+        output_schema: None,
+        run,
+    }
+}
+
+fn run(ctx: Ctx, args: Value) -> crate::tools::ToolFuture {
+    let args: Args = match parse_args("getDiagnostics", args) {
+        Ok(a) => a,
+        Err(e) => return crate::tools::ready(Err(e)),
+    };
+    Box::pin(async move {
+        let snap = match &args.uri {
+            // A file not found by name is looked for by its real path: off the async workers.
+            Some(uri) => {
+                let (c, u) = (ctx.clone(), uri.clone());
+                tokio::task::spawn_blocking(move || from_snapshot(&c, Some(&u)))
+                    .await
+                    .ok()
+                    .flatten()
+            }
+            None => from_snapshot(&ctx, None),
+        };
+        if let Some(text) = snap {
+            return Ok(ToolOutput::texts([text]));
+        }
+        let params = serde_json::to_value(&args).unwrap_or_default();
+        let files: Vec<FileDiagnostics> = forward(&ctx, "getDiagnostics", params).await?;
+        let text = serde_json::to_string(&files).map_err(|e| {
+            crate::tools::ToolError::Failed(format!("cannot encode the diagnostics: {e}"))
+        })?;
+        Ok(ToolOutput::texts([text]))
+    })
+}
+
+/// One file's diagnostics as the snapshot holds them (already in the protocol's shape).
+#[derive(Serialize)]
+struct FileRef<'a> {
+    uri: String,
+    diagnostics: &'a [Value],
+}
+
+/// The answer's JSON text from the snapshot; `None` when it is not live. With `uri`: that
+/// file's diagnostics (the uri echoed), `[]` when no buffer holds it; without: every loaded
+/// file buffer that has any, by uri.
+pub fn from_snapshot(ctx: &crate::server::Shared, uri: Option<&str>) -> Option<String> {
+    let cwd = ctx.editor_state().cwd.clone();
+    let st = ctx.snapshot.state();
+    if !st.live {
+        return None;
+    }
+    let files: Vec<FileRef> = match uri {
+        Some(uri) => {
+            // Claude Code sends `file://` + the path unencoded; others may percent-encode.
+            let mut candidates = Vec::new();
+            if let Some(raw) = uri.strip_prefix("file://") {
+                candidates.push(crate::editor::abspath(raw, cwd.as_deref()));
+            }
+            candidates.push(crate::editor::abspath(uri, cwd.as_deref()));
+            let found = candidates.iter().find_map(|p| st.find(p));
+            match found {
+                Some(r) => vec![FileRef {
+                    uri: uri.to_string(),
+                    diagnostics: st.diags.get(&r.buf).map(Vec::as_slice).unwrap_or(&[]),
+                }],
+                None => Vec::new(),
+            }
+        }
+        None => {
+            let mut files: Vec<FileRef> = st
+                .bufs
+                .values()
+                .filter(|r| r.loaded && r.file)
+                .filter_map(|r| {
+                    let d = st.diags.get(&r.buf).filter(|d| !d.is_empty())?;
+                    Some(FileRef {
+                        uri: format!("file://{}", r.name),
+                        diagnostics: d,
+                    })
+                })
+                .collect();
+            files.sort_by(|a, b| a.uri.cmp(&b.uri));
+            files
+        }
+    };
+    serde_json::to_string(&files).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::tools::ide::testing::{call, ctx, texts};
+    use serde_json::{json, Value};
+
+    #[test]
+    fn diagnostics_round_trip_and_bad_severities_fail() {
+        let d = json!([{"uri": "file:///p/a b.rs", "diagnostics": [
+            {"message": "unused", "severity": "Warning",
+             "range": {"start": {"line": 1, "character": 4}, "end": {"line": 1, "character": 7}},
+             "source": "rustc", "code": "E0001"},
+            {"message": "x", "severity": "Hint",
+             "range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}},
+             "code": 42}]}]);
+        let want = d.clone();
+        let (s, ed) = ctx(move |_, _| Ok(want.clone()));
+        let r = call(&s, "getDiagnostics", json!({"uri": "file:///p/a b.rs"})).unwrap();
+        let t: Value = serde_json::from_str(&texts(&r)[0]).unwrap();
+        assert_eq!(t, d);
+        assert!(r.get("structuredContent").is_none());
+        assert_eq!(
+            ed.calls.lock().unwrap()[0].1,
+            json!({"uri": "file:///p/a b.rs"})
+        );
+        let r = call(&s, "getDiagnostics", json!({})).unwrap();
+        assert_eq!(r["isError"], false);
+        assert_eq!(ed.calls.lock().unwrap()[1].1, json!({}));
+
+        let (s, _) = ctx(|_, _| {
+            Ok(
+                json!([{"uri": "file:///x", "diagnostics": [{"message": "m", "severity": 1,
+                "range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}}}]}]),
+            )
+        });
+        let r = call(&s, "getDiagnostics", json!({})).unwrap();
+        assert_eq!(r["isError"], true);
+        assert_eq!(
+            call(&s, "getDiagnostics", json!({"uri": 3})).unwrap_err().0,
+            -32602
+        );
+    }
+}

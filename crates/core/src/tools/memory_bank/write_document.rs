@@ -1,0 +1,553 @@
+//! `write_document {scope, branch?, path, content? | patches?, tags?, returnContent?, language?}`
+//! — memory bank v3's one write tool (t3ta/memory-bank-mcp-server): a document of the global
+//! bank or of a branch's bank (the current git branch when `branch` is omitted).
+//!
+//! * `content` replaces the document (a string, or a JSON value written as pretty JSON).
+//! * `patches` edits a JSON document with JSON Patch (RFC 6902, the `json-patch` crate): every
+//!   operation is applied to a copy in memory and the document is written once, atomically, only
+//!   when all of them succeed — a failing `test` (or any other failing operation) writes
+//!   nothing and says which operation failed and why.
+//! * `tags` sets the document's tags: `metadata.tags` of a JSON document, the `tags:` line of
+//!   a Markdown one (added under the first heading when there is none).
+//!
+//! Built on the memory bank's public API ([`crate::memory_bank::Bank::read`] / `write`), so the
+//! bank's confinement and atomic writes apply unchanged. `docs` (the original's bank directory)
+//! is accepted and ignored: the bank is the one the person configured.
+
+use crate::memory_bank::document::TAG_LINES;
+use crate::memory_bank::{Language, Scope, WriteOutcome};
+use crate::tools::{memory_bank, parse_args, schema_of, Ctx, ToolDef, ToolError, ToolOutput};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::path::Path;
+
+/// Which bank a v3 document tool works on.
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema, PartialEq)]
+#[serde(rename_all = "lowercase")]
+pub enum DocScope {
+    Branch,
+    Global,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Args {
+    /// "branch" or "global".
+    pub scope: DocScope,
+    /// The branch (scope "branch"); the project's current git branch when omitted.
+    #[serde(default)]
+    pub branch: Option<String>,
+    /// The document's path relative to the bank, e.g. "progress.md" or "data/config.json".
+    pub path: String,
+    /// The whole new content: a string, or a JSON value (written as pretty JSON). Not with
+    /// `patches`.
+    #[serde(default)]
+    pub content: Option<Value>,
+    /// JSON Patch operations (RFC 6902) for a JSON document: [{op, path, value?, from?}],
+    /// applied all or nothing. Not with `content`.
+    #[serde(default)]
+    pub patches: Option<Vec<Value>>,
+    /// The document's tags (without "#").
+    #[serde(default)]
+    pub tags: Option<Vec<String>>,
+    /// Return the written content as well (default false).
+    #[serde(default)]
+    pub return_content: bool,
+    /// Language (en, ja or zh) of the templates a new bank is seeded from; default "ja".
+    #[serde(default = "crate::tools::default_language")]
+    #[schemars(extend("enum" = ["en", "ja", "zh"]))]
+    pub language: String,
+    /// The original server's bank directory: accepted and ignored (the bank is the one
+    /// configured in setup / MEMORY_BANK_ROOT).
+    #[serde(default)]
+    pub docs: Option<String>,
+}
+
+/// The document as the original answered it.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct DocData {
+    pub path: String,
+    /// The content written (only with `returnContent`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub content: Option<String>,
+    pub tags: Vec<String>,
+    pub last_modified: String,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Written {
+    pub success: bool,
+    /// "branch" or "global".
+    pub scope: &'static str,
+    /// The branch written to (scope "branch").
+    pub branch: Option<String>,
+    pub data: DocData,
+    /// What the write did (created, bankCreated, seeded, bytesWritten, …).
+    pub outcome: WriteOutcome,
+    /// JSON Patch operations applied.
+    pub patches_applied: usize,
+}
+
+pub fn def() -> ToolDef {
+    ToolDef {
+        name: "write_document",
+        aliases: &[],
+        description: "Memory bank v3: write a document to the global bank (scope \"global\") \
+                      or a branch's bank (scope \"branch\"; branch defaults to the current git \
+                      branch). Give the whole `content`, or `patches` (JSON Patch, RFC 6902) to \
+                      edit a JSON document: all operations apply or none (a failing \"test\" \
+                      writes nothing). `tags` sets the document's tags. Returns {success, data: \
+                      {path, tags, lastModified, content if returnContent}}.",
+        input_schema: schema_of::<Args>(),
+        output_schema: Some(schema_of::<Written>()),
+        run,
+    }
+}
+
+/// The project's current git branch: `HEAD` of the repository holding `root` (a `.git`
+/// directory, or a `.git` file pointing at a worktree's git directory).
+pub fn current_branch(root: &Path) -> Result<String, String> {
+    let repo = crate::project::find_git_root(root).ok_or_else(|| {
+        format!(
+            "cannot detect the branch: '{}' is not in a git repository; pass `branch`",
+            root.display()
+        )
+    })?;
+    let dotgit = repo.join(".git");
+    let gitdir = if dotgit.is_dir() {
+        dotgit
+    } else {
+        let text = read_small(&dotgit)?;
+        let rel = text
+            .trim()
+            .strip_prefix("gitdir:")
+            .ok_or_else(|| {
+                format!(
+                    "cannot detect the branch: '{}' is not a gitdir file; pass `branch`",
+                    dotgit.display()
+                )
+            })?
+            .trim();
+        repo.join(rel)
+    };
+    let head = read_small(&gitdir.join("HEAD"))?;
+    match head.trim().strip_prefix("ref: refs/heads/") {
+        Some(b) if !b.is_empty() => Ok(b.to_string()),
+        _ => Err(
+            "cannot detect the branch: HEAD is detached (not on a branch); pass `branch`".into(),
+        ),
+    }
+}
+
+/// A small file's text (git metadata: at most 4 KiB is read).
+fn read_small(p: &Path) -> Result<String, String> {
+    use std::io::Read;
+    let f = std::fs::File::open(p).map_err(|e| {
+        format!(
+            "cannot detect the branch: cannot read '{}': {e}",
+            p.display()
+        )
+    })?;
+    let mut s = String::new();
+    f.take(4096).read_to_string(&mut s).map_err(|e| {
+        format!(
+            "cannot detect the branch: cannot read '{}': {e}",
+            p.display()
+        )
+    })?;
+    Ok(s)
+}
+
+/// The branch a v3 call means: the given one, or the current git branch.
+pub fn branch_for(
+    ctx: &Ctx,
+    scope: DocScope,
+    branch: Option<String>,
+) -> Result<Option<String>, ToolError> {
+    match scope {
+        DocScope::Global => Ok(None),
+        DocScope::Branch => match branch.filter(|b| !b.trim().is_empty()) {
+            Some(b) => Ok(Some(b)),
+            None => {
+                let root = ctx.project_root_dir()?;
+                current_branch(&root).map(Some).map_err(ToolError::Failed)
+            }
+        },
+    }
+}
+
+/// `content` with its tags set to `tags` (see the module docs).
+pub fn with_tags(path: &str, content: &str, tags: &[String]) -> Result<String, String> {
+    let clean: Vec<String> = tags
+        .iter()
+        .map(|t| t.trim().trim_start_matches('#').to_string())
+        .filter(|t| !t.is_empty())
+        .collect();
+    if path.to_ascii_lowercase().ends_with(".json") {
+        let mut v: Value = serde_json::from_str(content)
+            .map_err(|e| format!("'{path}' is not valid JSON, so its tags cannot be set: {e}"))?;
+        let Some(o) = v.as_object_mut() else {
+            return Err(format!(
+                "'{path}' is not a JSON object, so it has no metadata.tags to set"
+            ));
+        };
+        let meta = o
+            .entry("metadata")
+            .or_insert_with(|| Value::Object(Default::default()));
+        let Some(m) = meta.as_object_mut() else {
+            return Err(format!("'{path}': metadata is not an object"));
+        };
+        m.insert("tags".into(), clean.into());
+        return serde_json::to_string_pretty(&v).map_err(|e| e.to_string());
+    }
+    let line = format!(
+        "tags: {}",
+        clean
+            .iter()
+            .map(|t| format!("#{t}"))
+            .collect::<Vec<_>>()
+            .join(" ")
+    );
+    let mut lines: Vec<&str> = content.lines().collect();
+    let existing = lines.iter().take(TAG_LINES).position(|l| {
+        l.trim_start()
+            .get(..5)
+            .is_some_and(|h| h.eq_ignore_ascii_case("tags:"))
+    });
+    match existing {
+        Some(i) => lines[i] = &line,
+        None => match lines
+            .iter()
+            .take(TAG_LINES)
+            .position(|l| l.starts_with("# "))
+        {
+            Some(h) => {
+                lines.insert(h + 1, "");
+                lines.insert(h + 2, &line);
+            }
+            None => {
+                lines.insert(0, &line);
+                lines.insert(1, "");
+            }
+        },
+    }
+    let mut out = lines.join("\n");
+    if content.ends_with('\n') || content.is_empty() {
+        out.push('\n');
+    }
+    Ok(out)
+}
+
+/// Applies RFC 6902 `patches` to the JSON document `content`, all or nothing.
+pub fn apply_patches(path: &str, content: &str, patches: Vec<Value>) -> Result<String, String> {
+    let mut doc: Value = serde_json::from_str(content).map_err(|e| {
+        format!("'{path}' is not a JSON document ({e}); JSON Patch edits JSON documents only — write Markdown with `content`")
+    })?;
+    let ops: json_patch::Patch =
+        serde_json::from_value(Value::Array(patches.clone())).map_err(|e| {
+            format!(
+                "invalid patches: {e} (each needs op, path, and value or from as RFC 6902 says)"
+            )
+        })?;
+    // json-patch leaves `doc` unchanged on failure; the copy makes all-or-nothing explicit.
+    let mut work = doc.clone();
+    json_patch::patch(&mut work, &ops).map_err(|e| {
+        let n = e.operation;
+        let op = patches.get(n).cloned().unwrap_or(Value::Null);
+        format!(
+            "patch operation #{} {} failed: {} — no change was written",
+            n + 1,
+            op,
+            e.kind
+        )
+    })?;
+    doc = work;
+    serde_json::to_string_pretty(&doc).map_err(|e| e.to_string())
+}
+
+fn run(ctx: Ctx, args: Value) -> crate::tools::ToolFuture {
+    let a: Args = match parse_args("write_document", args) {
+        Ok(a) => a,
+        Err(e) => return crate::tools::ready(Err(e)),
+    };
+    if a.content.is_some() && a.patches.is_some() {
+        return crate::tools::ready(Err(ToolError::InvalidParams(
+            "write_document: give `content` or `patches`, not both".into(),
+        )));
+    }
+    if a.content.is_none() && a.patches.is_none() && a.tags.is_none() {
+        return crate::tools::ready(Err(ToolError::InvalidParams(
+            "write_document: give `content`, `patches` or `tags`".into(),
+        )));
+    }
+    crate::tools::blocking(move || {
+        let branch = branch_for(&ctx, a.scope, a.branch)?;
+        let w = perform(
+            &ctx,
+            branch,
+            &a.path,
+            Edit {
+                content: a.content,
+                patches: a.patches,
+                tags: a.tags,
+            },
+            a.return_content,
+            &a.language,
+        )?;
+        ToolOutput::of(&w)
+    })
+}
+
+/// What to write: the whole content, or patches, and/or tags.
+pub struct Edit {
+    pub content: Option<Value>,
+    pub patches: Option<Vec<Value>>,
+    pub tags: Option<Vec<String>>,
+}
+
+/// Writes `path` in `branch`'s bank (the global bank when `None`); the body of write_document
+/// and of write_*_memory_bank called with `patches` or `tags`. Blocking.
+pub fn perform(
+    ctx: &Ctx,
+    branch: Option<String>,
+    path: &str,
+    edit: Edit,
+    return_content: bool,
+    language: &str,
+) -> Result<Written, ToolError> {
+    let lang = Language::parse(language).map_err(ToolError::Failed)?;
+    let scope = match &branch {
+        Some(b) => Scope::Branch(b),
+        None => Scope::Global,
+    };
+    let bank = memory_bank(ctx)?;
+    let mut patches_applied = 0;
+    let mut content = match (edit.content, edit.patches) {
+        (Some(_), Some(_)) => {
+            return Err(ToolError::InvalidParams(
+                "give `content` or `patches`, not both".into(),
+            ))
+        }
+        (Some(Value::String(s)), None) => s,
+        (Some(v), None) => {
+            serde_json::to_string_pretty(&v).map_err(|e| ToolError::Failed(e.to_string()))?
+        }
+        (None, Some(p)) => {
+            let old = bank.read(scope, path).map_err(ToolError::Failed)?;
+            patches_applied = p.len();
+            apply_patches(path, &old.content, p).map_err(ToolError::Failed)?
+        }
+        (None, None) if edit.tags.is_some() => {
+            bank.read(scope, path).map_err(ToolError::Failed)?.content
+        }
+        (None, None) => {
+            return Err(ToolError::InvalidParams(
+                "give `content`, `patches` or `tags`".into(),
+            ))
+        }
+    };
+    if let Some(tags) = &edit.tags {
+        content = with_tags(path, &content, tags).map_err(ToolError::Failed)?;
+    }
+    let outcome = bank
+        .write(scope, path, &content, lang)
+        .map_err(ToolError::Failed)?;
+    Ok(Written {
+        success: true,
+        scope: if branch.is_some() { "branch" } else { "global" },
+        data: DocData {
+            path: outcome.path.clone(),
+            content: return_content.then_some(content),
+            tags: outcome.tags.clone(),
+            last_modified: outcome.last_modified.clone(),
+        },
+        branch,
+        outcome,
+        patches_applied,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::tools::testutil::*;
+    use serde_json::json;
+
+    fn git_project(branch: &str) -> (tempfile::TempDir, std::path::PathBuf) {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().canonicalize().unwrap().join("p");
+        std::fs::create_dir_all(p.join(".git")).unwrap();
+        std::fs::write(p.join(".git/HEAD"), format!("ref: refs/heads/{branch}\n")).unwrap();
+        (d, p)
+    }
+
+    #[test]
+    fn writes_by_scope_detects_the_branch_and_sets_tags() {
+        let (d, p) = git_project("feature/login");
+        let s = TestServer::new(&p, d.path());
+        let r = s.call(
+            "write_document",
+            json!({"scope": "branch", "path": "progress.md", "content": "# Progress\n\nhalf done\n",
+                   "tags": ["progress", "#core"], "returnContent": true, "docs": "./docs", "language": "en"}),
+        );
+        assert!(!is_error(&r), "{r}");
+        let sc = &r["structuredContent"];
+        assert_eq!(sc["success"], true);
+        assert_eq!(sc["branch"], "feature/login");
+        assert_eq!(sc["data"]["tags"], json!(["progress", "core"]));
+        assert_eq!(
+            sc["data"]["content"],
+            "# Progress\n\ntags: #progress #core\n\nhalf done\n"
+        );
+        let on_disk =
+            std::fs::read_to_string(p.join("docs/branch-memory-bank/feature-login/progress.md"))
+                .unwrap();
+        assert_eq!(
+            on_disk,
+            "# Progress\n\ntags: #progress #core\n\nhalf done\n"
+        );
+        // Without returnContent the content is left out.
+        let r = s.call(
+            "write_document",
+            json!({"scope": "global", "path": "data/config.json", "content": {"a": 1}, "tags": ["config"]}),
+        );
+        let sc = &r["structuredContent"];
+        assert!(sc["data"].get("content").is_none(), "{r}");
+        assert_eq!(sc["scope"], "global");
+        assert_eq!(sc["branch"], json!(null));
+        let v: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(p.join("docs/global-memory-bank/data/config.json")).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(v, json!({"a": 1, "metadata": {"tags": ["config"]}}));
+        // Tags alone retag an existing document (replacing the line).
+        let r = s.call(
+            "write_document",
+            json!({"scope": "branch", "branch": "feature/login", "path": "progress.md", "tags": ["done"], "returnContent": true}),
+        );
+        assert_eq!(
+            r["structuredContent"]["data"]["content"],
+            "# Progress\n\ntags: #done\n\nhalf done\n"
+        );
+        // Bad calls.
+        for (args, want) in [
+            (
+                json!({"scope": "global", "path": "x.md", "content": "a", "patches": []}),
+                "not both",
+            ),
+            (json!({"scope": "global", "path": "x.md"}), "give `content`"),
+            (
+                json!({"scope": "both", "path": "x.md", "content": "a"}),
+                "unknown variant",
+            ),
+        ] {
+            let r = s.call("write_document", args);
+            assert_eq!(r["error"]["code"], -32602, "{r}");
+            assert!(
+                r["error"]["message"].as_str().unwrap().contains(want),
+                "{r}"
+            );
+        }
+        let r = s.call(
+            "write_document",
+            json!({"scope": "global", "path": "../x.md", "content": "a"}),
+        );
+        assert!(is_error(&r), "{r}");
+    }
+
+    #[test]
+    fn patches_apply_all_or_nothing_with_a_clear_error_on_a_failing_test() {
+        let (d, p) = git_project("main");
+        let s = TestServer::new(&p, d.path());
+        s.call(
+            "write_document",
+            json!({"scope": "global", "path": "c.json", "content": {"version": 1, "items": ["a"]}}),
+        );
+        let file = p.join("docs/global-memory-bank/c.json");
+        let r = s.call(
+            "write_document",
+            json!({"scope": "global", "path": "c.json", "returnContent": true, "patches": [
+                {"op": "test", "path": "/version", "value": 1},
+                {"op": "replace", "path": "/version", "value": 2},
+                {"op": "add", "path": "/items/-", "value": "b"},
+                {"op": "copy", "from": "/items/0", "path": "/first"},
+            ]}),
+        );
+        assert!(!is_error(&r), "{r}");
+        assert_eq!(r["structuredContent"]["patchesApplied"], 4);
+        let v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+        assert_eq!(v, json!({"version": 2, "items": ["a", "b"], "first": "a"}));
+        let before = std::fs::read(&file).unwrap();
+        // The second operation's test fails: the first (applied in memory) is not written.
+        let r = s.call(
+            "write_document",
+            json!({"scope": "global", "path": "c.json", "patches": [
+                {"op": "replace", "path": "/version", "value": 3},
+                {"op": "test", "path": "/version", "value": 99},
+            ]}),
+        );
+        assert!(is_error(&r), "{r}");
+        let t = text_of(&r);
+        assert!(
+            t.contains("patch operation #2")
+                && t.contains("test")
+                && t.contains("no change was written"),
+            "{t}"
+        );
+        assert_eq!(std::fs::read(&file).unwrap(), before);
+        // A remove of a missing path, a malformed op, a Markdown target.
+        let r = s.call("write_document", json!({"scope": "global", "path": "c.json", "patches": [{"op": "remove", "path": "/nope"}]}));
+        assert!(is_error(&r) && text_of(&r).contains("#1"), "{r}");
+        let r = s.call(
+            "write_document",
+            json!({"scope": "global", "path": "c.json", "patches": [{"op": "jump", "path": "/x"}]}),
+        );
+        assert!(
+            is_error(&r) && text_of(&r).contains("invalid patches"),
+            "{r}"
+        );
+        s.call(
+            "write_document",
+            json!({"scope": "global", "path": "n.md", "content": "# N\n"}),
+        );
+        let r = s.call("write_document", json!({"scope": "global", "path": "n.md", "patches": [{"op": "add", "path": "/x", "value": 1}]}));
+        assert!(
+            is_error(&r) && text_of(&r).contains("JSON documents only"),
+            "{r}"
+        );
+        assert_eq!(std::fs::read(&file).unwrap(), before);
+    }
+
+    #[test]
+    fn branch_detection_follows_worktree_gitdir_files_and_refuses_detached_heads() {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path().canonicalize().unwrap();
+        let wt = root.join("wt");
+        let gd = root.join("repo/.git/worktrees/wt");
+        std::fs::create_dir_all(&wt).unwrap();
+        std::fs::create_dir_all(&gd).unwrap();
+        std::fs::write(wt.join(".git"), format!("gitdir: {}\n", gd.display())).unwrap();
+        std::fs::write(gd.join("HEAD"), "ref: refs/heads/topic/x\n").unwrap();
+        assert_eq!(super::current_branch(&wt).unwrap(), "topic/x");
+        std::fs::write(
+            gd.join("HEAD"),
+            "0123456789abcdef0123456789abcdef01234567\n",
+        )
+        .unwrap();
+        assert!(super::current_branch(&wt).unwrap_err().contains("detached"));
+        let bare = root.join("nogit");
+        std::fs::create_dir_all(&bare).unwrap();
+        let s = TestServer::new(&bare, d.path());
+        let r = s.call(
+            "write_document",
+            json!({"scope": "branch", "path": "a.md", "content": "x"}),
+        );
+        // No repository (unless the temp dir is inside one): a clear error naming `branch`.
+        if crate::project::find_git_root(&bare).is_none() {
+            assert!(is_error(&r) && text_of(&r).contains("pass `branch`"), "{r}");
+        }
+    }
+}

@@ -1,0 +1,157 @@
+//! `fs-set-project-root {path}` — cl-mcp's tool: the project root for the calling connection
+//! only (other clients and the editor keep theirs), so the file tools, the memory bank and the
+//! decision store of that connection resolve against it.
+//!
+//! The model's argument is untrusted; the person's setup decides what is allowed: the new root
+//! must be an existing directory equal to or below the project root the setup gives
+//! (MCP_PROJECT_ROOT / setup{project_root} / LSP / git / cwd) or one of the editor's workspace
+//! folders, after symbolic links are resolved, and never inside a `.git` directory. The process's
+//! working directory is never changed (the bridge lives in Neovim). Answers cl-mcp's fields
+//! `{project_root, cwd, previous_root, status}` plus `project_root_source` and `allowed_by`.
+
+use crate::tools::{parse_args, schema_of, Ctx, ToolDef, ToolError, ToolOutput};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::path::{Component, Path, PathBuf};
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Args {
+    /// The new project root: absolute, or relative to the current one ("." keeps it). It must be
+    /// the configured project root, a workspace folder, or a directory inside one.
+    pub path: String,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct SetRoot {
+    pub project_root: String,
+    /// The editor's working directory (the bridge never changes the process's).
+    pub cwd: Option<String>,
+    /// The root before, or "(not set)".
+    pub previous_root: String,
+    pub status: String,
+    /// "explicit": set by fs-set-project-root for this connection.
+    pub project_root_source: &'static str,
+    /// The configured root or workspace folder that allows it.
+    pub allowed_by: String,
+}
+
+pub fn def() -> ToolDef {
+    ToolDef {
+        name: "fs-set-project-root",
+        aliases: &[],
+        description: "Set the project root for this connection (the file tools, memory bank and \
+                      decision tools then resolve against it). Only the configured project \
+                      root, a workspace folder, or a directory inside one is accepted; other \
+                      clients are not affected. Returns {project_root, cwd, previous_root, \
+                      status}.",
+        input_schema: schema_of::<Args>(),
+        output_schema: Some(schema_of::<SetRoot>()),
+        run,
+    }
+}
+
+/// The base among `bases` that contains `p` (both canonical), if any.
+fn allowed_base<'a>(p: &Path, bases: &'a [PathBuf]) -> Option<&'a PathBuf> {
+    bases.iter().find(|b| p.starts_with(b))
+}
+
+fn run(ctx: Ctx, args: Value) -> crate::tools::ToolFuture {
+    let a: Args = match parse_args("fs-set-project-root", args) {
+        Ok(a) => a,
+        Err(e) => return crate::tools::ready(Err(e)),
+    };
+    crate::tools::blocking(move || {
+        let Some(slot) = crate::project::connection_slot() else {
+            return Err(ToolError::Failed(
+                "fs-set-project-root sets the root of a client connection; this call came \
+                 from none"
+                    .into(),
+            ));
+        };
+        if a.path.trim().is_empty() || a.path.contains('\0') {
+            return Err(ToolError::InvalidParams(
+                "fs-set-project-root: path must be a non-empty path".into(),
+            ));
+        }
+        let current = ctx.project_root_dir()?;
+        let requested = {
+            let p = PathBuf::from(a.path.trim());
+            if p.is_absolute() {
+                p
+            } else {
+                current.join(p)
+            }
+        };
+        let canon = requested.canonicalize().map_err(|e| {
+            ToolError::Failed(format!(
+                "cannot use '{}' as the project root: {e}",
+                requested.display()
+            ))
+        })?;
+        if !canon.is_dir() {
+            return Err(ToolError::Failed(format!(
+                "'{}' is not a directory",
+                canon.display()
+            )));
+        }
+        let default = ctx.default_project();
+        let mut bases: Vec<PathBuf> = default.root.iter().cloned().collect();
+        for f in ctx.editor_state().workspace_folders() {
+            if let Ok(c) = f.canonicalize() {
+                if !bases.contains(&c) {
+                    bases.push(c);
+                }
+            }
+        }
+        let Some(base) = allowed_base(&canon, &bases).cloned() else {
+            return Err(ToolError::Failed(format!(
+                "'{}' is outside what the setup allows: the project root must be {} or a \
+                 directory inside {}",
+                canon.display(),
+                bases
+                    .iter()
+                    .map(|b| format!("'{}'", b.display()))
+                    .collect::<Vec<_>>()
+                    .join(" or "),
+                if bases.len() == 1 {
+                    "it"
+                } else {
+                    "one of them"
+                }
+            )));
+        };
+        let inner = canon.strip_prefix(&base).unwrap_or(Path::new(""));
+        if inner
+            .components()
+            .any(|c| matches!(c, Component::Normal(n) if n == ".git"))
+        {
+            return Err(ToolError::Failed(format!(
+                "'{}' is inside a .git directory; refused",
+                canon.display()
+            )));
+        }
+        let previous = {
+            let mut g = slot.lock().unwrap_or_else(|p| p.into_inner());
+            let prev = g.clone();
+            *g = Some(canon.clone());
+            prev
+        };
+        let previous_root = previous
+            .or(default.root.clone())
+            .map(|p| p.display().to_string())
+            .unwrap_or_else(|| "(not set)".into());
+        ToolOutput::of(&SetRoot {
+            status: format!(
+                "Project root set to {} (for this connection)",
+                canon.display()
+            ),
+            project_root: canon.display().to_string(),
+            cwd: default.cwd.map(|c| c.display().to_string()),
+            previous_root,
+            project_root_source: "explicit",
+            allowed_by: base.display().to_string(),
+        })
+    })
+}
