@@ -621,6 +621,10 @@ function M.start(extra)
   if not cc.is_running() then
     local started, err = cc.start({ silent = true })
     if not started then
+      -- Without the library: the loader's own one-line message, as every command gives it.
+      if not require("claude_context.native").get() then
+        return false, require("claude_context.native").missing_message()
+      end
       return false, "cannot start the bridge: " .. tostring(err)
     end
   end

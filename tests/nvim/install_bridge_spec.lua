@@ -49,7 +49,7 @@ return {
     end,
   },
   {
-    ":ClaudeContext info, status, send and add say the same",
+    ":ClaudeContext info, status, send, add and open say the same",
     function()
       local expected = require("claude_context.native").missing_message()
       notes = {}
@@ -74,6 +74,12 @@ return {
       notes = {}
       vim.cmd("ClaudeContext add " .. vim.fn.fnameescape(file) .. " 1 2")
       is_the_missing_message(last_note(), "add")
+      eq(expected, last_note())
+
+      -- :ClaudeContext open too: the same line, not "cannot start the bridge: claude-context: …".
+      notes = {}
+      vim.cmd("ClaudeContext open")
+      is_the_missing_message(last_note(), "open")
       eq(expected, last_note())
     end,
   },
