@@ -670,3 +670,21 @@ def cli_exe(request) -> Path:
 @pytest.fixture
 def claude(world, model_stub, cli_exe):
     return Claude(world, model_stub, cli_exe)
+
+
+def pytest_terminal_summary(terminalreporter):
+    """Names each Claude Code CLI the tests ran against, with its own counts (the CLI's version
+    is in the test id: `test_…[2.1.330-nvim]`); tests that start no CLI are counted apart."""
+    counts = {v: [0, 0] for v in CLI_IDS}
+    other = [0, 0]
+    for outcome, slot in (("passed", 0), ("failed", 1), ("error", 1)):
+        for rep in terminalreporter.stats.get(outcome, []):
+            if getattr(rep, "when", "call") != "call" and outcome != "error":
+                continue
+            ids = getattr(rep, "nodeid", "")
+            version = next((v for v in CLI_IDS if f"[{v}" in ids or f"-{v}]" in ids or f"-{v}-" in ids), None)
+            (counts[version] if version else other)[slot] += 1
+    for v in CLI_IDS:
+        p, f = counts[v]
+        terminalreporter.write_line(f"e2e with Claude Code {v}: {p} passed, {f} failed")
+    terminalreporter.write_line(f"e2e without the CLI (protocol, relay, editor): {other[0]} passed, {other[1]} failed")
