@@ -13,3 +13,35 @@ pub mod search_documents_by_tags;
 pub mod write_branch_memory_bank;
 pub mod write_document;
 pub mod write_global_memory_bank;
+
+use crate::tools::{Ctx, ToolError, ToolFuture, ToolOutput};
+pub use write_document::Edit;
+
+/// The body of `write_global_memory_bank` / `write_branch_memory_bank`: a plain `content` is a
+/// whole-document write; `patches` or `tags` (the original server's v3 edits) go through
+/// write_document's edit and answer with the same outcome. `tool` names the caller in errors.
+pub(crate) fn write_or_edit(
+    ctx: Ctx,
+    tool: &'static str,
+    branch: Option<String>,
+    path: String,
+    edit: Edit,
+    language: String,
+) -> ToolFuture {
+    match edit {
+        Edit {
+            content: Some(serde_json::Value::String(content)),
+            patches: None,
+            tags: None,
+        } => crate::tools::write_bank_document(ctx, branch, path, content, language),
+        edit => crate::tools::blocking(move || {
+            let w = write_document::perform(&ctx, branch, &path, edit, false, &language).map_err(
+                |e| match e {
+                    ToolError::InvalidParams(m) => ToolError::InvalidParams(format!("{tool}: {m}")),
+                    e => e,
+                },
+            )?;
+            ToolOutput::of(&w.outcome)
+        }),
+    }
+}

@@ -3,7 +3,7 @@
 //! lacks seeded from the templates in `language`.
 
 use crate::memory_bank::WriteOutcome;
-use crate::tools::{parse_args, schema_of, Ctx, ToolDef, ToolError, ToolOutput};
+use crate::tools::{parse_args, schema_of, Ctx, ToolDef};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
@@ -54,34 +54,18 @@ fn run(ctx: Ctx, args: Value) -> crate::tools::ToolFuture {
         Err(e) => return crate::tools::ready(Err(e)),
     };
     let branch = Some(args.branch);
-    match (args.content, args.patches, args.tags) {
-        (Some(content), None, None) => {
-            crate::tools::write_bank_document(ctx, branch, args.path, content, args.language)
-        }
-        // The original's patches / tags: write_document's edit, answered with our outcome.
-        (content, patches, tags) => crate::tools::blocking(move || {
-            let edit = crate::tools::write_document::Edit {
-                content: content.map(Value::String),
-                patches,
-                tags,
-            };
-            let w = crate::tools::write_document::perform(
-                &ctx,
-                branch,
-                &args.path,
-                edit,
-                false,
-                &args.language,
-            )
-            .map_err(|e| match e {
-                ToolError::InvalidParams(m) => {
-                    ToolError::InvalidParams(format!("write_branch_memory_bank: {m}"))
-                }
-                e => e,
-            })?;
-            ToolOutput::of(&w.outcome)
-        }),
-    }
+    super::write_or_edit(
+        ctx,
+        "write_branch_memory_bank",
+        branch,
+        args.path,
+        super::Edit {
+            content: args.content.map(Value::String),
+            patches: args.patches,
+            tags: args.tags,
+        },
+        args.language,
+    )
 }
 
 #[cfg(test)]
