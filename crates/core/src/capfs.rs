@@ -504,13 +504,6 @@ impl CapDir {
             .map_err(|e| self.map_err("read the metadata of", rel, e))
     }
 
-    /// Metadata of `rel` itself (a symlink is not followed).
-    pub fn symlink_metadata(&self, rel: &Path) -> Result<cap_std::fs::Metadata, CapError> {
-        self.dir
-            .symlink_metadata(rel)
-            .map_err(|e| self.map_err("read the metadata of", rel, e))
-    }
-
     /// The entries of the directory `rel` (`.` for this one).
     pub fn read_dir(&self, rel: &Path) -> Result<cap_std::fs::ReadDir, CapError> {
         let r = if rel == Path::new(".") {
