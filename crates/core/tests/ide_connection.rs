@@ -6,17 +6,14 @@
 use claude_context_core::config::Config;
 use claude_context_core::editor::{EditorRpc, EditorState, RpcFuture};
 use claude_context_core::server::Server;
-use futures_util::{SinkExt, StreamExt};
 use serde_json::{json, Value};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tokio::net::TcpStream;
-use tokio_tungstenite::tungstenite::client::IntoClientRequest;
-use tokio_tungstenite::tungstenite::Message;
-use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
 
-type Ws = WebSocketStream<MaybeTlsStream<TcpStream>>;
+mod ws_async;
+
+use ws_async::{connect, next, send};
 
 /// An editor whose openDiff never answers; it counts the waits that were dropped unanswered.
 #[derive(Default)]
@@ -67,35 +64,6 @@ fn start(dir: &std::path::Path, ed: Arc<Editor>) -> Server {
     }
 }
 
-async fn connect(server: &Server) -> Ws {
-    let mut req = format!("ws://127.0.0.1:{}", server.port())
-        .into_client_request()
-        .unwrap();
-    req.headers_mut().insert(
-        "x-claude-code-ide-authorization",
-        server.shared().token().parse().unwrap(),
-    );
-    tokio_tungstenite::connect_async(req).await.unwrap().0
-}
-
-async fn send(ws: &mut Ws, v: Value) {
-    ws.send(Message::text(v.to_string())).await.unwrap();
-}
-
-/// The next text message, decoded (panics after 10 s).
-async fn next(ws: &mut Ws) -> Value {
-    loop {
-        let m = tokio::time::timeout(Duration::from_secs(10), ws.next())
-            .await
-            .expect("a message within 10 s")
-            .expect("the connection is open")
-            .unwrap();
-        if let Message::Text(t) = m {
-            return serde_json::from_str(t.as_str()).unwrap();
-        }
-    }
-}
-
 async fn until(what: &str, f: impl Fn() -> bool) {
     for _ in 0..1000 {
         if f() {
@@ -124,7 +92,7 @@ async fn cancelled_notification_drops_the_wait_and_answers_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let ed = Arc::new(Editor::default());
     let server = start(dir.path(), ed.clone());
-    let mut ws = connect(&server).await;
+    let mut ws = connect(&server, "").await;
     send(&mut ws, open_diff(json!(7))).await;
     send(&mut ws, open_diff(json!("other"))).await;
     until("the editor to be asked twice", || {
@@ -162,8 +130,8 @@ async fn a_departing_client_cancels_its_waits() {
     let dir = tempfile::tempdir().unwrap();
     let ed = Arc::new(Editor::default());
     let server = start(dir.path(), ed.clone());
-    let mut ws = connect(&server).await;
-    let mut other = connect(&server).await;
+    let mut ws = connect(&server, "").await;
+    let mut other = connect(&server, "").await;
     send(&mut ws, open_diff(json!(1))).await;
     send(&mut other, open_diff(json!(1))).await;
     until("both waits", || ed.waiting.load(Ordering::SeqCst) == 2).await;
@@ -194,8 +162,8 @@ async fn ide_connected_reaches_the_editor_and_scopes_broadcast_ide() {
     let dir = tempfile::tempdir().unwrap();
     let ed = Arc::new(Editor::default());
     let server = start(dir.path(), ed.clone());
-    let mut ide = connect(&server).await;
-    let mut plain = connect(&server).await;
+    let mut ide = connect(&server, "").await;
+    let mut plain = connect(&server, "").await;
     send(
         &mut ide,
         json!({"jsonrpc": "2.0", "method": "ide_connected", "params": {"pid": 4242}}),

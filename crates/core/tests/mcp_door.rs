@@ -9,17 +9,14 @@
 use claude_context_core::config::Config;
 use claude_context_core::editor::{EditorRpc, EditorState, RpcFuture};
 use claude_context_core::server::Server;
-use futures_util::{SinkExt, StreamExt};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tokio::net::TcpStream;
-use tokio_tungstenite::tungstenite::client::IntoClientRequest;
-use tokio_tungstenite::tungstenite::Message;
-use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
 
-type Ws = WebSocketStream<MaybeTlsStream<TcpStream>>;
+mod ws_async;
+
+use ws_async::{connect, next, send, Ws};
 
 /// An editor whose active buffer is `secret` (a file outside the project the person opened)
 /// and that has `secret` and `inside` open. openFile answers as the Lua handler does.
@@ -103,34 +100,6 @@ fn start() -> Fixture {
         secret,
         ed,
         server,
-    }
-}
-
-async fn connect(server: &Server, path: &str) -> Ws {
-    let mut req = format!("ws://127.0.0.1:{}{path}", server.port())
-        .into_client_request()
-        .unwrap();
-    req.headers_mut().insert(
-        "x-claude-code-ide-authorization",
-        server.shared().token().parse().unwrap(),
-    );
-    tokio_tungstenite::connect_async(req).await.unwrap().0
-}
-
-async fn send(ws: &mut Ws, v: Value) {
-    ws.send(Message::text(v.to_string())).await.unwrap();
-}
-
-async fn next(ws: &mut Ws) -> Value {
-    loop {
-        let m = tokio::time::timeout(Duration::from_secs(10), ws.next())
-            .await
-            .expect("a message within 10 s")
-            .expect("the connection is open")
-            .unwrap();
-        if let Message::Text(t) = m {
-            return serde_json::from_str(t.as_str()).unwrap();
-        }
     }
 }
 
