@@ -24,7 +24,7 @@ use super::{Ctx, ToolDef, ToolError, ToolOutput};
 use crate::server::Shared;
 use serde_json::Value;
 use std::ffi::OsString;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 /// The tools [`run`] confines on `/mcp`.
 pub const CONFINED: &[&str] = &[
@@ -89,7 +89,7 @@ impl Door {
         } else {
             self.base.as_ref()?.join(p)
         };
-        Some(normalize(&p))
+        Some(crate::paths::normalize(&p))
     }
 
     /// Whether the file at the absolute path `path` (which need not exist) lies inside one of
@@ -98,7 +98,7 @@ impl Door {
         if !path.is_absolute() {
             return false;
         }
-        match resolve(&normalize(path)) {
+        match resolve(&crate::paths::normalize(path)) {
             Some(real) => self.roots.iter().any(|r| real.starts_with(r)),
             None => false,
         }
@@ -115,28 +115,6 @@ impl Door {
             .collect::<Vec<_>>()
             .join(", ")
     }
-}
-
-/// `.` and `..` resolved without touching the disk (`..` at the root stays at the root), as
-/// `vim.fs.normalize` does.
-pub fn normalize(p: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for c in p.components() {
-        match c {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                let at_root = matches!(
-                    out.components().next_back(),
-                    None | Some(Component::RootDir) | Some(Component::Prefix(_))
-                );
-                if !at_root {
-                    out.pop();
-                }
-            }
-            other => out.push(other.as_os_str()),
-        }
-    }
-    out
 }
 
 /// `path` with its symlinks resolved as far as it exists (the missing rest appended): where
@@ -427,6 +405,7 @@ mod tests {
 
     #[test]
     fn normalize_is_lexical() {
+        use crate::paths::normalize;
         assert_eq!(normalize(Path::new("/a/./b/../c")), PathBuf::from("/a/c"));
         assert_eq!(normalize(Path::new("/../../etc")), PathBuf::from("/etc"));
     }
