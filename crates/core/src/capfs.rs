@@ -643,6 +643,44 @@ impl CapDir {
     }
 }
 
+/// Reads a small regular file by its path, for metadata that lives outside any root a tool is
+/// confined to (a git worktree's `gitdir`, its `HEAD`): opened with `O_NONBLOCK` and checked on
+/// the open descriptor (a FIFO, socket or device is refused at once), at most `limit` bytes.
+pub fn read_small_file(path: &Path, limit: u64) -> Result<Vec<u8>, CapError> {
+    let mut opts = std::fs::OpenOptions::new();
+    opts.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        opts.custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY);
+    }
+    let io = |err| CapError::Io {
+        what: "read",
+        path: path.to_path_buf(),
+        err,
+    };
+    let file = opts.open(path).map_err(|e| match e.kind() {
+        ErrorKind::NotFound => CapError::NotFound {
+            path: path.to_path_buf(),
+        },
+        _ => io(e),
+    })?;
+    let ft = file.metadata().map_err(io)?.file_type();
+    if !ft.is_file() {
+        return Err(CapError::NotRegular {
+            path: path.to_path_buf(),
+            kind: kind_of(&ft),
+        });
+    }
+    read_capped_from(file, limit).map_err(|e| match e {
+        None => CapError::TooLarge {
+            path: path.to_path_buf(),
+            limit,
+        },
+        Some(e) => io(e),
+    })
+}
+
 /// Reads at most `limit` bytes; `Err(None)` when there is more.
 pub fn read_capped_from(file: impl Read, limit: u64) -> Result<Vec<u8>, Option<std::io::Error>> {
     let mut bytes = Vec::new();

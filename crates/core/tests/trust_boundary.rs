@@ -278,3 +278,27 @@ fn repository_gitignore_symlinked_to_dev_zero_or_a_fifo_cannot_stall_project_sta
     assert_eq!(stats["total_files"], 3, "{r}");
     assert_eq!(stats["files_by_extension"]["rs"], 2, "{r}");
 }
+
+#[test]
+fn a_git_head_that_is_a_fifo_cannot_pin_branch_detection() {
+    // A worktree-style `.git` file pointing at a directory another process controls, whose
+    // HEAD is a FIFO: branch detection (read_context / read_document without a branch) used to
+    // open it by name and wait for a writer forever.
+    let srv = common::start(json!({}));
+    let gitdir = srv.dir.path().join("planted-gitdir");
+    std::fs::create_dir_all(&gitdir).unwrap();
+    mkfifo(&gitdir.join("HEAD"));
+    std::fs::write(
+        srv.root.join(".git"),
+        format!("gitdir: {}\n", gitdir.display()),
+    )
+    .unwrap();
+    let mut c = srv.client();
+    let r = c.tool("read_context", json!({}));
+    assert_eq!(r["isError"], true, "{r}");
+    assert!(text(&r).contains("branch"), "{r}");
+    let r = c.tool("read_document", json!({"scope": "branch", "path": "a.md"}));
+    assert_eq!(r["isError"], true, "{r}");
+    assert!(text(&r).contains("FIFO"), "{r}");
+    c.assert_alive();
+}

@@ -108,28 +108,9 @@ fn run(ctx: Ctx, args: Value) -> crate::tools::ToolFuture {
 
 /// The branch checked out in the git repository holding `dir` (read from `HEAD`, no process
 /// spawned), or None: not a repository, detached HEAD, unreadable. Follows a worktree's or
-/// submodule's `.git` file (`gitdir: …`).
+/// submodule's `.git` file (`gitdir: …`). One reader with write_document's.
 pub fn git_branch(dir: &std::path::Path) -> Option<String> {
-    let mut d = Some(dir);
-    while let Some(cur) = d {
-        let dot = cur.join(".git");
-        let git_dir = if dot.is_dir() {
-            Some(dot)
-        } else if dot.is_file() {
-            let text = std::fs::read_to_string(&dot).ok()?;
-            let rel = text.strip_prefix("gitdir:")?.trim();
-            Some(cur.join(rel))
-        } else {
-            None
-        };
-        if let Some(g) = git_dir {
-            let head = std::fs::read_to_string(g.join("HEAD")).ok()?;
-            let name = head.trim().strip_prefix("ref: refs/heads/")?;
-            return (!name.is_empty()).then(|| name.to_string());
-        }
-        d = cur.parent();
-    }
-    None
+    crate::tools::write_document::current_branch(dir).ok()
 }
 
 /// The merged context (spec §3.3), plus `notes` when a bank or core files are missing.

@@ -142,23 +142,11 @@ pub fn current_branch(root: &Path) -> Result<String, String> {
     }
 }
 
-/// A small file's text (git metadata: at most 4 KiB is read).
+/// A small file's text (git metadata: a regular file, at most 4 KiB, never blocking).
 fn read_small(p: &Path) -> Result<String, String> {
-    use std::io::Read;
-    let f = std::fs::File::open(p).map_err(|e| {
-        format!(
-            "cannot detect the branch: cannot read '{}': {e}",
-            p.display()
-        )
-    })?;
-    let mut s = String::new();
-    f.take(4096).read_to_string(&mut s).map_err(|e| {
-        format!(
-            "cannot detect the branch: cannot read '{}': {e}",
-            p.display()
-        )
-    })?;
-    Ok(s)
+    let bytes = crate::capfs::read_small_file(p, 4096)
+        .map_err(|e| format!("cannot detect the branch: {e}"))?;
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
 }
 
 /// The branch a v3 call means: the given one, or the current git branch.
