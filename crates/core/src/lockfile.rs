@@ -111,7 +111,7 @@ impl LockFile {
 impl Drop for LockFile {
     fn drop(&mut self) {
         // Only remove the file if it is still ours (same token): never delete another editor's.
-        if let Ok(bytes) = std::fs::read(&self.path) {
+        if let Ok(bytes) = crate::capfs::read_small_file(&self.path, MAX_LOCK_FILE) {
             if let Ok(c) = serde_json::from_slice::<LockContent>(&bytes) {
                 if c.auth_token != self.content.auth_token {
                     return;
@@ -140,6 +140,9 @@ pub fn pid_alive(pid: u32) -> bool {
     }
 }
 
+/// The largest lock file read (ours are a few hundred bytes; the relay uses the same limit).
+const MAX_LOCK_FILE: u64 = 64 << 10;
+
 /// Deletes lock files in `dir` written by an editor of `kind` ([`LockContent::kind`]) whose
 /// process is gone. Returns the paths removed. Files of other IDEs and unreadable files are left
 /// alone.
@@ -153,7 +156,9 @@ pub fn clean_stale(dir: &Path, kind: &str) -> Vec<PathBuf> {
         if p.extension().and_then(|x| x.to_str()) != Some("lock") {
             continue;
         }
-        let Ok(bytes) = std::fs::read(&p) else {
+        // Another process may have planted anything here: a FIFO or a huge file is skipped,
+        // never waited on nor read whole.
+        let Ok(bytes) = crate::capfs::read_small_file(&p, MAX_LOCK_FILE) else {
             continue;
         };
         let Ok(c) = serde_json::from_slice::<LockContent>(&bytes) else {
@@ -256,6 +261,14 @@ mod tests {
         let mut lookalike = content("f", dead);
         lookalike.ide_kind = Some("Other".into());
         w("7.lock", lookalike);
+        // A FIFO planted as a lock file (the lock directory may be shared): skipped at once,
+        // not waited on (the editor's start would hang on it).
+        #[cfg(unix)]
+        {
+            let c = std::ffi::CString::new(dir.path().join("8.lock").to_str().unwrap()).unwrap();
+            // SAFETY: a valid NUL-terminated path.
+            assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        }
         let mut removed = clean_stale(dir.path(), KIND);
         removed.sort();
         assert_eq!(
