@@ -7,6 +7,7 @@ use crate::editor::NvimEditor;
 use crate::main_thread::MainThread;
 use claude_context_core::config::Config;
 use claude_context_core::editor::EditorState;
+use claude_context_core::proposal::{Side, STORE};
 use claude_context_core::server::Server;
 use mlua::{Function, Lua, Table};
 use std::cell::RefCell;
@@ -282,6 +283,84 @@ pub fn create(lua: &Lua) -> mlua::Result<Table> {
                 })
             },
         )?,
+    )?;
+
+    // openDiff's prepared proposals (claude_context_core::proposal): the Lua side has the lines
+    // put into its buffers and takes the hunks a bounded chunk per event-loop turn, and hands
+    // an edited proposal's lines back the same way.
+    t.set(
+        "proposal_fill",
+        lua.create_function(
+            |_, (id, side, buf, from, max_bytes): (u64, String, i32, usize, usize)| {
+                guard("proposal_fill", || {
+                    let side = match side.as_str() {
+                        "old" => Side::Old,
+                        "new" => Side::New,
+                        _ => return Err(mlua::Error::runtime("side must be \"old\" or \"new\"")),
+                    };
+                    let Some(entry) = STORE.get(id) else {
+                        return Ok(None);
+                    };
+                    let chunk = entry.text(side).chunk(from, max_bytes);
+                    let n = chunk.len();
+                    if n > 0 {
+                        // Straight into the buffer through the C API: no Lua string per line.
+                        let lines = chunk.into_iter().map(nvim_oxi::String::from_bytes);
+                        let mut b = nvim_oxi::api::Buffer::from(buf);
+                        let r = if from == 0 {
+                            b.set_lines(.., false, lines)
+                        } else {
+                            b.set_lines(from..from, true, lines)
+                        };
+                        r.map_err(|e| mlua::Error::runtime(e.to_string()))?;
+                    }
+                    Ok(Some(n))
+                })
+            },
+        )?,
+    )?;
+
+    t.set(
+        "proposal_collect",
+        lua.create_function(|_, (id, buf, from, to): (u64, i32, usize, usize)| {
+            guard("proposal_collect", || {
+                if STORE.get(id).is_none() {
+                    return Ok(false);
+                }
+                let b = nvim_oxi::api::Buffer::from(buf);
+                let lines = b
+                    .get_lines(from..to, true)
+                    .map_err(|e| mlua::Error::runtime(e.to_string()))?
+                    .map(|l| l.as_bytes().to_vec());
+                Ok(STORE.push(id, lines))
+            })
+        })?,
+    )?;
+
+    t.set(
+        "proposal_exists",
+        lua.create_function(|_, id: u64| Ok(STORE.get(id).is_some()))?,
+    )?;
+
+    t.set(
+        "proposal_hunks",
+        lua.create_function(|lua, (id, from, max): (u64, usize, usize)| {
+            guard("proposal_hunks", || {
+                let Some(entry) = STORE.get(id) else {
+                    return Ok(None);
+                };
+                let hunks = entry.prepared.hunks.iter().skip(from).take(max);
+                let t = lua.create_table_with_capacity(max.min(4096) * 4, 0)?;
+                let mut n = 0;
+                for h in hunks {
+                    for v in [h.a_start, h.a_count, h.b_start, h.b_count] {
+                        n += 1;
+                        t.raw_set(n, v)?;
+                    }
+                }
+                Ok(Some(t))
+            })
+        })?,
     )?;
 
     t.set(

@@ -268,7 +268,7 @@ return {
         return box.result
       end, 5000, "openDiff's answer")
       eq(true, r.isError, vim.inspect(r))
-      contains(text_of(r), "bytes")
+      contains(text_of(r), "67108864 byte limit")
       r = h.call("openFile", { filePath = big, makeFrontmost = false })
       eq(true, r.isError, vim.inspect(r))
       contains(text_of(r), "67108864 bytes")

@@ -665,11 +665,19 @@ pub fn read_small_file(path: &Path, limit: u64) -> Result<Vec<u8>, CapError> {
         },
         _ => io(e),
     })?;
-    let ft = file.metadata().map_err(io)?.file_type();
+    let meta = file.metadata().map_err(io)?;
+    let ft = meta.file_type();
     if !ft.is_file() {
         return Err(CapError::NotRegular {
             path: path.to_path_buf(),
             kind: kind_of(&ft),
+        });
+    }
+    if meta.len() > limit {
+        // Refused from the size, without reading the first `limit` bytes (a sparse file).
+        return Err(CapError::TooLarge {
+            path: path.to_path_buf(),
+            limit,
         });
     }
     read_capped_from(file, limit).map_err(|e| match e {

@@ -29,6 +29,7 @@ pub mod memory_bank;
 pub mod paths;
 pub mod project;
 pub mod prompts;
+pub mod proposal;
 pub mod relay;
 pub mod server;
 pub mod tools;

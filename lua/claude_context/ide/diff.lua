@@ -20,7 +20,7 @@ local uv = vim.uv or vim.loop
 ---@field name string tab_name
 ---@field old_path string
 ---@field new_path string
----@field contents string the proposal as sent
+---@field contents string? the proposal as sent (nil when the bridge keeps it)
 ---@field is_new boolean the file does not exist yet
 ---@field dirty boolean the person's buffer of the file had unsaved changes
 ---@field respond fun(result: table?, err: string?)? nil once answered or cancelled
@@ -41,6 +41,14 @@ local uv = vim.uv or vim.loop
 ---@field layout string?
 ---@field in_place boolean? splits in the person's tab page (diff.tab = "current")
 ---@field prev_win integer?
+---@field prep table? the bridge's prepared proposal (id, sizes, line endings, number of hunks)
+---@field hunks integer[][]? the prepared hunks (vim.diff() "indices")
+---@field large boolean? bigger than diff.diffmode_max_bytes: inline, marks placed in slices
+---@field bytes integer both sides' size
+---@field mem_old string[]? lines to fill from (a direct call without the bridge)
+---@field mem_new string[]?
+---@field accepting boolean? an edited proposal's lines are on their way to the bridge
+---@field render integer? generation of the inline marks
 
 ---@type table<string, claude_context.DiffView>
 M.views = {}
@@ -70,17 +78,13 @@ local function winbar_escape(s)
   return (s:gsub("%%", "%%%%"))
 end
 
-local function scratch(name, lines, ft)
+---An empty scratch buffer of ours (filled a slice at a time by `build`).
+local function scratch(name)
   local b = vim.api.nvim_create_buf(false, true)
   vim.api.nvim_buf_set_name(b, unique_name(name))
-  vim.api.nvim_buf_set_lines(b, 0, -1, false, lines)
   vim.bo[b].bufhidden = "wipe"
   vim.bo[b].swapfile = false
-  if ft then
-    pcall(function()
-      vim.bo[b].filetype = ft
-    end)
-  end
+  vim.bo[b].undolevels = -1 -- filling it is not an edit to undo (set back once filled)
   return b
 end
 
@@ -227,32 +231,72 @@ local function reload_when_written(path)
   life:start(30000, 0, stop)
 end
 
----The final contents of the proposal: exactly what Claude sent when the person did not edit it.
+---Reads the edited proposal's lines a slice at a time into the bridge's prepared proposal, then
+---calls `done(ok)`. The buffer is not modifiable meanwhile, so what is pushed is one version.
 ---@param v claude_context.DiffView
----@return string
-local function final_contents(v)
-  if vim.api.nvim_buf_get_changedtick(v.prop_buf) == v.tick then
-    return v.contents
+---@param done fun(ok: boolean)
+local function push_lines(v, done)
+  local native = require("claude_context.native").get()
+  local buf = v.prop_buf
+  vim.bo[buf].modifiable = false
+  local from, total = 0, vim.api.nvim_buf_line_count(buf)
+  local function step()
+    if v.closed or not v.respond or not vim.api.nvim_buf_is_valid(buf) then
+      return
+    end
+    local t0 = uv.hrtime()
+    repeat
+      local to = math.min(total, from + M.chunk_lines)
+      if not native.proposal_collect(v.prep.id, buf, from, to) then
+        return done(false)
+      end
+      from = to
+    until from >= total or uv.hrtime() - t0 >= M.slice_ms * 1e6
+    if from < total then
+      vim.defer_fn(step, 0)
+    else
+      done(true)
+    end
   end
-  local lines = vim.api.nvim_buf_get_lines(v.prop_buf, 0, -1, false)
-  return util.join(lines, vim.bo[v.prop_buf].eol, vim.bo[v.prop_buf].fileformat == "dos")
+  step()
 end
 
----Accepts: answers FILE_SAVED with the proposal as it is now, closes the view.
+---Accepts: answers FILE_SAVED with the proposal as it is now, closes the view. Unedited, the
+---answer is exactly what Claude sent (kept by the bridge when it prepared the view); an edited
+---prepared proposal's lines go to the bridge in slices first.
 ---@param v claude_context.DiffView
----@return boolean answered
+---@return boolean answered (or on its way)
 function M.accept(v)
-  if v.closed or not v.respond then
+  if v.closed or not v.respond or v.accepting then
     return false
   end
-  local contents = final_contents(v)
   v.decision = v.decision or "accepted"
-  answer(v, { result = "FILE_SAVED", contents = contents })
-  vim.bo[v.prop_buf].modified = false
-  reload_when_written(v.old_path)
-  vim.schedule(function()
-    M.close(v)
-  end)
+  local eol, crlf = vim.bo[v.prop_buf].eol, vim.bo[v.prop_buf].fileformat == "dos"
+  local function finish(result)
+    answer(v, result)
+    if vim.api.nvim_buf_is_valid(v.prop_buf) then
+      vim.bo[v.prop_buf].modified = false
+    end
+    reload_when_written(v.old_path)
+    vim.schedule(function()
+      M.close(v)
+    end)
+  end
+  local edited = vim.api.nvim_buf_get_changedtick(v.prop_buf) ~= v.tick
+  if not edited then
+    finish(v.prep and { result = "FILE_SAVED", unchanged = true } or { result = "FILE_SAVED", contents = v.contents })
+  elseif v.prep then
+    v.accepting = true
+    push_lines(v, function(ok)
+      if ok then
+        finish({ result = "FILE_SAVED", pushed = true, eol = eol, crlf = crlf })
+      else
+        finish({ result = "FILE_SAVED", contents = util.join(vim.api.nvim_buf_get_lines(v.prop_buf, 0, -1, false), eol, crlf) })
+      end
+    end)
+  else
+    finish({ result = "FILE_SAVED", contents = util.join(vim.api.nvim_buf_get_lines(v.prop_buf, 0, -1, false), eol, crlf) })
+  end
   return true
 end
 
@@ -341,35 +385,75 @@ end
 local inline_ns = vim.api.nvim_create_namespace("claude_context_diff_inline")
 
 ---The inline layout: the proposal in one buffer, added and changed lines highlighted
----(DiffAdd / DiffChange), the file's removed lines shown above them as virtual lines (DiffDelete).
+---(DiffAdd / DiffChange), the file's removed lines shown above them as virtual lines (DiffDelete;
+---at most `M.max_virt_lines` per change, the rest counted). The marks are placed a slice of
+---`M.slice_ms` at a time: a big diff's go on over the next event-loop turns.
 ---@param v claude_context.DiffView
-function M.inline(v)
+---@param hunks integer[][]? default: the prepared hunks, or computed (|vim.diff()|)
+function M.inline(v, hunks)
+  hunks = hunks or v.hunks or M.hunks(v)
+  v.render = (v.render or 0) + 1
+  local gen = v.render
   vim.api.nvim_buf_clear_namespace(v.prop_buf, inline_ns, 0, -1)
-  local hunks, old_lines, new_lines = M.hunks(v)
-  for _, h in ipairs(hunks) do
+  local nlines = vim.api.nvim_buf_line_count(v.prop_buf)
+  local function mark(h)
     local a_start, a_count, b_start, b_count = h[1], h[2], h[3], h[4]
-    local virt = {}
-    for i = (a_count == 0 and a_start + 1 or a_start), (a_count == 0 and a_start or a_start + a_count - 1) do
-      table.insert(virt, { { "- " .. (old_lines[i] or ""), "DiffDelete" } })
-    end
-    for i = b_start, b_start + b_count - 1 do
-      vim.api.nvim_buf_set_extmark(v.prop_buf, inline_ns, i - 1, 0, {
-        line_hl_group = a_count > 0 and "DiffChange" or "DiffAdd",
+    if b_count > M.chunk_lines then
+      -- One range for a big block (a mark per line would be a mark per line of the file).
+      vim.api.nvim_buf_set_extmark(v.prop_buf, inline_ns, b_start - 1, 0, {
+        end_row = b_start - 1 + b_count,
+        end_col = 0,
+        hl_group = a_count > 0 and "DiffChange" or "DiffAdd",
+        hl_eol = true,
         sign_text = "+",
         sign_hl_group = "DiffAdd",
       })
+    else
+      for i = b_start, b_start + b_count - 1 do
+        vim.api.nvim_buf_set_extmark(v.prop_buf, inline_ns, i - 1, 0, {
+          line_hl_group = a_count > 0 and "DiffChange" or "DiffAdd",
+          sign_text = "+",
+          sign_hl_group = "DiffAdd",
+        })
+      end
     end
-    if #virt > 0 then
+    if a_count > 0 then
+      local shown = math.min(a_count, M.max_virt_lines)
+      local virt = {}
+      for _, l in ipairs(vim.api.nvim_buf_get_lines(v.orig_buf, a_start - 1, a_start - 1 + shown, false)) do
+        virt[#virt + 1] = { { "- " .. l, "DiffDelete" } }
+      end
+      if a_count > shown then
+        virt[#virt + 1] = { { ("- … %d more removed lines"):format(a_count - shown), "DiffDelete" } }
+      end
       -- Above the hunk's first line; a deletion (after line b_start) above the line after it,
       -- or below the last line when it was at the end.
       local row = b_count > 0 and b_start - 1 or b_start
       local above = true
-      if row >= #new_lines then
-        row, above = math.max(0, #new_lines - 1), false
+      if row >= nlines then
+        row, above = math.max(0, nlines - 1), false
       end
       vim.api.nvim_buf_set_extmark(v.prop_buf, inline_ns, row, 0, { virt_lines = virt, virt_lines_above = above })
     end
   end
+  local i = 1
+  local function step()
+    if v.closed or v.render ~= gen or not vim.api.nvim_buf_is_valid(v.prop_buf) then
+      return
+    end
+    local t0 = uv.hrtime()
+    while i <= #hunks do
+      mark(hunks[i])
+      i = i + 1
+      if uv.hrtime() - t0 >= M.slice_ms * 1e6 then
+        break
+      end
+    end
+    if i <= #hunks then
+      vim.defer_fn(step, 0)
+    end
+  end
+  step()
 end
 
 ---Rejects: answers DIFF_REJECTED, closes the view.
@@ -392,7 +476,8 @@ end
 ---@field typing_ms integer A key pressed this recently counts as typing (default 1000)
 ---@field layout "vertical"|"horizontal"|"inline" Side by side, one above the other, or one buffer
 ---@field tab "new"|"current" A tab page of its own, or splits in the current one
-M.defaults = { focus = "normal", typing_ms = 1000, layout = "vertical", tab = "new" }
+---@field diffmode_max_bytes integer Bigger diffs (both sides together) are shown inline, without Vim's diff mode
+M.defaults = { focus = "normal", typing_ms = 1000, layout = "vertical", tab = "new", diffmode_max_bytes = 2 * 1024 * 1024 }
 
 local FOCUS = { normal = true, always = true, never = true }
 local LAYOUT = { vertical = true, horizontal = true, inline = true }
@@ -423,6 +508,9 @@ function M.resolve(user)
   end
   if type(o.typing_ms) ~= "number" or o.typing_ms < 0 then
     error("claude-context: option diff.typing_ms must be a number >= 0", 0)
+  end
+  if type(o.diffmode_max_bytes) ~= "number" or o.diffmode_max_bytes < 0 then
+    error("claude-context: option diff.diffmode_max_bytes must be a number >= 0", 0)
   end
   return o
 end
@@ -468,36 +556,160 @@ function M.busy_reason(o)
   return nil
 end
 
----Sets up the view's tab, windows and autocommands.
+--- Building a view never holds the editor for long (issue 10): the bridge prepared the lines
+--- and the hunks off the main thread (crates/core/src/proposal.rs); here they are pulled a chunk
+--- at a time and put into the buffers, each slice at most `M.slice_ms` of work, with a timer
+--- between slices so keys and other requests get their turn.
+
+---Work per event-loop turn while building a view (milliseconds).
+M.slice_ms = 2
+---Bytes of lines pulled from the bridge per chunk; lines put from memory per chunk.
+M.chunk_bytes = 64 * 1024
+M.chunk_lines = 2000
+---Removed lines shown per hunk in the inline view (the rest are counted).
+M.max_virt_lines = 200
+
+---How each side is filled: `fill(buf, from)` puts the next chunk of lines at line `from`
+---(0-based) and returns how many it put (0: done), or nil when the proposal is gone. From the
+---bridge the lines go straight into the buffer (no Lua string per line); from memory (a direct
+---call without the bridge) `M.chunk_lines` at a time.
+---@param v claude_context.DiffView
+---@return fun(buf: integer, from: integer): integer? old, fun(buf: integer, from: integer): integer? new
+local function sources(v)
+  if v.prep then
+    local native = require("claude_context.native").get()
+    local function side(name)
+      return function(buf, from)
+        return native.proposal_fill(v.prep.id, name, buf, from, M.chunk_bytes)
+      end
+    end
+    return side("old"), side("new")
+  end
+  local function slicer(lines)
+    return function(buf, from)
+      if from >= #lines then
+        return 0
+      end
+      local chunk = vim.list_slice(lines, from + 1, math.min(#lines, from + M.chunk_lines))
+      vim.api.nvim_buf_set_lines(buf, from == 0 and 0 or from, from == 0 and -1 or from, false, chunk)
+      return #chunk
+    end
+  end
+  return slicer(v.mem_old), slicer(v.mem_new)
+end
+
+---Fills the view's buffers (and, prepared, loads the hunks) a slice per event-loop turn, then
+---calls `done(err)`. Stops quietly when the view is closed or cancelled meanwhile.
+---@param v claude_context.DiffView
+---@param done fun(err: string?)
+local function build(v, done)
+  v.orig_buf = scratch(("claude-context://%s (%s)"):format(v.name, v.is_new and "new file" or "original"))
+  v.prop_buf = scratch(("claude-context://%s (proposed)"):format(v.name))
+  local old_src, new_src = sources(v)
+  ---@type {buf: integer, src: fun(buf: integer, from: integer): integer?, n: integer, skip: boolean?}[]
+  local fills = {
+    { buf = v.orig_buf, src = old_src, n = 0, skip = v.is_new },
+    { buf = v.prop_buf, src = new_src, n = 0 },
+  }
+  local hunk_from = v.prep and v.prep.hunks > 0 and 0 or nil
+  if v.prep then
+    v.hunks = {}
+  end
+  local native = v.prep and require("claude_context.native").get()
+
+  ---One piece of work; false when everything is done.
+  local function piece()
+    for _, f in ipairs(fills) do
+      if not f.skip then
+        local put = f.src(f.buf, f.n) -- the first chunk replaces the buffer's one empty line
+        if put == nil then
+          error("the proposal is gone (the call ended)", 0)
+        end
+        if put == 0 then
+          f.skip = true
+        end
+        f.n = f.n + put
+        return true
+      end
+    end
+    if hunk_from then
+      local flat = native.proposal_hunks(v.prep.id, hunk_from, 4096)
+      if flat == nil then
+        error("the proposal is gone (the call ended)", 0)
+      end
+      for i = 1, #flat, 4 do
+        v.hunks[#v.hunks + 1] = { flat[i], flat[i + 1], flat[i + 2], flat[i + 3] }
+      end
+      hunk_from = hunk_from + #flat / 4
+      if #flat == 0 or hunk_from >= v.prep.hunks then
+        hunk_from = nil
+      end
+      return true
+    end
+    return false
+  end
+
+  local function step()
+    if v.closed or v.cancelled then
+      return
+    end
+    local t0 = uv.hrtime()
+    local budget = M.slice_ms * 1e6
+    local ok, more
+    repeat -- at least one piece per turn
+      ok, more = pcall(piece)
+      if not ok then
+        return done(tostring(more))
+      end
+    until not more or uv.hrtime() - t0 >= budget
+    if more then
+      vim.defer_fn(step, 0) -- a timer, not vim.schedule: input and requests are read in between
+    else
+      for _, b in ipairs({ v.orig_buf, v.prop_buf }) do
+        vim.bo[b].undolevels = -123456 -- the global value again
+      end
+      done(nil)
+    end
+  end
+  step()
+end
+
+---The view's filetype: as the person's buffer of the file has it, else from the file name and
+---the proposal's first lines.
+---@param v claude_context.DiffView
+---@return string?
+local function filetype_of(v)
+  local own = util.find_buf(v.old_path)
+  if own and vim.bo[own].filetype ~= "" then
+    return vim.bo[own].filetype
+  end
+  return vim.filetype.match({ filename = v.old_path, contents = vim.api.nvim_buf_get_lines(v.prop_buf, 0, 64, false) })
+end
+
+---Sets up the view's tab, windows and autocommands (its buffers are filled).
 ---@param v claude_context.DiffView
 local function show(v)
-  local old_lines = {}
-  if not v.is_new then
-    local lines, err = util.read_lines(v.old_path)
-    if not lines then
-      return ("cannot read %s: %s"):format(v.old_path, err)
+  local ft = filetype_of(v)
+  for _, b in ipairs({ v.orig_buf, v.prop_buf }) do
+    if ft then
+      pcall(function()
+        if v.large then
+          -- Highlighted, but without FileType autocommands: a language server or a parser
+          -- started on a file this big would hold the editor.
+          vim.bo[b].syntax = ft
+        else
+          vim.bo[b].filetype = ft
+        end
+      end)
     end
-    old_lines = lines
   end
-  local new_lines, eol, crlf = util.split(v.contents)
-  -- Highlight as the person's buffer of the file is, else as the file name says.
-  local own = util.find_buf(v.old_path)
-  local ft = own and vim.bo[own].filetype ~= "" and vim.bo[own].filetype
-    or vim.filetype.match({ filename = v.old_path, contents = new_lines })
-
-  v.orig_buf = scratch(
-    ("claude-context://%s (%s)"):format(v.name, v.is_new and "new file" or "original"),
-    old_lines,
-    ft
-  )
   vim.bo[v.orig_buf].modifiable = false
   vim.bo[v.orig_buf].readonly = true
 
-  v.prop_buf = scratch(("claude-context://%s (proposed)"):format(v.name), new_lines, ft)
   vim.bo[v.prop_buf].buftype = "acwrite"
-  vim.bo[v.prop_buf].eol = eol
-  vim.bo[v.prop_buf].fixeol = eol
-  vim.bo[v.prop_buf].fileformat = crlf and "dos" or "unix"
+  vim.bo[v.prop_buf].eol = v.eol
+  vim.bo[v.prop_buf].fixeol = v.eol
+  vim.bo[v.prop_buf].fileformat = v.crlf and "dos" or "unix"
   vim.bo[v.prop_buf].modified = false
   vim.b[v.prop_buf].claude_context_diff = v.name
 
@@ -506,15 +718,16 @@ local function show(v)
   v.prev_win = prev_win
   local o = M.options()
   local busy = M.busy_reason(o)
-  v.layout = o.layout
+  v.layout = v.large and "inline" or o.layout
+  local layout = v.layout
   if o.tab == "current" then
     -- In the person's tab page: splits of a file window (never of Claude's terminal, whose
     -- fixed width the splits leave alone). Nothing to come back from when busy: not entered.
     local target = require("claude_context.windows").edit_target()
     v.tab = vim.api.nvim_get_current_tabpage()
     v.in_place = true
-    local vertical = o.layout ~= "horizontal"
-    if o.layout == "inline" then
+    local vertical = layout ~= "horizontal"
+    if layout == "inline" then
       v.prop_win = vim.api.nvim_open_win(v.prop_buf, false, { split = "above", win = target })
     else
       v.orig_win = vim.api.nvim_open_win(v.orig_buf, false, { split = vertical and "left" or "above", win = target })
@@ -536,13 +749,13 @@ local function show(v)
     v.tab = vim.api.nvim_get_current_tabpage()
     local placeholder = vim.api.nvim_get_current_buf()
     local first = vim.api.nvim_get_current_win()
-    if o.layout == "inline" then
+    if layout == "inline" then
       v.prop_win = first
       vim.api.nvim_win_set_buf(first, v.prop_buf)
     else
       v.orig_win = first
       vim.api.nvim_win_set_buf(v.orig_win, v.orig_buf)
-      vim.cmd(o.layout == "horizontal" and "rightbelow split" or "rightbelow vsplit")
+      vim.cmd(layout == "horizontal" and "rightbelow split" or "rightbelow vsplit")
       v.prop_win = vim.api.nvim_get_current_win()
       vim.api.nvim_win_set_buf(v.prop_win, v.prop_buf)
     end
@@ -551,18 +764,22 @@ local function show(v)
     end
     vim.t[v.tab].claude_context_diff = v.name
   end
-  if o.layout == "inline" then
+  if layout == "inline" then
     M.inline(v)
-    vim.api.nvim_create_autocmd({ "TextChanged", "TextChangedI" }, {
-      group = group,
-      buffer = v.prop_buf,
-      callback = function()
-        if not v.closed then
-          M.inline(v)
-        end
-      end,
-      desc = "claude-context: keep the inline diff's marks current",
-    })
+    if not v.large then
+      -- Small: recomputed as the person edits. Large: the marks move with the edits (a new
+      -- diff of the whole file per change would hold the editor).
+      vim.api.nvim_create_autocmd({ "TextChanged", "TextChangedI" }, {
+        group = group,
+        buffer = v.prop_buf,
+        callback = function()
+          if not v.closed then
+            M.inline(v, M.hunks(v))
+          end
+        end,
+        desc = "claude-context: keep the inline diff's marks current",
+      })
+    end
   else
     for _, w in ipairs({ v.orig_win, v.prop_win }) do
       vim.api.nvim_win_call(w, function()
@@ -579,7 +796,9 @@ local function show(v)
     vim.wo[v.orig_win].winbar = " " .. winbar_escape(left)
     vim.wo[v.prop_win].winbar = " " .. winbar_escape("Proposed by Claude: :w accept, :q reject")
   else
-    vim.wo[v.prop_win].winbar = " " .. winbar_escape(("Claude's proposal for %s (- removed, + added): :w accept, :q reject"):format(left))
+    local large = v.large and (", %s: shown inline"):format(util.human_bytes(v.bytes)) or ""
+    vim.wo[v.prop_win].winbar = " "
+      .. winbar_escape(("Claude's proposal for %s (- removed, + added%s): :w accept, :q reject"):format(left, large))
   end
   v.tick = vim.api.nvim_buf_get_changedtick(v.prop_buf)
 
@@ -671,23 +890,33 @@ end
 
 ---openDiff: opens the view and answers when the person decides. Returns the cancel function
 ---(the client went away: the view closes, nothing is written).
----@param params {old_file_path: string, new_file_path: string, new_file_contents: string, tab_name: string}
+---
+---From the bridge, `params.prepared` describes a proposal prepared off the main thread (see
+---crates/core/src/proposal.rs); called directly, `params.new_file_contents` holds the text.
+---@param params {old_file_path: string, new_file_path: string, new_file_contents: string?, tab_name: string, prepared: table?}
 ---@param respond fun(result: table?, err: string?)
 ---@return fun()? cancel
 function M.open(params, respond)
-  for _, k in ipairs({ "old_file_path", "new_file_path", "new_file_contents", "tab_name" }) do
+  local prep = type(params.prepared) == "table" and params.prepared or nil
+  for _, k in ipairs({ "old_file_path", "new_file_path", "tab_name", not prep and "new_file_contents" or nil }) do
     if type(params[k]) ~= "string" then
       respond(nil, ("openDiff: %s must be a string"):format(k))
       return nil
     end
   end
   local old_path = util.abspath(params.old_file_path)
-  -- The old file is read into the left side: a regular file of a sane size, or nothing (a new
-  -- file). A FIFO, socket or device is refused here, at once, without opening it.
-  local st, why = util.regular_file(old_path)
-  if why then
-    respond(nil, "openDiff: " .. why)
-    return nil
+  local is_new
+  if prep then
+    is_new = prep.is_new == true
+  else
+    -- The old file is read into the left side: a regular file of a sane size, or nothing (a
+    -- new file). A FIFO, socket or device is refused here, at once, without opening it.
+    local st, why = util.regular_file(old_path)
+    if why then
+      respond(nil, "openDiff: " .. why)
+      return nil
+    end
+    is_new = st == nil
   end
   local buf = util.find_buf(old_path)
   ---@type claude_context.DiffView
@@ -696,7 +925,8 @@ function M.open(params, respond)
     old_path = old_path,
     new_path = util.abspath(params.new_file_path),
     contents = params.new_file_contents,
-    is_new = st == nil,
+    prep = prep,
+    is_new = is_new,
     dirty = buf ~= nil and vim.bo[buf].modified,
     respond = respond,
     tick = 0,
@@ -704,6 +934,14 @@ function M.open(params, respond)
     crlf = false,
   }
   M.opening[v] = true
+  local function fail(err)
+    M.close(v)
+    if v.respond then
+      local r = v.respond
+      v.respond = nil
+      r(nil, "openDiff: cannot show the diff: " .. tostring(err))
+    end
+  end
   -- From the event queue: a safe point to make tabs and windows (not inside the bridge's wake-up).
   vim.schedule(function()
     M.opening[v] = nil
@@ -717,14 +955,37 @@ function M.open(params, respond)
     end
     M.views[v.name] = v
     require("claude_context.ide.snapshot").note_diffs()
-    local ok, err = pcall(show, v)
-    if not ok or err then
-      M.close(v)
-      if v.respond then
-        local r = v.respond
-        v.respond = nil
-        r(nil, "openDiff: cannot show the diff: " .. tostring(err))
+    if prep then
+      v.eol, v.crlf, v.bytes = prep.new_eol, prep.new_crlf, prep.bytes
+    else
+      local old_text = {}
+      if not is_new then
+        local lines, err = util.read_lines(old_path)
+        if not lines then
+          return fail(("cannot read %s: %s"):format(old_path, err))
+        end
+        old_text = lines
       end
+      v.mem_old = old_text
+      v.mem_new, v.eol, v.crlf = util.split(v.contents)
+      v.bytes = #v.contents + (util.regular_file(old_path) or { size = 0 }).size
+    end
+    v.large = v.bytes > M.options().diffmode_max_bytes
+    local ok, err = pcall(build, v, function(berr)
+      v.mem_old, v.mem_new = nil, nil
+      if v.closed or v.cancelled then
+        return
+      end
+      if berr then
+        return fail(berr)
+      end
+      local sok, serr = pcall(show, v)
+      if not sok or serr then
+        fail(serr)
+      end
+    end)
+    if not ok then
+      fail(err)
     end
   end)
   return function()

@@ -402,6 +402,18 @@ function M.split(text)
   return lines, eol, crlf
 end
 
+---A size for people: "512 B", "4.0 KiB", "5.2 MiB".
+---@param n integer
+---@return string
+function M.human_bytes(n)
+  if n < 1024 then
+    return ("%d B"):format(n)
+  elseif n < 1048576 then
+    return ("%.1f KiB"):format(n / 1024)
+  end
+  return ("%.1f MiB"):format(n / 1048576)
+end
+
 ---Joins buffer lines back into text (the inverse of `split`).
 ---@param lines string[]
 ---@param eol boolean

@@ -5,12 +5,19 @@
 //! the proposal included; Claude Code then writes the file. Rejecting (`:q`, or
 //! `:ClaudeContext reject`) answers `DIFF_REJECTED` + the tab name. When the client goes away
 //! first, the wait is cancelled and the view closes. Handler: `lua/claude_context/ide/open_diff.lua`.
+//!
+//! Nothing that grows with the file happens on Neovim's main thread: here, on the bridge's
+//! threads, the file on disk is read, both sides are split into lines and the hunks computed
+//! ([`crate::proposal`]); the editor gets a summary and pulls the lines a slice at a time.
+//! Accepting an unedited proposal answers with the text Claude sent, kept here; an edited one's
+//! lines come back in slices and are joined here.
 
 use crate::tools::ide::forward;
 use crate::tools::{parse_args, schema_of, Ctx, ToolDef, ToolError, ToolOutput};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
 
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct Args {
@@ -24,12 +31,25 @@ pub struct Args {
     pub tab_name: String,
 }
 
-/// The person's decision, as the Lua handler reports it.
+/// The person's decision, as the Lua handler reports it. `FILE_SAVED` carries the contents,
+/// or says where they are: `unchanged` (the proposal as sent) or `pushed` (the lines the
+/// handler pushed into the prepared proposal, joined with `eol` / `crlf`).
 #[derive(Debug, Deserialize, PartialEq)]
 #[serde(tag = "result")]
 enum Decision {
     #[serde(rename = "FILE_SAVED")]
-    Saved { contents: String },
+    Saved {
+        #[serde(default)]
+        contents: Option<String>,
+        #[serde(default)]
+        unchanged: bool,
+        #[serde(default)]
+        pushed: bool,
+        #[serde(default)]
+        eol: bool,
+        #[serde(default)]
+        crlf: bool,
+    },
     #[serde(rename = "DIFF_REJECTED")]
     Rejected { tab_name: String },
 }
@@ -62,19 +82,80 @@ fn run(ctx: Ctx, args: Value) -> crate::tools::ToolFuture {
     let on_its_way = ctx.snapshot.diff_call();
     Box::pin(async move {
         let _on_its_way = on_its_way;
-        let params = serde_json::to_value(&args).unwrap_or_default();
+        let Args {
+            old_file_path,
+            new_file_path,
+            new_file_contents,
+            tab_name,
+        } = args;
+        let old_path = absolute(&ctx, &old_file_path);
+        let prepared = tokio::task::spawn_blocking(move || {
+            crate::proposal::prepare(&old_path, new_file_contents)
+        })
+        .await
+        .map_err(|e| ToolError::Failed(format!("openDiff: preparing the diff failed: {e}")))?
+        .map_err(|why| ToolError::Failed(format!("openDiff: {why}")))?;
+        let handle = crate::proposal::STORE.insert(prepared);
+        let params = json!({
+            "old_file_path": old_file_path,
+            "new_file_path": new_file_path,
+            "tab_name": tab_name,
+            "prepared": handle.summary(),
+        });
         let d: Decision = forward(&ctx, "openDiff", params).await?;
-        Ok(shape(d))
+        shape(d, &handle)
     })
 }
 
-fn shape(d: Decision) -> ToolOutput {
-    match d {
-        Decision::Saved { contents } => ToolOutput::texts(["FILE_SAVED".to_string(), contents]),
+/// Claude Code sends absolute paths; a relative one resolves against the editor's directory,
+/// as the Lua side's `util.abspath` does.
+fn absolute(ctx: &crate::tools::Ctx, p: &str) -> PathBuf {
+    let p = Path::new(p);
+    if p.is_absolute() {
+        return p.to_path_buf();
+    }
+    match &ctx.editor_state().cwd {
+        Some(cwd) => cwd.join(p),
+        None => p.to_path_buf(),
+    }
+}
+
+fn shape(d: Decision, handle: &crate::proposal::Handle) -> Result<ToolOutput, ToolError> {
+    let text = |b: Vec<u8>| {
+        String::from_utf8(b).map_err(|_| {
+            ToolError::Failed(
+                "openDiff: the accepted text is not valid UTF-8 (the proposal buffer was edited \
+                 with bytes that are not UTF-8)"
+                    .into(),
+            )
+        })
+    };
+    Ok(match d {
+        Decision::Saved {
+            contents,
+            unchanged,
+            pushed,
+            eol,
+            crlf,
+        } => {
+            let contents = if unchanged {
+                String::from_utf8_lossy(handle.entry.prepared.new.bytes()).into_owned()
+            } else if pushed {
+                text(handle.pushed_text(eol, crlf))?
+            } else {
+                contents.ok_or_else(|| {
+                    ToolError::Failed(
+                        "the editor's answer to openDiff is malformed: FILE_SAVED without contents"
+                            .into(),
+                    )
+                })?
+            };
+            ToolOutput::texts(["FILE_SAVED".to_string(), contents])
+        }
         Decision::Rejected { tab_name } => {
             ToolOutput::texts(["DIFF_REJECTED".to_string(), tab_name])
         }
-    }
+    })
 }
 
 #[cfg(test)]
@@ -94,7 +175,84 @@ mod tests {
         assert_eq!(texts(&r), vec!["FILE_SAVED", "edited\n"]);
         assert_eq!(r["isError"], false);
         assert!(r.get("structuredContent").is_none());
-        assert_eq!(ed.calls.lock().unwrap()[0].1, args());
+        // The editor gets a summary, never the contents: it pulls the lines in slices.
+        let sent = ed.calls.lock().unwrap()[0].1.clone();
+        assert_eq!(sent["old_file_path"], "/p/a.txt");
+        assert_eq!(sent["tab_name"], args()["tab_name"]);
+        assert!(sent.get("new_file_contents").is_none(), "{sent}");
+        let p = &sent["prepared"];
+        assert_eq!(
+            (
+                p["is_new"].clone(),
+                p["new_lines"].clone(),
+                p["hunks"].clone()
+            ),
+            (json!(true), json!(1), json!(1)),
+            "{p}"
+        );
+        assert_eq!(
+            crate::proposal::STORE
+                .get(p["id"].as_u64().unwrap())
+                .map(|_| ()),
+            None,
+            "the prepared proposal is gone once the call ended"
+        );
+    }
+
+    #[test]
+    fn an_unedited_proposal_comes_back_from_the_bridge_and_an_edited_one_from_pushed_lines() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("a.txt");
+        std::fs::write(&f, "one\r\ntwo\r\n").unwrap();
+        let mut a = args();
+        a["old_file_path"] = json!(f.to_str().unwrap());
+        a["new_file_contents"] = json!("one\r\nTWO\r\n✓\r\n");
+        let (s, _) = ctx(|_, p| {
+            let sp = &p["prepared"];
+            assert_eq!(
+                (sp["old_lines"].clone(), sp["new_lines"].clone()),
+                (json!(2), json!(3))
+            );
+            assert_eq!(
+                (sp["old_crlf"].clone(), sp["new_crlf"].clone()),
+                (json!(true), json!(true))
+            );
+            assert_eq!(sp["is_new"], false);
+            Ok(json!({"result": "FILE_SAVED", "unchanged": true}))
+        });
+        let r = call(&s, "openDiff", a.clone()).unwrap();
+        assert_eq!(texts(&r), vec!["FILE_SAVED", "one\r\nTWO\r\n✓\r\n"]);
+
+        let (s, _) = ctx(|_, p| {
+            let id = p["prepared"]["id"].as_u64().unwrap();
+            // What the Lua side does for an edited proposal: pushes its lines, then answers.
+            assert!(
+                crate::proposal::STORE.push(id, [b"one".to_vec(), "tw\u{f6}".as_bytes().to_vec()])
+            );
+            Ok(json!({"result": "FILE_SAVED", "pushed": true, "eol": false, "crlf": true}))
+        });
+        let r = call(&s, "openDiff", a).unwrap();
+        assert_eq!(texts(&r), vec!["FILE_SAVED", "one\r\ntw\u{f6}"]);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_file_that_cannot_be_shown_is_refused_before_the_editor_is_asked() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("pipe");
+        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let (s, ed) = ctx(|_, _| Ok(json!({"result": "DIFF_REJECTED", "tab_name": "x"})));
+        let mut a = args();
+        a["old_file_path"] = json!(fifo.to_str().unwrap());
+        let r = call(&s, "openDiff", a).unwrap();
+        assert_eq!(r["isError"], true);
+        let t = texts(&r)[0].to_lowercase();
+        assert!(
+            t.contains("openDiff".to_lowercase().as_str()) && t.contains("fifo"),
+            "{t}"
+        );
+        assert!(ed.calls.lock().unwrap().is_empty());
     }
 
     #[test]

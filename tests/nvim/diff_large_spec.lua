@@ -1,0 +1,241 @@
+-- openDiff never holds the editor (issue 10): the bridge reads the file, splits both sides and
+-- computes the hunks off the main thread; the view's buffers fill a slice per event-loop turn;
+-- a diff bigger than diff.diffmode_max_bytes is shown inline (no diff mode, whose whole-file
+-- diff runs on the main thread at every redraw after a change), its marks placed in slices; an
+-- unedited proposal is answered from the bridge's copy and an edited one's lines go back in
+-- slices. The sizes here are small and the limits lowered so that the same paths run quickly.
+local here = vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":p:h")
+local h = dofile(here .. "/helpers.lua")
+local eq, ok, contains, wait_for = h.eq, h.ok, h.contains, h.wait_for
+local cc = function()
+  return require("claude_context")
+end
+local diff = function()
+  return require("claude_context.ide.diff")
+end
+
+vim.notify = function() end
+
+local dir, target
+local saved = {}
+
+---@param n integer
+---@param changed table<integer, string>? line number -> replacement
+local function text(n, changed)
+  local t = {}
+  for i = 1, n do
+    t[i] = (changed and changed[i]) or ("line %d of the file, with some words to make it longer"):format(i)
+  end
+  return table.concat(t, "\n") .. "\n"
+end
+
+local function request_diff(name, contents)
+  local box = {}
+  cc().call_tool("openDiff", {
+    old_file_path = target,
+    new_file_path = target,
+    new_file_contents = contents,
+    tab_name = name,
+  }, function(r)
+    box.result = r
+  end)
+  return box
+end
+
+local function view_of(name)
+  return wait_for(function()
+    local v = diff().views[name]
+    return v and v.prop_win and v
+  end, 10000, "the view " .. name)
+end
+
+local function lines(b)
+  return vim.api.nvim_buf_get_lines(b, 0, -1, false)
+end
+
+local function cleanup()
+  diff().close_all()
+  vim.wait(100)
+  vim.cmd("silent! only")
+  vim.cmd("silent! tabonly")
+end
+
+return {
+  {
+    "setup",
+    function()
+      dir = h.tmpdir()
+      vim.cmd.cd(dir)
+      target = dir .. "/big.md"
+      cc().setup({ diff = { diffmode_max_bytes = 20000 } })
+      for _, k in ipairs({ "slice_ms", "chunk_bytes", "chunk_lines", "max_virt_lines" }) do
+        saved[k] = diff()[k]
+      end
+    end,
+  },
+  {
+    "a large diff fills its buffers over several event-loop turns and is shown inline, without diff mode",
+    function()
+      local old = text(3000)
+      h.write(target, old)
+      local changed = { [10] = "CHANGED ten" }
+      local new = text(3000, changed):gsub("line 2000 of the file[^\n]*\n", "", 1) .. "an added last line\n"
+      -- One chunk of 4 KiB per turn: the fill cannot finish in the turn that starts it.
+      diff().slice_ms = 0
+      diff().chunk_bytes = 4096
+      local box = request_diff("big1", new)
+      local seen_partial
+      local function probe()
+        local v = diff().views.big1
+        if v and v.prop_buf and vim.api.nvim_buf_is_valid(v.prop_buf) and not v.prop_win then
+          local n = vim.api.nvim_buf_line_count(v.prop_buf)
+          if n > 1 and n < 3000 then
+            seen_partial = n
+          end
+        end
+        return v and v.prop_win
+      end
+      wait_for(probe, 10000, "the view")
+      ok(seen_partial, "another event ran while the proposal was half filled")
+      local v = diff().views.big1
+      eq(vim.split(new, "\n", { plain = true, trimempty = true }), lines(v.prop_buf))
+      eq(vim.split(old, "\n", { plain = true, trimempty = true }), lines(v.orig_buf))
+      eq(true, v.large)
+      eq("inline", v.layout)
+      eq(nil, v.orig_win, "one window")
+      eq(false, vim.wo[v.prop_win].diff, "no diff mode")
+      contains(vim.wo[v.prop_win].winbar, "shown inline")
+      eq("", vim.bo[v.prop_buf].filetype, "no FileType autocommands on a large view")
+      eq("markdown", vim.bo[v.prop_buf].syntax)
+      -- The bridge's hunks (vim.diff() indices): line 10 changed, line 2000 removed, one added.
+      eq({ { 10, 1, 10, 1 }, { 2000, 1, 1999, 0 }, { 3000, 0, 3000, 1 } }, v.hunks)
+      local ns = vim.api.nvim_get_namespaces().claude_context_diff_inline
+      wait_for(function()
+        return #vim.api.nvim_buf_get_extmarks(v.prop_buf, ns, 0, -1, {}) >= 4
+      end, 5000, "the marks")
+      local virt, hl = {}, {}
+      for _, m in ipairs(vim.api.nvim_buf_get_extmarks(v.prop_buf, ns, 0, -1, { details = true })) do
+        if m[4].virt_lines then
+          virt[m[2] + 1] = m[4].virt_lines[1][1][1]
+        end
+        if m[4].line_hl_group then
+          hl[m[2] + 1] = m[4].line_hl_group
+        end
+      end
+      eq({ [10] = "- line 10 of the file, with some words to make it longer", [2000] = "- line 2000 of the file, with some words to make it longer" }, virt)
+      eq({ [10] = "DiffChange", [3000] = "DiffAdd" }, hl)
+
+      -- Accepted unedited: exactly what Claude sent, from the bridge's copy.
+      vim.api.nvim_set_current_win(v.prop_win)
+      vim.cmd("write")
+      wait_for(function()
+        return box.result
+      end, 5000, "the answer")
+      eq("FILE_SAVED", box.result.content[1].text)
+      eq(new, box.result.content[2].text)
+      local id = v.prep.id
+      wait_for(function()
+        return require("claude_context.native").get().proposal_exists(id) == false
+      end, 5000, "the bridge to forget the proposal")
+      cleanup()
+    end,
+  },
+  {
+    "an edited large proposal goes back in slices and is joined by the bridge (CRLF, no final newline)",
+    function()
+      h.write(target, "a\r\nb\r\n")
+      diff().slice_ms = 0
+      diff().chunk_lines = 100
+      local t = {}
+      for i = 1, 5000 do
+        t[i] = "row " .. i
+      end
+      local new = table.concat(t, "\r\n") -- no final newline
+      local box = request_diff("big2", new)
+      local v = view_of("big2")
+      eq(true, v.large)
+      eq({ true, false }, { vim.bo[v.prop_buf].fileformat == "dos", vim.bo[v.prop_buf].eol })
+      vim.api.nvim_buf_set_lines(v.prop_buf, 0, 1, false, { "row one, edited" })
+      vim.api.nvim_set_current_win(v.prop_win)
+      vim.cmd("write")
+      eq(nil, box.result, "the lines are still on their way")
+      eq(false, vim.bo[v.prop_buf].modifiable, "not editable while they go")
+      wait_for(function()
+        return box.result
+      end, 10000, "the answer")
+      t[1] = "row one, edited"
+      eq(table.concat(t, "\r\n"), box.result.content[2].text)
+      cleanup()
+    end,
+  },
+  {
+    "a big removal shows its first lines and counts the rest; a small diff keeps Vim's diff mode",
+    function()
+      diff().slice_ms = saved.slice_ms
+      diff().chunk_bytes = saved.chunk_bytes
+      diff().chunk_lines = saved.chunk_lines
+      diff().max_virt_lines = 3
+      h.write(target, text(1000))
+      local box = request_diff("big3", "just one line\n")
+      -- Old side 1000 lines ≈ 55 KB: large.
+      local v = view_of("big3")
+      eq(true, v.large)
+      local ns = vim.api.nvim_get_namespaces().claude_context_diff_inline
+      local virt
+      wait_for(function()
+        for _, m in ipairs(vim.api.nvim_buf_get_extmarks(v.prop_buf, ns, 0, -1, { details = true })) do
+          if m[4].virt_lines then
+            virt = m[4].virt_lines
+          end
+        end
+        return virt
+      end, 5000, "the removed lines")
+      eq(4, #virt)
+      eq("- … 997 more removed lines", virt[4][1][1])
+      vim.cmd("ClaudeContext reject")
+      wait_for(function()
+        return box.result
+      end)
+      eq("DIFF_REJECTED", box.result.content[1].text)
+      cleanup()
+
+      h.write(target, "one\ntwo\n")
+      box = request_diff("small", "one\nTWO\n")
+      v = view_of("small")
+      eq(false, v.large)
+      ok(vim.wo[v.orig_win].diff and vim.wo[v.prop_win].diff, "diff mode")
+      eq("markdown", vim.bo[v.prop_buf].filetype)
+      vim.cmd("ClaudeContext reject")
+      wait_for(function()
+        return box.result
+      end)
+      cleanup()
+      diff().max_virt_lines = saved.max_virt_lines
+    end,
+  },
+  {
+    "a diff cancelled while its buffers fill leaves nothing behind",
+    function()
+      diff().slice_ms = 0
+      diff().chunk_bytes = 1024
+      h.write(target, text(2000))
+      local before = #vim.api.nvim_list_bufs()
+      local box = request_diff("big4", text(2000, { [5] = "x" }))
+      wait_for(function()
+        local v = diff().views.big4
+        return v and v.prop_buf and vim.api.nvim_buf_line_count(v.prop_buf) > 1
+      end, 5000, "the fill to start")
+      eq(1, diff().close_all())
+      wait_for(function()
+        return box.result
+      end, 5000, "the answer")
+      eq("DIFF_REJECTED", box.result.content[1].text)
+      vim.wait(100)
+      eq(before, #vim.api.nvim_list_bufs(), "no buffer left")
+      eq(nil, diff().views.big4)
+      diff().slice_ms = saved.slice_ms
+      diff().chunk_bytes = saved.chunk_bytes
+      cleanup()
+    end,
+  },
+}
