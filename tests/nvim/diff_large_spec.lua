@@ -238,4 +238,59 @@ return {
       cleanup()
     end,
   },
+  {
+    "openFile's text search reads a big buffer a block per slice and yields between slices",
+    function()
+      local util = require("claude_context.ide.util")
+      local b = vim.api.nvim_create_buf(false, true)
+      local t = {}
+      for i = 1, 5000 do
+        t[i] = "filler line " .. i
+      end
+      t[4000] = "here is the needle, and more"
+      t[4001] = "second line of it"
+      vim.api.nvim_buf_set_lines(b, 0, -1, false, t)
+      local saved_block, saved_ms = util.find_block, util.find_slice_ms
+      util.find_block, util.find_slice_ms = 100, 0
+      local got, sync = nil, true
+      util.find_text(b, "needle, and more\nsecond", 1, 0, function(s, e)
+        got = { s = s, e = e }
+      end)
+      sync = got ~= nil
+      wait_for(function()
+        return got
+      end, 5000, "the search")
+      util.find_block, util.find_slice_ms = saved_block, saved_ms
+      eq(false, sync, "the search went on over later event-loop turns")
+      eq({ 4000, 12 }, got.s)
+      eq({ 4001, 6 }, got.e)
+      -- From a position, and not found.
+      local r
+      util.find_text(b, "filler line 1", 4990, 0, function(s)
+        r = { s = s or false }
+      end)
+      wait_for(function()
+        return r
+      end)
+      eq(false, r.s)
+      vim.api.nvim_buf_delete(b, { force = true })
+
+      -- Through openFile, on a file of 200,000 lines: the selection is where the text is.
+      local big = dir .. "/long.md"
+      local lines = {}
+      for i = 1, 200000 do
+        lines[i] = "row " .. i
+      end
+      lines[199990] = "the very end is here"
+      h.write(big, table.concat(lines, "\n") .. "\n")
+      local res = h.call("openFile", { filePath = big, startText = "very end", endText = "here", selectToEndOfLine = false })
+      eq(false, res.isError, vim.inspect(res))
+      -- Visual mode from "very end" to the end of "here" (the cursor at the end).
+      eq("v", vim.api.nvim_get_mode().mode)
+      eq({ 199990, 19 }, vim.api.nvim_win_get_cursor(0))
+      eq({ 199990, 5 }, { vim.fn.line("v"), vim.fn.col("v") })
+      vim.cmd("normal! \27")
+      vim.cmd("silent! %bwipeout!")
+    end,
+  },
 }

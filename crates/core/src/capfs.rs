@@ -646,7 +646,17 @@ impl CapDir {
 /// Reads a small regular file by its path, for metadata that lives outside any root a tool is
 /// confined to (a git worktree's `gitdir`, its `HEAD`): opened with `O_NONBLOCK` and checked on
 /// the open descriptor (a FIFO, socket or device is refused at once), at most `limit` bytes.
+/// What a stat already shows is not a regular file is refused without opening it: opening a
+/// FIFO, even without blocking, would release a writer waiting at its other end.
 pub fn read_small_file(path: &Path, limit: u64) -> Result<Vec<u8>, CapError> {
+    if let Ok(m) = std::fs::metadata(path) {
+        if !m.file_type().is_file() {
+            return Err(CapError::NotRegular {
+                path: path.to_path_buf(),
+                kind: kind_of(&m.file_type()),
+            });
+        }
+    }
     let mut opts = std::fs::OpenOptions::new();
     opts.read(true);
     #[cfg(unix)]

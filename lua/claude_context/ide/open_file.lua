@@ -3,35 +3,6 @@
 -- shapes the protocol's answer.
 local util = require("claude_context.ide.util")
 
----Finds `text` (plain) from (row, col) on (1-based row, 0-based byte col); returns the start
----and the exclusive end as {row, col}, or nil.
-local function find(buf, text, row, col)
-  local lines = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
-  local first = text:match("^[^\n]*")
-  for r = row, #lines do
-    local s = lines[r]:find(first, (r == row) and (col + 1) or 1, true)
-    if s then
-      if not text:find("\n", 1, true) then
-        return { r, s - 1 }, { r, s - 1 + #text }
-      end
-      -- A multi-line text: compare the following lines too.
-      local parts = vim.split(text, "\n", { plain = true })
-      local okm = lines[r]:sub(s) == parts[1]
-      for i = 2, #parts do
-        local l = lines[r + i - 1]
-        if not l or (i < #parts and l ~= parts[i]) or (i == #parts and l:sub(1, #parts[i]) ~= parts[i]) then
-          okm = false
-          break
-        end
-      end
-      if okm then
-        return { r, s - 1 }, { r + #parts - 1, #parts[#parts] }
-      end
-    end
-  end
-  return nil
-end
-
 ---Shows a selection from `s` to the exclusive end `e` ({row 1-based, col 0-based}) in `win`.
 local function select(win, buf, s, e)
   -- The inclusive end for Visual mode: the byte before the exclusive end.
@@ -99,32 +70,43 @@ return require("claude_context.ide").deferred(function(params, respond)
   local function clamp(l)
     return math.max(1, math.min(count, math.floor(l)))
   end
-  local s, e
-  if type(params.startText) == "string" and params.startText ~= "" then
-    s, e = find(buf, params.startText, 1, 0)
-    if s and type(params.endText) == "string" and params.endText ~= "" then
-      local _, e2 = find(buf, params.endText, e[1], e[2])
-      e = e2 or e
+  ---Selects from `s` to the exclusive end `e` (or goes to `s`) and answers.
+  local function finish(s, e)
+    if not (vim.api.nvim_win_is_valid(win) and vim.api.nvim_buf_is_valid(buf)) then
+      return respond(nil, "openFile: the window or buffer went away meanwhile")
     end
+    if vim.api.nvim_win_get_buf(win) ~= buf then
+      return respond(result()) -- the person moved on: leave their window alone
+    end
+    if s and e and params.selectToEndOfLine then
+      e = { e[1], #(vim.api.nvim_buf_get_lines(buf, e[1] - 1, e[1], false)[1] or "") }
+    end
+    if s and e and (e[1] > s[1] or e[2] > s[2]) then
+      select(win, buf, s, e)
+    elseif s then
+      vim.api.nvim_win_set_cursor(win, s)
+    end
+    respond(result())
+  end
+  if type(params.startText) == "string" and params.startText ~= "" then
+    return util.find_text(buf, params.startText, 1, 0, function(s, e)
+      if s and type(params.endText) == "string" and params.endText ~= "" then
+        return util.find_text(buf, params.endText, e[1], e[2], function(_, e2)
+          finish(s, e2 or e)
+        end)
+      end
+      finish(s, e)
+    end)
   elseif type(params.startLine) == "number" then
     local sl = clamp(params.startLine)
     local el = type(params.endLine) == "number" and clamp(params.endLine) or sl
     if el < sl then
       sl, el = el, sl
     end
-    s = { sl, 0 }
-    e = { el, #(vim.api.nvim_buf_get_lines(buf, el - 1, el, false)[1] or "") }
     if params.endLine == nil then
-      e = nil -- one line: just go there
+      return finish({ sl, 0 }, nil) -- one line: just go there
     end
+    return finish({ sl, 0 }, { el, #(vim.api.nvim_buf_get_lines(buf, el - 1, el, false)[1] or "") })
   end
-  if s and e and params.selectToEndOfLine then
-    e = { e[1], #(vim.api.nvim_buf_get_lines(buf, e[1] - 1, e[1], false)[1] or "") }
-  end
-  if s and e and (e[1] > s[1] or e[2] > s[2]) then
-    select(win, buf, s, e)
-  elseif s then
-    vim.api.nvim_win_set_cursor(win, s)
-  end
-  respond(result())
+  finish(nil, nil)
 end)
