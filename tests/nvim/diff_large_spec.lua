@@ -293,4 +293,34 @@ return {
       vim.cmd("silent! %bwipeout!")
     end,
   },
+  {
+    "a partial accept of an unedited proposal is composed by the bridge; edited, here",
+    function()
+      local old = text(3000)
+      h.write(target, old)
+      local new = text(3000, { [10] = "TEN", [2000] = "TWO THOUSAND" })
+      local box = request_diff("part1", new)
+      local v = view_of("part1")
+      eq(true, v.large)
+      vim.api.nvim_set_current_win(v.prop_win)
+      vim.cmd("2000ClaudeContext accept")
+      wait_for(function()
+        return box.result
+      end, 5000, "the answer")
+      eq(text(3000, { [2000] = "TWO THOUSAND" }), box.result.content[2].text)
+      eq({ taken = 1, total = 2 }, v.partial)
+      cleanup()
+
+      box = request_diff("part2", new)
+      v = view_of("part2")
+      vim.api.nvim_buf_set_lines(v.prop_buf, 0, 1, false, { "first line edited" })
+      vim.api.nvim_set_current_win(v.prop_win)
+      vim.cmd("10ClaudeContext accept")
+      wait_for(function()
+        return box.result
+      end, 5000, "the answer")
+      eq(text(3000, { [10] = "TEN" }), box.result.content[2].text, "the edit outside the range is not taken")
+      cleanup()
+    end,
+  },
 }

@@ -263,6 +263,43 @@ impl Handle {
     }
 }
 
+impl Prepared {
+    /// The file on disk with only the hunks numbered in `take` (0-based) applied, with the
+    /// proposal's line endings (a partial accept). Hunks are applied in order; unknown numbers
+    /// are ignored.
+    pub fn compose(&self, take: &[usize]) -> Vec<u8> {
+        let old = |i: usize| self.old.line(i);
+        let old_len = if self.is_new { 0 } else { self.old.len() };
+        let mut out: Vec<&[u8]> = Vec::with_capacity(old_len);
+        let mut pos = 0usize;
+        for (i, h) in self.hunks.iter().enumerate() {
+            // 0-based first old line of the hunk (a pure insertion sits after a_start).
+            let a_first = if h.a_count == 0 {
+                h.a_start
+            } else {
+                h.a_start - 1
+            } as usize;
+            out.extend((pos..a_first).map(old));
+            if take.contains(&i) {
+                let b_first = if h.b_count == 0 {
+                    h.b_start
+                } else {
+                    h.b_start - 1
+                } as usize;
+                out.extend((b_first..b_first + h.b_count as usize).map(|j| self.new.line(j)));
+            } else {
+                out.extend((a_first..a_first + h.a_count as usize).map(old));
+            }
+            pos = a_first + h.a_count as usize;
+        }
+        out.extend((pos..old_len).map(old));
+        if out.is_empty() {
+            return Vec::new();
+        }
+        join(&out, self.new.eol, self.new.crlf)
+    }
+}
+
 /// Joins buffer lines into a file's text (the inverse of [`Text::from_bytes`]).
 pub fn join<L: AsRef<[u8]>>(lines: &[L], eol: bool, crlf: bool) -> Vec<u8> {
     let nl: &[u8] = if crlf { b"\r\n" } else { b"\n" };
@@ -445,6 +482,33 @@ mod tests {
         );
         assert!(hunks(&t(""), &t(""), false).is_empty());
         assert!(hunks(&old, &t("1\n2\n3\n4\n5\n6\n"), false).is_empty());
+    }
+
+    #[test]
+    fn compose_applies_only_the_chosen_hunks() {
+        let t = |s: &str| Text::from_bytes(s.as_bytes().to_vec());
+        let p = Prepared {
+            hunks: hunks(&t("1\n2\n3\n4\n5\n6\n"), &t("0\n1\nTWO\n3\n4\n6\n"), false),
+            old: t("1\n2\n3\n4\n5\n6\n"),
+            new: t("0\n1\nTWO\n3\n4\n6\n"),
+            is_new: false,
+        };
+        assert_eq!(p.hunks.len(), 3, "{:?}", p.hunks);
+        let s = |b: Vec<u8>| String::from_utf8(b).unwrap();
+        assert_eq!(s(p.compose(&[])), "1\n2\n3\n4\n5\n6\n");
+        assert_eq!(s(p.compose(&[0, 1, 2])), "0\n1\nTWO\n3\n4\n6\n");
+        assert_eq!(s(p.compose(&[0])), "0\n1\n2\n3\n4\n5\n6\n");
+        assert_eq!(s(p.compose(&[1])), "1\nTWO\n3\n4\n5\n6\n");
+        assert_eq!(s(p.compose(&[2])), "1\n2\n3\n4\n6\n");
+        // A new file: the one hunk or nothing.
+        let n = Prepared {
+            hunks: hunks(&Text::default(), &t("a\r\nb\r\n"), true),
+            old: Text::default(),
+            new: t("a\r\nb\r\n"),
+            is_new: true,
+        };
+        assert_eq!(s(n.compose(&[0])), "a\r\nb\r\n");
+        assert_eq!(s(n.compose(&[])), "");
     }
 
     #[test]

@@ -340,6 +340,28 @@ function M.accept_range(v, l1, l2, side)
   if v.closed or not v.respond then
     return nil, 0
   end
+  if v.prep and v.hunks and vim.api.nvim_buf_get_changedtick(v.prop_buf) == v.tick then
+    -- Unedited and prepared: the bridge composes the text from its own copy of both sides;
+    -- only the chosen hunks' numbers cross (a big file is not read back here).
+    local take = {}
+    for i, h in ipairs(v.hunks) do
+      if touches(h, side, l1, l2) then
+        take[#take + 1] = i - 1
+      end
+    end
+    if #take == 0 then
+      return 0, #v.hunks
+    end
+    v.decision = "accepted"
+    v.partial = { taken = #take, total = #v.hunks }
+    answer(v, { result = "FILE_SAVED", take = take })
+    vim.bo[v.prop_buf].modified = false
+    reload_when_written(v.old_path)
+    vim.schedule(function()
+      M.close(v)
+    end)
+    return #take, #v.hunks
+  end
   local hunks, old_lines, new_lines = M.hunks(v)
   local out, taken, pos = {}, 0, 1
   for _, h in ipairs(hunks) do

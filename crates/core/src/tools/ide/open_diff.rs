@@ -32,8 +32,9 @@ pub struct Args {
 }
 
 /// The person's decision, as the Lua handler reports it. `FILE_SAVED` carries the contents,
-/// or says where they are: `unchanged` (the proposal as sent) or `pushed` (the lines the
-/// handler pushed into the prepared proposal, joined with `eol` / `crlf`).
+/// or says where they are: `unchanged` (the proposal as sent), `pushed` (the lines collected
+/// into the prepared proposal, joined with `eol` / `crlf`) or `take` (the file on disk with
+/// only those hunks of the proposal: a partial accept).
 #[derive(Debug, Deserialize, PartialEq)]
 #[serde(tag = "result")]
 enum Decision {
@@ -45,6 +46,9 @@ enum Decision {
         unchanged: bool,
         #[serde(default)]
         pushed: bool,
+        /// A partial accept of an unedited proposal: the hunks (0-based) to apply.
+        #[serde(default)]
+        take: Option<Vec<usize>>,
         #[serde(default)]
         eol: bool,
         #[serde(default)]
@@ -124,8 +128,8 @@ fn shape(d: Decision, handle: &crate::proposal::Handle) -> Result<ToolOutput, To
     let text = |b: Vec<u8>| {
         String::from_utf8(b).map_err(|_| {
             ToolError::Failed(
-                "openDiff: the accepted text is not valid UTF-8 (the proposal buffer was edited \
-                 with bytes that are not UTF-8)"
+                "openDiff: the accepted text is not valid UTF-8 (a tool answer must be text): \
+                 the file or the proposal holds other bytes"
                     .into(),
             )
         })
@@ -135,10 +139,13 @@ fn shape(d: Decision, handle: &crate::proposal::Handle) -> Result<ToolOutput, To
             contents,
             unchanged,
             pushed,
+            take,
             eol,
             crlf,
         } => {
-            let contents = if unchanged {
+            let contents = if let Some(take) = take {
+                text(handle.entry.prepared.compose(&take))?
+            } else if unchanged {
                 String::from_utf8_lossy(handle.entry.prepared.new.bytes()).into_owned()
             } else if pushed {
                 text(handle.pushed_text(eol, crlf))?
