@@ -31,19 +31,8 @@ local REQUEST = [[
 
 ---Starts openDiff here without waiting; the box gets `.result` when the person decides.
 local function request_diff(name, contents)
-  local box = {}
-  cc().call_tool("openDiff", {
-    old_file_path = target,
-    new_file_path = target,
-    new_file_contents = contents,
-    tab_name = name,
-  }, function(r)
-    box.result = r
-  end)
-  box.view = wait_for(function()
-    local v = diff().views[name]
-    return v and v.prop_win and v
-  end, 5000, "the view " .. name)
+  local box = h.request_diff(target, name, contents)
+  box.view = h.diff_view(name, 5000)
   return box
 end
 
@@ -51,12 +40,7 @@ local function lines(b)
   return vim.api.nvim_buf_get_lines(b, 0, -1, false)
 end
 
-local function cleanup()
-  diff().close_all()
-  vim.wait(100)
-  vim.cmd("silent! only")
-  vim.cmd("silent! tabonly")
-end
+local cleanup = h.close_diffs
 
 return {
   {

@@ -30,34 +30,12 @@ local function text(n, changed)
 end
 
 local function request_diff(name, contents)
-  local box = {}
-  cc().call_tool("openDiff", {
-    old_file_path = target,
-    new_file_path = target,
-    new_file_contents = contents,
-    tab_name = name,
-  }, function(r)
-    box.result = r
-  end)
-  return box
+  return h.request_diff(target, name, contents)
 end
-
-local function view_of(name)
-  return wait_for(function()
-    local v = diff().views[name]
-    return v and v.prop_win and v
-  end, 10000, "the view " .. name)
-end
+local view_of, cleanup = h.diff_view, h.close_diffs
 
 local function lines(b)
   return vim.api.nvim_buf_get_lines(b, 0, -1, false)
-end
-
-local function cleanup()
-  diff().close_all()
-  vim.wait(100)
-  vim.cmd("silent! only")
-  vim.cmd("silent! tabonly")
 end
 
 return {

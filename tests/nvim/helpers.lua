@@ -95,4 +95,36 @@ function M.shown(cmd)
   return text .. "\n" .. echoed
 end
 
+---Starts openDiff of `path` through the bridge without waiting for the decision; the returned
+---box gets `.result` (the tool's answer) when the person decides.
+---@return table box
+function M.request_diff(path, name, contents)
+  local box = {}
+  require("claude_context").call_tool("openDiff", {
+    old_file_path = path,
+    new_file_path = path,
+    new_file_contents = contents,
+    tab_name = name,
+  }, function(r)
+    box.result = r
+  end)
+  return box
+end
+
+---Waits for the diff view `name` to be on screen (it has its proposal window); returns it.
+function M.diff_view(name, timeout)
+  return M.wait_for(function()
+    local v = require("claude_context.ide.diff").views[name]
+    return v and v.prop_win and v
+  end, timeout or 10000, "the view " .. name)
+end
+
+---Closes every diff view and tab page but the first.
+function M.close_diffs()
+  require("claude_context.ide.diff").close_all()
+  vim.wait(100)
+  vim.cmd("silent! only")
+  vim.cmd("silent! tabonly")
+end
+
 return M

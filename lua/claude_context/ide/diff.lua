@@ -231,6 +231,21 @@ local function reload_when_written(path)
   life:start(30000, 0, stop)
 end
 
+---Answers FILE_SAVED with `result`, then: the proposal counts as written, the file's buffer
+---reloads when Claude Code writes it, the view closes.
+---@param v claude_context.DiffView
+---@param result table
+local function saved(v, result)
+  answer(v, result)
+  if vim.api.nvim_buf_is_valid(v.prop_buf) then
+    vim.bo[v.prop_buf].modified = false
+  end
+  reload_when_written(v.old_path)
+  vim.schedule(function()
+    M.close(v)
+  end)
+end
+
 ---Reads the edited proposal's lines a slice at a time into the bridge's prepared proposal, then
 ---calls `done(ok)`. The buffer is not modifiable meanwhile, so what is pushed is one version.
 ---@param v claude_context.DiffView
@@ -272,30 +287,20 @@ function M.accept(v)
   end
   v.decision = v.decision or "accepted"
   local eol, crlf = vim.bo[v.prop_buf].eol, vim.bo[v.prop_buf].fileformat == "dos"
-  local function finish(result)
-    answer(v, result)
-    if vim.api.nvim_buf_is_valid(v.prop_buf) then
-      vim.bo[v.prop_buf].modified = false
-    end
-    reload_when_written(v.old_path)
-    vim.schedule(function()
-      M.close(v)
-    end)
-  end
   local edited = vim.api.nvim_buf_get_changedtick(v.prop_buf) ~= v.tick
   if not edited then
-    finish(v.prep and { result = "FILE_SAVED", unchanged = true } or { result = "FILE_SAVED", contents = v.contents })
+    saved(v, v.prep and { result = "FILE_SAVED", unchanged = true } or { result = "FILE_SAVED", contents = v.contents })
   elseif v.prep then
     v.accepting = true
     push_lines(v, function(ok)
       if ok then
-        finish({ result = "FILE_SAVED", pushed = true, eol = eol, crlf = crlf })
+        saved(v, { result = "FILE_SAVED", pushed = true, eol = eol, crlf = crlf })
       else
-        finish({ result = "FILE_SAVED", contents = util.join(vim.api.nvim_buf_get_lines(v.prop_buf, 0, -1, false), eol, crlf) })
+        saved(v, { result = "FILE_SAVED", contents = util.join(vim.api.nvim_buf_get_lines(v.prop_buf, 0, -1, false), eol, crlf) })
       end
     end)
   else
-    finish({ result = "FILE_SAVED", contents = util.join(vim.api.nvim_buf_get_lines(v.prop_buf, 0, -1, false), eol, crlf) })
+    saved(v, { result = "FILE_SAVED", contents = util.join(vim.api.nvim_buf_get_lines(v.prop_buf, 0, -1, false), eol, crlf) })
   end
   return true
 end
@@ -354,12 +359,7 @@ function M.accept_range(v, l1, l2, side)
     end
     v.decision = "accepted"
     v.partial = { taken = #take, total = #v.hunks }
-    answer(v, { result = "FILE_SAVED", take = take })
-    vim.bo[v.prop_buf].modified = false
-    reload_when_written(v.old_path)
-    vim.schedule(function()
-      M.close(v)
-    end)
+    saved(v, { result = "FILE_SAVED", take = take })
     return #take, #v.hunks
   end
   local hunks, old_lines, new_lines = M.hunks(v)
@@ -395,12 +395,7 @@ function M.accept_range(v, l1, l2, side)
   end
   v.decision = "accepted"
   v.partial = { taken = taken, total = #hunks }
-  answer(v, { result = "FILE_SAVED", contents = contents })
-  vim.bo[v.prop_buf].modified = false
-  reload_when_written(v.old_path)
-  vim.schedule(function()
-    M.close(v)
-  end)
+  saved(v, { result = "FILE_SAVED", contents = contents })
   return taken, #hunks
 end
 
