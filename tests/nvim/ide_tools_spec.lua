@@ -35,19 +35,8 @@ local read, write = h.read, h.write
 
 ---Starts openDiff without waiting for the decision; returns a box that gets `.result`.
 local function open_diff(path, contents, name)
-  local box = {}
-  cc().call_tool("openDiff", {
-    old_file_path = path,
-    new_file_path = path,
-    new_file_contents = contents,
-    tab_name = name,
-  }, function(r)
-    box.result = r
-  end)
-  local ok_, v = pcall(wait_for, function()
-    local v = diff().views[name]
-    return v and v.prop_win and v
-  end, 5000, "the diff view " .. name)
+  local box = h.request_diff(path, name, contents)
+  local ok_, v = pcall(h.diff_view, name, 5000)
   if not ok_ then
     error(("%s (the call answered %s)"):format(v, vim.inspect(box.result)), 2)
   end
