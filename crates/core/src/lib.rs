@@ -1,8 +1,14 @@
 //! claude-context-core: everything in claude-context.nvim that does not need Neovim.
 //!
-//! * [`server`] — the tokio runtime, the WebSocket listener and the per-connection loop.
-//! * [`mcp`] — JSON-RPC 2.0 / MCP dispatch (protocol types from `rmcp`).
-//! * [`tools`] — one module per tool; [`tools::registry`] lists them.
+//! * [`server`] — the tokio runtime, the WebSocket listener, the per-connection loop and the
+//!   clients table.
+//! * [`mcp`] — JSON-RPC 2.0 / MCP dispatch (protocol types from `rmcp`) over a
+//!   [`mcp::Service`]: the state below plus the tool catalog.
+//! * [`tools`] — one file per tool, grouped by family (`ide/`, `workspace/`, `memory_bank/`,
+//!   `decision/`, `claude/`); [`tools::registry`] lists them.
+//! * [`state`] — what the tools read: configuration, editor state and snapshot, the hop to the
+//!   editor, the Claude-session manager, the write policy. The modules depend on each other one
+//!   way: `state` ← `tools` ← `mcp` ← `server` (`tests/layout.rs` holds them to it).
 //! * [`memory_bank`], [`decision`] — the context tools' storage: the memory bank documents and
 //!   the WRAP decision store.
 //! * [`lockfile`], [`auth`] — how Claude Code finds the editor and proves who it is.
@@ -31,6 +37,7 @@ pub mod project;
 pub mod prompts;
 pub mod relay;
 pub mod server;
+pub mod state;
 pub mod tools;
 pub mod uri;
 

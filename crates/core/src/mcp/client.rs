@@ -10,15 +10,37 @@
 //! error: the tool then falls back to what it does without the capability, and says so.
 
 use super::RpcError;
-use crate::server::conn::Outgoing;
 use rmcp::model::ErrorCode;
 use serde_json::{json, Map, Value};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::{mpsc, oneshot, OwnedSemaphorePermit};
 use tokio_tungstenite::tungstenite::Message;
+
+/// A message on its way to the client, as a connection's writer takes them. `_bytes` holds the
+/// message's share of the connection's byte budget until the writer has handed it to the socket.
+pub(crate) struct Outgoing {
+    pub(crate) msg: Message,
+    _bytes: Option<OwnedSemaphorePermit>,
+}
+
+impl Outgoing {
+    /// A message outside the byte budget (notifications, close frames, requests to the client:
+    /// small and few).
+    pub(crate) fn unbudgeted(msg: Message) -> Outgoing {
+        Outgoing { msg, _bytes: None }
+    }
+
+    /// A message holding `bytes` of the connection's budget until it is written.
+    pub(crate) fn budgeted(msg: Message, bytes: OwnedSemaphorePermit) -> Outgoing {
+        Outgoing {
+            msg,
+            _bytes: Some(bytes),
+        }
+    }
+}
 
 type Waiter = oneshot::Sender<Result<Value, RpcError>>;
 
