@@ -7,8 +7,10 @@
 //! * [`tools`] — one file per tool, grouped by family (`ide/`, `workspace/`, `memory_bank/`,
 //!   `decision/`, `claude/`); [`tools::registry`] lists them.
 //! * [`state`] — what the tools read: configuration, editor state and snapshot, the hop to the
-//!   editor, the Claude-session manager, the write policy. The modules depend on each other one
-//!   way: `state` ← `tools` ← `mcp` ← `server` (`tests/layout.rs` holds them to it).
+//!   editor, the Claude-session manager, the write policy; [`state::client`], the requests a
+//!   tool may send the client it serves. The modules depend on each other one way: `state` ←
+//!   `tools` ← `mcp` ← `server` (`tests/layout.rs` holds them to it), all over the leaves
+//!   (configuration, [`editor`], storage, [`jsonrpc`]: the JSON-RPC wire helpers).
 //! * [`memory_bank`], [`decision`] — the context tools' storage: the memory bank documents and
 //!   the WRAP decision store.
 //! * [`lockfile`], [`auth`] — how Claude Code finds the editor and proves who it is.
@@ -27,6 +29,7 @@ pub mod decision;
 pub mod discovery;
 pub mod editor;
 pub mod fsutil;
+pub mod jsonrpc;
 pub mod lockfile;
 pub mod logging;
 pub mod mcp;

@@ -1,9 +1,11 @@
 //! The source layout the README describes, held by a test (issue 10).
 //!
-//! * The modules depend on each other one way: `state` ← `tools` ← `mcp` ← `server`. Nothing
-//!   under `src/tools/`, `src/mcp/` or the state module names the server (`crate::server`,
-//!   `super::server`, `use crate::{…, server, …}`), and the state module's code names neither the
-//!   tools nor the dispatch.
+//! * The modules depend on each other one way: `jsonrpc` ← `state` ← `tools` ← `mcp` ←
+//!   `server`. Nothing under `src/tools/`, `src/mcp/`, the state module or `src/jsonrpc.rs` names
+//!   the server (`crate::server`, `super::server`, `use crate::{…, server, …}`), not even in a
+//!   comment or a test; and no layer's code names a layer above it ([`LAYERS`]). Tests are
+//!   exempt from the second rule: the tools' tests call them through the MCP dispatch, as a
+//!   client does.
 //! * The tools are grouped by family: every file defining a tool (`fn def() -> ToolDef`) lives in
 //!   `src/tools/<family>/` for one of the five families, defines exactly one tool, and the files
 //!   and [`tools::registry`] name the same tools.
@@ -43,14 +45,6 @@ fn rust_files(dir: &Path) -> Vec<PathBuf> {
     }
     out.sort();
     out
-}
-
-/// The lines of `text` that are code (not `//` comments), joined.
-fn code_of(text: &str) -> String {
-    text.lines()
-        .filter(|l| !l.trim_start().starts_with("//"))
-        .collect::<Vec<_>>()
-        .join("\n")
 }
 
 /// Where `text` names module `module` of the crate (`crate::m`, `super::m`, `super::super::m`,
@@ -102,26 +96,133 @@ fn names_module(text: &str, module: &str) -> Vec<String> {
     hits
 }
 
+/// Each layer (a file or folder under `src/`) and the modules its code must not use: the ones
+/// above it.
+const LAYERS: &[(&str, &[&str])] = &[
+    ("jsonrpc", &["state", "tools", "mcp", "server"]),
+    ("state", &["tools", "mcp", "server"]),
+    ("tools", &["mcp", "server"]),
+    ("mcp", &["server"]),
+];
+
+/// The layer a path under `src/` belongs to.
+fn layer_of(path: &str) -> Option<&'static str> {
+    let top = path.split('/').next()?;
+    let top = top.strip_suffix(".rs").unwrap_or(top);
+    LAYERS.iter().map(|(l, _)| *l).find(|l| *l == top)
+}
+
+/// How `{` and `}` change the nesting depth on `line`, outside string and char literals.
+fn brace_delta(line: &str) -> i32 {
+    let mut depth = 0;
+    let mut chars = line.chars().peekable();
+    let mut in_str = false;
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' if in_str => {
+                chars.next();
+            }
+            '"' => in_str = !in_str,
+            '\'' if !in_str => {
+                // A char literal ('{', '\'') or a lifetime ('a): skip the literal only.
+                let rest: String = chars.clone().take(3).collect();
+                if rest.starts_with('\\') {
+                    chars.next();
+                    chars.next();
+                    chars.next();
+                } else if rest.chars().nth(1) == Some('\'') {
+                    chars.next();
+                    chars.next();
+                }
+            }
+            '{' if !in_str => depth += 1,
+            '}' if !in_str => depth -= 1,
+            _ => {}
+        }
+    }
+    depth
+}
+
+/// `text` without comment lines and without the items under `#[cfg(test)]`; and the names of
+/// the test-only modules it declares in files of their own (`#[cfg(test)] mod testutil;`).
+fn non_test_code(text: &str) -> (String, Vec<String>) {
+    let mut out = Vec::new();
+    let mut test_mods = Vec::new();
+    let mut lines = text.lines();
+    while let Some(line) = lines.next() {
+        let t = line.trim();
+        if t.starts_with("//") {
+            continue;
+        }
+        if t != "#[cfg(test)]" {
+            out.push(line);
+            continue;
+        }
+        // Skip the item the attribute is on: one `…;` line, or a `{ … }` block.
+        let mut depth = 0;
+        let mut opened = false;
+        for n in lines.by_ref() {
+            let nt = n.trim();
+            if !opened && (nt.is_empty() || nt.starts_with("//") || nt.starts_with("#[")) {
+                continue;
+            }
+            if !opened && nt.ends_with(';') && !nt.contains('{') {
+                let words: Vec<&str> = nt.trim_end_matches(';').split_whitespace().collect();
+                if let [.., "mod", name] = words.as_slice() {
+                    test_mods.push(name.to_string());
+                }
+                break;
+            }
+            let d = brace_delta(n);
+            opened |= nt.contains('{');
+            depth += d;
+            if opened && depth <= 0 {
+                break;
+            }
+        }
+    }
+    (out.join("\n"), test_mods)
+}
+
+/// The files a test-only module declaration in `path` points at.
+fn test_only_files(path: &str, module: &str) -> [String; 2] {
+    let dir = match path.strip_suffix("mod.rs") {
+        Some(dir) => dir.to_string(),
+        None => format!("{}/", path.trim_end_matches(".rs")),
+    };
+    [format!("{dir}{module}.rs"), format!("{dir}{module}/mod.rs")]
+}
+
 /// Every violation of the dependency rules among `files` (path relative to `src/`, text).
 fn dependency_violations(files: &[(String, String)]) -> Vec<String> {
     let mut bad = Vec::new();
-    for (path, text) in files {
-        let lower_layer = path.starts_with("tools/")
-            || path.starts_with("mcp/")
-            || path == "state.rs"
-            || path.starts_with("state/");
-        if !lower_layer {
+    let mut test_only: Vec<String> = Vec::new();
+    let code: Vec<(String, String)> = files
+        .iter()
+        .map(|(path, text)| {
+            let (code, mods) = non_test_code(text);
+            for m in mods {
+                test_only.extend(test_only_files(path, &m));
+            }
+            (path.clone(), code)
+        })
+        .collect();
+    for ((path, text), (_, code)) in files.iter().zip(&code) {
+        let Some(layer) = layer_of(path) else {
             continue;
-        }
+        };
         for hit in names_module(text, "server") {
             bad.push(format!("src/{path} names the server ({hit})"));
         }
-        if path == "state.rs" || path.starts_with("state/") {
-            let code = code_of(text);
-            for m in ["tools", "mcp"] {
-                for hit in names_module(&code, m) {
-                    bad.push(format!("src/{path}: the state module uses {m} ({hit})"));
-                }
+        if test_only.contains(path) {
+            continue;
+        }
+        let above = LAYERS.iter().find(|(l, _)| *l == layer).unwrap().1;
+        for m in above.iter().filter(|m| **m != "server") {
+            for hit in names_module(code, m) {
+                bad.push(format!(
+                    "src/{path}: {layer} uses {m}, a layer above it ({hit})"
+                ));
             }
         }
     }
@@ -214,17 +315,17 @@ fn registered() -> BTreeSet<String> {
 }
 
 #[test]
-fn tools_mcp_and_state_do_not_depend_on_the_server() {
+fn the_layers_depend_one_way() {
     let src = src();
     let mut files = Vec::new();
-    for part in ["tools", "mcp", "state.rs", "state"] {
+    for part in ["jsonrpc.rs", "state.rs", "state", "tools", "mcp"] {
         files.extend(read_all(&src, &src.join(part)));
     }
     assert!(
         files
             .iter()
             .any(|(p, _)| p == "state.rs" || p.starts_with("state/")),
-        "the state module (src/state.rs or src/state/) is missing"
+        "the state module (src/state.rs or src/state/) or src/jsonrpc.rs is missing"
     );
     assert!(
         files.len() > 40,
@@ -267,7 +368,7 @@ fn the_dependency_check_refuses_each_way_of_naming_the_server() {
         "pub fn f(ctx: &crate::server::Shared) {}",
         "use super::super::server::conn::Outgoing;",
         "use crate::{config::Config, server::Shared};",
-        "use crate::{\n    server,\n    mcp,\n};",
+        "use crate::{\n    server,\n    config,\n};",
         "use crate :: server :: Shared;",
     ] {
         let bad = dependency_violations(&files(&[("tools/mod.rs", text)]));
@@ -284,13 +385,39 @@ fn the_dependency_check_refuses_each_way_of_naming_the_server() {
         ),
     ]))
     .is_empty());
-    // The state module is the bottom layer: its code uses neither tools nor mcp (doc links may
-    // name them).
-    let bad = dependency_violations(&files(&[(
-        "state.rs",
-        "//! see [`crate::tools::Ctx`]\nuse crate::tools::ToolError;\nuse crate::{mcp::Catalog};",
-    )]));
-    assert_eq!(bad.len(), 2, "{bad:?}");
+    // No layer's code uses one above it (doc comments may link to them).
+    let bad = dependency_violations(&files(&[
+        (
+            "state/mod.rs",
+            "//! see [`crate::tools::Ctx`]\nuse crate::tools::ToolError;\nuse crate::{mcp::Catalog};",
+        ),
+        ("tools/decision/x.rs", "let l = crate::mcp::client::current();"),
+        ("jsonrpc.rs", "use crate::state::State;"),
+    ]));
+    assert_eq!(bad.len(), 4, "{bad:?}");
+    // Tests may: an inline test module, and a test-only module in a file of its own.
+    let tested = "pub fn f() {}\n\n#[cfg(test)]\nmod tests {\n    use crate::mcp::call_tool;\n    \
+                  fn g() { let c = '{'; let s = \"}\"; }\n}\n";
+    assert!(dependency_violations(&files(&[
+        ("tools/ide/open_file.rs", tested),
+        (
+            "tools/mod.rs",
+            "pub mod ide;\n#[cfg(test)]\npub(crate) mod testutil;\n"
+        ),
+        ("tools/testutil.rs", "use crate::mcp::Service;"),
+    ]))
+    .is_empty());
+    // ... but code after a test module is checked again, and the server is out even in tests.
+    let after = format!("{tested}use crate::mcp::Service;\n");
+    assert_eq!(
+        dependency_violations(&files(&[("tools/x.rs", &after)])).len(),
+        1
+    );
+    let server_in_test = "#[cfg(test)]\nmod tests {\n    use crate::server::Server;\n}\n";
+    assert_eq!(
+        dependency_violations(&files(&[("tools/x.rs", server_in_test)])).len(),
+        1
+    );
 }
 
 #[test]

@@ -3,12 +3,15 @@
 //! cannot: malformed JSON (-32700, and the connection goes on), batches, odd ids, notifications
 //! Claude Code invents (`ide_connected`), and it must do so in microseconds.
 
-pub mod client;
 pub mod inflight;
 
 use crate::state::State;
 use crate::tools::{ToolDef, ToolError, ToolOutput};
 use futures_util::{FutureExt, StreamExt};
+// The JSON-RPC wire helpers and the client link live below the tools (which use them too);
+// their old paths under `mcp` still work.
+pub use crate::jsonrpc::{json_text, panic_message, payload_text, shorten, RpcError};
+pub use crate::state::client;
 pub use inflight::Inflight;
 use rmcp::model::{
     CallToolResult, ContentBlock as Content, ErrorCode, Implementation, InitializeResult,
@@ -198,31 +201,6 @@ fn describe(t: &ToolDef) -> Value {
     serde_json::to_value(tool).unwrap_or(Value::Null)
 }
 
-/// A JSON-RPC error object.
-#[derive(Debug, Clone, PartialEq)]
-pub struct RpcError {
-    pub code: i32,
-    pub message: String,
-    /// The error's `data` member, when it has one.
-    pub data: Option<Value>,
-}
-
-impl RpcError {
-    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
-        RpcError {
-            code: code.0,
-            message: message.into(),
-            data: None,
-        }
-    }
-
-    /// The same error with a `data` member.
-    pub fn with_data(mut self, data: Value) -> Self {
-        self.data = Some(data);
-        self
-    }
-}
-
 /// The `_meta` key in which clients of MCP 2026-07-28 and later name the protocol version of a
 /// request (they send it on `server/discover`, before any `initialize`).
 pub const META_PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
@@ -290,40 +268,6 @@ fn envelope(id: &Value, key: &str, value: Value) -> Value {
     m.insert("id".into(), id.clone());
     m.insert(key.into(), value);
     Value::Object(m)
-}
-
-/// The JSON text of `v`. `serde_json::to_string` writes straight into a byte buffer; `Display`
-/// (`v.to_string()`) goes through `fmt::Write` fragment by fragment, about twice the work —
-/// and every answer is rendered this way (its text content once more).
-pub fn json_text(v: &Value) -> String {
-    // Serializing a `Value` cannot fail (its keys are strings); fall back to Display anyway.
-    serde_json::to_string(v).unwrap_or_else(|_| v.to_string())
-}
-
-/// The text of a panic payload.
-pub fn panic_message(e: impl std::fmt::Debug) -> String {
-    format!("internal error (a panic was contained and logged): {e:?}")
-}
-
-/// The text of a caught panic's payload.
-pub fn payload_text(p: &(dyn std::any::Any + Send)) -> String {
-    p.downcast_ref::<&str>()
-        .map(|s| s.to_string())
-        .or_else(|| p.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "non-string panic payload".into())
-}
-
-/// `s` cut to at most `max` bytes (on a character boundary) with `…` when cut: names a client
-/// sent are echoed in errors and logs, and a 64 MiB method name must not come back in full.
-pub fn shorten(s: &str, max: usize) -> std::borrow::Cow<'_, str> {
-    if s.len() <= max {
-        return s.into();
-    }
-    let mut end = max;
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}…", &s[..end]).into()
 }
 
 /// How much of a client-supplied name errors and logs repeat.

@@ -10,8 +10,8 @@
 //! `max_inflight_per_client` × `max_message_size`.
 
 use super::Shared;
-use crate::mcp::client::Outgoing;
 use crate::mcp::{self, PeerEvent};
+use crate::state::client::Outgoing;
 use futures_util::{FutureExt, SinkExt, StreamExt};
 use serde_json::Value;
 use std::net::SocketAddr;

@@ -276,7 +276,7 @@ where
     Box::pin(async move {
         tokio::task::spawn_blocking(f).await.unwrap_or_else(|e| {
             let msg = if e.is_panic() {
-                crate::mcp::payload_text(e.into_panic().as_ref())
+                crate::jsonrpc::payload_text(e.into_panic().as_ref())
             } else {
                 e.to_string()
             };

@@ -9,7 +9,7 @@
 //! that does not answer within the timeout gets `notifications/cancelled` and the waiter an
 //! error: the tool then falls back to what it does without the capability, and says so.
 
-use super::RpcError;
+use crate::jsonrpc::{json_text, RpcError};
 use rmcp::model::ErrorCode;
 use serde_json::{json, Map, Value};
 use std::collections::HashMap;
@@ -168,7 +168,7 @@ impl ClientLink {
     fn send(&self, v: &Value) -> bool {
         let tx = Self::lock(&self.tx).clone();
         let Some(tx) = tx else { return false };
-        let m = Outgoing::unbudgeted(Message::text(super::json_text(v)));
+        let m = Outgoing::unbudgeted(Message::text(json_text(v)));
         // The queue is bounded; a full one means a client that does not read: don't wait.
         tx.try_send(m).is_ok()
     }

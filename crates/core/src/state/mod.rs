@@ -1,6 +1,7 @@
 //! The state the tools read: the configuration, the editor (its pushed [`EditorState`], the
 //! [`Snapshot`] of what the read-only IDE tools answer from, and the hop to its main thread),
-//! the Claude-session manager and the write policy.
+//! the Claude-session manager and the write policy; and, in [`client`], the connection a
+//! request came on, so that a tool can ask its client (elicitation, sampling).
 //!
 //! The modules depend on each other one way only (`tests/layout.rs` checks it):
 //!
@@ -8,10 +9,15 @@
 //! state  <-  tools  <-  mcp  <-  server
 //! ```
 //!
+//! (all of them over the leaf modules: configuration, the editor, the project root, storage, and
+//! the JSON-RPC wire helpers in [`crate::jsonrpc`]).
+//!
 //! [`State`] knows nothing of connections: the server's own tables (clients, the lock file, the
 //! shutdown signal, the auth token) stay in the server's `Shared`, and the tool catalog in
 //! [`crate::mcp::Service`], which holds this state and hands it to each tool as its
 //! [`crate::tools::Ctx`].
+
+pub mod client;
 
 use crate::capfs::WritePolicy;
 use crate::claude::Manager;
