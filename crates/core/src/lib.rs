@@ -1,8 +1,16 @@
 //! claude-context-core: everything in claude-context.nvim that does not need Neovim.
 //!
-//! * [`server`] — the tokio runtime, the WebSocket listener and the per-connection loop.
-//! * [`mcp`] — JSON-RPC 2.0 / MCP dispatch (protocol types from `rmcp`).
-//! * [`tools`] — one module per tool; [`tools::registry`] lists them.
+//! * [`server`] — the tokio runtime, the WebSocket listener, the per-connection loop and the
+//!   clients table.
+//! * [`mcp`] — JSON-RPC 2.0 / MCP dispatch (protocol types from `rmcp`) over a
+//!   [`mcp::Service`]: the state below plus the tool catalog.
+//! * [`tools`] — one file per tool, grouped by family (`ide/`, `workspace/`, `memory_bank/`,
+//!   `decision/`, `claude/`); [`tools::registry`] lists them.
+//! * [`state`] — what the tools read: configuration, editor state and snapshot, the hop to the
+//!   editor, the Claude-session manager, the write policy; [`state::client`], the requests a
+//!   tool may send the client it serves. The modules depend on each other one way: `state` ←
+//!   `tools` ← `mcp` ← `server` (`tests/layout.rs` holds them to it), all over the leaves
+//!   (configuration, [`editor`], storage, [`jsonrpc`]: the JSON-RPC wire helpers).
 //! * [`memory_bank`], [`decision`] — the context tools' storage: the memory bank documents and
 //!   the WRAP decision store.
 //! * [`lockfile`], [`auth`] — how Claude Code finds the editor and proves who it is.
@@ -21,6 +29,7 @@ pub mod decision;
 pub mod discovery;
 pub mod editor;
 pub mod fsutil;
+pub mod jsonrpc;
 pub mod lockfile;
 pub mod logging;
 pub mod mcp;
@@ -32,6 +41,7 @@ pub mod prompts;
 pub mod proposal;
 pub mod relay;
 pub mod server;
+pub mod state;
 pub mod tools;
 pub mod uri;
 

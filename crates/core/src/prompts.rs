@@ -115,7 +115,7 @@ pub fn get(params: &Map<String, Value>) -> Result<Value, String> {
     let p = find(name).ok_or_else(|| {
         format!(
             "Unknown prompt: {}; known: {}",
-            crate::mcp::shorten(name, 100),
+            crate::jsonrpc::shorten(name, 100),
             PROMPTS
                 .iter()
                 .map(|p| p.name)

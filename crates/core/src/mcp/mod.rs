@@ -3,12 +3,15 @@
 //! cannot: malformed JSON (-32700, and the connection goes on), batches, odd ids, notifications
 //! Claude Code invents (`ide_connected`), and it must do so in microseconds.
 
-pub mod client;
 pub mod inflight;
 
-use crate::server::Shared;
+use crate::state::State;
 use crate::tools::{ToolDef, ToolError, ToolOutput};
 use futures_util::{FutureExt, StreamExt};
+// The JSON-RPC wire helpers and the client link live below the tools (which use them too);
+// their old paths under `mcp` still work.
+pub use crate::jsonrpc::{json_text, panic_message, payload_text, shorten, RpcError};
+pub use crate::state::client;
 pub use inflight::Inflight;
 use rmcp::model::{
     CallToolResult, ContentBlock as Content, ErrorCode, Implementation, InitializeResult,
@@ -159,6 +162,33 @@ impl Catalog {
     }
 }
 
+/// What the dispatch answers from: the [`State`] the tools read and the [`Catalog`] of tools.
+///
+/// It dereferences to its [`State`] (`service.config`, `service.snapshot`), and the server's
+/// `Shared` to it, so that the bridge's state reads the same at every layer.
+pub struct Service {
+    /// Handed to each tool as its [`crate::tools::Ctx`].
+    pub state: Arc<State>,
+    pub catalog: Catalog,
+}
+
+impl Service {
+    /// The dispatch over `state`, with every tool of [`crate::tools::registry`].
+    pub fn new(state: Arc<State>) -> Service {
+        let catalog = Catalog::new(crate::tools::registry())
+            .with_language(&state.config.memory_bank_language);
+        Service { state, catalog }
+    }
+}
+
+impl std::ops::Deref for Service {
+    type Target = State;
+
+    fn deref(&self) -> &State {
+        &self.state
+    }
+}
+
 fn as_object(v: &Value) -> Arc<Map<String, Value>> {
     Arc::new(v.as_object().cloned().unwrap_or_default())
 }
@@ -169,31 +199,6 @@ fn describe(t: &ToolDef) -> Value {
         tool = tool.with_raw_output_schema(as_object(&o.value()));
     }
     serde_json::to_value(tool).unwrap_or(Value::Null)
-}
-
-/// A JSON-RPC error object.
-#[derive(Debug, Clone, PartialEq)]
-pub struct RpcError {
-    pub code: i32,
-    pub message: String,
-    /// The error's `data` member, when it has one.
-    pub data: Option<Value>,
-}
-
-impl RpcError {
-    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
-        RpcError {
-            code: code.0,
-            message: message.into(),
-            data: None,
-        }
-    }
-
-    /// The same error with a `data` member.
-    pub fn with_data(mut self, data: Value) -> Self {
-        self.data = Some(data);
-        self
-    }
 }
 
 /// The `_meta` key in which clients of MCP 2026-07-28 and later name the protocol version of a
@@ -265,40 +270,6 @@ fn envelope(id: &Value, key: &str, value: Value) -> Value {
     Value::Object(m)
 }
 
-/// The JSON text of `v`. `serde_json::to_string` writes straight into a byte buffer; `Display`
-/// (`v.to_string()`) goes through `fmt::Write` fragment by fragment, about twice the work —
-/// and every answer is rendered this way (its text content once more).
-pub fn json_text(v: &Value) -> String {
-    // Serializing a `Value` cannot fail (its keys are strings); fall back to Display anyway.
-    serde_json::to_string(v).unwrap_or_else(|_| v.to_string())
-}
-
-/// The text of a panic payload.
-pub fn panic_message(e: impl std::fmt::Debug) -> String {
-    format!("internal error (a panic was contained and logged): {e:?}")
-}
-
-/// The text of a caught panic's payload.
-pub fn payload_text(p: &(dyn std::any::Any + Send)) -> String {
-    p.downcast_ref::<&str>()
-        .map(|s| s.to_string())
-        .or_else(|| p.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "non-string panic payload".into())
-}
-
-/// `s` cut to at most `max` bytes (on a character boundary) with `…` when cut: names a client
-/// sent are echoed in errors and logs, and a 64 MiB method name must not come back in full.
-pub fn shorten(s: &str, max: usize) -> std::borrow::Cow<'_, str> {
-    if s.len() <= max {
-        return s.into();
-    }
-    let mut end = max;
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}…", &s[..end]).into()
-}
-
 /// How much of a client-supplied name errors and logs repeat.
 const NAME_ECHO: usize = 100;
 
@@ -343,14 +314,14 @@ pub fn parse(text: &str) -> Result<Value, String> {
 
 /// Handles one WebSocket text message; returns the reply text, if any, and what was learned.
 /// Its `tools/call` requests cannot be cancelled (see [`handle_text_in`]).
-pub async fn handle_text(shared: &Arc<Shared>, text: &str) -> (Option<String>, Vec<PeerEvent>) {
+pub async fn handle_text(shared: &Service, text: &str) -> (Option<String>, Vec<PeerEvent>) {
     handle_text_in(shared, text, &Inflight::default()).await
 }
 
 /// [`handle_text`] for a connection: its `tools/call` requests run in `inflight`, so that
 /// `notifications/cancelled` (or the connection closing) can cancel them.
 pub async fn handle_text_in(
-    shared: &Arc<Shared>,
+    shared: &Service,
     text: &str,
     inflight: &Inflight,
 ) -> (Option<String>, Vec<PeerEvent>) {
@@ -366,7 +337,7 @@ pub async fn handle_text_in(
 /// their total size is capped (`max_message_size`, the limit we read with): past it the whole
 /// batch is answered with one -32600 error asking for smaller batches.
 pub async fn handle_message(
-    shared: &Arc<Shared>,
+    shared: &Service,
     v: Value,
     inflight: &Inflight,
 ) -> (Option<String>, Vec<PeerEvent>) {
@@ -438,13 +409,13 @@ pub fn valid_id(id: &Value) -> bool {
 }
 
 /// Handles one JSON-RPC message (an element of a batch or a whole message).
-pub async fn handle_value(shared: &Arc<Shared>, v: Value) -> (Option<Value>, Vec<PeerEvent>) {
+pub async fn handle_value(shared: &Service, v: Value) -> (Option<Value>, Vec<PeerEvent>) {
     handle_value_in(shared, v, &Inflight::default()).await
 }
 
 /// [`handle_value`] with the connection's cancellable requests.
 pub async fn handle_value_in(
-    shared: &Arc<Shared>,
+    shared: &Service,
     v: Value,
     inflight: &Inflight,
 ) -> (Option<Value>, Vec<PeerEvent>) {
@@ -604,7 +575,7 @@ fn params_object(params: Option<Value>) -> Result<Map<String, Value>, RpcError> 
 }
 
 async fn request(
-    shared: &Arc<Shared>,
+    shared: &Service,
     surface: Surface,
     method: &str,
     params: Option<Value>,
@@ -725,14 +696,14 @@ fn initialize_result(version: &str) -> Value {
 
 /// Runs a tool, containing panics; `InvalidParams` becomes -32602, failures `isError: true`.
 /// (The IDE door's view: the editor's own calls and Claude Code's IDE connection.)
-pub async fn call_tool(shared: &Arc<Shared>, name: &str, args: Value) -> Result<Value, RpcError> {
+pub async fn call_tool(shared: &Service, name: &str, args: Value) -> Result<Value, RpcError> {
     call_tool_on(shared, Surface::Ide, name, args).await
 }
 
 /// [`call_tool`] for a client of `surface`: on `/mcp` the tools that open or report editor
 /// files are confined to the project ([`crate::tools::door`]).
 pub async fn call_tool_on(
-    shared: &Arc<Shared>,
+    shared: &Service,
     surface: Surface,
     name: &str,
     args: Value,
@@ -746,8 +717,8 @@ pub async fn call_tool_on(
     let args = shared.catalog.with_default_language(tool, args);
     let fut = AssertUnwindSafe(async {
         match surface {
-            Surface::Mcp => crate::tools::door::run(shared.clone(), tool, args).await,
-            Surface::Ide => (tool.run)(shared.clone(), args).await,
+            Surface::Mcp => crate::tools::door::run(shared.state.clone(), tool, args).await,
+            Surface::Ide => (tool.run)(shared.state.clone(), args).await,
         }
     });
     let outcome = match AssertUnwindSafe(fut).catch_unwind().await {
@@ -804,18 +775,16 @@ mod tests {
     use crate::config::Config;
     use crate::editor::{EditorState, NoEditor};
 
-    fn shared(cwd: &std::path::Path) -> Arc<Shared> {
+    fn shared(cwd: &std::path::Path) -> Service {
         let st = EditorState {
             cwd: Some(cwd.to_path_buf()),
             ..Default::default()
         };
-        Arc::new(Shared::new(
+        Service::new(Arc::new(State::new(
             Config::default(),
             st,
             Arc::new(NoEditor),
-            0,
-            "t".into(),
-        ))
+        )))
     }
 
     fn rt() -> tokio::runtime::Runtime {
@@ -957,7 +926,7 @@ mod tests {
         assert!(r["result"].is_object(), "{r}");
     }
 
-    fn ask(s: &Arc<Shared>, text: &str) -> Option<Value> {
+    fn ask(s: &Service, text: &str) -> Option<Value> {
         let (r, _) = rt().block_on(handle_text(s, text));
         r.map(|t| serde_json::from_str(&t).unwrap())
     }
@@ -990,9 +959,9 @@ mod tests {
                 cwd: Some(d.path().to_path_buf()),
                 ..Default::default()
             };
-            Arc::new(Shared::new(cfg, st, Arc::new(NoEditor), 0, "t".into()))
+            Service::new(Arc::new(State::new(cfg, st, Arc::new(NoEditor))))
         };
-        let rules = |s: &Arc<Shared>, args: Value| {
+        let rules = |s: &Service, args: Value| {
             let r = rt().block_on(call_tool(s, "read_rules", args)).unwrap();
             assert_eq!(r["isError"], false, "{r}");
             r["structuredContent"]["rules"]["content"]

@@ -11,6 +11,7 @@
 
 use super::Shared;
 use crate::mcp::{self, PeerEvent};
+use crate::state::client::Outgoing;
 use futures_util::{FutureExt, SinkExt, StreamExt};
 use serde_json::Value;
 use std::net::SocketAddr;
@@ -18,7 +19,7 @@ use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::{mpsc, OwnedSemaphorePermit, Semaphore};
+use tokio::sync::{mpsc, Semaphore};
 use tokio_tungstenite::tungstenite::handshake::server::{ErrorResponse, Request, Response};
 use tokio_tungstenite::tungstenite::http::{HeaderValue, StatusCode};
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
@@ -112,20 +113,6 @@ pub fn ws_config(max: usize) -> WebSocketConfig {
         .max_message_size(Some(max))
         .max_frame_size(Some(max))
         .accept_unmasked_frames(false)
-}
-
-/// A message on its way to the client. `_bytes` holds the message's share of the connection's
-/// byte budget until the writer has handed it to the socket.
-pub(crate) struct Outgoing {
-    pub(crate) msg: Message,
-    _bytes: Option<OwnedSemaphorePermit>,
-}
-
-impl Outgoing {
-    /// A message outside the byte budget (notifications, close frames: small and few).
-    pub(crate) fn unbudgeted(msg: Message) -> Outgoing {
-        Outgoing { msg, _bytes: None }
-    }
 }
 
 /// The flow-control state of one connection, for `status()` and tests.
@@ -405,10 +392,7 @@ async fn serve(shared: Arc<Shared>, stream: TcpStream, addr: SocketAddr) {
             if let Some(r) = reply {
                 let want = r.len().clamp(1, OUT_BYTES) as u32;
                 if let Ok(bytes) = flow.out_bytes.clone().acquire_many_owned(want).await {
-                    let m = Outgoing {
-                        msg: Message::text(r),
-                        _bytes: Some(bytes),
-                    };
+                    let m = Outgoing::budgeted(Message::text(r), bytes);
                     let _ = tx.send(m).await;
                 }
             }

@@ -1,5 +1,7 @@
 //! The bridge server: a tokio runtime on background threads, a WebSocket listener on
-//! 127.0.0.1, the lock file, and the state tools read ([`Shared`]).
+//! 127.0.0.1, the lock file, and the connected clients ([`Shared`]: the MCP dispatch's
+//! [`Service`] — the [`crate::state::State`] tools read and the tool catalog — plus the
+//! server's own tables).
 //!
 //! Nothing here runs on Neovim's main thread: the Neovim crate calls [`Server::start`],
 //! [`Server::update_editor_state`] and [`Server::stop`], each of which returns at once.
@@ -12,35 +14,27 @@ pub use conn::{check_handshake, ws_config, AUTH_HEADER, OUT_BYTES};
 use crate::config::Config;
 use crate::editor::{EditorRpc, EditorState};
 use crate::lockfile::{LockContent, LockFile};
-use crate::mcp::{Catalog, Peer};
-use crate::project::ProjectRoot;
-use crate::tools::ToolError;
-use arc_swap::ArcSwap;
+use crate::mcp::{Peer, Service};
+use crate::state::client::Outgoing;
+use crate::state::State;
 use serde::Serialize;
 use serde_json::Value;
 use std::collections::HashMap;
 use std::net::{Ipv4Addr, SocketAddr, TcpListener};
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 use tokio::sync::{mpsc, watch};
 use tokio_tungstenite::tungstenite::Message;
 
-/// State shared by the server, its connections and the tools.
+/// State shared by the server and its connections: the MCP dispatch's [`Service`] (which it
+/// dereferences to, and that to the tools' [`State`]: `shared.config`, `shared.snapshot`,
+/// `shared.catalog` read as before) and the server's own tables.
 pub struct Shared {
-    pub config: Config,
-    pub catalog: Catalog,
-    pub rpc: Arc<dyn EditorRpc>,
-    /// The Claude-session tools' state (history, current session, the run queue).
-    pub claude: crate::claude::Manager,
+    /// What the MCP dispatch answers from (the tools' state and the catalog).
+    pub mcp: Service,
     pub port: u16,
-    /// Which protected files tools may write (`setup{security = {allow_write}}`).
-    pub write_policy: crate::capfs::WritePolicy,
     token: String,
-    editor: ArcSwap<EditorState>,
-    /// What the read-only IDE tools read without Neovim's main thread (issue 10).
-    pub snapshot: Arc<crate::editor::Snapshot>,
     clients: Mutex<HashMap<u64, Client>>,
     next_client: AtomicU64,
     lock: Mutex<Option<LockFile>>,
@@ -54,7 +48,7 @@ struct Client {
     peer: Peer,
     addr: SocketAddr,
     surface: crate::mcp::Surface,
-    tx: mpsc::Sender<conn::Outgoing>,
+    tx: mpsc::Sender<Outgoing>,
     flow: Arc<conn::Flow>,
     since: Instant,
 }
@@ -102,6 +96,14 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
+impl std::ops::Deref for Shared {
+    type Target = Service;
+
+    fn deref(&self) -> &Service {
+        &self.mcp
+    }
+}
+
 impl Shared {
     /// State without a listener or lock file (the server adds those); also used by tests.
     pub fn new(
@@ -112,81 +114,22 @@ impl Shared {
         token: String,
     ) -> Shared {
         let (shutdown, _) = watch::channel(false);
-        let claude =
-            crate::claude::Manager::new(config.claude.clone(), config.state_dir().ok().as_deref());
-        // Validated by Config::validate; an invalid list here protects everything.
-        let write_policy =
-            crate::capfs::WritePolicy::new(&config.security.allow_write).unwrap_or_default();
         Shared {
-            catalog: Catalog::new(crate::tools::registry())
-                .with_language(&config.memory_bank_language),
-            rpc,
-            claude,
+            mcp: Service::new(Arc::new(State::new(config, initial, rpc))),
             port,
-            write_policy,
             token,
-            editor: ArcSwap::from_pointee(initial),
-            snapshot: Arc::default(),
             clients: Mutex::new(HashMap::new()),
             next_client: AtomicU64::new(1),
             lock: Mutex::new(None),
             shutdown,
             started: Instant::now(),
             trimmer: Arc::default(),
-            config,
         }
-    }
-
-    pub fn editor_state(&self) -> Arc<EditorState> {
-        self.editor.load_full()
     }
 
     /// The auth token (for the lock file and the MCP config file only; never log it).
     pub fn token(&self) -> &str {
         &self.token
-    }
-
-    pub fn project(&self) -> ProjectRoot {
-        let p = self.default_project();
-        // fs-set-project-root, for this connection only (issue 13).
-        match crate::project::connection_root() {
-            Some(root) => ProjectRoot {
-                root: Some(root),
-                source: "explicit",
-                ..p
-            },
-            None => p,
-        }
-    }
-
-    /// The project root as the person's setup gives it (MCP_PROJECT_ROOT, setup, LSP, git,
-    /// cwd), ignoring any connection's `fs-set-project-root`.
-    pub fn default_project(&self) -> ProjectRoot {
-        crate::project::resolve(
-            std::env::var("MCP_PROJECT_ROOT").ok(),
-            self.config.project_root.as_deref(),
-            &self.editor_state(),
-        )
-    }
-
-    /// The project root directory, or a tool error saying why there is none.
-    pub fn project_root_dir(&self) -> Result<PathBuf, ToolError> {
-        let p = self.project();
-        p.root.ok_or_else(|| {
-            ToolError::Failed(
-                "the project root is unavailable: the editor's working directory no longer \
-                 exists and no MCP_PROJECT_ROOT or setup{project_root} is set"
-                    .into(),
-            )
-        })
-    }
-
-    fn folders(&self) -> Vec<String> {
-        self.editor_state()
-            .workspace_folders()
-            .iter()
-            .map(|p| p.to_string_lossy().into_owned())
-            .collect()
     }
 
     /// Sends a notification to every client of the IDE door (the lock file's URL; never to
@@ -202,7 +145,7 @@ impl Shared {
             .values()
             .filter(|c| c.surface == crate::mcp::Surface::Ide)
             .filter(|c| {
-                c.tx.try_send(conn::Outgoing::unbudgeted(Message::text(text.clone())))
+                c.tx.try_send(Outgoing::unbudgeted(Message::text(text.clone())))
                     .is_ok()
             })
             .count()
@@ -218,7 +161,7 @@ impl Shared {
             .values()
             .filter(|c| c.surface == crate::mcp::Surface::Ide && c.peer.ide_connected)
             .filter(|c| {
-                c.tx.try_send(conn::Outgoing::unbudgeted(Message::text(text.clone())))
+                c.tx.try_send(Outgoing::unbudgeted(Message::text(text.clone())))
                     .is_ok()
             })
             .count()
@@ -244,7 +187,7 @@ impl Shared {
             .filter(|c| c.surface == crate::mcp::Surface::Ide)
             .filter(|c| !ide_only || c.peer.ide_connected)
             .filter(|c| {
-                c.tx.try_send(conn::Outgoing::unbudgeted(Message::text(text.clone())))
+                c.tx.try_send(Outgoing::unbudgeted(Message::text(text.clone())))
                     .is_ok()
             })
             .count()
@@ -292,7 +235,7 @@ impl Shared {
         &self,
         addr: SocketAddr,
         surface: crate::mcp::Surface,
-        tx: mpsc::Sender<conn::Outgoing>,
+        tx: mpsc::Sender<Outgoing>,
         flow: Arc<conn::Flow>,
     ) -> u64 {
         let id = self.next_client.fetch_add(1, Ordering::Relaxed);
@@ -432,7 +375,7 @@ impl Server {
     /// Stores a new editor snapshot; when the workspace folders changed, the lock file is
     /// rewritten on the runtime (never on the caller's thread).
     pub fn update_editor_state(&self, st: EditorState) {
-        let old = self.shared.editor.swap(Arc::new(st));
+        let old = self.shared.set_editor_state(st);
         let new = self.shared.editor_state();
         if old.workspace_folders() != new.workspace_folders() {
             let s = self.shared.clone();

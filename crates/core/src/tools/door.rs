@@ -21,7 +21,7 @@
 //! way a tool gets its answer (the editor's main thread or a snapshot).
 
 use super::{Ctx, ToolDef, ToolError, ToolOutput};
-use crate::server::Shared;
+use crate::state::State;
 use serde_json::Value;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -48,7 +48,7 @@ pub struct Door {
 
 impl Door {
     /// The door of the current project. Blocking (it resolves the roots on disk).
-    pub fn of(ctx: &Shared) -> Door {
+    pub fn of(ctx: &State) -> Door {
         let base = ctx.project().root;
         let mut dirs: Vec<PathBuf> = base.iter().cloned().collect();
         dirs.extend(ctx.editor_state().workspace_folders());

@@ -1,10 +1,10 @@
 //! Tools: one module per tool, each exporting `def() -> ToolDef`. [`registry`] lists them all.
 //!
-//! A tool receives its arguments as JSON and the shared server state, and returns a
+//! A tool receives its arguments as JSON and the shared [`State`], and returns a
 //! [`ToolOutput`] (sent as JSON text content plus `structuredContent`) or a [`ToolError`]
 //! (`InvalidParams` → JSON-RPC -32602, `Failed` → a result with `isError: true`).
 
-use crate::server::Shared;
+use crate::state::{NoProjectRoot, State};
 use futures_util::future::BoxFuture;
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
@@ -43,7 +43,8 @@ pub mod door;
 pub mod test_panic;
 
 pub type ToolFuture = BoxFuture<'static, Result<ToolOutput, ToolError>>;
-pub type Ctx = Arc<Shared>;
+/// What a tool gets besides its arguments: the state it reads ([`crate::state`]).
+pub type Ctx = Arc<State>;
 
 /// What a tool returns on success.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -91,6 +92,12 @@ pub enum ToolError {
     /// The tool ran and failed; the message says what to do about it (`isError: true`).
     #[error("{0}")]
     Failed(String),
+}
+
+impl From<NoProjectRoot> for ToolError {
+    fn from(e: NoProjectRoot) -> ToolError {
+        ToolError::Failed(e.to_string())
+    }
 }
 
 /// A tool's description and entry point.
@@ -269,7 +276,7 @@ where
     Box::pin(async move {
         tokio::task::spawn_blocking(f).await.unwrap_or_else(|e| {
             let msg = if e.is_panic() {
-                crate::mcp::payload_text(e.into_panic().as_ref())
+                crate::jsonrpc::payload_text(e.into_panic().as_ref())
             } else {
                 e.to_string()
             };
@@ -292,7 +299,7 @@ pub struct NoArgs {}
 
 /// The memory bank of the current project (`MEMORY_BANK_ROOT`, else `setup{memory_bank.root}`,
 /// else `<project root>/docs`).
-pub fn memory_bank(ctx: &Shared) -> Result<crate::memory_bank::Bank, ToolError> {
+pub fn memory_bank(ctx: &State) -> Result<crate::memory_bank::Bank, ToolError> {
     let root = ctx.project_root_dir()?;
     let env = std::env::var(crate::memory_bank::ROOT_ENV).ok();
     Ok(crate::memory_bank::Bank::resolve(
@@ -303,7 +310,7 @@ pub fn memory_bank(ctx: &Shared) -> Result<crate::memory_bank::Bank, ToolError> 
 }
 
 /// The decision store of the current project, under the plugin's state directory.
-pub fn decision_store(ctx: &Shared) -> Result<crate::decision::Store, ToolError> {
+pub fn decision_store(ctx: &State) -> Result<crate::decision::Store, ToolError> {
     let root = ctx.project_root_dir()?;
     let state = ctx.config.state_dir().map_err(ToolError::Failed)?;
     Ok(crate::decision::Store::new(&state, &root))

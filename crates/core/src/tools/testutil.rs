@@ -1,9 +1,10 @@
-//! Helpers for the context tools' tests: seeded banks and a server to call tools through.
+//! Helpers for the context tools' tests: seeded banks and a dispatch to call tools through.
 
 use crate::config::Config;
 use crate::editor::{EditorState, NoEditor};
+use crate::mcp::Service;
 use crate::memory_bank::{Bank, Language, Scope};
-use crate::server::Server;
+use crate::state::State;
 use serde_json::Value;
 use std::path::Path;
 use std::sync::Arc;
@@ -37,11 +38,11 @@ pub fn is_rfc3339_utc(s: &str) -> bool {
     s.ends_with('Z') && humantime::parse_rfc3339(s).is_ok()
 }
 
-/// A running server whose project root is `project` and state directory `state`.
+/// The MCP dispatch over a state whose project root is `project` and state directory `state`
+/// (what a running server answers tool calls with, without a listener or lock file).
 pub struct TestServer {
-    pub server: Server,
+    pub service: Service,
     pub rt: tokio::runtime::Runtime,
-    _lock_dir: TempDir,
 }
 
 impl TestServer {
@@ -61,10 +62,8 @@ impl TestServer {
         tweak: impl FnOnce(&mut Config),
         rpc: Arc<dyn crate::editor::EditorRpc>,
     ) -> TestServer {
-        let lock_dir = tempfile::tempdir().unwrap();
         let mut config = Config {
             project_root: Some(project.to_string_lossy().into_owned()),
-            lock_dir: Some(lock_dir.path().to_path_buf()),
             state_dir: Some(state.to_path_buf()),
             ..Config::default()
         };
@@ -73,16 +72,14 @@ impl TestServer {
             cwd: Some(project.to_path_buf()),
             ..Default::default()
         };
-        let server = Server::start(config, st, rpc).unwrap();
+        // As Server::start does.
+        config.validate().unwrap();
+        let service = Service::new(Arc::new(State::new(config, st, rpc)));
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
             .unwrap();
-        TestServer {
-            server,
-            rt,
-            _lock_dir: lock_dir,
-        }
+        TestServer { service, rt }
     }
 
     /// `tools/call` as a client sees it: the CallToolResult, or `{"error": {code, message}}`.
@@ -90,9 +87,8 @@ impl TestServer {
     /// `outputSchema`, that a tool with an `outputSchema` returns structured content, and that
     /// a tool returning structured content has an `outputSchema`.
     pub fn call(&self, name: &str, args: Value) -> Value {
-        let shared = self.server.shared().clone();
         let r = self.rt.block_on(async move {
-            match crate::mcp::call_tool(&shared, name, args).await {
+            match crate::mcp::call_tool(&self.service, name, args).await {
                 Ok(v) => v,
                 Err(e) => serde_json::json!({"error": {"code": e.code, "message": e.message}}),
             }

@@ -156,7 +156,7 @@ fn run(ctx: Ctx, args: Value) -> crate::tools::ToolFuture {
         Err(e) => return crate::tools::ready(Err(e)),
     };
     let link =
-        crate::mcp::client::current().filter(|l| a.tripwires.is_none() && l.supports("sampling"));
+        crate::state::client::current().filter(|l| a.tripwires.is_none() && l.supports("sampling"));
     let Some(link) = link else {
         return compute(ctx, a);
     };

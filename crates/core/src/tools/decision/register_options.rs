@@ -87,7 +87,7 @@ fn run(ctx: Ctx, args: Value) -> crate::tools::ToolFuture {
             ))))
         }
     };
-    let link = crate::mcp::client::current();
+    let link = crate::state::client::current();
     let timeout = std::time::Duration::from_millis(ctx.config.client_request_timeout_ms);
     let slot = crate::project::connection_slot();
     Box::pin(async move {
@@ -107,7 +107,7 @@ fn run(ctx: Ctx, args: Value) -> crate::tools::ToolFuture {
         });
         let (issue, mut options) = registered
             .await
-            .map_err(|e| ToolError::Failed(crate::mcp::panic_message(e)))??;
+            .map_err(|e| ToolError::Failed(crate::jsonrpc::panic_message(e)))??;
         let mut elicitation = None;
         if let Some(link) = link.filter(|l| options.len() > ASK_ABOVE && l.supports("elicitation"))
         {
@@ -124,7 +124,7 @@ fn run(ctx: Ctx, args: Value) -> crate::tools::ToolFuture {
                 Ok(v) => read_answer(&v, &options),
                 Err(e) => {
                     let action = match e {
-                        crate::mcp::client::AskError::Timeout(_) => "timeout",
+                        crate::state::client::AskError::Timeout(_) => "timeout",
                         _ => "error",
                     };
                     (action.to_string(), None, format!("all options kept: {e}"))
@@ -146,7 +146,7 @@ fn run(ctx: Ctx, args: Value) -> crate::tools::ToolFuture {
                     }
                 })
                 .await
-                .map_err(|e| ToolError::Failed(crate::mcp::panic_message(e)))?;
+                .map_err(|e| ToolError::Failed(crate::jsonrpc::panic_message(e)))?;
                 match kept {
                     Ok(k) => options = k,
                     Err(e) => note = format!("all options kept: {e}"),
@@ -246,7 +246,7 @@ fn read_answer(v: &Value, options: &[DecisionOption]) -> (String, Option<Vec<Str
             None,
             format!(
                 "all options kept: unknown action '{}'",
-                crate::mcp::shorten(other, 40)
+                crate::jsonrpc::shorten(other, 40)
             ),
         ),
     }

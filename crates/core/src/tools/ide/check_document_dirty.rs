@@ -59,7 +59,7 @@ fn run(ctx: Ctx, args: Value) -> crate::tools::ToolFuture {
 }
 
 /// The answer from the snapshot; `None` when it is not live.
-pub fn from_snapshot(ctx: &crate::server::Shared, file_path: &str) -> Option<DirtyResult> {
+pub fn from_snapshot(ctx: &crate::state::State, file_path: &str) -> Option<DirtyResult> {
     let cwd = ctx.editor_state().cwd.clone();
     let path = crate::editor::abspath(file_path, cwd.as_deref());
     let st = ctx.snapshot.state();

@@ -100,7 +100,7 @@ struct FileRef<'a> {
 /// The answer's JSON text from the snapshot; `None` when it is not live. With `uri`: that
 /// file's diagnostics (the uri echoed), `[]` when no buffer holds it; without: every loaded
 /// file buffer that has any, by uri.
-pub fn from_snapshot(ctx: &crate::server::Shared, uri: Option<&str>) -> Option<String> {
+pub fn from_snapshot(ctx: &crate::state::State, uri: Option<&str>) -> Option<String> {
     let cwd = ctx.editor_state().cwd.clone();
     let st = ctx.snapshot.state();
     if !st.live {

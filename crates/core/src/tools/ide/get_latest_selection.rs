@@ -34,7 +34,7 @@ fn run(ctx: Ctx, args: Value) -> crate::tools::ToolFuture {
 }
 
 /// The latest selection from the snapshot; `None` when it is not live or has none yet.
-pub fn from_snapshot(ctx: &crate::server::Shared) -> Option<Value> {
+pub fn from_snapshot(ctx: &crate::state::State) -> Option<Value> {
     let st = ctx.snapshot.state();
     st.live.then(|| st.selection.clone()).flatten()
 }

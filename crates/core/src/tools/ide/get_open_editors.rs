@@ -62,7 +62,7 @@ fn run(ctx: Ctx, args: Value) -> crate::tools::ToolFuture {
 }
 
 /// The listed file buffers from the snapshot, in buffer order; `None` when it is not live.
-pub fn from_snapshot(ctx: &crate::server::Shared) -> Option<OpenEditors> {
+pub fn from_snapshot(ctx: &crate::state::State) -> Option<OpenEditors> {
     let st = ctx.snapshot.state();
     if !st.live {
         return None;

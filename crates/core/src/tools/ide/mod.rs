@@ -118,7 +118,8 @@ pub(crate) mod testing {
     //! An [`EditorRpc`] that answers from a closure, recording what it was asked.
     use crate::config::Config;
     use crate::editor::{EditorRpc, EditorState, RpcFuture};
-    use crate::server::Shared;
+    use crate::mcp::Service;
+    use crate::state::State;
     use serde_json::Value;
     use std::sync::{Arc, Mutex};
 
@@ -143,23 +144,21 @@ pub(crate) mod testing {
     /// A shared state whose editor answers with `answer`.
     pub fn ctx(
         answer: impl Fn(&str, &Value) -> Result<Value, String> + Send + Sync + 'static,
-    ) -> (Arc<Shared>, Arc<FakeEditor>) {
+    ) -> (Service, Arc<FakeEditor>) {
         let ed = Arc::new(FakeEditor {
             calls: Mutex::new(Vec::new()),
             answer: Box::new(answer),
         });
-        let shared = Arc::new(Shared::new(
+        let shared = Service::new(Arc::new(State::new(
             Config::default(),
             EditorState::default(),
             ed.clone(),
-            0,
-            "t".into(),
-        ));
+        )));
         (shared, ed)
     }
 
     /// Calls a tool through the MCP dispatch; returns the CallToolResult (or the error).
-    pub fn call(shared: &Arc<Shared>, tool: &str, args: Value) -> Result<Value, (i32, String)> {
+    pub fn call(shared: &Service, tool: &str, args: Value) -> Result<Value, (i32, String)> {
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()

@@ -68,7 +68,7 @@ fn rendered(st: Arc<EditorState>) -> Result<ToolOutput, crate::tools::ToolError>
         }
     }
     let mut out = ToolOutput::of(&folders(&st))?;
-    out.text = Some(crate::mcp::json_text(&out.value));
+    out.text = Some(crate::jsonrpc::json_text(&out.value));
     LAST.store(Some(Arc::new(Rendered {
         state: st,
         out: out.clone(),

@@ -9,16 +9,38 @@
 //! that does not answer within the timeout gets `notifications/cancelled` and the waiter an
 //! error: the tool then falls back to what it does without the capability, and says so.
 
-use super::RpcError;
-use crate::server::conn::Outgoing;
+use crate::jsonrpc::{json_text, RpcError};
 use rmcp::model::ErrorCode;
 use serde_json::{json, Map, Value};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::{mpsc, oneshot, OwnedSemaphorePermit};
 use tokio_tungstenite::tungstenite::Message;
+
+/// A message on its way to the client, as a connection's writer takes them. `_bytes` holds the
+/// message's share of the connection's byte budget until the writer has handed it to the socket.
+pub(crate) struct Outgoing {
+    pub(crate) msg: Message,
+    _bytes: Option<OwnedSemaphorePermit>,
+}
+
+impl Outgoing {
+    /// A message outside the byte budget (notifications, close frames, requests to the client:
+    /// small and few).
+    pub(crate) fn unbudgeted(msg: Message) -> Outgoing {
+        Outgoing { msg, _bytes: None }
+    }
+
+    /// A message holding `bytes` of the connection's budget until it is written.
+    pub(crate) fn budgeted(msg: Message, bytes: OwnedSemaphorePermit) -> Outgoing {
+        Outgoing {
+            msg,
+            _bytes: Some(bytes),
+        }
+    }
+}
 
 type Waiter = oneshot::Sender<Result<Value, RpcError>>;
 
@@ -146,7 +168,7 @@ impl ClientLink {
     fn send(&self, v: &Value) -> bool {
         let tx = Self::lock(&self.tx).clone();
         let Some(tx) = tx else { return false };
-        let m = Outgoing::unbudgeted(Message::text(super::json_text(v)));
+        let m = Outgoing::unbudgeted(Message::text(json_text(v)));
         // The queue is bounded; a full one means a client that does not read: don't wait.
         tx.try_send(m).is_ok()
     }
