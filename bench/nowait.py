@@ -18,8 +18,17 @@ Scenarios (SIZE × the issue's sizes; --scale 10 for the ×10 targets):
   prompt-turn   with a hit-enter prompt up: closeAllDiffTabs + getDiagnostics, as Claude Code
                 does at the start of a turn (a side that cannot answer within --prompt-wait
                 seconds is reported as "no answer")
+  opendiff      openDiff of a 5·S MB file (100,000·S lines of 50 bytes, a few lines changed and
+                inserted in the middle; the old file on disk in the project, the proposal in
+                new_file_contents): "on screen" is from sending the call until a window in some
+                tab page shows a buffer holding the whole proposal (its line count and its last
+                line, polled on a connection of its own), with the editor blocked (max) over that
+                time; then closeAllDiffTabs rejects it and the bench waits for the view to go. A
+                side that does not get there within --diff-wait seconds is reported as "no answer"
+                (it runs last: such a side may stay busy, and is killed at the end)
 
     .deps/venv/bin/python bench/nowait.py [--scale 0.1] [--reference DIR] [--json FILE]
+                                          [--scenarios diagnostics,prompt-turn,visual,editors,opendiff]
 
 DIR is a checkout of https://github.com/coder/claudecode.nvim (never committed here). Without it
 the bench says so and prints our figures only. A benchmark, not a test: it fails only when a side
@@ -65,6 +74,7 @@ class Side:
         import pynvim
 
         self.name = name
+        self.busy = False  # set when a scenario gave up on it: never asked over RPC again
         self.dir = tmp / name
         home = self.dir / "home"
         self.project = self.dir / "project"
@@ -103,6 +113,9 @@ class Side:
                        open_timeout=10, max_size=None)
 
     def stop(self):
+        if self.busy:
+            self.pty.kill()
+            return
         try:
             if self.nvim.request("nvim_get_mode")["blocking"]:
                 self.nvim.request("nvim_input", "<CR>")
@@ -121,6 +134,7 @@ class Sampler:
 
         self.nvim = pynvim.attach("socket", path=str(sock))
         self.samples: list = []
+        self.pending: float | None = None  # start of the sample in flight
         self.stop_flag = False
         self.t = threading.Thread(target=self.run, daemon=True)
         self.t.start()
@@ -128,13 +142,18 @@ class Sampler:
     def run(self):
         while not self.stop_flag:
             a = time.perf_counter()
+            self.pending = a
             self.nvim.eval("1")
             self.samples.append((a, time.perf_counter()))
+            self.pending = None
             time.sleep(0.0005)
 
     def blocked_max_ms(self, a: float, b: float) -> float:
-        """The longest sample overlapping [a, b], in ms."""
+        """The longest sample overlapping [a, b], in ms (a sample still waiting counts up to now)."""
         ov = [e - s for s, e in list(self.samples) if e >= a and s <= b]
+        p = self.pending
+        if p is not None and p <= b:
+            ov.append(time.perf_counter() - p)
         return max(ov) * 1000 if ov else float("nan")
 
     def close(self):
@@ -142,13 +161,18 @@ class Sampler:
         self.t.join(5)
 
 
-def call(conn, name, args=None, timeout=120.0):
-    msg = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": name, "arguments": args or {}}}
+def call(conn, name, args=None, timeout=120.0, rid=1):
+    msg = {"jsonrpc": "2.0", "id": rid, "method": "tools/call", "params": {"name": name, "arguments": args or {}}}
     a = time.perf_counter()
     conn.send(json.dumps(msg))
+    return recv_answer(conn, rid, a, timeout)
+
+
+def recv_answer(conn, rid, a, timeout):
+    deadline = time.perf_counter() + timeout
     while True:
-        m = json.loads(conn.recv(timeout))
-        if m.get("id") == 1:
+        m = json.loads(conn.recv(max(0.0, deadline - time.perf_counter())))
+        if m.get("id") == rid:
             return (time.perf_counter() - a) * 1000, m
 
 
@@ -228,25 +252,118 @@ def visual(side: Side, sampler: Sampler, scale: float):
     return {"lines": n, "blocked_ms_max": sampler.blocked_max_ms(a, b)}
 
 
-def run_side(side: Side, scale: float, rounds: int, wait: float):
+# Whether some window in some tab page shows a buffer holding the whole proposal: its line count
+# and its last line (unique in the file); never the whole text.
+ON_SCREEN = r"""
+local n, last = ...
+for _, w in ipairs(vim.api.nvim_list_wins()) do
+  local b = vim.api.nvim_win_get_buf(w)
+  if vim.api.nvim_buf_line_count(b) == n and vim.api.nvim_buf_get_lines(b, n - 1, n, false)[1] == last then
+    return true
+  end
+end
+return false
+"""
+
+
+def opendiff(side: Side, sampler: Sampler, scale: float, wait: float):
+    n = max(1000, int(100000 * scale))
+    old = [f"line {i:09d} of the file the proposal changes..\n" for i in range(n)]  # 50 bytes
+    new = list(old)
+    mid = n // 2
+    for i in range(mid, mid + 3):
+        new[i] = f"line {i:09d} CHANGED by the proposal ..........\n"
+    new[mid + 10:mid + 10] = [f"inserted line {k} of the proposal .................\n" for k in range(5)]
+    path = side.project / "big.txt"
+    path.write_text("".join(old))
+    contents = "".join(new)
+    expect_n, expect_last = len(new), new[-1].rstrip("\n")
+    args = {"old_file_path": str(path), "new_file_path": str(path), "new_file_contents": contents,
+            "tab_name": "bench-opendiff"}
+    out = {"lines": n, "bytes": len(contents.encode())}
+    conn = side.ws()
+    state = {"shown": None}
+    stop = threading.Event()
+
+    def send_and_poll():
+        a = state["a"] = time.perf_counter()
+        conn.send(json.dumps({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+                              "params": {"name": "openDiff", "arguments": args}}))
+        state["sent"] = time.perf_counter() - a
+        while not stop.is_set():
+            if side.nvim.exec_lua(ON_SCREEN, expect_n, expect_last):
+                state["shown"] = time.perf_counter()
+                return
+            time.sleep(0.005)
+
+    t = threading.Thread(target=send_and_poll, daemon=True)
+    t.start()
+    t.join(wait)
+    stop.set()
+    if state["shown"] is None:
+        out["on_screen_ms"] = None
+        out["blocked_ms_max"] = sampler.blocked_max_ms(state.get("a", 0.0), time.perf_counter())
+        out["note"] = f"not on screen within {wait:.0f} s"
+        side.busy = True  # its main thread may be busy for long still: not asked again
+        conn.close()
+        return out
+    a, shown = state["a"], state["shown"]
+    out["on_screen_ms"] = (shown - a) * 1000
+    out["send_ms"] = state["sent"] * 1000
+    time.sleep(0.05)
+    out["blocked_ms_max"] = sampler.blocked_max_ms(a, shown)
+    # Reject it as Claude Code does at the start of the next turn, and wait for the view to go.
+    try:
+        with side.ws() as c2:
+            ms, m = call(c2, "closeAllDiffTabs", timeout=wait)
+            out["close_ms"] = ms
+            out["close_text"] = json.dumps(m.get("result", m.get("error")))[:120]
+        _, m = recv_answer(conn, 7, time.perf_counter(), wait)
+        out["answer"] = json.dumps(m.get("result", m.get("error")))[:120]
+        wait_until(lambda: not side.nvim.exec_lua(ON_SCREEN, expect_n, expect_last), wait, "the diff to go")
+        out["gone_ms"] = (time.perf_counter() - shown) * 1000
+    except (TimeoutError, RuntimeError) as e:
+        out["note"] = f"closing: {e}"
+        side.busy = True
+    finally:
+        conn.close()
+    return out
+
+
+SCENARIOS = ("diagnostics", "prompt-turn", "visual", "editors", "opendiff")
+
+
+def run_side(side: Side, scale: float, rounds: int, wait: float, diff_wait: float, scenarios):
     res = {}
     sampler = Sampler(side.sock)
     try:
         nbuf, per = 300, max(1, int(60 * scale))
-        d = side.project / "diag"
-        d.mkdir()
-        side.nvim.exec_lua(FILL_BUFFERS, str(d), nbuf, per)
-        time.sleep(0.5)
-        res["diagnostics"] = dict(measure(side, sampler, "getDiagnostics", rounds), diagnostics=nbuf * per, buffers=nbuf)
-        res["prompt-turn"] = prompt_turn(side, wait)
-        res["visual"] = visual(side, sampler, scale)
-        e = side.project / "editors"
-        e.mkdir()
-        extra = max(1, int(1500 * scale)) - nbuf
-        if extra > 0:
-            side.nvim.exec_lua(FILL_BUFFERS, str(e), extra, 0)
-        time.sleep(0.5)
-        res["editors"] = dict(measure(side, sampler, "getOpenEditors", rounds), buffers=nbuf + max(extra, 0))
+        if "diagnostics" in scenarios or "prompt-turn" in scenarios or "editors" in scenarios:
+            d = side.project / "diag"
+            d.mkdir()
+            t = time.perf_counter()
+            side.nvim.exec_lua(FILL_BUFFERS, str(d), nbuf, per)
+            res["setup_diagnostics_s"] = time.perf_counter() - t
+            time.sleep(0.5)
+        if "diagnostics" in scenarios:
+            res["diagnostics"] = dict(measure(side, sampler, "getDiagnostics", rounds),
+                                      diagnostics=nbuf * per, buffers=nbuf)
+        if "prompt-turn" in scenarios:
+            res["prompt-turn"] = prompt_turn(side, wait)
+        if "visual" in scenarios:
+            res["visual"] = visual(side, sampler, scale)
+        if "editors" in scenarios:
+            e = side.project / "editors"
+            e.mkdir()
+            extra = max(1, int(1500 * scale)) - nbuf
+            t = time.perf_counter()
+            if extra > 0:
+                side.nvim.exec_lua(FILL_BUFFERS, str(e), extra, 0)
+            res["setup_editors_s"] = time.perf_counter() - t
+            time.sleep(0.5)
+            res["editors"] = dict(measure(side, sampler, "getOpenEditors", rounds), buffers=nbuf + max(extra, 0))
+        if "opendiff" in scenarios:
+            res["opendiff"] = opendiff(side, sampler, scale, diff_wait)
     finally:
         sampler.close()
     return res
@@ -266,8 +383,16 @@ def main():
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--reference", help="a checkout of coder/claudecode.nvim (never committed here)")
     ap.add_argument("--prompt-wait", type=float, default=5.0, help="seconds a call may take at the prompt")
+    ap.add_argument("--diff-wait", type=float, default=120.0,
+                    help="seconds openDiff may take to be on screen (and to close)")
+    ap.add_argument("--scenarios", default=",".join(SCENARIOS), help="comma-separated subset of " + ", ".join(SCENARIOS))
     ap.add_argument("--json", help="write every figure to this file")
     a = ap.parse_args()
+    scenarios = [x for x in a.scenarios.split(",") if x]
+    for x in scenarios:
+        if x not in SCENARIOS:
+            sys.exit(f"--scenarios: unknown scenario {x!r} (known: {', '.join(SCENARIOS)})")
+    load0 = os.getloadavg()
 
     tmp = Path(tempfile.mkdtemp(prefix="cc-bench-nowait-"))
     sides = [("claude-context.nvim", "require('claude_context').setup({})", None)]
@@ -284,29 +409,49 @@ def main():
         for name, setup, rtp in sides:
             s = Side(name.split()[0], setup, rtp, tmp)
             try:
-                results[name] = run_side(s, a.scale, a.rounds, a.prompt_wait)
+                results[name] = run_side(s, a.scale, a.rounds, a.prompt_wait, a.diff_wait, scenarios)
             finally:
                 s.stop()
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
-    print(f"scale {a.scale} (sizes × {a.scale}), {a.rounds} rounds, load average {os.getloadavg()[0]:.2f}\n")
+    load1 = os.getloadavg()
+    print(f"scale {a.scale} (sizes × {a.scale}), {a.rounds} rounds, load average {load0[0]:.2f} at the start, "
+          f"{load1[0]:.2f} at the end\n")
     print("| scenario | side | size | call median | call max | editor blocked (max) |")
     print("|---|---|---|---|---|---|")
     for name, r in results.items():
-        d, e = r["diagnostics"], r["editors"]
-        print(f"| getDiagnostics | {name} | {d['diagnostics']} diagnostics / {d['buffers']} buffers | "
-              f"{fmt(d['call_ms_median'])} | {fmt(d['call_ms_max'])} | {fmt(d['blocked_ms_max'])} |")
-        print(f"| getOpenEditors | {name} | {e['buffers']} buffers | {fmt(e['call_ms_median'])} | "
-              f"{fmt(e['call_ms_max'])} | {fmt(e['blocked_ms_max'])} |")
-        v = r["visual"]
-        print(f"| whole-file Visual selection + 4 cursor moves | {name} | {v['lines']} lines | — | — | "
-              f"{fmt(v['blocked_ms_max'])} |")
-        p = r["prompt-turn"]
-        print(f"| hit-enter prompt: closeAllDiffTabs + getDiagnostics | {name} | prompt up | "
-              f"{fmt(p.get('turn_ms'))} (closeAllDiffTabs {fmt(p.get('closeAllDiffTabs'))}) | — | — |")
+        if "diagnostics" in r:
+            d = r["diagnostics"]
+            print(f"| getDiagnostics | {name} | {d['diagnostics']} diagnostics / {d['buffers']} buffers | "
+                  f"{fmt(d['call_ms_median'])} | {fmt(d['call_ms_max'])} | {fmt(d['blocked_ms_max'])} |")
+        if "editors" in r:
+            e = r["editors"]
+            print(f"| getOpenEditors | {name} | {e['buffers']} buffers | {fmt(e['call_ms_median'])} | "
+                  f"{fmt(e['call_ms_max'])} | {fmt(e['blocked_ms_max'])} |")
+        if "visual" in r:
+            v = r["visual"]
+            print(f"| whole-file Visual selection + 4 cursor moves | {name} | {v['lines']} lines | — | — | "
+                  f"{fmt(v['blocked_ms_max'])} |")
+        if "prompt-turn" in r:
+            p = r["prompt-turn"]
+            print(f"| hit-enter prompt: closeAllDiffTabs + getDiagnostics | {name} | prompt up | "
+                  f"{fmt(p.get('turn_ms'))} (closeAllDiffTabs {fmt(p.get('closeAllDiffTabs'))}) | — | — |")
+        if "opendiff" in r:
+            o = r["opendiff"]
+            shown = fmt(o["on_screen_ms"]) if o["on_screen_ms"] is not None else f"no answer in {a.diff_wait:.0f} s"
+            print(f"| openDiff: on screen | {name} | {o['bytes'] / 1e6:.1f} MB, {o['lines']} lines | {shown} | — | "
+                  f"{fmt(o['blocked_ms_max'])} |")
+    for name, r in results.items():
+        notes = {k: v for k, v in r.items() if k.startswith("setup_")}
+        if "opendiff" in r:
+            notes.update({f"opendiff {k}": v for k, v in r["opendiff"].items()
+                          if k not in ("on_screen_ms", "blocked_ms_max", "lines", "bytes")})
+        if notes:
+            print(f"\n{name}: " + ", ".join(f"{k} {v:.2f}" if isinstance(v, float) else f"{k} {v}"
+                                             for k, v in notes.items()))
     if a.json:
-        Path(a.json).write_text(json.dumps({"scale": a.scale, "results": results}, indent=2))
+        Path(a.json).write_text(json.dumps({"scale": a.scale, "load": [load0, load1], "results": results}, indent=2))
 
 
 if __name__ == "__main__":
