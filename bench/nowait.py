@@ -126,39 +126,66 @@ class Side:
         self.pty.kill()
 
 
+SAMPLES = 1 << 20  # ring of (start, end) pairs in shared memory
+
+
+def _sample(sock: str, ring, count, pending, stop):
+    """The sampler's own process (a thread of the bench would share its GIL: decoding a big
+    answer would show up as the editor being blocked)."""
+    import pynvim
+
+    nvim = pynvim.attach("socket", path=sock)
+    i = 0
+    while not stop.value:
+        a = time.perf_counter()  # CLOCK_MONOTONIC: the same clock in every process
+        pending.value = a
+        nvim.eval("1")
+        b = time.perf_counter()
+        k = (i % SAMPLES) * 2
+        ring[k], ring[k + 1] = a, b
+        i += 1
+        count.value = i
+        pending.value = 0.0
+        time.sleep(0.0005)
+
+
 class Sampler:
-    """nvim_eval("1") back to back on its own connection; samples are (start, end)."""
+    """nvim_eval("1") back to back on its own connection, in a process of its own."""
 
     def __init__(self, sock: Path):
-        import pynvim
+        import multiprocessing as mp
 
-        self.nvim = pynvim.attach("socket", path=str(sock))
-        self.samples: list = []
-        self.pending: float | None = None  # start of the sample in flight
-        self.stop_flag = False
-        self.t = threading.Thread(target=self.run, daemon=True)
-        self.t.start()
-
-    def run(self):
-        while not self.stop_flag:
-            a = time.perf_counter()
-            self.pending = a
-            self.nvim.eval("1")
-            self.samples.append((a, time.perf_counter()))
-            self.pending = None
-            time.sleep(0.0005)
+        ctx = mp.get_context("spawn")
+        self.ring = ctx.RawArray("d", 2 * SAMPLES)
+        self.count = ctx.RawValue("q", 0)
+        self.pending = ctx.RawValue("d", 0.0)
+        self.stop = ctx.RawValue("b", 0)
+        self.p = ctx.Process(target=_sample, args=(str(sock), self.ring, self.count, self.pending, self.stop),
+                             daemon=True)
+        self.p.start()
+        wait_until(lambda: self.count.value > 0, 30, "the sampler")
 
     def blocked_max_ms(self, a: float, b: float) -> float:
         """The longest sample overlapping [a, b], in ms (a sample still waiting counts up to now)."""
-        ov = [e - s for s, e in list(self.samples) if e >= a and s <= b]
-        p = self.pending
-        if p is not None and p <= b:
+        n = self.count.value
+        ov = []
+        for i in range(n - 1, max(-1, n - SAMPLES - 1), -1):
+            k = (i % SAMPLES) * 2
+            s, e = self.ring[k], self.ring[k + 1]
+            if e < a:
+                break
+            if s <= b:
+                ov.append(e - s)
+        p = self.pending.value
+        if p and p <= b:
             ov.append(time.perf_counter() - p)
         return max(ov) * 1000 if ov else float("nan")
 
     def close(self):
-        self.stop_flag = True
-        self.t.join(5)
+        self.stop.value = 1
+        self.p.join(5)
+        if self.p.is_alive():
+            self.p.kill()
 
 
 def call(conn, name, args=None, timeout=120.0, rid=1):
@@ -176,6 +203,8 @@ def recv_answer(conn, rid, a, timeout):
             return (time.perf_counter() - a) * 1000, m
 
 
+# Buffers of n files, loaded and listed (as files opened with :edit are), each with `per`
+# diagnostics. One call: a round trip per buffer would make the x10 setups slow.
 FILL_BUFFERS = r"""
 local dir, n, per = ...
 local ns = vim.api.nvim_create_namespace("bench")
@@ -184,8 +213,8 @@ for i = 1, n do
   local f = io.open(p, "w"); f:write(("line with text %d\n"):rep(math.max(per, 1))); f:close()
   local b = vim.fn.bufadd(p)
   vim.bo[b].buflisted = true
+  vim.fn.bufload(b)
   if per > 0 then
-    vim.fn.bufload(b)
     local ds = {}
     for l = 0, per - 1 do
       ds[#ds + 1] = { lnum = l, col = 5, end_col = 9, message = "bench " .. l, severity = 1 + l % 4, source = "bench" }
