@@ -14,6 +14,7 @@
 //!   the caller awaits without blocking anything.
 
 use serde::Deserialize;
+use serde_json::value::RawValue;
 use serde_json::Value;
 use std::collections::{BTreeMap, HashMap};
 use std::future::Future;
@@ -97,6 +98,17 @@ pub enum Delta {
     Diffs { n: u64 },
 }
 
+/// How `lua/claude_context/ide/snapshot.lua` starts a [`Delta::Diag`].
+const DIAG_PREFIX: &str = r#"{"k":"diag","#;
+
+/// A [`Delta::Diag`] whose items stay JSON text (serde cannot keep a [`RawValue`] inside an
+/// internally tagged enum).
+#[derive(Deserialize)]
+struct DiagDelta {
+    buf: u64,
+    items: Box<RawValue>,
+}
+
 /// The mirrored state; see [`Snapshot`].
 #[derive(Debug, Default)]
 pub struct SnapState {
@@ -106,7 +118,9 @@ pub struct SnapState {
     pub bufs: BTreeMap<u64, BufRow>,
     by_name: HashMap<String, u64>,
     pub active: Option<u64>,
-    pub diags: HashMap<u64, Vec<Value>>,
+    /// Each buffer's diagnostics as the JSON array `getDiagnostics` answers with, kept as text:
+    /// an answer copies them rather than encoding 18,000 values again at every call.
+    pub diags: HashMap<u64, Box<RawValue>>,
     pub selection: Option<Value>,
     pub diffs: u64,
     /// Deltas applied so far.
@@ -151,15 +165,21 @@ impl SnapState {
                 }
             }
             Delta::Active { buf } => self.active = buf,
-            Delta::Diag { buf, items } => {
-                if items.is_empty() {
-                    self.diags.remove(&buf);
-                } else {
-                    self.diags.insert(buf, items);
-                }
-            }
+            Delta::Diag { buf, items } => match serde_json::value::to_raw_value(&items) {
+                Ok(raw) => self.set_diags(buf, raw),
+                Err(e) => tracing::warn!(error = %e, "ignoring diagnostics that do not encode"),
+            },
             Delta::Selection { sel } => self.selection = Some(sel),
             Delta::Diffs { n } => self.diffs = n,
+        }
+    }
+
+    /// `buf`'s diagnostics are now `items` (a JSON array; `[]` clears them).
+    fn set_diags(&mut self, buf: u64, items: Box<RawValue>) {
+        if items.get().trim() == "[]" {
+            self.diags.remove(&buf);
+        } else {
+            self.diags.insert(buf, items);
         }
     }
 
@@ -210,6 +230,14 @@ impl Snapshot {
         let mut st = lock(&self.state);
         let pending = std::mem::take(&mut *lock(&self.queue));
         for text in pending {
+            // Diagnostics (the bulk of what is pushed) are kept as the JSON text they came in.
+            if text.starts_with(DIAG_PREFIX) {
+                if let Ok(d) = serde_json::from_str::<DiagDelta>(&text) {
+                    st.applied += 1;
+                    st.set_diags(d.buf, d.items);
+                    continue;
+                }
+            }
             match serde_json::from_str::<Delta>(&text) {
                 Ok(d) => st.apply(d),
                 Err(e) => tracing::warn!(error = %e, "ignoring a malformed editor snapshot delta"),
@@ -336,7 +364,7 @@ mod tests {
         assert!(s.state().find("/p/b.rs").is_none());
         s.push(r#"{"k":"diag","buf":1,"items":[{"message":"m"}]}"#.into());
         s.push(r#"{"k":"active","buf":1}"#.into());
-        assert_eq!(s.state().diags[&1].len(), 1);
+        assert_eq!(s.state().diags[&1].get(), r#"[{"message":"m"}]"#);
         s.push(r#"{"k":"diag","buf":1,"items":[]}"#.into());
         assert!(s.state().diags.is_empty(), "cleared diagnostics");
         s.push(r#"{"k":"diag","buf":1,"items":[{"message":"m"}]}"#.into());
