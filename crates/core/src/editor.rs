@@ -94,6 +94,14 @@ pub enum Delta {
     Diag { buf: u64, items: Vec<Value> },
     /// The latest selection (`getLatestSelection`'s answer, `success: true`).
     Selection { sel: Value },
+    /// A slice of the text of a big selection being read (`j` numbers the read): appended.
+    SelPart { j: u64, t: String },
+    /// Read `j` is complete: the latest selection is its slices' text with `meta`
+    /// (`filePath`, `fileUrl`, `selection`).
+    SelEnd {
+        j: u64,
+        meta: serde_json::Map<String, Value>,
+    },
     /// How many diff views of this plugin are open.
     Diffs { n: u64 },
 }
@@ -122,6 +130,9 @@ pub struct SnapState {
     /// an answer copies them rather than encoding 18,000 values again at every call.
     pub diags: HashMap<u64, Box<RawValue>>,
     pub selection: Option<Value>,
+    /// The big selection being read ([`Delta::SelPart`]): its number and its text so far.
+    sel_job: u64,
+    sel_text: String,
     pub diffs: u64,
     /// Deltas applied so far.
     pub applied: u64,
@@ -170,6 +181,24 @@ impl SnapState {
                 Err(e) => tracing::warn!(error = %e, "ignoring diagnostics that do not encode"),
             },
             Delta::Selection { sel } => self.selection = Some(sel),
+            Delta::SelPart { j, t } => {
+                if j != self.sel_job {
+                    self.sel_job = j;
+                    self.sel_text.clear();
+                }
+                self.sel_text.push_str(&t);
+            }
+            Delta::SelEnd { j, meta } => {
+                if j == self.sel_job {
+                    let mut sel = serde_json::Map::new();
+                    sel.insert("success".into(), Value::Bool(true));
+                    sel.insert("text".into(), std::mem::take(&mut self.sel_text).into());
+                    sel.extend(meta);
+                    self.selection = Some(Value::Object(sel));
+                }
+                self.sel_job = 0;
+                self.sel_text = String::new();
+            }
             Delta::Diffs { n } => self.diffs = n,
         }
     }
@@ -369,6 +398,23 @@ mod tests {
         assert!(s.state().diags.is_empty(), "cleared diagnostics");
         s.push(r#"{"k":"diag","buf":1,"items":[{"message":"m"}]}"#.into());
         s.push("not json".into());
+        // A big selection comes in slices, then its end; an abandoned read's slices are dropped.
+        s.push(r#"{"k":"sel_part","j":1,"t":"lost"}"#.into());
+        s.push(r#"{"k":"sel_part","j":2,"t":"a\nb"}"#.into());
+        s.push(r#"{"k":"sel_part","j":2,"t":"\nc\u00e9"}"#.into());
+        s.push(r#"{"k":"sel_end","j":2,"meta":{"filePath":"/p/a.rs","selection":{"x":1}}}"#.into());
+        assert_eq!(
+            s.state().selection,
+            Some(serde_json::json!({"success": true, "text": "a\nb\ncé",
+                "filePath": "/p/a.rs", "selection": {"x": 1}}))
+        );
+        s.push(r#"{"k":"sel_part","j":3,"t":"half"}"#.into());
+        s.push(r#"{"k":"sel_end","j":4,"meta":{"filePath":"/p/b.rs"}}"#.into());
+        assert_eq!(
+            s.state().selection.as_ref().unwrap()["filePath"],
+            "/p/a.rs",
+            "an end without its slices changes nothing"
+        );
         s.push(r#"{"k":"gone","bufs":[1]}"#.into());
         let st = s.state();
         assert!(st.bufs.is_empty() && st.diags.is_empty() && st.active.is_none());
