@@ -42,6 +42,7 @@ import json
 import os
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import threading
@@ -54,6 +55,8 @@ sys.path.insert(0, str(ROOT / "tests" / "e2e"))
 from ptyproc import PtyProcess  # noqa: E402
 
 NVIM = os.environ.get("CLAUDE_CONTEXT_TEST_NVIM") or str(ROOT / ".deps" / "venv" / "bin" / "nvim")
+# crates/core/examples/bench_rpc.rs (`make bench` builds it): the prompt-turn's calls again from Rust.
+BENCH_RPC = ROOT / "target" / "release" / "examples" / "bench_rpc"
 AUTH = "x-claude-code-ide-authorization"
 
 
@@ -271,7 +274,23 @@ def prompt_turn(side: Side, wait: float):
                 out[tool] = ms
                 total += ms
             out["turn_ms"] = total
-            return out
+        # The same calls from a Rust client (tokio-tungstenite; time until the whole answer is
+        # received): the Python client's own reading of a 3 MB answer takes ~15 ms.
+        if BENCH_RPC.exists():
+            total = 0.0
+            for tool in ("closeAllDiffTabs", "getDiagnostics"):
+                try:
+                    r = subprocess.run([str(BENCH_RPC), str(side.port), side.token, "latency", "5", "1", tool],
+                                       capture_output=True, text=True, timeout=wait * 6)
+                    us = json.loads(r.stdout)["us"]["p50"]
+                except (subprocess.TimeoutExpired, ValueError, KeyError) as e:
+                    out["rust_note"] = f"{tool}: {e}"
+                    break
+                out[f"rust_{tool}"] = us / 1000
+                total += us / 1000
+            else:
+                out["rust_turn_ms"] = total
+        return out
     finally:
         side.nvim.request("nvim_input", "<CR>")
         wait_until(lambda: not side.nvim.request("nvim_get_mode")["blocking"], 30, "the prompt to close")
@@ -491,6 +510,9 @@ def main():
             p = r["prompt-turn"]
             print(f"| hit-enter prompt: closeAllDiffTabs + getDiagnostics | {name} | prompt up | "
                   f"{fmt(p.get('turn_ms'))} (closeAllDiffTabs {fmt(p.get('closeAllDiffTabs'))}) | — | — |")
+            if "rust_turn_ms" in p:
+                print(f"| hit-enter prompt, Rust client (p50 of 5) | {name} | prompt up | "
+                      f"{fmt(p['rust_turn_ms'])} (closeAllDiffTabs {fmt(p['rust_closeAllDiffTabs'])}) | — | — |")
         if "opendiff" in r:
             o = r["opendiff"]
             shown = fmt(o["on_screen_ms"]) if o["on_screen_ms"] is not None else f"no answer in {a.diff_wait:.0f} s"
