@@ -147,8 +147,6 @@ local function read_sliced(buf, s, e)
       vim.defer_fn(step, 0) -- a timer, not vim.schedule: input is read before the next slice
       return
     end
-    reading = nil
-    M.last_big = job
     local last = vim.api.nvim_buf_get_lines(buf, e - 1, e, false)[1] or ""
     local path = vim.api.nvim_buf_get_name(buf)
     local meta = {
@@ -160,20 +158,37 @@ local function read_sliced(buf, s, e)
         isEmpty = false,
       },
     }
-    -- The text is joined once, only if someone asks for it in Lua (the bridge has it).
-    latest = setmetatable({ success = true, filePath = meta.filePath, fileUrl = meta.fileUrl, selection = meta.selection }, {
-      __index = function(t, k)
-        if k == "text" then
-          local v = table.concat(raw, "\n")
-          rawset(t, "text", v)
-          return v
-        end
-      end,
-    })
     local tail = vim.json.encode(meta)
     enc[#enc + 1] = '",' .. tail:sub(2)
-    broadcast(table.concat(enc))
-    snapshot.note_selection_end(job, tail)
+    -- Joining the notification and handing it to the bridge each copy the whole text: a turn
+    -- of the event loop each.
+    local params
+    local function finish()
+      if reading ~= job then
+        return
+      end
+      if not params then
+        params = table.concat(enc)
+        enc = nil
+        vim.defer_fn(finish, 0)
+        return
+      end
+      reading = nil
+      M.last_big = job
+      -- The text is joined once, only if someone asks for it in Lua (the bridge has it).
+      latest = setmetatable({ success = true, filePath = meta.filePath, fileUrl = meta.fileUrl, selection = meta.selection }, {
+        __index = function(t, k)
+          if k == "text" then
+            local v = table.concat(raw, "\n")
+            rawset(t, "text", v)
+            return v
+          end
+        end,
+      })
+      broadcast(params)
+      snapshot.note_selection_end(job, tail)
+    end
+    vim.defer_fn(finish, 0)
   end
   step()
 end
