@@ -5,7 +5,7 @@ reference coder/claudecode.nvim when a checkout of it is given.
 
 Each side runs in its own TUI Neovim on a pseudo-terminal (a hit-enter prompt needs a UI), with
 the plugin set up, temporary HOME / CLAUDE_CONFIG_DIR / XDG dirs. A Python WebSocket client
-(authenticated with the lock file's token) calls the tools; meanwhile a sampler thread with its
+(authenticated with the lock file's token) calls the tools; meanwhile a sampler process with its
 own `--listen` connection calls `nvim_eval("1")` back to back: the longest sample that overlaps a
 call is how long the editor was blocked (the issue's "editor blocked (max)").
 
@@ -18,8 +18,17 @@ Scenarios (SIZE × the issue's sizes; --scale 10 for the ×10 targets):
   prompt-turn   with a hit-enter prompt up: closeAllDiffTabs + getDiagnostics, as Claude Code
                 does at the start of a turn (a side that cannot answer within --prompt-wait
                 seconds is reported as "no answer")
+  opendiff      openDiff of a 5·S MB file (100,000·S lines of 50 bytes, a few lines changed and
+                inserted in the middle; the old file on disk in the project, the proposal in
+                new_file_contents): "on screen" is from sending the call until a window in some
+                tab page shows a buffer holding the whole proposal (its line count and its last
+                line, polled on a connection of its own), with the editor blocked (max) over that
+                time; then closeAllDiffTabs rejects it and the bench waits for the view to go. A
+                side that does not get there within --diff-wait seconds is reported as "no answer"
+                (it runs last: such a side may stay busy, and is killed at the end)
 
     .deps/venv/bin/python bench/nowait.py [--scale 0.1] [--reference DIR] [--json FILE]
+                                          [--scenarios diagnostics,prompt-turn,visual,editors,opendiff]
 
 DIR is a checkout of https://github.com/coder/claudecode.nvim (never committed here). Without it
 the bench says so and prints our figures only. A benchmark, not a test: it fails only when a side
@@ -33,6 +42,7 @@ import json
 import os
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import threading
@@ -45,6 +55,8 @@ sys.path.insert(0, str(ROOT / "tests" / "e2e"))
 from ptyproc import PtyProcess  # noqa: E402
 
 NVIM = os.environ.get("CLAUDE_CONTEXT_TEST_NVIM") or str(ROOT / ".deps" / "venv" / "bin" / "nvim")
+# crates/core/examples/bench_rpc.rs (`make bench` builds it): the prompt-turn's calls again from Rust.
+BENCH_RPC = ROOT / "target" / "release" / "examples" / "bench_rpc"
 AUTH = "x-claude-code-ide-authorization"
 
 
@@ -65,6 +77,7 @@ class Side:
         import pynvim
 
         self.name = name
+        self.busy = False  # set when a scenario gave up on it: never asked over RPC again
         self.dir = tmp / name
         home = self.dir / "home"
         self.project = self.dir / "project"
@@ -103,6 +116,9 @@ class Side:
                        open_timeout=10, max_size=None)
 
     def stop(self):
+        if self.busy:
+            self.pty.kill()
+            return
         try:
             if self.nvim.request("nvim_get_mode")["blocking"]:
                 self.nvim.request("nvim_input", "<CR>")
@@ -113,55 +129,120 @@ class Side:
         self.pty.kill()
 
 
+SAMPLES = 1 << 20  # ring of (start, end) pairs in shared memory
+
+
+def settle(sampler, quiet_s: float = 1.0, limit_s: float = 120.0):
+    """Waits until the editor has answered every sample within 10 ms for `quiet_s` (the tail of
+    a setup — 15,000 buffers loaded — must not count as the call's)."""
+    deadline = time.perf_counter() + limit_s
+    while time.perf_counter() < deadline:
+        a = time.perf_counter()
+        time.sleep(quiet_s)
+        if sampler.blocked_max_ms(a, time.perf_counter()) <= 10.0:
+            return
+    print(f"warning: the editor did not settle within {limit_s:.0f} s", file=sys.stderr)
+
+
+def _sample(sock: str, ring, count, pending, stop):
+    """The sampler's own process (a thread of the bench would share its GIL: decoding a big
+    answer would show up as the editor being blocked)."""
+    import pynvim
+
+    nvim = pynvim.attach("socket", path=sock)
+    i = 0
+    while not stop.value:
+        a = time.perf_counter()  # CLOCK_MONOTONIC: the same clock in every process
+        pending.value = a
+        try:
+            nvim.eval("1")
+        except Exception as e:  # the sample still counts (the editor answered, with an error)
+            print(f"sampler: {type(e).__name__}: {e}", file=sys.stderr, flush=True)
+            try:
+                nvim = pynvim.attach("socket", path=sock)
+            except Exception:
+                time.sleep(0.1)
+        b = time.perf_counter()
+        k = (i % SAMPLES) * 2
+        ring[k], ring[k + 1] = a, b
+        i += 1
+        count.value = i
+        pending.value = 0.0
+        time.sleep(0.0005)
+
+
 class Sampler:
-    """nvim_eval("1") back to back on its own connection; samples are (start, end)."""
+    """nvim_eval("1") back to back on its own connection, in a process of its own."""
 
     def __init__(self, sock: Path):
-        import pynvim
+        import multiprocessing as mp
 
-        self.nvim = pynvim.attach("socket", path=str(sock))
-        self.samples: list = []
-        self.stop_flag = False
-        self.t = threading.Thread(target=self.run, daemon=True)
-        self.t.start()
-
-    def run(self):
-        while not self.stop_flag:
-            a = time.perf_counter()
-            self.nvim.eval("1")
-            self.samples.append((a, time.perf_counter()))
-            time.sleep(0.0005)
+        ctx = mp.get_context("spawn")
+        self.ring = ctx.RawArray("d", 2 * SAMPLES)
+        self.count = ctx.RawValue("q", 0)
+        self.pending = ctx.RawValue("d", 0.0)
+        self.stop = ctx.RawValue("b", 0)
+        self.p = ctx.Process(target=_sample, args=(str(sock), self.ring, self.count, self.pending, self.stop),
+                             daemon=True)
+        self.p.start()
+        wait_until(lambda: self.count.value > 0, 120, "the sampler")
 
     def blocked_max_ms(self, a: float, b: float) -> float:
-        """The longest sample overlapping [a, b], in ms."""
-        ov = [e - s for s, e in list(self.samples) if e >= a and s <= b]
+        """The longest sample overlapping [a, b], in ms (a sample still waiting counts up to now)."""
+        if not self.p.is_alive():
+            raise RuntimeError("the sampler process died")
+        n = self.count.value
+        ov = []
+        for i in range(n - 1, max(-1, n - SAMPLES - 1), -1):
+            k = (i % SAMPLES) * 2
+            s, e = self.ring[k], self.ring[k + 1]
+            if e < a:
+                break
+            if s <= b:
+                ov.append(e - s)
+        p = self.pending.value
+        if p and p <= b:
+            ov.append(time.perf_counter() - p)
         return max(ov) * 1000 if ov else float("nan")
 
     def close(self):
-        self.stop_flag = True
-        self.t.join(5)
+        self.stop.value = 1
+        self.p.join(5)
+        if self.p.is_alive():
+            self.p.kill()
 
 
-def call(conn, name, args=None, timeout=120.0):
-    msg = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": name, "arguments": args or {}}}
+def call(conn, name, args=None, timeout=120.0, rid=1):
+    msg = {"jsonrpc": "2.0", "id": rid, "method": "tools/call", "params": {"name": name, "arguments": args or {}}}
     a = time.perf_counter()
     conn.send(json.dumps(msg))
+    return recv_answer(conn, rid, a, timeout)
+
+
+def recv_answer(conn, rid, a, timeout):
+    deadline = time.perf_counter() + timeout
     while True:
-        m = json.loads(conn.recv(timeout))
-        if m.get("id") == 1:
+        m = json.loads(conn.recv(max(0.0, deadline - time.perf_counter())))
+        if m.get("id") == rid:
             return (time.perf_counter() - a) * 1000, m
 
 
+# Buffers of n files, loaded and listed (as files opened with :edit are), each with `per`
+# diagnostics. One call: a round trip per buffer would make the x10 setups slow; FileType and
+# Syntax are not fired while filling (ftplugins and syntax, ~2 ms a buffer, made the 15,000
+# buffers of x10 take 100 s a side; the filetype is still detected and set).
 FILL_BUFFERS = r"""
 local dir, n, per = ...
 local ns = vim.api.nvim_create_namespace("bench")
+local ei = vim.o.eventignore
+vim.o.eventignore = "FileType,Syntax"
 for i = 1, n do
   local p = ("%s/f%05d.txt"):format(dir, i)
   local f = io.open(p, "w"); f:write(("line with text %d\n"):rep(math.max(per, 1))); f:close()
   local b = vim.fn.bufadd(p)
   vim.bo[b].buflisted = true
+  vim.fn.bufload(b)
   if per > 0 then
-    vim.fn.bufload(b)
     local ds = {}
     for l = 0, per - 1 do
       ds[#ds + 1] = { lnum = l, col = 5, end_col = 9, message = "bench " .. l, severity = 1 + l % 4, source = "bench" }
@@ -169,6 +250,7 @@ for i = 1, n do
     vim.diagnostic.set(ns, b, ds)
   end
 end
+vim.o.eventignore = ei
 """
 
 
@@ -204,18 +286,38 @@ def prompt_turn(side: Side, wait: float):
                 out[tool] = ms
                 total += ms
             out["turn_ms"] = total
-            return out
+        # The same calls from a Rust client (tokio-tungstenite; time until the whole answer is
+        # received): the Python client's own reading of a 3 MB answer takes ~15 ms.
+        if BENCH_RPC.exists():
+            total = 0.0
+            for tool in ("closeAllDiffTabs", "getDiagnostics"):
+                try:
+                    r = subprocess.run([str(BENCH_RPC), str(side.port), side.token, "latency", "5", "1", tool],
+                                       capture_output=True, text=True, timeout=wait * 6)
+                    us = json.loads(r.stdout)["us"]["p50"]
+                except (subprocess.TimeoutExpired, ValueError, KeyError) as e:
+                    out["rust_note"] = f"{tool}: {e}"
+                    break
+                out[f"rust_{tool}"] = us / 1000
+                total += us / 1000
+            else:
+                out["rust_turn_ms"] = total
+        return out
     finally:
         side.nvim.request("nvim_input", "<CR>")
         wait_until(lambda: not side.nvim.request("nvim_get_mode")["blocking"], 30, "the prompt to close")
 
 
-def visual(side: Side, sampler: Sampler, scale: float):
+def visual(side: Side, scale: float):
     n = max(1000, int(200000 * scale))
     f = side.project / "visual.txt"
-    f.write_text("".join(f"local value_{i} = some_function_call(argument_{i}, 'a string literal')\n" for i in range(n)))
+    with f.open("w") as out:
+        for k in range(0, n, 100000):
+            out.write("".join(f"local value_{i} = some_function_call(argument_{i}, 'a string literal')\n"
+                              for i in range(k, min(n, k + 100000))))
     side.nvim.command(f"edit {f}")
-    time.sleep(1.0)
+    sampler = Sampler(side.sock)
+    settle(sampler)
     a = time.perf_counter()
     side.nvim.request("nvim_input", "ggVG")
     for keys in ("k", "j", "k", "j"):
@@ -223,32 +325,133 @@ def visual(side: Side, sampler: Sampler, scale: float):
         side.nvim.request("nvim_input", keys)
     time.sleep(2.0)
     b = time.perf_counter()
+    blocked = sampler.blocked_max_ms(a, b)
+    sampler.close()
     side.nvim.request("nvim_input", "<Esc>")
     time.sleep(0.5)
-    return {"lines": n, "blocked_ms_max": sampler.blocked_max_ms(a, b)}
+    return {"lines": n, "blocked_ms_max": blocked}
 
 
-def run_side(side: Side, scale: float, rounds: int, wait: float):
-    res = {}
-    sampler = Sampler(side.sock)
+# Whether some window in some tab page shows a buffer holding the whole proposal: its line count
+# and its last line (unique in the file); never the whole text.
+ON_SCREEN = r"""
+local n, last = ...
+for _, w in ipairs(vim.api.nvim_list_wins()) do
+  local b = vim.api.nvim_win_get_buf(w)
+  if vim.api.nvim_buf_line_count(b) == n and vim.api.nvim_buf_get_lines(b, n - 1, n, false)[1] == last then
+    return true
+  end
+end
+return false
+"""
+
+
+def opendiff(side: Side, sampler: Sampler, scale: float, wait: float):
+    n = max(1000, int(100000 * scale))
+    old = [f"line {i:09d} of the file the proposal changes..\n" for i in range(n)]  # 50 bytes
+    new = list(old)
+    mid = n // 2
+    for i in range(mid, mid + 3):
+        new[i] = f"line {i:09d} CHANGED by the proposal ..........\n"
+    new[mid + 10:mid + 10] = [f"inserted line {k} of the proposal .................\n" for k in range(5)]
+    path = side.project / "big.txt"
+    path.write_text("".join(old))
+    contents = "".join(new)
+    expect_n, expect_last = len(new), new[-1].rstrip("\n")
+    args = {"old_file_path": str(path), "new_file_path": str(path), "new_file_contents": contents,
+            "tab_name": "bench-opendiff"}
+    out = {"lines": n, "bytes": len(contents.encode())}
+    conn = side.ws()
+    state = {"shown": None}
+    stop = threading.Event()
+
+    def send_and_poll():
+        a = state["a"] = time.perf_counter()
+        conn.send(json.dumps({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+                              "params": {"name": "openDiff", "arguments": args}}))
+        state["sent"] = time.perf_counter() - a
+        while not stop.is_set():
+            if side.nvim.exec_lua(ON_SCREEN, expect_n, expect_last):
+                state["shown"] = time.perf_counter()
+                return
+            time.sleep(0.005)
+
+    t = threading.Thread(target=send_and_poll, daemon=True)
+    t.start()
+    t.join(wait)
+    stop.set()
+    if state["shown"] is None:
+        out["on_screen_ms"] = None
+        out["blocked_ms_max"] = sampler.blocked_max_ms(state.get("a", 0.0), time.perf_counter())
+        out["note"] = f"not on screen within {wait:.0f} s"
+        side.busy = True  # its main thread may be busy for long still: not asked again
+        conn.close()
+        return out
+    a, shown = state["a"], state["shown"]
+    out["on_screen_ms"] = (shown - a) * 1000
+    out["send_ms"] = state["sent"] * 1000
+    time.sleep(0.05)
+    out["blocked_ms_max"] = sampler.blocked_max_ms(a, shown)
+    # Reject it as Claude Code does at the start of the next turn, and wait for the view to go.
     try:
-        nbuf, per = 300, max(1, int(60 * scale))
+        with side.ws() as c2:
+            ms, m = call(c2, "closeAllDiffTabs", timeout=wait)
+            out["close_ms"] = ms
+            out["close_text"] = json.dumps(m.get("result", m.get("error")))[:120]
+        _, m = recv_answer(conn, 7, time.perf_counter(), wait)
+        out["answer"] = json.dumps(m.get("result", m.get("error")))[:120]
+        wait_until(lambda: not side.nvim.exec_lua(ON_SCREEN, expect_n, expect_last), wait, "the diff to go")
+        out["gone_ms"] = (time.perf_counter() - shown) * 1000
+    except (TimeoutError, RuntimeError) as e:
+        out["note"] = f"closing: {e}"
+        side.busy = True
+    finally:
+        conn.close()
+    return out
+
+
+SCENARIOS = ("diagnostics", "prompt-turn", "visual", "editors", "opendiff")
+
+
+def run_side(side: Side, scale: float, rounds: int, wait: float, diff_wait: float, scenarios):
+    """Each scenario gets a sampler of its own, started after its setup (a setup can keep the
+    editor busy for seconds)."""
+    res = {}
+
+    def sampled(f, *args):
+        sampler = Sampler(side.sock)
+        try:
+            settle(sampler)
+            return f(side, sampler, *args)
+        finally:
+            sampler.close()
+
+    nbuf, per = 300, max(1, int(60 * scale))
+    if "diagnostics" in scenarios or "prompt-turn" in scenarios or "editors" in scenarios:
         d = side.project / "diag"
         d.mkdir()
+        t = time.perf_counter()
         side.nvim.exec_lua(FILL_BUFFERS, str(d), nbuf, per)
+        res["setup_diagnostics_s"] = time.perf_counter() - t
         time.sleep(0.5)
-        res["diagnostics"] = dict(measure(side, sampler, "getDiagnostics", rounds), diagnostics=nbuf * per, buffers=nbuf)
+    if "diagnostics" in scenarios:
+        res["diagnostics"] = dict(sampled(measure, "getDiagnostics", rounds), diagnostics=nbuf * per, buffers=nbuf)
+    if "prompt-turn" in scenarios:
         res["prompt-turn"] = prompt_turn(side, wait)
-        res["visual"] = visual(side, sampler, scale)
+    if "visual" in scenarios:
+        res["visual"] = visual(side, scale)
+    if "editors" in scenarios:
         e = side.project / "editors"
         e.mkdir()
         extra = max(1, int(1500 * scale)) - nbuf
+        t = time.perf_counter()
         if extra > 0:
             side.nvim.exec_lua(FILL_BUFFERS, str(e), extra, 0)
+        res["setup_editors_s"] = time.perf_counter() - t
         time.sleep(0.5)
-        res["editors"] = dict(measure(side, sampler, "getOpenEditors", rounds), buffers=nbuf + max(extra, 0))
-    finally:
-        sampler.close()
+        res["editors"] = dict(sampled(measure, "getOpenEditors", rounds), buffers=nbuf + max(extra, 0))
+    if "opendiff" in scenarios:
+        res["opendiff"] = sampled(opendiff, scale, diff_wait)
     return res
 
 
@@ -266,8 +469,16 @@ def main():
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--reference", help="a checkout of coder/claudecode.nvim (never committed here)")
     ap.add_argument("--prompt-wait", type=float, default=5.0, help="seconds a call may take at the prompt")
+    ap.add_argument("--diff-wait", type=float, default=120.0,
+                    help="seconds openDiff may take to be on screen (and to close)")
+    ap.add_argument("--scenarios", default=",".join(SCENARIOS), help="comma-separated subset of " + ", ".join(SCENARIOS))
     ap.add_argument("--json", help="write every figure to this file")
     a = ap.parse_args()
+    scenarios = [x for x in a.scenarios.split(",") if x]
+    for x in scenarios:
+        if x not in SCENARIOS:
+            sys.exit(f"--scenarios: unknown scenario {x!r} (known: {', '.join(SCENARIOS)})")
+    load0 = os.getloadavg()
 
     tmp = Path(tempfile.mkdtemp(prefix="cc-bench-nowait-"))
     sides = [("claude-context.nvim", "require('claude_context').setup({})", None)]
@@ -284,29 +495,52 @@ def main():
         for name, setup, rtp in sides:
             s = Side(name.split()[0], setup, rtp, tmp)
             try:
-                results[name] = run_side(s, a.scale, a.rounds, a.prompt_wait)
+                results[name] = run_side(s, a.scale, a.rounds, a.prompt_wait, a.diff_wait, scenarios)
             finally:
                 s.stop()
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
-    print(f"scale {a.scale} (sizes × {a.scale}), {a.rounds} rounds, load average {os.getloadavg()[0]:.2f}\n")
+    load1 = os.getloadavg()
+    print(f"scale {a.scale} (sizes × {a.scale}), {a.rounds} rounds, load average {load0[0]:.2f} at the start, "
+          f"{load1[0]:.2f} at the end\n")
     print("| scenario | side | size | call median | call max | editor blocked (max) |")
     print("|---|---|---|---|---|---|")
     for name, r in results.items():
-        d, e = r["diagnostics"], r["editors"]
-        print(f"| getDiagnostics | {name} | {d['diagnostics']} diagnostics / {d['buffers']} buffers | "
-              f"{fmt(d['call_ms_median'])} | {fmt(d['call_ms_max'])} | {fmt(d['blocked_ms_max'])} |")
-        print(f"| getOpenEditors | {name} | {e['buffers']} buffers | {fmt(e['call_ms_median'])} | "
-              f"{fmt(e['call_ms_max'])} | {fmt(e['blocked_ms_max'])} |")
-        v = r["visual"]
-        print(f"| whole-file Visual selection + 4 cursor moves | {name} | {v['lines']} lines | — | — | "
-              f"{fmt(v['blocked_ms_max'])} |")
-        p = r["prompt-turn"]
-        print(f"| hit-enter prompt: closeAllDiffTabs + getDiagnostics | {name} | prompt up | "
-              f"{fmt(p.get('turn_ms'))} (closeAllDiffTabs {fmt(p.get('closeAllDiffTabs'))}) | — | — |")
+        if "diagnostics" in r:
+            d = r["diagnostics"]
+            print(f"| getDiagnostics | {name} | {d['diagnostics']} diagnostics / {d['buffers']} buffers | "
+                  f"{fmt(d['call_ms_median'])} | {fmt(d['call_ms_max'])} | {fmt(d['blocked_ms_max'])} |")
+        if "editors" in r:
+            e = r["editors"]
+            print(f"| getOpenEditors | {name} | {e['buffers']} buffers | {fmt(e['call_ms_median'])} | "
+                  f"{fmt(e['call_ms_max'])} | {fmt(e['blocked_ms_max'])} |")
+        if "visual" in r:
+            v = r["visual"]
+            print(f"| whole-file Visual selection + 4 cursor moves | {name} | {v['lines']} lines | — | — | "
+                  f"{fmt(v['blocked_ms_max'])} |")
+        if "prompt-turn" in r:
+            p = r["prompt-turn"]
+            print(f"| hit-enter prompt: closeAllDiffTabs + getDiagnostics | {name} | prompt up | "
+                  f"{fmt(p.get('turn_ms'))} (closeAllDiffTabs {fmt(p.get('closeAllDiffTabs'))}) | — | — |")
+            if "rust_turn_ms" in p:
+                print(f"| hit-enter prompt, Rust client (p50 of 5) | {name} | prompt up | "
+                      f"{fmt(p['rust_turn_ms'])} (closeAllDiffTabs {fmt(p['rust_closeAllDiffTabs'])}) | — | — |")
+        if "opendiff" in r:
+            o = r["opendiff"]
+            shown = fmt(o["on_screen_ms"]) if o["on_screen_ms"] is not None else f"no answer in {a.diff_wait:.0f} s"
+            print(f"| openDiff: on screen | {name} | {o['bytes'] / 1e6:.1f} MB, {o['lines']} lines | {shown} | — | "
+                  f"{fmt(o['blocked_ms_max'])} |")
+    for name, r in results.items():
+        notes = {k: v for k, v in r.items() if k.startswith("setup_")}
+        if "opendiff" in r:
+            notes.update({f"opendiff {k}": v for k, v in r["opendiff"].items()
+                          if k not in ("on_screen_ms", "blocked_ms_max", "lines", "bytes")})
+        if notes:
+            print(f"\n{name}: " + ", ".join(f"{k} {v:.2f}" if isinstance(v, float) else f"{k} {v}"
+                                             for k, v in notes.items()))
     if a.json:
-        Path(a.json).write_text(json.dumps({"scale": a.scale, "results": results}, indent=2))
+        Path(a.json).write_text(json.dumps({"scale": a.scale, "load": [load0, load1], "results": results}, indent=2))
 
 
 if __name__ == "__main__":

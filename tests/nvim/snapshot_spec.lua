@@ -169,6 +169,35 @@ return {
     end,
   },
   {
+    "a diff the person closes: the snapshot follows, closeAllDiffTabs answers without the editor",
+    function()
+      local f = dir .. "/f2.txt"
+      h.write(f, "old\n")
+      local box = {}
+      require("claude_context.rpc").handlers.closeAllDiffTabs = real.closeAllDiffTabs
+      cc().call_tool("openDiff", { old_file_path = f, new_file_path = f, new_file_contents = "new\n", tab_name = "snap2" }, function(r)
+        box.result = r
+      end)
+      local diff = require("claude_context.ide.diff")
+      wait_for(function()
+        return diff.views.snap2 and diff.views.snap2.prop_win
+      end, 5000, "the diff view")
+      -- Rejected by the person (not through a tool): the view goes, the snapshot says so.
+      vim.cmd("ClaudeContext reject")
+      wait_for(function()
+        return box.result
+      end, 5000, "the rejection")
+      ok(vim.inspect(box.result):find("DIFF_REJECTED", 1, true), vim.inspect(box.result))
+      wait_for(function()
+        return next(diff.views) == nil
+      end, 5000, "the view to close")
+      forbid_main_thread()
+      wait_for(function()
+        return h.call("closeAllDiffTabs").content[1].text == "CLOSED_0_DIFF_TABS"
+      end, 5000, "closeAllDiffTabs answered from the snapshot")
+    end,
+  },
+  {
     "the latest selection, sent once it settles",
     function()
       local g = dir .. "/g.txt"
@@ -260,6 +289,89 @@ return {
     end,
   },
   {
+    "a big selection is never encoded in one piece, and leaving Visual mode reads it in slices",
+    function()
+      local big = dir .. "/big4.txt"
+      local lines = {}
+      for i = 1, 12000 do
+        lines[i] = "line " .. i .. ' with "quotes" and \\ and é'
+      end
+      h.write(big, table.concat(lines, "\n") .. "\n")
+      vim.cmd.edit(big)
+      local util = require("claude_context.ide.util")
+      local sel = require("claude_context.ide.selection")
+      sel.reset()
+      local most, regions, enc, region = 0, 0, vim.json.encode, util.region
+      vim.json.encode = function(v, ...)
+        if type(v) == "string" then
+          most = math.max(most, #v)
+        elseif type(v) == "table" and type(v.text) == "string" then
+          most = math.max(most, #v.text)
+        end
+        return enc(v, ...)
+      end
+      util.region = function(...)
+        regions = regions + 1
+        return region(...)
+      end
+      local reads = sel.sliced_reads or 0
+      local okk, err = pcall(function()
+        -- Selected and left at once (before the debounce): the selection it had is read.
+        vim.cmd("normal! ggVG")
+        vim.cmd("normal! \27")
+        wait_for(function()
+          local l = sel.latest()
+          return l and l.filePath == big and not l.selection.isEmpty and l.selection["end"].line == 11999
+        end, 10000, "the selection read")
+        eq(0, regions, "never read in one piece")
+        eq(reads + 1, sel.sliced_reads or 0, "read in slices once")
+        -- The same selection again, settled then left: not read again.
+        vim.cmd("normal! gv")
+        sel.flush()
+        vim.cmd("normal! \27")
+        eq(reads + 1, sel.sliced_reads or 0, "the same lines are not read again")
+      end)
+      vim.json.encode, util.region = enc, region
+      if not okk then
+        error(err, 0)
+      end
+      ok(most < 12000 * 20, "no JSON encoding of the whole text: largest " .. most)
+      local s = json_of("getLatestSelection")
+      local got = vim.split(s.text, "\n")
+      eq(12000, #got)
+      eq(lines[1], got[1])
+      eq(lines[12000], got[12000])
+      eq({ line = 11999, character = #lines[12000] - 1 }, s.selection["end"])
+      eq(big, s.filePath)
+    end,
+  },
+  {
+    "a big selection with a NUL byte in a line keeps it (read exactly, not by join())",
+    function()
+      local lines = {}
+      for i = 1, 3000 do
+        lines[i] = "l" .. i
+      end
+      vim.cmd.enew()
+      vim.api.nvim_buf_set_lines(0, 0, -1, false, lines)
+      vim.api.nvim_buf_set_lines(0, 9, 10, false, { "a\0b" })
+      local nul = dir .. "/nul.bin"
+      vim.cmd("silent write " .. vim.fn.fnameescape(nul))
+      local sel = require("claude_context.ide.selection")
+      ok(3000 > sel.slice_lines, "bigger than a slice")
+      vim.cmd("normal! ggVG")
+      vim.cmd("normal! \27")
+      wait_for(function()
+        local l = sel.latest()
+        return l and l.filePath == nul and not l.selection.isEmpty and l.selection["end"].line == 2999
+      end, 10000, "the selection read")
+      local got = vim.split(json_of("getLatestSelection").text, "\n")
+      eq(3000, #got)
+      eq("a\0b", got[10])
+      eq("l3000", got[3000])
+    end,
+  },
+  {
     "a big selection_changed is sent from the bridge's threads, in order with the next ones",
     function()
       local C = ws.connect()
@@ -276,6 +388,11 @@ return {
       vim.cmd("normal! ggVG")
       sel.flush()
       vim.cmd("normal! \27")
+      -- Read a slice per turn: published once read (a newer selection before that would win).
+      wait_for(function()
+        local l = sel.latest()
+        return l and l.filePath == big and not l.selection.isEmpty and l.selection["end"].line == 19999
+      end, 10000, "the big selection read")
       vim.api.nvim_win_set_cursor(0, { 3, 4 })
       sel.flush()
       wait_for(function()

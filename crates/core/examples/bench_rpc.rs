@@ -6,8 +6,11 @@
 //!
 //! Modes (every one prints a single JSON line on stdout; times in microseconds unless named `_ms`):
 //!
-//! * `latency <n> [warmup]` — `n` sequential `tools/call getWorkspaceFolders` round trips on one
-//!   connection (after `warmup` unmeasured ones): p50/p90/p99/p999/max.
+//! * `latency <n> [warmup] [tool]` — `n` sequential `tools/call` round trips of `tool` (default
+//!   `getWorkspaceFolders`) on one connection (after `warmup` unmeasured ones):
+//!   p50/p90/p99/p999/max: the time until the whole answer is received (each answer is checked,
+//!   untimed). `bench/nowait.py` times a turn's tools at a hit-enter prompt with it too (the
+//!   bench's Python client takes ~15 ms itself to read a 3 MB answer).
 //! * `pipeline <n> [rounds] [tool]` — per round, `n` calls of `tool` (default
 //!   `getWorkspaceFolders`, answered from the editor snapshot; `getCurrentSelection` is answered
 //!   on Neovim's main thread) written back to back on one connection while a second task reads
@@ -39,7 +42,7 @@ const CALL: &str =
 
 fn usage() -> ! {
     eprintln!(
-        "usage: bench_rpc <port> <token> latency <n> [warmup]\n\
+        "usage: bench_rpc <port> <token> latency <n> [warmup] [tool]\n\
          \x20      bench_rpc <port> <token> pipeline <n> [rounds] [tool]\n\
          \x20      bench_rpc <port> <token> big <bytes> ping|ignore|write <reps>\n\
          \x20      bench_rpc <port> <token> bigflood <bytes> ping|ignore|write <conns> <rounds>"
@@ -73,7 +76,8 @@ fn main() {
         let c = Client { port, token };
         match a[2].as_str() {
             "latency" => {
-                c.latency(num(a.get(3), None), num(a.get(4), Some(1000)))
+                let tool = a.get(5).map_or("getWorkspaceFolders", String::as_str);
+                c.latency(num(a.get(3), None), num(a.get(4), Some(1000)), tool)
                     .await
             }
             "pipeline" => {
@@ -139,23 +143,25 @@ impl Client {
         Ok(ws)
     }
 
-    async fn latency(&self, n: usize, warmup: usize) -> Res<serde_json::Value> {
+    async fn latency(&self, n: usize, warmup: usize, tool: &str) -> Res<serde_json::Value> {
         let mut ws = self.connect().await?;
         let mut samples = Vec::with_capacity(n);
         for i in 0..warmup + n {
-            let msg = call("getWorkspaceFolders", i + 1);
+            let msg = call(tool, i + 1);
             let t = Instant::now();
             let r = round_trip(&mut ws, msg.into()).await?;
-            let dt = t.elapsed();
-            if i == 0 {
+            let dt = t.elapsed(); // the whole answer received (checked, not timed, below)
+            if i == 0 && tool == "getWorkspaceFolders" {
                 check_folders(&r)?;
+            } else {
+                parse_result(&r)?;
             }
             if i >= warmup {
                 samples.push(dt);
             }
         }
         let _ = ws.close(None).await;
-        Ok(serde_json::json!({"mode": "latency", "n": n, "us": stats(&mut samples)}))
+        Ok(serde_json::json!({"mode": "latency", "tool": tool, "n": n, "us": stats(&mut samples)}))
     }
 
     async fn pipeline(&self, n: usize, rounds: usize, tool: &str) -> Res<serde_json::Value> {

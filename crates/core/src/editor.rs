@@ -14,6 +14,7 @@
 //!   the caller awaits without blocking anything.
 
 use serde::Deserialize;
+use serde_json::value::RawValue;
 use serde_json::Value;
 use std::collections::{BTreeMap, HashMap};
 use std::future::Future;
@@ -93,8 +94,27 @@ pub enum Delta {
     Diag { buf: u64, items: Vec<Value> },
     /// The latest selection (`getLatestSelection`'s answer, `success: true`).
     Selection { sel: Value },
+    /// A slice of the text of a big selection being read (`j` numbers the read): appended.
+    SelPart { j: u64, t: String },
+    /// Read `j` is complete: the latest selection is its slices' text with `meta`
+    /// (`filePath`, `fileUrl`, `selection`).
+    SelEnd {
+        j: u64,
+        meta: serde_json::Map<String, Value>,
+    },
     /// How many diff views of this plugin are open.
     Diffs { n: u64 },
+}
+
+/// How `lua/claude_context/ide/snapshot.lua` starts a [`Delta::Diag`].
+const DIAG_PREFIX: &str = r#"{"k":"diag","#;
+
+/// A [`Delta::Diag`] whose items stay JSON text (serde cannot keep a [`RawValue`] inside an
+/// internally tagged enum).
+#[derive(Deserialize)]
+struct DiagDelta {
+    buf: u64,
+    items: Box<RawValue>,
 }
 
 /// The mirrored state; see [`Snapshot`].
@@ -106,8 +126,13 @@ pub struct SnapState {
     pub bufs: BTreeMap<u64, BufRow>,
     by_name: HashMap<String, u64>,
     pub active: Option<u64>,
-    pub diags: HashMap<u64, Vec<Value>>,
+    /// Each buffer's diagnostics as the JSON array `getDiagnostics` answers with, kept as text:
+    /// an answer copies them rather than encoding 18,000 values again at every call.
+    pub diags: HashMap<u64, Box<RawValue>>,
     pub selection: Option<Value>,
+    /// The big selection being read ([`Delta::SelPart`]): its number and its text so far.
+    sel_job: u64,
+    sel_text: String,
     pub diffs: u64,
     /// Deltas applied so far.
     pub applied: u64,
@@ -151,15 +176,39 @@ impl SnapState {
                 }
             }
             Delta::Active { buf } => self.active = buf,
-            Delta::Diag { buf, items } => {
-                if items.is_empty() {
-                    self.diags.remove(&buf);
-                } else {
-                    self.diags.insert(buf, items);
-                }
-            }
+            Delta::Diag { buf, items } => match serde_json::value::to_raw_value(&items) {
+                Ok(raw) => self.set_diags(buf, raw),
+                Err(e) => tracing::warn!(error = %e, "ignoring diagnostics that do not encode"),
+            },
             Delta::Selection { sel } => self.selection = Some(sel),
+            Delta::SelPart { j, t } => {
+                if j != self.sel_job {
+                    self.sel_job = j;
+                    self.sel_text.clear();
+                }
+                self.sel_text.push_str(&t);
+            }
+            Delta::SelEnd { j, meta } => {
+                if j == self.sel_job {
+                    let mut sel = serde_json::Map::new();
+                    sel.insert("success".into(), Value::Bool(true));
+                    sel.insert("text".into(), std::mem::take(&mut self.sel_text).into());
+                    sel.extend(meta);
+                    self.selection = Some(Value::Object(sel));
+                }
+                self.sel_job = 0;
+                self.sel_text = String::new();
+            }
             Delta::Diffs { n } => self.diffs = n,
+        }
+    }
+
+    /// `buf`'s diagnostics are now `items` (a JSON array; `[]` clears them).
+    fn set_diags(&mut self, buf: u64, items: Box<RawValue>) {
+        if items.get().trim() == "[]" {
+            self.diags.remove(&buf);
+        } else {
+            self.diags.insert(buf, items);
         }
     }
 
@@ -210,6 +259,14 @@ impl Snapshot {
         let mut st = lock(&self.state);
         let pending = std::mem::take(&mut *lock(&self.queue));
         for text in pending {
+            // Diagnostics (the bulk of what is pushed) are kept as the JSON text they came in.
+            if text.starts_with(DIAG_PREFIX) {
+                if let Ok(d) = serde_json::from_str::<DiagDelta>(&text) {
+                    st.applied += 1;
+                    st.set_diags(d.buf, d.items);
+                    continue;
+                }
+            }
             match serde_json::from_str::<Delta>(&text) {
                 Ok(d) => st.apply(d),
                 Err(e) => tracing::warn!(error = %e, "ignoring a malformed editor snapshot delta"),
@@ -336,11 +393,28 @@ mod tests {
         assert!(s.state().find("/p/b.rs").is_none());
         s.push(r#"{"k":"diag","buf":1,"items":[{"message":"m"}]}"#.into());
         s.push(r#"{"k":"active","buf":1}"#.into());
-        assert_eq!(s.state().diags[&1].len(), 1);
+        assert_eq!(s.state().diags[&1].get(), r#"[{"message":"m"}]"#);
         s.push(r#"{"k":"diag","buf":1,"items":[]}"#.into());
         assert!(s.state().diags.is_empty(), "cleared diagnostics");
         s.push(r#"{"k":"diag","buf":1,"items":[{"message":"m"}]}"#.into());
         s.push("not json".into());
+        // A big selection comes in slices, then its end; an abandoned read's slices are dropped.
+        s.push(r#"{"k":"sel_part","j":1,"t":"lost"}"#.into());
+        s.push(r#"{"k":"sel_part","j":2,"t":"a\nb"}"#.into());
+        s.push(r#"{"k":"sel_part","j":2,"t":"\nc\u00e9"}"#.into());
+        s.push(r#"{"k":"sel_end","j":2,"meta":{"filePath":"/p/a.rs","selection":{"x":1}}}"#.into());
+        assert_eq!(
+            s.state().selection,
+            Some(serde_json::json!({"success": true, "text": "a\nb\ncé",
+                "filePath": "/p/a.rs", "selection": {"x": 1}}))
+        );
+        s.push(r#"{"k":"sel_part","j":3,"t":"half"}"#.into());
+        s.push(r#"{"k":"sel_end","j":4,"meta":{"filePath":"/p/b.rs"}}"#.into());
+        assert_eq!(
+            s.state().selection.as_ref().unwrap()["filePath"],
+            "/p/a.rs",
+            "an end without its slices changes nothing"
+        );
         s.push(r#"{"k":"gone","bufs":[1]}"#.into());
         let st = s.state();
         assert!(st.bufs.is_empty() && st.diags.is_empty() && st.active.is_none());

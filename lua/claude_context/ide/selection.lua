@@ -13,6 +13,8 @@ local uv = vim.uv or vim.loop
 
 ---@type table? the latest selection recorded in a file buffer (protocol shape, success = true)
 local latest
+---@type table? the sliced read in progress
+local reading
 local last_sent
 local timer
 local debounce_ms = 100
@@ -20,25 +22,40 @@ local debounce_ms = 100
 local tracking = true
 local VISUAL = { v = true, V = true, ["\22"] = true }
 
+---@type string? the JSON of the latest selection's notification (resent to a new client as is)
+local latest_params
+
+---Sends `params` (the JSON of a `selection_changed` notification) to every client, unless it is
+---what was sent last.
+---@param params string
+---@return boolean sent
+local function broadcast(params)
+  latest_params = params
+  if params == last_sent then
+    return false
+  end
+  last_sent = params
+  local ok, native = pcall(require("claude_context.native").load)
+  if ok and native.status() then
+    native.broadcast("selection_changed", params)
+  end
+  return true
+end
+
 ---Sends `sel` to every client (unless it is what was sent last) and records it as the latest.
 ---@param sel table
 function M.publish(sel)
   latest = sel
+  reading, M.last_big = nil, nil -- a newer selection: a sliced read still going is out of date
   local params = vim.json.encode({
     text = sel.text,
     filePath = sel.filePath,
     fileUrl = sel.fileUrl,
     selection = sel.selection,
   })
-  if params == last_sent then
-    return
-  end
-  last_sent = params
-  -- getLatestSelection answers from the bridge's snapshot (no main thread needed).
-  require("claude_context.ide.snapshot").note_selection(params)
-  local ok, native = pcall(require("claude_context.native").load)
-  if ok and native.status() then
-    native.broadcast("selection_changed", params)
+  if broadcast(params) then
+    -- getLatestSelection answers from the bridge's snapshot (no main thread needed).
+    require("claude_context.ide.snapshot").note_selection(params)
   end
 end
 
@@ -68,43 +85,71 @@ end
 local last_key
 
 ---Lines a big whole-line selection is read in per turn of the event loop.
-M.slice_lines = 5000
+M.slice_lines = 2500
 
----@type table? the sliced read in progress
-local reading
+---Sliced reads started (tests).
+M.sliced_reads = 0
 
----Reads the whole-line selection `s`..`e` (1-based) of `win` a slice per turn of the event
----loop (keystrokes and RPCs get their turn in between), then publishes it. Dropped when the
----selection changes meanwhile (the next settled one is read instead).
----@param win integer
----@param key string
+---Lines `from`..`to` (1-based) of `buf` joined by newlines, and that text as a JSON string. Joined
+---by Vimscript's join() (in C): one string in Lua's heap rather than one per line (thousands of
+---short strings per slice make LuaJIT's collector and string table work in long pieces).
+---@param buf integer
+---@param from integer
+---@param to integer
+---@return string text, string json
+local function slice_text(buf, from, to)
+  local ok, text = pcall(vim.api.nvim_eval, ("join(getbufline(%d, %d, %d), \"\\n\")"):format(buf, from, to))
+  -- A NUL in a line comes back as a newline: then the count is off, and the Lua way is exact.
+  if ok and type(text) == "string" and vim.fn.count(text, "\n") == to - from then
+    return text, vim.json.encode(text)
+  end
+  text = table.concat(vim.api.nvim_buf_get_lines(buf, from - 1, to, false), "\n")
+  return text, vim.json.encode(text)
+end
+
+---Reads the whole-line selection `s`..`e` (1-based) of `buf` a slice per turn of the event
+---loop (keystrokes and RPCs get their turn in between), then publishes it. Each slice is
+---encoded to JSON as it is read and handed to the bridge's snapshot, so the end costs the
+---editor one join of the encoded text and its hand-over to the bridge, never an encoding of the
+---whole text. Dropped when a newer selection is published or read, when the buffer changes,
+---or while in Visual mode, when the selection no longer is this one.
+---@param buf integer
 ---@param s integer
 ---@param e integer
-local function read_sliced(win, key, s, e)
-  local buf = vim.api.nvim_win_get_buf(win)
-  local job, parts, from = {}, {}, s
+local function read_sliced(buf, s, e)
+  local tick = vim.api.nvim_buf_get_changedtick(buf)
+  M.sliced_reads = M.sliced_reads + 1
+  local job = { id = M.sliced_reads, buf = buf, tick = tick, s = s, e = e }
+  local snapshot = require("claude_context.ide.snapshot")
+  local raw, enc, from = {}, { '{"text":"' }, s
   reading = job
   local function step()
     if reading ~= job then
       return
     end
-    if not vim.api.nvim_win_is_valid(win) or vim.api.nvim_get_current_win() ~= win or selection_key(win) ~= key then
+    if
+      not vim.api.nvim_buf_is_valid(buf)
+      or vim.api.nvim_buf_get_changedtick(buf) ~= tick
+      or (VISUAL[vim.api.nvim_get_mode().mode:sub(1, 1)] and not M.is_current(job))
+    then
       reading, last_key = nil, nil
       return
     end
     local to = math.min(from + M.slice_lines - 1, e)
-    parts[#parts + 1] = table.concat(vim.api.nvim_buf_get_lines(buf, from - 1, to, false), "\n")
+    local text, json = slice_text(buf, from, to)
+    raw[#raw + 1] = text
+    -- The slice as a JSON string without its quotes; slices are joined by an encoded newline.
+    local part = (from > s and "\\n" or "") .. json:sub(2, -2)
+    enc[#enc + 1] = part
+    snapshot.note_selection_part(job, part)
     from = to + 1
     if from <= e then
       vim.defer_fn(step, 0) -- a timer, not vim.schedule: input is read before the next slice
       return
     end
-    reading = nil
     local last = vim.api.nvim_buf_get_lines(buf, e - 1, e, false)[1] or ""
     local path = vim.api.nvim_buf_get_name(buf)
-    M.publish({
-      success = true,
-      text = table.concat(parts, "\n"),
+    local meta = {
       filePath = path,
       fileUrl = util.uri(path),
       selection = {
@@ -112,9 +157,75 @@ local function read_sliced(win, key, s, e)
         ["end"] = { line = e - 1, character = util.u16(last, #last) },
         isEmpty = false,
       },
-    })
+    }
+    local tail = vim.json.encode(meta)
+    enc[#enc + 1] = '",' .. tail:sub(2)
+    -- Joining the notification and handing it to the bridge each copy the whole text: a turn
+    -- of the event loop each.
+    local params
+    local function finish()
+      if reading ~= job then
+        return
+      end
+      if not params then
+        params = table.concat(enc)
+        enc = nil
+        vim.defer_fn(finish, 0)
+        return
+      end
+      reading = nil
+      M.last_big = job
+      -- The text is joined once, only if someone asks for it in Lua (the bridge has it).
+      latest = setmetatable({ success = true, filePath = meta.filePath, fileUrl = meta.fileUrl, selection = meta.selection }, {
+        __index = function(t, k)
+          if k == "text" then
+            local v = table.concat(raw, "\n")
+            rawset(t, "text", v)
+            return v
+          end
+        end,
+      })
+      broadcast(params)
+      snapshot.note_selection_end(job, tail)
+    end
+    vim.defer_fn(finish, 0)
   end
   step()
+end
+
+---Whether `job`'s lines are the Visual-line selection now (in Visual mode) or the last one (after
+---it, the `'<` and `'>` marks).
+---@param job table
+---@return boolean
+function M.is_current(job)
+  if vim.api.nvim_get_current_buf() ~= job.buf then
+    return false
+  end
+  local mode = vim.api.nvim_get_mode().mode
+  local a, b
+  if mode == "V" then
+    a, b = vim.fn.line("v"), vim.fn.line(".")
+  elseif not VISUAL[mode:sub(1, 1)] and vim.fn.visualmode() == "V" then
+    a, b = vim.fn.line("'<"), vim.fn.line("'>")
+  else
+    return false
+  end
+  return math.min(a, b) == job.s and math.max(a, b) == job.e
+end
+
+---The last big Visual-line selection read (or being read) is `buf`'s lines `s`..`e` as they are.
+---@param buf integer
+---@param s integer
+---@param e integer
+---@return boolean
+local function already_read(buf, s, e)
+  local j = reading or M.last_big
+  return j ~= nil
+    and j.buf == buf
+    and j.s == s
+    and j.e == e
+    and j.tick == vim.api.nvim_buf_get_changedtick(buf)
+    and (reading ~= nil or latest ~= nil)
 end
 
 ---The lines of `win`'s Visual-line selection when it is bigger than a slice.
@@ -143,10 +254,14 @@ function M.flush()
       return -- the same settled selection: read once, sent once
     end
     last_key = key
-    reading = nil
     local bs, be = big_linewise(win)
+    local buf = vim.api.nvim_win_get_buf(win)
     if bs then
-      return read_sliced(win, key, bs, be)
+      if already_read(buf, bs, be) then
+        return -- being read (or read) already: the same lines
+      end
+      reading = nil
+      return read_sliced(buf, bs, be)
     end
     M.publish(util.selection_of(win))
   end
@@ -172,9 +287,23 @@ local function on_mode_changed()
       timer:stop()
     end
     local win = util.active_editor_win()
-    local sel = win and util.last_visual(win)
+    if not win then
+      return
+    end
+    last_key = nil -- what flush reads next is new again
+    local buf = vim.api.nvim_win_get_buf(win)
+    if old == "V" and win == vim.api.nvim_get_current_win() then
+      local a, b = vim.fn.line("'<"), vim.fn.line("'>")
+      if a > 0 and b - a + 1 > M.slice_lines then
+        if not already_read(buf, a, b) then
+          reading = nil
+          read_sliced(buf, a, b)
+        end
+        return
+      end
+    end
+    local sel = util.last_visual(win)
     if sel then
-      last_key = nil -- what flush reads next is new again
       M.publish(sel)
     end
   else
@@ -217,6 +346,9 @@ end
 ---@return table?
 function M.latest()
   if latest then
+    if rawget(latest, "text") == nil then
+      local _ = latest.text -- a big one read in slices: its text joined now (see read_sliced)
+    end
     return latest
   end
   local win = util.active_editor_win()
@@ -229,6 +361,10 @@ function M.resend()
     return
   end
   last_sent = nil
+  if latest and latest_params then
+    broadcast(latest_params) -- as it was encoded: a big one is not encoded again
+    return
+  end
   local sel = M.latest()
   if sel then
     M.publish(sel)
@@ -237,7 +373,7 @@ end
 
 ---Forgets everything (tests).
 function M.reset()
-  latest, last_sent, last_key, reading = nil, nil, nil, nil
+  latest, last_sent, last_key, reading, latest_params, M.last_big = nil, nil, nil, nil, nil, nil
 end
 
 return M

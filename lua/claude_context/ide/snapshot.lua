@@ -232,6 +232,22 @@ function M.note_selection(params)
   end
 end
 
+---Pushes a slice of a big selection's text being read (`selection.lua`): `part` is JSON string
+---content (encoded, without quotes), parts of one read in order; the bridge joins them.
+---@param job {id: integer}
+---@param part string
+function M.note_selection_part(job, part)
+  push('{"k":"sel_part","j":' .. job.id .. ',"t":"' .. part .. '"}')
+end
+
+---The read of `job` is complete: the latest selection is its parts' text with `meta` (the JSON of
+---`{filePath, fileUrl, selection}`).
+---@param job {id: integer}
+---@param meta string
+function M.note_selection_end(job, meta)
+  push('{"k":"sel_end","j":' .. job.id .. ',"meta":' .. meta .. "}")
+end
+
 ---Starts mirroring into the running bridge: a reset, one full scan, then deltas.
 ---@param augroup integer the IDE autocommand group
 function M.start(augroup)

@@ -94,7 +94,8 @@ fn run(ctx: Ctx, args: Value) -> crate::tools::ToolFuture {
 #[derive(Serialize)]
 struct FileRef<'a> {
     uri: String,
-    diagnostics: &'a [Value],
+    /// The buffer's diagnostics as the snapshot keeps them: JSON text, copied, not re-encoded.
+    diagnostics: &'a serde_json::value::RawValue,
 }
 
 /// The answer's JSON text from the snapshot; `None` when it is not live. With `uri`: that
@@ -102,6 +103,7 @@ struct FileRef<'a> {
 /// file buffer that has any, by uri.
 pub fn from_snapshot(ctx: &crate::state::State, uri: Option<&str>) -> Option<String> {
     let cwd = ctx.editor_state().cwd.clone();
+    let none = serde_json::value::RawValue::from_string("[]".into()).ok()?;
     let st = ctx.snapshot.state();
     if !st.live {
         return None;
@@ -118,7 +120,7 @@ pub fn from_snapshot(ctx: &crate::state::State, uri: Option<&str>) -> Option<Str
             match found {
                 Some(r) => vec![FileRef {
                     uri: uri.to_string(),
-                    diagnostics: st.diags.get(&r.buf).map(Vec::as_slice).unwrap_or(&[]),
+                    diagnostics: st.diags.get(&r.buf).map(AsRef::as_ref).unwrap_or(&none),
                 }],
                 None => Vec::new(),
             }
@@ -129,7 +131,7 @@ pub fn from_snapshot(ctx: &crate::state::State, uri: Option<&str>) -> Option<Str
                 .values()
                 .filter(|r| r.loaded && r.file)
                 .filter_map(|r| {
-                    let d = st.diags.get(&r.buf).filter(|d| !d.is_empty())?;
+                    let d = st.diags.get(&r.buf)?;
                     Some(FileRef {
                         uri: format!("file://{}", r.name),
                         diagnostics: d,
@@ -182,6 +184,63 @@ mod tests {
         assert_eq!(
             call(&s, "getDiagnostics", json!({"uri": 3})).unwrap_err().0,
             -32602
+        );
+    }
+
+    #[test]
+    fn answered_from_the_snapshot_as_pushed_and_cleared() {
+        let (s, ed) = ctx(|_, _| Err("the editor is not asked".into()));
+        let row = |b: u64, name: &str| {
+            json!({"k": "buf", "rows": [{"buf": b, "name": name, "listed": true,
+                "loaded": true, "lines": 3, "file": true}]})
+            .to_string()
+        };
+        let item = |m: &str| {
+            json!({"message": m, "severity": "Error", "source": "x",
+                "range": {"start": {"line": 0, "character": 1}, "end": {"line": 0, "character": 2}}})
+        };
+        s.snapshot.push(r#"{"k":"reset"}"#.into());
+        s.snapshot.push(row(1, "/p/b.rs"));
+        s.snapshot.push(row(2, "/p/a.rs"));
+        // As snapshot.lua writes them (kept as text) and in any other key order (parsed).
+        s.snapshot.push(format!(
+            r#"{{"k":"diag","buf":1,"items":{}}}"#,
+            json!([item("b1"), item("b2")])
+        ));
+        s.snapshot
+            .push(json!({"items": [item("a1")], "buf": 2, "k": "diag"}).to_string());
+        let all = |s| -> Value {
+            let r = call(s, "getDiagnostics", json!({})).unwrap();
+            serde_json::from_str(&texts(&r)[0]).unwrap()
+        };
+        assert_eq!(
+            all(&s),
+            json!([{"uri": "file:///p/a.rs", "diagnostics": [item("a1")]},
+                   {"uri": "file:///p/b.rs", "diagnostics": [item("b1"), item("b2")]}])
+        );
+        let r = call(&s, "getDiagnostics", json!({"uri": "file:///p/b.rs"})).unwrap();
+        let one: Value = serde_json::from_str(&texts(&r)[0]).unwrap();
+        assert_eq!(
+            one,
+            json!([{"uri": "file:///p/b.rs", "diagnostics": [item("b1"), item("b2")]}])
+        );
+        // Cleared (both ways): gone from the answer; a file with none answers an empty list.
+        s.snapshot.push(r#"{"k":"diag","buf":1,"items":[]}"#.into());
+        assert_eq!(
+            all(&s),
+            json!([{"uri": "file:///p/a.rs", "diagnostics": [item("a1")]}])
+        );
+        s.snapshot
+            .push(json!({"buf": 2, "k": "diag", "items": []}).to_string());
+        assert_eq!(all(&s), json!([]));
+        let r = call(&s, "getDiagnostics", json!({"uri": "file:///p/b.rs"})).unwrap();
+        assert_eq!(
+            texts(&r)[0],
+            r#"[{"uri":"file:///p/b.rs","diagnostics":[]}]"#
+        );
+        assert!(
+            ed.calls.lock().unwrap().is_empty(),
+            "never asked the editor"
         );
     }
 }
