@@ -367,8 +367,12 @@ def opendiff(side: Side, sampler: Sampler, scale: float, wait: float):
 
     def send_and_poll():
         a = state["a"] = time.perf_counter()
-        conn.send(json.dumps({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
-                              "params": {"name": "openDiff", "arguments": args}}))
+        try:
+            conn.send(json.dumps({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+                                  "params": {"name": "openDiff", "arguments": args}}))
+        except Exception as e:  # e.g. the side reset the connection while the request was sent
+            state["error"] = f"sending the request failed after {time.perf_counter() - a:.1f} s: {type(e).__name__}: {e}"
+            return
         state["sent"] = time.perf_counter() - a
         while not stop.is_set():
             if side.nvim.exec_lua(ON_SCREEN, expect_n, expect_last):
@@ -383,7 +387,7 @@ def opendiff(side: Side, sampler: Sampler, scale: float, wait: float):
     if state["shown"] is None:
         out["on_screen_ms"] = None
         out["blocked_ms_max"] = sampler.blocked_max_ms(state.get("a", 0.0), time.perf_counter())
-        out["note"] = f"not on screen within {wait:.0f} s"
+        out["note"] = state.get("error") or f"not on screen within {wait:.0f} s"
         side.busy = True  # its main thread may be busy for long still: not asked again
         conn.close()
         return out
