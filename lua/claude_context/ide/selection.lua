@@ -84,6 +84,41 @@ end
 
 local last_key
 
+---LuaJIT's string buffers (nil on a Neovim built with PUC Lua: a table of parts then).
+local strbuf = (function()
+  local ok, b = pcall(require, "string.buffer")
+  return ok and b or nil
+end)()
+
+---The encoded notification of a sliced read, built as the slices come: a LuaJIT string buffer
+---(appended to a slice at a time; the end is one copy out of it), or a table of parts joined
+---at the end (`table.concat` grows its buffer by doubling: three copies of the whole text).
+---@return {put: fun(s: string), take: fun(): string}
+local function notification_builder()
+  if strbuf then
+    local b = strbuf.new()
+    return {
+      put = function(x)
+        b:put(x)
+      end,
+      take = function()
+        local r = b:tostring()
+        b:free()
+        return r
+      end,
+    }
+  end
+  local parts = {}
+  return {
+    put = function(x)
+      parts[#parts + 1] = x
+    end,
+    take = function()
+      return table.concat(parts)
+    end,
+  }
+end
+
 ---Lines a big whole-line selection is read in per turn of the event loop.
 M.slice_lines = 2500
 
@@ -121,7 +156,8 @@ local function read_sliced(buf, s, e)
   M.sliced_reads = M.sliced_reads + 1
   local job = { id = M.sliced_reads, buf = buf, tick = tick, s = s, e = e }
   local snapshot = require("claude_context.ide.snapshot")
-  local raw, enc, from = {}, { '{"text":"' }, s
+  local raw, enc, from = {}, notification_builder(), s
+  enc.put('{"text":"')
   reading = job
   local function step()
     if reading ~= job then
@@ -140,7 +176,7 @@ local function read_sliced(buf, s, e)
     raw[#raw + 1] = text
     -- The slice as a JSON string without its quotes; slices are joined by an encoded newline.
     local part = (from > s and "\\n" or "") .. json:sub(2, -2)
-    enc[#enc + 1] = part
+    enc.put(part)
     snapshot.note_selection_part(job, part)
     from = to + 1
     if from <= e then
@@ -159,16 +195,16 @@ local function read_sliced(buf, s, e)
       },
     }
     local tail = vim.json.encode(meta)
-    enc[#enc + 1] = '",' .. tail:sub(2)
-    -- Joining the notification and handing it to the bridge each copy the whole text: a turn
-    -- of the event loop each.
+    enc.put('",' .. tail:sub(2))
+    -- Taking the notification out of its builder and handing it to the bridge each copy the
+    -- whole text: a turn of the event loop each.
     local params
     local function finish()
       if reading ~= job then
         return
       end
       if not params then
-        params = table.concat(enc)
+        params = enc.take()
         enc = nil
         vim.defer_fn(finish, 0)
         return
