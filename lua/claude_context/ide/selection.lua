@@ -93,13 +93,17 @@ end)()
 ---The encoded notification of a sliced read, built as the slices come: a LuaJIT string buffer
 ---(appended to a slice at a time; the end is one copy out of it), or a table of parts joined
 ---at the end (`table.concat` grows its buffer by doubling: three copies of the whole text).
----@return {put: fun(s: string), take: fun(): string}
+---@return {put: fun(s: string), reserve: fun(n: integer), take: fun(): string}
 local function notification_builder()
   if strbuf then
     local b = strbuf.new()
     return {
       put = function(x)
         b:put(x)
+      end,
+      -- Room for the whole at once: growing by doubling would copy what is there in one turn.
+      reserve = function(n)
+        b:reserve(n)
       end,
       take = function()
         local r = b:tostring()
@@ -113,6 +117,7 @@ local function notification_builder()
     put = function(x)
       parts[#parts + 1] = x
     end,
+    reserve = function() end,
     take = function()
       return table.concat(parts)
     end,
@@ -176,6 +181,10 @@ local function read_sliced(buf, s, e)
     raw[#raw + 1] = text
     -- The slice as a JSON string without its quotes; slices are joined by an encoded newline.
     local part = (from > s and "\\n" or "") .. json:sub(2, -2)
+    if from == s then
+      -- The first slice tells how big the whole will be, about.
+      enc.reserve(math.floor(#part / (to - from + 1) * (e - s + 1) * 1.1) + 4096)
+    end
     enc.put(part)
     snapshot.note_selection_part(job, part)
     from = to + 1
