@@ -130,6 +130,10 @@ M.slice_lines = 2500
 ---Sliced reads started (tests).
 M.sliced_reads = 0
 
+---The last big selection read in slices: {id, buf, tick, s, e} (nil once a newer one is published).
+---@type table?
+M.last_big = nil
+
 ---Lines `from`..`to` (1-based) of `buf` joined by newlines, and that text as a JSON string. Joined
 ---by Vimscript's join() (in C): one string in Lua's heap rather than one per line (thousands of
 ---short strings per slice make LuaJIT's collector and string table work in long pieces).
@@ -149,9 +153,10 @@ end
 
 ---Reads the whole-line selection `s`..`e` (1-based) of `buf` a slice per turn of the event
 ---loop (keystrokes and RPCs get their turn in between), then publishes it. Each slice is
----encoded to JSON as it is read and handed to the bridge's snapshot, so the end costs the
----editor one join of the encoded text and its hand-over to the bridge, never an encoding of the
----whole text. Dropped when a newer selection is published or read, when the buffer changes,
+---encoded to JSON as it is read, added to the notification being built and handed to the
+---bridge's snapshot, so the end costs the editor one copy of the notification out of its
+---buffer and its hand-over to the bridge (a turn each), never an encoding of the whole text.
+---Dropped when a newer selection is published or read, when the buffer changes,
 ---or while in Visual mode, when the selection no longer is this one.
 ---@param buf integer
 ---@param s integer
