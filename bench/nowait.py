@@ -13,8 +13,8 @@ Scenarios (SIZE × the issue's sizes; --scale 10 for the ×10 targets):
   diagnostics   getDiagnostics with 60·S diagnostics in each of 300 buffers (18,000 at S=1)
   editors       getOpenEditors with 1,500·S listed buffers
   visual        a whole-file Visual selection (`ggVG`) of 200,000·S lines, then cursor moves
-                (`k`, `j`) with pauses longer than the selection debounce: the editor blocked
-                (max) over the whole time
+                (`k`, `j`, `k`, `j`) and `<Esc>`, with pauses longer than the selection debounce
+                and than reading the selection takes: the editor blocked (max) over the whole time
   prompt-turn   with a hit-enter prompt up: closeAllDiffTabs + getDiagnostics, as Claude Code
                 does at the start of a turn (a side that cannot answer within --prompt-wait
                 seconds is reported as "no answer")
@@ -318,16 +318,18 @@ def visual(side: Side, scale: float):
     side.nvim.command(f"edit {f}")
     sampler = Sampler(side.sock)
     settle(sampler)
+    # Longer than the debounce, and than a sliced read of the whole selection takes: each
+    # selection settles and is read (and sent) before the next move.
+    pause = max(0.6, 0.35 * scale)
     a = time.perf_counter()
     side.nvim.request("nvim_input", "ggVG")
-    for keys in ("k", "j", "k", "j"):
-        time.sleep(0.6)  # longer than the debounce: each selection settles and is read
+    for keys in ("k", "j", "k", "j", "<Esc>"):
+        time.sleep(pause)
         side.nvim.request("nvim_input", keys)
-    time.sleep(2.0)
+    time.sleep(pause + 1.0)
     b = time.perf_counter()
     blocked = sampler.blocked_max_ms(a, b)
     sampler.close()
-    side.nvim.request("nvim_input", "<Esc>")
     time.sleep(0.5)
     return {"lines": n, "blocked_ms_max": blocked}
 
@@ -367,8 +369,12 @@ def opendiff(side: Side, sampler: Sampler, scale: float, wait: float):
 
     def send_and_poll():
         a = state["a"] = time.perf_counter()
-        conn.send(json.dumps({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
-                              "params": {"name": "openDiff", "arguments": args}}))
+        try:
+            conn.send(json.dumps({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+                                  "params": {"name": "openDiff", "arguments": args}}))
+        except Exception as e:  # e.g. the side reset the connection while the request was sent
+            state["error"] = f"sending the request failed after {time.perf_counter() - a:.1f} s: {type(e).__name__}: {e}"
+            return
         state["sent"] = time.perf_counter() - a
         while not stop.is_set():
             if side.nvim.exec_lua(ON_SCREEN, expect_n, expect_last):
@@ -383,7 +389,7 @@ def opendiff(side: Side, sampler: Sampler, scale: float, wait: float):
     if state["shown"] is None:
         out["on_screen_ms"] = None
         out["blocked_ms_max"] = sampler.blocked_max_ms(state.get("a", 0.0), time.perf_counter())
-        out["note"] = f"not on screen within {wait:.0f} s"
+        out["note"] = state.get("error") or f"not on screen within {wait:.0f} s"
         side.busy = True  # its main thread may be busy for long still: not asked again
         conn.close()
         return out
@@ -517,7 +523,7 @@ def main():
                   f"{fmt(e['call_ms_max'])} | {fmt(e['blocked_ms_max'])} |")
         if "visual" in r:
             v = r["visual"]
-            print(f"| whole-file Visual selection + 4 cursor moves | {name} | {v['lines']} lines | — | — | "
+            print(f"| whole-file Visual selection + 4 cursor moves + Esc | {name} | {v['lines']} lines | — | — | "
                   f"{fmt(v['blocked_ms_max'])} |")
         if "prompt-turn" in r:
             p = r["prompt-turn"]

@@ -84,11 +84,55 @@ end
 
 local last_key
 
+---LuaJIT's string buffers (nil on a Neovim built with PUC Lua: a table of parts then).
+local strbuf = (function()
+  local ok, b = pcall(require, "string.buffer")
+  return ok and b or nil
+end)()
+
+---The encoded notification of a sliced read, built as the slices come: a LuaJIT string buffer
+---(appended to a slice at a time; the end is one copy out of it), or a table of parts joined
+---at the end (`table.concat` grows its buffer by doubling: three copies of the whole text).
+---@return {put: fun(s: string), reserve: fun(n: integer), take: fun(): string}
+local function notification_builder()
+  if strbuf then
+    local b = strbuf.new()
+    return {
+      put = function(x)
+        b:put(x)
+      end,
+      -- Room for the whole at once: growing by doubling would copy what is there in one turn.
+      reserve = function(n)
+        b:reserve(n)
+      end,
+      take = function()
+        local r = b:tostring()
+        b:free()
+        return r
+      end,
+    }
+  end
+  local parts = {}
+  return {
+    put = function(x)
+      parts[#parts + 1] = x
+    end,
+    reserve = function() end,
+    take = function()
+      return table.concat(parts)
+    end,
+  }
+end
+
 ---Lines a big whole-line selection is read in per turn of the event loop.
 M.slice_lines = 2500
 
 ---Sliced reads started (tests).
 M.sliced_reads = 0
+
+---The last big selection read in slices: {id, buf, tick, s, e} (nil once a newer one is published).
+---@type table?
+M.last_big = nil
 
 ---Lines `from`..`to` (1-based) of `buf` joined by newlines, and that text as a JSON string. Joined
 ---by Vimscript's join() (in C): one string in Lua's heap rather than one per line (thousands of
@@ -109,9 +153,10 @@ end
 
 ---Reads the whole-line selection `s`..`e` (1-based) of `buf` a slice per turn of the event
 ---loop (keystrokes and RPCs get their turn in between), then publishes it. Each slice is
----encoded to JSON as it is read and handed to the bridge's snapshot, so the end costs the
----editor one join of the encoded text and its hand-over to the bridge, never an encoding of the
----whole text. Dropped when a newer selection is published or read, when the buffer changes,
+---encoded to JSON as it is read, added to the notification being built and handed to the
+---bridge's snapshot, so the end costs the editor one copy of the notification out of its
+---buffer and its hand-over to the bridge (a turn each), never an encoding of the whole text.
+---Dropped when a newer selection is published or read, when the buffer changes,
 ---or while in Visual mode, when the selection no longer is this one.
 ---@param buf integer
 ---@param s integer
@@ -121,7 +166,8 @@ local function read_sliced(buf, s, e)
   M.sliced_reads = M.sliced_reads + 1
   local job = { id = M.sliced_reads, buf = buf, tick = tick, s = s, e = e }
   local snapshot = require("claude_context.ide.snapshot")
-  local raw, enc, from = {}, { '{"text":"' }, s
+  local raw, enc, from = {}, notification_builder(), s
+  enc.put('{"text":"')
   reading = job
   local function step()
     if reading ~= job then
@@ -140,7 +186,11 @@ local function read_sliced(buf, s, e)
     raw[#raw + 1] = text
     -- The slice as a JSON string without its quotes; slices are joined by an encoded newline.
     local part = (from > s and "\\n" or "") .. json:sub(2, -2)
-    enc[#enc + 1] = part
+    if from == s then
+      -- The first slice tells how big the whole will be, about.
+      enc.reserve(math.floor(#part / (to - from + 1) * (e - s + 1) * 1.1) + 4096)
+    end
+    enc.put(part)
     snapshot.note_selection_part(job, part)
     from = to + 1
     if from <= e then
@@ -159,16 +209,16 @@ local function read_sliced(buf, s, e)
       },
     }
     local tail = vim.json.encode(meta)
-    enc[#enc + 1] = '",' .. tail:sub(2)
-    -- Joining the notification and handing it to the bridge each copy the whole text: a turn
-    -- of the event loop each.
+    enc.put('",' .. tail:sub(2))
+    -- Taking the notification out of its builder and handing it to the bridge each copy the
+    -- whole text: a turn of the event loop each.
     local params
     local function finish()
       if reading ~= job then
         return
       end
       if not params then
-        params = table.concat(enc)
+        params = enc.take()
         enc = nil
         vim.defer_fn(finish, 0)
         return
