@@ -262,7 +262,7 @@ pub fn create(lua: &Lua) -> mlua::Result<Table> {
                             let s = s.borrow();
                             let Some(srv) = s.as_ref() else { return 0 };
                             let n = srv.shared().client_count();
-                            NOTES.with(|q| q.send(srv, method, params, ide_only));
+                            NOTES.with(|q| q.send(srv, Note::Raw(method, params, ide_only)));
                             n
                         }));
                     }
@@ -283,6 +283,26 @@ pub fn create(lua: &Lua) -> mlua::Result<Table> {
                 })
             },
         )?,
+    )?;
+
+    // broadcast_selection([job]): selection_changed for the latest selection in the bridge's
+    // snapshot, encoded and sent on the bridge's threads, in order with the other
+    // notifications (a big selection read in slices is never one string in the editor). With
+    // `job` (a sliced read's number, pushed with `sel_end` just before), only if the latest
+    // selection still is that read's. Returns how many clients there are.
+    t.set(
+        "broadcast_selection",
+        lua.create_function(|_, job: Option<u64>| {
+            guard("broadcast_selection", || {
+                Ok(SERVER.with(|s| {
+                    let s = s.borrow();
+                    let Some(srv) = s.as_ref() else { return 0 };
+                    let n = srv.shared().client_count();
+                    NOTES.with(|q| q.send(srv, Note::Selection(job)));
+                    n
+                }))
+            })
+        })?,
     )?;
 
     // openDiff's prepared proposals (claude_context_core::proposal): the Lua side has the lines
@@ -377,8 +397,17 @@ pub fn create(lua: &Lua) -> mlua::Result<Table> {
 /// Notifications at least this big are sent from the bridge's threads (see `broadcast`).
 const BIG_NOTIFICATION: usize = 64 * 1024;
 
-/// (method, params JSON, IDE connections only) of a queued notification.
-type NoteSender = tokio::sync::mpsc::UnboundedSender<(String, String, bool)>;
+/// A queued notification.
+enum Note {
+    /// (method, params JSON, IDE connections only).
+    Raw(String, String, bool),
+    /// `selection_changed` for the latest selection, encoded from the bridge's snapshot (a big
+    /// selection read in slices: the editor never holds its whole text); with a read's number,
+    /// only if the latest selection still is that read's.
+    Selection(Option<u64>),
+}
+
+type NoteSender = tokio::sync::mpsc::UnboundedSender<Note>;
 
 /// The notifications on their way from the bridge's threads, in order: one task per server
 /// sends them one after the other.
@@ -393,7 +422,7 @@ impl NoteQueue {
         self.pending.load(std::sync::atomic::Ordering::SeqCst) > 0
     }
 
-    fn send(&self, srv: &Server, method: String, params: String, ide_only: bool) {
+    fn send(&self, srv: &Server, note: Note) {
         let mut tx = self.tx.borrow_mut();
         if tx
             .as_ref()
@@ -402,13 +431,23 @@ impl NoteQueue {
         {
             // A new server (or the old one's task ended): what was pending there is gone.
             self.pending.store(0, std::sync::atomic::Ordering::SeqCst);
-            let (t, mut rx) = tokio::sync::mpsc::unbounded_channel::<(String, String, bool)>();
+            let (t, mut rx) = tokio::sync::mpsc::unbounded_channel::<Note>();
             let shared = srv.shared().clone();
             let pending = self.pending.clone();
             srv.spawn(async move {
-                while let Some((m, p, ide)) = rx.recv().await {
+                while let Some(note) = rx.recv().await {
                     let s = shared.clone();
-                    let _ = tokio::task::spawn_blocking(move || s.broadcast_raw(&m, &p, ide)).await;
+                    let _ = tokio::task::spawn_blocking(move || match note {
+                        Note::Raw(m, p, ide) => {
+                            s.broadcast_raw(&m, &p, ide);
+                        }
+                        Note::Selection(job) => {
+                            if let Some(p) = s.snapshot.selection_params(job) {
+                                s.broadcast_encoded("selection_changed", &p, false);
+                            }
+                        }
+                    })
+                    .await;
                     pending.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
                 }
             });
@@ -417,7 +456,7 @@ impl NoteQueue {
         self.pending
             .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         if let Some((_, t)) = tx.as_ref() {
-            if t.send((method, params, ide_only)).is_err() {
+            if t.send(note).is_err() {
                 self.pending
                     .fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
             }

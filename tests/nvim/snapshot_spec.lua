@@ -400,6 +400,13 @@ return {
       vim.cmd.edit(big)
       local sel = require("claude_context.ide.selection")
       local before = #C:notifications("selection_changed")
+      -- The editor never hands the whole text over: the bridge encodes it from its snapshot.
+      local native = require("claude_context.native").load()
+      local real_broadcast, biggest = native.broadcast, 0
+      native.broadcast = function(method, params, ...)
+        biggest = math.max(biggest, #params)
+        return real_broadcast(method, params, ...)
+      end
       vim.cmd("normal! ggVG")
       sel.flush()
       vim.cmd("normal! \27")
@@ -421,8 +428,13 @@ return {
           big_at = i
         end
       end
+      native.broadcast = real_broadcast
       ok(big_at, "the big one arrived")
+      ok(biggest < 64 * 1024, "no big notification went through native.broadcast: " .. biggest)
       eq(20000, #vim.split(got[big_at].params.text, "\n"))
+      eq("a fairly long line of text number 20000", vim.split(got[big_at].params.text, "\n")[20000])
+      eq(big, got[big_at].params.filePath)
+      eq({ line = 19999, character = 39 }, got[big_at].params.selection["end"])
       ok(big_at < #got, "something came after it")
       local last = got[#got].params
       eq({ line = 2, character = 4 }, last.selection.start, "the small one came last")

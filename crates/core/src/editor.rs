@@ -129,7 +129,12 @@ pub struct SnapState {
     /// Each buffer's diagnostics as the JSON array `getDiagnostics` answers with, kept as text:
     /// an answer copies them rather than encoding 18,000 values again at every call.
     pub diags: HashMap<u64, Box<RawValue>>,
-    pub selection: Option<Value>,
+    /// Shared: a reader takes it out from under the lock and encodes it after (a selection of
+    /// 150 MB would hold every other reader for the whole encoding).
+    pub selection: Option<Arc<Value>>,
+    /// The selection a sliced read ([`Delta::SelEnd`]) made, until its notification is
+    /// encoded ([`Snapshot::selection_params`]): sent even when a newer one came meanwhile.
+    unsent_read: Option<(u64, Arc<Value>)>,
     /// The big selection being read ([`Delta::SelPart`]): its number and its text so far.
     sel_job: u64,
     sel_text: String,
@@ -180,7 +185,7 @@ impl SnapState {
                 Ok(raw) => self.set_diags(buf, raw),
                 Err(e) => tracing::warn!(error = %e, "ignoring diagnostics that do not encode"),
             },
-            Delta::Selection { sel } => self.selection = Some(sel),
+            Delta::Selection { sel } => self.selection = Some(Arc::new(sel)),
             Delta::SelPart { j, t } => {
                 if j != self.sel_job {
                     self.sel_job = j;
@@ -194,7 +199,9 @@ impl SnapState {
                     sel.insert("success".into(), Value::Bool(true));
                     sel.insert("text".into(), std::mem::take(&mut self.sel_text).into());
                     sel.extend(meta);
-                    self.selection = Some(Value::Object(sel));
+                    let sel = Arc::new(Value::Object(sel));
+                    self.unsent_read = Some((j, sel.clone()));
+                    self.selection = Some(sel);
                 }
                 self.sel_job = 0;
                 self.sel_text = String::new();
@@ -282,6 +289,46 @@ impl Snapshot {
             self.wake.notified().await;
             drop(self.state());
         }
+    }
+
+    /// The params of a `selection_changed` notification for the latest selection —
+    /// `{text, filePath, fileUrl, selection}` — encoded here, on the bridge's threads. With
+    /// `job`, the selection that sliced read made (once: `None` after), even if a newer one
+    /// came since (that one's notification follows it).
+    pub fn selection_params(&self, job: Option<u64>) -> Option<String> {
+        let sel = {
+            let mut st = self.state();
+            match job {
+                Some(j) => match st.unsent_read.take() {
+                    Some((k, sel)) if k == j => sel,
+                    other => {
+                        st.unsent_read = other;
+                        return None;
+                    }
+                },
+                None => st.selection.clone()?,
+            }
+        };
+        let obj = sel.as_object()?;
+        let mut out = String::with_capacity(
+            obj.get("text")
+                .and_then(Value::as_str)
+                .map_or(0, |t| t.len() + t.len() / 8)
+                + 512,
+        );
+        out.push('{');
+        for k in ["text", "filePath", "fileUrl", "selection"] {
+            if let Some(v) = obj.get(k) {
+                if out.len() > 1 {
+                    out.push(',');
+                }
+                out.push_str(&Value::from(k).to_string());
+                out.push(':');
+                out.push_str(&v.to_string());
+            }
+        }
+        out.push('}');
+        Some(out)
     }
 
     /// Marks an `openDiff` on its way to the editor until the guard is dropped.
@@ -398,14 +445,44 @@ mod tests {
         assert!(s.state().diags.is_empty(), "cleared diagnostics");
         s.push(r#"{"k":"diag","buf":1,"items":[{"message":"m"}]}"#.into());
         s.push("not json".into());
+        // The notification of a sliced read is encoded here, once, even when a newer selection
+        // came meanwhile; without a read number, the latest selection.
+        {
+            let s = Snapshot::default();
+            s.push(r#"{"k":"reset"}"#.into());
+            s.push(r#"{"k":"sel_part","j":7,"t":"x\"y"}"#.into());
+            s.push(r#"{"k":"sel_part","j":7,"t":"\nz"}"#.into());
+            s.push(r#"{"k":"sel_end","j":7,"meta":{"filePath":"/p/a.rs","fileUrl":"file:///p/a.rs","selection":{"x":1}}}"#.into());
+            s.push(
+                r#"{"k":"selection","sel":{"success":true,"text":"newer","filePath":"/p/b.rs"}}"#
+                    .into(),
+            );
+            let p = s
+                .selection_params(Some(7))
+                .expect("the read's notification");
+            let v: Value = serde_json::from_str(&p).unwrap();
+            assert_eq!(
+                v,
+                serde_json::json!({"text": "x\"y\nz", "filePath": "/p/a.rs",
+                    "fileUrl": "file:///p/a.rs", "selection": {"x": 1}})
+            );
+            assert!(!p.contains("success"), "{p}");
+            assert_eq!(s.selection_params(Some(7)), None, "once");
+            assert_eq!(s.selection_params(Some(8)), None, "another read");
+            let latest: Value = serde_json::from_str(&s.selection_params(None).unwrap()).unwrap();
+            assert_eq!(
+                latest,
+                serde_json::json!({"text": "newer", "filePath": "/p/b.rs"})
+            );
+        }
         // A big selection comes in slices, then its end; an abandoned read's slices are dropped.
         s.push(r#"{"k":"sel_part","j":1,"t":"lost"}"#.into());
         s.push(r#"{"k":"sel_part","j":2,"t":"a\nb"}"#.into());
         s.push(r#"{"k":"sel_part","j":2,"t":"\nc\u00e9"}"#.into());
         s.push(r#"{"k":"sel_end","j":2,"meta":{"filePath":"/p/a.rs","selection":{"x":1}}}"#.into());
         assert_eq!(
-            s.state().selection,
-            Some(serde_json::json!({"success": true, "text": "a\nb\ncé",
+            s.state().selection.as_deref(),
+            Some(&serde_json::json!({"success": true, "text": "a\nb\ncé",
                 "filePath": "/p/a.rs", "selection": {"x": 1}}))
         );
         s.push(r#"{"k":"sel_part","j":3,"t":"half"}"#.into());

@@ -42,6 +42,22 @@ local function broadcast(params)
   return true
 end
 
+---Has the bridge send the big selection of the sliced read `job` from its snapshot (it encodes
+---it; nil `job`: the latest selection, whichever it is), unless it is what was sent last.
+---@param job {id: integer}?
+local function broadcast_big(job)
+  latest_params = nil
+  local key = "big:" .. (job and job.id or (M.last_big and M.last_big.id) or 0)
+  if job and key == last_sent then
+    return
+  end
+  last_sent = key
+  local ok, native = pcall(require("claude_context.native").load)
+  if ok and native.status() then
+    native.broadcast_selection(job and job.id or nil)
+  end
+end
+
 ---Sends `sel` to every client (unless it is what was sent last) and records it as the latest.
 ---@param sel table
 function M.publish(sel)
@@ -84,46 +100,6 @@ end
 
 local last_key
 
----LuaJIT's string buffers (nil on a Neovim built with PUC Lua: a table of parts then).
-local strbuf = (function()
-  local ok, b = pcall(require, "string.buffer")
-  return ok and b or nil
-end)()
-
----The encoded notification of a sliced read, built as the slices come: a LuaJIT string buffer
----(appended to a slice at a time; the end is one copy out of it), or a table of parts joined
----at the end (`table.concat` grows its buffer by doubling: three copies of the whole text).
----@return {put: fun(s: string), reserve: fun(n: integer), take: fun(): string}
-local function notification_builder()
-  if strbuf then
-    local b = strbuf.new()
-    return {
-      put = function(x)
-        b:put(x)
-      end,
-      -- Room for the whole at once: growing by doubling would copy what is there in one turn.
-      reserve = function(n)
-        b:reserve(n)
-      end,
-      take = function()
-        local r = b:tostring()
-        b:free()
-        return r
-      end,
-    }
-  end
-  local parts = {}
-  return {
-    put = function(x)
-      parts[#parts + 1] = x
-    end,
-    reserve = function() end,
-    take = function()
-      return table.concat(parts)
-    end,
-  }
-end
-
 ---Lines a big whole-line selection is read in per turn of the event loop.
 M.slice_lines = 2500
 
@@ -153,9 +129,9 @@ end
 
 ---Reads the whole-line selection `s`..`e` (1-based) of `buf` a slice per turn of the event
 ---loop (keystrokes and RPCs get their turn in between), then publishes it. Each slice is
----encoded to JSON as it is read, added to the notification being built and handed to the
----bridge's snapshot, so the end costs the editor one copy of the notification out of its
----buffer and its hand-over to the bridge (a turn each), never an encoding of the whole text.
+---encoded to JSON as it is read and handed to the bridge's snapshot; at the end the bridge
+---encodes the notification from its snapshot and sends it (`native.broadcast_selection`), so
+---the editor never holds, copies or encodes the whole text.
 ---Dropped when a newer selection is published or read, when the buffer changes,
 ---or while in Visual mode, when the selection no longer is this one.
 ---@param buf integer
@@ -166,8 +142,7 @@ local function read_sliced(buf, s, e)
   M.sliced_reads = M.sliced_reads + 1
   local job = { id = M.sliced_reads, buf = buf, tick = tick, s = s, e = e }
   local snapshot = require("claude_context.ide.snapshot")
-  local raw, enc, from = {}, notification_builder(), s
-  enc.put('{"text":"')
+  local raw, from = {}, s
   reading = job
   local function step()
     if reading ~= job then
@@ -186,11 +161,6 @@ local function read_sliced(buf, s, e)
     raw[#raw + 1] = text
     -- The slice as a JSON string without its quotes; slices are joined by an encoded newline.
     local part = (from > s and "\\n" or "") .. json:sub(2, -2)
-    if from == s then
-      -- The first slice tells how big the whole will be, about.
-      enc.reserve(math.floor(#part / (to - from + 1) * (e - s + 1) * 1.1) + 4096)
-    end
-    enc.put(part)
     snapshot.note_selection_part(job, part)
     from = to + 1
     if from <= e then
@@ -209,36 +179,20 @@ local function read_sliced(buf, s, e)
       },
     }
     local tail = vim.json.encode(meta)
-    enc.put('",' .. tail:sub(2))
-    -- Taking the notification out of its builder and handing it to the bridge each copy the
-    -- whole text: a turn of the event loop each.
-    local params
-    local function finish()
-      if reading ~= job then
-        return
-      end
-      if not params then
-        params = enc.take()
-        enc = nil
-        vim.defer_fn(finish, 0)
-        return
-      end
-      reading = nil
-      M.last_big = job
-      -- The text is joined once, only if someone asks for it in Lua (the bridge has it).
-      latest = setmetatable({ success = true, filePath = meta.filePath, fileUrl = meta.fileUrl, selection = meta.selection }, {
-        __index = function(t, k)
-          if k == "text" then
-            local v = table.concat(raw, "\n")
-            rawset(t, "text", v)
-            return v
-          end
-        end,
-      })
-      broadcast(params)
-      snapshot.note_selection_end(job, tail)
-    end
-    vim.defer_fn(finish, 0)
+    reading = nil
+    M.last_big = job
+    -- The text is joined once, only if someone asks for it in Lua (the bridge has it).
+    latest = setmetatable({ success = true, filePath = meta.filePath, fileUrl = meta.fileUrl, selection = meta.selection }, {
+      __index = function(t, k)
+        if k == "text" then
+          local v = table.concat(raw, "\n")
+          rawset(t, "text", v)
+          return v
+        end
+      end,
+    })
+    snapshot.note_selection_end(job, tail)
+    broadcast_big(job)
   end
   step()
 end
@@ -412,7 +366,11 @@ function M.resend()
   end
   last_sent = nil
   if latest and latest_params then
-    broadcast(latest_params) -- as it was encoded: a big one is not encoded again
+    broadcast(latest_params) -- as it was encoded
+    return
+  end
+  if latest and M.last_big then
+    broadcast_big(nil) -- a big one: from the bridge's snapshot, never encoded here
     return
   end
   local sel = M.latest()

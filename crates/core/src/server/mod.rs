@@ -176,20 +176,24 @@ impl Shared {
             tracing::warn!(method, error = %e, "not sending a notification with invalid params");
             return 0;
         }
+        self.broadcast_encoded(method, params, ide_only)
+    }
+
+    /// [`Shared::broadcast_raw`] for params this crate encoded itself (not checked again).
+    pub fn broadcast_encoded(&self, method: &str, params: &str, ide_only: bool) -> usize {
         let text = format!(
             r#"{{"jsonrpc":"2.0","method":{},"params":{params}}}"#,
             Value::from(method)
         );
+        // One copy of the text for all the clients (the message's bytes are shared).
+        let msg = Message::text(text);
         let clients = lock(&self.clients);
         clients
             .values()
             // Editor notifications never go to the model's door (/mcp), as in broadcast().
             .filter(|c| c.surface == crate::mcp::Surface::Ide)
             .filter(|c| !ide_only || c.peer.ide_connected)
-            .filter(|c| {
-                c.tx.try_send(Outgoing::unbudgeted(Message::text(text.clone())))
-                    .is_ok()
-            })
+            .filter(|c| c.tx.try_send(Outgoing::unbudgeted(msg.clone())).is_ok())
             .count()
     }
 

@@ -8,6 +8,7 @@
 use crate::tools::ide::{decode, forward_selection, Empty, SelectionResult};
 use crate::tools::{parse_args, schema_of, Ctx, ToolDef, ToolOutput};
 use serde_json::Value;
+use std::sync::Arc;
 
 pub fn def() -> ToolDef {
     ToolDef {
@@ -35,8 +36,11 @@ fn run(ctx: Ctx, args: Value) -> crate::tools::ToolFuture {
 
 /// The latest selection from the snapshot; `None` when it is not live or has none yet.
 pub fn from_snapshot(ctx: &crate::state::State) -> Option<Value> {
-    let st = ctx.snapshot.state();
-    st.live.then(|| st.selection.clone()).flatten()
+    let sel = {
+        let st = ctx.snapshot.state();
+        st.live.then(|| st.selection.clone()).flatten()?
+    };
+    Some(Arc::unwrap_or_clone(sel))
 }
 
 #[cfg(test)]
