@@ -301,4 +301,38 @@ return {
       cleanup()
     end,
   },
+  {
+    "finding a file's buffer among thousands resolves a few paths, not one per buffer; symlinks still match",
+    function()
+      local util = require("claude_context.ide.util")
+      local real_dir = dir .. "/real"
+      vim.fn.mkdir(real_dir, "p")
+      h.write(real_dir .. "/same.txt", "x\n")
+      vim.uv.fs_symlink(real_dir, dir .. "/link")
+      local made = {}
+      for i = 1, 3000 do
+        local b = vim.fn.bufadd(dir .. "/many/f" .. i .. ".txt")
+        made[#made + 1] = b
+      end
+      local target_buf = vim.fn.bufadd(real_dir .. "/same.txt")
+      local uv = vim.uv
+      local real_realpath, calls = uv.fs_realpath, 0
+      uv.fs_realpath = function(...)
+        calls = calls + 1
+        return real_realpath(...)
+      end
+      local found = util.find_buf(dir .. "/link/same.txt")
+      local none = util.find_buf(dir .. "/link/other.txt")
+      local exact = util.find_buf(real_dir .. "/same.txt")
+      uv.fs_realpath = real_realpath
+      eq(target_buf, found, "the same file through a symlinked directory")
+      eq(nil, none)
+      eq(target_buf, exact)
+      ok(calls <= 4, "resolved " .. calls .. " paths among 3,000 buffers")
+      for _, b in ipairs(made) do
+        vim.api.nvim_buf_delete(b, { force = true })
+      end
+      vim.api.nvim_buf_delete(target_buf, { force = true })
+    end,
+  },
 }

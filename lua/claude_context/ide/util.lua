@@ -45,17 +45,34 @@ function M.is_file_buf(buf)
   return name ~= "" and not name:match("^%a[%w+.-]*://")
 end
 
----The buffer holding `path`, if any (listed or not).
+---The buffer holding `path`, if any (listed or not): by name, else the same file reached by
+---another path (symlinks). Cheap with thousands of buffers: names are compared first, and only
+---buffers whose file name (last component) matches are resolved (one |uv.fs_realpath()| each,
+---never one per buffer).
 ---@param path string absolute
 ---@return integer?
 function M.find_buf(path)
+  local bufs = vim.api.nvim_list_bufs()
+  for _, b in ipairs(bufs) do
+    if vim.api.nvim_buf_get_name(b) == path and M.is_file_buf(b) then
+      return b
+    end
+  end
   local real = uv.fs_realpath(path)
-  for _, b in ipairs(vim.api.nvim_list_bufs()) do
-    if M.is_file_buf(b) then
-      local name = vim.api.nvim_buf_get_name(b)
-      if name == path or (real and uv.fs_realpath(name) == real) then
-        return b
-      end
+  if not real then
+    return nil
+  end
+  -- "/" .. the file name, compared at the end of each buffer name (a pattern anchored at the
+  -- end would be tried from every position of every name).
+  local tail1, tail2 = "/" .. vim.fs.basename(path), "/" .. vim.fs.basename(real)
+  for _, b in ipairs(bufs) do
+    local name = vim.api.nvim_buf_get_name(b)
+    if
+      (name:sub(-#tail1) == tail1 or name:sub(-#tail2) == tail2)
+      and M.is_file_buf(b)
+      and uv.fs_realpath(name) == real
+    then
+      return b
     end
   end
   return nil
