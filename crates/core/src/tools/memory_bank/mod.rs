@@ -17,6 +17,21 @@ pub mod write_global_memory_bank;
 use crate::tools::{Ctx, ToolError, ToolFuture, ToolOutput};
 pub use write_document::Edit;
 
+/// The arguments of the tools that take only a language (`read_rules`,
+/// `read_global_core_files`).
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LanguageArgs {
+    /// Language code (en, ja or zh); default "ja".
+    #[serde(default = "crate::tools::default_language")]
+    #[schemars(extend("enum" = ["en", "ja", "zh"]))]
+    pub language: String,
+    /// The original server's bank directory (t3ta/memory-bank-mcp-server's `docs`): accepted
+    /// and ignored; the bank is the one configured (setup / MEMORY_BANK_ROOT).
+    #[serde(default)]
+    pub docs: Option<String>,
+}
+
 /// The body of `write_global_memory_bank` / `write_branch_memory_bank`: a plain `content` is a
 /// whole-document write; `patches` or `tags` (the original server's v3 edits) go through
 /// write_document's edit and answer with the same outcome. `tool` names the caller in errors.

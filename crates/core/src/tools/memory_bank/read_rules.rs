@@ -3,22 +3,10 @@
 
 use crate::memory_bank::Language;
 use crate::tools::{memory_bank, parse_args, schema_of, Ctx, ToolDef, ToolError, ToolOutput};
-use schemars::JsonSchema;
-use serde::Deserialize;
 use serde_json::{Map, Value};
 
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct Args {
-    /// Language code (en, ja or zh); default "ja".
-    #[serde(default = "crate::tools::default_language")]
-    #[schemars(extend("enum" = ["en", "ja", "zh"]))]
-    pub language: String,
-    /// The original server's bank directory (t3ta/memory-bank-mcp-server's `docs`): accepted
-    /// and ignored; the bank is the one configured (setup / MEMORY_BANK_ROOT).
-    #[serde(default)]
-    pub docs: Option<String>,
-}
+/// The tool's arguments (a language).
+pub type Args = memory_bank::LanguageArgs;
 
 pub fn def() -> ToolDef {
     ToolDef {
