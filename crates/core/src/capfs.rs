@@ -647,7 +647,8 @@ impl CapDir {
 /// confined to (a git worktree's `gitdir`, its `HEAD`): opened with `O_NONBLOCK` and checked on
 /// the open descriptor (a FIFO, socket or device is refused at once), at most `limit` bytes.
 /// What a stat already shows is not a regular file is refused without opening it: opening a
-/// FIFO, even without blocking, would release a writer waiting at its other end.
+/// FIFO, even without blocking, would release a writer waiting at its other end. The stat only
+/// spares that open; the descriptor is what is checked (a swap after the stat is still caught).
 pub fn read_small_file(path: &Path, limit: u64) -> Result<Vec<u8>, CapError> {
     if let Ok(m) = std::fs::metadata(path) {
         if !m.file_type().is_file() {

@@ -485,12 +485,7 @@ impl Bank {
         let written = dir
             .write_atomic(&rel_path, content.as_bytes(), true)
             .map_err(fail)?;
-        let mtime = dir
-            .metadata(&rel_path)
-            .ok()
-            .and_then(|m| m.modified().ok())
-            .map(|t| t.into_std())
-            .unwrap_or_else(SystemTime::now);
+        let mtime = modified(&dir, &rel_path).unwrap_or_else(SystemTime::now);
         let seeded = if bank_created {
             seed(&dir, scope, lang, &rel).map_err(|e| {
                 format!("'{rel}' was written, but seeding the core files failed: {e}")
@@ -755,12 +750,17 @@ fn is_document(name: &str) -> bool {
     l.ends_with(".md") || l.ends_with(".json")
 }
 
-fn mtime_of(dir: &CapDir, rel: &Path) -> SystemTime {
+/// When `rel` (beneath `dir`) was last modified, if it can be told.
+fn modified(dir: &CapDir, rel: &Path) -> Option<SystemTime> {
     dir.metadata(rel)
+        .ok()?
+        .modified()
         .ok()
-        .and_then(|m| m.modified().ok())
         .map(|t| t.into_std())
-        .unwrap_or(SystemTime::UNIX_EPOCH)
+}
+
+fn mtime_of(dir: &CapDir, rel: &Path) -> SystemTime {
+    modified(dir, rel).unwrap_or(SystemTime::UNIX_EPOCH)
 }
 
 /// Collects the documents under `prefix` of `dir` (no symlinks, no hidden entries), as
