@@ -922,7 +922,7 @@ function M.open(params, respond)
     end
   end
   local old_path = util.abspath(params.old_file_path)
-  local is_new
+  local is_new, old_size
   if prep then
     is_new = prep.is_new == true
   else
@@ -933,7 +933,7 @@ function M.open(params, respond)
       respond(nil, "openDiff: " .. why)
       return nil
     end
-    is_new = st == nil
+    is_new, old_size = st == nil, st and st.size or 0
   end
   local buf = util.find_buf(old_path)
   ---@type claude_context.DiffView
@@ -985,7 +985,7 @@ function M.open(params, respond)
       end
       v.mem_old = old_text
       v.mem_new, v.eol, v.crlf = util.split(v.contents)
-      v.bytes = #v.contents + (util.regular_file(old_path) or { size = 0 }).size
+      v.bytes = #v.contents + old_size
     end
     v.large = v.bytes > M.options().diffmode_max_bytes
     local ok, err = pcall(build, v, function(berr)
