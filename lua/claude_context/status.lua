@@ -117,8 +117,6 @@ function M.check()
     if not M._seen[id] then
       changed = true
       vim.api.nvim_exec_autocmds("User", { pattern = "ClaudeContextConnected", data = c, modeline = false })
-    elseif M._seen[id].name == nil and c.name ~= nil then
-      M._seen[id] = c
     end
   end
   for id, c in pairs(M._seen) do
@@ -142,14 +140,6 @@ function M.watch()
   timer:start(M.WATCH_MS, M.WATCH_MS, vim.schedule_wrap(function()
     pcall(M.check)
   end))
-end
-
-function M.unwatch()
-  if timer then
-    timer:stop()
-    timer:close()
-    timer = nil
-  end
 end
 
 return M

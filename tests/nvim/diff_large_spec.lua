@@ -335,4 +335,33 @@ return {
       vim.api.nvim_buf_delete(target_buf, { force = true })
     end,
   },
+  {
+    "a small inline view recomputes its diff after a change in Normal mode or on leaving Insert mode, not at each key typed",
+    function()
+      cc().setup({ diff = { layout = "inline", diffmode_max_bytes = 20000 } })
+      h.write(target, "one\ntwo\n")
+      local box = request_diff("inl-small", "one\nTWO\n")
+      local v = view_of("inl-small")
+      eq(false, v.large)
+      local d = diff()
+      local real_hunks, calls = d.hunks, 0
+      d.hunks = function(...)
+        calls = calls + 1
+        return real_hunks(...)
+      end
+      vim.api.nvim_exec_autocmds("TextChangedI", { buffer = v.prop_buf })
+      eq(0, calls, "not at a key typed in Insert mode")
+      vim.api.nvim_exec_autocmds("InsertLeave", { buffer = v.prop_buf })
+      eq(1, calls, "on leaving Insert mode")
+      vim.api.nvim_exec_autocmds("TextChanged", { buffer = v.prop_buf })
+      eq(2, calls, "after a Normal-mode change")
+      d.hunks = real_hunks
+      vim.cmd("ClaudeContext reject")
+      wait_for(function()
+        return box.result
+      end)
+      cleanup()
+      cc().setup({ diff = { diffmode_max_bytes = 20000 } })
+    end,
+  },
 }

@@ -2,10 +2,7 @@
 
 local M = {}
 
-local function notify(msg, level)
-  -- Messages from the loader already carry the prefix: never "claude-context: claude-context:".
-  vim.notify("claude-context: " .. msg:gsub("^claude%-context: ", ""), level or vim.log.levels.INFO, { title = "claude-context" })
-end
+local notify = require("claude_context.ide.util").notify
 
 local function report(ok, msg, data)
   notify(msg, ok and vim.log.levels.INFO or vim.log.levels.ERROR)

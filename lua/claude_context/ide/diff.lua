@@ -60,9 +60,7 @@ M.opening = {}
 
 local group = vim.api.nvim_create_augroup("ClaudeContextDiff", { clear = true })
 
-local function notify(msg, level)
-  vim.notify("claude-context: " .. msg, level or vim.log.levels.INFO, { title = "claude-context" })
-end
+local notify = require("claude_context.ide.util").notify
 
 ---A buffer name nobody uses yet.
 local function unique_name(base)
@@ -255,25 +253,21 @@ local function push_lines(v, done)
   local buf = v.prop_buf
   vim.bo[buf].modifiable = false
   local from, total = 0, vim.api.nvim_buf_line_count(buf)
-  local function step()
-    if v.closed or not v.respond or not vim.api.nvim_buf_is_valid(buf) then
-      return
+  util.sliced(M.slice_ms, function()
+    local to = math.min(total, from + M.chunk_lines)
+    if not native.proposal_collect(v.prep.id, buf, from, to) then
+      done(false)
+      return false
     end
-    local t0 = uv.hrtime()
-    repeat
-      local to = math.min(total, from + M.chunk_lines)
-      if not native.proposal_collect(v.prep.id, buf, from, to) then
-        return done(false)
-      end
-      from = to
-    until from >= total or uv.hrtime() - t0 >= M.slice_ms * 1e6
-    if from < total then
-      vim.defer_fn(step, 0)
-    else
+    from = to
+    if from >= total then
       done(true)
+      return false
     end
-  end
-  step()
+    return true
+  end, function()
+    return not v.closed and v.respond ~= nil and vim.api.nvim_buf_is_valid(buf)
+  end)
 end
 
 ---Accepts: answers FILE_SAVED with the proposal as it is now, closes the view. Unedited, the
@@ -454,23 +448,16 @@ function M.inline(v, hunks)
     end
   end
   local i = 1
-  local function step()
-    if v.closed or v.render ~= gen or not vim.api.nvim_buf_is_valid(v.prop_buf) then
-      return
+  util.sliced(M.slice_ms, function()
+    if i > #hunks then
+      return false
     end
-    local t0 = uv.hrtime()
-    while i <= #hunks do
-      mark(hunks[i])
-      i = i + 1
-      if uv.hrtime() - t0 >= M.slice_ms * 1e6 then
-        break
-      end
-    end
-    if i <= #hunks then
-      vim.defer_fn(step, 0)
-    end
-  end
-  step()
+    mark(hunks[i])
+    i = i + 1
+    return i <= #hunks
+  end, function()
+    return not v.closed and v.render == gen and vim.api.nvim_buf_is_valid(v.prop_buf)
+  end)
 end
 
 ---Rejects: answers DIFF_REJECTED, closes the view.
@@ -666,29 +653,22 @@ local function build(v, done)
     return false
   end
 
-  local function step()
-    if v.closed or v.cancelled then
-      return
+  util.sliced(M.slice_ms, function()
+    local ok, more = pcall(piece)
+    if not ok then
+      done(tostring(more))
+      return false
     end
-    local t0 = uv.hrtime()
-    local budget = M.slice_ms * 1e6
-    local ok, more
-    repeat -- at least one piece per turn
-      ok, more = pcall(piece)
-      if not ok then
-        return done(tostring(more))
-      end
-    until not more or uv.hrtime() - t0 >= budget
-    if more then
-      vim.defer_fn(step, 0) -- a timer, not vim.schedule: input and requests are read in between
-    else
+    if not more then
       for _, b in ipairs({ v.orig_buf, v.prop_buf }) do
         vim.bo[b].undolevels = -123456 -- the global value again
       end
       done(nil)
     end
-  end
-  step()
+    return more
+  end, function()
+    return not v.closed and not v.cancelled
+  end)
 end
 
 ---The view's filetype: as the person's buffer of the file has it, else from the file name and
@@ -786,7 +766,9 @@ local function show(v)
     if not v.large then
       -- Small: recomputed as the person edits. Large: the marks move with the edits (a new
       -- diff of the whole file per change would hold the editor).
-      vim.api.nvim_create_autocmd({ "TextChanged", "TextChangedI" }, {
+      -- Not at every key typed in Insert mode (a whole diff each time): after a Normal-mode
+      -- change and when Insert mode ends.
+      vim.api.nvim_create_autocmd({ "TextChanged", "InsertLeave" }, {
         group = group,
         buffer = v.prop_buf,
         callback = function()

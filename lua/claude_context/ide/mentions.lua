@@ -14,10 +14,7 @@ local uv = vim.uv or vim.loop
 M.queue = {}
 local timer
 
-local function notify(msg, level)
-  -- Messages from the loader already carry the prefix: never "claude-context: claude-context:".
-  vim.notify("claude-context: " .. msg:gsub("^claude%-context: ", ""), level or vim.log.levels.INFO, { title = "claude-context" })
-end
+local notify = require("claude_context.ide.util").notify
 
 local function ttl()
   return require("claude_context.ide").options().mention_queue_ms

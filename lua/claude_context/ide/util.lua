@@ -419,6 +419,29 @@ function M.split(text)
   return lines, eol, crlf
 end
 
+---Runs `piece()` over event-loop turns, for `slice_ms` per turn (at least one piece each),
+---with a timer between turns (not |vim.schedule()|: keys and requests are read in between).
+---`piece` returns true while there is more to do. Before each turn `alive()`, when given, must
+---hold, else the work stops quietly (the view it was for is gone).
+---@param slice_ms number
+---@param piece fun(): boolean?
+---@param alive (fun(): boolean?)?
+function M.sliced(slice_ms, piece, alive)
+  local function step()
+    if alive and not alive() then
+      return
+    end
+    local t0 = uv.hrtime()
+    repeat
+      if not piece() then
+        return
+      end
+    until uv.hrtime() - t0 >= slice_ms * 1e6
+    vim.defer_fn(step, 0)
+  end
+  step()
+end
+
 ---Lines searched per block; blocks go on for `find_slice_ms` per event-loop turn.
 M.find_block = 2000
 M.find_slice_ms = 2
@@ -450,33 +473,37 @@ function M.find_text(buf, text, row, col, done)
     end
     return true
   end
-  local function step()
-    if not vim.api.nvim_buf_is_valid(buf) then
-      return done(nil)
+  M.sliced(M.find_slice_ms, function()
+    local count = vim.api.nvim_buf_is_valid(buf) and vim.api.nvim_buf_line_count(buf) or 0
+    if r > count then
+      done(nil)
+      return false
     end
-    local t0 = vim.uv.hrtime()
-    local count = vim.api.nvim_buf_line_count(buf)
-    repeat
-      if r > count then
-        return done(nil)
-      end
-      local block = vim.api.nvim_buf_get_lines(buf, r - 1, math.min(count, r - 1 + M.find_block), false)
-      for i, line in ipairs(block) do
-        local rr = r + i - 1
-        local s = line:find(first, (rr == row) and (col + 1) or 1, true)
-        if s then
-          if #parts == 1 then
-            return done({ rr, s - 1 }, { rr, s - 1 + #text })
-          elseif matches_at(rr, s) then
-            return done({ rr, s - 1 }, { rr + #parts - 1, #parts[#parts] })
-          end
+    local block = vim.api.nvim_buf_get_lines(buf, r - 1, math.min(count, r - 1 + M.find_block), false)
+    for i, line in ipairs(block) do
+      local rr = r + i - 1
+      local s = line:find(first, (rr == row) and (col + 1) or 1, true)
+      if s then
+        if #parts == 1 then
+          done({ rr, s - 1 }, { rr, s - 1 + #text })
+          return false
+        elseif matches_at(rr, s) then
+          done({ rr, s - 1 }, { rr + #parts - 1, #parts[#parts] })
+          return false
         end
       end
-      r = r + #block
-    until vim.uv.hrtime() - t0 >= M.find_slice_ms * 1e6
-    vim.defer_fn(step, 0) -- a timer: keys and other requests are read in between
-  end
-  step()
+    end
+    r = r + #block
+    return true
+  end)
+end
+
+---A one-line message, prefixed "claude-context: " once (messages from the loader already
+---carry the prefix).
+---@param msg string
+---@param level integer?
+function M.notify(msg, level)
+  vim.notify("claude-context: " .. msg:gsub("^claude%-context: ", ""), level or vim.log.levels.INFO, { title = "claude-context" })
 end
 
 ---A size for people: "512 B", "4.0 KiB", "5.2 MiB".
