@@ -191,6 +191,7 @@ bench: build deps
 	$(PY) bench/nowait.py --scale 1 $(if $(REFERENCE),--reference $(REFERENCE))
 	$(PY) bench/nowait.py --scale 10 --rounds 3 $(if $(REFERENCE),--reference $(REFERENCE))
 	$(PY) bench/rss_steps.py
+	$(NVIM) --headless --clean -l bench/diffmode.lua 100000 1000000
 	target/release/examples/bench_context
 	target/release/examples/bench_session
 

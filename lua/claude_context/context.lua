@@ -75,8 +75,8 @@ function M.on_setup(options)
   end
   vim.validate("memory_bank.root", mb.root, "string", true)
   vim.validate("memory_bank.language", mb.language, function(v)
-    return v == nil or v == "en" or v == "ja"
-  end, '"en" or "ja"')
+    return v == nil or v == "en" or v == "ja" or v == "zh"
+  end, '"en", "ja" or "zh"')
 end
 
 ---The effective memory bank options.
