@@ -314,3 +314,21 @@ async fn selection_changed_and_at_mentioned_never_reach_mcp_clients() {
     assert_eq!(heard, 1, "the /mcp client's ide_connected was ignored");
     stop(f.server).await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mcp_open_file_resolves_a_relative_path_against_the_root_this_connection_set() {
+    let f = start();
+    let sub = f.proj.join("sub");
+    std::fs::create_dir_all(&sub).unwrap();
+    std::fs::write(sub.join("b.txt"), "b\n").unwrap();
+    let mut m = connect(&f.server, "/mcp").await;
+    let r = call(&mut m, 1, "fs-set-project-root", json!({"path": "sub"})).await;
+    assert_eq!(r["isError"], false, "{r}");
+    let r = call(&mut m, 2, "openFile", json!({"filePath": "b.txt"})).await;
+    assert_eq!(r["isError"], false, "{r}");
+    let calls = f.ed.calls.lock().unwrap().clone();
+    let (_, p) = calls.iter().find(|(m, _)| m == "openFile").unwrap();
+    // The door checks on the blocking pool; the connection's root goes along (it was lost).
+    assert_eq!(p["filePath"], json!(sub.join("b.txt")));
+    stop(f.server).await;
+}

@@ -169,15 +169,9 @@ pub async fn run(ctx: Ctx, tool: &ToolDef, args: Value) -> Result<ToolOutput, To
     }
 }
 
-async fn blocking<T: Send + 'static>(
-    f: impl FnOnce() -> Result<T, ToolError> + Send + 'static,
-) -> Result<T, ToolError> {
-    tokio::task::spawn_blocking(f).await.unwrap_or_else(|e| {
-        Err(ToolError::Failed(format!(
-            "internal error while checking the path: {e}"
-        )))
-    })
-}
+/// The door's checks on the blocking pool, with the connection's project root along (a relative
+/// path resolves against the root this connection set, as in the fs-* tools).
+use crate::tools::on_blocking_pool as blocking;
 
 /// A tool's arguments with `filePath` checked and made absolute, or the refusal.
 async fn check_path_arg(ctx: Ctx, tool: &'static str, mut args: Value) -> Result<Value, ToolError> {

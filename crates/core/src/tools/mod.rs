@@ -267,13 +267,25 @@ pub fn blocking<F>(f: F) -> ToolFuture
 where
     F: FnOnce() -> Result<ToolOutput, ToolError> + Send + 'static,
 {
-    // The connection's project root (fs-set-project-root) goes along to the blocking pool.
+    Box::pin(on_blocking_pool(f))
+}
+
+/// Runs `f` on tokio's blocking pool with the connection's project root (fs-set-project-root)
+/// along; a panic there becomes a tool error (logged), never a crash. The root is taken when
+/// this is called, inside the connection's task.
+pub fn on_blocking_pool<T, F>(
+    f: F,
+) -> impl std::future::Future<Output = Result<T, ToolError>> + Send + 'static
+where
+    T: Send + 'static,
+    F: FnOnce() -> Result<T, ToolError> + Send + 'static,
+{
     let slot = crate::project::connection_slot();
     let f = move || match slot {
         Some(s) => crate::project::CONNECTION_ROOT.sync_scope(s, f),
         None => f(),
     };
-    Box::pin(async move {
+    async move {
         tokio::task::spawn_blocking(f).await.unwrap_or_else(|e| {
             let msg = if e.is_panic() {
                 crate::jsonrpc::payload_text(e.into_panic().as_ref())
@@ -285,7 +297,7 @@ where
                 "internal error: {msg} (the panic was contained; see :ClaudeContext log)"
             )))
         })
-    })
+    }
 }
 
 /// Wraps an immediate result.

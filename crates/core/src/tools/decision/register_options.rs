@@ -89,25 +89,15 @@ fn run(ctx: Ctx, args: Value) -> crate::tools::ToolFuture {
     };
     let link = crate::state::client::current();
     let timeout = std::time::Duration::from_millis(ctx.config.client_request_timeout_ms);
-    let slot = crate::project::connection_slot();
     Box::pin(async move {
         let c = ctx.clone();
         let s = step.clone();
-        let registered = tokio::task::spawn_blocking(move || {
-            let f = move || {
-                let store = decision_store(&c)?;
-                store
-                    .register_options(args.options, s)
-                    .map_err(|e| ToolError::Failed(e.to_string()))
-            };
-            match slot.clone() {
-                Some(r) => crate::project::CONNECTION_ROOT.sync_scope(r, f),
-                None => f(),
-            }
-        });
-        let (issue, mut options) = registered
-            .await
-            .map_err(|e| ToolError::Failed(crate::jsonrpc::panic_message(e)))??;
+        let (issue, mut options) = crate::tools::on_blocking_pool(move || {
+            decision_store(&c)?
+                .register_options(args.options, s)
+                .map_err(|e| ToolError::Failed(e.to_string()))
+        })
+        .await?;
         let mut elicitation = None;
         if let Some(link) = link.filter(|l| options.len() > ASK_ABOVE && l.supports("elicitation"))
         {
@@ -132,21 +122,13 @@ fn run(ctx: Ctx, args: Value) -> crate::tools::ToolFuture {
             };
             let mut note = note;
             if let Some(ids) = keep {
-                let slot = crate::project::connection_slot();
                 let c = ctx.clone();
-                let kept = tokio::task::spawn_blocking(move || {
-                    let f = move || {
-                        decision_store(&c)?
-                            .keep_options(&ids)
-                            .map_err(|e| ToolError::Failed(e.to_string()))
-                    };
-                    match slot {
-                        Some(r) => crate::project::CONNECTION_ROOT.sync_scope(r, f),
-                        None => f(),
-                    }
+                let kept = crate::tools::on_blocking_pool(move || {
+                    decision_store(&c)?
+                        .keep_options(&ids)
+                        .map_err(|e| ToolError::Failed(e.to_string()))
                 })
-                .await
-                .map_err(|e| ToolError::Failed(crate::jsonrpc::panic_message(e)))?;
+                .await;
                 match kept {
                     Ok(k) => options = k,
                     Err(e) => note = format!("all options kept: {e}"),
