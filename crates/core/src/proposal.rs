@@ -101,10 +101,6 @@ impl Text {
         }
         out
     }
-
-    pub fn into_bytes(self) -> Vec<u8> {
-        self.bytes
-    }
 }
 
 /// One hunk in `vim.diff()`'s `result_type = "indices"` convention: 1-based starts; a side with
@@ -245,7 +241,7 @@ impl Handle {
         Summary {
             id: self.id,
             is_new: p.is_new,
-            old_lines: if p.is_new { 0 } else { p.old.len() },
+            old_lines: p.old.len(),
             new_lines: p.new.len(),
             bytes: p.old.bytes().len() + p.new.bytes().len(),
             hunks: p.hunks.len(),

@@ -17,7 +17,7 @@ use crate::tools::{parse_args, schema_of, Ctx, ToolDef, ToolError, ToolOutput};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct Args {
@@ -92,7 +92,12 @@ fn run(ctx: Ctx, args: Value) -> crate::tools::ToolFuture {
             new_file_contents,
             tab_name,
         } = args;
-        let old_path = absolute(&ctx, &old_file_path);
+        // As the Lua side's util.abspath makes it (file:// decoded, ~ expanded, relative to the
+        // editor's directory, . and .. folded): the file read here is the one the editor shows.
+        let old_path = PathBuf::from(crate::editor::abspath(
+            &old_file_path,
+            ctx.editor_state().cwd.as_deref(),
+        ));
         let prepared = tokio::task::spawn_blocking(move || {
             crate::proposal::prepare(&old_path, new_file_contents)
         })
@@ -109,19 +114,6 @@ fn run(ctx: Ctx, args: Value) -> crate::tools::ToolFuture {
         let d: Decision = forward(&ctx, "openDiff", params).await?;
         shape(d, &handle)
     })
-}
-
-/// Claude Code sends absolute paths; a relative one resolves against the editor's directory,
-/// as the Lua side's `util.abspath` does.
-fn absolute(ctx: &crate::tools::Ctx, p: &str) -> PathBuf {
-    let p = Path::new(p);
-    if p.is_absolute() {
-        return p.to_path_buf();
-    }
-    match &ctx.editor_state().cwd {
-        Some(cwd) => cwd.join(p),
-        None => p.to_path_buf(),
-    }
 }
 
 fn shape(d: Decision, handle: &crate::proposal::Handle) -> Result<ToolOutput, ToolError> {
@@ -240,6 +232,29 @@ mod tests {
         });
         let r = call(&s, "openDiff", a).unwrap();
         assert_eq!(texts(&r), vec!["FILE_SAVED", "one\r\ntw\u{f6}"]);
+    }
+
+    #[test]
+    fn the_file_read_is_the_one_the_editor_shows_for_a_file_uri_or_a_path_with_dots() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("a.txt");
+        std::fs::write(&f, "one\n").unwrap();
+        for path in [
+            format!("file://{}", f.display()),
+            format!("{}/sub/../a.txt", dir.path().display()),
+        ] {
+            let (s, ed) = ctx(|_, _| Ok(json!({"result": "DIFF_REJECTED", "tab_name": "t"})));
+            let mut a = args();
+            a["old_file_path"] = json!(path);
+            let r = call(&s, "openDiff", a).unwrap();
+            assert_eq!(r["isError"], false, "{r}");
+            let sent = ed.calls.lock().unwrap()[0].1.clone();
+            assert_eq!(
+                sent["prepared"]["is_new"], false,
+                "{path}: the file was found"
+            );
+            assert_eq!(sent["prepared"]["old_lines"], 1, "{path}");
+        }
     }
 
     #[cfg(unix)]
