@@ -484,10 +484,27 @@ impl CapDir {
         Ok((file, meta))
     }
 
-    /// Reads a whole regular file of at most `limit` bytes (more is an error, checked while
-    /// reading: the size in metadata is never trusted nor used to allocate).
+    /// [`CapDir::open_regular`], refusing a file whose size is already over `limit` (a huge
+    /// sparse file is refused without reading its first `limit` bytes).
+    pub fn open_regular_capped(
+        &self,
+        rel: &Path,
+        limit: u64,
+    ) -> Result<(std::fs::File, std::fs::Metadata), CapError> {
+        let (file, meta) = self.open_regular(rel)?;
+        if meta.len() > limit {
+            return Err(CapError::TooLarge {
+                path: self.display(rel),
+                limit,
+            });
+        }
+        Ok((file, meta))
+    }
+
+    /// Reads a whole regular file of at most `limit` bytes (more is an error, checked on the
+    /// size first and again while reading: the size is never used to allocate).
     pub fn read_capped(&self, rel: &Path, limit: u64) -> Result<Vec<u8>, CapError> {
-        let (file, _) = self.open_regular(rel)?;
+        let (file, _) = self.open_regular_capped(rel, limit)?;
         read_capped_from(file, limit).map_err(|e| match e {
             None => CapError::TooLarge {
                 path: self.display(rel),

@@ -238,3 +238,20 @@ fn files_that_run_code_are_protected() {
     assert!(p.check(Path::new(".claude/settings.json")).is_err());
     assert!(WritePolicy::new(&["[".into()]).is_err());
 }
+
+#[test]
+fn a_sparse_file_over_the_cap_is_refused_from_its_size() {
+    let (_d, root, cap) = tree();
+    // 1 TiB of holes: reading the first `limit` bytes would take a while; the size says enough.
+    std::fs::File::create(root.join("huge.md"))
+        .unwrap()
+        .set_len(1 << 40)
+        .unwrap();
+    let e = cap.read_capped(&rel("huge.md"), 16 << 20).unwrap_err();
+    assert!(matches!(e, CapError::TooLarge { .. }), "{e}");
+    let e = cap
+        .open_regular_capped(&rel("huge.md"), 16 << 20)
+        .unwrap_err();
+    assert!(matches!(e, CapError::TooLarge { .. }), "{e}");
+    assert!(cap.open_regular_capped(&rel("huge.md"), 1 << 40).is_ok());
+}

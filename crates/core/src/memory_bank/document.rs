@@ -135,11 +135,14 @@ impl std::fmt::Display for ReadError {
 /// Reads a whole document (`rel_path` inside `dir`; `rel` is the path reported back): opened
 /// without blocking, regular files only, at most [`super::MAX_DOCUMENT_BYTES`].
 pub fn read(dir: &CapDir, rel_path: &Path, rel: &str) -> Result<Document, ReadError> {
-    let (f, meta) = dir.open_regular(rel_path).map_err(|e| match e {
-        e if e.is_not_found() => ReadError::NotFound,
-        CapError::NotRegular { .. } => ReadError::NotAFile,
-        e => ReadError::Cap(e),
-    })?;
+    let (f, meta) = dir
+        .open_regular_capped(rel_path, super::MAX_DOCUMENT_BYTES)
+        .map_err(|e| match e {
+            e if e.is_not_found() => ReadError::NotFound,
+            CapError::NotRegular { .. } => ReadError::NotAFile,
+            CapError::TooLarge { .. } => ReadError::TooLarge,
+            e => ReadError::Cap(e),
+        })?;
     let bytes =
         crate::capfs::read_capped_from(f, super::MAX_DOCUMENT_BYTES).map_err(|e| match e {
             None => ReadError::TooLarge,
