@@ -107,15 +107,9 @@ impl ClientLink {
     /// many were waiting.
     pub fn close(&self) -> usize {
         Self::lock(&self.tx).take();
-        let waiting: Vec<Waiter> = Self::lock(&self.pending).drain().map(|(_, w)| w).collect();
-        let n = waiting.len();
-        for w in waiting {
-            let _ = w.send(Err(RpcError::new(
-                ErrorCode::INTERNAL_ERROR,
-                "connection closed",
-            )));
-        }
-        n
+        // Dropping a waiter's sender is what tells it the connection closed (a client's own
+        // error with the same text is the client's error).
+        Self::lock(&self.pending).drain().count()
     }
 
     /// Records the client's `initialize` capabilities.
@@ -202,9 +196,6 @@ impl ClientLink {
         }
         match tokio::time::timeout(timeout, rx).await {
             Ok(Ok(Ok(v))) => Ok(v),
-            Ok(Ok(Err(e))) if e.message == "connection closed" && e.code == -32603 => {
-                Err(AskError::Closed)
-            }
             Ok(Ok(Err(e))) => Err(AskError::Rpc(e)),
             Ok(Err(_)) => Err(AskError::Closed),
             Err(_) => {
@@ -263,6 +254,28 @@ mod tests {
             assert!(link.resolve(&json!("cc-1"), &m));
             assert_eq!(asked.await.unwrap(), Ok(json!({"action": "decline"})));
             assert_eq!(link.waiting(), 0);
+            // A client's own error is its error, even with the text a closed connection had.
+            let l4 = link.clone();
+            let asked = tokio::spawn(async move {
+                l4.ask(
+                    "elicitation",
+                    "elicitation/create",
+                    json!({}),
+                    Duration::from_secs(20),
+                )
+                .await
+            });
+            let _ = rx.recv().await.unwrap();
+            let mut m = Map::new();
+            m.insert(
+                "error".into(),
+                json!({"code": -32603, "message": "connection closed"}),
+            );
+            assert!(link.resolve(&json!("cc-2"), &m));
+            assert!(
+                matches!(asked.await.unwrap(), Err(AskError::Rpc(_))),
+                "not taken for a closed connection"
+            );
             // A waiter when the connection closes gets an error.
             let l3 = link.clone();
             let asked = tokio::spawn(async move {
