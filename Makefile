@@ -143,10 +143,15 @@ test-tools-lib:
 	@rm -f target/debug/$(LIB_PREFIX)claude_context_native.$(LIB_EXT)
 
 ## test-nvim: the specs on Neovim $(NVIM_VERSION), then on the 0.12-dev build; each run ends with
-## its own "neovim-<version>: N passed, N failed". Both run even when the first fails.
+## its own "neovim-<version>: N passed, N failed". Both run even when the first fails; a recap of
+## both (totals, failing tests and files, a spec killed at its time limit) is printed last, so the
+## tail of a CI log says what failed.
 test-nvim: build deps test-tools-lib
-	@rc=0; for n in $(NVIM) $(NVIM012); do \
-	  $$n --headless --clean -u tests/minimal_init.lua -l tests/nvim/run.lua || rc=1; done; exit $$rc
+	@rc=0; log=$$(mktemp); for n in $(NVIM) $(NVIM012); do \
+	  $$n --headless --clean -u tests/minimal_init.lua -l tests/nvim/run.lua 2>&1 | tee -a $$log; \
+	  [ $${PIPESTATUS[0]} -eq 0 ] || rc=1; done; \
+	echo; echo "== Neovim specs, both runs:"; \
+	grep -aE '^(  FAIL |  TIMEOUT |failing files:|neovim-[^ ]+: [0-9]+ passed)' $$log; rm -f $$log; exit $$rc
 
 test-e2e: build deps
 	$(PY) -m pytest -q tests/e2e

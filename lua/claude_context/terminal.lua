@@ -512,17 +512,43 @@ local function forget(state)
   end
 end
 
----Ends the job and wipes the terminal buffer (of the current session).
+---Ends the job and wipes the terminal buffer (of the current session). The session is gone at
+---once and its windows close; a buffer whose job still runs is wiped when the job has ended
+---(`TermClose`). Wiping a terminal while Neovim still owes it a write callback (text just typed
+---into claude) makes Neovim 0.11 re-queue the terminal's free event forever inside any `vim.wait`
+---or `:sleep` that follows in the same tick: the editor spins at 100% CPU. After `TermClose`
+---the job's streams are closed and nothing is owed.
 function M.close()
   local s = M._state
-  if s.job then
-    pcall(vim.fn.jobstop, s.job)
-  end
-  if s.buf and vim.api.nvim_buf_is_valid(s.buf) then
-    pcall(vim.api.nvim_buf_delete, s.buf, { force = true })
-  end
   forget(s)
   M._state = {}
+  local buf = s.buf
+  if not (buf and vim.api.nvim_buf_is_valid(buf)) then
+    if s.job then
+      pcall(vim.fn.jobstop, s.job)
+    end
+    return
+  end
+  local running = s.job ~= nil and vim.fn.jobwait({ s.job }, 0)[1] == -1
+  if not running then
+    pcall(vim.api.nvim_buf_delete, buf, { force = true })
+    return
+  end
+  for _, w in ipairs(vim.fn.win_findbuf(buf)) do
+    pcall(vim.api.nvim_win_close, w, true) -- fails for the last window: it goes with the buffer
+  end
+  vim.api.nvim_create_autocmd("TermClose", {
+    buffer = buf,
+    once = true,
+    callback = function()
+      vim.schedule(function()
+        if vim.api.nvim_buf_is_valid(buf) then
+          pcall(vim.api.nvim_buf_delete, buf, { force = true })
+        end
+      end)
+    end,
+  })
+  pcall(vim.fn.jobstop, s.job)
 end
 
 ---`:ClaudeContext sessions {name}`: makes `name` the current session (hiding the current one's

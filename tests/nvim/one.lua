@@ -19,7 +19,17 @@ else
 end
 local name = vim.fn.fnamemodify(file, ":t:r")
 local passed, failed = 0, 0
+-- The test under way, for run.lua to name when it has to kill this Neovim at its time limit.
+local progress = os.getenv("CLAUDE_CONTEXT_TEST_TMP")
+progress = progress and (progress .. "/.current-test") or nil
 for _, c in ipairs(cases) do
+  if progress then
+    local f = io.open(progress, "w")
+    if f then
+      f:write(c[1])
+      f:close()
+    end
+  end
   local ok2, err = xpcall(c[2], debug.traceback)
   if ok2 then
     passed = passed + 1

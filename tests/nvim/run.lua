@@ -7,6 +7,8 @@ local pattern = _G.arg and _G.arg[1] or nil
 local files = vim.fn.glob(root .. "/tests/nvim/*_spec.lua", false, true)
 table.sort(files)
 local nvim = vim.v.progpath
+-- A spec file's time limit: it is killed after this (and the test under way is named).
+local LIMIT_MS = tonumber(os.getenv("CLAUDE_CONTEXT_SPEC_LIMIT_MS") or "") or 300000
 local passed, failed, broken = 0, 0, {}
 for _, f in ipairs(files) do
   if not pattern or f:find(pattern, 1, true) then
@@ -27,8 +29,11 @@ for _, f in ipairs(files) do
         cwd = tmp,
         text = true,
       })
-      :wait(300000)
+      :wait(LIMIT_MS)
     local out = (res.stdout or "") .. (res.stderr or "")
+    if out ~= "" and out:sub(-1) ~= "\n" then
+      out = out .. "\n"
+    end
     io.stdout:write(out)
     local p, fl
     for a, b in out:gmatch("(%d+) passed, (%d+) failed") do
@@ -36,6 +41,14 @@ for _, f in ipairs(files) do
     end
     if p then
       passed, failed = passed + tonumber(p), failed + tonumber(fl)
+    end
+    if res.code == 124 then
+      local cf = io.open(tmp .. "/.current-test", "r")
+      local current = cf and cf:read("*a") or "?"
+      if cf then
+        cf:close()
+      end
+      io.stdout:write(("  TIMEOUT %s: %s (killed after %d s)\n"):format(vim.fn.fnamemodify(f, ":t:r"), current, LIMIT_MS / 1000))
     end
     if not p or res.code ~= 0 then
       table.insert(broken, ("%s (exit %s)"):format(vim.fn.fnamemodify(f, ":t"), tostring(res.code)))

@@ -10,6 +10,7 @@ local term = function()
 end
 
 local tmp = h.tmpdir()
+local root = vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":p:h:h:h")
 local out = tmp .. "/fake-out" -- the fake claude writes <out>.args, <out>.env, <out>.mcp, <out>.mode
 local target = tmp .. "/edited-by-claude.txt"
 
@@ -311,6 +312,38 @@ return {
         return not job_alive(s.job)
       end, 5000, "bwipeout to end the job")
       eq(nil, term()._state.buf)
+    end,
+  },
+  {
+    "close right after typing into claude: a vim.wait that follows does not spin forever",
+    function()
+      -- Neovim 0.11 re-queues a wiped terminal's free event while a write to its job is still
+      -- owed a callback; a vim.wait in the same tick then never returns (seen as a spec file
+      -- killed at its time limit). Run in a child Neovim with a time limit of its own.
+      local script = tmp .. "/close-after-typing.lua"
+      h.write(
+        script,
+        ([[
+        local cc, t = require("claude_context"), require("claude_context.terminal")
+        cc.setup({ terminal = { cmd = %q, env = { FAKE_OUT = %q }, mcp_config = false, auto_insert = false, permission_mode = false } })
+        vim.cmd("ClaudeContext open")
+        assert(vim.wait(10000, function() return vim.uv.fs_stat(%q) ~= nil end), "fake claude did not start")
+        local buf, job = t._state.buf, t._state.job
+        t.pick_model("opus") -- types "/model opus" into claude: a write the event loop owes a callback
+        t.close()
+        vim.wait(300, function() return false end)
+        assert(vim.wait(5000, function() return not vim.api.nvim_buf_is_valid(buf) end), "buffer not wiped")
+        assert(vim.fn.jobwait({ job }, 0)[1] ~= -1, "job still runs")
+        io.stdout:write("survived\n")
+        vim.cmd("qa!")
+      ]]):format(fake, tmp .. "/typed", tmp .. "/typed.args")
+      )
+      local res = vim
+        .system({ vim.v.progpath, "--headless", "--clean", "-u", root .. "/tests/minimal_init.lua", "-l", script }, { text = true, cwd = tmp })
+        :wait(30000)
+      ok(res.code ~= 124, "the child Neovim hung after close (killed at the time limit)")
+      contains(res.stdout .. res.stderr, "survived")
+      eq(0, res.code, res.stdout .. res.stderr)
     end,
   },
   {
