@@ -521,12 +521,13 @@ impl CapDir {
             .map_err(|e| self.map_err("read the metadata of", rel, e))
     }
 
-    /// The entries of the directory `rel` (`.` for this one).
+    /// The entries of the directory `rel` (`.` for this one), following symlinks that stay
+    /// inside the root (as [`CapDir::open_dir`] does).
     pub fn read_dir(&self, rel: &Path) -> Result<cap_std::fs::ReadDir, CapError> {
         let r = if rel == Path::new(".") {
             self.dir.entries()
         } else {
-            self.dir.read_dir(rel)
+            self.follow(rel, |p| self.dir.read_dir(p)).1
         };
         r.map_err(|e| self.map_err("list", rel, e))
     }

@@ -85,6 +85,19 @@ fn symlinks_that_stay_inside_are_followed_absolute_or_relative() {
         );
     }
     assert!(cap.open_dir(&rel("abs_in")).unwrap().is_some());
+    // Listed as they are read: a directory reached through an absolute link inside is listed
+    // (it was refused as "outside" while its files could be read).
+    for p in ["rel_in", "abs_in"] {
+        let names: Vec<String> = cap
+            .read_dir(&rel(p))
+            .unwrap_or_else(|e| panic!("{p}: {e}"))
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(names, ["main.rs"], "{p}");
+    }
+    // One that leads out is still refused.
+    std::os::unix::fs::symlink(root.join("../outside"), root.join("abs_out")).unwrap();
+    assert!(cap.read_dir(&rel("abs_out")).is_err());
 }
 
 #[cfg(unix)]
