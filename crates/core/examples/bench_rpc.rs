@@ -21,6 +21,11 @@
 //!   `content`: decoded, written atomically into the project root as `bench-big-<i>.txt`).
 //! * `bigflood <bytes> <kind> <conns> <rounds>` — per round, `conns` connections each send one
 //!   such request at the same moment; the time until the last answer.
+//! * `floor <bytes> [reps]` — the transport's floor for a big answer: a bare tokio-tungstenite
+//!   server in this process (port and token ignored; no tool, no JSON work) answers each request
+//!   with one prebuilt `bytes`-long JSON-RPC result of escaped JSON text, as getDiagnostics'
+//!   answer is; `latency`'s statistics of the round trips. What no bridge can go below on this
+//!   machine for an answer of that size.
 //!
 //! Every answer is checked (a JSON-RPC result, not an error; `isError` is not true), so a fast
 //! error can never pass for a fast answer.
@@ -45,7 +50,8 @@ fn usage() -> ! {
         "usage: bench_rpc <port> <token> latency <n> [warmup] [tool]\n\
          \x20      bench_rpc <port> <token> pipeline <n> [rounds] [tool]\n\
          \x20      bench_rpc <port> <token> big <bytes> ping|ignore|write <reps>\n\
-         \x20      bench_rpc <port> <token> bigflood <bytes> ping|ignore|write <conns> <rounds>"
+         \x20      bench_rpc <port> <token> bigflood <bytes> ping|ignore|write <conns> <rounds>\n\
+         \x20      bench_rpc 0 - floor <bytes> [reps]"
     );
     std::process::exit(2)
 }
@@ -100,6 +106,7 @@ fn main() {
                 )
                 .await
             }
+            "floor" => floor(num(a.get(3), None), num(a.get(4), Some(10))).await,
             _ => usage(),
         }
     });
@@ -271,6 +278,67 @@ impl Client {
             "total_ms": ms, "us": stats(&mut totals),
         }))
     }
+}
+
+/// `floor` mode: a bare server on its own thread answering every message with one prebuilt
+/// `bytes`-long result; the client side is [`Client::latency`]'s.
+async fn floor(bytes: usize, reps: usize) -> Res<serde_json::Value> {
+    // Escaped JSON text, like a getDiagnostics answer carried in a text content block.
+    let unit = r#"{\"message\":\"unused variable `x`\",\"severity\":\"Warning\",\"range\":{\"start\":{\"line\":1,\"character\":4},\"end\":{\"line\":1,\"character\":9}}},"#;
+    let head = r#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"["#;
+    let tail = r#"]"}],"isError":false}}"#;
+    let mut body = String::with_capacity(bytes + unit.len() + head.len() + tail.len());
+    body.push_str(head);
+    while body.len() + tail.len() < bytes {
+        body.push_str(unit);
+    }
+    body.push_str(tail);
+    let answer = Utf8Bytes::from(body);
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").map_err(|e| e.to_string())?;
+    let port = listener.local_addr().map_err(|e| e.to_string())?.port();
+    listener.set_nonblocking(true).map_err(|e| e.to_string())?;
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("a runtime for the floor server");
+        rt.block_on(async move {
+            let listener = tokio::net::TcpListener::from_std(listener).expect("listener");
+            while let Ok((tcp, _)) = listener.accept().await {
+                let answer = answer.clone();
+                tokio::spawn(async move {
+                    let cfg = WebSocketConfig::default()
+                        .max_message_size(Some(256 << 20))
+                        .max_frame_size(Some(256 << 20));
+                    let echo_protocol = |req: &tokio_tungstenite::tungstenite::handshake::server::Request,
+                                         mut resp: tokio_tungstenite::tungstenite::handshake::server::Response| {
+                        if let Some(p) = req.headers().get("sec-websocket-protocol") {
+                            resp.headers_mut().insert("sec-websocket-protocol", p.clone());
+                        }
+                        Ok(resp)
+                    };
+                    let Ok(mut ws) =
+                        tokio_tungstenite::accept_hdr_async_with_config(tcp, echo_protocol, Some(cfg)).await
+                    else {
+                        return;
+                    };
+                    while let Some(Ok(m)) = ws.next().await {
+                        if m.is_text() && ws.send(Message::Text(answer.clone())).await.is_err() {
+                            return;
+                        }
+                    }
+                });
+            }
+        });
+    });
+    let c = Client {
+        port,
+        token: "-".into(),
+    };
+    let mut v = c.latency(reps, 1, "floor").await?;
+    v["mode"] = "floor".into();
+    v["bytes"] = bytes.into();
+    Ok(v)
 }
 
 async fn next_text<S>(source: &mut S) -> Res<String>
