@@ -544,6 +544,8 @@ fn cl_mcp_project_root_calls() {
     let outside = tempfile::tempdir().unwrap();
     std::os::unix::fs::symlink(outside.path(), s.root.join("escape")).unwrap();
     std::fs::create_dir_all(s.root.join(".git/hooks")).unwrap();
+    // `.GIT` is `.git` on a case-insensitive file system (macOS, Windows).
+    std::fs::create_dir_all(s.root.join("sub/.GIT/hooks")).unwrap();
     let mut c = s.client();
     let mut other = s.client();
     let tools = listed(&mut c);
@@ -623,6 +625,7 @@ fn cl_mcp_project_root_calls() {
         outside.path().display().to_string(),
         "escape".to_string(),
         ".git/hooks".to_string(),
+        "sub/.GIT/hooks".to_string(),
         "missing-dir".to_string(),
         "README.md".to_string(),
     ] {

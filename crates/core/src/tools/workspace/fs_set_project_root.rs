@@ -125,7 +125,8 @@ fn run(ctx: Ctx, args: Value) -> crate::tools::ToolFuture {
         let inner = canon.strip_prefix(&base).unwrap_or(Path::new(""));
         if inner
             .components()
-            .any(|c| matches!(c, Component::Normal(n) if n == ".git"))
+            // Any case: `.GIT` is `.git` on a case-insensitive file system (as capfs sees it).
+            .any(|c| matches!(c, Component::Normal(n) if n.eq_ignore_ascii_case(".git")))
         {
             return Err(ToolError::Failed(format!(
                 "'{}' is inside a .git directory; refused",
