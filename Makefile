@@ -195,6 +195,9 @@ bench: build deps
 	$(PY) bench/run.py
 	$(PY) bench/nowait.py --scale 1 $(if $(REFERENCE),--reference $(REFERENCE))
 	$(PY) bench/nowait.py --scale 10 --rounds 3 $(if $(REFERENCE),--reference $(REFERENCE))
+	@# The transport's own time for the prompt turn's getDiagnostics answer (2.9 MB, x10: 29 MB).
+	target/release/examples/bench_rpc 0 - floor 2900000 20
+	target/release/examples/bench_rpc 0 - floor 29000000 10
 	$(PY) bench/rss_steps.py
 	$(NVIM) --headless --clean -l bench/diffmode.lua 100000 1000000
 	target/release/examples/bench_context

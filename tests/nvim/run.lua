@@ -23,13 +23,17 @@ for _, f in ipairs(files) do
       CLAUDE_CONTEXT_TEST_TMP = tmp,
       MCP_PROJECT_ROOT = "",
     }
-    local res = vim
-      .system({ nvim, "--headless", "--clean", "-u", root .. "/tests/minimal_init.lua", "-l", root .. "/tests/nvim/one.lua", f }, {
-        env = env,
-        cwd = tmp,
-        text = true,
-      })
-      :wait(LIMIT_MS)
+    local proc = vim.system({ nvim, "--headless", "--clean", "-u", root .. "/tests/minimal_init.lua", "-l", root .. "/tests/nvim/one.lua", f }, {
+      env = env,
+      cwd = tmp,
+      text = true,
+    })
+    local res = proc:wait(LIMIT_MS)
+    if res.code == 124 then
+      -- wait() sent SIGTERM, which a Neovim stuck in a loop never reads: SIGKILL it, or it spins
+      -- on through the rest of the run.
+      pcall(vim.uv.kill, proc.pid, "sigkill")
+    end
     local out = (res.stdout or "") .. (res.stderr or "")
     if out ~= "" and out:sub(-1) ~= "\n" then
       out = out .. "\n"

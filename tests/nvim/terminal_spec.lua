@@ -338,9 +338,12 @@ return {
         vim.cmd("qa!")
       ]]):format(fake, tmp .. "/typed", tmp .. "/typed.args")
       )
-      local res = vim
-        .system({ vim.v.progpath, "--headless", "--clean", "-u", root .. "/tests/minimal_init.lua", "-l", script }, { text = true, cwd = tmp })
-        :wait(30000)
+      local proc = vim.system({ vim.v.progpath, "--headless", "--clean", "-u", root .. "/tests/minimal_init.lua", "-l", script }, { text = true, cwd = tmp })
+      local res = proc:wait(30000)
+      if res.code == 124 then
+        -- A spinning Neovim never reads the SIGTERM that wait() sent: SIGKILL it.
+        pcall(vim.uv.kill, proc.pid, "sigkill")
+      end
       ok(res.code ~= 124, "the child Neovim hung after close (killed at the time limit)")
       contains(res.stdout .. res.stderr, "survived")
       eq(0, res.code, res.stdout .. res.stderr)
