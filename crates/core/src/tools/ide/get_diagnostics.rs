@@ -142,7 +142,15 @@ pub fn from_snapshot(ctx: &crate::state::State, uri: Option<&str>) -> Option<Str
             files
         }
     };
-    serde_json::to_string(&files).ok()
+    // Written into a buffer of the answer's size: megabytes, grown by doubling they are copied
+    // over and over.
+    let size: usize = files
+        .iter()
+        .map(|f| f.uri.len() + f.diagnostics.get().len() + 32)
+        .sum();
+    let mut out = Vec::with_capacity(size + 2);
+    serde_json::to_writer(&mut out, &files).ok()?;
+    String::from_utf8(out).ok()
 }
 
 #[cfg(test)]
