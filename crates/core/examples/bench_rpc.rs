@@ -280,6 +280,22 @@ impl Client {
     }
 }
 
+/// The floor server's handshake: the subprotocol the client asks for ("mcp") is answered.
+#[allow(clippy::result_large_err)] // the error type is tungstenite's `Callback`'s
+fn echo_protocol(
+    req: &tokio_tungstenite::tungstenite::handshake::server::Request,
+    mut resp: tokio_tungstenite::tungstenite::handshake::server::Response,
+) -> Result<
+    tokio_tungstenite::tungstenite::handshake::server::Response,
+    tokio_tungstenite::tungstenite::handshake::server::ErrorResponse,
+> {
+    if let Some(p) = req.headers().get("sec-websocket-protocol") {
+        resp.headers_mut()
+            .insert("sec-websocket-protocol", p.clone());
+    }
+    Ok(resp)
+}
+
 /// `floor` mode: a bare server on its own thread answering every message with one prebuilt
 /// `bytes`-long result; the client side is [`Client::latency`]'s.
 async fn floor(bytes: usize, reps: usize) -> Res<serde_json::Value> {
@@ -310,15 +326,12 @@ async fn floor(bytes: usize, reps: usize) -> Res<serde_json::Value> {
                     let cfg = WebSocketConfig::default()
                         .max_message_size(Some(256 << 20))
                         .max_frame_size(Some(256 << 20));
-                    let echo_protocol = |req: &tokio_tungstenite::tungstenite::handshake::server::Request,
-                                         mut resp: tokio_tungstenite::tungstenite::handshake::server::Response| {
-                        if let Some(p) = req.headers().get("sec-websocket-protocol") {
-                            resp.headers_mut().insert("sec-websocket-protocol", p.clone());
-                        }
-                        Ok(resp)
-                    };
-                    let Ok(mut ws) =
-                        tokio_tungstenite::accept_hdr_async_with_config(tcp, echo_protocol, Some(cfg)).await
+                    let Ok(mut ws) = tokio_tungstenite::accept_hdr_async_with_config(
+                        tcp,
+                        echo_protocol,
+                        Some(cfg),
+                    )
+                    .await
                     else {
                         return;
                     };
