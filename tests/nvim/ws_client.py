@@ -25,6 +25,9 @@ def main() -> None:
         additional_headers={"x-claude-code-ide-authorization": token},
         subprotocols=["mcp"],
         open_timeout=10,
+        # Claude Code's client takes messages of any size (a selection of megabytes); the
+        # library's default (1 MiB) would close the connection on one.
+        max_size=None,
     )
     out_lock = threading.Lock()
 

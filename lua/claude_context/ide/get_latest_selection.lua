@@ -5,5 +5,12 @@ return function(_, respond)
   if not latest then
     return respond({ success = false, message = "No selection available" })
   end
-  respond(latest)
+  -- Named field by field: a big selection's text is read only when asked for (selection.lua).
+  respond({
+    success = latest.success,
+    text = latest.text or "",
+    filePath = latest.filePath,
+    fileUrl = latest.fileUrl,
+    selection = latest.selection,
+  })
 end

@@ -110,21 +110,20 @@ M.sliced_reads = 0
 ---@type table?
 M.last_big = nil
 
----Lines `from`..`to` (1-based) of `buf` joined by newlines, and that text as a JSON string. Joined
----by Vimscript's join() (in C): one string in Lua's heap rather than one per line (thousands of
+---Lines `from`..`to` (1-based) of `buf` joined by newlines, as a JSON string. Joined by
+---Vimscript's join() (in C): one string in Lua's heap rather than one per line (thousands of
 ---short strings per slice make LuaJIT's collector and string table work in long pieces).
 ---@param buf integer
 ---@param from integer
 ---@param to integer
----@return string text, string json
-local function slice_text(buf, from, to)
+---@return string json
+local function slice_json(buf, from, to)
   local ok, text = pcall(vim.api.nvim_eval, ("join(getbufline(%d, %d, %d), \"\\n\")"):format(buf, from, to))
   -- A NUL in a line comes back as a newline: then the count is off, and the Lua way is exact.
-  if ok and type(text) == "string" and vim.fn.count(text, "\n") == to - from then
-    return text, vim.json.encode(text)
+  if not (ok and type(text) == "string" and vim.fn.count(text, "\n") == to - from) then
+    text = table.concat(vim.api.nvim_buf_get_lines(buf, from - 1, to, false), "\n")
   end
-  text = table.concat(vim.api.nvim_buf_get_lines(buf, from - 1, to, false), "\n")
-  return text, vim.json.encode(text)
+  return vim.json.encode(text)
 end
 
 ---Reads the whole-line selection `s`..`e` (1-based) of `buf` a slice per turn of the event
@@ -142,7 +141,7 @@ local function read_sliced(buf, s, e)
   M.sliced_reads = M.sliced_reads + 1
   local job = { id = M.sliced_reads, buf = buf, tick = tick, s = s, e = e }
   local snapshot = require("claude_context.ide.snapshot")
-  local raw, from = {}, s
+  local from = s
   reading = job
   local function step()
     if reading ~= job then
@@ -157,8 +156,7 @@ local function read_sliced(buf, s, e)
       return
     end
     local to = math.min(from + M.slice_lines - 1, e)
-    local text, json = slice_text(buf, from, to)
-    raw[#raw + 1] = text
+    local json = slice_json(buf, from, to)
     -- The slice as a JSON string without its quotes; slices are joined by an encoded newline.
     local part = (from > s and "\\n" or "") .. json:sub(2, -2)
     snapshot.note_selection_part(job, part)
@@ -181,13 +179,13 @@ local function read_sliced(buf, s, e)
     local tail = vim.json.encode(meta)
     reading = nil
     M.last_big = job
-    -- The text is joined once, only if someone asks for it in Lua (the bridge has it).
+    -- The editor keeps no copy of the text (the bridge has it, and answers getLatestSelection
+    -- from its snapshot): only if Lua asks (the handler used while the snapshot is not live)
+    -- are the lines read again, in one piece.
     latest = setmetatable({ success = true, filePath = meta.filePath, fileUrl = meta.fileUrl, selection = meta.selection }, {
-      __index = function(t, k)
-        if k == "text" then
-          local v = table.concat(raw, "\n")
-          rawset(t, "text", v)
-          return v
+      __index = function(_, k)
+        if k == "text" and vim.api.nvim_buf_is_valid(buf) then
+          return table.concat(vim.api.nvim_buf_get_lines(buf, s - 1, e, false), "\n")
         end
       end,
     })
@@ -350,9 +348,7 @@ end
 ---@return table?
 function M.latest()
   if latest then
-    if rawget(latest, "text") == nil then
-      local _ = latest.text -- a big one read in slices: its text joined now (see read_sliced)
-    end
+    -- (A big one read in slices reads its text again when `.text` is asked for: see read_sliced.)
     return latest
   end
   local win = util.active_editor_win()
