@@ -262,53 +262,6 @@ return {
     end,
   },
   {
-    "checking every buffer goes in slices; entering a buffer checks that buffer only",
-    function()
-      local r = require("claude_context.reload")
-      local d = tmp .. "/many"
-      vim.fn.mkdir(d, "p")
-      local ei = vim.o.eventignore
-      vim.o.eventignore = "all"
-      local bufs = {}
-      for i = 1, 3000 do
-        local p = ("%s/f%04d.txt"):format(d, i)
-        vim.fn.writefile({ "old " .. i }, p)
-        bufs[i] = vim.fn.bufadd(p)
-        vim.fn.bufload(bufs[i])
-      end
-      vim.o.eventignore = ei
-      local function changed_on_disk(i, text)
-        local p = ("%s/f%04d.txt"):format(d, i)
-        vim.fn.writefile({ text }, p)
-        vim.uv.fs_utime(p, os.time() + 30, os.time() + 30)
-      end
-      local function first(i)
-        return vim.api.nvim_buf_get_lines(bufs[i], 0, 1, false)[1]
-      end
-      vim.wait(300) -- checks already under way (earlier tests' terminal output) finish first
-      changed_on_disk(3000, "new 3000")
-      local turns = r.turns
-      r.checktime()
-      eq("old 3000", first(3000), "the last buffer is not checked in the first turn")
-      wait_for(function()
-        return first(3000) == "new 3000"
-      end, 10000, "the last buffer to reload")
-      ok(r.turns - turns >= 3, ("3,000 buffers checked over several turns: %d"):format(r.turns - turns))
-      -- BufEnter of a file's buffer checks that one.
-      changed_on_disk(10, "new 10")
-      changed_on_disk(20, "new 20")
-      vim.api.nvim_set_current_buf(bufs[10])
-      wait_for(function()
-        return first(10) == "new 10"
-      end, 3000, "the entered buffer to reload")
-      vim.wait(200)
-      eq("old 20", first(20), "another buffer is left for a full check")
-      for _, b in ipairs(bufs) do
-        pcall(vim.api.nvim_buf_delete, b, { force = true })
-      end
-    end,
-  },
-  {
     "a clean exit closes the terminal",
     function()
       local s = term()._state
