@@ -515,7 +515,7 @@ end
 ---Ends the job and wipes the terminal buffer (of the current session). The session is gone at
 ---once and its windows close; a buffer whose job still runs is wiped when the job has ended
 ---(`TermClose`). Wiping a terminal while Neovim still owes it a write callback (text just typed
----into claude) makes Neovim 0.11 re-queue the terminal's free event forever inside any `vim.wait`
+---into claude) makes Neovim (0.11 and 0.12) re-queue the terminal's free event forever in any `vim.wait`
 ---or `:sleep` that follows in the same tick: the editor spins at 100% CPU. After `TermClose`
 ---the job's streams are closed and nothing is owed.
 function M.close()
