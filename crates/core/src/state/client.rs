@@ -213,84 +213,62 @@ impl ClientLink {
 mod tests {
     use super::*;
 
-    fn rt() -> tokio::runtime::Runtime {
-        tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap()
+    /// `elicitation/create` asked on its own task (the test answers it through `resolve`).
+    fn ask_later(link: &Arc<ClientLink>) -> tokio::task::JoinHandle<Result<Value, AskError>> {
+        let link = link.clone();
+        tokio::spawn(async move {
+            link.ask(
+                "elicitation",
+                "elicitation/create",
+                json!({}),
+                Duration::from_secs(20),
+            )
+            .await
+        })
     }
 
-    #[test]
-    fn answers_reach_their_waiter_and_close_fails_the_rest() {
-        rt().block_on(async {
-            let link = Arc::new(ClientLink::default());
-            let (tx, mut rx) = mpsc::channel(8);
-            link.attach(tx);
-            assert!(!link.supports("elicitation"), "nothing declared yet");
-            link.set_capabilities(json!({"elicitation": {}}));
-            assert!(link.supports("elicitation"));
-            assert!(!link.supports("sampling"));
-            let l2 = link.clone();
-            let asked = tokio::spawn(async move {
-                l2.ask(
-                    "elicitation",
-                    "elicitation/create",
-                    json!({}),
-                    Duration::from_secs(20),
-                )
-                .await
-            });
-            let sent = rx.recv().await.unwrap();
-            let Message::Text(t) = sent.msg else { panic!() };
-            let v: Value = serde_json::from_str(t.as_str()).unwrap();
-            assert_eq!(v["id"], "cc-1");
-            assert_eq!(v["method"], "elicitation/create");
-            let mut m = Map::new();
-            assert!(
-                !link.resolve(&json!(1), &m),
-                "a number is not one of our ids"
-            );
-            m.insert("result".into(), json!({"action": "decline"}));
-            assert!(link.resolve(&json!("cc-1"), &m));
-            assert_eq!(asked.await.unwrap(), Ok(json!({"action": "decline"})));
-            assert_eq!(link.waiting(), 0);
-            // A client's own error is its error, even with the text a closed connection had.
-            let l4 = link.clone();
-            let asked = tokio::spawn(async move {
-                l4.ask(
-                    "elicitation",
-                    "elicitation/create",
-                    json!({}),
-                    Duration::from_secs(20),
-                )
-                .await
-            });
-            let _ = rx.recv().await.unwrap();
-            let mut m = Map::new();
-            m.insert(
-                "error".into(),
-                json!({"code": -32603, "message": "connection closed"}),
-            );
-            assert!(link.resolve(&json!("cc-2"), &m));
-            assert!(
-                matches!(asked.await.unwrap(), Err(AskError::Rpc(_))),
-                "not taken for a closed connection"
-            );
-            // A waiter when the connection closes gets an error.
-            let l3 = link.clone();
-            let asked = tokio::spawn(async move {
-                l3.ask(
-                    "elicitation",
-                    "elicitation/create",
-                    json!({}),
-                    Duration::from_secs(20),
-                )
-                .await
-            });
-            let _ = rx.recv().await.unwrap();
-            assert_eq!(link.close(), 1);
-            assert_eq!(asked.await.unwrap(), Err(AskError::Closed));
-            assert!(!link.supports("elicitation"), "closed");
-        });
+    #[tokio::test]
+    async fn answers_reach_their_waiter_and_close_fails_the_rest() {
+        let link = Arc::new(ClientLink::default());
+        let (tx, mut rx) = mpsc::channel(8);
+        link.attach(tx);
+        assert!(!link.supports("elicitation"), "nothing declared yet");
+        link.set_capabilities(json!({"elicitation": {}}));
+        assert!(link.supports("elicitation"));
+        assert!(!link.supports("sampling"));
+        let asked = ask_later(&link);
+        let sent = rx.recv().await.unwrap();
+        let Message::Text(t) = sent.msg else { panic!() };
+        let v: Value = serde_json::from_str(t.as_str()).unwrap();
+        assert_eq!(v["id"], "cc-1");
+        assert_eq!(v["method"], "elicitation/create");
+        let mut m = Map::new();
+        assert!(
+            !link.resolve(&json!(1), &m),
+            "a number is not one of our ids"
+        );
+        m.insert("result".into(), json!({"action": "decline"}));
+        assert!(link.resolve(&json!("cc-1"), &m));
+        assert_eq!(asked.await.unwrap(), Ok(json!({"action": "decline"})));
+        assert_eq!(link.waiting(), 0);
+        // A client's own error is its error, even with the text a closed connection had.
+        let asked = ask_later(&link);
+        let _ = rx.recv().await.unwrap();
+        let mut m = Map::new();
+        m.insert(
+            "error".into(),
+            json!({"code": -32603, "message": "connection closed"}),
+        );
+        assert!(link.resolve(&json!("cc-2"), &m));
+        assert!(
+            matches!(asked.await.unwrap(), Err(AskError::Rpc(_))),
+            "not taken for a closed connection"
+        );
+        // A waiter when the connection closes gets an error.
+        let asked = ask_later(&link);
+        let _ = rx.recv().await.unwrap();
+        assert_eq!(link.close(), 1);
+        assert_eq!(asked.await.unwrap(), Err(AskError::Closed));
+        assert!(!link.supports("elicitation"), "closed");
     }
 }
