@@ -510,33 +510,36 @@ def main():
     load1 = os.getloadavg()
     print(f"scale {a.scale} (sizes × {a.scale}), {a.rounds} rounds, load average {load0[0]:.2f} at the start, "
           f"{load1[0]:.2f} at the end\n")
-    print("| scenario | side | size | call median | call max | editor blocked (max) |")
-    print("|---|---|---|---|---|---|")
+    def row(*cells):
+        print("| " + " | ".join(str(c) for c in cells) + " |")
+
+    row("scenario", "side", "size", "call median", "call max", "editor blocked (max)")
+    row(*["---"] * 6)
     for name, r in results.items():
         if "diagnostics" in r:
             d = r["diagnostics"]
-            print(f"| getDiagnostics | {name} | {d['diagnostics']} diagnostics / {d['buffers']} buffers | "
-                  f"{fmt(d['call_ms_median'])} | {fmt(d['call_ms_max'])} | {fmt(d['blocked_ms_max'])} |")
+            row("getDiagnostics", name, f"{d['diagnostics']} diagnostics / {d['buffers']} buffers",
+                fmt(d["call_ms_median"]), fmt(d["call_ms_max"]), fmt(d["blocked_ms_max"]))
         if "editors" in r:
             e = r["editors"]
-            print(f"| getOpenEditors | {name} | {e['buffers']} buffers | {fmt(e['call_ms_median'])} | "
-                  f"{fmt(e['call_ms_max'])} | {fmt(e['blocked_ms_max'])} |")
+            row("getOpenEditors", name, f"{e['buffers']} buffers", fmt(e["call_ms_median"]),
+                fmt(e["call_ms_max"]), fmt(e["blocked_ms_max"]))
         if "visual" in r:
             v = r["visual"]
-            print(f"| whole-file Visual selection + 4 cursor moves + Esc | {name} | {v['lines']} lines | — | — | "
-                  f"{fmt(v['blocked_ms_max'])} |")
+            row("whole-file Visual selection + 4 cursor moves + Esc", name, f"{v['lines']} lines", "—", "—",
+                fmt(v["blocked_ms_max"]))
         if "prompt-turn" in r:
             p = r["prompt-turn"]
-            print(f"| hit-enter prompt: closeAllDiffTabs + getDiagnostics | {name} | prompt up | "
-                  f"{fmt(p.get('turn_ms'))} (closeAllDiffTabs {fmt(p.get('closeAllDiffTabs'))}) | — | — |")
+            row("hit-enter prompt: closeAllDiffTabs + getDiagnostics", name, "prompt up",
+                f"{fmt(p.get('turn_ms'))} (closeAllDiffTabs {fmt(p.get('closeAllDiffTabs'))})", "—", "—")
             if "rust_turn_ms" in p:
-                print(f"| hit-enter prompt, Rust client (p50 of 5) | {name} | prompt up | "
-                      f"{fmt(p['rust_turn_ms'])} (closeAllDiffTabs {fmt(p['rust_closeAllDiffTabs'])}) | — | — |")
+                row("hit-enter prompt, Rust client (p50 of 5)", name, "prompt up",
+                    f"{fmt(p['rust_turn_ms'])} (closeAllDiffTabs {fmt(p['rust_closeAllDiffTabs'])})", "—", "—")
         if "opendiff" in r:
             o = r["opendiff"]
             shown = fmt(o["on_screen_ms"]) if o["on_screen_ms"] is not None else f"no answer in {a.diff_wait:.0f} s"
-            print(f"| openDiff: on screen | {name} | {o['bytes'] / 1e6:.1f} MB, {o['lines']} lines | {shown} | — | "
-                  f"{fmt(o['blocked_ms_max'])} |")
+            row("openDiff: on screen", name, f"{o['bytes'] / 1e6:.1f} MB, {o['lines']} lines", shown, "—",
+                fmt(o["blocked_ms_max"]))
     for name, r in results.items():
         notes = {k: v for k, v in r.items() if k.startswith("setup_")}
         if "opendiff" in r:
