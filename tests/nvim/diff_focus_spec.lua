@@ -140,9 +140,7 @@ return {
       eq(box.view.prop_win, vim.api.nvim_get_current_win())
       eq(nil, box.view.unfocused)
       vim.cmd("ClaudeContext reject")
-      wait_for(function()
-        return box.result
-      end)
+      h.decided(box)
       cleanup()
     end,
   },
@@ -202,9 +200,7 @@ return {
       contains(messages[#messages].msg, "touch none of the 3 changes")
       eq(nil, box.result, "nothing decided")
       vim.cmd("2,6ClaudeContext accept") -- the change on 2 and the insertion (proposal line 6)
-      wait_for(function()
-        return box.result
-      end, 5000, "the decision")
+      h.decided(box, 5000, "the decision")
       eq("FILE_SAVED", box.result.content[1].text)
       eq("1\nTWO\n3\n4\n5\nfive and a half\n6\n7\n8\n9\n10\n", box.result.content[2].text, "line 9 kept")
       contains(messages[#messages].msg, "accepted 2 of 3 changes")
@@ -214,9 +210,7 @@ return {
       box = request_diff("partial2", prop)
       vim.api.nvim_set_current_win(box.view.orig_win)
       vim.cmd("9ClaudeContext accept")
-      wait_for(function()
-        return box.result
-      end, 5000, "the decision")
+      h.decided(box, 5000, "the decision")
       eq("1\n2\n3\n4\n5\n6\n7\n8\n10\n", box.result.content[2].text)
       cleanup()
 
@@ -244,9 +238,7 @@ return {
       eq(true, vim.wo[v.orig_win].diff)
       eq(true, vim.wo[v.prop_win].diff)
       vim.cmd("ClaudeContext reject")
-      wait_for(function()
-        return box.result
-      end)
+      h.decided(box)
       cleanup()
     end,
   },
@@ -276,9 +268,7 @@ return {
       eq({ [2] = "DiffChange", [4] = "DiffAdd" }, hl)
       contains(vim.wo[v.prop_win].winbar, ":w accept")
       vim.cmd("write")
-      wait_for(function()
-        return box.result
-      end)
+      h.decided(box)
       eq("one\nTWO\nthree\nfour\n", box.result.content[2].text)
       cleanup()
 
@@ -317,9 +307,7 @@ return {
       eq(nil, vim.t.claude_context_diff, "the person's tab page is not marked as a diff tab")
       -- closeAllDiffTabs-style cleanup leaves the person's tab page.
       vim.cmd("ClaudeContext reject")
-      wait_for(function()
-        return box.result
-      end)
+      h.decided(box)
       vim.wait(50)
       eq(1, #vim.api.nvim_list_tabpages())
       eq({ mine }, vim.api.nvim_tabpage_list_wins(0))

@@ -106,9 +106,7 @@ return {
       -- Accepted unedited: exactly what Claude sent, from the bridge's copy.
       vim.api.nvim_set_current_win(v.prop_win)
       vim.cmd("write")
-      wait_for(function()
-        return box.result
-      end, 5000, "the answer")
+      h.decided(box, 5000, "the answer")
       eq("FILE_SAVED", box.result.content[1].text)
       eq(new, box.result.content[2].text)
       local id = v.prep.id
@@ -138,9 +136,7 @@ return {
       vim.cmd("write")
       eq(nil, box.result, "the lines are still on their way")
       eq(false, vim.bo[v.prop_buf].modifiable, "not editable while they go")
-      wait_for(function()
-        return box.result
-      end, 10000, "the answer")
+      h.decided(box, 10000, "the answer")
       t[1] = "row one, edited"
       eq(table.concat(t, "\r\n"), box.result.content[2].text)
       cleanup()
@@ -171,9 +167,7 @@ return {
       eq(4, #virt)
       eq("- … 997 more removed lines", virt[4][1][1])
       vim.cmd("ClaudeContext reject")
-      wait_for(function()
-        return box.result
-      end)
+      h.decided(box)
       eq("DIFF_REJECTED", box.result.content[1].text)
       cleanup()
 
@@ -184,9 +178,7 @@ return {
       ok(vim.wo[v.orig_win].diff and vim.wo[v.prop_win].diff, "diff mode")
       eq("markdown", vim.bo[v.prop_buf].filetype)
       vim.cmd("ClaudeContext reject")
-      wait_for(function()
-        return box.result
-      end)
+      h.decided(box)
       cleanup()
       diff().max_virt_lines = saved.max_virt_lines
     end,
@@ -204,9 +196,7 @@ return {
         return v and v.prop_buf and vim.api.nvim_buf_line_count(v.prop_buf) > 1
       end, 5000, "the fill to start")
       eq(1, diff().close_all())
-      wait_for(function()
-        return box.result
-      end, 5000, "the answer")
+      h.decided(box, 5000, "the answer")
       eq("DIFF_REJECTED", box.result.content[1].text)
       vim.wait(100)
       eq(before, #vim.api.nvim_list_bufs(), "no buffer left")
@@ -282,9 +272,7 @@ return {
       eq(true, v.large)
       vim.api.nvim_set_current_win(v.prop_win)
       vim.cmd("2000ClaudeContext accept")
-      wait_for(function()
-        return box.result
-      end, 5000, "the answer")
+      h.decided(box, 5000, "the answer")
       eq(text(3000, { [2000] = "TWO THOUSAND" }), box.result.content[2].text)
       eq({ taken = 1, total = 2 }, v.partial)
       cleanup()
@@ -294,9 +282,7 @@ return {
       vim.api.nvim_buf_set_lines(v.prop_buf, 0, 1, false, { "first line edited" })
       vim.api.nvim_set_current_win(v.prop_win)
       vim.cmd("10ClaudeContext accept")
-      wait_for(function()
-        return box.result
-      end, 5000, "the answer")
+      h.decided(box, 5000, "the answer")
       eq(text(3000, { [10] = "TEN" }), box.result.content[2].text, "the edit outside the range is not taken")
       cleanup()
     end,
@@ -357,9 +343,7 @@ return {
       eq(2, calls, "after a Normal-mode change")
       d.hunks = real_hunks
       vim.cmd("ClaudeContext reject")
-      wait_for(function()
-        return box.result
-      end)
+      h.decided(box)
       cleanup()
       cc().setup({ diff = { diffmode_max_bytes = 20000 } })
     end,

@@ -216,9 +216,7 @@ return {
       }, function(r)
         box.result = r
       end)
-      local r = wait_for(function()
-        return box.result
-      end, 5000, "openDiff's answer")
+      local r = h.decided(box, 5000, "openDiff's answer")
       eq(true, r.isError, vim.inspect(r))
       contains(text_of(r), "FIFO")
       ok(still_blocked(w), "nobody opened the FIFO (its writer still waits)")
@@ -264,9 +262,7 @@ return {
       }, function(r)
         box.result = r
       end)
-      local r = wait_for(function()
-        return box.result
-      end, 5000, "openDiff's answer")
+      local r = h.decided(box, 5000, "openDiff's answer")
       eq(true, r.isError, vim.inspect(r))
       contains(text_of(r), "67108864 byte limit")
       r = h.call("openFile", { filePath = big, makeFrontmost = false })

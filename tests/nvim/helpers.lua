@@ -111,6 +111,14 @@ function M.request_diff(path, name, contents)
   return box
 end
 
+---Waits for the person's decision on a diff started by |request_diff| (the box gets `.result`);
+---returns the tool's answer.
+function M.decided(box, timeout, what)
+  return M.wait_for(function()
+    return box.result
+  end, timeout or 5000, what or "the decision")
+end
+
 ---Waits for the diff view `name` to be on screen (it has its proposal window); returns it.
 function M.diff_view(name, timeout)
   return M.wait_for(function()

@@ -44,11 +44,7 @@ local function open_diff(path, contents, name)
   return box
 end
 
-local function decided(box)
-  return wait_for(function()
-    return box.result
-  end, 5000, "the decision")
-end
+local decided = h.decided
 
 local function buf_lines(b)
   return vim.api.nvim_buf_get_lines(b, 0, -1, false)

@@ -144,23 +144,16 @@ return {
     function()
       local f = dir .. "/f.txt"
       h.write(f, "old\n")
-      local box = {}
-      cc().call_tool("openDiff", { old_file_path = f, new_file_path = f, new_file_contents = "new\n", tab_name = "snap" }, function(r)
-        box.result = r
-      end)
+      local box = h.request_diff(f, "snap", "new\n")
       local diff = require("claude_context.ide.diff")
-      wait_for(function()
-        return diff.views.snap and diff.views.snap.prop_win
-      end, 5000, "the diff view")
+      h.diff_view("snap", 5000)
       -- One is open: the snapshot does not answer; the editor's handler does (here: fails).
       local r = h.call("closeAllDiffTabs")
       eq(true, r.isError)
       ok(r.content[1].text:find("MAIN THREAD USED", 1, true), vim.inspect(r))
       require("claude_context.rpc").handlers.closeAllDiffTabs = real.closeAllDiffTabs
       eq("CLOSED_1_DIFF_TABS", h.call("closeAllDiffTabs").content[1].text)
-      wait_for(function()
-        return box.result
-      end, 5000, "the rejection")
+      h.decided(box, 5000, "the rejection")
       wait_for(function()
         return next(diff.views) == nil
       end, 5000, "the view to close")
@@ -173,20 +166,13 @@ return {
     function()
       local f = dir .. "/f2.txt"
       h.write(f, "old\n")
-      local box = {}
       require("claude_context.rpc").handlers.closeAllDiffTabs = real.closeAllDiffTabs
-      cc().call_tool("openDiff", { old_file_path = f, new_file_path = f, new_file_contents = "new\n", tab_name = "snap2" }, function(r)
-        box.result = r
-      end)
+      local box = h.request_diff(f, "snap2", "new\n")
       local diff = require("claude_context.ide.diff")
-      wait_for(function()
-        return diff.views.snap2 and diff.views.snap2.prop_win
-      end, 5000, "the diff view")
+      h.diff_view("snap2", 5000)
       -- Rejected by the person (not through a tool): the view goes, the snapshot says so.
       vim.cmd("ClaudeContext reject")
-      wait_for(function()
-        return box.result
-      end, 5000, "the rejection")
+      h.decided(box, 5000, "the rejection")
       ok(vim.inspect(box.result):find("DIFF_REJECTED", 1, true), vim.inspect(box.result))
       wait_for(function()
         return next(diff.views) == nil

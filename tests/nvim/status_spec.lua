@@ -102,9 +102,7 @@ return {
       eq("rejected", c.decision)
       eq(file, c.file)
       eq(o.tab, c.tab)
-      wait_for(function()
-        return box.result
-      end)
+      h.decided(box)
       eq("idle", cc().status().activity)
       request_diff("s2")
       vim.cmd("ClaudeContext accept")
