@@ -143,6 +143,28 @@ return {
     end,
   },
   {
+    "a range accept while an edited proposal's lines are on their way does not override the accept",
+    function()
+      h.write(target, "a\nb\n")
+      diff().slice_ms = 0
+      diff().chunk_lines = 100
+      local t = {}
+      for i = 1, 5000 do
+        t[i] = "row " .. i
+      end
+      local box = request_diff("race", table.concat(t, "\n") .. "\n")
+      local v = view_of("race")
+      vim.api.nvim_buf_set_lines(v.prop_buf, 0, 1, false, { "row one, edited" })
+      diff().accept(v)
+      eq(nil, box.result, "the lines are still on their way")
+      eq(nil, (diff().accept_range(v, 1, 1, "b")), "answered already: the range accept is refused")
+      h.decided(box, 10000, "the answer")
+      t[1] = "row one, edited"
+      eq(table.concat(t, "\n") .. "\n", box.result.content[2].text, "the whole accepted proposal")
+      cleanup()
+    end,
+  },
+  {
     "a big removal shows its first lines and counts the rest; a small diff keeps Vim's diff mode",
     function()
       diff().slice_ms = saved.slice_ms

@@ -336,7 +336,8 @@ end
 ---@param side "a"|"b"
 ---@return integer? taken, integer total (nil taken: answered already)
 function M.accept_range(v, l1, l2, side)
-  if v.closed or not v.respond then
+  -- `accepting`: a whole accept's lines are on their way; it was asked first and stands.
+  if v.closed or not v.respond or v.accepting then
     return nil, 0
   end
   if v.prep and v.hunks and vim.api.nvim_buf_get_changedtick(v.prop_buf) == v.tick then
