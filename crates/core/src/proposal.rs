@@ -75,6 +75,16 @@ impl Text {
         self.lines.len()
     }
 
+    /// The lines as the diff sees them: none for an empty text (which a buffer shows as one
+    /// empty line), as `vim.diff` sees the buffers' text.
+    pub fn diffed_len(&self) -> usize {
+        if self.is_empty() {
+            0
+        } else {
+            self.len()
+        }
+    }
+
     pub fn is_empty(&self) -> bool {
         self.bytes.is_empty()
     }
@@ -156,7 +166,7 @@ pub fn prepare(old_path: &Path, proposal: String) -> Result<Prepared, String> {
         Text::from_bytes(old)
     };
     let new = Text::from_bytes(proposal.into_bytes());
-    let hunks = hunks(&old, &new, is_new);
+    let hunks = hunks(&old, &new);
     Ok(Prepared {
         old,
         new,
@@ -165,17 +175,13 @@ pub fn prepare(old_path: &Path, proposal: String) -> Result<Prepared, String> {
     })
 }
 
-/// The line hunks between the two sides (a new file: everything is added). A side that is one
-/// empty line without a newline counts as no lines, as `vim.diff` sees the buffers' text.
-pub fn hunks(old: &Text, new: &Text, is_new: bool) -> Vec<Hunk> {
+/// The line hunks between the two sides (a new file is an empty `old`: everything is added),
+/// over their [`Text::diffed_len`] lines.
+pub fn hunks(old: &Text, new: &Text) -> Vec<Hunk> {
     fn lines(t: &Text) -> Vec<&[u8]> {
-        if t.is_empty() {
-            Vec::new()
-        } else {
-            (0..t.len()).map(|i| t.line(i)).collect()
-        }
+        (0..t.diffed_len()).map(|i| t.line(i)).collect()
     }
-    let before = if is_new { Vec::new() } else { lines(old) };
+    let before = lines(old);
     let after = lines(new);
     let mut input: InternedInput<&[u8]> = InternedInput::default();
     input.reserve(before.len() as u32, after.len() as u32);
@@ -265,7 +271,14 @@ impl Prepared {
     /// are ignored.
     pub fn compose(&self, take: &[usize]) -> Vec<u8> {
         let old = |i: usize| self.old.line(i);
-        let old_len = if self.is_new { 0 } else { self.old.len() };
+        // The same lines the hunks were computed over (a new file's `old` has none).
+        let old_len = self.old.diffed_len();
+        let mut taken = vec![false; self.hunks.len()];
+        for &i in take {
+            if let Some(t) = taken.get_mut(i) {
+                *t = true;
+            }
+        }
         let mut out: Vec<&[u8]> = Vec::with_capacity(old_len);
         let mut pos = 0usize;
         for (i, h) in self.hunks.iter().enumerate() {
@@ -276,7 +289,7 @@ impl Prepared {
                 h.a_start - 1
             } as usize;
             out.extend((pos..a_first).map(old));
-            if take.contains(&i) {
+            if taken[i] {
                 let b_first = if h.b_count == 0 {
                     h.b_start
                 } else {
@@ -434,7 +447,7 @@ mod tests {
         let old = t("1\n2\n3\n4\n5\n6\n");
         let new = t("1\nTWO\n3\nnew\n4\n6\n");
         assert_eq!(
-            hunks(&old, &new, false),
+            hunks(&old, &new),
             vec![
                 Hunk {
                     a_start: 2,
@@ -458,7 +471,7 @@ mod tests {
         );
         // At the top: an insertion sits after line 0.
         assert_eq!(
-            hunks(&t("a\n"), &t("x\na\n"), false),
+            hunks(&t("a\n"), &t("x\na\n")),
             vec![Hunk {
                 a_start: 0,
                 a_count: 0,
@@ -468,7 +481,7 @@ mod tests {
         );
         // A new file: every line added; an empty proposal of an empty file: nothing.
         assert_eq!(
-            hunks(&Text::default(), &t("a\nb\n"), true),
+            hunks(&Text::default(), &t("a\nb\n")),
             vec![Hunk {
                 a_start: 0,
                 a_count: 0,
@@ -476,15 +489,15 @@ mod tests {
                 b_count: 2
             }]
         );
-        assert!(hunks(&t(""), &t(""), false).is_empty());
-        assert!(hunks(&old, &t("1\n2\n3\n4\n5\n6\n"), false).is_empty());
+        assert!(hunks(&t(""), &t("")).is_empty());
+        assert!(hunks(&old, &t("1\n2\n3\n4\n5\n6\n")).is_empty());
     }
 
     #[test]
     fn compose_applies_only_the_chosen_hunks() {
         let t = |s: &str| Text::from_bytes(s.as_bytes().to_vec());
         let p = Prepared {
-            hunks: hunks(&t("1\n2\n3\n4\n5\n6\n"), &t("0\n1\nTWO\n3\n4\n6\n"), false),
+            hunks: hunks(&t("1\n2\n3\n4\n5\n6\n"), &t("0\n1\nTWO\n3\n4\n6\n")),
             old: t("1\n2\n3\n4\n5\n6\n"),
             new: t("0\n1\nTWO\n3\n4\n6\n"),
             is_new: false,
@@ -498,13 +511,22 @@ mod tests {
         assert_eq!(s(p.compose(&[2])), "1\n2\n3\n4\n6\n");
         // A new file: the one hunk or nothing.
         let n = Prepared {
-            hunks: hunks(&Text::default(), &t("a\r\nb\r\n"), true),
+            hunks: hunks(&Text::default(), &t("a\r\nb\r\n")),
             old: Text::default(),
             new: t("a\r\nb\r\n"),
             is_new: true,
         };
         assert_eq!(s(n.compose(&[0])), "a\r\nb\r\n");
         assert_eq!(s(n.compose(&[])), "");
+        // An empty file on disk: no lines, as the hunks see it (not one empty line).
+        let e = Prepared {
+            hunks: hunks(&t(""), &t("a\n")),
+            old: t(""),
+            new: t("a\n"),
+            is_new: false,
+        };
+        assert_eq!(s(e.compose(&[0])), "a\n");
+        assert_eq!(s(e.compose(&[])), "");
     }
 
     #[test]
