@@ -98,12 +98,12 @@ fn run(ctx: Ctx, args: Value) -> crate::tools::ToolFuture {
             &old_file_path,
             ctx.editor_state().cwd.as_deref(),
         ));
-        let prepared = tokio::task::spawn_blocking(move || {
+        // Reading, splitting and diffing megabytes: on the blocking pool.
+        let prepared = crate::tools::on_blocking_pool(move || {
             crate::proposal::prepare(&old_path, new_file_contents)
+                .map_err(|why| ToolError::Failed(format!("openDiff: {why}")))
         })
-        .await
-        .map_err(|e| ToolError::Failed(format!("openDiff: preparing the diff failed: {e}")))?
-        .map_err(|why| ToolError::Failed(format!("openDiff: {why}")))?;
+        .await?;
         let handle = crate::proposal::STORE.insert(prepared);
         let params = json!({
             "old_file_path": old_file_path,
@@ -112,7 +112,8 @@ fn run(ctx: Ctx, args: Value) -> crate::tools::ToolFuture {
             "prepared": handle.summary(),
         });
         let d: Decision = forward(&ctx, "openDiff", params).await?;
-        shape(d, &handle)
+        // Composing or joining the accepted text (megabytes) too.
+        crate::tools::on_blocking_pool(move || shape(d, &handle)).await
     })
 }
 
