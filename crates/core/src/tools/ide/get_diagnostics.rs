@@ -67,17 +67,11 @@ fn run(ctx: Ctx, args: Value) -> crate::tools::ToolFuture {
         Err(e) => return crate::tools::ready(Err(e)),
     };
     Box::pin(async move {
-        let snap = match &args.uri {
-            // A file not found by name is looked for by its real path: off the async workers.
-            Some(uri) => {
-                let (c, u) = (ctx.clone(), uri.clone());
-                tokio::task::spawn_blocking(move || from_snapshot(&c, Some(&u)))
-                    .await
-                    .ok()
-                    .flatten()
-            }
-            None => from_snapshot(&ctx, None),
-        };
+        // Off the async workers: a file not found by name is looked for by its real path, and
+        // every file's answer is megabytes at scale.
+        let (c, u) = (ctx.clone(), args.uri.clone());
+        let snap =
+            crate::tools::on_blocking_pool(move || Ok(from_snapshot(&c, u.as_deref()))).await?;
         if let Some(text) = snap {
             return Ok(ToolOutput::texts([text]));
         }
