@@ -138,33 +138,13 @@ impl Shared {
     /// see); returns how many got it. A client whose queue is full misses it (notifications are
     /// advisory) rather than stalling others.
     pub fn broadcast(&self, method: &str, params: Value) -> usize {
-        let text =
-            serde_json::json!({"jsonrpc": "2.0", "method": method, "params": params}).to_string();
-        let clients = lock(&self.clients);
-        clients
-            .values()
-            .filter(|c| c.surface == crate::mcp::Surface::Ide)
-            .filter(|c| {
-                c.tx.try_send(Outgoing::unbudgeted(Message::text(text.clone())))
-                    .is_ok()
-            })
-            .count()
+        self.broadcast_encoded(method, &crate::jsonrpc::json_text(&params), false)
     }
 
     /// [`Shared::broadcast`] to the clients that sent `ide_connected` only (interactive Claude
     /// Code sessions on the IDE door); returns how many got it.
     pub fn broadcast_ide(&self, method: &str, params: Value) -> usize {
-        let text =
-            serde_json::json!({"jsonrpc": "2.0", "method": method, "params": params}).to_string();
-        let clients = lock(&self.clients);
-        clients
-            .values()
-            .filter(|c| c.surface == crate::mcp::Surface::Ide && c.peer.ide_connected)
-            .filter(|c| {
-                c.tx.try_send(Outgoing::unbudgeted(Message::text(text.clone())))
-                    .is_ok()
-            })
-            .count()
+        self.broadcast_encoded(method, &crate::jsonrpc::json_text(&params), true)
     }
 
     /// A notification whose `params` is JSON text already (a selection of megabytes: never
