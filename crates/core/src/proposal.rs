@@ -362,15 +362,6 @@ impl Store {
             None => false,
         }
     }
-
-    /// How many proposals wait (for tests).
-    pub fn len(&self) -> usize {
-        lock(&self.map).len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
 }
 
 impl Entry {
