@@ -25,6 +25,13 @@ local VISUAL = { v = true, V = true, ["\22"] = true }
 ---@type string? the JSON of the latest selection's notification (resent to a new client as is)
 local latest_params
 
+---The native module when its bridge runs, else nil.
+---@return table?
+local function running_native()
+  local ok, native = pcall(require("claude_context.native").load)
+  return ok and native.status() and native or nil
+end
+
 ---Sends `params` (the JSON of a `selection_changed` notification) to every client, unless it is
 ---what was sent last.
 ---@param params string
@@ -35,8 +42,8 @@ local function broadcast(params)
     return false
   end
   last_sent = params
-  local ok, native = pcall(require("claude_context.native").load)
-  if ok and native.status() then
+  local native = running_native()
+  if native then
     native.broadcast("selection_changed", params)
   end
   return true
@@ -52,8 +59,8 @@ local function broadcast_big(job)
     return
   end
   last_sent = key
-  local ok, native = pcall(require("claude_context.native").load)
-  if ok and native.status() then
+  local native = running_native()
+  if native then
     native.broadcast_selection(job and job.id or nil)
   end
 end
@@ -143,9 +150,10 @@ local function read_sliced(buf, s, e)
   local snapshot = require("claude_context.ide.snapshot")
   local from = s
   reading = job
-  local function step()
+  -- Whether this read still stands; a read that no longer does is dropped.
+  local function alive()
     if reading ~= job then
-      return
+      return false
     end
     if
       not vim.api.nvim_buf_is_valid(buf)
@@ -153,18 +161,12 @@ local function read_sliced(buf, s, e)
       or (VISUAL[vim.api.nvim_get_mode().mode:sub(1, 1)] and not M.is_current(job))
     then
       reading, last_key = nil, nil
-      return
+      return false
     end
-    local to = math.min(from + M.slice_lines - 1, e)
-    local json = slice_json(buf, from, to)
-    -- The slice as a JSON string without its quotes; slices are joined by an encoded newline.
-    local part = (from > s and "\\n" or "") .. json:sub(2, -2)
-    snapshot.note_selection_part(job, part)
-    from = to + 1
-    if from <= e then
-      vim.defer_fn(step, 0) -- a timer, not vim.schedule: input is read before the next slice
-      return
-    end
+    return true
+  end
+  -- The last slice is in: the selection is published.
+  local function finish()
     local last = vim.api.nvim_buf_get_lines(buf, e - 1, e, false)[1] or ""
     local path = vim.api.nvim_buf_get_name(buf)
     local meta = {
@@ -192,7 +194,20 @@ local function read_sliced(buf, s, e)
     snapshot.note_selection_end(job, tail)
     broadcast_big(job)
   end
-  step()
+  -- One slice per turn (a budget of 0 ms: util.sliced yields after each piece).
+  util.sliced(0, function()
+    local to = math.min(from + M.slice_lines - 1, e)
+    local json = slice_json(buf, from, to)
+    -- The slice as a JSON string without its quotes; slices are joined by an encoded newline.
+    local part = (from > s and "\\n" or "") .. json:sub(2, -2)
+    snapshot.note_selection_part(job, part)
+    from = to + 1
+    if from <= e then
+      return true
+    end
+    finish()
+    return false
+  end, alive)
 end
 
 ---Whether `job`'s lines are the Visual-line selection now (in Visual mode) or the last one (after
@@ -262,7 +277,6 @@ function M.flush()
       if already_read(buf, bs, be) then
         return -- being read (or read) already: the same lines
       end
-      reading = nil
       return read_sliced(buf, bs, be)
     end
     M.publish(util.selection_of(win))
@@ -298,7 +312,6 @@ local function on_mode_changed()
       local a, b = vim.fn.line("'<"), vim.fn.line("'>")
       if a > 0 and b - a + 1 > M.slice_lines then
         if not already_read(buf, a, b) then
-          reading = nil
           read_sliced(buf, a, b)
         end
         return

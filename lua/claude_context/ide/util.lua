@@ -22,18 +22,6 @@ function M.abspath(p)
   return vim.fs.normalize(p, { expand_env = false })
 end
 
----The same file? Compares normalised paths, then real paths (symlinks).
----@param a string
----@param b string
----@return boolean
-function M.same_file(a, b)
-  if a == b then
-    return true
-  end
-  local ra, rb = uv.fs_realpath(a), uv.fs_realpath(b)
-  return ra ~= nil and ra == rb
-end
-
 ---Does `buf` hold a file (not a terminal, help, scratch or plugin buffer)?
 ---@param buf integer
 ---@return boolean
