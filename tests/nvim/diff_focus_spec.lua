@@ -178,6 +178,11 @@ return {
       okc, err = pcall(cc().setup, { diff = { colour = 1 } })
       eq(false, okc)
       contains(err, "diff.colour")
+      for _, bad in ipairs({ -1, "2MB" }) do
+        okc, err = pcall(cc().setup, { diff = { diffmode_max_bytes = bad } })
+        eq(false, okc, vim.inspect(bad))
+        contains(err, "diff.diffmode_max_bytes must be a number >= 0")
+      end
       cc().setup({})
       messages = {}
       vim.cmd("ClaudeContext diff")

@@ -661,8 +661,10 @@ impl CapDir {
     }
 }
 
-/// Reads a small regular file by its path, for metadata that lives outside any root a tool is
-/// confined to (a git worktree's `gitdir`, its `HEAD`): opened with `O_NONBLOCK` and checked on
+/// Reads a regular file of at most `limit` bytes by its path, for files outside any root a tool
+/// is confined to: a git worktree's `gitdir` and `HEAD`, lock files, and the file on disk an
+/// `openDiff` shows (an IDE-door tool: Claude Code's own connection names any file the editor
+/// can open; on `/mcp` the door admits the path first). Opened with `O_NONBLOCK` and checked on
 /// the open descriptor (a FIFO, socket or device is refused at once), at most `limit` bytes.
 /// What a stat already shows is not a regular file is refused without opening it: opening a
 /// FIFO, even without blocking, would release a writer waiting at its other end. The stat only
