@@ -1,9 +1,9 @@
 -- Release assets on a loopback HTTP server (tests/nvim/asset_server.py) for the installer specs,
 -- and a stand-in for cargo that records that it ran.
-local h = dofile(vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":p:h") .. "/helpers.lua")
+local h = require("helpers")
 local M = {}
 
-local here = vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":p:h")
+local here = h.here
 M.root = vim.fn.fnamemodify(here, ":h:h")
 
 local function python()

@@ -1,10 +1,8 @@
 -- The bridge in a real Neovim: lazy loading, lock file life cycle, getWorkspaceFolders following
 -- :cd/:tcd/:lcd and LSP folders, fs-get-project-info sources, commands and health.
-local h = dofile(vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":p:h") .. "/helpers.lua")
+local h = require("helpers")
 local eq, ok, contains, wait_for = h.eq, h.ok, h.contains, h.wait_for
-local cc = function()
-  return require("claude_context")
-end
+local cc = h.cc
 
 local lock_dir = vim.env.CLAUDE_CONFIG_DIR .. "/ide"
 

@@ -3,9 +3,8 @@
 -- readable unlisted buffer with its own filetype and event, Shift/Alt+Enter, arguments passed
 -- through, and the garbling bug: a diff opening and closing must neither resize Claude's pty
 -- nor send it focus-out/in (each makes the CLI redraw its screen).
-local here = vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":p:h")
-local h = dofile(here .. "/helpers.lua")
-local child = dofile(here .. "/child.lua")
+local h = require("helpers")
+local child = require("child")
 local eq, ok, contains, wait_for = h.eq, h.ok, h.contains, h.wait_for
 
 local dir = h.tmpdir() .. "/myproject"

@@ -2,11 +2,9 @@
 -- sub-agent (the native config) and :checkhealth; `terminal.cmd` is a deprecated alias; without
 -- either, discovery finds the official installer's ~/.local/bin/claude and ~/.claude/local/claude;
 -- messages name the official installer first.
-local h = dofile(vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":p:h") .. "/helpers.lua")
+local h = require("helpers")
 local eq, ok, contains, wait_for = h.eq, h.ok, h.contains, h.wait_for
-local cc = function()
-  return require("claude_context")
-end
+local cc = h.cc
 local cli = function()
   return require("claude_context.cli")
 end

@@ -1,17 +1,11 @@
 -- Terminal output, diagnostics and the quickfix list sent to Claude as files it reads: written
 -- privately and atomically, then @-mentioned to a connected Claude Code (a test client).
-local here = vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":p:h")
-local h = dofile(here .. "/helpers.lua")
-local ws = dofile(here .. "/wsclient.lua")
+local h = require("helpers")
+local ws = require("wsclient")
 local eq, ok, contains, wait_for = h.eq, h.ok, h.contains, h.wait_for
-local cc = function()
-  return require("claude_context")
-end
+local cc = h.cc
 
-local messages = {}
-vim.notify = function(msg, level)
-  table.insert(messages, { msg = msg, level = level })
-end
+local messages = h.record_notify()
 
 local dir, A
 local sent = {}
@@ -80,7 +74,7 @@ return {
       from = #A:notifications("at_mentioned")
       vim.cmd("ClaudeContext add-terminal " .. tbuf)
       eq(path, next_mention(from))
-      messages = {}
+      h.clear(messages)
       vim.cmd("ClaudeContext add-terminal 99999")
       contains(messages[#messages].msg, "no buffer 99999")
       vim.cmd("ClaudeContext add-terminal " .. vim.api.nvim_get_current_buf())
@@ -94,7 +88,7 @@ return {
       local f = dir .. "/code.lua"
       h.write(f, "local x\nprint(y)\nreturn\n")
       vim.cmd.edit(f)
-      messages = {}
+      h.clear(messages)
       vim.cmd("ClaudeContext add-diagnostics")
       contains(messages[#messages].msg, "has no diagnostics")
       local ns = vim.api.nvim_create_namespace("spec")
@@ -113,7 +107,7 @@ return {
   {
     ":ClaudeContext add-quickfix: the list with its title",
     function()
-      messages = {}
+      h.clear(messages)
       vim.fn.setqflist({}, "r")
       vim.cmd("ClaudeContext add-quickfix")
       contains(messages[#messages].msg, "empty")

@@ -1,10 +1,8 @@
 -- The memory bank and decision commands in a real Neovim: memory_bank options reaching the
 -- bridge, :ClaudeContext context / memory / decision.
-local h = dofile(vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":p:h") .. "/helpers.lua")
+local h = require("helpers")
 local eq, ok, contains = h.eq, h.ok, h.contains
-local cc = function()
-  return require("claude_context")
-end
+local cc = h.cc
 
 local project = vim.uv.fs_realpath(vim.fn.getcwd())
 local bank = project .. "/bank"
@@ -29,20 +27,7 @@ local function buffer_text(buf)
   return table.concat(vim.api.nvim_buf_get_lines(buf or 0, 0, -1, false), "\n")
 end
 
----Runs fn with vim.notify captured; returns the messages.
-local function notified(fn)
-  local got = {}
-  local orig = vim.notify
-  vim.notify = function(msg, level)
-    table.insert(got, { msg = msg, level = level })
-  end
-  local okk, e = pcall(fn)
-  vim.notify = orig
-  if not okk then
-    error(e, 2)
-  end
-  return got
-end
+local notified = h.notified
 
 return {
   {

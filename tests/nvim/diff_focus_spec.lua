@@ -2,21 +2,13 @@
 -- Insert mode landed in Claude's proposal, and a reflexive :w accepted them). Insert mode and
 -- Terminal-Job mode are checked in a child Neovim typed into over RPC (a -l script cannot wait
 -- in Insert mode); Normal mode, the diff.focus option and :ClaudeContext diff here.
-local here = vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":p:h")
-local h = dofile(here .. "/helpers.lua")
-local child = dofile(here .. "/child.lua")
+local h = require("helpers")
+local child = require("child")
 local eq, ok, contains, wait_for = h.eq, h.ok, h.contains, h.wait_for
-local cc = function()
-  return require("claude_context")
-end
-local diff = function()
-  return require("claude_context.ide.diff")
-end
+local cc = h.cc
+local diff = h.diff
 
-local messages = {}
-vim.notify = function(msg, level)
-  table.insert(messages, { msg = msg, level = level })
-end
+local messages = h.record_notify()
 
 local dir, target
 
@@ -184,7 +176,7 @@ return {
         contains(err, "diff.diffmode_max_bytes must be a number >= 0")
       end
       cc().setup({})
-      messages = {}
+      h.clear(messages)
       vim.cmd("ClaudeContext diff")
       contains(messages[#messages].msg, "no diff from Claude is waiting")
     end,
@@ -200,7 +192,7 @@ return {
       local prop = "1\nTWO\n3\n4\n5\nfive and a half\n6\n7\n8\n10\n"
       local box = request_diff("partial", prop)
       eq(box.view.prop_win, vim.api.nvim_get_current_win())
-      messages = {}
+      h.clear(messages)
       vim.cmd("8ClaudeContext accept") -- line 8 of the proposal: "7", unchanged
       contains(messages[#messages].msg, "touch none of the 3 changes")
       eq(nil, box.result, "nothing decided")
@@ -222,7 +214,7 @@ return {
       -- Outside the diff windows a range is refused.
       box = request_diff("partial3", prop)
       vim.cmd("tabnew")
-      messages = {}
+      h.clear(messages)
       vim.cmd("1ClaudeContext accept")
       contains(messages[#messages].msg, "run it in the diff's windows")
       eq(nil, box.result)

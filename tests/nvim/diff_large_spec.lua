@@ -4,17 +4,12 @@
 -- diff runs on the main thread at every redraw after a change), its marks placed in slices; an
 -- unedited proposal is answered from the bridge's copy and an edited one's lines go back in
 -- slices. The sizes here are small and the limits lowered so that the same paths run quickly.
-local here = vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":p:h")
-local h = dofile(here .. "/helpers.lua")
+local h = require("helpers")
 local eq, ok, contains, wait_for = h.eq, h.ok, h.contains, h.wait_for
-local cc = function()
-  return require("claude_context")
-end
-local diff = function()
-  return require("claude_context.ide.diff")
-end
+local cc = h.cc
+local diff = h.diff
 
-vim.notify = function() end
+h.record_notify()
 
 local dir, target
 local saved = {}

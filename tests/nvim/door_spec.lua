@@ -8,18 +8,12 @@
 -- * Only regular files are opened or read: openFile / openDiff of a FIFO are refused at once
 --   (the FIFO is never opened: a writer waiting on it stays blocked), so are devices and a
 --   1 TiB sparse file.
-local here = vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":p:h")
-local h = dofile(here .. "/helpers.lua")
-local ws = dofile(here .. "/wsclient.lua")
+local h = require("helpers")
+local ws = require("wsclient")
 local eq, ok, contains, wait_for = h.eq, h.ok, h.contains, h.wait_for
-local cc = function()
-  return require("claude_context")
-end
+local cc = h.cc
 
-local messages = {}
-vim.notify = function(msg, level)
-  table.insert(messages, { msg = msg, level = level })
-end
+local messages = h.record_notify()
 
 local SECRET = "SECRET-KEY-MATERIAL"
 local dir, home, secret, inside

@@ -3,18 +3,12 @@
 -- ships with Neovim); nvim-tree, neo-tree, oil.nvim, mini.files and snacks.nvim cannot be
 -- installed here: test doubles that follow each one's documented API stand in for them, and the
 -- explorer absent gives a clean message.
-local here = vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":p:h")
-local h = dofile(here .. "/helpers.lua")
-local ws = dofile(here .. "/wsclient.lua")
+local h = require("helpers")
+local ws = require("wsclient")
 local eq, ok, contains, wait_for = h.eq, h.ok, h.contains, h.wait_for
-local cc = function()
-  return require("claude_context")
-end
+local cc = h.cc
 
-local messages = {}
-vim.notify = function(msg, level)
-  table.insert(messages, { msg = msg, level = level })
-end
+local messages = h.record_notify()
 
 local dir, A
 local files = { "alpha.txt", "beta.txt", "gamma.txt" }
@@ -87,7 +81,7 @@ return {
     function()
       explorer_buf("NvimTree")
       vim.api.nvim_win_set_cursor(0, { 2, 0 })
-      messages = {}
+      h.clear(messages)
       vim.cmd("ClaudeContext add")
       contains(messages[#messages].msg, "nvim-tree is not installed")
       eq(vim.log.levels.ERROR, messages[#messages].level)
@@ -113,7 +107,7 @@ return {
     "neo-tree (manager.get_state(source).tree:get_node(lnum)): absent, then node and range",
     function()
       local b = explorer_buf("neo-tree")
-      messages = {}
+      h.clear(messages)
       vim.cmd("ClaudeContext add")
       contains(messages[#messages].msg, "neo-tree is not installed")
       package.preload["neo-tree.sources.manager"] = function()
@@ -144,7 +138,7 @@ return {
     "oil.nvim (get_current_dir, get_entry_on_line): absent, then node and range",
     function()
       local b = explorer_buf("oil")
-      messages = {}
+      h.clear(messages)
       vim.cmd("ClaudeContext add")
       contains(messages[#messages].msg, "oil.nvim is not installed")
       package.preload["oil"] = function()
@@ -171,7 +165,7 @@ return {
     "mini.files (MiniFiles.get_fs_entry): absent, then node",
     function()
       explorer_buf("minifiles")
-      messages = {}
+      h.clear(messages)
       vim.cmd("ClaudeContext add")
       contains(messages[#messages].msg, "mini.files is not set up")
       _G.MiniFiles = {
@@ -190,7 +184,7 @@ return {
     "snacks explorer/pickers (Snacks.picker.get, picker:selected{fallback}): absent, then the selection",
     function()
       explorer_buf("snacks_picker_list")
-      messages = {}
+      h.clear(messages)
       vim.cmd("ClaudeContext add")
       contains(messages[#messages].msg, "snacks.nvim is not set up")
       local picker = {
@@ -211,7 +205,7 @@ return {
     "outside an explorer, :ClaudeContext add without a path says how to use it",
     function()
       vim.cmd("enew")
-      messages = {}
+      h.clear(messages)
       vim.cmd("ClaudeContext add")
       contains(messages[#messages].msg, "usage")
       contains(messages[#messages].msg, "file explorer")

@@ -5,7 +5,7 @@
 --
 -- Probe: an unreachable userdata with a __gc finalizer, with the incremental collector stopped,
 -- so that only a full collection can finalize it.
-local h = dofile(vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":p:h") .. "/helpers.lua")
+local h = require("helpers")
 local eq, ok = h.eq, h.ok
 
 local function probe()

@@ -1,11 +1,9 @@
 -- Hardening inside a real Neovim: the log (level option, :ClaudeContext log, no secrets), the
 -- token kept out of process arguments and of every file but the 0600 lock file, and stale lock
 -- files of dead editors removed at start.
-local h = dofile(vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":p:h") .. "/helpers.lua")
+local h = require("helpers")
 local eq, ok, contains = h.eq, h.ok, h.contains
-local cc = function()
-  return require("claude_context")
-end
+local cc = h.cc
 
 local read = h.read
 
@@ -28,17 +26,7 @@ local function files_under(dir)
   return out
 end
 
----Notifications sent while `fn` runs.
-local function notifications(fn)
-  local got, orig = {}, vim.notify
-  vim.notify = function(msg, level)
-    table.insert(got, { msg = msg, level = level })
-  end
-  local ok2, err = pcall(fn)
-  vim.notify = orig
-  assert(ok2, err)
-  return got
-end
+local notifications = h.notified
 
 return {
   {

@@ -1,5 +1,60 @@
--- Assertions and utilities for tests/nvim specs.
+-- Assertions and utilities for tests/nvim specs, and the prologue they share. tests/nvim/one.lua
+-- puts this directory on package.path, so a spec starts with
+--   local h = require("helpers")
+--   local eq, ok, contains, wait_for = h.eq, h.ok, h.contains, h.wait_for
+--   local messages = h.record_notify() -- when it looks at (or silences) vim.notify
+-- and reaches the plugin through h.cc(), h.diff() and h.term(). Sibling files (child, wsclient,
+-- assets) are required the same way.
 local M = {}
+
+---This directory (tests/nvim).
+M.here = vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":p:h")
+
+---The plugin's entry module (required when called: a spec may run before setup()).
+function M.cc()
+  return require("claude_context")
+end
+
+---The diff views' module.
+function M.diff()
+  return require("claude_context.ide.diff")
+end
+
+---Claude's terminal module.
+function M.term()
+  return require("claude_context.terminal")
+end
+
+---Replaces vim.notify with a recorder (an error message would abort a headless script): every
+---message lands in the returned list as { msg = …, level = … }.
+---@return { msg: string, level: integer? }[]
+function M.record_notify()
+  local messages = {}
+  vim.notify = function(msg, level)
+    table.insert(messages, { msg = msg, level = level })
+  end
+  return messages
+end
+
+---Empties the list `t` in place (the recorder of |record_notify| keeps adding to the same list).
+function M.clear(t)
+  for k in pairs(t) do
+    t[k] = nil
+  end
+end
+
+---Runs fn with vim.notify recorded; restores it and returns the messages fn sent.
+---@return { msg: string, level: integer? }[]
+function M.notified(fn)
+  local orig = vim.notify
+  local got = M.record_notify()
+  local okk, e = pcall(fn)
+  vim.notify = orig
+  if not okk then
+    error(e, 2)
+  end
+  return got
+end
 
 function M.eq(expected, actual, msg)
   if not vim.deep_equal(expected, actual) then

@@ -1,11 +1,9 @@
 -- Neovims are told apart in Claude Code's /ide: the lock file's ideName carries the project's
 -- name and the pid by default (setup{ide = {name = …}} changes it), and ideKind marks the file
 -- as Neovim's whatever the name, so stale files of renamed Neovims are still cleaned up.
-local h = dofile(vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":p:h") .. "/helpers.lua")
+local h = require("helpers")
 local eq, ok, contains, wait_for = h.eq, h.ok, h.contains, h.wait_for
-local cc = function()
-  return require("claude_context")
-end
+local cc = h.cc
 
 local lock_dir = vim.env.CLAUDE_CONFIG_DIR .. "/ide"
 

@@ -3,21 +3,13 @@
 -- Visual mode ends), at_mentioned from :ClaudeContext send / add (queued while no Claude Code
 -- is connected, dropped with a message when none comes), and a client vanishing or cancelling
 -- while a diff waits (the view closes, nothing is written).
-local here = vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":p:h")
-local h = dofile(here .. "/helpers.lua")
-local ws = dofile(here .. "/wsclient.lua")
+local h = require("helpers")
+local ws = require("wsclient")
 local eq, ok, wait_for = h.eq, h.ok, h.wait_for
-local cc = function()
-  return require("claude_context")
-end
-local diff = function()
-  return require("claude_context.ide.diff")
-end
+local cc = h.cc
+local diff = h.diff
 
-local messages = {}
-vim.notify = function(msg, level)
-  table.insert(messages, { msg = msg, level = level })
-end
+local messages = h.record_notify()
 
 local function said(text)
   return vim.iter(messages):find(function(m)
@@ -173,7 +165,7 @@ return {
     ":ClaudeContext add refuses bad input with a message",
     function()
       local sent = #A:notifications("at_mentioned")
-      messages = {}
+      h.clear(messages)
       vim.cmd("ClaudeContext add " .. dir .. "/missing.txt")
       ok(said("does not exist"), "missing file")
       vim.cmd("ClaudeContext add " .. vim.fn.fnameescape(file) .. " 0")
@@ -197,7 +189,7 @@ return {
       wait_for(function()
         return #cc().status().clients == 1
       end, 5000, "A gone")
-      messages = {}
+      h.clear(messages)
       vim.cmd("ClaudeContext add " .. vim.fn.fnameescape(file) .. " 3")
       ok(said("will be sent when one connects"), "the person is told it waits")
       eq(1, #require("claude_context.ide.mentions").queue)
@@ -222,7 +214,7 @@ return {
         return #cc().status().clients == 1
       end, 5000, "C gone")
       require("claude_context.config").options.ide.mention_queue_ms = 200
-      messages = {}
+      h.clear(messages)
       vim.cmd("ClaudeContext add " .. vim.fn.fnameescape(file))
       wait_for(function()
         return said("dropped the mention of")
@@ -245,7 +237,7 @@ return {
         return x and x.tab and x
       end, 5000, "the diff view")
       ok(vim.api.nvim_tabpage_is_valid(v.tab), "shown")
-      messages = {}
+      h.clear(messages)
       D:close()
       wait_for(function()
         return diff().views.vanish == nil and not vim.api.nvim_tabpage_is_valid(v.tab)

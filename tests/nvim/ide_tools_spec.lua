@@ -2,20 +2,13 @@
 -- WebSocket client reaches): selections, open editors, diagnostics, dirty/save, openFile,
 -- openDiff accept/reject flows (:w, :q, :ClaudeContext accept/reject), new files, unsaved
 -- buffers, close_tab, closeAllDiffTabs leaving a foreign diff alone.
-local h = dofile(vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":p:h") .. "/helpers.lua")
+local h = require("helpers")
 local eq, ok, contains, wait_for = h.eq, h.ok, h.contains, h.wait_for
-local cc = function()
-  return require("claude_context")
-end
-local diff = function()
-  return require("claude_context.ide.diff")
-end
+local cc = h.cc
+local diff = h.diff
 
 -- Messages are recorded, not shown (an error message would abort a headless script).
-local messages = {}
-vim.notify = function(msg, level)
-  table.insert(messages, { msg = msg, level = level })
-end
+local messages = h.record_notify()
 
 local function texts(r)
   return vim.tbl_map(function(c)
@@ -392,7 +385,7 @@ return {
       vim.cmd.edit(f)
       local fb = vim.api.nvim_get_current_buf()
       vim.api.nvim_buf_set_lines(fb, 0, -1, false, { "unsaved" })
-      messages = {}
+      h.clear(messages)
       local box = open_diff(f, "proposal\n", "dirty")
       eq({ "disk" }, buf_lines(box.view.orig_buf))
       contains(vim.wo[box.view.orig_win].winbar, "unsaved changes")
@@ -503,7 +496,7 @@ return {
   {
     ":ClaudeContext accept/reject without a pending diff say so",
     function()
-      messages = {}
+      h.clear(messages)
       vim.cmd("ClaudeContext accept")
       vim.cmd("ClaudeContext reject")
       eq(2, #vim.tbl_filter(function(m)

@@ -2,9 +2,8 @@
 -- :checkhealth all give the same message (what the loader tried, how to build), no traceback, no
 -- ":ClaudeContext start", no doubled prefix. Then :ClaudeContext build installs the library
 -- (from a loopback asset server) and the bridge starts without a restart.
-local here = vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":p:h")
-local h = dofile(here .. "/helpers.lua")
-local A = dofile(here .. "/assets.lua")
+local h = require("helpers")
+local A = require("assets")
 local eq, ok, contains = h.eq, h.ok, h.contains
 
 -- The loader looks in an empty plugin directory.
@@ -12,10 +11,7 @@ local empty = h.tmpdir()
 vim.env.CLAUDE_CONTEXT_NATIVE = nil
 require("claude_context.native").root = empty
 
-local notes = {}
-vim.notify = function(msg, level)
-  table.insert(notes, { msg = msg, level = level })
-end
+local notes = h.record_notify()
 
 local function last_note()
   return notes[#notes] and notes[#notes].msg or nil
@@ -52,32 +48,32 @@ return {
     ":ClaudeContext info, status, send, add and open say the same",
     function()
       local expected = require("claude_context.native").missing_message()
-      notes = {}
+      h.clear(notes)
       vim.cmd("ClaudeContext info")
       is_the_missing_message(last_note(), "info")
       eq(expected, last_note())
 
       -- Never a hit-enter prompt (claude_context.output): one line through vim.notify, or a
       -- floating window when it does not fit the command line.
-      notes = {}
+      h.clear(notes)
       local shown = vim.trim(h.shown("ClaudeContext status"))
       local msg = shown ~= "" and shown or last_note()
       is_the_missing_message(msg, "status")
       eq(expected, msg)
 
       vim.cmd.edit(vim.fn.fnameescape(file))
-      notes = {}
+      h.clear(notes)
       vim.cmd("ClaudeContext send")
       is_the_missing_message(last_note(), "send")
       eq(expected, last_note())
 
-      notes = {}
+      h.clear(notes)
       vim.cmd("ClaudeContext add " .. vim.fn.fnameescape(file) .. " 1 2")
       is_the_missing_message(last_note(), "add")
       eq(expected, last_note())
 
       -- :ClaudeContext open too: the same line, not "cannot start the bridge: claude-context: …".
-      notes = {}
+      h.clear(notes)
       vim.cmd("ClaudeContext open")
       is_the_missing_message(last_note(), "open")
       eq(expected, last_note())
@@ -103,7 +99,7 @@ return {
       A.publish(srv, A.version)
       vim.env.CLAUDE_CONTEXT_DOWNLOAD_URL = srv.url
       vim.env.CLAUDE_CONTEXT_CARGO = "/nonexistent/cargo"
-      notes = {}
+      h.clear(notes)
       vim.cmd("ClaudeContext build")
       local done = h.wait_for(function()
         for _, n in ipairs(notes) do

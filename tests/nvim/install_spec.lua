@@ -3,9 +3,8 @@
 -- provenance recorded; a bad checksum, a truncated download, a 404, no network, a wrong version
 -- and a library that does not load are each refused with a clear message and fall back to the
 -- cargo build (a stand-in that records it ran). Needs `make build` (the "good" asset).
-local here = vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":p:h")
-local h = dofile(here .. "/helpers.lua")
-local A = dofile(here .. "/assets.lua")
+local h = require("helpers")
+local A = require("assets")
 local eq, ok, contains = h.eq, h.ok, h.contains
 local install = require("claude_context.install")
 

@@ -3,7 +3,7 @@
 --   make test-tools-lib
 -- A panic on a runtime worker, on the blocking pool or on Neovim's main thread becomes an error
 -- result and a log entry; Neovim and the bridge keep running.
-local h = dofile(vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":p:h") .. "/helpers.lua")
+local h = require("helpers")
 local eq, ok, contains = h.eq, h.ok, h.contains
 
 local root = vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":p:h:h:h")

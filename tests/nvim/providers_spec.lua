@@ -1,19 +1,12 @@
 -- Terminal providers: external (a launcher with the IDE environment), none (we only serve), a
 -- custom provider table, snacks.nvim's terminal (a double following Snacks.terminal.open's
 -- documented API; "auto" picks it when present); and the model picker.
-local h = dofile(vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":p:h") .. "/helpers.lua")
+local h = require("helpers")
 local eq, ok, contains, wait_for = h.eq, h.ok, h.contains, h.wait_for
-local cc = function()
-  return require("claude_context")
-end
-local term = function()
-  return require("claude_context.terminal")
-end
+local cc = h.cc
+local term = h.term
 
-local messages = {}
-vim.notify = function(msg, level)
-  table.insert(messages, { msg = msg, level = level })
-end
+local messages = h.record_notify()
 
 local tmp = h.tmpdir()
 local out = tmp .. "/out"
@@ -80,7 +73,7 @@ return {
     function()
       cc().setup({ terminal = vim.tbl_extend("force", base, { provider = "none" }) })
       clear()
-      messages = {}
+      h.clear(messages)
       vim.cmd("ClaudeContext open")
       contains(messages[#messages].msg, "provider = none")
       contains(messages[#messages].msg, tostring(cc().status().port))

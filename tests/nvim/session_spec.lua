@@ -1,7 +1,7 @@
 -- :ClaudeContext ask / history / session / reset / cancel against a fake `claude` (a shell
 -- script answering in the CLI's JSON shape): background runs, progress autocmds, the answer
 -- buffer, range context, options validation.
-local h = dofile(vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":p:h") .. "/helpers.lua")
+local h = require("helpers")
 local eq, ok, contains, wait_for = h.eq, h.ok, h.contains, h.wait_for
 
 local dir = h.tmpdir()

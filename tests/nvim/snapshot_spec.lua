@@ -3,15 +3,13 @@
 -- written, renamed, deleted and wiped; diagnostics set and cleared; a diff opened and closed;
 -- the latest selection. The Lua handlers of those tools are replaced by ones that fail, so any
 -- answer that needed the main thread would show up as an error.
-local h = dofile(vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":p:h") .. "/helpers.lua")
+local h = require("helpers")
 local eq, ok, wait_for = h.eq, h.ok, h.wait_for
-local cc = function()
-  return require("claude_context")
-end
+local cc = h.cc
 
-vim.notify = function() end
+h.record_notify()
 
-local ws = dofile(vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":p:h") .. "/wsclient.lua")
+local ws = require("wsclient")
 
 local READ_ONLY = { "getOpenEditors", "getDiagnostics", "checkDocumentDirty", "getLatestSelection", "closeAllDiffTabs" }
 local real = {}

@@ -1,18 +1,15 @@
 -- Claude at a glance: status() fields, the statusline text and lualine component, the events
 -- User ClaudeContextConnected/Disconnected, DiffOpened/DiffClosed (with the decision) and
 -- SendComplete.
-local here = vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":p:h")
-local h = dofile(here .. "/helpers.lua")
-local ws = dofile(here .. "/wsclient.lua")
+local h = require("helpers")
+local ws = require("wsclient")
 local eq, ok, contains, wait_for = h.eq, h.ok, h.contains, h.wait_for
-local cc = function()
-  return require("claude_context")
-end
+local cc = h.cc
 local S = function()
   return require("claude_context.status")
 end
 
-vim.notify = function() end
+h.record_notify()
 
 local events = {}
 for _, p in ipairs({ "ClaudeContextConnected", "ClaudeContextDisconnected", "ClaudeContextDiffOpened", "ClaudeContextDiffClosed", "ClaudeContextSendComplete" }) do

@@ -1,13 +1,9 @@
 -- :ClaudeContext open (a terminal running a fake `claude` that records its argv, environment
 -- and --mcp-config file), reloading buffers Claude changed, and :ClaudeContext mcp-command.
-local h = dofile(vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":p:h") .. "/helpers.lua")
+local h = require("helpers")
 local eq, ok, contains, wait_for = h.eq, h.ok, h.contains, h.wait_for
-local cc = function()
-  return require("claude_context")
-end
-local term = function()
-  return require("claude_context.terminal")
-end
+local cc = h.cc
+local term = h.term
 
 local tmp = h.tmpdir()
 local root = vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":p:h:h:h")

@@ -1,18 +1,11 @@
 -- Commands run from Claude's terminal open files elsewhere: :ClaudeContext memory (the bug: it
 -- replaced the terminal in its window), and the window rules behind it.
-local h = dofile(vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":p:h") .. "/helpers.lua")
+local h = require("helpers")
 local eq, ok, contains = h.eq, h.ok, h.contains
-local cc = function()
-  return require("claude_context")
-end
-local term = function()
-  return require("claude_context.terminal")
-end
+local cc = h.cc
+local term = h.term
 
-local messages = {}
-vim.notify = function(msg, level)
-  table.insert(messages, { msg = msg, level = level })
-end
+local messages = h.record_notify()
 
 local dir, bank
 
