@@ -4,7 +4,7 @@
 -- through, and the garbling bug: a diff opening and closing must neither resize Claude's pty
 -- nor send it focus-out/in (each makes the CLI redraw its screen).
 local h = require("helpers")
-local child = require("child")
+local child = h.load("child")
 local eq, ok, contains, wait_for = h.eq, h.ok, h.contains, h.wait_for
 
 local dir = h.tmpdir() .. "/myproject"

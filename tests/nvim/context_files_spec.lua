@@ -1,7 +1,7 @@
 -- Terminal output, diagnostics and the quickfix list sent to Claude as files it reads: written
 -- privately and atomically, then @-mentioned to a connected Claude Code (a test client).
 local h = require("helpers")
-local ws = require("wsclient")
+local ws = h.load("wsclient")
 local eq, ok, contains, wait_for = h.eq, h.ok, h.contains, h.wait_for
 local cc = h.cc
 

@@ -3,7 +3,7 @@
 -- Terminal-Job mode are checked in a child Neovim typed into over RPC (a -l script cannot wait
 -- in Insert mode); Normal mode, the diff.focus option and :ClaudeContext diff here.
 local h = require("helpers")
-local child = require("child")
+local child = h.load("child")
 local eq, ok, contains, wait_for = h.eq, h.ok, h.contains, h.wait_for
 local cc = h.cc
 local diff = h.diff

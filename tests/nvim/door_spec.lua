@@ -9,7 +9,7 @@
 --   (the FIFO is never opened: a writer waiting on it stays blocked), so are devices and a
 --   1 TiB sparse file.
 local h = require("helpers")
-local ws = require("wsclient")
+local ws = h.load("wsclient")
 local eq, ok, contains, wait_for = h.eq, h.ok, h.contains, h.wait_for
 local cc = h.cc
 

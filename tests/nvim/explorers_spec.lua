@@ -4,7 +4,7 @@
 -- installed here: test doubles that follow each one's documented API stand in for them, and the
 -- explorer absent gives a clean message.
 local h = require("helpers")
-local ws = require("wsclient")
+local ws = h.load("wsclient")
 local eq, ok, contains, wait_for = h.eq, h.ok, h.contains, h.wait_for
 local cc = h.cc
 

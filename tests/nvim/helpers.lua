@@ -3,12 +3,18 @@
 --   local h = require("helpers")
 --   local eq, ok, contains, wait_for = h.eq, h.ok, h.contains, h.wait_for
 --   local messages = h.record_notify() -- when it looks at (or silences) vim.notify
--- and reaches the plugin through h.cc(), h.diff() and h.term(). Sibling files (child, wsclient,
--- assets) are required the same way.
+-- and reaches the plugin through h.cc(), h.diff() and h.term(); sibling files (child, wsclient,
+-- assets) come from h.load(name).
 local M = {}
 
 ---This directory (tests/nvim).
 M.here = vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":p:h")
+
+---Loads the sibling file `name` (child, wsclient, assets) fresh, with dofile.
+---@param name string
+function M.load(name)
+  return dofile(M.here .. "/" .. name .. ".lua")
+end
 
 ---The plugin's entry module (required when called: a spec may run before setup()).
 function M.cc()

@@ -4,7 +4,7 @@
 -- is connected, dropped with a message when none comes), and a client vanishing or cancelling
 -- while a diff waits (the view closes, nothing is written).
 local h = require("helpers")
-local ws = require("wsclient")
+local ws = h.load("wsclient")
 local eq, ok, wait_for = h.eq, h.ok, h.wait_for
 local cc = h.cc
 local diff = h.diff

@@ -3,7 +3,7 @@
 -- ":ClaudeContext start", no doubled prefix. Then :ClaudeContext build installs the library
 -- (from a loopback asset server) and the bridge starts without a restart.
 local h = require("helpers")
-local A = require("assets")
+local A = h.load("assets")
 local eq, ok, contains = h.eq, h.ok, h.contains
 
 -- The loader looks in an empty plugin directory.

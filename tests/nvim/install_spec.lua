@@ -4,7 +4,7 @@
 -- and a library that does not load are each refused with a clear message and fall back to the
 -- cargo build (a stand-in that records it ran). Needs `make build` (the "good" asset).
 local h = require("helpers")
-local A = require("assets")
+local A = h.load("assets")
 local eq, ok, contains = h.eq, h.ok, h.contains
 local install = require("claude_context.install")
 

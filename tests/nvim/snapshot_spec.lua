@@ -9,7 +9,7 @@ local cc = h.cc
 
 h.record_notify()
 
-local ws = require("wsclient")
+local ws = h.load("wsclient")
 
 local READ_ONLY = { "getOpenEditors", "getDiagnostics", "checkDocumentDirty", "getLatestSelection", "closeAllDiffTabs" }
 local real = {}

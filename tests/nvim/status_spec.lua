@@ -2,7 +2,7 @@
 -- User ClaudeContextConnected/Disconnected, DiffOpened/DiffClosed (with the decision) and
 -- SendComplete.
 local h = require("helpers")
-local ws = require("wsclient")
+local ws = h.load("wsclient")
 local eq, ok, contains, wait_for = h.eq, h.ok, h.contains, h.wait_for
 local cc = h.cc
 local S = function()
