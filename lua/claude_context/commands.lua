@@ -131,8 +131,8 @@ M.register("log", {
 
 -- context, memory, decision (the memory bank and the WRAP decision status).
 require("claude_context.context").register(M)
--- open, close, mcp-command
-require("claude_context.terminal").register_commands(M)
+-- open, sessions, model, send-text, compose, focus, close, mcp-command
+require("claude_context.terminal.commands").register(M)
 
 ---@param o table user command opts
 function M.run(o)

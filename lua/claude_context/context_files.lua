@@ -11,7 +11,7 @@ local uv = vim.uv or vim.loop
 ---The directory the files go into (made 0700).
 ---@return string
 function M.dir()
-  local d = require("claude_context.terminal").mcp_config_dir() .. "/context"
+  local d = require("claude_context.terminal.launch").mcp_config_dir() .. "/context"
   vim.fn.mkdir(d, "p", tonumber("700", 8))
   pcall(uv.fs_chmod, vim.fs.dirname(d), tonumber("700", 8))
   pcall(uv.fs_chmod, d, tonumber("700", 8))
@@ -174,7 +174,7 @@ function M.register(commands)
     desc = "send the last lines of a terminal buffer to Claude as a file",
     run = function(_, args)
       local n = 200
-      local ok, t = pcall(require("claude_context.terminal").options)
+      local ok, t = pcall(require("claude_context.config.terminal").options)
       if ok and t.context_lines then
         n = t.context_lines
       end

@@ -5,6 +5,7 @@ local h = require("helpers")
 local eq, ok, contains, wait_for = h.eq, h.ok, h.contains, h.wait_for
 local cc = h.cc
 local term = h.term
+local S = require("claude_context.terminal.sessions")
 
 local messages = h.record_notify()
 
@@ -195,11 +196,11 @@ return {
       started()
       local review = t._state
       ok(review.job ~= main.job and review.buf ~= main.buf, "a second claude")
-      eq("review", t.session)
+      eq("review", S.name)
       contains(vim.api.nvim_buf_get_name(review.buf), "[review]")
       eq(0, #vim.fn.win_findbuf(main.buf), "main hidden in this tab page")
       eq(1, #vim.fn.win_findbuf(review.buf))
-      local list = t.list()
+      local list = S.list()
       eq({ "main", "review" }, vim.tbl_map(function(x)
         return x.name
       end, list))
@@ -212,19 +213,19 @@ return {
         cb(items[1])
       end
       vim.cmd("ClaudeContext sessions")
-      eq("main", t.session)
+      eq("main", S.name)
       eq(main, t._state)
       eq(1, #vim.fn.win_findbuf(main.buf))
       eq(0, #vim.fn.win_findbuf(review.buf))
       eq({ "main", "review" }, vim.fn.getcompletion("ClaudeContext sessions ", "cmdline"))
       -- Closing one leaves the other.
       t.close()
-      eq(nil, t.sessions.main)
-      ok(t.sessions.review and vim.fn.jobwait({ review.job }, 0)[1] == -1, "review still runs")
+      eq(nil, S.by_name.main)
+      ok(S.by_name.review and vim.fn.jobwait({ review.job }, 0)[1] == -1, "review still runs")
       t.switch("review")
       t.close()
-      t.session = "main"
-      eq({}, t.sessions)
+      S.name = "main"
+      eq({}, S.by_name)
     end,
   },
   {
@@ -248,14 +249,14 @@ return {
       eq(first, t._state)
       eq(0, #vim.fn.win_findbuf(first.buf))
       ok(vim.fn.jobwait({ first.job }, 0)[1] == -1 and vim.fn.jobwait({ second.job }, 0)[1] == -1, "both run")
-      eq(2, #t.list())
+      eq(2, #S.list())
       t.close()
       vim.cmd("tabnext")
-      t.sync_tab()
+      S.sync_tab()
       t.close()
       vim.cmd("tabonly")
-      t.session = "main"
-      eq({}, t.sessions)
+      S.name = "main"
+      eq({}, S.by_name)
       cc().setup({ terminal = base })
     end,
   },

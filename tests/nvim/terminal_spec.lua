@@ -207,7 +207,8 @@ return {
       eq({ "original" }, vim.api.nvim_buf_get_lines(fbuf, 0, -1, false))
       -- Make sure the new mtime differs even on coarse file systems.
       vim.uv.fs_utime(target, os.time() - 10, os.time() - 10)
-      local t = term()
+      -- The terminal's checks go through claude_context.reload, as the autocommands' do.
+      local t = require("claude_context.reload")
       local orig, calls = t.checktime, 0
       t.checktime = function()
         calls = calls + 1
@@ -215,7 +216,7 @@ return {
       end
       vim.wait(500) -- earlier output settles
       calls = 0
-      vim.fn.chansend(t._state.job, "write\n")
+      vim.fn.chansend(term()._state.job, "write\n")
       wait_for(function()
         return vim.api.nvim_buf_get_lines(fbuf, 0, -1, false)[1] == "changed by claude"
       end, 5000, "the buffer to reload after terminal output")
@@ -231,8 +232,7 @@ return {
         return vim.api.nvim_buf_get_lines(fbuf, 0, -1, false)[1]
       end
       -- The reload autocommands live in claude_context.reload (setup() installs them without
-      -- loading the terminal module); the terminal's own checks use the same function.
-      eq(require("claude_context.reload").checktime, term().checktime)
+      -- loading the terminal module).
       local t = require("claude_context.reload")
       local orig, calls = t.checktime, 0
       t.checktime = function()
@@ -477,13 +477,13 @@ return {
       local want = "claude mcp add claude-context -- " .. bin
       contains(msg, want)
       eq({ want }, copied)
-      eq(want, (term().mcp_command()))
+      eq(want, (require("claude_context.terminal.commands").mcp_command()))
     end,
   },
   {
     "mcp-command says how to build the relay when it is missing, and quotes odd paths",
     function()
-      local t = term()
+      local t = require("claude_context.terminal.commands")
       local orig = t.mcp_binary_candidates
       t.mcp_binary_candidates = function()
         return { tmp .. "/none/claude-context-mcp" }

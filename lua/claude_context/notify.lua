@@ -1,0 +1,32 @@
+---@mod claude_context.notify The plugin's one way to tell the person something
+---
+--- `require("claude_context.notify")(msg, level)` shows `msg` through |vim.notify()| with the
+--- title "claude-context"; `.prefixed(msg, level)` starts the text with "claude-context: " (once)
+--- for messages that would otherwise not say where they come from.
+
+local M = {}
+
+---@param msg string
+---@param level integer? a vim.log.levels value (default INFO)
+function M.notify(msg, level)
+  vim.notify(msg, level or vim.log.levels.INFO, { title = "claude-context" })
+end
+
+---Like |notify|, the text starting with "claude-context: " (not doubled).
+---@param msg string
+---@param level integer?
+function M.prefixed(msg, level)
+  M.notify("claude-context: " .. msg:gsub("^claude%-context: ", ""), level)
+end
+
+---An error message.
+---@param msg string
+function M.error(msg)
+  M.notify(msg, vim.log.levels.ERROR)
+end
+
+return setmetatable(M, {
+  __call = function(_, msg, level)
+    M.notify(msg, level)
+  end,
+})

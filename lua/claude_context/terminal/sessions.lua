@@ -1,0 +1,123 @@
+---@mod claude_context.terminal.sessions Claude terminal sessions of this Neovim
+---
+--- Each session is a state `{ buf, job, cmd, mcp_config, port, provider, name, last_output }`;
+--- `current` is the current session's (an empty table when it has no terminal). With
+--- `terminal.per_tab`, each tab page has its own session.
+
+local M = {}
+
+---Sessions by name ("main" first).
+---@type table<string, table>
+M.by_name = {}
+---The current session's name.
+M.name = "main"
+---The current session's state.
+---@type {buf:integer?, job:integer?, cmd:string[]?, mcp_config:string?, port:integer?, provider:table?, name:string?, last_output:integer?}
+M.current = {}
+
+---Whether `state`'s job (default: the current session's) runs in a buffer that still exists.
+---@param state table?
+---@return boolean
+function M.job_running(state)
+  local s = state or M.current
+  if not (s.job and s.buf and vim.api.nvim_buf_is_valid(s.buf)) then
+    return false
+  end
+  return vim.fn.jobwait({ s.job }, 0)[1] == -1
+end
+
+---@return integer[] windows of the current tab page showing the current session's terminal
+function M.windows()
+  local out = {}
+  local buf = M.current.buf
+  if not (buf and vim.api.nvim_buf_is_valid(buf)) then
+    return out
+  end
+  for _, w in ipairs(vim.api.nvim_tabpage_list_wins(0)) do
+    if vim.api.nvim_win_get_buf(w) == buf then
+      table.insert(out, w)
+    end
+  end
+  return out
+end
+
+---Makes `state` the current session's (a terminal just started).
+---@param state table
+function M.adopt(state)
+  state.name = M.name
+  M.current = state
+  M.by_name[M.name] = state
+end
+
+---The session's buffer is gone: forget it.
+---@param state table
+function M.forget(state)
+  if state.name and M.by_name[state.name] == state then
+    M.by_name[state.name] = nil
+  end
+  if M.current == state then
+    M.current = {}
+  end
+end
+
+---Makes `name` the current session.
+---@param name string
+function M.select(name)
+  if name ~= M.name then
+    M.name = name
+    M.current = M.by_name[name] or {}
+  end
+end
+
+---With `per_tab`, makes the current tab page's session (named after the tab page, kept in
+---`t:claude_context_session`) the current one.
+function M.sync_tab()
+  local ok, o = pcall(require("claude_context.config.terminal").options)
+  if not (ok and o.per_tab) then
+    return
+  end
+  local name = vim.t.claude_context_session
+  if not name then
+    name = "tab " .. vim.api.nvim_get_current_tabpage()
+    vim.t.claude_context_session = name
+  end
+  M.select(name)
+end
+
+---The sessions: `{ name, running, current, buf }`, "main" first, then by name.
+---@return table[]
+function M.list()
+  local names = vim.tbl_keys(M.by_name)
+  if not M.by_name[M.name] and not vim.tbl_contains(names, M.name) then
+    table.insert(names, M.name)
+  end
+  table.sort(names, function(a, b)
+    if a == "main" or b == "main" then
+      return a == "main" and b ~= "main"
+    end
+    return a < b
+  end)
+  return vim.tbl_map(function(n)
+    local st = M.by_name[n] or {}
+    local running = st.job ~= nil and vim.fn.jobwait({ st.job }, 0)[1] == -1
+    return { name = n, running = running, current = n == M.name, buf = st.buf }
+  end, names)
+end
+
+---A buffer name for the terminal nobody uses yet: `claude://<project>` (the working directory's
+---name), `claude://<project> (2)` and so on.
+---@return string
+function M.buffer_name()
+  local base = "claude://" .. vim.fn.fnamemodify(vim.fn.getcwd(), ":t")
+  if M.name ~= "main" then
+    base = ("%s [%s]"):format(base, M.name)
+  end
+  local name, n = base, 1
+  while vim.fn.bufexists(name) == 1 do
+    n = n + 1
+    name = ("%s (%d)"):format(base, n)
+  end
+  return name
+end
+
+return M
