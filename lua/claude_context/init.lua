@@ -114,7 +114,7 @@ end)
 config.extra_keys.diff = true
 table.insert(M._setup_hooks, function(options)
   if options.diff ~= nil then
-    require("claude_context.ide.diff").resolve(options.diff)
+    require("claude_context.config.diff").resolve(options.diff)
   end
   require("claude_context.typing").install()
   -- User ClaudeContextConnected / Disconnected.

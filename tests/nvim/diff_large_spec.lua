@@ -8,6 +8,10 @@ local h = require("helpers")
 local eq, ok, contains, wait_for = h.eq, h.ok, h.contains, h.wait_for
 local cc = h.cc
 local diff = h.diff
+-- The pace of the views' work (lowered here so that the same paths run on small files).
+local knobs = function()
+  return require("claude_context.ide.diff.config")
+end
 
 h.record_notify()
 
@@ -42,7 +46,7 @@ return {
       target = dir .. "/big.md"
       cc().setup({ diff = { diffmode_max_bytes = 20000 } })
       for _, k in ipairs({ "slice_ms", "chunk_bytes", "chunk_lines", "max_virt_lines" }) do
-        saved[k] = diff()[k]
+        saved[k] = knobs()[k]
       end
     end,
   },
@@ -54,8 +58,8 @@ return {
       local changed = { [10] = "CHANGED ten" }
       local new = text(3000, changed):gsub("line 2000 of the file[^\n]*\n", "", 1) .. "an added last line\n"
       -- One chunk of 4 KiB per turn: the fill cannot finish in the turn that starts it.
-      diff().slice_ms = 0
-      diff().chunk_bytes = 4096
+      knobs().slice_ms = 0
+      knobs().chunk_bytes = 4096
       local box = request_diff("big1", new)
       local seen_partial
       local function probe()
@@ -115,8 +119,8 @@ return {
     "an edited large proposal goes back in slices and is joined by the bridge (CRLF, no final newline)",
     function()
       h.write(target, "a\r\nb\r\n")
-      diff().slice_ms = 0
-      diff().chunk_lines = 100
+      knobs().slice_ms = 0
+      knobs().chunk_lines = 100
       local t = {}
       for i = 1, 5000 do
         t[i] = "row " .. i
@@ -141,8 +145,8 @@ return {
     "a range accept while an edited proposal's lines are on their way does not override the accept",
     function()
       h.write(target, "a\nb\n")
-      diff().slice_ms = 0
-      diff().chunk_lines = 100
+      knobs().slice_ms = 0
+      knobs().chunk_lines = 100
       local t = {}
       for i = 1, 5000 do
         t[i] = "row " .. i
@@ -162,10 +166,10 @@ return {
   {
     "a big removal shows its first lines and counts the rest; a small diff keeps Vim's diff mode",
     function()
-      diff().slice_ms = saved.slice_ms
-      diff().chunk_bytes = saved.chunk_bytes
-      diff().chunk_lines = saved.chunk_lines
-      diff().max_virt_lines = 3
+      knobs().slice_ms = saved.slice_ms
+      knobs().chunk_bytes = saved.chunk_bytes
+      knobs().chunk_lines = saved.chunk_lines
+      knobs().max_virt_lines = 3
       h.write(target, text(1000))
       local box = request_diff("big3", "just one line\n")
       -- Old side 1000 lines ≈ 55 KB: large.
@@ -197,14 +201,14 @@ return {
       vim.cmd("ClaudeContext reject")
       h.decided(box)
       cleanup()
-      diff().max_virt_lines = saved.max_virt_lines
+      knobs().max_virt_lines = saved.max_virt_lines
     end,
   },
   {
     "a diff cancelled while its buffers fill leaves nothing behind",
     function()
-      diff().slice_ms = 0
-      diff().chunk_bytes = 1024
+      knobs().slice_ms = 0
+      knobs().chunk_bytes = 1024
       h.write(target, text(2000))
       local before = #vim.api.nvim_list_bufs()
       local box = request_diff("big4", text(2000, { [5] = "x" }))
@@ -218,8 +222,8 @@ return {
       vim.wait(100)
       eq(before, #vim.api.nvim_list_bufs(), "no buffer left")
       eq(nil, diff().views.big4)
-      diff().slice_ms = saved.slice_ms
-      diff().chunk_bytes = saved.chunk_bytes
+      knobs().slice_ms = saved.slice_ms
+      knobs().chunk_bytes = saved.chunk_bytes
       cleanup()
     end,
   },
@@ -346,7 +350,7 @@ return {
       local box = request_diff("inl-small", "one\nTWO\n")
       local v = view_of("inl-small")
       eq(false, v.large)
-      local d = diff()
+      local d = require("claude_context.ide.diff.inline")
       local real_hunks, calls = d.hunks, 0
       d.hunks = function(...)
         calls = calls + 1
