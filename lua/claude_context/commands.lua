@@ -29,9 +29,7 @@ local function echo(lines, title)
   require("claude_context.output").show(lines, { title = title or "claude-context" })
 end
 
-local function err(msg)
-  vim.notify(msg, vim.log.levels.ERROR, { title = "claude-context" })
-end
+local err = require("claude_context.notify").error
 
 M.register("start", {
   desc = "start the bridge",

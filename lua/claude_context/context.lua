@@ -12,43 +12,7 @@
 
 local M = {}
 
-local config = require("claude_context.config")
-
----@class claude_context.MemoryBankConfig
----@field root string? Bank root (default <project root>/docs; $MEMORY_BANK_ROOT wins over it)
----@field language "en"|"ja"|"zh"|nil Language of the memory bank tools' defaults and of these views (default: the editor's)
-
----@type claude_context.MemoryBankConfig
-M.defaults = { root = nil, language = nil }
-
----The editor's language as the memory bank knows them: "ja" when `v:lang` (or, when that says
----nothing, `$LANG`) starts with "ja", else "en".
----@param v_lang string? default vim.v.lang
----@param env_lang string? default $LANG
----@return "en"|"ja"
-function M.editor_language(v_lang, env_lang)
-  v_lang = v_lang or vim.v.lang or ""
-  env_lang = env_lang or vim.env.LANG or ""
-  local l = v_lang
-  if l == "" or l == "C" or l == "POSIX" or l:match("^C%.") then
-    l = env_lang
-  end
-  return l:lower():match("^ja") and "ja" or "en"
-end
-
-local KNOWN = { root = true, language = true }
-
--- The option key, and its native field (crates/core/src/config.rs: memory_bank_root).
-config.extra_keys.memory_bank = true
-table.insert(config.native_hooks, function(cfg, t)
-  local mb = cfg.memory_bank
-  if type(mb) == "table" and type(mb.root) == "string" and mb.root ~= "" then
-    t.memory_bank_root = vim.fn.expand(mb.root)
-  end
-  -- What the tools use when called without `language` (crates/core/src/config.rs).
-  local lang = type(mb) == "table" and mb.language or nil
-  t.memory_bank_language = (lang == "en" or lang == "ja" or lang == "zh") and lang or M.editor_language()
-end)
+local mb_config = require("claude_context.config.memory_bank")
 
 M.BRANCH_CORE = { "branchContext.md", "activeContext.md", "systemPatterns.md", "progress.md" }
 M.GLOBAL_CORE = {
@@ -60,31 +24,10 @@ M.GLOBAL_CORE = {
   "user-guide.md",
 }
 
----Checks `memory_bank` in the options (called by setup()).
----@param options table
-function M.on_setup(options)
-  local mb = options.memory_bank
-  if mb == nil then
-    return
-  end
-  vim.validate("memory_bank", mb, "table")
-  for k in pairs(mb) do
-    if not KNOWN[k] then
-      error(("claude-context: unknown option memory_bank.%s (see :help claude-context-memory-bank)"):format(k), 0)
-    end
-  end
-  vim.validate("memory_bank.root", mb.root, "string", true)
-  vim.validate("memory_bank.language", mb.language, function(v)
-    return v == nil or v == "en" or v == "ja" or v == "zh"
-  end, '"en", "ja" or "zh"')
-end
-
----The effective memory bank options.
+---The effective memory bank options (claude_context.config.memory_bank).
 ---@return claude_context.MemoryBankConfig
 function M.options()
-  local o = vim.tbl_extend("force", M.defaults, config.options.memory_bank or {})
-  o.language = o.language or M.editor_language()
-  return o
+  return mb_config.options()
 end
 
 ---The words of the views, per language.
@@ -128,9 +71,7 @@ local function text()
   return M.TEXT[M.options().language] or M.TEXT.en
 end
 
-local function notify(msg, level)
-  vim.notify(msg, level or vim.log.levels.INFO, { title = "claude-context" })
-end
+local notify = require("claude_context.notify")
 
 local function err(msg)
   notify(msg, vim.log.levels.ERROR)

@@ -7,23 +7,11 @@ local M = {}
 
 local config = require("claude_context.config")
 local state = require("claude_context.state")
--- The option keys of the feature modules (claude_context.context, .terminal, .session), so that
--- setup() accepts them without loading those modules: parsing them is ~1.5 ms of Neovim's
--- start-up. setup() loads a module when its options are given (or it is loaded already); its
--- native hook, if any, adds nothing for default options.
-config.extra_keys.memory_bank = true
-config.extra_keys.terminal = true
-config.extra_keys.claude = true
--- install = { url = … }: where :ClaudeContext build downloads from (claude_context.install).
-config.extra_keys.install = true
-
 M.version = require("claude_context.version")
 
 local group
 
-local function notify(msg, level)
-  vim.notify(msg, level or vim.log.levels.INFO, { title = "claude-context" })
-end
+local notify = require("claude_context.notify")
 
 local function install_autocmds()
   group = vim.api.nvim_create_augroup("ClaudeContext", { clear = true })
@@ -59,14 +47,24 @@ local function install_autocmds()
   })
 end
 
----Configures the plugin; starts the bridge unless `auto_start = false`.
+---Configures the plugin; starts the bridge unless `auto_start = false`. Every option section is
+---checked here (claude_context.config); a feature's own code loads when it is first used.
 ---@param opts claude_context.Config?
 function M.setup(opts)
   config.resolve(opts)
   M._setup_done = true
-  for _, f in ipairs(M._setup_hooks) do
-    f(config.options)
+  -- Buffers Claude changes on disk are reloaded (terminal.reload, on by default).
+  local reload = require("claude_context.reload")
+  if config.options.terminal == nil or require("claude_context.config.terminal").options().reload then
+    reload.install()
+  else
+    reload.uninstall()
   end
+  -- The key tracker behind "typing": a diff that arrives while the person types does not take
+  -- the cursor.
+  require("claude_context.typing").install()
+  -- User ClaudeContextConnected / Disconnected.
+  require("claude_context.status").watch()
   if config.options.auto_start then
     local ok, err = M.start({ silent = true })
     if not ok then
@@ -74,59 +72,6 @@ function M.setup(opts)
     end
   end
 end
-
----Functions `(options)` that run at the end of setup (other modules register here).
-M._setup_hooks = {}
-
----Whether setup() must load feature module `name` for option `key`: the option is given, or
----the module is loaded already (its checks then run as before).
-local function wanted(options, key, name)
-  return options[key] ~= nil or package.loaded[name] ~= nil
-end
-
--- memory_bank options are checked at setup (the module adds memory_bank_root to the native
--- configuration).
-table.insert(M._setup_hooks, function(options)
-  if wanted(options, "memory_bank", "claude_context.context") then
-    require("claude_context.context").on_setup(options)
-  end
-end)
-
--- :ClaudeContext open (terminal options, reload autocmds).
-table.insert(M._setup_hooks, function(options)
-  if wanted(options, "terminal", "claude_context.terminal") then
-    require("claude_context.terminal").on_setup(options)
-  else
-    -- The default terminal options: reload = true.
-    require("claude_context.reload").install()
-  end
-end)
-
--- install = { url }: checked here; read by claude_context.install.
-table.insert(M._setup_hooks, function(options)
-  if options.install ~= nil then
-    require("claude_context.install").check_options(options.install)
-  end
-end)
-
--- Diffs: setup{diff = …} is checked here; the key tracker behind "typing" starts here (a diff
--- that arrives while the person types does not take the cursor).
-config.extra_keys.diff = true
-table.insert(M._setup_hooks, function(options)
-  if options.diff ~= nil then
-    require("claude_context.config.diff").resolve(options.diff)
-  end
-  require("claude_context.typing").install()
-  -- User ClaudeContextConnected / Disconnected.
-  require("claude_context.status").watch()
-end)
-
--- Claude sessions: checks setup{claude = …} (the module adds its native fields).
-table.insert(M._setup_hooks, function(options)
-  if wanted(options, "claude", "claude_context.session") then
-    require("claude_context.session").check_options(options)
-  end
-end)
 
 ---@return boolean
 function M.is_running()

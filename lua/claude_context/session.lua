@@ -9,121 +9,16 @@
 
 local M = {}
 
-local config = require("claude_context.config")
-
----Keys of `setup{claude = {…}}` that go to the native side, with their types.
-local NATIVE_KEYS = {
-  cmd = "string",
-  args = "table",
-  env = "table",
-  max_context_bytes = "number",
-  allowed_tools = "table",
-  permission_mode = "string",
-  setting_sources = "table",
-}
----Keys used by the Lua side only.
-local LUA_KEYS = { timeout = "number", progress = "string" }
-
-M.defaults = { timeout = 300, progress = "echo" }
-
-config.extra_keys.claude = true
-
----Checks `setup{claude = …}`; raises a clear error on a typo or a wrong type.
----@param c table?
----@return table c
-function M.validate(c)
-  if c == nil then
-    return {}
-  end
-  if type(c) ~= "table" then
-    error(("claude-context: option claude must be a table, got %s (see :help claude-context-session)"):format(type(c)), 0)
-  end
-  for k, v in pairs(c) do
-    local want = NATIVE_KEYS[k] or LUA_KEYS[k]
-    if not want then
-      error(("claude-context: unknown option claude.%s (known: cmd, args, env, max_context_bytes, allowed_tools, permission_mode, setting_sources, timeout, progress)"):format(tostring(k)), 0)
-    end
-    if type(v) ~= want then
-      error(("claude-context: option claude.%s must be a %s, got %s"):format(k, want, type(v)), 0)
-    end
-  end
-  for _, a in ipairs(c.args or {}) do
-    if type(a) ~= "string" then
-      error("claude-context: option claude.args must be a list of strings", 0)
-    end
-  end
-  for _, t in ipairs(c.allowed_tools or {}) do
-    if type(t) ~= "string" then
-      error('claude-context: option claude.allowed_tools must be a list of tool names such as "Read" or "Bash(git status)"', 0)
-    end
-  end
-  for k, v in pairs(c.env or {}) do
-    if type(k) ~= "string" or type(v) ~= "string" then
-      error("claude-context: option claude.env must map variable names to strings", 0)
-    end
-  end
-  if c.progress and not vim.tbl_contains({ "echo", "notify", "none" }, c.progress) then
-    error(('claude-context: option claude.progress must be "echo", "notify" or "none", got %q'):format(c.progress), 0)
-  end
-  if c.timeout and c.timeout <= 0 then
-    error("claude-context: option claude.timeout must be positive", 0)
-  end
-  return c
-end
-
----A setup hook: raises on bad `claude` options.
----@param options claude_context.Config
-function M.check_options(options)
-  M.validate(options.claude)
-end
-
-table.insert(config.native_hooks, function(cfg, t)
-  local c = M.validate(cfg.claude)
-  local out = {}
-  -- claude.cmd, else the deprecated terminal.cmd (its program): one CLI for everything.
-  local cmd = require("claude_context.cli").configured(cfg)
-  if cmd then
-    out.cmd = vim.fn.expand(type(cmd) == "table" and cmd[1] or cmd)
-  end
-  if c.args then
-    out.args = c.args
-  end
-  if c.env and next(c.env) then
-    out.env = c.env
-  end
-  if c.max_context_bytes then
-    out.max_context_bytes = c.max_context_bytes
-  end
-  if c.allowed_tools then
-    out.allowed_tools = c.allowed_tools
-  end
-  if c.permission_mode then
-    out.permission_mode = c.permission_mode
-  end
-  if c.setting_sources then
-    out.setting_sources = c.setting_sources
-  end
-  if next(out) then
-    t.claude = out
-  end
-end)
-
----The effective Lua-side options.
+---The effective value of the editor's `claude` key `k` (`timeout`, `progress`).
 local function opt(k)
-  local c = config.options.claude
-  if type(c) == "table" and c[k] ~= nil then
-    return c[k]
-  end
-  return M.defaults[k]
+  return require("claude_context.config.claude").get(k)
 end
 
 local function cc()
   return require("claude_context")
 end
 
-local function notify(msg, level)
-  vim.notify(msg, level or vim.log.levels.INFO, { title = "claude-context" })
-end
+local notify = require("claude_context.notify")
 
 -- Runs in progress (started from this editor): id -> {prompt, started}.
 ---@type table<integer, {prompt: string, started: integer}>

@@ -188,7 +188,7 @@ return {
   {
     "memory_bank.language defaults from the editor's language and reaches the tools",
     function()
-      local ctx = require("claude_context.context")
+      local ctx = require("claude_context.config.memory_bank")
       eq("ja", ctx.editor_language("ja_JP.UTF-8", "C.UTF-8"))
       eq("ja", ctx.editor_language("C.UTF-8", "ja_JP.eucJP"), "v:lang says nothing: $LANG")
       eq("ja", ctx.editor_language("", "ja"))

@@ -39,11 +39,10 @@ rpc.register("ide_connected", function(params, respond)
   end)
 end)
 
----The `ide` options of setup() (defaults in claude_context.config).
+---The `ide` options of setup() (merged over their defaults by claude_context.config.ide).
 ---@return claude_context.IdeConfig
 function M.options()
-  local config = require("claude_context.config")
-  return vim.tbl_extend("force", config.defaults.ide, config.options.ide or {})
+  return require("claude_context.config").options.ide
 end
 
 local group

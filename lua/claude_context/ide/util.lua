@@ -488,11 +488,7 @@ end
 
 ---A one-line message, prefixed "claude-context: " once (messages from the loader already
 ---carry the prefix).
----@param msg string
----@param level integer?
-function M.notify(msg, level)
-  vim.notify("claude-context: " .. msg:gsub("^claude%-context: ", ""), level or vim.log.levels.INFO, { title = "claude-context" })
-end
+M.notify = require("claude_context.notify").prefixed
 
 ---A size for people: "512 B", "4.0 KiB", "5.2 MiB".
 ---@param n integer

@@ -187,17 +187,6 @@ function M.pick_model(name)
   vim.ui.select(M.models, { prompt = "Claude model", kind = "claude_context.model" }, apply)
 end
 
----Runs at the end of setup(): validates the options, installs the reload autocmds.
----@param options_ table the resolved plugin options
-function M.on_setup(options_)
-  local t = require("claude_context.config.terminal").resolve(options_.terminal)
-  if t.reload then
-    reload.install()
-  else
-    reload.uninstall()
-  end
-end
-
 return setmetatable(M, {
   __index = function(_, k)
     if k == "_state" then

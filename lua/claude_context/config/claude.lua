@@ -1,0 +1,113 @@
+---@mod claude_context.config.claude Options of the Claude runs (`setup{claude = …}`)
+---
+--- The CLI the sub-agent, `:ClaudeContext ask` and the terminal run, and how. Most keys go to
+--- the native side (it runs the CLI); `timeout` and `progress` are the editor's.
+
+local M = {}
+
+---@class claude_context.ClaudeConfig
+---@field cmd string? The Claude Code CLI (default: found, see claude_context.cli)
+---@field args string[]? Extra arguments of the sub-agent's runs
+---@field env table<string,string>? Extra environment of the runs
+---@field max_context_bytes number? Context sent along with a prompt, at most
+---@field allowed_tools string[]? Tools the runs may use without asking ("Read", "Bash(git status)")
+---@field permission_mode string? `--permission-mode` of the runs
+---@field setting_sources string[]? `--setting-sources` of the runs
+---@field timeout number Seconds a run may take (default 300)
+---@field progress "echo"|"notify"|"none" How a run under way shows (default "echo")
+
+---The editor's own keys (the others have their defaults on the native side).
+M.defaults = { timeout = 300, progress = "echo" }
+
+---Keys that go to the native side, with their types.
+local NATIVE_KEYS = {
+  cmd = "string",
+  args = "table",
+  env = "table",
+  max_context_bytes = "number",
+  allowed_tools = "table",
+  permission_mode = "string",
+  setting_sources = "table",
+}
+---Keys used by the Lua side only.
+local LUA_KEYS = { timeout = "number", progress = "string" }
+
+---Checks `setup{claude = …}`; raises a clear error on a typo or a wrong type.
+---@param c table?
+---@return table c
+function M.resolve(c)
+  if c == nil then
+    return {}
+  end
+  if type(c) ~= "table" then
+    error(("claude-context: option claude must be a table, got %s (see :help claude-context-session)"):format(type(c)), 0)
+  end
+  for k, v in pairs(c) do
+    local want = NATIVE_KEYS[k] or LUA_KEYS[k]
+    if not want then
+      error(("claude-context: unknown option claude.%s (known: cmd, args, env, max_context_bytes, allowed_tools, permission_mode, setting_sources, timeout, progress)"):format(tostring(k)), 0)
+    end
+    if type(v) ~= want then
+      error(("claude-context: option claude.%s must be a %s, got %s"):format(k, want, type(v)), 0)
+    end
+  end
+  for _, a in ipairs(c.args or {}) do
+    if type(a) ~= "string" then
+      error("claude-context: option claude.args must be a list of strings", 0)
+    end
+  end
+  for _, t in ipairs(c.allowed_tools or {}) do
+    if type(t) ~= "string" then
+      error('claude-context: option claude.allowed_tools must be a list of tool names such as "Read" or "Bash(git status)"', 0)
+    end
+  end
+  for k, v in pairs(c.env or {}) do
+    if type(k) ~= "string" or type(v) ~= "string" then
+      error("claude-context: option claude.env must map variable names to strings", 0)
+    end
+  end
+  if c.progress and not vim.tbl_contains({ "echo", "notify", "none" }, c.progress) then
+    error(('claude-context: option claude.progress must be "echo", "notify" or "none", got %q'):format(c.progress), 0)
+  end
+  if c.timeout and c.timeout <= 0 then
+    error("claude-context: option claude.timeout must be positive", 0)
+  end
+  return c
+end
+
+---The effective value of the editor's key `k` (`timeout`, `progress`).
+---@param k string
+function M.get(k)
+  local c = require("claude_context.config").options.claude
+  if type(c) == "table" and c[k] ~= nil then
+    return c[k]
+  end
+  return M.defaults[k]
+end
+
+---Adds the native side's `claude` fields to `t` (crates/core/src/config.rs: ClaudeConfig).
+---@param cfg claude_context.Config
+---@param t table
+function M.native(cfg, t)
+  local c = M.resolve(cfg.claude)
+  local out = {}
+  -- claude.cmd, else the deprecated terminal.cmd (its program): one CLI for everything.
+  local cmd = require("claude_context.cli").configured(cfg)
+  if cmd then
+    out.cmd = vim.fn.expand(type(cmd) == "table" and cmd[1] or cmd)
+  end
+  for k in pairs(NATIVE_KEYS) do
+    if k ~= "cmd" and c[k] ~= nil then
+      out[k] = c[k]
+    end
+  end
+  -- An empty Lua table would encode as a JSON object: an empty env is left out.
+  if out.env and not next(out.env) then
+    out.env = nil
+  end
+  if next(out) then
+    t.claude = out
+  end
+end
+
+return M

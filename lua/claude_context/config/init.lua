@@ -1,0 +1,146 @@
+---@mod claude_context.config Options and their defaults
+---
+--- The bridge's own options are here; every other section has a module of its own under
+--- claude_context.config (its defaults, its checks and its LuaCATS class side by side), listed
+--- once in `SECTIONS`. A section module has `resolve(user)` (checks, raises a message naming the
+--- option; returns the value kept in `options`) and may have `native(cfg, t)` (adds its fields
+--- to the native configuration).
+
+local M = {}
+
+---@class claude_context.Config
+---@field auto_start boolean Start the bridge in setup() (default true)
+---@field port_range {min:integer, max:integer} Ports to listen on (127.0.0.1 only)
+---@field project_root string? Explicit project root (fs-get-project-info source "config")
+---@field log_level "off"|"error"|"warn"|"info"|"debug"|"trace"
+---@field log_file string? Log file (default stdpath("log")/claude-context.log)
+---@field max_message_size integer Largest WebSocket message accepted, in bytes
+---@field handshake_timeout_ms integer A client must finish the handshake within this time
+---@field client_request_timeout_ms integer How long a tool waits for the client to answer elicitation/sampling
+---@field max_inflight_per_client integer Requests of one client answered at once (then reading pauses)
+---@field max_inflight_bytes_per_client integer Bytes of one client's requests in flight (then reading pauses)
+---@field stats_time_budget_ms integer Time budget of fs-get-project-info {stats=true}
+---@field editor_wait_ms integer A tool needing the main thread waits this long for it, then answers "busy"
+---@field ide claude_context.IdeConfig Claude Code IDE integration
+---@field security claude_context.SecurityConfig What tools may do beyond the safe defaults
+---@field terminal claude_context.TerminalConfig? Claude's terminal (as given; see config.terminal)
+---@field diff claude_context.DiffConfig? The diff views (as given; see config.diff)
+---@field claude claude_context.ClaudeConfig? Claude runs (as given; see config.claude)
+---@field memory_bank claude_context.MemoryBankConfig? The memory bank (as given; see config.memory_bank)
+---@field install claude_context.InstallConfig? The installer (as given; see config.install)
+M.defaults = {
+  auto_start = true,
+  port_range = { min = 10000, max = 65535 },
+  project_root = nil,
+  log_level = "info",
+  log_file = nil,
+  max_message_size = 64 * 1024 * 1024,
+  handshake_timeout_ms = 5000,
+  max_inflight_per_client = 64,
+  max_inflight_bytes_per_client = 256 * 1024 * 1024,
+  stats_time_budget_ms = 2000,
+  editor_wait_ms = 3000,
+  client_request_timeout_ms = 120000,
+}
+
+---The bridge's options whose default is nil.
+local OPTIONAL = { project_root = true, log_file = true }
+
+---The bridge's options the native side takes as they are (crates/core/src/config.rs: Config).
+local NATIVE = {
+  "port_range",
+  "max_message_size",
+  "handshake_timeout_ms",
+  "max_inflight_per_client",
+  "max_inflight_bytes_per_client",
+  "stats_time_budget_ms",
+  "editor_wait_ms",
+  "client_request_timeout_ms",
+}
+
+---The sections: option key -> module. `merged` sections are kept merged over their defaults
+---in `options`; the others as given (their modules read them when needed, so that setup()
+---does not load a feature's code for options nobody gave).
+local SECTIONS = {
+  ide = { module = "claude_context.config.ide", merged = true },
+  security = { module = "claude_context.config.security", merged = true },
+  terminal = { module = "claude_context.config.terminal" },
+  diff = { module = "claude_context.config.diff" },
+  claude = { module = "claude_context.config.claude" },
+  memory_bank = { module = "claude_context.config.memory_bank" },
+  install = { module = "claude_context.config.install" },
+}
+
+---The values `log_level` takes.
+M.log_levels = { off = true, error = true, warn = true, info = true, debug = true, trace = true }
+
+---@type claude_context.Config
+M.options = vim.deepcopy(M.defaults)
+for key, s in pairs(SECTIONS) do
+  if s.merged then
+    M.options[key] = require(s.module).resolve(nil)
+  end
+end
+
+---Merges user options over the defaults and checks them (each section by its module).
+---@param opts table?
+---@return claude_context.Config
+function M.resolve(opts)
+  opts = opts or {}
+  vim.validate("opts", opts, "table")
+  for k in pairs(opts) do
+    if M.defaults[k] == nil and not OPTIONAL[k] and not SECTIONS[k] then
+      error(("claude-context: unknown option %q (see :help claude-context-config)"):format(k), 0)
+    end
+  end
+  local cfg = vim.tbl_deep_extend("force", vim.deepcopy(M.defaults), opts)
+  vim.validate("auto_start", cfg.auto_start, "boolean")
+  vim.validate("port_range", cfg.port_range, "table")
+  vim.validate("port_range.min", cfg.port_range.min, "number")
+  vim.validate("port_range.max", cfg.port_range.max, "number")
+  vim.validate("project_root", cfg.project_root, "string", true)
+  vim.validate("log_level", cfg.log_level, function(v)
+    return M.log_levels[v] ~= nil
+  end, "one of off, error, warn, info, debug, trace")
+  vim.validate("log_file", cfg.log_file, "string", true)
+  -- Ranges are checked by the native side (its message names the option and the bound).
+  for _, k in ipairs(NATIVE) do
+    if k ~= "port_range" then
+      vim.validate(k, cfg[k], "number")
+    end
+  end
+  for key, s in pairs(SECTIONS) do
+    if s.merged then
+      cfg[key] = require(s.module).resolve(opts[key])
+    elseif opts[key] ~= nil then
+      require(s.module).resolve(opts[key])
+      cfg[key] = opts[key] -- as given (functions and lists kept)
+    end
+  end
+  M.options = cfg
+  return cfg
+end
+
+---The JSON the native server takes (crates/core/src/config.rs).
+---@param cfg claude_context.Config
+---@return string
+function M.to_native(cfg)
+  local t = {}
+  for _, k in ipairs(NATIVE) do
+    t[k] = cfg[k]
+  end
+  t.project_root = cfg.project_root and vim.fn.expand(cfg.project_root) or nil
+  t.state_dir = vim.fn.stdpath("state") .. "/claude-context"
+  t.ide_name = require("claude_context.config.ide").ide_name(cfg)
+  for _, key in ipairs({ "security", "claude", "memory_bank" }) do
+    require(SECTIONS[key].module).native(cfg, t)
+  end
+  return vim.json.encode(t)
+end
+
+---@return string
+function M.log_file()
+  return M.options.log_file or (vim.fn.stdpath("log") .. "/claude-context.log")
+end
+
+return M
