@@ -391,7 +391,45 @@ pub fn create(lua: &Lua) -> mlua::Result<Table> {
         })?,
     )?;
 
+    facts(lua, &t)?;
     Ok(t)
+}
+
+/// The facts the Rust side owns and the Lua side asks for (instead of a copy of its own):
+/// `find_claude(cmd)` finds the Claude Code CLI as the sub-agent does; `claude_install` says how
+/// to install it; `permission_modes()` the values `--permission-mode` takes.
+fn facts(lua: &Lua, t: &Table) -> mlua::Result<()> {
+    use claude_context_core::claude::discovery::{
+        discover, DiscoveryEnv, INSTALL_NPM, INSTALL_OFFICIAL,
+    };
+    let install = lua.create_table()?;
+    install.set("official", INSTALL_OFFICIAL)?;
+    install.set("npm", INSTALL_NPM)?;
+    t.set("claude_install", install)?;
+    // find_claude(cmd?) -> path, source | nil, message (every place looked at, how to install).
+    t.set(
+        "find_claude",
+        lua.create_function(|_, cmd: Option<String>| {
+            guard("find_claude", || {
+                Ok(
+                    match discover(cmd.as_deref(), &DiscoveryEnv::from_process([])) {
+                        Ok(f) => (Some(f.path.display().to_string()), f.source.to_string()),
+                        Err(e) => (None, e.to_string()),
+                    },
+                )
+            })
+        })?,
+    )?;
+    t.set(
+        "permission_modes",
+        lua.create_function(|_, ()| {
+            Ok(claude_context_core::config::PERMISSION_MODES
+                .iter()
+                .map(|m| m.to_string())
+                .collect::<Vec<_>>())
+        })?,
+    )?;
+    Ok(())
 }
 
 /// Notifications at least this big are sent from the bridge's threads (see `broadcast`).

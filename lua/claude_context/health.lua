@@ -105,8 +105,8 @@ function M.check()
   end
   if not claude then
     h.warn(source, {
-      "The official installer: " .. cli.INSTALL_OFFICIAL,
-      "or npm: " .. cli.INSTALL_NPM,
+      "The official installer: " .. cli.install().official,
+      "or npm: " .. cli.install().npm,
       "or set setup({ claude = { cmd = '/path/to/claude' } })",
     })
   else

@@ -9,7 +9,7 @@
 
 local M = {}
 
----The effective value of the editor's `claude` key `k` (`timeout`, `progress`).
+---The effective value of `claude` key `k` (`timeout`, `progress`; nil: the native side's default).
 local function opt(k)
   return require("claude_context.config.claude").get(k)
 end

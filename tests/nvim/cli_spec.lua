@@ -153,4 +153,23 @@ return {
       contains(err, "curl -fsSL https://claude.ai/install.sh | bash")
     end,
   },
+  {
+    "the permission modes are the native library's, for the terminal and the sub-agent alike",
+    function()
+      local modes = require("claude_context.config.terminal").permission_modes()
+      eq(require("claude_context.native").load().permission_modes(), modes)
+      for _, m in ipairs({ "default", "manual", "acceptEdits", "auto", "plan", "dontAsk", "bypassPermissions" }) do
+        ok(vim.tbl_contains(modes, m), m .. " is a mode")
+      end
+      -- Both sides take "manual" (the newer CLIs' name for "default"), and refuse a mode neither knows.
+      cc().stop({ silent = true })
+      cc().setup({ terminal = { permission_mode = "manual" }, claude = { permission_mode = "manual" } })
+      ok(cc().status(), "the bridge takes claude.permission_mode = manual")
+      local okk, e = pcall(cc().setup, { terminal = { permission_mode = "yolo" } })
+      eq(false, okk)
+      contains(e, "manual")
+      cc().stop({ silent = true })
+      cc().setup({})
+    end,
+  },
 }

@@ -161,7 +161,8 @@ return {
     function()
       local config = require("claude_context.config")
       eq(3, vim.json.decode(config.to_native(config.resolve({ max_inflight_per_client = 3 }))).max_inflight_per_client)
-      eq(64, vim.json.decode(config.to_native(config.resolve({}))).max_inflight_per_client)
+      -- Not given: not sent (the native side's default applies).
+      eq(nil, vim.json.decode(config.to_native(config.resolve({}))).max_inflight_per_client)
       local ok2, err = pcall(cc().setup, { max_inflight_per_client = "many" })
       eq(false, ok2)
       contains(err, "max_inflight_per_client")

@@ -34,15 +34,16 @@ pub struct Config {
     /// The memory bank root (`setup{memory_bank = {root = …}}`); default `<project root>/docs`.
     /// `MEMORY_BANK_ROOT` in the environment wins over it. Relative: against the project root.
     pub memory_bank_root: Option<PathBuf>,
-    /// The language (`en` or `ja`) of the memory bank tools called without `language`
-    /// (`setup{memory_bank = {language}}`, which defaults from the editor's language).
+    /// The language (`en`, `ja` or `zh`) of the memory bank tools called without `language`
+    /// (`setup{memory_bank = {language}}`, which defaults from the editor's language; English
+    /// when nothing says otherwise).
     pub memory_bank_language: String,
     /// How the Claude-session tools (`execute_claude`, …) run the Claude Code CLI.
     pub claude: ClaudeConfig,
     /// `setup{security = {allow_write}}`: what the person lets tools do beyond the defaults.
     pub security: SecurityConfig,
     /// How long a tool that needs Neovim's main thread waits for it to start (a hit-enter
-    /// prompt holds it) before answering with an error that says so (issue 10).
+    /// prompt holds it) before answering with an error that says so.
     pub editor_wait_ms: u64,
     /// How long a tool waits for the client to answer a request of ours (`elicitation/create`
     /// from `register_options`, `sampling/createMessage` from `make_tripwire`) before it goes
@@ -93,14 +94,18 @@ pub const SETTING_SOURCES: [&str; 3] = ["user", "project", "local"];
 /// The sub-agent's tools unless the person widens them: they read the project, nothing else.
 pub const READ_ONLY_TOOLS: [&str; 3] = ["Read", "Grep", "Glob"];
 
-/// The values `--permission-mode` takes (Claude Code 2.1).
-pub const PERMISSION_MODES: [&str; 6] = [
+/// The values `--permission-mode` takes, for the sub-agent and for the terminal alike (the Lua
+/// side asks for this list). Every supported Claude Code accepts the first six; `manual` is the
+/// newer CLIs' name for `default` (they list it and still accept `default`; older ones reject
+/// it).
+pub const PERMISSION_MODES: [&str; 7] = [
     "acceptEdits",
     "auto",
     "bypassPermissions",
     "default",
     "dontAsk",
     "plan",
+    "manual",
 ];
 
 /// A tool entry's name: `Bash(git status)` -> `Bash`.
@@ -146,7 +151,7 @@ impl Default for Config {
             stats_time_budget_ms: 2000,
             state_dir: None,
             memory_bank_root: None,
-            memory_bank_language: "ja".into(),
+            memory_bank_language: "en".into(),
             claude: ClaudeConfig::default(),
             security: SecurityConfig::default(),
             editor_wait_ms: 3000,
@@ -425,10 +430,12 @@ mod tests {
     }
 
     #[test]
-    fn memory_bank_language_is_en_or_ja() {
-        assert_eq!(Config::default().memory_bank_language, "ja");
-        let c = Config::from_json(r#"{"memory_bank_language": "en"}"#).unwrap();
-        assert_eq!(c.memory_bank_language, "en");
+    fn memory_bank_language_is_en_ja_or_zh() {
+        assert_eq!(Config::default().memory_bank_language, "en");
+        for lang in ["en", "ja", "zh"] {
+            let c = Config::from_json(&format!(r#"{{"memory_bank_language": "{lang}"}}"#)).unwrap();
+            assert_eq!(c.memory_bank_language, lang);
+        }
         let e = Config::from_json(r#"{"memory_bank_language": "de"}"#).unwrap_err();
         assert!(e.contains("memory_bank_language"), "{e}");
     }

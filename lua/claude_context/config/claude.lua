@@ -13,11 +13,12 @@ local M = {}
 ---@field allowed_tools string[]? Tools the runs may use without asking ("Read", "Bash(git status)")
 ---@field permission_mode string? `--permission-mode` of the runs
 ---@field setting_sources string[]? `--setting-sources` of the runs
----@field timeout number Seconds a run may take (default 300)
+---@field timeout number? Seconds a run may take (default: execute_claude's, set by the native side)
 ---@field progress "echo"|"notify"|"none" How a run under way shows (default "echo")
 
----The editor's own keys (the others have their defaults on the native side).
-M.defaults = { timeout = 300, progress = "echo" }
+---The editor's own keys. The others, and a run's timeout, have their defaults on the native side
+---(crates/core/src/config.rs, crates/core/src/claude): a key not given is not sent.
+M.defaults = { progress = "echo" }
 
 ---Keys that go to the native side, with their types.
 local NATIVE_KEYS = {
@@ -75,7 +76,7 @@ function M.resolve(c)
   return c
 end
 
----The effective value of the editor's key `k` (`timeout`, `progress`).
+---The effective value of key `k` (`timeout`, `progress`); nil when the native side decides.
 ---@param k string
 function M.get(k)
   local c = require("claude_context.config").options.claude

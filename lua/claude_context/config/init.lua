@@ -10,17 +10,17 @@ local M = {}
 
 ---@class claude_context.Config
 ---@field auto_start boolean Start the bridge in setup() (default true)
----@field port_range {min:integer, max:integer} Ports to listen on (127.0.0.1 only)
+---@field port_range {min:integer, max:integer}? Ports to listen on (127.0.0.1 only)
 ---@field project_root string? Explicit project root (fs-get-project-info source "config")
 ---@field log_level "off"|"error"|"warn"|"info"|"debug"|"trace"
 ---@field log_file string? Log file (default stdpath("log")/claude-context.log)
----@field max_message_size integer Largest WebSocket message accepted, in bytes
----@field handshake_timeout_ms integer A client must finish the handshake within this time
----@field client_request_timeout_ms integer How long a tool waits for the client to answer elicitation/sampling
----@field max_inflight_per_client integer Requests of one client answered at once (then reading pauses)
----@field max_inflight_bytes_per_client integer Bytes of one client's requests in flight (then reading pauses)
----@field stats_time_budget_ms integer Time budget of fs-get-project-info {stats=true}
----@field editor_wait_ms integer A tool needing the main thread waits this long for it, then answers "busy"
+---@field max_message_size integer? Largest WebSocket message accepted, in bytes
+---@field handshake_timeout_ms integer? A client must finish the handshake within this time
+---@field client_request_timeout_ms integer? How long a tool waits for the client to answer elicitation/sampling
+---@field max_inflight_per_client integer? Requests of one client answered at once (then reading pauses)
+---@field max_inflight_bytes_per_client integer? Bytes of one client's requests in flight (then reading pauses)
+---@field stats_time_budget_ms integer? Time budget of fs-get-project-info {stats=true}
+---@field editor_wait_ms integer? A tool needing the main thread waits this long for it, then answers "busy"
 ---@field ide claude_context.IdeConfig Claude Code IDE integration
 ---@field security claude_context.SecurityConfig What tools may do beyond the safe defaults
 ---@field terminal claude_context.TerminalConfig? Claude's terminal (as given; see config.terminal)
@@ -30,32 +30,25 @@ local M = {}
 ---@field install claude_context.InstallConfig? The installer (as given; see config.install)
 M.defaults = {
   auto_start = true,
-  port_range = { min = 10000, max = 65535 },
   project_root = nil,
   log_level = "info",
   log_file = nil,
-  max_message_size = 64 * 1024 * 1024,
-  handshake_timeout_ms = 5000,
-  max_inflight_per_client = 64,
-  max_inflight_bytes_per_client = 256 * 1024 * 1024,
-  stats_time_budget_ms = 2000,
-  editor_wait_ms = 3000,
-  client_request_timeout_ms = 120000,
 }
 
 ---The bridge's options whose default is nil.
 local OPTIONAL = { project_root = true, log_file = true }
 
----The bridge's options the native side takes as they are (crates/core/src/config.rs: Config).
+---The bridge's options the native side takes as they are, with their types. Their defaults are
+---the native side's (crates/core/src/config.rs: Config::default): a key not given is not sent.
 local NATIVE = {
-  "port_range",
-  "max_message_size",
-  "handshake_timeout_ms",
-  "max_inflight_per_client",
-  "max_inflight_bytes_per_client",
-  "stats_time_budget_ms",
-  "editor_wait_ms",
-  "client_request_timeout_ms",
+  port_range = "table",
+  max_message_size = "number",
+  handshake_timeout_ms = "number",
+  max_inflight_per_client = "number",
+  max_inflight_bytes_per_client = "number",
+  stats_time_budget_ms = "number",
+  editor_wait_ms = "number",
+  client_request_timeout_ms = "number",
 }
 
 ---The sections: option key -> module. `merged` sections are kept merged over their defaults
@@ -89,25 +82,25 @@ function M.resolve(opts)
   opts = opts or {}
   vim.validate("opts", opts, "table")
   for k in pairs(opts) do
-    if M.defaults[k] == nil and not OPTIONAL[k] and not SECTIONS[k] then
+    if M.defaults[k] == nil and not OPTIONAL[k] and not NATIVE[k] and not SECTIONS[k] then
       error(("claude-context: unknown option %q (see :help claude-context-config)"):format(k), 0)
     end
   end
   local cfg = vim.tbl_deep_extend("force", vim.deepcopy(M.defaults), opts)
   vim.validate("auto_start", cfg.auto_start, "boolean")
-  vim.validate("port_range", cfg.port_range, "table")
-  vim.validate("port_range.min", cfg.port_range.min, "number")
-  vim.validate("port_range.max", cfg.port_range.max, "number")
   vim.validate("project_root", cfg.project_root, "string", true)
   vim.validate("log_level", cfg.log_level, function(v)
     return M.log_levels[v] ~= nil
   end, "one of off, error, warn, info, debug, trace")
   vim.validate("log_file", cfg.log_file, "string", true)
-  -- Ranges are checked by the native side (its message names the option and the bound).
-  for _, k in ipairs(NATIVE) do
-    if k ~= "port_range" then
-      vim.validate(k, cfg[k], "number")
-    end
+  -- Types here; ranges are checked by the native side (its message names the option and the
+  -- bound).
+  for k, want in pairs(NATIVE) do
+    vim.validate(k, cfg[k], want, true)
+  end
+  if cfg.port_range then
+    vim.validate("port_range.min", cfg.port_range.min, "number")
+    vim.validate("port_range.max", cfg.port_range.max, "number")
   end
   for key, s in pairs(SECTIONS) do
     if s.merged then
@@ -126,7 +119,7 @@ end
 ---@return string
 function M.to_native(cfg)
   local t = {}
-  for _, k in ipairs(NATIVE) do
+  for k in pairs(NATIVE) do
     t[k] = cfg[k]
   end
   t.project_root = cfg.project_root and vim.fn.expand(cfg.project_root) or nil

@@ -43,17 +43,13 @@ local PROVIDERS = { native = true, auto = true, snacks = true, external = true, 
 
 local SIDES = { right = true, left = true, top = true, bottom = true, float = true }
 
----The modes `--permission-mode` takes (Claude Code 2.1.197 and 2.1.330; "manual" is 2.1.330's
----name for "default", which both accept).
-M.PERMISSION_MODES = {
-  default = true,
-  manual = true,
-  acceptEdits = true,
-  auto = true,
-  plan = true,
-  dontAsk = true,
-  bypassPermissions = true,
-}
+---The modes `--permission-mode` takes, as the native library knows them (crates/core/src/config.rs:
+---PERMISSION_MODES); nil while the library is missing (then the CLI itself checks the mode).
+---@return string[]?
+function M.permission_modes()
+  local native = require("claude_context.native").get()
+  return native and native.permission_modes() or nil
+end
 
 local function strings(v)
   if type(v) ~= "table" then
@@ -111,10 +107,12 @@ function M.resolve(user)
   for k, v in pairs(t.env) do
     check("env", type(k) == "string" and (type(v) == "string" or type(v) == "number"), "a table of strings")
   end
+  local modes = M.permission_modes()
   check(
     "permission_mode",
-    t.permission_mode == false or (type(t.permission_mode) == "string" and M.PERMISSION_MODES[t.permission_mode] == true),
-    "false or one of default, acceptEdits, plan, auto, dontAsk, bypassPermissions"
+    t.permission_mode == false
+      or (type(t.permission_mode) == "string" and t.permission_mode ~= "" and (not modes or vim.tbl_contains(modes, t.permission_mode))),
+    "false or one of " .. table.concat(modes or { "the modes of claude --help" }, ", ")
   )
   check("context_lines", type(t.context_lines) == "number" and t.context_lines >= 1, "a number >= 1")
   check(

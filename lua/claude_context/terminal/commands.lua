@@ -25,7 +25,6 @@ local OPEN_ARGS = {
 }
 local OPEN_VALUES = {
   ["--model"] = { "sonnet", "opus", "haiku", "opusplan" },
-  ["--permission-mode"] = { "default", "acceptEdits", "plan", "bypassPermissions" },
 }
 
 ---The words of `list` that start with `arglead`.
@@ -44,7 +43,11 @@ local function complete_open(arglead, args)
   if arglead ~= "" then
     prev = args[#args - 1]
   end
-  return matching(OPEN_VALUES[prev or ""] or OPEN_ARGS, arglead)
+  local values = OPEN_VALUES[prev or ""]
+  if prev == "--permission-mode" then
+    values = require("claude_context.config.terminal").permission_modes() or {}
+  end
+  return matching(values or OPEN_ARGS, arglead)
 end
 
 ---The paths where `claude-context-mcp` may have been built, in order of preference.
