@@ -63,4 +63,17 @@ function M.edit(path, mods)
   end
 end
 
+---`base`, or `fmt:format(base, n)` for the first n = 2, 3, … that no buffer is named yet.
+---@param base string
+---@param fmt string e.g. "%s (%d)"
+---@return string
+function M.unused_buffer_name(base, fmt)
+  local name, n = base, 1
+  while vim.fn.bufexists(name) == 1 do
+    n = n + 1
+    name = fmt:format(base, n)
+  end
+  return name
+end
+
 return M

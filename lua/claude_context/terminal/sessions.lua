@@ -112,12 +112,7 @@ function M.buffer_name()
   if M.name ~= "main" then
     base = ("%s [%s]"):format(base, M.name)
   end
-  local name, n = base, 1
-  while vim.fn.bufexists(name) == 1 do
-    n = n + 1
-    name = ("%s (%d)"):format(base, n)
-  end
-  return name
+  return require("claude_context.windows").unused_buffer_name(base, "%s (%d)")
 end
 
 return M

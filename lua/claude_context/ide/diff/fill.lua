@@ -9,20 +9,10 @@ local M = {}
 local util = require("claude_context.ide.util")
 local cfg = require("claude_context.ide.diff.config")
 
----A buffer name nobody uses yet.
-local function unique_name(base)
-  local name, n = base, 1
-  while vim.fn.bufexists(name) == 1 do
-    n = n + 1
-    name = ("%s [%d]"):format(base, n)
-  end
-  return name
-end
-
 ---An empty scratch buffer of ours (filled a slice at a time by `build`).
 local function scratch(name)
   local b = vim.api.nvim_create_buf(false, true)
-  vim.api.nvim_buf_set_name(b, unique_name(name))
+  vim.api.nvim_buf_set_name(b, require("claude_context.windows").unused_buffer_name(name, "%s [%d]"))
   vim.bo[b].bufhidden = "wipe"
   vim.bo[b].swapfile = false
   vim.bo[b].undolevels = -1 -- filling it is not an edit to undo (set back once filled)
