@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Neither side waits (issue 10): the read-only IDE tools at scale, and a Claude Code turn at a
+"""Neither side waits: the read-only IDE tools at scale, and a Claude Code turn at a
 hit-enter prompt, for claude-context.nvim and — side by side, same client, same run — the pure-Lua
 reference coder/claudecode.nvim when a checkout of it is given.
 

@@ -16,8 +16,8 @@ pub type Job = Box<dyn FnOnce(&mlua::Lua) + Send + 'static>;
 
 const BATCH: usize = 256;
 /// Longest stretch of jobs per turn. Anything else the editor has to do (a keystroke, an RPC
-/// request over `--listen`) waits at most this long behind a flood of main-thread jobs; the
-/// issue's target for such an RPC is a p99 of 5 ms, so a turn must stay well below that.
+/// request over `--listen`) waits at most this long behind a flood of main-thread jobs, so a
+/// turn stays well below what such an RPC may take (BENCHMARKS.md).
 const SLICE: Duration = Duration::from_millis(1);
 
 #[derive(Clone)]

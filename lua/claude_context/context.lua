@@ -282,7 +282,7 @@ function M.memory(o, args)
 end
 
 ---The lines of `:ClaudeContext decision` for a get_current_status result, in `lang`: Japanese is
----the tool's own text (the spec's words, verbatim); English is written from its structured part.
+---the tool's own text (kept word for word: doc/protocol.md, WRAP decisions); English is written from its structured part.
 ---@param r table the tools/call result
 ---@param lang "en"|"ja"
 ---@return string

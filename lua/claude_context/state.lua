@@ -11,7 +11,7 @@ local uv = vim.uv or vim.loop
 function M.collect()
   local folders, seen = {}, {}
   local root
-  -- No LSP client can exist before `vim.lsp` is loaded, and loading it costs 4-30 ms of start-up:
+  -- No LSP client can exist before `vim.lsp` is loaded, and loading it is a cost at start-up:
   -- look at clients only when something else already loaded it (LspAttach pushes again later).
   local lsp = package.loaded["vim.lsp"]
   if lsp then
@@ -46,7 +46,8 @@ end
 local nvim_version
 
 ---`major.minor.patch` of this Neovim, computed once. `vim.version()` goes through
----`vim.fn.api_info()` (about 1 ms, on every BufEnter); `:version`'s first line is ~20 µs.
+---`vim.fn.api_info()` (slow, and it would run on every BufEnter); `:version`'s first line is
+---far cheaper.
 ---@return string
 function M.nvim_version()
   if not nvim_version then

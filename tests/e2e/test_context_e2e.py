@@ -79,7 +79,7 @@ def test_cli_reads_the_context_and_the_decision_status(bridge, claude, model_stu
     assert doc["lastModified"].endswith("Z")
     assert list(ctx["globalMemory"]) == ["architecture.md"]  # notes.md is not a core file
     assert any("progress.md" in n for n in ctx["notes"]), ctx["notes"]
-    # No issue yet: not an error; the CLI hands the model the structured content (issue 13:
+    # No issue yet: not an error; the CLI hands the model the structured content (
     # get_current_status has an outputSchema), which says so verbatim with null data.
     assert not st_err
     st0 = json.loads(st_text)

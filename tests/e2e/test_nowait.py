@@ -1,4 +1,4 @@
-"""Neither side waits (issue 10), in a real TUI Neovim on a pseudo-terminal: the plugin's own
+"""Neither side waits, in a real TUI Neovim on a pseudo-terminal: the plugin's own
 commands raise no hit-enter prompt, and the read-only IDE tools answer over the WebSocket while
 the person sits at one. No CLI here: the tools are called by a Python WebSocket client.
 

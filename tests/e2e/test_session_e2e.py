@@ -88,7 +88,7 @@ def cli_pids(world, bridge_pid):
 def test_two_calls_continue_the_conversation(rpc, model_stub):
     model_stub.push({"text": "First answer: noted."}, {"text": "Second answer: PINEAPPLE."})
     r1 = rpc.tool("execute_claude", {"prompt": "Remember the word PINEAPPLE."})
-    # The spec's fields, plus tool_name (mcp-claude-context-continuity's, issue 13).
+    # The session server's fields (doc/protocol.md, Answers), plus tool_name.
     assert set(r1) == {"tool_name", "success", "prompt", "response", "execution_time", "timestamp", "error"}
     assert r1["tool_name"] == "execute_claude"
     assert r1["success"] is True, r1

@@ -1,4 +1,4 @@
-"""The sub-agent gets no power by default (issue 9): `execute_claude` runs the real Claude Code CLI
+"""The sub-agent gets no power by default: `execute_claude` runs the real Claude Code CLI
 whose (stubbed) model asks for a `Bash touch`. By default the sub-agent has only read-only tools
 and the file is never created; with the old default arguments (`--dangerously-skip-permissions`)
 the same script does create it, which shows the attack is real."""

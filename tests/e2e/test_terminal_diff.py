@@ -1,4 +1,4 @@
-"""End to end, the diff bugs of issue 12 with the real Claude Code CLI running in
+"""End to end, the diff bugs (garbled terminal, lost focus) with the real Claude Code CLI running in
 `:ClaudeContext open`'s terminal: the person is in Claude's terminal (Terminal-Job mode) when
 Claude proposes an edit. The diff opens without taking the cursor (the person stays in Claude's
 terminal, in Terminal-Job mode), no tabline appears above Claude's window, and after the

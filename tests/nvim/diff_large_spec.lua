@@ -1,4 +1,4 @@
--- openDiff never holds the editor (issue 10): the bridge reads the file, splits both sides and
+-- openDiff never holds the editor: the bridge reads the file, splits both sides and
 -- computes the hunks off the main thread; the view's buffers fill a slice per event-loop turn;
 -- a diff bigger than diff.diffmode_max_bytes is shown inline (no diff mode, whose whole-file
 -- diff runs on the main thread at every redraw after a change), its marks placed in slices; an

@@ -1,4 +1,4 @@
--- The trust boundary of the IDE tools in a real Neovim (issue 9), with real WebSocket clients
+-- The trust boundary of the IDE tools in a real Neovim, with real WebSocket clients
 -- on both doors (tests/nvim/ws_client.py): the IDE door (the lock file's URL: Claude Code) and
 -- /mcp (the model's tools).
 -- * /mcp: openFile of a secret outside the project (directly, by `..`, through a symlink) is

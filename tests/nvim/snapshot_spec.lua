@@ -1,4 +1,4 @@
--- The editor snapshot (issue 10): the read-only IDE tools answer from the bridge's mirror of the
+-- The editor snapshot: the read-only IDE tools answer from the bridge's mirror of the
 -- editor state, and the mirror follows every change it mirrors — a buffer added, modified,
 -- written, renamed, deleted and wiped; diagnostics set and cleared; a diff opened and closed;
 -- the latest selection. The Lua handlers of those tools are replaced by ones that fail, so any

@@ -1,4 +1,4 @@
-//! The lock file through which Claude Code finds the editor (see ide-protocol.md):
+//! The lock file through which Claude Code finds the editor (doc/protocol.md, IDE protocol):
 //! `<dir>/<port>.lock`, JSON `{pid, workspaceFolders, ideName, transport, authToken, ideKind}`,
 //! mode 0600 inside a 0700 directory, written atomically (without fsync: see
 //! [`fsutil::write_atomic_volatile`]), removed when the bridge stops.

@@ -1,6 +1,6 @@
 //! The `--mcp-config` file given to a `claude` started from the editor: it registers the bridge
 //! as an ordinary MCP server so the model sees the plugin's own tools (`mcp__claude-context__*`),
-//! which the IDE connection alone does not show it (see ide-protocol.md).
+//! which the IDE connection alone does not show it (doc/protocol.md, IDE protocol).
 //!
 //! The file holds the auth token, so it is written with mode 0600 into a 0700 directory,
 //! atomically (a reader never sees half a file), and never passed on a command line.

@@ -1,4 +1,4 @@
-//! An `openDiff` proposal prepared off Neovim's main thread (issue 10: "neither side waits").
+//! An `openDiff` proposal prepared off Neovim's main thread (neither side waits for the other).
 //!
 //! Before a diff view is shown, the bridge's threads do everything that grows with the file:
 //! read the file on disk (a regular file only, never blocking, capped), split both texts into

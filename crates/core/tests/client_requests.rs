@@ -1,4 +1,4 @@
-//! Requests from the bridge to its clients (issue 13): `register_options` asks the person to
+//! Requests from the bridge to its clients: `register_options` asks the person to
 //! narrow more than five options through MCP elicitation, `make_tripwire` asks the client's
 //! model through MCP sampling — each only when the client declared the capability in
 //! `initialize`, and falling back to what it does without when the client declines, errs, does

@@ -1,4 +1,4 @@
-//! Drop-in replays (issue 13): each original server's own calls, as its README and tool
+//! Drop-in replays: each original server's own calls, as its README and tool
 //! definitions show them, sent to the bridge over a real WebSocket connection; every answer must
 //! carry every field the original returned (beside ours), and every structured answer must come
 //! from a tool whose `outputSchema` lists its required fields.

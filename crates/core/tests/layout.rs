@@ -1,4 +1,5 @@
-//! The source layout the README describes, held by a test (issue 10).
+//! The source layout the README describes, held by a test (tests/nvim/layout_spec.lua does the
+//! same for the Lua modules).
 //!
 //! * The modules depend on each other one way: `jsonrpc` ← `state` ← `tools` ← `mcp` ←
 //!   `server`. Nothing under `src/tools/`, `src/mcp/`, the state module or `src/jsonrpc.rs` names
@@ -434,7 +435,7 @@ fn the_family_check_refuses_a_flat_or_unknown_layout() {
         ("test_panic.rs", &tool("test_panic")),
     ]);
     assert_eq!(family_violations(&ok, &registered), Vec::<String>::new());
-    // The flat layout before issue 10: tools directly under src/tools/.
+    // The old flat layout: tools directly under src/tools/.
     let flat = files(&[
         ("mod.rs", ""),
         ("open_file.rs", &tool("openFile")),

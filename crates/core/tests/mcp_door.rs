@@ -1,5 +1,5 @@
 //! The model's door (`/mcp`) over a real WebSocket, against an editor that answers like
-//! Neovim would (issue 9):
+//! Neovim would:
 //! * `openFile` of a file outside the project is refused before the editor hears of it;
 //! * selections and open editors in files outside are not reported on `/mcp`;
 //! * `selection_changed` and `at_mentioned` reach the IDE door only, even when a `/mcp` client

@@ -1,5 +1,5 @@
-//! Issue 9's attacks, through the server as a client sends them: each test is named after the
-//! attack it stops (SECURITY.md lists them with the party each rule stops).
+//! The attacks on the trust boundary, through the server as a client sends them: each test is
+//! named after the attack it stops (SECURITY.md lists them with the party each rule stops).
 #![cfg(unix)]
 
 mod common;

@@ -279,7 +279,7 @@ function M.last_visual(win)
   end)
 end
 
---- Only regular files (issue 9): a FIFO, socket or device opened by Neovim blocks its main loop
+--- Only regular files: a FIFO, socket or device opened by Neovim blocks its main loop
 --- (a FIFO until a writer comes) or never ends (/dev/zero); a huge sparse file would be read into
 --- memory whole. The IDE handlers check with a stat, which does not open the file, first.
 

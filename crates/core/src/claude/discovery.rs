@@ -1,4 +1,6 @@
-//! Finding the Claude Code CLI (spec §4.1, Unix order), after `setup{claude = {cmd}}`:
+//! Finding the Claude Code CLI (doc/protocol.md, Finding the CLI; the Unix order), after
+//! `setup{claude = {cmd}}`. The Lua side asks this search (`find_claude`) instead of having its
+//! own:
 //!
 //! 1. `setup{claude = {cmd = …}}` — a path (`~/` expands) or a command name looked up in PATH;
 //! 2. `claude` in PATH (the `which` crate; no shell);
@@ -79,7 +81,7 @@ pub const INSTALL_NPM: &str = "npm install -g @anthropic-ai/claude-code";
 
 /// The common install locations; `~` is the home directory, `*` one directory level. The
 /// official installer's place and the older `claude migrate-installer` one come first; then the
-/// spec's list.
+/// list of doc/protocol.md, Finding the CLI.
 pub const COMMON_LOCATIONS: &[&str] = &[
     "~/.local/bin/claude",
     "~/.claude/local/claude",
@@ -292,7 +294,7 @@ mod tests {
         let f = discover(None, &e).unwrap();
         assert_eq!(f.source, "common location");
         assert_eq!(f.path, home.join(".nvm/versions/node/v20.11.0/bin/claude"));
-        // volta comes before nvm in the spec's list.
+        // volta comes before nvm in the list (doc/protocol.md, Finding the CLI).
         exe(&home.join(".volta/bin/claude"));
         assert_eq!(
             discover(None, &e).unwrap().path,

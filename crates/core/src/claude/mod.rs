@@ -1,14 +1,15 @@
 //! Claude sessions: run the Claude Code CLI as a sub-agent and keep its conversation going
-//! across calls (claude-cli-session-server.ja.md).
+//! across calls (doc/protocol.md, Claude CLI session server).
 //!
 //! * [`discovery`] — where the CLI is (config, PATH, common locations, `CLAUDE_PATH`).
 //! * [`runner`] — one CLI process in its own process group, killed as a group on timeout.
 //! * [`reply`] — the CLI's JSON answer.
 //! * [`store`] — history, current session id and counters, persisted under `state_dir`.
 //!
-//! [`Manager`] ties them together. Runs are strictly one at a time, in call order (spec §5.3:
-//! parallel runs would break `--resume` continuity): a fair (FIFO) `tokio::sync::Mutex` is the
-//! queue. Nothing here blocks the caller's thread; file work runs on the blocking pool.
+//! [`Manager`] ties them together. Runs are strictly one at a time, in call order
+//! (doc/protocol.md, Limits: parallel runs would break `--resume` continuity): a fair (FIFO)
+//! `tokio::sync::Mutex` is the queue. Nothing here blocks the caller's thread; file work runs on
+//! the blocking pool.
 
 pub mod discovery;
 pub mod reply;
@@ -26,7 +27,8 @@ use std::time::{Duration, Instant};
 use store::Persisted;
 use tokio::sync::watch;
 
-/// The spec's default timeout, in seconds.
+/// A run's timeout when the call names none, in seconds (doc/protocol.md, Limits). The Lua side
+/// sends no timeout of its own unless the person set `claude.timeout`.
 pub const DEFAULT_TIMEOUT_SECS: u64 = 300;
 /// The largest timeout accepted (a day).
 pub const MAX_TIMEOUT_SECS: u64 = 86_400;
@@ -114,8 +116,8 @@ pub fn sub_agent_args(
     a
 }
 
-/// The result of `execute_claude` / `execute_claude_with_context` (spec §4.2, §6.2), field for
-/// field. `context_file` only appears for `execute_claude_with_context`.
+/// The result of `execute_claude` / `execute_claude_with_context` (doc/protocol.md, Answers),
+/// field for field. `context_file` only appears for `execute_claude_with_context`.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
 pub struct ExecResult {
     pub success: bool,

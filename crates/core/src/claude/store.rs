@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 
-/// History entries kept (spec §5.3).
+/// History entries kept (doc/protocol.md, Limits).
 pub const HISTORY_LIMIT: usize = 100;
 /// The file name under `state_dir`.
 pub const FILE_NAME: &str = "claude_session.json";

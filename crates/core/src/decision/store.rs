@@ -9,7 +9,8 @@ use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-/// What `get_current_status` says when no issue is defined (verbatim from the spec).
+/// What `get_current_status` says when no issue is defined, word for word (doc/protocol.md,
+/// WRAP decisions).
 pub const NO_ISSUE: &str = "課題が定義されていません";
 
 /// The store format this code writes and reads.

@@ -677,7 +677,7 @@ async fn request(
 fn initialize_result(version: &str) -> Value {
     let mut caps = ServerCapabilities::default();
     caps.tools = Some(ToolsCapability::default());
-    // The WRAP prompts (issue 13): identify-issue, widen-options.
+    // The WRAP prompts: identify-issue, widen-options.
     caps.prompts = Some(PromptsCapability::default());
     let r = InitializeResult::new(caps)
         .with_protocol_version(
@@ -1146,7 +1146,7 @@ mod tests {
             // or a JSON array must not (a tool with an outputSchema must always return
             // structured content, MCP spec; the CLI's SDK rejects the result otherwise):
             // the IDE tools below answer text as the IDE protocol says. (get_current_status
-            // answers structure with `issue: null` when no issue is defined, issue 13.)
+            // answers structure with `issue: null` when no issue is defined.)
             let text_only = [
                 "openFile",
                 "openDiff",

@@ -13,7 +13,8 @@ pub const TAG_LINES: usize = 20;
 /// How much of a Markdown file `search_documents_by_tags` reads to find its tags.
 const HEAD_BYTES: u64 = 8 * 1024;
 
-/// A document as the tools return it (spec: `{path, content, tags, lastModified}`).
+/// A document as the tools return it: `{path, content, tags, lastModified}` (doc/protocol.md,
+/// read_context).
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Document {

@@ -54,7 +54,7 @@ mod tests {
             for name in BRANCH_CORE_FILES.iter().chain(GLOBAL_CORE_FILES.iter()) {
                 let t = template(lang, name).unwrap_or_else(|| panic!("{lang:?} {name}"));
                 let tags = markdown_tags(t);
-                // "branchContext.md" -> "branch-context", as in the spec's output.
+                // "branchContext.md" -> "branch-context" (doc/protocol.md, read_context).
                 let stem = name.trim_end_matches(".md");
                 let mut kebab = String::new();
                 for c in stem.chars() {

@@ -428,10 +428,8 @@ fn thread_nice() -> i32 {
 /// client flooding the bridge (thousands of pipelined calls, 4 MB messages) then delays
 /// whatever Neovim must do next — a keystroke, an RPC — by a scheduler slice or more. At a
 /// lower priority the editor wins every such contest; the bridge still gets every cycle the
-/// editor does not use (nice only weighs contention). Measured on 2 busy cores, `nvim_eval`
-/// p99 during floods: 3.9 -> 3.1 ms (20k pipelined calls), 5.5 -> 3.6 ms (main-thread tool
-/// calls), 5.1 -> 4.0 ms (8 × 4 MB requests); throughput -12 % at most (BENCHMARKS.md: how
-/// and when they were measured).
+/// editor does not use (nice only weighs contention). BENCHMARKS.md has what it does to
+/// `nvim_eval` during floods and to throughput, with how it was measured.
 pub fn yield_to_the_editor(base: i32) -> impl Fn() + Send + Sync + 'static {
     let target = (base + THREAD_NICE).min(19);
     move || {

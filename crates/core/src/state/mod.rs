@@ -37,7 +37,7 @@ pub struct State {
     /// Which protected files tools may write (`setup{security = {allow_write}}`).
     pub write_policy: WritePolicy,
     editor: ArcSwap<EditorState>,
-    /// What the read-only IDE tools read without Neovim's main thread (issue 10).
+    /// What the read-only IDE tools read without Neovim's main thread.
     pub snapshot: Arc<Snapshot>,
 }
 
@@ -76,7 +76,7 @@ impl State {
 
     pub fn project(&self) -> ProjectRoot {
         let p = self.default_project();
-        // fs-set-project-root, for this connection only (issue 13).
+        // fs-set-project-root, for this connection only.
         match crate::project::connection_root() {
             Some(root) => ProjectRoot {
                 root: Some(root),

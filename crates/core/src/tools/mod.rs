@@ -126,7 +126,7 @@ pub fn registry() -> Vec<ToolDef> {
         fs_list_directory::def(),
         fs_write_file::def(),
         fs_set_project_root::def(),
-        // Memory bank (issue 3).
+        // Memory bank.
         read_context::def(),
         read_rules::def(),
         read_branch_core_files::def(),
@@ -138,16 +138,16 @@ pub fn registry() -> Vec<ToolDef> {
         search_documents_by_tags::def(),
         get_recent_branches::def(),
         list_memory_bank_documents::def(),
-        // Memory bank v3 (issue 13).
+        // Memory bank documents by path.
         read_document::def(),
         write_document::def(),
-        // WRAP decision status (issue 3).
+        // WRAP decision status.
         define_issue::def(),
         get_current_status::def(),
         register_options::def(),
         make_tripwire::def(),
         reset::def(),
-        // The Claude Code IDE tools (ide-protocol.md); each forwards to a Lua handler.
+        // The Claude Code IDE tools (doc/protocol.md, IDE tools); each forwards to a Lua handler.
         open_file::def(),
         open_diff::def(),
         get_current_selection::def(),
@@ -372,7 +372,9 @@ fn bank_scope(branch: &Option<String>) -> crate::memory_bank::Scope<'_> {
     }
 }
 
-/// `"ja"` — the default language of the memory bank tools (as in the spec).
+/// `"ja"` — the memory bank tools' language when neither the call nor the configuration names
+/// one (the original servers' default; the bridge always passes the configured language:
+/// doc/protocol.md, Language).
 pub fn default_language() -> String {
     "ja".into()
 }

@@ -218,7 +218,7 @@ impl crate::editor::EditorRpc for CountingEditor {
     }
 }
 
-/// Every tool that answers structure describes it (issue 13): each tool of the registry is
+/// Every tool that answers structure describes it: each tool of the registry is
 /// called here with arguments that succeed (through [`TestServer::call`], which fails when
 /// `structuredContent` comes without an `outputSchema` or does not fit it), except those that
 /// need a live editor, a client connection or the IDE protocol's text answers — named below,

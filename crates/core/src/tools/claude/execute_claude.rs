@@ -1,7 +1,7 @@
 //! `execute_claude {prompt, timeout = 300, options?}` — run the Claude Code CLI with the prompt,
-//! resuming the current session (`--resume`), one run at a time in call order. Returns the spec's
-//! object: `success`, `prompt`, `response` (the CLI's `result`), `execution_time`, `timestamp`,
-//! `error` (claude-cli-session-server.ja.md §4.2, §6.2).
+//! resuming the current session (`--resume`), one run at a time in call order. Returns the
+//! session server's object: `success`, `prompt`, `response` (the CLI's `result`),
+//! `execution_time`, `timestamp`, `error` (doc/protocol.md, Answers).
 
 use crate::claude::{ExecRequest, ExecResult, RunOptions, DEFAULT_TIMEOUT_SECS, MAX_TIMEOUT_SECS};
 use crate::tools::{parse_args, schema_of, Ctx, ToolDef, ToolError, ToolFuture, ToolOutput};

@@ -1,5 +1,6 @@
-//! `get_current_status {}` — the WRAP decision's current state (current-status-tool.ja.md): text
-//! plus `structuredContent` with the issue, its options and the workflow step. With no issue:
+//! `get_current_status {}` — the WRAP decision's current state (doc/protocol.md, WRAP
+//! decisions): text plus `structuredContent` with the issue, its options and the workflow step.
+//! With no issue:
 //! just the text `課題が定義されていません`, not an error. A store that cannot be read or is
 //! corrupt: `isError` with the path and the reason (the file is left untouched).
 

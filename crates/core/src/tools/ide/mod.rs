@@ -3,9 +3,9 @@
 //!
 //! Each IDE tool module is thin: it decodes its arguments (the input schema), forwards them to
 //! the Lua handler of the same name on Neovim's main thread ([`forward`]) and shapes the answer
-//! exactly as Claude Code expects it (ide-protocol.md): text content, JSON inside the text
-//! where the protocol says so. A handler may answer later (`openDiff` waits for the person);
-//! nothing blocks meanwhile, and when the client goes away the wait is cancelled
+//! exactly as Claude Code expects it (doc/protocol.md, IDE tools): text content, JSON inside
+//! the text where the protocol says so. A handler may answer later (`openDiff` waits for the
+//! person); nothing blocks meanwhile, and when the client goes away the wait is cancelled
 //! ([`crate::mcp::Inflight`]).
 
 pub mod check_document_dirty;

@@ -1,5 +1,5 @@
 //! `read_context` — the rules, the branch's core files and the global core files in one call
-//! (read-context-command.ja.md). Only the core files are read, never the whole bank, so the cost
+//! (doc/protocol.md, read_context). Only the core files are read, never the whole bank, so the cost
 //! does not depend on how many other documents the bank holds.
 
 use crate::memory_bank::document::Document;
@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct Args {
-    // The descriptions are the spec's, verbatim (read-context-command.ja.md §4.2). Without a
+    // The descriptions are kept word for word (doc/protocol.md, read_context). Without a
     // branch, the project's current git branch (its HEAD) is used and named in the answer.
     /// Branch name (required if includeBranchMemory is true)
     #[serde(default)]
@@ -71,7 +71,7 @@ pub fn def() -> ToolDef {
     ToolDef {
         name: "read_context",
         aliases: &[],
-        // Verbatim from the spec (read-context-command.ja.md §4.2).
+        // Word for word (doc/protocol.md, read_context).
         description: "Read all context information (rules, branch memory bank, global memory \
                       bank) at once",
         input_schema: schema_of::<Args>(),
@@ -113,7 +113,8 @@ pub fn git_branch(dir: &std::path::Path) -> Option<String> {
     crate::tools::write_document::current_branch(dir).ok()
 }
 
-/// The merged context (spec §3.3), plus `notes` when a bank or core files are missing.
+/// The merged context (doc/protocol.md, read_context), plus `notes` when a bank or core files
+/// are missing.
 pub fn context(bank: &Bank, a: &Args) -> Result<Value, ToolError> {
     let lang = Language::parse(&a.language).map_err(ToolError::Failed)?;
     let branch = match (a.include_branch_memory, a.branch.as_deref()) {
@@ -202,7 +203,7 @@ mod tests {
         }
         // Nothing is required by the schema: the branch check depends on includeBranchMemory.
         assert!(s.get("required").is_none_or(|r| r == &json!([])), "{s}");
-        // The spec's strings, verbatim (read-context-command.ja.md §4.2).
+        // Word for word (doc/protocol.md, read_context).
         assert_eq!(
             def().description,
             "Read all context information (rules, branch memory bank, global memory bank) at once"

@@ -1,5 +1,5 @@
 //! `fs-get-project-info` — project root, cwd and how the root was chosen
-//! (project-info-tool.ja.md, Extended form, plus its Phase 2 fields and, with
+//! (doc/protocol.md, Project information; its extended form, plus its Phase 2 fields and, with
 //! `{"stats": true}`, Phase 3 statistics that honour `.gitignore` and a time budget).
 
 use crate::capfs::CapDir;
@@ -208,7 +208,7 @@ fn ignored(matchers: &[(usize, Gitignore)], path: &Path, is_dir: bool) -> bool {
     false
 }
 
-/// The operating system as `uname -s` names it (the spec's example: `"os": "Linux"`).
+/// The operating system as `uname -s` names it (for example `"os": "Linux"`).
 fn os_name(rust_os: &str) -> String {
     match rust_os {
         "linux" => "Linux".into(),
