@@ -184,7 +184,7 @@ M.install_file = disk.install_file
 ---@class claude_context.InstallOpts
 ---@field root string? the plugin checkout to install into (default: this one)
 ---@field version string? the version the library must report (default: the Lua side's)
----@field url string? download base URL (default: $CLAUDE_CONTEXT_DOWNLOAD_URL, then the releases)
+---@field url string? base URL, https only (default: $CLAUDE_CONTEXT_DOWNLOAD_URL, then the releases)
 ---@field cargo string? cargo program (default: $CLAUDE_CONTEXT_CARGO, then `cargo`)
 ---@field download boolean? false: skip the download, build with cargo
 ---@field build boolean? false: no cargo fallback
