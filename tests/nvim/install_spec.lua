@@ -415,6 +415,31 @@ return {
     end,
   },
   {
+    "the release workflow writes the pin file in the format the installer reads",
+    function()
+      -- The lines of .github/workflows/release.yml that write pins/vV.sha256, run on assets with
+      -- their .sha256 as the build jobs stage them (Windows' sha256sum marks binary files "*").
+      local wf = assert(h.read(A.root .. "/.github/workflows/release.yml"))
+      local script = wf:match("\n(%s*mkdir %-p pins\n.-\n%s*} > \"pins/%$tag%.sha256\")\n")
+      ok(script, "release.yml writes pins/$tag.sha256")
+      local dir = h.tmpdir()
+      local names = install.asset_names("9.9.9", A.target)
+      local win = install.asset_names("9.9.9", "x86_64-pc-windows-msvc")
+      vim.fn.mkdir(dir .. "/dist", "p")
+      local sums = {}
+      for i, name in ipairs({ names.lib, names.relay, win.lib }) do
+        h.write(dir .. "/dist/" .. name, ("asset %d"):format(i))
+        sums[name] = install.sha256(("asset %d"):format(i))
+        local mark = name == win.lib and " *" or "  "
+        h.write(dir .. "/dist/" .. name .. ".sha256", sums[name] .. mark .. name .. "\n")
+      end
+      local r = vim.system({ "bash", "-euc", "tag=v9.9.9\n" .. script }, { cwd = dir, text = true }):wait(10000)
+      eq(0, r.code, r.stderr)
+      local by_name, why = require("claude_context.install.pins").read(dir, "9.9.9")
+      eq(sums, by_name, why)
+    end,
+  },
+  {
     "stop the server",
     function()
       srv.stop()
