@@ -154,22 +154,6 @@ function M.base_url(opts)
   return M.DEFAULT_URL
 end
 
----Checks setup's `install` option: `{ url = string? }`.
----@param o any
-function M.check_options(o)
-  if type(o) ~= "table" then
-    error(("claude-context: option install must be a table, got %s"):format(type(o)), 0)
-  end
-  for k in pairs(o) do
-    if k ~= "url" then
-      error(("claude-context: unknown option install.%s (see :help claude-context-build)"):format(tostring(k)), 0)
-    end
-  end
-  if o.url ~= nil and type(o.url) ~= "string" then
-    error("claude-context: option install.url must be a string", 0)
-  end
-end
-
 ---SHA-256 of a string, in Lua (see `claude_context.install.sha256`).
 M.sha256 = sha256.string
 ---SHA-256 of a file as lowercase hex, with whatever the system has (else in Lua).
