@@ -46,7 +46,9 @@ def test_cli_reads_the_context_and_the_decision_status(bridge, claude, model_stu
     model_stub.push(
         {
             "tool_use": [
-                {"name": RC, "input": {"branch": BRANCH}},
+                # Japanese asked for by name: without `language` the tools speak the editor's
+                # language (English here), not the original servers' Japanese.
+                {"name": RC, "input": {"branch": BRANCH, "language": "ja"}},
                 {"name": ST, "input": {}},
             ]
         },
