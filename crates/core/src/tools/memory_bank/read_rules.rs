@@ -59,7 +59,13 @@ mod tests {
             .as_str()
             .unwrap()
             .contains("read_context"));
+        // Without `language`: the configured one (English unless the editor says otherwise).
         let r = s.call("read_rules", json!({}));
+        assert!(r["structuredContent"]["rules"]["content"]
+            .as_str()
+            .unwrap()
+            .contains("Memory bank rules"));
+        let r = s.call("read_rules", json!({"language": "ja"}));
         assert!(r["structuredContent"]["rules"]["content"]
             .as_str()
             .unwrap()

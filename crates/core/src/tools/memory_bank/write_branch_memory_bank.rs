@@ -124,14 +124,14 @@ mod tests {
     }
 
     #[test]
-    fn japanese_templates_by_default_and_nested_paths() {
+    fn japanese_templates_when_asked_and_nested_paths() {
         let d = tempfile::tempdir().unwrap();
         let project = d.path().canonicalize().unwrap().join("p");
         std::fs::create_dir_all(&project).unwrap();
         let s = TestServer::new(&project, d.path());
         let r = s.call(
             "write_branch_memory_bank",
-            json!({"branch": "a/b/c", "path": "notes/設計.md", "content": "tags: #設計"}),
+            json!({"branch": "a/b/c", "path": "notes/設計.md", "content": "tags: #設計", "language": "ja"}),
         );
         assert!(!is_error(&r), "{r}");
         assert_eq!(
