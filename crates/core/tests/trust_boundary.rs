@@ -57,7 +57,10 @@ fn repository_rules_symlink_to_dev_zero_is_refused_without_reading() {
     std::fs::create_dir_all(srv.root.join("docs")).unwrap();
     symlink("/dev/zero", srv.root.join("docs/rules-ja.md")).unwrap();
     let mut c = srv.client();
-    let r = c.tool("read_context", json!({"includeBranchMemory": false}));
+    let r = c.tool(
+        "read_context",
+        json!({"includeBranchMemory": false, "language": "ja"}),
+    );
     assert_eq!(r["isError"], true, "{r}");
     assert!(text(&r).contains("/dev/zero"), "{r}");
 }
@@ -170,7 +173,10 @@ fn fifo_in_the_memory_bank_pins_no_thread() {
         assert_eq!(r["isError"], true, "{r}");
         assert!(text(&r).contains("not a regular file"), "{r}");
     }
-    let r = c.tool("read_context", json!({"includeBranchMemory": false}));
+    let r = c.tool(
+        "read_context",
+        json!({"includeBranchMemory": false, "language": "ja"}),
+    );
     assert_eq!(r["isError"], true, "{r}");
     assert!(text(&r).contains("FIFO"), "{r}");
     let r = c.tool("fs-read-file", json!({"path": "ctx.fifo"}));
