@@ -212,6 +212,7 @@ bench: build deps
 	$(CARGO) build --release --workspace --examples --locked
 	$(PY) bench/run.py
 	$(PY) bench/nowait.py --scale 1 $(if $(REFERENCE),--reference $(REFERENCE))
+	$(PY) bench/code_intel.py
 	$(PY) bench/nowait.py --scale 10 --rounds 3 $(if $(REFERENCE),--reference $(REFERENCE))
 	@# The transport's own time for the prompt turn's getDiagnostics answer (2.9 MB, x10: 29 MB).
 	target/release/examples/bench_rpc 0 - floor 2900000 20

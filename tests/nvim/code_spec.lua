@@ -375,6 +375,34 @@ return {
     end,
   },
   {
+    "a file the person has open stays open, and its unsaved state is what is answered",
+    function()
+      local main = dir .. "/py/main.py"
+      vim.cmd.edit(main)
+      local buf = vim.api.nvim_get_current_buf()
+      wait_for(function()
+        return #vim.lsp.get_clients({ bufnr = buf }) > 0
+      end, 20000, "pylsp on main.py")
+      vim.api.nvim_buf_set_lines(buf, -1, -1, false, { "unsaved = total([Square(9)])" })
+      local ans = sc(h.call("lsp_references", { file = "py/main.py", line = 4, text = "total" }))
+      local found
+      for _, f in ipairs(ans.sections[1].files) do
+        for _, l in ipairs(f.locations) do
+          if f.path == "py/main.py" and l.line == 6 then
+            found = l
+          end
+        end
+      end
+      ok(found, "the unsaved line is among the references: " .. vim.inspect(ans))
+      eq("unsaved = total([Square(9)])", found.text)
+      eq(11, found.col)
+      eq(true, vim.api.nvim_buf_is_loaded(buf), "still loaded")
+      eq(true, vim.bo[buf].modified, "the person's change is still there")
+      eq(buf, vim.api.nvim_get_current_buf())
+      vim.cmd("bwipeout! " .. buf)
+    end,
+  },
+  {
     "/mcp: the same tools; a file outside is refused; a location outside (the stdlib) has no text",
     function()
       local r = mcp_call("lsp_references", { file = "py/main.py", line = 4, text = "total" })

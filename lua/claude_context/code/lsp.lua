@@ -86,7 +86,7 @@ local function units(text, col, encoding)
 end
 
 local function supports(client, method, buf)
-  local ok, yes = pcall(client.supports_method, client, method, buf and { bufnr = buf } or nil)
+  local ok, yes = pcall(client.supports_method, client, method, buf)
   if ok then
     return yes
   end

@@ -225,7 +225,7 @@ function Task:cleanup()
 end
 
 ---A hidden buffer is no longer needed by one request: unloaded when no request uses it, unless
----the person has shown or changed it meanwhile.
+---the person has shown, changed or listed it meanwhile.
 function M.release(buf)
   local h = M.hidden[buf]
   if not h then
@@ -239,7 +239,8 @@ function M.release(buf)
   if not vim.api.nvim_buf_is_valid(buf) then
     return
   end
-  if #vim.fn.win_findbuf(buf) > 0 or vim.bo[buf].modified or vim.bo[buf].buflisted then
+  -- Kept when the person has shown it, changed it or listed it (opened it) meanwhile.
+  if #vim.fn.win_findbuf(buf) > 0 or vim.bo[buf].modified or vim.bo[buf].buflisted ~= h.listed then
     return
   end
   if h.created then
@@ -283,7 +284,7 @@ function Task:buffer(path)
   if h then
     h.users = h.users + 1
   else
-    M.hidden[buf] = { users = 1, created = created }
+    M.hidden[buf] = { users = 1, created = created, listed = vim.bo[buf].buflisted }
   end
   self.bufs[buf] = true
   if not vim.api.nvim_buf_is_loaded(buf) then
