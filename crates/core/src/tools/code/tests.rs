@@ -238,4 +238,28 @@ fn the_answer_is_structured_content_with_text() {
     let schema = output_schema().value();
     assert_eq!(schema["type"], "object");
     assert!(texts(&r)[0].starts_with("definition of área (pylsp)"));
+    // Every tool of the family answers structure that fits its outputSchema (TestServer checks).
+    for (tool, args) in [
+        ("lsp_references", json!({"symbol": "área"})),
+        ("lsp_implementations", json!({"symbol": "área"})),
+        (
+            "lsp_type_definition",
+            json!({"file": "src/a.py", "line": 3, "column": 5}),
+        ),
+        ("lsp_hover", json!({"symbol": "área"})),
+        ("lsp_symbols", json!({"query": "área"})),
+        (
+            "lsp_calls",
+            json!({"symbol": "área", "direction": "incoming"}),
+        ),
+        ("code_outline", json!({"file": "src/a.py"})),
+        (
+            "lsp_diagnostics",
+            json!({"file": "src/a.py", "timeout_ms": 100}),
+        ),
+    ] {
+        let r = s.call(tool, args);
+        assert_eq!(r["isError"], false, "{tool}: {r}");
+        assert!(r["structuredContent"].is_object(), "{tool}: {r}");
+    }
 }
