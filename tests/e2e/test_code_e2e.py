@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
 
 import pytest
 
@@ -134,3 +135,8 @@ def test_the_model_finds_references_through_mcp(nvim_bridge, claude, model_stub,
     # The person's server goes with their editor.
     nvim_bridge.lua("vim.lsp.stop_client(vim.lsp.get_clients(), true)")
     wait_until(lambda: nvim_bridge.lua("return #vim.lsp.get_clients()") == 0, 30, what="pylsp stopped")
+    wait_until(lambda: "pylsp" not in children(nvim_bridge.pid), 30, what="pylsp's process gone")
+
+
+def children(pid: int) -> str:
+    return subprocess.run(["ps", "-o", "args=", "--ppid", str(pid)], capture_output=True, text=True).stdout
