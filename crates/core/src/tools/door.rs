@@ -104,6 +104,29 @@ impl Door {
         }
     }
 
+    /// Where the file at the absolute path `path` really is, when [`Door::admits`] it: the root
+    /// it lies in and its path relative to that root (symlinks resolved), for opening it through
+    /// the capability layer from that root.
+    pub fn locate(&self, path: &Path) -> Option<(PathBuf, PathBuf)> {
+        if !path.is_absolute() {
+            return None;
+        }
+        let real = resolve(&crate::paths::normalize(path))?;
+        let root = self.roots.iter().find(|r| real.starts_with(r))?;
+        let rel = real.strip_prefix(root).ok()?.to_path_buf();
+        Some((root.clone(), rel))
+    }
+
+    /// The roots (symlinks resolved), project root first.
+    pub fn roots(&self) -> &[PathBuf] {
+        &self.roots
+    }
+
+    /// Where relative paths are taken from (the project root), as given.
+    pub fn base(&self) -> Option<&Path> {
+        self.base.as_deref()
+    }
+
     /// The roots, for messages.
     fn describe(&self) -> String {
         if self.roots.is_empty() {
