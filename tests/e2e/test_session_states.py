@@ -99,7 +99,7 @@ def test_a_session_goes_working_then_done_then_waiting(make_bridge, claude, mode
 
     # A tool that needs the person's permission: waiting.
     model_stub.push(
-        {"tool_use": {"name": "Bash", "input": {"command": "echo hooks-e2e", "description": "Say hi"}}},
+        {"tool_use": {"name": "Bash", "input": {"command": "touch made-by-bash.txt", "description": "Make a file"}}},
         {"text": "turn-two-done"},
     )
     b.lua("vim.fn.chansend(..., 'run a command')", job)
