@@ -24,7 +24,10 @@ struct Recorder {
 
 impl EditorRpc for Recorder {
     fn call(&self, method: &str, params: Value) -> RpcFuture {
-        self.calls.lock().unwrap().push((method.to_string(), params));
+        self.calls
+            .lock()
+            .unwrap()
+            .push((method.to_string(), params));
         Box::pin(async { Ok(Value::Null) })
     }
 }

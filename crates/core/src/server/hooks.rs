@@ -55,8 +55,9 @@ pub fn send_change(shared: &Shared, change: &crate::turns::Change) {
 fn answer(id: &Value, result: Result<(), String>) -> String {
     match result {
         Ok(()) => json!({"jsonrpc": "2.0", "id": id, "result": {}}).to_string(),
-        Err(m) => json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32602, "message": m}})
-            .to_string(),
+        Err(m) => {
+            json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32602, "message": m}}).to_string()
+        }
     }
 }
 

@@ -337,10 +337,7 @@ impl Registry {
                 }
             }
             "PermissionRequest" => {
-                s.waiting_for = ev
-                    .tool_name
-                    .as_ref()
-                    .map(|t| format!("permission for {t}"));
+                s.waiting_for = ev.tool_name.as_ref().map(|t| format!("permission for {t}"));
                 new_state = Some(SessionState::Waiting);
             }
             "Notification" => match ev.notification_type.as_deref() {
@@ -460,7 +457,9 @@ fn make_room(sessions: &mut HashMap<String, Session>) {
 }
 
 fn view(s: &Session, turns: &VecDeque<Turn>, now: u64) -> SessionView {
-    let turn = s.turn.and_then(|id| turns.iter().rev().find(|t| t.id == id));
+    let turn = s
+        .turn
+        .and_then(|id| turns.iter().rev().find(|t| t.id == id));
     let elapsed_ms = turn
         .map(|t| t.end_ms.unwrap_or(now).saturating_sub(t.start_ms))
         .unwrap_or(0);

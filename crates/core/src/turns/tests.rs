@@ -45,7 +45,9 @@ fn a_turn_goes_working_waiting_working_done_then_idle_when_seen() {
     assert_eq!(c.session.name, "main");
     assert_eq!(c.session.model.as_deref(), Some("claude-x"));
 
-    let c = r.apply(&prompt("s1", "\n  fix the parser\nand more"), 100).unwrap();
+    let c = r
+        .apply(&prompt("s1", "\n  fix the parser\nand more"), 100)
+        .unwrap();
     assert_eq!(c.previous, Some(SessionState::Idle));
     assert_eq!(c.session.state, SessionState::Working);
     assert_eq!(c.session.prompt, "fix the parser");
@@ -61,7 +63,10 @@ fn a_turn_goes_working_waiting_working_done_then_idle_when_seen() {
         )
         .unwrap();
     assert_eq!(c.session.state, SessionState::Waiting);
-    assert_eq!(c.session.waiting_for.as_deref(), Some("permission for Edit"));
+    assert_eq!(
+        c.session.waiting_for.as_deref(),
+        Some("permission for Edit")
+    );
 
     let c = r
         .apply(&edit("PostToolUse", "s1", "Edit", "/p/a.rs"), 130)
