@@ -132,6 +132,10 @@ pub fn bound(ev: HookEvent) -> HookEvent {
 /// when the input has none); `terminal` is [`ENV_TERMINAL`]. `None`: the input is not a JSON
 /// object.
 pub fn event_from_input(event: &str, input: &[u8], terminal: Option<String>) -> Option<HookEvent> {
+    // serde reads a struct from an array too (its fields in order): only an object is an input.
+    if input.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
+        return None;
+    }
     let parsed: Input = match serde_json::from_slice(input) {
         Ok(i) => i,
         // A field of an unexpected shape (tool_input not an object): read it the slow way.

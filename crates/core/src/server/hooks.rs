@@ -73,10 +73,13 @@ fn parse(text: &str) -> (Value, Result<HookEvent, String>) {
             Err(format!("the hook door takes {} only", crate::hook::METHOD)),
         );
     }
-    let ev = m
-        .remove("params")
-        .ok_or_else(|| "no params".to_string())
-        .and_then(|p| serde_json::from_value::<HookEvent>(p).map_err(|e| e.to_string()));
+    let ev = match m.remove("params") {
+        // (serde would read a struct from an array too.)
+        Some(p @ Value::Object(_)) => {
+            serde_json::from_value::<HookEvent>(p).map_err(|e| e.to_string())
+        }
+        _ => Err("params must be an object".to_string()),
+    };
     (id, ev)
 }
 
