@@ -183,7 +183,8 @@ end
 function M.message(s)
   local who = ("Claude [%s]"):format(s.name or "?")
   if s.state == "waiting" then
-    return ("%s needs you%s"):format(who, s.waiting_for and (": " .. s.waiting_for) or "")
+    local why = s.waiting_for and vim.fn.strcharpart(s.waiting_for, 0, 200)
+    return ("%s needs you%s"):format(who, why and (": " .. why) or "")
   end
   local files = s.files_changed or 0
   return ("%s finished%s (%s%s)"):format(
