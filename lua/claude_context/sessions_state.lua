@@ -383,6 +383,24 @@ function M.format(s)
   return ("%-8s %-12s %-20s %s  %s"):format(s.state, s.name or "", project, duration(s.elapsed_ms), s.prompt or "")
 end
 
+---What the terminal named `name` does, for the `:ClaudeContext sessions` picker: "state, project,
+---elapsed, prompt" of its latest session (nil when no hook has reported one).
+---@param name string
+---@return string?
+function M.describe(name)
+  for _, s in ipairs(M.list()) do
+    if s.terminal == name then
+      local project = s.cwd and vim.fn.fnamemodify(s.cwd, ":t") or ""
+      local parts = { s.state, project, duration(s.elapsed_ms) }
+      if s.prompt and s.prompt ~= "" then
+        table.insert(parts, s.prompt)
+      end
+      return table.concat(parts, " · ")
+    end
+  end
+  return nil
+end
+
 ---Picks a session (vim.ui.select), then jumps to its terminal or closes it.
 function M.pick()
   local list = vim.tbl_filter(function(s)

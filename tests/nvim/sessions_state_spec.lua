@@ -210,6 +210,17 @@ return {
       end, 5000, "idle at once")
       eq(before, #S().notified, "no notification for a session in view")
       eq(2, #cc().turns("s-1"))
+      -- The :ClaudeContext sessions picker says what each terminal's Claude does.
+      local shown
+      local orig = vim.ui.select
+      vim.ui.select = function(items, o, _)
+        vim.ui.select = orig
+        shown = vim.tbl_map(o.format_item, items)
+      end
+      vim.cmd("ClaudeContext sessions")
+      ok(shown and vim.iter(shown):any(function(l)
+        return l:find("main", 1, true) and l:find(": idle · ", 1, true) and l:find("again", 1, true)
+      end), vim.inspect(shown))
       term.sessions["main"] = nil
       vim.cmd.enew()
     end,
