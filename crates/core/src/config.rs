@@ -5,6 +5,10 @@ use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
+/// The default largest WebSocket frame and message, in bytes: the bridge's `max_message_size`
+/// unless `setup()` changes it, and always the relay's (`claude-context-mcp`).
+pub const DEFAULT_MAX_MESSAGE_SIZE: usize = 64 << 20;
+
 #[derive(Debug, Clone, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Config {
@@ -139,7 +143,7 @@ impl Default for Config {
             project_root: None,
             ide_name: "Neovim".into(),
             lock_dir: None,
-            max_message_size: 64 << 20,
+            max_message_size: DEFAULT_MAX_MESSAGE_SIZE,
             handshake_timeout_ms: 5000,
             max_inflight_per_client: 64,
             max_inflight_bytes_per_client: 256 << 20,
