@@ -36,6 +36,8 @@ pub struct State {
     pub claude: Manager,
     /// Which protected files tools may write (`setup{security = {allow_write}}`).
     pub write_policy: WritePolicy,
+    /// The Claude Code sessions and their turns, from Claude Code's hooks.
+    pub sessions: crate::turns::Registry,
     editor: ArcSwap<EditorState>,
     /// What the read-only IDE tools read without Neovim's main thread (issue 10).
     pub snapshot: Arc<Snapshot>,
@@ -58,6 +60,7 @@ impl State {
             rpc,
             claude,
             write_policy,
+            sessions: crate::turns::Registry::default(),
             editor: ArcSwap::from_pointee(initial),
             snapshot: Arc::default(),
             config,
