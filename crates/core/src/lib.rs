@@ -29,6 +29,7 @@ pub mod decision;
 pub mod discovery;
 pub mod editor;
 pub mod fsutil;
+pub mod json_limits;
 pub mod jsonrpc;
 pub mod lockfile;
 pub mod logging;

@@ -47,11 +47,13 @@ pub struct Door {
 }
 
 impl Door {
-    /// The door of the current project. Blocking (it resolves the roots on disk).
+    /// The door of the current project: the connection's root and
+    /// [`State::model_roots`] (a language server's folder only when the person allows it).
+    /// Blocking (it resolves the roots on disk).
     pub fn of(ctx: &State) -> Door {
         let base = ctx.project().root;
         let mut dirs: Vec<PathBuf> = base.iter().cloned().collect();
-        dirs.extend(ctx.editor_state().workspace_folders());
+        dirs.extend(ctx.model_roots());
         Door::with_roots(dirs, base)
     }
 

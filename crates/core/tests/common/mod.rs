@@ -152,6 +152,15 @@ impl Raw {
 
     /// Sends a handshake with `headers`; returns the status line and the client.
     pub fn try_connect(port: u16, headers: &[(&str, &str)]) -> io::Result<(String, Raw)> {
+        Raw::try_connect_path(port, "/", headers)
+    }
+
+    /// [`Raw::try_connect`] to `path` (`/mcp`: the model's door).
+    pub fn try_connect_path(
+        port: u16,
+        path: &str,
+        headers: &[(&str, &str)],
+    ) -> io::Result<(String, Raw)> {
         let s = TcpStream::connect(("127.0.0.1", port))?;
         s.set_read_timeout(Some(READ_TIMEOUT))?;
         s.set_write_timeout(Some(READ_TIMEOUT))?;
@@ -162,7 +171,11 @@ impl Raw {
             next_id: 1,
         };
         raw.s
-            .write_all(handshake_request(port, headers).as_bytes())?;
+            .write_all(
+                handshake_request(port, headers)
+                    .replacen("GET / ", &format!("GET {path} "), 1)
+                    .as_bytes(),
+            )?;
         let end = loop {
             if let Some(i) = raw.buf.windows(4).position(|w| w == b"\r\n\r\n") {
                 break i + 4;
