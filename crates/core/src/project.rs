@@ -162,6 +162,30 @@ mod tests {
     }
 
     #[test]
+    fn default_root_does_not_follow_a_buffer_outside_the_cwd() {
+        let (d, repo) = tree();
+        let elsewhere = d.path().canonicalize().unwrap().join("nvim-config");
+        std::fs::create_dir_all(&elsewhere).unwrap();
+        // lua_ls on ~/.config/nvim/init.lua while working in the repository: not the root.
+        let mut s = st(&repo);
+        s.lsp_root = Some(elsewhere.clone());
+        let r = resolve(None, None, &s);
+        assert_eq!((r.root, r.source), (Some(repo.clone()), "git"));
+        // Working in a directory above the language server's root: it is inside, so it counts.
+        let mut s = st(d.path());
+        s.lsp_root = Some(elsewhere.clone());
+        assert_eq!(resolve(None, None, &s).source, "lsp");
+        // An ancestor of the cwd outside its repository (the home directory) does not count.
+        let mut s = st(&repo.join("a/b"));
+        s.lsp_root = Some(d.path().canonicalize().unwrap());
+        assert_eq!(resolve(None, None, &s).root, Some(repo.clone()));
+        // No cwd: nothing to be inside of.
+        let mut s = st(&repo.join("gone"));
+        s.lsp_root = Some(repo.clone());
+        assert_eq!(resolve(None, None, &s).root, None);
+    }
+
+    #[test]
     fn deleted_cwd_is_unavailable() {
         let d = tempfile::tempdir().unwrap();
         let gone = d.path().join("gone");
