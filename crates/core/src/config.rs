@@ -194,12 +194,7 @@ impl Config {
         }
         crate::capfs::WritePolicy::new(&self.security.allow_write)
             .map_err(|e| format!("invalid configuration: {e}"))?;
-        if let Some(p) = self
-            .workspace
-            .extra_roots
-            .iter()
-            .find(|p| !p.is_absolute())
-        {
+        if let Some(p) = self.workspace.extra_roots.iter().find(|p| !p.is_absolute()) {
             return Err(format!(
                 "invalid configuration: workspace.extra_roots must be absolute paths, got {:?}",
                 p.display().to_string()

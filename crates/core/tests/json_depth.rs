@@ -44,7 +44,10 @@ fn is_error(r: &Value) -> bool {
 }
 
 fn text(r: &Value) -> String {
-    r["content"][0]["text"].as_str().unwrap_or_default().to_string()
+    r["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
 }
 
 /// The operations that nest `{"a": …}` one level deeper each time (add a sibling, move the
@@ -105,10 +108,14 @@ fn json_patch_depth_bomb_is_refused() {
         assert!(!is_error(&r), "{r}");
         let back: Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
         assert_eq!(claude_context_core::json_limits::depth(&back), MAX_DEPTH);
-        let r = c.tool("read_document", json!({"scope": "global", "path": "deep.json"}));
+        let r = c.tool(
+            "read_document",
+            json!({"scope": "global", "path": "deep.json"}),
+        );
         assert!(!is_error(&r), "{r}");
         // Copying the document into itself doubles it every time: refused at the size limit.
-        let mut copies = vec![json!({"op": "replace", "path": "", "value": {"s": "x".repeat(4096)}})];
+        let mut copies =
+            vec![json!({"op": "replace", "path": "", "value": {"s": "x".repeat(4096)}})];
         for i in 0..40 {
             copies.push(json!({"op": "copy", "from": "", "path": format!("/c{i}")}));
         }
@@ -169,13 +176,26 @@ fn every_json_entry_point_survives_100k_deep_input() {
         }
         obj.push_str(&"}".repeat(DEEP));
         std::fs::write(bank.join("deepobj.json"), &obj).unwrap();
-        std::fs::write(bank.join("notes.md"), format!("# N\n\ntags: #a\n\n{deep}\n")).unwrap();
+        std::fs::write(
+            bank.join("notes.md"),
+            format!("# N\n\ntags: #a\n\n{deep}\n"),
+        )
+        .unwrap();
         let mut c = srv.client();
         for (tool, args) in [
-            ("read_document", json!({"scope": "global", "path": "deep.json"})),
-            ("read_document", json!({"scope": "global", "path": "deepobj.json"})),
+            (
+                "read_document",
+                json!({"scope": "global", "path": "deep.json"}),
+            ),
+            (
+                "read_document",
+                json!({"scope": "global", "path": "deepobj.json"}),
+            ),
             ("read_global_memory_bank", json!({"path": "deep.json"})),
-            ("search_documents_by_tags", json!({"tags": ["a"], "scope": "global"})),
+            (
+                "search_documents_by_tags",
+                json!({"tags": ["a"], "scope": "global"}),
+            ),
             ("list_memory_bank_documents", json!({})),
             ("read_context", json!({"includeBranchMemory": false})),
             (
@@ -186,7 +206,10 @@ fn every_json_entry_point_survives_100k_deep_input() {
                 "write_document",
                 json!({"scope": "global", "path": "deepobj.json", "patches": [{"op": "add", "path": "/x", "value": 1}]}),
             ),
-            ("fs-read-file", json!({"path": "docs/global-memory-bank/deep.json"})),
+            (
+                "fs-read-file",
+                json!({"path": "docs/global-memory-bank/deep.json"}),
+            ),
         ] {
             let r = c.call("tools/call", json!({"name": tool, "arguments": args}));
             assert!(

@@ -87,7 +87,10 @@ fn the_person_can_add_roots_or_allow_lsp_folders() {
     std::fs::write(extra.join("notes.txt"), "shared notes").unwrap();
     let (srv, outside) = with_lsp_folder_outside(json!({"workspace": {"extra_roots": [extra]}}));
     let mut m = mcp(&srv);
-    let r = m.tool("fs-set-project-root", json!({"path": extra.to_string_lossy()}));
+    let r = m.tool(
+        "fs-set-project-root",
+        json!({"path": extra.to_string_lossy()}),
+    );
     assert!(!is_error(&r), "{r}");
     let r = m.tool("fs-read-file", json!({"path": "notes.txt"}));
     assert!(r.to_string().contains("shared notes"), "{r}");

@@ -339,7 +339,13 @@ fn code_running_files_are_protected() {
         assert!(e.to_string().contains("allow_write"), "{e}");
         assert!(protected_reason(Path::new(bad)).is_some(), "{bad}");
     }
-    for ok in ["lefthookery.md", "mise.md", "mise.toml.bak", "my.pth.txt", "src/env.rs"] {
+    for ok in [
+        "lefthookery.md",
+        "mise.md",
+        "mise.toml.bak",
+        "my.pth.txt",
+        "src/env.rs",
+    ] {
         assert!(p.check(Path::new(ok)).is_ok(), "{ok}");
     }
     // Each entry of the list is named by at least one path above (the list is what is tested).

@@ -470,9 +470,8 @@ impl Bank {
         // checked from the bank root down, so a branch bank named like a protected directory
         // (`.claude`, `.husky`) is caught as well as the document's own path.
         let protected = |rel: &Path| {
-            crate::capfs::protected_reason(&normalize(&bank_rel.join(rel))).map(|why| {
-                format!("refused: '{path}' {why}; the memory bank holds documents only")
-            })
+            crate::capfs::protected_reason(&normalize(&bank_rel.join(rel)))
+                .map(|why| format!("refused: '{path}' {why}; the memory bank holds documents only"))
         };
         if let Some(e) = protected(Path::new(path)) {
             return Err(e);

@@ -7,7 +7,9 @@
 //! `getCurrentSelection` would hand the model any file the person can read.
 //!
 //! On `/mcp` (and only there: Claude Code's own connection is unchanged):
-//! - `openFile` opens files inside the project root or a workspace folder only; anything else
+//! - `openFile` opens files inside the project root or another root the model may reach
+//!   ([`State::model_roots`]: the working directory, the person's extra roots; a language
+//!   server's folder only when the person allows it) only; anything else
 //!   (symlinks resolved: a link inside the project pointing at `~/.aws` is outside) is refused
 //!   with a tool error before the editor is asked. Relative paths are taken from the project
 //!   root, and the editor is handed the absolute path that was checked.

@@ -170,12 +170,11 @@ impl Raw {
             buf: Vec::new(),
             next_id: 1,
         };
-        raw.s
-            .write_all(
-                handshake_request(port, headers)
-                    .replacen("GET / ", &format!("GET {path} "), 1)
-                    .as_bytes(),
-            )?;
+        raw.s.write_all(
+            handshake_request(port, headers)
+                .replacen("GET / ", &format!("GET {path} "), 1)
+                .as_bytes(),
+        )?;
         let end = loop {
             if let Some(i) = raw.buf.windows(4).position(|w| w == b"\r\n\r\n") {
                 break i + 4;

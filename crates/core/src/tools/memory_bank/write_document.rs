@@ -344,13 +344,13 @@ impl PatchBudget {
         };
         let (depth, bytes) = grow.unwrap_or((usize::MAX, usize::MAX));
         self.depth = self.depth.max(depth);
-        self.bytes = self.bytes.saturating_sub(self.leaving).saturating_add(bytes);
+        self.bytes = self
+            .bytes
+            .saturating_sub(self.leaving)
+            .saturating_add(bytes);
         if self.depth > crate::json_limits::MAX_DEPTH || self.bytes > MAX_PATCH_BYTES {
-            let m = crate::json_limits::measure(
-                doc,
-                crate::json_limits::MAX_DEPTH,
-                MAX_PATCH_BYTES,
-            );
+            let m =
+                crate::json_limits::measure(doc, crate::json_limits::MAX_DEPTH, MAX_PATCH_BYTES);
             if m.depth > crate::json_limits::MAX_DEPTH {
                 return Err(format!(
                     "the document would nest deeper than {} levels, the limit for JSON (as for \
