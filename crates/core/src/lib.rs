@@ -32,6 +32,7 @@ pub mod discovery;
 pub mod editor;
 pub mod fsutil;
 pub mod hook;
+pub mod json_limits;
 pub mod jsonrpc;
 pub mod lockfile;
 pub mod logging;

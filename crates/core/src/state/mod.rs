@@ -105,6 +105,31 @@ impl State {
         self.project().root.ok_or(NoProjectRoot)
     }
 
+    /// The directories the model (a client of `/mcp`) may reach, each with its symlinks
+    /// resolved (those that do not exist are left out): the project root the setup gives, the
+    /// editor's working directory, `setup{workspace = {extra_roots}}`, and the language
+    /// servers' workspace folders only with `setup{workspace = {allow_lsp_roots = true}}`.
+    /// `fs-set-project-root` and the `/mcp` door of the IDE tools admit these and what lies
+    /// below them. Blocking (it resolves paths on disk).
+    pub fn model_roots(&self) -> Vec<PathBuf> {
+        let default = self.default_project();
+        let st = self.editor_state();
+        let mut dirs: Vec<PathBuf> = default.root.into_iter().chain(default.cwd).collect();
+        dirs.extend(self.config.workspace.extra_roots.iter().cloned());
+        if self.config.workspace.allow_lsp_roots {
+            dirs.extend(st.lsp_folders.iter().cloned());
+        }
+        let mut out: Vec<PathBuf> = Vec::new();
+        for d in dirs {
+            if let Ok(c) = d.canonicalize() {
+                if c.is_dir() && !out.contains(&c) {
+                    out.push(c);
+                }
+            }
+        }
+        out
+    }
+
     /// The workspace folders as text (for the lock file and `status()`).
     pub fn folders(&self) -> Vec<String> {
         self.editor_state()
