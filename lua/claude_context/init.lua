@@ -103,6 +103,8 @@ function M.start(o)
   install_autocmds()
   -- The IDE tools' handlers, selection_changed tracking and the active-editor window.
   require("claude_context.ide").start()
+  -- Session states from Claude Code's hooks (the bridge's session_state requests).
+  require("claude_context.sessions_state").start()
   local st = vim.json.decode(res)
   if not o.silent then
     notify(("bridge listening on 127.0.0.1:%d"):format(st.port))
@@ -150,7 +152,21 @@ function M.status()
   end
   local s = require("claude_context.native").load().status()
   -- activity, ide_clients, mcp_clients, diffs_waiting, runs: see claude_context.status.
-  return s and require("claude_context.status").decorate(vim.json.decode(s)) or nil
+  if not s then
+    return nil
+  end
+  local st = require("claude_context.status").decorate(vim.json.decode(s))
+  -- sessions: see claude_context.sessions_state.
+  st.sessions = vim.tbl_map(require("claude_context.sessions_state").clean, st.sessions or {})
+  return st
+end
+
+---The turns of the Claude Code sessions the bridge heard of through hooks, oldest first (of
+---session `session` when given): `{ id, session, name, prompt, start_ms, end_ms, files }`.
+---@param session string?
+---@return table[]
+function M.turns(session)
+  return require("claude_context.sessions_state").turns(session)
 end
 
 ---Calls a bridge tool; `cb(result)` gets the MCP CallToolResult table (or `{error=…}`).

@@ -26,12 +26,14 @@ local LAYERS = {
   },
   { "native", "claude_context.native", "claude_context.state" },
   { "config", "claude_context.config", "claude_context.cli" },
-  { "ide", "claude_context.ide" },
+  -- What the bridge asks of the editor: the IDE tools, the code tools, the session states.
+  { "ide", "claude_context.ide", "claude_context.code", "claude_context.sessions_state" },
   { "api", "=claude_context", "claude_context.status" },
   { "terminal providers", "claude_context.terminal.providers" },
   {
     "features",
     "claude_context.terminal",
+    "claude_context.hooks",
     "claude_context.session",
     "claude_context.context",
     "claude_context.context_files",

@@ -46,6 +46,9 @@ pub struct Config {
     pub claude: ClaudeConfig,
     /// `setup{security = {allow_write}}`: what the person lets tools do beyond the defaults.
     pub security: SecurityConfig,
+    /// `setup{workspace = {extra_roots, allow_lsp_roots}}`: what `/mcp` may reach besides the
+    /// project root.
+    pub workspace: WorkspaceConfig,
     /// How long a tool that needs Neovim's main thread waits for it to start (a hit-enter
     /// prompt holds it) before answering with an error that says so.
     pub editor_wait_ms: u64,
@@ -62,6 +65,20 @@ pub struct SecurityConfig {
     /// Glob patterns (relative to the project root, case-insensitive) of protected files that
     /// tools may write anyway, e.g. `.claude/settings.local.json` (see `capfs::PROTECTED`).
     pub allow_write: Vec<String>,
+}
+
+/// `setup{workspace = {extra_roots = {…}, allow_lsp_roots = false}}`: the directories a client
+/// of `/mcp` (the model) may reach besides the project root and the editor's working directory.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct WorkspaceConfig {
+    /// More directories (absolute, `~/` expanded by the Lua side) the model may make its root
+    /// (`fs-set-project-root`) and open files in.
+    pub extra_roots: Vec<PathBuf>,
+    /// Language servers' workspace folders count too (off: a language server attached to a
+    /// buffer outside the project, such as lua_ls for `~/.config/nvim`, opens nothing to the
+    /// model; `getWorkspaceFolders` on the IDE door lists them either way).
+    pub allow_lsp_roots: bool,
 }
 
 /// `setup{claude = {cmd, args, env, max_context_bytes, allowed_tools, permission_mode}}`.
@@ -158,6 +175,7 @@ impl Default for Config {
             memory_bank_language: "en".into(),
             claude: ClaudeConfig::default(),
             security: SecurityConfig::default(),
+            workspace: WorkspaceConfig::default(),
             editor_wait_ms: 3000,
             client_request_timeout_ms: 120_000,
         }
@@ -185,6 +203,12 @@ impl Config {
         }
         crate::capfs::WritePolicy::new(&self.security.allow_write)
             .map_err(|e| format!("invalid configuration: {e}"))?;
+        if let Some(p) = self.workspace.extra_roots.iter().find(|p| !p.is_absolute()) {
+            return Err(format!(
+                "invalid configuration: workspace.extra_roots must be absolute paths, got {:?}",
+                p.display().to_string()
+            ));
+        }
         if !matches!(self.memory_bank_language.as_str(), "en" | "ja" | "zh") {
             return Err(format!(
                 "invalid configuration: memory_bank_language must be \"en\", \"ja\" or \"zh\", got {:?}",

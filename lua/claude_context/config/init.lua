@@ -23,6 +23,8 @@ local M = {}
 ---@field editor_wait_ms integer? A tool needing the main thread waits this long for it, then answers "busy"
 ---@field ide claude_context.IdeConfig Claude Code IDE integration
 ---@field security claude_context.SecurityConfig What tools may do beyond the safe defaults
+---@field workspace claude_context.WorkspaceConfig What the model (`/mcp`) may reach besides the project root
+---@field sessions claude_context.SessionsConfig The session states from Claude Code's hooks
 ---@field terminal claude_context.TerminalConfig? Claude's terminal (as given; see config.terminal)
 ---@field diff claude_context.DiffConfig? The diff views (as given; see config.diff)
 ---@field claude claude_context.ClaudeConfig? Claude runs (as given; see config.claude)
@@ -57,6 +59,8 @@ local NATIVE = {
 local SECTIONS = {
   ide = { module = "claude_context.config.ide", merged = true },
   security = { module = "claude_context.config.security", merged = true },
+  workspace = { module = "claude_context.config.workspace", merged = true },
+  sessions = { module = "claude_context.config.sessions", merged = true },
   terminal = { module = "claude_context.config.terminal" },
   diff = { module = "claude_context.config.diff" },
   claude = { module = "claude_context.config.claude" },
@@ -125,7 +129,7 @@ function M.to_native(cfg)
   t.project_root = cfg.project_root and vim.fn.expand(cfg.project_root) or nil
   t.state_dir = vim.fn.stdpath("state") .. "/claude-context"
   t.ide_name = require("claude_context.config.ide").ide_name(cfg)
-  for _, key in ipairs({ "security", "claude", "memory_bank" }) do
+  for _, key in ipairs({ "security", "workspace", "claude", "memory_bank" }) do
     require(SECTIONS[key].module).native(cfg, t)
   end
   return vim.json.encode(t)

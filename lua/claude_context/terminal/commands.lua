@@ -100,7 +100,9 @@ local function sessions_command(_, args)
     prompt = "Claude session",
     kind = "claude_context.session",
     format_item = function(it)
-      return ("%s%s (%s)"):format(it.current and "* " or "  ", it.name, it.running and "running" or "not running")
+      -- What its Claude does (state, project, elapsed, prompt), from the hooks.
+      local doing = require("claude_context.sessions_state").describe(it.name)
+      return ("%s%s (%s)%s"):format(it.current and "* " or "  ", it.name, it.running and "running" or "not running", doing and (": " .. doing) or "")
     end,
   }, function(choice)
     go(choice and choice.name)
