@@ -902,5 +902,8 @@ pub fn protected_reason(rel: &Path) -> Option<&'static str> {
     None
 }
 
+mod nofollow;
+pub use nofollow::{stat_of_file, EntryType, Listed, Stat};
+
 #[cfg(test)]
 mod tests;
