@@ -91,7 +91,11 @@ fn a_diff_reports_new_deleted_renamed_binary_and_crlf_files_and_restore_writes_t
     let a = s.checkpoint("before").unwrap();
 
     f.write("src/a.rs", b"fn a() { changed() }\n");
-    std::fs::rename(f.root.join("src/old_name.rs"), f.root.join("src/new_name.rs")).unwrap();
+    std::fs::rename(
+        f.root.join("src/old_name.rs"),
+        f.root.join("src/new_name.rs"),
+    )
+    .unwrap();
     std::fs::remove_file(f.root.join("gone.txt")).unwrap();
     std::fs::remove_dir_all(f.root.join("deep")).unwrap();
     f.write("crlf.txt", b"one\r\ntwo\r\nthree\r\n");
@@ -117,7 +121,10 @@ fn a_diff_reports_new_deleted_renamed_binary_and_crlf_files_and_restore_writes_t
     );
     assert_eq!(
         tree::renames(&changes),
-        [(PathBuf::from("src/old_name.rs"), PathBuf::from("src/new_name.rs"))]
+        [(
+            PathBuf::from("src/old_name.rs"),
+            PathBuf::from("src/new_name.rs")
+        )]
     );
     // The same checkpoint twice: nothing differs.
     assert!(s.diff(b, b).unwrap().is_empty());
@@ -212,8 +219,11 @@ fn restore_of_chosen_paths_only_touches_them_and_keeps_modes_and_links() {
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(f.root.join("run.sh"), std::fs::Permissions::from_mode(0o755))
-            .unwrap();
+        std::fs::set_permissions(
+            f.root.join("run.sh"),
+            std::fs::Permissions::from_mode(0o755),
+        )
+        .unwrap();
         std::os::unix::fs::symlink("other.txt", f.root.join("link")).unwrap();
     }
     let mut s = f.store();
@@ -231,7 +241,10 @@ fn restore_of_chosen_paths_only_touches_them_and_keeps_modes_and_links() {
         .restore(&RestoreRequest {
             target: a,
             expected: b,
-            paths: Some(vec!["run.sh".into(), f.root.join("link").display().to_string()]),
+            paths: Some(vec![
+                "run.sh".into(),
+                f.root.join("link").display().to_string(),
+            ]),
             overwrite_changed: false,
         })
         .unwrap();
@@ -241,7 +254,10 @@ fn restore_of_chosen_paths_only_touches_them_and_keeps_modes_and_links() {
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
-        let mode = std::fs::metadata(f.root.join("run.sh")).unwrap().permissions().mode();
+        let mode = std::fs::metadata(f.root.join("run.sh"))
+            .unwrap()
+            .permissions()
+            .mode();
         assert_ne!(mode & 0o100, 0, "the execute bit is back: {mode:o}");
         assert_eq!(
             std::fs::read_link(f.root.join("link")).unwrap(),
@@ -293,10 +309,8 @@ impl Files for Store {
     /// Every file of checkpoint `id`, through a diff against an empty project's checkpoint.
     fn diff_files(&mut self, id: u64) -> Vec<PathBuf> {
         let info = self.info(id).unwrap();
-        let objects = claude_context_core::checkpoint::object::Objects::new(
-            self.dir().join("objects"),
-            true,
-        );
+        let objects =
+            claude_context_core::checkpoint::object::Objects::new(self.dir().join("objects"), true);
         tree::files(&objects, &info.tree)
             .unwrap()
             .into_iter()
@@ -309,7 +323,10 @@ impl Files for Store {
 fn the_stat_cache_spares_reading_unchanged_files() {
     let f = fixture();
     for i in 0..50 {
-        f.write(&format!("d{}/f{i}.txt", i % 5), format!("file {i}\n").as_bytes());
+        f.write(
+            &format!("d{}/f{i}.txt", i % 5),
+            format!("file {i}\n").as_bytes(),
+        );
     }
     let mut s = f.store();
     s.checkpoint("cold").unwrap();
@@ -382,7 +399,9 @@ fn links_are_recorded_as_links_and_fifos_are_skipped_without_blocking() {
     let root = f.root.clone();
     std::thread::spawn(move || {
         let mut s = Store::open(&state, &root, opts()).unwrap();
-        let r = s.checkpoint("with a fifo").map(|id| (id, s.last_stats().clone()));
+        let r = s
+            .checkpoint("with a fifo")
+            .map(|id| (id, s.last_stats().clone()));
         let _ = tx.send(r);
     });
     // A generous bound: only there so a regression fails instead of hanging.
@@ -403,10 +422,8 @@ fn links_are_recorded_as_links_and_fifos_are_skipped_without_blocking() {
     let secret = claude_context_core::checkpoint::object::ObjectId::of_blob(
         b"the secret outside the project",
     );
-    let objects = claude_context_core::checkpoint::object::Objects::new(
-        s.dir().join("objects"),
-        true,
-    );
+    let objects =
+        claude_context_core::checkpoint::object::Objects::new(s.dir().join("objects"), true);
     assert_eq!(objects.stored_size(&secret), None);
 }
 
@@ -422,7 +439,9 @@ fn capture_records_one_file_on_top_of_a_checkpoint_even_an_ignored_one() {
     // The person changes a.txt before Claude's edit: the capture sees that as the baseline.
     f.write("a.txt", b"a1");
     let c1 = s.capture_file(prompt, "a.txt").unwrap();
-    let c2 = s.capture_file(c1, &f.root.join(".env").display().to_string()).unwrap();
+    let c2 = s
+        .capture_file(c1, &f.root.join(".env").display().to_string())
+        .unwrap();
     assert_eq!(paths(&s.diff(prompt, c2).unwrap()), ["+ .env", "M a.txt"]);
     // Claude's edits; the turn's end includes the captured ignored file.
     f.write("a.txt", b"a2");
@@ -526,10 +545,8 @@ fn a_damaged_store_gives_clear_errors() {
 
     // A garbage tree object and a missing blob.
     let info = s.info(b).unwrap();
-    let objects = claude_context_core::checkpoint::object::Objects::new(
-        s.dir().join("objects"),
-        true,
-    );
+    let objects =
+        claude_context_core::checkpoint::object::Objects::new(s.dir().join("objects"), true);
     let blob = s.state_at(b, "a.txt").unwrap().unwrap().id;
     std::fs::remove_file(objects.path_of(&blob)).unwrap();
     let e = s.file_at(b, "a.txt").unwrap_err();
@@ -621,4 +638,24 @@ fn a_store_held_too_long_by_another_process_is_busy_not_a_hang() {
     assert!(matches!(e, CheckpointError::Busy { .. }), "{e}");
     drop(held);
     s.checkpoint("b").unwrap();
+}
+
+#[test]
+fn gc_deletes_only_what_no_checkpoint_reaches() {
+    use claude_context_core::checkpoint::object::{ObjectId, ObjectType, Objects};
+    let f = fixture();
+    f.write("keep.txt", b"keep");
+    f.write("dir/also.txt", b"also");
+    let mut s = f.store();
+    let a = s.checkpoint("a").unwrap();
+    // An object no checkpoint names (a checkpoint a crash interrupted).
+    let objects = Objects::new(s.dir().join("objects"), true);
+    let orphan = ObjectId::of_blob(b"orphan");
+    objects.put(&orphan, ObjectType::Blob, b"orphan").unwrap();
+    let r = s.gc().unwrap();
+    assert_eq!(r.deleted_objects, 1, "{r:?}");
+    assert!(r.dropped_checkpoints.is_empty());
+    assert_eq!(objects.stored_size(&orphan), None);
+    assert_eq!(s.file_at(a, "keep.txt").unwrap().unwrap(), b"keep");
+    assert_eq!(s.file_at(a, "dir/also.txt").unwrap().unwrap(), b"also");
 }

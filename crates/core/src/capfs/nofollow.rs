@@ -69,11 +69,7 @@ fn stat_of(m: &cap_std::fs::Metadata) -> Stat {
     {
         let ns = |t: std::io::Result<cap_std::time::SystemTime>| {
             t.ok()
-                .and_then(|t| {
-                    t.into_std()
-                        .duration_since(std::time::UNIX_EPOCH)
-                        .ok()
-                })
+                .and_then(|t| t.into_std().duration_since(std::time::UNIX_EPOCH).ok())
                 .map(|d| d.as_nanos() as i64)
                 .unwrap_or(0)
         };

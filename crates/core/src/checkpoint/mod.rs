@@ -76,7 +76,9 @@ pub enum CheckpointError {
          checkpoints that need it cannot be restored"
     )]
     Missing { id: String, store: PathBuf },
-    #[error("no checkpoint {id} in the store at '{store}' (dropped to keep the store's size cap?)")]
+    #[error(
+        "no checkpoint {id} in the store at '{store}' (dropped to keep the store's size cap?)"
+    )]
     Unknown { id: CheckpointId, store: PathBuf },
     #[error(
         "the checkpoint store is full: this checkpoint needs {needed} bytes, over the cap of \
@@ -264,6 +266,8 @@ struct Inner {
     /// The objects' total size on disk, once counted.
     store_bytes: Option<u64>,
     last_stats: ScanStats,
+    /// The person's global git excludes, read once.
+    global_ignore: Option<ignore::gitignore::Gitignore>,
 }
 
 /// One project's checkpoint store.
@@ -274,7 +278,9 @@ pub struct Store {
 
 impl std::fmt::Debug for Store {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Store").field("dir", &self.inner.dir).finish()
+        f.debug_struct("Store")
+            .field("dir", &self.inner.dir)
+            .finish()
     }
 }
 
@@ -303,7 +309,11 @@ impl Store {
     }
 
     /// Opens (creating) the store in `dir` for the project whose root is `root`.
-    pub fn open_at(dir: PathBuf, root: CapDir, opts: StoreOptions) -> Result<Store, CheckpointError> {
+    pub fn open_at(
+        dir: PathBuf,
+        root: CapDir,
+        opts: StoreOptions,
+    ) -> Result<Store, CheckpointError> {
         crate::fsutil::ensure_private_dir(&dir).map_err(io_err("create the store", &dir))?;
         for sub in ["objects", "checkpoints"] {
             let p = dir.join(sub);
@@ -321,6 +331,9 @@ impl Store {
             .open(&lock_path)
             .map_err(io_err("open the lock file", &lock_path))?;
         let objects = Objects::new(dir.join("objects"), opts.compress);
+        let global_ignore = opts
+            .global_gitignore
+            .then(|| ignore::gitignore::Gitignore::global().0);
         Ok(Store {
             lock: fd_lock::RwLock::new(file),
             inner: Inner {
@@ -334,6 +347,7 @@ impl Store {
                 seen_version: None,
                 store_bytes: None,
                 last_stats: ScanStats::default(),
+                global_ignore,
             },
         })
     }
@@ -356,6 +370,7 @@ impl Store {
     /// Runs `f` holding the store's lock (waiting up to the timeout), with caches current.
     fn locked<T>(
         &mut self,
+        writes: bool,
         f: impl FnOnce(&mut Inner) -> Result<T, CheckpointError>,
     ) -> Result<T, CheckpointError> {
         let timeout = self.inner.opts.lock_timeout;
@@ -383,7 +398,9 @@ impl Store {
             inner.known.clear();
             inner.store_bytes = None;
         }
-        inner.bump_version();
+        if writes || r.is_err() {
+            inner.bump_version();
+        }
         drop(guard);
         r
     }
@@ -400,7 +417,7 @@ impl Store {
         label: &str,
         extra: &[String],
     ) -> Result<CheckpointId, CheckpointError> {
-        self.locked(|s| s.snapshot(Origin::Snapshot, label, extra))
+        self.locked(true, |s| s.snapshot(Origin::Snapshot, label, extra))
     }
 
     /// A checkpoint like `base` with `path` as it is now (content stored): called right
@@ -410,7 +427,7 @@ impl Store {
         base: CheckpointId,
         path: &str,
     ) -> Result<CheckpointId, CheckpointError> {
-        self.locked(|s| {
+        self.locked(true, |s| {
             let rel = s.root.rel(path)?;
             let info = s.info(base)?;
             let now = scan::probe(&s.root, &s.objects, &rel, s.opts.max_file_bytes)?;
@@ -423,9 +440,8 @@ impl Store {
     /// Every checkpoint that can be read, oldest first (a damaged record is left out; reading
     /// it with [`Store::info`] says what is wrong).
     pub fn list(&mut self) -> Result<Vec<CheckpointInfo>, CheckpointError> {
-        self.locked(|s| {
-            Ok(s
-                .ids()?
+        self.locked(false, |s| {
+            Ok(s.ids()?
                 .into_iter()
                 .filter_map(|id| s.info(id).ok())
                 .collect())
@@ -434,12 +450,16 @@ impl Store {
 
     /// Checkpoint `id`'s record.
     pub fn info(&mut self, id: CheckpointId) -> Result<CheckpointInfo, CheckpointError> {
-        self.locked(|s| s.info(id))
+        self.locked(false, |s| s.info(id))
     }
 
     /// The files that differ between checkpoints `a` and `b`.
-    pub fn diff(&mut self, a: CheckpointId, b: CheckpointId) -> Result<Vec<Change>, CheckpointError> {
-        self.locked(|s| {
+    pub fn diff(
+        &mut self,
+        a: CheckpointId,
+        b: CheckpointId,
+    ) -> Result<Vec<Change>, CheckpointError> {
+        self.locked(false, |s| {
             let (ta, tb) = (s.info(a)?.tree, s.info(b)?.tree);
             tree::diff(&s.objects, &ta, &tb)
         })
@@ -451,7 +471,7 @@ impl Store {
         id: CheckpointId,
         path: &str,
     ) -> Result<Option<FileState>, CheckpointError> {
-        self.locked(|s| {
+        self.locked(false, |s| {
             let rel = s.root.rel(path)?;
             let t = s.info(id)?.tree;
             tree::lookup(&s.objects, &t, &rel)
@@ -465,7 +485,7 @@ impl Store {
         id: CheckpointId,
         path: &str,
     ) -> Result<Option<Vec<u8>>, CheckpointError> {
-        self.locked(|s| {
+        self.locked(false, |s| {
             let rel = s.root.rel(path)?;
             let t = s.info(id)?.tree;
             match tree::lookup(&s.objects, &t, &rel)? {
@@ -478,18 +498,21 @@ impl Store {
     /// Writes checkpoint `target`'s content back (see [`RestoreRequest`]). The project is
     /// checkpointed first (the report's `before`: restoring it undoes this restore) and after.
     pub fn restore(&mut self, req: &RestoreRequest) -> Result<RestoreReport, CheckpointError> {
-        self.locked(|s| s.restore(req))
+        self.locked(true, |s| s.restore(req))
     }
 
     /// Drops the oldest checkpoints until the objects fit the size cap, and deletes the objects
-    /// no checkpoint reaches.
+    /// no checkpoint reaches (and what writes interrupted by a crash left behind).
     pub fn gc(&mut self) -> Result<GcReport, CheckpointError> {
-        self.locked(|s| s.gc(None))
+        self.locked(true, |s| {
+            s.objects.remove_stale_temps();
+            s.gc(None)
+        })
     }
 
     /// The objects' total size on disk.
     pub fn store_bytes(&mut self) -> Result<u64, CheckpointError> {
-        self.locked(|s| s.store_bytes())
+        self.locked(false, |s| s.store_bytes())
     }
 }
 
@@ -526,8 +549,7 @@ impl Inner {
         let mut rnd = [0u8; 16];
         let _ = getrandom::fill(&mut rnd);
         let v: String = rnd.iter().map(|b| format!("{b:02x}")).collect();
-        if crate::fsutil::write_atomic_volatile(&self.version_path(), v.as_bytes(), 0o600).is_ok()
-        {
+        if crate::fsutil::write_atomic_volatile(&self.version_path(), v.as_bytes(), 0o600).is_ok() {
             self.seen_version = Some(v);
         } else {
             self.seen_version = None;
@@ -572,12 +594,12 @@ impl Inner {
             }
             Err(e) => return Err(io_err("read", &path)(e)),
         };
-        parse_record(&text).filter(|i| i.id == id).ok_or_else(|| {
-            CheckpointError::Corrupt {
+        parse_record(&text)
+            .filter(|i| i.id == id)
+            .ok_or_else(|| CheckpointError::Corrupt {
                 path,
                 what: "the checkpoint record is truncated or malformed".into(),
-            }
-        })
+            })
     }
 
     fn record(
@@ -628,7 +650,6 @@ impl Inner {
     fn scan_config(&self) -> ScanConfig {
         ScanConfig {
             max_file_bytes: self.opts.max_file_bytes,
-            global_gitignore: self.opts.global_gitignore,
             writer_threads: self.opts.writer_threads,
         }
     }
@@ -640,7 +661,14 @@ impl Inner {
         extra: &[String],
     ) -> Result<CheckpointId, CheckpointError> {
         let cfg = self.scan_config();
-        let walked = scan::walk(&self.root, &self.objects, &cfg, &self.cache, &mut self.known)?;
+        let walked = scan::walk(
+            &self.root,
+            &self.objects,
+            &cfg,
+            self.global_ignore.as_ref(),
+            &self.cache,
+            &mut self.known,
+        )?;
         let mut root = walked.root;
         let mut added = walked.stats.bytes_written;
         for p in extra {
@@ -664,8 +692,11 @@ impl Inner {
     }
 
     fn blob(&self, st: &FileState) -> Result<Vec<u8>, CheckpointError> {
-        self.objects
-            .get(&st.id, ObjectType::Blob, self.opts.max_file_bytes.max(st.size))
+        self.objects.get(
+            &st.id,
+            ObjectType::Blob,
+            self.opts.max_file_bytes.max(st.size),
+        )
     }
 
     /// Every object checkpoint tree `id` reaches that `seen` does not hold yet (added to it).
@@ -873,7 +904,8 @@ impl Inner {
                 }
                 self.root.write_atomic(rel, &bytes, true)?;
                 #[cfg(unix)]
-                self.root.set_executable_nofollow(rel, w.kind == Kind::Exec)?;
+                self.root
+                    .set_executable_nofollow(rel, w.kind == Kind::Exec)?;
                 Ok(true)
             }
             Kind::Symlink => {

@@ -141,11 +141,7 @@ impl Objects {
         let parent = path.parent().unwrap_or(&self.dir);
         let io = |what: &'static str, p: &Path| {
             let p = p.to_path_buf();
-            move |err: std::io::Error| CheckpointError::Io {
-                what,
-                path: p,
-                err,
-            }
+            move |err: std::io::Error| CheckpointError::Io { what, path: p, err }
         };
         if let Err(e) = std::fs::create_dir(parent) {
             if e.kind() != ErrorKind::AlreadyExists {
@@ -156,7 +152,8 @@ impl Objects {
             .prefix(".tmp-")
             .tempfile_in(parent)
             .map_err(io("create an object in", parent))?;
-        tmp.write_all(&bytes).map_err(io("write the object", &path))?;
+        tmp.write_all(&bytes)
+            .map_err(io("write the object", &path))?;
         tmp.persist(&path)
             .map_err(|e| io("write the object", &path)(e.error))?;
         Ok(bytes.len() as u64)
@@ -164,7 +161,12 @@ impl Objects {
 
     /// Reads object `id`: it must be of type `ty`, at most `limit` bytes once unpacked, and hash
     /// back to its name.
-    pub fn get(&self, id: &ObjectId, ty: ObjectType, limit: u64) -> Result<Vec<u8>, CheckpointError> {
+    pub fn get(
+        &self,
+        id: &ObjectId,
+        ty: ObjectType,
+        limit: u64,
+    ) -> Result<Vec<u8>, CheckpointError> {
         let path = self.path_of(id);
         let mut f = match std::fs::File::open(&path) {
             Ok(f) => f,
@@ -191,14 +193,22 @@ impl Objects {
             return Err(corrupt("the object is truncated (no header)".into()));
         }
         if &header[..4] != MAGIC || header[4] != ty.byte() || header[5] > 1 {
-            return Err(corrupt("the object's header is not a checkpoint object's".into()));
+            return Err(corrupt(
+                "the object's header is not a checkpoint object's".into(),
+            ));
         }
         let len = u64::from_le_bytes(header[6..14].try_into().unwrap_or([0; 8]));
         if len > limit {
-            return Err(corrupt(format!("the object claims {len} bytes, over {limit}")));
+            return Err(corrupt(format!(
+                "the object claims {len} bytes, over {limit}"
+            )));
         }
         let mut rest = Vec::new();
-        let cap = if header[5] == 1 { len + 64 + len / 8 } else { len };
+        let cap = if header[5] == 1 {
+            len + 64 + len / 8
+        } else {
+            len
+        };
         (&mut f)
             .take(cap.saturating_add(1))
             .read_to_end(&mut rest)
@@ -224,7 +234,9 @@ impl Objects {
             ObjectType::Tree => ObjectId::of_tree(&raw),
         };
         if back != *id {
-            return Err(corrupt("the object's content does not match its name".into()));
+            return Err(corrupt(
+                "the object's content does not match its name".into(),
+            ));
         }
         Ok(raw)
     }
@@ -262,6 +274,28 @@ impl Objects {
             }
         }
         Ok(out)
+    }
+
+    /// Removes the temp files of writes that never finished (a crash), older than an hour.
+    pub fn remove_stale_temps(&self) {
+        let Ok(top) = std::fs::read_dir(&self.dir) else {
+            return;
+        };
+        let old = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+        for d in top.flatten() {
+            let Ok(rd) = std::fs::read_dir(d.path()) else {
+                continue;
+            };
+            for f in rd.flatten() {
+                let stale = f.file_name().to_string_lossy().starts_with(".tmp-")
+                    && f.metadata()
+                        .and_then(|m| m.modified())
+                        .is_ok_and(|t| t < old);
+                if stale {
+                    let _ = std::fs::remove_file(f.path());
+                }
+            }
+        }
     }
 
     /// Removes object `id` (GC).

@@ -28,8 +28,6 @@ const IGNORE_FILE_LIMIT: u64 = 1 << 20;
 pub struct ScanConfig {
     /// Files larger than this are recorded as over the cap (size and stat), not stored.
     pub max_file_bytes: u64,
-    /// Honour the person's global git excludes (`core.excludesFile`) too.
-    pub global_gitignore: bool,
     /// Threads that compress and store new blobs (0: on the walking thread).
     pub writer_threads: usize,
 }
@@ -84,13 +82,7 @@ fn now_ns() -> i64 {
 /// A fingerprint for a file over the cap: changes when its stat does.
 fn fingerprint(s: &Stat) -> ObjectId {
     let mut b = Vec::with_capacity(40);
-    for v in [
-        s.size,
-        s.mtime_ns as u64,
-        s.ctime_ns as u64,
-        s.ino,
-        s.dev,
-    ] {
+    for v in [s.size, s.mtime_ns as u64, s.ctime_ns as u64, s.ino, s.dev] {
         b.extend_from_slice(&v.to_le_bytes());
     }
     ObjectId::of_fingerprint(&b)
@@ -311,7 +303,11 @@ impl Walk<'_> {
     }
 
     /// The tree of `dir` (at `rel`, its path from the root); `None` when nothing in it is kept.
-    fn dir(&mut self, dir: &CapDir, rel: &mut Vec<u8>) -> Result<Option<ObjectId>, CheckpointError> {
+    fn dir(
+        &mut self,
+        dir: &CapDir,
+        rel: &mut Vec<u8>,
+    ) -> Result<Option<ObjectId>, CheckpointError> {
         self.stats.dirs += 1;
         let listed = match dir.list_nofollow() {
             Ok(l) => l,
@@ -415,21 +411,20 @@ impl Walk<'_> {
     }
 }
 
-/// Walks the project under `root` and stores what the store does not have. `known`: the
-/// objects known to be stored (updated).
+/// Walks the project under `root` and stores what the store does not have. `global`: the
+/// person's global git excludes (`core.excludesFile`); `known`: the objects known to be stored
+/// (updated).
 pub fn walk(
     root: &CapDir,
     objects: &Objects,
     cfg: &ScanConfig,
+    global: Option<&Gitignore>,
     old: &StatCache,
     known: &mut HashSet<ObjectId>,
 ) -> Result<Walked, CheckpointError> {
     let mut ignores = Vec::new();
-    if cfg.global_gitignore {
-        let (gi, _) = Gitignore::global();
-        if !gi.is_empty() {
-            ignores.push((0, gi));
-        }
+    if let Some(gi) = global.filter(|g| !g.is_empty()) {
+        ignores.push((0, gi.clone()));
     }
     if let Ok(Some((dir, name))) = root.parent_nofollow(Path::new(".git/info/exclude")) {
         if let Some(gi) = read_ignore(&dir, &name) {
@@ -554,7 +549,11 @@ pub fn probe(
             let id = ObjectId::of_blob(&bytes);
             objects.put(&id, ObjectType::Blob, &bytes)?;
             Ok(Some(FileState {
-                kind: if fst.executable { Kind::Exec } else { Kind::File },
+                kind: if fst.executable {
+                    Kind::Exec
+                } else {
+                    Kind::File
+                },
                 size: bytes.len() as u64,
                 id,
             }))

@@ -119,13 +119,7 @@ impl StatCache {
         for (p, c) in entries {
             out.extend_from_slice(&(p.len() as u16).to_le_bytes());
             out.extend_from_slice(p);
-            for v in [
-                c.size,
-                c.mtime_ns as u64,
-                c.ctime_ns as u64,
-                c.ino,
-                c.dev,
-            ] {
+            for v in [c.size, c.mtime_ns as u64, c.ctime_ns as u64, c.ino, c.dev] {
                 out.extend_from_slice(&v.to_le_bytes());
             }
             out.push(u8::from(c.executable));
@@ -152,8 +146,10 @@ mod tests {
             dev: 5,
             executable: true,
         };
-        c.map
-            .insert(b"a/b".to_vec().into(), Cached::new(&s, ObjectId::of_blob(b"x")));
+        c.map.insert(
+            b"a/b".to_vec().into(),
+            Cached::new(&s, ObjectId::of_blob(b"x")),
+        );
         let bytes = c.encode();
         assert_eq!(StatCache::decode(&bytes).unwrap().map, c.map);
         for n in 0..bytes.len() {

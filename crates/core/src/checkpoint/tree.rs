@@ -285,11 +285,7 @@ impl Change {
 
 /// The files that differ between trees `a` and `b`, in path order; subtrees with the same id
 /// are skipped without being read.
-pub fn diff(
-    objects: &Objects,
-    a: &ObjectId,
-    b: &ObjectId,
-) -> Result<Vec<Change>, CheckpointError> {
+pub fn diff(objects: &Objects, a: &ObjectId, b: &ObjectId) -> Result<Vec<Change>, CheckpointError> {
     let mut out = Vec::new();
     diff_into(objects, Some(a), Some(b), Path::new(""), &mut out)?;
     Ok(out)
@@ -370,10 +366,10 @@ pub fn renames(changes: &[Change]) -> Vec<(PathBuf, PathBuf)> {
     let mut out = Vec::new();
     for c in changes.iter().filter(|c| c.is_added()) {
         let Some(after) = c.after else { continue };
-        if let Some(at) = deleted
-            .iter()
-            .position(|d| d.before.is_some_and(|b| b.id == after.id && b.kind == after.kind))
-        {
+        if let Some(at) = deleted.iter().position(|d| {
+            d.before
+                .is_some_and(|b| b.id == after.id && b.kind == after.kind)
+        }) {
             out.push((deleted[at].path.clone(), c.path.clone()));
             deleted.remove(at);
         }
