@@ -7,8 +7,9 @@
 //!     cargo run --release -p claude-context-core --example bench_checkpoint -- [FILES] [MB] [TURNS]
 //!
 //! Prints the first (cold) checkpoint and git's first snapshot, each turn's checkpoint and git
-//! snapshot (median / p90 / max, the ratio of the medians and the median of the per-turn
-//! ratios), and the store's growth over the turns against the bytes of the changed contents.
+//! snapshot (wall time median / p90 / max, the ratio of the medians and the median of the
+//! per-turn ratios; CPU time, which a loaded machine does not inflate), and the store's growth
+//! over the turns against the bytes of the changed contents.
 
 use claude_context_core::checkpoint::{Store, StoreOptions};
 use std::path::Path;
@@ -76,11 +77,18 @@ fn git(dir: &Path, index: &Path, args: &[&str]) -> String {
 
 /// Git's own snapshot of the tree (Zed's method): stage everything into the temporary index,
 /// write the tree.
-fn git_snapshot(dir: &Path, index: &Path) -> Duration {
-    let t = Instant::now();
+fn git_snapshot(dir: &Path, index: &Path) -> (Duration, Duration) {
+    let (t, c) = (Instant::now(), cpu(true));
     git(dir, index, &["add", "-A"]);
     git(dir, index, &["write-tree"]);
-    t.elapsed()
+    (t.elapsed(), cpu(true) - c)
+}
+
+/// The store's checkpoint: wall time and this process's CPU time.
+fn checkpoint(store: &mut Store, label: &str) -> (Duration, Duration) {
+    let (t, c) = (Instant::now(), cpu(false));
+    store.checkpoint(label).unwrap();
+    (t.elapsed(), cpu(false) - c)
 }
 
 fn dir_bytes(p: &Path) -> u64 {
@@ -96,6 +104,26 @@ fn dir_bytes(p: &Path) -> u64 {
         }
     }
     total
+}
+
+/// CPU time (user + system) of this process, or of its waited-for children.
+#[cfg(unix)]
+fn cpu(children: bool) -> Duration {
+    // SAFETY: getrusage fills the struct we pass.
+    let mut u: libc::rusage = unsafe { std::mem::zeroed() };
+    let who = if children {
+        libc::RUSAGE_CHILDREN
+    } else {
+        libc::RUSAGE_SELF
+    };
+    unsafe { libc::getrusage(who, &mut u) };
+    let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
+    tv(u.ru_utime) + tv(u.ru_stime)
+}
+
+#[cfg(not(unix))]
+fn cpu(_children: bool) -> Duration {
+    Duration::ZERO
 }
 
 fn ms(d: Duration) -> f64 {
@@ -158,26 +186,29 @@ fn main() {
         ..StoreOptions::default()
     };
     let mut store = Store::open(&state, &project, opts).unwrap();
-    let t = Instant::now();
-    store.checkpoint("cold").unwrap();
-    let cold = t.elapsed();
+    let (cold, cold_cpu) = checkpoint(&mut store, "cold");
     let cold_stats = store.last_stats().clone();
-    let git_cold = git_snapshot(&project, &index);
+    let (git_cold, git_cold_cpu) = git_snapshot(&project, &index);
     let store0 = dir_bytes(&state);
     println!(
-        "cold: checkpoint {:.0} ms ({} files read, {:.1} MB stored), git add -A + write-tree {:.0} ms",
+        "cold: checkpoint {:.0} ms (CPU {:.0} ms; {} files read, {:.1} MB stored), \
+         git add -A + write-tree {:.0} ms (CPU {:.0} ms)",
         ms(cold),
+        ms(cold_cpu),
         cold_stats.files_read,
         store0 as f64 / 1e6,
-        ms(git_cold)
+        ms(git_cold),
+        ms(git_cold_cpu)
     );
     // One warm-up each, as after the cold pass.
-    store.checkpoint("warm-up").unwrap();
+    checkpoint(&mut store, "warm-up");
     git_snapshot(&project, &index);
 
     let mut ours = Vec::new();
     let mut theirs = Vec::new();
     let mut ratios = Vec::new();
+    let mut ours_cpu = Vec::new();
+    let mut theirs_cpu = Vec::new();
     let mut changed_bytes = 0u64;
     let mut read = 0u64;
     for turn in 0..turns {
@@ -188,17 +219,16 @@ fn main() {
             changed_bytes += body.len() as u64;
             std::fs::write(project.join(rel), body).unwrap();
         }
-        let (o, g) = if turn % 2 == 0 {
-            let t = Instant::now();
-            store.checkpoint(&format!("turn {turn}")).unwrap();
-            let o = t.elapsed();
+        let label = format!("turn {turn}");
+        let ((o, oc), (g, gc)) = if turn % 2 == 0 {
+            let o = checkpoint(&mut store, &label);
             (o, git_snapshot(&project, &index))
         } else {
             let g = git_snapshot(&project, &index);
-            let t = Instant::now();
-            store.checkpoint(&format!("turn {turn}")).unwrap();
-            (t.elapsed(), g)
+            (checkpoint(&mut store, &label), g)
         };
+        ours_cpu.push(ms(oc));
+        theirs_cpu.push(ms(gc));
         read += store.last_stats().files_read;
         ours.push(ms(o));
         theirs.push(ms(g));
@@ -208,6 +238,8 @@ fn main() {
     let (om, o90, omax) = stats(&mut ours);
     let (gm, g90, gmax) = stats(&mut theirs);
     let (rm, _, _) = stats(&mut ratios);
+    let (ocm, oc90, _) = stats(&mut ours_cpu);
+    let (gcm, gc90, _) = stats(&mut theirs_cpu);
     println!(
         "turns: {turns} × {CHANGED} changed files ({:.1} files read per turn on average)",
         read as f64 / turns as f64
@@ -217,6 +249,11 @@ fn main() {
     println!(
         "  ratio of medians {:.2}×, median of per-turn ratios {rm:.2}×",
         om / gm
+    );
+    println!(
+        "  CPU time: checkpoint median {ocm:.1} ms p90 {oc90:.1} ms, git median {gcm:.1} ms \
+         p90 {gc90:.1} ms, ratio of medians {:.2}×",
+        ocm / gcm
     );
     println!(
         "store: {:.1} MB after the cold checkpoint, {:.1} MB after {turns} turns: grew {:.2} MB \

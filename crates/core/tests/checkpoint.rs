@@ -72,7 +72,7 @@ fn paths(changes: &[Change]) -> Vec<String> {
                 (Some(_), None) => "-",
                 _ => "M",
             };
-            format!("{tag} {}", c.path.display())
+            format!("{tag} {}", c.path.display()).replace('\\', "/")
         })
         .collect()
 }
@@ -228,6 +228,7 @@ fn restore_of_chosen_paths_only_touches_them_and_keeps_modes_and_links() {
     }
     let mut s = f.store();
     let a = s.checkpoint("a").unwrap();
+    #[cfg(unix)]
     assert_eq!(s.state_at(a, "run.sh").unwrap().unwrap().kind, Kind::Exec);
     std::fs::remove_file(f.root.join("run.sh")).unwrap();
     f.write("other.txt", b"2\n");
@@ -285,7 +286,7 @@ fn gitignore_rules_apply_without_git_and_git_itself_is_skipped() {
     let mut listed: Vec<String> = s
         .diff_files(a)
         .into_iter()
-        .map(|p| p.display().to_string())
+        .map(|p| p.display().to_string().replace('\\', "/"))
         .collect();
     listed.sort();
     assert_eq!(

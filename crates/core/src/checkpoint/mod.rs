@@ -682,10 +682,10 @@ impl Inner {
                 added += n;
             }
         }
-        if walked.cache.map != self.cache.map {
-            self.cache = walked.cache;
+        if walked.cache_changed {
             self.cache_dirty = true;
         }
+        self.cache = walked.cache;
         self.last_stats = walked.stats;
         self.add_bytes(added);
         self.record(origin, label, root)

@@ -55,6 +55,8 @@ pub struct ScanStats {
 pub struct Walked {
     pub root: ObjectId,
     pub cache: StatCache,
+    /// The cache differs from the one the walk started from.
+    pub cache_changed: bool,
     pub stats: ScanStats,
 }
 
@@ -156,6 +158,8 @@ struct Walk<'a> {
     /// The ignore files in force: the length of their directory's path prefix, the rules.
     ignores: Vec<(usize, Gitignore)>,
     writers: Option<Writers>,
+    /// An entry was added that the old cache did not have.
+    cache_changed: bool,
 }
 
 impl Walk<'_> {
@@ -278,6 +282,7 @@ impl Walk<'_> {
         self.store_blob(id, bytes)?;
         if fst.mtime_ns < self.racy_from && fst.size == size {
             self.new.map.insert(full.into(), Cached::new(&fst, id));
+            self.cache_changed = true;
         }
         Ok(Some(FileState {
             kind: kind_of(&fst),
@@ -356,21 +361,18 @@ impl Walk<'_> {
                 self.stats.ignored += 1;
                 continue;
             }
-            let name_path = as_path(&name).into_owned();
+            let name_path = as_path(&name);
             let state = match kind {
                 EntryType::Dir => {
                     let Ok(sub) = dir.open_subdir_nofollow(&name_path) else {
                         self.stats.unreadable += 1;
                         continue;
                     };
-                    match self.dir(&sub, rel)? {
-                        Some(id) => Some(FileState {
-                            kind: Kind::Dir,
-                            size: 0,
-                            id,
-                        }),
-                        None => None,
-                    }
+                    self.dir(&sub, rel)?.map(|id| FileState {
+                        kind: Kind::Dir,
+                        size: 0,
+                        id,
+                    })
                 }
                 EntryType::Symlink => {
                     self.stats.symlinks += 1;
@@ -379,8 +381,7 @@ impl Walk<'_> {
                 EntryType::File => match dir.stat_nofollow(&name_path) {
                     Ok((EntryType::File, st)) => {
                         self.stats.files += 1;
-                        let full = rel.clone();
-                        self.file(dir, &name_path, &full, &st)?
+                        self.file(dir, &name_path, rel, &st)?
                     }
                     // Swapped since the listing: left for the next checkpoint.
                     _ => {
@@ -457,20 +458,24 @@ pub fn walk(
             objects,
             cfg,
             old,
-            new: StatCache::default(),
+            new: StatCache {
+                map: std::collections::HashMap::with_capacity(old.map.len()),
+            },
             known,
             stats: ScanStats::default(),
             racy_from,
             ignores,
             writers,
+            cache_changed: false,
         };
         let mut rel = Vec::new();
         let r = w.dir(root, &mut rel);
         // Closing the channel lets the writers finish what is queued and stop.
         w.writers = None;
-        r.map(|root| (root, w.new, w.stats))
+        let changed = w.cache_changed || w.new.map.len() != old.map.len();
+        r.map(|root| (root, w.new, w.stats, changed))
     });
-    let (root_id, cache, mut stats) = result?;
+    let (root_id, cache, mut stats, cache_changed) = result?;
     if let Ok(mut slot) = error.lock() {
         if let Some(e) = slot.take() {
             return Err(e);
@@ -485,6 +490,7 @@ pub fn walk(
     Ok(Walked {
         root: root_id,
         cache,
+        cache_changed,
         stats,
     })
 }
