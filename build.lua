@@ -2,10 +2,11 @@
 -- key needed; inside its coroutine, progress shows in the :Lazy window). Other plugin managers:
 --   nvim -l build.lua        (from the plugin directory, or with its path)
 -- It installs the native library into lib/: this platform's prebuilt release asset for this
--- version, checksum-verified and load-checked, or, when there is none (or no network, or it does
--- not match), a `cargo build --release`. See :help claude-context-install.
+-- version, accepted only when it matches the checksum the plugin pins (pins/v<version>.sha256),
+-- then load-checked; or, when there is no pin, no asset, no network or no match, a
+-- `cargo build --release`. See :help claude-context-install.
 local root = vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":p:h")
-local install = package.loaded["claude_context.install"] or dofile(root .. "/lua/claude_context/install.lua")
+local install = package.loaded["claude_context.install"] or dofile(root .. "/lua/claude_context/install/init.lua")
 
 local in_lazy = coroutine.running() ~= nil and package.loaded["lazy.async"] ~= nil
 local res = install.run({

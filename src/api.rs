@@ -129,6 +129,36 @@ pub fn create(lua: &Lua) -> mlua::Result<Table> {
         lua.create_function(|_, ()| guard("status", || Ok(status_json())))?,
     )?;
 
+    // Claude Code sessions (from hooks): the turns, and "the person looked at a session".
+    t.set(
+        "turns",
+        lua.create_function(|_, session: Option<String>| {
+            guard("turns", || {
+                Ok(SERVER.with(|s| {
+                    s.borrow().as_ref().map(|srv| {
+                        let turns = srv.shared().sessions.turns(session.as_deref());
+                        serde_json::to_string(&turns).unwrap_or_default()
+                    })
+                }))
+            })
+        })?,
+    )?;
+
+    t.set(
+        "session_seen",
+        lua.create_function(|_, id: String| {
+            guard("session_seen", || {
+                Ok(SERVER.with(|s| {
+                    s.borrow().as_ref().and_then(|srv| {
+                        let now = claude_context_core::turns::now_ms();
+                        let change = srv.shared().sessions.seen(&id, now)?;
+                        serde_json::to_string(&change).ok()
+                    })
+                }))
+            })
+        })?,
+    )?;
+
     t.set(
         "update_state",
         lua.create_function(|_, state: String| {

@@ -1,6 +1,6 @@
 -- Not a module: run as `nvim --clean --headless -l check_native.lua <library>` by the installer
--- (lua/claude_context/install.lua) to check a library before it is installed, in a child Neovim
--- so that a broken one cannot crash the editor that asked. Prints `version <v>` and exits 0 when
+-- (lua/claude_context/install/verify.lua) to check a library before it is installed, in a child
+-- Neovim so that a broken one cannot crash the editor that asked. Prints `version <v>` and exits 0 when
 -- the library loads, reports its version and initialises; otherwise prints why and exits 1.
 local path = _G.arg and _G.arg[1]
 local function fail(msg)

@@ -17,9 +17,14 @@ local M = {}
 ---@field editor_wait_ms integer A tool needing the main thread waits this long for it, then answers "busy"
 ---@field ide claude_context.IdeConfig Claude Code IDE integration
 ---@field security claude_context.SecurityConfig What tools may do beyond the safe defaults
+---@field workspace claude_context.WorkspaceConfig What the model (`/mcp`) may reach besides the project root
 
 ---@class claude_context.SecurityConfig
 ---@field allow_write string[] Protected files (|claude-context-security|) tools may write anyway: globs relative to the project root
+
+---@class claude_context.WorkspaceConfig
+---@field extra_roots string[] More directories the model may reach (|claude-context-security-roots|)
+---@field allow_lsp_roots boolean Language servers' workspace folders count as roots too (default false)
 
 ---@class claude_context.IdeConfig
 ---@field track_selection boolean Send selection_changed as the cursor/selection moves
@@ -47,6 +52,10 @@ M.defaults = {
   },
   security = {
     allow_write = {},
+  },
+  workspace = {
+    extra_roots = {},
+    allow_lsp_roots = false,
   },
 }
 
@@ -102,6 +111,20 @@ function M.resolve(opts)
     end
     return true
   end, "a list of glob strings")
+  vim.validate("workspace", cfg.workspace, "table")
+  vim.validate("workspace.extra_roots", cfg.workspace.extra_roots, function(v)
+    if type(v) ~= "table" then
+      return false
+    end
+    for _, p in ipairs(v) do
+      local full = type(p) == "string" and vim.fn.expand(p) or ""
+      if not (vim.startswith(full, "/") or full:match("^%a:[/\\]")) then
+        return false
+      end
+    end
+    return true
+  end, "a list of absolute directory paths (~ expands)")
+  vim.validate("workspace.allow_lsp_roots", cfg.workspace.allow_lsp_roots, "boolean")
   vim.validate("ide.name", cfg.ide.name, function(v)
     return type(v) == "string" and vim.trim(v) ~= ""
   end, "a non-empty string")
@@ -158,6 +181,18 @@ function M.to_native(cfg)
   -- An empty Lua table would encode as a JSON object: only a non-empty list is sent.
   if #cfg.security.allow_write > 0 then
     t.security = { allow_write = cfg.security.allow_write }
+  end
+  -- Only what differs from the defaults is sent (an empty list would encode as an object).
+  if #cfg.workspace.extra_roots > 0 or cfg.workspace.allow_lsp_roots then
+    t.workspace = {
+      extra_roots = vim.tbl_map(function(p)
+        return vim.fs.normalize(vim.fn.expand(p))
+      end, cfg.workspace.extra_roots),
+      allow_lsp_roots = cfg.workspace.allow_lsp_roots,
+    }
+    if #t.workspace.extra_roots == 0 then
+      t.workspace.extra_roots = nil
+    end
   end
   for _, f in ipairs(M.native_hooks) do
     f(cfg, t)

@@ -28,12 +28,14 @@ function M.provenance_line(path)
     return "origin: not recorded (not installed by :ClaudeContext build, build.lua or make)"
   end
   if p.source == "download" then
-    return ("origin: downloaded prebuilt v%s for %s from %s on %s, sha256 %s (verified)"):format(
+    return ("origin: downloaded prebuilt v%s for %s from %s on %s, sha256 %s (%s)"):format(
       tostring(p.version),
       tostring(p.target),
       tostring(p.url),
       tostring(p.installed_at),
-      tostring(p.sha256)
+      tostring(p.sha256),
+      p.pins and ("verified against " .. tostring(p.pins))
+        or "checked only against the download server's checksum: :ClaudeContext build installs a pinned one"
     )
   end
   return ("origin: built locally (%s) v%s on %s, sha256 %s"):format(
@@ -65,7 +67,7 @@ function M.check()
     h.error(err, {
       ":ClaudeContext build (or :Lazy build claude-context.nvim) downloads the prebuilt library for "
         .. (target or ("this system: " .. tostring(why)))
-        .. ", verifies its checksum, and builds it with cargo when there is none",
+        .. ", verifies it against the checksum the plugin pins, and builds it with cargo when there is none",
       "Or run `make` in " .. native.plugin_root() .. " (needs a Rust toolchain)",
     })
   end

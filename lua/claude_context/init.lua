@@ -16,6 +16,8 @@ config.extra_keys.terminal = true
 config.extra_keys.claude = true
 -- install = { url = … }: where :ClaudeContext build downloads from (claude_context.install).
 config.extra_keys.install = true
+-- sessions = { hooks, notify, bell, desktop }: claude_context.sessions_state.
+config.extra_keys.sessions = true
 
 M.version = require("claude_context.version")
 
@@ -121,6 +123,13 @@ table.insert(M._setup_hooks, function(options)
   require("claude_context.status").watch()
 end)
 
+-- Session states from Claude Code's hooks: setup{sessions = …} is checked here.
+table.insert(M._setup_hooks, function(options)
+  if options.sessions ~= nil then
+    require("claude_context.sessions_state").resolve(options.sessions)
+  end
+end)
+
 -- Claude sessions: checks setup{claude = …} (the module adds its native fields).
 table.insert(M._setup_hooks, function(options)
   if wanted(options, "claude", "claude_context.session") then
@@ -158,6 +167,8 @@ function M.start(o)
   install_autocmds()
   -- The IDE tools' handlers, selection_changed tracking and the active-editor window.
   require("claude_context.ide").start()
+  -- Session states from Claude Code's hooks (the bridge's session_state requests).
+  require("claude_context.sessions_state").start()
   local st = vim.json.decode(res)
   if not o.silent then
     notify(("bridge listening on 127.0.0.1:%d"):format(st.port))
@@ -205,7 +216,21 @@ function M.status()
   end
   local s = require("claude_context.native").load().status()
   -- activity, ide_clients, mcp_clients, diffs_waiting, runs: see claude_context.status.
-  return s and require("claude_context.status").decorate(vim.json.decode(s)) or nil
+  if not s then
+    return nil
+  end
+  local st = require("claude_context.status").decorate(vim.json.decode(s))
+  -- sessions: see claude_context.sessions_state.
+  st.sessions = vim.tbl_map(require("claude_context.sessions_state").clean, st.sessions or {})
+  return st
+end
+
+---The turns of the Claude Code sessions the bridge heard of through hooks, oldest first (of
+---session `session` when given): `{ id, session, name, prompt, start_ms, end_ms, files }`.
+---@param session string?
+---@return table[]
+function M.turns(session)
+  return require("claude_context.sessions_state").turns(session)
 end
 
 ---Calls a bridge tool; `cb(result)` gets the MCP CallToolResult table (or `{error=…}`).

@@ -190,6 +190,8 @@ function M.job_env(port, opts)
   for k, v in pairs(opts.env or {}) do
     env[k] = tostring(v)
   end
+  -- Hooks: the terminal's name for the session-state events (claude_context.hooks).
+  require("claude_context.hooks").add_env(env, M.session)
   env.CLAUDE_CODE_SSE_PORT = tostring(port)
   env.ENABLE_IDE_INTEGRATION = "true"
   env.no_proxy = M.extend_no_proxy(vim.env.no_proxy)
@@ -675,6 +677,8 @@ function M.start(extra)
     mcp_file = res
   end
   local cmd = M.build_cmd(opts, mcp_file, prog)
+  -- Hooks: --settings with the session-state hooks (claude_context.hooks).
+  require("claude_context.hooks").add_args(cmd, extra)
   vim.list_extend(cmd, extra or {})
 
   local provider = opts.provider
@@ -1086,7 +1090,9 @@ function M.register_commands(commands)
         prompt = "Claude session",
         kind = "claude_context.session",
         format_item = function(it)
-          return ("%s%s (%s)"):format(it.current and "* " or "  ", it.name, it.running and "running" or "not running")
+          -- What its Claude does (state, project, elapsed, prompt), from the hooks.
+          local doing = require("claude_context.sessions_state").describe(it.name)
+          return ("%s%s (%s)%s"):format(it.current and "* " or "  ", it.name, it.running and "running" or "not running", doing and (": " .. doing) or "")
         end,
       }, function(choice)
         go(choice and choice.name)

@@ -1,15 +1,19 @@
 """A loopback stand-in for the release download host, for tests/nvim/install*_spec.lua.
 
-Usage: asset_server.py DIR  -- serves DIR on 127.0.0.1 (a free port, printed as "port N" on the
-first line of stdout) until stdin closes.
+Usage: asset_server.py DIR CERT KEY  -- serves DIR on 127.0.0.1 over https (CERT/KEY: a
+throwaway self-signed certificate the test made) and over plain http, each on a free port,
+printed as "port N" and "http_port M" on stdout, until stdin closes.
 
 Paths under /truncate/ serve the same files, but announce the full Content-Length and close the
 connection after half of the body: a download cut off mid-way.
-Every request is appended to DIR/requests.log (one path a line).
+Paths under /redirect-http/ answer 302 to the same path (without the prefix) on the plain-http
+port: a redirect away from https.
+Every request is appended to DIR/requests.log (one a line: "https <path>" or "http <path>").
 """
 
 import http.server
 import os
+import ssl
 import sys
 import threading
 
@@ -20,7 +24,14 @@ class Handler(http.server.SimpleHTTPRequestHandler):
 
     def do_GET(self):
         with open(os.path.join(self.server.root, "requests.log"), "a") as f:
-            f.write(self.path + "\n")
+            f.write(f"{self.server.scheme} {self.path}\n")
+        if self.path.startswith("/redirect-http/"):
+            rest = self.path[len("/redirect-http"):]
+            self.send_response(302)
+            self.send_header("Location", f"http://127.0.0.1:{self.server.http_port}{rest}")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
         if self.path.startswith("/truncate/"):
             rel = self.path[len("/truncate/"):]
             path = os.path.join(self.server.root, rel)
@@ -28,10 +39,7 @@ class Handler(http.server.SimpleHTTPRequestHandler):
                 self.send_error(404)
                 return
             data = open(path, "rb").read()
-            if path.endswith(".sha256"):
-                body = data
-            else:
-                body = data[: len(data) // 2]
+            body = data[: len(data) // 2]
             self.send_response(200)
             self.send_header("Content-Length", str(len(data)))
             self.end_headers()
@@ -42,18 +50,33 @@ class Handler(http.server.SimpleHTTPRequestHandler):
         super().do_GET()
 
 
-def main():
-    root = os.path.abspath(sys.argv[1])
-
+def serve(root, scheme, ctx=None):
     def handler(*args, **kwargs):
         return Handler(*args, directory=root, **kwargs)
 
     srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    if ctx is not None:
+        # The TLS handshake happens in the request's thread, not in the accepting one.
+        srv.socket = ctx.wrap_socket(srv.socket, server_side=True, do_handshake_on_connect=False)
     srv.root = root
-    print(f"port {srv.server_address[1]}", flush=True)
+    srv.scheme = scheme
     threading.Thread(target=srv.serve_forever, daemon=True).start()
+    return srv
+
+
+def main():
+    root = os.path.abspath(sys.argv[1])
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.load_cert_chain(sys.argv[2], sys.argv[3])
+    plain = serve(root, "http")
+    secure = serve(root, "https", ctx)
+    for s in (plain, secure):
+        s.http_port = plain.server_address[1]
+    print(f"port {secure.server_address[1]}", flush=True)
+    print(f"http_port {plain.server_address[1]}", flush=True)
     sys.stdin.read()
-    srv.shutdown()
+    secure.shutdown()
+    plain.shutdown()
 
 
 if __name__ == "__main__":

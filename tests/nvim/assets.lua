@@ -1,5 +1,7 @@
--- Release assets on a loopback HTTP server (tests/nvim/asset_server.py) for the installer specs,
--- and a stand-in for cargo that records that it ran.
+-- Release assets on a loopback https server (tests/nvim/asset_server.py, with a throwaway
+-- self-signed certificate that curl trusts through CURL_CA_BUNDLE, set here for this test
+-- process only) for the installer specs, the plugin's pins for them, and a stand-in for cargo
+-- that records that it ran.
 local h = dofile(vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":p:h") .. "/helpers.lua")
 local M = {}
 
@@ -21,33 +23,70 @@ M.target = assert(install.target())
 M.real_lib = M.root .. "/lib/" .. install.lib_name()
 M.real_relay = M.root .. "/lib/" .. install.relay_name()
 
----Starts the server on a fresh directory. Returns {dir, url, stop}.
+---A self-signed certificate for 127.0.0.1, made once per test process; curl (run by the
+---installer from this process) trusts it through CURL_CA_BUNDLE.
+local function certificate()
+  if M.cert then
+    return M.cert, M.key
+  end
+  local dir = h.tmpdir()
+  local cert, key = dir .. "/cert.pem", dir .. "/key.pem"
+  local r = vim
+    .system({
+      "openssl",
+      "req",
+      "-x509",
+      "-newkey",
+      "rsa:2048",
+      "-nodes",
+      "-keyout",
+      key,
+      "-out",
+      cert,
+      "-days",
+      "2",
+      "-subj",
+      "/CN=127.0.0.1",
+      "-addext",
+      "subjectAltName=IP:127.0.0.1",
+    }, { text = true })
+    :wait(60000)
+  h.eq(0, r.code, "openssl made no certificate: " .. (r.stderr or ""))
+  M.cert, M.key = cert, key
+  vim.env.CURL_CA_BUNDLE = cert
+  return cert, key
+end
+
+---Starts the server on a fresh directory. Returns {dir, url (https), http_url, stop, requests}.
 function M.serve()
   h.ok(vim.uv.fs_stat(M.real_lib), "build the library first: make build (missing " .. M.real_lib .. ")")
+  local cert, key = certificate()
   local dir = h.tmpdir()
   local srv = { dir = dir, out = "" }
-  srv.proc = vim.system({ python(), here .. "/asset_server.py", dir }, {
+  srv.proc = vim.system({ python(), here .. "/asset_server.py", dir, cert, key }, {
     stdin = true,
     stdout = function(_, data)
       srv.out = srv.out .. (data or "")
     end,
   })
   local port = h.wait_for(function()
-    return srv.out:match("port (%d+)")
+    return srv.out:match("http_port %d+\n") and srv.out:match("^port (%d+)")
   end, 10000, "the asset server's port")
-  srv.url = "http://127.0.0.1:" .. port
+  srv.url = "https://127.0.0.1:" .. port
+  srv.http_url = "http://127.0.0.1:" .. srv.out:match("http_port (%d+)")
   function srv.stop()
     pcall(srv.proc.write, srv.proc, nil)
     srv.proc:wait(2000)
   end
-  ---The request paths, in order.
+  ---The requests, in order: "https <path>" or "http <path>".
   function srv.requests()
     return vim.split(vim.trim(h.read(dir .. "/requests.log") or ""), "\n", { trimempty = true })
   end
   return srv
 end
 
----Publishes the library (and relay) as release assets of `version` under the server's directory.
+---Publishes the library (and relay) as release assets of `version` under the server's directory,
+---each with the `.sha256` the server vouches for it with (which the installer must ignore).
 ---o.lib_bytes replaces the library's bytes; o.lib_sha replaces its published checksum.
 function M.publish(srv, version, o)
   o = o or {}
@@ -60,6 +99,24 @@ function M.publish(srv, version, o)
   local lib_sha = o.lib_sha or install.sha256_file(vdir .. "/" .. names.lib)
   h.write(vdir .. "/" .. names.lib .. ".sha256", lib_sha .. "  " .. names.lib .. "\n")
   h.write(vdir .. "/" .. names.relay .. ".sha256", install.sha256_file(vdir .. "/" .. names.relay) .. "  " .. names.relay .. "\n")
+  return names
+end
+
+---Writes the pins a release commit carries (`pins/v<version>.sha256`) into the plugin checkout
+---`root`: the real library and relay unless o.lib_sha / o.relay_sha say otherwise.
+function M.pin(root, version, o)
+  o = o or {}
+  local names = install.asset_names(version, M.target)
+  vim.fn.mkdir(root .. "/pins", "p")
+  h.write(
+    ("%s/pins/v%s.sha256"):format(root, version),
+    table.concat({
+      "# pinned by the test",
+      (o.lib_sha or install.sha256_file(M.real_lib)) .. "  " .. names.lib,
+      (o.relay_sha or install.sha256_file(M.real_relay)) .. "  " .. names.relay,
+      "",
+    }, "\n")
+  )
   return names
 end
 
@@ -89,8 +146,12 @@ end
 ---A copy of the files build.lua needs, in a fresh directory (so it installs there).
 function M.plugin_copy()
   local dir = h.tmpdir()
-  vim.fn.mkdir(dir .. "/lua/claude_context", "p")
-  for _, f in ipairs({ "build.lua", "lua/claude_context/install.lua", "lua/claude_context/version.lua", "lua/claude_context/check_native.lua" }) do
+  vim.fn.mkdir(dir .. "/lua/claude_context/install", "p")
+  local files = { "build.lua", "lua/claude_context/version.lua", "lua/claude_context/check_native.lua" }
+  for name in vim.fs.dir(M.root .. "/lua/claude_context/install") do
+    table.insert(files, "lua/claude_context/install/" .. name)
+  end
+  for _, f in ipairs(files) do
     h.write(dir .. "/" .. f, assert(h.read(M.root .. "/" .. f)))
   end
   return dir

@@ -167,10 +167,11 @@ return {
       wait_for(function()
         return #folders().folders == 3
       end, 3000, "the removed LSP folder gone")
-      -- fs-get-project-info: the current buffer's LSP root wins over git/cwd.
+      -- fs-get-project-info: the current buffer's LSP root lies outside the cwd, so it does not
+      -- move the project root (roots_spec covers an LSP root inside the cwd, which wins).
       local info = h.call("fs-get-project-info").structuredContent
-      eq("lsp", info.project_root_source)
-      eq(lsp_root, info.project_root)
+      eq("cwd", info.project_root_source)
+      eq(cwd, info.project_root)
       vim.lsp.stop_client(id, true)
       wait_for(function()
         return #folders().folders == 1

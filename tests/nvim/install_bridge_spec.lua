@@ -90,7 +90,7 @@ return {
       local text = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), "\n")
       contains(text, "the native library is not built")
       contains(text, ":ClaudeContext build")
-      contains(text, "verifies its checksum")
+      contains(text, "verifies it against the checksum the plugin pins")
       ok(not text:find("auto_start = true", 1, true), "no auto_start = true advice:\n" .. text)
       ok(not text:find("stack traceback", 1, true), text)
       vim.cmd("bwipeout!")
@@ -101,6 +101,7 @@ return {
     function()
       local srv = A.serve()
       A.publish(srv, A.version)
+      A.pin(empty, A.version)
       vim.env.CLAUDE_CONTEXT_DOWNLOAD_URL = srv.url
       vim.env.CLAUDE_CONTEXT_CARGO = "/nonexistent/cargo"
       notes = {}
@@ -123,7 +124,7 @@ return {
       vim.cmd("checkhealth claude_context")
       local text = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), "\n")
       contains(text, "origin: downloaded prebuilt v" .. A.version)
-      contains(text, "(verified)")
+      contains(text, "(verified against pins/v" .. A.version .. ".sha256)")
       contains(text, require("claude_context.install").sha256_file(A.real_lib))
       vim.cmd("bwipeout!")
     end,

@@ -1,8 +1,10 @@
--- The installer (lua/claude_context/install.lua, run by build.lua and :ClaudeContext build)
--- against release assets on a loopback HTTP server: a good asset installs by rename with its
--- provenance recorded; a bad checksum, a truncated download, a 404, no network, a wrong version
--- and a library that does not load are each refused with a clear message and fall back to the
--- cargo build (a stand-in that records it ran). Needs `make build` (the "good" asset).
+-- The installer (lua/claude_context/install/, run by build.lua and :ClaudeContext build) against
+-- release assets on a loopback https server: an asset the plugin pins installs by rename with
+-- its provenance recorded; a self-served asset with its own matching checksum, no pin for the
+-- version, plain http, a redirect to http, a checksum that is not the pinned one, a truncated
+-- download, a 404, no network, a wrong version and a library that does not load are each
+-- refused with a clear message and fall back to the cargo build (a stand-in that records it
+-- ran). Needs `make build` (the "good" asset).
 local here = vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":p:h")
 local h = dofile(here .. "/helpers.lua")
 local A = dofile(here .. "/assets.lua")
@@ -11,12 +13,23 @@ local install = require("claude_context.install")
 
 local srv = A.serve()
 
----Installs into a fresh plugin directory from `url`, with the fake cargo.
+---Installs into a fresh plugin directory from `url`, with the fake cargo. The directory pins
+---the real library and relay for A.version unless o.pin is false (or a table: A.pin's options).
 local function run(o)
+  o = o or {}
   local dest = h.tmpdir()
   local cargo = A.fake_cargo()
-  local res = install.run(vim.tbl_extend("force", { root = dest, url = srv.url, cargo = cargo.cmd, start = false }, o or {}))
+  if o.pin ~= false then
+    A.pin(dest, o.version or A.version, type(o.pin) == "table" and o.pin or nil)
+  end
+  o.pin = nil
+  local res = install.run(vim.tbl_extend("force", { root = dest, url = srv.url, cargo = cargo.cmd, start = false }, o))
   return res, dest, cargo
+end
+
+---The requests the server saw from `mark` on (its index into srv.requests()).
+local function requests_since(mark)
+  return vim.list_slice(srv.requests(), mark + 1)
 end
 
 local function lib_of(dest)
@@ -43,13 +56,14 @@ end
 
 return {
   {
-    "a good asset installs by rename, verified, with its provenance recorded, and cargo does not run",
+    "installer_accepts_a_pinned_asset: it installs by rename, verified against the pin, with its provenance recorded, and cargo does not run",
     function()
       local names = A.publish(srv, A.version)
+      local mark = #srv.requests()
       local res, dest, cargo = run()
       eq(true, res.ok, res.message)
       eq("download", res.source)
-      contains(res.message, "sha256 verified")
+      contains(res.message, "sha256 verified against pins/v" .. A.version .. ".sha256")
       local want = install.sha256_file(A.real_lib)
       eq(want, install.sha256_file(lib_of(dest)), "the installed library is the asset")
       eq(install.sha256_file(A.real_relay), install.sha256_file(dest .. "/lib/" .. install.relay_name()))
@@ -60,10 +74,12 @@ return {
       eq(want, p.sha256)
       eq(A.version, p.version)
       eq(srv.url .. "/v" .. A.version .. "/" .. names.lib, p.url)
-      -- The checksum is fetched before the asset itself.
-      local reqs = srv.requests()
-      eq("/v" .. A.version .. "/" .. names.lib .. ".sha256", reqs[#reqs - 3])
-      eq("/v" .. A.version .. "/" .. names.lib, reqs[#reqs - 2])
+      eq("pins/v" .. A.version .. ".sha256", p.pins)
+      -- The server's own .sha256 files are not even asked for: what is accepted is the pin.
+      eq({
+        "https /v" .. A.version .. "/" .. names.lib,
+        "https /v" .. A.version .. "/" .. names.relay,
+      }, requests_since(mark))
       no_leftovers(dest)
     end,
   },
@@ -72,6 +88,7 @@ return {
     function()
       A.publish(srv, A.version)
       local dest = h.tmpdir()
+      A.pin(dest, A.version)
       vim.fn.mkdir(dest .. "/lib", "p")
       h.write(lib_of(dest), "the old library")
       local fd = assert(vim.uv.fs_open(lib_of(dest), "r", 0))
@@ -83,12 +100,81 @@ return {
     end,
   },
   {
-    "a bad checksum is refused and the cargo build runs instead",
+    "an asset that is not the one pinned is refused and the cargo build runs instead",
     function()
-      A.publish(srv, A.version, { lib_sha = string.rep("0", 64) })
-      local res, dest, cargo = run()
+      A.publish(srv, A.version)
+      local res, dest, cargo = run({ pin = { lib_sha = string.rep("0", 64) } })
       fell_back(res, dest, cargo, "checksum mismatch")
-      contains(res.download_error, "expected " .. string.rep("0", 64))
+      contains(res.download_error, "the plugin pins " .. string.rep("0", 64))
+    end,
+  },
+  {
+    "installer_refuses_self_served_checksum: a self-served library with its own matching checksum is refused, before anything loads it",
+    function()
+      -- A loadable library of the right version, but not the released one: the server (or a
+      -- mirror) vouches for it with its own matching .sha256.
+      local names = A.publish(srv, A.version, { lib_bytes = assert(h.read(A.real_lib)) .. "self-served" })
+      local res, dest, cargo = run()
+      fell_back(res, dest, cargo, "checksum mismatch for " .. names.lib)
+      contains(res.download_error, "the plugin pins " .. install.sha256_file(A.real_lib))
+      eq(install.sha256_file(A.real_lib), install.sha256_file(lib_of(dest)), "what got installed is cargo's build")
+      -- Not a library at all, with a matching checksum: refused by the pin, not by the load
+      -- check (the load check would have run its code).
+      A.publish(srv, A.version, { lib_bytes = string.rep("not a library ", 1000) })
+      res, dest, cargo = run()
+      fell_back(res, dest, cargo, "checksum mismatch for " .. names.lib)
+      ok(not res.download_error:find("cannot load it", 1, true), res.download_error)
+      -- The same through a mirror named by $CLAUDE_CONTEXT_DOWNLOAD_URL.
+      vim.env.CLAUDE_CONTEXT_DOWNLOAD_URL = srv.url
+      res, dest, cargo = run({ url = "" })
+      vim.env.CLAUDE_CONTEXT_DOWNLOAD_URL = nil
+      fell_back(res, dest, cargo, "checksum mismatch for " .. names.lib)
+    end,
+  },
+  {
+    "installer_without_pin_builds_from_source: no pin for this version, no download, and the message says why",
+    function()
+      A.publish(srv, A.version)
+      local mark = #srv.requests()
+      local res, dest, cargo = run({ pin = false })
+      fell_back(res, dest, cargo, "pins no prebuilt assets")
+      contains(res.message, "pins/v" .. A.version .. ".sha256 is absent")
+      eq({}, requests_since(mark), "nothing was downloaded")
+      -- A pin file without this platform's assets: the same.
+      local dest2 = h.tmpdir()
+      vim.fn.mkdir(dest2 .. "/pins", "p")
+      h.write(dest2 .. "/pins/v" .. A.version .. ".sha256", string.rep("a", 64) .. "  other-asset\n")
+      res = install.run({ root = dest2, url = srv.url, cargo = A.fake_cargo().cmd, start = false })
+      eq("cargo", res.source, res.message)
+      contains(res.download_error, "pins no " .. install.asset_names(A.version, A.target).lib)
+      -- A malformed pin file is not used.
+      h.write(dest2 .. "/pins/v" .. A.version .. ".sha256", "deadbeef  " .. install.asset_names(A.version, A.target).lib .. "\n")
+      res = install.run({ root = dest2, url = srv.url, cargo = A.fake_cargo().cmd, start = false })
+      eq("cargo", res.source, res.message)
+      contains(res.download_error, "line 1 is not")
+      eq({}, requests_since(mark), "nothing was downloaded")
+    end,
+  },
+  {
+    "installer_refuses_http: a plain-http download URL is refused before anything is fetched",
+    function()
+      A.publish(srv, A.version)
+      local mark = #srv.requests()
+      local res, dest, cargo = run({ url = srv.http_url })
+      fell_back(res, dest, cargo, "downloads are https only")
+      eq({}, requests_since(mark), "nothing was fetched over http")
+    end,
+  },
+  {
+    "installer_refuses_redirect_to_http: an https URL redirecting to http is refused",
+    function()
+      A.publish(srv, A.version)
+      local mark = #srv.requests()
+      local res, dest, cargo = run({ url = srv.url .. "/redirect-http" })
+      fell_back(res, dest, cargo, "refused a redirect away from https")
+      for _, r in ipairs(requests_since(mark)) do
+        ok(r:find("^https "), "a request over http: " .. r)
+      end
     end,
   },
   {
@@ -110,7 +196,7 @@ return {
   {
     "no network (nothing listening) falls back to cargo",
     function()
-      local res, dest, cargo = run({ url = "http://127.0.0.1:9" })
+      local res, dest, cargo = run({ url = "https://127.0.0.1:9" })
       fell_back(res, dest, cargo, "127.0.0.1:9")
     end,
   },
@@ -119,7 +205,7 @@ return {
     function()
       -- The plugin says 0.0.9: the published library (and the one cargo builds) report A.version.
       A.publish(srv, "0.0.9")
-      local res, dest, cargo = run({ version = "0.0.9" })
+      local res, dest, cargo = run({ version = "0.0.9", pin = {} })
       contains(res.download_error, ("it reports version %s, but this plugin is 0.0.9"):format(A.version))
       ok(h.read(cargo.record), "the cargo fallback ran")
       eq(false, res.ok)
@@ -131,8 +217,9 @@ return {
   {
     "a library that does not load is refused, even with a matching checksum",
     function()
-      A.publish(srv, A.version, { lib_bytes = string.rep("not a library ", 1000) })
-      local res, dest, cargo = run()
+      local garbage = string.rep("not a library ", 1000)
+      A.publish(srv, A.version, { lib_bytes = garbage })
+      local res, dest, cargo = run({ pin = { lib_sha = install.sha256(garbage) } })
       fell_back(res, dest, cargo, "was refused: cannot load it")
     end,
   },
@@ -207,6 +294,7 @@ return {
     function()
       A.publish(srv, A.version)
       local plugin = A.plugin_copy()
+      A.pin(plugin, A.version)
       local r = vim
         .system({ vim.v.progpath, "--clean", "--headless", "-l", plugin .. "/build.lua" }, {
           env = { CLAUDE_CONTEXT_DOWNLOAD_URL = srv.url, CLAUDE_CONTEXT_CARGO = "/nonexistent/cargo" },
@@ -224,6 +312,7 @@ return {
     function()
       A.publish(srv, A.version)
       local plugin = A.plugin_copy()
+      A.pin(plugin, A.version)
       h.write(plugin .. "/Makefile", assert(h.read(A.root .. "/Makefile")))
       local r = vim
         .system({ "make", "-C", plugin, "build", "CARGO=/nonexistent/cargo", "NVIM_FOR_BUILD=" .. vim.v.progpath }, {
@@ -242,6 +331,7 @@ return {
     function()
       A.publish(srv, A.version)
       local plugin = A.plugin_copy()
+      A.pin(plugin, A.version)
       vim.env.CLAUDE_CONTEXT_DOWNLOAD_URL = srv.url
       -- lazy.async's contract: the build runs in a coroutine of an Async; suspend() yields until
       -- resume(); a yielded string is a progress message.
@@ -322,6 +412,31 @@ return {
       ok(vim.tbl_contains(yielded, "Compiling claude-context-core v0 (fake)"), vim.inspect(yielded))
       contains(yielded[#yielded], "built and installed the library")
       eq("cargo", install.provenance(lib_of(plugin)).source)
+    end,
+  },
+  {
+    "the release workflow writes the pin file in the format the installer reads",
+    function()
+      -- The lines of .github/workflows/release.yml that write pins/vV.sha256, run on assets with
+      -- their .sha256 as the build jobs stage them (Windows' sha256sum marks binary files "*").
+      local wf = assert(h.read(A.root .. "/.github/workflows/release.yml"))
+      local script = wf:match("\n(%s*mkdir %-p pins\n.-\n%s*} > \"pins/%$tag%.sha256\")\n")
+      ok(script, "release.yml writes pins/$tag.sha256")
+      local dir = h.tmpdir()
+      local names = install.asset_names("9.9.9", A.target)
+      local win = install.asset_names("9.9.9", "x86_64-pc-windows-msvc")
+      vim.fn.mkdir(dir .. "/dist", "p")
+      local sums = {}
+      for i, name in ipairs({ names.lib, names.relay, win.lib }) do
+        h.write(dir .. "/dist/" .. name, ("asset %d"):format(i))
+        sums[name] = install.sha256(("asset %d"):format(i))
+        local mark = name == win.lib and " *" or "  "
+        h.write(dir .. "/dist/" .. name .. ".sha256", sums[name] .. mark .. name .. "\n")
+      end
+      local r = vim.system({ "bash", "-euc", "tag=v9.9.9\n" .. script }, { cwd = dir, text = true }):wait(10000)
+      eq(0, r.code, r.stderr)
+      local by_name, why = require("claude_context.install.pins").read(dir, "9.9.9")
+      eq(sums, by_name, why)
     end,
   },
   {

@@ -1,6 +1,8 @@
 -- Terminal providers: external (a launcher with the IDE environment), none (we only serve), a
 -- custom provider table, snacks.nvim's terminal (a double following Snacks.terminal.open's
 -- documented API; "auto" picks it when present); and the model picker.
+-- (sessions.hooks = false throughout: these argv checks are about the terminal options; the
+-- session-state hooks are checked in terminal_spec and sessions_state_spec.)
 local h = dofile(vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":p:h") .. "/helpers.lua")
 local eq, ok, contains, wait_for = h.eq, h.ok, h.contains, h.wait_for
 local cc = function()
@@ -60,7 +62,7 @@ return {
   {
     "provider = external: the launcher gets the claude command line with the IDE environment",
     function()
-      cc().setup({ terminal = vim.tbl_extend("force", base, { provider = "external", external_cmd = { "sh", "-c", "{cmd}" }, args = { "--verbose" } }) })
+      cc().setup({ sessions = { hooks = false }, terminal = vim.tbl_extend("force", base, { provider = "external", external_cmd = { "sh", "-c", "{cmd}" }, args = { "--verbose" } }) })
       clear()
       local wins = #vim.api.nvim_list_wins()
       vim.cmd("ClaudeContext open")
@@ -78,7 +80,7 @@ return {
   {
     "provider = none: nothing started, the message says how to connect",
     function()
-      cc().setup({ terminal = vim.tbl_extend("force", base, { provider = "none" }) })
+      cc().setup({ sessions = { hooks = false }, terminal = vim.tbl_extend("force", base, { provider = "none" }) })
       clear()
       messages = {}
       vim.cmd("ClaudeContext open")
@@ -111,7 +113,7 @@ return {
           vim.cmd("botright sbuffer " .. buf)
         end,
       }
-      cc().setup({ terminal = vim.tbl_extend("force", base, { provider = provider }) })
+      cc().setup({ sessions = { hooks = false }, terminal = vim.tbl_extend("force", base, { provider = provider }) })
       clear()
       vim.cmd("ClaudeContext open")
       started()
@@ -153,7 +155,7 @@ return {
           end,
         },
       }
-      cc().setup({ terminal = vim.tbl_extend("force", base, { provider = "auto", args = { "--continue" } }) })
+      cc().setup({ sessions = { hooks = false }, terminal = vim.tbl_extend("force", base, { provider = "auto", args = { "--continue" } }) })
       clear()
       vim.cmd("ClaudeContext open")
       eq({ "--continue" }, started())
@@ -174,7 +176,7 @@ return {
   {
     ":ClaudeContext model without claude running starts it with --model (picked with vim.ui.select)",
     function()
-      cc().setup({ terminal = base })
+      cc().setup({ sessions = { hooks = false }, terminal = base })
       clear()
       local orig = vim.ui.select
       vim.ui.select = function(items, o, cb)
@@ -191,7 +193,7 @@ return {
   {
     "named sessions: each its own claude and buffer; listed; switching shows one, hides the other",
     function()
-      cc().setup({ terminal = vim.tbl_extend("force", base, { args = {} }) })
+      cc().setup({ sessions = { hooks = false }, terminal = vim.tbl_extend("force", base, { args = {} }) })
       local t = term()
       clear()
       vim.cmd("ClaudeContext open")
@@ -237,7 +239,7 @@ return {
   {
     "terminal.per_tab: each tab page its own claude; open in a tab page acts on that tab's",
     function()
-      cc().setup({ terminal = vim.tbl_extend("force", base, { args = {}, per_tab = true }) })
+      cc().setup({ sessions = { hooks = false }, terminal = vim.tbl_extend("force", base, { args = {}, per_tab = true }) })
       local t = term()
       clear()
       vim.cmd("ClaudeContext open")
@@ -263,7 +265,7 @@ return {
       vim.cmd("tabonly")
       t.session = "main"
       eq({}, t.sessions)
-      cc().setup({ terminal = base })
+      cc().setup({ sessions = { hooks = false }, terminal = base })
     end,
   },
 }

@@ -138,12 +138,14 @@ return {
       local token = require("claude_context.native").load().token()
 
       -- argv: --mcp-config=<file> first, the permission mode that shows diffs, then the extra
-      -- args (a space survives).
-      eq(4, #args, vim.inspect(args))
+      -- args (a space survives), then --settings with the session-state hooks.
+      eq(5, #args, vim.inspect(args))
       local mcp_file = args[1]:match("^%-%-mcp%-config=(.+)$")
       ok(mcp_file, "first argument is --mcp-config=<file>: " .. args[1])
       eq("--permission-mode=default", args[2])
       eq({ "--model", "stub model" }, { args[3], args[4] })
+      local settings = vim.json.decode((assert(args[5]:match("^%-%-settings=(.+)$"), args[5])))
+      ok(settings.hooks.Stop[1].hooks[1].command:find(" hook Stop$"), vim.inspect(settings.hooks.Stop))
       for _, a in ipairs(args) do
         ok(not a:find(token, 1, true), "the token is not on the command line")
       end
@@ -168,6 +170,7 @@ return {
       -- The environment.
       local env = env_of(out .. ".env")
       eq(tostring(st.port), env.CLAUDE_CODE_SSE_PORT)
+      eq("main", env.CLAUDE_CONTEXT_SESSION, "the hooks name the terminal")
       eq("true", env.ENABLE_IDE_INTEGRATION)
       eq("example.com,127.0.0.1,localhost,::1", env.no_proxy)
       eq("example.com,127.0.0.1,localhost,::1", env.NO_PROXY)
@@ -377,7 +380,8 @@ return {
   {
     "mcp_config = false leaves the bridge out of the argv",
     function()
-      cc().setup({ terminal = vim.tbl_extend("force", base, { mcp_config = false, args = {} }) })
+      -- (sessions.hooks = false: no --settings with the session-state hooks either.)
+      cc().setup({ terminal = vim.tbl_extend("force", base, { mcp_config = false, args = {} }), sessions = { hooks = false } })
       clear_out()
       vim.cmd("ClaudeContext open")
       eq({ "--permission-mode=default" }, wait_started())
@@ -389,7 +393,7 @@ return {
     "permission_mode: another mode, false for none, and args that choose one win",
     function()
       local function argv(t)
-        cc().setup({ terminal = vim.tbl_extend("force", base, { mcp_config = false }, t) })
+        cc().setup({ terminal = vim.tbl_extend("force", base, { mcp_config = false }, t), sessions = { hooks = false } })
         clear_out()
         vim.cmd("ClaudeContext open")
         local a = wait_started()

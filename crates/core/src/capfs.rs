@@ -13,8 +13,9 @@
 //!   (created when missing), the temp file is created in that directory's handle with
 //!   `0666 & ~umask` (the kernel applies the umask) and renamed inside the same handle. An
 //!   overwrite keeps the old file's permissions but never an exec bit.
-//! * [`WritePolicy`] keeps files that run code later (`.git/**`, Claude's settings, `.mcp.json`,
-//!   Neovim's and direnv's per-directory scripts) for the person: refused unless allowed in setup.
+//! * [`WritePolicy`] keeps files that run code later without the person running the project
+//!   ([`PROTECTED`]: git hooks, `.claude/`, editors' tasks and exrc files, direnv, mise, Cargo's
+//!   configuration, …) for the person: refused unless allowed in setup.
 //!
 //! The threat model this serves is in SECURITY.md.
 
@@ -798,32 +799,134 @@ pub struct WritePolicy {
     allow: globset::GlobSet,
 }
 
-/// The default list of protected paths (matched case-insensitively against the path relative to
-/// the project root, at any depth), with why each is protected.
-pub const PROTECTED: &[(&str, &str)] = &[
-    (
-        ".git",
+/// How a [`Protected`] entry names paths. Every name is lower case, and is compared with each
+/// component of the path relative to the project root lowercased (and, as Windows would, with
+/// trailing dots and spaces and an `:stream` suffix dropped), at any depth.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Name {
+    /// A directory of this name and everything in it (a file of this name too).
+    Tree(&'static str),
+    /// A file of this name.
+    File(&'static str),
+    /// Components in a row anywhere in the path (`.github/workflows`: everything in it).
+    Seq(&'static [&'static str]),
+    /// A file named `stem` + `ext`, or `stem.` + anything + `ext` (`Stem("mise", ".toml")`:
+    /// `mise.toml`, `mise.local.toml`).
+    Stem(&'static str, &'static str),
+    /// A file whose name ends with this.
+    Suffix(&'static str),
+}
+
+/// One protected name and why it is protected: what runs it without the person running the
+/// project.
+#[derive(Debug, Clone, Copy)]
+pub struct Protected {
+    pub name: Name,
+    pub why: &'static str,
+}
+
+const fn p(name: Name, why: &'static str) -> Protected {
+    Protected { name, why }
+}
+
+use Name::{File, Seq, Stem, Suffix, Tree};
+
+const GIT_HOOK: &str = "is a git hook or its configuration (git runs it on commit, push, …)";
+const CLAUDE: &str = "is Claude Code's project configuration (settings and hooks run commands; \
+                      commands, agents and skills steer it)";
+const AGENT: &str = "is an AI agent's project configuration (MCP servers and hooks it starts)";
+const DIRENV: &str = "is loaded by direnv when a shell enters the directory";
+const EXRC: &str = "is run by Neovim's or Vim's 'exrc' when it starts there";
+const EDITOR: &str = "is an editor's project configuration (tasks, run configurations, \
+                      language-server commands and settings that run programs)";
+const CARGO: &str = "is Cargo's configuration (rust-analyzer runs cargo on open and save: \
+                     rustc wrappers, runners, aliases)";
+const TOOLCHAIN: &str = "picks the toolchain the editor's tools run (a toolchain may be any \
+                         program)";
+const MISE: &str = "is mise's configuration (hooks, tasks and env scripts run when a shell \
+                    enters the directory)";
+const PACKAGES: &str = "configures the package manager (the program run as it, the scripts \
+                        and hooks it runs)";
+const PYTHON: &str = "is run by Python when it starts (the editor's Python tools start it)";
+const CI: &str = "runs in CI with the repository's secrets on the next push";
+
+/// The protected files: what `fs-write-file` and the memory bank's writes refuse unless the
+/// person allows it (`setup{security = {allow_write}}`), at any depth and in any letter case.
+/// The line (SECURITY.md, `:help claude-context-security-protected`): files a tool acts on by
+/// itself — on entering the directory, starting the editor or a language server, saving,
+/// committing, pushing, starting Claude Code — and that can make it run a program. Source the
+/// person runs on purpose (package.json scripts, Makefiles, build scripts, tests) is not here.
+pub const PROTECTED: &[Protected] = &[
+    p(
+        Tree(".git"),
         "is inside .git (hooks and config run commands on the next git command)",
     ),
-    (
-        ".claude/settings*.json",
-        "is Claude Code's settings (hooks and permissions run or allow commands)",
-    ),
-    (
-        ".mcp.json",
+    p(Tree(".husky"), GIT_HOOK),
+    p(Tree(".githooks"), GIT_HOOK),
+    p(Tree(".lefthook"), GIT_HOOK),
+    p(Tree(".lefthook-local"), GIT_HOOK),
+    p(Stem("lefthook", ""), GIT_HOOK),
+    p(Stem("lefthook-local", ""), GIT_HOOK),
+    p(Stem(".lefthook", ""), GIT_HOOK),
+    p(Stem(".lefthook-local", ""), GIT_HOOK),
+    p(File(".pre-commit-config.yaml"), GIT_HOOK),
+    p(File(".pre-commit-config.yml"), GIT_HOOK),
+    p(File(".overcommit.yml"), GIT_HOOK),
+    p(Tree(".claude"), CLAUDE),
+    p(
+        File(".mcp.json"),
         "configures MCP servers (commands Claude Code starts)",
     ),
-    (
-        ".envrc",
-        "is run by direnv when a shell enters the directory",
+    p(Tree(".cursor"), AGENT),
+    p(Tree(".gemini"), AGENT),
+    p(File(".envrc"), DIRENV),
+    p(File(".env"), DIRENV),
+    p(File(".nvim.lua"), EXRC),
+    p(File(".nvimrc"), EXRC),
+    p(File(".exrc"), EXRC),
+    p(File(".vimrc"), EXRC),
+    p(File(".gvimrc"), EXRC),
+    p(File("_vimrc"), EXRC),
+    p(File("_exrc"), EXRC),
+    p(
+        File(".lazy.lua"),
+        "is run by lazy.nvim as a local plugin spec",
     ),
-    (
-        ".nvim.lua",
-        "is run by Neovim's 'exrc' when it starts there",
+    p(
+        Stem(".luarc", ""),
+        "configures lua-language-server (its runtime.plugin runs Lua)",
     ),
-    (".nvimrc", "is run by Neovim's 'exrc' when it starts there"),
-    (".exrc", "is run by Neovim's 'exrc' when it starts there"),
-    (".lazy.lua", "is run by lazy.nvim as a local plugin spec"),
+    p(Tree(".vscode"), EDITOR),
+    p(Tree(".idea"), EDITOR),
+    p(Tree(".fleet"), EDITOR),
+    p(Tree(".zed"), EDITOR),
+    p(Tree(".helix"), EDITOR),
+    p(Tree(".devcontainer"), EDITOR),
+    p(File(".dir-locals.el"), EDITOR),
+    p(File(".dir-locals-2.el"), EDITOR),
+    p(Tree(".cargo"), CARGO),
+    p(File("rust-toolchain"), TOOLCHAIN),
+    p(File("rust-toolchain.toml"), TOOLCHAIN),
+    p(File(".tool-versions"), TOOLCHAIN),
+    p(Stem("mise", ".toml"), MISE),
+    p(Stem(".mise", ".toml"), MISE),
+    p(Tree(".mise"), MISE),
+    p(Seq(&[".config", "mise"]), MISE),
+    p(Seq(&["mise", "config.toml"]), MISE),
+    p(File(".npmrc"), PACKAGES),
+    p(File(".yarnrc"), PACKAGES),
+    p(File(".yarnrc.yml"), PACKAGES),
+    p(Stem(".pnpmfile", ""), PACKAGES),
+    p(Seq(&[".yarn", "releases"]), PACKAGES),
+    p(Seq(&[".yarn", "plugins"]), PACKAGES),
+    p(Suffix(".pth"), PYTHON),
+    p(File("sitecustomize.py"), PYTHON),
+    p(File("usercustomize.py"), PYTHON),
+    p(Tree(".venv"), PYTHON),
+    p(Seq(&[".github", "workflows"]), CI),
+    p(Seq(&[".github", "actions"]), CI),
+    p(File(".gitlab-ci.yml"), CI),
+    p(Tree(".circleci"), CI),
 ];
 
 impl Default for WritePolicy {
@@ -872,34 +975,45 @@ impl WritePolicy {
     }
 }
 
-/// Why `rel` is protected, if it is.
+/// A path component as the protected list compares it: lower case, without what Windows
+/// ignores or reads as a stream (`.GIT. ` and `.git::$DATA` are `.git` there).
+fn canonical_name(n: &std::ffi::OsStr) -> String {
+    let mut s = n.to_string_lossy().to_lowercase();
+    if let Some(i) = s.find(':') {
+        s.truncate(i);
+    }
+    let kept = s.trim_end_matches(['.', ' ']).len();
+    // `.` and `..` are never components here; keep a name that is only dots as it is.
+    if kept > 0 {
+        s.truncate(kept);
+    }
+    s
+}
+
+/// Why `rel` (relative to the project root or a bank) is protected, if it is: the first entry
+/// of [`PROTECTED`] that names it.
 pub fn protected_reason(rel: &Path) -> Option<&'static str> {
     let parts: Vec<String> = rel
         .components()
         .filter_map(|c| match c {
-            Component::Normal(n) => Some(n.to_string_lossy().to_lowercase()),
+            Component::Normal(n) => Some(canonical_name(n)),
             _ => None,
         })
         .collect();
-    for (i, p) in parts.iter().enumerate() {
-        // `.git` as a directory anywhere (a submodule's too), or a `.git` file (worktrees).
-        if p == ".git" {
-            return Some(PROTECTED[0].1);
-        }
-        let last = i + 1 == parts.len();
-        if !last {
-            continue;
-        }
-        if i > 0 && parts[i - 1] == ".claude" && p.starts_with("settings") && p.ends_with(".json") {
-            return Some(PROTECTED[1].1);
-        }
-        for (name, why) in &PROTECTED[2..] {
-            if p == name {
-                return Some(why);
+    let last = parts.last()?;
+    PROTECTED
+        .iter()
+        .find(|e| match e.name {
+            Tree(d) => parts.iter().any(|p| p == d),
+            File(f) => last == f,
+            Stem(stem, ext) => {
+                let rest = last.strip_prefix(stem).and_then(|r| r.strip_suffix(ext));
+                rest.is_some_and(|r| r.is_empty() || (r.starts_with('.') && r.len() > 1))
             }
-        }
-    }
-    None
+            Suffix(x) => last.len() > x.len() && last.ends_with(x),
+            Seq(seq) => parts.windows(seq.len()).any(|w| w == seq),
+        })
+        .map(|e| e.why)
 }
 
 mod nofollow;

@@ -5,6 +5,10 @@ use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
+/// The default largest WebSocket frame and message, in bytes: the bridge's `max_message_size`
+/// unless `setup()` changes it, and always the relay's (`claude-context-mcp`).
+pub const DEFAULT_MAX_MESSAGE_SIZE: usize = 64 << 20;
+
 #[derive(Debug, Clone, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Config {
@@ -41,6 +45,9 @@ pub struct Config {
     pub claude: ClaudeConfig,
     /// `setup{security = {allow_write}}`: what the person lets tools do beyond the defaults.
     pub security: SecurityConfig,
+    /// `setup{workspace = {extra_roots, allow_lsp_roots}}`: what `/mcp` may reach besides the
+    /// project root.
+    pub workspace: WorkspaceConfig,
     /// How long a tool that needs Neovim's main thread waits for it to start (a hit-enter
     /// prompt holds it) before answering with an error that says so (issue 10).
     pub editor_wait_ms: u64,
@@ -57,6 +64,20 @@ pub struct SecurityConfig {
     /// Glob patterns (relative to the project root, case-insensitive) of protected files that
     /// tools may write anyway, e.g. `.claude/settings.local.json` (see `capfs::PROTECTED`).
     pub allow_write: Vec<String>,
+}
+
+/// `setup{workspace = {extra_roots = {…}, allow_lsp_roots = false}}`: the directories a client
+/// of `/mcp` (the model) may reach besides the project root and the editor's working directory.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct WorkspaceConfig {
+    /// More directories (absolute, `~/` expanded by the Lua side) the model may make its root
+    /// (`fs-set-project-root`) and open files in.
+    pub extra_roots: Vec<PathBuf>,
+    /// Language servers' workspace folders count too (off: a language server attached to a
+    /// buffer outside the project, such as lua_ls for `~/.config/nvim`, opens nothing to the
+    /// model; `getWorkspaceFolders` on the IDE door lists them either way).
+    pub allow_lsp_roots: bool,
 }
 
 /// `setup{claude = {cmd, args, env, max_context_bytes, allowed_tools, permission_mode}}`.
@@ -139,7 +160,7 @@ impl Default for Config {
             project_root: None,
             ide_name: "Neovim".into(),
             lock_dir: None,
-            max_message_size: 64 << 20,
+            max_message_size: DEFAULT_MAX_MESSAGE_SIZE,
             handshake_timeout_ms: 5000,
             max_inflight_per_client: 64,
             max_inflight_bytes_per_client: 256 << 20,
@@ -149,6 +170,7 @@ impl Default for Config {
             memory_bank_language: "ja".into(),
             claude: ClaudeConfig::default(),
             security: SecurityConfig::default(),
+            workspace: WorkspaceConfig::default(),
             editor_wait_ms: 3000,
             client_request_timeout_ms: 120_000,
         }
@@ -176,6 +198,12 @@ impl Config {
         }
         crate::capfs::WritePolicy::new(&self.security.allow_write)
             .map_err(|e| format!("invalid configuration: {e}"))?;
+        if let Some(p) = self.workspace.extra_roots.iter().find(|p| !p.is_absolute()) {
+            return Err(format!(
+                "invalid configuration: workspace.extra_roots must be absolute paths, got {:?}",
+                p.display().to_string()
+            ));
+        }
         if !matches!(self.memory_bank_language.as_str(), "en" | "ja" | "zh") {
             return Err(format!(
                 "invalid configuration: memory_bank_language must be \"en\", \"ja\" or \"zh\", got {:?}",

@@ -345,12 +345,23 @@ pub fn discover(q: &Query) -> Found {
             ));
             return false;
         }
-        if !lockfile::pid_alive(l.content.pid) {
-            found.notes.push(format!(
-                "{name}: its editor (pid {}) is no longer running",
-                l.content.pid
-            ));
-            return false;
+        match lockfile::pid_state(l.content.pid) {
+            lockfile::PidState::Mine => {}
+            lockfile::PidState::Gone => {
+                found.notes.push(format!(
+                    "{name}: its editor (pid {}) is no longer running",
+                    l.content.pid
+                ));
+                return false;
+            }
+            lockfile::PidState::OtherUser(uid) => {
+                found.notes.push(format!(
+                    "{name}: stale: pid {} is a process of another user{}, not your editor",
+                    l.content.pid,
+                    uid.map(|u| format!(" (uid {u})")).unwrap_or_default()
+                ));
+                return false;
+            }
         }
         true
     };

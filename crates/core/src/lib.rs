@@ -18,6 +18,8 @@
 //! * [`lockfile`], [`auth`] — how Claude Code finds the editor and proves who it is.
 //! * [`discovery`], [`relay`] — the `claude-context-mcp` binary: find a running editor, relay
 //!   stdio to its bridge. [`mcp_config`] — the `--mcp-config` file for a terminal's `claude`.
+//! * [`turns`], [`hook`] — what each Claude Code session is doing, from Claude Code's hooks
+//!   (`claude-context-mcp hook <Event>` sends them to the bridge's hook door).
 //! * [`editor`] — the snapshot of editor state that Neovim keeps current, and the hop to Neovim's
 //!   main thread for tools that must touch the editor.
 //!
@@ -32,6 +34,8 @@ pub mod decision;
 pub mod discovery;
 pub mod editor;
 pub mod fsutil;
+pub mod hook;
+pub mod json_limits;
 pub mod jsonrpc;
 pub mod lockfile;
 pub mod logging;
@@ -46,6 +50,7 @@ pub mod relay;
 pub mod server;
 pub mod state;
 pub mod tools;
+pub mod turns;
 pub mod uri;
 
 /// The plugin's version; the Lua loader refuses a native library built from another version.

@@ -122,22 +122,90 @@ impl Drop for LockFile {
     }
 }
 
-/// Whether a process with this pid exists (Unix: `kill(pid, 0)`).
-pub fn pid_alive(pid: u32) -> bool {
+/// What a lock file's pid names, for the current user.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PidState {
+    /// A running process of the current user: the editor may still be there.
+    Mine,
+    /// No such process.
+    Gone,
+    /// A running process of another user (its uid, when known): the editor that wrote the lock
+    /// file is gone and its pid was reused, or the file names someone else's process. Either
+    /// way the lock file is stale.
+    OtherUser(Option<u32>),
+}
+
+/// Whether `pid` is a running process of the current user (see [`PidState`]).
+pub fn pid_state(pid: u32) -> PidState {
     #[cfg(unix)]
     {
         if pid == 0 || pid > i32::MAX as u32 {
-            return false;
+            return PidState::Gone;
         }
         // SAFETY: kill with signal 0 only checks for existence and permission.
         let r = unsafe { libc::kill(pid as i32, 0) };
-        r == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+        if r != 0 {
+            // EPERM: a process we may not signal, so not ours; anything else (ESRCH): gone.
+            return match std::io::Error::last_os_error().raw_os_error() {
+                Some(libc::EPERM) => PidState::OtherUser(pid_owner(pid)),
+                _ => PidState::Gone,
+            };
+        }
+        // A privileged process (root) may signal everyone's: compare the owner as well.
+        // SAFETY: geteuid has no preconditions and cannot fail.
+        let me = unsafe { libc::geteuid() };
+        match pid_owner(pid) {
+            Some(uid) if uid != me => PidState::OtherUser(Some(uid)),
+            _ => PidState::Mine,
+        }
     }
     #[cfg(not(unix))]
     {
         let _ = pid;
-        true
+        PidState::Mine
     }
+}
+
+/// Whether `pid` is a running process of the current user ([`PidState::Mine`]).
+pub fn pid_alive(pid: u32) -> bool {
+    pid_state(pid) == PidState::Mine
+}
+
+/// The effective uid a process runs as: the owner of `/proc/<pid>` on Linux.
+#[cfg(target_os = "linux")]
+fn pid_owner(pid: u32) -> Option<u32> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(format!("/proc/{pid}"))
+        .ok()
+        .map(|m| m.uid())
+}
+
+/// The uid a process runs as, from `proc_pidinfo` on macOS.
+#[cfg(target_os = "macos")]
+fn pid_owner(pid: u32) -> Option<u32> {
+    let mut info = std::mem::MaybeUninit::<libc::proc_bsdinfo>::zeroed();
+    let size = std::mem::size_of::<libc::proc_bsdinfo>() as libc::c_int;
+    // SAFETY: the buffer is a proc_bsdinfo of the size passed; the call fills at most that.
+    let n = unsafe {
+        libc::proc_pidinfo(
+            pid as libc::c_int,
+            libc::PROC_PIDTBSDINFO,
+            0,
+            info.as_mut_ptr().cast(),
+            size,
+        )
+    };
+    if n != size {
+        return None;
+    }
+    // SAFETY: proc_pidinfo filled the whole structure (n == size).
+    Some(unsafe { info.assume_init() }.pbi_uid)
+}
+
+/// Elsewhere the owner is unknown: `kill`'s permission check is all there is.
+#[cfg(all(unix, not(any(target_os = "linux", target_os = "macos"))))]
+fn pid_owner(_pid: u32) -> Option<u32> {
+    None
 }
 
 /// The largest lock file read (ours are a few hundred bytes; the relay uses the same limit).
@@ -212,6 +280,16 @@ mod tests {
         assert_eq!(read.workspace_folders, vec!["/x", "/y"]);
         l.remove();
         assert!(!p.exists());
+    }
+
+    #[test]
+    fn pid_state_of_ours_and_of_none() {
+        assert_eq!(pid_state(std::process::id()), PidState::Mine);
+        assert!(pid_alive(std::process::id()));
+        // Above Linux's pid_max, and the values kill() cannot take.
+        assert_eq!(pid_state(0x7fff_fff0), PidState::Gone);
+        assert_eq!(pid_state(0), PidState::Gone);
+        assert_eq!(pid_state(u32::MAX), PidState::Gone);
     }
 
     #[test]

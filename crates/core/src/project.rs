@@ -1,6 +1,7 @@
 //! Which directory is the project root, and why (`fs-get-project-info`'s `project_root_source`).
 //! First that applies: `env` (`MCP_PROJECT_ROOT`), `config` (`setup{project_root=…}`), `lsp`
-//! (the current buffer's LSP root), `git` (nearest `.git` upward from cwd), `cwd`.
+//! (the current buffer's LSP root, when it lies in the cwd or is the cwd's ancestor in the same
+//! git repository), `git` (nearest `.git` upward from cwd), `cwd`.
 
 use crate::editor::EditorState;
 use std::path::{Path, PathBuf};
@@ -59,7 +60,12 @@ pub fn resolve(
                 .filter(|s| !s.is_empty())
                 .map(|s| (expand_home(s), "config"))
         })
-        .or_else(|| st.lsp_root.clone().map(|p| (p, "lsp")))
+        .or_else(|| {
+            st.lsp_root
+                .clone()
+                .filter(|r| cwd.as_deref().is_some_and(|c| lsp_root_follows(r, c)))
+                .map(|p| (p, "lsp"))
+        })
         .or_else(|| cwd.as_deref().and_then(find_git_root).map(|p| (p, "git")))
         .or_else(|| cwd.clone().map(|p| (p, "cwd")));
     let (root, source) = match candidate {
@@ -72,6 +78,17 @@ pub fn resolve(
         cwd: cwd.map(|c| c.canonicalize().unwrap_or(c)),
         env_root,
     }
+}
+
+/// Whether the current buffer's language-server root may be the project root: it lies in the
+/// directory Neovim works in (`cwd`), or is an ancestor of `cwd` inside the same git repository.
+/// A buffer outside (lua_ls on `~/.config/nvim/init.lua` while working in a project) does not
+/// move the project, and with it everything the model reaches, out of that directory.
+fn lsp_root_follows(root: &Path, cwd: &Path) -> bool {
+    let canon = |p: &Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
+    let (root, cwd) = (canon(root), canon(cwd));
+    root.starts_with(&cwd)
+        || (cwd.starts_with(&root) && find_git_root(&cwd).is_some_and(|g| root.starts_with(g)))
 }
 
 /// The nearest directory at or above `start` that contains `.git` (a directory, or a file as in
@@ -142,6 +159,30 @@ mod tests {
 
         let r = resolve(None, None, &st(&other));
         assert_eq!((r.root, r.source), (Some(other), "cwd"));
+    }
+
+    #[test]
+    fn default_root_does_not_follow_a_buffer_outside_the_cwd() {
+        let (d, repo) = tree();
+        let elsewhere = d.path().canonicalize().unwrap().join("nvim-config");
+        std::fs::create_dir_all(&elsewhere).unwrap();
+        // lua_ls on ~/.config/nvim/init.lua while working in the repository: not the root.
+        let mut s = st(&repo);
+        s.lsp_root = Some(elsewhere.clone());
+        let r = resolve(None, None, &s);
+        assert_eq!((r.root, r.source), (Some(repo.clone()), "git"));
+        // Working in a directory above the language server's root: it is inside, so it counts.
+        let mut s = st(d.path());
+        s.lsp_root = Some(elsewhere.clone());
+        assert_eq!(resolve(None, None, &s).source, "lsp");
+        // An ancestor of the cwd outside its repository (the home directory) does not count.
+        let mut s = st(&repo.join("a/b"));
+        s.lsp_root = Some(d.path().canonicalize().unwrap());
+        assert_eq!(resolve(None, None, &s).root, Some(repo.clone()));
+        // No cwd: nothing to be inside of.
+        let mut s = st(&repo.join("gone"));
+        s.lsp_root = Some(repo.clone());
+        assert_eq!(resolve(None, None, &s).root, None);
     }
 
     #[test]

@@ -12,12 +12,15 @@ use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 use tokio_tungstenite::tungstenite::http::HeaderValue;
-use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::WebSocketStream;
 
 /// The header the bridge checks (same as `server::conn::AUTH_HEADER`).
 pub use crate::server::AUTH_HEADER;
+
+/// The largest WebSocket frame and message the relay reads from the editor, in bytes (the
+/// bridge's default `max_message_size`); a larger one ends the relay with an error.
+pub const MAX_MESSAGE_SIZE: usize = crate::config::DEFAULT_MAX_MESSAGE_SIZE;
 
 /// How long [`connect`] waits for the TCP connection and the handshake together.
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
@@ -47,6 +50,10 @@ pub enum RelayError {
     Output(std::io::Error),
     #[error("WebSocket: {0}")]
     Ws(String),
+    #[error(
+        "the editor sent a WebSocket frame or message over the relay's limit of {MAX_MESSAGE_SIZE} bytes ({0}); stopped"
+    )]
+    TooLarge(String),
 }
 
 /// Connects to the bridge of `c` on 127.0.0.1 with its token.
@@ -62,9 +69,9 @@ pub async fn connect(c: &Candidate) -> Result<WebSocketStream<TcpStream>, RelayE
     let token = HeaderValue::from_str(&c.token)
         .map_err(|_| fail("the lock file's token is not a valid header value".into()))?;
     req.headers_mut().insert(AUTH_HEADER, token);
-    let cfg = WebSocketConfig::default()
-        .max_message_size(None)
-        .max_frame_size(None);
+    // The bridge's limits: a server on the lock file's port (the lock file may be stale and the
+    // port reused) announcing a frame of any size gets an error, never an allocation of it.
+    let cfg = crate::server::ws_config(MAX_MESSAGE_SIZE);
     let attempt = async {
         let tcp = TcpStream::connect(("127.0.0.1", c.port))
             .await
@@ -179,6 +186,9 @@ where
                                 | std::io::ErrorKind::BrokenPipe
                                 | std::io::ErrorKind::UnexpectedEof
                         ) => return Ok(End::EditorClosed),
+                    Some(Err(tokio_tungstenite::tungstenite::Error::Capacity(e))) => {
+                        return Err(RelayError::TooLarge(e.to_string()))
+                    }
                     Some(Err(e)) => return Err(RelayError::Ws(e.to_string())),
                 }
             }

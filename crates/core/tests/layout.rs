@@ -7,7 +7,7 @@
 //!   exempt from the second rule: the tools' tests call them through the MCP dispatch, as a
 //!   client does.
 //! * The tools are grouped by family: every file defining a tool (`fn def() -> ToolDef`) lives in
-//!   `src/tools/<family>/` for one of the five families, defines exactly one tool, and the files
+//!   `src/tools/<family>/` for one of the six families, defines exactly one tool, and the files
 //!   and [`tools::registry`] name the same tools.
 
 use claude_context_core::tools;
@@ -15,7 +15,14 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 /// The families of `src/tools/`, as the README lists them.
-const FAMILIES: &[&str] = &["ide", "workspace", "memory_bank", "decision", "claude"];
+const FAMILIES: &[&str] = &[
+    "ide",
+    "workspace",
+    "memory_bank",
+    "decision",
+    "claude",
+    "code",
+];
 
 /// Tool files allowed outside the families: `test_panic` is a fixture compiled only with the
 /// `test-tools` feature (it panics on purpose), not a tool the bridge serves.

@@ -404,3 +404,166 @@ fn binary_ignores_a_lock_file_of_another_uid_and_says_why() {
     );
     assert!(err.contains("connected to Neovim"), "{err}");
 }
+
+// ---- a hostile or foreign process behind a lock file -----------------------------------------
+
+/// Waits for `child` up to `secs`; kills it and returns None when it is still running.
+fn wait_bounded(child: &mut std::process::Child, secs: u64) -> Option<std::process::ExitStatus> {
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(secs);
+    while std::time::Instant::now() < until {
+        if let Some(s) = child.try_wait().unwrap() {
+            return Some(s);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    None
+}
+
+/// A server on a lock file's port (the editor died and something else took the port) finishes
+/// the WebSocket handshake and announces a 2^62-byte frame. The relay reads it with the bridge's
+/// size limits: it stops with an error naming the limit, instead of trying to allocate the frame
+/// (which aborted the process).
+#[test]
+fn relay_refuses_huge_frame() {
+    use claude_context_core::lockfile::{LockContent, LockFile, KIND};
+    let tmp = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(tmp.path()).unwrap();
+    let config_dir = root.join("claude");
+    let workspace = root.join("w");
+    std::fs::create_dir_all(&workspace).unwrap();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let server = std::thread::spawn(move || {
+        let (tcp, _) = listener.accept().unwrap();
+        let mut ws = tokio_tungstenite::tungstenite::accept(tcp).unwrap();
+        // FIN + text, then the 64-bit length form announcing 2^62 bytes, and no payload.
+        let mut frame = vec![0x81u8, 127];
+        frame.extend_from_slice(&(1u64 << 62).to_be_bytes());
+        let tcp = ws.get_mut();
+        tcp.write_all(&frame).unwrap();
+        tcp.flush().unwrap();
+        // Keep the connection open until the relay is done with it.
+        let mut sink = [0u8; 1024];
+        while std::io::Read::read(tcp, &mut sink).unwrap_or(0) > 0 {}
+    });
+    let _lock = LockFile::create(
+        &config_dir.join("ide"),
+        port,
+        LockContent {
+            pid: std::process::id(),
+            workspace_folders: vec![workspace.to_string_lossy().into_owned()],
+            ide_name: "Neovim".into(),
+            transport: "ws".into(),
+            auth_token: "t".into(),
+            ide_kind: Some(KIND.into()),
+        },
+    )
+    .unwrap();
+    let mut child = binary(&config_dir, &workspace).spawn().unwrap();
+    let stdin = child.stdin.take().unwrap(); // kept open: the relay does not end by EOF
+    let status = wait_bounded(&mut child, 60).expect("the relay hung on the huge frame");
+    drop(stdin);
+    let mut err = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+    assert_eq!(
+        status.code(),
+        Some(1),
+        "the relay must exit with an error, not crash: {status:?}\n{err}"
+    );
+    assert!(
+        err.contains("over the relay's limit")
+            && err.contains(&relay::MAX_MESSAGE_SIZE.to_string()),
+        "{err}"
+    );
+    server.join().unwrap();
+}
+
+/// A process of another user, for as long as the guard lives: as root, `sleep` run as nobody
+/// (uid 65534); otherwise pid 1 when it is not ours. None (the test is skipped) when neither.
+#[cfg(target_os = "linux")]
+fn foreign_pid() -> Option<(u32, Option<std::process::Child>)> {
+    use std::os::unix::fs::MetadataExt;
+    let owner = |pid: u32| {
+        std::fs::metadata(format!("/proc/{pid}"))
+            .ok()
+            .map(|m| m.uid())
+    };
+    let me = discovery::current_uid()?;
+    if me != 0 {
+        return (owner(1).is_some_and(|u| u != me)).then_some((1, None));
+    }
+    let child = Command::new("setpriv")
+        .args([
+            "--reuid=65534",
+            "--regid=65534",
+            "--clear-groups",
+            "sleep",
+            "120",
+        ])
+        .stdin(Stdio::null())
+        .spawn()
+        .ok()?;
+    let pid = child.id();
+    // setpriv changes its uid and then runs sleep: wait until the process is nobody's.
+    for _ in 0..200 {
+        if owner(pid) == Some(65534) {
+            return Some((pid, Some(child)));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(25));
+    }
+    None
+}
+
+/// A lock file whose pid is a live process of another user (the editor that wrote it is gone
+/// and its pid was reused, or the file names someone else's process) is stale: discovery skips
+/// it and says why, and the bridge's clean-up removes it.
+#[cfg(target_os = "linux")]
+#[test]
+fn lock_file_of_another_user_is_stale() {
+    use claude_context_core::lockfile::{self, LockContent, KIND};
+    let Some((pid, guard)) = foreign_pid() else {
+        eprintln!(
+            "skipped: no process of another user to point at (not root, and pid 1 is yours; \
+             setpriv could not run sleep as nobody)"
+        );
+        return;
+    };
+    let b = bridge();
+    let ide = b.config_dir.join("ide");
+    let real = std::fs::read_dir(&ide)
+        .unwrap()
+        .flatten()
+        .find(|e| e.path().extension().is_some_and(|x| x == "lock"))
+        .unwrap()
+        .path();
+    // The same editor, as far as the file says, but its pid is now another user's process.
+    let mut c: LockContent = serde_json::from_slice(&std::fs::read(&real).unwrap()).unwrap();
+    c.pid = pid;
+    std::fs::write(&real, serde_json::to_vec(&c).unwrap()).unwrap();
+    assert!(
+        matches!(
+            lockfile::pid_state(pid),
+            lockfile::PidState::OtherUser(Some(_))
+        ),
+        "{:?}",
+        lockfile::pid_state(pid)
+    );
+    assert!(!lockfile::pid_alive(pid));
+    let q = b.query(&b.workspace);
+    let f = discovery::discover(&q);
+    assert!(f.candidates.is_empty(), "{:?}", f.candidates);
+    let msg = f.explain(&q);
+    assert!(
+        msg.contains("another user") && msg.contains(&format!("pid {pid}")),
+        "{msg}"
+    );
+    // The bridge's start-up clean-up treats it as a dead editor's file.
+    assert_eq!(lockfile::clean_stale(&ide, KIND), vec![real.clone()]);
+    assert!(!real.exists());
+    if let Some(mut child) = guard {
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+}

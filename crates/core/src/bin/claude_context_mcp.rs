@@ -14,6 +14,7 @@ use tokio::io::BufReader;
 
 const USAGE: &str = "\
 usage: claude-context-mcp [--help | --version]
+       claude-context-mcp hook <Event>
 
 A stdio MCP server relaying to the claude-context.nvim bridge of a running Neovim.
 Register it with Claude Code:
@@ -23,7 +24,11 @@ Register it with Claude Code:
 The editor is the one whose port is in CLAUDE_CODE_SSE_PORT, else the one whose lock file
 ($CLAUDE_CONFIG_DIR/ide or ~/.claude/ide) lists a workspace folder containing the current
 directory (the deepest such folder wins). Only lock files owned by you, in a directory owned by
-you that neither group nor others can write, are trusted.";
+you that neither group nor others can write, are trusted.
+
+`claude-context-mcp hook <Event>` is the command of the Claude Code hooks the plugin adds to the
+sessions it starts: it sends the hook's JSON input (stdin) to that editor and always exits 0,
+printing nothing on stdout.";
 
 fn main() {
     let mut args = std::env::args().skip(1);
@@ -32,6 +37,14 @@ fn main() {
             "-h" | "--help" => {
                 println!("{USAGE}");
                 return;
+            }
+            "hook" => {
+                let event = args.next().unwrap_or_default();
+                if let Err(msg) = claude_context_core::hook::run(&event, std::io::stdin().lock()) {
+                    eprintln!("claude-context-mcp hook {event}: {msg}");
+                }
+                // Never in Claude's way: whatever happened, exit 0 at once.
+                std::process::exit(0);
             }
             "-V" | "--version" => {
                 println!("claude-context-mcp {}", claude_context_core::VERSION);

@@ -236,10 +236,19 @@ fn files_that_run_code_are_protected() {
     for ok in [
         "src/main.rs",
         ".gitignore",
-        ".github/workflows/ci.yml",
-        ".claude/commands/x.md",
+        ".gitattributes",
+        ".gitmodules",
         "docs/settings.json",
         "git/config",
+        "package.json",
+        "Makefile",
+        "build.rs",
+        "pyproject.toml",
+        "CLAUDE.md",
+        ".editorconfig",
+        "docs/mise-notes.md",
+        "notes.python",
+        ".github/dependabot.yml",
     ] {
         assert!(p.check(Path::new(ok)).is_ok(), "{ok}");
     }
@@ -250,6 +259,106 @@ fn files_that_run_code_are_protected() {
     assert!(p.check(Path::new(".git/hooks/pre-commit")).is_err());
     assert!(p.check(Path::new(".claude/settings.json")).is_err());
     assert!(WritePolicy::new(&["[".into()]).is_err());
+}
+
+#[test]
+fn code_running_files_are_protected() {
+    let p = WritePolicy::default();
+    // Every class on the list, at the root and deeper, in other letter cases, and as Windows
+    // would read a name (trailing dots and spaces, an `:$DATA` stream).
+    for bad in [
+        ".pre-commit-config.yaml",
+        "sub/.pre-commit-config.yml",
+        ".husky/pre-commit",
+        ".husky/_/husky.sh",
+        ".githooks/pre-push",
+        "lefthook.yml",
+        "pkg/lefthook.yaml",
+        ".lefthook.yml",
+        "lefthook-local.yml",
+        ".lefthook/pre-commit/lint.sh",
+        ".overcommit.yml",
+        ".cargo/config",
+        ".cargo/config.toml",
+        "crates/x/.cargo/config.toml",
+        ".claude/commands/x.md",
+        ".claude/agents/a.md",
+        ".claude/skills/s/SKILL.md",
+        ".claude/hooks/h.sh",
+        ".cursor/mcp.json",
+        ".gemini/settings.json",
+        ".vscode/tasks.json",
+        ".vscode/settings.json",
+        ".vscode/launch.json",
+        ".idea/runConfigurations/x.xml",
+        ".idea/workspace.xml",
+        ".zed/settings.json",
+        ".helix/languages.toml",
+        ".fleet/run.json",
+        ".devcontainer/devcontainer.json",
+        ".dir-locals.el",
+        ".vimrc",
+        ".luarc.json",
+        ".luarc.jsonc",
+        ".env",
+        "mise.toml",
+        ".mise.toml",
+        "mise.local.toml",
+        ".mise.dev.toml",
+        ".mise/config.toml",
+        ".config/mise.toml",
+        ".config/mise/config.toml",
+        "mise/config.toml",
+        ".tool-versions",
+        "rust-toolchain",
+        "rust-toolchain.toml",
+        ".npmrc",
+        ".yarnrc",
+        ".yarnrc.yml",
+        ".pnpmfile.cjs",
+        ".yarn/releases/yarn-4.cjs",
+        ".yarn/plugins/p.cjs",
+        ".venv/lib/python3.12/site-packages/evil.pth",
+        "lib/site-packages/x.pth",
+        "sitecustomize.py",
+        ".venv/bin/activate",
+        ".github/workflows/ci.yml",
+        ".github/actions/a/action.yml",
+        ".gitlab-ci.yml",
+        ".circleci/config.yml",
+        ".HUSKY/pre-commit",
+        "Sub/.VSCode/Tasks.JSON",
+        ".Cargo/Config.TOML",
+        ".git./config",
+        ".envrc ",
+        ".envrc::$DATA",
+        "LEFTHOOK.YML",
+    ] {
+        let e = p.check(Path::new(bad)).unwrap_err();
+        assert!(matches!(e, CapError::Denied { .. }), "{bad}");
+        assert!(e.to_string().contains("allow_write"), "{e}");
+        assert!(protected_reason(Path::new(bad)).is_some(), "{bad}");
+    }
+    for ok in [
+        "lefthookery.md",
+        "mise.md",
+        "mise.toml.bak",
+        "my.pth.txt",
+        "src/env.rs",
+    ] {
+        assert!(p.check(Path::new(ok)).is_ok(), "{ok}");
+    }
+    // Each entry of the list is named by at least one path above (the list is what is tested).
+    for e in PROTECTED {
+        let hit = match e.name {
+            Name::Tree(d) => format!("x/{d}/y"),
+            Name::File(f) => format!("x/{f}"),
+            Name::Seq(s) => format!("x/{}/y", s.join("/")),
+            Name::Stem(stem, ext) => format!("x/{stem}.local{ext}"),
+            Name::Suffix(x) => format!("x/a{x}"),
+        };
+        assert_eq!(protected_reason(Path::new(&hit)), Some(e.why), "{hit}");
+    }
 }
 
 #[test]

@@ -462,11 +462,21 @@ impl Bank {
             })?;
         }
         let fail = |e: CapError| e.to_string();
-        let root = self.root_dir_create()?;
         let bank_rel: PathBuf = match scope {
             Scope::Global => PathBuf::from(GLOBAL_DIR),
             Scope::Branch(b) => Path::new(BRANCHES_DIR).join(branch_dir_name(b)?),
         };
+        // Files that run code are refused before anything (a bank directory) is created;
+        // checked from the bank root down, so a branch bank named like a protected directory
+        // (`.claude`, `.husky`) is caught as well as the document's own path.
+        let protected = |rel: &Path| {
+            crate::capfs::protected_reason(&normalize(&bank_rel.join(rel)))
+                .map(|why| format!("refused: '{path}' {why}; the memory bank holds documents only"))
+        };
+        if let Some(e) = protected(Path::new(path)) {
+            return Err(e);
+        }
+        let root = self.root_dir_create()?;
         // Refuses a bank directory that is a link leading out before creating anything.
         let existing = self.open(scope)?;
         let (dir, bank_created) = match existing {
@@ -477,10 +487,8 @@ impl Bank {
             }
         };
         let (rel_path, rel) = confine_doc(&dir, scope, path)?;
-        if let Some(why) = crate::capfs::protected_reason(&rel_path) {
-            return Err(format!(
-                "refused: '{rel}' {why}; the memory bank holds documents only"
-            ));
+        if let Some(e) = protected(&rel_path) {
+            return Err(e);
         }
         let written = dir
             .write_atomic(&rel_path, content.as_bytes(), true)

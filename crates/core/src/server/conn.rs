@@ -213,11 +213,17 @@ async fn serve(shared: Arc<Shared>, stream: TcpStream, addr: SocketAddr) {
     // The door the client came in by (its request path): what it may see and call.
     let mcp_door = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let door = mcp_door.clone();
+    // The hook door (`claude-context-mcp hook`): one event, then close (see super::hooks).
+    let hook_door = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let hook = hook_door.clone();
     #[allow(clippy::result_large_err)]
     let cb = move |req: &Request, resp: Response| {
         let r = check_handshake(&token, req, resp);
         if r.is_ok() && mcp::Surface::of_path(req.uri().path()) == mcp::Surface::Mcp {
             door.store(true, std::sync::atomic::Ordering::Relaxed);
+        }
+        if r.is_ok() && crate::hook::is_hook_path(req.uri().path()) {
+            hook.store(true, std::sync::atomic::Ordering::Relaxed);
         }
         r
     };
@@ -238,6 +244,9 @@ async fn serve(shared: Arc<Shared>, stream: TcpStream, addr: SocketAddr) {
             return;
         }
     };
+    if hook_door.load(std::sync::atomic::Ordering::Relaxed) {
+        return super::hooks::serve(shared, ws, addr).await;
+    }
     let (mut sink, mut source) = ws.split();
     let (tx, mut rx) = mpsc::channel::<Outgoing>(OUT_QUEUE);
     let flow = Arc::new(Flow {

@@ -7,6 +7,7 @@
 //! [`Server::update_editor_state`] and [`Server::stop`], each of which returns at once.
 
 pub(crate) mod conn;
+pub mod hooks;
 pub mod trim;
 
 pub use conn::{check_handshake, ws_config, AUTH_HEADER, OUT_BYTES};
@@ -88,6 +89,8 @@ pub struct Status {
     pub uptime_secs: u64,
     pub version: String,
     pub tools: Vec<String>,
+    /// The Claude Code sessions heard of through hooks (`status().sessions`).
+    pub sessions: Vec<crate::turns::SessionView>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -212,6 +215,7 @@ impl Shared {
             uptime_secs: self.started.elapsed().as_secs(),
             version: crate::VERSION.into(),
             tools: self.catalog.names().map(String::from).collect(),
+            sessions: self.sessions.sessions(crate::turns::now_ms()),
         }
     }
 

@@ -36,6 +36,8 @@ pub struct State {
     pub claude: Manager,
     /// Which protected files tools may write (`setup{security = {allow_write}}`).
     pub write_policy: WritePolicy,
+    /// The Claude Code sessions and their turns, from Claude Code's hooks.
+    pub sessions: crate::turns::Registry,
     editor: ArcSwap<EditorState>,
     /// What the read-only IDE tools read without Neovim's main thread (issue 10).
     pub snapshot: Arc<Snapshot>,
@@ -58,6 +60,7 @@ impl State {
             rpc,
             claude,
             write_policy,
+            sessions: crate::turns::Registry::default(),
             editor: ArcSwap::from_pointee(initial),
             snapshot: Arc::default(),
             config,
@@ -100,6 +103,31 @@ impl State {
     /// The project root directory, or why there is none (a tool error, through `?`).
     pub fn project_root_dir(&self) -> Result<PathBuf, NoProjectRoot> {
         self.project().root.ok_or(NoProjectRoot)
+    }
+
+    /// The directories the model (a client of `/mcp`) may reach, each with its symlinks
+    /// resolved (those that do not exist are left out): the project root the setup gives, the
+    /// editor's working directory, `setup{workspace = {extra_roots}}`, and the language
+    /// servers' workspace folders only with `setup{workspace = {allow_lsp_roots = true}}`.
+    /// `fs-set-project-root` and the `/mcp` door of the IDE tools admit these and what lies
+    /// below them. Blocking (it resolves paths on disk).
+    pub fn model_roots(&self) -> Vec<PathBuf> {
+        let default = self.default_project();
+        let st = self.editor_state();
+        let mut dirs: Vec<PathBuf> = default.root.into_iter().chain(default.cwd).collect();
+        dirs.extend(self.config.workspace.extra_roots.iter().cloned());
+        if self.config.workspace.allow_lsp_roots {
+            dirs.extend(st.lsp_folders.iter().cloned());
+        }
+        let mut out: Vec<PathBuf> = Vec::new();
+        for d in dirs {
+            if let Ok(c) = d.canonicalize() {
+                if c.is_dir() && !out.contains(&c) {
+                    out.push(c);
+                }
+            }
+        }
+        out
     }
 
     /// The workspace folders as text (for the lock file and `status()`).

@@ -7,7 +7,9 @@
 //! `getCurrentSelection` would hand the model any file the person can read.
 //!
 //! On `/mcp` (and only there: Claude Code's own connection is unchanged):
-//! - `openFile` opens files inside the project root or a workspace folder only; anything else
+//! - `openFile` opens files inside the project root or another root the model may reach
+//!   ([`State::model_roots`]: the working directory, the person's extra roots; a language
+//!   server's folder only when the person allows it) only; anything else
 //!   (symlinks resolved: a link inside the project pointing at `~/.aws` is outside) is refused
 //!   with a tool error before the editor is asked. Relative paths are taken from the project
 //!   root, and the editor is handed the absolute path that was checked.
@@ -47,11 +49,13 @@ pub struct Door {
 }
 
 impl Door {
-    /// The door of the current project. Blocking (it resolves the roots on disk).
+    /// The door of the current project: the connection's root and
+    /// [`State::model_roots`] (a language server's folder only when the person allows it).
+    /// Blocking (it resolves the roots on disk).
     pub fn of(ctx: &State) -> Door {
         let base = ctx.project().root;
         let mut dirs: Vec<PathBuf> = base.iter().cloned().collect();
-        dirs.extend(ctx.editor_state().workspace_folders());
+        dirs.extend(ctx.model_roots());
         Door::with_roots(dirs, base)
     }
 
@@ -102,6 +106,29 @@ impl Door {
             Some(real) => self.roots.iter().any(|r| real.starts_with(r)),
             None => false,
         }
+    }
+
+    /// Where the file at the absolute path `path` really is, when [`Door::admits`] it: the root
+    /// it lies in and its path relative to that root (symlinks resolved), for opening it through
+    /// the capability layer from that root.
+    pub fn locate(&self, path: &Path) -> Option<(PathBuf, PathBuf)> {
+        if !path.is_absolute() {
+            return None;
+        }
+        let real = resolve(&crate::paths::normalize(path))?;
+        let root = self.roots.iter().find(|r| real.starts_with(r))?;
+        let rel = real.strip_prefix(root).ok()?.to_path_buf();
+        Some((root.clone(), rel))
+    }
+
+    /// The roots (symlinks resolved), project root first.
+    pub fn roots(&self) -> &[PathBuf] {
+        &self.roots
+    }
+
+    /// Where relative paths are taken from (the project root), as given.
+    pub fn base(&self) -> Option<&Path> {
+        self.base.as_deref()
     }
 
     /// The roots, for messages.

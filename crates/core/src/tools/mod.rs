@@ -12,6 +12,7 @@ use serde_json::Value;
 use std::sync::Arc;
 
 pub mod claude;
+pub mod code;
 pub mod decision;
 pub mod ide;
 pub mod memory_bank;
@@ -22,6 +23,10 @@ pub use claude::{
     cancel_claude_execution, clear_execution_history, execute_claude, execute_claude_with_context,
     get_current_session, get_execution_history, get_execution_stats, reset_session, session_compat,
     set_current_session, test_claude_cli,
+};
+pub use code::{
+    code_outline, lsp_calls, lsp_definition, lsp_diagnostics, lsp_hover, lsp_implementations,
+    lsp_references, lsp_symbols, lsp_type_definition,
 };
 pub use decision::{define_issue, get_current_status, make_tripwire, register_options, reset};
 pub use ide::{
@@ -168,6 +173,16 @@ pub fn registry() -> Vec<ToolDef> {
         test_claude_cli::def(),
         get_execution_stats::def(),
         cancel_claude_execution::def(),
+        // The editor's code intelligence: its language servers and tree-sitter.
+        lsp_definition::def(),
+        lsp_references::def(),
+        lsp_implementations::def(),
+        lsp_type_definition::def(),
+        lsp_hover::def(),
+        lsp_symbols::def(),
+        lsp_calls::def(),
+        code_outline::def(),
+        lsp_diagnostics::def(),
     ];
     #[cfg(feature = "test-tools")]
     tools.push(test_panic::def());

@@ -128,8 +128,13 @@ pub fn encode(
 
 /// The bytes of a handshake request carrying `headers`.
 pub fn handshake_request(port: u16, headers: &[(&str, &str)]) -> String {
+    handshake_request_path(port, "/", headers)
+}
+
+/// [`handshake_request`] to request path `path`.
+pub fn handshake_request_path(port: u16, path: &str, headers: &[(&str, &str)]) -> String {
     let mut req = format!(
-        "GET / HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\
+        "GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\
          Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
     );
     for (k, v) in headers {
@@ -152,6 +157,15 @@ impl Raw {
 
     /// Sends a handshake with `headers`; returns the status line and the client.
     pub fn try_connect(port: u16, headers: &[(&str, &str)]) -> io::Result<(String, Raw)> {
+        Raw::try_connect_path(port, "/", headers)
+    }
+
+    /// [`Raw::try_connect`] to request path `path`.
+    pub fn try_connect_path(
+        port: u16,
+        path: &str,
+        headers: &[(&str, &str)],
+    ) -> io::Result<(String, Raw)> {
         let s = TcpStream::connect(("127.0.0.1", port))?;
         s.set_read_timeout(Some(READ_TIMEOUT))?;
         s.set_write_timeout(Some(READ_TIMEOUT))?;
@@ -162,7 +176,7 @@ impl Raw {
             next_id: 1,
         };
         raw.s
-            .write_all(handshake_request(port, headers).as_bytes())?;
+            .write_all(handshake_request_path(port, path, headers).as_bytes())?;
         let end = loop {
             if let Some(i) = raw.buf.windows(4).position(|w| w == b"\r\n\r\n") {
                 break i + 4;

@@ -229,9 +229,25 @@ pub fn with_tags(path: &str, content: &str, tags: &[String]) -> Result<String, S
     Ok(out)
 }
 
-/// Applies RFC 6902 `patches` to the JSON document `content`, all or nothing.
+/// The most JSON Patch operations one call applies.
+pub const MAX_PATCH_OPS: usize = 1000;
+
+/// Applies RFC 6902 `patches` to the JSON document `content`, all or nothing, within limits:
+/// at most [`MAX_PATCH_OPS`] operations, a document of at most
+/// [`crate::memory_bank::MAX_DOCUMENT_BYTES`] (what the bank reads back) nested at most
+/// [`crate::json_limits::MAX_DEPTH`] levels (the limit of incoming JSON). The operation count
+/// is checked before anything is applied, the document after every operation: one operation
+/// can at most double it (`copy`) or add the depth of its value and path (`add`, `move`), so
+/// nothing far over a limit is ever built, and a violation names the limit and the operation.
 pub fn apply_patches(path: &str, content: &str, patches: Vec<Value>) -> Result<String, String> {
-    let mut doc: Value = serde_json::from_str(content).map_err(|e| {
+    if patches.len() > MAX_PATCH_OPS {
+        return Err(format!(
+            "refused: {} patch operations is more than the limit of {MAX_PATCH_OPS} per call \
+             — no change was written; split the edit or write the whole `content`",
+            patches.len()
+        ));
+    }
+    let doc: Value = serde_json::from_str(content).map_err(|e| {
         format!("'{path}' is not a JSON document ({e}); JSON Patch edits JSON documents only — write Markdown with `content`")
     })?;
     let ops: json_patch::Patch =
@@ -240,20 +256,123 @@ pub fn apply_patches(path: &str, content: &str, patches: Vec<Value>) -> Result<S
                 "invalid patches: {e} (each needs op, path, and value or from as RFC 6902 says)"
             )
         })?;
-    // json-patch leaves `doc` unchanged on failure; the copy makes all-or-nothing explicit.
-    let mut work = doc.clone();
-    json_patch::patch(&mut work, &ops).map_err(|e| {
-        let n = e.operation;
-        let op = patches.get(n).cloned().unwrap_or(Value::Null);
-        format!(
-            "patch operation #{} {} failed: {} — no change was written",
-            n + 1,
-            op,
-            e.kind
-        )
-    })?;
-    doc = work;
-    serde_json::to_string_pretty(&doc).map_err(|e| e.to_string())
+    // Applied to a copy, one operation at a time; any failure drops the copy (all or nothing).
+    let mut work = doc;
+    let mut limits = PatchBudget::new(&work);
+    for (n, op) in ops.0.iter().enumerate() {
+        let fail = |why: String| {
+            let shown = patches.get(n).cloned().unwrap_or(Value::Null);
+            format!(
+                "patch operation #{} {} failed: {why} — no change was written",
+                n + 1,
+                shown
+            )
+        };
+        limits.before(&work, op);
+        json_patch::patch_unsafe(&mut work, std::slice::from_ref(op))
+            .map_err(|e| fail(e.kind.to_string()))?;
+        limits.after(&work, op).map_err(fail)?;
+    }
+    let text = serde_json::to_string_pretty(&work).map_err(|e| e.to_string())?;
+    if text.len() as u64 > crate::memory_bank::MAX_DOCUMENT_BYTES {
+        return Err(format!(
+            "refused: the patched document would be {} bytes, more than the document limit of \
+             {} bytes — no change was written",
+            text.len(),
+            crate::memory_bank::MAX_DOCUMENT_BYTES
+        ));
+    }
+    Ok(text)
+}
+
+/// Upper bounds of a document's depth and size while patches apply, cheap to keep per
+/// operation; measured exactly (without recursion) only when a bound passes its limit.
+struct PatchBudget {
+    depth: usize,
+    bytes: usize,
+    /// Bytes of the value an operation is about to remove or replace.
+    leaving: usize,
+}
+
+const MAX_PATCH_BYTES: usize = crate::memory_bank::MAX_DOCUMENT_BYTES as usize;
+
+impl PatchBudget {
+    fn new(doc: &Value) -> PatchBudget {
+        let m = crate::json_limits::measure(doc, usize::MAX, usize::MAX);
+        PatchBudget {
+            depth: m.depth,
+            bytes: m.bytes,
+            leaving: 0,
+        }
+    }
+
+    /// Before `op` applies to `doc`: what it removes (so the size bound can shrink).
+    fn before(&mut self, doc: &Value, op: &json_patch::PatchOperation) {
+        use json_patch::PatchOperation as Op;
+        self.leaving = match op {
+            Op::Remove(o) => doc.pointer(o.path.as_str()),
+            Op::Replace(o) => doc.pointer(o.path.as_str()),
+            _ => None,
+        }
+        .map_or(0, |v| measure(v).bytes);
+    }
+
+    /// After `op` applied to `doc`: the new bounds, or the limit passed.
+    fn after(&mut self, doc: &Value, op: &json_patch::PatchOperation) -> Result<(), String> {
+        use json_patch::PatchOperation as Op;
+        let key = |p: &json_patch::jsonptr::Pointer| p.last().map_or(0, |t| t.encoded().len() + 3);
+        let grow = match op {
+            Op::Add(o) => {
+                let m = measure(&o.value);
+                Some((o.path.count() + m.depth, m.bytes + key(&o.path)))
+            }
+            Op::Replace(o) => {
+                let m = measure(&o.value);
+                Some((o.path.count() + m.depth, m.bytes))
+            }
+            // The copy is as large and as deep as its source.
+            Op::Copy(o) => doc
+                .pointer(o.from.as_str())
+                .map(measure)
+                .map(|m| (o.path.count() + m.depth, m.bytes + key(&o.path))),
+            // The value moved keeps its size; its depth was at most the bound less `from`'s.
+            Op::Move(o) => Some((
+                o.path.count() + self.depth.saturating_sub(o.from.count()),
+                key(&o.path),
+            )),
+            Op::Remove(_) | Op::Test(_) => Some((0, 0)),
+        };
+        let (depth, bytes) = grow.unwrap_or((usize::MAX, usize::MAX));
+        self.depth = self.depth.max(depth);
+        self.bytes = self
+            .bytes
+            .saturating_sub(self.leaving)
+            .saturating_add(bytes);
+        if self.depth > crate::json_limits::MAX_DEPTH || self.bytes > MAX_PATCH_BYTES {
+            let m =
+                crate::json_limits::measure(doc, crate::json_limits::MAX_DEPTH, MAX_PATCH_BYTES);
+            if m.depth > crate::json_limits::MAX_DEPTH {
+                return Err(format!(
+                    "the document would nest deeper than {} levels, the limit for JSON (as for \
+                     incoming messages)",
+                    crate::json_limits::MAX_DEPTH
+                ));
+            }
+            if m.bytes > MAX_PATCH_BYTES {
+                return Err(format!(
+                    "the document would grow past the document limit of {MAX_PATCH_BYTES} bytes"
+                ));
+            }
+            self.depth = m.depth;
+            self.bytes = m.bytes;
+        }
+        Ok(())
+    }
+}
+
+/// Measures a value of a document being patched (its depth is already bounded).
+fn measure(v: &Value) -> crate::json_limits::Measure {
+    crate::json_limits::measure(v, usize::MAX, usize::MAX)
 }
 
 fn run(ctx: Ctx, args: Value) -> crate::tools::ToolFuture {

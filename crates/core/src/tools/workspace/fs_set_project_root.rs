@@ -4,8 +4,10 @@
 //!
 //! The model's argument is untrusted; the person's setup decides what is allowed: the new root
 //! must be an existing directory equal to or below the project root the setup gives
-//! (MCP_PROJECT_ROOT / setup{project_root} / LSP / git / cwd) or one of the editor's workspace
-//! folders, after symbolic links are resolved, and never inside a `.git` directory. The process's
+//! (MCP_PROJECT_ROOT / setup{project_root} / LSP / git / cwd), the editor's working directory, or
+//! a root the person added (`setup{workspace = {extra_roots}}`; language servers' folders only
+//! with `allow_lsp_roots`: see [`crate::state::State::model_roots`]), after symbolic links are
+//! resolved, and never inside a `.git` directory. The process's
 //! working directory is never changed (the bridge lives in Neovim). Answers cl-mcp's fields
 //! `{project_root, cwd, previous_root, status}` plus `project_root_source` and `allowed_by`.
 
@@ -97,18 +99,15 @@ fn run(ctx: Ctx, args: Value) -> crate::tools::ToolFuture {
             )));
         }
         let default = ctx.default_project();
-        let mut bases: Vec<PathBuf> = default.root.iter().cloned().collect();
-        for f in ctx.editor_state().workspace_folders() {
-            if let Ok(c) = f.canonicalize() {
-                if !bases.contains(&c) {
-                    bases.push(c);
-                }
-            }
-        }
+        // The project root, the working directory and the roots the person added; a language
+        // server's folder only when the person allows them (setup{workspace}).
+        let bases: Vec<PathBuf> = ctx.model_roots();
         let Some(base) = allowed_base(&canon, &bases).cloned() else {
             return Err(ToolError::Failed(format!(
                 "'{}' is outside what the setup allows: the project root must be {} or a \
-                 directory inside {}",
+                 directory inside {} (the person adds roots with setup{{workspace = \
+                 {{extra_roots = {{…}}}}}}; language servers' folders count with \
+                 allow_lsp_roots = true)",
                 canon.display(),
                 bases
                     .iter()

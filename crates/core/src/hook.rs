@@ -1,0 +1,325 @@
+//! `claude-context-mcp hook <Event>`: the command of the Claude Code hooks the plugin adds to
+//! the sessions it starts (`UserPromptSubmit`, `PreToolUse`/`PostToolUse`, `PermissionRequest`,
+//! `Notification`, `Stop`, `SessionStart`/`SessionEnd`).
+//!
+//! It reads the hook's JSON input on stdin, keeps the few fields the bridge uses
+//! ([`crate::turns::HookEvent`], long texts cut), finds the editor the way the relay does
+//! ([`crate::discovery`]: `CLAUDE_CODE_SSE_PORT`, else the lock file whose workspace folder
+//! holds the current directory) and sends the event to the bridge's hook door ([`HOOK_PATH`]):
+//! one WebSocket connection with the lock file's token in the header (never on a command line),
+//! one JSON-RPC request, its answer, close. The bridge answers once it has recorded the event,
+//! so events of one session arrive in the order Claude ran their hooks.
+//!
+//! It never stands in Claude's way: it prints nothing on stdout (a hook's stdout can become
+//! Claude's context), always exits 0, and gives up at once when no editor is there (connection
+//! refused) or after [`CONNECT_TIMEOUT`] / [`EXCHANGE_TIMEOUT`] when one does not answer.
+
+use crate::discovery::Candidate;
+use crate::turns::{cut, HookEvent, FIELD_BYTES, PROMPT_BYTES};
+use futures_util::{SinkExt, StreamExt};
+use serde::{Deserialize, Deserializer};
+use serde_json::Value;
+use std::io::Read;
+use std::time::Duration;
+use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+use tokio_tungstenite::tungstenite::http::HeaderValue;
+use tokio_tungstenite::tungstenite::Message;
+
+/// The bridge's door for hook events (a WebSocket request path).
+pub const HOOK_PATH: &str = "/hook";
+/// The JSON-RPC method a hook event is sent as.
+pub const METHOD: &str = "claude-context/hook";
+/// The environment variable naming the plugin's terminal a session runs in.
+pub const ENV_TERMINAL: &str = "CLAUDE_CONTEXT_SESSION";
+/// The most bytes of hook input read from stdin (a Write of a large file carries its content).
+pub const MAX_INPUT: u64 = 64 << 20;
+/// How long the TCP connection may take (loopback: it succeeds or is refused at once).
+pub const CONNECT_TIMEOUT: Duration = Duration::from_millis(250);
+/// How long the handshake, the request and its answer may take together.
+pub const EXCHANGE_TIMEOUT: Duration = Duration::from_millis(1000);
+
+/// The hook events the plugin registers.
+pub const EVENTS: &[&str] = &[
+    "SessionStart",
+    "UserPromptSubmit",
+    "PreToolUse",
+    "PostToolUse",
+    "PermissionRequest",
+    "Notification",
+    "Stop",
+    "SessionEnd",
+];
+
+/// Whether a WebSocket request path is the hook door (query ignored).
+pub fn is_hook_path(path: &str) -> bool {
+    let path = path.split('?').next().unwrap_or("");
+    path.trim_end_matches('/') == HOOK_PATH
+}
+
+/// A string field, or `None` for anything else (a hook input of another CLI version may carry
+/// another type; that must not lose the whole event).
+fn lenient<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    Ok(match Value::deserialize(d)? {
+        Value::String(s) => Some(s),
+        _ => None,
+    })
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct ToolInput {
+    #[serde(deserialize_with = "lenient")]
+    file_path: Option<String>,
+    #[serde(deserialize_with = "lenient")]
+    notebook_path: Option<String>,
+}
+
+/// The part of Claude Code's hook input that is read (the rest — a Write's content, a tool's
+/// response — is skipped without being kept).
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct Input {
+    #[serde(deserialize_with = "lenient")]
+    hook_event_name: Option<String>,
+    #[serde(deserialize_with = "lenient")]
+    session_id: Option<String>,
+    #[serde(deserialize_with = "lenient")]
+    cwd: Option<String>,
+    #[serde(deserialize_with = "lenient")]
+    prompt: Option<String>,
+    #[serde(deserialize_with = "lenient")]
+    tool_name: Option<String>,
+    tool_input: Option<ToolInput>,
+    #[serde(deserialize_with = "lenient")]
+    notification_type: Option<String>,
+    #[serde(deserialize_with = "lenient")]
+    message: Option<String>,
+    #[serde(deserialize_with = "lenient")]
+    model: Option<String>,
+    #[serde(deserialize_with = "lenient")]
+    source: Option<String>,
+    #[serde(deserialize_with = "lenient")]
+    reason: Option<String>,
+    #[serde(deserialize_with = "lenient")]
+    permission_mode: Option<String>,
+}
+
+fn short(s: Option<String>) -> Option<String> {
+    s.map(|s| cut(&s, FIELD_BYTES).to_string())
+}
+
+/// Cuts every text of `ev` to its size (the hook door does it again: any holder of the token may
+/// send to it).
+pub fn bound(ev: HookEvent) -> HookEvent {
+    HookEvent {
+        event: cut(&ev.event, 64).to_string(),
+        session_id: cut(&ev.session_id, 256).to_string(),
+        terminal: ev.terminal.map(|s| cut(&s, 256).to_string()),
+        cwd: short(ev.cwd),
+        prompt: ev.prompt.map(|s| cut(&s, PROMPT_BYTES).to_string()),
+        tool_name: ev.tool_name.map(|s| cut(&s, 256).to_string()),
+        file: short(ev.file),
+        notification_type: ev.notification_type.map(|s| cut(&s, 64).to_string()),
+        message: short(ev.message),
+        model: ev.model.map(|s| cut(&s, 256).to_string()),
+        source: ev.source.map(|s| cut(&s, 64).to_string()),
+        reason: ev.reason.map(|s| cut(&s, 256).to_string()),
+        permission_mode: ev.permission_mode.map(|s| cut(&s, 64).to_string()),
+    }
+}
+
+/// The event to send for hook input `input` of hook `event` (the command line's name, used
+/// when the input has none); `terminal` is [`ENV_TERMINAL`]. `None`: the input is not a JSON
+/// object.
+pub fn event_from_input(event: &str, input: &[u8], terminal: Option<String>) -> Option<HookEvent> {
+    // serde reads a struct from an array too (its fields in order): only an object is an input.
+    if input.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
+        return None;
+    }
+    let parsed: Input = match serde_json::from_slice(input) {
+        Ok(i) => i,
+        // A field of an unexpected shape (tool_input not an object): read it the slow way.
+        Err(_) => {
+            let v: Value = serde_json::from_slice(input).ok()?;
+            let obj = v.as_object()?;
+            let s = |k: &str| obj.get(k).and_then(Value::as_str).map(String::from);
+            Input {
+                hook_event_name: s("hook_event_name"),
+                session_id: s("session_id"),
+                cwd: s("cwd"),
+                prompt: s("prompt"),
+                tool_name: s("tool_name"),
+                tool_input: None,
+                notification_type: s("notification_type"),
+                message: s("message"),
+                model: s("model"),
+                source: s("source"),
+                reason: s("reason"),
+                permission_mode: s("permission_mode"),
+            }
+        }
+    };
+    let file = parsed
+        .tool_input
+        .and_then(|t| t.file_path.or(t.notebook_path));
+    Some(bound(HookEvent {
+        event: parsed
+            .hook_event_name
+            .filter(|e| !e.is_empty())
+            .unwrap_or_else(|| event.to_string()),
+        session_id: parsed.session_id.unwrap_or_default(),
+        terminal: terminal.filter(|t| !t.is_empty()),
+        cwd: parsed.cwd,
+        prompt: parsed.prompt,
+        tool_name: parsed.tool_name,
+        file,
+        notification_type: parsed.notification_type,
+        message: parsed.message,
+        model: parsed.model,
+        source: parsed.source,
+        reason: parsed.reason,
+        permission_mode: parsed.permission_mode,
+    }))
+}
+
+/// The JSON-RPC request carrying `ev`.
+pub fn request_text(ev: &HookEvent) -> String {
+    serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": METHOD, "params": ev}).to_string()
+}
+
+/// Sends one event to the bridge of `c` and waits for its answer.
+pub async fn send(c: &Candidate, ev: &HookEvent) -> Result<(), String> {
+    let url = format!("ws://127.0.0.1:{}{HOOK_PATH}", c.port);
+    let mut req = url.into_client_request().map_err(|e| e.to_string())?;
+    let token = HeaderValue::from_str(&c.token)
+        .map_err(|_| "the lock file's token is not a valid header value".to_string())?;
+    req.headers_mut().insert(crate::relay::AUTH_HEADER, token);
+    let tcp = tokio::time::timeout(
+        CONNECT_TIMEOUT,
+        tokio::net::TcpStream::connect(("127.0.0.1", c.port)),
+    )
+    .await
+    .map_err(|_| "connecting timed out".to_string())?
+    .map_err(|e| e.to_string())?;
+    let _ = tcp.set_nodelay(true);
+    let text = request_text(ev);
+    let exchange = async move {
+        let (mut ws, _) = tokio_tungstenite::client_async(req, tcp)
+            .await
+            .map_err(|e| e.to_string())?;
+        ws.send(Message::text(text))
+            .await
+            .map_err(|e| e.to_string())?;
+        let answer = loop {
+            match ws.next().await {
+                Some(Ok(Message::Text(t))) => break t,
+                Some(Ok(Message::Close(_))) | None => {
+                    return Err("the bridge closed without answering".to_string())
+                }
+                Some(Ok(_)) => continue,
+                Some(Err(e)) => return Err(e.to_string()),
+            }
+        };
+        let _ = ws.close(None).await;
+        let v: Value = serde_json::from_str(answer.as_str()).map_err(|e| e.to_string())?;
+        match v.get("error") {
+            Some(e) => Err(format!("the bridge refused the event: {e}")),
+            None => Ok(()),
+        }
+    };
+    tokio::time::timeout(EXCHANGE_TIMEOUT, exchange)
+        .await
+        .map_err(|_| "the bridge did not answer in time".to_string())?
+}
+
+/// Runs the hook mode: `event` is the command line's event name. Always returns normally (the
+/// process exits 0); what went wrong is returned for stderr.
+pub fn run(event: &str, stdin: impl Read) -> Result<(), String> {
+    let mut input = Vec::new();
+    stdin
+        .take(MAX_INPUT)
+        .read_to_end(&mut input)
+        .map_err(|e| format!("reading the hook input: {e}"))?;
+    let terminal = std::env::var(ENV_TERMINAL).ok();
+    let ev = event_from_input(event, &input, terminal)
+        .ok_or_else(|| "the hook input is not a JSON object".to_string())?;
+    if ev.session_id.is_empty() {
+        return Err("the hook input has no session_id".into());
+    }
+    let query = crate::discovery::Query::from_env()?;
+    let found = crate::discovery::discover(&query);
+    // Only the editor this session belongs to (the first choice), never a second one.
+    let Some(c) = found.candidates.first() else {
+        return Ok(());
+    };
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the runtime: {e}"))?;
+    rt.block_on(send(c, &ev))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_input_keeps_only_what_the_bridge_uses() {
+        let big = "x".repeat(100_000);
+        let input = serde_json::json!({
+            "session_id": "abc",
+            "hook_event_name": "PreToolUse",
+            "cwd": "/p",
+            "transcript_path": "/t.jsonl",
+            "tool_name": "Write",
+            "tool_input": {"file_path": "/p/a.rs", "content": big},
+            "permission_mode": "default",
+        })
+        .to_string();
+        let ev = event_from_input("X", input.as_bytes(), Some("main".into())).unwrap();
+        assert_eq!(ev.event, "PreToolUse");
+        assert_eq!(ev.session_id, "abc");
+        assert_eq!(ev.terminal.as_deref(), Some("main"));
+        assert_eq!(ev.file.as_deref(), Some("/p/a.rs"));
+        assert_eq!(ev.permission_mode.as_deref(), Some("default"));
+        assert!(request_text(&ev).len() < 400);
+    }
+
+    #[test]
+    fn odd_shapes_keep_the_event() {
+        let ev = event_from_input(
+            "Stop",
+            br#"{"session_id":"s","tool_input":"text","model":{"id":"m"},"prompt":7}"#,
+            None,
+        )
+        .unwrap();
+        assert_eq!((ev.event.as_str(), ev.session_id.as_str()), ("Stop", "s"));
+        assert_eq!((ev.file, ev.model, ev.prompt), (None, None, None));
+        let ev = event_from_input(
+            "NotebookEdit",
+            br#"{"session_id":"s","tool_input":{"notebook_path":"/n.ipynb"}}"#,
+            Some(String::new()),
+        )
+        .unwrap();
+        assert_eq!(ev.file.as_deref(), Some("/n.ipynb"));
+        assert_eq!(ev.terminal, None);
+        assert!(event_from_input("Stop", b"[1]", None).is_none());
+        assert!(event_from_input("Stop", b"not json", None).is_none());
+    }
+
+    #[test]
+    fn long_texts_are_cut() {
+        let p = "é".repeat(10_000);
+        let input = serde_json::json!({"session_id": "s", "prompt": p}).to_string();
+        let ev = event_from_input("UserPromptSubmit", input.as_bytes(), None).unwrap();
+        assert!(ev.prompt.unwrap().len() <= PROMPT_BYTES);
+    }
+
+    #[test]
+    fn the_hook_door_is_its_path() {
+        assert!(is_hook_path("/hook"));
+        assert!(is_hook_path("/hook/?x"));
+        assert!(!is_hook_path("/hooks"));
+        assert!(!is_hook_path("/"));
+    }
+}

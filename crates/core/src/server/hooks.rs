@@ -1,0 +1,149 @@
+//! The hook door ([`crate::hook::HOOK_PATH`]): where `claude-context-mcp hook <Event>` delivers
+//! one Claude Code hook event. The connection passed the same handshake as every other (the
+//! token, no `Origin`); it is not a client (no tools, no editor notifications, not in
+//! `status().clients`): one request is read, recorded in the session registry
+//! ([`crate::turns::Registry`]), answered, and the connection closed.
+//!
+//! A change of a session's state goes on to the editor as the `session_state` request (handled
+//! by `lua/claude_context/sessions_state.lua`), without waiting for it: the hook's answer never
+//! waits for Neovim's main thread.
+
+use super::Shared;
+use crate::turns::HookEvent;
+use futures_util::{SinkExt, StreamExt};
+use serde_json::{json, Value};
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::WebSocketStream;
+
+/// How long the door waits for the one request after the handshake.
+const READ_WAIT: Duration = Duration::from_secs(2);
+/// The largest request taken (the hook process sends a few hundred bytes; texts are cut).
+const MAX_REQUEST: usize = 256 << 10;
+
+/// Records `ev` and tells the editor what changed (also called by tests without a socket).
+pub fn record(shared: &Arc<Shared>, ev: HookEvent) {
+    let ev = crate::hook::bound(ev);
+    let Some(change) = shared.sessions.apply(&ev, crate::turns::now_ms()) else {
+        return;
+    };
+    tracing::debug!(
+        event = %change.event,
+        session = %change.session.id,
+        state = change.session.state.as_str(),
+        "session state"
+    );
+    send_change(shared, &change);
+}
+
+/// Sends a registry change to the editor (`session_state`), not waiting for it.
+pub fn send_change(shared: &Shared, change: &crate::turns::Change) {
+    let params = serde_json::to_value(change).unwrap_or(Value::Null);
+    let fut = shared.rpc.call("session_state", params);
+    if let Ok(rt) = tokio::runtime::Handle::try_current() {
+        rt.spawn(async move {
+            if let Err(e) = fut.await {
+                tracing::debug!(error = %e, "the editor did not take session_state");
+            }
+        });
+    }
+}
+
+fn answer(id: &Value, result: Result<(), String>) -> String {
+    match result {
+        Ok(()) => json!({"jsonrpc": "2.0", "id": id, "result": {}}).to_string(),
+        Err(m) => {
+            json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32602, "message": m}}).to_string()
+        }
+    }
+}
+
+/// Parses one hook request: its id and event.
+fn parse(text: &str) -> (Value, Result<HookEvent, String>) {
+    let Ok(Value::Object(mut m)) = serde_json::from_str::<Value>(text) else {
+        return (Value::Null, Err("not a JSON-RPC request".into()));
+    };
+    let id = m.remove("id").unwrap_or(Value::Null);
+    if m.get("method").and_then(Value::as_str) != Some(crate::hook::METHOD) {
+        return (
+            id,
+            Err(format!("the hook door takes {} only", crate::hook::METHOD)),
+        );
+    }
+    let ev = match m.remove("params") {
+        // (serde would read a struct from an array too.)
+        Some(p @ Value::Object(_)) => {
+            serde_json::from_value::<HookEvent>(p).map_err(|e| e.to_string())
+        }
+        _ => Err("params must be an object".to_string()),
+    };
+    (id, ev)
+}
+
+/// Serves one hook connection after its handshake.
+pub(super) async fn serve<S>(shared: Arc<Shared>, mut ws: WebSocketStream<S>, addr: SocketAddr)
+where
+    S: AsyncRead + AsyncWrite + Unpin,
+{
+    let msg = tokio::time::timeout(READ_WAIT, ws.next()).await;
+    let text = match msg {
+        Ok(Some(Ok(Message::Text(t)))) if t.len() <= MAX_REQUEST => t,
+        Ok(Some(Ok(Message::Text(_)))) => {
+            let _ = ws
+                .send(Message::text(answer(
+                    &Value::Null,
+                    Err("the hook request is too large".into()),
+                )))
+                .await;
+            let _ = ws.close(None).await;
+            return;
+        }
+        _ => {
+            tracing::debug!(%addr, "hook connection closed without a request");
+            let _ = ws.close(None).await;
+            return;
+        }
+    };
+    let (id, ev) = parse(text.as_str());
+    let result = ev.map(|ev| record(&shared, ev));
+    if let Err(e) = &result {
+        tracing::info!(%addr, error = %e, "refused a hook request");
+    }
+    let _ = ws.send(Message::text(answer(&id, result))).await;
+    let _ = ws.close(None).await;
+    // Read the client's close so the socket ends cleanly, but not for long.
+    let _ = tokio::time::timeout(Duration::from_millis(200), async {
+        while let Some(Ok(m)) = ws.next().await {
+            if matches!(m, Message::Close(_)) {
+                break;
+            }
+        }
+    })
+    .await;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn requests_are_checked() {
+        let (id, ev) = parse(
+            r#"{"jsonrpc":"2.0","id":3,"method":"claude-context/hook","params":{"event":"Stop","session_id":"s"}}"#,
+        );
+        assert_eq!(id, json!(3));
+        assert_eq!(ev.unwrap().event, "Stop");
+        assert!(parse(r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#)
+            .1
+            .is_err());
+        assert!(parse("[]").1.is_err());
+        assert!(
+            parse(r#"{"jsonrpc":"2.0","id":1,"method":"claude-context/hook","params":[]}"#)
+                .1
+                .is_err()
+        );
+    }
+}

@@ -1,0 +1,129 @@
+---@mod claude_context.code.diagnostics `lsp_diagnostics`: diagnostics of files open or not
+---
+--- An open file answers its `vim.diagnostic` entries at once. A file no buffer holds is loaded
+--- into a hidden buffer (the person's servers attach as when they open it), and its first
+--- `DiagnosticChanged` awaited until the deadline (`timeout_ms`); then the buffer is unloaded.
+--- All the files are loaded first and awaited together, under one deadline.
+
+local task_mod = require("claude_context.code.task")
+local lsp = require("claude_context.code.lsp")
+
+local M = {}
+
+local SEVERITY = { "Error", "Warning", "Info", "Hint" }
+
+function M.lsp_diagnostics(task, p)
+  local files = {}
+  if p.file then
+    table.insert(files, p.file)
+  end
+  vim.list_extend(files, p.files or {})
+  local timeout = math.min(tonumber(p.timeout_ms) or 5000, 30000)
+  local bufs, waiting, got = {}, {}, {}
+  local group = vim.api.nvim_create_augroup("ClaudeContextCodeDiag" .. tostring(task), { clear = true })
+  local ok, err = pcall(function()
+    for _, path in ipairs(files) do
+      local pre = task_mod.find_buf(path)
+      local was_loaded = pre and vim.api.nvim_buf_is_loaded(pre)
+      local buf, berr = task:buffer(path)
+      if not buf then
+        error(berr, 0)
+      end
+      bufs[path] = buf
+      if not was_loaded then
+        waiting[buf] = path
+        vim.api.nvim_create_autocmd("DiagnosticChanged", {
+          group = group,
+          buffer = buf,
+          callback = function()
+            got[buf] = true
+          end,
+        })
+      end
+    end
+    -- Wait for every file loaded here to get its diagnostics (or no server to attach).
+    local deadline = vim.uv.now() + timeout
+    local attach_deadline = vim.uv.now() + task_mod.quick_attach_ms
+    while not task.done do
+      local pending = false
+      for buf in pairs(waiting) do
+        if not got[buf] then
+          local attached = #vim.lsp.get_clients({ bufnr = buf }) > 0
+          if attached or vim.uv.now() < attach_deadline then
+            pending = true
+          end
+        end
+      end
+      if not pending or vim.uv.now() >= deadline then
+        break
+      end
+      task:sleep(25)
+    end
+  end)
+  pcall(vim.api.nvim_del_augroup_by_id, group)
+  if not ok then
+    return nil, err
+  end
+  local loaded = lsp.loaded_by_name()
+  local items, servers, seen = {}, {}, {}
+  local none, late, clean = {}, {}, {}
+  for _, path in ipairs(files) do
+    local buf = bufs[path]
+    local clients = vim.lsp.get_clients({ bufnr = buf })
+    for _, c in ipairs(clients) do
+      if not seen[c.name] then
+        seen[c.name] = true
+        table.insert(servers, c.name)
+      end
+    end
+    if #clients == 0 then
+      table.insert(none, lsp.rel(path, p.roots))
+    elseif waiting[buf] and not got[buf] then
+      table.insert(late, lsp.rel(path, p.roots))
+    end
+    local ds = vim.diagnostic.get(buf)
+    if #ds == 0 and #clients > 0 and not (waiting[buf] and not got[buf]) then
+      table.insert(clean, lsp.rel(path, p.roots))
+    end
+    for _, d in ipairs(ds) do
+      task:check_slice()
+      local name = loaded[path] and path or vim.api.nvim_buf_get_name(buf)
+      table.insert(
+        items,
+        lsp.raw(name, {
+          start = { line = d.lnum, character = d.col },
+          ["end"] = { line = d.end_lnum or d.lnum, character = d.end_col or d.col },
+        }, "utf-8", loaded, {
+          severity = SEVERITY[d.severity] or tostring(d.severity),
+          message = d.message,
+          source = d.source,
+          code = d.code,
+        })
+      )
+    end
+  end
+  local notes = {}
+  if #clean > 0 then
+    table.insert(notes, "no diagnostics in " .. table.concat(clean, ", "))
+  end
+  if #none > 0 then
+    table.insert(
+      notes,
+      "no language server is attached to " .. table.concat(none, ", ") .. " (no diagnostics; code_outline works without a server)"
+    )
+  end
+  if #late > 0 then
+    table.insert(
+      notes,
+      ("the server published nothing within %d ms for %s (raise timeout_ms)"):format(timeout, table.concat(late, ", "))
+    )
+  end
+  return {
+    query = ("diagnostics of %s"):format(#files == 1 and lsp.rel(files[1], p.roots) or (#files .. " files")),
+    servers = servers,
+    sections = { { title = "diagnostics", items = items } },
+    note = #notes > 0 and table.concat(notes, "; ") or nil,
+  }
+end
+
+return M

@@ -1,0 +1,34 @@
+---@mod claude_context.code The editor's code intelligence for the model
+---
+--- Requiring this module registers the handlers of the code tools (crates/core/src/tools/code/):
+--- `lsp_*` ask the person's own language servers (claude_context.code.lsp), `code_outline` a
+--- tree-sitter parser (claude_context.code.outline), `lsp_diagnostics` the servers'
+--- diagnostics of files open or not (claude_context.code.diagnostics). Each runs as a task
+--- (claude_context.code.task): asynchronous, cancellable, its hidden buffers unloaded after it.
+
+local M = {}
+
+local rpc = require("claude_context.rpc")
+
+---tool name -> { module under claude_context.code, function }
+M.tools = {
+  lsp_definition = { "lsp", "lsp_definition" },
+  lsp_references = { "lsp", "lsp_references" },
+  lsp_implementations = { "lsp", "lsp_implementations" },
+  lsp_type_definition = { "lsp", "lsp_type_definition" },
+  lsp_hover = { "lsp", "lsp_hover" },
+  lsp_symbols = { "lsp", "lsp_symbols" },
+  lsp_calls = { "lsp", "lsp_calls" },
+  code_outline = { "outline", "code_outline" },
+  lsp_diagnostics = { "diagnostics", "lsp_diagnostics" },
+}
+
+for tool, where in pairs(M.tools) do
+  rpc.register(tool, function(params, respond)
+    return require("claude_context.code.task").run(function(task)
+      return require("claude_context.code." .. where[1])[where[2]](task, params)
+    end, respond)
+  end)
+end
+
+return M

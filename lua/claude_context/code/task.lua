@@ -1,0 +1,322 @@
+---@mod claude_context.code.task One code-intelligence request, run as a coroutine
+---
+--- A tool's handler runs as a coroutine that waits for the language servers' callbacks (never
+--- for the servers themselves: the editor keeps running). What it set up is tracked so that a
+--- cancellation (`notifications/cancelled`, the client gone) or the end of the request undoes
+--- it: the LSP requests still running are cancelled (`$/cancelRequest`), timers stopped, and the
+--- hidden buffers it loaded are unloaded.
+
+local M = {}
+
+---How long one LSP request may take (ms).
+M.request_timeout_ms = 10000
+---How long to wait for a server to attach to a file loaded out of sight (ms), when a running
+---server handles its filetype; when none does, only `quick_attach_ms`.
+M.attach_timeout_ms = 5000
+M.quick_attach_ms = 300
+---The main-thread budget of one slice of work (ms).
+M.slice_ms = 2
+---The largest file loaded into a hidden buffer.
+M.max_file_bytes = 8 * 1024 * 1024
+
+---Hidden buffers loaded by requests: buf -> { users = n, created = bool }.
+M.hidden = {}
+
+local Task = {}
+Task.__index = Task
+
+local unpack = unpack or table.unpack ---@diagnostic disable-line: deprecated
+
+local function pack(...)
+  return { n = select("#", ...), ... }
+end
+
+---The buffer holding `path`, if any (by name, then by real path).
+---@param path string
+---@return integer?
+function M.find_buf(path)
+  local real = vim.uv.fs_realpath(path) or path
+  for _, b in ipairs(vim.api.nvim_list_bufs()) do
+    local name = vim.api.nvim_buf_get_name(b)
+    if name ~= "" and (name == path or name == real or vim.uv.fs_realpath(name) == real) then
+      return b
+    end
+  end
+end
+
+---Whether `path` lies under one of `roots` once its symlinks are resolved.
+---@param path string
+---@param roots string[]?
+function M.inside(path, roots)
+  local real = vim.uv.fs_realpath(path)
+  if not real or not roots then
+    return false
+  end
+  for _, r in ipairs(roots) do
+    if real == r or vim.startswith(real, r:gsub("/+$", "") .. "/") then
+      return true
+    end
+  end
+  return false
+end
+
+---Runs `fn(task)` as a coroutine; `respond` gets what it returns (or its error). Returns the
+---cancel function for rpc.lua.
+---@param fn fun(task: table): any
+---@param respond fun(result: any, err: string?)
+---@return fun()
+function M.run(fn, respond)
+  local task = setmetatable({ requests = {}, timers = {}, bufs = {}, done = false }, Task)
+  local co
+  local function finish(result, err)
+    if task.done then
+      return
+    end
+    task.done = true
+    task:cleanup()
+    respond(result, err)
+  end
+  co = coroutine.create(function()
+    local ok, result, err = xpcall(fn, debug.traceback, task)
+    if not ok then
+      finish(nil, tostring(result))
+    else
+      finish(result, err)
+    end
+  end)
+  task.resume = function(...)
+    if task.done or coroutine.status(co) ~= "suspended" then
+      return
+    end
+    local ok, err = coroutine.resume(co, ...)
+    if not ok then
+      finish(nil, tostring(err))
+    end
+  end
+  task.started = vim.uv.hrtime()
+  task.slice_start = task.started
+  vim.schedule(task.resume)
+  return function()
+    if not task.done then
+      task.done = true
+      task:cleanup()
+    end
+  end
+end
+
+---Waits for `start(cb)` to call `cb(...)`; returns what it was called with.
+function Task:await(start)
+  local waiting, sync, result = false, false, nil
+  start(function(...)
+    if waiting then
+      waiting = false
+      local args = pack(...)
+      -- Resumed from the event loop, not from inside whatever called back.
+      vim.schedule(function()
+        self.resume(unpack(args, 1, args.n))
+      end)
+    else
+      sync, result = true, pack(...)
+    end
+  end)
+  if sync then
+    return unpack(result, 1, result.n)
+  end
+  waiting = true
+  local r = pack(coroutine.yield())
+  self.slice_start = vim.uv.hrtime()
+  return unpack(r, 1, r.n)
+end
+
+---Sleeps `ms` (lets the editor run).
+function Task:sleep(ms)
+  self:await(function(cb)
+    local t = vim.uv.new_timer()
+    self.timers[t] = true
+    t:start(ms, 0, function()
+      self.timers[t] = nil
+      t:close()
+      cb()
+    end)
+  end)
+end
+
+---Yields to the event loop when this slice has used its budget.
+function Task:check_slice()
+  if (vim.uv.hrtime() - self.slice_start) / 1e6 >= M.slice_ms then
+    self:await(function(cb)
+      vim.schedule(cb)
+    end)
+  end
+end
+
+---Sends `method` to `client` for `buf`; returns (err, result). Times out with a message; the
+---request is cancelled when the task is.
+function Task:request(client, method, params, buf, timeout_ms)
+  timeout_ms = timeout_ms or M.request_timeout_ms
+  return self:await(function(cb)
+    local fired = false
+    local id
+    local timer = vim.uv.new_timer()
+    local function once(err, result)
+      if fired then
+        return
+      end
+      fired = true
+      if id then
+        self.requests[id] = nil
+      end
+      self.timers[timer] = nil
+      if not timer:is_closing() then
+        timer:stop()
+        timer:close()
+      end
+      cb(err, result)
+    end
+    local ok, rid = client:request(method, params, function(err, result)
+      once(err and (err.message or vim.inspect(err)) or nil, result)
+    end, buf)
+    if not ok then
+      once(("the language server %s did not take %s (it is shutting down?)"):format(client.name, method))
+      return
+    end
+    id = rid
+    if not fired then
+      self.requests[id] = client
+      self.timers[timer] = true
+      timer:start(timeout_ms, 0, function()
+        vim.schedule(function()
+          if not fired then
+            pcall(client.cancel_request, client, id)
+            once(
+              ("the language server %s did not answer %s within %d s (try again when it has finished indexing)"):format(
+                client.name,
+                method,
+                timeout_ms / 1000
+              )
+            )
+          end
+        end)
+      end)
+    end
+  end)
+end
+
+---Cancels what is still running and unloads the hidden buffers this task loaded.
+function Task:cleanup()
+  for id, client in pairs(self.requests) do
+    pcall(client.cancel_request, client, id)
+  end
+  self.requests = {}
+  for t in pairs(self.timers) do
+    if not t:is_closing() then
+      t:stop()
+      t:close()
+    end
+  end
+  self.timers = {}
+  local bufs = self.bufs
+  self.bufs = {}
+  vim.schedule(function()
+    for buf in pairs(bufs) do
+      M.release(buf)
+    end
+  end)
+end
+
+---A hidden buffer is no longer needed by one request: unloaded when no request uses it, unless
+---the person has shown, changed or listed it meanwhile.
+function M.release(buf)
+  local h = M.hidden[buf]
+  if not h then
+    return
+  end
+  h.users = h.users - 1
+  if h.users > 0 then
+    return
+  end
+  M.hidden[buf] = nil
+  if not vim.api.nvim_buf_is_valid(buf) then
+    return
+  end
+  -- Kept when the person has shown it, changed it or listed it (opened it) meanwhile.
+  if #vim.fn.win_findbuf(buf) > 0 or vim.bo[buf].modified or vim.bo[buf].buflisted ~= h.listed then
+    return
+  end
+  if h.created then
+    pcall(vim.api.nvim_buf_delete, buf, { force = true })
+  else
+    pcall(vim.api.nvim_buf_delete, buf, { unload = true })
+  end
+end
+
+---Whether some running client handles `ft`.
+local function served(ft)
+  for _, c in ipairs(vim.lsp.get_clients()) do
+    local fts = c.config and c.config.filetypes
+    if fts == nil or vim.tbl_contains(fts, ft) then
+      return true
+    end
+  end
+  return false
+end
+
+---The buffer holding `path`, loaded out of sight when no buffer holds it (then unloaded when
+---the task ends). Returns (buf, err).
+function Task:buffer(path)
+  local buf = M.find_buf(path)
+  if buf and vim.api.nvim_buf_is_loaded(buf) then
+    return buf
+  end
+  local st = vim.uv.fs_stat(path)
+  if not st then
+    return nil, ("%s does not exist"):format(path)
+  end
+  if st.type ~= "file" then
+    return nil, ("%s is not a regular file"):format(path)
+  end
+  if st.size > M.max_file_bytes then
+    return nil, ("%s is too large to load (%d bytes)"):format(path, st.size)
+  end
+  local created = buf == nil
+  buf = buf or vim.fn.bufadd(path)
+  local h = M.hidden[buf]
+  if h then
+    h.users = h.users + 1
+  else
+    M.hidden[buf] = { users = 1, created = created, listed = vim.bo[buf].buflisted }
+  end
+  self.bufs[buf] = true
+  if not vim.api.nvim_buf_is_loaded(buf) then
+    -- No swap file (no ATTENTION prompt, nothing left behind); the person's autocommands
+    -- (filetype, their LSP set-up) run as when they open it.
+    vim.bo[buf].swapfile = false
+    local ok, err = pcall(vim.fn.bufload, buf)
+    if not ok then
+      return nil, ("cannot load %s: %s"):format(path, err)
+    end
+  end
+  return buf
+end
+
+---The clients attached to `buf` (waiting for one to attach to a buffer just loaded).
+---@return table[] clients
+function Task:clients(buf)
+  local clients = vim.lsp.get_clients({ bufnr = buf })
+  if #clients > 0 or not M.hidden[buf] then
+    return clients
+  end
+  local limit = served(vim.bo[buf].filetype) and M.attach_timeout_ms or M.quick_attach_ms
+  local waited = 0
+  while waited < limit and not self.done do
+    self:sleep(25)
+    waited = waited + 25
+    clients = vim.lsp.get_clients({ bufnr = buf })
+    if #clients > 0 then
+      return clients
+    end
+  end
+  return clients
+end
+
+return M

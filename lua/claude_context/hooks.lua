@@ -1,0 +1,125 @@
+---@mod claude_context.hooks Claude Code hooks for the sessions the plugin starts
+---
+--- `:ClaudeContext open` starts `claude` with `--settings=<json>` holding hooks whose command
+--- is the plugin's relay binary in its hook mode (`claude-context-mcp hook <Event>`). Claude Code
+--- adds settings given with `--settings` to the person's own (user, project, local): hooks of
+--- every source run, so the person's hooks keep running beside these. The hook finds the bridge
+--- through `CLAUDE_CODE_SSE_PORT` and the lock file (its token never appears on a command line),
+--- and `CLAUDE_CONTEXT_SESSION` in the job's environment names the terminal the session runs in.
+---
+--- Off with `setup{ sessions = { hooks = false } }`; not added when the command line carries its
+--- own `--settings` (the CLI takes one).
+
+local M = {}
+
+---The tools whose edits a turn records (PreToolUse runs before each of them).
+M.EDIT_TOOLS = "Edit|Write|MultiEdit|NotebookEdit"
+
+---The environment variable naming the plugin's terminal a session runs in.
+M.ENV = "CLAUDE_CONTEXT_SESSION"
+
+---How long Claude Code lets one hook run, in seconds (the binary gives up after about one).
+M.TIMEOUT_S = 10
+
+---The hook binary's path, or nil.
+---@return string?
+function M.binary()
+  for _, p in ipairs(require("claude_context.terminal").mcp_binary_candidates()) do
+    if vim.fn.executable(p) == 1 then
+      return p
+    end
+  end
+  return nil
+end
+
+---`s` quoted for the POSIX shell that runs hook commands.
+---@param s string
+---@return string
+local function sh_quote(s)
+  if s:match("^[%w%./_%-+=:@]+$") then
+    return s
+  end
+  return "'" .. s:gsub("'", "'\\''") .. "'"
+end
+
+---The `hooks` table of the settings, for binary `bin`.
+---@param bin string
+---@return table
+function M.hooks_table(bin)
+  local function entry(event, matcher)
+    local e = {
+      hooks = {
+        { type = "command", command = sh_quote(bin) .. " hook " .. event, timeout = M.TIMEOUT_S },
+      },
+    }
+    if matcher then
+      e.matcher = matcher
+    end
+    return { e }
+  end
+  return {
+    SessionStart = entry("SessionStart"),
+    UserPromptSubmit = entry("UserPromptSubmit"),
+    -- Before an edit only for the edit tools (the files a turn changes); after every tool, so
+    -- that a session that waited for a permission is seen working again.
+    PreToolUse = entry("PreToolUse", M.EDIT_TOOLS),
+    PostToolUse = entry("PostToolUse"),
+    PermissionRequest = entry("PermissionRequest"),
+    Notification = entry("Notification"),
+    Stop = entry("Stop"),
+    SessionEnd = entry("SessionEnd"),
+  }
+end
+
+---Whether the hooks are wanted (`sessions.hooks`, default true).
+---@return boolean
+function M.enabled()
+  local o = require("claude_context.sessions_state").options()
+  return o.hooks ~= false
+end
+
+local function has_settings(argv)
+  for _, a in ipairs(argv or {}) do
+    if a == "--settings" or vim.startswith(a, "--settings=") then
+      return true
+    end
+  end
+  return false
+end
+
+---The `--settings=<json>` argument, or nil and why not.
+---@param argv string[]? the command line so far (a `--settings` of the person's wins)
+---@return string? arg, string? why
+function M.settings_arg(argv)
+  if not M.enabled() then
+    return nil, "sessions.hooks = false"
+  end
+  if has_settings(argv) then
+    return nil, "the command line has its own --settings"
+  end
+  local bin = M.binary()
+  if not bin then
+    return nil, "claude-context-mcp is not built"
+  end
+  return "--settings=" .. vim.json.encode({ hooks = M.hooks_table(bin) })
+end
+
+---Appends `--settings=<hooks>` to `cmd` (the job's argv) unless hooks are off.
+---@param cmd string[]
+---@param extra string[]? arguments that will follow
+function M.add_args(cmd, extra)
+  local all = vim.list_extend(vim.deepcopy(cmd), extra or {})
+  local arg = M.settings_arg(all)
+  if arg then
+    table.insert(cmd, arg)
+  end
+end
+
+---Adds the terminal's name to the job's environment.
+---@param env table<string,string>
+---@param name string the terminal session's name
+function M.add_env(env, name)
+  env[M.ENV] = name
+end
+
+return M

@@ -1,0 +1,436 @@
+---@mod claude_context.sessions_state What every Claude session is doing (from Claude Code's hooks)
+---
+--- The bridge keeps a registry of the Claude Code sessions whose hooks reach it (the plugin adds
+--- them to the sessions `:ClaudeContext open` starts, see claude_context.hooks): states
+--- `working`, `waiting`, `done` (unseen), `idle`, `ended`, with the last prompt's first line,
+--- the elapsed time, the files the turn changed and the model.
+---
+--- * `require("claude_context").status().sessions`: `{ id, name, state, prompt, elapsed_ms,
+---   state_ms, files_changed, files, model, cwd, terminal, turn, waiting_for, … }`.
+--- * `require("claude_context").turns([session])`: `{ id, session, name, prompt, start_ms,
+---   end_ms, files }`.
+--- * `User ClaudeContextSessionState` (`data = { id, name, state, previous, event, session }`).
+--- * A session the person is not looking at that waits or finishes: `vim.notify`, optionally a
+---   terminal bell and a desktop notification through the terminal (OSC 9 / OSC 777).
+--- * `done` becomes `idle` when the person enters the session's terminal.
+
+local M = {}
+
+local config = require("claude_context.config")
+
+---@class claude_context.SessionsConfig
+---@field hooks boolean Add the hooks to the sessions :ClaudeContext open starts (default true)
+---@field notify boolean|{waiting:boolean, done:boolean} vim.notify when a session you are not looking at waits or finishes
+---@field bell boolean Also ring the terminal bell (default false)
+---@field desktop false|"osc9"|"osc777" Also a desktop notification through the terminal (default false)
+M.defaults = {
+  hooks = true,
+  notify = { waiting = true, done = true },
+  bell = false,
+  desktop = false,
+}
+
+local DESKTOP = { osc9 = true, osc777 = true }
+
+---Validates `setup{sessions = …}` and merges it over the defaults.
+---@param user table?
+---@return claude_context.SessionsConfig
+function M.resolve(user)
+  user = user or {}
+  local function fail(name, want)
+    error(("claude-context: option sessions.%s must be %s"):format(name, want), 0)
+  end
+  if type(user) ~= "table" then
+    error(("claude-context: option sessions must be a table, got %s"):format(type(user)), 0)
+  end
+  for k in pairs(user) do
+    if M.defaults[k] == nil then
+      error(("claude-context: unknown option sessions.%s (see :help claude-context-sessions)"):format(tostring(k)), 0)
+    end
+  end
+  local t = vim.deepcopy(M.defaults)
+  if user.notify ~= nil then
+    if type(user.notify) == "boolean" then
+      t.notify = { waiting = user.notify, done = user.notify }
+    elseif type(user.notify) == "table" then
+      for k, v in pairs(user.notify) do
+        if k ~= "waiting" and k ~= "done" then
+          fail("notify", "a boolean or a table {waiting = boolean, done = boolean}")
+        end
+        if type(v) ~= "boolean" then
+          fail("notify." .. tostring(k), "a boolean")
+        end
+        t.notify[k] = v
+      end
+    else
+      fail("notify", "a boolean or a table {waiting = boolean, done = boolean}")
+    end
+  end
+  for _, k in ipairs({ "hooks", "bell" }) do
+    if user[k] ~= nil then
+      if type(user[k]) ~= "boolean" then
+        fail(k, "a boolean")
+      end
+      t[k] = user[k]
+    end
+  end
+  if user.desktop ~= nil then
+    if not (user.desktop == false or DESKTOP[user.desktop]) then
+      fail("desktop", 'false, "osc9" or "osc777"')
+    end
+    t.desktop = user.desktop
+  end
+  return t
+end
+
+---The effective options.
+---@return claude_context.SessionsConfig
+function M.options()
+  local ok, t = pcall(M.resolve, config.options.sessions)
+  return ok and t or vim.deepcopy(M.defaults)
+end
+
+local function nonnil(x)
+  if x == vim.NIL then
+    return nil
+  end
+  return x
+end
+
+---A session or change table from JSON with `vim.NIL` turned into nil (in place).
+---@param t table
+---@return table
+function M.clean(t)
+  for k, v in pairs(t) do
+    if v == vim.NIL then
+      t[k] = nil
+    elseif type(v) == "table" and k == "session" then
+      M.clean(v)
+    end
+  end
+  return t
+end
+
+---The sessions (`status().sessions`), most recently started first.
+---@return table[]
+function M.list()
+  local native = require("claude_context.native").get()
+  local s = native and native.status()
+  if not s then
+    return {}
+  end
+  local st = vim.json.decode(s)
+  return vim.tbl_map(M.clean, st.sessions or {})
+end
+
+---The turns, oldest first (of one session when given).
+---@param session string?
+---@return table[]
+function M.turns(session)
+  local native = require("claude_context.native").get()
+  local s = native and native.turns(session)
+  if not s then
+    return {}
+  end
+  return vim.json.decode(s, { luanil = { object = true, array = true } })
+end
+
+---The terminal buffer of session view `s` (a terminal the plugin started), if any.
+---@param s table
+---@return integer?
+function M.buffer_of(s)
+  local term = package.loaded["claude_context.terminal"]
+  local name = nonnil(s.terminal)
+  if not (term and name and term.sessions) then
+    return nil
+  end
+  local st = term.sessions[name]
+  local buf = st and st.buf
+  if buf and vim.api.nvim_buf_is_valid(buf) then
+    return buf
+  end
+  return nil
+end
+
+---Whether Neovim has the focus (FocusLost/FocusGained; true until told otherwise).
+M.focused = true
+
+---Whether the person is looking at session `s`: its terminal is the current window's buffer
+---and Neovim has the focus.
+---@param s table
+---@return boolean
+function M.looking_at(s)
+  local buf = M.buffer_of(s)
+  return buf ~= nil and M.focused and vim.api.nvim_get_current_buf() == buf
+end
+
+---Removes control characters (a notification's text goes to the terminal in OSC sequences).
+local function printable(s)
+  return (tostring(s or ""):gsub("[%c\127]", " "))
+end
+
+local function duration(ms)
+  local sec = math.floor((ms or 0) / 1000)
+  if sec < 60 then
+    return sec .. " s"
+  end
+  return ("%d min %d s"):format(math.floor(sec / 60), sec % 60)
+end
+
+---The notification's text for session `s` in its new state.
+---@param s table
+---@return string
+function M.message(s)
+  local who = ("Claude [%s]"):format(s.name or "?")
+  if s.state == "waiting" then
+    local why = s.waiting_for and vim.fn.strcharpart(s.waiting_for, 0, 200)
+    return ("%s needs you%s"):format(who, why and (": " .. why) or "")
+  end
+  local files = s.files_changed or 0
+  return ("%s finished%s (%s%s)"):format(
+    who,
+    (s.prompt and s.prompt ~= "") and (": " .. s.prompt) or "",
+    duration(s.elapsed_ms),
+    files > 0 and (", %d file%s changed"):format(files, files == 1 and "" or "s") or ""
+  )
+end
+
+---Sends `seq` to the terminal Neovim runs in (bell, OSC 9/777); nothing without a UI.
+---@param seq string
+function M.send_to_terminal(seq)
+  if #vim.api.nvim_list_uis() == 0 then
+    return
+  end
+  if vim.api.nvim_ui_send then
+    pcall(vim.api.nvim_ui_send, seq)
+  else
+    pcall(vim.fn.chansend, vim.v.stderr, seq)
+  end
+end
+
+---Notifications sent (for tests and `:messages`-less setups): `{ session, state, message }`.
+M.notified = {}
+
+---Tells the person that session `s` waits or finished, as the options say.
+---@param s table
+function M.notify(s)
+  local o = M.options()
+  if not o.notify[s.state] then
+    return
+  end
+  local msg = M.message(s)
+  table.insert(M.notified, { session = s.id, state = s.state, message = msg })
+  if #M.notified > 50 then
+    table.remove(M.notified, 1)
+  end
+  vim.notify(msg, s.state == "waiting" and vim.log.levels.WARN or vim.log.levels.INFO, { title = "claude-context" })
+  if o.bell then
+    M.send_to_terminal("\a")
+  end
+  if o.desktop == "osc9" then
+    M.send_to_terminal("\27]9;" .. printable(msg) .. "\a")
+  elseif o.desktop == "osc777" then
+    M.send_to_terminal("\27]777;notify;Claude Code;" .. printable(msg) .. "\a")
+  end
+end
+
+local function fire(change)
+  local s = change.session
+  vim.api.nvim_exec_autocmds("User", {
+    pattern = "ClaudeContextSessionState",
+    modeline = false,
+    data = {
+      id = s.id,
+      name = s.name,
+      state = s.state,
+      previous = change.previous,
+      event = change.event,
+      session = s,
+    },
+  })
+end
+
+---Marks session `id` seen (`done` becomes `idle`); fires the event. Returns whether it changed.
+---@param id string
+---@return boolean
+function M.seen(id)
+  local native = require("claude_context.native").get()
+  local json = native and native.session_seen(id)
+  if not json then
+    return false
+  end
+  local change = M.clean(vim.json.decode(json))
+  fire(change)
+  pcall(vim.cmd.redrawstatus)
+  return true
+end
+
+---A change from the bridge (`session_state`): the event, then a notification when the person
+---is not looking at that session.
+---@param change table
+function M.on_change(change)
+  M.clean(change)
+  local s = change.session
+  if not s then
+    return
+  end
+  fire(change)
+  if s.state ~= change.previous and (s.state == "waiting" or s.state == "done") then
+    if M.looking_at(s) then
+      if s.state == "done" then
+        M.seen(s.id)
+      end
+    else
+      M.notify(s)
+    end
+  end
+  pcall(vim.cmd.redrawstatus)
+end
+
+---The person entered buffer `buf`: the sessions of that terminal that were done are seen.
+---@param buf integer
+function M.entered(buf)
+  if not vim.b[buf].claude_context_terminal then
+    return
+  end
+  for _, s in ipairs(M.list()) do
+    if s.state == "done" and M.buffer_of(s) == buf then
+      M.seen(s.id)
+    end
+  end
+end
+
+local group
+
+---Registers the bridge's `session_state` handler and the autocmds (idempotent).
+function M.start()
+  require("claude_context.rpc").register("session_state", function(params, respond)
+    local ok, err = pcall(M.on_change, params)
+    respond(nil, not ok and tostring(err) or nil)
+  end)
+  if group then
+    return
+  end
+  group = vim.api.nvim_create_augroup("ClaudeContextSessions", { clear = true })
+  vim.api.nvim_create_autocmd({ "BufEnter", "WinEnter", "TermEnter" }, {
+    group = group,
+    callback = function(ev)
+      M.entered(ev.buf)
+    end,
+    desc = "claude-context: a finished session is seen when you enter its terminal",
+  })
+  vim.api.nvim_create_autocmd("FocusLost", {
+    group = group,
+    callback = function()
+      M.focused = false
+    end,
+  })
+  vim.api.nvim_create_autocmd("FocusGained", {
+    group = group,
+    callback = function()
+      M.focused = true
+      M.entered(vim.api.nvim_get_current_buf())
+    end,
+  })
+end
+
+---Counts by state: `{ working = n, waiting = n, done = n, idle = n, ended = n }`.
+---@return table<string, integer>
+function M.counts()
+  local c = { working = 0, waiting = 0, done = 0, idle = 0, ended = 0 }
+  for _, s in ipairs(M.list()) do
+    c[s.state] = (c[s.state] or 0) + 1
+  end
+  return c
+end
+
+---The statusline text: the counts of the states in `opts.states` (default waiting, working,
+---done), each with its label (`opts.labels`); "" when there are none.
+---@param opts {states: string[]?, labels: table<string,string>?, separator: string?}?
+---@return string
+function M.statusline(opts)
+  opts = opts or {}
+  local labels = vim.tbl_extend("force", { working = "working", waiting = "waiting", done = "done", idle = "idle", ended = "ended" }, opts.labels or {})
+  local c = M.counts()
+  local parts = {}
+  for _, st in ipairs(opts.states or { "waiting", "working", "done" }) do
+    if (c[st] or 0) > 0 then
+      table.insert(parts, ("%d %s"):format(c[st], labels[st] or st))
+    end
+  end
+  return table.concat(parts, opts.separator or " · ")
+end
+
+---A lualine component with the counts: `lualine_x = { require("claude_context.sessions_state").lualine() }`.
+---@param opts table? as for statusline()
+---@return table
+function M.lualine(opts)
+  return {
+    function()
+      return M.statusline(opts)
+    end,
+    cond = function()
+      return require("claude_context").is_running()
+    end,
+  }
+end
+
+---A line for the picker: state, project, prompt, elapsed.
+---@param s table
+---@return string
+function M.format(s)
+  local project = s.cwd and vim.fn.fnamemodify(s.cwd, ":t") or ""
+  return ("%-8s %-12s %-20s %s  %s"):format(s.state, s.name or "", project, duration(s.elapsed_ms), s.prompt or "")
+end
+
+---What the terminal named `name` does, for the `:ClaudeContext sessions` picker: "state, project,
+---elapsed, prompt" of its latest session (nil when no hook has reported one).
+---@param name string
+---@return string?
+function M.describe(name)
+  for _, s in ipairs(M.list()) do
+    if s.terminal == name then
+      local project = s.cwd and vim.fn.fnamemodify(s.cwd, ":t") or ""
+      local parts = { s.state, project, duration(s.elapsed_ms) }
+      if s.prompt and s.prompt ~= "" then
+        table.insert(parts, s.prompt)
+      end
+      return table.concat(parts, " · ")
+    end
+  end
+  return nil
+end
+
+---Picks a session (vim.ui.select), then jumps to its terminal or closes it.
+function M.pick()
+  local list = vim.tbl_filter(function(s)
+    return s.state ~= "ended"
+  end, M.list())
+  if #list == 0 then
+    vim.notify("claude-context: no Claude sessions (they appear once their hooks run)", vim.log.levels.INFO)
+    return
+  end
+  vim.ui.select(list, { prompt = "Claude sessions", kind = "claude_context.sessions_state", format_item = M.format }, function(s)
+    if not s then
+      return
+    end
+    local term = package.loaded["claude_context.terminal"]
+    local name = s.terminal
+    if not (term and name and term.sessions and term.sessions[name]) then
+      vim.notify(("claude-context: session %s runs outside this Neovim's terminals"):format(s.name), vim.log.levels.INFO)
+      return
+    end
+    vim.ui.select({ "jump", "close" }, { prompt = ("Claude [%s]"):format(name) }, function(action)
+      if action == "jump" then
+        term.switch(name)
+      elseif action == "close" then
+        if term.session ~= name then
+          term.switch(name)
+        end
+        term.close()
+      end
+    end)
+  end)
+end
+
+return M

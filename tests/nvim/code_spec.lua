@@ -1,0 +1,490 @@
+-- The code tools (lsp_*, code_outline) against real language servers from the registries:
+-- python-lsp-server (PyPI) and typescript-language-server (npm), both installed into .deps/lsp
+-- by `make deps`. Each answer is checked against the server's own answer to the same question,
+-- asked directly in the same spec; the files asked about are not open (loaded out of sight and
+-- unloaded after); a symbol with several definitions; a file no server covers. A fake server
+-- (in-process, `cmd` a function) that never answers shows the timeout and that a cancelled
+-- request is cancelled at the server (`$/cancelRequest`). The /mcp door: a file outside the
+-- project is refused, a location outside (the standard library) comes without its text.
+local here = vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":p:h")
+local root = vim.fn.fnamemodify(here, ":h:h")
+local h = dofile(here .. "/helpers.lua")
+local ws = dofile(here .. "/wsclient.lua")
+local eq, ok, contains, wait_for = h.eq, h.ok, h.contains, h.wait_for
+local cc = function()
+  return require("claude_context")
+end
+
+local LSP = root .. "/.deps/lsp"
+local PYLSP = LSP .. "/venv/bin/pylsp"
+local TSLS = LSP .. "/node_modules/.bin/typescript-language-server"
+
+local dir, MCP
+local fake = { cancelled = {}, requests = {} }
+
+local function write(rel, text)
+  local p = dir .. "/" .. rel
+  vim.fn.mkdir(vim.fs.dirname(p), "p")
+  h.write(p, text)
+  return p
+end
+
+local function sc(r)
+  ok(not r.isError, "the tool failed: " .. vim.inspect(r.content))
+  return r.structuredContent
+end
+
+---Every location of an answer's section as "path:line:col" (sorted).
+local function places(ans, section)
+  local out = {}
+  for _, f in ipairs(ans.sections[section or 1].files) do
+    for _, l in ipairs(f.locations) do
+      table.insert(out, ("%s:%d:%d"):format(f.path, l.line, l.col))
+    end
+  end
+  table.sort(out)
+  return out
+end
+
+---The server's own answer, as "path:line:col" (the files here are ASCII: UTF-16 units are
+---characters).
+local function server_places(locs)
+  local out = {}
+  for _, l in ipairs(locs) do
+    local uri = l.targetUri or l.uri
+    local r = l.targetSelectionRange or l.range
+    local path = vim.uri_to_fname(uri)
+    path = path:sub(1, #dir + 1) == dir .. "/" and path:sub(#dir + 2) or path
+    table.insert(out, ("%s:%d:%d"):format(path, r.start.line + 1, r.start.character + 1))
+  end
+  table.sort(out)
+  return out
+end
+
+---Asks the server named `name` directly, about `path` (opened for the question, then closed).
+local function ask(name, path, method, params)
+  local buf = vim.fn.bufadd(path)
+  vim.fn.bufload(buf)
+  local client = wait_for(function()
+    return vim.lsp.get_clients({ bufnr = buf, name = name })[1]
+  end, 20000, name .. " attached to " .. path)
+  params.textDocument = { uri = vim.uri_from_fname(path) }
+  local r = client:request_sync(method, params, 20000, buf)
+  ok(r and not r.err, method .. ": " .. vim.inspect(r))
+  vim.api.nvim_buf_delete(buf, { force = true })
+  return r.result
+end
+
+local function not_loaded(path)
+  wait_for(function()
+    return vim.fn.bufloaded(path) == 0
+  end, 3000, path .. " unloaded")
+  eq(-1, vim.fn.bufnr(path), path .. " left no buffer behind")
+end
+
+local n = 0
+local function mcp_call(name, args)
+  n = n + 1
+  local id = "m" .. n
+  MCP:call(id, name, args)
+  local m = MCP:wait_for(function(m)
+    return m.id == id
+  end, name .. " answer", 30000)
+  ok(m.result, "no result: " .. vim.inspect(m))
+  return m.result
+end
+
+return {
+  {
+    "setup: a Python and a TypeScript project, their servers running, no file of theirs open",
+    function()
+      ok(vim.fn.executable(PYLSP) == 1 and vim.fn.executable(TSLS) == 1, "run `make deps` (.deps/lsp: pylsp, typescript-language-server)")
+      dir = h.tmpdir()
+      cc().setup({ project_root = dir })
+      -- The machine running the specs is shared and slow: the servers get time.
+      require("claude_context.code.task").request_timeout_ms = 30000
+      vim.cmd.cd(dir)
+      vim.cmd("filetype on")
+      write(".git/HEAD", "ref: refs/heads/main\n")
+      write(
+        "py/shapes.py",
+        table.concat({
+          "class Shape:",
+          "    def area(self):",
+          "        return 0",
+          "",
+          "",
+          "class Square(Shape):",
+          "    def __init__(self, side):",
+          "        self.side = side",
+          "",
+          "    def area(self):",
+          "        return self.side * self.side",
+          "",
+          "",
+          "def total(shapes):",
+          "    return sum(s.area() for s in shapes)",
+          "",
+        }, "\n")
+      )
+      write(
+        "py/main.py",
+        table.concat({
+          "import os",
+          "from shapes import Square, total",
+          "",
+          "print(total([Square(2), Square(3)]))",
+          "print(total([]), os.getcwd())",
+          "",
+        }, "\n")
+      )
+      write("py/broken.py", "def f():\n    return nope\n")
+      write("py/start.py", "x = 1\n")
+      write("ts/tsconfig.json", '{"compilerOptions": {"strict": true, "target": "es2020"}, "include": ["*.ts"]}\n')
+      write(
+        "ts/shapes.ts",
+        table.concat({
+          "export interface Shape {",
+          "  area(): number;",
+          "}",
+          "",
+          "export class Circle implements Shape {",
+          "  constructor(public r: number) {}",
+          "  area(): number {",
+          "    return 3 * this.r * this.r;",
+          "  }",
+          "}",
+          "",
+          "export class Rect implements Shape {",
+          "  constructor(public w: number, public h: number) {}",
+          "  area(): number {",
+          "    return this.w * this.h;",
+          "  }",
+          "}",
+          "",
+          "export function sum(shapes: Shape[]): number {",
+          "  return shapes.reduce((t, s) => t + s.area(), 0);",
+          "}",
+          "",
+        }, "\n")
+      )
+      write(
+        "ts/main.ts",
+        table.concat({
+          'import { Circle, Rect, sum } from "./shapes";',
+          "",
+          "const c = new Circle(1);",
+          "export const all = sum([c, new Rect(2, 3)]);",
+          "",
+        }, "\n")
+      )
+      write("ts/start.ts", "export const x = 1;\n")
+      write("notes/tool.lua", "local M = {}\n\nfunction M.run()\n  return 1\nend\n\nlocal function helper() end\n\nreturn M\n")
+      vim.lsp.config("pylsp", { cmd = { PYLSP }, filetypes = { "python" }, root_markers = { ".git" } })
+      vim.lsp.config("tsls", { cmd = { TSLS, "--stdio" }, filetypes = { "typescript" }, root_markers = { "tsconfig.json" } })
+      vim.lsp.enable({ "pylsp", "tsls" })
+      -- The person opens a file of each language (their servers start), and closes the Python one
+      -- (tsserver only knows a project while one of its files is open).
+      for _, f in ipairs({ "py/start.py", "ts/start.ts" }) do
+        vim.cmd.edit(dir .. "/" .. f)
+        wait_for(function()
+          return #vim.lsp.get_clients({ bufnr = 0 }) > 0
+        end, 30000, "a server for " .. f)
+      end
+      vim.cmd("bwipeout! " .. vim.fn.bufnr(dir .. "/py/start.py"))
+      -- tsserver has loaded its project once it answers about the open file.
+      local ts = vim.lsp.get_clients({ name = "tsls" })[1]
+      local r = ts:request_sync("workspace/symbol", { query = "Circle" }, 60000)
+      ok(r and r.result, "tsserver ready: " .. vim.inspect(r))
+      eq(2, #vim.lsp.get_clients())
+      for _, f in ipairs({ "py/shapes.py", "py/main.py", "ts/shapes.ts", "ts/main.ts" }) do
+        eq(-1, vim.fn.bufnr(dir .. "/" .. f), f .. " is not open")
+      end
+      MCP = ws.connect("/mcp")
+      MCP:handshake(false)
+    end,
+  },
+  {
+    "lsp_references (pylsp, file not open): the server's own answer, as path:line:col with the text; unloaded after",
+    function()
+      local main = dir .. "/py/main.py"
+      local r = h.call("lsp_references", { file = "py/main.py", line = 4, text = "total", include_declaration = true })
+      local ans = sc(r)
+      eq({ "pylsp" }, ans.servers)
+      not_loaded(main)
+      local want = server_places(ask("pylsp", main, "textDocument/references", {
+        position = { line = 3, character = 6 },
+        context = { includeDeclaration = true },
+      }))
+      eq(want, places(ans))
+      ok(#want >= 3, vim.inspect(want))
+      local text = r.content[1].text
+      contains(text, "py/shapes.py\n  14:5-10  | def total(shapes):")
+      contains(text, "4:7-12  | print(total([Square(2), Square(3)]))")
+      -- Capped, with the count of the rest.
+      local capped = sc(h.call("lsp_references", { file = "py/main.py", line = 4, text = "total", include_declaration = true, limit = 1 }))
+      eq(#want, capped.sections[1].total)
+      eq(#want - 1, capped.sections[1].more)
+      not_loaded(main)
+    end,
+  },
+  {
+    "lsp_definition by symbol and file: several definitions (two `area` methods) are all answered, as the server answers each",
+    function()
+      local shapes = dir .. "/py/shapes.py"
+      local ans = sc(h.call("lsp_definition", { symbol = "area", file = "py/shapes.py" }))
+      eq({ "py/shapes.py:10:9", "py/shapes.py:2:9" }, places(ans), vim.inspect(ans))
+      contains(ans.note, "2 symbols are named")
+      -- Where the server's own document symbols put them.
+      local want = {}
+      for _, s in ipairs(require("claude_context.code.lsp").flatten(ask("pylsp", shapes, "textDocument/documentSymbol", {}))) do
+        if s.name == "area" then
+          local line = vim.fn.readfile(shapes)[s.sel.start.line + 1]
+          table.insert(want, ("py/shapes.py:%d:%d"):format(s.sel.start.line + 1, line:find("area", s.sel.start.character + 1, true)))
+        end
+      end
+      table.sort(want)
+      eq(want, places(ans))
+      -- By kind: only the class.
+      local cls = sc(h.call("lsp_definition", { symbol = "Square", file = "py/shapes.py", kind = "class" }))
+      eq({ "py/shapes.py:6:7" }, places(cls))
+      not_loaded(shapes)
+      -- pylsp has no workspace symbol search: the answer says what to give instead.
+      local r = h.call("lsp_definition", { symbol = "total" })
+      -- (tsserver can search, but finds no `total` inside the project.)
+      eq(true, r.isError, vim.inspect(r))
+      contains(r.content[1].text, "total")
+    end,
+  },
+  {
+    "lsp_hover and lsp_symbols (pylsp): the server's own hover text and document symbols",
+    function()
+      local shapes = dir .. "/py/shapes.py"
+      local ans = sc(h.call("lsp_hover", { file = "py/shapes.py", line = 14, column = 5 }))
+      local want = ask("pylsp", shapes, "textDocument/hover", { position = { line = 13, character = 4 } })
+      local v = want.contents.value or want.contents
+      eq(v, ans.hover)
+      contains(ans.hover, "total(shapes)")
+      local syms = sc(h.call("lsp_symbols", { file = "py/shapes.py" }))
+      local got = {}
+      for _, l in ipairs(syms.sections[1].files[1].locations) do
+        table.insert(got, l.name .. "@" .. l.line)
+      end
+      local theirs = ask("pylsp", shapes, "textDocument/documentSymbol", {})
+      local exp = {}
+      for _, s in ipairs(require("claude_context.code.lsp").flatten(theirs)) do
+        table.insert(exp, s.name .. "@" .. (s.sel.start.line + 1))
+      end
+      table.sort(got)
+      table.sort(exp)
+      eq(exp, got)
+      not_loaded(shapes)
+    end,
+  },
+  {
+    "tsserver: workspace symbol with several definitions, implementations, type definition, calls, each as the server answers",
+    function()
+      local shapes, main = dir .. "/ts/shapes.ts", dir .. "/ts/main.ts"
+      -- `area` is defined three times (the interface's and two classes').
+      local defs = sc(h.call("lsp_definition", { symbol = "area", kind = "method" }))
+      local d = places(defs)
+      ok(vim.tbl_contains(d, "ts/shapes.ts:7:3") and vim.tbl_contains(d, "ts/shapes.ts:14:3"), vim.inspect(d))
+      contains(defs.note, "symbols are named")
+      local impl = sc(h.call("lsp_implementations", { file = "ts/shapes.ts", line = 1, text = "Shape" }))
+      eq(server_places(ask("tsls", shapes, "textDocument/implementation", { position = { line = 0, character = 17 } })), places(impl))
+      eq({ "ts/shapes.ts:12:14", "ts/shapes.ts:5:14" }, places(impl))
+      local td = sc(h.call("lsp_type_definition", { file = "ts/main.ts", line = 4, text = "c," }))
+      eq(server_places(ask("tsls", main, "textDocument/typeDefinition", { position = { line = 3, character = 25 } })), places(td))
+      eq({ "ts/shapes.ts:5:14" }, places(td))
+      local calls = sc(h.call("lsp_calls", { symbol = "sum", file = "ts/shapes.ts", direction = "incoming" }))
+      local item = ask("tsls", shapes, "textDocument/prepareCallHierarchy", { position = { line = 18, character = 16 } })[1]
+      local tsls = vim.lsp.get_clients({ name = "tsls" })[1]
+      local inc = tsls:request_sync("callHierarchy/incomingCalls", { item = item }, 20000)
+      local want = {}
+      for _, call in ipairs(inc.result) do
+        for _, fr in ipairs(call.fromRanges) do
+          table.insert(want, { uri = call.from.uri, range = fr })
+        end
+      end
+      eq(server_places(want), places(calls))
+      eq({ "ts/main.ts:4:20" }, places(calls))
+      local refs = sc(h.call("lsp_references", { symbol = "Circle", kind = "class" }))
+      local rw = server_places(ask("tsls", shapes, "textDocument/references", {
+        position = { line = 4, character = 13 },
+        context = { includeDeclaration = false },
+      }))
+      eq(rw, places(refs))
+      for _, f in ipairs({ shapes, main }) do
+        not_loaded(f)
+      end
+    end,
+  },
+  {
+    "a file no server covers: a clear answer that offers code_outline; code_outline works there (tree-sitter)",
+    function()
+      local r = h.call("lsp_references", { file = "notes/tool.lua", line = 3, text = "run" })
+      eq(true, r.isError)
+      contains(r.content[1].text, "no language server is attached to notes/tool.lua")
+      contains(r.content[1].text, "code_outline")
+      not_loaded(dir .. "/notes/tool.lua")
+      local o = sc(h.call("code_outline", { file = "notes/tool.lua" }))
+      eq({ "tree-sitter lua" }, o.servers)
+      local got = {}
+      for _, l in ipairs(o.sections[1].files[1].locations) do
+        table.insert(got, ("%s %s %d-%d"):format(l.kind, l.name, l.line, l.end_line))
+      end
+      eq({ "function M.run 3-5", "function helper 7-7" }, got)
+      eq(-1, vim.fn.bufnr(dir .. "/notes/tool.lua"), "the outline loads nothing")
+    end,
+  },
+  {
+    "code_outline of Python: the bundled parser, or the language server's symbols when there is none (said so)",
+    function()
+      local o = sc(h.call("code_outline", { file = "py/shapes.py" }))
+      local names = {}
+      for _, l in ipairs(o.sections[1].files[1].locations) do
+        table.insert(names, l.name)
+      end
+      ok(vim.tbl_contains(names, "Square") and vim.tbl_contains(names, "total"), vim.inspect(names))
+      if not vim.treesitter.language.add("python") then
+        contains(o.note, "no tree-sitter parser for python")
+        eq({ "pylsp" }, o.servers)
+      end
+      not_loaded(dir .. "/py/shapes.py")
+    end,
+  },
+  {
+    "lsp_diagnostics of a file that is not open: the server's diagnostics, then the buffer is gone",
+    function()
+      local ans = sc(h.call("lsp_diagnostics", { files = { "py/broken.py", "py/shapes.py" }, timeout_ms = 20000 }))
+      local f = ans.sections[1].files[1]
+      eq("py/broken.py", f.path)
+      local found = false
+      for _, l in ipairs(f.locations) do
+        if l.message:find("undefined name 'nope'", 1, true) then
+          found = true
+          eq(2, l.line)
+          eq(12, l.col)
+          eq("    return nope", l.text)
+        end
+      end
+      ok(found, vim.inspect(f))
+      contains(ans.note or "", "no diagnostics in py/shapes.py")
+      not_loaded(dir .. "/py/broken.py")
+      not_loaded(dir .. "/py/shapes.py")
+    end,
+  },
+  {
+    "a file the person has open stays open, and its unsaved state is what is answered",
+    function()
+      local main = dir .. "/py/main.py"
+      vim.cmd.edit(main)
+      local buf = vim.api.nvim_get_current_buf()
+      wait_for(function()
+        return #vim.lsp.get_clients({ bufnr = buf }) > 0
+      end, 20000, "pylsp on main.py")
+      vim.api.nvim_buf_set_lines(buf, -1, -1, false, { "unsaved = total([Square(9)])" })
+      local ans = sc(h.call("lsp_references", { file = "py/main.py", line = 4, text = "total" }))
+      local found
+      for _, f in ipairs(ans.sections[1].files) do
+        for _, l in ipairs(f.locations) do
+          if f.path == "py/main.py" and l.line == 6 then
+            found = l
+          end
+        end
+      end
+      ok(found, "the unsaved line is among the references: " .. vim.inspect(ans))
+      eq("unsaved = total([Square(9)])", found.text)
+      eq(11, found.col)
+      eq(true, vim.api.nvim_buf_is_loaded(buf), "still loaded")
+      eq(true, vim.bo[buf].modified, "the person's change is still there")
+      eq(buf, vim.api.nvim_get_current_buf())
+      vim.cmd("bwipeout! " .. buf)
+    end,
+  },
+  {
+    "/mcp: the same tools; a file outside is refused; a location outside (the stdlib) has no text",
+    function()
+      local r = mcp_call("lsp_references", { file = "py/main.py", line = 4, text = "total" })
+      eq(false, r.isError, vim.inspect(r))
+      local outside = h.tmpdir() .. "/x.py"
+      h.write(outside, "SECRET = 1\n")
+      r = mcp_call("lsp_references", { file = outside, line = 1, column = 1 })
+      eq(true, r.isError)
+      contains(r.content[1].text, "outside the project")
+      eq(-1, vim.fn.bufnr(outside), "never loaded")
+      r = mcp_call("lsp_definition", { file = "py/main.py", line = 5, text = "getcwd" })
+      eq(false, r.isError, vim.inspect(r))
+      local f = r.structuredContent.sections[1].files[1]
+      eq(false, f.inside)
+      eq(nil, f.locations[1].text)
+      ok(vim.startswith(f.path, "/"), f.path)
+      contains(r.content[1].text, "text withheld")
+    end,
+  },
+  {
+    "a server that never answers: the request times out with a message; a cancelled one is cancelled at the server",
+    function()
+      vim.filetype.add({ extension = { fake = "fakelang" } })
+      vim.lsp.config("fake", {
+        filetypes = { "fakelang" },
+        root_markers = { ".git" },
+        cmd = function(dispatchers)
+          local closing = false
+          local id = 0
+          return {
+            request = function(method, params, callback)
+              id = id + 1
+              table.insert(fake.requests, method)
+              if method == "initialize" then
+                callback(nil, { capabilities = { referencesProvider = true, textDocumentSync = 1 } })
+              elseif method == "shutdown" then
+                callback(nil, nil)
+              end
+              return true, id
+            end,
+            notify = function(method, params)
+              if method == "$/cancelRequest" then
+                table.insert(fake.cancelled, params.id)
+              end
+              return true
+            end,
+            is_closing = function()
+              return closing
+            end,
+            terminate = function()
+              closing = true
+            end,
+          }
+        end,
+      })
+      vim.lsp.enable("fake")
+      local f = write("x/a.fake", "alpha beta\n")
+      vim.cmd.edit(f)
+      wait_for(function()
+        return vim.lsp.get_clients({ bufnr = 0, name = "fake" })[1]
+      end, 5000, "the fake server")
+      vim.cmd("bwipeout!")
+      local task = require("claude_context.code.task")
+      task.request_timeout_ms = 300
+      local r = h.call("lsp_references", { file = "x/a.fake", line = 1, text = "beta" })
+      eq(true, r.isError)
+      contains(r.content[1].text, "did not answer textDocument/references within")
+      wait_for(function()
+        return #fake.cancelled == 1
+      end, 3000, "the timed-out request cancelled at the server")
+      not_loaded(f)
+      task.request_timeout_ms = 60000
+      MCP:call(77, "lsp_references", { file = "x/a.fake", line = 1, text = "beta" })
+      wait_for(function()
+        return vim.fn.bufloaded(f) == 1 and fake.requests[#fake.requests] == "textDocument/references"
+      end, 5000, "the request at the server")
+      MCP:send({ jsonrpc = "2.0", method = "notifications/cancelled", params = { requestId = 77, reason = "interrupted" } })
+      wait_for(function()
+        return #fake.cancelled == 2
+      end, 5000, "the cancelled request cancelled at the server")
+      not_loaded(f)
+      task.request_timeout_ms = 30000
+    end,
+  },
+}

@@ -1,0 +1,243 @@
+-- Session states from Claude Code's hooks: the real `claude-context-mcp hook <Event>` binary
+-- sends events to this Neovim's bridge; status().sessions, turns(), User
+-- ClaudeContextSessionState, the notifications (and their options), "seen" when the person enters
+-- the terminal, the statusline counts, and the --settings the terminal adds.
+local here = vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":p:h")
+local h = dofile(here .. "/helpers.lua")
+local eq, ok, contains, wait_for = h.eq, h.ok, h.contains, h.wait_for
+local cc = function()
+  return require("claude_context")
+end
+local S = function()
+  return require("claude_context.sessions_state")
+end
+
+local notes = {}
+vim.notify = function(msg, level)
+  table.insert(notes, { msg = msg, level = level })
+end
+
+local events = {}
+vim.api.nvim_create_autocmd("User", {
+  pattern = "ClaudeContextSessionState",
+  callback = function(ev)
+    table.insert(events, ev.data)
+  end,
+})
+
+local function events_of(id)
+  return vim.tbl_filter(function(e)
+    return e.id == id
+  end, events)
+end
+
+local function session(id)
+  for _, s in ipairs(cc().status().sessions) do
+    if s.id == id then
+      return s
+    end
+  end
+end
+
+---Runs the hook binary as Claude Code would, for `terminal` ("" for none).
+local function hook(event, input, terminal)
+  local bin = assert(require("claude_context.hooks").binary(), "claude-context-mcp is built")
+  input.hook_event_name = event
+  input.transcript_path = "/tmp/t.jsonl"
+  input.cwd = vim.fn.getcwd()
+  local r = vim
+    .system({ bin, "hook", event }, {
+      stdin = vim.json.encode(input),
+      env = { CLAUDE_CODE_SSE_PORT = tostring(cc().status().port), CLAUDE_CONTEXT_SESSION = terminal or "main" },
+    })
+    :wait(20000)
+  eq(0, r.code, r.stderr)
+  eq("", r.stdout, "a hook prints nothing on stdout")
+end
+
+---Waits for the event that puts session `id` in `state`.
+local function wait_state(id, state)
+  return wait_for(function()
+    for _, e in ipairs(events_of(id)) do
+      if e.state == state then
+        return e
+      end
+    end
+  end, 10000, ("session %s %s"):format(id, state))
+end
+
+local term_buf
+
+return {
+  {
+    "setup{sessions} is checked",
+    function()
+      for _, bad in ipairs({
+        { sessions = { notify = "yes" } },
+        { sessions = { notify = { other = true } } },
+        { sessions = { bell = 1 } },
+        { sessions = { desktop = "osc8" } },
+        { sessions = { nope = true } },
+        { sessions = 3 },
+      }) do
+        local okk, err = pcall(cc().setup, bad)
+        ok(not okk, vim.inspect(bad))
+        contains(tostring(err), "sessions", vim.inspect(bad))
+      end
+      cc().setup({ sessions = { notify = { waiting = true }, desktop = "osc777" } })
+      local o = S().options()
+      eq({ waiting = true, done = true }, o.notify)
+      eq("osc777", o.desktop)
+      eq(true, o.hooks)
+    end,
+  },
+  {
+    "the terminal's --settings: hooks for every event, the binary's path, no token",
+    function()
+      local arg = assert(require("claude_context.hooks").settings_arg({ "claude" }))
+      local token = require("claude_context.native").load().token()
+      ok(not arg:find(token, 1, true), "no token on the command line")
+      local hooks = vim.json.decode(arg:match("^%-%-settings=(.+)$")).hooks
+      for _, ev in ipairs({ "SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "PermissionRequest", "Notification", "Stop", "SessionEnd" }) do
+        local c = hooks[ev][1].hooks[1]
+        eq("command", c.type)
+        contains(c.command, "claude-context-mcp hook " .. ev)
+      end
+      eq("Edit|Write|MultiEdit|NotebookEdit", hooks.PreToolUse[1].matcher)
+      eq(nil, hooks.PostToolUse[1].matcher, "after every tool")
+      eq(nil, (require("claude_context.hooks").settings_arg({ "claude", "--settings", "x.json" })), "the person's --settings wins")
+      cc().setup({ sessions = { hooks = false } })
+      eq(nil, (require("claude_context.hooks").settings_arg({ "claude" })))
+      cc().setup({})
+    end,
+  },
+  {
+    "a turn: working, its files, done (notified: nobody looks), in status().sessions and turns()",
+    function()
+      vim.cmd.cd(h.tmpdir())
+      hook("SessionStart", { session_id = "s-1", model = "claude-stub", source = "startup" })
+      wait_state("s-1", "idle")
+      hook("UserPromptSubmit", { session_id = "s-1", prompt = "rename the parser\nin every file" })
+      local e = wait_state("s-1", "working")
+      eq("idle", e.previous)
+      eq("main", e.name)
+      local s = session("s-1")
+      eq("main", s.name)
+      eq("working", s.state)
+      eq("rename the parser", s.prompt)
+      eq("claude-stub", s.model)
+      ok(type(s.elapsed_ms) == "number", vim.inspect(s))
+
+      hook("PreToolUse", { session_id = "s-1", tool_name = "Edit", tool_input = { file_path = "/p/a.lua" } })
+      hook("PostToolUse", { session_id = "s-1", tool_name = "Edit", tool_input = { file_path = "/p/a.lua", old_string = "a", new_string = "b" } })
+      hook("PostToolUse", { session_id = "s-1", tool_name = "Write", tool_input = { file_path = "/p/b.lua", content = "x" } })
+      eq(2, session("s-1").files_changed)
+
+      hook("Stop", { session_id = "s-1", stop_hook_active = false })
+      local done = wait_state("s-1", "done")
+      eq("working", done.previous)
+      eq("done", session("s-1").state)
+      local n = wait_for(function()
+        return S().notified[#S().notified]
+      end, 5000, "a notification")
+      eq("s-1", n.session)
+      contains(n.message, "Claude [main] finished: rename the parser")
+      contains(n.message, "2 files changed")
+
+      local turns = cc().turns()
+      eq(1, #turns)
+      eq("s-1", turns[1].session)
+      eq("rename the parser\nin every file", turns[1].prompt)
+      eq({ "/p/a.lua", "/p/b.lua" }, turns[1].files)
+      ok(turns[1].end_ms >= turns[1].start_ms, vim.inspect(turns[1]))
+      eq("1 done", S().statusline())
+    end,
+  },
+  {
+    "a second session (another tab) keeps its own state and turns; waiting is notified",
+    function()
+      hook("UserPromptSubmit", { session_id = "s-2", prompt = "tests" }, "tab 2")
+      wait_state("s-2", "working")
+      hook("PermissionRequest", { session_id = "s-2", tool_name = "Bash", tool_input = { command = "make" } }, "tab 2")
+      local w = wait_state("s-2", "waiting")
+      eq("tab 2", w.name)
+      eq("permission for Bash", session("s-2").waiting_for)
+      local n = wait_for(function()
+        local last = S().notified[#S().notified]
+        return last and last.session == "s-2" and last
+      end, 5000, "the waiting notification")
+      contains(n.message, "Claude [tab 2] needs you: permission for Bash")
+      eq("done", session("s-1").state)
+      eq(1, #cc().turns("s-2"))
+      eq(1, #cc().turns("s-1"))
+      eq("1 waiting · 1 done", S().statusline())
+      eq({ working = 0, waiting = 1, done = 1, idle = 0, ended = 0 }, S().counts())
+      -- The person answered: working again.
+      hook("PostToolUse", { session_id = "s-2", tool_name = "Bash", tool_input = { command = "make" } }, "tab 2")
+      wait_for(function()
+        return session("s-2").state == "working"
+      end, 5000, "working again")
+    end,
+  },
+  {
+    "entering the session's terminal makes done idle (seen); a session finishing in view is not notified",
+    function()
+      local term = require("claude_context.terminal")
+      term_buf = vim.api.nvim_create_buf(false, true)
+      vim.b[term_buf].claude_context_terminal = true
+      term.sessions["main"] = { buf = term_buf, name = "main" }
+      vim.api.nvim_set_current_buf(term_buf)
+      local seen = wait_for(function()
+        for _, e in ipairs(events_of("s-1")) do
+          if e.event == "seen" then
+            return e
+          end
+        end
+      end, 5000, "the seen event")
+      eq("idle", seen.state)
+      eq("done", seen.previous)
+      eq("idle", session("s-1").state)
+
+      -- The next turn ends while the person looks at it: no notification, idle at once.
+      local before = #S().notified
+      hook("UserPromptSubmit", { session_id = "s-1", prompt = "again" })
+      wait_for(function()
+        return session("s-1").state == "working"
+      end, 5000, "working")
+      hook("Stop", { session_id = "s-1" })
+      wait_for(function()
+        return session("s-1").state == "idle"
+      end, 5000, "idle at once")
+      eq(before, #S().notified, "no notification for a session in view")
+      eq(2, #cc().turns("s-1"))
+      -- The :ClaudeContext sessions picker says what each terminal's Claude does.
+      local shown
+      local orig = vim.ui.select
+      vim.ui.select = function(items, o, _)
+        vim.ui.select = orig
+        shown = vim.tbl_map(o.format_item, items)
+      end
+      vim.cmd("ClaudeContext sessions")
+      ok(shown and vim.iter(shown):any(function(l)
+        return l:find("main", 1, true) and l:find(": idle · ", 1, true) and l:find("again", 1, true)
+      end), vim.inspect(shown))
+      term.sessions["main"] = nil
+      vim.cmd.enew()
+    end,
+  },
+  {
+    "notify = false: no notification; SessionEnd ends the session",
+    function()
+      cc().setup({ sessions = { notify = false } })
+      local before = #S().notified
+      hook("Stop", { session_id = "s-2" }, "tab 2")
+      wait_state("s-2", "done")
+      eq(before, #S().notified)
+      hook("SessionEnd", { session_id = "s-2", reason = "exit" }, "tab 2")
+      wait_state("s-2", "ended")
+      eq("ended", session("s-2").state)
+      eq("", S().statusline())
+      cc().setup({})
+    end,
+  },
+}
