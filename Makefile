@@ -221,6 +221,7 @@ bench: build deps
 	$(NVIM) --headless --clean -l bench/diffmode.lua 100000 1000000
 	target/release/examples/bench_context
 	target/release/examples/bench_session
+	target/release/examples/bench_checkpoint
 
 ## fuzz: every cargo-fuzz target in fuzz/ for FUZZ_TIME seconds each (results: FUZZING.md).
 FUZZ_TIME ?= 60

@@ -1016,5 +1016,8 @@ pub fn protected_reason(rel: &Path) -> Option<&'static str> {
         .map(|e| e.why)
 }
 
+mod nofollow;
+pub use nofollow::{stat_of_file, EntryType, Listed, Stat};
+
 #[cfg(test)]
 mod tests;

@@ -13,6 +13,8 @@
 //!   (configuration, [`editor`], storage, [`jsonrpc`]: the JSON-RPC wire helpers).
 //! * [`memory_bank`], [`decision`] — the context tools' storage: the memory bank documents and
 //!   the WRAP decision store.
+//! * [`checkpoint`] — checkpoints of the project's files (content-addressed, per project, in the
+//!   state directory): taken, compared and written back for turn review and rewind.
 //! * [`lockfile`], [`auth`] — how Claude Code finds the editor and proves who it is.
 //! * [`discovery`], [`relay`] — the `claude-context-mcp` binary: find a running editor, relay
 //!   stdio to its bridge. [`mcp_config`] — the `--mcp-config` file for a terminal's `claude`.
@@ -25,6 +27,7 @@
 
 pub mod auth;
 pub mod capfs;
+pub mod checkpoint;
 pub mod claude;
 pub mod config;
 pub mod decision;

@@ -1,0 +1,1010 @@
+//! Checkpoints of a project's files: what every file held at a moment (a prompt, right before
+//! an edit, the end of a turn, a restore), cheap to take, to compare and to write back.
+//!
+//! # The store
+//!
+//! One store per project, under the plugin's state directory
+//! (`<state_dir>/checkpoints/<project dir name>-<hash of the full root>/`):
+//!
+//! ```text
+//! lock                      advisory lock: one writer at a time (two Neovims on one project)
+//! version                   changed by every write; another process's caches reload when it moves
+//! statcache                 path → (size, mtime, ctime, inode, device) → content id
+//! checkpoints/<id, 20 digits>  one small text record per checkpoint: time, kind, label,
+//!                           root tree, and a checksum of the record
+//! objects/<2 hex>/<62 hex>  content-addressed objects, named by their BLAKE3 hash
+//! ```
+//!
+//! * A **blob** is a file's content (or a symlink's target text), stored once however many
+//!   checkpoints and paths hold it, compressed with zstd when that saves an eighth or more.
+//! * A **tree** is one directory: its entries sorted by name, each a kind (file, executable,
+//!   symlink, directory, over the cap), a size and an id. A checkpoint is its root tree, like a
+//!   git commit's. Two checkpoints share every directory that did not change between them: a
+//!   checkpoint writes only the trees on the way to a changed file, and a diff skips every
+//!   subtree whose id is the same on both sides ([`tree::diff`]).
+//! * Every object is checked against its name when read; a record against its checksum. A
+//!   truncated or garbage file, a missing object, a full store or a store held by another
+//!   process too long is a [`CheckpointError`], never a panic or a hang; the project's files are
+//!   only ever written by [`Store::restore`], atomically, after the state they replace has been
+//!   checkpointed.
+//!
+//! # What a checkpoint holds
+//!
+//! The walk ([`scan`]) reads the project through [`crate::capfs`] handles: nothing is followed
+//! out of the project, links are recorded as links, FIFOs, sockets and devices are skipped
+//! without being opened, `.gitignore` rules apply whether or not the project is a git repository,
+//! `.git` is skipped, files over [`StoreOptions::max_file_bytes`] are recorded (size, a hash of
+//! their stat) but not stored. The stat cache means a file whose `lstat` did not change is not
+//! read again.
+//!
+//! # Size
+//!
+//! The objects are kept under [`StoreOptions::max_store_bytes`]: when a checkpoint goes over,
+//! the oldest checkpoints are dropped and the objects no remaining checkpoint reaches are
+//! deleted. When even the newest checkpoint alone does not fit, it is not recorded and
+//! [`CheckpointError::Full`] says so.
+
+pub mod object;
+pub mod scan;
+pub mod statcache;
+pub mod tree;
+
+use crate::capfs::{CapDir, CapError};
+use object::{ObjectId, ObjectType, Objects};
+use statcache::StatCache;
+use std::collections::{HashMap, HashSet};
+use std::io::ErrorKind;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+pub use scan::{ScanConfig, ScanStats};
+pub use tree::{Change, FileState, Kind};
+
+/// A checkpoint's number in its store: increasing, never reused.
+pub type CheckpointId = u64;
+
+/// Why a store operation failed. Each message names the store or the file and what to do.
+#[derive(Debug, thiserror::Error)]
+pub enum CheckpointError {
+    #[error(
+        "the checkpoint store is damaged: '{path}': {what}. Checkpoints that need it cannot be \
+         restored; delete that checkpoint's record (or the whole store directory) to start over"
+    )]
+    Corrupt { path: PathBuf, what: String },
+    #[error(
+        "the checkpoint store at '{store}' lacks object {id} (deleted or lost in a crash); the \
+         checkpoints that need it cannot be restored"
+    )]
+    Missing { id: String, store: PathBuf },
+    #[error(
+        "no checkpoint {id} in the store at '{store}' (dropped to keep the store's size cap?)"
+    )]
+    Unknown { id: CheckpointId, store: PathBuf },
+    #[error(
+        "the checkpoint store is full: this checkpoint needs {needed} bytes, over the cap of \
+         {cap} bytes even with every older checkpoint dropped; nothing was recorded (raise \
+         the cap or ignore large files in .gitignore)"
+    )]
+    Full { needed: u64, cap: u64 },
+    #[error(
+        "the checkpoint store at '{store}' is busy: another process has held its lock for {secs} \
+         s (another Neovim on the same project?)"
+    )]
+    Busy { store: PathBuf, secs: u64 },
+    #[error("'{path}' is not a path inside the project")]
+    BadPath { path: PathBuf },
+    #[error("cannot {what} '{path}': {err}")]
+    Io {
+        what: &'static str,
+        path: PathBuf,
+        err: std::io::Error,
+    },
+    #[error(transparent)]
+    Cap(#[from] CapError),
+}
+
+/// How a store behaves.
+#[derive(Debug, Clone)]
+pub struct StoreOptions {
+    /// Files larger than this are recorded as over the cap, not stored.
+    pub max_file_bytes: u64,
+    /// The objects' total size on disk; the oldest checkpoints go first.
+    pub max_store_bytes: u64,
+    /// Compress objects with zstd where that helps.
+    pub compress: bool,
+    /// Honour the person's global git excludes too.
+    pub global_gitignore: bool,
+    /// How long to wait for another process's lock before [`CheckpointError::Busy`].
+    pub lock_timeout: Duration,
+    /// Threads compressing and storing new contents during a walk.
+    pub writer_threads: usize,
+}
+
+impl Default for StoreOptions {
+    fn default() -> Self {
+        StoreOptions {
+            max_file_bytes: 4 << 20,
+            max_store_bytes: 1 << 30,
+            compress: true,
+            global_gitignore: true,
+            lock_timeout: Duration::from_secs(30),
+            writer_threads: std::thread::available_parallelism()
+                .map(|n| n.get().clamp(1, 4))
+                .unwrap_or(1),
+        }
+    }
+}
+
+/// Why a checkpoint was taken.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Origin {
+    /// A walk of the whole project.
+    Snapshot,
+    /// A checkpoint with one path captured right before an edit.
+    Capture,
+    /// The project's state right before a restore (restore it to undo the restore).
+    BeforeRestore,
+    /// The project's state right after a restore.
+    AfterRestore,
+}
+
+impl Origin {
+    fn as_str(self) -> &'static str {
+        match self {
+            Origin::Snapshot => "snapshot",
+            Origin::Capture => "capture",
+            Origin::BeforeRestore => "before-restore",
+            Origin::AfterRestore => "after-restore",
+        }
+    }
+
+    fn parse(s: &str) -> Option<Origin> {
+        Some(match s {
+            "snapshot" => Origin::Snapshot,
+            "capture" => Origin::Capture,
+            "before-restore" => Origin::BeforeRestore,
+            "after-restore" => Origin::AfterRestore,
+            _ => return None,
+        })
+    }
+}
+
+/// One checkpoint's record.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CheckpointInfo {
+    pub id: CheckpointId,
+    /// Milliseconds since the Unix epoch.
+    pub time_ms: u64,
+    pub origin: Origin,
+    pub label: String,
+    pub tree: ObjectId,
+}
+
+/// What a restore should do.
+#[derive(Debug, Clone)]
+pub struct RestoreRequest {
+    /// The checkpoint whose content is written back.
+    pub target: CheckpointId,
+    /// What the files are expected to hold now (for a rewind: the checkpoint at the end of
+    /// the last turn). A file whose content differs was changed by the person since, and is
+    /// kept unless `overwrite_changed`.
+    pub expected: CheckpointId,
+    /// The paths to restore (relative to the project root or absolute inside it); `None`:
+    /// every path that differs between `target` and now.
+    pub paths: Option<Vec<String>>,
+    pub overwrite_changed: bool,
+}
+
+/// A path a restore left alone, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Kept {
+    pub path: PathBuf,
+    pub why: String,
+}
+
+/// What a restore did.
+#[derive(Debug, Clone, Default)]
+pub struct RestoreReport {
+    /// The project right before the restore: restore it to undo this one.
+    pub before: CheckpointId,
+    /// The project right after.
+    pub after: CheckpointId,
+    pub written: Vec<PathBuf>,
+    pub removed: Vec<PathBuf>,
+    /// Changed by the person since `expected`: kept.
+    pub conflicts: Vec<Kept>,
+    /// Could not be restored (over the cap when checkpointed, an error writing).
+    pub failed: Vec<Kept>,
+}
+
+/// What a garbage collection did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct GcReport {
+    pub dropped_checkpoints: Vec<CheckpointId>,
+    pub deleted_objects: u64,
+    pub freed_bytes: u64,
+    pub store_bytes: u64,
+}
+
+const RECORD_HEADER: &str = "claude-context checkpoint v1";
+
+/// `<state_dir>/checkpoints/<project dir name>-<hash of the full root>`.
+pub fn store_dir(state_dir: &Path, project_root: &Path) -> PathBuf {
+    let hash = blake3::hash(project_root.as_os_str().as_encoded_bytes());
+    let base: String = project_root
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(48)
+        .collect();
+    let base = if base.is_empty() { "root".into() } else { base };
+    state_dir
+        .join("checkpoints")
+        .join(format!("{base}-{}", &hash.to_hex()[..16]))
+}
+
+/// The state a store keeps between operations (reloaded when another process wrote).
+struct Inner {
+    root: CapDir,
+    dir: PathBuf,
+    objects: Objects,
+    opts: StoreOptions,
+    cache: StatCache,
+    cache_dirty: bool,
+    /// Objects known to be stored.
+    known: HashSet<ObjectId>,
+    /// The `version` this process last saw or wrote.
+    seen_version: Option<String>,
+    /// The objects' total size on disk, once counted.
+    store_bytes: Option<u64>,
+    last_stats: ScanStats,
+    /// The person's global git excludes, read once.
+    global_ignore: Option<ignore::gitignore::Gitignore>,
+}
+
+/// One project's checkpoint store.
+pub struct Store {
+    lock: fd_lock::RwLock<std::fs::File>,
+    inner: Inner,
+}
+
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Store")
+            .field("dir", &self.inner.dir)
+            .finish()
+    }
+}
+
+fn io_err(what: &'static str, path: &Path) -> impl FnOnce(std::io::Error) -> CheckpointError {
+    let path = path.to_path_buf();
+    move |err| CheckpointError::Io { what, path, err }
+}
+
+fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
+}
+
+impl Store {
+    /// Opens (creating) the store of `project_root` under `state_dir`.
+    pub fn open(
+        state_dir: &Path,
+        project_root: &Path,
+        opts: StoreOptions,
+    ) -> Result<Store, CheckpointError> {
+        let root = CapDir::open_root(project_root)?;
+        let dir = store_dir(state_dir, root.path());
+        Self::open_at(dir, root, opts)
+    }
+
+    /// Opens (creating) the store in `dir` for the project whose root is `root`.
+    pub fn open_at(
+        dir: PathBuf,
+        root: CapDir,
+        opts: StoreOptions,
+    ) -> Result<Store, CheckpointError> {
+        crate::fsutil::ensure_private_dir(&dir).map_err(io_err("create the store", &dir))?;
+        for sub in ["objects", "checkpoints"] {
+            let p = dir.join(sub);
+            if let Err(e) = std::fs::create_dir(&p) {
+                if e.kind() != ErrorKind::AlreadyExists {
+                    return Err(io_err("create the directory", &p)(e));
+                }
+            }
+        }
+        let lock_path = dir.join("lock");
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&lock_path)
+            .map_err(io_err("open the lock file", &lock_path))?;
+        let objects = Objects::new(dir.join("objects"), opts.compress);
+        let global_ignore = opts
+            .global_gitignore
+            .then(|| ignore::gitignore::Gitignore::global().0);
+        Ok(Store {
+            lock: fd_lock::RwLock::new(file),
+            inner: Inner {
+                root,
+                dir,
+                objects,
+                opts,
+                cache: StatCache::default(),
+                cache_dirty: false,
+                known: HashSet::new(),
+                seen_version: None,
+                store_bytes: None,
+                last_stats: ScanStats::default(),
+                global_ignore,
+            },
+        })
+    }
+
+    /// The store's directory.
+    pub fn dir(&self) -> &Path {
+        &self.inner.dir
+    }
+
+    /// The project root.
+    pub fn root(&self) -> &Path {
+        self.inner.root.path()
+    }
+
+    /// What the last walk did.
+    pub fn last_stats(&self) -> &ScanStats {
+        &self.inner.last_stats
+    }
+
+    /// Runs `f` holding the store's lock (waiting up to the timeout), with caches current.
+    fn locked<T>(
+        &mut self,
+        writes: bool,
+        f: impl FnOnce(&mut Inner) -> Result<T, CheckpointError>,
+    ) -> Result<T, CheckpointError> {
+        let timeout = self.inner.opts.lock_timeout;
+        let start = Instant::now();
+        let guard = loop {
+            match self.lock.try_write() {
+                Ok(g) => break g,
+                Err(e) if e.kind() == ErrorKind::WouldBlock => {
+                    if start.elapsed() >= timeout {
+                        return Err(CheckpointError::Busy {
+                            store: self.inner.dir.clone(),
+                            secs: timeout.as_secs(),
+                        });
+                    }
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+                Err(e) => return Err(io_err("lock", &self.inner.dir.join("lock"))(e)),
+            }
+        };
+        let inner = &mut self.inner;
+        inner.sync_version();
+        let r = f(inner);
+        if r.is_err() {
+            // What this process believed is stored may not be: ask the disk again.
+            inner.known.clear();
+            inner.store_bytes = None;
+        }
+        if writes || r.is_err() {
+            inner.bump_version();
+        }
+        drop(guard);
+        r
+    }
+
+    /// Checkpoints the whole project.
+    pub fn checkpoint(&mut self, label: &str) -> Result<CheckpointId, CheckpointError> {
+        self.checkpoint_with(label, &[])
+    }
+
+    /// Checkpoints the whole project, and also the `extra` paths even where `.gitignore` skips
+    /// them (files an edit captured: a turn's end must see them too).
+    pub fn checkpoint_with(
+        &mut self,
+        label: &str,
+        extra: &[String],
+    ) -> Result<CheckpointId, CheckpointError> {
+        self.locked(true, |s| s.snapshot(Origin::Snapshot, label, extra))
+    }
+
+    /// A checkpoint like `base` with `path` as it is now (content stored): called right
+    /// before an edit tool writes `path`. Only the directories on the way are written.
+    pub fn capture_file(
+        &mut self,
+        base: CheckpointId,
+        path: &str,
+    ) -> Result<CheckpointId, CheckpointError> {
+        self.locked(true, |s| {
+            let rel = s.root.rel(path)?;
+            let info = s.info(base)?;
+            let now = scan::probe(&s.root, &s.objects, &rel, s.opts.max_file_bytes)?;
+            let (tree, added) = tree::with_path(&s.objects, &info.tree, &rel, now)?;
+            s.add_bytes(added);
+            s.record(Origin::Capture, &rel.to_string_lossy(), tree)
+        })
+    }
+
+    /// Every checkpoint that can be read, oldest first (a damaged record is left out; reading
+    /// it with [`Store::info`] says what is wrong).
+    pub fn list(&mut self) -> Result<Vec<CheckpointInfo>, CheckpointError> {
+        self.locked(false, |s| {
+            Ok(s.ids()?
+                .into_iter()
+                .filter_map(|id| s.info(id).ok())
+                .collect())
+        })
+    }
+
+    /// Checkpoint `id`'s record.
+    pub fn info(&mut self, id: CheckpointId) -> Result<CheckpointInfo, CheckpointError> {
+        self.locked(false, |s| s.info(id))
+    }
+
+    /// The files that differ between checkpoints `a` and `b`.
+    pub fn diff(
+        &mut self,
+        a: CheckpointId,
+        b: CheckpointId,
+    ) -> Result<Vec<Change>, CheckpointError> {
+        self.locked(false, |s| {
+            let (ta, tb) = (s.info(a)?.tree, s.info(b)?.tree);
+            tree::diff(&s.objects, &ta, &tb)
+        })
+    }
+
+    /// What `path` holds in checkpoint `id` (`None`: absent there).
+    pub fn state_at(
+        &mut self,
+        id: CheckpointId,
+        path: &str,
+    ) -> Result<Option<FileState>, CheckpointError> {
+        self.locked(false, |s| {
+            let rel = s.root.rel(path)?;
+            let t = s.info(id)?.tree;
+            tree::lookup(&s.objects, &t, &rel)
+        })
+    }
+
+    /// The content of `path` in checkpoint `id` (`None`: absent there, or over the cap); a
+    /// symlink's is its target text.
+    pub fn file_at(
+        &mut self,
+        id: CheckpointId,
+        path: &str,
+    ) -> Result<Option<Vec<u8>>, CheckpointError> {
+        self.locked(false, |s| {
+            let rel = s.root.rel(path)?;
+            let t = s.info(id)?.tree;
+            match tree::lookup(&s.objects, &t, &rel)? {
+                Some(st) if st.kind.has_content() => Ok(Some(s.blob(&st)?)),
+                _ => Ok(None),
+            }
+        })
+    }
+
+    /// Writes checkpoint `target`'s content back (see [`RestoreRequest`]). The project is
+    /// checkpointed first (the report's `before`: restoring it undoes this restore) and after.
+    pub fn restore(&mut self, req: &RestoreRequest) -> Result<RestoreReport, CheckpointError> {
+        self.locked(true, |s| s.restore(req))
+    }
+
+    /// Drops the oldest checkpoints until the objects fit the size cap, and deletes the objects
+    /// no checkpoint reaches (and what writes interrupted by a crash left behind).
+    pub fn gc(&mut self) -> Result<GcReport, CheckpointError> {
+        self.locked(true, |s| {
+            s.objects.remove_stale_temps();
+            s.gc(None)
+        })
+    }
+
+    /// The objects' total size on disk.
+    pub fn store_bytes(&mut self) -> Result<u64, CheckpointError> {
+        self.locked(false, |s| s.store_bytes())
+    }
+}
+
+impl Inner {
+    fn version_path(&self) -> PathBuf {
+        self.dir.join("version")
+    }
+
+    fn cache_path(&self) -> PathBuf {
+        self.dir.join("statcache")
+    }
+
+    /// Reloads the caches when another process wrote since this one last did.
+    fn sync_version(&mut self) {
+        let on_disk = std::fs::read_to_string(self.version_path()).ok();
+        if on_disk.is_some() && on_disk == self.seen_version {
+            return;
+        }
+        self.cache = StatCache::load(&self.cache_path());
+        self.cache_dirty = false;
+        self.known.clear();
+        self.store_bytes = None;
+        self.seen_version = on_disk;
+    }
+
+    /// Saves the stat cache if it changed and marks the store as written by this process.
+    fn bump_version(&mut self) {
+        if self.cache_dirty {
+            let bytes = self.cache.encode();
+            if crate::fsutil::write_atomic_volatile(&self.cache_path(), &bytes, 0o600).is_ok() {
+                self.cache_dirty = false;
+            }
+        }
+        let mut rnd = [0u8; 16];
+        let _ = getrandom::fill(&mut rnd);
+        let v: String = rnd.iter().map(|b| format!("{b:02x}")).collect();
+        if crate::fsutil::write_atomic_volatile(&self.version_path(), v.as_bytes(), 0o600).is_ok() {
+            self.seen_version = Some(v);
+        } else {
+            self.seen_version = None;
+        }
+    }
+
+    fn records_dir(&self) -> PathBuf {
+        self.dir.join("checkpoints")
+    }
+
+    fn record_path(&self, id: CheckpointId) -> PathBuf {
+        self.records_dir().join(format!("{id:020}"))
+    }
+
+    /// The ids of the records present, ascending.
+    fn ids(&self) -> Result<Vec<CheckpointId>, CheckpointError> {
+        let d = self.records_dir();
+        let rd = std::fs::read_dir(&d).map_err(io_err("list", &d))?;
+        let mut ids: Vec<CheckpointId> = rd
+            .flatten()
+            .filter_map(|e| {
+                let n = e.file_name();
+                let n = n.to_str()?;
+                (n.len() == 20 && n.bytes().all(|b| b.is_ascii_digit()))
+                    .then(|| n.parse().ok())
+                    .flatten()
+            })
+            .collect();
+        ids.sort_unstable();
+        Ok(ids)
+    }
+
+    fn info(&self, id: CheckpointId) -> Result<CheckpointInfo, CheckpointError> {
+        let path = self.record_path(id);
+        let text = match std::fs::read(&path) {
+            Ok(b) => b,
+            Err(e) if e.kind() == ErrorKind::NotFound => {
+                return Err(CheckpointError::Unknown {
+                    id,
+                    store: self.dir.clone(),
+                })
+            }
+            Err(e) => return Err(io_err("read", &path)(e)),
+        };
+        parse_record(&text)
+            .filter(|i| i.id == id)
+            .ok_or_else(|| CheckpointError::Corrupt {
+                path,
+                what: "the checkpoint record is truncated or malformed".into(),
+            })
+    }
+
+    fn record(
+        &mut self,
+        origin: Origin,
+        label: &str,
+        tree: ObjectId,
+    ) -> Result<CheckpointId, CheckpointError> {
+        let id = self.ids()?.last().copied().unwrap_or(0) + 1;
+        let info = CheckpointInfo {
+            id,
+            time_ms: now_ms(),
+            origin,
+            label: label.to_string(),
+            tree,
+        };
+        let path = self.record_path(id);
+        crate::fsutil::write_atomic_volatile(&path, &encode_record(&info), 0o600)
+            .map_err(io_err("write the checkpoint record", &path))?;
+        // Over the cap: older checkpoints go; if this one alone does not fit, it goes.
+        let cap = self.opts.max_store_bytes;
+        if self.store_bytes()? > cap {
+            if let Err(e) = self.gc(Some(id)) {
+                // Not recorded; what only it needed is deleted again.
+                let _ = std::fs::remove_file(&path);
+                self.gc(None)?;
+                return Err(e);
+            }
+        }
+        Ok(id)
+    }
+
+    fn add_bytes(&mut self, n: u64) {
+        if let Some(b) = &mut self.store_bytes {
+            *b += n;
+        }
+    }
+
+    fn store_bytes(&mut self) -> Result<u64, CheckpointError> {
+        if let Some(b) = self.store_bytes {
+            return Ok(b);
+        }
+        let total = self.objects.all()?.iter().map(|(_, n)| n).sum();
+        self.store_bytes = Some(total);
+        Ok(total)
+    }
+
+    fn scan_config(&self) -> ScanConfig {
+        ScanConfig {
+            max_file_bytes: self.opts.max_file_bytes,
+            writer_threads: self.opts.writer_threads,
+        }
+    }
+
+    fn snapshot(
+        &mut self,
+        origin: Origin,
+        label: &str,
+        extra: &[String],
+    ) -> Result<CheckpointId, CheckpointError> {
+        let cfg = self.scan_config();
+        let walked = scan::walk(
+            &self.root,
+            &self.objects,
+            &cfg,
+            self.global_ignore.as_ref(),
+            &self.cache,
+            &mut self.known,
+        )?;
+        let mut root = walked.root;
+        let mut added = walked.stats.bytes_written;
+        for p in extra {
+            let rel = self.root.rel(p)?;
+            if tree::lookup(&self.objects, &root, &rel)?.is_some() {
+                continue;
+            }
+            if let Some(st) = scan::probe(&self.root, &self.objects, &rel, cfg.max_file_bytes)? {
+                let (r, n) = tree::with_path(&self.objects, &root, &rel, Some(st))?;
+                root = r;
+                added += n;
+            }
+        }
+        if walked.cache_changed {
+            self.cache_dirty = true;
+        }
+        self.cache = walked.cache;
+        self.last_stats = walked.stats;
+        self.add_bytes(added);
+        self.record(origin, label, root)
+    }
+
+    fn blob(&self, st: &FileState) -> Result<Vec<u8>, CheckpointError> {
+        self.objects.get(
+            &st.id,
+            ObjectType::Blob,
+            self.opts.max_file_bytes.max(st.size),
+        )
+    }
+
+    /// Every object checkpoint tree `id` reaches that `seen` does not hold yet (added to it).
+    fn reach(
+        &self,
+        id: &ObjectId,
+        seen: &mut HashMap<ObjectId, CheckpointId>,
+        by: CheckpointId,
+    ) -> Result<(), CheckpointError> {
+        if seen.contains_key(id) {
+            return Ok(());
+        }
+        seen.insert(*id, by);
+        for e in tree::read(&self.objects, id)? {
+            match e.kind {
+                Kind::Dir => self.reach(&e.id, seen, by)?,
+                Kind::OverCap => {}
+                _ => {
+                    seen.entry(e.id).or_insert(by);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Drops the oldest checkpoints (never `keep`, never the newest) until the objects fit the
+    /// cap, then deletes what no remaining checkpoint reaches.
+    fn gc(&mut self, keep: Option<CheckpointId>) -> Result<GcReport, CheckpointError> {
+        let ids = self.ids()?;
+        // The newest checkpoint reaching each object: walking from the newest, a subtree
+        // already seen was reached by a newer one, and so was everything under it.
+        let mut newest: HashMap<ObjectId, CheckpointId> = HashMap::new();
+        let mut readable = Vec::new();
+        for &id in ids.iter().rev() {
+            let Ok(info) = self.info(id) else { continue };
+            // A damaged tree keeps what it could reach; what it could not is already lost.
+            let _ = self.reach(&info.tree, &mut newest, id);
+            readable.push(id);
+        }
+        readable.reverse();
+        let all = self.objects.all()?;
+        let total: u64 = all.iter().map(|(_, n)| n).sum();
+        let cap = self.opts.max_store_bytes;
+        // Bytes freed by dropping every checkpoint up to each id.
+        let mut by_id: HashMap<CheckpointId, u64> = HashMap::new();
+        let mut unreferenced = 0;
+        for (oid, n) in &all {
+            match newest.get(oid) {
+                Some(c) => *by_id.entry(*c).or_default() += n,
+                None => unreferenced += n,
+            }
+        }
+        let mut remaining = total - unreferenced;
+        let newest_id = readable.last().copied();
+        if let Some(k) = keep {
+            // What the kept checkpoint needs even with every other one dropped.
+            let others: u64 = readable
+                .iter()
+                .filter(|&&i| i != k && Some(i) != newest_id)
+                .map(|i| by_id.get(i).copied().unwrap_or(0))
+                .sum();
+            let needed = remaining - others;
+            if needed > cap {
+                return Err(CheckpointError::Full { needed, cap });
+            }
+        }
+        let mut drop_upto = None;
+        for &id in &readable {
+            if remaining <= cap || Some(id) == keep || Some(id) == newest_id {
+                break;
+            }
+            remaining -= by_id.get(&id).copied().unwrap_or(0);
+            drop_upto = Some(id);
+        }
+        let mut report = GcReport::default();
+        if let Some(upto) = drop_upto {
+            for &id in ids.iter().filter(|&&i| i <= upto) {
+                let _ = std::fs::remove_file(self.record_path(id));
+                report.dropped_checkpoints.push(id);
+            }
+        }
+        let live = |oid: &ObjectId| match newest.get(oid) {
+            Some(c) => drop_upto.is_none_or(|u| *c > u),
+            None => false,
+        };
+        let mut deleted = HashSet::new();
+        for (oid, n) in &all {
+            if !live(oid) {
+                self.objects.remove(oid);
+                self.known.remove(oid);
+                deleted.insert(*oid);
+                report.deleted_objects += 1;
+                report.freed_bytes += n;
+            }
+        }
+        if !deleted.is_empty() {
+            let before = self.cache.map.len();
+            self.cache.map.retain(|_, c| !deleted.contains(&c.id));
+            self.cache_dirty |= self.cache.map.len() != before;
+        }
+        report.store_bytes = total - report.freed_bytes;
+        self.store_bytes = Some(report.store_bytes);
+        Ok(report)
+    }
+
+    fn restore(&mut self, req: &RestoreRequest) -> Result<RestoreReport, CheckpointError> {
+        let target = self.info(req.target)?.tree;
+        let expected = self.info(req.expected)?.tree;
+        let rels: Option<Vec<PathBuf>> = match &req.paths {
+            Some(ps) => Some(
+                ps.iter()
+                    .map(|p| self.root.rel(p).map_err(CheckpointError::from))
+                    .collect::<Result<_, _>>()?,
+            ),
+            None => None,
+        };
+        let extra: Vec<String> = rels
+            .iter()
+            .flatten()
+            .map(|p| p.to_string_lossy().into_owned())
+            .collect();
+        // The state being replaced is checkpointed first: nothing is lost, and this undoes it.
+        let before = self.snapshot(Origin::BeforeRestore, "before restore", &extra)?;
+        let now = self.info(before)?.tree;
+        let paths: Vec<PathBuf> = match rels {
+            Some(r) => r,
+            None => tree::diff(&self.objects, &now, &target)?
+                .into_iter()
+                .map(|c| c.path)
+                .collect(),
+        };
+        let mut report = RestoreReport {
+            before,
+            ..Default::default()
+        };
+        for rel in paths {
+            let want = tree::lookup(&self.objects, &target, &rel)?;
+            let cur = tree::lookup(&self.objects, &now, &rel)?;
+            let exp = tree::lookup(&self.objects, &expected, &rel)?;
+            if same(&cur, &want) {
+                continue;
+            }
+            if !same(&cur, &exp) && !req.overwrite_changed {
+                report.conflicts.push(Kept {
+                    path: rel,
+                    why: "changed since the checkpoint it was expected to match (kept; \
+                          confirm to overwrite)"
+                        .into(),
+                });
+                continue;
+            }
+            if cur.is_some_and(|c| c.kind == Kind::OverCap) {
+                report.conflicts.push(Kept {
+                    path: rel,
+                    why: "over the size cap now, so its content could not be saved first \
+                          (kept)"
+                        .into(),
+                });
+                continue;
+            }
+            // Changed between the checkpoint above and now (the person saving)?
+            let again = scan::probe(&self.root, &self.objects, &rel, self.opts.max_file_bytes)?;
+            if !same(&again, &cur) {
+                report.conflicts.push(Kept {
+                    path: rel,
+                    why: "changed while the restore ran (kept)".into(),
+                });
+                continue;
+            }
+            match self.write_back(&rel, want) {
+                Ok(true) => report.written.push(rel),
+                Ok(false) => report.removed.push(rel),
+                Err(e) => report.failed.push(Kept {
+                    path: rel,
+                    why: e.to_string(),
+                }),
+            }
+        }
+        report.after = self.snapshot(Origin::AfterRestore, "after restore", &extra)?;
+        Ok(report)
+    }
+
+    /// Writes `want` at `rel` (`None`: removes what is there). `Ok(true)`: written.
+    fn write_back(&mut self, rel: &Path, want: Option<FileState>) -> Result<bool, CheckpointError> {
+        let Some(w) = want else {
+            self.root.remove_file_nofollow(rel)?;
+            // Directories the removal left empty go too.
+            let mut p = rel.parent();
+            while let Some(d) = p.filter(|d| !d.as_os_str().is_empty()) {
+                if !self.root.remove_empty_dir_nofollow(d)? {
+                    break;
+                }
+                p = d.parent();
+            }
+            return Ok(false);
+        };
+        match w.kind {
+            Kind::File | Kind::Exec => {
+                let bytes = self.blob(&w)?;
+                // A link there is replaced, never written through.
+                if let Ok(Some((d, name))) = self.root.parent_nofollow(rel) {
+                    if let Ok((crate::capfs::EntryType::Symlink, _)) = d.stat_nofollow(&name) {
+                        self.root.remove_file_nofollow(rel)?;
+                    }
+                }
+                self.root.write_atomic(rel, &bytes, true)?;
+                #[cfg(unix)]
+                self.root
+                    .set_executable_nofollow(rel, w.kind == Kind::Exec)?;
+                Ok(true)
+            }
+            Kind::Symlink => {
+                let bytes = self.blob(&w)?;
+                #[cfg(unix)]
+                {
+                    self.root
+                        .symlink_atomic(rel, &PathBuf::from(tree::bytes_os(&bytes)))?;
+                    Ok(true)
+                }
+                #[cfg(not(unix))]
+                {
+                    let _ = bytes;
+                    Err(CheckpointError::BadPath {
+                        path: rel.to_path_buf(),
+                    })
+                }
+            }
+            Kind::OverCap => Err(CheckpointError::Corrupt {
+                path: self.root.display(rel),
+                what: "it was over the size cap when checkpointed, so its content was not \
+                       stored"
+                    .into(),
+            }),
+            Kind::Dir => Ok(false),
+        }
+    }
+}
+
+fn same(a: &Option<FileState>, b: &Option<FileState>) -> bool {
+    match (a, b) {
+        (None, None) => true,
+        (Some(x), Some(y)) => x.kind == y.kind && x.id == y.id,
+        _ => false,
+    }
+}
+
+fn encode_record(i: &CheckpointInfo) -> Vec<u8> {
+    let label: String = i
+        .label
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    let body = format!(
+        "{RECORD_HEADER}\nid {}\ntime {}\norigin {}\ntree {}\nlabel {}\n",
+        i.id,
+        i.time_ms,
+        i.origin.as_str(),
+        i.tree.hex(),
+        label
+    );
+    let sum = blake3::hash(body.as_bytes()).to_hex();
+    format!("{body}sum {sum}\n").into_bytes()
+}
+
+fn parse_record(b: &[u8]) -> Option<CheckpointInfo> {
+    let text = std::str::from_utf8(b).ok()?;
+    let at = text.rfind("sum ")?;
+    let (body, sum) = text.split_at(at);
+    if blake3::hash(body.as_bytes()).to_hex().as_str() != sum.strip_prefix("sum ")?.trim_end() {
+        return None;
+    }
+    let mut lines = body.lines();
+    if lines.next()? != RECORD_HEADER {
+        return None;
+    }
+    let mut field = |k: &str| -> Option<String> {
+        let l = lines.next()?;
+        l.strip_prefix(k)?.strip_prefix(' ').map(str::to_string)
+    };
+    Some(CheckpointInfo {
+        id: field("id")?.parse().ok()?,
+        time_ms: field("time")?.parse().ok()?,
+        origin: Origin::parse(&field("origin")?)?,
+        tree: ObjectId::from_hex(&field("tree")?)?,
+        label: field("label")?,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_record_round_trips_and_any_damage_is_refused() {
+        let i = CheckpointInfo {
+            id: 7,
+            time_ms: 1,
+            origin: Origin::Capture,
+            label: "src/a b.rs".into(),
+            tree: ObjectId::of_tree(b""),
+        };
+        let b = encode_record(&i);
+        assert_eq!(parse_record(&b), Some(i));
+        for n in 0..b.len() - 1 {
+            assert_eq!(parse_record(&b[..n]), None, "{n}");
+        }
+        let mut flipped = b.clone();
+        flipped[40] ^= 1;
+        assert_eq!(parse_record(&flipped), None);
+    }
+}

@@ -1,0 +1,162 @@
+//! The stat cache: path → (size, mtime, ctime, inode, device) → content id, so a file whose
+//! `lstat` is unchanged is not read again. Only a cache: a file that cannot be parsed is
+//! dropped (everything is read once more), and an entry is kept only when the file's mtime is
+//! older than the scan by more than the coarsest timestamp granularity, so a file changed
+//! twice within one tick is never mistaken for unchanged (git's "racily clean" entries).
+
+use super::object::ObjectId;
+use crate::capfs::Stat;
+use std::collections::HashMap;
+use std::path::Path;
+
+/// How much older than the scan a file's mtime must be for its entry to be trusted later.
+pub const RACY_NS: i64 = 2_000_000_000;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Cached {
+    pub size: u64,
+    pub mtime_ns: i64,
+    pub ctime_ns: i64,
+    pub ino: u64,
+    pub dev: u64,
+    pub executable: bool,
+    pub id: ObjectId,
+}
+
+impl Cached {
+    pub fn new(s: &Stat, id: ObjectId) -> Cached {
+        Cached {
+            size: s.size,
+            mtime_ns: s.mtime_ns,
+            ctime_ns: s.ctime_ns,
+            ino: s.ino,
+            dev: s.dev,
+            executable: s.executable,
+            id,
+        }
+    }
+
+    pub fn matches(&self, s: &Stat) -> bool {
+        self.size == s.size
+            && self.mtime_ns == s.mtime_ns
+            && self.ctime_ns == s.ctime_ns
+            && self.ino == s.ino
+            && self.dev == s.dev
+            && self.executable == s.executable
+    }
+}
+
+#[derive(Debug, Default, Clone)]
+pub struct StatCache {
+    pub map: HashMap<Box<[u8]>, Cached>,
+}
+
+const MAGIC: &[u8; 4] = b"CCS1";
+
+impl StatCache {
+    /// Reads the cache at `path`; anything unreadable or malformed gives an empty cache.
+    pub fn load(path: &Path) -> StatCache {
+        std::fs::read(path)
+            .ok()
+            .and_then(|b| Self::decode(&b))
+            .unwrap_or_default()
+    }
+
+    fn decode(b: &[u8]) -> Option<StatCache> {
+        if b.len() < 4 + 8 + 32 || &b[..4] != MAGIC {
+            return None;
+        }
+        let (body, sum) = b.split_at(b.len() - 32);
+        if blake3::hash(body).as_bytes() != sum {
+            return None;
+        }
+        let n = u64::from_le_bytes(body[4..12].try_into().ok()?);
+        let mut at = 12;
+        let mut map = HashMap::with_capacity(n.min(1 << 22) as usize);
+        let take = |at: &mut usize, len: usize| -> Option<&[u8]> {
+            let s = body.get(*at..at.checked_add(len)?)?;
+            *at += len;
+            Some(s)
+        };
+        let u64_at = |at: &mut usize| -> Option<u64> {
+            Some(u64::from_le_bytes(take(at, 8)?.try_into().ok()?))
+        };
+        for _ in 0..n {
+            let len = u16::from_le_bytes(take(&mut at, 2)?.try_into().ok()?) as usize;
+            let path: Box<[u8]> = take(&mut at, len)?.into();
+            let size = u64_at(&mut at)?;
+            let mtime_ns = u64_at(&mut at)? as i64;
+            let ctime_ns = u64_at(&mut at)? as i64;
+            let ino = u64_at(&mut at)?;
+            let dev = u64_at(&mut at)?;
+            let executable = take(&mut at, 1)?[0] == 1;
+            let id = ObjectId(take(&mut at, 32)?.try_into().ok()?);
+            map.insert(
+                path,
+                Cached {
+                    size,
+                    mtime_ns,
+                    ctime_ns,
+                    ino,
+                    dev,
+                    executable,
+                    id,
+                },
+            );
+        }
+        (at == body.len()).then_some(StatCache { map })
+    }
+
+    pub fn encode(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(12 + self.map.len() * 96);
+        out.extend_from_slice(MAGIC);
+        let entries: Vec<_> = self
+            .map
+            .iter()
+            .filter(|(p, _)| p.len() <= usize::from(u16::MAX))
+            .collect();
+        out.extend_from_slice(&(entries.len() as u64).to_le_bytes());
+        for (p, c) in entries {
+            out.extend_from_slice(&(p.len() as u16).to_le_bytes());
+            out.extend_from_slice(p);
+            for v in [c.size, c.mtime_ns as u64, c.ctime_ns as u64, c.ino, c.dev] {
+                out.extend_from_slice(&v.to_le_bytes());
+            }
+            out.push(u8::from(c.executable));
+            out.extend_from_slice(&c.id.0);
+        }
+        let sum = *blake3::hash(&out).as_bytes();
+        out.extend_from_slice(&sum);
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_cache_round_trips_and_garbage_reads_as_empty() {
+        let mut c = StatCache::default();
+        let s = Stat {
+            size: 3,
+            mtime_ns: 1,
+            ctime_ns: 2,
+            ino: 4,
+            dev: 5,
+            executable: true,
+        };
+        c.map.insert(
+            b"a/b".to_vec().into(),
+            Cached::new(&s, ObjectId::of_blob(b"x")),
+        );
+        let bytes = c.encode();
+        assert_eq!(StatCache::decode(&bytes).unwrap().map, c.map);
+        for n in 0..bytes.len() {
+            assert!(StatCache::decode(&bytes[..n]).is_none());
+        }
+        let mut flipped = bytes.clone();
+        flipped[14] ^= 1;
+        assert!(StatCache::decode(&flipped).is_none());
+    }
+}
