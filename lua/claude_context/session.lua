@@ -20,6 +20,7 @@ local NATIVE_KEYS = {
   allowed_tools = "table",
   permission_mode = "string",
   setting_sources = "table",
+  add_dirs = "table",
 }
 ---Keys used by the Lua side only.
 local LUA_KEYS = { timeout = "number", progress = "string" }
@@ -41,7 +42,7 @@ function M.validate(c)
   for k, v in pairs(c) do
     local want = NATIVE_KEYS[k] or LUA_KEYS[k]
     if not want then
-      error(("claude-context: unknown option claude.%s (known: cmd, args, env, max_context_bytes, allowed_tools, permission_mode, setting_sources, timeout, progress)"):format(tostring(k)), 0)
+      error(("claude-context: unknown option claude.%s (known: cmd, args, env, max_context_bytes, allowed_tools, permission_mode, setting_sources, add_dirs, timeout, progress)"):format(tostring(k)), 0)
     end
     if type(v) ~= want then
       error(("claude-context: option claude.%s must be a %s, got %s"):format(k, want, type(v)), 0)
@@ -55,6 +56,11 @@ function M.validate(c)
   for _, t in ipairs(c.allowed_tools or {}) do
     if type(t) ~= "string" then
       error('claude-context: option claude.allowed_tools must be a list of tool names such as "Read" or "Bash(git status)"', 0)
+    end
+  end
+  for _, d in ipairs(c.add_dirs or {}) do
+    if type(d) ~= "string" or d == "" then
+      error("claude-context: option claude.add_dirs must be a list of folder paths", 0)
     end
   end
   for k, v in pairs(c.env or {}) do
@@ -102,6 +108,12 @@ table.insert(config.native_hooks, function(cfg, t)
   end
   if c.setting_sources then
     out.setting_sources = c.setting_sources
+  end
+  if c.add_dirs then
+    -- Absolute, `~` expanded: the sub-agent may read these folders besides the project.
+    out.add_dirs = vim.tbl_map(function(d)
+      return (vim.fn.fnamemodify(vim.fn.expand(d), ":p"):gsub("(.)/$", "%1"))
+    end, c.add_dirs)
   end
   if next(out) then
     t.claude = out

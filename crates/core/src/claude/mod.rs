@@ -10,10 +10,13 @@
 //! parallel runs would break `--resume` continuity): a fair (FIFO) `tokio::sync::Mutex` is the
 //! queue. Nothing here blocks the caller's thread; file work runs on the blocking pool.
 
+pub mod args;
 pub mod discovery;
 pub mod reply;
 pub mod runner;
 pub mod store;
+
+pub use args::{narrow_tools, sub_agent_args};
 
 use crate::config::ClaudeConfig;
 use discovery::{DiscoveryEnv, Found};
@@ -32,87 +35,6 @@ pub const DEFAULT_TIMEOUT_SECS: u64 = 300;
 pub const MAX_TIMEOUT_SECS: u64 = 86_400;
 /// `test_claude_cli`'s budget for `claude --version`.
 const VERSION_TIMEOUT: Duration = Duration::from_secs(30);
-
-/// The tools a run may use: the person's set (`setup{claude = {allowed_tools}}`), or the
-/// caller's `options.allowed_tools` when every entry of it is inside that set (the same entry, a
-/// pattern of a tool the person allowed by its bare name, or anything when the person allowed
-/// `"*"`). A caller can only narrow: anything else is an error naming the entry.
-pub fn narrow_tools(person: &[String], caller: Option<&[String]>) -> Result<Vec<String>, String> {
-    let Some(caller) = caller else {
-        return Ok(person.to_vec());
-    };
-    for t in caller {
-        let inside = person
-            .iter()
-            .any(|p| p == "*" || p == t || (!p.contains('(') && p == crate::config::tool_base(t)));
-        if !inside {
-            return Err(format!(
-                "options.allowed_tools: {t:?} is not among the tools the person allows the \
-                 sub-agent ({}); options.allowed_tools can only narrow that set (the person \
-                 widens it with setup{{claude = {{allowed_tools = …}}}})",
-                if person.is_empty() {
-                    "none".to_string()
-                } else {
-                    person.join(", ")
-                }
-            ));
-        }
-    }
-    Ok(caller.to_vec())
-}
-
-/// The CLI arguments for a run: the person's `claude.args` (plus `-p`), then the permission mode
-/// and the tool set (unless the person's args set those flags themselves), then the per-call
-/// options and `--resume`. `tools` comes from [`narrow_tools`].
-pub fn sub_agent_args(
-    cfg: &ClaudeConfig,
-    tools: &[String],
-    options: &RunOptions,
-    resume: Option<&str>,
-) -> Vec<String> {
-    let mut a = cfg.args.clone();
-    let has = |a: &[String], flags: &[&str]| {
-        a.iter().any(|x| {
-            flags
-                .iter()
-                .any(|f| x == f || x.strip_prefix(f).is_some_and(|r| r.starts_with('=')))
-        })
-    };
-    if !has(&a, &["-p", "--print"]) {
-        a.push("-p".into());
-    }
-    if !has(&a, &["--permission-mode", "--dangerously-skip-permissions"]) {
-        a.push(format!("--permission-mode={}", cfg.permission_mode));
-    }
-    if !has(&a, &["--setting-sources"]) {
-        a.push(format!(
-            "--setting-sources={}",
-            cfg.setting_sources.join(",")
-        ));
-    }
-    if !tools.iter().any(|t| t == "*") {
-        if !has(&a, &["--tools"]) {
-            let mut names: Vec<&str> = Vec::new();
-            for t in tools {
-                let b = crate::config::tool_base(t);
-                if !names.contains(&b) {
-                    names.push(b);
-                }
-            }
-            // `--tools=` (empty) gives the sub-agent no tools at all.
-            a.push(format!("--tools={}", names.join(",")));
-        }
-        if !tools.is_empty() && !has(&a, &["--allowedTools", "--allowed-tools"]) {
-            a.push(format!("--allowedTools={}", tools.join(",")));
-        }
-    }
-    a.extend(options.to_args());
-    if let Some(id) = resume {
-        a.push("--resume".into());
-        a.push(id.into());
-    }
-    a
-}
 
 /// The result of `execute_claude` / `execute_claude_with_context` (spec §4.2, §6.2), field for
 /// field. `context_file` only appears for `execute_claude_with_context`.
@@ -572,6 +494,17 @@ impl Manager {
         env
     }
 
+    /// The home folder the CLI sees: setup{claude.env}'s HOME, else ours.
+    fn child_home(&self) -> Option<PathBuf> {
+        self.cfg
+            .env
+            .get("HOME")
+            .cloned()
+            .or_else(|| std::env::var("HOME").ok())
+            .filter(|h| !h.is_empty())
+            .map(PathBuf::from)
+    }
+
     /// The tools a run with these options may use, or why the options ask for more than the
     /// person allowed.
     pub fn narrow_tools(&self, options: &RunOptions) -> Result<Vec<String>, String> {
@@ -773,7 +706,14 @@ impl Manager {
         };
         let inv = runner::Invocation {
             program: cli.path.clone(),
-            args: sub_agent_args(&self.cfg, &tools, &req.options, resume.as_deref()),
+            args: sub_agent_args(
+                &self.cfg,
+                &tools,
+                &req.options,
+                resume.as_deref(),
+                req.project_root.as_deref(),
+                self.child_home().as_deref(),
+            ),
             env: self.child_env(&cli.path),
             cwd,
             stdin,
@@ -1167,107 +1107,4 @@ pub fn read_context_file(
         rel.to_string_lossy().into_owned()
     };
     Ok((rel, content))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn s(v: &[&str]) -> Vec<String> {
-        v.iter().map(|x| x.to_string()).collect()
-    }
-
-    /// The attack: `execute_claude` started the sub-agent with `--dangerously-skip-permissions`,
-    /// so one approved "ask Claude" call became an agent that runs any shell command.
-    #[test]
-    fn sub_agent_gets_no_shell_by_default() {
-        let cfg = ClaudeConfig::default();
-        let tools = narrow_tools(&cfg.allowed_tools, None).unwrap();
-        let a = sub_agent_args(&cfg, &tools, &RunOptions::default(), None);
-        assert!(!a.iter().any(|x| x.contains("dangerously")), "{a:?}");
-        assert!(
-            a.contains(&"--permission-mode=dontAsk".to_string()),
-            "{a:?}"
-        );
-        assert!(a.contains(&"--tools=Read,Grep,Glob".to_string()), "{a:?}");
-        assert!(
-            a.contains(&"--allowedTools=Read,Grep,Glob".to_string()),
-            "{a:?}"
-        );
-        assert!(!a.iter().any(|x| x.contains("Bash") || x.contains("Edit")));
-        assert_eq!(a[..3], s(&["--output-format", "json", "-p"]));
-    }
-
-    /// The attack: a caller (the model, through `/mcp`) widens the sub-agent with
-    /// `options.allowed_tools = ["Bash"]`.
-    #[test]
-    fn caller_allowed_tools_cannot_widen_the_persons_set() {
-        let person = s(&["Read", "Grep", "Glob"]);
-        let e = narrow_tools(&person, Some(&s(&["Read", "Bash"]))).unwrap_err();
-        assert!(e.contains("\"Bash\"") && e.contains("only narrow"), "{e}");
-        let e = narrow_tools(&person, Some(&s(&["*"]))).unwrap_err();
-        assert!(e.contains("\"*\""), "{e}");
-        // A pattern of a tool allowed only as a narrower pattern is not inside it.
-        let narrow_bash = s(&["Bash(git status)"]);
-        assert!(narrow_tools(&narrow_bash, Some(&s(&["Bash"]))).is_err());
-        assert!(narrow_tools(&narrow_bash, Some(&s(&["Bash(rm -rf /)"]))).is_err());
-        // Narrowing works.
-        assert_eq!(
-            narrow_tools(&person, Some(&s(&["Read"]))).unwrap(),
-            s(&["Read"])
-        );
-        assert_eq!(
-            narrow_tools(&s(&["Read", "Bash"]), Some(&s(&["Bash(git log *)"]))).unwrap(),
-            s(&["Bash(git log *)"])
-        );
-        assert_eq!(
-            narrow_tools(&s(&["*"]), Some(&s(&["Edit"]))).unwrap(),
-            s(&["Edit"])
-        );
-        assert!(narrow_tools(&person, Some(&[])).unwrap().is_empty());
-    }
-
-    #[test]
-    fn the_persons_wider_set_and_explicit_flags_are_kept() {
-        let cfg = ClaudeConfig {
-            allowed_tools: s(&["Read", "Bash(git status)", "Bash(git diff *)"]),
-            permission_mode: "default".into(),
-            ..ClaudeConfig::default()
-        };
-        let a = sub_agent_args(&cfg, &cfg.allowed_tools, &RunOptions::default(), Some("id"));
-        assert!(a.contains(&"--tools=Read,Bash".to_string()), "{a:?}");
-        assert!(a.contains(&"--allowedTools=Read,Bash(git status),Bash(git diff *)".to_string()));
-        assert!(a.contains(&"--permission-mode=default".to_string()));
-        assert_eq!(a[a.len() - 2..], s(&["--resume", "id"]));
-        // Every tool: no --tools, no --allowedTools.
-        let all = ClaudeConfig {
-            allowed_tools: s(&["*"]),
-            ..ClaudeConfig::default()
-        };
-        let a = sub_agent_args(&all, &all.allowed_tools, &RunOptions::default(), None);
-        assert!(!a
-            .iter()
-            .any(|x| x.starts_with("--tools") || x.starts_with("--allowedTools")));
-        // No tools at all.
-        let a = sub_agent_args(&ClaudeConfig::default(), &[], &RunOptions::default(), None);
-        assert!(a.contains(&"--tools=".to_string()), "{a:?}");
-        assert!(!a.iter().any(|x| x.starts_with("--allowedTools")));
-        // The person's own flags win; skipping permissions is their explicit choice.
-        let own = ClaudeConfig {
-            args: s(&[
-                "--dangerously-skip-permissions",
-                "--tools",
-                "Bash",
-                "--output-format=json",
-            ]),
-            ..ClaudeConfig::default()
-        };
-        let a = sub_agent_args(&own, &own.allowed_tools, &RunOptions::default(), None);
-        assert!(
-            !a.iter().any(|x| x.starts_with("--permission-mode")),
-            "{a:?}"
-        );
-        assert!(!a.iter().any(|x| x.starts_with("--tools=")), "{a:?}");
-        assert!(a.contains(&"--allowedTools=Read,Grep,Glob".to_string()));
-    }
 }
