@@ -61,14 +61,15 @@ impl Default for Persisted {
     }
 }
 
-/// Cuts `s` to at most `max` bytes (on a character boundary) with a marker saying how much the
-/// original had. True when it cut.
+/// Cuts `s` to at most `max` bytes, the marker included (on a character boundary), with a
+/// marker saying how much the original had; a cut string is not cut again. True when it cut.
 pub fn cut_field(s: &mut String, max: usize) -> bool {
     if s.len() <= max {
         return false;
     }
     let total = s.len();
-    let mut end = max;
+    // The marker is well under 120 bytes.
+    let mut end = max.saturating_sub(120);
     while !s.is_char_boundary(end) {
         end -= 1;
     }
@@ -432,7 +433,7 @@ mod tests {
             p.push(e);
         }
         let e = &p.history[0];
-        assert!(e.result.prompt.len() < FIELD_BYTES + 200);
+        assert!(e.result.prompt.len() <= FIELD_BYTES);
         assert!(
             e.result.prompt.contains("cut in the stored history"),
             "marker"
