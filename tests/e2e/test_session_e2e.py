@@ -278,8 +278,9 @@ def test_history_survives_restarting_neovim(world, claude, model_stub):
         assert sid
     finally:
         b.stop()
-    state = world.home / ".local/state/nvim/claude-context/claude_session.json"
-    assert state.exists(), list((world.home / ".local/state").rglob("*"))
+    # One file per project root.
+    state = list((world.home / ".local/state/nvim/claude-context/claude_sessions").glob("project-*.json"))
+    assert len(state) == 1, list((world.home / ".local/state").rglob("*"))
     b = nvim_with_cli(world, claude)
     try:
         h = nvim_tool(b, "get_execution_history")

@@ -77,6 +77,7 @@ fn main() {
     std::fs::set_permissions(&cli, std::fs::Permissions::from_mode(0o755)).expect("chmod");
     let root = dir.path().join("project");
     std::fs::create_dir_all(&root).expect("mkdir");
+    let project = root.clone();
 
     let config = Config {
         lock_dir: Some(dir.path().join("locks")),
@@ -139,10 +140,12 @@ fn main() {
     });
     let hist = rt.block_on(async {
         shared.claude.flush().await;
-        shared.claude.history(1).await
+        shared.claude.history(Some(&project), 1).await
     });
-    let on_disk = std::fs::read(dir.path().join("state/claude_session.json"))
-        .ok()
+    let on_disk = shared
+        .claude
+        .state_file(&project)
+        .and_then(|f| std::fs::read(f).ok())
         .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
         .and_then(|v| v["history"].as_array().map(Vec::len));
     server.stop();

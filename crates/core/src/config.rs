@@ -81,7 +81,8 @@ pub struct WorkspaceConfig {
     pub allow_lsp_roots: bool,
 }
 
-/// `setup{claude = {cmd, args, env, max_context_bytes, allowed_tools, permission_mode}}`.
+/// `setup{claude = {cmd, args, env, max_context_bytes, allowed_tools, permission_mode,
+/// setting_sources, add_dirs}}`.
 #[derive(Debug, Clone, Deserialize, PartialEq)]
 #[serde(default, deny_unknown_fields)]
 pub struct ClaudeConfig {
@@ -107,6 +108,10 @@ pub struct ClaudeConfig {
     /// `enableAllProjectMcpServers`) are repository content and grant nothing unless the person
     /// adds `project` / `local`.
     pub setting_sources: Vec<String>,
+    /// Folders outside the project the sub-agent may read as well (`--add-dir`, and one
+    /// path-scoped `Read` rule each): absolute paths. Its file tools read the project root and
+    /// these, nothing else.
+    pub add_dirs: Vec<PathBuf>,
 }
 
 /// The values `--setting-sources` takes.
@@ -144,6 +149,7 @@ impl Default for ClaudeConfig {
             allowed_tools: READ_ONLY_TOOLS.iter().map(|t| t.to_string()).collect(),
             permission_mode: "dontAsk".into(),
             setting_sources: vec!["user".into()],
+            add_dirs: Vec::new(),
         }
     }
 }
@@ -297,6 +303,18 @@ impl Config {
                  got {:?}",
                 SETTING_SOURCES.join(", "),
                 self.claude.setting_sources
+            ));
+        }
+        if let Some(bad) = self
+            .claude
+            .add_dirs
+            .iter()
+            .find(|d| !d.is_absolute() || d.as_os_str().to_string_lossy().contains(['\0', ',']))
+        {
+            return Err(format!(
+                "invalid configuration: claude.add_dirs has an invalid entry {:?} (absolute \
+                 folder paths only)",
+                bad.display().to_string()
             ));
         }
         if self.claude.max_context_bytes == 0 {

@@ -66,6 +66,16 @@ fn req(prompt: &str, root: &Path) -> ExecRequest {
     }
 }
 
+/// An args.log line without the confinement settings (`--settings=…`, its JSON holds spaces)
+/// and with the project root written as `<root>`.
+fn plain(line: &str, root: &Path) -> String {
+    let mut l = line.to_string();
+    if let (Some(a), Some(b)) = (l.find(" --settings="), l.find(" --strict-mcp-config")) {
+        l.replace_range(a..b, "");
+    }
+    l.replace(&root.display().to_string(), "<root>")
+}
+
 fn read(p: &Path) -> String {
     std::fs::read_to_string(p).unwrap_or_default()
 }
@@ -109,45 +119,51 @@ async fn continuity_resumes_the_previous_session_and_maps_the_spec_fields() {
         r1.timestamp
     );
     assert_eq!(
-        m.current_session().await.session_id.as_deref(),
+        m.current_session(Some(d.path()))
+            .await
+            .session_id
+            .as_deref(),
         Some("sess-1")
     );
     let r2 = m.execute(req("second question", d.path())).await;
     assert_eq!(r2.response.as_deref(), Some("answer 2"));
     let args: Vec<String> = read(&d.path().join("args.log"))
         .lines()
-        .map(String::from)
+        .map(|l| plain(l, d.path()))
         .collect();
     assert_eq!(
         args[0],
         "--output-format json -p --permission-mode=dontAsk --setting-sources=user --tools=Read,Grep,Glob \
-         --allowedTools=Read,Grep,Glob"
+         --allowedTools=Read(/<root>/**) --strict-mcp-config"
     );
     assert_eq!(
         args[1],
         "--output-format json -p --permission-mode=dontAsk --setting-sources=user --tools=Read,Grep,Glob \
-         --allowedTools=Read,Grep,Glob --resume sess-1"
+         --allowedTools=Read(/<root>/**) --strict-mcp-config --resume sess-1"
     );
     // The prompt goes on stdin, not on the command line.
     assert_eq!(read(&d.path().join("stdin.1")), "first question");
     assert_eq!(read(&d.path().join("stdin.2")), "second question");
 
     // Reset: the next run starts fresh.
-    let reset = m.reset_session().await;
+    let reset = m.reset_session(Some(d.path())).await;
     assert_eq!(reset.old_session_id.as_deref(), Some("sess-1"));
     assert!(reset.success);
-    assert!(!m.current_session().await.has_session);
+    assert!(!m.current_session(Some(d.path())).await.has_session);
     let r3 = m.execute(req("third", d.path())).await;
     assert!(r3.success);
     let last = read(&d.path().join("args.log"));
     assert!(!last.lines().nth(2).unwrap().contains("--resume"), "{last}");
     assert_eq!(
-        m.current_session().await.session_id.as_deref(),
+        m.current_session(Some(d.path()))
+            .await
+            .session_id
+            .as_deref(),
         Some("sess-3")
     );
 
     // set_current_session: the next run resumes the given id.
-    let s = m.set_session("abc-123").await.unwrap();
+    let s = m.set_session(Some(d.path()), "abc-123").await.unwrap();
     assert_eq!(s.old_session_id.as_deref(), Some("sess-3"));
     m.execute(req("fourth", d.path())).await;
     assert!(read(&d.path().join("args.log"))
@@ -155,11 +171,11 @@ async fn continuity_resumes_the_previous_session_and_maps_the_spec_fields() {
         .nth(3)
         .unwrap()
         .ends_with("--resume abc-123"));
-    assert!(m.set_session("--evil").await.is_err());
-    assert!(m.set_session("").await.is_err());
-    assert!(m.set_session("a b").await.is_err());
+    assert!(m.set_session(Some(d.path()), "--evil").await.is_err());
+    assert!(m.set_session(Some(d.path()), "").await.is_err());
+    assert!(m.set_session(Some(d.path()), "a b").await.is_err());
 
-    let st = m.stats().await;
+    let st = m.stats(Some(d.path())).await;
     assert_eq!((st.runs, st.successes, st.failures), (4, 4, 0));
     assert_eq!((st.input_tokens, st.output_tokens), (40, 12));
     assert!((st.total_cost_usd - 1.0).abs() < 1e-9);
@@ -221,10 +237,10 @@ async fn timeout_kills_the_whole_process_group() {
     assert!(wait_dead(pid), "the CLI {pid} is still running");
     assert!(wait_dead(child), "its child {child} is still running");
     // The failure is in the history and the counters.
-    let h = m.history(10).await;
+    let h = m.history(Some(d.path()), 10).await;
     assert_eq!(h.total_entries, 1);
     assert!(!h.history[0].result.success);
-    assert_eq!(m.stats().await.failures, 1);
+    assert_eq!(m.stats(Some(d.path())).await.failures, 1);
 }
 
 #[tokio::test]
@@ -376,7 +392,7 @@ async fn a_fifo_context_file_holds_no_queue_and_cancel_frees_it() {
     assert_eq!(m.active(), 0);
     // Its CLI never ran; the history has both runs.
     assert_eq!(read(&d.path().join("count")).trim(), "1");
-    assert_eq!(m.history(10).await.total_entries, 2);
+    assert_eq!(m.history(Some(&root), 10).await.total_entries, 2);
     release_fifo(&fifo);
 
     // A stuck read also ends at the call's timeout (or is refused at once), with an error
@@ -540,11 +556,11 @@ async fn a_stale_session_is_forgotten() {
         "#!/bin/sh\ncat >/dev/null\ncase \"$*\" in *--resume*) echo 'No conversation found with session ID: gone' >&2; exit 1;; esac\necho '{\"result\":\"new\",\"session_id\":\"fresh\"}'\n",
     );
     let m = Manager::new(cfg(&cli), None);
-    m.set_session("gone").await.unwrap();
+    m.set_session(Some(d.path()), "gone").await.unwrap();
     let r = m.execute(req("q", d.path())).await;
     let e = r.error.unwrap();
     assert!(e.contains("no longer exists") && e.contains("gone"), "{e}");
-    assert!(!m.current_session().await.has_session);
+    assert!(!m.current_session(Some(d.path())).await.has_session);
     let r = m.execute(req("q", d.path())).await;
     assert_eq!(r.response.as_deref(), Some("new"));
 }
@@ -711,9 +727,9 @@ async fn options_env_and_cwd_reach_the_cli() {
         .await;
     assert!(r.success, "{r:?}");
     assert_eq!(
-        read(&d.path().join("args.log")).trim(),
+        plain(read(&d.path().join("args.log")).trim(), &root),
         "--output-format json -p --permission-mode=dontAsk --setting-sources=user --tools=Read,Bash \
-         --allowedTools=Read,Bash(git:*) --model=sonnet --max-turns=3 \
+         --allowedTools=Bash(git:*),Read(/<root>/**) --strict-mcp-config --model=sonnet --max-turns=3 \
          --append-system-prompt=-be brief"
     );
     assert_eq!(read(&d.path().join("env.out")).trim(), "from-config");
@@ -748,21 +764,24 @@ async fn history_and_session_persist_across_restarts() {
         // Runs return before their state write is on disk; flush waits for it.
         m.flush().await;
     }
-    let file = state.join("claude_session.json");
+    let file = Manager::new(cfg(&cli), Some(&state))
+        .state_file(d.path())
+        .unwrap();
+    assert!(file.starts_with(state.join("claude_sessions")), "{file:?}");
     #[cfg(unix)]
     assert_eq!(
         std::fs::metadata(&file).unwrap().permissions().mode() & 0o777,
         0o600
     );
     let m = Manager::new(cfg(&cli), Some(&state));
-    let h = m.history(2).await;
+    let h = m.history(Some(d.path()), 2).await;
     assert_eq!(h.total_entries, 3);
     assert_eq!(h.current_session_id.as_deref(), Some("sess-1"));
     let prompts: Vec<_> = h.history.iter().map(|e| e.result.prompt.as_str()).collect();
     assert_eq!(prompts, ["q1", "q2"]);
     assert_eq!(h.history[1].resumed_session_id.as_deref(), Some("sess-1"));
     assert_eq!(h.history[1].tool, "execute_claude");
-    assert_eq!(m.stats().await.runs, 3);
+    assert_eq!(m.stats(Some(d.path())).await.runs, 3);
     // The resumed session continues after the restart.
     m.execute(req("q3", d.path())).await;
     assert!(read(&d.path().join("args.log"))
@@ -771,37 +790,40 @@ async fn history_and_session_persist_across_restarts() {
         .unwrap()
         .ends_with("--resume sess-1"));
 
-    let c = m.clear_history().await;
+    let c = m.clear_history(Some(d.path())).await;
     assert_eq!((c.cleared_count, c.success), (4, true));
-    m.reset_session().await;
+    m.reset_session(Some(d.path())).await;
     let m = Manager::new(cfg(&cli), Some(&state));
-    let h = m.history(10).await;
+    let h = m.history(Some(d.path()), 10).await;
     assert_eq!((h.total_entries, h.current_session_id), (0, None));
     // Counters survive clearing the history.
-    assert_eq!(m.stats().await.runs, 4);
+    assert_eq!(m.stats(Some(d.path())).await.runs, 4);
 }
 
 #[tokio::test]
 async fn history_keeps_the_newest_100_and_a_corrupt_file_is_moved_aside() {
     let d = tempfile::tempdir().unwrap();
     let state = d.path().join("state");
-    std::fs::create_dir_all(&state).unwrap();
-    std::fs::write(state.join("claude_session.json"), "{not json").unwrap();
     let cli = write_exe(
         &d.path().join("claude"),
         "#!/bin/sh\ncat >/dev/null\necho '{\"result\":\"r\",\"session_id\":\"s\"}'\n",
     );
     let m = Manager::new(cfg(&cli), Some(&state));
+    let file = m.state_file(d.path()).unwrap();
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    std::fs::write(&file, "{not json").unwrap();
     for i in 0..105 {
         m.execute(req(&format!("p{i}"), d.path())).await;
     }
     m.flush().await;
-    assert!(state.join("claude_session.json.bad").exists());
-    let h = Manager::new(cfg(&cli), Some(&state)).history(1000).await;
+    assert!(PathBuf::from(format!("{}.bad", file.display())).exists());
+    let h = Manager::new(cfg(&cli), Some(&state))
+        .history(Some(d.path()), 1000)
+        .await;
     assert_eq!(h.total_entries, 100);
     assert_eq!(h.history[0].result.prompt, "p5");
     assert_eq!(h.history[99].result.prompt, "p104");
-    assert_eq!(m.history(0).await.history.len(), 0);
+    assert_eq!(m.history(Some(d.path()), 0).await.history.len(), 0);
 }
 
 // ---- Through the MCP tool layer ----------------------------------------------------------
@@ -992,4 +1014,121 @@ fn tools_return_the_spec_objects_field_for_field() {
         assert!(names.iter().any(|n| n == t), "{t} not registered");
     }
     server.stop();
+}
+
+// ---- History, session and working directory belong to one project -------------------------
+
+/// The attack: project B's `/mcp` listed project A's prompts (selected lines of any buffer),
+/// got A's current session, and `execute_claude` from B ran in A's directory with `--resume` of
+/// A's session.
+#[tokio::test]
+async fn history_is_per_project() {
+    let d = tempfile::tempdir().unwrap();
+    let state = d.path().join("state");
+    let (a, b) = (d.path().join("A"), d.path().join("B"));
+    std::fs::create_dir_all(&a).unwrap();
+    std::fs::create_dir_all(&b).unwrap();
+    let cli = fake_cli(
+        d.path(),
+        &format!("pwd >> '{}/cwd.log'", d.path().display()),
+    );
+    {
+        let m = Manager::new(cfg(&cli), Some(&state));
+        assert!(m.execute(req("secret selection of A", &a)).await.success);
+        m.flush().await;
+    }
+    // Another Neovim (another manager on the same state folder) in project B.
+    let m = Manager::new(cfg(&cli), Some(&state));
+    let h = m.history(Some(&b), 100).await;
+    assert_eq!((h.total_entries, h.current_session_id), (0, None));
+    assert!(!m.current_session(Some(&b)).await.has_session);
+    assert_eq!(m.stats(Some(&b)).await.runs, 0);
+    assert!(m.execute(req("question in B", &b)).await.success);
+    let args: Vec<String> = read(&d.path().join("args.log"))
+        .lines()
+        .map(String::from)
+        .collect();
+    assert!(!args[1].contains("--resume"), "{}", args[1]);
+    let cwds: Vec<PathBuf> = read(&d.path().join("cwd.log"))
+        .lines()
+        .map(PathBuf::from)
+        .collect();
+    assert_eq!(cwds[1], b.canonicalize().unwrap());
+    let hb = m.history(Some(&b), 100).await;
+    assert_eq!(hb.total_entries, 1);
+    assert_eq!(hb.history[0].result.prompt, "question in B");
+    assert_eq!(hb.current_session_id.as_deref(), Some("sess-2"));
+    // Project A keeps its own.
+    let ha = m.history(Some(&a), 100).await;
+    assert_eq!(ha.history[0].result.prompt, "secret selection of A");
+    assert_eq!(ha.current_session_id.as_deref(), Some("sess-1"));
+    // Clearing or resetting B leaves A alone.
+    m.clear_history(Some(&b)).await;
+    m.reset_session(Some(&b)).await;
+    assert_eq!(m.history(Some(&a), 100).await.total_entries, 1);
+    assert!(m.current_session(Some(&a)).await.has_session);
+    // No project root: nothing of any project, nothing persisted.
+    assert_eq!(m.history(None, 100).await.total_entries, 0);
+    m.flush().await;
+    assert_ne!(m.state_file(&a), m.state_file(&b));
+}
+
+/// The old global file is split per directory at start: A's entries reach A only, and the
+/// file itself is kept as a backup.
+#[tokio::test]
+async fn the_global_history_is_split_per_project_at_start() {
+    let d = tempfile::tempdir().unwrap();
+    let state = d.path().join("state");
+    let (a, b) = (d.path().join("A"), d.path().join("B"));
+    std::fs::create_dir_all(&state).unwrap();
+    let entry = |p: &str, sid: &str| {
+        json!({"success": true, "prompt": p, "response": "r", "execution_time": 1.0,
+               "timestamp": format!("2026-01-01T00:00:0{}", p.len()), "error": null,
+               "tool": "execute_claude", "session_id": sid})
+    };
+    let legacy = json!({"version": 1, "current_session_id": "s-a", "session_cwd": a,
+        "history": [entry("in A", "s-a"), entry("in B?", "s-b")], "stats": {"runs": 2}});
+    std::fs::write(state.join("claude_session.json"), legacy.to_string()).unwrap();
+    let cli = fake_cli(d.path(), "");
+    let m = Manager::new(cfg(&cli), Some(&state));
+    let ha = m.history(Some(&a), 100).await;
+    assert_eq!(ha.total_entries, 1);
+    assert_eq!(ha.history[0].result.prompt, "in A");
+    assert_eq!(ha.current_session_id.as_deref(), Some("s-a"));
+    assert_eq!(m.history(Some(&b), 100).await.total_entries, 0);
+    assert!(!state.join("claude_session.json").exists());
+    let kept: Value = serde_json::from_slice(
+        &std::fs::read(state.join("claude_session.json.pre-per-project")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(kept, legacy);
+}
+
+/// The attack: four 8 MB prompts left 16.8 MB on disk, all read back into Neovim at start.
+#[tokio::test]
+async fn stored_history_is_bounded_in_bytes() {
+    let d = tempfile::tempdir().unwrap();
+    let state = d.path().join("state");
+    let cli = fake_cli(d.path(), "");
+    let m = Manager::new(cfg(&cli), Some(&state));
+    let big = "x".repeat(8 << 20);
+    for _ in 0..4 {
+        let r = m.execute(req(&big, d.path())).await;
+        // The caller gets the prompt as given; only the stored copy is cut.
+        assert_eq!(r.prompt.len(), big.len());
+    }
+    m.flush().await;
+    let on_disk = std::fs::metadata(m.state_file(d.path()).unwrap())
+        .unwrap()
+        .len();
+    assert!(on_disk < 1 << 20, "{on_disk}");
+    let h = Manager::new(cfg(&cli), Some(&state))
+        .history(Some(d.path()), 100)
+        .await;
+    assert_eq!(h.total_entries, 4);
+    assert!(h.history[0]
+        .result
+        .prompt
+        .contains("cut in the stored history"));
+    assert!(h.history[0].result.prompt.len() < 20 << 10);
 }

@@ -13,6 +13,7 @@ local M = {}
 ---@field allowed_tools string[]? Tools the runs may use without asking ("Read", "Bash(git status)")
 ---@field permission_mode string? `--permission-mode` of the runs
 ---@field setting_sources string[]? `--setting-sources` of the runs
+---@field add_dirs string[]? Folders the sub-agent may read besides the project (`--add-dir`)
 ---@field timeout number? Seconds a run may take (default: execute_claude's, set by the native side)
 ---@field progress "echo"|"notify"|"none" How a run under way shows (default "echo")
 
@@ -29,6 +30,7 @@ local NATIVE_KEYS = {
   allowed_tools = "table",
   permission_mode = "string",
   setting_sources = "table",
+  add_dirs = "table",
 }
 ---Keys used by the Lua side only.
 local LUA_KEYS = { timeout = "number", progress = "string" }
@@ -46,7 +48,7 @@ function M.resolve(c)
   for k, v in pairs(c) do
     local want = NATIVE_KEYS[k] or LUA_KEYS[k]
     if not want then
-      error(("claude-context: unknown option claude.%s (known: cmd, args, env, max_context_bytes, allowed_tools, permission_mode, setting_sources, timeout, progress)"):format(tostring(k)), 0)
+      error(("claude-context: unknown option claude.%s (known: cmd, args, env, max_context_bytes, allowed_tools, permission_mode, setting_sources, add_dirs, timeout, progress)"):format(tostring(k)), 0)
     end
     if type(v) ~= want then
       error(("claude-context: option claude.%s must be a %s, got %s"):format(k, want, type(v)), 0)
@@ -60,6 +62,11 @@ function M.resolve(c)
   for _, t in ipairs(c.allowed_tools or {}) do
     if type(t) ~= "string" then
       error('claude-context: option claude.allowed_tools must be a list of tool names such as "Read" or "Bash(git status)"', 0)
+    end
+  end
+  for _, d in ipairs(c.add_dirs or {}) do
+    if type(d) ~= "string" or d == "" then
+      error("claude-context: option claude.add_dirs must be a list of folder paths", 0)
     end
   end
   for k, v in pairs(c.env or {}) do
@@ -101,6 +108,12 @@ function M.native(cfg, t)
     if k ~= "cmd" and c[k] ~= nil then
       out[k] = c[k]
     end
+  end
+  if out.add_dirs then
+    -- Absolute, `~` expanded: the sub-agent may read these folders besides the project.
+    out.add_dirs = vim.tbl_map(function(d)
+      return (vim.fn.fnamemodify(vim.fn.expand(d), ":p"):gsub("(.)/$", "%1"))
+    end, out.add_dirs)
   end
   -- An empty Lua table would encode as a JSON object: an empty env is left out.
   if out.env and not next(out.env) then

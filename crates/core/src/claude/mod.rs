@@ -11,15 +11,19 @@
 //! `tokio::sync::Mutex` is the queue. Nothing here blocks the caller's thread; file work runs on
 //! the blocking pool.
 
+pub mod args;
 pub mod discovery;
 pub mod reply;
 pub mod runner;
 pub mod store;
 
+pub use args::{narrow_tools, sub_agent_args};
+
 use crate::config::ClaudeConfig;
 use discovery::{DiscoveryEnv, Found};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -34,87 +38,6 @@ pub const DEFAULT_TIMEOUT_SECS: u64 = 300;
 pub const MAX_TIMEOUT_SECS: u64 = 86_400;
 /// `test_claude_cli`'s budget for `claude --version`.
 const VERSION_TIMEOUT: Duration = Duration::from_secs(30);
-
-/// The tools a run may use: the person's set (`setup{claude = {allowed_tools}}`), or the
-/// caller's `options.allowed_tools` when every entry of it is inside that set (the same entry, a
-/// pattern of a tool the person allowed by its bare name, or anything when the person allowed
-/// `"*"`). A caller can only narrow: anything else is an error naming the entry.
-pub fn narrow_tools(person: &[String], caller: Option<&[String]>) -> Result<Vec<String>, String> {
-    let Some(caller) = caller else {
-        return Ok(person.to_vec());
-    };
-    for t in caller {
-        let inside = person
-            .iter()
-            .any(|p| p == "*" || p == t || (!p.contains('(') && p == crate::config::tool_base(t)));
-        if !inside {
-            return Err(format!(
-                "options.allowed_tools: {t:?} is not among the tools the person allows the \
-                 sub-agent ({}); options.allowed_tools can only narrow that set (the person \
-                 widens it with setup{{claude = {{allowed_tools = …}}}})",
-                if person.is_empty() {
-                    "none".to_string()
-                } else {
-                    person.join(", ")
-                }
-            ));
-        }
-    }
-    Ok(caller.to_vec())
-}
-
-/// The CLI arguments for a run: the person's `claude.args` (plus `-p`), then the permission mode
-/// and the tool set (unless the person's args set those flags themselves), then the per-call
-/// options and `--resume`. `tools` comes from [`narrow_tools`].
-pub fn sub_agent_args(
-    cfg: &ClaudeConfig,
-    tools: &[String],
-    options: &RunOptions,
-    resume: Option<&str>,
-) -> Vec<String> {
-    let mut a = cfg.args.clone();
-    let has = |a: &[String], flags: &[&str]| {
-        a.iter().any(|x| {
-            flags
-                .iter()
-                .any(|f| x == f || x.strip_prefix(f).is_some_and(|r| r.starts_with('=')))
-        })
-    };
-    if !has(&a, &["-p", "--print"]) {
-        a.push("-p".into());
-    }
-    if !has(&a, &["--permission-mode", "--dangerously-skip-permissions"]) {
-        a.push(format!("--permission-mode={}", cfg.permission_mode));
-    }
-    if !has(&a, &["--setting-sources"]) {
-        a.push(format!(
-            "--setting-sources={}",
-            cfg.setting_sources.join(",")
-        ));
-    }
-    if !tools.iter().any(|t| t == "*") {
-        if !has(&a, &["--tools"]) {
-            let mut names: Vec<&str> = Vec::new();
-            for t in tools {
-                let b = crate::config::tool_base(t);
-                if !names.contains(&b) {
-                    names.push(b);
-                }
-            }
-            // `--tools=` (empty) gives the sub-agent no tools at all.
-            a.push(format!("--tools={}", names.join(",")));
-        }
-        if !tools.is_empty() && !has(&a, &["--allowedTools", "--allowed-tools"]) {
-            a.push(format!("--allowedTools={}", tools.join(",")));
-        }
-    }
-    a.extend(options.to_args());
-    if let Some(id) = resume {
-        a.push("--resume".into());
-        a.push(id.into());
-    }
-    a
-}
 
 /// The result of `execute_claude` / `execute_claude_with_context` (doc/protocol.md, Answers),
 /// field for field. `context_file` only appears for `execute_claude_with_context`.
@@ -340,6 +263,18 @@ pub struct CancelResult {
     pub message: String,
 }
 
+/// One project's state and the bookkeeping of its writes.
+struct Project {
+    state: Arc<Mutex<State>>,
+    /// Its file under `state_dir`; None keeps it in memory (no state_dir, no project root).
+    file: Option<PathBuf>,
+    persist_requested: Arc<AtomicU64>,
+    write_scheduled: Arc<std::sync::atomic::AtomicBool>,
+    persist_done: Arc<watch::Sender<u64>>,
+}
+
+type ProjectCell = Arc<tokio::sync::OnceCell<Arc<Project>>>;
+
 struct State {
     p: Persisted,
     /// Bumped by reset / set: a run that started before does not overwrite the session.
@@ -349,13 +284,13 @@ struct State {
 /// The Claude-session state of one bridge.
 pub struct Manager {
     cfg: ClaudeConfig,
-    state_file: Option<PathBuf>,
+    state_dir: Option<PathBuf>,
     queue: tokio::sync::Mutex<()>,
-    state: tokio::sync::OnceCell<Arc<Mutex<State>>>,
+    /// Each project's state, keyed by its root (None: no project root).
+    projects: Mutex<HashMap<Option<PathBuf>, ProjectCell>>,
+    /// The global file of earlier versions has been split (once per manager, before any load).
+    migrated: tokio::sync::OnceCell<()>,
     write_lock: Arc<Mutex<()>>,
-    persist_requested: Arc<AtomicU64>,
-    write_scheduled: Arc<std::sync::atomic::AtomicBool>,
-    persist_done: Arc<watch::Sender<u64>>,
     cli: Mutex<Option<Found>>,
     discovery_env: Option<DiscoveryEnv>,
     cancel_tx: watch::Sender<u64>,
@@ -426,13 +361,11 @@ impl Manager {
         let (cancel_tx, _) = watch::channel(0);
         Manager {
             cfg,
-            state_file: state_dir.map(|d| d.join(store::FILE_NAME)),
+            state_dir: state_dir.map(Path::to_path_buf),
             queue: tokio::sync::Mutex::new(()),
-            state: tokio::sync::OnceCell::new(),
+            projects: Mutex::new(HashMap::new()),
+            migrated: tokio::sync::OnceCell::new(),
             write_lock: Arc::new(Mutex::new(())),
-            persist_requested: Arc::new(AtomicU64::new(0)),
-            write_scheduled: Arc::new(std::sync::atomic::AtomicBool::new(false)),
-            persist_done: Arc::new(watch::channel(0).0),
             cli: Mutex::new(None),
             discovery_env: None,
             cancel_tx,
@@ -455,66 +388,118 @@ impl Manager {
         self
     }
 
-    pub fn state_file(&self) -> Option<&Path> {
-        self.state_file.as_deref()
+    /// The file the state of the project at `root` persists to.
+    pub fn state_file(&self, root: &Path) -> Option<PathBuf> {
+        self.state_dir
+            .as_deref()
+            .map(|d| store::project_file(d, root))
     }
 
-    async fn state(&self) -> Arc<Mutex<State>> {
-        self.state
-            .get_or_init(|| async {
-                let p = match self.state_file.clone() {
-                    Some(f) => tokio::task::spawn_blocking(move || store::load(&f))
-                        .await
-                        .unwrap_or_default(),
-                    None => Persisted::default(),
-                };
-                Arc::new(Mutex::new(State { p, epoch: 0 }))
+    /// The CLI's configuration folder (its session files tell the migration where a session
+    /// ran): setup{claude.env}'s or our CLAUDE_CONFIG_DIR, else `~/.claude`.
+    fn cli_config_dir(&self) -> Option<PathBuf> {
+        self.cfg
+            .env
+            .get("CLAUDE_CONFIG_DIR")
+            .cloned()
+            .or_else(|| std::env::var("CLAUDE_CONFIG_DIR").ok())
+            .filter(|d| !d.is_empty())
+            .map(PathBuf::from)
+            .or_else(|| self.child_home().map(|h| h.join(".claude")))
+    }
+
+    /// The state of the project at `root` (loaded on first use, after the global file of
+    /// earlier versions was split).
+    async fn project(&self, root: Option<&Path>) -> Arc<Project> {
+        if let Some(dir) = self.state_dir.clone() {
+            let cli = self.cli_config_dir();
+            self.migrated
+                .get_or_init(|| async move {
+                    let _ = tokio::task::spawn_blocking(move || {
+                        if let Some(m) = store::migrate(&dir, cli.as_deref()) {
+                            tracing::info!(?m, "split the Claude session history per project");
+                        }
+                    })
+                    .await;
+                })
+                .await;
+        }
+        let key = root.map(Path::to_path_buf);
+        let cell = lock(&self.projects).entry(key.clone()).or_default().clone();
+        cell.get_or_init(|| async {
+            let file = key.as_deref().and_then(|r| self.state_file(r));
+            let p = match (file.clone(), key.clone()) {
+                (Some(f), Some(r)) => tokio::task::spawn_blocking(move || store::load(&f, &r))
+                    .await
+                    .unwrap_or_default(),
+                _ => Persisted {
+                    project_root: key.clone(),
+                    ..Persisted::default()
+                },
+            };
+            Arc::new(Project {
+                state: Arc::new(Mutex::new(State { p, epoch: 0 })),
+                file,
+                persist_requested: Arc::new(AtomicU64::new(0)),
+                write_scheduled: Arc::new(std::sync::atomic::AtomicBool::new(false)),
+                persist_done: Arc::new(watch::channel(0).0),
             })
-            .await
-            .clone()
+        })
+        .await
+        .clone()
     }
 
-    /// Starts writing the state file (atomically, on the blocking pool) and returns at once; the
-    /// fsync stays off the caller's path. Writes are serialised and each takes the newest state,
-    /// so the last write always holds the last change. [`Manager::flush`] waits for them.
-    fn persist_soon(&self, state: &Arc<Mutex<State>>) {
-        let Some(path) = self.state_file.clone() else {
+    async fn state(&self, root: Option<&Path>) -> Arc<Mutex<State>> {
+        self.project(root).await.state.clone()
+    }
+
+    /// Starts writing a project's state file (atomically, on the blocking pool) and returns at
+    /// once; the fsync stays off the caller's path. Writes are serialised and each takes the
+    /// newest state, so the last write always holds the last change. [`Manager::flush`] waits
+    /// for them.
+    fn persist_soon(&self, pr: &Arc<Project>) {
+        let Some(path) = pr.file.clone() else {
             return;
         };
-        self.persist_requested.fetch_add(1, Ordering::SeqCst);
+        pr.persist_requested.fetch_add(1, Ordering::SeqCst);
         // A write that has not taken its snapshot yet will include this change too.
-        if self.write_scheduled.swap(true, Ordering::SeqCst) {
+        if pr.write_scheduled.swap(true, Ordering::SeqCst) {
             return;
         }
-        let state = state.clone();
+        let pr = pr.clone();
         let wl = self.write_lock.clone();
-        let scheduled = self.write_scheduled.clone();
-        let requested = self.persist_requested.clone();
-        let done = self.persist_done.clone();
         tokio::task::spawn_blocking(move || {
             let _w = lock(&wl);
-            scheduled.store(false, Ordering::SeqCst);
-            let generation = requested.load(Ordering::SeqCst);
-            let snapshot = lock(&state).p.clone();
+            pr.write_scheduled.store(false, Ordering::SeqCst);
+            let generation = pr.persist_requested.load(Ordering::SeqCst);
+            let snapshot = lock(&pr.state).p.clone();
             if let Err(e) = store::save(&path, &snapshot) {
                 tracing::warn!(path = %path.display(), error = %e, "cannot write the Claude session state");
             }
-            done.send_modify(|d| *d = (*d).max(generation));
+            pr.persist_done.send_modify(|d| *d = (*d).max(generation));
         });
     }
 
-    /// Writes the state file and waits until it (and every earlier write) is done.
-    async fn persist(&self) {
-        let state = self.state().await;
-        self.persist_soon(&state);
-        self.flush().await;
+    /// Writes a project's state file and waits until it (and every earlier write) is done.
+    async fn persist(&self, pr: &Arc<Project>) {
+        self.persist_soon(pr);
+        Self::flush_project(pr).await;
     }
 
-    /// Waits for every state write started so far.
-    pub async fn flush(&self) {
-        let target = self.persist_requested.load(Ordering::SeqCst);
-        let mut rx = self.persist_done.subscribe();
+    async fn flush_project(pr: &Arc<Project>) {
+        let target = pr.persist_requested.load(Ordering::SeqCst);
+        let mut rx = pr.persist_done.subscribe();
         let _ = rx.wait_for(|d| *d >= target).await;
+    }
+
+    /// Waits for every state write started so far, of every project.
+    pub async fn flush(&self) {
+        let cells: Vec<ProjectCell> = lock(&self.projects).values().cloned().collect();
+        for c in cells {
+            if let Some(pr) = c.get() {
+                Self::flush_project(pr).await;
+            }
+        }
     }
 
     fn discovery_env(&self) -> DiscoveryEnv {
@@ -572,6 +557,17 @@ impl Manager {
             }
         }
         env
+    }
+
+    /// The home folder the CLI sees: setup{claude.env}'s HOME, else ours.
+    fn child_home(&self) -> Option<PathBuf> {
+        self.cfg
+            .env
+            .get("HOME")
+            .cloned()
+            .or_else(|| std::env::var("HOME").ok())
+            .filter(|h| !h.is_empty())
+            .map(PathBuf::from)
     }
 
     /// The tools a run with these options may use, or why the options ask for more than the
@@ -637,7 +633,8 @@ impl Manager {
             },
             Err(_) => None,
         };
-        let state = self.state().await;
+        let project = self.project(req.project_root.as_deref()).await;
+        let state = project.state.clone();
         let timestamp = now_iso();
         // execution_time counts the preparation and the run, not the wait in the queue.
         let started = Instant::now()
@@ -653,7 +650,7 @@ impl Manager {
         // Recorded before the turn passes on, so the next call resumes this run's session.
         let result = self.finish(&req, r, info, tool, timestamp, started, &state);
         drop(turn);
-        self.persist_soon(&state);
+        self.persist_soon(&project);
         result
     }
 
@@ -753,19 +750,13 @@ impl Manager {
                 Err(e) => return (Err(e), info),
             },
         };
-        let (resume, session_cwd, epoch) = {
+        let (resume, epoch) = {
             let st = lock(state);
-            (
-                st.p.current_session_id.clone(),
-                st.p.session_cwd.clone(),
-                st.epoch,
-            )
+            (st.p.current_session_id.clone(), st.epoch)
         };
-        // The CLI keeps sessions per working directory: resume where the session started.
-        let cwd = match (&resume, session_cwd) {
-            (Some(_), Some(d)) if d.is_dir() => Some(d),
-            _ => req.project_root.clone().filter(|d| d.is_dir()),
-        };
+        // The project's own session, run in the project root: the CLI keeps sessions per
+        // working directory, and the project root is the only one this state belongs to.
+        let cwd = req.project_root.clone().filter(|d| d.is_dir());
         info.resumed = resume.clone();
         info.session_cwd = cwd.clone();
         info.epoch = Some(epoch);
@@ -775,7 +766,14 @@ impl Manager {
         };
         let inv = runner::Invocation {
             program: cli.path.clone(),
-            args: sub_agent_args(&self.cfg, &tools, &req.options, resume.as_deref()),
+            args: sub_agent_args(
+                &self.cfg,
+                &tools,
+                &req.options,
+                resume.as_deref(),
+                req.project_root.as_deref(),
+                self.child_home().as_deref(),
+            ),
             env: self.child_env(&cli.path),
             cwd,
             stdin,
@@ -905,8 +903,9 @@ impl Manager {
         .map_err(|e| format!("cannot read the context file: {e}"))?
     }
 
-    pub async fn history(&self, limit: usize) -> HistoryResult {
-        let state = self.state().await;
+    /// The project at `root`'s history (another project's is never seen).
+    pub async fn history(&self, root: Option<&Path>, limit: usize) -> HistoryResult {
+        let state = self.state(root).await;
         let st = lock(&state);
         let h = &st.p.history;
         HistoryResult {
@@ -921,15 +920,15 @@ impl Manager {
         }
     }
 
-    pub async fn clear_history(&self) -> ClearResult {
-        let state = self.state().await;
+    pub async fn clear_history(&self, root: Option<&Path>) -> ClearResult {
+        let pr = self.project(root).await;
         let n = {
-            let mut st = lock(&state);
+            let mut st = lock(&pr.state);
             let n = st.p.history.len();
             st.p.history.clear();
             n
         };
-        self.persist().await;
+        self.persist(&pr).await;
         ClearResult {
             success: true,
             message: format!(
@@ -940,8 +939,8 @@ impl Manager {
         }
     }
 
-    pub async fn current_session(&self) -> SessionResult {
-        let state = self.state().await;
+    pub async fn current_session(&self, root: Option<&Path>) -> SessionResult {
+        let state = self.state(root).await;
         let id = lock(&state).p.current_session_id.clone();
         SessionResult {
             success: true,
@@ -950,15 +949,15 @@ impl Manager {
         }
     }
 
-    pub async fn reset_session(&self) -> ResetResult {
-        let state = self.state().await;
+    pub async fn reset_session(&self, root: Option<&Path>) -> ResetResult {
+        let pr = self.project(root).await;
         let old = {
-            let mut st = lock(&state);
+            let mut st = lock(&pr.state);
             st.epoch += 1;
             st.p.session_cwd = None;
             st.p.current_session_id.take()
         };
-        self.persist().await;
+        self.persist(&pr).await;
         ResetResult {
             success: true,
             message: match &old {
@@ -973,21 +972,25 @@ impl Manager {
 
     /// Makes `id` the session the next run resumes. The id is checked for shape only; the CLI
     /// reports an unknown one on the next run (and the session is then reset).
-    pub async fn set_session(&self, id: &str) -> Result<SetSessionResult, String> {
+    pub async fn set_session(
+        &self,
+        root: Option<&Path>,
+        id: &str,
+    ) -> Result<SetSessionResult, String> {
         if !valid_session_id(id) {
             return Err(format!(
                 "invalid session_id {id:?}: expected a Claude session id such as \
                  123e4567-e89b-12d3-a456-426614174000 (letters, digits, '-', '_')"
             ));
         }
-        let state = self.state().await;
+        let pr = self.project(root).await;
         let old = {
-            let mut st = lock(&state);
+            let mut st = lock(&pr.state);
             st.epoch += 1;
             st.p.session_cwd = None;
             st.p.current_session_id.replace(id.to_string())
         };
-        self.persist().await;
+        self.persist(&pr).await;
         Ok(SetSessionResult {
             success: true,
             message: format!("The next run resumes session {id}"),
@@ -996,8 +999,8 @@ impl Manager {
         })
     }
 
-    pub async fn stats(&self) -> StatsResult {
-        let state = self.state().await;
+    pub async fn stats(&self, root: Option<&Path>) -> StatsResult {
+        let state = self.state(root).await;
         let st = lock(&state);
         let c = &st.p.stats;
         StatsResult {
@@ -1169,107 +1172,4 @@ pub fn read_context_file(
         rel.to_string_lossy().into_owned()
     };
     Ok((rel, content))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn s(v: &[&str]) -> Vec<String> {
-        v.iter().map(|x| x.to_string()).collect()
-    }
-
-    /// The attack: `execute_claude` started the sub-agent with `--dangerously-skip-permissions`,
-    /// so one approved "ask Claude" call became an agent that runs any shell command.
-    #[test]
-    fn sub_agent_gets_no_shell_by_default() {
-        let cfg = ClaudeConfig::default();
-        let tools = narrow_tools(&cfg.allowed_tools, None).unwrap();
-        let a = sub_agent_args(&cfg, &tools, &RunOptions::default(), None);
-        assert!(!a.iter().any(|x| x.contains("dangerously")), "{a:?}");
-        assert!(
-            a.contains(&"--permission-mode=dontAsk".to_string()),
-            "{a:?}"
-        );
-        assert!(a.contains(&"--tools=Read,Grep,Glob".to_string()), "{a:?}");
-        assert!(
-            a.contains(&"--allowedTools=Read,Grep,Glob".to_string()),
-            "{a:?}"
-        );
-        assert!(!a.iter().any(|x| x.contains("Bash") || x.contains("Edit")));
-        assert_eq!(a[..3], s(&["--output-format", "json", "-p"]));
-    }
-
-    /// The attack: a caller (the model, through `/mcp`) widens the sub-agent with
-    /// `options.allowed_tools = ["Bash"]`.
-    #[test]
-    fn caller_allowed_tools_cannot_widen_the_persons_set() {
-        let person = s(&["Read", "Grep", "Glob"]);
-        let e = narrow_tools(&person, Some(&s(&["Read", "Bash"]))).unwrap_err();
-        assert!(e.contains("\"Bash\"") && e.contains("only narrow"), "{e}");
-        let e = narrow_tools(&person, Some(&s(&["*"]))).unwrap_err();
-        assert!(e.contains("\"*\""), "{e}");
-        // A pattern of a tool allowed only as a narrower pattern is not inside it.
-        let narrow_bash = s(&["Bash(git status)"]);
-        assert!(narrow_tools(&narrow_bash, Some(&s(&["Bash"]))).is_err());
-        assert!(narrow_tools(&narrow_bash, Some(&s(&["Bash(rm -rf /)"]))).is_err());
-        // Narrowing works.
-        assert_eq!(
-            narrow_tools(&person, Some(&s(&["Read"]))).unwrap(),
-            s(&["Read"])
-        );
-        assert_eq!(
-            narrow_tools(&s(&["Read", "Bash"]), Some(&s(&["Bash(git log *)"]))).unwrap(),
-            s(&["Bash(git log *)"])
-        );
-        assert_eq!(
-            narrow_tools(&s(&["*"]), Some(&s(&["Edit"]))).unwrap(),
-            s(&["Edit"])
-        );
-        assert!(narrow_tools(&person, Some(&[])).unwrap().is_empty());
-    }
-
-    #[test]
-    fn the_persons_wider_set_and_explicit_flags_are_kept() {
-        let cfg = ClaudeConfig {
-            allowed_tools: s(&["Read", "Bash(git status)", "Bash(git diff *)"]),
-            permission_mode: "default".into(),
-            ..ClaudeConfig::default()
-        };
-        let a = sub_agent_args(&cfg, &cfg.allowed_tools, &RunOptions::default(), Some("id"));
-        assert!(a.contains(&"--tools=Read,Bash".to_string()), "{a:?}");
-        assert!(a.contains(&"--allowedTools=Read,Bash(git status),Bash(git diff *)".to_string()));
-        assert!(a.contains(&"--permission-mode=default".to_string()));
-        assert_eq!(a[a.len() - 2..], s(&["--resume", "id"]));
-        // Every tool: no --tools, no --allowedTools.
-        let all = ClaudeConfig {
-            allowed_tools: s(&["*"]),
-            ..ClaudeConfig::default()
-        };
-        let a = sub_agent_args(&all, &all.allowed_tools, &RunOptions::default(), None);
-        assert!(!a
-            .iter()
-            .any(|x| x.starts_with("--tools") || x.starts_with("--allowedTools")));
-        // No tools at all.
-        let a = sub_agent_args(&ClaudeConfig::default(), &[], &RunOptions::default(), None);
-        assert!(a.contains(&"--tools=".to_string()), "{a:?}");
-        assert!(!a.iter().any(|x| x.starts_with("--allowedTools")));
-        // The person's own flags win; skipping permissions is their explicit choice.
-        let own = ClaudeConfig {
-            args: s(&[
-                "--dangerously-skip-permissions",
-                "--tools",
-                "Bash",
-                "--output-format=json",
-            ]),
-            ..ClaudeConfig::default()
-        };
-        let a = sub_agent_args(&own, &own.allowed_tools, &RunOptions::default(), None);
-        assert!(
-            !a.iter().any(|x| x.starts_with("--permission-mode")),
-            "{a:?}"
-        );
-        assert!(!a.iter().any(|x| x.starts_with("--tools=")), "{a:?}");
-        assert!(a.contains(&"--allowedTools=Read,Grep,Glob".to_string()));
-    }
 }

@@ -20,7 +20,9 @@ fn run(ctx: Ctx, args: Value) -> ToolFuture {
         parse_args::<Option<NoArgs>>("clear_execution_history", args)?;
         ToolOutput::of(&crate::tools::session_compat::Named::new(
             "clear_execution_history",
-            ctx.claude.clear_history().await,
+            ctx.claude
+                .clear_history(ctx.project().root.as_deref())
+                .await,
         ))
     })
 }

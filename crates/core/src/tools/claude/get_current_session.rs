@@ -20,7 +20,9 @@ fn run(ctx: Ctx, args: Value) -> ToolFuture {
         parse_args::<Option<NoArgs>>("get_current_session", args)?;
         ToolOutput::of(&crate::tools::session_compat::Named::new(
             "get_current_session",
-            ctx.claude.current_session().await,
+            ctx.claude
+                .current_session(ctx.project().root.as_deref())
+                .await,
         ))
     })
 }

@@ -36,7 +36,9 @@ fn run(ctx: Ctx, args: Value) -> ToolFuture {
         let a = parse_args::<Option<Args>>("get_execution_history", args)?;
         let limit = a.map_or_else(default_limit, |a| a.limit);
         ToolOutput::of(&crate::tools::session_compat::History::from(
-            ctx.claude.history(limit).await,
+            ctx.claude
+                .history(ctx.project().root.as_deref(), limit)
+                .await,
         ))
     })
 }

@@ -20,7 +20,7 @@ fn run(ctx: Ctx, args: Value) -> ToolFuture {
         parse_args::<Option<NoArgs>>("get_execution_stats", args)?;
         ToolOutput::of(&crate::tools::session_compat::Named::new(
             "get_execution_stats",
-            ctx.claude.stats().await,
+            ctx.claude.stats(ctx.project().root.as_deref()).await,
         ))
     })
 }

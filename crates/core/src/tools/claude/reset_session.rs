@@ -20,7 +20,9 @@ fn run(ctx: Ctx, args: Value) -> ToolFuture {
         parse_args::<Option<NoArgs>>("reset_session", args)?;
         ToolOutput::of(&crate::tools::session_compat::Named::new(
             "reset_session",
-            ctx.claude.reset_session().await,
+            ctx.claude
+                .reset_session(ctx.project().root.as_deref())
+                .await,
         ))
     })
 }

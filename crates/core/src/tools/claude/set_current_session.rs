@@ -32,7 +32,7 @@ fn run(ctx: Ctx, args: Value) -> ToolFuture {
         let a: Args = parse_args("set_current_session", args)?;
         let r = ctx
             .claude
-            .set_session(a.session_id.trim())
+            .set_session(ctx.project().root.as_deref(), a.session_id.trim())
             .await
             .map_err(|e| ToolError::InvalidParams(format!("set_current_session: {e}")))?;
         ToolOutput::of(&crate::tools::session_compat::SetSession::from(r))
