@@ -165,6 +165,38 @@ local function flatten(result, out, depth)
   return out
 end
 
+---The buffer of `file` and the clients that list its symbols, or nil and why not.
+---@return integer|nil buf, table|string clients_or_err
+local function symbol_clients(task, file, roots)
+  local buf, err = task:buffer(file)
+  if not buf then
+    return nil, err
+  end
+  local clients, cerr = clients_for(task, buf, file, "textDocument/documentSymbol", roots)
+  if not clients then
+    return nil, cerr
+  end
+  return buf, clients
+end
+
+---Client `c`'s symbols of `file` (shown in `buf`), flattened; or nil and the error.
+local function document_symbols(task, c, file, buf)
+  local rerr, result = task:request(c, "textDocument/documentSymbol", {
+    textDocument = { uri = vim.uri_from_fname(file) },
+  }, buf)
+  if rerr then
+    return nil, rerr
+  end
+  return flatten(result)
+end
+
+---The running clients that can search the workspace's symbols.
+local function workspace_symbol_clients()
+  return vim.tbl_filter(function(c)
+    return supports(c, "workspace/symbol")
+  end, vim.lsp.get_clients())
+end
+
 local function same_kind(want, got)
   return not want or want == "" or tostring(got):lower() == want:lower()
 end
@@ -247,34 +279,23 @@ function M.targets(task, p)
   local found = {}
   local workspace_errs
   if p.file then
-    local buf, err = task:buffer(p.file)
+    local buf, clients = symbol_clients(task, p.file, roots)
     if not buf then
-      return nil, err
-    end
-    local clients, cerr = clients_for(task, buf, p.file, "textDocument/documentSymbol", roots)
-    if not clients then
-      return nil, cerr
+      return nil, clients
     end
     for _, c in ipairs(clients) do
-      local rerr, result = task:request(c, "textDocument/documentSymbol", {
-        textDocument = { uri = vim.uri_from_fname(p.file) },
-      }, buf)
-      if rerr then
+      local symbols, rerr = document_symbols(task, c, p.file, buf)
+      if not symbols then
         return nil, rerr
       end
-      for _, s in ipairs(flatten(result)) do
+      for _, s in ipairs(symbols) do
         if same_name(sym, s.name) and same_kind(p.kind, s.kind) then
           table.insert(found, { path = p.file, start = s.sel.start, client = c, kind = s.kind, name = s.name })
         end
       end
     end
   else
-    local clients = {}
-    for _, c in ipairs(vim.lsp.get_clients()) do
-      if supports(c, "workspace/symbol") then
-        table.insert(clients, c)
-      end
-    end
+    local clients = workspace_symbol_clients()
     if #clients == 0 then
       local running = names(vim.lsp.get_clients())
       return nil,
@@ -597,24 +618,18 @@ end
 function M.lsp_symbols(task, p)
   local roots = p.roots
   if p.file then
-    local buf, err = task:buffer(p.file)
+    local buf, clients = symbol_clients(task, p.file, roots)
     if not buf then
-      return nil, err
-    end
-    local clients, cerr = clients_for(task, buf, p.file, "textDocument/documentSymbol", roots)
-    if not clients then
-      return nil, cerr
+      return nil, clients
     end
     local c = clients[1]
-    local rerr, result = task:request(c, "textDocument/documentSymbol", {
-      textDocument = { uri = vim.uri_from_fname(p.file) },
-    }, buf)
-    if rerr then
+    local symbols, rerr = document_symbols(task, c, p.file, buf)
+    if not symbols then
       return nil, rerr
     end
     local bufs = loaded_by_name()
     local items = {}
-    for _, s in ipairs(flatten(result)) do
+    for _, s in ipairs(symbols) do
       if same_kind(p.kind, s.kind) then
         task:check_slice()
         local path = s.uri and vim.uri_to_fname(s.uri) or p.file
@@ -628,12 +643,7 @@ function M.lsp_symbols(task, p)
       sections = { { title = "symbols", items = items, ordered = true } },
     }
   end
-  local clients = {}
-  for _, c in ipairs(vim.lsp.get_clients()) do
-    if supports(c, "workspace/symbol") then
-      table.insert(clients, c)
-    end
-  end
+  local clients = workspace_symbol_clients()
   if #clients == 0 then
     return nil,
       "no running language server can search the workspace's symbols; give a `file` to list its symbols"
