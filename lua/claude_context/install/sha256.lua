@@ -3,18 +3,8 @@
 local M = {}
 
 local proc = require("claude_context.install.proc")
+local files = require("claude_context.install.files")
 
----@param path string
----@return string? bytes
-local function read_file(path)
-  local f = io.open(path, "rb")
-  if not f then
-    return nil
-  end
-  local s = f:read("*a")
-  f:close()
-  return s
-end
 
 -- SHA-256 round constants (FIPS 180-4).
 local K = {
@@ -108,7 +98,7 @@ function M.file(path, tools)
       end
     end
   end
-  local data = read_file(path)
+  local data = files.read(path)
   if not data then
     return nil, "cannot read " .. path .. " to verify it"
   end
