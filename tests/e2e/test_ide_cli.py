@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import json
+import time
 
 from conftest import WAIT, wait_until
 from test_cli_interactive import READY, ide_env, wait_connected
@@ -33,6 +34,24 @@ def start_cli(nvim_bridge, claude, world):
     return cli
 
 
+def wait_ide_tools_offered(cli, model_stub, tool: str, tries: int = 6) -> None:
+    """The CLI asks the bridge for its tools (`tools/list`, which wait_connected sees) and offers
+    them to the model a moment later: under load a prompt sent in between goes out without
+    them. Warm-up turns (answered with text) until a request offers `tool`."""
+    for i in range(tries):
+        seen = len(model_stub.agent_requests())
+        model_stub.push({"text": f"warm-answer-{i}"})
+        send_prompt(cli, f"warm up {i}")
+        req = wait_until(
+            lambda: (model_stub.agent_requests()[seen:] or [None])[0], WAIT, 0.1, what="a warm-up request"
+        )
+        assert cli.wait_for_text(f"warm-answer-{i}", WAIT), cli.text()[-3000:]
+        if tool in req.tool_names:
+            return
+        time.sleep(0.5)
+    raise AssertionError(f"the CLI never offered {tool} to the model: {req.tool_names}")
+
+
 def test_model_reads_diagnostics_set_in_a_buffer(nvim_bridge, claude, model_stub, world):
     src = world.project / "app.py"
     src.write_text("x = 1\nprint(y)\n")
@@ -48,6 +67,8 @@ def test_model_reads_diagnostics_set_in_a_buffer(nvim_bridge, claude, model_stub
         str(src),
     )
     cli = start_cli(nvim_bridge, claude, world)
+    wait_ide_tools_offered(cli, model_stub, "mcp__ide__getDiagnostics")
+    warm = len(model_stub.agent_requests())
     model_stub.push(
         {"tool_use": {"name": "mcp__ide__getDiagnostics", "input": {}}},
         {"text": "diagnostics-read-1234"},
@@ -55,7 +76,7 @@ def test_model_reads_diagnostics_set_in_a_buffer(nvim_bridge, claude, model_stub
     send_prompt(cli, "what is wrong in app.py")
 
     def tool_result():
-        for r in model_stub.agent_requests():
+        for r in model_stub.agent_requests()[warm:]:
             if r.tool_results():
                 return r
         if cli.wait_for_text(PERMISSION, 0.2):
@@ -63,7 +84,7 @@ def test_model_reads_diagnostics_set_in_a_buffer(nvim_bridge, claude, model_stub
         return None
 
     req = wait_until(tool_result, WAIT * 2, 0.2, what="the tool result to reach the model")
-    first = model_stub.agent_requests()[0]
+    first = model_stub.agent_requests()[warm]
     assert "mcp__ide__getDiagnostics" in first.tool_names, first.tool_names
     text = req.tool_result_texts()[0]
     assert "undefined name 'y'" in text, text
