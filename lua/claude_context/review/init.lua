@@ -1,0 +1,322 @@
+---@mod claude_context.review Review what Claude changed: keep or reject any hunk
+---
+--- A change set (claude_context.review.source: the files of the last turns, before and after)
+--- is reviewed in a view of its own (claude_context.review.view) and in the ordinary buffers of
+--- its files (signs, `:[range]ClaudeContext review keep|reject`). One review is active at a
+--- time: the last one opened, or the last turn's when a turn ends (for the signs).
+
+local M = {}
+
+local model = require("claude_context.review.model")
+local actions = require("claude_context.review.actions")
+local view = require("claude_context.review.view")
+local signs = require("claude_context.review.signs")
+local comments = require("claude_context.review.comments")
+local notify = require("claude_context.notify")
+
+---The active review (nil: none).
+---@type claude_context.Review?
+M.review = nil
+
+local function opts()
+  return require("claude_context.config.review").options()
+end
+
+---Makes `review` the active one (its signs shown; the undo steps of the previous one go).
+---@param review claude_context.Review?
+function M.set_active(review)
+  M.review = review
+  actions.reset()
+  signs.attach(review)
+end
+
+---The active review.
+---@return claude_context.Review?
+function M.active()
+  return M.review
+end
+
+---Opens the review view of change set `cs` and makes it the active review. `o.on_ready` runs
+---once the whole view is built (it is built in slices).
+---@param cs claude_context.ChangeSet
+---@param o {on_ready?: fun(v: claude_context.ReviewView)}?
+---@return claude_context.ReviewView
+function M.open(cs, o)
+  local review = model.new(cs)
+  M.set_active(review)
+  return view.open(review, o)
+end
+
+---Closes the review view (the review stays active: signs, keep/reject in buffers).
+function M.close()
+  view.close()
+end
+
+---Asks claude_context.review.source for a change set; `cb(err, cs)` on the main thread.
+---@param o {n?:integer, session?:string, root?:string}
+---@param cb fun(err?:string, cs?:claude_context.ChangeSet)
+function M.load(o, cb)
+  local ok, source = pcall(require, "claude_context.review.source")
+  if not ok or type(source) ~= "table" or not source.changeset then
+    cb("no turn was recorded: this version of the plugin records no turns to review")
+    return
+  end
+  local called, err = pcall(source.changeset, o, cb)
+  if not called then
+    cb(tostring(err))
+  end
+end
+
+---`:ClaudeContext review [N]`: the last N turns' change set (default 1), in the view.
+---@param n integer?
+---@param o {on_ready?: fun(v: claude_context.ReviewView)}?
+function M.show(n, o)
+  M.load({ n = n or 1 }, function(err, cs)
+    if err or not cs then
+      return notify.error("review: " .. (err or "no change set"))
+    end
+    if #cs.files == 0 then
+      return notify(("review: the last %s changed no files"):format(n and n > 1 and (n .. " turns") or "turn"))
+    end
+    M.open(cs, o)
+  end)
+end
+
+---The index of file state `f` in its review.
+local function index_of(review, f)
+  for i, x in pairs(review.files) do
+    if x == f then
+      return i
+    end
+  end
+end
+
+---The pending hunks lines l1..l2 of ordinary buffer `buf` touch (its file in the review).
+---@param review claude_context.Review
+---@param buf integer
+---@param l1 integer
+---@param l2 integer
+---@return {f:claude_context.ReviewFileState, hi:integer}[]
+function M.targets_in_buf(review, buf, l1, l2)
+  local f = model.find(review, vim.api.nvim_buf_get_name(buf))
+  if not f then
+    return {}
+  end
+  model.refresh(f)
+  local out = {}
+  for hi, h in ipairs(f.hunks) do
+    if h.state == "pending" then
+      local s = h.cur or h.b
+      local e = s + math.max(h.bc, 1) - 1
+      if h.bc == 0 then
+        s = s - 1 -- a deletion belongs to the line above it too
+      end
+      if h.opaque or f.kind ~= "text" or (s <= l2 and e >= l1) then
+        out[#out + 1] = { f = f, hi = hi }
+      end
+    end
+  end
+  return out
+end
+
+---Redraws the view's sections and the signs of the files of `targets`.
+local function after_action(review, targets)
+  local seen = {}
+  for _, t in ipairs(targets) do
+    if not seen[t.f] then
+      seen[t.f] = true
+      signs.update_file(t.f)
+      if view.current and view.current.review == review then
+        view.redraw_file(view.current, index_of(review, t.f))
+      end
+    end
+  end
+end
+
+---Keeps or rejects hunks of the active review: `o.targets`, or the hunks lines
+---`o.line1`..`o.line2` of buffer `o.buf` touch (the view or a file's buffer; default: the
+---current buffer, cursor line). `o.reason`: why (a reject's, sent with `send`).
+---@param action "keep"|"reject"
+---@param o {targets?:table[], buf?:integer, line1?:integer, line2?:integer, reason?:string}?
+---@return claude_context.ReviewOutcome?
+function M.act(action, o)
+  o = o or {}
+  local review = M.review
+  if not review then
+    notify.error("review: no review is active (:ClaudeContext review)")
+    return nil
+  end
+  local targets = o.targets
+  if not targets then
+    local buf = o.buf or vim.api.nvim_get_current_buf()
+    local l1 = o.line1 or vim.fn.line(".")
+    local l2 = o.line2 or l1
+    if view.current and view.current.buf == buf then
+      targets = view.targets(view.current, l1, l2)
+    else
+      targets = M.targets_in_buf(review, buf, l1, l2)
+    end
+  end
+  if #targets == 0 then
+    notify("review: no pending hunk there")
+    return { done = 0, refused = {} }
+  end
+  local out = actions.apply(review, targets, action, o.reason)
+  after_action(review, targets)
+  if #out.refused > 0 then
+    local lines = {}
+    for _, r in ipairs(out.refused) do
+      lines[#lines + 1] = ("%s:%d: %s"):format(r.path, r.line, r.why)
+    end
+    notify.error(("review: %d hunk%s not %s:\n%s"):format(#out.refused, #out.refused == 1 and "" or "s", action == "keep" and "kept" or "rejected", table.concat(lines, "\n")))
+  end
+  return out
+end
+
+---Keeps hunks (see |act|).
+---@param o table?
+function M.keep(o)
+  return M.act("keep", o)
+end
+
+---Rejects hunks (see |act|).
+---@param o table?
+function M.reject(o)
+  return M.act("reject", o)
+end
+
+---Undoes the last keep or reject. Returns whether there was one.
+---@return boolean
+function M.undo()
+  local step, refused = actions.undo()
+  if not step then
+    notify("review: nothing to undo")
+    return false
+  end
+  local targets = vim.tbl_map(function(it)
+    return { f = it.f, hi = it.hi }
+  end, step.items)
+  after_action(step.review, targets)
+  if #refused > 0 then
+    local lines = {}
+    for _, r in ipairs(refused) do
+      lines[#lines + 1] = ("%s:%d: %s"):format(r.path, r.line, r.why)
+    end
+    notify.error("review: not undone:\n" .. table.concat(lines, "\n"))
+  end
+  return true
+end
+
+---Comments lines line1..line2 of buffer `o.buf` (default: the current buffer, cursor line): in
+---the view, the file line the row shows.
+---@param text string
+---@param o {buf?:integer, line1?:integer, line2?:integer}?
+---@return claude_context.ReviewComment?
+function M.comment(text, o)
+  o = o or {}
+  if not text or text == "" then
+    notify.error("review: usage: :[range]ClaudeContext review comment {text}")
+    return nil
+  end
+  local buf = o.buf or vim.api.nvim_get_current_buf()
+  local l1 = o.line1 or vim.fn.line(".")
+  local l2 = o.line2 or l1
+  local root = M.review and M.review.cs.root or vim.fn.getcwd()
+  if view.current and view.current.buf == buf then
+    local f, a = view.file_line(view.current, l1)
+    local _, b = view.file_line(view.current, l2)
+    if not f then
+      notify.error("review: put the cursor on a file's hunk to comment it")
+      return nil
+    end
+    return comments.add({ absolute = f.absolute, root = root, line1 = a, line2 = math.max(b or a, a), text = text, buf = buf, row = l1 })
+  end
+  local name = vim.api.nvim_buf_get_name(buf)
+  if name == "" then
+    notify.error("review: this buffer has no file to comment")
+    return nil
+  end
+  return comments.add({ absolute = vim.fn.fnamemodify(name, ":p"), root = root, line1 = l1, line2 = l2, text = text, buf = buf, row = l1 })
+end
+
+---The prompt `send` would type now (nil: nothing to send).
+---@return string?
+function M.prompt()
+  return comments.prompt(M.review)
+end
+
+---Sends the comments and the reasons of rejected hunks to the Claude session of the active
+---review's last turn (its terminal), as one prompt.
+---@return boolean ok
+function M.send()
+  local review = M.review
+  local terminal
+  if review then
+    local last = review.cs.turns[#review.cs.turns]
+    terminal = last and last.terminal
+    if last and not terminal then
+      local text = M.prompt()
+      if text then
+        vim.fn.setreg('"', text)
+      end
+      notify.error("review: that turn's Claude runs outside Neovim; the prompt is in the unnamed register (paste it there)")
+      return false
+    end
+  end
+  local ok, err = comments.send(review, terminal, opts().submit)
+  if not ok then
+    notify.error("review: " .. err)
+    return false
+  end
+  notify("review: sent to Claude")
+  return true
+end
+
+---`:ClaudeContext review quickfix [N]`: the quickfix list of the active review's pending hunks,
+---or (N given, or no review active) of the last N turns' change set.
+---@param n integer?
+---@param done fun(count: integer)?
+function M.quickfix(n, done)
+  local qf = require("claude_context.review.quickfix")
+  local function fill(review, title)
+    local count = qf.fill(review, title)
+    notify(("review: %d hunk%s in the quickfix list"):format(count, count == 1 and "" or "s"))
+    if done then
+      done(count)
+    end
+  end
+  if M.review and not n then
+    return fill(M.review, "Claude's changes")
+  end
+  M.load({ n = n or 1 }, function(err, cs)
+    if err or not cs then
+      return notify.error("review: " .. (err or "no change set"))
+    end
+    fill(model.new(cs), ("Claude's changes (last %d turn%s)"):format(n or 1, (n or 1) == 1 and "" or "s"))
+  end)
+end
+
+---`User ClaudeContextSessionState` with state `done` (a turn ended): the turn's change set
+---becomes the active review (signs), opened when `review.auto_open` is set.
+---@param data table the event's data
+function M.on_session_state(data)
+  if type(data) ~= "table" or data.state ~= "done" then
+    return
+  end
+  local o = opts()
+  if not (o.auto_open or o.signs) then
+    return
+  end
+  M.load({ n = 1, session = data.id }, function(err, cs)
+    if err or not cs or #cs.files == 0 then
+      return
+    end
+    if o.auto_open then
+      M.open(cs)
+    else
+      M.set_active(model.new(cs))
+    end
+  end)
+end
+
+return M

@@ -1,0 +1,506 @@
+-- The review of Claude's changes (claude_context.review): a change set built here from real
+-- files on disk and real buffers, opened in the view; keep, reject (disk and buffer), undo,
+-- conflicts, created/deleted/renamed/binary/CRLF files, comments and the prompt sent to a
+-- terminal, the quickfix list, signs, auto_open.
+local h = require("helpers")
+local eq, ok, contains, wait_for = h.eq, h.ok, h.contains, h.wait_for
+local messages = h.record_notify()
+
+require("claude_context").setup({ auto_start = false })
+
+local function R()
+  return require("claude_context.review")
+end
+local function V()
+  return require("claude_context.review.view")
+end
+
+local function lines(n, fmt)
+  local t = {}
+  for i = 1, n do
+    t[i] = (fmt or "line %d"):format(i)
+  end
+  return t
+end
+
+local function text(t)
+  return table.concat(t, "\n") .. "\n"
+end
+
+---A change set of `files` ({ path, before, after, status?, old_path? }) under a fresh root; each
+---file's `after` is written to disk (a nil `after`: no file).
+local function changeset(files, turn)
+  local root = h.tmpdir()
+  local cs = { root = root, turns = { vim.tbl_extend("force", { id = "t1", session = "s1", terminal = "main", prompt = "fix it", started_ms = 1, ended_ms = 2, files = {} }, turn or {}) }, files = {} }
+  for _, f in ipairs(files) do
+    local abs = root .. "/" .. f.path
+    vim.fn.mkdir(vim.fs.dirname(abs), "p")
+    if f.after then
+      h.write(abs, f.after)
+    end
+    table.insert(cs.files, { path = f.path, absolute = abs, old_path = f.old_path, status = f.status or "modified", before = f.before, after = f.after })
+    table.insert(cs.turns[1].files, f.path)
+  end
+  return cs, root
+end
+
+local function open(cs)
+  local v = R().open(cs)
+  wait_for(function()
+    return v.ready
+  end, 5000, "the view")
+  return v
+end
+
+local function buf_text(v)
+  return table.concat(vim.api.nvim_buf_get_lines(v.buf, 0, -1, false), "\n")
+end
+
+local function reset()
+  require("claude_context.review.view").close()
+  R().set_active(nil)
+  require("claude_context.review.comments").clear()
+  vim.cmd("silent! %bwipeout!")
+  h.clear(messages)
+end
+
+-- before: 10 lines; after: line 2 changed, a line added after 5, line 9 deleted.
+local BEFORE = lines(10)
+local AFTER = vim.deepcopy(BEFORE)
+AFTER[2] = "CHANGED 2"
+table.insert(AFTER, 6, "ADDED")
+table.remove(AFTER, 10) -- "line 9"
+
+local function row_of(v, pattern, from)
+  for i, l in ipairs(vim.api.nvim_buf_get_lines(v.buf, 0, -1, false)) do
+    if i >= (from or 1) and l:find(pattern, 1, true) then
+      return i
+    end
+  end
+end
+
+return {
+  {
+    "the view lists each file with its counts and state, and every hunk",
+    function()
+      reset()
+      local cs = changeset({
+        { path = "a.txt", before = text(BEFORE), after = text(AFTER) },
+        { path = "b.txt", before = "x\n", after = "y\n" },
+      })
+      local v = open(cs)
+      local t = buf_text(v)
+      contains(t, "Claude's changes: 1 turn, 2 files — \"fix it\"")
+      contains(t, "  pending       +2 −2  a.txt")
+      contains(t, "  pending       +1 −1  b.txt")
+      contains(t, "━━ a.txt  +2 −2  [pending]")
+      contains(t, "@@ -2,1 +2,1 @@ pending\n-line 2\n+CHANGED 2")
+      contains(t, "@@ -6,0 +6,1 @@ pending\n+ADDED")
+      contains(t, "@@ -9,1 +10,0 @@ pending\n-line 9")
+      eq(3, #R().active().files[1].hunks)
+    end,
+  },
+  {
+    "]c and [c move between hunks",
+    function()
+      reset()
+      local cs = changeset({
+        { path = "a.txt", before = text(BEFORE), after = text(AFTER) },
+        { path = "b.txt", before = "x\n", after = "y\n" },
+      })
+      local v = open(cs)
+      vim.api.nvim_win_set_cursor(0, { 1, 0 })
+      local got = {}
+      for _ = 1, 5 do
+        vim.cmd("normal ]c")
+        table.insert(got, vim.api.nvim_get_current_line())
+      end
+      eq({ "@@ -2,1 +2,1 @@ pending", "@@ -6,0 +6,1 @@ pending", "@@ -9,1 +10,0 @@ pending", "@@ -1,1 +1,1 @@ pending", "@@ -1,1 +1,1 @@ pending" }, got)
+      vim.cmd("normal [c")
+      eq("@@ -9,1 +10,0 @@ pending", vim.api.nvim_get_current_line())
+      ok(v.ready)
+    end,
+  },
+  {
+    "keep marks a hunk kept (folded in the view), writes nothing; undo makes it pending again",
+    function()
+      reset()
+      local cs, root = changeset({ { path = "a.txt", before = text(BEFORE), after = text(AFTER) } })
+      local v = open(cs)
+      vim.api.nvim_win_set_cursor(0, { row_of(v, "+CHANGED 2"), 0 })
+      vim.cmd("normal a")
+      local f = R().active().files[1]
+      eq("kept", f.hunks[1].state)
+      eq(text(AFTER), h.read(root .. "/a.txt"))
+      contains(buf_text(v), "@@ -2,1 +2,1 @@ kept\n@@ -6,0")
+      contains(buf_text(v), "  pending       +2 −2  a.txt")
+      vim.cmd("ClaudeContext review undo")
+      eq("pending", f.hunks[1].state)
+      contains(buf_text(v), "@@ -2,1 +2,1 @@ pending\n-line 2\n+CHANGED 2")
+    end,
+  },
+  {
+    "reject in a file's buffer reverts that hunk on disk and in the buffer; unsaved edits elsewhere stay; undo puts Claude's lines back",
+    function()
+      reset()
+      local cs, root = changeset({ { path = "a.txt", before = text(BEFORE), after = text(AFTER) } })
+      R().set_active(require("claude_context.review.model").new(cs))
+      vim.cmd.edit(root .. "/a.txt")
+      local buf = vim.api.nvim_get_current_buf()
+      -- An unsaved edit far from the hunk.
+      vim.api.nvim_buf_set_lines(buf, 10, 11, false, { "MY EDIT" })
+      eq(true, vim.bo[buf].modified)
+      vim.api.nvim_win_set_cursor(0, { 2, 0 })
+      vim.cmd("ClaudeContext review reject too clever")
+      local want_disk = vim.deepcopy(AFTER)
+      want_disk[2] = "line 2"
+      eq(text(want_disk), h.read(root .. "/a.txt"))
+      local want_buf = vim.deepcopy(want_disk)
+      want_buf[11] = "MY EDIT"
+      eq(want_buf, vim.api.nvim_buf_get_lines(buf, 0, -1, false))
+      eq(true, vim.bo[buf].modified)
+      local hk = R().active().files[1].hunks[1]
+      eq("rejected", hk.state)
+      eq("too clever", hk.reason)
+      -- A range over the added line and the deletion rejects both.
+      vim.cmd("6,9ClaudeContext review reject")
+      eq(text(BEFORE), h.read(root .. "/a.txt"))
+      vim.cmd("ClaudeContext review undo")
+      eq(text(want_disk), h.read(root .. "/a.txt"))
+      vim.cmd("ClaudeContext review undo")
+      eq(text(AFTER), h.read(root .. "/a.txt"))
+      local back = vim.deepcopy(AFTER)
+      back[11] = "MY EDIT"
+      eq(back, vim.api.nvim_buf_get_lines(buf, 0, -1, false))
+      eq("pending", hk.state)
+      eq(nil, hk.reason)
+      vim.cmd("ClaudeContext review undo")
+      contains(messages[#messages].msg, "nothing to undo")
+    end,
+  },
+  {
+    "reject of an unmodified buffer leaves it unmodified and equal to the disk",
+    function()
+      reset()
+      local cs, root = changeset({ { path = "a.txt", before = text(BEFORE), after = text(AFTER) } })
+      R().set_active(require("claude_context.review.model").new(cs))
+      vim.cmd.edit(root .. "/a.txt")
+      vim.api.nvim_win_set_cursor(0, { 2, 0 })
+      R().reject()
+      eq(false, vim.bo.modified)
+      eq(h.read(root .. "/a.txt"), text(vim.api.nvim_buf_get_lines(0, 0, -1, false)))
+      -- The disk changed under the buffer: checking it neither prompts nor reloads anything else.
+      vim.cmd("checktime")
+      eq(false, vim.bo.modified)
+    end,
+  },
+  {
+    "a hunk the person changed after Claude is a conflict: reject refuses it and writes nothing",
+    function()
+      reset()
+      local cs, root = changeset({ { path = "a.txt", before = text(BEFORE), after = text(AFTER) } })
+      local v = open(cs)
+      vim.cmd("split " .. root .. "/a.txt")
+      local buf = vim.api.nvim_get_current_buf()
+      vim.api.nvim_buf_set_lines(buf, 1, 2, false, { "CHANGED 2 by me" })
+      vim.api.nvim_win_set_cursor(0, { 2, 0 })
+      h.clear(messages)
+      local out = R().reject()
+      eq(0, out.done)
+      contains(messages[#messages].msg, "a.txt:2: you changed these lines after Claude: not overwritten")
+      eq(text(AFTER), h.read(root .. "/a.txt"))
+      eq("CHANGED 2 by me", vim.api.nvim_buf_get_lines(buf, 1, 2, false)[1])
+      eq("pending", R().active().files[1].hunks[1].state)
+      contains(buf_text(v), "@@ -2,1 +2,1 @@ conflict: you changed these lines after Claude")
+      contains(buf_text(v), "  conflict      +2 −2  a.txt")
+      -- The other hunks are still rejected where they are now.
+      vim.api.nvim_win_set_cursor(0, { 6, 0 })
+      eq(1, R().reject().done)
+      local want = vim.deepcopy(AFTER)
+      table.remove(want, 6)
+      eq(text(want), h.read(root .. "/a.txt"))
+    end,
+  },
+  {
+    "a new file is removed on reject and comes back on undo; a deleted one is restored and removed again",
+    function()
+      reset()
+      local cs, root = changeset({
+        { path = "new.txt", before = nil, after = "fresh\n", status = "added" },
+        { path = "old.txt", before = "gone\nfor good\n", after = nil, status = "deleted" },
+      })
+      local v = open(cs)
+      contains(buf_text(v), "  pending       +1 −0  new.txt (new file)")
+      contains(buf_text(v), "  pending       +0 −2  old.txt (deleted)")
+      vim.api.nvim_win_set_cursor(0, { v.list_row + 1, 0 })
+      vim.cmd("normal x")
+      eq(nil, h.read(root .. "/new.txt"))
+      vim.api.nvim_win_set_cursor(0, { v.list_row + 2, 0 })
+      vim.cmd("normal x")
+      eq("gone\nfor good\n", h.read(root .. "/old.txt"))
+      contains(buf_text(v), "  rejected      +0 −2  old.txt (deleted)")
+      vim.cmd("normal u")
+      eq(nil, h.read(root .. "/old.txt"))
+      vim.cmd("normal u")
+      eq("fresh\n", h.read(root .. "/new.txt"))
+    end,
+  },
+  {
+    "a renamed file shows both names and its hunks revert in the new name; a binary file can only be kept",
+    function()
+      reset()
+      local cs, root = changeset({
+        { path = "bin.dat", status = "binary" },
+        { path = "new_name.txt", old_path = "old_name.txt", before = "a\nb\n", after = "a\nB\n", status = "renamed" },
+      })
+      h.write(root .. "/bin.dat", "\0\1\2")
+      local v = open(cs)
+      local t = buf_text(v)
+      contains(t, "old_name.txt → new_name.txt")
+      contains(t, "bin.dat (binary)")
+      contains(t, "@@ whole file @@ pending")
+      vim.api.nvim_win_set_cursor(0, { v.list_row + 2, 0 })
+      vim.cmd("normal x")
+      eq("a\nb\n", h.read(root .. "/new_name.txt"))
+      h.clear(messages)
+      vim.api.nvim_win_set_cursor(0, { v.list_row + 1, 0 })
+      vim.cmd("normal x")
+      contains(messages[#messages].msg, "bin.dat: a binary file can only be kept")
+      eq("\0\1\2", h.read(root .. "/bin.dat"))
+      vim.cmd("normal a")
+      eq("kept", R().active().files[1].hunks[1].state)
+    end,
+  },
+  {
+    "a CRLF file is written back byte for byte; its dos buffer gets the lines without \\r",
+    function()
+      reset()
+      local before = "one\r\ntwo\r\nthree\r\n"
+      local after = "one\r\nTWO\r\nthree\r\nfour\r\n"
+      local cs, root = changeset({ { path = "w.txt", before = before, after = after } })
+      R().set_active(require("claude_context.review.model").new(cs))
+      vim.cmd.edit(root .. "/w.txt")
+      eq("dos", vim.bo.fileformat)
+      vim.api.nvim_win_set_cursor(0, { 2, 0 })
+      R().reject()
+      eq("one\r\ntwo\r\nthree\r\nfour\r\n", h.read(root .. "/w.txt"))
+      eq({ "one", "two", "three", "four" }, vim.api.nvim_buf_get_lines(0, 0, -1, false))
+      vim.api.nvim_win_set_cursor(0, { 4, 0 })
+      R().reject()
+      eq(before, h.read(root .. "/w.txt"))
+      R().undo()
+      R().undo()
+      eq(after, h.read(root .. "/w.txt"))
+    end,
+  },
+  {
+    "comments and rejection reasons go to the turn's terminal as one prompt",
+    function()
+      reset()
+      local cs, root = changeset({
+        { path = "a.txt", before = text(BEFORE), after = text(AFTER) },
+        { path = "b.txt", before = "x\n", after = "y\n" },
+      }, { terminal = "review-test" })
+      -- A fake terminal: `cat` echoes what is typed into it.
+      local got = {}
+      local tbuf = vim.api.nvim_create_buf(false, true)
+      local job = vim.fn.jobstart({ "cat" }, {
+        on_stdout = function(_, data)
+          table.insert(got, table.concat(data, "\n"))
+        end,
+      })
+      require("claude_context.terminal.sessions").by_name["review-test"] = { buf = tbuf, job = job, name = "review-test" }
+      R().set_active(require("claude_context.review.model").new(cs))
+      vim.cmd.edit(root .. "/a.txt")
+      vim.api.nvim_win_set_cursor(0, { 6, 0 })
+      vim.cmd("ClaudeContext review comment why this line?")
+      vim.cmd("7,8ClaudeContext review comment name these")
+      local marks = vim.api.nvim_buf_get_extmarks(0, require("claude_context.review.comments").ns, 0, -1, { details = true })
+      eq(2, #marks)
+      eq("  💬 why this line?", marks[1][4].virt_text[1][1])
+      vim.api.nvim_win_set_cursor(0, { 2, 0 })
+      vim.cmd("ClaudeContext review reject keep the old name")
+      vim.cmd("edit " .. root .. "/b.txt")
+      vim.cmd("ClaudeContext review reject")
+      local want = table.concat({
+        "Review comments on your changes:",
+        "- @a.txt#L6 why this line?",
+        "- @a.txt#L7-8 name these",
+        "",
+        "I rejected these changes of yours (the lines are back to what they were before):",
+        "- @a.txt#L2: keep the old name",
+        "- @b.txt#L1",
+      }, "\n")
+      eq(want, R().prompt())
+      vim.cmd("ClaudeContext review send")
+      local all = wait_for(function()
+        local s = table.concat(got)
+        return s:find("\r", 1, true) and s
+      end, 5000, "the prompt in the terminal")
+      eq("\27[200~" .. want .. "\27[201~\r", all)
+      eq(nil, R().prompt())
+      eq(0, #vim.api.nvim_buf_get_extmarks(vim.fn.bufnr(root .. "/a.txt"), require("claude_context.review.comments").ns, 0, -1, {}))
+      vim.fn.jobstop(job)
+    end,
+  },
+  {
+    "send refuses a turn started outside Neovim and leaves the prompt in a register",
+    function()
+      reset()
+      local cs, root = changeset({ { path = "b.txt", before = "x\n", after = "y\n" } }, { terminal = vim.NIL })
+      cs.turns[1].terminal = nil
+      R().set_active(require("claude_context.review.model").new(cs))
+      vim.cmd.edit(root .. "/b.txt")
+      vim.cmd("ClaudeContext review comment hm")
+      eq(false, R().send())
+      contains(messages[#messages].msg, "outside Neovim")
+      eq("Review comments on your changes:\n- @b.txt#L1 hm", vim.fn.getreg('"'))
+    end,
+  },
+  {
+    "quickfix: one entry per hunk with its first line and a summary",
+    function()
+      reset()
+      local cs, root = changeset({
+        { path = "a.txt", before = text(BEFORE), after = text(AFTER) },
+        { path = "n.txt", before = nil, after = "hello\nworld\n", status = "added" },
+      })
+      R().set_active(require("claude_context.review.model").new(cs))
+      vim.cmd("ClaudeContext review quickfix")
+      local qf = vim.tbl_map(function(e)
+        return { vim.api.nvim_buf_get_name(e.bufnr), e.lnum, e.text }
+      end, vim.fn.getqflist())
+      eq({
+        { root .. "/a.txt", 2, "+1 −1 CHANGED 2" },
+        { root .. "/a.txt", 6, "+1 −0 ADDED" },
+        { root .. "/a.txt", 10, "+0 −1 line 9" },
+        { root .. "/n.txt", 1, "new file: +2 −0 hello" },
+      }, qf)
+    end,
+  },
+  {
+    "signs mark Claude's pending lines in a file's buffer and go when the hunk is kept",
+    function()
+      reset()
+      local cs, root = changeset({ { path = "a.txt", before = text(BEFORE), after = text(AFTER) } })
+      R().set_active(require("claude_context.review.model").new(cs))
+      vim.cmd.edit(root .. "/a.txt")
+      local ns = require("claude_context.review.signs").ns
+      local function signs()
+        local out = {}
+        for _, m in ipairs(vim.api.nvim_buf_get_extmarks(0, ns, 0, -1, { details = true })) do
+          table.insert(out, { m[2] + 1, vim.trim(m[4].sign_text), m[4].sign_hl_group })
+        end
+        return out
+      end
+      wait_for(function()
+        return #signs() == 3
+      end, 2000, "the signs")
+      eq({ { 2, "┃", "Changed" }, { 6, "┃", "Added" }, { 9, "▁", "Removed" } }, signs())
+      vim.api.nvim_win_set_cursor(0, { 6, 0 })
+      vim.cmd("ClaudeContext review keep")
+      eq({ { 2, "┃", "Changed" }, { 9, "▁", "Removed" } }, signs())
+      -- An edit above moves them.
+      vim.api.nvim_buf_set_lines(0, 0, 0, false, { "new first line" })
+      vim.api.nvim_exec_autocmds("TextChanged", { buffer = 0 })
+      wait_for(function()
+        return signs()[1] and signs()[1][1] == 3
+      end, 2000, "the moved signs")
+      require("claude_context.config").options.review = { signs = false }
+      require("claude_context.review.signs").update_buf(0)
+      eq({}, signs())
+      require("claude_context.config").options.review = nil
+    end,
+  },
+  {
+    "review.auto_open opens the ended turn's change set (User ClaudeContextSessionState, done)",
+    function()
+      reset()
+      local cs = changeset({ { path = "b.txt", before = "x\n", after = "y\n" } })
+      local asked
+      package.loaded["claude_context.review.source"] = {
+        changeset = function(o, cb)
+          asked = o
+          vim.schedule(function()
+            cb(nil, cs)
+          end)
+        end,
+      }
+      require("claude_context.config").options.review = { auto_open = true }
+      vim.api.nvim_exec_autocmds("User", { pattern = "ClaudeContextSessionState", data = { id = "s1", state = "working" } })
+      vim.wait(50)
+      eq(nil, V().current)
+      vim.api.nvim_exec_autocmds("User", { pattern = "ClaudeContextSessionState", data = { id = "s1", state = "done" } })
+      local v = wait_for(function()
+        return V().current
+      end, 2000, "the view")
+      eq({ n = 1, session = "s1" }, asked)
+      eq(cs, v.review.cs)
+      require("claude_context.config").options.review = nil
+      package.loaded["claude_context.review.source"] = nil
+    end,
+  },
+  {
+    ":ClaudeContext review says when no turn was recorded",
+    function()
+      reset()
+      package.loaded["claude_context.review.source"] = nil
+      package.preload["claude_context.review.source"] = function()
+        error("module 'claude_context.review.source' not found")
+      end
+      vim.cmd("ClaudeContext review")
+      contains(messages[#messages].msg, "review: no turn was recorded")
+      package.preload["claude_context.review.source"] = nil
+      h.clear(messages)
+      vim.cmd("ClaudeContext review keep")
+      contains(messages[#messages].msg, "no review is active")
+    end,
+  },
+  {
+    "a big change set is built in slices, every hunk in the end",
+    function()
+      reset()
+      local files = {}
+      for i = 1, 200 do
+        local b = lines(100, "file " .. i .. " line %d")
+        local a = vim.deepcopy(b)
+        for k = 1, 5 do
+          a[k * 20 - 10] = "changed " .. k
+        end
+        files[i] = { path = ("dir/f%03d.txt"):format(i), before = text(b), after = text(a) }
+      end
+      local cs = changeset(files)
+      local v = R().open(cs)
+      ok(not v.ready, "built at once")
+      wait_for(function()
+        return v.ready
+      end, 20000, "the view")
+      local n = 0
+      for _, l in ipairs(vim.api.nvim_buf_get_lines(v.buf, 0, -1, false)) do
+        if l:find("^@@ ") then
+          n = n + 1
+        end
+      end
+      eq(1000, n)
+      -- The last file's hunk is found from its row.
+      local row = row_of(v, "━━ dir/f200.txt")
+      local i, hi = V().at(v, row + 1)
+      eq({ 200, 1 }, { i, hi })
+    end,
+  },
+  {
+    "setup checks the review options",
+    function()
+      local cfg = require("claude_context.config.review")
+      eq(false, cfg.resolve(nil).auto_open)
+      eq("]c", cfg.resolve({ keys = { keep = "K" } }).keys.next_hunk)
+      local okk, e = pcall(cfg.resolve, { nope = 1 })
+      ok(not okk)
+      contains(e, "unknown option review.nope")
+      okk, e = pcall(cfg.resolve, { keys = { keep = 1 } })
+      contains(e, "review.keys.keep must be a string")
+      okk, e = pcall(cfg.resolve, { auto_open = "yes" })
+      contains(e, "review.auto_open must be a boolean")
+    end,
+  },
+}
