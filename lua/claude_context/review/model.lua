@@ -197,6 +197,21 @@ function M.refresh(f, lines)
   if f.kind == "opaque" then
     return
   end
+  if not lines and not (f.kind == "text" and M.loaded_buf(f.absolute)) then
+    local text, err = require("claude_context.review.fs").read(f.absolute)
+    local rejected = false
+    for _, h in ipairs(f.hunks) do
+      rejected = rejected or h.state == "rejected"
+    end
+    if not rejected and (text == f.file.after or (err == "missing" and f.file.after == nil)) then
+      -- The usual case: the file holds what Claude left; no diff needed.
+      for _, h in ipairs(f.hunks) do
+        h.cur, h.conflict = h.b, false
+      end
+      return
+    end
+    lines = (text or err == "missing") and H.split(text).lines or {}
+  end
   lines = lines or M.current_lines(f) or {}
   local exp, regions = M.expected(f)
   local changes = H.diff(exp, lines)

@@ -11,6 +11,7 @@ local M = {}
 local model = require("claude_context.review.model")
 
 local ns = vim.api.nvim_create_namespace("claude_context_review_view")
+local ns_hl = vim.api.nvim_create_namespace("claude_context_review_view_hl")
 local uv = vim.uv or vim.loop
 
 ---Milliseconds of work per slice while the view is built.
@@ -107,6 +108,19 @@ function M.section(f)
   return lines, rel, ends
 end
 
+---Highlights of a section's lines (extmarks: no syntax file to load).
+local HL = { ["+"] = "Added", ["-"] = "Removed", ["@"] = "Special" }
+
+---Highlights section `lines` put at row `row` (0-based).
+local function highlight(v, row, lines)
+  for i, l in ipairs(lines) do
+    local hl = HL[l:sub(1, 1)] or (l:sub(1, 3) == "━" and "Title")
+    if hl then
+      vim.api.nvim_buf_set_extmark(v.buf, ns_hl, row + i - 1, 0, { end_row = row + i - 1, end_col = #l, hl_group = hl })
+    end
+  end
+end
+
 local function set_lines(v, s, e, lines)
   vim.bo[v.buf].modifiable = true
   vim.api.nvim_buf_set_lines(v.buf, s, e, false, lines)
@@ -121,6 +135,7 @@ local function render_next(v)
   local lines, rel, ends = M.section(f)
   local row = vim.api.nvim_buf_line_count(v.buf)
   set_lines(v, row, row, lines)
+  highlight(v, row, lines)
   v.marks[i] = vim.api.nvim_buf_set_extmark(v.buf, ns, row, 0, {})
   v.layout[i] = { len = #lines, rel = rel, ends = ends }
   set_lines(v, v.list_row + i - 1, v.list_row + i, { list_line(f) })
@@ -159,7 +174,9 @@ function M.redraw_file(v, i)
   local f = v.review.files[i]
   local row = vim.api.nvim_buf_get_extmark_by_id(v.buf, ns, v.marks[i], {})[1]
   local lines, rel, ends = M.section(f)
+  vim.api.nvim_buf_clear_namespace(v.buf, ns_hl, row, row + v.layout[i].len)
   set_lines(v, row, row + v.layout[i].len, lines)
+  highlight(v, row, lines)
   v.marks[i] = vim.api.nvim_buf_set_extmark(v.buf, ns, row, 0, { id = v.marks[i] })
   v.layout[i] = { len = #lines, rel = rel, ends = ends }
   set_lines(v, v.list_row + i - 1, v.list_row + i, { list_line(f) })
@@ -428,8 +445,6 @@ function M.open(review, o)
   list[#list + 1] = ""
   vim.api.nvim_buf_set_lines(buf, 0, -1, false, vim.list_extend(header, list))
   vim.bo[buf].modifiable = false
-  vim.bo[buf].syntax = "diff"
-  vim.bo[buf].filetype = "claude-review"
   ---@type claude_context.ReviewView
   local v = { buf = buf, review = review, list_row = 3, built = 0, ready = false, marks = {}, layout = {}, on_ready = o and o.on_ready }
   M.current = v
@@ -454,7 +469,13 @@ function M.open(review, o)
   if #cs.files > 0 then
     pcall(vim.api.nvim_win_set_cursor, 0, { v.list_row + 1, 0 })
   end
-  build(v)
+  vim.schedule(function()
+    -- Its own slice: FileType looks for ftplugins on the whole 'runtimepath'.
+    if vim.api.nvim_buf_is_valid(buf) then
+      vim.bo[buf].filetype = "claude-review"
+    end
+    build(v)
+  end)
   return v
 end
 

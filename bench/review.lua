@@ -1,0 +1,95 @@
+-- The review view at size: a change set of F files with H hunks each (default 200 × 5, files
+-- of 100 lines), opened with claude_context.review.open. Prints the time until the whole view
+-- is built, the longest the main thread was held meanwhile (the largest gap between the ticks
+-- of a 1 ms timer), and the time of keeping and of rejecting one hunk (a reject writes the file
+-- atomically and redraws its section; median and max over 50 of each).
+--
+--   .deps/venv/bin/nvim --headless --clean -u tests/minimal_init.lua -l bench/review.lua [F] [H]
+local uv = vim.uv
+local F = tonumber(_G.arg[1]) or 200
+local HN = tonumber(_G.arg[2]) or 5
+vim.notify = function() end
+require("claude_context").setup({ auto_start = false })
+local review = require("claude_context.review")
+
+local root = vim.fn.tempname()
+vim.fn.mkdir(root, "p")
+root = uv.fs_realpath(root)
+local cs = { root = root, turns = { { id = "t", session = "s", prompt = "bench", started_ms = 0, files = {} } }, files = {} }
+for i = 1, F do
+  local before, after = {}, {}
+  for l = 1, 100 do
+    before[l] = ("file %d line %d: the quick brown fox jumps over the lazy dog"):format(i, l)
+    after[l] = before[l]
+  end
+  for k = 1, HN do
+    after[math.floor(k * 100 / (HN + 1))] = ("changed %d in file %d"):format(k, i)
+  end
+  local path = ("src/dir%02d/file%03d.txt"):format(i % 20, i)
+  local abs = root .. "/" .. path
+  vim.fn.mkdir(vim.fs.dirname(abs), "p")
+  local b, a = table.concat(before, "\n") .. "\n", table.concat(after, "\n") .. "\n"
+  local f = assert(io.open(abs, "wb"))
+  f:write(a)
+  f:close()
+  cs.files[i] = { path = path, absolute = abs, status = "modified", before = b, after = a }
+end
+
+local function median(t)
+  table.sort(t)
+  return t[math.ceil(#t / 2)]
+end
+
+-- The longest main-thread block: gaps between the ticks of a 1 ms repeating timer.
+local max_gap, last = 0, nil
+local timer = uv.new_timer()
+timer:start(1, 1, function()
+  local now = uv.hrtime()
+  if last then
+    max_gap = math.max(max_gap, (now - last) / 1e6)
+  end
+  last = now
+end)
+
+local t0 = uv.hrtime()
+last = t0
+local first_block = 0
+local v = review.open(cs)
+first_block = (uv.hrtime() - t0) / 1e6
+vim.wait(60000, function()
+  return v.ready
+end, 1)
+local open_ms = (uv.hrtime() - t0) / 1e6
+timer:stop()
+max_gap = math.max(max_gap, first_block)
+
+local model = require("claude_context.review.model")
+local keep, reject = {}, {}
+for i = 1, 50 do
+  local f = model.file(v.review, i)
+  local s = uv.hrtime()
+  review.act("keep", { targets = { { f = f, hi = 1 } } })
+  keep[#keep + 1] = (uv.hrtime() - s) / 1e6
+  s = uv.hrtime()
+  review.act("reject", { targets = { { f = f, hi = 2 } } })
+  reject[#reject + 1] = (uv.hrtime() - s) / 1e6
+end
+local function mx(t)
+  return math.max(unpack(t))
+end
+io.stdout:write(
+  ("review view, %d files x %d hunks (%d hunks): open until built %.0f ms, first slice %.1f ms, longest block %.1f ms; keep median %.2f ms max %.2f ms; reject median %.2f ms max %.2f ms\n"):format(
+    F,
+    HN,
+    F * HN,
+    open_ms,
+    first_block,
+    max_gap,
+    median(keep),
+    mx(keep),
+    median(reject),
+    mx(reject)
+  )
+)
+vim.fn.delete(root, "rf")
+vim.cmd("qa!")
