@@ -189,9 +189,15 @@ return {
       R().reject()
       eq(false, vim.bo.modified)
       eq(h.read(root .. "/a.txt"), text(vim.api.nvim_buf_get_lines(0, 0, -1, false)))
-      -- The disk changed under the buffer: checking it neither prompts nor reloads anything else.
+      -- The buffer was reloaded with the same lines: checking it does nothing, and `:w` writes
+      -- without "the file has been changed since reading it" (that prompt would stall here).
       vim.cmd("checktime")
       eq(false, vim.bo.modified)
+      vim.api.nvim_buf_set_lines(0, 0, 1, false, { "edited later" })
+      vim.cmd("silent write")
+      local want = vim.deepcopy(AFTER)
+      want[1], want[2] = "edited later", "line 2"
+      eq(text(want), h.read(root .. "/a.txt"))
     end,
   },
   {

@@ -17,8 +17,9 @@ local fs = require("claude_context.review.fs")
 ---What a reject or undo refused: "conflict" or another message.
 ---@alias claude_context.ReviewRefusal string
 
----After our own write, buffer `buf` sees the disk change on its next check: no prompt when the
----disk still holds what we wrote (the buffer has it too); otherwise Neovim's usual behaviour.
+---After our own write, buffer `buf` sees the disk change on its next check without a prompt:
+---unmodified, it is reloaded (the same lines; Neovim then knows the file's new time, so a later
+---`:w` does not warn); modified, it is left as it is while the disk holds what we wrote.
 ---@param buf integer
 ---@param text string
 local function quiet_reload(buf, text)
@@ -26,11 +27,10 @@ local function quiet_reload(buf, text)
     buffer = buf,
     once = true,
     callback = function()
-      local now = fs.read(vim.api.nvim_buf_get_name(buf))
-      if now == text then
-        vim.v.fcs_choice = ""
-      elseif not vim.bo[buf].modified then
+      if not vim.bo[buf].modified then
         vim.v.fcs_choice = "reload"
+      elseif fs.read(vim.api.nvim_buf_get_name(buf)) == text then
+        vim.v.fcs_choice = ""
       else
         vim.v.fcs_choice = "ask"
       end
@@ -118,10 +118,11 @@ function M.swap(f, hi, to)
   end
   if buf then
     vim.api.nvim_buf_set_lines(buf, bs - 1, bs - 1 + r[2], false, model.to_buf(buf, with))
+    quiet_reload(buf, new_text)
     if not was_modified then
       vim.bo[buf].modified = false
+      pcall(vim.cmd.checktime, buf)
     end
-    quiet_reload(buf, new_text)
   end
   h.state = to
   return true

@@ -20,8 +20,22 @@ function M.split(text)
     return { lines = {}, eol = true }
   end
   local eol = text:sub(-1) == "\n"
-  local body = eol and text:sub(1, -2) or text
-  return { lines = vim.split(body, "\n", { plain = true }), eol = eol }
+  local lines, n = {}, 0
+  for l in (eol and text or (text .. "\n")):gmatch("([^\n]*)\n") do
+    n = n + 1
+    lines[n] = l
+  end
+  return { lines = lines, eol = eol }
+end
+
+---`text` ending with "\n" (as |M.diff_text| wants it; "" stays "").
+---@param text string?
+---@return string
+function M.terminated(text)
+  if text == nil or text == "" then
+    return ""
+  end
+  return text:sub(-1) == "\n" and text or (text .. "\n")
 end
 
 ---Joins lines back into a text.
@@ -49,6 +63,14 @@ end
 function M.diff(a, b)
   local ta = #a > 0 and (table.concat(a, "\n") .. "\n") or ""
   local tb = #b > 0 and (table.concat(b, "\n") .. "\n") or ""
+  return M.diff_text(ta, tb)
+end
+
+---The changes from text `ta` to text `tb` (each empty or ending with "\n").
+---@param ta string
+---@param tb string
+---@return claude_context.ReviewChange[]
+function M.diff_text(ta, tb)
   if ta == tb then
     return {}
   end

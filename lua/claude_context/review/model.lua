@@ -80,7 +80,7 @@ function M.file(review, i)
       f.kind = "text"
     end
     local bl, al = f.before.lines, f.after.lines
-    for _, c in ipairs(H.diff(bl, al)) do
+    for _, c in ipairs(H.diff_text(H.terminated(rf.before), H.terminated(rf.after))) do
       local h = c --[[@as claude_context.ReviewHunk]]
       h.old = H.slice(bl, c.a, c.ac)
       h.new = H.slice(al, c.b, c.bc)
