@@ -141,17 +141,19 @@ end
 ---@return claude_context.ReviewOutcome?
 function M.act(action, o)
   o = o or {}
-  local review = M.review
+  local buf = o.buf or vim.api.nvim_get_current_buf()
+  local in_view = view.current and view.current.buf == buf
+  -- The view acts on the review it shows (a turn that ended meanwhile may be the active one).
+  local review = in_view and view.current.review or M.review
   if not review then
     notify.error("review: no review is active (:ClaudeContext review)")
     return nil
   end
   local targets = o.targets
   if not targets then
-    local buf = o.buf or vim.api.nvim_get_current_buf()
     local l1 = o.line1 or vim.fn.line(".")
     local l2 = o.line2 or l1
-    if view.current and view.current.buf == buf then
+    if in_view then
       targets = view.targets(view.current, l1, l2)
     else
       targets = M.targets_in_buf(review, buf, l1, l2)
@@ -313,7 +315,8 @@ function M.on_session_state(data)
     end
     if o.auto_open then
       M.open(cs)
-    else
+    elseif not view.current then
+      -- (A review in the view stays the active one until it is closed.)
       M.set_active(model.new(cs))
     end
   end)

@@ -322,84 +322,6 @@ function M.row_is_list(v, row)
   return row > v.list_row and row <= v.list_row + #v.review.cs.files
 end
 
----The keys of the view (config review.keys) and what they do.
-local function map_keys(v)
-  local keys = opts().keys
-  local r = function()
-    return require("claude_context.review")
-  end
-  local function range_call(fn)
-    return function()
-      local l1, l2 = vim.fn.line("."), vim.fn.line(".")
-      local mode = vim.api.nvim_get_mode().mode
-      if mode:match("^[vV\22]") then
-        l1, l2 = vim.fn.line("v"), vim.fn.line(".")
-        if l1 > l2 then
-          l1, l2 = l2, l1
-        end
-        vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes("<Esc>", true, false, true), "nx", false)
-      end
-      fn(l1, l2)
-    end
-  end
-  local function file_call(action)
-    return function()
-      local i = M.at(v, vim.fn.line("."))
-      if i then
-        r().act(action, { targets = M.targets(v, v.list_row + i, v.list_row + i) })
-      end
-    end
-  end
-  local all = function(action)
-    return function()
-      local t = {}
-      for i = 1, #v.review.cs.files do
-        local f = model.file(v.review, i)
-        for hi, h in ipairs(f.hunks) do
-          if h.state == "pending" then
-            t[#t + 1] = { f = f, hi = hi }
-          end
-        end
-      end
-      r().act(action, { targets = t })
-    end
-  end
-  local maps = {
-    next_hunk = function()
-      M.jump(v, 1)
-    end,
-    prev_hunk = function()
-      M.jump(v, -1)
-    end,
-    keep = range_call(function(l1, l2)
-      r().act("keep", { buf = v.buf, line1 = l1, line2 = l2 })
-    end),
-    reject = range_call(function(l1, l2)
-      r().act("reject", { buf = v.buf, line1 = l1, line2 = l2 })
-    end),
-    keep_file = file_call("keep"),
-    reject_file = file_call("reject"),
-    keep_all = all("keep"),
-    reject_all = all("reject"),
-    undo = function()
-      r().undo()
-    end,
-    open = function()
-      M.goto_file(v)
-    end,
-    close = function()
-      M.close()
-    end,
-  }
-  for name, fn in pairs(maps) do
-    local lhs = keys[name]
-    if lhs and lhs ~= "" then
-      local modes = (name == "keep" or name == "reject") and { "n", "x" } or "n"
-      vim.keymap.set(modes, lhs, fn, { buffer = v.buf, nowait = true, desc = "claude-context review: " .. name:gsub("_", " ") })
-    end
-  end
-end
-
 ---Opens the view of `review` (replacing an open one). The header and file list appear at once;
 ---the sections are added in slices. `on_ready` runs when the whole view is built.
 ---@param review claude_context.Review
@@ -456,7 +378,7 @@ function M.open(review, o)
   end
   vim.wo[0][0].foldenable = false
   vim.wo[0][0].wrap = false
-  map_keys(v)
+  require("claude_context.review.keys").map(v)
   vim.api.nvim_create_autocmd("BufWipeout", {
     buffer = buf,
     once = true,
