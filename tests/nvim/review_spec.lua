@@ -495,6 +495,83 @@ return {
     end,
   },
   {
+    "a Visual selection in the view keeps the hunks it touches; gX rejects the rest; a symlinked file is never written through",
+    function()
+      reset()
+      local cs, root = changeset({
+        { path = "a.txt", before = text(BEFORE), after = text(AFTER) },
+        { path = "link.txt", before = "x\n", after = "y\n" },
+        { path = "huge.log", status = "too_large" },
+        { path = "sub/f.txt", before = "p\n", after = "q\n" },
+      })
+      -- link.txt is a symlink to a file outside the project; sub/ a symlink to a directory
+      -- outside it.
+      local outdir = h.tmpdir()
+      local outside = outdir .. "/target.txt"
+      h.write(outside, "y\n")
+      os.remove(root .. "/link.txt")
+      vim.uv.fs_symlink(outside, root .. "/link.txt")
+      h.write(outdir .. "/f.txt", "q\n")
+      vim.fn.delete(root .. "/sub", "rf")
+      vim.uv.fs_symlink(outdir, root .. "/sub")
+      local v = open(cs)
+      local r1 = row_of(v, "+CHANGED 2")
+      local r2 = row_of(v, "+ADDED")
+      vim.api.nvim_win_set_cursor(0, { r1, 0 })
+      vim.cmd("normal! V")
+      vim.api.nvim_win_set_cursor(0, { r2, 0 })
+      vim.cmd("normal a")
+      local f = R().active().files[1]
+      eq({ "kept", "kept", "pending" }, vim.tbl_map(function(x)
+        return x.state
+      end, f.hunks))
+      h.clear(messages)
+      vim.cmd("normal gX")
+      eq("rejected", f.hunks[3].state)
+      local want = vim.deepcopy(AFTER)
+      table.insert(want, 10, "line 9")
+      eq(text(want), h.read(root .. "/a.txt"))
+      local msg = messages[#messages].msg
+      contains(msg, "3 hunks not rejected")
+      contains(msg, "sub/f.txt is not inside the project")
+      eq("q\n", h.read(outdir .. "/f.txt"))
+      contains(msg, "link.txt is a link, not a regular file")
+      contains(msg, "huge.log: a too large file can only be kept")
+      eq("y\n", h.read(outside))
+      eq("link", vim.uv.fs_lstat(root .. "/link.txt").type)
+      contains(buf_text(v), "  partly        +2 −2  a.txt")
+      contains(buf_text(v), "huge.log (too large)")
+      vim.cmd("normal u")
+      eq(text(AFTER), h.read(root .. "/a.txt"))
+      vim.cmd("normal u")
+      eq("pending", f.hunks[1].state)
+    end,
+  },
+  {
+    "a turn that ends while the view is open leaves the view's review active",
+    function()
+      reset()
+      local cs = changeset({ { path = "b.txt", before = "x\n", after = "y\n" } })
+      local other = changeset({ { path = "c.txt", before = "1\n", after = "2\n" } })
+      local v = open(cs)
+      package.loaded["claude_context.review.source"] = {
+        changeset = function(_, cb)
+          cb(nil, other)
+        end,
+      }
+      vim.api.nvim_exec_autocmds("User", { pattern = "ClaudeContextSessionState", data = { id = "s1", state = "done" } })
+      eq(cs, R().active().cs)
+      vim.api.nvim_win_set_cursor(0, { row_of(v, "+y"), 0 })
+      eq(1, R().keep().done)
+      contains(buf_text(v), "@@ -1,1 +1,1 @@ kept")
+      -- Without a view, the turn's change set becomes the active review (signs).
+      V().close()
+      vim.api.nvim_exec_autocmds("User", { pattern = "ClaudeContextSessionState", data = { id = "s1", state = "done" } })
+      eq(other, R().active().cs)
+      package.loaded["claude_context.review.source"] = nil
+    end,
+  },
+  {
     "setup checks the review options",
     function()
       local cfg = require("claude_context.config.review")

@@ -79,7 +79,7 @@ function M.swap(f, hi, to)
       if text == nil then
         return false, ("%s is gone"):format(f.path)
       end
-      local ok, err = fs.remove(f.absolute)
+      local ok, err = fs.remove(f.absolute, f.root)
       if not ok then
         return false, err
       end
@@ -88,7 +88,7 @@ function M.swap(f, hi, to)
       end
     else
       local content = to == "rejected" and f.file.before or f.file.after
-      local ok, err = fs.write(f.absolute, content or "", { new = true })
+      local ok, err = fs.write(f.absolute, content or "", { new = true, root = f.root })
       if not ok then
         return false, err
       end
@@ -112,7 +112,7 @@ function M.swap(f, hi, to)
     eol = (to == "rejected" and f.before or f.after).eol
   end
   local new_text = H.join(lines, eol)
-  local ok, err = fs.write(f.absolute, new_text)
+  local ok, err = fs.write(f.absolute, new_text, { root = f.root })
   if not ok then
     return false, err
   end

@@ -63,14 +63,35 @@ local function write_all(fd, text)
   return true
 end
 
+---Whether `path`'s directory, all links resolved, is inside `root` (resolved too): a
+---directory on the way that is a symlink out of the project is refused.
+---@param path string
+---@param root string?
+---@return boolean ok, string? err
+function M.inside(path, root)
+  if not root then
+    return true
+  end
+  local dir = uv.fs_realpath(vim.fs.dirname(path))
+  local r = uv.fs_realpath(root)
+  if not (dir and r) or not (dir == r or vim.startswith(dir, r .. "/")) then
+    return false, ("%s is not inside the project %s (a directory on the way is a link): not written"):format(path, root)
+  end
+  return true
+end
+
 ---Writes `text` to `path` atomically. `opts.new`: the file must not exist (else it must be a
----regular file, whose mode is kept).
+---regular file, whose mode is kept). `opts.root`: the file's directory must be inside it.
 ---@param path string
 ---@param text string
----@param opts {new?:boolean}?
+---@param opts {new?:boolean, root?:string}?
 ---@return boolean ok, string? err
 function M.write(path, text, opts)
   opts = opts or {}
+  local inside, ierr = M.inside(path, opts.root)
+  if not inside then
+    return false, ierr
+  end
   local kind, st = M.kind(path)
   if opts.new and kind ~= "missing" then
     return false, ("%s exists"):format(path)
@@ -112,10 +133,16 @@ function M.write(path, text, opts)
   return true
 end
 
----Removes the regular file `path` (a symlink or anything else is refused).
+---Removes the regular file `path` (a symlink or anything else is refused; `root`: as for
+---|M.write|).
 ---@param path string
+---@param root string?
 ---@return boolean ok, string? err
-function M.remove(path)
+function M.remove(path, root)
+  local inside, ierr = M.inside(path, root)
+  if not inside then
+    return false, ierr
+  end
   local kind = M.kind(path)
   if kind ~= "file" then
     return false, kind == "missing" and ("%s is gone"):format(path) or ("%s is a %s: not removed"):format(path, kind)

@@ -27,6 +27,7 @@ local H = require("claude_context.review.hunks")
 ---@field file claude_context.ReviewFile the change set's entry
 ---@field path string project-relative
 ---@field absolute string
+---@field root string the change set's root
 ---@field kind "text"|"added"|"deleted"|"opaque"
 ---@field before claude_context.ReviewText
 ---@field after claude_context.ReviewText
@@ -62,6 +63,7 @@ function M.file(review, i)
     file = rf,
     path = rf.path,
     absolute = absolute,
+    root = review.cs.root,
     before = H.split(rf.before),
     after = H.split(rf.after),
     hunks = {},
