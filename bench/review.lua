@@ -72,21 +72,23 @@ timer:stop()
 max_gap = math.max(max_gap, first_block)
 
 local model = require("claude_context.review.model")
-local keep, reject = {}, {}
+local keep, reject, reject_cpu = {}, {}, {}
 for i = 1, 50 do
   local f = model.file(v.review, i)
   local s = uv.hrtime()
   review.act("keep", { targets = { { f = f, hi = 1 } } })
   keep[#keep + 1] = (uv.hrtime() - s) / 1e6
   s = uv.hrtime()
+  local c = cpu_ms()
   review.act("reject", { targets = { { f = f, hi = 2 } } })
   reject[#reject + 1] = (uv.hrtime() - s) / 1e6
+  reject_cpu[#reject_cpu + 1] = cpu_ms() - c
 end
 local function mx(t)
   return math.max(unpack(t))
 end
 io.stdout:write(
-  ("review view, %d files x %d hunks (%d hunks): open until built %.0f ms (CPU %.0f ms), first slice %.1f ms, longest block %.1f ms; keep median %.2f ms max %.2f ms; reject median %.2f ms max %.2f ms\n"):format(
+  ("review view, %d files x %d hunks (%d hunks): open until built %.0f ms (CPU %.0f ms), first slice %.1f ms, longest block %.1f ms; keep median %.2f ms max %.2f ms; reject median %.2f ms max %.2f ms (CPU median %.2f ms)\n"):format(
     F,
     HN,
     F * HN,
@@ -97,7 +99,8 @@ io.stdout:write(
     median(keep),
     mx(keep),
     median(reject),
-    mx(reject)
+    mx(reject),
+    median(reject_cpu)
   )
 )
 vim.fn.delete(root, "rf")
