@@ -456,10 +456,47 @@ return {
       end
       vim.cmd("ClaudeContext review")
       contains(messages[#messages].msg, "review: no turn was recorded")
-      package.preload["claude_context.review.source"] = nil
       h.clear(messages)
       vim.cmd("ClaudeContext review keep")
-      contains(messages[#messages].msg, "no review is active")
+      contains(messages[#messages].msg, "review: no turn was recorded")
+      package.preload["claude_context.review.source"] = nil
+    end,
+  },
+  {
+    "keep/reject in a buffer with no active review load the last turn first; so does quickfix",
+    function()
+      reset()
+      local cs, root = changeset({ { path = "a.txt", before = text(BEFORE), after = text(AFTER) } })
+      local asked = {}
+      package.loaded["claude_context.review.source"] = {
+        changeset = function(o, cb)
+          table.insert(asked, o)
+          vim.schedule(function()
+            cb(nil, cs)
+          end)
+        end,
+      }
+      vim.cmd.edit(root .. "/a.txt")
+      vim.api.nvim_win_set_cursor(0, { 2, 0 })
+      vim.cmd("ClaudeContext review reject")
+      wait_for(function()
+        return R().active()
+      end, 2000, "the active review")
+      local want = vim.deepcopy(AFTER)
+      want[2] = "line 2"
+      eq(text(want), h.read(root .. "/a.txt"))
+      eq({ { n = 1 } }, asked)
+      R().set_active(nil)
+      vim.cmd("ClaudeContext review quickfix 2")
+      wait_for(function()
+        return R().active()
+      end, 2000, "the active review")
+      eq({ n = 2 }, asked[2])
+      -- A fresh review of the same turn: the hunk rejected above is no longer Claude's text.
+      local qf = vim.fn.getqflist()
+      eq(3, #qf)
+      eq("+1 −1 CHANGED 2 [conflict]", qf[1].text)
+      package.loaded["claude_context.review.source"] = nil
     end,
   },
   {

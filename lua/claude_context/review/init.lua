@@ -137,7 +137,9 @@ end
 ---`o.line1`..`o.line2` of buffer `o.buf` touch (the view or a file's buffer; default: the
 ---current buffer, cursor line). `o.reason`: why (a reject's, sent with `send`).
 ---@param action "keep"|"reject"
----@param o {targets?:table[], buf?:integer, line1?:integer, line2?:integer, reason?:string}?
+---When no review is active, the last turn's change set is loaded first (asynchronously: the
+---result is nil then).
+---@param o {targets?:table[], buf?:integer, line1?:integer, line2?:integer, reason?:string, loaded?:boolean}?
 ---@return claude_context.ReviewOutcome?
 function M.act(action, o)
   o = o or {}
@@ -146,7 +148,26 @@ function M.act(action, o)
   -- The view acts on the review it shows (a turn that ended meanwhile may be the active one).
   local review = in_view and view.current.review or M.review
   if not review then
-    notify.error("review: no review is active (:ClaudeContext review)")
+    if o.targets or o.loaded then
+      notify.error("review: no review is active (:ClaudeContext review)")
+      return nil
+    end
+    -- None yet: the last turn's change set becomes the active review, then the action runs.
+    local again = vim.tbl_extend("force", o, {
+      buf = buf,
+      line1 = o.line1 or vim.fn.line("."),
+      line2 = o.line2 or o.line1 or vim.fn.line("."),
+      loaded = true,
+    })
+    M.load({ n = 1 }, function(err, cs)
+      if err or not cs then
+        return notify.error("review: " .. (err or "no change set"))
+      end
+      if not M.review then
+        M.set_active(model.new(cs))
+      end
+      M.act(action, again)
+    end)
     return nil
   end
   local targets = o.targets
@@ -275,7 +296,8 @@ function M.send()
 end
 
 ---`:ClaudeContext review quickfix [N]`: the quickfix list of the active review's pending hunks,
----or (N given, or no review active) of the last N turns' change set.
+---or (N given, or no review active) of the last N turns' change set, which becomes the active
+---review (unless the view shows another).
 ---@param n integer?
 ---@param done fun(count: integer)?
 function M.quickfix(n, done)
@@ -294,7 +316,12 @@ function M.quickfix(n, done)
     if err or not cs then
       return notify.error("review: " .. (err or "no change set"))
     end
-    fill(model.new(cs), ("Claude's changes (last %d turn%s)"):format(n or 1, (n or 1) == 1 and "" or "s"))
+    local review = model.new(cs)
+    if not view.current then
+      -- The hunks listed are the ones keep and reject act on.
+      M.set_active(review)
+    end
+    fill(review, ("Claude's changes (last %d turn%s)"):format(n or 1, (n or 1) == 1 and "" or "s"))
   end)
 end
 
