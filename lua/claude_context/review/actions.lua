@@ -59,9 +59,11 @@ function M.swap(f, hi, to)
   if h.opaque then
     return false, ("%s: a %s file can only be kept (its contents are not in the change set)"):format(f.path, f.file.status == "binary" and "binary" or "too large")
   end
+  if f.kind == "text" then
+    return unpack(M.swap_file(f, { hi }, to)[hi])
+  end
   local exp, regions = model.expected(f)
   local r = regions[hi]
-  local with = to == "rejected" and h.old or h.new
   local text, rerr = fs.read(f.absolute)
   if not text and rerr ~= "missing" then
     return false, rerr
@@ -71,61 +73,115 @@ function M.swap(f, hi, to)
   if not ds then
     return false, "conflict"
   end
+  -- Created or deleted: the whole file goes or comes back.
   local buf = model.loaded_buf(f.absolute)
-  if f.kind ~= "text" then
-    -- Created or deleted: the whole file goes or comes back.
-    local exists = to == "rejected" and f.kind == "added" or to == "pending" and f.kind == "deleted"
-    if exists then
-      if text == nil then
-        return false, ("%s is gone"):format(f.path)
-      end
-      local ok, err = fs.remove(f.absolute, f.root)
-      if not ok then
-        return false, err
-      end
-      if buf and not vim.bo[buf].modified then
-        pcall(vim.api.nvim_buf_delete, buf, {})
-      end
+  local exists = to == "rejected" and f.kind == "added" or to == "pending" and f.kind == "deleted"
+  if exists then
+    if text == nil then
+      return false, ("%s is gone"):format(f.path)
+    end
+    local ok, err = fs.remove(f.absolute, f.root)
+    if not ok then
+      return false, err
+    end
+    if buf and not vim.bo[buf].modified then
+      pcall(vim.api.nvim_buf_delete, buf, {})
+    end
+  else
+    local content = to == "rejected" and f.file.before or f.file.after
+    local ok, err = fs.write(f.absolute, content or "", { new = true, root = f.root })
+    if not ok then
+      return false, err
+    end
+    reload(buf)
+  end
+  h.state = to
+  return true
+end
+
+---Puts hunks `his` of the text file `f` into state `to` together: one atomic write of the disk
+---text with all their regions replaced, and one |nvim_buf_set_lines()| per hunk in its loaded
+---buffer (bottom up, so the rows above stay right). A hunk in conflict is left out.
+---@param f claude_context.ReviewFileState
+---@param his integer[]
+---@param to "rejected"|"pending"
+---@return table<integer, {[1]:boolean, [2]:string?}> result per hunk index: ok, err
+function M.swap_file(f, his, to)
+  local res = {}
+  local work = {}
+  for _, hi in ipairs(his) do
+    if f.kind ~= "text" or f.hunks[hi].opaque then
+      res[hi] = { M.swap(f, hi, to) }
     else
-      local content = to == "rejected" and f.file.before or f.file.after
-      local ok, err = fs.write(f.absolute, content or "", { new = true, root = f.root })
-      if not ok then
-        return false, err
-      end
-      reload(buf)
+      work[#work + 1] = hi
     end
-    h.state = to
-    return true
   end
-  local bs, was_modified
-  if buf then
-    bs = H.locate(H.diff(exp, model.buf_lines(buf)), r[1], r[2])
-    if not bs then
-      return false, "conflict"
+  if #work == 0 then
+    return res
+  end
+  local exp, regions = model.expected(f)
+  local text, rerr = fs.read(f.absolute)
+  if not text then
+    for _, hi in ipairs(work) do
+      res[hi] = { false, rerr == "missing" and ("%s is gone"):format(f.path) or rerr }
     end
-    was_modified = vim.bo[buf].modified
+    return res
   end
-  local lines = H.replace(disk.lines, ds, r[2], with)
-  local eol = disk.eol
-  if ds + r[2] - 1 >= #disk.lines then
-    -- The region reaches the end: its side decides the final newline.
+  local disk = H.split(text)
+  local dchanges = H.diff(exp, disk.lines)
+  local buf = model.loaded_buf(f.absolute)
+  local bchanges = buf and H.diff(exp, model.buf_lines(buf))
+  local todo = {}
+  for _, hi in ipairs(work) do
+    local r = regions[hi]
+    local ds = H.locate(dchanges, r[1], r[2])
+    local bs = buf and H.locate(bchanges, r[1], r[2])
+    if not ds or (buf and not bs) then
+      res[hi] = { false, "conflict" }
+    else
+      todo[#todo + 1] = { hi = hi, n = r[2], ds = ds, bs = bs, with = to == "rejected" and f.hunks[hi].old or f.hunks[hi].new }
+    end
+  end
+  if #todo == 0 then
+    return res
+  end
+  table.sort(todo, function(x, y)
+    return x.ds > y.ds
+  end)
+  local lines, eol = disk.lines, disk.eol
+  if todo[1].ds + todo[1].n - 1 >= #lines then
+    -- The last region reaches the end: its side decides the final newline.
     eol = (to == "rejected" and f.before or f.after).eol
+  end
+  for _, t in ipairs(todo) do
+    lines = H.replace(lines, t.ds, t.n, t.with)
   end
   local new_text = H.join(lines, eol)
   local ok, err = fs.write(f.absolute, new_text, { root = f.root })
+  for _, t in ipairs(todo) do
+    res[t.hi] = { ok, err }
+  end
   if not ok then
-    return false, err
+    return res
   end
   if buf then
-    vim.api.nvim_buf_set_lines(buf, bs - 1, bs - 1 + r[2], false, model.to_buf(buf, with))
+    local was_modified = vim.bo[buf].modified
+    table.sort(todo, function(x, y)
+      return x.bs > y.bs
+    end)
+    for _, t in ipairs(todo) do
+      vim.api.nvim_buf_set_lines(buf, t.bs - 1, t.bs - 1 + t.n, false, model.to_buf(buf, t.with))
+    end
     quiet_reload(buf, new_text)
     if not was_modified then
       vim.bo[buf].modified = false
       pcall(vim.cmd.checktime, buf)
     end
   end
-  h.state = to
-  return true
+  for _, t in ipairs(todo) do
+    f.hunks[t.hi].state = to
+  end
+  return res
 end
 
 ---One undo step: the hunks one command changed, with their previous states.
@@ -150,32 +206,43 @@ M.stack = {}
 function M.apply(review, targets, action, reason)
   local step = { review = review, items = {} }
   local out = { done = 0, refused = {} }
+  -- Per file, in the order of the targets: a file's hunks are rejected in one write.
+  local order, per = {}, {}
   for _, t in ipairs(targets) do
-    local h = t.f.hunks[t.hi]
-    if h.state == "pending" then
-      local ok, err = true, nil
-      if action == "keep" then
-        h.state = "kept"
-      else
-        ok, err = M.swap(t.f, t.hi, "rejected")
-        if ok then
-          h.reason = reason
-        end
+    if t.f.hunks[t.hi].state == "pending" then
+      if not per[t.f] then
+        per[t.f] = {}
+        order[#order + 1] = t.f
       end
+      table.insert(per[t.f], t.hi)
+    end
+  end
+  for _, f in ipairs(order) do
+    local res = {}
+    if action == "keep" then
+      for _, hi in ipairs(per[f]) do
+        f.hunks[hi].state = "kept"
+        res[hi] = { true }
+      end
+    else
+      res = M.swap_file(f, per[f], "rejected")
+    end
+    for _, hi in ipairs(per[f]) do
+      local h = f.hunks[hi]
+      local ok, err = res[hi][1], res[hi][2]
       if ok then
+        h.reason = action == "reject" and reason or nil
         out.done = out.done + 1
-        table.insert(step.items, { f = t.f, hi = t.hi, from = "pending", to = h.state })
+        table.insert(step.items, { f = f, hi = hi, from = "pending", to = h.state })
       else
         local why = err == "conflict" and "you changed these lines after Claude: not overwritten (edit them by hand, or keep the hunk)" or err
-        table.insert(out.refused, { path = t.f.path, line = h.cur or h.b, why = why })
+        table.insert(out.refused, { path = f.path, line = h.cur or h.b, why = why })
       end
     end
+    model.refresh(f)
   end
   if #step.items > 0 then
     table.insert(M.stack, step)
-  end
-  for _, t in ipairs(targets) do
-    model.refresh(t.f)
   end
   return out
 end
@@ -189,22 +256,36 @@ function M.undo()
   if not step then
     return nil, refused
   end
+  local order, per = {}, {}
   for i = #step.items, 1, -1 do
     local it = step.items[i]
     local h = it.f.hunks[it.hi]
     if h.state == it.to then
       if it.to == "rejected" then
-        local ok, err = M.swap(it.f, it.hi, "pending")
-        if ok then
-          h.reason = nil
-        else
-          local why = err == "conflict" and "you changed these lines since the reject: not overwritten" or err
-          table.insert(refused, { path = it.f.path, line = h.cur or h.b, why = why })
+        if not per[it.f] then
+          per[it.f] = {}
+          order[#order + 1] = it.f
         end
+        table.insert(per[it.f], it.hi)
       else
         h.state = it.from
       end
     end
+  end
+  for _, f in ipairs(order) do
+    local res = M.swap_file(f, per[f], "pending")
+    for _, hi in ipairs(per[f]) do
+      local h = f.hunks[hi]
+      if res[hi][1] then
+        h.reason, h.sent = nil, nil
+      else
+        local err = res[hi][2]
+        local why = err == "conflict" and "you changed these lines since the reject: not overwritten" or err
+        table.insert(refused, { path = f.path, line = h.cur or h.b, why = why })
+      end
+    end
+  end
+  for _, it in ipairs(step.items) do
     model.refresh(it.f)
   end
   return step, refused
