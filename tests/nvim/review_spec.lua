@@ -529,6 +529,34 @@ return {
       local row = row_of(v, "━━ dir/f200.txt")
       local i, hi = V().at(v, row + 1)
       eq({ 200, 1 }, { i, hi })
+      -- Rejecting everything runs in slices, one undo step for all.
+      local t, out = {}, nil
+      for fi, f in ipairs(R().active().files) do
+        for k = 1, #f.hunks do
+          t[#t + 1] = { f = R().active().files[fi], hi = k }
+        end
+      end
+      eq(nil, R().act("reject", { targets = t, on_done = function(o)
+        out = o
+      end }))
+      ok(out == nil, "done at once")
+      wait_for(function()
+        return out
+      end, 60000, "the rejects")
+      eq(1000, out.done)
+      eq(files[1].before, h.read(cs.files[1].absolute))
+      eq(files[200].before, h.read(cs.files[200].absolute))
+      ok(not buf_text(v):find("pending", 1, true), "nothing pending")
+      local undone = false
+      R().undo(function()
+        undone = true
+      end)
+      ok(not undone, "undone at once")
+      wait_for(function()
+        return undone
+      end, 60000, "the undo")
+      eq(files[1].after, h.read(cs.files[1].absolute))
+      eq(files[200].after, h.read(cs.files[200].absolute))
     end,
   },
   {

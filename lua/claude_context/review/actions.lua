@@ -202,9 +202,10 @@ M.stack = {}
 ---@param targets {f:claude_context.ReviewFileState, hi:integer}[]
 ---@param action "keep"|"reject"
 ---@param reason string? why (a reject's)
+---@param into claude_context.ReviewUndo? add to this undo step (the caller pushes it) instead of a new one
 ---@return claude_context.ReviewOutcome
-function M.apply(review, targets, action, reason)
-  local step = { review = review, items = {} }
+function M.apply(review, targets, action, reason, into)
+  local step = into or { review = review, items = {} }
   local out = { done = 0, refused = {} }
   -- Per file, in the order of the targets: a file's hunks are rejected in one write.
   local order, per = {}, {}
@@ -241,24 +242,36 @@ function M.apply(review, targets, action, reason)
     end
     model.refresh(f)
   end
-  if #step.items > 0 then
-    table.insert(M.stack, step)
+  if not into then
+    M.push(step)
   end
   return out
 end
 
----Undoes the last keep or reject. Returns the step undone (nil when there is none) and the
----refusals (a rejected hunk whose lines were edited since stays rejected).
----@return claude_context.ReviewUndo? step, {path:string, line:integer, why:string}[] refused
-function M.undo()
-  local step = table.remove(M.stack)
-  local refused = {}
-  if not step then
-    return nil, refused
+---Records `step` for undo (when it changed anything).
+---@param step claude_context.ReviewUndo
+function M.push(step)
+  if #step.items > 0 then
+    table.insert(M.stack, step)
   end
+end
+
+---Takes the last undo step off the stack (nil: none).
+---@return claude_context.ReviewUndo?
+function M.pop()
+  return table.remove(M.stack)
+end
+
+---Undoes `items` (of one undo step, or a part of it: whole files): kept hunks are pending
+---again, rejected ones get Claude's lines back. Returns the refusals (a rejected hunk whose
+---lines were edited since stays rejected).
+---@param items {f:claude_context.ReviewFileState, hi:integer, from:string, to:string}[]
+---@return {path:string, line:integer, why:string}[] refused
+function M.undo_items(items)
+  local refused = {}
   local order, per = {}, {}
-  for i = #step.items, 1, -1 do
-    local it = step.items[i]
+  for i = #items, 1, -1 do
+    local it = items[i]
     local h = it.f.hunks[it.hi]
     if h.state == it.to then
       if it.to == "rejected" then
@@ -285,10 +298,25 @@ function M.undo()
       end
     end
   end
-  for _, it in ipairs(step.items) do
-    model.refresh(it.f)
+  local seen = {}
+  for _, it in ipairs(items) do
+    if not seen[it.f] then
+      seen[it.f] = true
+      model.refresh(it.f)
+    end
   end
-  return step, refused
+  return refused
+end
+
+---Undoes the last keep or reject at once. Returns the step undone (nil when there is none)
+---and the refusals.
+---@return claude_context.ReviewUndo? step, {path:string, line:integer, why:string}[] refused
+function M.undo()
+  local step = M.pop()
+  if not step then
+    return nil, {}
+  end
+  return step, M.undo_items(step.items)
 end
 
 ---Forgets the undo steps (a new change set is reviewed).

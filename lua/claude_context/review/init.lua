@@ -139,7 +139,9 @@ end
 ---@param action "keep"|"reject"
 ---When no review is active, the last turn's change set is loaded first (asynchronously: the
 ---result is nil then).
----@param o {targets?:table[], buf?:integer, line1?:integer, line2?:integer, reason?:string, loaded?:boolean}?
+---More than |SYNC_FILES| files are done in slices: nil is returned, `o.on_done(outcome)` runs
+---at the end.
+---@param o {targets?:table[], buf?:integer, line1?:integer, line2?:integer, reason?:string, loaded?:boolean, on_done?:fun(out: claude_context.ReviewOutcome)}?
 ---@return claude_context.ReviewOutcome?
 function M.act(action, o)
   o = o or {}
@@ -184,17 +186,60 @@ function M.act(action, o)
     notify("review: no pending hunk there")
     return { done = 0, refused = {} }
   end
-  local out = actions.apply(review, targets, action, o.reason)
-  after_action(review, targets)
-  if #out.refused > 0 then
-    local lines = {}
-    for _, r in ipairs(out.refused) do
-      lines[#lines + 1] = ("%s:%d: %s"):format(r.path, r.line, r.why)
+  local function report(out)
+    if #out.refused > 0 then
+      local lines = {}
+      for _, r in ipairs(out.refused) do
+        lines[#lines + 1] = ("%s:%d: %s"):format(r.path, r.line, r.why)
+      end
+      notify.error(("review: %d hunk%s not %s:\n%s"):format(#out.refused, #out.refused == 1 and "" or "s", action == "keep" and "kept" or "rejected", table.concat(lines, "\n")))
     end
-    notify.error(("review: %d hunk%s not %s:\n%s"):format(#out.refused, #out.refused == 1 and "" or "s", action == "keep" and "kept" or "rejected", table.concat(lines, "\n")))
+    if o.on_done then
+      o.on_done(out)
+    end
   end
-  return out
+  local groups, per = {}, {}
+  for _, t in ipairs(targets) do
+    if not per[t.f] then
+      per[t.f] = {}
+      groups[#groups + 1] = per[t.f]
+    end
+    table.insert(per[t.f], t)
+  end
+  if #groups <= M.SYNC_FILES then
+    local out = actions.apply(review, targets, action, o.reason)
+    after_action(review, targets)
+    report(out)
+    return out
+  end
+  -- Many files (a whole change set): a few files per slice, one undo step for all.
+  local step = { review = review, items = {} }
+  local total = { done = 0, refused = {} }
+  local i = 1
+  local function slice()
+    local t0 = vim.uv.hrtime()
+    while i <= #groups and (vim.uv.hrtime() - t0) < M.SLICE_MS * 1e6 do
+      local out = actions.apply(review, groups[i], action, o.reason, step)
+      after_action(review, groups[i])
+      total.done = total.done + out.done
+      vim.list_extend(total.refused, out.refused)
+      i = i + 1
+    end
+    if i <= #groups then
+      vim.schedule(slice)
+    else
+      actions.push(step)
+      report(total)
+    end
+  end
+  slice()
+  return nil
 end
+
+---Keep/reject acting on more files than this runs in slices (`o.on_done` gets the outcome).
+M.SYNC_FILES = 8
+---Milliseconds of work per slice of a keep/reject over many files.
+M.SLICE_MS = 8
 
 ---Keeps hunks (see |act|).
 ---@param o table?
@@ -208,25 +253,52 @@ function M.reject(o)
   return M.act("reject", o)
 end
 
----Undoes the last keep or reject. Returns whether there was one.
+---Undoes the last keep or reject (over more than |SYNC_FILES| files in slices; `on_done` runs
+---at the end). Returns whether there was one.
+---@param on_done fun()?
 ---@return boolean
-function M.undo()
-  local step, refused = actions.undo()
+function M.undo(on_done)
+  local step = actions.pop()
   if not step then
     notify("review: nothing to undo")
     return false
   end
-  local targets = vim.tbl_map(function(it)
-    return { f = it.f, hi = it.hi }
-  end, step.items)
-  after_action(step.review, targets)
-  if #refused > 0 then
-    local lines = {}
-    for _, r in ipairs(refused) do
-      lines[#lines + 1] = ("%s:%d: %s"):format(r.path, r.line, r.why)
+  local groups, per = {}, {}
+  for _, it in ipairs(step.items) do
+    if not per[it.f] then
+      per[it.f] = {}
+      groups[#groups + 1] = per[it.f]
     end
-    notify.error("review: not undone:\n" .. table.concat(lines, "\n"))
+    table.insert(per[it.f], it)
   end
+  local refused = {}
+  local function finish()
+    if #refused > 0 then
+      local lines = {}
+      for _, r in ipairs(refused) do
+        lines[#lines + 1] = ("%s:%d: %s"):format(r.path, r.line, r.why)
+      end
+      notify.error("review: not undone:\n" .. table.concat(lines, "\n"))
+    end
+    if on_done then
+      on_done()
+    end
+  end
+  local i = 1
+  local function slice()
+    local t0 = vim.uv.hrtime()
+    while i <= #groups and (#groups <= M.SYNC_FILES or (vim.uv.hrtime() - t0) < M.SLICE_MS * 1e6) do
+      vim.list_extend(refused, actions.undo_items(groups[i]))
+      after_action(step.review, groups[i])
+      i = i + 1
+    end
+    if i <= #groups then
+      vim.schedule(slice)
+    else
+      finish()
+    end
+  end
+  slice()
   return true
 end
 
