@@ -133,5 +133,6 @@ io.stdout:write(
     max_gap
   )
 )
+require("claude_context.review.fs").flush()
 vim.fn.delete(root, "rf")
 vim.cmd("qa!")

@@ -6,6 +6,14 @@ local h = require("helpers")
 local eq, ok, contains, wait_for = h.eq, h.ok, h.contains, h.wait_for
 local messages = h.record_notify()
 
+---A file's bytes once the review's writes under way are done.
+local function disk(path)
+  wait_for(function()
+    return require("claude_context.review.fs").idle()
+  end, 10000, "the review's writes")
+  return h.read(path)
+end
+
 require("claude_context").setup({ auto_start = false })
 
 local function R()
@@ -131,7 +139,7 @@ return {
       vim.cmd("normal a")
       local f = R().active().files[1]
       eq("kept", f.hunks[1].state)
-      eq(text(AFTER), h.read(root .. "/a.txt"))
+      eq(text(AFTER), disk(root .. "/a.txt"))
       contains(buf_text(v), "@@ -2,1 +2,1 @@ kept\n@@ -6,0")
       contains(buf_text(v), "  pending       +2 −2  a.txt")
       vim.cmd("ClaudeContext review undo")
@@ -154,7 +162,7 @@ return {
       vim.cmd("ClaudeContext review reject too clever")
       local want_disk = vim.deepcopy(AFTER)
       want_disk[2] = "line 2"
-      eq(text(want_disk), h.read(root .. "/a.txt"))
+      eq(text(want_disk), disk(root .. "/a.txt"))
       local want_buf = vim.deepcopy(want_disk)
       want_buf[11] = "MY EDIT"
       eq(want_buf, vim.api.nvim_buf_get_lines(buf, 0, -1, false))
@@ -164,11 +172,11 @@ return {
       eq("too clever", hk.reason)
       -- A range over the added line and the deletion rejects both.
       vim.cmd("6,9ClaudeContext review reject")
-      eq(text(BEFORE), h.read(root .. "/a.txt"))
+      eq(text(BEFORE), disk(root .. "/a.txt"))
       vim.cmd("ClaudeContext review undo")
-      eq(text(want_disk), h.read(root .. "/a.txt"))
+      eq(text(want_disk), disk(root .. "/a.txt"))
       vim.cmd("ClaudeContext review undo")
-      eq(text(AFTER), h.read(root .. "/a.txt"))
+      eq(text(AFTER), disk(root .. "/a.txt"))
       local back = vim.deepcopy(AFTER)
       back[11] = "MY EDIT"
       eq(back, vim.api.nvim_buf_get_lines(buf, 0, -1, false))
@@ -188,7 +196,7 @@ return {
       vim.api.nvim_win_set_cursor(0, { 2, 0 })
       R().reject()
       eq(false, vim.bo.modified)
-      eq(h.read(root .. "/a.txt"), text(vim.api.nvim_buf_get_lines(0, 0, -1, false)))
+      eq(disk(root .. "/a.txt"), text(vim.api.nvim_buf_get_lines(0, 0, -1, false)))
       -- The buffer was reloaded with the same lines: checking it does nothing, and `:w` writes
       -- without "the file has been changed since reading it" (that prompt would stall here).
       vim.cmd("checktime")
@@ -197,7 +205,7 @@ return {
       vim.cmd("silent write")
       local want = vim.deepcopy(AFTER)
       want[1], want[2] = "edited later", "line 2"
-      eq(text(want), h.read(root .. "/a.txt"))
+      eq(text(want), disk(root .. "/a.txt"))
     end,
   },
   {
@@ -214,7 +222,7 @@ return {
       local out = R().reject()
       eq(0, out.done)
       contains(messages[#messages].msg, "a.txt:2: you changed these lines after Claude: not overwritten")
-      eq(text(AFTER), h.read(root .. "/a.txt"))
+      eq(text(AFTER), disk(root .. "/a.txt"))
       eq("CHANGED 2 by me", vim.api.nvim_buf_get_lines(buf, 1, 2, false)[1])
       eq("pending", R().active().files[1].hunks[1].state)
       contains(buf_text(v), "@@ -2,1 +2,1 @@ conflict: you changed these lines after Claude")
@@ -224,7 +232,7 @@ return {
       eq(1, R().reject().done)
       local want = vim.deepcopy(AFTER)
       table.remove(want, 6)
-      eq(text(want), h.read(root .. "/a.txt"))
+      eq(text(want), disk(root .. "/a.txt"))
     end,
   },
   {
@@ -240,15 +248,15 @@ return {
       contains(buf_text(v), "  pending       +0 −2  old.txt (deleted)")
       vim.api.nvim_win_set_cursor(0, { v.list_row + 1, 0 })
       vim.cmd("normal x")
-      eq(nil, h.read(root .. "/new.txt"))
+      eq(nil, disk(root .. "/new.txt"))
       vim.api.nvim_win_set_cursor(0, { v.list_row + 2, 0 })
       vim.cmd("normal x")
-      eq("gone\nfor good\n", h.read(root .. "/old.txt"))
+      eq("gone\nfor good\n", disk(root .. "/old.txt"))
       contains(buf_text(v), "  rejected      +0 −2  old.txt (deleted)")
       vim.cmd("normal u")
-      eq(nil, h.read(root .. "/old.txt"))
+      eq(nil, disk(root .. "/old.txt"))
       vim.cmd("normal u")
-      eq("fresh\n", h.read(root .. "/new.txt"))
+      eq("fresh\n", disk(root .. "/new.txt"))
     end,
   },
   {
@@ -267,12 +275,12 @@ return {
       contains(t, "@@ whole file @@ pending")
       vim.api.nvim_win_set_cursor(0, { v.list_row + 2, 0 })
       vim.cmd("normal x")
-      eq("a\nb\n", h.read(root .. "/new_name.txt"))
+      eq("a\nb\n", disk(root .. "/new_name.txt"))
       h.clear(messages)
       vim.api.nvim_win_set_cursor(0, { v.list_row + 1, 0 })
       vim.cmd("normal x")
       contains(messages[#messages].msg, "bin.dat: a binary file can only be kept")
-      eq("\0\1\2", h.read(root .. "/bin.dat"))
+      eq("\0\1\2", disk(root .. "/bin.dat"))
       vim.cmd("normal a")
       eq("kept", R().active().files[1].hunks[1].state)
     end,
@@ -289,14 +297,14 @@ return {
       eq("dos", vim.bo.fileformat)
       vim.api.nvim_win_set_cursor(0, { 2, 0 })
       R().reject()
-      eq("one\r\ntwo\r\nthree\r\nfour\r\n", h.read(root .. "/w.txt"))
+      eq("one\r\ntwo\r\nthree\r\nfour\r\n", disk(root .. "/w.txt"))
       eq({ "one", "two", "three", "four" }, vim.api.nvim_buf_get_lines(0, 0, -1, false))
       vim.api.nvim_win_set_cursor(0, { 4, 0 })
       R().reject()
-      eq(before, h.read(root .. "/w.txt"))
+      eq(before, disk(root .. "/w.txt"))
       R().undo()
       R().undo()
-      eq(after, h.read(root .. "/w.txt"))
+      eq(after, disk(root .. "/w.txt"))
     end,
   },
   {
@@ -484,7 +492,7 @@ return {
       end, 2000, "the active review")
       local want = vim.deepcopy(AFTER)
       want[2] = "line 2"
-      eq(text(want), h.read(root .. "/a.txt"))
+      eq(text(want), disk(root .. "/a.txt"))
       eq({ { n = 1 } }, asked)
       R().set_active(nil)
       vim.cmd("ClaudeContext review quickfix 2")
@@ -544,8 +552,8 @@ return {
         return out
       end, 60000, "the rejects")
       eq(1000, out.done)
-      eq(files[1].before, h.read(cs.files[1].absolute))
-      eq(files[200].before, h.read(cs.files[200].absolute))
+      eq(files[1].before, disk(cs.files[1].absolute))
+      eq(files[200].before, disk(cs.files[200].absolute))
       ok(not buf_text(v):find("pending", 1, true), "nothing pending")
       local undone = false
       R().undo(function()
@@ -555,8 +563,8 @@ return {
       wait_for(function()
         return undone
       end, 60000, "the undo")
-      eq(files[1].after, h.read(cs.files[1].absolute))
-      eq(files[200].after, h.read(cs.files[200].absolute))
+      eq(files[1].after, disk(cs.files[1].absolute))
+      eq(files[200].after, disk(cs.files[200].absolute))
     end,
   },
   {
@@ -595,19 +603,19 @@ return {
       eq("rejected", f.hunks[3].state)
       local want = vim.deepcopy(AFTER)
       table.insert(want, 10, "line 9")
-      eq(text(want), h.read(root .. "/a.txt"))
+      eq(text(want), disk(root .. "/a.txt"))
       local msg = messages[#messages].msg
       contains(msg, "3 hunks not rejected")
       contains(msg, "sub/f.txt is not inside the project")
-      eq("q\n", h.read(outdir .. "/f.txt"))
+      eq("q\n", disk(outdir .. "/f.txt"))
       contains(msg, "link.txt is a link, not a regular file")
       contains(msg, "huge.log: a too large file can only be kept")
-      eq("y\n", h.read(outside))
+      eq("y\n", disk(outside))
       eq("link", vim.uv.fs_lstat(root .. "/link.txt").type)
       contains(buf_text(v), "  partly        +2 −2  a.txt")
       contains(buf_text(v), "huge.log (too large)")
       vim.cmd("normal u")
-      eq(text(AFTER), h.read(root .. "/a.txt"))
+      eq(text(AFTER), disk(root .. "/a.txt"))
       vim.cmd("normal u")
       eq("pending", f.hunks[1].state)
     end,

@@ -1,7 +1,8 @@
 ---@mod claude_context.review.actions Keep, reject and undo hunks, on disk and in buffers
 ---
 --- Keep marks a hunk accepted (nothing is written). Reject puts the hunk's baseline lines back
---- in place of Claude's: on disk (the disk text with that region replaced, written atomically)
+--- in place of Claude's: on disk (the disk text with that region replaced, written atomically;
+--- the write itself on libuv's thread pool, see claude_context.review.fs)
 --- and, when the file is loaded, in its buffer (|nvim_buf_set_lines()| of that region only, so
 --- the person's unsaved edits elsewhere stay). A hunk whose region the person edited (on disk
 --- or in the buffer) is a conflict: reject refuses it. Undo reverses the last keep or reject
@@ -13,6 +14,7 @@ local M = {}
 local H = require("claude_context.review.hunks")
 local model = require("claude_context.review.model")
 local fs = require("claude_context.review.fs")
+local notify = require("claude_context.notify")
 
 ---What a reject or undo refused: "conflict" or another message.
 ---@alias claude_context.ReviewRefusal string
@@ -157,7 +159,16 @@ function M.swap_file(f, his, to)
     lines = H.replace(lines, t.ds, t.n, t.with)
   end
   local new_text = H.join(lines, eol)
-  local ok, err = fs.write(f.absolute, new_text, { root = f.root })
+  local was_modified = buf and vim.bo[buf].modified
+  -- The disk work goes to the thread pool (the checks and the temporary file are done now);
+  -- an unmodified buffer is reloaded once the file is in place (see quiet_reload).
+  local ok, err = fs.write_async(f.absolute, new_text, { root = f.root }, function(written, werr)
+    if not written then
+      notify.error(("review: %s; its buffer and the review show the change, the file does not"):format(werr))
+    elseif buf and not was_modified and vim.api.nvim_buf_is_loaded(buf) and not vim.bo[buf].modified then
+      pcall(vim.cmd.checktime, buf)
+    end
+  end)
   for _, t in ipairs(todo) do
     res[t.hi] = { ok, err }
   end
@@ -165,7 +176,6 @@ function M.swap_file(f, his, to)
     return res
   end
   if buf then
-    local was_modified = vim.bo[buf].modified
     table.sort(todo, function(x, y)
       return x.bs > y.bs
     end)
@@ -175,7 +185,6 @@ function M.swap_file(f, his, to)
     quiet_reload(buf, new_text)
     if not was_modified then
       vim.bo[buf].modified = false
-      pcall(vim.cmd.checktime, buf)
     end
   end
   for _, t in ipairs(todo) do
