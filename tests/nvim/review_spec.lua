@@ -187,6 +187,26 @@ return {
     end,
   },
   {
+    "rejects of one file in quick succession all reach the disk (each built on the text being written)",
+    function()
+      reset()
+      local cs, root = changeset({ { path = "a.txt", before = text(BEFORE), after = text(AFTER) } })
+      R().set_active(require("claude_context.review.model").new(cs))
+      local f = require("claude_context.review.model").file(R().active(), 1)
+      for hi = 1, 3 do
+        eq(1, R().act("reject", { targets = { { f = f, hi = hi } } }).done)
+      end
+      R().flush()
+      eq(text(BEFORE), h.read(root .. "/a.txt"))
+      R().undo()
+      R().undo()
+      R().flush()
+      local want = vim.deepcopy(AFTER)
+      want[2] = "line 2"
+      eq(text(want), h.read(root .. "/a.txt"))
+    end,
+  },
+  {
     "reject of an unmodified buffer leaves it unmodified and equal to the disk",
     function()
       reset()

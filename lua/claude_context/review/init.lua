@@ -47,6 +47,13 @@ function M.open(cs, o)
   return view.open(review, o)
 end
 
+---Waits (at most `ms`, default 5000) until the files rejects and undos wrote are on disk (the
+---writes run on libuv's thread pool; tests and scripts that read the files call this).
+---@param ms integer?
+function M.flush(ms)
+  require("claude_context.review.fs").flush(nil, ms)
+end
+
 ---Closes the review view (the review stays active: signs, keep/reject in buffers).
 function M.close()
   view.close()
