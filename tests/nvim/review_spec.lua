@@ -139,6 +139,10 @@ return {
       vim.cmd("normal a")
       local f = R().active().files[1]
       eq("kept", f.hunks[1].state)
+      -- The blank line after a section is no hunk.
+      vim.api.nvim_win_set_cursor(0, { vim.api.nvim_buf_line_count(v.buf), 0 })
+      vim.cmd("normal a")
+      eq("pending", f.hunks[2].state)
       eq(text(AFTER), disk(root .. "/a.txt"))
       contains(buf_text(v), "@@ -2,1 +2,1 @@ kept\n@@ -6,0")
       contains(buf_text(v), "  pending       +2 −2  a.txt")

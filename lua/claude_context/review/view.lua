@@ -188,7 +188,7 @@ local function head_row(v, i)
 end
 
 ---What buffer row `row` (1-based) shows: file index, and the hunk index (nil: the file as a
----whole, on its list line or its header).
+---whole, on its list line or its header); nil on the header, blank and other lines.
 ---@param v claude_context.ReviewView
 ---@param row integer
 ---@return integer? file, integer? hunk
@@ -211,12 +211,16 @@ function M.at(v, row)
   end
   local rel = row - head_row(v, lo)
   local lay = v.layout[lo]
+  if rel == 0 then
+    return lo, nil
+  end
   for h = 1, #lay.rel do
     if rel >= lay.rel[h] and rel <= lay.ends[h] then
       return lo, h
     end
   end
-  return lo, nil
+  -- The blank line after a section: nothing.
+  return nil
 end
 
 ---The pending hunks rows l1..l2 of the view touch (a file's list line or header: all of its).
