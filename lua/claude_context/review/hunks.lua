@@ -122,6 +122,39 @@ function M.locate(changes, r, rn)
   return r + offset
 end
 
+---The lines of `text` in the regions `want` ({ {start, count}, … }, sorted, not overlapping):
+---one list per region. Scans the text once and copies only those lines ("\r" kept).
+---@param text string?
+---@param want {[1]:integer,[2]:integer}[]
+---@return string[][]
+function M.lines_at(text, want)
+  local out = {}
+  for i = 1, #want do
+    out[i] = {}
+  end
+  if not text or text == "" or #want == 0 then
+    return out
+  end
+  local pos, line, w = 1, 1, 1
+  local len = #text
+  while w <= #want and pos <= len do
+    local s, n = want[w][1], want[w][2]
+    local nl = text:find("\n", pos, true)
+    local stop = nl and nl - 1 or len
+    if line >= s + n then
+      w = w + 1
+    else
+      if line >= s then
+        local t = out[w]
+        t[#t + 1] = text:sub(pos, stop)
+      end
+      line = line + 1
+      pos = (nl or len) + 1
+    end
+  end
+  return out
+end
+
 ---The lines `lines[s .. s+n-1]`.
 ---@param lines string[]
 ---@param s integer

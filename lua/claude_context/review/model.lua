@@ -40,6 +40,17 @@ local H = require("claude_context.review.hunks")
 ---@field files claude_context.ReviewFileState[] in the change set's order
 ---@field by_abs table<string, claude_context.ReviewFileState>
 
+---Splits a file state's `before` / `after` text into lines on first use.
+local lazy_texts = {
+  __index = function(f, k)
+    if k == "before" or k == "after" then
+      local v = H.split(rawget(f, "file")[k])
+      rawset(f, k, v)
+      return v
+    end
+  end,
+}
+
 ---A review of change set `cs` (all hunks pending). Hunks are computed here, one vim.diff per
 ---file; callers that must not block slice the work with `file(review, i)`.
 ---@param cs claude_context.ChangeSet
@@ -59,17 +70,17 @@ function M.file(review, i)
   end
   local rf = review.cs.files[i]
   local absolute = rf.absolute or (review.cs.root .. "/" .. rf.path)
-  f = {
+  -- `before` and `after` (the texts as lines) are split when first needed: the view needs only
+  -- the hunks' lines.
+  f = setmetatable({
     file = rf,
     path = rf.path,
     absolute = absolute,
     root = review.cs.root,
-    before = H.split(rf.before),
-    after = H.split(rf.after),
     hunks = {},
     added = 0,
     removed = 0,
-  }
+  }, lazy_texts)
   if rf.status == "binary" or rf.status == "too_large" then
     f.kind = "opaque"
     f.hunks[1] = { a = 1, ac = 0, b = 1, bc = 0, old = {}, new = {}, state = "pending", opaque = true }
@@ -81,11 +92,17 @@ function M.file(review, i)
     else
       f.kind = "text"
     end
-    local bl, al = f.before.lines, f.after.lines
-    for _, c in ipairs(H.diff_text(H.terminated(rf.before), H.terminated(rf.after))) do
+    local changes = H.diff_text(H.terminated(rf.before), H.terminated(rf.after))
+    local olds = H.lines_at(rf.before, vim.tbl_map(function(c)
+      return { c.a, c.ac }
+    end, changes))
+    local news = H.lines_at(rf.after, vim.tbl_map(function(c)
+      return { c.b, c.bc }
+    end, changes))
+    for i, c in ipairs(changes) do
       local h = c --[[@as claude_context.ReviewHunk]]
-      h.old = H.slice(bl, c.a, c.ac)
-      h.new = H.slice(al, c.b, c.bc)
+      h.old = olds[i]
+      h.new = news[i]
       h.state = "pending"
       f.hunks[#f.hunks + 1] = h
       f.added = f.added + c.bc
