@@ -246,7 +246,7 @@ end
 ---Keep/reject acting on more files than this runs in slices (`o.on_done` gets the outcome).
 M.SYNC_FILES = 8
 ---Milliseconds of work per slice of a keep/reject over many files.
-M.SLICE_MS = 8
+M.SLICE_MS = 6
 
 ---Keeps hunks (see |act|).
 ---@param o table?
