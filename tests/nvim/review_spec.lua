@@ -382,6 +382,28 @@ return {
     end,
   },
   {
+    "in the view, <CR> on the list goes to the file's diff and on a line opens the file there; a comment there names the file's line",
+    function()
+      reset()
+      local cs, root = changeset({
+        { path = "a.txt", before = text(BEFORE), after = text(AFTER) },
+        { path = "b.txt", before = "x\n", after = "y\n" },
+      })
+      local v = open(cs)
+      vim.api.nvim_win_set_cursor(0, { v.list_row + 2, 0 })
+      vim.cmd("execute \"normal \\<CR>\"")
+      eq("━━ b.txt  +1 −1  [pending]", vim.api.nvim_get_current_line())
+      local row = row_of(v, "+ADDED")
+      vim.api.nvim_win_set_cursor(0, { row, 0 })
+      vim.cmd("ClaudeContext review comment an extra line?")
+      eq("- @a.txt#L6 an extra line?", vim.split(R().prompt(), "\n")[2])
+      vim.cmd("execute \"normal \\<CR>\"")
+      eq(root .. "/a.txt", vim.api.nvim_buf_get_name(0))
+      eq({ 6, 0 }, vim.api.nvim_win_get_cursor(0))
+      eq("ADDED", vim.api.nvim_get_current_line())
+    end,
+  },
+  {
     "send refuses a turn started outside Neovim and leaves the prompt in a register",
     function()
       reset()
