@@ -511,8 +511,18 @@ return {
       vim.cmd("ClaudeContext review")
       contains(messages[#messages].msg, "review: no turn was recorded")
       h.clear(messages)
+      package.loaded["claude_context.review.source"] = nil
       vim.cmd("ClaudeContext review keep")
       contains(messages[#messages].msg, "review: no turn was recorded")
+      -- A source that is there but broken says so.
+      package.loaded["claude_context.review.source"] = nil
+      package.preload["claude_context.review.source"] = function()
+        error("boom")
+      end
+      vim.cmd("ClaudeContext review")
+      contains(messages[#messages].msg, "review: the turns' source failed to load")
+      contains(messages[#messages].msg, "boom")
+      package.loaded["claude_context.review.source"] = nil
       package.preload["claude_context.review.source"] = nil
     end,
   },

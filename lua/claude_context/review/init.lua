@@ -64,13 +64,28 @@ end
 ---@param cb fun(err?:string, cs?:claude_context.ChangeSet)
 function M.load(o, cb)
   local ok, source = pcall(require, "claude_context.review.source")
+  if not ok and not tostring(source):find("module 'claude_context.review.source' not found", 1, true) then
+    cb("the turns' source failed to load: " .. tostring(source))
+    return
+  end
   if not ok or type(source) ~= "table" or not source.changeset then
     cb("no turn was recorded: this version of the plugin records no turns to review")
     return
   end
-  local called, err = pcall(source.changeset, o, cb)
+  local done = false
+  local function once(err, cs)
+    if not done then
+      done = true
+      cb(err, cs)
+    end
+  end
+  local called, err = pcall(source.changeset, o, once)
   if not called then
-    cb(tostring(err))
+    if done then
+      notify.error("review: " .. tostring(err))
+    else
+      once(tostring(err))
+    end
   end
 end
 
