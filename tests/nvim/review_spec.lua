@@ -102,9 +102,30 @@ return {
       contains(t, "  pending       +2 −2  a.txt")
       contains(t, "  pending       +1 −1  b.txt")
       contains(t, "━━ a.txt  +2 −2  [pending]")
-      contains(t, "@@ -2,1 +2,1 @@ pending\n-line 2\n+CHANGED 2")
-      contains(t, "@@ -6,0 +6,1 @@ pending\n+ADDED")
-      contains(t, "@@ -9,1 +10,0 @@ pending\n-line 9")
+      -- Each hunk with up to two lines of Claude's text above and below it (review.context).
+      contains(
+        t,
+        table.concat({
+          "@@ -2,1 +2,1 @@ pending",
+          " line 1",
+          "-line 2",
+          "+CHANGED 2",
+          " line 3",
+          " line 4",
+          "@@ -6,0 +6,1 @@ pending",
+          " line 4",
+          " line 5",
+          "+ADDED",
+          " line 6",
+          " line 7",
+          "@@ -9,1 +10,0 @@ pending",
+          " line 7",
+          " line 8",
+          "-line 9",
+          " line 10",
+          "",
+        }, "\n")
+      )
       eq(3, #R().active().files[1].hunks)
     end,
   },
@@ -148,7 +169,7 @@ return {
       contains(buf_text(v), "  pending       +2 −2  a.txt")
       vim.cmd("ClaudeContext review undo")
       eq("pending", f.hunks[1].state)
-      contains(buf_text(v), "@@ -2,1 +2,1 @@ pending\n-line 2\n+CHANGED 2")
+      contains(buf_text(v), "@@ -2,1 +2,1 @@ pending\n line 1\n-line 2\n+CHANGED 2")
     end,
   },
   {
@@ -401,6 +422,19 @@ return {
       eq(root .. "/a.txt", vim.api.nvim_buf_get_name(0))
       eq({ 6, 0 }, vim.api.nvim_win_get_cursor(0))
       eq("ADDED", vim.api.nvim_get_current_line())
+      -- Context rows stand for their own lines (above: line 5; below: line 7 is "line 6").
+      vim.cmd("close")
+      vim.api.nvim_win_set_cursor(0, { row - 1, 0 })
+      vim.cmd("execute \"normal \\<CR>\"")
+      eq({ 5, "line 5" }, { vim.fn.line("."), vim.api.nvim_get_current_line() })
+      vim.cmd("close")
+      vim.api.nvim_win_set_cursor(0, { row + 1, 0 })
+      vim.cmd("execute \"normal \\<CR>\"")
+      eq({ 7, "line 6" }, { vim.fn.line("."), vim.api.nvim_get_current_line() })
+      vim.cmd("close")
+      vim.api.nvim_win_set_cursor(0, { row_of(v, "-line 9"), 0 })
+      vim.cmd("execute \"normal \\<CR>\"")
+      eq({ 10, "line 10" }, { vim.fn.line("."), vim.api.nvim_get_current_line() })
     end,
   },
   {
@@ -713,6 +747,8 @@ return {
       contains(e, "review.keys.keep must be a string")
       okk, e = pcall(cfg.resolve, { auto_open = "yes" })
       contains(e, "review.auto_open must be a boolean")
+      okk, e = pcall(cfg.resolve, { context = -1 })
+      contains(e, "review.context must be a whole number >= 0")
     end,
   },
 }

@@ -24,12 +24,14 @@ local M = {}
 ---@field signs boolean Signs on Claude's changed lines in ordinary buffers until kept (default true)
 ---@field sign_priority integer Priority of those signs (default 6, below gitsigns' and diagnostics')
 ---@field submit boolean `review send` presses Enter after the prompt (default true)
+---@field context integer Unchanged lines shown above and below a hunk in the view (default 2)
 ---@field keys claude_context.ReviewKeys
 M.defaults = {
   auto_open = false,
   signs = true,
   sign_priority = 6,
   submit = true,
+  context = 2,
   keys = {
     next_hunk = "]c",
     prev_hunk = "[c",
@@ -76,6 +78,9 @@ function M.resolve(user)
     if type(o[k]) ~= "boolean" then
       error(("claude-context: option review.%s must be a boolean"):format(k), 0)
     end
+  end
+  if type(o.context) ~= "number" or o.context < 0 or o.context % 1 ~= 0 then
+    error("claude-context: option review.context must be a whole number >= 0", 0)
   end
   if type(o.sign_priority) ~= "number" or o.sign_priority < 0 then
     error("claude-context: option review.sign_priority must be a number >= 0", 0)

@@ -122,34 +122,42 @@ function M.locate(changes, r, rn)
   return r + offset
 end
 
----The lines of `text` in the regions `want` ({ {start, count}, … }, sorted, not overlapping):
----one list per region. Scans the text once and copies only those lines ("\r" kept).
+---The lines of `text` in the regions `want` ({ {start, count}, … }; they may overlap, a region
+---past the end gets the lines there are): one list per region. Scans the text once, up to the
+---last line wanted, and copies only the lines wanted ("\r" kept).
 ---@param text string?
 ---@param want {[1]:integer,[2]:integer}[]
 ---@return string[][]
 function M.lines_at(text, want)
   local out = {}
-  for i = 1, #want do
+  local need, last = {}, 0
+  for i, r in ipairs(want) do
     out[i] = {}
+    for l = r[1], r[1] + r[2] - 1 do
+      need[l] = true
+    end
+    last = math.max(last, r[1] + r[2] - 1)
   end
-  if not text or text == "" or #want == 0 then
+  if not text or text == "" or last == 0 then
     return out
   end
-  local pos, line, w = 1, 1, 1
-  local len = #text
-  while w <= #want and pos <= len do
-    local s, n = want[w][1], want[w][2]
+  local got = {}
+  local pos, line, len = 1, 1, #text
+  while line <= last and pos <= len do
     local nl = text:find("\n", pos, true)
-    local stop = nl and nl - 1 or len
-    if line >= s + n then
-      w = w + 1
-    else
-      if line >= s then
-        local t = out[w]
-        t[#t + 1] = text:sub(pos, stop)
+    if need[line] then
+      got[line] = text:sub(pos, nl and nl - 1 or len)
+    end
+    line = line + 1
+    pos = (nl or len) + 1
+  end
+  for i, r in ipairs(want) do
+    local t = out[i]
+    for l = r[1], r[1] + r[2] - 1 do
+      if got[l] == nil then
+        break
       end
-      line = line + 1
-      pos = (nl or len) + 1
+      t[#t + 1] = got[l]
     end
   end
   return out

@@ -22,6 +22,8 @@ local H = require("claude_context.review.hunks")
 ---@field opaque? boolean a binary or too large file's one pseudo-hunk (keep only)
 ---@field conflict? boolean the person edited its region (as of the last refresh)
 ---@field cur? integer its start in the current text (as of the last refresh; nil in conflict)
+---@field above string[] up to `context` lines of `after` above it (for the view)
+---@field below string[] up to `context` lines of `after` below it (for the view)
 
 ---@class claude_context.ReviewFileState
 ---@field file claude_context.ReviewFile the change set's entry
@@ -39,6 +41,7 @@ local H = require("claude_context.review.hunks")
 ---@field cs claude_context.ChangeSet
 ---@field files claude_context.ReviewFileState[] in the change set's order
 ---@field by_abs table<string, claude_context.ReviewFileState>
+---@field context integer lines of context shown around a hunk (option review.context)
 
 ---Splits a file state's `before` / `after` text into lines on first use.
 local lazy_texts = {
@@ -56,7 +59,10 @@ local lazy_texts = {
 ---@param cs claude_context.ChangeSet
 ---@return claude_context.Review
 function M.new(cs)
-  return { cs = cs, files = {}, by_abs = {} }
+  local ok, o = pcall(function()
+    return require("claude_context.config.review").options()
+  end)
+  return { cs = cs, files = {}, by_abs = {}, context = ok and o.context or 2 }
 end
 
 ---Builds (once) and returns the state of the change set's i-th file.
@@ -96,13 +102,22 @@ function M.file(review, i)
     local olds = H.lines_at(rf.before, vim.tbl_map(function(c)
       return { c.a, c.ac }
     end, changes))
-    local news = H.lines_at(rf.after, vim.tbl_map(function(c)
-      return { c.b, c.bc }
-    end, changes))
+    -- From `after`: each hunk's lines, then the context above and below it.
+    local C = f.kind == "text" and (review.context or 0) or 0
+    local want = {}
+    for i, c in ipairs(changes) do
+      local top = math.max(1, c.b - C)
+      want[i] = { c.b, c.bc }
+      want[#changes + 2 * i - 1] = { top, c.b - top }
+      want[#changes + 2 * i] = { c.b + c.bc, C }
+    end
+    local news = H.lines_at(rf.after, want)
     for i, c in ipairs(changes) do
       local h = c --[[@as claude_context.ReviewHunk]]
       h.old = olds[i]
       h.new = news[i]
+      h.above = news[#changes + 2 * i - 1]
+      h.below = news[#changes + 2 * i]
       h.state = "pending"
       f.hunks[#f.hunks + 1] = h
       f.added = f.added + c.bc

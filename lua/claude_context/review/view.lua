@@ -5,6 +5,7 @@
 --- baseline lines as `-`, Claude's as `+`). Kept and rejected hunks fold to their `@@` line.
 --- It is built in slices of a few milliseconds (|vim.schedule()| between them), so a big
 --- change set never holds the editor; a file's section is redrawn alone after an action.
+--- Up to `review.context` lines of Claude's text above and below a pending hunk frame it.
 
 local M = {}
 
@@ -95,11 +96,17 @@ function M.section(f)
       lines[#lines + 1] = ("@@ -%d,%d +%d,%d @@ %s"):format(h.a, h.ac, h.cur or h.b, h.bc, st)
     end
     if h.state == "pending" then
+      for _, l in ipairs(h.above or {}) do
+        lines[#lines + 1] = " " .. display(l)
+      end
       for _, l in ipairs(h.old) do
         lines[#lines + 1] = "-" .. display(l)
       end
       for _, l in ipairs(h.new) do
         lines[#lines + 1] = "+" .. display(l)
+      end
+      for _, l in ipairs(h.below or {}) do
+        lines[#lines + 1] = " " .. display(l)
       end
     end
     ends[hi] = #lines - 1
@@ -269,10 +276,19 @@ function M.file_line(v, row)
   local h = f.hunks[hi]
   local rel = row - head_row(v, i) - v.layout[i].rel[hi]
   local base = h.cur or h.b
-  if h.state == "pending" and rel > #h.old then
-    return f, base + rel - #h.old - 1
+  if h.state ~= "pending" or rel == 0 then
+    return f, math.max(base, 1)
   end
-  return f, math.max(base, 1)
+  -- Rows: context above, `-` lines, `+` lines, context below.
+  local above, nold, nnew = #(h.above or {}), #h.old, #h.new
+  if rel <= above then
+    return f, math.max(base - above + rel - 1, 1)
+  elseif rel <= above + nold then
+    return f, math.max(base, 1)
+  elseif rel <= above + nold + nnew then
+    return f, base + rel - above - nold - 1
+  end
+  return f, base + h.bc + rel - above - nold - nnew - 1
 end
 
 ---Moves the cursor to the next (`dir` 1) or previous (-1) pending hunk.
