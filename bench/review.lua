@@ -12,7 +12,7 @@ local uv = vim.uv
 local F = tonumber(_G.arg[1]) or 200
 local HN = tonumber(_G.arg[2]) or 5
 vim.notify = function() end
-require("claude_context").setup({ auto_start = false })
+require("claude_context").setup({ auto_start = false, review = { context = tonumber(os.getenv("CTX") or "2") } })
 local review = require("claude_context.review")
 
 local root = vim.fn.tempname()
