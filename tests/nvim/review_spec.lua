@@ -232,6 +232,24 @@ return {
     end,
   },
   {
+    "reject of a file that is not loaded leaves a buffer whose name starts like it alone",
+    function()
+      reset()
+      local cs, root = changeset({ { path = "a.txt", before = text(BEFORE), after = text(AFTER) } })
+      h.write(root .. "/a.txt.bak", text(AFTER))
+      vim.cmd.edit(root .. "/a.txt.bak")
+      local bak = vim.api.nvim_get_current_buf()
+      R().set_active(require("claude_context.review.model").new(cs))
+      local f = require("claude_context.review.model").file(R().active(), 1)
+      eq(1, R().act("reject", { targets = { { f = f, hi = 1 } } }).done)
+      eq(AFTER, vim.api.nvim_buf_get_lines(bak, 0, -1, false))
+      eq(false, vim.bo[bak].modified)
+      local want = vim.deepcopy(AFTER)
+      want[2] = "line 2"
+      eq(text(want), disk(root .. "/a.txt"))
+    end,
+  },
+  {
     "reject of an unmodified buffer leaves it unmodified and equal to the disk",
     function()
       reset()

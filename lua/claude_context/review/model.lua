@@ -170,9 +170,11 @@ end
 ---@param path string
 ---@return integer?
 function M.loaded_buf(path)
-  local b = vim.fn.bufnr(path)
-  if b > 0 and vim.api.nvim_buf_is_loaded(b) then
-    return b
+  -- By the exact name: bufnr() would also take a buffer whose name only starts with it.
+  for _, b in ipairs(vim.api.nvim_list_bufs()) do
+    if vim.api.nvim_buf_is_loaded(b) and vim.api.nvim_buf_get_name(b) == path then
+      return b
+    end
   end
 end
 
