@@ -217,12 +217,17 @@ return {
       reset()
       local cs, root = changeset({ { path = "a.txt", before = text(BEFORE), after = text(AFTER) } })
       R().set_active(require("claude_context.review.model").new(cs))
+      vim.cmd.edit(root .. "/a.txt")
       local f = require("claude_context.review.model").file(R().active(), 1)
       for hi = 1, 3 do
         eq(1, R().act("reject", { targets = { { f = f, hi = hi } } }).done)
       end
       R().flush()
       eq(text(BEFORE), h.read(root .. "/a.txt"))
+      -- Its unmodified buffer holds the same, stays unmodified, and writes without a prompt.
+      eq(BEFORE, vim.api.nvim_buf_get_lines(0, 0, -1, false))
+      eq(false, vim.bo.modified)
+      vim.cmd("silent write")
       R().undo()
       R().undo()
       R().flush()

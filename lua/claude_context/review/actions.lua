@@ -165,7 +165,8 @@ function M.swap_file(f, his, to)
   local ok, err = fs.write_async(f.absolute, new_text, { root = f.root }, function(written, werr)
     if not written then
       notify.error(("review: %s; its buffer and the review show the change, the file does not"):format(werr))
-    elseif buf and not was_modified and vim.api.nvim_buf_is_loaded(buf) and not vim.bo[buf].modified then
+    elseif buf and not was_modified and fs.idle(f.absolute) and vim.api.nvim_buf_is_loaded(buf) and not vim.bo[buf].modified then
+      -- (Only once the last write of the file is in place: the buffer holds that text.)
       pcall(vim.cmd.checktime, buf)
     end
   end)

@@ -233,9 +233,7 @@ function M.write_async(path, text, opts, cb)
   local function done(ok, werr)
     local nxt = entry.next
     inflight[path] = nil
-    for _, f in ipairs(entry.cbs) do
-      f(ok, werr)
-    end
+    -- The next write starts first, so that these callbacks see it under way.
     if nxt then
       local started, serr = M.write_async(path, nxt.text, nxt.opts, function(ok2, err2)
         for _, f in ipairs(nxt.cbs) do
@@ -247,6 +245,9 @@ function M.write_async(path, text, opts, cb)
           f(false, serr)
         end
       end
+    end
+    for _, f in ipairs(entry.cbs) do
+      f(ok, werr)
     end
   end
   run(path, text, job, done)
