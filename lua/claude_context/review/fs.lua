@@ -4,8 +4,8 @@
 --- temporary file in the same directory (created exclusively, mode of the file it replaces),
 --- are fsynced, and the temporary file is renamed over the name. A name that is a symlink or
 --- not a regular file is refused, so nothing is written through a link. `write_async` does the
---- checks and creates the temporary file at once, and the write, fsync and rename on libuv's
---- thread pool, so the editor never waits for the disk; while it is under way, `read` gives
+--- checks at once, and the temporary file, write, fsync and rename on libuv's thread pool, so
+--- the editor never waits for the disk; while it is under way, `read` gives
 --- the text being written (later writes of the same file wait for it, the last text wins).
 
 local M = {}
@@ -89,7 +89,8 @@ function M.inside(path, root)
   return true
 end
 
----The checks of a write and its temporary file: `{ tmp, fd, mode }`, or nil and a message.
+---The checks of a write and its temporary file: `{ tmp, fd, mode }` (`opts.checks_only`: only
+---`{ mode }`), or nil and a message.
 ---@return {tmp:string, fd:integer, mode:integer}? job, string? err
 local function prepare(path, opts)
   local inside, ierr = M.inside(path, opts.root)
@@ -103,11 +104,13 @@ local function prepare(path, opts)
     return nil, kind == "missing" and ("%s is gone"):format(path) or ("%s is a %s, not a regular file: not written"):format(path, kind)
   end
   local mode = st and bit.band(st.mode, 4095) or 420
+  if opts.checks_only then
+    return { mode = mode }
+  end
   local dir = vim.fs.dirname(path)
-  local base = vim.fs.basename(path)
   local tmp, fd, err
   for _ = 1, 10 do
-    tmp = ("%s/.%s.cc-review-%d-%d"):format(dir, base, uv.os_getpid(), math.random(1, 2 ^ 30))
+    tmp = M.tmp_name(path)
     fd, err = uv.fs_open(tmp, "wx", mode)
     if fd then
       break
@@ -117,6 +120,13 @@ local function prepare(path, opts)
     return nil, ("cannot create a temporary file in %s: %s"):format(dir, tostring(err))
   end
   return { tmp = tmp, fd = fd, mode = mode }
+end
+
+---A fresh temporary name beside `path`.
+---@param path string
+---@return string
+function M.tmp_name(path)
+  return ("%s/.%s.cc-review-%d-%d"):format(vim.fs.dirname(path), vim.fs.basename(path), uv.os_getpid(), math.random(1, 2 ^ 30))
 end
 
 ---Writes `text` to `path` atomically. `opts.new`: the file must not exist (else it must be a
@@ -157,8 +167,12 @@ end
 ---Runs the slow part of write `job` on the thread pool; `done(ok, err)` on the main thread.
 local function run(path, text, job, done)
   local function fail(err)
-    pcall(uv.fs_close, job.fd)
-    uv.fs_unlink(job.tmp)
+    if job.fd then
+      pcall(uv.fs_close, job.fd)
+    end
+    if job.tmp then
+      uv.fs_unlink(job.tmp)
+    end
     vim.schedule(function()
       done(false, ("cannot write %s: %s"):format(path, tostring(err)))
     end)
@@ -190,14 +204,30 @@ local function run(path, text, job, done)
       end)
     end)
   end
-  write_from(0)
+  -- The temporary file is created exclusively (a new name on a clash, 10 tries).
+  local tries = 0
+  local function open()
+    tries = tries + 1
+    local tmp = M.tmp_name(path)
+    uv.fs_open(tmp, "wx", job.mode, function(err, fd)
+      if not fd then
+        if tries < 10 then
+          return open()
+        end
+        return fail(("cannot create a temporary file: %s"):format(tostring(err)))
+      end
+      job.tmp, job.fd = tmp, fd
+      write_from(0)
+    end)
+  end
+  open()
 end
 
 local leave_installed = false
 
 ---Like |M.write| (an existing regular file), the disk work on libuv's thread pool: the checks
----and the temporary file now (false and a message when they fail), `cb(ok, err)` on the main
----thread once the file is renamed into place. Writes of one path go one after the other; a
+---now (false and a message when they fail), then the temporary file, write, fsync and rename;
+---`cb(ok, err)` on the main thread once the file is renamed into place. Writes of one path go one after the other; a
 ---write asked for while one is under way waits, and of several waiting only the last is done
 ---(each text is the whole file: the last one holds the others' changes).
 ---@param path string
@@ -215,7 +245,7 @@ function M.write_async(path, text, opts, cb)
     table.insert(cur.next.cbs, cb)
     return true
   end
-  local job, err = prepare(path, opts)
+  local job, err = prepare(path, { root = opts.root, checks_only = true })
   if not job then
     return false, err
   end
