@@ -621,6 +621,20 @@ return {
     end,
   },
   {
+    "a big hunk shows its first lines and how many more",
+    function()
+      reset()
+      local cs = changeset({ { path = "big.txt", before = nil, after = text(lines(1000)), status = "added" } })
+      local v = open(cs)
+      local t = buf_text(v)
+      contains(t, "+line 300\n+… 700 more lines (<CR> opens the file)")
+      ok(not t:find("+line 301", 1, true), "line 301 shown")
+      vim.api.nvim_win_set_cursor(0, { row_of(v, "+line 300"), 0 })
+      vim.cmd("execute \"normal \\<CR>\"")
+      eq(300, vim.fn.line("."))
+    end,
+  },
+  {
     "a big change set is built in slices, every hunk in the end",
     function()
       reset()

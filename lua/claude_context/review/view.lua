@@ -17,6 +17,8 @@ local uv = vim.uv or vim.loop
 
 ---Milliseconds of work per slice while the view is built.
 M.SLICE_MS = 6
+---Lines shown of a hunk's side (its baseline or Claude's lines); the rest is one row.
+M.MAX_SIDE = 300
 
 ---@class claude_context.ReviewView
 ---@field buf integer
@@ -99,11 +101,14 @@ function M.section(f)
       for _, l in ipairs(h.above or {}) do
         lines[#lines + 1] = " " .. display(l)
       end
-      for _, l in ipairs(h.old) do
-        lines[#lines + 1] = "-" .. display(l)
-      end
-      for _, l in ipairs(h.new) do
-        lines[#lines + 1] = "+" .. display(l)
+      for _, side in ipairs({ { "-", h.old }, { "+", h.new } }) do
+        local list = side[2]
+        for k = 1, math.min(#list, M.MAX_SIDE) do
+          lines[#lines + 1] = side[1] .. display(list[k])
+        end
+        if #list > M.MAX_SIDE then
+          lines[#lines + 1] = ("%s… %d more lines (<CR> opens the file)"):format(side[1], #list - M.MAX_SIDE)
+        end
       end
       for _, l in ipairs(h.below or {}) do
         lines[#lines + 1] = " " .. display(l)
@@ -279,8 +284,12 @@ function M.file_line(v, row)
   if h.state ~= "pending" or rel == 0 then
     return f, math.max(base, 1)
   end
-  -- Rows: context above, `-` lines, `+` lines, context below.
-  local above, nold, nnew = #(h.above or {}), #h.old, #h.new
+  -- Rows: context above, `-` lines, `+` lines, context below (a side past MAX_SIDE lines shows
+  -- MAX_SIDE of them and one "more lines" row).
+  local function shown(n)
+    return n > M.MAX_SIDE and M.MAX_SIDE + 1 or n
+  end
+  local above, nold, nnew = #(h.above or {}), shown(#h.old), shown(#h.new)
   if rel <= above then
     return f, math.max(base - above + rel - 1, 1)
   elseif rel <= above + nold then
