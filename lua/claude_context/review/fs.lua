@@ -72,6 +72,9 @@ local function write_all(fd, text)
   return true
 end
 
+---Project roots, resolved.
+local real_roots = {}
+
 ---Whether `path`'s directory, all links resolved, is inside `root` (resolved too): a
 ---directory on the way that is a symlink out of the project is refused.
 ---@param path string
@@ -82,7 +85,9 @@ function M.inside(path, root)
     return true
   end
   local dir = uv.fs_realpath(vim.fs.dirname(path))
-  local r = uv.fs_realpath(root)
+  -- The project root itself is the person's (resolved once).
+  local r = real_roots[root] or uv.fs_realpath(root)
+  real_roots[root] = r
   if not (dir and r) or not (dir == r or vim.startswith(dir, r .. "/")) then
     return false, ("%s is not inside the project %s (a directory on the way is a link): not written"):format(path, root)
   end
