@@ -16,3 +16,16 @@ end, {
     return require("claude_context.commands").complete(arglead, cmdline)
   end,
 })
+
+-- A Claude turn ended: its changes become the active review (signs; the view with
+-- review.auto_open). The review's code loads only then.
+vim.api.nvim_create_autocmd("User", {
+  group = vim.api.nvim_create_augroup("ClaudeContextReview", { clear = true }),
+  pattern = "ClaudeContextSessionState",
+  callback = function(ev)
+    if type(ev.data) == "table" and ev.data.state == "done" then
+      require("claude_context.review").on_session_state(ev.data)
+    end
+  end,
+  desc = "claude-context: review the turn that ended",
+})

@@ -183,5 +183,7 @@ require("claude_context.ide.commands").register(M)
 require("claude_context.session").register_commands(M)
 -- add-terminal, add-diagnostics, add-quickfix
 require("claude_context.context_files").register(M)
+-- review [N] | keep | reject | undo | comment | send | quickfix (Claude's changes, hunk by hunk)
+require("claude_context.review.commands").register(M)
 
 return M

@@ -39,6 +39,7 @@ local LAYERS = {
     "claude_context.context_files",
     "claude_context.health",
     "claude_context.install",
+    "claude_context.review",
   },
   { "commands", "claude_context.commands" },
 }

@@ -30,6 +30,7 @@ local M = {}
 ---@field claude claude_context.ClaudeConfig? Claude runs (as given; see config.claude)
 ---@field memory_bank claude_context.MemoryBankConfig? The memory bank (as given; see config.memory_bank)
 ---@field install claude_context.InstallConfig? The installer (as given; see config.install)
+---@field review claude_context.ReviewConfig? The review of Claude's changes (as given; see config.review)
 M.defaults = {
   auto_start = true,
   project_root = nil,
@@ -66,6 +67,7 @@ local SECTIONS = {
   claude = { module = "claude_context.config.claude" },
   memory_bank = { module = "claude_context.config.memory_bank" },
   install = { module = "claude_context.config.install" },
+  review = { module = "claude_context.config.review" },
 }
 
 ---The values `log_level` takes.

@@ -13,19 +13,30 @@ local notify = require("claude_context.notify")
 local PASTE_CHUNK = 4096
 
 ---Types `text` into Claude's prompt as one bracketed paste, in slices of `PASTE_CHUNK` bytes;
----with `submit`, then Enter.
+---with `submit`, then Enter. `name`: the terminal session of that name (default: the current
+---one).
 ---@param text string
 ---@param submit boolean?
+---@param name string?
 ---@return boolean ok, string? err
-function M.send_text(text, submit)
-  sessions.sync_tab()
-  if not sessions.job_running() then
-    return false, "no claude terminal is running (:ClaudeContext open)"
+function M.send_text(text, submit, name)
+  local state
+  if name then
+    state = sessions.by_name[name] or {}
+    if not sessions.job_running(state) then
+      return false, ("claude's terminal %q is not running"):format(name)
+    end
+  else
+    sessions.sync_tab()
+    state = sessions.current
+    if not sessions.job_running() then
+      return false, "no claude terminal is running (:ClaudeContext open)"
+    end
   end
   if text == "" then
     return false, "nothing to send"
   end
-  local job = sessions.current.job
+  local job = state.job
   local sent = pcall(function()
     vim.fn.chansend(job, "\27[200~")
     for i = 1, #text, PASTE_CHUNK do

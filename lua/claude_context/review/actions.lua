@@ -1,0 +1,337 @@
+---@mod claude_context.review.actions Keep, reject and undo hunks, on disk and in buffers
+---
+--- Keep marks a hunk accepted (nothing is written). Reject puts the hunk's baseline lines back
+--- in place of Claude's: on disk (the disk text with that region replaced, written atomically;
+--- the write itself on libuv's thread pool, see claude_context.review.fs)
+--- and, when the file is loaded, in its buffer (|nvim_buf_set_lines()| of that region only, so
+--- the person's unsaved edits elsewhere stay). A hunk whose region the person edited (on disk
+--- or in the buffer) is a conflict: reject refuses it. Undo reverses the last keep or reject
+--- the same careful way. A file Claude created is removed on reject; one Claude deleted is
+--- restored. Binary and too large files can only be kept.
+
+local M = {}
+
+local H = require("claude_context.review.hunks")
+local model = require("claude_context.review.model")
+local fs = require("claude_context.review.fs")
+local notify = require("claude_context.notify")
+
+---What a reject or undo refused: "conflict" or another message.
+---@alias claude_context.ReviewRefusal string
+
+---After our own write, buffer `buf` sees the disk change on its next check without a prompt:
+---unmodified, it is reloaded (the same lines; Neovim then knows the file's new time, so a later
+---`:w` does not warn); modified, it is left as it is while the disk holds what we wrote.
+---@param buf integer
+---@param text string
+local function quiet_reload(buf, text)
+  vim.api.nvim_create_autocmd("FileChangedShell", {
+    buffer = buf,
+    once = true,
+    callback = function()
+      if not vim.bo[buf].modified then
+        vim.v.fcs_choice = "reload"
+      elseif fs.read(vim.api.nvim_buf_get_name(buf)) == text then
+        vim.v.fcs_choice = ""
+      else
+        vim.v.fcs_choice = "ask"
+      end
+    end,
+    desc = "claude-context: the review wrote this file",
+  })
+end
+
+---Reloads the unmodified buffer `buf` from disk (a file the review created or removed).
+local function reload(buf)
+  if buf and not vim.bo[buf].modified then
+    vim.api.nvim_buf_call(buf, function()
+      pcall(vim.cmd, "silent! edit")
+    end)
+  end
+end
+
+---Puts hunk `hi` of `f` into state `to` ("rejected": its baseline lines; "pending": Claude's
+---lines back, the undo of a reject) on disk and in its loaded buffer.
+---@param f claude_context.ReviewFileState
+---@param hi integer
+---@param to "rejected"|"pending"
+---@return boolean ok, claude_context.ReviewRefusal? err
+function M.swap(f, hi, to)
+  local h = f.hunks[hi]
+  if h.opaque then
+    return false, ("%s: a %s file can only be kept (its contents are not in the change set)"):format(f.path, f.file.status == "binary" and "binary" or "too large")
+  end
+  if f.kind == "text" then
+    return unpack(M.swap_file(f, { hi }, to)[hi])
+  end
+  local exp, regions = model.expected(f)
+  local r = regions[hi]
+  local text, rerr = fs.read(f.absolute)
+  if not text and rerr ~= "missing" then
+    return false, rerr
+  end
+  local disk = H.split(text)
+  local ds = H.locate(H.diff(exp, disk.lines), r[1], r[2])
+  if not ds then
+    return false, "conflict"
+  end
+  -- Created or deleted: the whole file goes or comes back.
+  local buf = model.loaded_buf(f.absolute)
+  local exists = to == "rejected" and f.kind == "added" or to == "pending" and f.kind == "deleted"
+  if exists then
+    if text == nil then
+      return false, ("%s is gone"):format(f.path)
+    end
+    local ok, err = fs.remove(f.absolute, f.root)
+    if not ok then
+      return false, err
+    end
+    if buf and not vim.bo[buf].modified then
+      pcall(vim.api.nvim_buf_delete, buf, {})
+    end
+  else
+    local content = to == "rejected" and f.file.before or f.file.after
+    local ok, err = fs.write(f.absolute, content or "", { new = true, root = f.root })
+    if not ok then
+      return false, err
+    end
+    reload(buf)
+  end
+  h.state = to
+  return true
+end
+
+---Puts hunks `his` of the text file `f` into state `to` together: one atomic write of the disk
+---text with all their regions replaced, and one |nvim_buf_set_lines()| per hunk in its loaded
+---buffer (bottom up, so the rows above stay right). A hunk in conflict is left out.
+---@param f claude_context.ReviewFileState
+---@param his integer[]
+---@param to "rejected"|"pending"
+---@return table<integer, {[1]:boolean, [2]:string?}> result per hunk index: ok, err
+function M.swap_file(f, his, to)
+  local res = {}
+  local work = {}
+  for _, hi in ipairs(his) do
+    if f.kind ~= "text" or f.hunks[hi].opaque then
+      res[hi] = { M.swap(f, hi, to) }
+    else
+      work[#work + 1] = hi
+    end
+  end
+  if #work == 0 then
+    return res
+  end
+  local exp, regions = model.expected(f)
+  local text, rerr = fs.read(f.absolute)
+  if not text then
+    for _, hi in ipairs(work) do
+      res[hi] = { false, rerr == "missing" and ("%s is gone"):format(f.path) or rerr }
+    end
+    return res
+  end
+  local disk = H.split(text)
+  local dchanges = H.diff(exp, disk.lines)
+  local buf = model.loaded_buf(f.absolute)
+  local bchanges = buf and H.diff(exp, model.buf_lines(buf))
+  local todo = {}
+  for _, hi in ipairs(work) do
+    local r = regions[hi]
+    local ds = H.locate(dchanges, r[1], r[2])
+    local bs = buf and H.locate(bchanges, r[1], r[2])
+    if not ds or (buf and not bs) then
+      res[hi] = { false, "conflict" }
+    else
+      todo[#todo + 1] = { hi = hi, n = r[2], ds = ds, bs = bs, with = to == "rejected" and f.hunks[hi].old or f.hunks[hi].new }
+    end
+  end
+  if #todo == 0 then
+    return res
+  end
+  table.sort(todo, function(x, y)
+    return x.ds > y.ds
+  end)
+  local lines, eol = disk.lines, disk.eol
+  if todo[1].ds + todo[1].n - 1 >= #lines then
+    -- The last region reaches the end: its side decides the final newline.
+    eol = (to == "rejected" and f.before or f.after).eol
+  end
+  for _, t in ipairs(todo) do
+    lines = H.replace(lines, t.ds, t.n, t.with)
+  end
+  local new_text = H.join(lines, eol)
+  local was_modified = buf and vim.bo[buf].modified
+  -- The disk work goes to the thread pool (the checks and the temporary file are done now);
+  -- an unmodified buffer is reloaded once the file is in place (see quiet_reload).
+  local ok, err = fs.write_async(f.absolute, new_text, { root = f.root }, function(written, werr)
+    if not written then
+      notify.error(("review: %s; its buffer and the review show the change, the file does not"):format(werr))
+    elseif buf and not was_modified and fs.idle(f.absolute) and vim.api.nvim_buf_is_loaded(buf) and not vim.bo[buf].modified then
+      -- (Only once the last write of the file is in place: the buffer holds that text.)
+      pcall(vim.cmd.checktime, buf)
+    end
+  end)
+  for _, t in ipairs(todo) do
+    res[t.hi] = { ok, err }
+  end
+  if not ok then
+    return res
+  end
+  if buf then
+    table.sort(todo, function(x, y)
+      return x.bs > y.bs
+    end)
+    for _, t in ipairs(todo) do
+      vim.api.nvim_buf_set_lines(buf, t.bs - 1, t.bs - 1 + t.n, false, model.to_buf(buf, t.with))
+    end
+    quiet_reload(buf, new_text)
+    if not was_modified then
+      vim.bo[buf].modified = false
+    end
+  end
+  for _, t in ipairs(todo) do
+    f.hunks[t.hi].state = to
+  end
+  return res
+end
+
+---One undo step: the hunks one command changed, with their previous states.
+---@class claude_context.ReviewUndo
+---@field review claude_context.Review
+---@field items {f:claude_context.ReviewFileState, hi:integer, from:string, to:string, reason?:string}[]
+
+---@type claude_context.ReviewUndo[]
+M.stack = {}
+
+---The outcome of keep/reject: hunks done, and the refusals (`{ path, line, why }`).
+---@class claude_context.ReviewOutcome
+---@field done integer
+---@field refused {path:string, line:integer, why:string}[]
+
+---Keeps or rejects the pending hunks `targets` of `review`; one undo step.
+---@param review claude_context.Review
+---@param targets {f:claude_context.ReviewFileState, hi:integer}[]
+---@param action "keep"|"reject"
+---@param reason string? why (a reject's)
+---@param into claude_context.ReviewUndo? add to this undo step (the caller pushes it) instead of a new one
+---@return claude_context.ReviewOutcome
+function M.apply(review, targets, action, reason, into)
+  local step = into or { review = review, items = {} }
+  local out = { done = 0, refused = {} }
+  -- Per file, in the order of the targets: a file's hunks are rejected in one write.
+  local order, per = {}, {}
+  for _, t in ipairs(targets) do
+    if t.f.hunks[t.hi].state == "pending" then
+      if not per[t.f] then
+        per[t.f] = {}
+        order[#order + 1] = t.f
+      end
+      table.insert(per[t.f], t.hi)
+    end
+  end
+  for _, f in ipairs(order) do
+    local res = {}
+    if action == "keep" then
+      for _, hi in ipairs(per[f]) do
+        f.hunks[hi].state = "kept"
+        res[hi] = { true }
+      end
+    else
+      res = M.swap_file(f, per[f], "rejected")
+    end
+    for _, hi in ipairs(per[f]) do
+      local h = f.hunks[hi]
+      local ok, err = res[hi][1], res[hi][2]
+      if ok then
+        h.reason = action == "reject" and reason or nil
+        out.done = out.done + 1
+        table.insert(step.items, { f = f, hi = hi, from = "pending", to = h.state })
+      else
+        local why = err == "conflict" and "you changed these lines after Claude: not overwritten (edit them by hand, or keep the hunk)" or err
+        table.insert(out.refused, { path = f.path, line = h.cur or h.b, why = why })
+      end
+    end
+    model.refresh(f)
+  end
+  if not into then
+    M.push(step)
+  end
+  return out
+end
+
+---Records `step` for undo (when it changed anything).
+---@param step claude_context.ReviewUndo
+function M.push(step)
+  if #step.items > 0 then
+    table.insert(M.stack, step)
+  end
+end
+
+---Takes the last undo step off the stack (nil: none).
+---@return claude_context.ReviewUndo?
+function M.pop()
+  return table.remove(M.stack)
+end
+
+---Undoes `items` (of one undo step, or a part of it: whole files): kept hunks are pending
+---again, rejected ones get Claude's lines back. Returns the refusals (a rejected hunk whose
+---lines were edited since stays rejected).
+---@param items {f:claude_context.ReviewFileState, hi:integer, from:string, to:string}[]
+---@return {path:string, line:integer, why:string}[] refused
+function M.undo_items(items)
+  local refused = {}
+  local order, per = {}, {}
+  for i = #items, 1, -1 do
+    local it = items[i]
+    local h = it.f.hunks[it.hi]
+    if h.state == it.to then
+      if it.to == "rejected" then
+        if not per[it.f] then
+          per[it.f] = {}
+          order[#order + 1] = it.f
+        end
+        table.insert(per[it.f], it.hi)
+      else
+        h.state = it.from
+      end
+    end
+  end
+  for _, f in ipairs(order) do
+    local res = M.swap_file(f, per[f], "pending")
+    for _, hi in ipairs(per[f]) do
+      local h = f.hunks[hi]
+      if res[hi][1] then
+        h.reason, h.sent = nil, nil
+      else
+        local err = res[hi][2]
+        local why = err == "conflict" and "you changed these lines since the reject: not overwritten" or err
+        table.insert(refused, { path = f.path, line = h.cur or h.b, why = why })
+      end
+    end
+  end
+  local seen = {}
+  for _, it in ipairs(items) do
+    if not seen[it.f] then
+      seen[it.f] = true
+      model.refresh(it.f)
+    end
+  end
+  return refused
+end
+
+---Undoes the last keep or reject at once. Returns the step undone (nil when there is none)
+---and the refusals.
+---@return claude_context.ReviewUndo? step, {path:string, line:integer, why:string}[] refused
+function M.undo()
+  local step = M.pop()
+  if not step then
+    return nil, {}
+  end
+  return step, M.undo_items(step.items)
+end
+
+---Forgets the undo steps (a new change set is reviewed).
+function M.reset()
+  M.stack = {}
+end
+
+return M

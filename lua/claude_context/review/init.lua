@@ -1,0 +1,446 @@
+---@mod claude_context.review Review what Claude changed: keep or reject any hunk
+---
+--- A change set (claude_context.review.source: the files of the last turns, before and after)
+--- is reviewed in a view of its own (claude_context.review.view) and in the ordinary buffers of
+--- its files (signs, `:[range]ClaudeContext review keep|reject`). One review is active at a
+--- time: the last one opened, or the last turn's when a turn ends (for the signs).
+
+local M = {}
+
+local model = require("claude_context.review.model")
+local actions = require("claude_context.review.actions")
+local view = require("claude_context.review.view")
+local signs = require("claude_context.review.signs")
+local comments = require("claude_context.review.comments")
+local notify = require("claude_context.notify")
+
+---The active review (nil: none).
+---@type claude_context.Review?
+M.review = nil
+
+local function opts()
+  return require("claude_context.config.review").options()
+end
+
+---Makes `review` the active one (its signs shown; the undo steps of the previous one go).
+---@param review claude_context.Review?
+function M.set_active(review)
+  M.review = review
+  actions.reset()
+  signs.attach(review)
+end
+
+---The active review.
+---@return claude_context.Review?
+function M.active()
+  return M.review
+end
+
+---Opens the review view of change set `cs` and makes it the active review. `o.on_ready` runs
+---once the whole view is built (it is built in slices).
+---@param cs claude_context.ChangeSet
+---@param o {on_ready?: fun(v: claude_context.ReviewView)}?
+---@return claude_context.ReviewView
+function M.open(cs, o)
+  local review = model.new(cs)
+  M.set_active(review)
+  return view.open(review, o)
+end
+
+---Waits (at most `ms`, default 5000) until the files rejects and undos wrote are on disk (the
+---writes run on libuv's thread pool; tests and scripts that read the files call this).
+---@param ms integer?
+function M.flush(ms)
+  require("claude_context.review.fs").flush(nil, ms)
+end
+
+---Closes the review view (the review stays active: signs, keep/reject in buffers).
+function M.close()
+  view.close()
+end
+
+---Asks claude_context.review.source for a change set; `cb(err, cs)` on the main thread.
+---@param o {n?:integer, session?:string, root?:string}
+---@param cb fun(err?:string, cs?:claude_context.ChangeSet)
+function M.load(o, cb)
+  local ok, source = pcall(require, "claude_context.review.source")
+  if not ok and not tostring(source):find("module 'claude_context.review.source' not found", 1, true) then
+    cb("the turns' source failed to load: " .. tostring(source))
+    return
+  end
+  if not ok or type(source) ~= "table" or not source.changeset then
+    cb("no turn was recorded: this version of the plugin records no turns to review")
+    return
+  end
+  local done = false
+  local function once(err, cs)
+    if not done then
+      done = true
+      cb(err, cs)
+    end
+  end
+  local called, err = pcall(source.changeset, o, once)
+  if not called then
+    if done then
+      notify.error("review: " .. tostring(err))
+    else
+      once(tostring(err))
+    end
+  end
+end
+
+---`:ClaudeContext review [N]`: the last N turns' change set (default 1), in the view.
+---@param n integer?
+---@param o {on_ready?: fun(v: claude_context.ReviewView)}?
+function M.show(n, o)
+  M.load({ n = n or 1 }, function(err, cs)
+    if err or not cs then
+      return notify.error("review: " .. (err or "no change set"))
+    end
+    if #cs.files == 0 then
+      return notify(("review: the last %s changed no files"):format(n and n > 1 and (n .. " turns") or "turn"))
+    end
+    M.open(cs, o)
+  end)
+end
+
+---The index of file state `f` in its review.
+local function index_of(review, f)
+  for i, x in pairs(review.files) do
+    if x == f then
+      return i
+    end
+  end
+end
+
+---The pending hunks lines l1..l2 of ordinary buffer `buf` touch (its file in the review).
+---@param review claude_context.Review
+---@param buf integer
+---@param l1 integer
+---@param l2 integer
+---@return {f:claude_context.ReviewFileState, hi:integer}[]
+function M.targets_in_buf(review, buf, l1, l2)
+  local f = model.find(review, vim.api.nvim_buf_get_name(buf))
+  if not f then
+    return {}
+  end
+  model.refresh(f)
+  local out = {}
+  for hi, h in ipairs(f.hunks) do
+    if h.state == "pending" then
+      local s = h.cur or h.b
+      local e = s + math.max(h.bc, 1) - 1
+      if h.bc == 0 then
+        s = s - 1 -- a deletion belongs to the line above it too
+      end
+      if h.opaque or f.kind ~= "text" or (s <= l2 and e >= l1) then
+        out[#out + 1] = { f = f, hi = hi }
+      end
+    end
+  end
+  return out
+end
+
+---Redraws the view's sections and the signs of the files of `targets`.
+local function after_action(review, targets)
+  local seen = {}
+  for _, t in ipairs(targets) do
+    if not seen[t.f] then
+      seen[t.f] = true
+      signs.update_file(t.f)
+      if view.current and view.current.review == review then
+        view.redraw_file(view.current, index_of(review, t.f))
+      end
+    end
+  end
+end
+
+---Keeps or rejects hunks of the active review: `o.targets`, or the hunks lines
+---`o.line1`..`o.line2` of buffer `o.buf` touch (the view or a file's buffer; default: the
+---current buffer, cursor line). `o.reason`: why (a reject's, sent with `send`).
+---@param action "keep"|"reject"
+---When no review is active, the last turn's change set is loaded first (asynchronously: the
+---result is nil then).
+---More than |SYNC_FILES| files are done in slices: nil is returned, `o.on_done(outcome)` runs
+---at the end.
+---@param o {targets?:table[], buf?:integer, line1?:integer, line2?:integer, reason?:string, loaded?:boolean, on_done?:fun(out: claude_context.ReviewOutcome)}?
+---@return claude_context.ReviewOutcome?
+function M.act(action, o)
+  o = o or {}
+  local buf = o.buf or vim.api.nvim_get_current_buf()
+  local in_view = view.current and view.current.buf == buf
+  -- The view acts on the review it shows (a turn that ended meanwhile may be the active one).
+  local review = in_view and view.current.review or M.review
+  if not review then
+    if o.targets or o.loaded then
+      notify.error("review: no review is active (:ClaudeContext review)")
+      return nil
+    end
+    -- None yet: the last turn's change set becomes the active review, then the action runs.
+    local again = vim.tbl_extend("force", o, {
+      buf = buf,
+      line1 = o.line1 or vim.fn.line("."),
+      line2 = o.line2 or o.line1 or vim.fn.line("."),
+      loaded = true,
+    })
+    M.load({ n = 1 }, function(err, cs)
+      if err or not cs then
+        return notify.error("review: " .. (err or "no change set"))
+      end
+      if not M.review then
+        M.set_active(model.new(cs))
+      end
+      M.act(action, again)
+    end)
+    return nil
+  end
+  local targets = o.targets
+  if not targets then
+    local l1 = o.line1 or vim.fn.line(".")
+    local l2 = o.line2 or l1
+    if in_view then
+      targets = view.targets(view.current, l1, l2)
+    else
+      targets = M.targets_in_buf(review, buf, l1, l2)
+    end
+  end
+  if #targets == 0 then
+    notify("review: no pending hunk there")
+    return { done = 0, refused = {} }
+  end
+  local function report(out)
+    if #out.refused > 0 then
+      local lines = {}
+      for _, r in ipairs(out.refused) do
+        lines[#lines + 1] = ("%s:%d: %s"):format(r.path, r.line, r.why)
+      end
+      notify.error(("review: %d hunk%s not %s:\n%s"):format(#out.refused, #out.refused == 1 and "" or "s", action == "keep" and "kept" or "rejected", table.concat(lines, "\n")))
+    end
+    if o.on_done then
+      o.on_done(out)
+    end
+  end
+  local groups, per = {}, {}
+  for _, t in ipairs(targets) do
+    if not per[t.f] then
+      per[t.f] = {}
+      groups[#groups + 1] = per[t.f]
+    end
+    table.insert(per[t.f], t)
+  end
+  if #groups <= M.SYNC_FILES then
+    local out = actions.apply(review, targets, action, o.reason)
+    after_action(review, targets)
+    report(out)
+    return out
+  end
+  -- Many files (a whole change set): a few files per slice, one undo step for all.
+  local step = { review = review, items = {} }
+  local total = { done = 0, refused = {} }
+  local i = 1
+  local function slice()
+    local t0 = vim.uv.hrtime()
+    while i <= #groups and (vim.uv.hrtime() - t0) < M.SLICE_MS * 1e6 do
+      local out = actions.apply(review, groups[i], action, o.reason, step)
+      after_action(review, groups[i])
+      total.done = total.done + out.done
+      vim.list_extend(total.refused, out.refused)
+      i = i + 1
+    end
+    if i <= #groups then
+      vim.schedule(slice)
+    else
+      actions.push(step)
+      report(total)
+    end
+  end
+  slice()
+  return nil
+end
+
+---Keep/reject acting on more files than this runs in slices (`o.on_done` gets the outcome).
+M.SYNC_FILES = 8
+---Milliseconds of work per slice of a keep/reject over many files.
+M.SLICE_MS = 6
+
+---Keeps hunks (see |act|).
+---@param o table?
+function M.keep(o)
+  return M.act("keep", o)
+end
+
+---Rejects hunks (see |act|).
+---@param o table?
+function M.reject(o)
+  return M.act("reject", o)
+end
+
+---Undoes the last keep or reject (over more than |SYNC_FILES| files in slices; `on_done` runs
+---at the end). Returns whether there was one.
+---@param on_done fun()?
+---@return boolean
+function M.undo(on_done)
+  local step = actions.pop()
+  if not step then
+    notify("review: nothing to undo")
+    return false
+  end
+  local groups, per = {}, {}
+  for _, it in ipairs(step.items) do
+    if not per[it.f] then
+      per[it.f] = {}
+      groups[#groups + 1] = per[it.f]
+    end
+    table.insert(per[it.f], it)
+  end
+  local refused = {}
+  local function finish()
+    if #refused > 0 then
+      local lines = {}
+      for _, r in ipairs(refused) do
+        lines[#lines + 1] = ("%s:%d: %s"):format(r.path, r.line, r.why)
+      end
+      notify.error("review: not undone:\n" .. table.concat(lines, "\n"))
+    end
+    if on_done then
+      on_done()
+    end
+  end
+  local i = 1
+  local function slice()
+    local t0 = vim.uv.hrtime()
+    while i <= #groups and (#groups <= M.SYNC_FILES or (vim.uv.hrtime() - t0) < M.SLICE_MS * 1e6) do
+      vim.list_extend(refused, actions.undo_items(groups[i]))
+      after_action(step.review, groups[i])
+      i = i + 1
+    end
+    if i <= #groups then
+      vim.schedule(slice)
+    else
+      finish()
+    end
+  end
+  slice()
+  return true
+end
+
+---Comments lines line1..line2 of buffer `o.buf` (default: the current buffer, cursor line): in
+---the view, the file line the row shows.
+---@param text string
+---@param o {buf?:integer, line1?:integer, line2?:integer}?
+---@return claude_context.ReviewComment?
+function M.comment(text, o)
+  o = o or {}
+  if not text or text == "" then
+    notify.error("review: usage: :[range]ClaudeContext review comment {text}")
+    return nil
+  end
+  local buf = o.buf or vim.api.nvim_get_current_buf()
+  local l1 = o.line1 or vim.fn.line(".")
+  local l2 = o.line2 or l1
+  local root = M.review and M.review.cs.root or vim.fn.getcwd()
+  if view.current and view.current.buf == buf then
+    local f, a = view.file_line(view.current, l1)
+    local _, b = view.file_line(view.current, l2)
+    if not f then
+      notify.error("review: put the cursor on a file's hunk to comment it")
+      return nil
+    end
+    return comments.add({ absolute = f.absolute, root = root, line1 = a, line2 = math.max(b or a, a), text = text, buf = buf, row = l1 })
+  end
+  local name = vim.api.nvim_buf_get_name(buf)
+  if name == "" then
+    notify.error("review: this buffer has no file to comment")
+    return nil
+  end
+  return comments.add({ absolute = vim.fn.fnamemodify(name, ":p"), root = root, line1 = l1, line2 = l2, text = text, buf = buf, row = l1 })
+end
+
+---The prompt `send` would type now (nil: nothing to send).
+---@return string?
+function M.prompt()
+  return comments.prompt(M.review)
+end
+
+---Sends the comments and the reasons of rejected hunks to the Claude session of the active
+---review's last turn (its terminal), as one prompt.
+---@return boolean ok
+function M.send()
+  local review = M.review
+  local terminal
+  if review then
+    local last = review.cs.turns[#review.cs.turns]
+    terminal = last and last.terminal
+    if last and not terminal then
+      local text = M.prompt()
+      if text then
+        vim.fn.setreg('"', text)
+      end
+      notify.error("review: that turn's Claude runs outside Neovim; the prompt is in the unnamed register (paste it there)")
+      return false
+    end
+  end
+  local ok, err = comments.send(review, terminal, opts().submit)
+  if not ok then
+    notify.error("review: " .. err)
+    return false
+  end
+  notify("review: sent to Claude")
+  return true
+end
+
+---`:ClaudeContext review quickfix [N]`: the quickfix list of the active review's pending hunks,
+---or (N given, or no review active) of the last N turns' change set, which becomes the active
+---review (unless the view shows another).
+---@param n integer?
+---@param done fun(count: integer)?
+function M.quickfix(n, done)
+  local qf = require("claude_context.review.quickfix")
+  local function fill(review, title)
+    local count = qf.fill(review, title)
+    notify(("review: %d hunk%s in the quickfix list"):format(count, count == 1 and "" or "s"))
+    if done then
+      done(count)
+    end
+  end
+  if M.review and not n then
+    return fill(M.review, "Claude's changes")
+  end
+  M.load({ n = n or 1 }, function(err, cs)
+    if err or not cs then
+      return notify.error("review: " .. (err or "no change set"))
+    end
+    local review = model.new(cs)
+    if not view.current then
+      -- The hunks listed are the ones keep and reject act on.
+      M.set_active(review)
+    end
+    fill(review, ("Claude's changes (last %d turn%s)"):format(n or 1, (n or 1) == 1 and "" or "s"))
+  end)
+end
+
+---`User ClaudeContextSessionState` with state `done` (a turn ended): the turn's change set
+---becomes the active review (signs), opened when `review.auto_open` is set.
+---@param data table the event's data
+function M.on_session_state(data)
+  if type(data) ~= "table" or data.state ~= "done" then
+    return
+  end
+  local o = opts()
+  if not (o.auto_open or o.signs) then
+    return
+  end
+  M.load({ n = 1, session = data.id }, function(err, cs)
+    if err or not cs or #cs.files == 0 then
+      return
+    end
+    if o.auto_open then
+      M.open(cs)
+    elseif not view.current then
+      -- (A review in the view stays the active one until it is closed.)
+      M.set_active(model.new(cs))
+    end
+  end)
+end
+
+return M

@@ -1,0 +1,304 @@
+---@mod claude_context.review.model A change set under review: files, hunks, their states
+---
+--- A file's hunks are Claude's changes, `before` → `after` of the change set. Each hunk is
+--- pending, kept or rejected. What the file should hold now (its "expected" text) is `after`
+--- with the rejected hunks' `before` lines put back; the difference between that and the file's
+--- current text (its loaded buffer, else the disk) is the person's own editing. A hunk whose
+--- region that editing touches is in conflict: it is never overwritten.
+
+local M = {}
+
+local H = require("claude_context.review.hunks")
+
+---@class claude_context.ReviewHunk
+---@field a integer start in `before` (see claude_context.review.hunks for regions)
+---@field ac integer lines in `before`
+---@field b integer start in `after`
+---@field bc integer lines in `after`
+---@field old string[] the lines before Claude (its baseline)
+---@field new string[] Claude's lines
+---@field state "pending"|"kept"|"rejected"
+---@field reason? string why it was rejected (given with the reject)
+---@field opaque? boolean a binary or too large file's one pseudo-hunk (keep only)
+---@field conflict? boolean the person edited its region (as of the last refresh)
+---@field cur? integer its start in the current text (as of the last refresh; nil in conflict)
+---@field above string[] up to `context` lines of `after` above it (for the view)
+---@field below string[] up to `context` lines of `after` below it (for the view)
+
+---@class claude_context.ReviewFileState
+---@field file claude_context.ReviewFile the change set's entry
+---@field path string project-relative
+---@field absolute string
+---@field root string the change set's root
+---@field kind "text"|"added"|"deleted"|"opaque"
+---@field before claude_context.ReviewText
+---@field after claude_context.ReviewText
+---@field hunks claude_context.ReviewHunk[]
+---@field added integer lines Claude added
+---@field removed integer lines Claude removed
+
+---@class claude_context.Review
+---@field cs claude_context.ChangeSet
+---@field files claude_context.ReviewFileState[] in the change set's order
+---@field by_abs table<string, claude_context.ReviewFileState>
+---@field context integer lines of context shown around a hunk (option review.context)
+
+---Splits a file state's `before` / `after` text into lines on first use.
+local lazy_texts = {
+  __index = function(f, k)
+    if k == "before" or k == "after" then
+      local v = H.split(rawget(f, "file")[k])
+      rawset(f, k, v)
+      return v
+    end
+  end,
+}
+
+---A review of change set `cs` (all hunks pending). Hunks are computed here, one vim.diff per
+---file; callers that must not block slice the work with `file(review, i)`.
+---@param cs claude_context.ChangeSet
+---@return claude_context.Review
+function M.new(cs)
+  local ok, o = pcall(function()
+    return require("claude_context.config.review").options()
+  end)
+  return { cs = cs, files = {}, by_abs = {}, context = ok and o.context or 2 }
+end
+
+---Builds (once) and returns the state of the change set's i-th file.
+---@param review claude_context.Review
+---@param i integer
+---@return claude_context.ReviewFileState
+function M.file(review, i)
+  local f = review.files[i]
+  if f then
+    return f
+  end
+  local rf = review.cs.files[i]
+  local absolute = rf.absolute or (review.cs.root .. "/" .. rf.path)
+  -- `before` and `after` (the texts as lines) are split when first needed: the view needs only
+  -- the hunks' lines.
+  f = setmetatable({
+    file = rf,
+    path = rf.path,
+    absolute = absolute,
+    root = review.cs.root,
+    hunks = {},
+    added = 0,
+    removed = 0,
+  }, lazy_texts)
+  if rf.status == "binary" or rf.status == "too_large" then
+    f.kind = "opaque"
+    f.hunks[1] = { a = 1, ac = 0, b = 1, bc = 0, old = {}, new = {}, state = "pending", opaque = true }
+  else
+    if rf.before == nil and rf.status ~= "deleted" then
+      f.kind = "added"
+    elseif rf.after == nil then
+      f.kind = "deleted"
+    else
+      f.kind = "text"
+    end
+    local changes = H.diff_text(H.terminated(rf.before), H.terminated(rf.after))
+    local olds = H.lines_at(rf.before, vim.tbl_map(function(c)
+      return { c.a, c.ac }
+    end, changes))
+    -- From `after`: each hunk's lines, then the context above and below it.
+    local C = f.kind == "text" and (review.context or 0) or 0
+    local want = {}
+    for i, c in ipairs(changes) do
+      local top = math.max(1, c.b - C)
+      want[i] = { c.b, c.bc }
+      want[#changes + 2 * i - 1] = { top, c.b - top }
+      want[#changes + 2 * i] = { c.b + c.bc, C }
+    end
+    local news = H.lines_at(rf.after, want)
+    for i, c in ipairs(changes) do
+      local h = c --[[@as claude_context.ReviewHunk]]
+      h.old = olds[i]
+      h.new = news[i]
+      h.above = news[#changes + 2 * i - 1]
+      h.below = news[#changes + 2 * i]
+      h.state = "pending"
+      f.hunks[#f.hunks + 1] = h
+      f.added = f.added + c.bc
+      f.removed = f.removed + c.ac
+    end
+    if f.kind ~= "text" and #f.hunks == 0 then
+      -- An empty file created or deleted: one empty hunk stands for it.
+      f.hunks[1] = { a = 1, ac = 0, b = 1, bc = 0, old = {}, new = {}, state = "pending" }
+    end
+  end
+  review.files[i] = f
+  review.by_abs[absolute] = f
+  return f
+end
+
+---Builds every file's state (tests and small change sets).
+---@param review claude_context.Review
+function M.build_all(review)
+  for i = 1, #review.cs.files do
+    M.file(review, i)
+  end
+end
+
+---The text the file should hold now: `after` with rejected hunks reverted; and each hunk's
+---region in it ({start, count}).
+---@param f claude_context.ReviewFileState
+---@return string[] lines, {[1]:integer,[2]:integer}[] regions
+function M.expected(f)
+  local al = f.after.lines
+  local out, regions = {}, {}
+  local next_line = 1
+  for hi, h in ipairs(f.hunks) do
+    for i = next_line, h.b - 1 do
+      out[#out + 1] = al[i]
+    end
+    local lines = h.state == "rejected" and h.old or h.new
+    regions[hi] = { #out + 1, #lines }
+    for _, l in ipairs(lines) do
+      out[#out + 1] = l
+    end
+    next_line = h.b + h.bc
+  end
+  for i = next_line, #al do
+    out[#out + 1] = al[i]
+  end
+  return out, regions
+end
+
+---The loaded buffer of `path`, if any.
+---@param path string
+---@return integer?
+function M.loaded_buf(path)
+  -- By the exact name: bufnr() would also take a buffer whose name only starts with it.
+  for _, b in ipairs(vim.api.nvim_list_bufs()) do
+    if vim.api.nvim_buf_is_loaded(b) and vim.api.nvim_buf_get_name(b) == path then
+      return b
+    end
+  end
+end
+
+---Buffer `buf`'s lines as the file's lines are split (a "dos" buffer's lines get their "\r").
+---@param buf integer
+---@return string[]
+function M.buf_lines(buf)
+  local lines = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
+  if vim.bo[buf].fileformat == "dos" then
+    for i, l in ipairs(lines) do
+      lines[i] = l .. "\r"
+    end
+  end
+  if #lines == 1 and lines[1] == "" then
+    -- An empty buffer (an empty file) has one empty line.
+    return {}
+  end
+  return lines
+end
+
+---Lines to put into buffer `buf` (a "dos" buffer's lines lose their "\r").
+---@param buf integer
+---@param lines string[]
+---@return string[]
+function M.to_buf(buf, lines)
+  if vim.bo[buf].fileformat ~= "dos" then
+    return lines
+  end
+  return vim.tbl_map(function(l)
+    return (l:gsub("\r$", ""))
+  end, lines)
+end
+
+---The file's current lines: its loaded buffer's, else the disk's ({} when it does not exist);
+---nil and a message when it cannot be read.
+---@param f claude_context.ReviewFileState
+---@return string[]? lines, string? err
+function M.current_lines(f)
+  -- A file Claude created or deleted is judged by the disk (a buffer of a deleted file still
+  -- shows its old lines).
+  local buf = f.kind == "text" and M.loaded_buf(f.absolute)
+  if buf then
+    return M.buf_lines(buf)
+  end
+  local text, err = require("claude_context.review.fs").read(f.absolute)
+  if not text and err ~= "missing" then
+    return nil, err
+  end
+  return H.split(text).lines
+end
+
+---Updates each hunk's `conflict` and `cur` against `lines` (default: the current lines).
+---@param f claude_context.ReviewFileState
+---@param lines string[]?
+function M.refresh(f, lines)
+  if f.kind == "opaque" then
+    return
+  end
+  if not lines and not (f.kind == "text" and M.loaded_buf(f.absolute)) then
+    local text, err = require("claude_context.review.fs").read(f.absolute)
+    local rejected = false
+    for _, h in ipairs(f.hunks) do
+      rejected = rejected or h.state == "rejected"
+    end
+    if not rejected and (text == f.file.after or (err == "missing" and f.file.after == nil)) then
+      -- The usual case: the file holds what Claude left; no diff needed.
+      for _, h in ipairs(f.hunks) do
+        h.cur, h.conflict = h.b, false
+      end
+      return
+    end
+    lines = (text or err == "missing") and H.split(text).lines or {}
+  end
+  lines = lines or M.current_lines(f) or {}
+  local exp, regions = M.expected(f)
+  local changes = H.diff(exp, lines)
+  for hi, h in ipairs(f.hunks) do
+    local s, err = H.locate(changes, regions[hi][1], regions[hi][2])
+    h.cur = s
+    h.conflict = err ~= nil
+  end
+end
+
+---A file's state: "conflict" (a pending hunk is), "pending", "kept" (every hunk), "rejected"
+---(every hunk), or "partly" (some kept, some rejected).
+---@param f claude_context.ReviewFileState
+---@return string
+function M.state(f)
+  local kept, rejected, pending, conflict = 0, 0, 0, false
+  for _, h in ipairs(f.hunks) do
+    if h.state == "pending" then
+      pending = pending + 1
+      conflict = conflict or h.conflict == true
+    elseif h.state == "kept" then
+      kept = kept + 1
+    else
+      rejected = rejected + 1
+    end
+  end
+  if conflict then
+    return "conflict"
+  elseif pending > 0 then
+    return "pending"
+  elseif rejected == 0 then
+    return "kept"
+  elseif kept == 0 then
+    return "rejected"
+  end
+  return "partly"
+end
+
+---The file of absolute path `path` in the review (built when needed).
+---@param review claude_context.Review
+---@param path string
+---@return claude_context.ReviewFileState?
+function M.find(review, path)
+  if review.by_abs[path] then
+    return review.by_abs[path]
+  end
+  for i, rf in ipairs(review.cs.files) do
+    if not review.files[i] and (rf.absolute or (review.cs.root .. "/" .. rf.path)) == path then
+      return M.file(review, i)
+    end
+  end
+end
+
+return M

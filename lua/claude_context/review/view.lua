@@ -1,0 +1,448 @@
+---@mod claude_context.review.view The review buffer: a file list, then every file's hunks
+---
+--- One scratch buffer in a tab page of its own: a header, the file list (state, +/− counts,
+--- path), then each file's section (a header line, each hunk's `@@` line with its state, the
+--- baseline lines as `-`, Claude's as `+`). Kept and rejected hunks fold to their `@@` line.
+--- It is built in slices of a few milliseconds (|vim.schedule()| between them), so a big
+--- change set never holds the editor; a file's section is redrawn alone after an action.
+--- Up to `review.context` lines of Claude's text above and below a pending hunk frame it.
+
+local M = {}
+
+local model = require("claude_context.review.model")
+
+local ns = vim.api.nvim_create_namespace("claude_context_review_view")
+local ns_hl = vim.api.nvim_create_namespace("claude_context_review_view_hl")
+local uv = vim.uv or vim.loop
+
+---Milliseconds of work per slice while the view is built.
+M.SLICE_MS = 6
+---Lines shown of a hunk's side (its baseline or Claude's lines); the rest is one row.
+M.MAX_SIDE = 300
+
+---@class claude_context.ReviewView
+---@field buf integer
+---@field review claude_context.Review
+---@field list_row integer the buffer row (1-based) above the file list's first line
+---@field built integer files rendered so far
+---@field ready boolean every file rendered
+---@field marks integer[] per rendered file: the extmark on its section's header
+---@field layout {len:integer, rel:integer[], ends:integer[]}[] per rendered file
+---@field on_ready fun(v: claude_context.ReviewView)?
+
+---The open view (nil when none).
+---@type claude_context.ReviewView?
+M.current = nil
+
+local function opts()
+  return require("claude_context.config.review").options()
+end
+
+---Line counts as "+a −r".
+---@param a integer
+---@param r integer
+---@return string
+function M.counts(a, r)
+  return ("+%d −%d"):format(a, r)
+end
+
+local function display(l)
+  return (l:gsub("\r$", ""):gsub("\n", " "))
+end
+
+local KIND = {
+  added = "new file",
+  deleted = "deleted",
+}
+
+---The file list's line of `f` (nil: not built yet, `rf` its change set entry).
+local function list_line(f, rf)
+  if not f then
+    return ("  %-9s %11s  %s"):format("…", "", rf.path)
+  end
+  local name = f.path
+  if f.file.old_path then
+    name = f.file.old_path .. " → " .. f.path
+  end
+  local extra = f.kind == "opaque" and (" (" .. (f.file.status == "binary" and "binary" or "too large") .. ")") or (KIND[f.kind] and (" (" .. KIND[f.kind] .. ")") or "")
+  return ("  %-9s %11s  %s%s"):format(model.state(f), M.counts(f.added, f.removed), name, extra)
+end
+
+---The lines of file `f`'s section and where its hunks are in it (0-based offsets from its
+---header line).
+---@param f claude_context.ReviewFileState
+---@return string[] lines, integer[] rel, integer[] ends
+function M.section(f)
+  local head = "━━ " .. (f.file.old_path and (f.file.old_path .. " → ") or "") .. f.path
+  if f.kind == "opaque" then
+    head = head .. (f.file.status == "binary" and "  (binary: keep or reject the whole file)" or "  (too large to show)")
+  elseif KIND[f.kind] then
+    head = head .. "  (" .. KIND[f.kind] .. ")"
+  end
+  local lines = { ("%s  %s  [%s]"):format(head, M.counts(f.added, f.removed), model.state(f)) }
+  local rel, ends = {}, {}
+  if #f.hunks == 0 then
+    lines[#lines + 1] = "   (renamed; the contents are unchanged)"
+  end
+  for hi, h in ipairs(f.hunks) do
+    rel[hi] = #lines
+    local st = h.state
+    if st == "pending" and h.conflict then
+      st = "conflict: you changed these lines after Claude"
+    elseif st == "rejected" and h.reason then
+      st = st .. ": " .. h.reason
+    end
+    if h.opaque then
+      lines[#lines + 1] = ("@@ whole file @@ %s"):format(st)
+    else
+      lines[#lines + 1] = ("@@ -%d,%d +%d,%d @@ %s"):format(h.a, h.ac, h.cur or h.b, h.bc, st)
+    end
+    if h.state == "pending" then
+      for _, l in ipairs(h.above or {}) do
+        lines[#lines + 1] = " " .. display(l)
+      end
+      for _, side in ipairs({ { "-", h.old }, { "+", h.new } }) do
+        local list = side[2]
+        for k = 1, math.min(#list, M.MAX_SIDE) do
+          lines[#lines + 1] = side[1] .. display(list[k])
+        end
+        if #list > M.MAX_SIDE then
+          lines[#lines + 1] = ("%s… %d more lines (<CR> opens the file)"):format(side[1], #list - M.MAX_SIDE)
+        end
+      end
+      for _, l in ipairs(h.below or {}) do
+        lines[#lines + 1] = " " .. display(l)
+      end
+    end
+    ends[hi] = #lines - 1
+  end
+  lines[#lines + 1] = ""
+  return lines, rel, ends
+end
+
+---Highlights of a section's lines (extmarks: no syntax file to load).
+local HL = { ["+"] = "Added", ["-"] = "Removed", ["@"] = "Special" }
+
+---Highlights section `lines` put at row `row` (0-based).
+local function highlight(v, row, lines)
+  for i, l in ipairs(lines) do
+    local hl = HL[l:sub(1, 1)] or (l:sub(1, 3) == "━" and "Title")
+    if hl then
+      vim.api.nvim_buf_set_extmark(v.buf, ns_hl, row + i - 1, 0, { end_row = row + i - 1, end_col = #l, hl_group = hl })
+    end
+  end
+end
+
+local function set_lines(v, s, e, lines)
+  vim.bo[v.buf].modifiable = true
+  vim.api.nvim_buf_set_lines(v.buf, s, e, false, lines)
+  vim.bo[v.buf].modifiable = false
+end
+
+---Renders the next file (appends its section, fills its list line).
+local function render_next(v)
+  local i = v.built + 1
+  local f = model.file(v.review, i)
+  model.refresh(f)
+  local lines, rel, ends = M.section(f)
+  local row = vim.api.nvim_buf_line_count(v.buf)
+  set_lines(v, row, row, lines)
+  highlight(v, row, lines)
+  v.marks[i] = vim.api.nvim_buf_set_extmark(v.buf, ns, row, 0, {})
+  v.layout[i] = { len = #lines, rel = rel, ends = ends }
+  set_lines(v, v.list_row + i - 1, v.list_row + i, { list_line(f) })
+  v.built = i
+end
+
+---Builds the rest of the view in slices.
+local function build(v)
+  if M.current ~= v or not vim.api.nvim_buf_is_valid(v.buf) then
+    return
+  end
+  local t0 = uv.hrtime()
+  local n = #v.review.cs.files
+  while v.built < n and (uv.hrtime() - t0) < M.SLICE_MS * 1e6 do
+    render_next(v)
+  end
+  if v.built < n then
+    vim.schedule(function()
+      build(v)
+    end)
+  else
+    v.ready = true
+    if v.on_ready then
+      v.on_ready(v)
+    end
+  end
+end
+
+---Redraws file `i`'s section and list line (after an action; nothing when not built yet).
+---@param v claude_context.ReviewView
+---@param i integer
+function M.redraw_file(v, i)
+  if not (v.marks[i] and vim.api.nvim_buf_is_valid(v.buf)) then
+    return
+  end
+  local f = v.review.files[i]
+  local row = vim.api.nvim_buf_get_extmark_by_id(v.buf, ns, v.marks[i], {})[1]
+  local lines, rel, ends = M.section(f)
+  vim.api.nvim_buf_clear_namespace(v.buf, ns_hl, row, row + v.layout[i].len)
+  set_lines(v, row, row + v.layout[i].len, lines)
+  highlight(v, row, lines)
+  v.marks[i] = vim.api.nvim_buf_set_extmark(v.buf, ns, row, 0, { id = v.marks[i] })
+  v.layout[i] = { len = #lines, rel = rel, ends = ends }
+  set_lines(v, v.list_row + i - 1, v.list_row + i, { list_line(f) })
+end
+
+---The header row (1-based) of rendered file `i`'s section.
+local function head_row(v, i)
+  return vim.api.nvim_buf_get_extmark_by_id(v.buf, ns, v.marks[i], {})[1] + 1
+end
+
+---What buffer row `row` (1-based) shows: file index, and the hunk index (nil: the file as a
+---whole, on its list line or its header); nil on the header, blank and other lines.
+---@param v claude_context.ReviewView
+---@param row integer
+---@return integer? file, integer? hunk
+function M.at(v, row)
+  if row > v.list_row and row <= v.list_row + #v.review.cs.files then
+    local i = row - v.list_row
+    return v.review.files[i] and i or nil
+  end
+  if v.built == 0 or row < head_row(v, 1) then
+    return nil
+  end
+  local lo, hi = 1, v.built
+  while lo < hi do
+    local mid = math.floor((lo + hi + 1) / 2)
+    if head_row(v, mid) <= row then
+      lo = mid
+    else
+      hi = mid - 1
+    end
+  end
+  local rel = row - head_row(v, lo)
+  local lay = v.layout[lo]
+  if rel == 0 then
+    return lo, nil
+  end
+  for h = 1, #lay.rel do
+    if rel >= lay.rel[h] and rel <= lay.ends[h] then
+      return lo, h
+    end
+  end
+  -- The blank line after a section: nothing.
+  return nil
+end
+
+---The pending hunks rows l1..l2 of the view touch (a file's list line or header: all of its).
+---@param v claude_context.ReviewView
+---@param l1 integer
+---@param l2 integer
+---@return {f:claude_context.ReviewFileState, hi:integer}[]
+function M.targets(v, l1, l2)
+  local out, seen = {}, {}
+  local function add(i, hi)
+    local key = i .. ":" .. hi
+    local f = v.review.files[i]
+    if not seen[key] and f.hunks[hi].state == "pending" then
+      seen[key] = true
+      out[#out + 1] = { f = f, hi = hi }
+    end
+  end
+  for row = l1, l2 do
+    local i, hi = M.at(v, row)
+    if i and hi then
+      add(i, hi)
+    elseif i then
+      for h = 1, #v.review.files[i].hunks do
+        add(i, h)
+      end
+    end
+  end
+  return out
+end
+
+---The file and line a view row stands for (a `+` line: its line in the file now; `-` or `@@`:
+---the hunk's place), for comments and <CR>.
+---@param v claude_context.ReviewView
+---@param row integer
+---@return claude_context.ReviewFileState? f, integer? lnum
+function M.file_line(v, row)
+  local i, hi = M.at(v, row)
+  if not i then
+    return nil
+  end
+  local f = v.review.files[i]
+  if not hi or not v.marks[i] then
+    local h = f.hunks[1]
+    return f, h and h.cur or 1
+  end
+  local h = f.hunks[hi]
+  local rel = row - head_row(v, i) - v.layout[i].rel[hi]
+  local base = h.cur or h.b
+  if h.state ~= "pending" or rel == 0 then
+    return f, math.max(base, 1)
+  end
+  -- Rows: context above, `-` lines, `+` lines, context below (a side past MAX_SIDE lines shows
+  -- MAX_SIDE of them and one "more lines" row).
+  local function shown(n)
+    return n > M.MAX_SIDE and M.MAX_SIDE + 1 or n
+  end
+  local above, nold, nnew = #(h.above or {}), shown(#h.old), shown(#h.new)
+  if rel <= above then
+    return f, math.max(base - above + rel - 1, 1)
+  elseif rel <= above + nold then
+    return f, math.max(base, 1)
+  elseif rel <= above + nold + nnew then
+    return f, base + rel - above - nold - 1
+  end
+  return f, base + h.bc + rel - above - nold - nnew - 1
+end
+
+---Moves the cursor to the next (`dir` 1) or previous (-1) pending hunk.
+---@param v claude_context.ReviewView
+---@param dir integer
+function M.jump(v, dir)
+  local row = vim.api.nvim_win_get_cursor(0)[1]
+  local best
+  for i = 1, v.built do
+    local hr = head_row(v, i)
+    for hi, rel in ipairs(v.layout[i].rel) do
+      if v.review.files[i].hunks[hi].state == "pending" then
+        local r = hr + rel
+        if dir > 0 and r > row and (not best or r < best) then
+          best = r
+        elseif dir < 0 and r < row and (not best or r > best) then
+          best = r
+        end
+      end
+    end
+    if dir > 0 and best and hr > best then
+      break
+    end
+  end
+  if best then
+    vim.api.nvim_win_set_cursor(0, { best, 0 })
+  end
+end
+
+---Opens the file of the row under the cursor at that line, in a window above the view.
+---@param v claude_context.ReviewView
+function M.goto_file(v)
+  local row = vim.api.nvim_win_get_cursor(0)[1]
+  if M.row_is_list(v, row) then
+    local i = row - v.list_row
+    if v.marks[i] then
+      vim.api.nvim_win_set_cursor(0, { head_row(v, i), 0 })
+    end
+    return
+  end
+  local f, lnum = M.file_line(v, row)
+  if not f then
+    return
+  end
+  vim.cmd("aboveleft split " .. vim.fn.fnameescape(f.absolute))
+  pcall(vim.api.nvim_win_set_cursor, 0, { math.max(lnum or 1, 1), 0 })
+end
+
+---Whether row `row` is a line of the file list.
+function M.row_is_list(v, row)
+  return row > v.list_row and row <= v.list_row + #v.review.cs.files
+end
+
+---Opens the view of `review` (replacing an open one). The header and file list appear at once;
+---the sections are added in slices. `on_ready` runs when the whole view is built.
+---@param review claude_context.Review
+---@param o {on_ready?: fun(v: claude_context.ReviewView)}?
+---@return claude_context.ReviewView
+function M.open(review, o)
+  M.close()
+  local cs = review.cs
+  local buf = vim.api.nvim_create_buf(false, true)
+  vim.bo[buf].bufhidden = "wipe"
+  vim.bo[buf].swapfile = false
+  vim.bo[buf].buftype = "nofile"
+  pcall(vim.api.nvim_buf_set_name, buf, "claude-review://" .. vim.fn.fnamemodify(cs.root, ":t"))
+  local last = cs.turns[#cs.turns]
+  local keys = opts().keys
+  local header = {
+    ("Claude's changes: %d turn%s, %d file%s%s"):format(
+      #cs.turns,
+      #cs.turns == 1 and "" or "s",
+      #cs.files,
+      #cs.files == 1 and "" or "s",
+      last and last.prompt and last.prompt ~= "" and (' — "' .. last.prompt .. '"') or ""
+    ),
+    ("%s keep  %s reject  %s/%s file  %s/%s all  %s undo  %s/%s hunks  %s open  %s close   (:help claude-context-review)"):format(
+      keys.keep,
+      keys.reject,
+      keys.keep_file,
+      keys.reject_file,
+      keys.keep_all,
+      keys.reject_all,
+      keys.undo,
+      keys.next_hunk,
+      keys.prev_hunk,
+      keys.open,
+      keys.close
+    ),
+    "",
+  }
+  local list = {}
+  for i, rf in ipairs(cs.files) do
+    list[i] = list_line(nil, rf)
+  end
+  list[#list + 1] = ""
+  vim.api.nvim_buf_set_lines(buf, 0, -1, false, vim.list_extend(header, list))
+  vim.bo[buf].modifiable = false
+  ---@type claude_context.ReviewView
+  local v = { buf = buf, review = review, list_row = 3, built = 0, ready = false, marks = {}, layout = {}, on_ready = o and o.on_ready }
+  M.current = v
+  vim.cmd("tabnew")
+  local scratch = vim.api.nvim_get_current_buf()
+  vim.api.nvim_win_set_buf(0, buf)
+  if scratch ~= buf and vim.api.nvim_buf_is_valid(scratch) and vim.api.nvim_buf_get_name(scratch) == "" then
+    pcall(vim.api.nvim_buf_delete, scratch, { force = true })
+  end
+  vim.wo[0][0].foldenable = false
+  vim.wo[0][0].wrap = false
+  require("claude_context.review.keys").map(v)
+  vim.api.nvim_create_autocmd("BufWipeout", {
+    buffer = buf,
+    once = true,
+    callback = function()
+      if M.current == v then
+        M.current = nil
+      end
+    end,
+  })
+  if #cs.files > 0 then
+    pcall(vim.api.nvim_win_set_cursor, 0, { v.list_row + 1, 0 })
+  end
+  vim.schedule(function()
+    -- Its own slice: FileType looks for ftplugins on the whole 'runtimepath'.
+    if vim.api.nvim_buf_is_valid(buf) then
+      vim.bo[buf].filetype = "claude-review"
+    end
+    build(v)
+  end)
+  return v
+end
+
+---Closes the view (its tab page, or the buffer when it is the last one).
+function M.close()
+  local v = M.current
+  M.current = nil
+  if not (v and vim.api.nvim_buf_is_valid(v.buf)) then
+    return
+  end
+  for _, w in ipairs(vim.fn.win_findbuf(v.buf)) do
+    if #vim.api.nvim_list_tabpages() > 1 then
+      pcall(vim.api.nvim_win_close, w, true)
+    end
+  end
+  pcall(vim.api.nvim_buf_delete, v.buf, { force = true })
+end
+
+return M
