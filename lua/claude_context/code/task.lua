@@ -21,6 +21,8 @@ M.max_file_bytes = 8 * 1024 * 1024
 
 ---Hidden buffers loaded by requests: buf -> { users = n, created = bool }.
 M.hidden = {}
+---The longest single run of a task's coroutine on the main thread (ns), for the bench.
+M.longest_slice_ns = 0
 
 local Task = {}
 Task.__index = Task
@@ -88,7 +90,12 @@ function M.run(fn, respond)
     if task.done or coroutine.status(co) ~= "suspended" then
       return
     end
+    local t0 = vim.uv.hrtime()
     local ok, err = coroutine.resume(co, ...)
+    local took = vim.uv.hrtime() - t0
+    if took > M.longest_slice_ns then
+      M.longest_slice_ns = took
+    end
     if not ok then
       finish(nil, tostring(err))
     end
