@@ -171,6 +171,7 @@ return (vim.uv.hrtime() - t0) / 1e6
 PROBE_START = """
 local task = require('claude_context.code.task')
 task.longest_slice_ns = 0
+task.longest_slice_cpu_s = 0
 _G.__cc_probe = { worst = 0, last = vim.uv.hrtime(), timer = vim.uv.new_timer() }
 local p = _G.__cc_probe
 p.timer:start(1, 1, function()
@@ -182,7 +183,8 @@ end)
 PROBE_STOP = """
 local p = _G.__cc_probe
 p.timer:stop(); p.timer:close()
-return { gap_ms = math.max(0, p.worst / 1e6 - 1), slice_ms = require('claude_context.code.task').longest_slice_ns / 1e6 }
+local task = require('claude_context.code.task')
+return { gap_ms = math.max(0, p.worst / 1e6 - 1), slice_ms = task.longest_slice_ns / 1e6, slice_cpu_ms = task.longest_slice_cpu_s * 1000 }
 """
 
 
@@ -276,6 +278,7 @@ def ours(lang: str, spec: dict, rounds: int, open_core: bool) -> dict:
             "references_max_ms": round(max(times), 1),
             "main_thread_max_ms": round(probe["gap_ms"], 1),
             "longest_slice_ms": round(probe["slice_ms"], 2),
+            "longest_slice_cpu_ms": round(probe["slice_cpu_ms"], 2),
             "blocked_max_ms": round(worst[0], 1),
             "idle_blocked_max_ms": round(idle, 1),
             "server_processes": len(top),
@@ -481,7 +484,7 @@ def main() -> int:
         print(f"    references found            {o['references']}")
         print(f"    first answer                {o['first_answer_ms']} ms (our first call, the server running: it had loaded the project {o['server_ready_ms']} ms after attaching)")
         print(f"    references p50 / max        {o['references_p50_ms']} / {o['references_max_ms']} ms ({a.rounds} rounds)")
-        print(f"    main thread blocked (max)   {o['main_thread_max_ms']} ms (1 ms timer's longest gap); longest tool slice {o['longest_slice_ms']} ms")
+        print(f"    main thread blocked (max)   {o['main_thread_max_ms']} ms (1 ms timer's longest gap); longest tool slice {o['longest_slice_ms']} ms ({o['longest_slice_cpu_ms']} ms of CPU)")
         print(f"    editor blocked (rpc, max)   {o['blocked_max_ms']} ms during the calls, {o['idle_blocked_max_ms']} ms idle (same sampler, 3 s before)")
         print(f"    language-server processes   {o['server_processes']} ({o['server_tree_processes']} with children; the person's own: 0 extra)")
         print(f"    memory (RSS)                Neovim {o['nvim_rss_mb']} MB; the person's server {o['server_rss_mb']} MB (not extra)")

@@ -77,9 +77,21 @@ function L.install(Task, M)
       if M.hidden[buf] then
         M.hidden[buf].loading = nil
       end
-      pcall(vim.api.nvim_exec_autocmds, "BufReadPost", { buffer = buf })
-      -- The person's autocommands (their server attaching) are a slice of their own.
+      -- The person's autocommands, in two slices of their own: BufReadPost (filetype
+      -- detection) with FileType held back, then FileType (their LSP set-up attaching the
+      -- server, syntax, ftplugins) for the filetype found.
+      local ei = vim.o.eventignore
+      vim.o.eventignore = (ei == "" and "" or ei .. ",") .. "FileType"
+      local aok = pcall(vim.api.nvim_exec_autocmds, "BufReadPost", { buffer = buf })
+      vim.o.eventignore = ei
       self:yield()
+      local ft = aok and vim.api.nvim_buf_is_valid(buf) and vim.bo[buf].filetype or ""
+      if ft ~= "" and not ei:lower():find("filetype") and not ei:find("all") then
+        pcall(vim.api.nvim_buf_call, buf, function()
+          vim.cmd("doautocmd <nomodeline> FileType " .. vim.fn.fnameescape(ft))
+        end)
+        self:yield()
+      end
       return true
     end
     -- Non-blocking open: a FIFO put in the file's place is refused, never waited on.
