@@ -564,6 +564,29 @@ return {
     end,
   },
   {
+    "two requests for the same file not open share its hidden buffer: both see it whole",
+    function()
+      local task = require("claude_context.code.task")
+      local f = dir .. "/big/data.txt"
+      local want = #vim.fn.readfile(f)
+      local got = {}
+      for i = 1, 2 do
+        task.run(function(t)
+          local buf, err = t:buffer(f)
+          ok(buf, err)
+          got[i] = { buf, vim.api.nvim_buf_line_count(buf) }
+          return {}
+        end, function() end)
+      end
+      wait_for(function()
+        return got[1] and got[2]
+      end, 30000, "both loads")
+      eq(got[1][1], got[2][1], "one buffer")
+      eq({ want, want }, { got[1][2], got[2][2] })
+      not_loaded(f)
+    end,
+  },
+  {
     "a load cancelled halfway leaves no buffer behind",
     function()
       local task = require("claude_context.code.task")

@@ -47,6 +47,7 @@ function L.install(Task, M)
     end
     M.loading[buf] = true
     M.hidden[buf].loading = true
+    M.hidden[buf].filler = self
     pcall(vim.api.nvim_exec_autocmds, "BufReadPre", { buffer = buf, modeline = false })
     local modifiable = vim.bo[buf].modifiable
     local dos, noeol, bomb = nil, false, false

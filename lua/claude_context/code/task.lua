@@ -238,6 +238,13 @@ function Task:cleanup()
   self.fds = nil
   local bufs = self.bufs
   self.bufs = {}
+  for buf in pairs(bufs) do
+    -- A fill this task left halfway: the requests waiting for it stop waiting (and fail).
+    local h = M.hidden[buf]
+    if h and h.loading and h.filler == self then
+      M.loading[buf] = nil
+    end
+  end
   vim.schedule(function()
     for buf in pairs(bufs) do
       M.release(buf)
@@ -253,7 +260,8 @@ function M.release(buf)
     return
   end
   h.users = h.users - 1
-  if h.users > 0 then
+  -- A half-filled buffer whose fill has ended goes, whoever else still holds it.
+  if h.users > 0 and not (h.loading and h.filler and h.filler.done) then
     return
   end
   M.hidden[buf] = nil
