@@ -587,6 +587,48 @@ return {
     end,
   },
   {
+    "a hidden buffer gets the running server attached directly; shown in a window, its FileType autocommands run then",
+    function()
+      local task = require("claude_context.code.task")
+      local f = write("py/shown.py", "x = 1\n")
+      local fired = 0
+      local au = vim.api.nvim_create_autocmd("FileType", {
+        pattern = "python",
+        callback = function(a)
+          if vim.api.nvim_buf_get_name(a.buf) == f then
+            fired = fired + 1
+          end
+        end,
+      })
+      local loaded, attached, release = nil, nil, false
+      task.run(function(t)
+        local buf, err = t:buffer(f)
+        ok(buf, err)
+        attached = #t:clients(buf)
+        loaded = buf
+        while not release do
+          t:sleep(10)
+        end
+        return {}
+      end, function() end)
+      wait_for(function()
+        return loaded
+      end, 20000, "the load")
+      eq({ 1, 0 }, { attached, fired }, "pylsp attached, no FileType for a buffer nobody sees")
+      vim.cmd("sbuffer " .. loaded)
+      wait_for(function()
+        return fired == 1
+      end, 5000, "FileType once the buffer is shown")
+      vim.cmd("close")
+      release = true
+      vim.api.nvim_del_autocmd(au)
+      wait_for(function()
+        return not task.hidden[loaded]
+      end, 5000, "the request ended")
+      pcall(vim.api.nvim_buf_delete, loaded, { force = true })
+    end,
+  },
+  {
     "a load cancelled halfway leaves no buffer behind",
     function()
       local task = require("claude_context.code.task")
