@@ -2,8 +2,9 @@
 ---
 --- The file is read off the main thread (libuv's thread pool, a chunk at a time) and each
 --- chunk's lines appended to the buffer in a slice of its own; then its `BufReadPost`
---- autocommands run (filetype detection, the person's LSP set-up), as when a buffer is read.
---- Installed as methods of the request tasks (claude_context.code.task).
+--- autocommands run (filetype detection), as when a buffer is read, and the person's servers
+--- already running for that filetype and root are attached (else `FileType` runs: the person's
+--- LSP set-up decides). Installed as methods of the request tasks (claude_context.code.task).
 
 local L = {}
 
