@@ -472,9 +472,10 @@ return {
       end, 3000, "the timed-out request cancelled at the server")
       not_loaded(f)
       task.request_timeout_ms = 60000
+      local asked = #fake.requests
       MCP:call(77, "lsp_references", { file = "x/a.fake", line = 1, text = "beta" })
       wait_for(function()
-        return vim.fn.bufloaded(f) == 1 and fake.requests[#fake.requests] == "textDocument/references"
+        return #fake.requests > asked and fake.requests[#fake.requests] == "textDocument/references"
       end, 5000, "the request at the server")
       MCP:send({ jsonrpc = "2.0", method = "notifications/cancelled", params = { requestId = 77, reason = "interrupted" } })
       wait_for(function()
@@ -482,6 +483,170 @@ return {
       end, 5000, "the cancelled request cancelled at the server")
       not_loaded(f)
       task.request_timeout_ms = 30000
+    end,
+  },
+  {
+    "a file not open is read off the main thread and loaded a slice at a time (the editor runs between)",
+    function()
+      local task = require("claude_context.code.task")
+      local lines = {}
+      for i = 1, 60000 do
+        lines[i] = ("line %d %s"):format(i, ("x"):rep(40))
+      end
+      local f = write("big/data.txt", table.concat(lines, "\n") .. "\n")
+      local done, got, early = false, nil, nil
+      local partial = 0
+      -- Between two loop iterations: how often the buffer is seen loaded in part.
+      local function tick()
+        if done then
+          return
+        end
+        local b = vim.fn.bufnr(f)
+        if b > 0 and vim.api.nvim_buf_is_loaded(b) then
+          local n = vim.api.nvim_buf_line_count(b)
+          if n > 1 and n < #lines then
+            partial = partial + 1
+          end
+        end
+        vim.defer_fn(tick, 0)
+      end
+      task.run(function(t)
+        local buf, err = t:buffer(f)
+        ok(buf, err)
+        got = {
+          lines = vim.api.nvim_buf_get_lines(buf, 0, -1, false),
+          modified = vim.bo[buf].modified,
+          modifiable = vim.bo[buf].modifiable,
+          ft = vim.bo[buf].filetype,
+        }
+        done = true
+        return {}
+      end, function() end)
+      -- Queued after the task's first slice: with a load in one go it would run after the
+      -- whole file was in the buffer.
+      vim.schedule(function()
+        early = not done
+      end)
+      tick()
+      wait_for(function()
+        return done
+      end, 30000, "the load")
+      eq(true, early, "a callback queued with the request ran before the load had finished")
+      ok(partial >= 2, ("the buffer was seen filled in part %d times during the load of a 3 MB file"):format(partial))
+      eq(#lines, #got.lines)
+      eq(lines, got.lines)
+      eq({ false, true, "text" }, { got.modified, got.modifiable, got.ft })
+      not_loaded(f)
+    end,
+  },
+  {
+    "a file loaded out of sight keeps its line endings, a missing last newline and its text",
+    function()
+      local task = require("claude_context.code.task")
+      local f = write("big/dos.txt", "one\r\ntwo é\r\nthree")
+      local got
+      task.run(function(t)
+        local buf, err = t:buffer(f)
+        ok(buf, err)
+        got = {
+          vim.api.nvim_buf_get_lines(buf, 0, -1, false),
+          vim.bo[buf].fileformat,
+          vim.bo[buf].endofline,
+          vim.bo[buf].modified,
+        }
+        return {}
+      end, function() end)
+      wait_for(function()
+        return got
+      end, 10000, "the load")
+      eq({ { "one", "two é", "three" }, "dos", false, false }, got)
+      not_loaded(f)
+    end,
+  },
+  {
+    "two requests for the same file not open share its hidden buffer: both see it whole",
+    function()
+      local task = require("claude_context.code.task")
+      local f = dir .. "/big/data.txt"
+      local want = #vim.fn.readfile(f)
+      local got = {}
+      for i = 1, 2 do
+        task.run(function(t)
+          local buf, err = t:buffer(f)
+          ok(buf, err)
+          got[i] = { buf, vim.api.nvim_buf_line_count(buf) }
+          return {}
+        end, function() end)
+      end
+      wait_for(function()
+        return got[1] and got[2]
+      end, 30000, "both loads")
+      eq(got[1][1], got[2][1], "one buffer")
+      eq({ want, want }, { got[1][2], got[2][2] })
+      not_loaded(f)
+    end,
+  },
+  {
+    "a hidden buffer gets the running server attached directly; shown in a window, its FileType autocommands run then",
+    function()
+      local task = require("claude_context.code.task")
+      local f = write("py/shown.py", "x = 1\n")
+      local fired = 0
+      local au = vim.api.nvim_create_autocmd("FileType", {
+        pattern = "python",
+        callback = function(a)
+          if vim.api.nvim_buf_get_name(a.buf) == f then
+            fired = fired + 1
+          end
+        end,
+      })
+      local loaded, attached, release = nil, nil, false
+      task.run(function(t)
+        local buf, err = t:buffer(f)
+        ok(buf, err)
+        attached = #t:clients(buf)
+        loaded = buf
+        while not release do
+          t:sleep(10)
+        end
+        return {}
+      end, function() end)
+      wait_for(function()
+        return loaded
+      end, 20000, "the load")
+      eq({ 1, 0 }, { attached, fired }, "pylsp attached, no FileType for a buffer nobody sees")
+      vim.cmd("sbuffer " .. loaded)
+      wait_for(function()
+        return fired == 1
+      end, 5000, "FileType once the buffer is shown")
+      vim.cmd("close")
+      release = true
+      vim.api.nvim_del_autocmd(au)
+      wait_for(function()
+        return not task.hidden[loaded]
+      end, 5000, "the request ended")
+      pcall(vim.api.nvim_buf_delete, loaded, { force = true })
+    end,
+  },
+  {
+    "a load cancelled halfway leaves no buffer behind",
+    function()
+      local task = require("claude_context.code.task")
+      local f = dir .. "/big/data.txt"
+      local started = false
+      local cancel = task.run(function(t)
+        started = true
+        t:buffer(f)
+        return {}
+      end, function() end)
+      wait_for(function()
+        return started and vim.fn.bufloaded(f) == 1
+      end, 10000, "the load started")
+      ok(task.loading[vim.fn.bufnr(f)], "still loading")
+      cancel()
+      not_loaded(f)
+      local r = h.call("code_outline", { file = "big/dos.txt" })
+      ok(r, "the tools still answer")
     end,
   },
 }

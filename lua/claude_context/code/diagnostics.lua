@@ -6,7 +6,7 @@
 --- All the files are loaded first and awaited together, under one deadline.
 
 local task_mod = require("claude_context.code.task")
-local lsp = require("claude_context.code.lsp")
+local answer = require("claude_context.code.answer")
 
 local M = {}
 
@@ -64,7 +64,7 @@ function M.lsp_diagnostics(task, p)
   if not ok then
     return nil, err
   end
-  local loaded = lsp.loaded_by_name()
+  local loaded = answer.loaded_by_name()
   local items, servers, seen = {}, {}, {}
   local none, late, clean = {}, {}, {}
   for _, path in ipairs(files) do
@@ -77,20 +77,20 @@ function M.lsp_diagnostics(task, p)
       end
     end
     if #clients == 0 then
-      table.insert(none, lsp.rel(path, p.roots))
+      table.insert(none, answer.rel(path, p.roots))
     elseif waiting[buf] and not got[buf] then
-      table.insert(late, lsp.rel(path, p.roots))
+      table.insert(late, answer.rel(path, p.roots))
     end
     local ds = vim.diagnostic.get(buf)
     if #ds == 0 and #clients > 0 and not (waiting[buf] and not got[buf]) then
-      table.insert(clean, lsp.rel(path, p.roots))
+      table.insert(clean, answer.rel(path, p.roots))
     end
     for _, d in ipairs(ds) do
       task:check_slice()
       local name = loaded[path] and path or vim.api.nvim_buf_get_name(buf)
       table.insert(
         items,
-        lsp.raw(name, {
+        answer.raw(name, {
           start = { line = d.lnum, character = d.col },
           ["end"] = { line = d.end_lnum or d.lnum, character = d.end_col or d.col },
         }, "utf-8", loaded, {
@@ -119,7 +119,7 @@ function M.lsp_diagnostics(task, p)
     )
   end
   return {
-    query = ("diagnostics of %s"):format(#files == 1 and lsp.rel(files[1], p.roots) or (#files .. " files")),
+    query = ("diagnostics of %s"):format(#files == 1 and answer.rel(files[1], p.roots) or (#files .. " files")),
     servers = servers,
     sections = { { title = "diagnostics", items = items } },
     note = #notes > 0 and table.concat(notes, "; ") or nil,

@@ -5,379 +5,23 @@
 --- started here), and answers raw locations: absolute paths, 0-based positions in the client's
 --- `offset_encoding`, and the line's text when a buffer holds the file (its unsaved state). The
 --- bridge confines, converts to characters, groups and caps them
---- (crates/core/src/tools/code/mod.rs). Files that are not open are loaded into hidden buffers for
---- the time of the request (claude_context.code.task).
+--- (crates/core/src/tools/code/mod.rs). Where the model means: claude_context.code.locate; what
+--- the handlers share: claude_context.code.answer.
 
-local task_mod = require("claude_context.code.task")
+local A = require("claude_context.code.answer")
+local locate = require("claude_context.code.locate")
+local kind_name = A.kind_name
+local rel = A.rel
+local loaded_by_name = A.loaded_by_name
+local names = A.names
+local clients_for = A.clients_for
+local symbol_clients = A.symbol_clients
+local document_symbols = A.document_symbols
+local workspace_symbol_clients = A.workspace_symbol_clients
+local same_kind = A.same_kind
+local raw = A.raw
 
 local M = {}
-
-local SymbolKind = vim.lsp.protocol.SymbolKind
-
-local function kind_name(k)
-  return type(k) == "number" and (SymbolKind[k] or tostring(k)) or k
-end
-
----`path` relative to the first root it lies under, for messages.
-local function rel(path, roots)
-  for _, r in ipairs(roots or {}) do
-    local prefix = r:gsub("/+$", "") .. "/"
-    if vim.startswith(path, prefix) then
-      return path:sub(#prefix + 1)
-    end
-  end
-  return path
-end
-
----Loaded buffers by name, for the lines of locations.
-local function loaded_by_name()
-  local map = {}
-  for _, b in ipairs(vim.api.nvim_list_bufs()) do
-    if vim.api.nvim_buf_is_loaded(b) then
-      local n = vim.api.nvim_buf_get_name(b)
-      if n ~= "" then
-        map[n] = b
-      end
-    end
-  end
-  return map
-end
-
-local function buf_line(buf, row)
-  return vim.api.nvim_buf_get_lines(buf, row, row + 1, false)[1]
-end
-
----A raw location for the bridge.
----@param bufs table<string, integer> loaded buffers by name
-function M.raw(path, range, encoding, bufs, extra)
-  local s, e = range.start, range["end"] or range.start
-  local l = {
-    path = path,
-    line = s.line,
-    character = s.character,
-    end_line = e.line,
-    end_character = e.character,
-    encoding = encoding or "utf-16",
-  }
-  local b = bufs and bufs[path]
-  if b then
-    l.text = buf_line(b, s.line)
-    if e.line ~= s.line then
-      l.end_text = buf_line(b, e.line)
-    end
-  end
-  for k, v in pairs(extra or {}) do
-    l[k] = v
-  end
-  return l
-end
-
----Byte column `col` of `text` in `encoding` units.
-local function units(text, col, encoding)
-  if encoding == "utf-8" then
-    return col
-  end
-  local ok, n = pcall(vim.str_utfindex, text, encoding, col, false)
-  if ok and type(n) == "number" then
-    return n
-  end
-  local u32, u16 = vim.str_utfindex(text, col)
-  return encoding == "utf-32" and u32 or u16
-end
-
-local function supports(client, method, buf)
-  local ok, yes = pcall(client.supports_method, client, method, buf)
-  if ok then
-    return yes
-  end
-  ok, yes = pcall(client.supports_method, client, method)
-  return ok and yes
-end
-
-local function names(clients)
-  local out = {}
-  for _, c in ipairs(clients) do
-    table.insert(out, c.name)
-  end
-  return out
-end
-
-local function no_server(path, buf, roots)
-  return ("no language server is attached to %s (filetype %q): the editor runs none for it, so "):format(
-    rel(path, roots),
-    buf and vim.bo[buf].filetype or "?"
-  ) .. "the lsp_* tools cannot answer for it. code_outline gives its structure (tree-sitter) without a server."
-end
-
----The clients attached to `buf` that support `method`, or the error.
-local function clients_for(task, buf, path, method, roots)
-  local attached = task:clients(buf)
-  if #attached == 0 then
-    return nil, no_server(path, buf, roots)
-  end
-  local out = {}
-  for _, c in ipairs(attached) do
-    if supports(c, method, buf) then
-      table.insert(out, c)
-    end
-  end
-  if #out == 0 then
-    return nil,
-      ("the language server%s attached to %s (%s) do%s not support %s"):format(
-        #attached == 1 and "" or "s",
-        rel(path, roots),
-        table.concat(names(attached), ", "),
-        #attached == 1 and "es" or "",
-        method
-      )
-  end
-  return out
-end
-
----Flattens documentSymbol's answer (DocumentSymbol[] or SymbolInformation[]) into
----{ name, kind, detail, depth, range, sel, uri? }.
-local function flatten(result, out, depth)
-  out = out or {}
-  depth = depth or 0
-  for _, s in ipairs(result or {}) do
-    if s.location then
-      table.insert(out, {
-        name = s.name,
-        kind = kind_name(s.kind),
-        detail = s.containerName,
-        depth = depth,
-        range = s.location.range,
-        sel = s.location.range,
-        uri = s.location.uri,
-      })
-    else
-      table.insert(out, {
-        name = s.name,
-        kind = kind_name(s.kind),
-        detail = s.detail,
-        depth = depth,
-        range = s.range,
-        sel = s.selectionRange or s.range,
-      })
-      flatten(s.children, out, depth + 1)
-    end
-  end
-  return out
-end
-
----The buffer of `file` and the clients that list its symbols, or nil and why not.
----@return integer|nil buf, table|string clients_or_err
-local function symbol_clients(task, file, roots)
-  local buf, err = task:buffer(file)
-  if not buf then
-    return nil, err
-  end
-  local clients, cerr = clients_for(task, buf, file, "textDocument/documentSymbol", roots)
-  if not clients then
-    return nil, cerr
-  end
-  return buf, clients
-end
-
----Client `c`'s symbols of `file` (shown in `buf`), flattened; or nil and the error.
-local function document_symbols(task, c, file, buf)
-  local rerr, result = task:request(c, "textDocument/documentSymbol", {
-    textDocument = { uri = vim.uri_from_fname(file) },
-  }, buf)
-  if rerr then
-    return nil, rerr
-  end
-  return flatten(result)
-end
-
----The running clients that can search the workspace's symbols.
-local function workspace_symbol_clients()
-  return vim.tbl_filter(function(c)
-    return supports(c, "workspace/symbol")
-  end, vim.lsp.get_clients())
-end
-
-local function same_kind(want, got)
-  return not want or want == "" or tostring(got):lower() == want:lower()
-end
-
----Whether a symbol's name as a server reports it is `want` (`area`, `area()`, `Shape.area`).
-local function same_name(want, got)
-  if got == want then
-    return true
-  end
-  got = tostring(got):gsub("%(.*%)$", "")
-  if got == want then
-    return true
-  end
-  local last = want:match("[^.:]+$")
-  local tail = got:match("[^.:]+$")
-  return last == want and tail == want
-end
-
----Where the model means: a list of targets { buf, path, label, pos = fun(client) -> Position }.
----@return table[]? targets
----@return string? err
----@return string? note
-function M.targets(task, p)
-  local roots = p.roots
-  if p.file and p.line then
-    local buf, err = task:buffer(p.file)
-    if not buf then
-      return nil, err
-    end
-    local n = vim.api.nvim_buf_line_count(buf)
-    if p.line > n then
-      return nil, ("%s has %d lines; line %d is past its end"):format(rel(p.file, roots), n, p.line)
-    end
-    local row = p.line - 1
-    local text = buf_line(buf, row) or ""
-    local col
-    if p.text and p.text ~= "" then
-      local s = text:find(p.text, 1, true)
-      if not s then
-        return nil, ("%q is not on line %d of %s, which reads: %s"):format(p.text, p.line, rel(p.file, roots), text)
-      end
-      col = s - 1
-    elseif p.column then
-      local nchars = vim.fn.strchars(text)
-      if p.column > nchars + 1 then
-        return nil, ("line %d of %s has %d characters; column %d is past its end"):format(
-          p.line,
-          rel(p.file, roots),
-          nchars,
-          p.column
-        )
-      end
-      col = vim.fn.byteidx(text, p.column - 1)
-      if col < 0 then
-        col = #text
-      end
-    elseif p.symbol and p.symbol ~= "" then
-      local s = text:find(p.symbol, 1, true)
-      if not s then
-        return nil, ("%q is not on line %d of %s, which reads: %s"):format(p.symbol, p.line, rel(p.file, roots), text)
-      end
-      col = s - 1
-    else
-      col = (text:find("%S") or 1) - 1
-    end
-    local label = ("%s:%d:%d"):format(rel(p.file, roots), p.line, vim.fn.strchars(text:sub(1, col)) + 1)
-    return {
-      {
-        buf = buf,
-        path = p.file,
-        label = label,
-        pos = function(client)
-          return { line = row, character = units(text, col, client.offset_encoding or "utf-16") }
-        end,
-      },
-    }
-  end
-  -- A symbol by name: the file's symbols, or the workspace's.
-  local sym = p.symbol
-  local found = {}
-  local workspace_errs
-  if p.file then
-    local buf, clients = symbol_clients(task, p.file, roots)
-    if not buf then
-      return nil, clients
-    end
-    for _, c in ipairs(clients) do
-      local symbols, rerr = document_symbols(task, c, p.file, buf)
-      if not symbols then
-        return nil, rerr
-      end
-      for _, s in ipairs(symbols) do
-        if same_name(sym, s.name) and same_kind(p.kind, s.kind) then
-          table.insert(found, { path = p.file, start = s.sel.start, client = c, kind = s.kind, name = s.name })
-        end
-      end
-    end
-  else
-    local clients = workspace_symbol_clients()
-    if #clients == 0 then
-      local running = names(vim.lsp.get_clients())
-      return nil,
-        ("no running language server can search the workspace's symbols%s: give the `file` where %q is defined or used (with it, its symbols are searched), or a `file` and `line`"):format(
-          #running > 0 and (" (" .. table.concat(running, ", ") .. " cannot)") or " (none is running)",
-          sym
-        )
-    end
-    local errs = {}
-    workspace_errs = errs
-    for _, c in ipairs(clients) do
-      local rerr, result = task:request(c, "workspace/symbol", { query = sym })
-      if rerr then
-        -- One server's failure (no project open yet) does not hide the others' symbols.
-        table.insert(errs, ("%s: %s"):format(c.name, rerr:match("^[^\n]*")))
-        result = nil
-      end
-      for _, s in ipairs(result ~= vim.NIL and result or {}) do
-        local loc = s.location or {}
-        if loc.uri and same_name(sym, s.name) and same_kind(p.kind, kind_name(s.kind)) then
-          local path = vim.uri_to_fname(loc.uri)
-          if task_mod.inside(path, roots) then
-            local start = loc.range and loc.range.start or { line = 0, character = 0 }
-            table.insert(found, { path = path, start = start, client = c, kind = kind_name(s.kind), name = s.name })
-          end
-        end
-      end
-    end
-  end
-  if #found == 0 then
-    return nil,
-      ("no symbol named %q%s found %s%s"):format(
-        sym,
-        p.kind and (" of kind " .. p.kind) or "",
-        p.file and ("in " .. rel(p.file, roots)) or "in the workspace (inside the project)",
-        workspace_errs and #workspace_errs > 0 and (" (" .. table.concat(workspace_errs, "; ") .. ")") or ""
-      )
-  end
-  local targets, seen = {}, {}
-  local note
-  if #found > 10 then
-    note = ("%d symbols are named %q; the first 10 are answered for (narrow with `file` or `kind`)"):format(#found, sym)
-  elseif #found > 1 then
-    note = ("%d symbols are named %q; all are answered for (narrow with `file` or `kind`)"):format(#found, sym)
-  end
-  for i = 1, math.min(#found, 10) do
-    local f = found[i]
-    local buf, err = task:buffer(f.path)
-    if not buf then
-      return nil, err
-    end
-    -- The name's own position: a workspace symbol's range may start at a keyword before it.
-    local row = f.start.line
-    local text = buf_line(buf, row) or ""
-    local enc = f.client.offset_encoding or "utf-16"
-    local bytecol = vim.str_byteindex and select(2, pcall(vim.str_byteindex, text, enc, f.start.character, false))
-    if type(bytecol) ~= "number" then
-      bytecol = f.start.character
-    end
-    local name = sym:match("[^.:]+$") or sym
-    local s = text:find(name, bytecol + 1, true)
-    local col = s and (s - 1) or bytecol
-    local key = f.path .. ":" .. row .. ":" .. col
-    if not seen[key] then
-      seen[key] = true
-      table.insert(targets, {
-        buf = buf,
-        path = f.path,
-        row = row,
-        col = col,
-        name = f.name,
-        kind = f.kind,
-        width = s and #name or 0,
-        label = ("%s %s at %s:%d:%d"):format(f.kind or "symbol", f.name, rel(f.path, roots), row + 1, vim.fn.strchars(text:sub(1, col)) + 1),
-        pos = function(client)
-          return { line = row, character = units(text, col, client.offset_encoding or "utf-16") }
-        end,
-      })
-    end
-  end
-  return targets, nil, note
-end
 
 ---Locations out of a definition-like answer (Location, Location[], LocationLink[]).
 local function locations(result)
@@ -475,7 +119,7 @@ end
 
 for tool, spec in pairs(position_methods) do
   M[tool] = function(task, p)
-    local targets, err, note = M.targets(task, p)
+    local targets, err, note = locate.targets(task, p)
     if not targets then
       return nil, err
     end
@@ -489,7 +133,7 @@ for tool, spec in pairs(position_methods) do
       local servers = names(vim.lsp.get_clients({ bufnr = targets[1].buf }))
       for _, t in ipairs(targets) do
         local r = { start = { line = t.row, character = t.col }, ["end"] = { line = t.row, character = t.col + t.width } }
-        table.insert(items, M.raw(t.path, r, "utf-8", bufs, { name = t.name, kind = t.kind }))
+        table.insert(items, raw(t.path, r, "utf-8", bufs, { name = t.name, kind = t.kind }))
       end
       return {
         query = describe(what, p, targets),
@@ -515,7 +159,7 @@ for tool, spec in pairs(position_methods) do
     for _, r in ipairs(results) do
       for _, l in ipairs(locations(r[2])) do
         task:check_slice()
-        table.insert(items, M.raw(vim.uri_to_fname(l.uri), l.range, r[1].offset_encoding, bufs))
+        table.insert(items, raw(vim.uri_to_fname(l.uri), l.range, r[1].offset_encoding, bufs))
       end
     end
     return {
@@ -528,7 +172,7 @@ for tool, spec in pairs(position_methods) do
 end
 
 function M.lsp_hover(task, p)
-  local targets, err, note = M.targets(task, p)
+  local targets, err, note = locate.targets(task, p)
   if not targets then
     return nil, err
   end
@@ -552,7 +196,7 @@ function M.lsp_hover(task, p)
 end
 
 function M.lsp_calls(task, p)
-  local targets, err, note = M.targets(task, p)
+  local targets, err, note = locate.targets(task, p)
   if not targets then
     return nil, err
   end
@@ -584,10 +228,10 @@ function M.lsp_calls(task, p)
         local path = vim.uri_to_fname(from.uri)
         -- Each call site, named after the caller.
         for _, r in ipairs(call.fromRanges or {}) do
-          table.insert(incoming, M.raw(path, r, enc, bufs, { name = from.name, kind = kind_name(from.kind) }))
+          table.insert(incoming, raw(path, r, enc, bufs, { name = from.name, kind = kind_name(from.kind) }))
         end
         if #(call.fromRanges or {}) == 0 then
-          table.insert(incoming, M.raw(path, from.selectionRange or from.range, enc, bufs, { name = from.name, kind = kind_name(from.kind) }))
+          table.insert(incoming, raw(path, from.selectionRange or from.range, enc, bufs, { name = from.name, kind = kind_name(from.kind) }))
         end
       end
     end
@@ -600,7 +244,7 @@ function M.lsp_calls(task, p)
         local to = call.to
         table.insert(
           outgoing,
-          M.raw(vim.uri_to_fname(to.uri), to.selectionRange or to.range, enc, bufs, { name = to.name, kind = kind_name(to.kind) })
+          raw(vim.uri_to_fname(to.uri), to.selectionRange or to.range, enc, bufs, { name = to.name, kind = kind_name(to.kind) })
         )
       end
     end
@@ -634,7 +278,7 @@ function M.lsp_symbols(task, p)
         task:check_slice()
         local path = s.uri and vim.uri_to_fname(s.uri) or p.file
         local r = { start = s.sel.start, ["end"] = s.range["end"] }
-        table.insert(items, M.raw(path, r, c.offset_encoding, bufs, { name = s.name, kind = s.kind, detail = s.detail, depth = s.depth }))
+        table.insert(items, raw(path, r, c.offset_encoding, bufs, { name = s.name, kind = s.kind, detail = s.detail, depth = s.depth }))
       end
     end
     return {
@@ -663,7 +307,7 @@ function M.lsp_symbols(task, p)
         local range = loc.range or { start = { line = 0, character = 0 } }
         table.insert(
           items,
-          M.raw(vim.uri_to_fname(loc.uri), range, c.offset_encoding, bufs, { name = s.name, kind = kind_name(s.kind), detail = s.containerName })
+          raw(vim.uri_to_fname(loc.uri), range, c.offset_encoding, bufs, { name = s.name, kind = kind_name(s.kind), detail = s.containerName })
         )
       end
     end
@@ -675,8 +319,10 @@ function M.lsp_symbols(task, p)
   }
 end
 
-M.flatten = flatten
-M.rel = rel
-M.loaded_by_name = loaded_by_name
+M.targets = locate.targets
+M.raw = A.raw
+M.flatten = A.flatten
+M.rel = A.rel
+M.loaded_by_name = A.loaded_by_name
 
 return M

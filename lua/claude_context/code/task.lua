@@ -21,6 +21,10 @@ M.max_file_bytes = 8 * 1024 * 1024
 
 ---Hidden buffers loaded by requests: buf -> { users = n, created = bool }.
 M.hidden = {}
+---The longest single run of a task's coroutine on the main thread, for the bench: wall time
+---(ns) and the process's CPU time (s; what the run cost, without the waits of a busy machine).
+M.longest_slice_ns = 0
+M.longest_slice_cpu_s = 0
 
 local Task = {}
 Task.__index = Task
@@ -88,7 +92,15 @@ function M.run(fn, respond)
     if task.done or coroutine.status(co) ~= "suspended" then
       return
     end
+    local t0, c0 = vim.uv.hrtime(), os.clock()
     local ok, err = coroutine.resume(co, ...)
+    local took, cpu = vim.uv.hrtime() - t0, os.clock() - c0
+    if took > M.longest_slice_ns then
+      M.longest_slice_ns = took
+    end
+    if cpu > M.longest_slice_cpu_s then
+      M.longest_slice_cpu_s = cpu
+    end
     if not ok then
       finish(nil, tostring(err))
     end
@@ -141,12 +153,17 @@ function Task:sleep(ms)
   end)
 end
 
+---Yields to the event loop.
+function Task:yield()
+  self:await(function(cb)
+    vim.schedule(cb)
+  end)
+end
+
 ---Yields to the event loop when this slice has used its budget.
 function Task:check_slice()
   if (vim.uv.hrtime() - self.slice_start) / 1e6 >= M.slice_ms then
-    self:await(function(cb)
-      vim.schedule(cb)
-    end)
+    self:yield()
   end
 end
 
@@ -215,8 +232,19 @@ function Task:cleanup()
     end
   end
   self.timers = {}
+  for fd in pairs(self.fds or {}) do
+    pcall(vim.uv.fs_close, fd)
+  end
+  self.fds = nil
   local bufs = self.bufs
   self.bufs = {}
+  for buf in pairs(bufs) do
+    -- A fill this task left halfway: the requests waiting for it stop waiting (and fail).
+    local h = M.hidden[buf]
+    if h and h.loading and h.filler == self then
+      M.loading[buf] = nil
+    end
+  end
   vim.schedule(function()
     for buf in pairs(bufs) do
       M.release(buf)
@@ -232,11 +260,29 @@ function M.release(buf)
     return
   end
   h.users = h.users - 1
-  if h.users > 0 then
+  -- A half-filled buffer whose fill has ended goes, whoever else still holds it.
+  if h.users > 0 and not (h.loading and h.filler and h.filler.done) then
     return
   end
   M.hidden[buf] = nil
+  M.loading[buf] = nil
   if not vim.api.nvim_buf_is_valid(buf) then
+    return
+  end
+  if h.loading then
+    -- Filled in part (the request was cancelled or the read failed): never kept as it is.
+    -- Shown meanwhile: read again from the file, whole; else unloaded.
+    vim.bo[buf].modifiable = true
+    vim.bo[buf].modified = false
+    if #vim.fn.win_findbuf(buf) > 0 then
+      pcall(vim.api.nvim_buf_call, buf, function()
+        vim.cmd("silent! edit!")
+      end)
+    elseif h.created then
+      pcall(vim.api.nvim_buf_delete, buf, { force = true })
+    else
+      pcall(vim.api.nvim_buf_delete, buf, { unload = true })
+    end
     return
   end
   -- Kept when the person has shown it, changed it or listed it (opened it) meanwhile.
@@ -261,11 +307,26 @@ local function served(ft)
   return false
 end
 
+---Hidden buffers being filled: buf -> true (another request waits for the fill to end).
+M.loading = {}
+
 ---The buffer holding `path`, loaded out of sight when no buffer holds it (then unloaded when
 ---the task ends). Returns (buf, err).
 function Task:buffer(path)
   local buf = M.find_buf(path)
   if buf and vim.api.nvim_buf_is_loaded(buf) then
+    -- Another request's hidden buffer: used by this one too, and complete before it is asked.
+    local h = M.hidden[buf]
+    if h and not self.bufs[buf] then
+      h.users = h.users + 1
+      self.bufs[buf] = true
+    end
+    while M.loading[buf] and not self.done do
+      self:sleep(5)
+    end
+    if (h and h.loading) or not vim.api.nvim_buf_is_loaded(buf) then
+      return nil, ("cannot load %s"):format(path)
+    end
     return buf
   end
   local st = vim.uv.fs_stat(path)
@@ -288,10 +349,8 @@ function Task:buffer(path)
   end
   self.bufs[buf] = true
   if not vim.api.nvim_buf_is_loaded(buf) then
-    -- No swap file (no ATTENTION prompt, nothing left behind); the person's autocommands
-    -- (filetype, their LSP set-up) run as when they open it.
-    vim.bo[buf].swapfile = false
-    local ok, err = pcall(vim.fn.bufload, buf)
+    -- Read off the main thread and filled a slice at a time (claude_context.code.load).
+    local ok, err = self:fill(buf, path)
     if not ok then
       return nil, ("cannot load %s: %s"):format(path, err)
     end
@@ -318,5 +377,7 @@ function Task:clients(buf)
   end
   return clients
 end
+
+require("claude_context.code.load").install(Task, M)
 
 return M

@@ -4,8 +4,8 @@
 //! language, a language server's document symbols stand in, and with neither the answer says
 //! so. Handler: `lua/claude_context/code/outline.lua`.
 
-use crate::tools::code::{output_schema, run_with};
-use crate::tools::{schema_of, Ctx, ToolDef, ToolError, ToolFuture};
+use crate::tools::code::{output_schema, run_with, CodeError};
+use crate::tools::{schema_of, Ctx, ToolDef, ToolFuture};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -33,9 +33,9 @@ pub fn def() -> ToolDef {
     }
 }
 
-fn check(a: &Args, tool: &str) -> Result<(), ToolError> {
+fn check(a: &Args, tool: &'static str) -> Result<(), CodeError> {
     if a.file.is_empty() {
-        return Err(ToolError::InvalidParams(format!("{tool}: `file` is empty")));
+        return Err(CodeError::EmptyFile { tool });
     }
     Ok(())
 }

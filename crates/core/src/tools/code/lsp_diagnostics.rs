@@ -2,8 +2,8 @@
 //! buffer holds is loaded into a hidden buffer, the server's `publishDiagnostics` awaited within
 //! `timeout_ms`, then the buffer is unloaded. Handler: `lua/claude_context/code/diagnostics.lua`.
 
-use crate::tools::code::{output_schema, run_with};
-use crate::tools::{schema_of, Ctx, ToolDef, ToolError, ToolFuture};
+use crate::tools::code::{output_schema, run_with, CodeError};
+use crate::tools::{schema_of, Ctx, ToolDef, ToolFuture};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -44,17 +44,17 @@ pub fn def() -> ToolDef {
     }
 }
 
-fn check(a: &Args, tool: &str) -> Result<(), ToolError> {
+fn check(a: &Args, tool: &'static str) -> Result<(), CodeError> {
     let n = a.file.iter().count() + a.files.as_ref().map_or(0, Vec::len);
     if n == 0 {
-        return Err(ToolError::InvalidParams(format!(
-            "{tool}: give a `file` or `files`"
-        )));
+        return Err(CodeError::NoFiles { tool });
     }
     if n > MAX_FILES {
-        return Err(ToolError::InvalidParams(format!(
-            "{tool}: at most {MAX_FILES} files per call ({n} given)"
-        )));
+        return Err(CodeError::TooManyFiles {
+            tool,
+            max: MAX_FILES,
+            given: n,
+        });
     }
     Ok(())
 }

@@ -2,8 +2,8 @@
 //! (`textDocument/references`), grouped by file and capped. Handler:
 //! `lua/claude_context/code/lsp.lua`.
 
-use crate::tools::code::{output_schema, run_with, Target};
-use crate::tools::{schema_of, Ctx, ToolDef, ToolError, ToolFuture};
+use crate::tools::code::{output_schema, run_targeted, Target, Targeted};
+use crate::tools::{schema_of, Ctx, ToolDef, ToolFuture};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -34,10 +34,12 @@ pub fn def() -> ToolDef {
     }
 }
 
-fn check(a: &Args, tool: &str) -> Result<(), ToolError> {
-    a.target.check(tool)
+impl Targeted for Args {
+    fn target(&self) -> &Target {
+        &self.target
+    }
 }
 
 fn run(ctx: Ctx, args: Value) -> ToolFuture {
-    run_with::<Args>(ctx, "lsp_references", args, check)
+    run_targeted::<Args>(ctx, "lsp_references", args)
 }

@@ -2,8 +2,8 @@
 //! workspace's (`workspace/symbol`), from the person's language servers. Handler:
 //! `lua/claude_context/code/lsp.lua`.
 
-use crate::tools::code::{output_schema, run_with};
-use crate::tools::{schema_of, Ctx, ToolDef, ToolError, ToolFuture};
+use crate::tools::code::{output_schema, run_with, CodeError};
+use crate::tools::{schema_of, Ctx, ToolDef, ToolFuture};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -39,12 +39,10 @@ pub fn def() -> ToolDef {
     }
 }
 
-fn check(a: &Args, tool: &str) -> Result<(), ToolError> {
+fn check(a: &Args, tool: &'static str) -> Result<(), CodeError> {
     let empty = |s: &Option<String>| s.as_deref().is_none_or(str::is_empty);
     if empty(&a.file) && empty(&a.query) {
-        return Err(ToolError::InvalidParams(format!(
-            "{tool}: give a `file` (its symbols) or a `query` (a workspace search)"
-        )));
+        return Err(CodeError::NoFileNorQuery { tool });
     }
     Ok(())
 }

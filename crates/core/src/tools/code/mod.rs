@@ -78,27 +78,100 @@ pub struct Target {
     pub limit: Option<usize>,
 }
 
+/// What goes wrong in this module before or after the editor is asked.
+#[derive(Debug, thiserror::Error)]
+pub enum CodeError {
+    #[error(
+        "{tool}: give a `symbol` name (optionally with `file` and `kind`), or a `file` with a \
+         1-based `line` and a `column` or a `text` on that line"
+    )]
+    NoPlace { tool: &'static str },
+    #[error("{tool}: `line` needs a `file`")]
+    LineWithoutFile { tool: &'static str },
+    #[error("{tool}: `line` and `column` are 1-based")]
+    ZeroBased { tool: &'static str },
+    #[error("{tool}: give a `file` (its symbols) or a `query` (a workspace search)")]
+    NoFileNorQuery { tool: &'static str },
+    #[error("{tool}: give a `file` or `files`")]
+    NoFiles { tool: &'static str },
+    #[error("{tool}: at most {max} files per call ({given} given)")]
+    TooManyFiles {
+        tool: &'static str,
+        max: usize,
+        given: usize,
+    },
+    #[error("{tool}: `file` is empty")]
+    EmptyFile { tool: &'static str },
+    #[error(
+        "{tool}: {arg} is relative and there is no project root to take it from; give an \
+         absolute path"
+    )]
+    Relative { tool: &'static str, arg: String },
+    #[error(
+        "{tool}: refused: {path} is outside the project and the workspace folders ({roots}); \
+         the code tools reach files inside them only"
+    )]
+    Outside {
+        tool: &'static str,
+        path: String,
+        roots: String,
+    },
+    /// The editor's handler failed (its message says why: no server, a timeout, …).
+    #[error("{0}")]
+    Editor(String),
+}
+
+impl From<CodeError> for ToolError {
+    fn from(e: CodeError) -> ToolError {
+        match e {
+            CodeError::NoPlace { .. }
+            | CodeError::LineWithoutFile { .. }
+            | CodeError::ZeroBased { .. }
+            | CodeError::NoFileNorQuery { .. }
+            | CodeError::NoFiles { .. }
+            | CodeError::TooManyFiles { .. }
+            | CodeError::EmptyFile { .. } => ToolError::InvalidParams(e.to_string()),
+            CodeError::Relative { .. } | CodeError::Outside { .. } | CodeError::Editor(_) => {
+                ToolError::Failed(e.to_string())
+            }
+        }
+    }
+}
+
 impl Target {
     /// The refusal of arguments that name no place.
-    pub fn check(&self, tool: &str) -> Result<(), ToolError> {
+    pub fn check(&self, tool: &'static str) -> Result<(), CodeError> {
         if self.symbol.as_deref().is_none_or(str::is_empty) && self.line.is_none() {
-            return Err(ToolError::InvalidParams(format!(
-                "{tool}: give a `symbol` name (optionally with `file` and `kind`), or a `file` \
-                 with a 1-based `line` and a `column` or a `text` on that line"
-            )));
+            return Err(CodeError::NoPlace { tool });
         }
         if self.line.is_some() && self.file.is_none() {
-            return Err(ToolError::InvalidParams(format!(
-                "{tool}: `line` needs a `file`"
-            )));
+            return Err(CodeError::LineWithoutFile { tool });
         }
         if self.line == Some(0) || self.column == Some(0) {
-            return Err(ToolError::InvalidParams(format!(
-                "{tool}: `line` and `column` are 1-based"
-            )));
+            return Err(CodeError::ZeroBased { tool });
         }
         Ok(())
     }
+}
+
+/// Arguments made of a [`Target`] and options of the tool's own (`lsp_references`,
+/// `lsp_calls`, …): checked and forwarded alike by [`run_targeted`].
+pub trait Targeted {
+    fn target(&self) -> &Target;
+}
+
+impl Targeted for Target {
+    fn target(&self) -> &Target {
+        self
+    }
+}
+
+/// The `run` of the tools whose arguments are a [`Target`] plus their own options.
+pub fn run_targeted<A>(ctx: Ctx, tool: &'static str, args: Value) -> ToolFuture
+where
+    A: Targeted + serde::de::DeserializeOwned + Serialize + Send + 'static,
+{
+    run_with::<A>(ctx, tool, args, |a, tool| a.target().check(tool))
 }
 
 /// One location as the editor's handler sends it: 0-based positions in `encoding` units.
@@ -249,7 +322,7 @@ pub fn run_with<A>(
     ctx: Ctx,
     tool: &'static str,
     args: Value,
-    check: fn(&A, &str) -> Result<(), ToolError>,
+    check: fn(&A, &'static str) -> Result<(), CodeError>,
 ) -> ToolFuture
 where
     A: serde::de::DeserializeOwned + Serialize + Send + 'static,
@@ -259,7 +332,7 @@ where
         Err(e) => return crate::tools::ready(Err(e)),
     };
     if let Err(e) = check(&a, tool) {
-        return crate::tools::ready(Err(e));
+        return crate::tools::ready(Err(e.into()));
     }
     let params = serde_json::to_value(&a).unwrap_or_default();
     Box::pin(forward(ctx, tool, params))
@@ -280,7 +353,8 @@ pub async fn forward(
         .map(|n| (n as usize).clamp(1, MAX_LIMIT))
         .unwrap_or(DEFAULT_LIMIT);
     let (door2, p) = (door.clone(), params.clone());
-    params = on_blocking_pool(move || confine_args(&door2, tool, p)).await?;
+    params =
+        on_blocking_pool(move || confine_args(&door2, tool, p).map_err(ToolError::from)).await?;
     if let Some(o) = params.as_object_mut() {
         let roots: Vec<Value> = door
             .roots()
@@ -305,7 +379,7 @@ pub async fn forward(
         .rpc
         .call(tool, params)
         .await
-        .map_err(ToolError::Failed)?;
+        .map_err(CodeError::Editor)?;
     let raw: RawAnswer = crate::tools::ide::decode(tool, v)?;
     let answer = on_blocking_pool(move || Ok(shape(&door, raw, limit))).await?;
     let text = render(&answer);
@@ -315,26 +389,23 @@ pub async fn forward(
 }
 
 /// The arguments with `file` / `files` made absolute, or the refusal of one outside the door.
-fn confine_args(door: &Door, tool: &str, mut params: Value) -> Result<Value, ToolError> {
+fn confine_args(door: &Door, tool: &'static str, mut params: Value) -> Result<Value, CodeError> {
     let Some(o) = params.as_object_mut() else {
         return Ok(params);
     };
-    let check = |arg: &str| -> Result<String, ToolError> {
-        let abs = door.absolute(arg).ok_or_else(|| {
-            ToolError::Failed(format!(
-                "{tool}: {arg} is relative and there is no project root to take it from; give \
-                 an absolute path"
-            ))
+    let check = |arg: &str| -> Result<String, CodeError> {
+        let abs = door.absolute(arg).ok_or_else(|| CodeError::Relative {
+            tool,
+            arg: arg.to_string(),
         })?;
         if door.admits(&abs) {
             Ok(abs.to_string_lossy().into_owned())
         } else {
-            Err(ToolError::Failed(format!(
-                "{tool}: refused: {} is outside the project and the workspace folders ({}); \
-                 the code tools reach files inside them only",
-                abs.display(),
-                describe(door)
-            )))
+            Err(CodeError::Outside {
+                tool,
+                path: abs.display().to_string(),
+                roots: describe(door),
+            })
         }
     };
     if let Some(f) = o.get("file").and_then(Value::as_str).map(String::from) {
@@ -647,7 +718,7 @@ pub fn render(a: &Answer) -> String {
 
 /// The `run` of the tools whose arguments are a [`Target`] only.
 pub fn run_target(ctx: Ctx, tool: &'static str, args: Value) -> ToolFuture {
-    run_with::<Target>(ctx, tool, args, Target::check)
+    run_targeted::<Target>(ctx, tool, args)
 }
 
 #[cfg(test)]

@@ -263,3 +263,28 @@ fn the_answer_is_structured_content_with_text() {
         assert!(r["structuredContent"].is_object(), "{tool}: {r}");
     }
 }
+
+#[test]
+fn argument_errors_are_invalid_params_and_the_rest_failures() {
+    let t = Target {
+        line: Some(3),
+        ..Default::default()
+    };
+    let e: ToolError = t.check("lsp_references").unwrap_err().into();
+    assert!(
+        matches!(&e, ToolError::InvalidParams(m) if m == "lsp_references: `line` needs a `file`"),
+        "{e:?}"
+    );
+    let e: ToolError = CodeError::Outside {
+        tool: "lsp_calls",
+        path: "/etc/passwd".into(),
+        roots: "/p".into(),
+    }
+    .into();
+    assert!(
+        matches!(&e, ToolError::Failed(m) if m.starts_with("lsp_calls: refused: /etc/passwd is outside")),
+        "{e:?}"
+    );
+    let e: ToolError = CodeError::Editor("no language server is attached".into()).into();
+    assert!(matches!(&e, ToolError::Failed(m) if m == "no language server is attached"));
+}

@@ -1,0 +1,203 @@
+---@mod claude_context.code.locate Where the model means, for the lsp_* handlers
+---
+--- A `file` + 1-based `line` + `column` (characters) or `text` on that line, or a `symbol` by
+--- name (in a `file`'s symbols, else the workspace's), optionally of a `kind`: turned into
+--- targets (a buffer and a position in each client's own offset encoding). Files that are not
+--- open are loaded into hidden buffers for the time of the request (claude_context.code.task).
+
+local task_mod = require("claude_context.code.task")
+local A = require("claude_context.code.answer")
+
+local kind_name = A.kind_name
+local rel = A.rel
+local buf_line = A.buf_line
+local units = A.units
+local names = A.names
+local symbol_clients = A.symbol_clients
+local document_symbols = A.document_symbols
+local workspace_symbol_clients = A.workspace_symbol_clients
+local same_kind = A.same_kind
+
+local M = {}
+
+
+---Whether a symbol's name as a server reports it is `want` (`area`, `area()`, `Shape.area`).
+local function same_name(want, got)
+  if got == want then
+    return true
+  end
+  got = tostring(got):gsub("%(.*%)$", "")
+  if got == want then
+    return true
+  end
+  local last = want:match("[^.:]+$")
+  local tail = got:match("[^.:]+$")
+  return last == want and tail == want
+end
+
+---Where the model means: a list of targets { buf, path, label, pos = fun(client) -> Position }.
+---@return table[]? targets
+---@return string? err
+---@return string? note
+function M.targets(task, p)
+  local roots = p.roots
+  if p.file and p.line then
+    local buf, err = task:buffer(p.file)
+    if not buf then
+      return nil, err
+    end
+    local n = vim.api.nvim_buf_line_count(buf)
+    if p.line > n then
+      return nil, ("%s has %d lines; line %d is past its end"):format(rel(p.file, roots), n, p.line)
+    end
+    local row = p.line - 1
+    local text = buf_line(buf, row) or ""
+    local col
+    if p.text and p.text ~= "" then
+      local s = text:find(p.text, 1, true)
+      if not s then
+        return nil, ("%q is not on line %d of %s, which reads: %s"):format(p.text, p.line, rel(p.file, roots), text)
+      end
+      col = s - 1
+    elseif p.column then
+      local nchars = vim.fn.strchars(text)
+      if p.column > nchars + 1 then
+        return nil, ("line %d of %s has %d characters; column %d is past its end"):format(
+          p.line,
+          rel(p.file, roots),
+          nchars,
+          p.column
+        )
+      end
+      col = vim.fn.byteidx(text, p.column - 1)
+      if col < 0 then
+        col = #text
+      end
+    elseif p.symbol and p.symbol ~= "" then
+      local s = text:find(p.symbol, 1, true)
+      if not s then
+        return nil, ("%q is not on line %d of %s, which reads: %s"):format(p.symbol, p.line, rel(p.file, roots), text)
+      end
+      col = s - 1
+    else
+      col = (text:find("%S") or 1) - 1
+    end
+    local label = ("%s:%d:%d"):format(rel(p.file, roots), p.line, vim.fn.strchars(text:sub(1, col)) + 1)
+    return {
+      {
+        buf = buf,
+        path = p.file,
+        label = label,
+        pos = function(client)
+          return { line = row, character = units(text, col, client.offset_encoding or "utf-16") }
+        end,
+      },
+    }
+  end
+  -- A symbol by name: the file's symbols, or the workspace's.
+  local sym = p.symbol
+  local found = {}
+  local workspace_errs
+  if p.file then
+    local buf, clients = symbol_clients(task, p.file, roots)
+    if not buf then
+      return nil, clients
+    end
+    for _, c in ipairs(clients) do
+      local symbols, rerr = document_symbols(task, c, p.file, buf)
+      if not symbols then
+        return nil, rerr
+      end
+      for _, s in ipairs(symbols) do
+        if same_name(sym, s.name) and same_kind(p.kind, s.kind) then
+          table.insert(found, { path = p.file, start = s.sel.start, client = c, kind = s.kind, name = s.name })
+        end
+      end
+    end
+  else
+    local clients = workspace_symbol_clients()
+    if #clients == 0 then
+      local running = names(vim.lsp.get_clients())
+      return nil,
+        ("no running language server can search the workspace's symbols%s: give the `file` where %q is defined or used (with it, its symbols are searched), or a `file` and `line`"):format(
+          #running > 0 and (" (" .. table.concat(running, ", ") .. " cannot)") or " (none is running)",
+          sym
+        )
+    end
+    local errs = {}
+    workspace_errs = errs
+    for _, c in ipairs(clients) do
+      local rerr, result = task:request(c, "workspace/symbol", { query = sym })
+      if rerr then
+        -- One server's failure (no project open yet) does not hide the others' symbols.
+        table.insert(errs, ("%s: %s"):format(c.name, rerr:match("^[^\n]*")))
+        result = nil
+      end
+      for _, s in ipairs(result ~= vim.NIL and result or {}) do
+        local loc = s.location or {}
+        if loc.uri and same_name(sym, s.name) and same_kind(p.kind, kind_name(s.kind)) then
+          local path = vim.uri_to_fname(loc.uri)
+          if task_mod.inside(path, roots) then
+            local start = loc.range and loc.range.start or { line = 0, character = 0 }
+            table.insert(found, { path = path, start = start, client = c, kind = kind_name(s.kind), name = s.name })
+          end
+        end
+      end
+    end
+  end
+  if #found == 0 then
+    return nil,
+      ("no symbol named %q%s found %s%s"):format(
+        sym,
+        p.kind and (" of kind " .. p.kind) or "",
+        p.file and ("in " .. rel(p.file, roots)) or "in the workspace (inside the project)",
+        workspace_errs and #workspace_errs > 0 and (" (" .. table.concat(workspace_errs, "; ") .. ")") or ""
+      )
+  end
+  local targets, seen = {}, {}
+  local note
+  if #found > 10 then
+    note = ("%d symbols are named %q; the first 10 are answered for (narrow with `file` or `kind`)"):format(#found, sym)
+  elseif #found > 1 then
+    note = ("%d symbols are named %q; all are answered for (narrow with `file` or `kind`)"):format(#found, sym)
+  end
+  for i = 1, math.min(#found, 10) do
+    local f = found[i]
+    local buf, err = task:buffer(f.path)
+    if not buf then
+      return nil, err
+    end
+    -- The name's own position: a workspace symbol's range may start at a keyword before it.
+    local row = f.start.line
+    local text = buf_line(buf, row) or ""
+    local enc = f.client.offset_encoding or "utf-16"
+    local bytecol = vim.str_byteindex and select(2, pcall(vim.str_byteindex, text, enc, f.start.character, false))
+    if type(bytecol) ~= "number" then
+      bytecol = f.start.character
+    end
+    local name = sym:match("[^.:]+$") or sym
+    local s = text:find(name, bytecol + 1, true)
+    local col = s and (s - 1) or bytecol
+    local key = f.path .. ":" .. row .. ":" .. col
+    if not seen[key] then
+      seen[key] = true
+      table.insert(targets, {
+        buf = buf,
+        path = f.path,
+        row = row,
+        col = col,
+        name = f.name,
+        kind = f.kind,
+        width = s and #name or 0,
+        label = ("%s %s at %s:%d:%d"):format(f.kind or "symbol", f.name, rel(f.path, roots), row + 1, vim.fn.strchars(text:sub(1, col)) + 1),
+        pos = function(client)
+          return { line = row, character = units(text, col, client.offset_encoding or "utf-16") }
+        end,
+      })
+    end
+  end
+  return targets, nil, note
+end
+
+
+return M
