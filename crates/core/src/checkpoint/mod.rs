@@ -60,8 +60,8 @@ use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-pub use scan::{ScanConfig, ScanStats};
 pub use restore::{Kept, RestoreReport, RestoreRequest};
+pub use scan::{ScanConfig, ScanStats};
 pub use tree::{Change, FileState, Kind};
 
 /// A checkpoint's number in its store: increasing, never reused.
@@ -184,7 +184,6 @@ pub struct CheckpointInfo {
     pub tree: ObjectId,
 }
 
-
 /// What a garbage collection did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct GcReport {
@@ -193,7 +192,6 @@ pub struct GcReport {
     pub freed_bytes: u64,
     pub store_bytes: u64,
 }
-
 
 /// `<state_dir>/checkpoints/<project dir name>-<hash of the full root>`.
 pub fn store_dir(state_dir: &Path, project_root: &Path) -> PathBuf {
@@ -235,6 +233,24 @@ struct Inner {
     last_stats: ScanStats,
     /// The person's global git excludes, read once.
     global_ignore: Option<ignore::gitignore::Gitignore>,
+}
+
+/// Stores one file's current content (see [`Store::capturer`]).
+#[derive(Debug)]
+pub struct Capturer {
+    root: CapDir,
+    objects: Objects,
+    max_file_bytes: u64,
+}
+
+impl Capturer {
+    /// What `path` (absolute inside the project, or relative to it) holds now, its content
+    /// stored: `None` when absent. Read without following links; over the cap: recorded only.
+    pub fn capture(&self, path: &str) -> Result<(String, Option<FileState>), CheckpointError> {
+        let rel = self.root.rel(path)?;
+        let st = scan::probe(&self.root, &self.objects, &rel, self.max_file_bytes)?;
+        Ok((rel.to_string_lossy().into_owned(), st))
+    }
 }
 
 /// One project's checkpoint store.
@@ -401,6 +417,40 @@ impl Store {
             let (tree, added) = tree::with_path(&s.objects, &info.tree, &rel, now)?;
             s.add_bytes(added);
             s.record(Origin::Capture, &rel.to_string_lossy(), tree)
+        })
+    }
+
+    /// A checkpoint like `base` with each path set to the state given (`None`: absent), their
+    /// contents already stored by a [`Capturer`]: a turn's start corrected with the files
+    /// captured right before an edit while the start's walk still ran.
+    pub fn derive(
+        &mut self,
+        base: CheckpointId,
+        states: &[(String, Option<FileState>)],
+        label: &str,
+    ) -> Result<CheckpointId, CheckpointError> {
+        self.locked(true, |s| {
+            let mut tree = s.info(base)?.tree;
+            for (path, st) in states {
+                let rel = s.root.rel(path)?;
+                let (t, added) = tree::with_path(&s.objects, &tree, &rel, *st)?;
+                s.add_bytes(added);
+                tree = t;
+            }
+            s.record(Origin::Capture, label, tree)
+        })
+    }
+
+    /// A handle that stores single files' contents without the store's lock (objects are
+    /// content-addressed and written atomically), for captures that must not wait for a walk.
+    pub fn capturer(&self) -> Result<Capturer, CheckpointError> {
+        Ok(Capturer {
+            root: CapDir::open_root(self.inner.root.path())?,
+            objects: Objects::new(
+                self.inner.objects.dir().to_path_buf(),
+                self.inner.opts.compress,
+            ),
+            max_file_bytes: self.inner.opts.max_file_bytes,
         })
     }
 

@@ -42,7 +42,10 @@ pub struct RestoreReport {
 }
 
 impl Inner {
-    pub(super) fn restore(&mut self, req: &RestoreRequest) -> Result<RestoreReport, CheckpointError> {
+    pub(super) fn restore(
+        &mut self,
+        req: &RestoreRequest,
+    ) -> Result<RestoreReport, CheckpointError> {
         let target = self.info(req.target)?.tree;
         let expected = self.info(req.expected)?.tree;
         let rels: Option<Vec<PathBuf>> = match &req.paths {
@@ -120,7 +123,11 @@ impl Inner {
     }
 
     /// Writes `want` at `rel` (`None`: removes what is there). `Ok(true)`: written.
-    pub(super) fn write_back(&mut self, rel: &Path, want: Option<FileState>) -> Result<bool, CheckpointError> {
+    pub(super) fn write_back(
+        &mut self,
+        rel: &Path,
+        want: Option<FileState>,
+    ) -> Result<bool, CheckpointError> {
         let Some(w) = want else {
             self.root.remove_file_nofollow(rel)?;
             // Directories the removal left empty go too.

@@ -6,6 +6,7 @@
 //! Nothing here runs on Neovim's main thread: the Neovim crate calls [`Server::start`],
 //! [`Server::update_editor_state`] and [`Server::stop`], each of which returns at once.
 
+pub mod checkpoints;
 pub(crate) mod conn;
 pub mod hooks;
 pub mod trim;
