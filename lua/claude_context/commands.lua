@@ -183,5 +183,7 @@ require("claude_context.ide.commands").register(M)
 require("claude_context.session").register_commands(M)
 -- add-terminal, add-diagnostics, add-quickfix
 require("claude_context.context_files").register(M)
+-- checkpoints, rewind, claude-plugin
+require("claude_context.checkpoints").register(M)
 
 return M

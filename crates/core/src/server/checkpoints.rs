@@ -566,6 +566,8 @@ pub struct TurnQuery {
     pub root: Option<String>,
     /// Rewind: overwrite files the person changed since.
     pub overwrite: bool,
+    /// Change set: only this turn (its id), instead of the last `n`.
+    pub turn: Option<String>,
 }
 
 /// The journal's finished turns of `q.session` (all when none), oldest first.
@@ -603,7 +605,10 @@ pub fn changeset(p: &Project, q: &TurnQuery) -> Result<Value, String> {
     let j = p.journal()?;
     let all = finished(&j, q.session.as_deref());
     let n = q.n.unwrap_or(1).max(1);
-    let turns: Vec<TurnRecord> = all[all.len().saturating_sub(n)..].to_vec();
+    let turns: Vec<TurnRecord> = match &q.turn {
+        Some(id) => all.iter().filter(|t| &t.id == id).cloned().collect(),
+        None => all[all.len().saturating_sub(n)..].to_vec(),
+    };
     let (Some(first), Some(last)) = (turns.first(), turns.last()) else {
         return Ok(json!({"root": p.root, "turns": [], "files": []}));
     };
