@@ -158,7 +158,7 @@ function M.pick(opts)
   end)
 end
 
----Registers `:ClaudeContext checkpoints`, `rewind` and `claude-plugin`.
+---Registers `:ClaudeContext checkpoints` and `rewind`.
 ---@param commands table claude_context.commands
 function M.register(commands)
   commands.register("checkpoints", {
@@ -184,12 +184,6 @@ function M.register(commands)
         return notify.error("claude-context: rewind takes a turn count (1 = the last turn) or undo")
       end
       M.rewind({ n = n, overwrite = o.bang })
-    end,
-  })
-  commands.register("claude-plugin", {
-    desc = "show the commands that register this plugin with Claude Code started outside Neovim",
-    run = function()
-      require("claude_context.claude_plugin").show()
     end,
   })
 end

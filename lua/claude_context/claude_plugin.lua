@@ -85,4 +85,15 @@ function M.show()
   require("claude_context.output").show(lines, { title = "Claude Code plugin", float = true, filetype = "sh" })
 end
 
+---Registers `:ClaudeContext claude-plugin`.
+---@param commands table claude_context.commands
+function M.register(commands)
+  commands.register("claude-plugin", {
+    desc = "show the commands that register the Claude Code plugin for sessions started outside Neovim",
+    run = function()
+      M.show()
+    end,
+  })
+end
+
 return M

@@ -183,7 +183,9 @@ require("claude_context.ide.commands").register(M)
 require("claude_context.session").register_commands(M)
 -- add-terminal, add-diagnostics, add-quickfix
 require("claude_context.context_files").register(M)
--- checkpoints, rewind, claude-plugin
+-- checkpoints, rewind
 require("claude_context.checkpoints").register(M)
+-- claude-plugin
+require("claude_context.claude_plugin").register(M)
 
 return M
