@@ -5,8 +5,8 @@
 //! `{"error": "…"}`.
 
 use crate::main_thread::MainThread;
-use claude_context_core::server::checkpoints::{self, Project, TurnQuery};
 use claude_context_core::server::Shared;
+use claude_context_core::turns::checkpoints::{self, Project, TurnQuery};
 use mlua::{Function, Lua, Table};
 use serde_json::{json, Value};
 use std::cell::RefCell;
@@ -59,7 +59,7 @@ fn start(
 ) -> mlua::Result<()> {
     let q: TurnQuery = serde_json::from_str(opts)
         .map_err(|e| mlua::Error::runtime(format!("claude-context: {name}: bad options: {e}")))?;
-    let shared = shared().ok_or_else(|| {
+    let state = shared().map(|s| s.state.clone()).ok_or_else(|| {
         mlua::Error::runtime("claude-context: the bridge is not running (:ClaudeContext start)")
     })?;
     let main = main()?;
@@ -83,7 +83,7 @@ fn start(
         .name("cc-review".into())
         .spawn(move || {
             let run = || -> Result<Value, String> {
-                let project = checkpoints::query_project(&shared, &q)?;
+                let project = checkpoints::query_project(&state, &q)?;
                 checkpoints::after_pending(&project, move |p| work(p, &q))?
             };
             let out = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)) {

@@ -6,9 +6,9 @@
 use claude_context_core::checkpoint::StoreOptions;
 use claude_context_core::config::Config;
 use claude_context_core::editor::{EditorRpc, EditorState, RpcFuture};
-use claude_context_core::server::checkpoints::{self, Project, TurnQuery};
 use claude_context_core::server::hooks::record;
 use claude_context_core::server::{Server, Shared};
+use claude_context_core::turns::checkpoints::{self, Project, TurnQuery};
 use claude_context_core::turns::HookEvent;
 use serde_json::Value;
 use std::path::{Path, PathBuf};

@@ -29,7 +29,7 @@ pub fn record(shared: &Arc<Shared>, ev: HookEvent) {
     let ev = crate::hook::bound(ev);
     let change = shared.sessions.apply(&ev, crate::turns::now_ms());
     // Checkpoints (after the registry: a prompt's turn exists); never waits for a walk.
-    super::checkpoints::on_event(shared, &ev);
+    crate::turns::checkpoints::on_event(&shared.state, &ev);
     let Some(change) = change else {
         return;
     };

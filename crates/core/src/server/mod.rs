@@ -6,7 +6,6 @@
 //! Nothing here runs on Neovim's main thread: the Neovim crate calls [`Server::start`],
 //! [`Server::update_editor_state`] and [`Server::stop`], each of which returns at once.
 
-pub mod checkpoints;
 pub(crate) mod conn;
 pub mod hooks;
 pub mod trim;
@@ -411,7 +410,7 @@ impl Drop for Server {
 pub const THREAD_NICE: i32 = 10;
 
 /// The calling thread's nice value (Linux; 0 elsewhere).
-fn thread_nice() -> i32 {
+pub(crate) fn thread_nice() -> i32 {
     #[cfg(target_os = "linux")]
     {
         // SAFETY: gettid has no preconditions; getpriority only reads.

@@ -39,7 +39,7 @@ pub struct State {
     /// The Claude Code sessions and their turns, from Claude Code's hooks.
     pub sessions: crate::turns::Registry,
     /// The checkpoints taken at the sessions' hooks (review, rewind).
-    pub checkpoints: crate::server::checkpoints::Checkpoints,
+    pub checkpoints: crate::turns::checkpoints::Checkpoints,
     editor: ArcSwap<EditorState>,
     /// What the read-only IDE tools read without Neovim's main thread.
     pub snapshot: Arc<Snapshot>,
@@ -63,7 +63,7 @@ impl State {
             claude,
             write_policy,
             sessions: crate::turns::Registry::default(),
-            checkpoints: crate::server::checkpoints::Checkpoints::new(config.state_dir().ok()),
+            checkpoints: crate::turns::checkpoints::Checkpoints::new(config.state_dir().ok()),
             editor: ArcSwap::from_pointee(initial),
             snapshot: Arc::default(),
             config,

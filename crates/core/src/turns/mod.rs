@@ -21,6 +21,8 @@
 //! [`MAX_FILES`] files per turn; texts are cut at [`PROMPT_BYTES`]. Time is passed in (epoch
 //! milliseconds), so the state machine is tested without clocks.
 
+pub mod checkpoints;
+
 use serde::{Deserialize, Serialize};
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Mutex, MutexGuard};

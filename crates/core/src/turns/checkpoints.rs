@@ -16,11 +16,11 @@
 //! logged, and said once per project and kind through the editor's `checkpoint_error` request;
 //! nothing here panics into the hook door or blocks it.
 
-use super::Shared;
 use crate::checkpoint::{
     tree, Capturer, Change, CheckpointError, CheckpointId, FileState, Kind, RestoreRequest, Store,
     StoreOptions,
 };
+use crate::state::State;
 use crate::turns::{HookEvent, EDIT_TOOLS};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
@@ -283,7 +283,7 @@ impl Checkpoints {
     }
 
     /// Logs `msg` and tells the editor once per `key`.
-    fn say(&self, shared: &Arc<Shared>, key: String, msg: String) {
+    fn say(&self, shared: &Arc<State>, key: String, msg: String) {
         tracing::warn!(message = %msg, "checkpoints");
         if !self.tables().said.insert(key) {
             return;
@@ -292,7 +292,7 @@ impl Checkpoints {
     }
 
     /// Sends the editor `method` without waiting for its answer.
-    fn tell(&self, shared: &Arc<Shared>, method: &str, params: Value) {
+    fn tell(&self, shared: &Arc<State>, method: &str, params: Value) {
         let fut = shared.rpc.call(method, params);
         let rt = tokio::runtime::Handle::try_current()
             .ok()
@@ -306,7 +306,7 @@ impl Checkpoints {
         }
     }
 
-    fn store_error(&self, shared: &Arc<Shared>, root: &Path, e: &CheckpointError) {
+    fn store_error(&self, shared: &Arc<State>, root: &Path, e: &CheckpointError) {
         let kind = match e {
             CheckpointError::Full { .. } => "full",
             CheckpointError::Corrupt { .. } | CheckpointError::Missing { .. } => "corrupt",
@@ -326,7 +326,7 @@ impl Checkpoints {
 
 /// Acts on one hook event (called by the hook door after the session registry took it). Never
 /// waits for a walk: at most one file is read here (a capture before an edit).
-pub fn on_event(shared: &Arc<Shared>, ev: &HookEvent) {
+pub fn on_event(shared: &Arc<State>, ev: &HookEvent) {
     if ev.session_id.is_empty() {
         return;
     }
@@ -360,7 +360,7 @@ pub fn on_event(shared: &Arc<Shared>, ev: &HookEvent) {
     }
 }
 
-fn start_turn(shared: &Arc<Shared>, ev: &HookEvent) {
+fn start_turn(shared: &Arc<State>, ev: &HookEvent) {
     let cps = &shared.checkpoints;
     let Some(key) = shared.sessions.current_turn(&ev.session_id) else {
         return;
@@ -435,7 +435,7 @@ fn start_turn(shared: &Arc<Shared>, ev: &HookEvent) {
     }));
 }
 
-fn capture(shared: &Arc<Shared>, session: &str, file: &str) {
+fn capture(shared: &Arc<State>, session: &str, file: &str) {
     let cps = &shared.checkpoints;
     let Some(key) = shared.sessions.current_turn(session) else {
         return;
@@ -464,7 +464,7 @@ fn capture(shared: &Arc<Shared>, session: &str, file: &str) {
     }
 }
 
-fn end_turn(shared: &Arc<Shared>, key: u64) {
+fn end_turn(shared: &Arc<State>, key: u64) {
     let cps = &shared.checkpoints;
     let project = {
         let mut t = cps.tables();
@@ -581,7 +581,7 @@ fn finished(j: &Journal, session: Option<&str>) -> Vec<TurnRecord> {
 }
 
 /// The project for a query: its root, resolved like a session's cwd.
-pub fn query_project(shared: &Arc<Shared>, q: &TurnQuery) -> Result<Arc<Project>, String> {
+pub fn query_project(shared: &Arc<State>, q: &TurnQuery) -> Result<Arc<Project>, String> {
     let dir = match &q.root {
         Some(r) => PathBuf::from(r),
         None => shared
