@@ -189,6 +189,9 @@ return {
         contains(hooks[ev][1].hooks[1].command, "/bin/relay\" hook " .. ev)
       end
       eq(1, vim.fn.executable(dir .. "/plugin/bin/relay"))
+      -- The skill is the memory bank's own rules (kept the same).
+      local rules = h.read(require("claude_context.native").plugin_root() .. "/crates/core/src/memory_bank/rules/en.md")
+      ok(rules and h.read(dir .. "/plugin/skills/memory-bank/SKILL.md"):find(rules, 1, true), "SKILL.md holds rules/en.md")
       local lines = cp.commands()
       eq("claude plugin marketplace add " .. dir, lines[1])
       eq("claude plugin install claude-context@claude-context-nvim", lines[2])
