@@ -422,6 +422,12 @@ pub fn create(lua: &Lua) -> mlua::Result<Table> {
     )?;
 
     facts(lua, &t)?;
+    crate::api_review::register(
+        lua,
+        &t,
+        || SERVER.with(|s| s.borrow().as_ref().map(|v| v.shared().clone())),
+        main_thread,
+    )?;
     Ok(t)
 }
 

@@ -185,5 +185,9 @@ require("claude_context.session").register_commands(M)
 require("claude_context.context_files").register(M)
 -- review [N] | keep | reject | undo | comment | send | quickfix (Claude's changes, hunk by hunk)
 require("claude_context.review.commands").register(M)
+-- checkpoints, rewind
+require("claude_context.checkpoints").register(M)
+-- claude-plugin
+require("claude_context.claude_plugin").register(M)
 
 return M

@@ -124,6 +124,20 @@ function M.check()
   end
 
   M.check_sub_agent()
+  M.check_claude_plugin()
+end
+
+---:checkhealth section: the Claude Code plugin for sessions started outside Neovim.
+function M.check_claude_plugin()
+  local h = vim.health
+  h.start("Claude Code plugin (sessions started outside Neovim)")
+  local cp = require("claude_context.claude_plugin")
+  local r = cp.registered()
+  if r.marketplace and r.installed then
+    h.ok(("registered: marketplace %s (%s), plugin %s"):format(cp.MARKETPLACE, r.path or "?", cp.PLUGIN))
+  else
+    h.info(("not registered (marketplace %s, plugin %s): only sessions started by :ClaudeContext open report turns and checkpoints"):format(r.marketplace and "added" or "not added", r.installed and "installed" or "not installed"), { "Run the commands :ClaudeContext claude-plugin shows" })
+  end
 end
 
 ---Whether the sub-agent (`execute_claude*`) skips permission checks, per `setup{claude = …}`.

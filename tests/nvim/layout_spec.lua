@@ -28,6 +28,8 @@ local LAYERS = {
   { "config", "claude_context.config", "claude_context.cli" },
   -- What the bridge asks of the editor: the IDE tools, the code tools, the session states.
   { "ide", "claude_context.ide", "claude_context.code", "claude_context.sessions_state" },
+  -- Checkpoints of Claude's turns (the bridge's messages, the review's source, rewind).
+  { "checkpoints", "claude_context.checkpoints", "claude_context.review.source" },
   { "api", "=claude_context", "claude_context.status" },
   { "terminal providers", "claude_context.terminal.providers" },
   {
@@ -40,6 +42,7 @@ local LAYERS = {
     "claude_context.health",
     "claude_context.install",
     "claude_context.review",
+    "claude_context.claude_plugin",
   },
   { "commands", "claude_context.commands" },
 }

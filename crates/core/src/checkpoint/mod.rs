@@ -44,7 +44,10 @@
 //! deleted. When even the newest checkpoint alone does not fit, it is not recorded and
 //! [`CheckpointError::Full`] says so.
 
+mod gc;
 pub mod object;
+mod records;
+mod restore;
 pub mod scan;
 pub mod statcache;
 pub mod tree;
@@ -57,6 +60,7 @@ use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+pub use restore::{Kept, RestoreReport, RestoreRequest};
 pub use scan::{ScanConfig, ScanStats};
 pub use tree::{Change, FileState, Kind};
 
@@ -180,43 +184,6 @@ pub struct CheckpointInfo {
     pub tree: ObjectId,
 }
 
-/// What a restore should do.
-#[derive(Debug, Clone)]
-pub struct RestoreRequest {
-    /// The checkpoint whose content is written back.
-    pub target: CheckpointId,
-    /// What the files are expected to hold now (for a rewind: the checkpoint at the end of
-    /// the last turn). A file whose content differs was changed by the person since, and is
-    /// kept unless `overwrite_changed`.
-    pub expected: CheckpointId,
-    /// The paths to restore (relative to the project root or absolute inside it); `None`:
-    /// every path that differs between `target` and now.
-    pub paths: Option<Vec<String>>,
-    pub overwrite_changed: bool,
-}
-
-/// A path a restore left alone, and why.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Kept {
-    pub path: PathBuf,
-    pub why: String,
-}
-
-/// What a restore did.
-#[derive(Debug, Clone, Default)]
-pub struct RestoreReport {
-    /// The project right before the restore: restore it to undo this one.
-    pub before: CheckpointId,
-    /// The project right after.
-    pub after: CheckpointId,
-    pub written: Vec<PathBuf>,
-    pub removed: Vec<PathBuf>,
-    /// Changed by the person since `expected`: kept.
-    pub conflicts: Vec<Kept>,
-    /// Could not be restored (over the cap when checkpointed, an error writing).
-    pub failed: Vec<Kept>,
-}
-
 /// What a garbage collection did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct GcReport {
@@ -225,8 +192,6 @@ pub struct GcReport {
     pub freed_bytes: u64,
     pub store_bytes: u64,
 }
-
-const RECORD_HEADER: &str = "claude-context checkpoint v1";
 
 /// `<state_dir>/checkpoints/<project dir name>-<hash of the full root>`.
 pub fn store_dir(state_dir: &Path, project_root: &Path) -> PathBuf {
@@ -268,6 +233,24 @@ struct Inner {
     last_stats: ScanStats,
     /// The person's global git excludes, read once.
     global_ignore: Option<ignore::gitignore::Gitignore>,
+}
+
+/// Stores one file's current content (see [`Store::capturer`]).
+#[derive(Debug)]
+pub struct Capturer {
+    root: CapDir,
+    objects: Objects,
+    max_file_bytes: u64,
+}
+
+impl Capturer {
+    /// What `path` (absolute inside the project, or relative to it) holds now, its content
+    /// stored: `None` when absent. Read without following links; over the cap: recorded only.
+    pub fn capture(&self, path: &str) -> Result<(String, Option<FileState>), CheckpointError> {
+        let rel = self.root.rel(path)?;
+        let st = scan::probe(&self.root, &self.objects, &rel, self.max_file_bytes)?;
+        Ok((rel.to_string_lossy().into_owned(), st))
+    }
 }
 
 /// One project's checkpoint store.
@@ -437,6 +420,40 @@ impl Store {
         })
     }
 
+    /// A checkpoint like `base` with each path set to the state given (`None`: absent), their
+    /// contents already stored by a [`Capturer`]: a turn's start corrected with the files
+    /// captured right before an edit while the start's walk still ran.
+    pub fn derive(
+        &mut self,
+        base: CheckpointId,
+        states: &[(String, Option<FileState>)],
+        label: &str,
+    ) -> Result<CheckpointId, CheckpointError> {
+        self.locked(true, |s| {
+            let mut tree = s.info(base)?.tree;
+            for (path, st) in states {
+                let rel = s.root.rel(path)?;
+                let (t, added) = tree::with_path(&s.objects, &tree, &rel, *st)?;
+                s.add_bytes(added);
+                tree = t;
+            }
+            s.record(Origin::Capture, label, tree)
+        })
+    }
+
+    /// A handle that stores single files' contents without the store's lock (objects are
+    /// content-addressed and written atomically), for captures that must not wait for a walk.
+    pub fn capturer(&self) -> Result<Capturer, CheckpointError> {
+        Ok(Capturer {
+            root: CapDir::open_root(self.inner.root.path())?,
+            objects: Objects::new(
+                self.inner.objects.dir().to_path_buf(),
+                self.inner.opts.compress,
+            ),
+            max_file_bytes: self.inner.opts.max_file_bytes,
+        })
+    }
+
     /// Every checkpoint that can be read, oldest first (a damaged record is left out; reading
     /// it with [`Store::info`] says what is wrong).
     pub fn list(&mut self) -> Result<Vec<CheckpointInfo>, CheckpointError> {
@@ -556,89 +573,13 @@ impl Inner {
         }
     }
 
-    fn records_dir(&self) -> PathBuf {
-        self.dir.join("checkpoints")
-    }
-
-    fn record_path(&self, id: CheckpointId) -> PathBuf {
-        self.records_dir().join(format!("{id:020}"))
-    }
-
-    /// The ids of the records present, ascending.
-    fn ids(&self) -> Result<Vec<CheckpointId>, CheckpointError> {
-        let d = self.records_dir();
-        let rd = std::fs::read_dir(&d).map_err(io_err("list", &d))?;
-        let mut ids: Vec<CheckpointId> = rd
-            .flatten()
-            .filter_map(|e| {
-                let n = e.file_name();
-                let n = n.to_str()?;
-                (n.len() == 20 && n.bytes().all(|b| b.is_ascii_digit()))
-                    .then(|| n.parse().ok())
-                    .flatten()
-            })
-            .collect();
-        ids.sort_unstable();
-        Ok(ids)
-    }
-
-    fn info(&self, id: CheckpointId) -> Result<CheckpointInfo, CheckpointError> {
-        let path = self.record_path(id);
-        let text = match std::fs::read(&path) {
-            Ok(b) => b,
-            Err(e) if e.kind() == ErrorKind::NotFound => {
-                return Err(CheckpointError::Unknown {
-                    id,
-                    store: self.dir.clone(),
-                })
-            }
-            Err(e) => return Err(io_err("read", &path)(e)),
-        };
-        parse_record(&text)
-            .filter(|i| i.id == id)
-            .ok_or_else(|| CheckpointError::Corrupt {
-                path,
-                what: "the checkpoint record is truncated or malformed".into(),
-            })
-    }
-
-    fn record(
-        &mut self,
-        origin: Origin,
-        label: &str,
-        tree: ObjectId,
-    ) -> Result<CheckpointId, CheckpointError> {
-        let id = self.ids()?.last().copied().unwrap_or(0) + 1;
-        let info = CheckpointInfo {
-            id,
-            time_ms: now_ms(),
-            origin,
-            label: label.to_string(),
-            tree,
-        };
-        let path = self.record_path(id);
-        crate::fsutil::write_atomic_volatile(&path, &encode_record(&info), 0o600)
-            .map_err(io_err("write the checkpoint record", &path))?;
-        // Over the cap: older checkpoints go; if this one alone does not fit, it goes.
-        let cap = self.opts.max_store_bytes;
-        if self.store_bytes()? > cap {
-            if let Err(e) = self.gc(Some(id)) {
-                // Not recorded; what only it needed is deleted again.
-                let _ = std::fs::remove_file(&path);
-                self.gc(None)?;
-                return Err(e);
-            }
-        }
-        Ok(id)
-    }
-
-    fn add_bytes(&mut self, n: u64) {
+    pub(super) fn add_bytes(&mut self, n: u64) {
         if let Some(b) = &mut self.store_bytes {
             *b += n;
         }
     }
 
-    fn store_bytes(&mut self) -> Result<u64, CheckpointError> {
+    pub(super) fn store_bytes(&mut self) -> Result<u64, CheckpointError> {
         if let Some(b) = self.store_bytes {
             return Ok(b);
         }
@@ -647,14 +588,14 @@ impl Inner {
         Ok(total)
     }
 
-    fn scan_config(&self) -> ScanConfig {
+    pub(super) fn scan_config(&self) -> ScanConfig {
         ScanConfig {
             max_file_bytes: self.opts.max_file_bytes,
             writer_threads: self.opts.writer_threads,
         }
     }
 
-    fn snapshot(
+    pub(super) fn snapshot(
         &mut self,
         origin: Origin,
         label: &str,
@@ -691,320 +632,11 @@ impl Inner {
         self.record(origin, label, root)
     }
 
-    fn blob(&self, st: &FileState) -> Result<Vec<u8>, CheckpointError> {
+    pub(super) fn blob(&self, st: &FileState) -> Result<Vec<u8>, CheckpointError> {
         self.objects.get(
             &st.id,
             ObjectType::Blob,
             self.opts.max_file_bytes.max(st.size),
         )
-    }
-
-    /// Every object checkpoint tree `id` reaches that `seen` does not hold yet (added to it).
-    fn reach(
-        &self,
-        id: &ObjectId,
-        seen: &mut HashMap<ObjectId, CheckpointId>,
-        by: CheckpointId,
-    ) -> Result<(), CheckpointError> {
-        if seen.contains_key(id) {
-            return Ok(());
-        }
-        seen.insert(*id, by);
-        for e in tree::read(&self.objects, id)? {
-            match e.kind {
-                Kind::Dir => self.reach(&e.id, seen, by)?,
-                Kind::OverCap => {}
-                _ => {
-                    seen.entry(e.id).or_insert(by);
-                }
-            }
-        }
-        Ok(())
-    }
-
-    /// Drops the oldest checkpoints (never `keep`, never the newest) until the objects fit the
-    /// cap, then deletes what no remaining checkpoint reaches.
-    fn gc(&mut self, keep: Option<CheckpointId>) -> Result<GcReport, CheckpointError> {
-        let ids = self.ids()?;
-        // The newest checkpoint reaching each object: walking from the newest, a subtree
-        // already seen was reached by a newer one, and so was everything under it.
-        let mut newest: HashMap<ObjectId, CheckpointId> = HashMap::new();
-        let mut readable = Vec::new();
-        for &id in ids.iter().rev() {
-            let Ok(info) = self.info(id) else { continue };
-            // A damaged tree keeps what it could reach; what it could not is already lost.
-            let _ = self.reach(&info.tree, &mut newest, id);
-            readable.push(id);
-        }
-        readable.reverse();
-        let all = self.objects.all()?;
-        let total: u64 = all.iter().map(|(_, n)| n).sum();
-        let cap = self.opts.max_store_bytes;
-        // Bytes freed by dropping every checkpoint up to each id.
-        let mut by_id: HashMap<CheckpointId, u64> = HashMap::new();
-        let mut unreferenced = 0;
-        for (oid, n) in &all {
-            match newest.get(oid) {
-                Some(c) => *by_id.entry(*c).or_default() += n,
-                None => unreferenced += n,
-            }
-        }
-        let mut remaining = total - unreferenced;
-        let newest_id = readable.last().copied();
-        if let Some(k) = keep {
-            // What the kept checkpoint needs even with every other one dropped.
-            let others: u64 = readable
-                .iter()
-                .filter(|&&i| i != k && Some(i) != newest_id)
-                .map(|i| by_id.get(i).copied().unwrap_or(0))
-                .sum();
-            let needed = remaining - others;
-            if needed > cap {
-                return Err(CheckpointError::Full { needed, cap });
-            }
-        }
-        let mut drop_upto = None;
-        for &id in &readable {
-            if remaining <= cap || Some(id) == keep || Some(id) == newest_id {
-                break;
-            }
-            remaining -= by_id.get(&id).copied().unwrap_or(0);
-            drop_upto = Some(id);
-        }
-        let mut report = GcReport::default();
-        if let Some(upto) = drop_upto {
-            for &id in ids.iter().filter(|&&i| i <= upto) {
-                let _ = std::fs::remove_file(self.record_path(id));
-                report.dropped_checkpoints.push(id);
-            }
-        }
-        let live = |oid: &ObjectId| match newest.get(oid) {
-            Some(c) => drop_upto.is_none_or(|u| *c > u),
-            None => false,
-        };
-        let mut deleted = HashSet::new();
-        for (oid, n) in &all {
-            if !live(oid) {
-                self.objects.remove(oid);
-                self.known.remove(oid);
-                deleted.insert(*oid);
-                report.deleted_objects += 1;
-                report.freed_bytes += n;
-            }
-        }
-        if !deleted.is_empty() {
-            let before = self.cache.map.len();
-            self.cache.map.retain(|_, c| !deleted.contains(&c.id));
-            self.cache_dirty |= self.cache.map.len() != before;
-        }
-        report.store_bytes = total - report.freed_bytes;
-        self.store_bytes = Some(report.store_bytes);
-        Ok(report)
-    }
-
-    fn restore(&mut self, req: &RestoreRequest) -> Result<RestoreReport, CheckpointError> {
-        let target = self.info(req.target)?.tree;
-        let expected = self.info(req.expected)?.tree;
-        let rels: Option<Vec<PathBuf>> = match &req.paths {
-            Some(ps) => Some(
-                ps.iter()
-                    .map(|p| self.root.rel(p).map_err(CheckpointError::from))
-                    .collect::<Result<_, _>>()?,
-            ),
-            None => None,
-        };
-        let extra: Vec<String> = rels
-            .iter()
-            .flatten()
-            .map(|p| p.to_string_lossy().into_owned())
-            .collect();
-        // The state being replaced is checkpointed first: nothing is lost, and this undoes it.
-        let before = self.snapshot(Origin::BeforeRestore, "before restore", &extra)?;
-        let now = self.info(before)?.tree;
-        let paths: Vec<PathBuf> = match rels {
-            Some(r) => r,
-            None => tree::diff(&self.objects, &now, &target)?
-                .into_iter()
-                .map(|c| c.path)
-                .collect(),
-        };
-        let mut report = RestoreReport {
-            before,
-            ..Default::default()
-        };
-        for rel in paths {
-            let want = tree::lookup(&self.objects, &target, &rel)?;
-            let cur = tree::lookup(&self.objects, &now, &rel)?;
-            let exp = tree::lookup(&self.objects, &expected, &rel)?;
-            if same(&cur, &want) {
-                continue;
-            }
-            if !same(&cur, &exp) && !req.overwrite_changed {
-                report.conflicts.push(Kept {
-                    path: rel,
-                    why: "changed since the checkpoint it was expected to match (kept; \
-                          confirm to overwrite)"
-                        .into(),
-                });
-                continue;
-            }
-            if cur.is_some_and(|c| c.kind == Kind::OverCap) {
-                report.conflicts.push(Kept {
-                    path: rel,
-                    why: "over the size cap now, so its content could not be saved first \
-                          (kept)"
-                        .into(),
-                });
-                continue;
-            }
-            // Changed between the checkpoint above and now (the person saving)?
-            let again = scan::probe(&self.root, &self.objects, &rel, self.opts.max_file_bytes)?;
-            if !same(&again, &cur) {
-                report.conflicts.push(Kept {
-                    path: rel,
-                    why: "changed while the restore ran (kept)".into(),
-                });
-                continue;
-            }
-            match self.write_back(&rel, want) {
-                Ok(true) => report.written.push(rel),
-                Ok(false) => report.removed.push(rel),
-                Err(e) => report.failed.push(Kept {
-                    path: rel,
-                    why: e.to_string(),
-                }),
-            }
-        }
-        report.after = self.snapshot(Origin::AfterRestore, "after restore", &extra)?;
-        Ok(report)
-    }
-
-    /// Writes `want` at `rel` (`None`: removes what is there). `Ok(true)`: written.
-    fn write_back(&mut self, rel: &Path, want: Option<FileState>) -> Result<bool, CheckpointError> {
-        let Some(w) = want else {
-            self.root.remove_file_nofollow(rel)?;
-            // Directories the removal left empty go too.
-            let mut p = rel.parent();
-            while let Some(d) = p.filter(|d| !d.as_os_str().is_empty()) {
-                if !self.root.remove_empty_dir_nofollow(d)? {
-                    break;
-                }
-                p = d.parent();
-            }
-            return Ok(false);
-        };
-        match w.kind {
-            Kind::File | Kind::Exec => {
-                let bytes = self.blob(&w)?;
-                // A link there is replaced, never written through.
-                if let Ok(Some((d, name))) = self.root.parent_nofollow(rel) {
-                    if let Ok((crate::capfs::EntryType::Symlink, _)) = d.stat_nofollow(&name) {
-                        self.root.remove_file_nofollow(rel)?;
-                    }
-                }
-                self.root.write_atomic(rel, &bytes, true)?;
-                #[cfg(unix)]
-                self.root
-                    .set_executable_nofollow(rel, w.kind == Kind::Exec)?;
-                Ok(true)
-            }
-            Kind::Symlink => {
-                let bytes = self.blob(&w)?;
-                #[cfg(unix)]
-                {
-                    self.root
-                        .symlink_atomic(rel, &PathBuf::from(tree::bytes_os(&bytes)))?;
-                    Ok(true)
-                }
-                #[cfg(not(unix))]
-                {
-                    let _ = bytes;
-                    Err(CheckpointError::BadPath {
-                        path: rel.to_path_buf(),
-                    })
-                }
-            }
-            Kind::OverCap => Err(CheckpointError::Corrupt {
-                path: self.root.display(rel),
-                what: "it was over the size cap when checkpointed, so its content was not \
-                       stored"
-                    .into(),
-            }),
-            Kind::Dir => Ok(false),
-        }
-    }
-}
-
-fn same(a: &Option<FileState>, b: &Option<FileState>) -> bool {
-    match (a, b) {
-        (None, None) => true,
-        (Some(x), Some(y)) => x.kind == y.kind && x.id == y.id,
-        _ => false,
-    }
-}
-
-fn encode_record(i: &CheckpointInfo) -> Vec<u8> {
-    let label: String = i
-        .label
-        .chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .collect();
-    let body = format!(
-        "{RECORD_HEADER}\nid {}\ntime {}\norigin {}\ntree {}\nlabel {}\n",
-        i.id,
-        i.time_ms,
-        i.origin.as_str(),
-        i.tree.hex(),
-        label
-    );
-    let sum = blake3::hash(body.as_bytes()).to_hex();
-    format!("{body}sum {sum}\n").into_bytes()
-}
-
-fn parse_record(b: &[u8]) -> Option<CheckpointInfo> {
-    let text = std::str::from_utf8(b).ok()?;
-    let at = text.rfind("sum ")?;
-    let (body, sum) = text.split_at(at);
-    if blake3::hash(body.as_bytes()).to_hex().as_str() != sum.strip_prefix("sum ")?.trim_end() {
-        return None;
-    }
-    let mut lines = body.lines();
-    if lines.next()? != RECORD_HEADER {
-        return None;
-    }
-    let mut field = |k: &str| -> Option<String> {
-        let l = lines.next()?;
-        l.strip_prefix(k)?.strip_prefix(' ').map(str::to_string)
-    };
-    Some(CheckpointInfo {
-        id: field("id")?.parse().ok()?,
-        time_ms: field("time")?.parse().ok()?,
-        origin: Origin::parse(&field("origin")?)?,
-        tree: ObjectId::from_hex(&field("tree")?)?,
-        label: field("label")?,
-    })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_record_round_trips_and_any_damage_is_refused() {
-        let i = CheckpointInfo {
-            id: 7,
-            time_ms: 1,
-            origin: Origin::Capture,
-            label: "src/a b.rs".into(),
-            tree: ObjectId::of_tree(b""),
-        };
-        let b = encode_record(&i);
-        assert_eq!(parse_record(&b), Some(i));
-        for n in 0..b.len() - 1 {
-            assert_eq!(parse_record(&b[..n]), None, "{n}");
-        }
-        let mut flipped = b.clone();
-        flipped[40] ^= 1;
-        assert_eq!(parse_record(&flipped), None);
     }
 }

@@ -27,7 +27,10 @@ const MAX_REQUEST: usize = 256 << 10;
 /// Records `ev` and tells the editor what changed (also called by tests without a socket).
 pub fn record(shared: &Arc<Shared>, ev: HookEvent) {
     let ev = crate::hook::bound(ev);
-    let Some(change) = shared.sessions.apply(&ev, crate::turns::now_ms()) else {
+    let change = shared.sessions.apply(&ev, crate::turns::now_ms());
+    // Checkpoints (after the registry: a prompt's turn exists); never waits for a walk.
+    crate::turns::checkpoints::on_event(&shared.state, &ev);
+    let Some(change) = change else {
         return;
     };
     tracing::debug!(

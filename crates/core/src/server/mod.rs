@@ -410,7 +410,7 @@ impl Drop for Server {
 pub const THREAD_NICE: i32 = 10;
 
 /// The calling thread's nice value (Linux; 0 elsewhere).
-fn thread_nice() -> i32 {
+pub(crate) fn thread_nice() -> i32 {
     #[cfg(target_os = "linux")]
     {
         // SAFETY: gettid has no preconditions; getpriority only reads.

@@ -38,6 +38,8 @@ pub struct State {
     pub write_policy: WritePolicy,
     /// The Claude Code sessions and their turns, from Claude Code's hooks.
     pub sessions: crate::turns::Registry,
+    /// The checkpoints taken at the sessions' hooks (review, rewind).
+    pub checkpoints: crate::turns::checkpoints::Checkpoints,
     editor: ArcSwap<EditorState>,
     /// What the read-only IDE tools read without Neovim's main thread.
     pub snapshot: Arc<Snapshot>,
@@ -61,6 +63,7 @@ impl State {
             claude,
             write_policy,
             sessions: crate::turns::Registry::default(),
+            checkpoints: crate::turns::checkpoints::Checkpoints::new(config.state_dir().ok()),
             editor: ArcSwap::from_pointee(initial),
             snapshot: Arc::default(),
             config,

@@ -21,6 +21,8 @@
 //! [`MAX_FILES`] files per turn; texts are cut at [`PROMPT_BYTES`]. Time is passed in (epoch
 //! milliseconds), so the state machine is tested without clocks.
 
+pub mod checkpoints;
+
 use serde::{Deserialize, Serialize};
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Mutex, MutexGuard};
@@ -425,6 +427,25 @@ impl Registry {
                 .then_with(|| a.id.cmp(&b.id))
         });
         v
+    }
+
+    /// Replaces turn `id`'s files with `files` (what its checkpoints found changed: edit tools,
+    /// Bash, formatters), cut to [`MAX_FILES`]. False when the turn is no longer kept.
+    pub fn set_files(&self, id: u64, mut files: Vec<String>) -> bool {
+        files.truncate(MAX_FILES);
+        let mut g = self.lock();
+        match find_turn(&mut g.turns, id) {
+            Some(t) => {
+                t.files = files;
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// The id of session `session`'s current (last) turn.
+    pub fn current_turn(&self, session: &str) -> Option<u64> {
+        self.lock().sessions.get(session).and_then(|s| s.turn)
     }
 
     /// The turns, oldest first; of one session when `session` is given.

@@ -1,0 +1,460 @@
+//! Checkpoints wired to the hook door: a turn's start (UserPromptSubmit), a capture before an
+//! edit (PreToolUse), its end (Stop); what the turn changed (edit tools and behind the hooks'
+//! back: deleted, new, renamed, binary, CRLF, over the cap), two sessions apart, rewind and its
+//! undo, a full and a damaged store said to the editor, never a crash.
+
+use claude_context_core::checkpoint::StoreOptions;
+use claude_context_core::config::Config;
+use claude_context_core::editor::{EditorRpc, EditorState, RpcFuture};
+use claude_context_core::server::hooks::record;
+use claude_context_core::server::{Server, Shared};
+use claude_context_core::turns::checkpoints::{self, Project, TurnQuery};
+use claude_context_core::turns::HookEvent;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+#[derive(Default)]
+struct Recorder {
+    calls: Mutex<Vec<(String, Value)>>,
+}
+
+impl EditorRpc for Recorder {
+    fn call(&self, method: &str, params: Value) -> RpcFuture {
+        self.calls
+            .lock()
+            .unwrap()
+            .push((method.to_string(), params));
+        Box::pin(async { Ok(Value::Null) })
+    }
+}
+
+struct Bridge {
+    server: Server,
+    editor: Arc<Recorder>,
+    project: PathBuf,
+    _tmp: tempfile::TempDir,
+}
+
+fn bridge() -> Bridge {
+    let tmp = tempfile::tempdir().unwrap();
+    let base = std::fs::canonicalize(tmp.path()).unwrap();
+    let project = base.join("project");
+    std::fs::create_dir_all(&project).unwrap();
+    let cfg = Config {
+        lock_dir: Some(base.join("claude").join("ide")),
+        state_dir: Some(base.join("state")),
+        ..Config::default()
+    };
+    let state = EditorState {
+        cwd: Some(project.clone()),
+        nvim_version: "0.11.4".into(),
+        ..Default::default()
+    };
+    let editor = Arc::new(Recorder::default());
+    let server = Server::start(cfg, state, editor.clone()).unwrap();
+    Bridge {
+        server,
+        editor,
+        project,
+        _tmp: tmp,
+    }
+}
+
+impl Bridge {
+    fn shared(&self) -> &Arc<Shared> {
+        self.server.shared()
+    }
+
+    fn hook(&self, event: &str, session: &str, tool: Option<&str>, file: Option<&Path>) {
+        let ev = HookEvent {
+            event: event.into(),
+            session_id: session.into(),
+            cwd: Some(self.project.to_string_lossy().into_owned()),
+            prompt: (event == "UserPromptSubmit").then(|| format!("prompt of {session}\nmore")),
+            tool_name: tool.map(str::to_string),
+            file: file.map(|f| f.to_string_lossy().into_owned()),
+            ..Default::default()
+        };
+        // The hook door's own entry point.
+        record(self.shared(), ev);
+    }
+
+    fn proj(&self) -> Arc<Project> {
+        let root = checkpoints::project_root(&self.project).unwrap();
+        self.shared().checkpoints.project(&root).unwrap()
+    }
+
+    /// Waits for the checkpoints asked for so far.
+    fn settle(&self) {
+        checkpoints::after_pending(&self.proj(), |_| ()).unwrap();
+    }
+
+    fn changeset(&self, n: usize, session: Option<&str>) -> Value {
+        self.settle();
+        let q = TurnQuery {
+            n: Some(n),
+            session: session.map(str::to_string),
+            ..Default::default()
+        };
+        checkpoints::changeset(&self.proj(), &q).unwrap()
+    }
+
+    fn path(&self, rel: &str) -> PathBuf {
+        self.project.join(rel)
+    }
+
+    fn editor_calls(&self, method: &str) -> Vec<Value> {
+        self.editor
+            .calls
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|(m, _)| m == method)
+            .map(|(_, p)| p.clone())
+            .collect()
+    }
+}
+
+fn file<'a>(cs: &'a Value, path: &str) -> &'a Value {
+    cs["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["path"] == path)
+        .unwrap_or_else(|| panic!("{path} not in {cs:#}"))
+}
+
+fn paths(cs: &Value) -> Vec<String> {
+    cs["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["path"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn a_turn_finds_edits_and_changes_behind_the_hooks_back_and_rewinds_them() {
+    let b = bridge();
+    let w = |rel: &str, bytes: &[u8]| std::fs::write(b.path(rel), bytes).unwrap();
+    w("edited.txt", b"one\ntwo\n");
+    w("sedded.txt", b"alpha\nbeta\n");
+    w("crlf.txt", b"a\r\nb\r\n");
+    w("gone.txt", b"bye\n");
+    w("old-name.txt", b"moving content\n");
+    w("image.bin", &[0u8, 1, 2, 3, 255]);
+    let big = vec![b'x'; 5 << 20];
+    w("big.txt", &big);
+    w("same.txt", b"untouched\n");
+
+    b.hook("UserPromptSubmit", "s-1", None, None);
+    // (The start's walk ends before the model's first answer comes back.)
+    b.settle();
+    b.hook(
+        "PreToolUse",
+        "s-1",
+        Some("Edit"),
+        Some(&b.path("edited.txt")),
+    );
+    w("edited.txt", b"one\nTWO\n");
+    b.hook(
+        "PostToolUse",
+        "s-1",
+        Some("Edit"),
+        Some(&b.path("edited.txt")),
+    );
+    b.hook("PreToolUse", "s-1", Some("Write"), Some(&b.path("new.txt")));
+    w("new.txt", b"brand new\n");
+    // Behind the hooks' back (Bash, a formatter).
+    w("sedded.txt", b"alpha\nBETA\n");
+    w("crlf.txt", b"a\r\nB\r\n");
+    std::fs::remove_file(b.path("gone.txt")).unwrap();
+    std::fs::rename(b.path("old-name.txt"), b.path("new-name.txt")).unwrap();
+    w("image.bin", &[0u8, 9, 9, 9]);
+    let mut big2 = big.clone();
+    big2[0] = b'y';
+    w("big.txt", &big2);
+    b.hook("Stop", "s-1", None, None);
+
+    let cs = b.changeset(1, None);
+    assert_eq!(
+        paths(&cs),
+        [
+            "big.txt",
+            "crlf.txt",
+            "edited.txt",
+            "gone.txt",
+            "image.bin",
+            "new-name.txt",
+            "new.txt",
+            "sedded.txt"
+        ],
+        "{cs:#}"
+    );
+    let f = file(&cs, "edited.txt");
+    assert_eq!(f["status"], "modified");
+    assert_eq!(f["before"], "one\ntwo\n");
+    assert_eq!(f["after"], "one\nTWO\n");
+    assert_eq!(
+        f["absolute"],
+        b.path("edited.txt").to_string_lossy().as_ref()
+    );
+    let f = file(&cs, "sedded.txt");
+    assert_eq!(
+        (&f["before"], &f["after"]),
+        (&"alpha\nbeta\n".into(), &"alpha\nBETA\n".into())
+    );
+    let f = file(&cs, "crlf.txt");
+    assert_eq!(
+        (&f["before"], &f["after"]),
+        (&"a\r\nb\r\n".into(), &"a\r\nB\r\n".into())
+    );
+    let f = file(&cs, "new.txt");
+    assert_eq!(
+        (&f["status"], &f["before"], &f["after"]),
+        (&"added".into(), &Value::Null, &"brand new\n".into())
+    );
+    let f = file(&cs, "gone.txt");
+    assert_eq!(
+        (&f["status"], &f["after"]),
+        (&"deleted".into(), &Value::Null)
+    );
+    let f = file(&cs, "new-name.txt");
+    assert_eq!(f["status"], "renamed");
+    assert_eq!(f["old_path"], "old-name.txt");
+    assert_eq!(f["before"], "moving content\n");
+    assert_eq!(file(&cs, "image.bin")["status"], "binary");
+    assert_eq!(file(&cs, "big.txt")["status"], "too_large");
+    assert_eq!(cs["turns"][0]["prompt"], "prompt of s-1");
+    assert_eq!(cs["turns"][0]["session"], "s-1");
+
+    // turns(): the files come from the checkpoints (absolute), Bash's included.
+    let turns = b.shared().sessions.turns(Some("s-1"));
+    assert!(turns[0]
+        .files
+        .contains(&b.path("sedded.txt").to_string_lossy().into_owned()));
+    // (A rename changes two paths: both are listed.)
+    assert_eq!(turns[0].files.len(), 9);
+    assert_eq!(b.editor_calls("turn_checkpointed").len(), 1);
+
+    // The person changes one file after the turn: rewind keeps it, and says so.
+    w("sedded.txt", b"mine now\n");
+    let q = TurnQuery::default();
+    let r = checkpoints::rewind(&b.proj(), &q).unwrap();
+    assert_eq!(std::fs::read(b.path("edited.txt")).unwrap(), b"one\ntwo\n");
+    assert_eq!(std::fs::read(b.path("crlf.txt")).unwrap(), b"a\r\nb\r\n");
+    assert!(!b.path("new.txt").exists());
+    assert_eq!(std::fs::read(b.path("gone.txt")).unwrap(), b"bye\n");
+    assert_eq!(
+        std::fs::read(b.path("old-name.txt")).unwrap(),
+        b"moving content\n"
+    );
+    assert!(!b.path("new-name.txt").exists());
+    assert_eq!(
+        std::fs::read(b.path("image.bin")).unwrap(),
+        [0u8, 1, 2, 3, 255]
+    );
+    assert_eq!(std::fs::read(b.path("sedded.txt")).unwrap(), b"mine now\n");
+    let conflicts = r["conflicts"].as_array().unwrap();
+    let conflict_paths: Vec<&str> = conflicts
+        .iter()
+        .map(|c| c["path"].as_str().unwrap())
+        .collect();
+    assert!(
+        conflict_paths.contains(&b.path("sedded.txt").to_str().unwrap()),
+        "{r:#}"
+    );
+    // The big file was over the cap: it cannot be restored, and is not touched.
+    assert_eq!(std::fs::read(b.path("big.txt")).unwrap(), big2);
+    assert_eq!(std::fs::read(b.path("same.txt")).unwrap(), b"untouched\n");
+
+    // Confirmed: the person's change goes too (it is in the rewind's own checkpoint).
+    let q = TurnQuery {
+        overwrite: true,
+        ..Default::default()
+    };
+    checkpoints::rewind(&b.proj(), &q).unwrap();
+    assert_eq!(
+        std::fs::read(b.path("sedded.txt")).unwrap(),
+        b"alpha\nbeta\n"
+    );
+
+    // Undo twice: back to the person's change, then to what Claude left.
+    checkpoints::rewind_undo(&b.proj(), false).unwrap();
+    assert_eq!(std::fs::read(b.path("sedded.txt")).unwrap(), b"mine now\n");
+    checkpoints::rewind_undo(&b.proj(), false).unwrap();
+    assert_eq!(std::fs::read(b.path("edited.txt")).unwrap(), b"one\nTWO\n");
+    assert_eq!(std::fs::read(b.path("new.txt")).unwrap(), b"brand new\n");
+    assert!(!b.path("gone.txt").exists());
+    assert!(checkpoints::rewind_undo(&b.proj(), false).is_err());
+}
+
+#[test]
+fn an_edit_captured_while_the_start_is_still_being_taken_keeps_its_before() {
+    let b = bridge();
+    std::fs::write(b.path("a.txt"), b"before\n").unwrap();
+    // Creates the project (and its worker) before the prompt.
+    let p = b.proj();
+    // The worker cannot take the start checkpoint while the test holds the store.
+    let held = p.store();
+    b.hook("UserPromptSubmit", "s", None, None);
+    b.hook("PreToolUse", "s", Some("Edit"), Some(&b.path("a.txt")));
+    std::fs::write(b.path("a.txt"), b"after\n").unwrap();
+    drop(held);
+    b.hook("Stop", "s", None, None);
+    let cs = b.changeset(1, None);
+    let f = file(&cs, "a.txt");
+    assert_eq!(
+        (&f["before"], &f["after"]),
+        (&"before\n".into(), &"after\n".into())
+    );
+}
+
+#[test]
+fn two_sessions_keep_their_turns_apart() {
+    let b = bridge();
+    std::fs::write(b.path("a.txt"), b"a\n").unwrap();
+    std::fs::write(b.path("b.txt"), b"b\n").unwrap();
+    b.hook("UserPromptSubmit", "s-1", None, None);
+    b.settle();
+    std::fs::write(b.path("a.txt"), b"A\n").unwrap();
+    b.hook("Stop", "s-1", None, None);
+    b.hook("UserPromptSubmit", "s-2", None, None);
+    b.settle();
+    std::fs::write(b.path("b.txt"), b"B\n").unwrap();
+    b.hook("Stop", "s-2", None, None);
+    assert_eq!(paths(&b.changeset(1, Some("s-1"))), ["a.txt"]);
+    assert_eq!(paths(&b.changeset(1, Some("s-2"))), ["b.txt"]);
+    assert_eq!(paths(&b.changeset(2, None)), ["a.txt", "b.txt"]);
+    let s1 = b.shared().sessions.turns(Some("s-1"));
+    assert_eq!(s1.len(), 1);
+    assert_eq!(s1[0].files, [b.path("a.txt").to_string_lossy()]);
+    // Rewinding s-2's turn leaves s-1's change alone.
+    let q = TurnQuery {
+        session: Some("s-2".into()),
+        ..Default::default()
+    };
+    checkpoints::rewind(&b.proj(), &q).unwrap();
+    assert_eq!(std::fs::read(b.path("b.txt")).unwrap(), b"b\n");
+    assert_eq!(std::fs::read(b.path("a.txt")).unwrap(), b"A\n");
+}
+
+#[test]
+fn a_full_store_is_said_once_and_nothing_breaks() {
+    let b = bridge();
+    b.shared().checkpoints.configure(StoreOptions {
+        max_store_bytes: 4096,
+        compress: false,
+        ..StoreOptions::default()
+    });
+    let noise: Vec<u8> = (0..64u32 << 10)
+        .map(|i| (i.wrapping_mul(2654435761) >> 13) as u8)
+        .collect();
+    std::fs::write(b.path("noise.bin"), &noise).unwrap();
+    for _ in 0..2 {
+        b.hook("UserPromptSubmit", "s", None, None);
+        b.hook("Stop", "s", None, None);
+        b.settle();
+    }
+    let said = b.editor_calls("checkpoint_error");
+    assert_eq!(said.len(), 1, "{said:?}");
+    assert!(
+        said[0]["message"].as_str().unwrap().contains("full"),
+        "{said:?}"
+    );
+    assert_eq!(paths(&b.changeset(1, None)), Vec::<String>::new());
+    // The project's file is untouched, the session still followed.
+    assert_eq!(std::fs::read(b.path("noise.bin")).unwrap(), noise);
+    assert_eq!(b.shared().sessions.turns(Some("s")).len(), 2);
+}
+
+#[test]
+fn a_damaged_store_or_journal_is_a_clear_error_never_a_crash() {
+    let b = bridge();
+    std::fs::write(b.path("a.txt"), b"a\n").unwrap();
+    b.hook("UserPromptSubmit", "s", None, None);
+    b.settle();
+    std::fs::write(b.path("a.txt"), b"A\n").unwrap();
+    b.hook("Stop", "s", None, None);
+    b.settle();
+    let p = b.proj();
+    let dir = p.store().dir().to_path_buf();
+    // Every object damaged: the turn cannot be shown nor rewound, and says why.
+    for e in walk(&dir.join("objects")) {
+        std::fs::write(&e, b"garbage").unwrap();
+    }
+    let q = TurnQuery::default();
+    let e = checkpoints::changeset(&p, &q).unwrap_err();
+    assert!(e.contains("damaged"), "{e}");
+    let e = checkpoints::rewind(&p, &q).unwrap_err();
+    assert!(e.contains("damaged"), "{e}");
+    assert_eq!(std::fs::read(b.path("a.txt")).unwrap(), b"A\n");
+    // Records cannot be written: the next turns' checkpoints fail, said once, the hooks go on.
+    std::fs::remove_dir_all(dir.join("checkpoints")).unwrap();
+    std::fs::write(dir.join("checkpoints"), b"not a directory").unwrap();
+    for _ in 0..2 {
+        b.hook("UserPromptSubmit", "s", None, None);
+        b.hook("Stop", "s", None, None);
+        b.settle();
+    }
+    let said = b.editor_calls("checkpoint_error");
+    assert_eq!(said.len(), 1, "{said:?}");
+    assert!(
+        said[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("checkpoints of"),
+        "{said:?}"
+    );
+    assert_eq!(b.shared().sessions.turns(Some("s")).len(), 3);
+    // A damaged journal: said, not a panic.
+    std::fs::write(dir.join("turns.json"), b"{not json").unwrap();
+    let e = checkpoints::changeset(&p, &q).unwrap_err();
+    assert!(e.contains("turn journal") && e.contains("damaged"), "{e}");
+    let e = checkpoints::rewind(&p, &q).unwrap_err();
+    assert!(e.contains("damaged"), "{e}");
+}
+
+#[test]
+fn a_fifo_or_a_link_out_of_the_project_is_never_followed() {
+    let b = bridge();
+    let outside = b.project.parent().unwrap().join("secret.txt");
+    std::fs::write(&outside, b"secret\n").unwrap();
+    std::os::unix::fs::symlink(&outside, b.path("link.txt")).unwrap();
+    let fifo = b.path("pipe");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: a valid C string; mkfifo only creates the node.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    b.hook("UserPromptSubmit", "s", None, None);
+    // An edit tool aimed at the FIFO and at the link: captured as what they are, not read.
+    b.hook("PreToolUse", "s", Some("Write"), Some(&fifo));
+    b.hook("PreToolUse", "s", Some("Edit"), Some(&b.path("link.txt")));
+    std::fs::remove_file(b.path("link.txt")).unwrap();
+    std::fs::write(b.path("link.txt"), b"now a file\n").unwrap();
+    b.hook("Stop", "s", None, None);
+    let cs = b.changeset(1, None);
+    assert_eq!(paths(&cs), ["link.txt"]);
+    let f = file(&cs, "link.txt");
+    assert_eq!(
+        f["before"],
+        outside.to_string_lossy().as_ref(),
+        "the link's target text"
+    );
+    checkpoints::rewind(&b.proj(), &TurnQuery::default()).unwrap();
+    assert_eq!(std::fs::read_link(b.path("link.txt")).unwrap(), outside);
+    assert_eq!(std::fs::read(&outside).unwrap(), b"secret\n");
+}
+
+fn walk(d: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(d).unwrap().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}

@@ -1,0 +1,210 @@
+---@mod claude_context.checkpoints :ClaudeContext checkpoints / rewind, and the bridge's checkpoint messages
+---
+--- The bridge checkpoints a project at every prompt of a Claude Code session whose hooks reach
+--- it, and again when the turn ends (see |claude-context-checkpoints|). This module lists those
+--- turns, previews one's change set (through claude_context.review when installed), rewinds the
+--- project's files to before a turn and undoes a rewind.
+
+local M = {}
+
+local notify = require("claude_context.notify")
+local source = require("claude_context.review.source")
+
+---Reloads the loaded, unmodified buffers of `paths`; returns the modified ones (left alone).
+---@param paths string[]
+---@return string[] kept
+function M.reload(paths)
+  local kept = {}
+  for _, p in ipairs(paths) do
+    local buf = vim.fn.bufnr(p)
+    if buf > 0 and vim.api.nvim_buf_is_loaded(buf) then
+      if vim.bo[buf].modified then
+        table.insert(kept, p)
+      elseif vim.uv.fs_lstat(p) then
+        vim.api.nvim_buf_call(buf, function()
+          vim.cmd("silent! edit!")
+        end)
+      end
+    end
+  end
+  return kept
+end
+
+local function rel(root, p)
+  if vim.startswith(p, root .. "/") then
+    return p:sub(#root + 2)
+  end
+  return p
+end
+
+---Says what a rewind (or its undo) did; reloads the buffers it changed.
+---@param what string
+---@param r table the bridge's report
+---@param bang_hint string? how to overwrite the kept files
+function M.report(what, r, bang_hint)
+  local changed = vim.list_extend(vim.list_extend({}, r.written or {}), r.removed or {})
+  local unsaved = M.reload(changed)
+  local lines = { ("%s: %d written, %d removed in %s"):format(what, #(r.written or {}), #(r.removed or {}), r.root) }
+  for _, p in ipairs(r.written or {}) do
+    table.insert(lines, "  restored " .. rel(r.root, p))
+  end
+  for _, p in ipairs(r.removed or {}) do
+    table.insert(lines, "  removed  " .. rel(r.root, p))
+  end
+  if #(r.conflicts or {}) > 0 then
+    table.insert(lines, "Kept (you changed them after Claude)" .. (bang_hint and ("; " .. bang_hint) or "") .. ":")
+    for _, c in ipairs(r.conflicts) do
+      table.insert(lines, "  " .. rel(r.root, c.path))
+    end
+  end
+  for _, c in ipairs(r.failed or {}) do
+    table.insert(lines, ("  failed   %s: %s"):format(rel(r.root, c.path), c.why))
+  end
+  if #unsaved > 0 then
+    table.insert(lines, "Buffers with unsaved edits, not reloaded (:e! to see the restored file):")
+    for _, p in ipairs(unsaved) do
+      table.insert(lines, "  " .. rel(r.root, p))
+    end
+  end
+  require("claude_context.output").show(lines, { title = "claude-context " .. what })
+  vim.api.nvim_exec_autocmds("User", { pattern = "ClaudeContextRewind", modeline = false, data = r })
+end
+
+---Rewinds the project's files to before the `n`-th last turn (see |:ClaudeContext-rewind|).
+---@param opts {n?:integer, session?:string, root?:string, overwrite?:boolean}
+---@param cb fun(err?:string, report?:table)?
+function M.rewind(opts, cb)
+  source.rewind(opts, function(err, r)
+    if cb then
+      return cb(err, r)
+    end
+    if err then
+      return notify.error("claude-context: rewind: " .. err)
+    end
+    M.report("rewind", r, (":ClaudeContext! rewind %d to overwrite them"):format(opts.n or 1))
+  end)
+end
+
+---Undoes the last rewind.
+---@param opts {root?:string, overwrite?:boolean}
+---@param cb fun(err?:string, report?:table)?
+function M.undo(opts, cb)
+  source.rewind_undo(opts, function(err, r)
+    if cb then
+      return cb(err, r)
+    end
+    if err then
+      return notify.error("claude-context: rewind undo: " .. err)
+    end
+    M.report("rewind undo", r, ":ClaudeContext! rewind undo to overwrite them")
+  end)
+end
+
+---Shows change set `cs`: in the review view when claude_context.review is there, else its file
+---list in a floating window.
+---@param cs claude_context.ChangeSet
+function M.preview(cs)
+  local ok, review = pcall(require, "claude_context.review")
+  if ok and type(review) == "table" and review.open then
+    return review.open(cs)
+  end
+  local lines = {}
+  for _, t in ipairs(cs.turns) do
+    table.insert(lines, ("%s  %s"):format(os.date("%Y-%m-%d %H:%M:%S", math.floor(t.started_ms / 1000)), t.prompt))
+  end
+  for _, f in ipairs(cs.files) do
+    table.insert(lines, ("  %-9s %s%s"):format(f.status, f.path, f.old_path and (" (from " .. f.old_path .. ")") or ""))
+  end
+  if #cs.files == 0 then
+    table.insert(lines, "  (no file changed)")
+  end
+  require("claude_context.output").show(lines, { title = "claude-context checkpoint", float = true })
+end
+
+---One line of the turn list.
+---@param t claude_context.ReviewTurn
+---@return string
+function M.format_turn(t)
+  local n = #(t.files or {})
+  return ("%s  %s  (%d file%s)"):format(os.date("%m-%d %H:%M", math.floor(t.started_ms / 1000)), t.prompt ~= "" and t.prompt or "(no prompt)", n, n == 1 and "" or "s")
+end
+
+---Lists the project's turns (newest first); the one chosen is previewed.
+---@param opts {session?:string, root?:string}?
+function M.pick(opts)
+  opts = opts or {}
+  source.turns(opts, function(err, r)
+    if err then
+      return notify.error("claude-context: checkpoints: " .. err)
+    end
+    local turns = {}
+    for i = #r.turns, 1, -1 do
+      table.insert(turns, r.turns[i])
+    end
+    if #turns == 0 then
+      return notify.notify("claude-context: no turn with checkpoints in " .. r.root)
+    end
+    vim.ui.select(turns, { prompt = "Claude's turns (newest first)", format_item = M.format_turn }, function(t)
+      if not t then
+        return
+      end
+      source.changeset({ root = opts.root or r.root, turn = t.id }, function(e2, cs)
+        if e2 then
+          return notify.error("claude-context: checkpoints: " .. e2)
+        end
+        M.preview(cs)
+      end)
+    end)
+  end)
+end
+
+---Registers `:ClaudeContext checkpoints` and `rewind`.
+---@param commands table claude_context.commands
+function M.register(commands)
+  commands.register("checkpoints", {
+    desc = "list Claude's turns with checkpoints; the one chosen shows its change set",
+    run = function()
+      M.pick()
+    end,
+  })
+  commands.register("rewind", {
+    desc = "rewind {n} | undo: restore the files to before the n-th last turn (! overwrites your later changes)",
+    complete = function(arglead)
+      return vim.tbl_filter(function(x)
+        return vim.startswith(x, arglead)
+      end, { "1", "2", "3", "undo" })
+    end,
+    run = function(o, args)
+      local a = args[1] or "1"
+      if a == "undo" then
+        return M.undo({ overwrite = o.bang })
+      end
+      local n = tonumber(a)
+      if not n or n < 1 or n ~= math.floor(n) then
+        return notify.error("claude-context: rewind takes a turn count (1 = the last turn) or undo")
+      end
+      M.rewind({ n = n, overwrite = o.bang })
+    end,
+  })
+end
+
+local started = false
+
+---Registers the bridge's `checkpoint_error` and `turn_checkpointed` handlers.
+function M.start()
+  if started then
+    return
+  end
+  started = true
+  local rpc = require("claude_context.rpc")
+  rpc.register("checkpoint_error", function(params, respond)
+    notify.notify("claude-context: " .. tostring(params.message), vim.log.levels.WARN)
+    respond({})
+  end)
+  rpc.register("turn_checkpointed", function(params, respond)
+    respond({})
+    vim.api.nvim_exec_autocmds("User", { pattern = "ClaudeContextTurnCheckpointed", modeline = false, data = params })
+  end)
+end
+
+return M

@@ -1,0 +1,116 @@
+---@mod claude_context.review.source Change sets of Claude's turns, from the bridge's checkpoints
+---
+--- A turn's files come from the checkpoints the bridge takes at Claude Code's hooks (the start
+--- of the turn, right before each edit, its end), so what Bash or a formatter changed is in it
+--- too. Every function here is asynchronous: the bridge reads the checkpoints on its own
+--- threads and the callback runs later on the main thread.
+
+---@class claude_context.ReviewTurn
+---@field id string            turn id (stable)
+---@field session string       Claude's session id
+---@field terminal? string     the plugin's terminal name the session runs in (nil: started outside Neovim)
+---@field prompt string        the prompt's first line
+---@field started_ms integer   epoch ms
+---@field ended_ms? integer    epoch ms (nil while the turn runs)
+---@field files string[]       project-relative paths changed in the turn (edit tools AND Bash/formatters)
+
+---@class claude_context.ReviewFile
+---@field path string          project-relative path (its name after the change set)
+---@field absolute string      absolute path
+---@field old_path? string     project-relative path before, for a rename
+---@field status "modified"|"added"|"deleted"|"renamed"|"binary"|"too_large"
+---@field before? string       content before the change set's first turn (nil: did not exist, binary, too large)
+---@field after? string        content when the change set's last turn ended: what Claude left (nil: deleted, binary, too large)
+
+---@class claude_context.ChangeSet
+---@field root string          the project root (absolute)
+---@field turns claude_context.ReviewTurn[]   oldest first
+---@field files claude_context.ReviewFile[]   sorted by path
+
+local M = {}
+
+local function clean(v)
+  if v == vim.NIL then
+    return nil
+  end
+  if type(v) == "table" then
+    for k, x in pairs(v) do
+      v[k] = clean(x)
+    end
+  end
+  return v
+end
+
+---Calls native function `name` with `opts`; `cb(err, value)` on the main thread.
+---@param name string
+---@param opts table
+---@param cb fun(err?: string, value?: any)
+function M.call(name, opts, cb)
+  local native, missing = require("claude_context.native").get()
+  if not native then
+    vim.schedule(function()
+      cb(missing or "the native library is not loaded")
+    end)
+    return
+  end
+  local o = vim.deepcopy(opts or {})
+  if not o.root then
+    o.root = vim.fn.getcwd()
+  end
+  local ok, err = pcall(native[name], vim.json.encode(o), function(json)
+    local ok2, res = pcall(vim.json.decode, json)
+    if not ok2 then
+      cb("bad answer from the bridge: " .. tostring(res))
+    elseif res.error then
+      cb(tostring(res.error))
+    else
+      cb(nil, clean(res.ok))
+    end
+  end)
+  if not ok then
+    vim.schedule(function()
+      cb(require("claude_context.native").message(err))
+    end)
+  end
+end
+
+---Asynchronous, never blocks the editor: cb runs later on the main thread.
+---opts.n: the last n turns (default 1); opts.session: only that Claude session; opts.root: the project (default: the current one).
+---@param opts {n?:integer, session?:string, root?:string}
+---@param cb fun(err?:string, cs?:claude_context.ChangeSet)
+function M.changeset(opts, cb)
+  M.call("review_changeset", opts or {}, function(err, cs)
+    if cs then
+      cs.turns = cs.turns or {}
+      cs.files = cs.files or {}
+      for _, t in ipairs(cs.turns) do
+        t.files = t.files or {}
+      end
+    end
+    cb(err, cs)
+  end)
+end
+
+---The project's turns with checkpoints, oldest first, and the rewind that can be undone.
+---@param opts {session?:string, root?:string}
+---@param cb fun(err?:string, r?:{root:string, turns:claude_context.ReviewTurn[], undo?:table})
+function M.turns(opts, cb)
+  M.call("review_turns", opts or {}, cb)
+end
+
+---Restores the files the last `opts.n` turns changed to what they held before them. A file the
+---person changed since the last turn is kept (listed in `conflicts`) unless `opts.overwrite`.
+---@param opts {n?:integer, session?:string, root?:string, overwrite?:boolean}
+---@param cb fun(err?:string, report?:{root:string, written:string[], removed:string[], conflicts:{path:string, why:string}[], failed:{path:string, why:string}[]})
+function M.rewind(opts, cb)
+  M.call("review_rewind", opts or {}, cb)
+end
+
+---Undoes the last rewind (a file changed since is kept unless `opts.overwrite`).
+---@param opts {root?:string, overwrite?:boolean}
+---@param cb fun(err?:string, report?:table)
+function M.rewind_undo(opts, cb)
+  M.call("review_rewind_undo", opts or {}, cb)
+end
+
+return M

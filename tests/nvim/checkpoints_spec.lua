@@ -1,0 +1,213 @@
+-- Checkpoints at Claude Code's hooks, seen from Neovim: the real `claude-context-mcp hook` binary
+-- reports a turn (a prompt, an edit, a file changed behind the hooks' back, its end);
+-- review.source.changeset gives its files with their texts, turns() lists them,
+-- :ClaudeContext rewind restores them (reloading unmodified buffers, leaving modified ones),
+-- rewind undo puts them back, :ClaudeContext checkpoints previews a turn, and the Claude Code
+-- plugin's commands and registration check.
+local h = require("helpers")
+local eq, ok, contains, wait_for = h.eq, h.ok, h.contains, h.wait_for
+local cc = h.cc
+local source = function()
+  return require("claude_context.review.source")
+end
+
+h.record_notify()
+
+local project = h.tmpdir()
+
+local checkpointed = {}
+vim.api.nvim_create_autocmd("User", {
+  pattern = "ClaudeContextTurnCheckpointed",
+  callback = function(ev)
+    table.insert(checkpointed, ev.data)
+  end,
+})
+local rewinds = {}
+vim.api.nvim_create_autocmd("User", {
+  pattern = "ClaudeContextRewind",
+  callback = function(ev)
+    table.insert(rewinds, ev.data)
+  end,
+})
+
+local function hook(event, input)
+  local bin = assert(require("claude_context.hooks").binary(), "claude-context-mcp is built")
+  input.hook_event_name = event
+  input.session_id = input.session_id or "cp-1"
+  input.transcript_path = "/tmp/t.jsonl"
+  input.cwd = project
+  local r = vim
+    .system({ bin, "hook", event }, {
+      stdin = vim.json.encode(input),
+      env = { CLAUDE_CODE_SSE_PORT = tostring(cc().status().port), CLAUDE_CONTEXT_SESSION = "main" },
+    })
+    :wait(20000)
+  eq(0, r.code, r.stderr)
+end
+
+---Runs an async source function and waits for its callback.
+local function await(fn, opts)
+  local done, err, val
+  fn(opts, function(e, v)
+    done, err, val = true, e, v
+  end)
+  wait_for(function()
+    return done
+  end, 20000, "the bridge's answer")
+  return err, val
+end
+
+local function path(rel)
+  return project .. "/" .. rel
+end
+
+return {
+  {
+    "a turn's change set: the edit and the change behind the hooks' back, with their texts",
+    function()
+      ok(cc().start({ silent = true }))
+      h.write(path("a.txt"), "one\n")
+      h.write(path("b.txt"), "alpha\r\nbeta\r\n")
+      hook("UserPromptSubmit", { prompt = "change things\nsecond line" })
+      -- The start's checkpoint is taken before anything of the project's is read back.
+      local err = await(source().turns, { root = project })
+      eq(nil, err)
+      hook("PreToolUse", { tool_name = "Edit", tool_input = { file_path = path("a.txt") } })
+      h.write(path("a.txt"), "ONE\n")
+      hook("PostToolUse", { tool_name = "Edit", tool_input = { file_path = path("a.txt") } })
+      h.write(path("c.txt"), "new\n")
+      h.write(path("b.txt"), "alpha\r\nBETA\r\n")
+      hook("Stop", {})
+      wait_for(function()
+        return #checkpointed > 0
+      end, 20000, "ClaudeContextTurnCheckpointed")
+      eq(project, checkpointed[1].root)
+      local e2, cs = await(source().changeset, { root = project })
+      eq(nil, e2)
+      eq(project, cs.root)
+      eq(1, #cs.turns)
+      eq("change things", cs.turns[1].prompt)
+      eq({ "a.txt", "b.txt", "c.txt" }, cs.turns[1].files)
+      eq(
+        { "a.txt", "b.txt", "c.txt" },
+        vim.tbl_map(function(f)
+          return f.path
+        end, cs.files)
+      )
+      eq({ "modified", "one\n", "ONE\n", path("a.txt") }, { cs.files[1].status, cs.files[1].before, cs.files[1].after, cs.files[1].absolute })
+      eq({ "alpha\r\nbeta\r\n", "alpha\r\nBETA\r\n" }, { cs.files[2].before, cs.files[2].after })
+      eq({ "added", nil, "new\n" }, { cs.files[3].status, cs.files[3].before, cs.files[3].after })
+      -- turns(): the files from the checkpoints, Bash's included.
+      local turns = cc().turns("cp-1")
+      eq({ path("a.txt"), path("b.txt"), path("c.txt") }, turns[#turns].files)
+      -- Another session's filter: nothing.
+      local _, none = await(source().changeset, { root = project, session = "other" })
+      eq(0, #none.files)
+    end,
+  },
+  {
+    ":ClaudeContext rewind 1 restores the files, reloads unmodified buffers, leaves modified ones; undo",
+    function()
+      -- The commands work on the current project.
+      vim.cmd.cd(vim.fn.fnameescape(project))
+      vim.cmd.edit(vim.fn.fnameescape(path("a.txt")))
+      local abuf = vim.api.nvim_get_current_buf()
+      vim.cmd.edit(vim.fn.fnameescape(path("b.txt")))
+      local bbuf = vim.api.nvim_get_current_buf()
+      vim.api.nvim_buf_set_lines(bbuf, 0, 1, false, { "my unsaved edit" })
+      vim.cmd("ClaudeContext rewind 1")
+      wait_for(function()
+        return #rewinds == 1
+      end, 20000, "the rewind")
+      eq("one\n", h.read(path("a.txt")))
+      eq("alpha\r\nbeta\r\n", h.read(path("b.txt")), "CRLF kept byte for byte")
+      eq(nil, h.read(path("c.txt")), "the new file removed")
+      eq({ "one" }, vim.api.nvim_buf_get_lines(abuf, 0, -1, false), "the unmodified buffer reloaded")
+      eq("my unsaved edit", vim.api.nvim_buf_get_lines(bbuf, 0, 1, false)[1], "the modified buffer untouched")
+      ok(vim.bo[bbuf].modified)
+      local shown = table.concat(vim.api.nvim_buf_get_lines(vim.api.nvim_win_get_buf(require("claude_context.output").win), 0, -1, false), "\n")
+      contains(shown, "unsaved edits")
+      contains(shown, "b.txt")
+      vim.bo[bbuf].modified = false
+      -- The person changes a.txt after the rewind: undo keeps it until confirmed.
+      h.write(path("a.txt"), "mine\n")
+      vim.cmd("ClaudeContext rewind undo")
+      wait_for(function()
+        return #rewinds == 2
+      end, 20000, "the undo")
+      eq("mine\n", h.read(path("a.txt")))
+      eq(1, #rewinds[2].conflicts)
+      eq("new\n", h.read(path("c.txt")), "the rest undone")
+      vim.cmd("ClaudeContext! rewind undo")
+      wait_for(function()
+        return #rewinds == 3
+      end, 20000, "the confirmed undo")
+      eq("ONE\n", h.read(path("a.txt")))
+      eq("alpha\r\nBETA\r\n", h.read(path("b.txt")))
+    end,
+  },
+  {
+    ":ClaudeContext checkpoints lists the turns and previews the one chosen",
+    function()
+      local items, shown_item
+      local orig = vim.ui.select
+      vim.ui.select = function(list, opts, on_choice)
+        items = vim.tbl_map(opts.format_item, list)
+        shown_item = list[1]
+        on_choice(list[1])
+      end
+      local okk, err = pcall(function()
+        require("claude_context.output").close()
+        vim.cmd("ClaudeContext checkpoints")
+        wait_for(function()
+          return require("claude_context.output").win
+        end, 20000, "the preview")
+      end)
+      vim.ui.select = orig
+      assert(okk, err)
+      eq(1, #items)
+      contains(items[1], "change things")
+      contains(items[1], "(3 files)")
+      eq("cp-1", shown_item.session)
+      local lines = vim.api.nvim_buf_get_lines(vim.api.nvim_win_get_buf(require("claude_context.output").win), 0, -1, false)
+      local text = table.concat(lines, "\n")
+      contains(text, "modified  a.txt")
+      contains(text, "added     c.txt")
+      local e3 = await(source().rewind, { root = project, n = 5 })
+      contains(e3, "cannot rewind 5")
+    end,
+  },
+  {
+    "the Claude Code plugin: its files, the commands shown, the registration read from Claude's config",
+    function()
+      local cp = require("claude_context.claude_plugin")
+      local dir = cp.dir()
+      local m = h.read_json(dir .. "/.claude-plugin/marketplace.json")
+      eq(cp.MARKETPLACE, m.name)
+      local hooks = h.read_json(dir .. "/plugin/hooks/hooks.json").hooks
+      for _, ev in ipairs({ "SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop", "SessionEnd" }) do
+        contains(hooks[ev][1].hooks[1].command, "/bin/relay\" hook " .. ev)
+      end
+      eq(1, vim.fn.executable(dir .. "/plugin/bin/relay"))
+      -- The skill is the memory bank's own rules (kept the same).
+      local rules = h.read(require("claude_context.native").plugin_root() .. "/crates/core/src/memory_bank/rules/en.md")
+      ok(rules and h.read(dir .. "/plugin/skills/memory-bank/SKILL.md"):find(rules, 1, true), "SKILL.md holds rules/en.md")
+      local lines = cp.commands()
+      eq("claude plugin marketplace add " .. dir, lines[1])
+      eq("claude plugin install claude-context@claude-context-nvim", lines[2])
+      -- Registration, as the CLI records it.
+      local cfg = h.tmpdir()
+      vim.env.CLAUDE_CONFIG_DIR = cfg
+      eq(false, cp.registered().marketplace)
+      vim.fn.mkdir(cfg .. "/plugins", "p")
+      h.write(cfg .. "/plugins/known_marketplaces.json", vim.json.encode({ [cp.MARKETPLACE] = { source = { source = "directory", path = dir } } }))
+      h.write(cfg .. "/plugins/installed_plugins.json", vim.json.encode({ version = 2, plugins = { [cp.PLUGIN] = { { scope = "user" } } } }))
+      local r = cp.registered()
+      eq({ true, true, dir }, { r.marketplace, r.installed, r.path })
+      vim.env.CLAUDE_CONFIG_DIR = nil
+      -- The relay script runs the hook through the binary, or exits 0 without one.
+      local rr = vim.system({ dir .. "/plugin/bin/relay", "hook", "Stop" }, { stdin = "{}", env = { CLAUDE_CONTEXT_MCP = "/nonexistent", PATH = "/usr/bin:/bin" } }):wait(20000)
+      eq(0, rr.code)
+    end,
+  },
+}
