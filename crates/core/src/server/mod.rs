@@ -8,6 +8,7 @@
 
 pub(crate) mod conn;
 pub mod hooks;
+pub mod plans;
 pub mod trim;
 
 pub use conn::{check_handshake, ws_config, AUTH_HEADER, OUT_BYTES};
