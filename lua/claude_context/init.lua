@@ -105,6 +105,8 @@ function M.start(o)
   require("claude_context.ide").start()
   -- Session states from Claude Code's hooks (the bridge's session_state requests).
   require("claude_context.sessions_state").start()
+  -- Plans and questions reviewed in Neovim (the bridge's plan_review requests).
+  require("claude_context.plans").start()
   local st = vim.json.decode(res)
   if not o.silent then
     notify(("bridge listening on 127.0.0.1:%d"):format(st.port))
