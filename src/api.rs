@@ -422,6 +422,7 @@ pub fn create(lua: &Lua) -> mlua::Result<Table> {
     )?;
 
     facts(lua, &t)?;
+    crate::api_route::register(lua, &t)?;
     Ok(t)
 }
 

@@ -15,6 +15,8 @@ local M = {}
 ---@field questions boolean Answer Claude's AskUserQuestion with vim.ui.select (default true)
 ---@field plan_timeout integer Seconds Claude waits for a plan review or an answer before asking in the terminal (default 3600)
 ---@field plan_window "tab"|"split"|"vsplit" Where the plan opens (default "tab")
+---@field mark boolean A winbar with the session's state on Claude terminal windows (default true)
+---@field route boolean Send the selection and @-mentions only to the Claude session you work with (default true)
 M.defaults = {
   hooks = true,
   notify = { waiting = true, done = true },
@@ -24,6 +26,8 @@ M.defaults = {
   questions = true,
   plan_timeout = 3600,
   plan_window = "tab",
+  route = true,
+  mark = true,
 }
 
 local WINDOWS = { tab = true, split = true, vsplit = true }
@@ -64,7 +68,7 @@ function M.resolve(user)
       fail("notify", "a boolean or a table {waiting = boolean, done = boolean}")
     end
   end
-  for _, k in ipairs({ "hooks", "bell", "plan_review", "questions" }) do
+  for _, k in ipairs({ "hooks", "bell", "plan_review", "questions", "route", "mark" }) do
     if user[k] ~= nil then
       if type(user[k]) ~= "boolean" then
         fail(k, "a boolean")
