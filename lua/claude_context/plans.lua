@@ -111,8 +111,16 @@ function M.review_plan(params, decide)
   vim.api.nvim_create_autocmd("BufWriteCmd", {
     group = group,
     buffer = buf,
-    callback = function()
+    callback = function(ev)
       local now = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
+      if ev.match ~= "" and ev.match ~= vim.api.nvim_buf_get_name(buf) then
+        -- `:w other.md`: a copy, not an answer.
+        local ok, err = pcall(vim.fn.writefile, now, ev.match)
+        if not ok or err ~= 0 then
+          vim.notify("claude-context: cannot write " .. ev.match, vim.log.levels.ERROR)
+        end
+        return
+      end
       vim.bo[buf].modified = false
       if vim.deep_equal(now, original) then
         vim.notify("claude-context: plan approved; Claude proceeds", vim.log.levels.INFO)

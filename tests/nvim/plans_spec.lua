@@ -141,6 +141,11 @@ return {
       local _, box = run_hook("ExitPlanMode", { plan = PLAN }, "s-revise")
       local buf = plan_buffer()
       vim.api.nvim_buf_set_lines(buf, 3, 3, false, { "   > keep the old name as an alias" })
+      -- A copy written elsewhere is not an answer.
+      local copy = h.tmpdir() .. "/copy.md"
+      vim.cmd.write(copy)
+      eq("   > keep the old name as an alias", vim.fn.readfile(copy)[4])
+      ok(vim.api.nvim_buf_is_valid(buf) and box.result == nil, "still open")
       vim.cmd.write()
       local out = answer(box)
       eq("deny", out.permissionDecision)

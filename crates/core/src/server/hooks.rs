@@ -111,16 +111,19 @@ where
     // A plan or a question for the person (super::plans): answered once they decided.
     let review = super::plans::from_request(text.as_str());
     let result = match ev {
-        Ok(ev) => {
-            record(&shared, ev.clone());
-            match review {
-                Some(r) => match super::plans::decide(&shared, &ev, r, &mut ws).await {
+        Ok(ev) => match review {
+            Some(r) => {
+                record(&shared, ev.clone());
+                match super::plans::decide(&shared, &ev, r, &mut ws).await {
                     Some(v) => Ok(v),
                     None => return, // the hook went away
-                },
-                None => Ok(json!({})),
+                }
             }
-        }
+            None => {
+                record(&shared, ev);
+                Ok(json!({}))
+            }
+        },
         Err(e) => Err(e),
     };
     if let Err(e) = &result {

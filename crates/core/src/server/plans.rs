@@ -16,10 +16,38 @@ use crate::plans::{hook_output, Decision, Review};
 use crate::turns::HookEvent;
 use futures_util::StreamExt;
 use serde_json::{json, Value};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
+use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::WebSocketStream;
+
+/// The most reviews open at once (each is a buffer in Neovim); more are left to the terminal.
+pub const MAX_OPEN: usize = 8;
+/// The longest a review is waited for (Claude Code's timeout of the hook ends it sooner).
+pub const MAX_WAIT: Duration = crate::hook::REVIEW_TIMEOUT;
+
+static OPEN: AtomicUsize = AtomicUsize::new(0);
+
+/// One open review, counted in [`OPEN`] while it lives.
+struct Slot;
+
+impl Slot {
+    fn take() -> Option<Slot> {
+        OPEN.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| {
+            (n < MAX_OPEN).then_some(n + 1)
+        })
+        .ok()
+        .map(|_| Slot)
+    }
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        OPEN.fetch_sub(1, Ordering::SeqCst);
+    }
+}
 
 /// The review a hook request asks for (`params.review`), if any.
 pub fn from_request(text: &str) -> Option<Review> {
@@ -76,6 +104,10 @@ pub async fn decide<S>(
 where
     S: AsyncRead + AsyncWrite + Unpin,
 {
+    let Some(_slot) = Slot::take() else {
+        tracing::info!("too many reviews open; the terminal asks");
+        return Some(json!({}));
+    };
     // The session waits for the person while the editor has it.
     super::hooks::record(
         shared,
@@ -97,7 +129,9 @@ where
         }
     };
     let result = tokio::select! {
-        a = asked => result_for(&r, a),
+        a = tokio::time::timeout(MAX_WAIT, asked) => {
+            result_for(&r, a.unwrap_or_else(|_| Err("no decision in time".into())))
+        }
         _ = gone => {
             tracing::debug!(session = %ev.session_id, "the hook went away before the decision");
             None?
@@ -132,6 +166,15 @@ mod tests {
         let bad = bad.replace(r#""tool":"ExitPlanMode""#, r#""tool":"Bash""#);
         assert!(from_request(&bad).is_none());
         assert!(from_request(r#"{"params":{}}"#).is_none());
+    }
+
+    #[test]
+    fn at_most_max_open_reviews_at_once() {
+        let slots: Vec<Slot> = std::iter::from_fn(Slot::take).take(MAX_OPEN + 1).collect();
+        assert_eq!(slots.len(), MAX_OPEN);
+        assert!(Slot::take().is_none());
+        drop(slots);
+        assert!(Slot::take().is_some());
     }
 
     #[test]
