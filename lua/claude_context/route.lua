@@ -9,7 +9,12 @@
 
 local M = {}
 
-local sessions = require("claude_context.terminal.sessions")
+---The terminal's sessions, when the terminal was used (looking loads nothing: without it there
+---is no Claude terminal to route to).
+---@return table?
+local function terminals()
+  return package.loaded["claude_context.terminal.sessions"]
+end
 
 ---The state of the Claude terminal last entered, if any.
 ---@type table?
@@ -46,6 +51,10 @@ end
 ---The session the person works with: `{ name, pid }`, or nil.
 ---@return table?
 function M.target()
+  local sessions = terminals()
+  if not sessions then
+    return nil
+  end
   local st
   if per_tab() then
     sessions.sync_tab()
@@ -82,21 +91,21 @@ function M.update()
     M.sent = nil
     return
   end
-  local terminals = {}
-  for _, st in pairs(sessions.by_name) do
+  local pids = {}
+  for _, st in pairs((terminals() or {}).by_name or {}) do
     local pid = running_pid(st)
     if pid then
-      table.insert(terminals, pid)
+      table.insert(pids, pid)
     end
   end
-  table.sort(terminals)
+  table.sort(pids)
   local t = M.target()
-  local route = { target = t and t.pid or nil, terminals = terminals, name = t and t.name or nil, port = port }
+  local route = { target = t and t.pid or nil, terminals = pids, name = t and t.name or nil, port = port }
   if M.sent and vim.deep_equal(M.sent, route) then
     return
   end
   M.sent = route
-  pcall(native.route, port, vim.json.encode({ target = route.target, terminals = terminals }))
+  pcall(native.route, port, vim.json.encode({ target = route.target, terminals = pids }))
 end
 
 ---Where a routed notification goes now: "Claude in <name>" (the terminal the person works
@@ -127,7 +136,7 @@ function M.entered(buf)
   if not vim.b[buf].claude_context_terminal then
     return
   end
-  for _, st in pairs(sessions.by_name) do
+  for _, st in pairs((terminals() or {}).by_name or {}) do
     if st.buf == buf then
       M.last = st
     end
@@ -168,7 +177,7 @@ function M.start()
       pattern = "ClaudeContextTerminalOpen",
       callback = function(ev)
         local buf = ev.data and ev.data.buf
-        for _, st in pairs(sessions.by_name) do
+        for _, st in pairs((terminals() or {}).by_name or {}) do
           if st.buf == buf then
             M.last = st
           end
