@@ -223,6 +223,7 @@ bench: build deps
 	target/release/examples/bench_context
 	target/release/examples/bench_session
 	target/release/examples/bench_checkpoint
+	$(PY) bench/hooks.py
 
 ## fuzz: every cargo-fuzz target in fuzz/ for FUZZ_TIME seconds each (results: FUZZING.md).
 FUZZ_TIME ?= 60

@@ -428,6 +428,7 @@ pub fn create(lua: &Lua) -> mlua::Result<Table> {
         || SERVER.with(|s| s.borrow().as_ref().map(|v| v.shared().clone())),
         main_thread,
     )?;
+    crate::api_route::register(lua, &t)?;
     Ok(t)
 }
 

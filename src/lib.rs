@@ -8,6 +8,7 @@
 
 mod api;
 mod api_review;
+mod api_route;
 mod editor;
 mod logging;
 mod main_thread;

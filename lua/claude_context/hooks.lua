@@ -57,17 +57,48 @@ function M.hooks_table(bin)
     end
     return { e }
   end
-  return {
+  local t = {
     SessionStart = entry("SessionStart"),
     UserPromptSubmit = entry("UserPromptSubmit"),
     -- Before an edit only for the edit tools (the files a turn changes); after every tool, so
     -- that a session that waited for a permission is seen working again.
     PreToolUse = entry("PreToolUse", M.EDIT_TOOLS),
+    -- Plans and questions the person answers in Neovim (claude_context.plans): appended below.
     PostToolUse = entry("PostToolUse"),
     PermissionRequest = entry("PermissionRequest"),
     Notification = entry("Notification"),
     Stop = entry("Stop"),
     SessionEnd = entry("SessionEnd"),
+  }
+  local review = M.review_entry(bin)
+  if review then
+    table.insert(t.PreToolUse, review)
+  end
+  return t
+end
+
+---The PreToolUse entry that holds `ExitPlanMode` / `AskUserQuestion` until the person decided
+---in Neovim (`sessions.plan_review`, `sessions.questions`), with the long timeout
+---`sessions.plan_timeout`; nil when both are off.
+---@param bin string
+---@return table?
+function M.review_entry(bin)
+  local o = require("claude_context.config.sessions").options()
+  local tools = {}
+  if o.plan_review ~= false then
+    table.insert(tools, "ExitPlanMode")
+  end
+  if o.questions ~= false then
+    table.insert(tools, "AskUserQuestion")
+  end
+  if #tools == 0 then
+    return nil
+  end
+  return {
+    matcher = table.concat(tools, "|"),
+    hooks = {
+      { type = "command", command = sh_quote(bin) .. " hook PreToolUse", timeout = o.plan_timeout or 3600 },
+    },
   }
 end
 

@@ -107,6 +107,12 @@ function M.start(o)
   require("claude_context.sessions_state").start()
   -- Checkpoint messages from the bridge (claude_context.checkpoints).
   require("claude_context.checkpoints").start()
+  -- Plans and questions reviewed in Neovim (the bridge's plan_review requests).
+  require("claude_context.plans").start()
+  -- The selection and mentions go to the Claude session the person works with.
+  require("claude_context.route").start()
+  -- The state mark in the Claude terminals' winbar.
+  require("claude_context.session_mark").start()
   local st = vim.json.decode(res)
   if not o.silent then
     notify(("bridge listening on 127.0.0.1:%d"):format(st.port))
@@ -125,6 +131,9 @@ function M.stop(o)
     return false
   end
   native = require("claude_context.native").load()
+  if package.loaded["claude_context.route"] then
+    require("claude_context.route").stop()
+  end
   local stopped = native.stop()
   if group then
     pcall(vim.api.nvim_del_augroup_by_id, group)

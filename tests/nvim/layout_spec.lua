@@ -27,7 +27,7 @@ local LAYERS = {
   { "native", "claude_context.native", "claude_context.state" },
   { "config", "claude_context.config", "claude_context.cli" },
   -- What the bridge asks of the editor: the IDE tools, the code tools, the session states.
-  { "ide", "claude_context.ide", "claude_context.code", "claude_context.sessions_state" },
+  { "ide", "claude_context.ide", "claude_context.code", "claude_context.sessions_state", "claude_context.plans", "claude_context.route", "claude_context.session_mark" },
   -- Checkpoints of Claude's turns (the bridge's messages, the review's source, rewind).
   { "checkpoints", "claude_context.checkpoints", "claude_context.review.source" },
   { "api", "=claude_context", "claude_context.status" },

@@ -13,6 +13,10 @@
 //! It never stands in Claude's way: it prints nothing on stdout (a hook's stdout can become
 //! Claude's context), always exits 0, and gives up at once when no editor is there (connection
 //! refused) or after [`CONNECT_TIMEOUT`] / [`EXCHANGE_TIMEOUT`] when one does not answer.
+//! The one exception is a review ([`crate::plans`]: `ExitPlanMode`, `AskUserQuestion`): the
+//! request carries the tool's input, the hook waits for the person's decision (bounded by Claude
+//! Code's timeout of the hook) and prints it as Claude Code's PreToolUse output; when the editor
+//! or the bridge goes away it prints nothing and the CLI asks in its terminal.
 
 use crate::discovery::Candidate;
 use crate::turns::{cut, HookEvent, FIELD_BYTES, PROMPT_BYTES};
@@ -37,6 +41,9 @@ pub const MAX_INPUT: u64 = 64 << 20;
 pub const CONNECT_TIMEOUT: Duration = Duration::from_millis(250);
 /// How long the handshake, the request and its answer may take together.
 pub const EXCHANGE_TIMEOUT: Duration = Duration::from_millis(1000);
+/// How long a review ([`crate::plans`]) may wait for the person: Claude Code's own timeout of
+/// the hook (`sessions.plan_timeout`) ends it first.
+pub const REVIEW_TIMEOUT: Duration = Duration::from_secs(7 * 24 * 3600);
 
 /// The hook events the plugin registers.
 pub const EVENTS: &[&str] = &[
@@ -184,11 +191,43 @@ pub fn event_from_input(event: &str, input: &[u8], terminal: Option<String>) -> 
 
 /// The JSON-RPC request carrying `ev`.
 pub fn request_text(ev: &HookEvent) -> String {
-    serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": METHOD, "params": ev}).to_string()
+    request_with_review(ev, None)
+}
+
+/// The JSON-RPC request carrying `ev` and what the editor is asked to decide (`params.review`).
+pub fn request_with_review(ev: &HookEvent, review: Option<&crate::plans::Review>) -> String {
+    let mut params = serde_json::to_value(ev).unwrap_or(Value::Null);
+    if let (Some(r), Value::Object(m)) = (review, &mut params) {
+        m.insert(
+            "review".into(),
+            serde_json::to_value(r).unwrap_or(Value::Null),
+        );
+    }
+    serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": METHOD, "params": params}).to_string()
+}
+
+/// The review a PreToolUse input asks for (`ExitPlanMode`, `AskUserQuestion`), if any.
+pub fn review_from_input(ev: &HookEvent, input: &[u8]) -> Option<crate::plans::Review> {
+    let tool = ev.tool_name.as_deref()?;
+    if ev.event != "PreToolUse"
+        || (tool != crate::plans::EXIT_PLAN_MODE && tool != crate::plans::ASK_USER_QUESTION)
+    {
+        return None;
+    }
+    let v: Value = serde_json::from_slice(input).ok()?;
+    crate::plans::review_of(tool, v.get("tool_input")?)
 }
 
 /// Sends one event to the bridge of `c` and waits for its answer.
 pub async fn send(c: &Candidate, ev: &HookEvent) -> Result<(), String> {
+    exchange(c, request_text(ev), EXCHANGE_TIMEOUT)
+        .await
+        .map(|_| ())
+}
+
+/// Sends one request to the bridge of `c` and returns the answer's `result`, waiting at most
+/// `wait` for it.
+pub async fn exchange(c: &Candidate, text: String, wait: Duration) -> Result<Value, String> {
     let url = format!("ws://127.0.0.1:{}{HOOK_PATH}", c.port);
     let mut req = url.into_client_request().map_err(|e| e.to_string())?;
     let token = HeaderValue::from_str(&c.token)
@@ -202,7 +241,6 @@ pub async fn send(c: &Candidate, ev: &HookEvent) -> Result<(), String> {
     .map_err(|_| "connecting timed out".to_string())?
     .map_err(|e| e.to_string())?;
     let _ = tcp.set_nodelay(true);
-    let text = request_text(ev);
     let exchange = async move {
         let (mut ws, _) = tokio_tungstenite::client_async(req, tcp)
             .await
@@ -221,20 +259,21 @@ pub async fn send(c: &Candidate, ev: &HookEvent) -> Result<(), String> {
             }
         };
         let _ = ws.close(None).await;
-        let v: Value = serde_json::from_str(answer.as_str()).map_err(|e| e.to_string())?;
+        let mut v: Value = serde_json::from_str(answer.as_str()).map_err(|e| e.to_string())?;
         match v.get("error") {
             Some(e) => Err(format!("the bridge refused the event: {e}")),
-            None => Ok(()),
+            None => Ok(v.get_mut("result").map(Value::take).unwrap_or(Value::Null)),
         }
     };
-    tokio::time::timeout(EXCHANGE_TIMEOUT, exchange)
+    tokio::time::timeout(wait, exchange)
         .await
         .map_err(|_| "the bridge did not answer in time".to_string())?
 }
 
 /// Runs the hook mode: `event` is the command line's event name. Always returns normally (the
-/// process exits 0); what went wrong is returned for stderr.
-pub fn run(event: &str, stdin: impl Read) -> Result<(), String> {
+/// process exits 0); what went wrong is returned for stderr. What the hook answers Claude Code
+/// (a review's decision, see [`crate::plans`]) is written to `stdout`; nothing else is.
+pub fn run(event: &str, stdin: impl Read, stdout: impl std::io::Write) -> Result<(), String> {
     let mut input = Vec::new();
     stdin
         .take(MAX_INPUT)
@@ -252,11 +291,29 @@ pub fn run(event: &str, stdin: impl Read) -> Result<(), String> {
     let Some(c) = found.candidates.first() else {
         return Ok(());
     };
+    let review = review_from_input(&ev, &input);
+    drop(input);
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map_err(|e| format!("cannot start the runtime: {e}"))?;
-    rt.block_on(send(c, &ev))
+    let wait = if review.is_some() {
+        REVIEW_TIMEOUT
+    } else {
+        EXCHANGE_TIMEOUT
+    };
+    let result = rt.block_on(exchange(c, request_with_review(&ev, review.as_ref()), wait))?;
+    write_output(&result, stdout)
+}
+
+/// Writes the answer's `output` (Claude Code's hook output), if it has one, as one JSON line.
+pub fn write_output(result: &Value, mut stdout: impl std::io::Write) -> Result<(), String> {
+    let Some(out) = result.get("output").filter(|o| o.is_object()) else {
+        return Ok(());
+    };
+    writeln!(stdout, "{out}")
+        .and_then(|_| stdout.flush())
+        .map_err(|e| format!("writing the hook output: {e}"))
 }
 
 #[cfg(test)]

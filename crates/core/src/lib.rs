@@ -43,6 +43,7 @@ pub mod mcp;
 pub mod mcp_config;
 pub mod memory_bank;
 pub mod paths;
+pub mod plans;
 pub mod project;
 pub mod prompts;
 pub mod proposal;

@@ -11,12 +11,26 @@ local M = {}
 ---@field notify {waiting:boolean, done:boolean} vim.notify when a session you are not looking at waits or finishes (setup also takes one boolean for both)
 ---@field bell boolean Also ring the terminal bell (default false)
 ---@field desktop false|"osc9"|"osc777" Also a desktop notification through the terminal (default false)
+---@field plan_review boolean Open Claude's plan (ExitPlanMode) in a Markdown buffer to approve, edit or decline (default true)
+---@field questions boolean Answer Claude's AskUserQuestion with vim.ui.select (default true)
+---@field plan_timeout integer Seconds Claude waits for a plan review or an answer before asking in the terminal (default 3600)
+---@field plan_window "tab"|"split"|"vsplit" Where the plan opens (default "tab")
+---@field mark boolean A winbar with the session's state on Claude terminal windows (default true)
+---@field route boolean Send the selection and @-mentions only to the Claude session you work with (default true)
 M.defaults = {
   hooks = true,
   notify = { waiting = true, done = true },
   bell = false,
   desktop = false,
+  plan_review = true,
+  questions = true,
+  plan_timeout = 3600,
+  plan_window = "tab",
+  route = true,
+  mark = true,
 }
+
+local WINDOWS = { tab = true, split = true, vsplit = true }
 
 local DESKTOP = { osc9 = true, osc777 = true }
 
@@ -54,13 +68,26 @@ function M.resolve(user)
       fail("notify", "a boolean or a table {waiting = boolean, done = boolean}")
     end
   end
-  for _, k in ipairs({ "hooks", "bell" }) do
+  for _, k in ipairs({ "hooks", "bell", "plan_review", "questions", "route", "mark" }) do
     if user[k] ~= nil then
       if type(user[k]) ~= "boolean" then
         fail(k, "a boolean")
       end
       t[k] = user[k]
     end
+  end
+  if user.plan_timeout ~= nil then
+    local n = user.plan_timeout
+    if type(n) ~= "number" or n ~= math.floor(n) or n < 1 or n > 604800 then
+      fail("plan_timeout", "a whole number of seconds from 1 to 604800")
+    end
+    t.plan_timeout = n
+  end
+  if user.plan_window ~= nil then
+    if not WINDOWS[user.plan_window] then
+      fail("plan_window", '"tab", "split" or "vsplit"')
+    end
+    t.plan_window = user.plan_window
   end
   if user.desktop ~= nil then
     if not (user.desktop == false or DESKTOP[user.desktop]) then

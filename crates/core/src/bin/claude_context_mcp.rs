@@ -28,7 +28,8 @@ you that neither group nor others can write, are trusted.
 
 `claude-context-mcp hook <Event>` is the command of the Claude Code hooks the plugin adds to the
 sessions it starts: it sends the hook's JSON input (stdin) to that editor and always exits 0,
-printing nothing on stdout.";
+printing nothing on stdout but the person's decision on a plan or a question reviewed in the
+editor (Claude Code's PreToolUse output).";
 
 fn main() {
     let mut args = std::env::args().skip(1);
@@ -40,7 +41,11 @@ fn main() {
             }
             "hook" => {
                 let event = args.next().unwrap_or_default();
-                if let Err(msg) = claude_context_core::hook::run(&event, std::io::stdin().lock()) {
+                if let Err(msg) = claude_context_core::hook::run(
+                    &event,
+                    std::io::stdin().lock(),
+                    std::io::stdout().lock(),
+                ) {
                     eprintln!("claude-context-mcp hook {event}: {msg}");
                 }
                 // Never in Claude's way: whatever happened, exit 0 at once.

@@ -55,9 +55,9 @@ pub fn send_change(shared: &Shared, change: &crate::turns::Change) {
     }
 }
 
-fn answer(id: &Value, result: Result<(), String>) -> String {
+fn answer(id: &Value, result: Result<Value, String>) -> String {
     match result {
-        Ok(()) => json!({"jsonrpc": "2.0", "id": id, "result": {}}).to_string(),
+        Ok(r) => json!({"jsonrpc": "2.0", "id": id, "result": r}).to_string(),
         Err(m) => {
             json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32602, "message": m}}).to_string()
         }
@@ -111,7 +111,24 @@ where
         }
     };
     let (id, ev) = parse(text.as_str());
-    let result = ev.map(|ev| record(&shared, ev));
+    // A plan or a question for the person (super::plans): answered once they decided.
+    let review = super::plans::from_request(text.as_str());
+    let result = match ev {
+        Ok(ev) => match review {
+            Some(r) => {
+                record(&shared, ev.clone());
+                match super::plans::decide(&shared, &ev, r, &mut ws).await {
+                    Some(v) => Ok(v),
+                    None => return, // the hook went away
+                }
+            }
+            None => {
+                record(&shared, ev);
+                Ok(json!({}))
+            }
+        },
+        Err(e) => Err(e),
+    };
     if let Err(e) = &result {
         tracing::info!(%addr, error = %e, "refused a hook request");
     }

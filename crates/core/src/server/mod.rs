@@ -8,6 +8,8 @@
 
 pub(crate) mod conn;
 pub mod hooks;
+pub mod plans;
+pub mod route;
 pub mod trim;
 
 pub use conn::{check_handshake, ws_config, AUTH_HEADER, OUT_BYTES};
@@ -171,11 +173,23 @@ impl Shared {
         // One copy of the text for all the clients (the message's bytes are shared).
         let msg = Message::text(text);
         let clients = lock(&self.clients);
+        // The person's selection and mentions: to the session they work with (see route).
+        let pick = route::ROUTED
+            .contains(&method)
+            .then(|| {
+                let pids = clients.values().filter_map(|c| c.peer.ide_connected_pid);
+                route::pick(self.port, pids)
+            })
+            .flatten();
         clients
             .values()
             // Editor notifications never go to the model's door (/mcp), as in broadcast().
             .filter(|c| c.surface == crate::mcp::Surface::Ide)
             .filter(|c| !ide_only || c.peer.ide_connected)
+            .filter(|c| {
+                pick.as_ref()
+                    .is_none_or(|p| p.allows(c.peer.ide_connected_pid))
+            })
             .filter(|c| c.tx.try_send(Outgoing::unbudgeted(msg.clone())).is_ok())
             .count()
     }

@@ -1,0 +1,236 @@
+#!/usr/bin/env python3
+"""The session-state hooks' cost: what they add to a tool call, and how soon Neovim sees a state.
+
+1. Overhead on a tool call. The real CLI (`claude -p`, pinned by default) runs the same scripted
+   turn — K Write calls to new files, then an answer — against the loopback model stub, in
+   alternating runs with and without the plugin's `--settings` hooks (the ones
+   `:ClaudeContext open` adds), and with the same hooks running `true` (Claude Code's own cost
+   of running a hook), in one bench run. A tool call's time is the gap between the
+   model stub's answer with the `tool_use` and the CLI's next request (the CLI runs PreToolUse,
+   the tool, PostToolUse, then asks again). Reported: p50 of the gaps with and without hooks,
+   and the difference.
+2. State visible in Neovim. The hook binary (`claude-context-mcp hook UserPromptSubmit`) is run
+   N times, one after the other, against a headless Neovim with the plugin; "visible" is when
+   `User ClaudeContextSessionState` fires in Neovim for that prompt. From just before the hook
+   process is spawned (when Claude Code runs it) to then, on CLOCK_MONOTONIC on both sides
+   (Python's time.monotonic_ns, libuv's hrtime). Reported: p50, p99, max.
+
+    .deps/venv/bin/python bench/hooks.py [--claude PATH] [--runs 4] [--calls 10] [--n 300]
+
+A benchmark, not a test: it fails only when something does not start.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests" / "e2e"))
+
+from model_stub import ModelStub  # noqa: E402
+
+NVIM = os.environ.get("CLAUDE_CONTEXT_TEST_NVIM") or str(ROOT / ".deps" / "venv" / "bin" / "nvim")
+CLAUDE = os.environ.get("CLAUDE_CONTEXT_TEST_CLAUDE") or str(ROOT / ".deps" / "node_modules" / ".bin" / "claude")
+HOOK = ROOT / "lib" / "claude-context-mcp"
+API_KEY = "sk-ant-api03-bench-0000000000000000000000000000000000000000"
+
+
+def pct(xs: list, p: float) -> float:
+    xs = sorted(xs)
+    if not xs:
+        return float("nan")
+    k = min(len(xs) - 1, max(0, round(p / 100 * (len(xs) - 1))))
+    return xs[k]
+
+
+class World:
+    def __init__(self):
+        self.root = Path(tempfile.mkdtemp(prefix="cc-bench-hooks-")).resolve()
+        self.home = self.root / "home"
+        self.config = self.root / "claude-config"
+        self.project = self.root / "project"
+        for d in (self.home, self.config, self.project, self.root / "tmp"):
+            d.mkdir(parents=True)
+        (self.config / ".claude.json").write_text(json.dumps({"hasCompletedOnboarding": True, "projects": {}}))
+
+    def env(self, **extra) -> dict:
+        env = {
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "HOME": str(self.home),
+            "USER": os.environ.get("USER", "root"),
+            "LANG": "C.UTF-8",
+            "TMPDIR": str(self.root / "tmp"),
+            "XDG_CONFIG_HOME": str(self.home / ".config"),
+            "XDG_DATA_HOME": str(self.home / ".local/share"),
+            "XDG_STATE_HOME": str(self.home / ".local/state"),
+            "XDG_CACHE_HOME": str(self.home / ".cache"),
+            "CLAUDE_CONFIG_DIR": str(self.config),
+            "NO_PROXY": "127.0.0.1,localhost,::1",
+            "no_proxy": "127.0.0.1,localhost,::1",
+        }
+        env.update({k: str(v) for k, v in extra.items()})
+        return env
+
+
+def start_nvim(world: World):
+    import pynvim
+
+    argv = [NVIM, "--embed", "--headless", "--clean", "-u", str(ROOT / "tests" / "minimal_init.lua")]
+    os.chdir(world.project)
+    old = dict(os.environ)
+    os.environ.update(world.env())
+    try:
+        nvim = pynvim.attach("child", argv=argv)
+    finally:
+        os.environ.clear()
+        os.environ.update(old)
+    nvim.exec_lua(
+        """
+        require("claude_context").setup({})
+        assert(require("claude_context").start({ silent = true }))
+        _G.bench_seen = {}
+        vim.api.nvim_create_autocmd("User", { pattern = "ClaudeContextSessionState", callback = function(ev)
+          local s = ev.data.session or {}
+          table.insert(_G.bench_seen, { prompt = s.prompt, t = vim.uv.hrtime(), state = ev.data.state })
+        end })
+        """
+    )
+    return nvim
+
+
+def overhead(world: World, nvim, stub: ModelStub, runs: int, calls: int) -> dict:
+    port = nvim.exec_lua("return require('claude_context').status().port")
+    settings = nvim.exec_lua("return require('claude_context.hooks').settings_arg({ 'claude' })")
+    assert settings, "the hooks' --settings"
+    # The same hooks with `true` as their command: what Claude Code's hook runner costs by itself.
+    noop = json.loads(settings.split("=", 1)[1])
+    for entries in noop["hooks"].values():
+        for e in entries:
+            for hk in e["hooks"]:
+                hk["command"] = "true"
+    noop_settings = "--settings=" + json.dumps(noop)
+    kinds = ("without", "noop", "with")
+    gaps = {k: [] for k in kinds}
+    for r in range(runs * len(kinds)):
+        kind = kinds[r % len(kinds)]
+        out = world.project / f"run-{r}"
+        script = [{"tool_use": {"name": "Write", "input": {"file_path": str(out / f"f{i}.txt"), "content": f"{i}\n"}}} for i in range(calls)]
+        script.append({"text": "done"})
+        stub.reset()
+        stub.push(*script)
+        argv = [CLAUDE, "-p", "write the files", "--output-format", "json", "--dangerously-skip-permissions"]
+        if kind == "with":
+            argv.append(settings)
+        elif kind == "noop":
+            argv.append(noop_settings)
+        env = world.env(
+            ANTHROPIC_BASE_URL=stub.url,
+            ANTHROPIC_API_KEY=API_KEY,
+            CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1,
+            DISABLE_AUTOUPDATER=1,
+            IS_SANDBOX=1,
+            CLAUDE_CODE_SSE_PORT=port,
+            CLAUDE_CONTEXT_SESSION="bench",
+        )
+        p = subprocess.run(argv, cwd=world.project, env=env, capture_output=True, text=True, timeout=300)
+        if p.returncode != 0:
+            raise RuntimeError(f"claude -p failed: {p.stdout[-2000:]} {p.stderr[-2000:]}")
+        written = len(list(out.glob("f*.txt"))) if out.exists() else 0
+        if written != calls:
+            raise RuntimeError(f"run {r}: {written} of {calls} files written")
+        reqs = stub.agent_requests()
+        times = [q.time for q in reqs]
+        # The gaps after the answers with a tool_use (the last answer is the text).
+        gaps[kind] += [b - a for a, b in zip(times, times[1:])][:calls]
+    res = {k: {"p50_ms": pct(v, 50) * 1000, "n": len(v)} for k, v in gaps.items()}
+    res["difference_p50_ms"] = res["with"]["p50_ms"] - res["without"]["p50_ms"]
+    res["runner_p50_ms"] = res["noop"]["p50_ms"] - res["without"]["p50_ms"]
+    res["ours_p50_ms"] = res["with"]["p50_ms"] - res["noop"]["p50_ms"]
+    return res
+
+
+def latency(world: World, nvim, n: int) -> dict:
+    port = nvim.exec_lua("return require('claude_context').status().port")
+    env = world.env(CLAUDE_CODE_SSE_PORT=port, CLAUDE_CONTEXT_SESSION="bench")
+    starts, procs = {}, []
+    for i in range(n):
+        prompt = f"latency-{i}"
+        data = json.dumps({"session_id": f"lat-{i % 4}", "hook_event_name": "UserPromptSubmit", "cwd": str(world.project), "prompt": prompt})
+        t0 = time.monotonic_ns()
+        p = subprocess.run([str(HOOK), "hook", "UserPromptSubmit"], input=data, env=env, cwd=world.project, capture_output=True, text=True)
+        procs.append((time.monotonic_ns() - t0) / 1e6)
+        starts[prompt] = t0
+        if p.returncode != 0:
+            raise RuntimeError(p.stderr)
+    deadline = time.monotonic() + 30
+    while True:
+        seen = nvim.exec_lua("return _G.bench_seen")
+        got = {s["prompt"]: s["t"] for s in seen if s.get("prompt") in starts and s.get("state") == "working"}
+        if len(got) >= n or time.monotonic() > deadline:
+            break
+        time.sleep(0.1)
+    deltas = [(got[k] - starts[k]) / 1e6 for k in starts if k in got]
+    return {
+        "n": len(deltas),
+        "missing": n - len(deltas),
+        "visible_p50_ms": pct(deltas, 50),
+        "visible_p99_ms": pct(deltas, 99),
+        "visible_max_ms": max(deltas) if deltas else float("nan"),
+        "hook_process_p50_ms": statistics.median(procs),
+    }
+
+
+def main() -> int:
+    global CLAUDE
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--claude", default=CLAUDE)
+    ap.add_argument("--runs", type=int, default=4, help="runs of each kind (with / without hooks)")
+    ap.add_argument("--calls", type=int, default=10, help="tool calls in the scripted turn")
+    ap.add_argument("--n", type=int, default=300, help="hook invocations for the latency")
+    ap.add_argument("--json")
+    a = ap.parse_args()
+    CLAUDE = a.claude
+    if not HOOK.exists():
+        print(f"{HOOK} is missing: run `make build`", file=sys.stderr)
+        return 1
+    world = World()
+    stub = ModelStub().start()
+    nvim = start_nvim(world)
+    try:
+        version = subprocess.run([CLAUDE, "--version"], capture_output=True, text=True).stdout.strip()
+        ov = overhead(world, nvim, stub, a.runs, a.calls)
+        lat = latency(world, nvim, a.n)
+    finally:
+        try:
+            nvim.exec_lua("require('claude_context').stop({ silent = true })")
+            nvim.close()
+        except Exception:
+            pass
+        stub.stop()
+        shutil.rmtree(world.root, ignore_errors=True)
+    print(f"Claude Code {version}; {a.runs} runs each without hooks, with `true` hooks and with the plugin's, {a.calls} Write calls each")
+    print(f"  tool call p50 without hooks  {ov['without']['p50_ms']:8.1f} ms  (n={ov['without']['n']})")
+    print(f"  tool call p50 with hooks     {ov['with']['p50_ms']:8.1f} ms  (n={ov['with']['n']})")
+    print(f"  tool call p50, `true` hooks  {ov['noop']['p50_ms']:8.1f} ms  (n={ov['noop']['n']})")
+    print(f"  hooks' overhead (p50)        {ov['difference_p50_ms']:8.1f} ms   target <= 10 ms")
+    print(f"    of which Claude Code's hook runner (`true` hooks)  {ov['runner_p50_ms']:8.1f} ms")
+    print(f"    of which the plugin's hook command                 {ov['ours_p50_ms']:8.1f} ms")
+    print(f"State visible in Neovim after the hook fires ({lat['n']} hooks, {lat['missing']} missing)")
+    print(f"  p50 {lat['visible_p50_ms']:.1f} ms  p99 {lat['visible_p99_ms']:.1f} ms  max {lat['visible_max_ms']:.1f} ms   target p99 <= 50 ms")
+    print(f"  (one hook process, spawn to exit, p50 {lat['hook_process_p50_ms']:.1f} ms)")
+    if a.json:
+        Path(a.json).write_text(json.dumps({"cli": version, "overhead": ov, "latency": lat}, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,196 @@
+//! Reviews at the hook door ([`crate::plans`]): a `PreToolUse` request of `ExitPlanMode` or
+//! `AskUserQuestion` carries the tool's input (`params.review`). The door records the event as
+//! any other, then asks the editor to decide (`plan_review`, answered by
+//! `lua/claude_context/plans.lua` once the person wrote or closed the plan, or chose the
+//! answers) and answers the hook with Claude Code's output for that decision.
+//!
+//! Nothing waits on the editor's main thread: the editor's handler opens the buffer and returns;
+//! the decision comes later, as the answer of the same request. When the hook process goes away
+//! first (Claude Code's timeout of the hook, the person pressed Esc in the terminal) the request
+//! is dropped, which tells the editor to close the review (`rpc.cancel`). When the editor or the
+//! bridge goes away, the hook's connection ends and it prints nothing: the CLI asks in the
+//! terminal.
+
+use super::Shared;
+use crate::plans::{hook_output, Decision, Review};
+use crate::turns::HookEvent;
+use futures_util::StreamExt;
+use serde_json::{json, Value};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::WebSocketStream;
+
+/// The most reviews open at once (each is a buffer in Neovim); more are left to the terminal.
+pub const MAX_OPEN: usize = 8;
+/// The longest a review is waited for (Claude Code's timeout of the hook ends it sooner).
+pub const MAX_WAIT: Duration = crate::hook::REVIEW_TIMEOUT;
+
+static OPEN: AtomicUsize = AtomicUsize::new(0);
+
+/// One open review, counted in [`OPEN`] while it lives.
+struct Slot;
+
+impl Slot {
+    fn take() -> Option<Slot> {
+        OPEN.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| {
+            (n < MAX_OPEN).then_some(n + 1)
+        })
+        .ok()
+        .map(|_| Slot)
+    }
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        OPEN.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// The review a hook request asks for (`params.review`), if any.
+pub fn from_request(text: &str) -> Option<Review> {
+    let v: Value = serde_json::from_str(text).ok()?;
+    let r = v.get("params")?.get("review")?;
+    let r: Review = serde_json::from_value(r.clone()).ok()?;
+    // The hook process checked it; the door checks again (any holder of the token may send).
+    crate::plans::review_of(&r.tool, &r.input)
+}
+
+/// What the session waits for while the editor has the review.
+fn waiting_message(r: &Review) -> String {
+    match r.tool.as_str() {
+        crate::plans::EXIT_PLAN_MODE => "plan review in Neovim".into(),
+        _ => "a question in Neovim".into(),
+    }
+}
+
+/// The editor's request for `r` of the session of `ev`.
+pub fn editor_params(ev: &HookEvent, r: &Review) -> Value {
+    json!({
+        "session_id": ev.session_id,
+        "terminal": ev.terminal,
+        "cwd": ev.cwd,
+        "tool": r.tool,
+        "input": r.input,
+    })
+}
+
+/// The hook's answer (`result`) for the editor's answer `answer`.
+pub fn result_for(r: &Review, answer: Result<Value, String>) -> Value {
+    let decision = match answer {
+        Ok(v) => serde_json::from_value::<Decision>(v).unwrap_or(Decision::Pass),
+        Err(e) => {
+            tracing::info!(error = %e, "the editor did not take the review; the terminal asks");
+            Decision::Pass
+        }
+    };
+    let denied = matches!(decision, Decision::Revise { .. } | Decision::Decline);
+    match hook_output(r, &decision) {
+        Some(out) => json!({ "output": out, "denied": denied }),
+        None => json!({}),
+    }
+}
+
+/// Asks the editor to decide `r` and returns the hook's answer (`result`); `None` when the hook
+/// went away first (nothing to answer).
+pub async fn decide<S>(
+    shared: &Arc<Shared>,
+    ev: &HookEvent,
+    r: Review,
+    ws: &mut WebSocketStream<S>,
+) -> Option<Value>
+where
+    S: AsyncRead + AsyncWrite + Unpin,
+{
+    let Some(_slot) = Slot::take() else {
+        tracing::info!("too many reviews open; the terminal asks");
+        return Some(json!({}));
+    };
+    // The session waits for the person while the editor has it.
+    super::hooks::record(
+        shared,
+        HookEvent {
+            event: "Notification".into(),
+            notification_type: Some("permission_prompt".into()),
+            message: Some(waiting_message(&r)),
+            ..ev.clone()
+        },
+    );
+    let asked = shared.rpc.call("plan_review", editor_params(ev, &r));
+    // The hook process sends nothing more: anything read is its close (or an error).
+    let gone = async {
+        loop {
+            match ws.next().await {
+                Some(Ok(Message::Close(_))) | None | Some(Err(_)) => break,
+                Some(Ok(_)) => continue,
+            }
+        }
+    };
+    let result = tokio::select! {
+        a = tokio::time::timeout(MAX_WAIT, asked) => {
+            result_for(&r, a.unwrap_or_else(|_| Err("no decision in time".into())))
+        }
+        _ = gone => {
+            tracing::debug!(session = %ev.session_id, "the hook went away before the decision");
+            None?
+        }
+    };
+    if result.get("denied") == Some(&Value::Bool(true)) {
+        // Denied: no PostToolUse follows; the session works on (Claude revises).
+        super::hooks::record(
+            shared,
+            HookEvent {
+                event: "PostToolUseFailure".into(),
+                ..ev.clone()
+            },
+        );
+    }
+    Some(result)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_review_is_read_from_the_request_and_checked() {
+        let text = json!({"jsonrpc": "2.0", "id": 1, "method": "claude-context/hook", "params": {
+            "event": "PreToolUse", "session_id": "s", "tool_name": "ExitPlanMode",
+            "review": {"tool": "ExitPlanMode", "input": {"plan": "# P"}}}})
+        .to_string();
+        let r = from_request(&text).unwrap();
+        assert_eq!(r.plan(), Some("# P"));
+        let bad = text.replace("ExitPlanMode\", \"input", "Bash\", \"input");
+        let bad = bad.replace(r#""tool":"ExitPlanMode""#, r#""tool":"Bash""#);
+        assert!(from_request(&bad).is_none());
+        assert!(from_request(r#"{"params":{}}"#).is_none());
+    }
+
+    #[test]
+    fn at_most_max_open_reviews_at_once() {
+        let slots: Vec<Slot> = std::iter::from_fn(Slot::take).take(MAX_OPEN + 1).collect();
+        assert_eq!(slots.len(), MAX_OPEN);
+        assert!(Slot::take().is_none());
+        drop(slots);
+        assert!(Slot::take().is_some());
+    }
+
+    #[test]
+    fn the_editors_answer_becomes_the_hooks() {
+        let r = crate::plans::review_of("ExitPlanMode", &json!({"plan": "a\n"})).unwrap();
+        let ok = result_for(&r, Ok(json!({"decision": "approve"})));
+        assert_eq!(
+            ok["output"]["hookSpecificOutput"]["permissionDecision"],
+            "allow"
+        );
+        assert_eq!(ok["denied"], false);
+        let revise = result_for(&r, Ok(json!({"decision": "revise", "text": "b\n"})));
+        assert_eq!(revise["denied"], true);
+        // The editor failed or answered nonsense: nothing, and the terminal asks.
+        assert_eq!(result_for(&r, Err("busy".into())), json!({}));
+        assert_eq!(result_for(&r, Ok(json!({"decision": 7}))), json!({}));
+        assert_eq!(result_for(&r, Ok(json!({"decision": "pass"}))), json!({}));
+    }
+}
