@@ -230,7 +230,7 @@ return {
   {
     "openFile's text search reads a big buffer a block per slice and yields between slices",
     function()
-      local util = require("claude_context.ide.util")
+      local slices = require("claude_context.ide.slices")
       local b = vim.api.nvim_create_buf(false, true)
       local t = {}
       for i = 1, 5000 do
@@ -239,23 +239,23 @@ return {
       t[4000] = "here is the needle, and more"
       t[4001] = "second line of it"
       vim.api.nvim_buf_set_lines(b, 0, -1, false, t)
-      local saved_block, saved_ms = util.find_block, util.find_slice_ms
-      util.find_block, util.find_slice_ms = 100, 0
+      local saved_block, saved_ms = slices.find_block, slices.find_slice_ms
+      slices.find_block, slices.find_slice_ms = 100, 0
       local got, sync = nil, true
-      util.find_text(b, "needle, and more\nsecond", 1, 0, function(s, e)
+      slices.find_text(b, "needle, and more\nsecond", 1, 0, function(s, e)
         got = { s = s, e = e }
       end)
       sync = got ~= nil
       wait_for(function()
         return got
       end, 5000, "the search")
-      util.find_block, util.find_slice_ms = saved_block, saved_ms
+      slices.find_block, slices.find_slice_ms = saved_block, saved_ms
       eq(false, sync, "the search went on over later event-loop turns")
       eq({ 4000, 12 }, got.s)
       eq({ 4001, 6 }, got.e)
       -- From a position, and not found.
       local r
-      util.find_text(b, "filler line 1", 4990, 0, function(s)
+      slices.find_text(b, "filler line 1", 4990, 0, function(s)
         r = { s = s or false }
       end)
       wait_for(function()

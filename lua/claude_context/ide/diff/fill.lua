@@ -6,7 +6,7 @@
 
 local M = {}
 
-local util = require("claude_context.ide.util")
+local slices = require("claude_context.ide.slices")
 local cfg = require("claude_context.ide.diff.config")
 
 ---An empty scratch buffer of ours (filled a slice at a time by `build`).
@@ -99,7 +99,7 @@ function M.build(v, done)
     return false
   end
 
-  util.sliced(cfg.slice_ms, function()
+  slices.sliced(cfg.slice_ms, function()
     local ok, more = pcall(piece)
     if not ok then
       done(tostring(more))

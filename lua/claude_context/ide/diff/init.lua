@@ -7,6 +7,7 @@
 local M = {}
 
 local util = require("claude_context.ide.util")
+local files = require("claude_context.ide.files")
 local cfg = require("claude_context.ide.diff.config")
 local view = require("claude_context.ide.diff.view")
 local decide = require("claude_context.ide.diff.decide")
@@ -43,7 +44,7 @@ function M.open(params, respond)
   else
     -- The old file is read into the left side: a regular file of a sane size, or nothing (a
     -- new file). A FIFO, socket or device is refused here, at once, without opening it.
-    local st, why = util.regular_file(old_path)
+    local st, why = files.regular_file(old_path)
     if why then
       respond(nil, "openDiff: " .. why)
       return nil
@@ -92,14 +93,14 @@ function M.open(params, respond)
     else
       local old_text = {}
       if not is_new then
-        local lines, err = util.read_lines(old_path)
+        local lines, err = files.read_lines(old_path)
         if not lines then
           return fail(("cannot read %s: %s"):format(old_path, err))
         end
         old_text = lines
       end
       v.mem_old = old_text
-      v.mem_new, v.eol, v.crlf = util.split(v.contents)
+      v.mem_new, v.eol, v.crlf = files.split(v.contents)
       v.bytes = #v.contents + old_size
     end
     v.large = v.bytes > cfg.options().diffmode_max_bytes
