@@ -34,12 +34,17 @@ function M.is_file_buf(buf)
 end
 
 ---The buffer holding `path`, if any (listed or not): by name, else the same file reached by
----another path (symlinks). Cheap with thousands of buffers: names are compared first, and only
----buffers whose file name (last component) matches are resolved (one |uv.fs_realpath()| each,
----never one per buffer).
+---another path (symlinks). Cheap with thousands of buffers: when Neovim knows no buffer of that
+---name or of that file (|bufexists()|: its own loop, comparing names and the device and inode
+---each buffer's file had when it was opened), nothing is asked of each buffer from Lua; else
+---names are compared first, and only buffers whose file name (last component) matches are
+---resolved (one |uv.fs_realpath()| each, never one per buffer).
 ---@param path string absolute
 ---@return integer?
 function M.find_buf(path)
+  if vim.fn.bufexists(path) == 0 then
+    return nil
+  end
   local bufs = vim.api.nvim_list_bufs()
   for _, b in ipairs(bufs) do
     if vim.api.nvim_buf_get_name(b) == path and M.is_file_buf(b) then

@@ -61,6 +61,7 @@ function M.open(params, respond)
     prep = prep,
     is_new = is_new,
     dirty = buf ~= nil and vim.bo[buf].modified,
+    own_buf = buf,
     respond = respond,
     tick = 0,
     eol = true,
@@ -112,10 +113,25 @@ function M.open(params, respond)
       if berr then
         return fail(berr)
       end
-      local sok, serr = pcall(view.show, v)
-      if not sok or serr then
-        fail(serr)
+      -- The buffers' roles (filetype, syntax) in one event-loop turn, the tab and its windows in
+      -- the next: neither holds the editor for long on a busy editor.
+      local function step(f, after)
+        vim.schedule(function()
+          if v.closed or v.cancelled then
+            return
+          end
+          local sok, serr = pcall(f, v)
+          if not sok or serr then
+            return fail(serr)
+          end
+          if after then
+            after()
+          end
+        end)
       end
+      step(view.set_up_buffers, function()
+        step(view.show)
+      end)
     end)
     if not ok then
       fail(err)
