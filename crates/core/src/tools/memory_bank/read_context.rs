@@ -110,8 +110,8 @@ fn run(ctx: Ctx, args: Value) -> crate::tools::ToolFuture {
 }
 
 /// The answer's text (the JSON of `v`), reused from the last answer when `v` is the same, in
-/// the same order: a model reads the same context again and again, and the text of ~170 KB of
-/// documents costs more to write than to compare.
+/// the same order: a model reads the same context again and again, and writing the text of
+/// all the core files costs more than comparing them.
 fn json_text_reused(v: &Value) -> String {
     static LAST: std::sync::Mutex<Option<(Value, String)>> = std::sync::Mutex::new(None);
     let mut last = LAST.lock().unwrap_or_else(|e| e.into_inner());
