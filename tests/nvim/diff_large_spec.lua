@@ -230,7 +230,7 @@ return {
   {
     "openFile's text search reads a big buffer a block per slice and yields between slices",
     function()
-      local util = require("claude_context.ide.util")
+      local slices = require("claude_context.ide.slices")
       local b = vim.api.nvim_create_buf(false, true)
       local t = {}
       for i = 1, 5000 do
@@ -239,23 +239,23 @@ return {
       t[4000] = "here is the needle, and more"
       t[4001] = "second line of it"
       vim.api.nvim_buf_set_lines(b, 0, -1, false, t)
-      local saved_block, saved_ms = util.find_block, util.find_slice_ms
-      util.find_block, util.find_slice_ms = 100, 0
+      local saved_block, saved_ms = slices.find_block, slices.find_slice_ms
+      slices.find_block, slices.find_slice_ms = 100, 0
       local got, sync = nil, true
-      util.find_text(b, "needle, and more\nsecond", 1, 0, function(s, e)
+      slices.find_text(b, "needle, and more\nsecond", 1, 0, function(s, e)
         got = { s = s, e = e }
       end)
       sync = got ~= nil
       wait_for(function()
         return got
       end, 5000, "the search")
-      util.find_block, util.find_slice_ms = saved_block, saved_ms
+      slices.find_block, slices.find_slice_ms = saved_block, saved_ms
       eq(false, sync, "the search went on over later event-loop turns")
       eq({ 4000, 12 }, got.s)
       eq({ 4001, 6 }, got.e)
       -- From a position, and not found.
       local r
-      util.find_text(b, "filler line 1", 4990, 0, function(s)
+      slices.find_text(b, "filler line 1", 4990, 0, function(s)
         r = { s = s or false }
       end)
       wait_for(function()
@@ -329,9 +329,19 @@ return {
         return real_realpath(...)
       end
       local found = util.find_buf(dir .. "/link/same.txt")
-      local none = util.find_buf(dir .. "/link/other.txt")
       local exact = util.find_buf(real_dir .. "/same.txt")
+      -- A file no buffer holds: Neovim's own lookup says so, and no buffer is asked from Lua.
+      local get_name, names = vim.api.nvim_buf_get_name, 0
+      vim.api.nvim_buf_get_name = function(...)
+        names = names + 1
+        return get_name(...)
+      end
+      local none = util.find_buf(dir .. "/link/other.txt")
+      local none_missing = util.find_buf(dir .. "/many/not-there.txt")
+      vim.api.nvim_buf_get_name = get_name
       uv.fs_realpath = real_realpath
+      eq(0, names, "buffer names read from Lua for a file no buffer holds")
+      eq(nil, none_missing)
       eq(target_buf, found, "the same file through a symlinked directory")
       eq(nil, none)
       eq(target_buf, exact)
@@ -340,6 +350,58 @@ return {
         vim.api.nvim_buf_delete(b, { force = true })
       end
       vim.api.nvim_buf_delete(target_buf, { force = true })
+    end,
+  },
+  {
+    "with the default pace, a large diff's fill yields to the event loop, and the view's set-up takes turns of its own",
+    function()
+      for k, val in pairs(saved) do
+        knobs()[k] = val
+      end
+      local n = 40000
+      h.write(target, text(n))
+      local new = text(n, { [20000] = "CHANGED in the middle" })
+      -- Sampled at every event-loop turn (a timer, as the fill's own pace): the proposal's line
+      -- count while it fills.
+      local partial, sampling = nil, true
+      local function sample()
+        local v = diff().views.big4
+        if v and v.prop_buf and vim.api.nvim_buf_is_valid(v.prop_buf) and not v.prop_win then
+          local c = vim.api.nvim_buf_line_count(v.prop_buf)
+          if c > 1 and c < n then
+            partial = c
+          end
+        end
+        if sampling then
+          vim.defer_fn(sample, 0)
+        end
+      end
+      vim.defer_fn(sample, 0)
+      -- The buffers' roles are set up in a turn of their own: a callback queued then runs
+      -- before the tab and its windows are made.
+      local view = require("claude_context.ide.diff.view")
+      local set_up, between = view.set_up_buffers, nil
+      view.set_up_buffers = function(v)
+        set_up(v)
+        vim.schedule(function()
+          between = { tab = v.tab, win = v.prop_win }
+        end)
+      end
+      local box = request_diff("big4", new)
+      local ok_view = pcall(wait_for, function()
+        local v = diff().views.big4
+        return v and v.prop_win
+      end, 20000, "the view")
+      sampling = false
+      view.set_up_buffers = set_up
+      ok(ok_view, "the view came")
+      ok(partial, "a callback queued while the proposal filled ran before the fill ended")
+      eq({}, between, "nothing of the tab yet when the buffers were set up")
+      local v = diff().views.big4
+      eq(n, vim.api.nvim_buf_line_count(v.prop_buf))
+      eq("CHANGED in the middle", vim.api.nvim_buf_get_lines(v.prop_buf, 19999, 20000, false)[1])
+      cleanup()
+      h.decided(box, 5000, "the answer")
     end,
   },
   {

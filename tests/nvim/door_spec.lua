@@ -266,14 +266,14 @@ return {
       r = h.call("openFile", { filePath = "/dev/zero" })
       eq(true, r.isError, vim.inspect(r))
       contains(text_of(r), "character device")
-      -- util.read_lines reads at most the cap even when the size said less (it is checked on
+      -- files.read_lines reads at most the cap even when the size said less (it is checked on
       -- the open descriptor, not from the path).
       local small = dir .. "/small.txt"
       h.write(small, string.rep("x", 100))
-      local lines, err = require("claude_context.ide.util").read_lines(small, 10)
+      local lines, err = require("claude_context.ide.files").read_lines(small, 10)
       eq(nil, lines)
       contains(err, "more than the 10 bytes")
-      lines = require("claude_context.ide.util").read_lines(small, 100)
+      lines = require("claude_context.ide.files").read_lines(small, 100)
       eq({ string.rep("x", 100) }, lines)
     end,
   },

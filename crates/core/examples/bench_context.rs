@@ -320,6 +320,9 @@ fn main() {
         bytes as f64 / 1e6,
         t.elapsed().as_secs_f64()
     );
+    // As in use, the core files last changed a while before they are read (files changed
+    // within the last moments are read again at every call).
+    std::thread::sleep(claude_context_core::memory_bank::CACHE_SETTLE);
     run_case("1,000 documents", &project, &state, calls);
 
     let t = Instant::now();

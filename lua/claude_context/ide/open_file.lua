@@ -2,6 +2,8 @@
 -- makeFrontmost}: answers {filePath, languageId, lineCount}; crates/core/src/tools/ide/open_file.rs
 -- shapes the protocol's answer.
 local util = require("claude_context.ide.util")
+local files = require("claude_context.ide.files")
+local slices = require("claude_context.ide.slices")
 
 ---Shows a selection from `s` to the exclusive end `e` ({row 1-based, col 0-based}) in `win`.
 local function select(win, buf, s, e)
@@ -37,7 +39,7 @@ return require("claude_context.ide").deferred(function(params, respond)
   if not (buf and vim.api.nvim_buf_is_loaded(buf)) then
     -- Neovim is about to read the file: only a regular file of a sane size (a FIFO would block
     -- the editor, a device or a huge sparse file never end). A stat does not open it.
-    local st, why = util.regular_file(path)
+    local st, why = files.regular_file(path)
     if not st then
       return respond(nil, why and ("openFile: " .. why) or ("File not found: " .. path))
     end
@@ -89,9 +91,9 @@ return require("claude_context.ide").deferred(function(params, respond)
     respond(result())
   end
   if type(params.startText) == "string" and params.startText ~= "" then
-    return util.find_text(buf, params.startText, 1, 0, function(s, e)
+    return slices.find_text(buf, params.startText, 1, 0, function(s, e)
       if s and type(params.endText) == "string" and params.endText ~= "" then
-        return util.find_text(buf, params.endText, e[1], e[2], function(_, e2)
+        return slices.find_text(buf, params.endText, e[1], e[2], function(_, e2)
           finish(s, e2 or e)
         end)
       end

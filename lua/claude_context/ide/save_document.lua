@@ -1,6 +1,7 @@
 -- saveDocument {filePath}: writes the buffer if it has unsaved changes;
 -- {success, filePath, saved, message}.
 local util = require("claude_context.ide.util")
+local files = require("claude_context.ide.files")
 
 return require("claude_context.ide").deferred(function(params, respond)
   if type(params.filePath) ~= "string" or params.filePath == "" then
@@ -16,7 +17,7 @@ return require("claude_context.ide").deferred(function(params, respond)
   end
   -- Writing opens the file: one replaced by a FIFO (or a device) would block the editor until a
   -- reader comes. Only a regular file (or none: a new file) is written.
-  local _, why = util.regular_file(vim.api.nvim_buf_get_name(buf), math.huge)
+  local _, why = files.regular_file(vim.api.nvim_buf_get_name(buf), math.huge)
   if why then
     return respond({ success = false, filePath = fp, saved = false, message = "Could not save " .. fp .. ": " .. why })
   end

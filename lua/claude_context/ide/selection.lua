@@ -9,6 +9,7 @@
 local M = {}
 
 local util = require("claude_context.ide.util")
+local slices = require("claude_context.ide.slices")
 local uv = vim.uv or vim.loop
 
 ---@type table? the latest selection recorded in a file buffer (protocol shape, success = true)
@@ -194,8 +195,8 @@ local function read_sliced(buf, s, e)
     snapshot.note_selection_end(job, tail)
     broadcast_big(job)
   end
-  -- One slice per turn (a budget of 0 ms: util.sliced yields after each piece).
-  util.sliced(0, function()
+  -- One slice per turn (a budget of 0 ms: slices.sliced yields after each piece).
+  slices.sliced(0, function()
     local to = math.min(from + M.slice_lines - 1, e)
     local json = slice_json(buf, from, to)
     -- The slice as a JSON string without its quotes; slices are joined by an encoded newline.

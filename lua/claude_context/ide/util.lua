@@ -34,12 +34,17 @@ function M.is_file_buf(buf)
 end
 
 ---The buffer holding `path`, if any (listed or not): by name, else the same file reached by
----another path (symlinks). Cheap with thousands of buffers: names are compared first, and only
----buffers whose file name (last component) matches are resolved (one |uv.fs_realpath()| each,
----never one per buffer).
+---another path (symlinks). Cheap with thousands of buffers: when Neovim knows no buffer of that
+---name or of that file (|bufexists()|: its own loop, comparing names and the device and inode
+---each buffer's file had when it was opened), nothing is asked of each buffer from Lua; else
+---names are compared first, and only buffers whose file name (last component) matches are
+---resolved (one |uv.fs_realpath()| each, never one per buffer).
 ---@param path string absolute
 ---@return integer?
 function M.find_buf(path)
+  if vim.fn.bufexists(path) == 0 then
+    return nil
+  end
   local bufs = vim.api.nvim_list_bufs()
   for _, b in ipairs(bufs) do
     if vim.api.nvim_buf_get_name(b) == path and M.is_file_buf(b) then
@@ -279,213 +284,6 @@ function M.last_visual(win)
   end)
 end
 
---- Only regular files: a FIFO, socket or device opened by Neovim blocks its main loop
---- (a FIFO until a writer comes) or never ends (/dev/zero); a huge sparse file would be read into
---- memory whole. The IDE handlers check with a stat, which does not open the file, first.
-
----The largest file the IDE handlers open or read (`openFile`, the old file of `openDiff`): 64 MiB.
-M.MAX_FILE_BYTES = 64 * 1024 * 1024
-
-local KINDS = {
-  fifo = "a FIFO (named pipe)",
-  socket = "a socket",
-  char = "a character device",
-  block = "a block device",
-  directory = "a directory",
-}
-
----Why `st` (an fs_stat result of `path`) may not be opened, or nil when it may: it must be a
----regular file of at most `max` bytes.
----@param path string
----@param st table
----@param max integer
----@return string?
-local function refusal(path, st, max)
-  if st.type ~= "file" then
-    return ("%s is %s, not a regular file: refused"):format(path, KINDS[st.type] or st.type)
-  end
-  if st.size > max then
-    return ("%s is %d bytes, more than the %d bytes (%d MiB) the editor opens for Claude: refused"):format(
-      path,
-      st.size,
-      max,
-      math.floor(max / 1048576)
-    )
-  end
-  return nil
-end
-
----Checks, without opening it (a stat: symlinks are followed, nothing blocks), that `path` is a
----regular file of at most `max` bytes (default `MAX_FILE_BYTES`).
----Returns the stat when it is; `nil, nil` when nothing is there; `nil, why` when refused.
----@param path string absolute
----@param max integer?
----@return table? st, string? err
-function M.regular_file(path, max)
-  local st, err, code = uv.fs_stat(path)
-  if not st then
-    if code == "ENOENT" or code == "ENOTDIR" then
-      return nil, nil
-    end
-    return nil, ("cannot stat %s: %s"):format(path, tostring(err))
-  end
-  local why = refusal(path, st, max or M.MAX_FILE_BYTES)
-  if why then
-    return nil, why
-  end
-  return st, nil
-end
-
----Lines of a file on disk, with how it ended: `lines, eol, crlf` (nil, err when unreadable, not a
----regular file, or larger than `max` bytes, default `MAX_FILE_BYTES`). Opened non-blocking and
----checked on the open descriptor, so a file swapped for a FIFO after a check cannot block.
----@param path string
----@param max integer?
----@return string[]? lines, boolean|string eol_or_err, boolean? crlf
-function M.read_lines(path, max)
-  max = max or M.MAX_FILE_BYTES
-  local c = uv.constants or {}
-  local flags = bit.bor(c.O_RDONLY or 0, c.O_NONBLOCK or 0)
-  local fd, err = uv.fs_open(path, flags, 0)
-  if not fd then
-    return nil, tostring(err)
-  end
-  local st, serr = uv.fs_fstat(fd)
-  local why = st and refusal(path, st, max) or (not st and tostring(serr))
-  if why then
-    uv.fs_close(fd)
-    return nil, why
-  end
-  local parts, total = {}, 0
-  while true do
-    -- Never more than `max` in all, whatever the size said (the file may grow meanwhile).
-    local chunk, rerr = uv.fs_read(fd, math.min(1048576, max + 1 - total), total)
-    if not chunk then
-      uv.fs_close(fd)
-      return nil, tostring(rerr)
-    end
-    if chunk == "" then
-      break
-    end
-    parts[#parts + 1] = chunk
-    total = total + #chunk
-    if total > max then
-      uv.fs_close(fd)
-      return nil, refusal(path, { type = "file", size = total }, max)
-    end
-  end
-  uv.fs_close(fd)
-  return M.split(table.concat(parts))
-end
-
----Splits text into buffer lines: `lines, eol, crlf` (eol: the text ended with a newline; crlf:
----every line ended with CR LF, which is stripped).
----@param text string
----@return string[] lines, boolean eol, boolean crlf
-function M.split(text)
-  local lines = vim.split(text, "\n", { plain = true })
-  local eol = false
-  if #lines > 1 and lines[#lines] == "" then
-    table.remove(lines)
-    eol = true
-  end
-  -- CR LF files: every line that has an ending ends with CR (the last line of a file without a
-  -- final newline keeps whatever it has).
-  local n = eol and #lines or #lines - 1
-  local crlf = n > 0
-  for i = 1, n do
-    if lines[i]:sub(-1) ~= "\r" then
-      crlf = false
-      break
-    end
-  end
-  if crlf then
-    for i = 1, n do
-      lines[i] = lines[i]:sub(1, -2)
-    end
-  end
-  return lines, eol, crlf
-end
-
----Runs `piece()` over event-loop turns, for `slice_ms` per turn (at least one piece each),
----with a timer between turns (not |vim.schedule()|: keys and requests are read in between).
----`piece` returns true while there is more to do. Before each turn `alive()`, when given, must
----hold, else the work stops quietly (the view it was for is gone).
----@param slice_ms number
----@param piece fun(): boolean?
----@param alive (fun(): boolean?)?
-function M.sliced(slice_ms, piece, alive)
-  local function step()
-    if alive and not alive() then
-      return
-    end
-    local t0 = uv.hrtime()
-    repeat
-      if not piece() then
-        return
-      end
-    until uv.hrtime() - t0 >= slice_ms * 1e6
-    vim.defer_fn(step, 0)
-  end
-  step()
-end
-
----Lines searched per block; blocks go on for `find_slice_ms` per event-loop turn.
-M.find_block = 2000
-M.find_slice_ms = 2
-
----Finds `text` (plain) from (row, col) on (1-based row, 0-based byte col), reading the buffer a
----block at a time and yielding between slices (a big file never holds the editor); calls
----`done(s, e)` with the start and the exclusive end as {row, col}, or `done(nil)`.
----@param buf integer
----@param text string
----@param row integer
----@param col integer
----@param done fun(s: integer[]?, e: integer[]?)
-function M.find_text(buf, text, row, col, done)
-  local parts = vim.split(text, "\n", { plain = true })
-  local first = parts[1]
-  local r = row
-  local function matches_at(rr, s)
-    -- The lines after the first must follow: fetched on demand (a multi-line text is rare).
-    local following = vim.api.nvim_buf_get_lines(buf, rr, rr + #parts - 1, false)
-    local line = vim.api.nvim_buf_get_lines(buf, rr - 1, rr, false)[1]
-    if line:sub(s) ~= parts[1] then
-      return false
-    end
-    for i = 2, #parts do
-      local l = following[i - 1]
-      if not l or (i < #parts and l ~= parts[i]) or (i == #parts and l:sub(1, #parts[i]) ~= parts[i]) then
-        return false
-      end
-    end
-    return true
-  end
-  M.sliced(M.find_slice_ms, function()
-    local count = vim.api.nvim_buf_is_valid(buf) and vim.api.nvim_buf_line_count(buf) or 0
-    if r > count then
-      done(nil)
-      return false
-    end
-    local block = vim.api.nvim_buf_get_lines(buf, r - 1, math.min(count, r - 1 + M.find_block), false)
-    for i, line in ipairs(block) do
-      local rr = r + i - 1
-      local s = line:find(first, (rr == row) and (col + 1) or 1, true)
-      if s then
-        if #parts == 1 then
-          done({ rr, s - 1 }, { rr, s - 1 + #text })
-          return false
-        elseif matches_at(rr, s) then
-          done({ rr, s - 1 }, { rr + #parts - 1, #parts[#parts] })
-          return false
-        end
-      end
-    end
-    r = r + #block
-    return true
-  end)
-end
-
 ---A one-line message, prefixed "claude-context: " once (messages from the loader already
 ---carry the prefix).
 M.notify = require("claude_context.notify").prefixed
@@ -500,20 +298,6 @@ function M.human_bytes(n)
     return ("%.1f KiB"):format(n / 1024)
   end
   return ("%.1f MiB"):format(n / 1048576)
-end
-
----Joins buffer lines back into text (the inverse of `split`).
----@param lines string[]
----@param eol boolean
----@param crlf boolean
----@return string
-function M.join(lines, eol, crlf)
-  local nl = crlf and "\r\n" or "\n"
-  local text = table.concat(lines, nl)
-  if eol then
-    text = text .. nl
-  end
-  return text
 end
 
 return M

@@ -104,46 +104,60 @@ pub fn json_tags(content: &str) -> Vec<String> {
 }
 
 /// Why a file could not be read.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 pub enum ReadError {
+    #[error("no such file")]
     NotFound,
+    #[error("{0}")]
     Io(std::io::Error),
+    #[error("the file is not valid UTF-8 text")]
     NotUtf8,
+    #[error("not a regular file (FIFOs, sockets, devices and directories are not read)")]
     NotAFile,
+    #[error(
+        "larger than the {} byte limit for a memory bank document",
+        super::MAX_DOCUMENT_BYTES
+    )]
     TooLarge,
+    #[error("{0}")]
     Cap(CapError),
-}
-
-impl std::fmt::Display for ReadError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            ReadError::NotFound => f.write_str("no such file"),
-            ReadError::Io(e) => write!(f, "{e}"),
-            ReadError::NotUtf8 => f.write_str("the file is not valid UTF-8 text"),
-            ReadError::NotAFile => f.write_str(
-                "not a regular file (FIFOs, sockets, devices and directories are not read)",
-            ),
-            ReadError::TooLarge => write!(
-                f,
-                "larger than the {} byte limit for a memory bank document",
-                super::MAX_DOCUMENT_BYTES
-            ),
-            ReadError::Cap(e) => write!(f, "{e}"),
-        }
-    }
 }
 
 /// Reads a whole document (`rel_path` inside `dir`; `rel` is the path reported back): opened
 /// without blocking, regular files only, at most [`super::MAX_DOCUMENT_BYTES`].
 pub fn read(dir: &CapDir, rel_path: &Path, rel: &str) -> Result<Document, ReadError> {
-    let (f, meta) = dir
-        .open_regular_capped(rel_path, super::MAX_DOCUMENT_BYTES)
+    let (f, meta) = open(dir, rel_path)?;
+    read_open(f, &meta, rel)
+}
+
+/// [`read`], answered from [`super::cache`] when the file opened is the one read last time (same
+/// device, inode, size, modification and change times, last changed a while ago): the core
+/// files `read_context` returns at every call are opened and checked each time, and read again
+/// only when they changed.
+pub fn read_cached(dir: &CapDir, rel_path: &Path, rel: &str) -> Result<Document, ReadError> {
+    let (f, meta) = open(dir, rel_path)?;
+    let key = super::cache::Key::new(dir.display(rel_path), rel, &meta);
+    if let Some(doc) = super::cache::get(&key) {
+        return Ok(doc);
+    }
+    let doc = read_open(f, &meta, rel)?;
+    if key.settled() {
+        super::cache::put(key, &doc);
+    }
+    Ok(doc)
+}
+
+fn open(dir: &CapDir, rel_path: &Path) -> Result<(std::fs::File, std::fs::Metadata), ReadError> {
+    dir.open_regular_capped(rel_path, super::MAX_DOCUMENT_BYTES)
         .map_err(|e| match e {
             e if e.is_not_found() => ReadError::NotFound,
             CapError::NotRegular { .. } => ReadError::NotAFile,
             CapError::TooLarge { .. } => ReadError::TooLarge,
             e => ReadError::Cap(e),
-        })?;
+        })
+}
+
+fn read_open(f: std::fs::File, meta: &std::fs::Metadata, rel: &str) -> Result<Document, ReadError> {
     let bytes =
         crate::capfs::read_capped_from(f, super::MAX_DOCUMENT_BYTES).map_err(|e| match e {
             None => ReadError::TooLarge,

@@ -17,12 +17,18 @@
 //! Reading the core files touches only those files: the cost does not depend on how many other
 //! documents the bank holds.
 
+mod cache;
 pub mod document;
+mod error;
+mod listing;
 pub mod text;
 
 use crate::capfs::{CapDir, CapError};
 use crate::paths::normalize;
+pub use cache::SETTLE as CACHE_SETTLE;
 use document::{Document, ReadError};
+pub use error::BankError;
+pub use listing::{BranchInfo, ListedDocument, SearchHit, SearchScope};
 use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -50,9 +56,6 @@ pub const GLOBAL_CORE_FILES: [&str; 6] = [
     "user-guide.md",
 ];
 
-/// Deepest directory nesting `search_documents_by_tags` and `get_recent_branches` descend.
-const MAX_DEPTH: usize = 32;
-
 /// The language of the rules, templates and notes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Language {
@@ -63,14 +66,12 @@ pub enum Language {
 
 impl Language {
     /// `en`, `ja` or `zh`; anything else is an error that says what is accepted.
-    pub fn parse(s: &str) -> Result<Language, String> {
+    pub fn parse(s: &str) -> Result<Language, BankError> {
         match s {
             "en" => Ok(Language::En),
             "ja" => Ok(Language::Ja),
             "zh" => Ok(Language::Zh),
-            other => Err(format!(
-                "unsupported language '{other}': use \"en\", \"ja\" or \"zh\""
-            )),
+            other => Err(BankError::UnsupportedLanguage(other.to_string())),
         }
     }
 
@@ -152,32 +153,6 @@ pub struct Bank {
 /// The largest document, rules file or template the bank reads (as fs-read-file's whole read).
 pub const MAX_DOCUMENT_BYTES: u64 = 16 << 20;
 
-/// One result of [`Bank::search`].
-#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct SearchHit {
-    /// `global` or `branch`.
-    pub scope: &'static str,
-    /// The branch bank's directory name (for `scope = "branch"`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub branch: Option<String>,
-    pub path: String,
-    pub tags: Vec<String>,
-    pub last_modified: String,
-}
-
-/// One branch bank, for [`Bank::recent_branches`].
-#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct BranchInfo {
-    /// The bank's directory name (the branch name with "/" written as "-").
-    pub name: String,
-    /// The newest modification time of the bank or any document in it, RFC 3339 UTC.
-    pub last_modified: String,
-    /// How many documents (`.md`, `.json`) the bank holds.
-    pub documents: usize,
-}
-
 /// What a write did.
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
@@ -205,20 +180,38 @@ pub struct CoreFiles {
     pub dir: PathBuf,
 }
 
+/// A bank whose root is open: its parts are read beneath one handle ([`Bank::opened`]).
+pub struct Opened<'a> {
+    bank: &'a Bank,
+    root: Option<CapDir>,
+}
+
+impl Opened<'_> {
+    /// [`Bank::rules`].
+    pub fn rules(&self, lang: Language) -> Result<String, BankError> {
+        self.bank.rules_in(self.root.as_ref(), lang)
+    }
+
+    /// [`Bank::core_files`].
+    pub fn core_files(&self, scope: Scope) -> Result<CoreFiles, BankError> {
+        let dir = self.bank.open_in(self.root.as_ref(), scope)?;
+        self.bank.core_files_of(dir, scope)
+    }
+}
+
 /// `feature/x` → `feature-x`; refuses names that cannot be a bank directory.
-pub fn branch_dir_name(branch: &str) -> Result<String, String> {
+pub fn branch_dir_name(branch: &str) -> Result<String, BankError> {
     if branch.trim().is_empty() {
-        return Err("the branch name is empty: pass the current git branch, e.g. \"main\"".into());
+        return Err(BankError::EmptyBranch);
     }
     if branch.chars().any(|c| c.is_control() || c == '\\') {
-        return Err(format!(
-            "invalid branch name '{}': it contains a control character or a backslash",
-            branch.escape_debug()
+        return Err(BankError::BranchCharacters(
+            branch.escape_debug().to_string(),
         ));
     }
     let name = branch.replace('/', "-");
     if name == "." || name == ".." {
-        return Err(format!("invalid branch name '{branch}'"));
+        return Err(BankError::InvalidBranch(branch.to_string()));
     }
     Ok(name)
 }
@@ -232,8 +225,12 @@ fn expand_home(p: &Path) -> PathBuf {
     p.to_path_buf()
 }
 
-fn io_err(what: &str, path: &Path, e: impl fmt::Display) -> String {
-    format!("cannot {what} '{}': {e}", path.display())
+fn io_err(what: &'static str, path: &Path, source: std::io::Error) -> BankError {
+    BankError::Io {
+        what,
+        path: path.to_path_buf(),
+        source,
+    }
 }
 
 impl Bank {
@@ -276,7 +273,7 @@ impl Bank {
     }
 
     /// Where a bank is (lexically; it may not exist).
-    pub fn dir(&self, scope: Scope) -> Result<PathBuf, String> {
+    pub fn dir(&self, scope: Scope) -> Result<PathBuf, BankError> {
         Ok(match scope {
             Scope::Global => self.global_dir(),
             Scope::Branch(b) => self.branches_dir().join(branch_dir_name(b)?),
@@ -284,8 +281,8 @@ impl Bank {
     }
 
     /// The project's handle and the default bank root relative to it (`docs`).
-    fn in_project(&self, project: &Path) -> Result<(CapDir, PathBuf), String> {
-        let p = CapDir::open_root(project).map_err(|e| e.to_string())?;
+    fn in_project(&self, project: &Path) -> Result<(CapDir, PathBuf), BankError> {
+        let p = CapDir::open_root(project)?;
         let rel = self
             .root
             .strip_prefix(project)
@@ -297,27 +294,23 @@ impl Bank {
     /// The bank root's handle, `None` when it does not exist. The default root (`docs`) is
     /// opened beneath the project root: a link that leads out of the project is refused with a
     /// message naming it and its target.
-    fn root_dir(&self) -> Result<Option<CapDir>, String> {
+    fn root_dir(&self) -> Result<Option<CapDir>, BankError> {
         match &self.project {
             Some(project) => {
                 let (p, rel) = self.in_project(project)?;
-                Ok(p.open_dir(&rel)
-                    .map_err(|e| e.to_string())?
-                    .map(CapDir::as_root))
+                Ok(p.open_dir(&rel)?.map(CapDir::as_root))
             }
             None => match CapDir::open_root(&self.root) {
                 Ok(d) => Ok(Some(d)),
                 Err(_) if !self.root.exists() => Ok(None),
                 // Another writer may have created it between the open and the check.
-                Err(_) => CapDir::open_root(&self.root)
-                    .map(Some)
-                    .map_err(|e| e.to_string()),
+                Err(_) => Ok(Some(CapDir::open_root(&self.root)?)),
             },
         }
     }
 
     /// The bank root's handle, created when missing (never through a symlink it creates).
-    fn root_dir_create(&self) -> Result<CapDir, String> {
+    fn root_dir_create(&self) -> Result<CapDir, BankError> {
         if self.project.is_some() {
             if let Some(d) = self.root_dir()? {
                 return Ok(d);
@@ -326,15 +319,12 @@ impl Bank {
         match &self.project {
             Some(project) => {
                 let (p, rel) = self.in_project(project)?;
-                Ok(p.create_dir_all(&rel)
-                    .map_err(|e| e.to_string())?
-                    .0
-                    .as_root())
+                Ok(p.create_dir_all(&rel)?.0.as_root())
             }
             None => {
                 std::fs::create_dir_all(&self.root)
                     .map_err(|e| io_err("create the bank directory", &self.root, e))?;
-                CapDir::open_root(&self.root).map_err(|e| e.to_string())
+                Ok(CapDir::open_root(&self.root)?)
             }
         }
     }
@@ -342,12 +332,17 @@ impl Bank {
     /// A bank's directory handle, `None` when it does not exist. The bank directories are
     /// opened beneath the bank root, and a branch bank beneath `branch-memory-bank/`: a
     /// symbolic link leading out is refused, naming the link and its target.
-    pub fn open(&self, scope: Scope) -> Result<Option<CapDir>, String> {
-        let refuse = |e: CapError| format!("cannot read {}: {e}", scope.label());
-        let Some(root) = self
+    pub fn open(&self, scope: Scope) -> Result<Option<CapDir>, BankError> {
+        let root = self
             .root_dir()
-            .map_err(|e| format!("cannot read {}: {e}", scope.label()))?
-        else {
+            .map_err(|e| BankError::reading(scope.label(), e))?;
+        self.open_in(root.as_ref(), scope)
+    }
+
+    /// [`Bank::open`] beneath the bank root's handle (`None`: there is no root).
+    fn open_in(&self, root: Option<&CapDir>, scope: Scope) -> Result<Option<CapDir>, BankError> {
+        let refuse = |e: CapError| BankError::reading(scope.label(), e);
+        let Some(root) = root else {
             return Ok(None);
         };
         let dir = match scope {
@@ -368,52 +363,70 @@ impl Bank {
     /// The rules text for `lang`: `<root>/rules-<lang>.md` when the project has one, else ours.
     /// The file is opened beneath the bank root, regular files only, at most
     /// [`MAX_DOCUMENT_BYTES`].
-    pub fn rules(&self, lang: Language) -> Result<String, String> {
+    pub fn rules(&self, lang: Language) -> Result<String, BankError> {
+        let root = self
+            .root_dir()
+            .map_err(|e| BankError::reading("the project's rules", e))?;
+        self.rules_in(root.as_ref(), lang)
+    }
+
+    /// [`Bank::rules`] beneath the bank root's handle (`None`: there is no root).
+    fn rules_in(&self, root: Option<&CapDir>, lang: Language) -> Result<String, BankError> {
         let name = format!("rules-{}.md", lang.code());
         let shown = self.root.join(&name);
-        let fail =
-            |e: CapError| format!("cannot read the project's rules '{}': {e}", shown.display());
-        let Some(root) = self
-            .root_dir()
-            .map_err(|e| format!("cannot read the project's rules: {e}"))?
-        else {
+        let fail = |e: CapError| {
+            BankError::reading(format!("the project's rules '{}'", shown.display()), e)
+        };
+        let Some(root) = root else {
             return Ok(text::rules(lang).to_string());
         };
         match root.read_capped(Path::new(&name), MAX_DOCUMENT_BYTES) {
-            Ok(bytes) => String::from_utf8(bytes).map_err(|_| {
-                format!(
-                    "cannot read the project's rules '{}': it is not UTF-8 text",
-                    shown.display()
-                )
-            }),
+            Ok(bytes) => {
+                String::from_utf8(bytes).map_err(|_| BankError::RulesNotText { path: shown })
+            }
             Err(e) if e.is_not_found() => Ok(text::rules(lang).to_string()),
             Err(e) => Err(fail(e)),
         }
     }
 
-    /// Reads the core files of a bank (only those: never a scan of the bank).
-    pub fn core_files(&self, scope: Scope) -> Result<CoreFiles, String> {
+    /// Reads the core files of a bank (only those: never a scan of the bank). A core file that
+    /// has not changed since it was last read is not read again (see [`cache`]).
+    pub fn core_files(&self, scope: Scope) -> Result<CoreFiles, BankError> {
+        let dir = self.open(scope)?;
+        self.core_files_of(dir, scope)
+    }
+
+    /// The bank root opened once, to read several parts of the bank (`read_context`). `Err`
+    /// when the root cannot be opened; the methods of the parts then say which part failed.
+    pub fn opened(&self) -> Result<Opened<'_>, BankError> {
+        Ok(Opened {
+            bank: self,
+            root: self.root_dir()?,
+        })
+    }
+
+    fn core_files_of(&self, dir: Option<CapDir>, scope: Scope) -> Result<CoreFiles, BankError> {
         let mut out = CoreFiles {
             dir: self.dir(scope)?,
             ..Default::default()
         };
-        let Some(dir) = self.open(scope)? else {
+        let Some(dir) = dir else {
             out.no_bank = true;
             out.missing = scope.core_files().to_vec();
             return Ok(out);
         };
         for &name in scope.core_files() {
-            match document::read(&dir, Path::new(name), name) {
+            match document::read_cached(&dir, Path::new(name), name) {
                 Ok(doc) => {
                     out.docs.insert(name.to_string(), doc.into_value());
                 }
                 Err(ReadError::NotFound) => out.missing.push(name),
-                Err(e) => {
-                    return Err(format!(
-                        "cannot read the core file '{}' of {}: {e}",
-                        dir.display(Path::new(name)).display(),
-                        scope.label()
-                    ))
+                Err(source) => {
+                    return Err(BankError::CoreFile {
+                        path: dir.display(Path::new(name)),
+                        bank: scope.label(),
+                        source,
+                    })
                 }
             }
         }
@@ -421,27 +434,30 @@ impl Bank {
     }
 
     /// Reads one document of a bank.
-    pub fn read(&self, scope: Scope, path: &str) -> Result<Document, String> {
+    pub fn read(&self, scope: Scope, path: &str) -> Result<Document, BankError> {
         check_rel(path)?;
         let Some(dir) = self.open(scope)? else {
             let hint = match scope {
                 Scope::Global => "write_global_memory_bank creates it",
                 Scope::Branch(_) => "write_branch_memory_bank creates it",
             };
-            return Err(format!(
-                "{} does not exist yet (expected at '{}'); {hint}",
-                capitalize(&scope.label()),
-                self.dir(scope)?.display()
-            ));
+            return Err(BankError::NoBank {
+                bank: capitalize(&scope.label()),
+                dir: self.dir(scope)?,
+                hint,
+            });
         };
         let (rel_path, rel) = confine_doc(&dir, scope, path)?;
         document::read(&dir, &rel_path, &rel).map_err(|e| match e {
-            ReadError::NotFound => format!(
-                "no document '{rel}' in {} ('{}')",
-                scope.label(),
-                dir.display(&rel_path).display()
-            ),
-            e => format!("cannot read '{}': {e}", dir.display(&rel_path).display()),
+            ReadError::NotFound => BankError::NoDocument {
+                bank: scope.label(),
+                path: dir.display(&rel_path),
+                rel: rel.clone(),
+            },
+            source => BankError::Document {
+                path: dir.display(&rel_path),
+                source,
+            },
         })
     }
 
@@ -454,14 +470,16 @@ impl Bank {
         path: &str,
         content: &str,
         lang: Language,
-    ) -> Result<WriteOutcome, String> {
+    ) -> Result<WriteOutcome, BankError> {
         check_rel(path)?;
         if path.to_ascii_lowercase().ends_with(".json") {
-            serde_json::from_str::<serde::de::IgnoredAny>(content).map_err(|e| {
-                format!("'{path}' is a JSON document but the content is not valid JSON: {e}")
+            serde_json::from_str::<serde::de::IgnoredAny>(content).map_err(|source| {
+                BankError::InvalidJson {
+                    path: path.to_string(),
+                    source,
+                }
             })?;
         }
-        let fail = |e: CapError| e.to_string();
         let bank_rel: PathBuf = match scope {
             Scope::Global => PathBuf::from(GLOBAL_DIR),
             Scope::Branch(b) => Path::new(BRANCHES_DIR).join(branch_dir_name(b)?),
@@ -470,8 +488,12 @@ impl Bank {
         // checked from the bank root down, so a branch bank named like a protected directory
         // (`.claude`, `.husky`) is caught as well as the document's own path.
         let protected = |rel: &Path| {
-            crate::capfs::protected_reason(&normalize(&bank_rel.join(rel)))
-                .map(|why| format!("refused: '{path}' {why}; the memory bank holds documents only"))
+            crate::capfs::protected_reason(&normalize(&bank_rel.join(rel))).map(|why| {
+                BankError::Protected {
+                    path: path.to_string(),
+                    why,
+                }
+            })
         };
         if let Some(e) = protected(Path::new(path)) {
             return Err(e);
@@ -482,7 +504,7 @@ impl Bank {
         let (dir, bank_created) = match existing {
             Some(d) => (d, false),
             None => {
-                let (d, created) = root.create_dir_all(&bank_rel).map_err(fail)?;
+                let (d, created) = root.create_dir_all(&bank_rel)?;
                 (d.as_root(), created)
             }
         };
@@ -490,13 +512,12 @@ impl Bank {
         if let Some(e) = protected(&rel_path) {
             return Err(e);
         }
-        let written = dir
-            .write_atomic(&rel_path, content.as_bytes(), true)
-            .map_err(fail)?;
+        let written = dir.write_atomic(&rel_path, content.as_bytes(), true)?;
         let mtime = modified(&dir, &rel_path).unwrap_or_else(SystemTime::now);
         let seeded = if bank_created {
-            seed(&dir, scope, lang, &rel).map_err(|e| {
-                format!("'{rel}' was written, but seeding the core files failed: {e}")
+            seed(&dir, scope, lang, &rel).map_err(|source| BankError::SeedFailed {
+                rel: rel.clone(),
+                source,
             })?
         } else {
             Vec::new()
@@ -511,198 +532,6 @@ impl Bank {
             last_modified: document::rfc3339(mtime),
         })
     }
-
-    /// The branch banks there are (directory names), unordered.
-    fn branch_names(&self) -> Result<Vec<String>, String> {
-        let dir = self.branches_dir();
-        let Some(root) = self.root_dir()? else {
-            return Ok(Vec::new());
-        };
-        let rd = match root.read_dir(Path::new(BRANCHES_DIR)) {
-            Ok(rd) => rd,
-            Err(e) if e.is_not_found() => return Ok(Vec::new()),
-            Err(e) => return Err(e.to_string()),
-        };
-        let mut out = Vec::new();
-        for entry in rd {
-            let entry = entry.map_err(|e| io_err("list", &dir, e))?;
-            let name = entry.file_name().to_string_lossy().into_owned();
-            if name.starts_with('.') {
-                continue;
-            }
-            if entry.file_type().is_ok_and(|t| t.is_dir()) {
-                out.push(name);
-            }
-        }
-        Ok(out)
-    }
-
-    /// Documents whose tags match `tags` (any of them, or all with `all`), case-insensitively.
-    /// `branch = None` with [`SearchScope::Branch`] is an error; with [`SearchScope::All`] it
-    /// means every branch bank. Symbolic links and hidden files are skipped.
-    pub fn search(
-        &self,
-        tags: &[String],
-        all: bool,
-        scope: SearchScope,
-        branch: Option<&str>,
-    ) -> Result<Vec<SearchHit>, String> {
-        let wanted: Vec<String> = tags
-            .iter()
-            .map(|t| t.trim().trim_start_matches('#').to_lowercase())
-            .filter(|t| !t.is_empty())
-            .collect();
-        if wanted.is_empty() {
-            return Err("give at least one tag to search for, e.g. [\"core\"]".into());
-        }
-        let banks = self.banks(scope, branch)?;
-        let mut hits = Vec::new();
-        for (kind, branch, dir) in banks {
-            let mut files = Vec::new();
-            walk(&dir, Path::new(""), 0, &mut files)?;
-            files.sort();
-            for (rel_path, rel) in files {
-                let (doc_tags, mtime) = match document::read_tags(&dir, &rel_path, &rel) {
-                    Ok(t) => t,
-                    Err(e) if e.is_not_found() => continue,
-                    Err(e) => return Err(e.to_string()),
-                };
-                let lower: Vec<String> = doc_tags.iter().map(|t| t.to_lowercase()).collect();
-                let ok = if all {
-                    wanted.iter().all(|w| lower.contains(w))
-                } else {
-                    wanted.iter().any(|w| lower.contains(w))
-                };
-                if ok {
-                    hits.push(SearchHit {
-                        scope: kind,
-                        branch: branch.clone(),
-                        path: rel,
-                        tags: doc_tags,
-                        last_modified: document::rfc3339(mtime),
-                    });
-                }
-            }
-        }
-        Ok(hits)
-    }
-
-    /// Branch banks by their newest modification (the bank directory or any document in it),
-    /// newest first, at most `limit`.
-    pub fn recent_branches(&self, limit: usize) -> Result<Vec<BranchInfo>, String> {
-        let mut out: Vec<(SystemTime, BranchInfo)> = Vec::new();
-        for name in self.branch_names()? {
-            let Some(dir) = self.open(Scope::Branch(&name))? else {
-                continue;
-            };
-            let mut newest = mtime_of(&dir, Path::new("."));
-            let mut files = Vec::new();
-            walk(&dir, Path::new(""), 0, &mut files)?;
-            for (rel_path, _) in &files {
-                newest = newest.max(mtime_of(&dir, rel_path));
-            }
-            out.push((
-                newest,
-                BranchInfo {
-                    name,
-                    last_modified: document::rfc3339(newest),
-                    documents: files.len(),
-                },
-            ));
-        }
-        out.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.name.cmp(&b.1.name)));
-        Ok(out.into_iter().take(limit).map(|(_, b)| b).collect())
-    }
-}
-
-/// One document of [`Bank::list`].
-#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct ListedDocument {
-    /// `global` or `branch`.
-    pub scope: &'static str,
-    /// The branch bank's directory name (for `scope = "branch"`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub branch: Option<String>,
-    pub path: String,
-    /// The file, for editors to open.
-    pub absolute_path: String,
-    pub last_modified: String,
-}
-
-impl Bank {
-    /// Every document of the chosen banks (no symlinks, no hidden files), sorted by bank and
-    /// path. `branch = None` with [`SearchScope::Branch`] is an error; with
-    /// [`SearchScope::All`] it means every branch bank.
-    pub fn list(
-        &self,
-        scope: SearchScope,
-        branch: Option<&str>,
-    ) -> Result<Vec<ListedDocument>, String> {
-        let mut out = Vec::new();
-        for (kind, name, dir) in self.banks(scope, branch)? {
-            let mut files = Vec::new();
-            walk(&dir, Path::new(""), 0, &mut files)?;
-            files.sort();
-            for (rel_path, rel) in files {
-                let mtime = mtime_of(&dir, &rel_path);
-                out.push(ListedDocument {
-                    scope: kind,
-                    branch: name.clone(),
-                    path: rel,
-                    absolute_path: dir.display(&rel_path).to_string_lossy().into_owned(),
-                    last_modified: document::rfc3339(mtime),
-                });
-            }
-        }
-        Ok(out)
-    }
-
-    /// The banks a scope covers: (kind, branch directory name, directory).
-    #[allow(clippy::type_complexity)]
-    fn banks(
-        &self,
-        scope: SearchScope,
-        branch: Option<&str>,
-    ) -> Result<Vec<(&'static str, Option<String>, CapDir)>, String> {
-        let mut banks = Vec::new();
-        if matches!(scope, SearchScope::Global | SearchScope::All) {
-            if let Some(dir) = self.open(Scope::Global)? {
-                banks.push(("global", None, dir));
-            }
-        }
-        if matches!(scope, SearchScope::Branch | SearchScope::All) {
-            match branch {
-                Some(b) => {
-                    let name = branch_dir_name(b)?;
-                    if let Some(dir) = self.open(Scope::Branch(b))? {
-                        banks.push(("branch", Some(name), dir));
-                    }
-                }
-                None if scope == SearchScope::Branch => {
-                    return Err("scope \"branch\" needs the branch".into())
-                }
-                None => {
-                    let mut names = self.branch_names()?;
-                    names.sort();
-                    for n in names {
-                        if let Some(d) = self.open(Scope::Branch(&n))? {
-                            banks.push(("branch", Some(n), d));
-                        }
-                    }
-                }
-            }
-        }
-        Ok(banks)
-    }
-}
-
-/// Where `search_documents_by_tags` looks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SearchScope {
-    Global,
-    Branch,
-    All,
 }
 
 fn capitalize(s: &str) -> String {
@@ -714,14 +543,12 @@ fn capitalize(s: &str) -> String {
 }
 
 /// A document path must be relative to the bank.
-fn check_rel(path: &str) -> Result<(), String> {
+fn check_rel(path: &str) -> Result<(), BankError> {
     if path.is_empty() {
-        return Err("the document path is empty: give a path relative to the bank, e.g. \"activeContext.md\"".into());
+        return Err(BankError::EmptyPath);
     }
     if Path::new(path).is_absolute() || path.starts_with('/') || path.starts_with('\\') {
-        return Err(format!(
-            "refused: '{path}' is an absolute path; give a path relative to the bank, e.g. \"activeContext.md\""
-        ));
+        return Err(BankError::AbsolutePath(path.to_string()));
     }
     Ok(())
 }
@@ -729,21 +556,18 @@ fn check_rel(path: &str) -> Result<(), String> {
 /// Checks `input` lexically against the bank directory `dir` (symlinks are confined by the
 /// kernel when the document is opened); returns the relative path and the path to report
 /// ("/"-separated).
-fn confine_doc(dir: &CapDir, scope: Scope, input: &str) -> Result<(PathBuf, String), String> {
+fn confine_doc(dir: &CapDir, scope: Scope, input: &str) -> Result<(PathBuf, String), BankError> {
     check_rel(input)?;
     let rel = dir.rel(input).map_err(|e| match e {
-        CapError::Outside { .. } => format!(
-            "refused: '{input}' leads outside {} ('{}'). Paths must stay inside the bank: no \
-             '..' above it, no absolute paths, no symbolic links leading out.",
-            scope.label(),
-            dir.path().display()
-        ),
-        e => e.to_string(),
+        CapError::Outside { .. } => BankError::Outside {
+            input: input.to_string(),
+            bank: scope.label(),
+            dir: dir.path().to_path_buf(),
+        },
+        e => BankError::Cap(e),
     })?;
     if rel == Path::new(".") {
-        return Err(format!(
-            "'{input}' is the bank directory itself, not a document"
-        ));
+        return Err(BankError::BankItself(input.to_string()));
     }
     let shown = rel
         .components()
@@ -753,11 +577,6 @@ fn confine_doc(dir: &CapDir, scope: Scope, input: &str) -> Result<(PathBuf, Stri
     Ok((rel, shown))
 }
 
-fn is_document(name: &str) -> bool {
-    let l = name.to_ascii_lowercase();
-    l.ends_with(".md") || l.ends_with(".json")
-}
-
 /// When `rel` (beneath `dir`) was last modified, if it can be told.
 fn modified(dir: &CapDir, rel: &Path) -> Option<SystemTime> {
     dir.metadata(rel)
@@ -765,53 +584,6 @@ fn modified(dir: &CapDir, rel: &Path) -> Option<SystemTime> {
         .modified()
         .ok()
         .map(|t| t.into_std())
-}
-
-fn mtime_of(dir: &CapDir, rel: &Path) -> SystemTime {
-    modified(dir, rel).unwrap_or(SystemTime::UNIX_EPOCH)
-}
-
-/// Collects the documents under `prefix` of `dir` (no symlinks, no hidden entries), as
-/// (relative path, "/"-separated string).
-fn walk(
-    dir: &CapDir,
-    prefix: &Path,
-    depth: usize,
-    out: &mut Vec<(PathBuf, String)>,
-) -> Result<(), String> {
-    if depth > MAX_DEPTH {
-        return Ok(());
-    }
-    let at = if prefix.as_os_str().is_empty() {
-        Path::new(".")
-    } else {
-        prefix
-    };
-    let rd = match dir.read_dir(at) {
-        Ok(rd) => rd,
-        Err(e) if e.is_not_found() => return Ok(()),
-        Err(e) => return Err(e.to_string()),
-    };
-    for entry in rd {
-        let entry = entry.map_err(|e| io_err("list", &dir.display(at), e))?;
-        let name = entry.file_name().to_string_lossy().into_owned();
-        if name.starts_with('.') {
-            continue;
-        }
-        let Ok(ft) = entry.file_type() else { continue };
-        let rel = prefix.join(&name);
-        if ft.is_dir() {
-            walk(dir, &rel, depth + 1, out)?;
-        } else if ft.is_file() && is_document(&name) {
-            let shown = rel
-                .components()
-                .map(|c| c.as_os_str().to_string_lossy().into_owned())
-                .collect::<Vec<_>>()
-                .join("/");
-            out.push((rel, shown));
-        }
-    }
-    Ok(())
 }
 
 /// Creates the core files of a new bank from the templates, never replacing a file that exists

@@ -50,9 +50,9 @@ fn branch_names_map_to_directories() {
 
 #[test]
 fn language_parse() {
-    assert_eq!(Language::parse("en"), Ok(Language::En));
-    assert_eq!(Language::parse("ja"), Ok(Language::Ja));
-    let e = Language::parse("JA").unwrap_err();
+    assert_eq!(Language::parse("en").unwrap(), Language::En);
+    assert_eq!(Language::parse("ja").unwrap(), Language::Ja);
+    let e = Language::parse("JA").unwrap_err().to_string();
     assert!(e.contains("'JA'"), "{e}");
 }
 
@@ -66,21 +66,30 @@ fn paths_that_leave_the_bank_are_refused() {
         "../../secret.md",
         "sub/../../x.md",
     ] {
-        let e = bank.read(g, bad).unwrap_err();
+        let e = bank.read(g, bad).unwrap_err().to_string();
         assert!(
             e.contains("refused") && e.contains("outside the global memory bank"),
             "{bad}: {e}"
         );
-        let e = bank.write(g, bad, "x", Language::En).unwrap_err();
+        let e = bank
+            .write(g, bad, "x", Language::En)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("refused"), "{bad}: {e}");
     }
     // Absolute paths are refused even when they point inside the bank.
     let inside = bank.global_dir().join("notes.md");
-    let e = bank.read(g, &inside.to_string_lossy()).unwrap_err();
+    let e = bank
+        .read(g, &inside.to_string_lossy())
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("absolute"), "{e}");
-    let e = bank.read(g, ".").unwrap_err();
+    let e = bank.read(g, ".").unwrap_err().to_string();
     assert!(e.contains("bank directory itself"), "{e}");
-    let e = bank.write(g, "", "x", Language::En).unwrap_err();
+    let e = bank
+        .write(g, "", "x", Language::En)
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("empty"), "{e}");
     // Staying inside with ".." is fine.
     assert_eq!(bank.read(g, "sub/../notes.md").unwrap().path, "notes.md");
@@ -98,17 +107,19 @@ fn symlinks_leading_out_are_refused_and_inside_ones_followed() {
     std::os::unix::fs::symlink(outside.join("secret.md"), g.join("s.md")).unwrap();
     std::os::unix::fs::symlink(g.join("notes.md"), g.join("alias.md")).unwrap();
     for bad in ["out/secret.md", "s.md", "out/new.md"] {
-        let e = bank.read(Scope::Global, bad).unwrap_err();
+        let e = bank.read(Scope::Global, bad).unwrap_err().to_string();
         assert!(e.contains("refused"), "{bad}: {e}");
     }
     let e = bank
         .write(Scope::Global, "out/new.md", "x", Language::En)
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("refused"), "{e}");
     assert!(!outside.join("new.md").exists());
     let e = bank
         .write(Scope::Global, "s.md", "x", Language::En)
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("refused"), "{e}");
     assert_eq!(
         std::fs::read_to_string(outside.join("secret.md")).unwrap(),
@@ -246,7 +257,7 @@ fn missing_bank_root_reads_as_no_bank() {
         .search(&["x".into()], false, SearchScope::All, None)
         .unwrap()
         .is_empty());
-    let e = bank.read(Scope::Global, "a.md").unwrap_err();
+    let e = bank.read(Scope::Global, "a.md").unwrap_err().to_string();
     assert!(e.contains("does not exist yet"), "{e}");
     // Writing creates the whole path.
     let out = bank
@@ -254,4 +265,38 @@ fn missing_bank_root_reads_as_no_bank() {
         .unwrap();
     assert!(out.bank_created && out.created);
     assert_eq!(out.seeded.len(), 6);
+}
+
+#[test]
+fn a_core_file_changed_after_it_was_read_is_read_again() {
+    let (_d, bank) = seeded_bank("main");
+    let p = bank.global_dir().join("glossary.md");
+    std::fs::write(&p, "tags: #core\nfirst version").unwrap();
+    // Old enough for its times to tell its version: the next read is kept.
+    std::thread::sleep(CACHE_SETTLE + std::time::Duration::from_millis(100));
+    let content = |bank: &Bank| {
+        bank.core_files(Scope::Global).unwrap().docs["glossary.md"]["content"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    assert_eq!(content(&bank), "tags: #core\nfirst version");
+    assert_eq!(content(&bank), "tags: #core\nfirst version");
+    // Rewritten in place, same size: read again.
+    std::fs::write(&p, "tags: #core\nnewer version").unwrap();
+    assert_eq!(content(&bank), "tags: #core\nnewer version");
+    // Replaced by another file (an atomic write): read again.
+    let tmp = bank.global_dir().join("glossary.tmp");
+    std::fs::write(&tmp, "tags: #core\nthird version").unwrap();
+    std::fs::rename(&tmp, &p).unwrap();
+    assert_eq!(content(&bank), "tags: #core\nthird version");
+    // Through the bank's own writer.
+    bank.write(
+        Scope::Global,
+        "glossary.md",
+        "tags: #core\nfourth",
+        Language::En,
+    )
+    .unwrap();
+    assert_eq!(content(&bank), "tags: #core\nfourth");
 }

@@ -105,6 +105,13 @@ impl From<NoProjectRoot> for ToolError {
     }
 }
 
+/// The memory bank's errors are said to the model as they are.
+impl From<crate::memory_bank::BankError> for ToolError {
+    fn from(e: crate::memory_bank::BankError) -> ToolError {
+        ToolError::Failed(e.to_string())
+    }
+}
+
 /// A tool's description and entry point.
 pub struct ToolDef {
     pub name: &'static str,
@@ -348,9 +355,7 @@ pub fn decision_store(ctx: &State) -> Result<crate::decision::Store, ToolError> 
 pub fn read_bank_document(ctx: Ctx, branch: Option<String>, path: String) -> ToolFuture {
     blocking(move || {
         let bank = memory_bank(&ctx)?;
-        let doc = bank
-            .read(bank_scope(&branch), &path)
-            .map_err(ToolError::Failed)?;
+        let doc = bank.read(bank_scope(&branch), &path)?;
         // People (and prompts written for the original server) read the document itself as
         // the text; programs get {path, content, tags, lastModified} as structuredContent.
         let text = doc.content.clone();
@@ -371,11 +376,9 @@ pub fn write_bank_document(
     language: String,
 ) -> ToolFuture {
     blocking(move || {
-        let lang = crate::memory_bank::Language::parse(&language).map_err(ToolError::Failed)?;
+        let lang = crate::memory_bank::Language::parse(&language)?;
         let bank = memory_bank(&ctx)?;
-        let out = bank
-            .write(bank_scope(&branch), &path, &content, lang)
-            .map_err(ToolError::Failed)?;
+        let out = bank.write(bank_scope(&branch), &path, &content, lang)?;
         ToolOutput::of(&out)
     })
 }

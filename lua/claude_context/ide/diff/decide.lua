@@ -9,6 +9,8 @@
 local M = {}
 
 local util = require("claude_context.ide.util")
+local files = require("claude_context.ide.files")
+local slices = require("claude_context.ide.slices")
 local cfg = require("claude_context.ide.diff.config")
 local inline = require("claude_context.ide.diff.inline")
 local uv = vim.uv
@@ -59,7 +61,7 @@ local function reload_when_written(path)
     t:start(50, 0, function()
       vim.schedule(function()
         -- (Only a regular file is re-read: one replaced by a FIFO would block the editor.)
-        if vim.api.nvim_buf_is_valid(buf) and not vim.bo[buf].modified and util.regular_file(path) then
+        if vim.api.nvim_buf_is_valid(buf) and not vim.bo[buf].modified and files.regular_file(path) then
           pcall(vim.cmd, "checktime " .. buf)
         end
       end)
@@ -96,7 +98,7 @@ local function push_lines(v, done)
   local buf = v.prop_buf
   vim.bo[buf].modifiable = false
   local from, total = 0, vim.api.nvim_buf_line_count(buf)
-  util.sliced(cfg.slice_ms, function()
+  slices.sliced(cfg.slice_ms, function()
     local to = math.min(total, from + cfg.chunk_lines)
     if not native.proposal_collect(v.prep.id, buf, from, to) then
       done(false)
@@ -133,11 +135,11 @@ function M.accept(v)
       if ok then
         saved(v, { result = "FILE_SAVED", pushed = true, eol = eol, crlf = crlf })
       else
-        saved(v, { result = "FILE_SAVED", contents = util.join(vim.api.nvim_buf_get_lines(v.prop_buf, 0, -1, false), eol, crlf) })
+        saved(v, { result = "FILE_SAVED", contents = files.join(vim.api.nvim_buf_get_lines(v.prop_buf, 0, -1, false), eol, crlf) })
       end
     end)
   else
-    saved(v, { result = "FILE_SAVED", contents = util.join(vim.api.nvim_buf_get_lines(v.prop_buf, 0, -1, false), eol, crlf) })
+    saved(v, { result = "FILE_SAVED", contents = files.join(vim.api.nvim_buf_get_lines(v.prop_buf, 0, -1, false), eol, crlf) })
   end
   return true
 end
@@ -211,7 +213,7 @@ function M.accept_range(v, l1, l2, side)
   if taken == 0 then
     return 0, #hunks
   end
-  local contents = util.join(out, vim.bo[v.prop_buf].eol, vim.bo[v.prop_buf].fileformat == "dos")
+  local contents = files.join(out, vim.bo[v.prop_buf].eol, vim.bo[v.prop_buf].fileformat == "dos")
   if #out == 0 then
     contents = ""
   end

@@ -6,7 +6,7 @@
 
 local M = {}
 
-local util = require("claude_context.ide.util")
+local slices = require("claude_context.ide.slices")
 local cfg = require("claude_context.ide.diff.config")
 
 ---An empty scratch buffer of ours (filled a slice at a time by `build`).
@@ -99,22 +99,26 @@ function M.build(v, done)
     return false
   end
 
-  util.sliced(cfg.slice_ms, function()
-    local ok, more = pcall(piece)
-    if not ok then
-      done(tostring(more))
-      return false
-    end
-    if not more then
-      for _, b in ipairs({ v.orig_buf, v.prop_buf }) do
-        vim.bo[b].undolevels = -123456 -- the global value again
+  -- From the next event-loop turn: making the two buffers was this turn's work.
+  local function run()
+    slices.sliced(cfg.slice_ms, function()
+      local ok, more = pcall(piece)
+      if not ok then
+        done(tostring(more))
+        return false
       end
-      done(nil)
-    end
-    return more
-  end, function()
-    return not v.closed and not v.cancelled
-  end)
+      if not more then
+        for _, b in ipairs({ v.orig_buf, v.prop_buf }) do
+          vim.bo[b].undolevels = -123456 -- the global value again
+        end
+        done(nil)
+      end
+      return more
+    end, function()
+      return not v.closed and not v.cancelled
+    end)
+  end
+  vim.schedule(run)
 end
 
 return M

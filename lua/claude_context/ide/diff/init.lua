@@ -7,6 +7,7 @@
 local M = {}
 
 local util = require("claude_context.ide.util")
+local files = require("claude_context.ide.files")
 local cfg = require("claude_context.ide.diff.config")
 local view = require("claude_context.ide.diff.view")
 local decide = require("claude_context.ide.diff.decide")
@@ -43,7 +44,7 @@ function M.open(params, respond)
   else
     -- The old file is read into the left side: a regular file of a sane size, or nothing (a
     -- new file). A FIFO, socket or device is refused here, at once, without opening it.
-    local st, why = util.regular_file(old_path)
+    local st, why = files.regular_file(old_path)
     if why then
       respond(nil, "openDiff: " .. why)
       return nil
@@ -60,6 +61,7 @@ function M.open(params, respond)
     prep = prep,
     is_new = is_new,
     dirty = buf ~= nil and vim.bo[buf].modified,
+    own_buf = buf,
     respond = respond,
     tick = 0,
     eol = true,
@@ -92,14 +94,14 @@ function M.open(params, respond)
     else
       local old_text = {}
       if not is_new then
-        local lines, err = util.read_lines(old_path)
+        local lines, err = files.read_lines(old_path)
         if not lines then
           return fail(("cannot read %s: %s"):format(old_path, err))
         end
         old_text = lines
       end
       v.mem_old = old_text
-      v.mem_new, v.eol, v.crlf = util.split(v.contents)
+      v.mem_new, v.eol, v.crlf = files.split(v.contents)
       v.bytes = #v.contents + old_size
     end
     v.large = v.bytes > cfg.options().diffmode_max_bytes
@@ -111,10 +113,25 @@ function M.open(params, respond)
       if berr then
         return fail(berr)
       end
-      local sok, serr = pcall(view.show, v)
-      if not sok or serr then
-        fail(serr)
+      -- The buffers' roles (filetype, syntax) in one event-loop turn, the tab and its windows in
+      -- the next: neither holds the editor for long on a busy editor.
+      local function step(f, after)
+        vim.schedule(function()
+          if v.closed or v.cancelled then
+            return
+          end
+          local sok, serr = pcall(f, v)
+          if not sok or serr then
+            return fail(serr)
+          end
+          if after then
+            after()
+          end
+        end)
       end
+      step(view.set_up_buffers, function()
+        step(view.show)
+      end)
     end)
     if not ok then
       fail(err)

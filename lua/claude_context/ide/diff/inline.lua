@@ -2,7 +2,7 @@
 
 local M = {}
 
-local util = require("claude_context.ide.util")
+local slices = require("claude_context.ide.slices")
 local cfg = require("claude_context.ide.diff.config")
 
 ---The proposal's hunks against the file on disk: `{a_start, a_count, b_start, b_count}` (1-based,
@@ -76,7 +76,7 @@ function M.render(v, hunks)
     end
   end
   local i = 1
-  util.sliced(cfg.slice_ms, function()
+  slices.sliced(cfg.slice_ms, function()
     if i > #hunks then
       return false
     end

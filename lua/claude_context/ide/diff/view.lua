@@ -25,6 +25,7 @@ end
 ---@field contents string? the proposal as sent (nil when the bridge keeps it)
 ---@field is_new boolean the file does not exist yet
 ---@field dirty boolean the person's buffer of the file had unsaved changes
+---@field own_buf integer? the person's buffer of the file, when openDiff arrived
 ---@field respond fun(result: table?, err: string?)? nil once answered or cancelled
 ---@field tab integer?
 ---@field prev_tab integer?
@@ -159,7 +160,7 @@ end
 ---@param v claude_context.DiffView
 ---@return string?
 local function filetype_of(v)
-  local own = util.find_buf(v.old_path)
+  local own = v.own_buf and vim.api.nvim_buf_is_valid(v.own_buf) and v.own_buf or nil
   if own and vim.bo[own].filetype ~= "" then
     return vim.bo[own].filetype
   end
@@ -167,9 +168,9 @@ local function filetype_of(v)
 end
 
 ---Gives the filled buffers their roles: the file side read-only, the proposal a buffer `:w`
----writes through us, both with the file's filetype.
+---writes through us, both with the file's filetype. Done before `show`, in a turn of its own.
 ---@param v claude_context.DiffView
-local function set_up_buffers(v)
+function M.set_up_buffers(v)
   local ft = filetype_of(v)
   for _, b in ipairs({ v.orig_buf, v.prop_buf }) do
     if ft then
@@ -359,10 +360,10 @@ local function step_aside(v, busy, rel)
   )
 end
 
----Sets up the view's tab, windows and autocommands (its buffers are filled).
+---Sets up the view's tab, windows and autocommands (its buffers are filled and set up:
+---`set_up_buffers`).
 ---@param v claude_context.DiffView
 function M.show(v)
-  set_up_buffers(v)
   v.prev_tab = vim.api.nvim_get_current_tabpage()
   v.prev_win = vim.api.nvim_get_current_win()
   local o = cfg.options()

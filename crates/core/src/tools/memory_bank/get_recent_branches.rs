@@ -113,8 +113,7 @@ fn run(ctx: Ctx, args: Value) -> crate::tools::ToolFuture {
     crate::tools::blocking(move || {
         let bank = memory_bank(&ctx)?;
         let branches: Vec<RecentBranch> = bank
-            .recent_branches(args.limit)
-            .map_err(ToolError::Failed)?
+            .recent_branches(args.limit)?
             .into_iter()
             .map(|info| {
                 let summary = bank

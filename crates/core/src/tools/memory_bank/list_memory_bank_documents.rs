@@ -3,7 +3,7 @@
 
 use crate::memory_bank::{ListedDocument, SearchScope};
 use crate::tools::search_documents_by_tags::ScopeArg;
-use crate::tools::{memory_bank, parse_args, schema_of, Ctx, ToolDef, ToolError, ToolOutput};
+use crate::tools::{memory_bank, parse_args, schema_of, Ctx, ToolDef, ToolOutput};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -50,9 +50,7 @@ fn run(ctx: Ctx, args: Value) -> crate::tools::ToolFuture {
     crate::tools::blocking(move || {
         let bank = memory_bank(&ctx)?;
         let scope = SearchScope::from(args.scope);
-        let documents = bank
-            .list(scope, args.branch.as_deref())
-            .map_err(ToolError::Failed)?;
+        let documents = bank.list(scope, args.branch.as_deref())?;
         ToolOutput::of(&Listing {
             root: bank.root.to_string_lossy().into_owned(),
             root_source: bank.source.to_string(),

@@ -41,7 +41,7 @@ pub(crate) fn section(
     language: &str,
     key: &str,
 ) -> Result<Value, ToolError> {
-    let lang = Language::parse(language).map_err(ToolError::Failed)?;
+    let lang = Language::parse(language)?;
     let (v, notes) = crate::tools::read_context::core_section(bank, scope, lang)?;
     let mut m = Map::new();
     m.insert(key.into(), v);

@@ -3,7 +3,7 @@
 //! does not depend on how many other documents the bank holds.
 
 use crate::memory_bank::document::Document;
-use crate::memory_bank::{notes_for, Bank, Language, Scope};
+use crate::memory_bank::{notes_for, Bank, BankError, Language, Scope};
 use crate::tools::{memory_bank, parse_args, schema_of, yes, Ctx, ToolDef, ToolError, ToolOutput};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -102,8 +102,44 @@ fn run(ctx: Ctx, args: Value) -> crate::tools::ToolFuture {
             m.insert("branch".into(), Value::String(b));
             m.insert("branchSource".into(), Value::String("git HEAD".into()));
         }
-        Ok(ToolOutput::json(v))
+        let text = json_text_reused(&v);
+        let mut out = ToolOutput::json(v);
+        out.text = Some(text);
+        Ok(out)
     })
+}
+
+/// The answer's text (the JSON of `v`), reused from the last answer when `v` is the same, in
+/// the same order: a model reads the same context again and again, and writing the text of
+/// all the core files costs more than comparing them.
+fn json_text_reused(v: &Value) -> String {
+    static LAST: std::sync::Mutex<Option<(Value, String)>> = std::sync::Mutex::new(None);
+    let mut last = LAST.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((lv, text)) = last.as_ref() {
+        if same_in_order(lv, v) {
+            return text.clone();
+        }
+    }
+    let text = crate::jsonrpc::json_text(v);
+    *last = Some((v.clone(), text.clone()));
+    text
+}
+
+/// Equal values whose objects also list their keys in the same order (`==` on objects ignores
+/// the order, the text does not).
+fn same_in_order(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len()
+                && x.iter()
+                    .zip(y.iter())
+                    .all(|((ka, va), (kb, vb))| ka == kb && same_in_order(va, vb))
+        }
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(p, q)| same_in_order(p, q))
+        }
+        _ => a == b,
+    }
 }
 
 /// The branch checked out in the git repository holding `dir` (read from `HEAD`, no process
@@ -116,7 +152,7 @@ pub fn git_branch(dir: &std::path::Path) -> Option<String> {
 /// The merged context (doc/protocol.md, read_context), plus `notes` when a bank or core files
 /// are missing.
 pub fn context(bank: &Bank, a: &Args) -> Result<Value, ToolError> {
-    let lang = Language::parse(&a.language).map_err(ToolError::Failed)?;
+    let lang = Language::parse(&a.language)?;
     let branch = match (a.include_branch_memory, a.branch.as_deref()) {
         (true, None) => {
             return Err(ToolError::Failed(
@@ -132,16 +168,31 @@ pub fn context(bank: &Bank, a: &Args) -> Result<Value, ToolError> {
     };
     let mut out = Map::new();
     let mut notes = Vec::new();
+    // The bank root opened once for the three parts; when it cannot be, each part is read on
+    // its own and its error says which part failed.
+    let opened = bank.opened().ok();
     if a.include_rules {
-        out.insert("rules".into(), rules_section(bank, lang)?);
+        let rules = match &opened {
+            Some(o) => o.rules(lang),
+            None => bank.rules(lang),
+        };
+        out.insert("rules".into(), rules_value(rules)?);
     }
+    let core = |scope| {
+        let core = match &opened {
+            Some(o) => o.core_files(scope),
+            None => bank.core_files(scope),
+        }?;
+        let notes = notes_for(&core, scope, lang);
+        Ok::<_, ToolError>((Value::Object(core.docs), notes))
+    };
     if let Some(b) = branch {
-        let (v, n) = core_section(bank, Scope::Branch(b), lang)?;
+        let (v, n) = core(Scope::Branch(b))?;
         out.insert("branchMemory".into(), v);
         notes.extend(n);
     }
     if a.include_global_memory {
-        let (v, n) = core_section(bank, Scope::Global, lang)?;
+        let (v, n) = core(Scope::Global)?;
         out.insert("globalMemory".into(), v);
         notes.extend(n);
     }
@@ -156,9 +207,11 @@ pub fn context(bank: &Bank, a: &Args) -> Result<Value, ToolError> {
 
 /// `{"content": …}` with the project's rules override or ours.
 pub fn rules_section(bank: &Bank, lang: Language) -> Result<Value, ToolError> {
-    let content = bank
-        .rules(lang)
-        .map_err(|e| ToolError::Failed(format!("cannot read the rules: {e}")))?;
+    rules_value(bank.rules(lang))
+}
+
+fn rules_value(rules: Result<String, BankError>) -> Result<Value, ToolError> {
+    let content = rules.map_err(|e| ToolError::Failed(format!("cannot read the rules: {e}")))?;
     let mut m = Map::new();
     m.insert("content".into(), Value::String(content));
     Ok(Value::Object(m))
@@ -170,7 +223,7 @@ pub fn core_section(
     scope: Scope,
     lang: Language,
 ) -> Result<(Value, Vec<String>), ToolError> {
-    let core = bank.core_files(scope).map_err(ToolError::Failed)?;
+    let core = bank.core_files(scope)?;
     let notes = notes_for(&core, scope, lang);
     Ok((Value::Object(core.docs), notes))
 }

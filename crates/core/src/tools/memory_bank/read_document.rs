@@ -6,7 +6,7 @@
 use crate::memory_bank::document::Document;
 use crate::memory_bank::Scope;
 use crate::tools::write_document::{branch_for, DocScope};
-use crate::tools::{memory_bank, parse_args, schema_of, Ctx, ToolDef, ToolError, ToolOutput};
+use crate::tools::{memory_bank, parse_args, schema_of, Ctx, ToolDef, ToolOutput};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -61,7 +61,7 @@ fn run(ctx: Ctx, args: Value) -> crate::tools::ToolFuture {
             None => Scope::Global,
         };
         let bank = memory_bank(&ctx)?;
-        let doc = bank.read(scope, &a.path).map_err(ToolError::Failed)?;
+        let doc = bank.read(scope, &a.path)?;
         let text = doc.content.clone();
         let mut out = ToolOutput::of(&Read {
             success: true,

@@ -2,7 +2,7 @@
 //! `<bank root>/rules-<language>.md`, else the rules shipped with the plugin.
 
 use crate::memory_bank::Language;
-use crate::tools::{memory_bank, parse_args, schema_of, Ctx, ToolDef, ToolError, ToolOutput};
+use crate::tools::{memory_bank, parse_args, schema_of, Ctx, ToolDef, ToolOutput};
 use serde_json::{Map, Value};
 
 /// The tool's arguments (a language).
@@ -27,7 +27,7 @@ fn run(ctx: Ctx, args: Value) -> crate::tools::ToolFuture {
         Err(e) => return crate::tools::ready(Err(e)),
     };
     crate::tools::blocking(move || {
-        let lang = Language::parse(&args.language).map_err(ToolError::Failed)?;
+        let lang = Language::parse(&args.language)?;
         let bank = memory_bank(&ctx)?;
         let mut m = Map::new();
         let rules = crate::tools::read_context::rules_section(&bank, lang)?;

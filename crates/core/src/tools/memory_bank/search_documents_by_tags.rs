@@ -1,7 +1,7 @@
 //! `search_documents_by_tags {tags, match, scope, branch?}` — documents whose tags match.
 
 use crate::memory_bank::{SearchHit, SearchScope};
-use crate::tools::{memory_bank, parse_args, schema_of, Ctx, ToolDef, ToolError, ToolOutput};
+use crate::tools::{memory_bank, parse_args, schema_of, Ctx, ToolDef, ToolOutput};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -117,14 +117,12 @@ fn run(ctx: Ctx, args: Value) -> crate::tools::ToolFuture {
     crate::tools::blocking(move || {
         let bank = memory_bank(&ctx)?;
         let scope = SearchScope::from(args.scope);
-        let documents = bank
-            .search(
-                &args.tags,
-                args.match_ == Match::And,
-                scope,
-                args.branch.as_deref(),
-            )
-            .map_err(ToolError::Failed)?;
+        let documents = bank.search(
+            &args.tags,
+            args.match_ == Match::And,
+            scope,
+            args.branch.as_deref(),
+        )?;
         let results = documents
             .iter()
             .map(|h| {

@@ -425,7 +425,7 @@ pub fn perform(
     return_content: bool,
     language: &str,
 ) -> Result<Written, ToolError> {
-    let lang = Language::parse(language).map_err(ToolError::Failed)?;
+    let lang = Language::parse(language)?;
     let scope = match &branch {
         Some(b) => Scope::Branch(b),
         None => Scope::Global,
@@ -443,13 +443,11 @@ pub fn perform(
             serde_json::to_string_pretty(&v).map_err(|e| ToolError::Failed(e.to_string()))?
         }
         (None, Some(p)) => {
-            let old = bank.read(scope, path).map_err(ToolError::Failed)?;
+            let old = bank.read(scope, path)?;
             patches_applied = p.len();
             apply_patches(path, &old.content, p).map_err(ToolError::Failed)?
         }
-        (None, None) if edit.tags.is_some() => {
-            bank.read(scope, path).map_err(ToolError::Failed)?.content
-        }
+        (None, None) if edit.tags.is_some() => bank.read(scope, path)?.content,
         (None, None) => {
             return Err(ToolError::InvalidParams(
                 "give `content`, `patches` or `tags`".into(),
@@ -459,9 +457,7 @@ pub fn perform(
     if let Some(tags) = &edit.tags {
         content = with_tags(path, &content, tags).map_err(ToolError::Failed)?;
     }
-    let outcome = bank
-        .write(scope, path, &content, lang)
-        .map_err(ToolError::Failed)?;
+    let outcome = bank.write(scope, path, &content, lang)?;
     Ok(Written {
         success: true,
         scope: if branch.is_some() { "branch" } else { "global" },

@@ -1,0 +1,140 @@
+#!/usr/bin/env python3
+"""openDiff on a loaded editor, seen from inside the editor: the longest main-thread turns and
+what ran in them, with CPU time beside wall time (a loaded machine preempts the editor; the CPU
+time is the editor's own work).
+
+The editor is loaded as bench/nowait.py's scenarios load it (300 buffers with 60·S diagnostics
+each, 1,500·S buffers in all), then openDiff of bench/nowait.py's proposal (100,000·S lines) is
+sent while bench/nowait.py's sampler runs. Inside the editor, a libuv check/prepare pair times
+every event-loop turn (from the end of a poll to the start of the next one: the editor's own
+work between two looks at its input), and the diff view's steps are wrapped to record wall and
+CPU time (getrusage) per call: each fill slice's piece, view.set_up_buffers and view.show, the
+buffer lookups, filetype detection, the snapshot's autocommands.
+
+    .deps/venv/bin/python bench/diff_turns.py [--scale 1]
+
+Prints the sampler's figures (as bench/nowait.py's opendiff row), the longest turns, the longest
+calls and the totals per step. A benchmark, not a test.
+"""
+import argparse
+import json
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import nowait as nw  # noqa: E402
+
+INSTR = r"""
+local uv = vim.uv
+_G.PROF = { iters = {}, marks = {} }
+local P = _G.PROF
+local last_check
+local prep = uv.new_prepare()
+local chk = uv.new_check()
+chk:start(function() last_check = uv.hrtime() end)
+prep:start(function()
+  if last_check then
+    local d = (uv.hrtime() - last_check) / 1e6
+    if d > 4 and P.on then P.iters[#P.iters + 1] = { t = last_check / 1e6, d = d } end
+  end
+end)
+local function cpu()
+  local r = uv.getrusage()
+  return (r.utime.sec + r.stime.sec) * 1e3 + (r.utime.usec + r.stime.usec) / 1e3
+end
+P.cpu = cpu
+function P.mark(name, t0, c0)
+  if P.on then P.marks[#P.marks + 1] = { n = name, t = t0 / 1e6, d = (uv.hrtime() - t0) / 1e6, c = c0 and (cpu() - c0) or -1 } end
+end
+local function wrap(mod, fname, label)
+  local m = mod == "vim.api" and vim.api or require(mod)
+  local f = m[fname]
+  m[fname] = function(...)
+    local t0, c0 = uv.hrtime(), cpu()
+    local r = { f(...) }
+    P.mark(label, t0, c0)
+    return unpack(r)
+  end
+end
+-- each slice step of sliced()
+local slices = require("claude_context.ide.slices")
+local sliced = slices.sliced
+slices.sliced = function(ms, piece, alive)
+  local info = debug.getinfo(2, "S").short_src
+  return sliced(ms, function()
+    local t0, c0 = uv.hrtime(), cpu()
+    local r = piece()
+    P.mark("piece " .. info:match("[^/]*$"), t0, c0)
+    return r
+  end, alive)
+end
+wrap("claude_context.ide.diff.view", "show", "view.show")
+if require("claude_context.ide.diff.view").set_up_buffers then wrap("claude_context.ide.diff.view", "set_up_buffers", "view.set_up_buffers") end
+wrap("claude_context.ide.diff", "open", "diff.open")
+wrap("claude_context.ide.diff.fill", "build", "fill.build")
+wrap("claude_context.windows", "unused_buffer_name", "windows.unused_buffer_name")
+wrap("claude_context.ide.util", "find_buf", "util.find_buf")
+wrap("claude_context.ide.diff.inline", "render", "inline.render")
+wrap("vim.filetype", "match", "filetype.match")
+for _, k in ipairs({"nvim_create_buf", "nvim_buf_set_name", "nvim_win_set_buf", "nvim_buf_delete", "nvim_exec_autocmds", "nvim_set_current_tabpage", "nvim_set_current_win"}) do wrap("vim.api", k, "api." .. k) end
+local cmd = vim.cmd
+vim.cmd = setmetatable({}, { __call = function(_, c) local t0, c0 = uv.hrtime(), cpu(); local r = cmd(c); P.mark("cmd " .. tostring(c):sub(1, 20), t0, c0); return r end, __index = cmd })
+local snap = require("claude_context.ide.snapshot")
+for _, k in ipairs({ "note_buf", "note_active", "gone", "note_diffs" }) do
+  if snap[k] then wrap("claude_context.ide.snapshot", k, "snapshot." .. k) end
+end
+"""
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--scale", type=float, default=1.0)
+    a = ap.parse_args()
+    scale = a.scale
+    tmp = Path(tempfile.mkdtemp(prefix="cc-bench-turns-"))
+    s = nw.Side("cc", "require('claude_context').setup({})", None, tmp)
+    try:
+        d = s.project / "diag"
+        d.mkdir()
+        s.nvim.exec_lua(nw.FILL_BUFFERS, str(d), 300, max(1, int(60 * scale)))
+        e = s.project / "editors"
+        e.mkdir()
+        s.nvim.exec_lua(nw.FILL_BUFFERS, str(e), max(0, int(1500 * scale) - 300), 0)
+        s.nvim.exec_lua(INSTR)
+        sampler = nw.Sampler(s.sock)
+        nw.settle(sampler)
+        s.nvim.exec_lua("_G.PROF.on = true")
+        out = nw.opendiff(s, sampler, scale, 120)
+        s.nvim.exec_lua("_G.PROF.on = false")
+        sampler.close()
+        P = s.nvim.exec_lua("return { iters = _G.PROF.iters, marks = _G.PROF.marks }")
+        print(json.dumps({k: v for k, v in out.items() if k in ("lines", "on_screen_ms", "blocked_ms_max")}))
+        opened = [m for m in P["marks"] if m["n"] == "diff.open"]
+        shown = [m for m in P["marks"] if m["n"] == "view.show"]
+        if opened and shown and out.get("on_screen_ms"):
+            span = shown[-1]["t"] + shown[-1]["d"] - opened[0]["t"]
+            print(f"openDiff in the editor (arrival to the view shown): {span:.1f} ms of "
+                  f"{out['on_screen_ms']:.1f} ms on screen (the rest: the request's way in and the bridge's preparation)")
+        iters = sorted(P["iters"], key=lambda i: -i["d"])
+        print("longest event-loop turns (ms, over 4 ms):", [round(i["d"], 1) for i in iters[:12]])
+        print("longest calls:")
+        for m in sorted(P["marks"], key=lambda m: -m["c"])[:12]:
+            print(f"  {m['n']}: {m['d']:.2f} ms wall, {m['c']:.2f} ms CPU")
+        print("per step: calls, wall, CPU, longest CPU (ms)")
+        tot = {}
+        for m in P["marks"]:
+            t = tot.setdefault(m["n"], [0, 0.0, 0.0, 0.0])
+            t[0] += 1
+            t[1] += m["d"]
+            t[2] += m["c"]
+            t[3] = max(t[3], m["c"])
+        for k, t in sorted(tot.items(), key=lambda kv: -kv[1][3]):
+            print(f"  {k}: {t[0]}, {t[1]:.1f}, {t[2]:.1f}, {t[3]:.2f}")
+    finally:
+        s.stop()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

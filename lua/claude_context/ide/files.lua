@@ -1,0 +1,149 @@
+---@mod claude_context.ide.files Files on disk for the IDE tools: which may be opened, and their lines
+---
+--- Only regular files: a FIFO, socket or device opened by Neovim blocks its main loop (a FIFO
+--- until a writer comes) or never ends (/dev/zero); a huge sparse file would be read into memory
+--- whole. The IDE handlers check with a stat, which does not open the file, first.
+
+local M = {}
+
+local uv = vim.uv or vim.loop
+
+---The largest file the IDE handlers open or read (`openFile`, the old file of `openDiff`): 64 MiB.
+M.MAX_FILE_BYTES = 64 * 1024 * 1024
+
+local KINDS = {
+  fifo = "a FIFO (named pipe)",
+  socket = "a socket",
+  char = "a character device",
+  block = "a block device",
+  directory = "a directory",
+}
+
+---Why `st` (an fs_stat result of `path`) may not be opened, or nil when it may: it must be a
+---regular file of at most `max` bytes.
+---@param path string
+---@param st table
+---@param max integer
+---@return string?
+local function refusal(path, st, max)
+  if st.type ~= "file" then
+    return ("%s is %s, not a regular file: refused"):format(path, KINDS[st.type] or st.type)
+  end
+  if st.size > max then
+    return ("%s is %d bytes, more than the %d bytes (%d MiB) the editor opens for Claude: refused"):format(
+      path,
+      st.size,
+      max,
+      math.floor(max / 1048576)
+    )
+  end
+  return nil
+end
+
+---Checks, without opening it (a stat: symlinks are followed, nothing blocks), that `path` is a
+---regular file of at most `max` bytes (default `MAX_FILE_BYTES`).
+---Returns the stat when it is; `nil, nil` when nothing is there; `nil, why` when refused.
+---@param path string absolute
+---@param max integer?
+---@return table? st, string? err
+function M.regular_file(path, max)
+  local st, err, code = uv.fs_stat(path)
+  if not st then
+    if code == "ENOENT" or code == "ENOTDIR" then
+      return nil, nil
+    end
+    return nil, ("cannot stat %s: %s"):format(path, tostring(err))
+  end
+  local why = refusal(path, st, max or M.MAX_FILE_BYTES)
+  if why then
+    return nil, why
+  end
+  return st, nil
+end
+
+---Lines of a file on disk, with how it ended: `lines, eol, crlf` (nil, err when unreadable, not a
+---regular file, or larger than `max` bytes, default `MAX_FILE_BYTES`). Opened non-blocking and
+---checked on the open descriptor, so a file swapped for a FIFO after a check cannot block.
+---@param path string
+---@param max integer?
+---@return string[]? lines, boolean|string eol_or_err, boolean? crlf
+function M.read_lines(path, max)
+  max = max or M.MAX_FILE_BYTES
+  local c = uv.constants or {}
+  local flags = bit.bor(c.O_RDONLY or 0, c.O_NONBLOCK or 0)
+  local fd, err = uv.fs_open(path, flags, 0)
+  if not fd then
+    return nil, tostring(err)
+  end
+  local st, serr = uv.fs_fstat(fd)
+  local why = st and refusal(path, st, max) or (not st and tostring(serr))
+  if why then
+    uv.fs_close(fd)
+    return nil, why
+  end
+  local parts, total = {}, 0
+  while true do
+    -- Never more than `max` in all, whatever the size said (the file may grow meanwhile).
+    local chunk, rerr = uv.fs_read(fd, math.min(1048576, max + 1 - total), total)
+    if not chunk then
+      uv.fs_close(fd)
+      return nil, tostring(rerr)
+    end
+    if chunk == "" then
+      break
+    end
+    parts[#parts + 1] = chunk
+    total = total + #chunk
+    if total > max then
+      uv.fs_close(fd)
+      return nil, refusal(path, { type = "file", size = total }, max)
+    end
+  end
+  uv.fs_close(fd)
+  return M.split(table.concat(parts))
+end
+
+---Splits text into buffer lines: `lines, eol, crlf` (eol: the text ended with a newline; crlf:
+---every line ended with CR LF, which is stripped).
+---@param text string
+---@return string[] lines, boolean eol, boolean crlf
+function M.split(text)
+  local lines = vim.split(text, "\n", { plain = true })
+  local eol = false
+  if #lines > 1 and lines[#lines] == "" then
+    table.remove(lines)
+    eol = true
+  end
+  -- CR LF files: every line that has an ending ends with CR (the last line of a file without a
+  -- final newline keeps whatever it has).
+  local n = eol and #lines or #lines - 1
+  local crlf = n > 0
+  for i = 1, n do
+    if lines[i]:sub(-1) ~= "\r" then
+      crlf = false
+      break
+    end
+  end
+  if crlf then
+    for i = 1, n do
+      lines[i] = lines[i]:sub(1, -2)
+    end
+  end
+  return lines, eol, crlf
+end
+
+---Joins buffer lines back into text (the inverse of `split`).
+---@param lines string[]
+---@param eol boolean
+---@param crlf boolean
+---@return string
+function M.join(lines, eol, crlf)
+  local nl = crlf and "\r\n" or "\n"
+  local text = table.concat(lines, nl)
+  if eol then
+    text = text .. nl
+  end
+  return text
+end
+
+return M
