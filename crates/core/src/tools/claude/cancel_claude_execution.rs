@@ -2,7 +2,7 @@
 //! killed) and every run waiting for its turn; each returns `success: false`. Used by
 //! `:ClaudeContext cancel`.
 
-use crate::claude::CancelResult;
+use crate::claude::results::CancelResult;
 use crate::tools::{parse_args, ready, schema_of, Ctx, NoArgs, ToolDef, ToolFuture, ToolOutput};
 use serde_json::Value;
 

@@ -1,6 +1,6 @@
 //! `clear_execution_history {}` — Clear the Claude CLI run history (the current session is kept). Returns {success, message, cleared_count}.
 
-use crate::claude::ClearResult;
+use crate::claude::results::ClearResult;
 use crate::tools::{parse_args, schema_of, Ctx, NoArgs, ToolDef, ToolFuture, ToolOutput};
 use serde_json::Value;
 

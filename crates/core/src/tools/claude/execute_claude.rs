@@ -3,7 +3,9 @@
 //! session server's object: `success`, `prompt`, `response` (the CLI's `result`),
 //! `execution_time`, `timestamp`, `error` (doc/protocol.md, Answers).
 
-use crate::claude::{ExecRequest, ExecResult, RunOptions, DEFAULT_TIMEOUT_SECS, MAX_TIMEOUT_SECS};
+use crate::claude::args::{RunOptions, DEFAULT_TIMEOUT_SECS, MAX_TIMEOUT_SECS};
+use crate::claude::manager::ExecRequest;
+use crate::claude::results::ExecResult;
 use crate::tools::{parse_args, schema_of, Ctx, ToolDef, ToolError, ToolFuture, ToolOutput};
 use schemars::JsonSchema;
 use serde::Deserialize;

@@ -2,7 +2,9 @@
 //! `execute_claude`, with a file (relative to the project root, confined to it, size-limited)
 //! sent to the CLI on stdin before the prompt. The result adds `context_file`.
 
-use crate::claude::{ExecRequest, ExecResult, RunOptions};
+use crate::claude::args::RunOptions;
+use crate::claude::manager::ExecRequest;
+use crate::claude::results::ExecResult;
 use crate::tools::execute_claude::validate;
 use crate::tools::{parse_args, schema_of, Ctx, ToolDef, ToolError, ToolFuture, ToolOutput};
 use schemars::JsonSchema;
@@ -10,7 +12,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 fn default_timeout() -> f64 {
-    crate::claude::DEFAULT_TIMEOUT_SECS as f64
+    crate::claude::args::DEFAULT_TIMEOUT_SECS as f64
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]

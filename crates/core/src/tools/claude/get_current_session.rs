@@ -1,6 +1,6 @@
 //! `get_current_session {}` — Get the Claude session the next run resumes. Returns {success, session_id, has_session}.
 
-use crate::claude::SessionResult;
+use crate::claude::results::SessionResult;
 use crate::tools::{parse_args, schema_of, Ctx, NoArgs, ToolDef, ToolFuture, ToolOutput};
 use serde_json::Value;
 

@@ -1,6 +1,6 @@
 //! `get_execution_stats {}` — Get Claude CLI run statistics: runs, successes, failures, total cost (USD), input/output tokens and mean duration, from the CLI's JSON. Returns {success, runs, successes, failures, total_cost_usd, input_tokens, output_tokens, mean_duration_ms, ...}.
 
-use crate::claude::StatsResult;
+use crate::claude::results::StatsResult;
 use crate::tools::{parse_args, schema_of, Ctx, NoArgs, ToolDef, ToolFuture, ToolOutput};
 use serde_json::Value;
 

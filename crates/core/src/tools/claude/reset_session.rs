@@ -1,6 +1,6 @@
 //! `reset_session {}` — Forget the current Claude session: the next run starts a new conversation. Returns {success, message, old_session_id}.
 
-use crate::claude::ResetResult;
+use crate::claude::results::ResetResult;
 use crate::tools::{parse_args, schema_of, Ctx, NoArgs, ToolDef, ToolFuture, ToolOutput};
 use serde_json::Value;
 
