@@ -19,13 +19,13 @@ pub const SERVER_NAME: &str = "claude-context";
 pub const TOOL_TIMEOUT_MS: u64 = (2 * crate::claude::args::MAX_TIMEOUT_SECS + 60) * 1000;
 
 /// `{"mcpServers": {"<name>": {"type": "ws", "url": "ws://127.0.0.1:<port>/mcp", "headers": {...},
-/// "timeout": TOOL_TIMEOUT_MS}}}` (the MCP-server door: see [`crate::mcp::Surface`]).
+/// "timeout": TOOL_TIMEOUT_MS}}}` (the MCP-server door: see [`crate::mcp::catalog::Surface`]).
 pub fn render(name: &str, port: u16, token: &str) -> Value {
     json!({
         "mcpServers": {
             name: {
                 "type": "ws",
-                "url": format!("ws://127.0.0.1:{port}{}", crate::mcp::MCP_PATH),
+                "url": format!("ws://127.0.0.1:{port}{}", crate::mcp::catalog::MCP_PATH),
                 "headers": { crate::server::AUTH_HEADER: token },
                 "timeout": TOOL_TIMEOUT_MS,
             }

@@ -219,7 +219,9 @@ async fn serve(shared: Arc<Shared>, stream: TcpStream, addr: SocketAddr) {
     #[allow(clippy::result_large_err)]
     let cb = move |req: &Request, resp: Response| {
         let r = check_handshake(&token, req, resp);
-        if r.is_ok() && mcp::Surface::of_path(req.uri().path()) == mcp::Surface::Mcp {
+        if r.is_ok()
+            && mcp::catalog::Surface::of_path(req.uri().path()) == mcp::catalog::Surface::Mcp
+        {
             door.store(true, std::sync::atomic::Ordering::Relaxed);
         }
         if r.is_ok() && crate::hook::is_hook_path(req.uri().path()) {
@@ -257,9 +259,9 @@ async fn serve(shared: Arc<Shared>, stream: TcpStream, addr: SocketAddr) {
         max_in_bytes: shared.config.max_inflight_bytes_per_client,
     });
     let surface = if mcp_door.load(std::sync::atomic::Ordering::Relaxed) {
-        mcp::Surface::Mcp
+        mcp::catalog::Surface::Mcp
     } else {
-        mcp::Surface::Ide
+        mcp::catalog::Surface::Ide
     };
     let id = shared.register(addr, surface, tx.clone(), flow.clone());
     tracing::info!(%addr, id, ?surface, "client connected");

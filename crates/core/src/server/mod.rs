@@ -15,6 +15,7 @@ pub use conn::{check_handshake, ws_config, AUTH_HEADER, OUT_BYTES};
 use crate::config::Config;
 use crate::editor::{EditorRpc, EditorState};
 use crate::lockfile::{LockContent, LockFile};
+use crate::mcp::catalog::Surface;
 use crate::mcp::{Peer, Service};
 use crate::state::client::Outgoing;
 use crate::state::State;
@@ -48,7 +49,7 @@ pub struct Shared {
 struct Client {
     peer: Peer,
     addr: SocketAddr,
-    surface: crate::mcp::Surface,
+    surface: Surface,
     tx: mpsc::Sender<Outgoing>,
     flow: Arc<conn::Flow>,
     since: Instant,
@@ -60,7 +61,7 @@ pub struct ClientStatus {
     pub id: u64,
     pub addr: String,
     /// `"ide"` (the lock file's URL) or `"mcp"` (`/mcp`: `--mcp-config`, `claude-context-mcp`).
-    pub surface: crate::mcp::Surface,
+    pub surface: Surface,
     pub name: Option<String>,
     pub version: Option<String>,
     pub protocol_version: Option<String>,
@@ -174,7 +175,7 @@ impl Shared {
         clients
             .values()
             // Editor notifications never go to the model's door (/mcp), as in broadcast().
-            .filter(|c| c.surface == crate::mcp::Surface::Ide)
+            .filter(|c| c.surface == Surface::Ide)
             .filter(|c| !ide_only || c.peer.ide_connected)
             .filter(|c| c.tx.try_send(Outgoing::unbudgeted(msg.clone())).is_ok())
             .count()
@@ -222,7 +223,7 @@ impl Shared {
     fn register(
         &self,
         addr: SocketAddr,
-        surface: crate::mcp::Surface,
+        surface: Surface,
         tx: mpsc::Sender<Outgoing>,
         flow: Arc<conn::Flow>,
     ) -> u64 {

@@ -116,76 +116,98 @@ pub struct ToolDef {
     pub run: fn(Ctx, Value) -> ToolFuture,
 }
 
-/// The IDE plumbing: tools Claude Code itself calls over its IDE connection to run the diff
-/// flow. Clients of the MCP-server door (`/mcp`: `--mcp-config`, `claude-context-mcp`) neither
-/// see nor call them — a model opening diff tabs of its own would compete with the CLI's.
-pub const IDE_ONLY: &[&str] = &["openDiff", "close_tab", "closeAllDiffTabs"];
+/// A tool as the catalog holds it: its definition and its door rule ([`door::DoorRule`]: what
+/// a client of `/mcp` may see and call of it). Reads as its [`ToolDef`].
+pub struct Entry {
+    pub def: ToolDef,
+    pub door: door::DoorRule,
+}
+
+impl std::ops::Deref for Entry {
+    type Target = ToolDef;
+
+    fn deref(&self) -> &ToolDef {
+        &self.def
+    }
+}
+
+impl ToolDef {
+    /// This tool's catalog entry with `door` as its door rule.
+    pub fn on_door(self, door: door::DoorRule) -> Entry {
+        Entry { def: self, door }
+    }
+
+    /// This tool's catalog entry, the same on both doors.
+    pub fn open(self) -> Entry {
+        self.on_door(door::DoorRule::Open)
+    }
+}
 
 /// Every tool the bridge serves, in `tools/list` order.
-pub fn registry() -> Vec<ToolDef> {
+pub fn registry() -> Vec<Entry> {
     #[allow(unused_mut)]
     let mut tools = vec![
-        get_workspace_folders::def(),
-        fs_get_project_info::def(),
-        fs_read_file::def(),
-        fs_list_directory::def(),
-        fs_write_file::def(),
-        fs_set_project_root::def(),
+        get_workspace_folders::def().open(),
+        fs_get_project_info::def().open(),
+        fs_read_file::def().open(),
+        fs_list_directory::def().open(),
+        fs_write_file::def().open(),
+        fs_set_project_root::def().open(),
         // Memory bank.
-        read_context::def(),
-        read_rules::def(),
-        read_branch_core_files::def(),
-        read_global_core_files::def(),
-        read_branch_memory_bank::def(),
-        write_branch_memory_bank::def(),
-        read_global_memory_bank::def(),
-        write_global_memory_bank::def(),
-        search_documents_by_tags::def(),
-        get_recent_branches::def(),
-        list_memory_bank_documents::def(),
+        read_context::def().open(),
+        read_rules::def().open(),
+        read_branch_core_files::def().open(),
+        read_global_core_files::def().open(),
+        read_branch_memory_bank::def().open(),
+        write_branch_memory_bank::def().open(),
+        read_global_memory_bank::def().open(),
+        write_global_memory_bank::def().open(),
+        search_documents_by_tags::def().open(),
+        get_recent_branches::def().open(),
+        list_memory_bank_documents::def().open(),
         // Memory bank documents by path.
-        read_document::def(),
-        write_document::def(),
+        read_document::def().open(),
+        write_document::def().open(),
         // WRAP decision status.
-        define_issue::def(),
-        get_current_status::def(),
-        register_options::def(),
-        make_tripwire::def(),
-        reset::def(),
+        define_issue::def().open(),
+        get_current_status::def().open(),
+        register_options::def().open(),
+        make_tripwire::def().open(),
+        reset::def().open(),
         // The Claude Code IDE tools (doc/protocol.md, IDE tools); each forwards to a Lua handler.
-        open_file::def(),
-        open_diff::def(),
-        get_current_selection::def(),
-        get_latest_selection::def(),
-        get_open_editors::def(),
-        get_diagnostics::def(),
-        check_document_dirty::def(),
-        save_document::def(),
-        close_tab::def(),
-        close_all_diff_tabs::def(),
-        execute_claude::def(),
-        execute_claude_with_context::def(),
-        get_execution_history::def(),
-        clear_execution_history::def(),
-        get_current_session::def(),
-        reset_session::def(),
-        set_current_session::def(),
-        test_claude_cli::def(),
-        get_execution_stats::def(),
-        cancel_claude_execution::def(),
+        open_file::def().on_door(open_file::DOOR),
+        open_diff::def().on_door(open_diff::DOOR),
+        get_current_selection::def().on_door(get_current_selection::DOOR),
+        get_latest_selection::def().on_door(get_latest_selection::DOOR),
+        get_open_editors::def().on_door(get_open_editors::DOOR),
+        get_diagnostics::def().on_door(get_diagnostics::DOOR),
+        check_document_dirty::def().on_door(check_document_dirty::DOOR),
+        save_document::def().on_door(save_document::DOOR),
+        close_tab::def().on_door(close_tab::DOOR),
+        close_all_diff_tabs::def().on_door(close_all_diff_tabs::DOOR),
+        execute_claude::def().open(),
+        execute_claude_with_context::def().open(),
+        get_execution_history::def().open(),
+        clear_execution_history::def().open(),
+        get_current_session::def().open(),
+        reset_session::def().open(),
+        set_current_session::def().open(),
+        test_claude_cli::def().open(),
+        get_execution_stats::def().open(),
+        cancel_claude_execution::def().open(),
         // The editor's code intelligence: its language servers and tree-sitter.
-        lsp_definition::def(),
-        lsp_references::def(),
-        lsp_implementations::def(),
-        lsp_type_definition::def(),
-        lsp_hover::def(),
-        lsp_symbols::def(),
-        lsp_calls::def(),
-        code_outline::def(),
-        lsp_diagnostics::def(),
+        lsp_definition::def().open(),
+        lsp_references::def().open(),
+        lsp_implementations::def().open(),
+        lsp_type_definition::def().open(),
+        lsp_hover::def().open(),
+        lsp_symbols::def().open(),
+        lsp_calls::def().open(),
+        code_outline::def().open(),
+        lsp_diagnostics::def().open(),
     ];
     #[cfg(feature = "test-tools")]
-    tools.push(test_panic::def());
+    tools.push(test_panic::def().open());
     tools
 }
 
