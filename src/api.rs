@@ -73,6 +73,12 @@ fn status_json() -> Option<String> {
     })
 }
 
+/// The one conversion of the core's errors (any of `claude_context_core::error`'s, or a
+/// message) to a Lua error: its text, as the person reads it.
+fn lua_error(e: impl std::fmt::Display) -> mlua::Error {
+    mlua::Error::runtime(e.to_string())
+}
+
 /// Guards a Lua-facing function: a panic becomes a Lua error and a log line, never a crash.
 fn guard<T>(what: &str, f: impl FnOnce() -> mlua::Result<T>) -> mlua::Result<T> {
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
@@ -155,14 +161,13 @@ fn start(_: &Lua, (config, state): (String, String)) -> mlua::Result<String> {
     if let Some(s) = status_json() {
         return Ok(s);
     }
-    let cfg = Config::from_json(&config).map_err(mlua::Error::runtime)?;
+    let cfg = Config::from_json(&config).map_err(lua_error)?;
     let st = parse_state(&state)?;
     let rpc = Arc::new(NvimEditor {
         main: main_thread()?,
         wait: std::time::Duration::from_millis(cfg.editor_wait_ms),
     });
-    let srv = Server::start(cfg, st, rpc)
-        .map_err(|e| mlua::Error::runtime(format!("claude-context: {e}")))?;
+    let srv = Server::start(cfg, st, rpc).map_err(|e| lua_error(format!("claude-context: {e}")))?;
     SERVER.with(|s| *s.borrow_mut() = Some(srv));
     Ok(status_json().unwrap_or_default())
 }

@@ -21,6 +21,7 @@
 //! pass through as given, and their own `--settings` or a bypass mode in `claude.args` /
 //! `permission_mode` leaves the confinement to them.
 
+use super::ClaudeError;
 use crate::config::ClaudeConfig;
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -64,24 +65,28 @@ pub struct RunOptions {
 
 impl RunOptions {
     /// Checks the values; the error says which option is wrong.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), ClaudeError> {
         if let Some(m) = &self.model {
             if m.trim().is_empty() || m.starts_with('-') || m.contains('\0') {
-                return Err(format!("options.model {m:?} is not a model name"));
+                return Err(ClaudeError::InvalidOption(format!(
+                    "options.model {m:?} is not a model name"
+                )));
             }
         }
         if self.max_turns == Some(0) {
-            return Err("options.max_turns must be at least 1".into());
+            return Err(ClaudeError::InvalidOption(
+                "options.max_turns must be at least 1".into(),
+            ));
         }
         if let Some(t) = &self.allowed_tools {
             if let Some(bad) = t
                 .iter()
                 .find(|t| t.trim().is_empty() || t.contains('\0') || t.contains(','))
             {
-                return Err(format!(
+                return Err(ClaudeError::InvalidOption(format!(
                     "options.allowed_tools has an invalid entry {bad:?} (one tool name or \
                      pattern per entry, no commas)"
-                ));
+                )));
             }
         }
         if self
@@ -89,7 +94,9 @@ impl RunOptions {
             .as_deref()
             .is_some_and(|p| p.contains('\0'))
         {
-            return Err("options.append_system_prompt contains a NUL byte".into());
+            return Err(ClaudeError::InvalidOption(
+                "options.append_system_prompt contains a NUL byte".into(),
+            ));
         }
         Ok(())
     }
@@ -148,7 +155,11 @@ pub const GLOB_PATTERN_HOOK: &str = "grep -Eq '\"pattern\"[[:space:]]*:[[:space:
 /// caller's `options.allowed_tools` when every entry of it is inside that set (the same entry, a
 /// pattern of a tool the person allowed by its bare name, or anything when the person allowed
 /// `"*"`). A caller can only narrow: anything else is an error naming the entry.
-pub fn narrow_tools(person: &[String], caller: Option<&[String]>) -> Result<Vec<String>, String> {
+/// The tools a run may use: the caller's narrowing of the person's set, or the refusal.
+pub fn narrow_tools(
+    person: &[String],
+    caller: Option<&[String]>,
+) -> Result<Vec<String>, ClaudeError> {
     let Some(caller) = caller else {
         return Ok(person.to_vec());
     };
@@ -157,7 +168,7 @@ pub fn narrow_tools(person: &[String], caller: Option<&[String]>) -> Result<Vec<
             .iter()
             .any(|p| p == "*" || p == t || (!p.contains('(') && p == crate::config::tool_base(t)));
         if !inside {
-            return Err(format!(
+            return Err(ClaudeError::ToolNotAllowed(format!(
                 "options.allowed_tools: {t:?} is not among the tools the person allows the \
                  sub-agent ({}); options.allowed_tools can only narrow that set (the person \
                  widens it with setup{{claude = {{allowed_tools = …}}}})",
@@ -166,7 +177,7 @@ pub fn narrow_tools(person: &[String], caller: Option<&[String]>) -> Result<Vec<
                 } else {
                     person.join(", ")
                 }
-            ));
+            )));
         }
     }
     Ok(caller.to_vec())
@@ -564,9 +575,13 @@ mod tests {
     #[test]
     fn caller_allowed_tools_cannot_widen_the_persons_set() {
         let person = s(&["Read", "Grep", "Glob"]);
-        let e = narrow_tools(&person, Some(&s(&["Read", "Bash"]))).unwrap_err();
+        let e = narrow_tools(&person, Some(&s(&["Read", "Bash"])))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("\"Bash\"") && e.contains("only narrow"), "{e}");
-        let e = narrow_tools(&person, Some(&s(&["*"]))).unwrap_err();
+        let e = narrow_tools(&person, Some(&s(&["*"])))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("\"*\""), "{e}");
         // A pattern of a tool allowed only as a narrower pattern is not inside it.
         let narrow_bash = s(&["Bash(git status)"]);

@@ -16,6 +16,7 @@ use super::results::{
     SessionResult, SetSessionResult, StatsResult,
 };
 use super::runner;
+use super::ClaudeError;
 use crate::config::ClaudeConfig;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -154,7 +155,7 @@ impl Manager {
     }
 
     /// The CLI: the cached path while it still exists, else a fresh discovery.
-    async fn cli(&self) -> Result<Found, String> {
+    async fn cli(&self) -> Result<Found, ClaudeError> {
         let cached = lock(&self.cli).clone();
         // One stat: cheap enough to do in place.
         if let Some(f) = cached.filter(|f| discovery::is_executable(&f.path)) {
@@ -164,8 +165,8 @@ impl Manager {
         let env = self.discovery_env();
         let found = tokio::task::spawn_blocking(move || discovery::discover(cmd.as_deref(), &env))
             .await
-            .map_err(|e| format!("Claude CLI discovery failed: {e}"))?
-            .map_err(|nf| nf.to_string())?;
+            .map_err(|e| ClaudeError::Cli(format!("Claude CLI discovery failed: {e}")))?
+            .map_err(|nf| ClaudeError::Cli(nf.to_string()))?;
         *lock(&self.cli) = Some(found.clone());
         Ok(found)
     }
@@ -217,7 +218,7 @@ impl Manager {
 
     /// The tools a run with these options may use, or why the options ask for more than the
     /// person allowed.
-    pub fn narrow_tools(&self, options: &RunOptions) -> Result<Vec<String>, String> {
+    pub fn narrow_tools(&self, options: &RunOptions) -> Result<Vec<String>, ClaudeError> {
         narrow_tools(&self.cfg.allowed_tools, options.allowed_tools.as_deref())
     }
 
@@ -259,13 +260,13 @@ impl Manager {
         };
         let stdin = tokio::select! {
             biased;
-            _ = cancelled() => Err(CANCELLED_BEFORE.to_string()),
+            _ = cancelled() => Err(ClaudeError::Stopped(CANCELLED_BEFORE.to_string())),
             r = tokio::time::timeout(req.timeout, prep) => r.unwrap_or_else(|_| {
-                Err(format!(
+                Err(ClaudeError::Stopped(format!(
                     "timed out after {} s (timeout) reading the context file '{}'",
                     fmt_secs(req.timeout),
                     req.file_path.as_deref().unwrap_or_default()
-                ))
+                )))
             }),
         };
         let prep_time = prep_start.elapsed();
@@ -290,7 +291,10 @@ impl Manager {
             (Some(_), Ok(stdin)) if *self.cancel_tx.borrow() <= seq => {
                 self.run_once(&req, stdin, &state, &cancelled).await
             }
-            _ => (Err(CANCELLED_BEFORE.to_string()), RunInfo::default()),
+            _ => (
+                Err(ClaudeError::Stopped(CANCELLED_BEFORE.to_string())),
+                RunInfo::default(),
+            ),
         };
         // Recorded before the turn passes on, so the next call resumes this run's session.
         let result = self.finish(&req, r, info, tool, timestamp, started, &state);
@@ -303,7 +307,7 @@ impl Manager {
     fn finish(
         &self,
         req: &ExecRequest,
-        r: Result<String, String>,
+        r: Result<String, ClaudeError>,
         info: RunInfo,
         tool: &str,
         timestamp: String,
@@ -313,7 +317,7 @@ impl Manager {
         let execution_time = started.elapsed().as_secs_f64();
         let (response, error) = match r {
             Ok(text) => (Some(text), None),
-            Err(e) => (None, Some(e)),
+            Err(e) => (None, Some(e.to_string())),
         };
         let result = ExecResult {
             success: error.is_none(),
@@ -376,7 +380,7 @@ impl Manager {
         stdin: String,
         state: &Arc<Mutex<State>>,
         cancelled: &impl Fn() -> F,
-    ) -> (Result<String, String>, RunInfo) {
+    ) -> (Result<String, ClaudeError>, RunInfo) {
         let mut info = RunInfo::default();
         // Discovery stats files on the blocking pool: cancellable like everything before the
         // process starts.
@@ -384,9 +388,11 @@ impl Manager {
             biased;
             _ = cancelled() => {
                 return (
-                    Err("cancelled before the Claude CLI started (cancel_claude_execution / \
+                    Err(ClaudeError::Stopped(
+                        "cancelled before the Claude CLI started (cancel_claude_execution / \
                          :ClaudeContext cancel)"
-                        .into()),
+                            .into(),
+                    )),
                     info,
                 )
             }
@@ -429,16 +435,21 @@ impl Manager {
             Err(runner::RunError::Spawn(e)) => {
                 self.forget_cli();
                 return (
-                    Err(format!(
+                    Err(ClaudeError::Cli(format!(
                         "cannot start the Claude CLI at {} (found via {}): {e}",
                         cli.path.display(),
                         cli.source
-                    )),
+                    ))),
                     info,
                 );
             }
             Err(runner::RunError::Wait(e)) => {
-                return (Err(format!("lost track of the Claude CLI: {e}")), info)
+                return (
+                    Err(ClaudeError::Cli(format!(
+                        "lost track of the Claude CLI: {e}"
+                    ))),
+                    info,
+                )
             }
             Err(runner::RunError::Timeout {
                 timeout, stderr, ..
@@ -452,15 +463,15 @@ impl Manager {
                 if !tail.is_empty() {
                     msg.push_str(&format!(". stderr: {tail}"));
                 }
-                return (Err(msg), info);
+                return (Err(ClaudeError::Stopped(msg)), info);
             }
             Err(runner::RunError::Cancelled { .. }) => {
                 return (
-                    Err(
+                    Err(ClaudeError::Stopped(
                         "cancelled (cancel_claude_execution / :ClaudeContext cancel); the \
                          Claude CLI's process group was killed"
                             .into(),
-                    ),
+                    )),
                     info,
                 )
             }
@@ -469,7 +480,7 @@ impl Manager {
         info.stale_session = done.stale_session();
         info.new_session = done.new_session;
         info.reply = done.reply;
-        let r = done.answer.map_err(|e| e.to_string());
+        let r = done.answer.map_err(ClaudeError::from);
         (r, info)
     }
 
@@ -480,7 +491,7 @@ impl Manager {
         &self,
         root: Option<PathBuf>,
         file_path: &str,
-    ) -> Result<(String, String), String> {
+    ) -> Result<(String, String), ClaudeError> {
         let limit = self.cfg.max_context_bytes;
         let fp = file_path.to_string();
         let reader = self.context_reader.clone();
@@ -489,7 +500,7 @@ impl Manager {
             None => read_context_file(root.as_deref(), &fp, limit),
         })
         .await
-        .map_err(|e| format!("cannot read the context file: {e}"))?
+        .map_err(|e| ClaudeError::ContextRead(e.to_string()))?
     }
 
     /// The project at `root`'s history (another project's is never seen).
@@ -565,12 +576,9 @@ impl Manager {
         &self,
         root: Option<&Path>,
         id: &str,
-    ) -> Result<SetSessionResult, String> {
+    ) -> Result<SetSessionResult, ClaudeError> {
         if !super::args::valid_session_id(id) {
-            return Err(format!(
-                "invalid session_id {id:?}: expected a Claude session id such as \
-                 123e4567-e89b-12d3-a456-426614174000 (letters, digits, '-', '_')"
-            ));
+            return Err(ClaudeError::InvalidSessionId(id.to_string()));
         }
         let pr = self.project(root).await;
         let old = {
@@ -621,7 +629,7 @@ impl Manager {
                     path: None,
                     source: None,
                     version: None,
-                    error: Some(e),
+                    error: Some(e.to_string()),
                 }
             }
         };

@@ -23,3 +23,36 @@ pub mod reply;
 pub mod results;
 pub mod runner;
 pub mod store;
+
+/// What a Claude-session call refuses, or why a run gave no answer. The text is what the
+/// caller sees (a tool error, or a run's `error` field).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ClaudeError {
+    /// A per-call option is malformed; the text names it.
+    #[error("{0}")]
+    InvalidOption(String),
+    /// The call asks for a tool outside the set the person allowed.
+    #[error("{0}")]
+    ToolNotAllowed(String),
+    /// A session id `--resume` would not accept.
+    #[error(
+        "invalid session_id {0:?}: expected a Claude session id such as \
+         123e4567-e89b-12d3-a456-426614174000 (letters, digits, '-', '_')"
+    )]
+    InvalidSessionId(String),
+    /// The context file cannot be used.
+    #[error(transparent)]
+    ContextFile(#[from] context::ContextFileError),
+    /// The context file's read was lost (its task ended without an answer).
+    #[error("cannot read the context file: {0}")]
+    ContextRead(String),
+    /// The CLI cannot be found or started.
+    #[error("{0}")]
+    Cli(String),
+    /// The run was cancelled or timed out before or while the CLI ran.
+    #[error("{0}")]
+    Stopped(String),
+    /// The CLI finished without an answer.
+    #[error(transparent)]
+    Failed(#[from] outcome::CliFailure),
+}

@@ -6,14 +6,12 @@
 pub mod catalog;
 pub mod inflight;
 
+use crate::jsonrpc::{json_text, payload_text, shorten, RpcError};
+use crate::state::client;
 use crate::state::State;
 use crate::tools::{ToolError, ToolOutput};
 use catalog::{Catalog, Surface};
 use futures_util::{FutureExt, StreamExt};
-// The JSON-RPC wire helpers and the client link live below the tools (which use them too);
-// their old paths under `mcp` still work.
-pub use crate::jsonrpc::{json_text, panic_message, payload_text, shorten, RpcError};
-pub use crate::state::client;
 pub use inflight::Inflight;
 use rmcp::model::{
     CallToolResult, ContentBlock as Content, ErrorCode, Implementation, InitializeResult,

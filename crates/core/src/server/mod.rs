@@ -264,8 +264,8 @@ impl Shared {
 
 #[derive(Debug, thiserror::Error)]
 pub enum StartError {
-    #[error("{0}")]
-    Config(String),
+    #[error(transparent)]
+    Config(#[from] crate::config::ConfigError),
     #[error("no free port in {min}..={max} on 127.0.0.1 (last error: {last})")]
     NoPort { min: u16, max: u16, last: String },
     #[error("cannot start the bridge runtime: {0}")]

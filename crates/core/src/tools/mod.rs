@@ -18,31 +18,6 @@ pub mod ide;
 pub mod memory_bank;
 pub mod workspace;
 
-// One tool, one file, grouped by family; the old flat paths (`tools::fs_write_file`) still work.
-pub use claude::{
-    cancel_claude_execution, clear_execution_history, execute_claude, execute_claude_with_context,
-    get_current_session, get_execution_history, get_execution_stats, reset_session, session_compat,
-    set_current_session, test_claude_cli,
-};
-pub use code::{
-    code_outline, lsp_calls, lsp_definition, lsp_diagnostics, lsp_hover, lsp_implementations,
-    lsp_references, lsp_symbols, lsp_type_definition,
-};
-pub use decision::{define_issue, get_current_status, make_tripwire, register_options, reset};
-pub use ide::{
-    check_document_dirty, close_all_diff_tabs, close_tab, get_current_selection, get_diagnostics,
-    get_latest_selection, get_open_editors, open_diff, open_file, save_document,
-};
-pub use memory_bank::{
-    get_recent_branches, list_memory_bank_documents, read_branch_core_files,
-    read_branch_memory_bank, read_context, read_document, read_global_core_files,
-    read_global_memory_bank, read_rules, search_documents_by_tags, write_branch_memory_bank,
-    write_document, write_global_memory_bank,
-};
-pub use workspace::{
-    fs_get_project_info, fs_list_directory, fs_read_file, fs_set_project_root, fs_write_file,
-    get_workspace_folders,
-};
 pub mod door;
 #[cfg(feature = "test-tools")]
 pub mod test_panic;
@@ -99,6 +74,18 @@ pub enum ToolError {
     Failed(String),
 }
 
+/// A module's error as a tool's: the caller's mistakes are invalid params (-32602), anything
+/// else the tool's failure (`isError: true`).
+impl From<crate::error::Error> for ToolError {
+    fn from(e: crate::error::Error) -> ToolError {
+        if e.is_callers() {
+            ToolError::InvalidParams(e.to_string())
+        } else {
+            ToolError::Failed(e.to_string())
+        }
+    }
+}
+
 impl From<NoProjectRoot> for ToolError {
     fn from(e: NoProjectRoot) -> ToolError {
         ToolError::Failed(e.to_string())
@@ -147,64 +134,64 @@ impl ToolDef {
 pub fn registry() -> Vec<Entry> {
     #[allow(unused_mut)]
     let mut tools = vec![
-        get_workspace_folders::def().open(),
-        fs_get_project_info::def().open(),
-        fs_read_file::def().open(),
-        fs_list_directory::def().open(),
-        fs_write_file::def().open(),
-        fs_set_project_root::def().open(),
+        workspace::get_workspace_folders::def().open(),
+        workspace::fs_get_project_info::def().open(),
+        workspace::fs_read_file::def().open(),
+        workspace::fs_list_directory::def().open(),
+        workspace::fs_write_file::def().open(),
+        workspace::fs_set_project_root::def().open(),
         // Memory bank.
-        read_context::def().open(),
-        read_rules::def().open(),
-        read_branch_core_files::def().open(),
-        read_global_core_files::def().open(),
-        read_branch_memory_bank::def().open(),
-        write_branch_memory_bank::def().open(),
-        read_global_memory_bank::def().open(),
-        write_global_memory_bank::def().open(),
-        search_documents_by_tags::def().open(),
-        get_recent_branches::def().open(),
-        list_memory_bank_documents::def().open(),
+        memory_bank::read_context::def().open(),
+        memory_bank::read_rules::def().open(),
+        memory_bank::read_branch_core_files::def().open(),
+        memory_bank::read_global_core_files::def().open(),
+        memory_bank::read_branch_memory_bank::def().open(),
+        memory_bank::write_branch_memory_bank::def().open(),
+        memory_bank::read_global_memory_bank::def().open(),
+        memory_bank::write_global_memory_bank::def().open(),
+        memory_bank::search_documents_by_tags::def().open(),
+        memory_bank::get_recent_branches::def().open(),
+        memory_bank::list_memory_bank_documents::def().open(),
         // Memory bank documents by path.
-        read_document::def().open(),
-        write_document::def().open(),
+        memory_bank::read_document::def().open(),
+        memory_bank::write_document::def().open(),
         // WRAP decision status.
-        define_issue::def().open(),
-        get_current_status::def().open(),
-        register_options::def().open(),
-        make_tripwire::def().open(),
-        reset::def().open(),
+        decision::define_issue::def().open(),
+        decision::get_current_status::def().open(),
+        decision::register_options::def().open(),
+        decision::make_tripwire::def().open(),
+        decision::reset::def().open(),
         // The Claude Code IDE tools (doc/protocol.md, IDE tools); each forwards to a Lua handler.
-        open_file::def().on_door(open_file::DOOR),
-        open_diff::def().on_door(open_diff::DOOR),
-        get_current_selection::def().on_door(get_current_selection::DOOR),
-        get_latest_selection::def().on_door(get_latest_selection::DOOR),
-        get_open_editors::def().on_door(get_open_editors::DOOR),
-        get_diagnostics::def().on_door(get_diagnostics::DOOR),
-        check_document_dirty::def().on_door(check_document_dirty::DOOR),
-        save_document::def().on_door(save_document::DOOR),
-        close_tab::def().on_door(close_tab::DOOR),
-        close_all_diff_tabs::def().on_door(close_all_diff_tabs::DOOR),
-        execute_claude::def().open(),
-        execute_claude_with_context::def().open(),
-        get_execution_history::def().open(),
-        clear_execution_history::def().open(),
-        get_current_session::def().open(),
-        reset_session::def().open(),
-        set_current_session::def().open(),
-        test_claude_cli::def().open(),
-        get_execution_stats::def().open(),
-        cancel_claude_execution::def().open(),
+        ide::open_file::def().on_door(ide::open_file::DOOR),
+        ide::open_diff::def().on_door(ide::open_diff::DOOR),
+        ide::get_current_selection::def().on_door(ide::get_current_selection::DOOR),
+        ide::get_latest_selection::def().on_door(ide::get_latest_selection::DOOR),
+        ide::get_open_editors::def().on_door(ide::get_open_editors::DOOR),
+        ide::get_diagnostics::def().on_door(ide::get_diagnostics::DOOR),
+        ide::check_document_dirty::def().on_door(ide::check_document_dirty::DOOR),
+        ide::save_document::def().on_door(ide::save_document::DOOR),
+        ide::close_tab::def().on_door(ide::close_tab::DOOR),
+        ide::close_all_diff_tabs::def().on_door(ide::close_all_diff_tabs::DOOR),
+        claude::execute_claude::def().open(),
+        claude::execute_claude_with_context::def().open(),
+        claude::get_execution_history::def().open(),
+        claude::clear_execution_history::def().open(),
+        claude::get_current_session::def().open(),
+        claude::reset_session::def().open(),
+        claude::set_current_session::def().open(),
+        claude::test_claude_cli::def().open(),
+        claude::get_execution_stats::def().open(),
+        claude::cancel_claude_execution::def().open(),
         // The editor's code intelligence: its language servers and tree-sitter.
-        lsp_definition::def().open(),
-        lsp_references::def().open(),
-        lsp_implementations::def().open(),
-        lsp_type_definition::def().open(),
-        lsp_hover::def().open(),
-        lsp_symbols::def().open(),
-        lsp_calls::def().open(),
-        code_outline::def().open(),
-        lsp_diagnostics::def().open(),
+        code::lsp_definition::def().open(),
+        code::lsp_references::def().open(),
+        code::lsp_implementations::def().open(),
+        code::lsp_type_definition::def().open(),
+        code::lsp_hover::def().open(),
+        code::lsp_symbols::def().open(),
+        code::lsp_calls::def().open(),
+        code::code_outline::def().open(),
+        code::lsp_diagnostics::def().open(),
     ];
     #[cfg(feature = "test-tools")]
     tools.push(test_panic::def().open());
@@ -361,7 +348,10 @@ pub fn memory_bank(ctx: &State) -> Result<crate::memory_bank::Bank, ToolError> {
 /// The decision store of the current project, under the plugin's state directory.
 pub fn decision_store(ctx: &State) -> Result<crate::decision::Store, ToolError> {
     let root = ctx.project_root_dir()?;
-    let state = ctx.config.state_dir().map_err(ToolError::Failed)?;
+    let state = ctx
+        .config
+        .state_dir()
+        .map_err(|e| ToolError::from(crate::error::Error::from(e)))?;
     Ok(crate::decision::Store::new(&state, &root))
 }
 

@@ -5,7 +5,7 @@
 use crate::claude::args::RunOptions;
 use crate::claude::manager::ExecRequest;
 use crate::claude::results::ExecResult;
-use crate::tools::execute_claude::validate;
+use crate::tools::claude::execute_claude::validate;
 use crate::tools::{parse_args, schema_of, Ctx, ToolDef, ToolError, ToolFuture, ToolOutput};
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -39,7 +39,9 @@ pub fn def() -> ToolDef {
                       current conversation like execute_claude. Returns {success, prompt, \
                       response, execution_time, timestamp, error, context_file}.",
         input_schema: schema_of::<Args>(),
-        output_schema: Some(schema_of::<crate::tools::session_compat::Named<ExecResult>>()),
+        output_schema: Some(schema_of::<
+            crate::tools::claude::session_compat::Named<ExecResult>,
+        >()),
         run,
     }
 }
@@ -70,7 +72,7 @@ fn run(ctx: Ctx, args: Value) -> ToolFuture {
             options,
             project_root: ctx.project().root,
         };
-        ToolOutput::of(&crate::tools::session_compat::Named::new(
+        ToolOutput::of(&crate::tools::claude::session_compat::Named::new(
             "execute_claude_with_context",
             ctx.claude.execute(req).await,
         ))
