@@ -481,34 +481,39 @@ fn clear_nonblock(file: &std::fs::File) {
     }
 }
 
-fn kind_of(ft: &std::fs::FileType) -> &'static str {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::FileTypeExt;
-        kind_name(
-            ft.is_fifo(),
-            ft.is_socket(),
-            ft.is_char_device() || ft.is_block_device(),
-            ft.is_dir(),
-        )
-    }
-    #[cfg(not(unix))]
-    kind_name(false, false, false, ft.is_dir())
+/// What messages need of a file's type, from `std::fs` and `cap_std::fs` alike.
+trait FileKind {
+    /// (FIFO, socket, device, directory).
+    fn kinds(&self) -> (bool, bool, bool, bool);
 }
 
-fn kind_of_cap(ft: &cap_std::fs::FileType) -> &'static str {
-    #[cfg(unix)]
-    {
-        use cap_std::fs::FileTypeExt;
-        kind_name(
-            ft.is_fifo(),
-            ft.is_socket(),
-            ft.is_char_device() || ft.is_block_device(),
-            ft.is_dir(),
-        )
-    }
-    #[cfg(not(unix))]
-    kind_name(false, false, false, ft.is_dir())
+/// Implements [`FileKind`] for a file type with the given `FileTypeExt`.
+macro_rules! file_kind {
+    ($ty:ty, $ext:path) => {
+        impl FileKind for $ty {
+            fn kinds(&self) -> (bool, bool, bool, bool) {
+                #[cfg(unix)]
+                {
+                    use $ext as _;
+                    (
+                        self.is_fifo(),
+                        self.is_socket(),
+                        self.is_char_device() || self.is_block_device(),
+                        self.is_dir(),
+                    )
+                }
+                #[cfg(not(unix))]
+                (false, false, false, self.is_dir())
+            }
+        }
+    };
+}
+file_kind!(std::fs::FileType, std::os::unix::fs::FileTypeExt);
+file_kind!(cap_std::fs::FileType, cap_std::fs::FileTypeExt);
+
+fn kind_of(ft: &impl FileKind) -> &'static str {
+    let (fifo, socket, device, dir) = ft.kinds();
+    kind_name(fifo, socket, device, dir)
 }
 
 /// How messages name what is not a regular file.

@@ -1,7 +1,7 @@
 //! The write side of [`CapDir`]: directories created and files written without following a
 //! symbolic link, atomically (a temp file renamed inside the same directory handle).
 
-use super::{kind_of_cap, split_parent, CapDir, CapError, Written};
+use super::{kind_of, split_parent, CapDir, CapError, Written};
 use cap_fs_ext::DirExt;
 use cap_std::fs::OpenOptions;
 use std::io::{ErrorKind, Write};
@@ -115,7 +115,7 @@ impl CapDir {
             if !ft.is_file() {
                 return Err(CapError::NotRegular {
                     path: self.display(rel),
-                    kind: kind_of_cap(&ft),
+                    kind: kind_of(&ft),
                 });
             }
         }
