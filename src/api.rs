@@ -9,7 +9,7 @@ use claude_context_core::config::Config;
 use claude_context_core::editor::EditorState;
 use claude_context_core::proposal::{Side, STORE};
 use claude_context_core::server::Server;
-use mlua::{Function, Lua, Table};
+use mlua::{FromLuaMulti, Function, IntoLuaMulti, Lua, Table};
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -73,6 +73,12 @@ fn status_json() -> Option<String> {
     })
 }
 
+/// The one conversion of the core's errors (any of `claude_context_core::error`'s, or a
+/// message) to a Lua error: its text, as the person reads it.
+fn lua_error(e: impl std::fmt::Display) -> mlua::Error {
+    mlua::Error::runtime(e.to_string())
+}
+
 /// Guards a Lua-facing function: a panic becomes a Lua error and a log line, never a crash.
 fn guard<T>(what: &str, f: impl FnOnce() -> mlua::Result<T>) -> mlua::Result<T> {
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
@@ -86,342 +92,54 @@ fn guard<T>(what: &str, f: impl FnOnce() -> mlua::Result<T>) -> mlua::Result<T> 
     }
 }
 
+/// Exports `f` as `name`, guarded ([`guard`]): a panic in it becomes a Lua error.
+fn export<A, R>(
+    lua: &Lua,
+    t: &Table,
+    name: &'static str,
+    f: fn(&Lua, A) -> mlua::Result<R>,
+) -> mlua::Result<()>
+where
+    A: FromLuaMulti + 'static,
+    R: IntoLuaMulti + 'static,
+{
+    t.set(
+        name,
+        lua.create_function(move |lua, args: A| guard(name, || f(lua, args)))?,
+    )
+}
+
+/// The API table: every exported name and the function behind it.
 pub fn create(lua: &Lua) -> mlua::Result<Table> {
     let t = lua.create_table()?;
     t.set("version", claude_context_core::VERSION)?;
-
-    t.set(
-        "start",
-        lua.create_function(|_, (config, state): (String, String)| {
-            guard("start", || {
-                if let Some(s) = status_json() {
-                    return Ok(s);
-                }
-                let cfg = Config::from_json(&config).map_err(mlua::Error::runtime)?;
-                let st = parse_state(&state)?;
-                let rpc = Arc::new(NvimEditor {
-                    main: main_thread()?,
-                    wait: std::time::Duration::from_millis(cfg.editor_wait_ms),
-                });
-                let srv = Server::start(cfg, st, rpc)
-                    .map_err(|e| mlua::Error::runtime(format!("claude-context: {e}")))?;
-                SERVER.with(|s| *s.borrow_mut() = Some(srv));
-                Ok(status_json().unwrap_or_default())
-            })
-        })?,
-    )?;
-
-    t.set(
-        "stop",
-        lua.create_function(|_, ()| {
-            guard("stop", || {
-                let srv = SERVER.with(|s| s.borrow_mut().take());
-                remove_mcp_configs();
-                let stopped = srv.map(Server::stop).is_some();
-                fail_pending_calls();
-                Ok(stopped)
-            })
-        })?,
-    )?;
-
-    t.set(
-        "status",
-        lua.create_function(|_, ()| guard("status", || Ok(status_json())))?,
-    )?;
-
-    // Claude Code sessions (from hooks): the turns, and "the person looked at a session".
-    t.set(
-        "turns",
-        lua.create_function(|_, session: Option<String>| {
-            guard("turns", || {
-                Ok(SERVER.with(|s| {
-                    s.borrow().as_ref().map(|srv| {
-                        let turns = srv.shared().sessions.turns(session.as_deref());
-                        serde_json::to_string(&turns).unwrap_or_default()
-                    })
-                }))
-            })
-        })?,
-    )?;
-
-    t.set(
-        "session_seen",
-        lua.create_function(|_, id: String| {
-            guard("session_seen", || {
-                Ok(SERVER.with(|s| {
-                    s.borrow().as_ref().and_then(|srv| {
-                        let now = claude_context_core::turns::now_ms();
-                        let change = srv.shared().sessions.seen(&id, now)?;
-                        serde_json::to_string(&change).ok()
-                    })
-                }))
-            })
-        })?,
-    )?;
-
-    t.set(
-        "update_state",
-        lua.create_function(|_, state: String| {
-            guard("update_state", || {
-                let st = parse_state(&state)?;
-                SERVER.with(|s| {
-                    if let Some(srv) = s.borrow().as_ref() {
-                        srv.update_editor_state(st);
-                    }
-                });
-                Ok(())
-            })
-        })?,
-    )?;
-
-    // snapshot(delta_json): queues a change of the editor snapshot the read-only IDE tools
-    // answer from (crates/core/src/editor.rs); parsed and applied on the bridge's threads.
-    t.set(
-        "snapshot",
-        lua.create_function(|_, delta: mlua::String| {
-            guard("snapshot", || {
-                SERVER.with(|s| {
-                    if let Some(srv) = s.borrow().as_ref() {
-                        srv.shared()
-                            .snapshot
-                            .push(String::from_utf8_lossy(&delta.as_bytes()).into_owned());
-                    }
-                });
-                Ok(())
-            })
-        })?,
-    )?;
-
-    // snapshot_selection(params_json): the latest selection for the snapshot, given as the JSON
-    // of its selection_changed params (wrapped here: no copy of a big text in Lua).
-    t.set(
-        "snapshot_selection",
-        lua.create_function(|_, params: mlua::String| {
-            guard("snapshot_selection", || {
-                let p = params.as_bytes();
-                if p.len() < 2 || p[0] != b'{' {
-                    return Ok(());
-                }
-                let mut delta = Vec::with_capacity(p.len() + 48);
-                delta.extend_from_slice(br#"{"k":"selection","sel":{"success":true,"#);
-                delta.extend_from_slice(&p[1..]);
-                delta.push(b'}');
-                let delta = String::from_utf8(delta).map_err(|_| {
-                    mlua::Error::runtime("claude-context: the selection is not UTF-8")
-                })?;
-                SERVER.with(|s| {
-                    if let Some(srv) = s.borrow().as_ref() {
-                        srv.shared().snapshot.push(delta);
-                    }
-                });
-                Ok(())
-            })
-        })?,
-    )?;
-
-    t.set(
-        "token",
-        lua.create_function(|_, ()| {
-            Ok(SERVER.with(|s| {
-                s.borrow()
-                    .as_ref()
-                    .map(|srv| srv.shared().token().to_string())
-            }))
-        })?,
-    )?;
-
-    // write_mcp_config(dir) -> path: the `--mcp-config` file for a `claude` started here
-    // (crates/core/src/mcp_config.rs), 0600 in the 0700 `dir`, removed when the bridge stops.
-    t.set(
-        "write_mcp_config",
-        lua.create_function(|_, dir: String| {
-            guard("write_mcp_config", || {
-                let (port, token) = SERVER
-                    .with(|s| {
-                        s.borrow()
-                            .as_ref()
-                            .map(|srv| (srv.port(), srv.shared().token().to_string()))
-                    })
-                    .ok_or_else(|| {
-                        mlua::Error::runtime(
-                            "claude-context: the bridge is not running (:ClaudeContext start)",
-                        )
-                    })?;
-                let path = claude_context_core::mcp_config::write(
-                    std::path::Path::new(&dir),
-                    claude_context_core::mcp_config::SERVER_NAME,
-                    port,
-                    &token,
-                )
-                .map_err(|e| {
-                    mlua::Error::runtime(format!(
-                        "claude-context: cannot write the MCP config in {dir}: {e}"
-                    ))
-                })?;
-                MCP_CONFIGS.with(|m| {
-                    let mut m = m.borrow_mut();
-                    if !m.contains(&path) {
-                        m.push(path.clone());
-                    }
-                });
-                Ok(path.to_string_lossy().into_owned())
-            })
-        })?,
-    )?;
-
-    t.set(
-        "call_tool",
-        lua.create_function(|_, (name, args, cb): (String, String, Function)| {
-            guard("call_tool", || call_tool(name, args, cb))
-        })?,
-    )?;
-
-    t.set(
-        "broadcast",
-        // broadcast(method, params_json [, ide_only]): a notification to every client, or with
-        // ide_only to those that sent `ide_connected` (interactive Claude Code sessions).
-        lua.create_function(
-            |_, (method, params, ide_only): (String, String, Option<bool>)| {
-                guard("broadcast", || {
-                    // A big notification (a selection of megabytes) is checked and sent on the
-                    // bridge's threads: the editor does not wait for it. Notifications stay in
-                    // order: while one is on its way, the next ones queue behind it.
-                    let ide_only = ide_only.unwrap_or(false);
-                    if params.len() >= BIG_NOTIFICATION || NOTES.with(|n| n.busy()) {
-                        return Ok(SERVER.with(|s| {
-                            let s = s.borrow();
-                            let Some(srv) = s.as_ref() else { return 0 };
-                            let n = srv.shared().client_count();
-                            NOTES.with(|q| q.send(srv, Note::Raw(method, params, ide_only)));
-                            n
-                        }));
-                    }
-                    let params: serde_json::Value = serde_json::from_str(&params)
-                        .map_err(|e| mlua::Error::runtime(format!("invalid params JSON: {e}")))?;
-                    Ok(SERVER.with(|s| {
-                        s.borrow()
-                            .as_ref()
-                            .map(|srv| {
-                                if ide_only {
-                                    srv.shared().broadcast_ide(&method, params)
-                                } else {
-                                    srv.shared().broadcast(&method, params)
-                                }
-                            })
-                            .unwrap_or(0)
-                    }))
-                })
-            },
-        )?,
-    )?;
-
-    // broadcast_selection([job]): selection_changed for the latest selection in the bridge's
-    // snapshot, encoded and sent on the bridge's threads, in order with the other
-    // notifications (a big selection read in slices is never one string in the editor). With
-    // `job` (a sliced read's number, pushed with `sel_end` just before), only if the latest
-    // selection still is that read's. Returns how many clients there are.
-    t.set(
-        "broadcast_selection",
-        lua.create_function(|_, job: Option<u64>| {
-            guard("broadcast_selection", || {
-                Ok(SERVER.with(|s| {
-                    let s = s.borrow();
-                    let Some(srv) = s.as_ref() else { return 0 };
-                    let n = srv.shared().client_count();
-                    NOTES.with(|q| q.send(srv, Note::Selection(job)));
-                    n
-                }))
-            })
-        })?,
-    )?;
-
-    // openDiff's prepared proposals (claude_context_core::proposal): the Lua side has the lines
-    // put into its buffers and takes the hunks a bounded chunk per event-loop turn, and hands
-    // an edited proposal's lines back the same way.
-    t.set(
-        "proposal_fill",
-        lua.create_function(
-            |_, (id, side, buf, from, max_bytes): (u64, String, i32, usize, usize)| {
-                guard("proposal_fill", || {
-                    let side = match side.as_str() {
-                        "old" => Side::Old,
-                        "new" => Side::New,
-                        _ => return Err(mlua::Error::runtime("side must be \"old\" or \"new\"")),
-                    };
-                    let Some(entry) = STORE.get(id) else {
-                        return Ok(None);
-                    };
-                    let chunk = entry.text(side).chunk(from, max_bytes);
-                    let n = chunk.len();
-                    if n > 0 {
-                        // Straight into the buffer through the C API: no Lua string per line.
-                        let lines = chunk.into_iter().map(nvim_oxi::String::from_bytes);
-                        let mut b = nvim_oxi::api::Buffer::from(buf);
-                        let r = if from == 0 {
-                            b.set_lines(.., false, lines)
-                        } else {
-                            b.set_lines(from..from, true, lines)
-                        };
-                        r.map_err(|e| mlua::Error::runtime(e.to_string()))?;
-                    }
-                    Ok(Some(n))
-                })
-            },
-        )?,
-    )?;
-
-    t.set(
-        "proposal_collect",
-        lua.create_function(|_, (id, buf, from, to): (u64, i32, usize, usize)| {
-            guard("proposal_collect", || {
-                if STORE.get(id).is_none() {
-                    return Ok(false);
-                }
-                let b = nvim_oxi::api::Buffer::from(buf);
-                let lines = b
-                    .get_lines(from..to, true)
-                    .map_err(|e| mlua::Error::runtime(e.to_string()))?
-                    .map(|l| l.as_bytes().to_vec());
-                Ok(STORE.push(id, lines))
-            })
-        })?,
-    )?;
-
-    t.set(
-        "proposal_exists",
-        lua.create_function(|_, id: u64| Ok(STORE.get(id).is_some()))?,
-    )?;
-
-    t.set(
-        "proposal_hunks",
-        lua.create_function(|lua, (id, from, max): (u64, usize, usize)| {
-            guard("proposal_hunks", || {
-                let Some(entry) = STORE.get(id) else {
-                    return Ok(None);
-                };
-                let hunks = entry.prepared.hunks.iter().skip(from).take(max);
-                let t = lua.create_table_with_capacity(max.min(4096) * 4, 0)?;
-                let mut n = 0;
-                for h in hunks {
-                    for v in [h.a_start, h.a_count, h.b_start, h.b_count] {
-                        n += 1;
-                        t.raw_set(n, v)?;
-                    }
-                }
-                Ok(Some(t))
-            })
-        })?,
-    )?;
-
-    t.set(
-        "set_log",
-        lua.create_function(|_, (file, level): (Option<String>, String)| {
-            claude_context_core::logging::init(file.map(Into::into), &level)
-                .map_err(mlua::Error::runtime)
-        })?,
-    )?;
-
+    // The bridge.
+    export(lua, &t, "start", start)?;
+    export(lua, &t, "stop", stop)?;
+    export(lua, &t, "status", status)?;
+    export(lua, &t, "token", token)?;
+    export(lua, &t, "write_mcp_config", write_mcp_config)?;
+    export(lua, &t, "set_log", set_log)?;
+    // Claude Code sessions (from hooks).
+    export(lua, &t, "turns", turns)?;
+    export(lua, &t, "session_seen", session_seen)?;
+    // The editor's state and snapshot.
+    export(lua, &t, "update_state", update_state)?;
+    export(lua, &t, "snapshot", snapshot)?;
+    export(lua, &t, "snapshot_selection", snapshot_selection)?;
+    // Tools and notifications.
+    export(lua, &t, "call_tool", call_tool)?;
+    export(lua, &t, "broadcast", broadcast)?;
+    export(lua, &t, "broadcast_selection", broadcast_selection)?;
+    // openDiff's prepared proposals.
+    export(lua, &t, "proposal_fill", proposal_fill)?;
+    export(lua, &t, "proposal_collect", proposal_collect)?;
+    export(lua, &t, "proposal_exists", proposal_exists)?;
+    export(lua, &t, "proposal_hunks", proposal_hunks)?;
+    // The facts the Rust side owns.
     facts(lua, &t)?;
+    // Native functions of other families, each in its own file (`src/api_<family>.rs`), join
+    // the table here, one line each: `crate::api_<family>::register(lua, &t)?;`
     crate::api_review::register(
         lua,
         &t,
@@ -432,41 +150,280 @@ pub fn create(lua: &Lua) -> mlua::Result<Table> {
     Ok(t)
 }
 
+/// The running server, or the error saying it is not running.
+fn running<T>(f: impl FnOnce(&Server) -> T) -> mlua::Result<T> {
+    SERVER.with(|s| s.borrow().as_ref().map(f)).ok_or_else(|| {
+        mlua::Error::runtime("claude-context: the bridge is not running (:ClaudeContext start)")
+    })
+}
+
+/// With the running server, if there is one.
+fn if_running<T>(f: impl FnOnce(&Server) -> T) -> Option<T> {
+    SERVER.with(|s| s.borrow().as_ref().map(f))
+}
+
+/// start(config_json, state_json) -> status_json: starts the bridge (or returns the running
+/// one's status).
+fn start(_: &Lua, (config, state): (String, String)) -> mlua::Result<String> {
+    if let Some(s) = status_json() {
+        return Ok(s);
+    }
+    let cfg = Config::from_json(&config).map_err(lua_error)?;
+    let st = parse_state(&state)?;
+    let rpc = Arc::new(NvimEditor {
+        main: main_thread()?,
+        wait: std::time::Duration::from_millis(cfg.editor_wait_ms),
+    });
+    let srv = Server::start(cfg, st, rpc).map_err(|e| lua_error(format!("claude-context: {e}")))?;
+    SERVER.with(|s| *s.borrow_mut() = Some(srv));
+    Ok(status_json().unwrap_or_default())
+}
+
+/// stop() -> whether a bridge was running.
+fn stop(_: &Lua, (): ()) -> mlua::Result<bool> {
+    let srv = SERVER.with(|s| s.borrow_mut().take());
+    remove_mcp_configs();
+    let stopped = srv.map(Server::stop).is_some();
+    fail_pending_calls();
+    Ok(stopped)
+}
+
+/// status() -> status_json | nil.
+fn status(_: &Lua, (): ()) -> mlua::Result<Option<String>> {
+    Ok(status_json())
+}
+
+/// token() -> the bridge's auth token | nil.
+fn token(_: &Lua, (): ()) -> mlua::Result<Option<String>> {
+    Ok(if_running(|srv| srv.shared().token().to_string()))
+}
+
+/// turns(session?) -> the turns of a Claude Code session (from its hooks), as JSON.
+fn turns(_: &Lua, session: Option<String>) -> mlua::Result<Option<String>> {
+    Ok(if_running(|srv| {
+        let turns = srv.shared().sessions.turns(session.as_deref());
+        serde_json::to_string(&turns).unwrap_or_default()
+    }))
+}
+
+/// session_seen(id) -> the change JSON when the person looking at the session changed its state.
+fn session_seen(_: &Lua, id: String) -> mlua::Result<Option<String>> {
+    Ok(if_running(|srv| {
+        let now = claude_context_core::turns::now_ms();
+        let change = srv.shared().sessions.seen(&id, now)?;
+        serde_json::to_string(&change).ok()
+    })
+    .flatten())
+}
+
+/// update_state(state_json): the editor state the bridge answers from.
+fn update_state(_: &Lua, state: String) -> mlua::Result<()> {
+    let st = parse_state(&state)?;
+    if_running(|srv| srv.update_editor_state(st));
+    Ok(())
+}
+
+/// snapshot(delta_json): queues a change of the editor snapshot the read-only IDE tools answer
+/// from (crates/core/src/editor.rs); parsed and applied on the bridge's threads.
+fn snapshot(_: &Lua, delta: mlua::String) -> mlua::Result<()> {
+    if_running(|srv| {
+        srv.shared()
+            .snapshot
+            .push(String::from_utf8_lossy(&delta.as_bytes()).into_owned())
+    });
+    Ok(())
+}
+
+/// snapshot_selection(params_json): the latest selection for the snapshot, given as the JSON of
+/// its selection_changed params (wrapped here: no copy of a big text in Lua).
+fn snapshot_selection(_: &Lua, params: mlua::String) -> mlua::Result<()> {
+    let p = params.as_bytes();
+    if p.len() < 2 || p[0] != b'{' {
+        return Ok(());
+    }
+    let mut delta = Vec::with_capacity(p.len() + 48);
+    delta.extend_from_slice(br#"{"k":"selection","sel":{"success":true,"#);
+    delta.extend_from_slice(&p[1..]);
+    delta.push(b'}');
+    let delta = String::from_utf8(delta)
+        .map_err(|_| mlua::Error::runtime("claude-context: the selection is not UTF-8"))?;
+    if_running(|srv| srv.shared().snapshot.push(delta));
+    Ok(())
+}
+
+/// write_mcp_config(dir) -> path: the `--mcp-config` file for a `claude` started here
+/// (crates/core/src/mcp_config.rs), 0600 in the 0700 `dir`, removed when the bridge stops.
+fn write_mcp_config(_: &Lua, dir: String) -> mlua::Result<String> {
+    let (port, token) = running(|srv| (srv.port(), srv.shared().token().to_string()))?;
+    let path = claude_context_core::mcp_config::write(
+        std::path::Path::new(&dir),
+        claude_context_core::mcp_config::SERVER_NAME,
+        port,
+        &token,
+    )
+    .map_err(|e| {
+        mlua::Error::runtime(format!(
+            "claude-context: cannot write the MCP config in {dir}: {e}"
+        ))
+    })?;
+    MCP_CONFIGS.with(|m| {
+        let mut m = m.borrow_mut();
+        if !m.contains(&path) {
+            m.push(path.clone());
+        }
+    });
+    Ok(path.to_string_lossy().into_owned())
+}
+
+/// broadcast(method, params_json [, ide_only]) -> clients: a notification to every client, or
+/// with ide_only to those that sent `ide_connected` (interactive Claude Code sessions).
+fn broadcast(
+    _: &Lua,
+    (method, params, ide_only): (String, String, Option<bool>),
+) -> mlua::Result<usize> {
+    // A big notification (a selection of megabytes) is checked and sent on the bridge's
+    // threads: the editor does not wait for it. Notifications stay in order: while one is on
+    // its way, the next ones queue behind it.
+    let ide_only = ide_only.unwrap_or(false);
+    if params.len() >= BIG_NOTIFICATION || NOTES.with(|n| n.busy()) {
+        return Ok(if_running(|srv| {
+            let n = srv.shared().client_count();
+            NOTES.with(|q| q.send(srv, Note::Raw(method, params, ide_only)));
+            n
+        })
+        .unwrap_or(0));
+    }
+    let params: serde_json::Value = serde_json::from_str(&params)
+        .map_err(|e| mlua::Error::runtime(format!("invalid params JSON: {e}")))?;
+    Ok(if_running(|srv| {
+        if ide_only {
+            srv.shared().broadcast_ide(&method, params)
+        } else {
+            srv.shared().broadcast(&method, params)
+        }
+    })
+    .unwrap_or(0))
+}
+
+/// broadcast_selection([job]) -> clients: selection_changed for the latest selection in the
+/// bridge's snapshot, encoded and sent on the bridge's threads, in order with the other
+/// notifications (a big selection read in slices is never one string in the editor). With
+/// `job` (a sliced read's number, pushed with `sel_end` just before), only if the latest
+/// selection still is that read's.
+fn broadcast_selection(_: &Lua, job: Option<u64>) -> mlua::Result<usize> {
+    Ok(if_running(|srv| {
+        let n = srv.shared().client_count();
+        NOTES.with(|q| q.send(srv, Note::Selection(job)));
+        n
+    })
+    .unwrap_or(0))
+}
+
+// openDiff's prepared proposals (claude_context_core::proposal): the Lua side has the lines put
+// into its buffers and takes the hunks a bounded chunk per event-loop turn, and hands an edited
+// proposal's lines back the same way.
+
+/// proposal_fill(id, side, buf, from, max_bytes) -> lines put | nil: the next chunk of a
+/// proposal's old or new text, straight into `buf`.
+fn proposal_fill(
+    _: &Lua,
+    (id, side, buf, from, max_bytes): (u64, String, i32, usize, usize),
+) -> mlua::Result<Option<usize>> {
+    let side = match side.as_str() {
+        "old" => Side::Old,
+        "new" => Side::New,
+        _ => return Err(mlua::Error::runtime("side must be \"old\" or \"new\"")),
+    };
+    let Some(entry) = STORE.get(id) else {
+        return Ok(None);
+    };
+    let chunk = entry.text(side).chunk(from, max_bytes);
+    let n = chunk.len();
+    if n > 0 {
+        // Straight into the buffer through the C API: no Lua string per line.
+        let lines = chunk.into_iter().map(nvim_oxi::String::from_bytes);
+        let mut b = nvim_oxi::api::Buffer::from(buf);
+        let r = if from == 0 {
+            b.set_lines(.., false, lines)
+        } else {
+            b.set_lines(from..from, true, lines)
+        };
+        r.map_err(|e| mlua::Error::runtime(e.to_string()))?;
+    }
+    Ok(Some(n))
+}
+
+/// proposal_collect(id, buf, from, to) -> whether the proposal still exists: hands the edited
+/// lines `from..to` of `buf` back to it.
+fn proposal_collect(_: &Lua, (id, buf, from, to): (u64, i32, usize, usize)) -> mlua::Result<bool> {
+    if STORE.get(id).is_none() {
+        return Ok(false);
+    }
+    let b = nvim_oxi::api::Buffer::from(buf);
+    let lines = b
+        .get_lines(from..to, true)
+        .map_err(|e| mlua::Error::runtime(e.to_string()))?
+        .map(|l| l.as_bytes().to_vec());
+    Ok(STORE.push(id, lines))
+}
+
+/// proposal_exists(id) -> whether the proposal is still held.
+fn proposal_exists(_: &Lua, id: u64) -> mlua::Result<bool> {
+    Ok(STORE.get(id).is_some())
+}
+
+/// proposal_hunks(id, from, max) -> flat {a_start, a_count, b_start, b_count, …} | nil.
+fn proposal_hunks(lua: &Lua, (id, from, max): (u64, usize, usize)) -> mlua::Result<Option<Table>> {
+    let Some(entry) = STORE.get(id) else {
+        return Ok(None);
+    };
+    let hunks = entry.prepared.hunks.iter().skip(from).take(max);
+    let t = lua.create_table_with_capacity(max.min(4096) * 4, 0)?;
+    let mut n = 0;
+    for h in hunks {
+        for v in [h.a_start, h.a_count, h.b_start, h.b_count] {
+            n += 1;
+            t.raw_set(n, v)?;
+        }
+    }
+    Ok(Some(t))
+}
+
+/// set_log(file?, level): where and how much the bridge logs.
+fn set_log(_: &Lua, (file, level): (Option<String>, String)) -> mlua::Result<()> {
+    claude_context_core::logging::init(file.map(Into::into), &level).map_err(mlua::Error::runtime)
+}
+
 /// The facts the Rust side owns and the Lua side asks for (instead of a copy of its own):
 /// `find_claude(cmd)` finds the Claude Code CLI as the sub-agent does; `claude_install` says how
 /// to install it; `permission_modes()` the values `--permission-mode` takes.
 fn facts(lua: &Lua, t: &Table) -> mlua::Result<()> {
-    use claude_context_core::claude::discovery::{
-        discover, DiscoveryEnv, INSTALL_NPM, INSTALL_OFFICIAL,
-    };
+    use claude_context_core::claude::discovery::{INSTALL_NPM, INSTALL_OFFICIAL};
     let install = lua.create_table()?;
     install.set("official", INSTALL_OFFICIAL)?;
     install.set("npm", INSTALL_NPM)?;
     t.set("claude_install", install)?;
-    // find_claude(cmd?) -> path, source | nil, message (every place looked at, how to install).
-    t.set(
-        "find_claude",
-        lua.create_function(|_, cmd: Option<String>| {
-            guard("find_claude", || {
-                Ok(
-                    match discover(cmd.as_deref(), &DiscoveryEnv::from_process([])) {
-                        Ok(f) => (Some(f.path.display().to_string()), f.source.to_string()),
-                        Err(e) => (None, e.to_string()),
-                    },
-                )
-            })
-        })?,
-    )?;
-    t.set(
-        "permission_modes",
-        lua.create_function(|_, ()| {
-            Ok(claude_context_core::config::PERMISSION_MODES
-                .iter()
-                .map(|m| m.to_string())
-                .collect::<Vec<_>>())
-        })?,
-    )?;
-    Ok(())
+    export(lua, t, "find_claude", find_claude)?;
+    export(lua, t, "permission_modes", permission_modes)
+}
+
+/// find_claude(cmd?) -> path, source | nil, message (every place looked at, how to install).
+fn find_claude(_: &Lua, cmd: Option<String>) -> mlua::Result<(Option<String>, String)> {
+    use claude_context_core::claude::discovery::{discover, DiscoveryEnv};
+    Ok(
+        match discover(cmd.as_deref(), &DiscoveryEnv::from_process([])) {
+            Ok(f) => (Some(f.path.display().to_string()), f.source.to_string()),
+            Err(e) => (None, e.to_string()),
+        },
+    )
+}
+
+/// permission_modes() -> the values `--permission-mode` takes.
+fn permission_modes(_: &Lua, (): ()) -> mlua::Result<Vec<String>> {
+    Ok(claude_context_core::config::PERMISSION_MODES
+        .iter()
+        .map(|m| m.to_string())
+        .collect())
 }
 
 /// Notifications at least this big are sent from the bridge's threads (see `broadcast`).
@@ -543,17 +500,13 @@ thread_local! {
     static NOTES: NoteQueue = NoteQueue::default();
 }
 
-/// Runs a tool on the bridge runtime and calls `cb(result_json)` on the main thread with the
+/// call_tool(name, args_json, cb): runs a tool on the bridge runtime and calls `cb(result_json)` on the main thread with the
 /// MCP `CallToolResult` (or `{"error": {code, message}}`).
-fn call_tool(name: String, args: String, cb: Function) -> mlua::Result<()> {
+fn call_tool(_: &Lua, (name, args, cb): (String, String, Function)) -> mlua::Result<()> {
     let args: serde_json::Value = serde_json::from_str(&args)
         .map_err(|e| mlua::Error::runtime(format!("invalid arguments JSON: {e}")))?;
     let main = main_thread()?;
-    let shared = SERVER
-        .with(|s| s.borrow().as_ref().map(|srv| srv.shared().clone()))
-        .ok_or_else(|| {
-            mlua::Error::runtime("claude-context: the bridge is not running (:ClaudeContext start)")
-        })?;
+    let shared = running(|srv| srv.shared().clone())?;
     let id = NEXT_ID.with(|n| {
         let mut n = n.borrow_mut();
         *n += 1;
@@ -582,10 +535,6 @@ fn call_tool(name: String, args: String, cb: Function) -> mlua::Result<()> {
             }
         }));
     };
-    SERVER.with(|s| {
-        if let Some(srv) = s.borrow().as_ref() {
-            srv.spawn(job);
-        }
-    });
+    if_running(|srv| srv.spawn(job));
     Ok(())
 }

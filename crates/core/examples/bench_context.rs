@@ -240,12 +240,13 @@ fn run_case(label: &str, project: &Path, state: &Path, calls: usize) {
     server.stop();
     // The tool's own work: reading the core files and the rules into a JSON value.
     let bank = claude_context_core::memory_bank::Bank::resolve(None, None, project);
-    let a: claude_context_core::tools::read_context::Args =
+    let a: claude_context_core::tools::memory_bank::read_context::Args =
         serde_json::from_value(json!({"branch": BRANCH})).expect("args");
     let mut v = Vec::with_capacity(calls);
     for i in 0..calls + 50 {
         let t = Instant::now();
-        let r = claude_context_core::tools::read_context::context(&bank, &a).expect("context");
+        let r = claude_context_core::tools::memory_bank::read_context::context(&bank, &a)
+            .expect("context");
         std::hint::black_box(r);
         if i >= 50 {
             v.push(t.elapsed());

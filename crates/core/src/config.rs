@@ -188,77 +188,94 @@ impl Default for Config {
     }
 }
 
+/// What is wrong with a configuration, or what it cannot tell.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ConfigError {
+    /// A value that does not decode or is out of range; the text names the option and what it
+    /// must be.
+    #[error("invalid configuration: {0}")]
+    Invalid(String),
+    /// Neither `state_dir` nor the environment names a state directory.
+    #[error("no state directory: set setup's state_dir or HOME (XDG_STATE_HOME)")]
+    NoStateDir,
+    /// The lock directory cannot be placed.
+    #[error(transparent)]
+    LockDir(#[from] crate::lockfile::LockError),
+}
+
 impl Config {
     /// Parses the JSON `setup()` hands over and checks the values make sense.
-    pub fn from_json(json: &str) -> Result<Config, String> {
+    pub fn from_json(json: &str) -> Result<Config, ConfigError> {
         let cfg: Config =
-            serde_json::from_str(json).map_err(|e| format!("invalid configuration: {e}"))?;
+            serde_json::from_str(json).map_err(|e| ConfigError::Invalid(e.to_string()))?;
         cfg.validate()?;
         Ok(cfg)
     }
 
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), ConfigError> {
         let PortRange { min, max } = self.port_range;
         if min == 0 || min > max {
-            return Err(format!(
-                "invalid configuration: port_range must satisfy 1 <= min <= max, got min={min} max={max}"
-            ));
+            return Err(ConfigError::Invalid(format!(
+                "port_range must satisfy 1 <= min <= max, got min={min} max={max}"
+            )));
         }
         if self.max_message_size < 1024 {
-            return Err("invalid configuration: max_message_size must be at least 1024".into());
+            return Err(ConfigError::Invalid(
+                "max_message_size must be at least 1024".into(),
+            ));
         }
         crate::capfs::WritePolicy::new(&self.security.allow_write)
-            .map_err(|e| format!("invalid configuration: {e}"))?;
+            .map_err(|e| ConfigError::Invalid(e.to_string()))?;
         if let Some(p) = self.workspace.extra_roots.iter().find(|p| !p.is_absolute()) {
-            return Err(format!(
-                "invalid configuration: workspace.extra_roots must be absolute paths, got {:?}",
+            return Err(ConfigError::Invalid(format!(
+                "workspace.extra_roots must be absolute paths, got {:?}",
                 p.display().to_string()
-            ));
+            )));
         }
         if !matches!(self.memory_bank_language.as_str(), "en" | "ja" | "zh") {
-            return Err(format!(
-                "invalid configuration: memory_bank_language must be \"en\", \"ja\" or \"zh\", got {:?}",
+            return Err(ConfigError::Invalid(format!(
+                "memory_bank_language must be \"en\", \"ja\" or \"zh\", got {:?}",
                 self.memory_bank_language
-            ));
+            )));
         }
         if self.ide_name.trim().is_empty()
             || self.ide_name.chars().count() > 200
             || self.ide_name.chars().any(char::is_control)
         {
-            return Err(
-                "invalid configuration: ide_name must be 1 to 200 characters, without control characters"
-                    .into(),
-            );
+            return Err(ConfigError::Invalid(
+                "ide_name must be 1 to 200 characters, without control characters".into(),
+            ));
         }
         if !(10..=3_600_000).contains(&self.client_request_timeout_ms) {
-            return Err(format!(
-                "invalid configuration: client_request_timeout_ms must be between 10 and 3600000, got {}",
+            return Err(ConfigError::Invalid(format!(
+                "client_request_timeout_ms must be between 10 and 3600000, got {}",
                 self.client_request_timeout_ms
-            ));
+            )));
         }
         if !(10..=600_000).contains(&self.editor_wait_ms) {
-            return Err(format!(
-                "invalid configuration: editor_wait_ms must be between 10 and 600000, got {}",
+            return Err(ConfigError::Invalid(format!(
+                "editor_wait_ms must be between 10 and 600000, got {}",
                 self.editor_wait_ms
-            ));
+            )));
         }
         if self.max_inflight_per_client == 0 {
-            return Err("invalid configuration: max_inflight_per_client must be at least 1".into());
+            return Err(ConfigError::Invalid(
+                "max_inflight_per_client must be at least 1".into(),
+            ));
         }
         if !(1024..=u32::MAX as usize).contains(&self.max_inflight_bytes_per_client) {
-            return Err(format!(
-                "invalid configuration: max_inflight_bytes_per_client must be between 1024 and \
+            return Err(ConfigError::Invalid(format!(
+                "max_inflight_bytes_per_client must be between 1024 and \
                  {}, got {}",
                 u32::MAX,
                 self.max_inflight_bytes_per_client
-            ));
+            )));
         }
         if let Some(cmd) = &self.claude.cmd {
             if cmd.trim().is_empty() || cmd.contains('\0') {
-                return Err(
-                    "invalid configuration: claude.cmd must be a non-empty path or command name"
-                        .into(),
-                );
+                return Err(ConfigError::Invalid(
+                    "claude.cmd must be a non-empty path or command name".into(),
+                ));
             }
         }
         if let Some(k) = self
@@ -267,9 +284,9 @@ impl Config {
             .keys()
             .find(|k| k.is_empty() || k.contains('=') || k.contains('\0'))
         {
-            return Err(format!(
-                "invalid configuration: claude.env has an invalid variable name {k:?}"
-            ));
+            return Err(ConfigError::Invalid(format!(
+                "claude.env has an invalid variable name {k:?}"
+            )));
         }
         if let Some(bad) = self.claude.allowed_tools.iter().find(|t| {
             t.trim().is_empty()
@@ -278,18 +295,18 @@ impl Config {
                 || t.starts_with('-')
                 || tool_base(t).is_empty()
         }) {
-            return Err(format!(
-                "invalid configuration: claude.allowed_tools has an invalid entry {bad:?} (one \
+            return Err(ConfigError::Invalid(format!(
+                "claude.allowed_tools has an invalid entry {bad:?} (one \
                  tool name or pattern per entry, such as \"Read\" or \"Bash(git status)\"; \
                  \"*\" for every tool)"
-            ));
+            )));
         }
         if !PERMISSION_MODES.contains(&self.claude.permission_mode.as_str()) {
-            return Err(format!(
-                "invalid configuration: claude.permission_mode must be one of {}, got {:?}",
+            return Err(ConfigError::Invalid(format!(
+                "claude.permission_mode must be one of {}, got {:?}",
                 PERMISSION_MODES.join(", "),
                 self.claude.permission_mode
-            ));
+            )));
         }
         if self.claude.setting_sources.is_empty()
             || self
@@ -298,12 +315,12 @@ impl Config {
                 .iter()
                 .any(|x| !SETTING_SOURCES.contains(&x.as_str()))
         {
-            return Err(format!(
-                "invalid configuration: claude.setting_sources must be a non-empty list of {}, \
+            return Err(ConfigError::Invalid(format!(
+                "claude.setting_sources must be a non-empty list of {}, \
                  got {:?}",
                 SETTING_SOURCES.join(", "),
                 self.claude.setting_sources
-            ));
+            )));
         }
         if let Some(bad) = self
             .claude
@@ -311,33 +328,33 @@ impl Config {
             .iter()
             .find(|d| !d.is_absolute() || d.as_os_str().to_string_lossy().contains(['\0', ',']))
         {
-            return Err(format!(
-                "invalid configuration: claude.add_dirs has an invalid entry {:?} (absolute \
+            return Err(ConfigError::Invalid(format!(
+                "claude.add_dirs has an invalid entry {:?} (absolute \
                  folder paths only)",
                 bad.display().to_string()
-            ));
+            )));
         }
         if self.claude.max_context_bytes == 0 {
-            return Err(
-                "invalid configuration: claude.max_context_bytes must be at least 1".into(),
-            );
+            return Err(ConfigError::Invalid(
+                "claude.max_context_bytes must be at least 1".into(),
+            ));
         }
         Ok(())
     }
 
     /// The directory lock files go into: `lock_dir`, else `$CLAUDE_CONFIG_DIR/ide`,
     /// else `~/.claude/ide`.
-    pub fn lock_dir(&self) -> Result<PathBuf, String> {
+    pub fn lock_dir(&self) -> Result<PathBuf, ConfigError> {
         if let Some(d) = &self.lock_dir {
             return Ok(d.clone());
         }
-        crate::lockfile::default_lock_dir()
+        Ok(crate::lockfile::default_lock_dir()?)
     }
 
     /// The plugin's state directory: `state_dir` (Lua passes `stdpath("state")/claude-context`),
     /// else what Neovim's `stdpath("state")` would be (`$XDG_STATE_HOME/nvim`, else
     /// `~/.local/state/nvim`; `%LOCALAPPDATA%/nvim-data` on Windows) plus `/claude-context`.
-    pub fn state_dir(&self) -> Result<PathBuf, String> {
+    pub fn state_dir(&self) -> Result<PathBuf, ConfigError> {
         if let Some(d) = &self.state_dir {
             return Ok(d.clone());
         }
@@ -353,9 +370,8 @@ impl Config {
                 .map(|d| d.join("nvim"))
                 .or_else(|| env("HOME").map(|h| h.join(".local/state/nvim")))
         };
-        base.map(|b| b.join("claude-context")).ok_or_else(|| {
-            "no state directory: set setup's state_dir or HOME (XDG_STATE_HOME)".to_string()
-        })
+        base.map(|b| b.join("claude-context"))
+            .ok_or(ConfigError::NoStateDir)
     }
 }
 
@@ -375,15 +391,21 @@ mod tests {
         );
         assert_eq!(c.max_message_size, 64 << 20);
         assert_eq!(c.max_inflight_bytes_per_client, 256 << 20);
-        let e = Config::from_json(r#"{"max_inflight_bytes_per_client": 10}"#).unwrap_err();
+        let e = Config::from_json(r#"{"max_inflight_bytes_per_client": 10}"#)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("max_inflight_bytes_per_client"), "{e}");
     }
 
     #[test]
     fn rejects_typos_and_bad_ranges() {
-        let e = Config::from_json(r#"{"port_rnage": {}}"#).unwrap_err();
+        let e = Config::from_json(r#"{"port_rnage": {}}"#)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("port_rnage"), "{e}");
-        let e = Config::from_json(r#"{"port_range": {"min": 20000, "max": 10000}}"#).unwrap_err();
+        let e = Config::from_json(r#"{"port_range": {"min": 20000, "max": 10000}}"#)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("min <= max"), "{e}");
     }
 
@@ -395,7 +417,9 @@ mod tests {
         );
         let c = Config::from_json(r#"{"client_request_timeout_ms": 300}"#).unwrap();
         assert_eq!(c.client_request_timeout_ms, 300);
-        let e = Config::from_json(r#"{"client_request_timeout_ms": 0}"#).unwrap_err();
+        let e = Config::from_json(r#"{"client_request_timeout_ms": 0}"#)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("client_request_timeout_ms"), "{e}");
     }
 
@@ -414,11 +438,17 @@ mod tests {
         assert_eq!(c.claude.env["ANTHROPIC_BASE_URL"], "http://127.0.0.1:1");
         // Args keep their default when only cmd is given.
         assert_eq!(c.claude.args.len(), 2);
-        let e = Config::from_json(r#"{"claude": {"comd": "x"}}"#).unwrap_err();
+        let e = Config::from_json(r#"{"claude": {"comd": "x"}}"#)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("comd"), "{e}");
-        let e = Config::from_json(r#"{"claude": {"env": {"A=B": "x"}}}"#).unwrap_err();
+        let e = Config::from_json(r#"{"claude": {"env": {"A=B": "x"}}}"#)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("A=B"), "{e}");
-        let e = Config::from_json(r#"{"claude": {"cmd": " "}}"#).unwrap_err();
+        let e = Config::from_json(r#"{"claude": {"cmd": " "}}"#)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("claude.cmd"), "{e}");
     }
 
@@ -443,7 +473,9 @@ mod tests {
         assert_ne!(c.claude.permission_mode, "bypassPermissions");
         // The repository's own settings files (hooks) are not loaded.
         assert_eq!(c.claude.setting_sources, ["user"]);
-        let e = Config::from_json(r#"{"claude": {"setting_sources": ["repo"]}}"#).unwrap_err();
+        let e = Config::from_json(r#"{"claude": {"setting_sources": ["repo"]}}"#)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("setting_sources"), "{e}");
         assert!(Config::from_json(r#"{"claude": {"setting_sources": []}}"#).is_err());
     }
@@ -456,7 +488,9 @@ mod tests {
         .unwrap();
         assert_eq!(c.claude.allowed_tools, ["Read", "Bash(git status)"]);
         assert_eq!(tool_base("Bash(git status)"), "Bash");
-        let e = Config::from_json(r#"{"claude": {"permission_mode": "yolo"}}"#).unwrap_err();
+        let e = Config::from_json(r#"{"claude": {"permission_mode": "yolo"}}"#)
+            .unwrap_err()
+            .to_string();
         assert!(
             e.contains("permission_mode") && e.contains("dontAsk"),
             "{e}"
@@ -467,7 +501,8 @@ mod tests {
             r#""--dangerously-skip-permissions""#,
         ] {
             let e = Config::from_json(&format!(r#"{{"claude": {{"allowed_tools": [{bad}]}}}}"#))
-                .unwrap_err();
+                .unwrap_err()
+                .to_string();
             assert!(e.contains("allowed_tools"), "{e}");
         }
         // No tools at all is a valid choice.
@@ -482,7 +517,9 @@ mod tests {
             let c = Config::from_json(&format!(r#"{{"memory_bank_language": "{lang}"}}"#)).unwrap();
             assert_eq!(c.memory_bank_language, lang);
         }
-        let e = Config::from_json(r#"{"memory_bank_language": "de"}"#).unwrap_err();
+        let e = Config::from_json(r#"{"memory_bank_language": "de"}"#)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("memory_bank_language"), "{e}");
     }
 
@@ -492,7 +529,9 @@ mod tests {
         assert_eq!(c.ide_name, "Neovim (proj, pid 7)");
         assert_eq!(Config::default().ide_name, "Neovim");
         for bad in [r#""""#, r#""  ""#, r#""a\nb""#] {
-            let e = Config::from_json(&format!(r#"{{"ide_name": {bad}}}"#)).unwrap_err();
+            let e = Config::from_json(&format!(r#"{{"ide_name": {bad}}}"#))
+                .unwrap_err()
+                .to_string();
             assert!(e.contains("ide_name"), "{e}");
         }
         let long = "x".repeat(201);

@@ -59,16 +59,39 @@ pub fn current_uid() -> Option<u32> {
     }
 }
 
+/// Why the editors cannot be looked for, or a lock directory is not trusted.
+#[derive(Debug, thiserror::Error)]
+pub enum DiscoveryError {
+    /// Neither `CLAUDE_CONFIG_DIR` nor `HOME` says where the lock files are.
+    #[error(transparent)]
+    LockDir(#[from] lockfile::LockError),
+    #[error("cannot read the current directory: {0}")]
+    Cwd(std::io::Error),
+    #[error(
+        "{dir}: the lock directory belongs to uid {owner}, not to you (uid {uid}); its lock \
+         files are not trusted"
+    )]
+    ForeignOwner { dir: String, owner: u32, uid: u32 },
+    #[error(
+        "{dir}: the lock directory is writable by {by} (mode {mode:04o}), so anyone could plant \
+         a lock file there; its lock files are not trusted (chmod go-w it, 0700 is usual)"
+    )]
+    Writable {
+        dir: String,
+        by: &'static str,
+        mode: u32,
+    },
+}
+
 /// The most bytes read from one lock file (they are a few hundred).
 const MAX_LOCK_FILE: u64 = 64 << 10;
 
 impl Query {
     /// `$CLAUDE_CONFIG_DIR/ide` (or `~/.claude/ide`), the current directory and
     /// `CLAUDE_CODE_SSE_PORT`.
-    pub fn from_env() -> Result<Query, String> {
+    pub fn from_env() -> Result<Query, DiscoveryError> {
         let lock_dir = lockfile::default_lock_dir()?;
-        let cwd = std::env::current_dir()
-            .map_err(|e| format!("cannot read the current directory: {e}"))?;
+        let cwd = std::env::current_dir().map_err(DiscoveryError::Cwd)?;
         let sse_port = std::env::var("CLAUDE_CODE_SSE_PORT")
             .ok()
             .filter(|s| !s.trim().is_empty());
@@ -161,7 +184,7 @@ struct Lock {
 
 /// Whether the lock directory may be trusted: owned by `uid`, not writable by group or others.
 #[cfg(unix)]
-fn check_dir(dir: &Path, uid: Option<u32>) -> Result<(), String> {
+fn check_dir(dir: &Path, uid: Option<u32>) -> Result<(), DiscoveryError> {
     use std::os::unix::fs::MetadataExt;
     let Some(uid) = uid else { return Ok(()) };
     // Following a symlinked lock directory is fine; what it points at is judged.
@@ -170,31 +193,28 @@ fn check_dir(dir: &Path, uid: Option<u32>) -> Result<(), String> {
         return Ok(());
     };
     if m.uid() != uid {
-        return Err(format!(
-            "{}: the lock directory belongs to uid {}, not to you (uid {uid}); its lock files are \
-             not trusted",
-            dir.display(),
-            m.uid()
-        ));
+        return Err(DiscoveryError::ForeignOwner {
+            dir: dir.display().to_string(),
+            owner: m.uid(),
+            uid,
+        });
     }
     if m.mode() & 0o022 != 0 {
-        return Err(format!(
-            "{}: the lock directory is writable by {} (mode {:04o}), so anyone could plant a lock \
-             file there; its lock files are not trusted (chmod go-w it, 0700 is usual)",
-            dir.display(),
-            if m.mode() & 0o002 != 0 {
+        return Err(DiscoveryError::Writable {
+            dir: dir.display().to_string(),
+            by: if m.mode() & 0o002 != 0 {
                 "everyone"
             } else {
                 "its group"
             },
-            m.mode() & 0o7777
-        ));
+            mode: m.mode() & 0o7777,
+        });
     }
     Ok(())
 }
 
 #[cfg(not(unix))]
-fn check_dir(_dir: &Path, _uid: Option<u32>) -> Result<(), String> {
+fn check_dir(_dir: &Path, _uid: Option<u32>) -> Result<(), DiscoveryError> {
     Ok(())
 }
 
@@ -202,27 +222,16 @@ fn check_dir(_dir: &Path, _uid: Option<u32>) -> Result<(), String> {
 /// at most [`MAX_LOCK_FILE`] bytes. `Err(true, why)` is a trust refusal, `Err(false, why)` an
 /// unreadable file.
 fn read_lock_file(path: &Path, uid: Option<u32>) -> Result<Vec<u8>, (bool, String)> {
-    use std::io::Read;
-    let mut o = std::fs::OpenOptions::new();
-    o.read(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        o.custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK);
-    }
-    let f = o.open(path).map_err(|e| {
-        #[cfg(unix)]
-        if e.raw_os_error() == Some(libc::ELOOP) {
-            return (true, "a symlink, not a lock file: ignored".to_string());
+    use crate::capfs::{read_untrusted_file, CapError, SYMLINK};
+    let (bytes, m) = read_untrusted_file(path, MAX_LOCK_FILE).map_err(|e| match e {
+        CapError::NotRegular { kind: SYMLINK, .. } => {
+            (true, "a symlink, not a lock file: ignored".to_string())
         }
-        (false, format!("unreadable ({e})"))
+        CapError::NotRegular { .. } => (true, "not a regular file: ignored".into()),
+        CapError::TooLarge { .. } => (false, format!("unreadable (over {MAX_LOCK_FILE} bytes)")),
+        CapError::Io { err, .. } => (false, format!("unreadable ({err})")),
+        e => (false, format!("unreadable ({e})")),
     })?;
-    let m = f
-        .metadata()
-        .map_err(|e| (false, format!("unreadable ({e})")))?;
-    if !m.is_file() {
-        return Err((true, "not a regular file: ignored".into()));
-    }
     #[cfg(unix)]
     if let Some(uid) = uid {
         use std::os::unix::fs::MetadataExt;
@@ -237,21 +246,14 @@ fn read_lock_file(path: &Path, uid: Option<u32>) -> Result<Vec<u8>, (bool, Strin
         }
     }
     #[cfg(not(unix))]
-    let _ = uid;
-    let mut bytes = Vec::new();
-    f.take(MAX_LOCK_FILE + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| (false, format!("unreadable ({e})")))?;
-    if bytes.len() as u64 > MAX_LOCK_FILE {
-        return Err((false, format!("unreadable (over {MAX_LOCK_FILE} bytes)")));
-    }
+    let _ = (uid, m);
     Ok(bytes)
 }
 
 fn read_locks(dir: &Path, uid: Option<u32>, found: &mut Found) -> Vec<Lock> {
     let mut out = Vec::new();
     if let Err(why) = check_dir(dir, uid) {
-        found.refuse(why);
+        found.refuse(why.to_string());
         return out;
     }
     let entries = match std::fs::read_dir(dir) {

@@ -218,8 +218,27 @@ pub fn review_from_input(ev: &HookEvent, input: &[u8]) -> Option<crate::plans::R
     crate::plans::review_of(tool, v.get("tool_input")?)
 }
 
+/// Why an event did not reach the bridge; the hook prints it on stderr and exits 0.
+#[derive(Debug, thiserror::Error)]
+pub enum HookError {
+    #[error("reading the hook input: {0}")]
+    Input(std::io::Error),
+    /// The input is not a JSON object with a session id; the text says which.
+    #[error("the hook input {0}")]
+    BadInput(&'static str),
+    #[error(transparent)]
+    Discovery(#[from] crate::discovery::DiscoveryError),
+    #[error("cannot start the runtime: {0}")]
+    Runtime(std::io::Error),
+    /// The exchange with the bridge failed; the text says how.
+    #[error("{0}")]
+    Send(String),
+    #[error("writing the hook output: {0}")]
+    Output(std::io::Error),
+}
+
 /// Sends one event to the bridge of `c` and waits for its answer.
-pub async fn send(c: &Candidate, ev: &HookEvent) -> Result<(), String> {
+pub async fn send(c: &Candidate, ev: &HookEvent) -> Result<(), HookError> {
     exchange(c, request_text(ev), EXCHANGE_TIMEOUT)
         .await
         .map(|_| ())
@@ -227,63 +246,62 @@ pub async fn send(c: &Candidate, ev: &HookEvent) -> Result<(), String> {
 
 /// Sends one request to the bridge of `c` and returns the answer's `result`, waiting at most
 /// `wait` for it.
-pub async fn exchange(c: &Candidate, text: String, wait: Duration) -> Result<Value, String> {
+pub async fn exchange(c: &Candidate, text: String, wait: Duration) -> Result<Value, HookError> {
+    let failed = |e: &dyn std::fmt::Display| HookError::Send(e.to_string());
     let url = format!("ws://127.0.0.1:{}{HOOK_PATH}", c.port);
-    let mut req = url.into_client_request().map_err(|e| e.to_string())?;
+    let mut req = url.into_client_request().map_err(|e| failed(&e))?;
     let token = HeaderValue::from_str(&c.token)
-        .map_err(|_| "the lock file's token is not a valid header value".to_string())?;
+        .map_err(|_| failed(&"the lock file's token is not a valid header value"))?;
     req.headers_mut().insert(crate::relay::AUTH_HEADER, token);
     let tcp = tokio::time::timeout(
         CONNECT_TIMEOUT,
         tokio::net::TcpStream::connect(("127.0.0.1", c.port)),
     )
     .await
-    .map_err(|_| "connecting timed out".to_string())?
-    .map_err(|e| e.to_string())?;
+    .map_err(|_| failed(&"connecting timed out"))?
+    .map_err(|e| failed(&e))?;
     let _ = tcp.set_nodelay(true);
     let exchange = async move {
         let (mut ws, _) = tokio_tungstenite::client_async(req, tcp)
             .await
-            .map_err(|e| e.to_string())?;
-        ws.send(Message::text(text))
-            .await
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| failed(&e))?;
+        ws.send(Message::text(text)).await.map_err(|e| failed(&e))?;
         let answer = loop {
             match ws.next().await {
                 Some(Ok(Message::Text(t))) => break t,
                 Some(Ok(Message::Close(_))) | None => {
-                    return Err("the bridge closed without answering".to_string())
+                    return Err(failed(&"the bridge closed without answering"))
                 }
                 Some(Ok(_)) => continue,
-                Some(Err(e)) => return Err(e.to_string()),
+                Some(Err(e)) => return Err(failed(&e)),
             }
         };
         let _ = ws.close(None).await;
-        let mut v: Value = serde_json::from_str(answer.as_str()).map_err(|e| e.to_string())?;
+        let mut v: Value = serde_json::from_str(answer.as_str()).map_err(|e| failed(&e))?;
         match v.get("error") {
-            Some(e) => Err(format!("the bridge refused the event: {e}")),
+            Some(e) => Err(failed(&format!("the bridge refused the event: {e}"))),
             None => Ok(v.get_mut("result").map(Value::take).unwrap_or(Value::Null)),
         }
     };
     tokio::time::timeout(wait, exchange)
         .await
-        .map_err(|_| "the bridge did not answer in time".to_string())?
+        .map_err(|_| failed(&"the bridge did not answer in time"))?
 }
 
 /// Runs the hook mode: `event` is the command line's event name. Always returns normally (the
 /// process exits 0); what went wrong is returned for stderr. What the hook answers Claude Code
 /// (a review's decision, see [`crate::plans`]) is written to `stdout`; nothing else is.
-pub fn run(event: &str, stdin: impl Read, stdout: impl std::io::Write) -> Result<(), String> {
+pub fn run(event: &str, stdin: impl Read, stdout: impl std::io::Write) -> Result<(), HookError> {
     let mut input = Vec::new();
     stdin
         .take(MAX_INPUT)
         .read_to_end(&mut input)
-        .map_err(|e| format!("reading the hook input: {e}"))?;
+        .map_err(HookError::Input)?;
     let terminal = std::env::var(ENV_TERMINAL).ok();
     let ev = event_from_input(event, &input, terminal)
-        .ok_or_else(|| "the hook input is not a JSON object".to_string())?;
+        .ok_or(HookError::BadInput("is not a JSON object"))?;
     if ev.session_id.is_empty() {
-        return Err("the hook input has no session_id".into());
+        return Err(HookError::BadInput("has no session_id"));
     }
     let query = crate::discovery::Query::from_env()?;
     let found = crate::discovery::discover(&query);
@@ -296,7 +314,7 @@ pub fn run(event: &str, stdin: impl Read, stdout: impl std::io::Write) -> Result
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-        .map_err(|e| format!("cannot start the runtime: {e}"))?;
+        .map_err(HookError::Runtime)?;
     let wait = if review.is_some() {
         REVIEW_TIMEOUT
     } else {
@@ -307,13 +325,13 @@ pub fn run(event: &str, stdin: impl Read, stdout: impl std::io::Write) -> Result
 }
 
 /// Writes the answer's `output` (Claude Code's hook output), if it has one, as one JSON line.
-pub fn write_output(result: &Value, mut stdout: impl std::io::Write) -> Result<(), String> {
+pub fn write_output(result: &Value, mut stdout: impl std::io::Write) -> Result<(), HookError> {
     let Some(out) = result.get("output").filter(|o| o.is_object()) else {
         return Ok(());
     };
     writeln!(stdout, "{out}")
         .and_then(|_| stdout.flush())
-        .map_err(|e| format!("writing the hook output: {e}"))
+        .map_err(HookError::Output)
 }
 
 #[cfg(test)]

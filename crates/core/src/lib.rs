@@ -33,6 +33,7 @@ pub mod config;
 pub mod decision;
 pub mod discovery;
 pub mod editor;
+pub mod error;
 pub mod fsutil;
 pub mod hook;
 pub mod json_limits;

@@ -48,14 +48,21 @@ impl std::fmt::Debug for LockContent {
     }
 }
 
+/// Why the lock files cannot be placed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LockError {
+    #[error("neither CLAUDE_CONFIG_DIR nor HOME is set: cannot place the lock file")]
+    NoHome,
+}
+
 /// `$CLAUDE_CONFIG_DIR/ide`, else `~/.claude/ide`.
-pub fn default_lock_dir() -> Result<PathBuf, String> {
+pub fn default_lock_dir() -> Result<PathBuf, LockError> {
     if let Some(d) = std::env::var_os("CLAUDE_CONFIG_DIR").filter(|d| !d.is_empty()) {
         return Ok(PathBuf::from(d).join("ide"));
     }
     let home = std::env::var_os("HOME")
         .filter(|h| !h.is_empty())
-        .ok_or("neither CLAUDE_CONFIG_DIR nor HOME is set: cannot place the lock file")?;
+        .ok_or(LockError::NoHome)?;
     Ok(PathBuf::from(home).join(".claude").join("ide"))
 }
 
@@ -224,9 +231,9 @@ pub fn clean_stale(dir: &Path, kind: &str) -> Vec<PathBuf> {
         if p.extension().and_then(|x| x.to_str()) != Some("lock") {
             continue;
         }
-        // Another process may have planted anything here: a FIFO or a huge file is skipped,
-        // never waited on nor read whole.
-        let Ok(bytes) = crate::capfs::read_small_file(&p, MAX_LOCK_FILE) else {
+        // Another process may have planted anything here: a symlink, a FIFO or a huge file is
+        // skipped, never followed, waited on nor read whole.
+        let Ok((bytes, _)) = crate::capfs::read_untrusted_file(&p, MAX_LOCK_FILE) else {
             continue;
         };
         let Ok(c) = serde_json::from_slice::<LockContent>(&bytes) else {

@@ -14,18 +14,18 @@ pub const SERVER_NAME: &str = "claude-context";
 
 /// The per-server tool-call `timeout` (milliseconds) Claude Code honours (2.1.330: "Hard
 /// wall-clock limit per call"; it overrides `MCP_TOOL_TIMEOUT`). `execute_claude` may run for
-/// up to [`crate::claude::MAX_TIMEOUT_SECS`] after waiting for one call queued before it, so
+/// up to [`crate::claude::args::MAX_TIMEOUT_SECS`] after waiting for one call queued before it, so
 /// twice that plus a minute; still below 2^31 - 1 ms, past which a JavaScript timer fires at once.
-pub const TOOL_TIMEOUT_MS: u64 = (2 * crate::claude::MAX_TIMEOUT_SECS + 60) * 1000;
+pub const TOOL_TIMEOUT_MS: u64 = (2 * crate::claude::args::MAX_TIMEOUT_SECS + 60) * 1000;
 
 /// `{"mcpServers": {"<name>": {"type": "ws", "url": "ws://127.0.0.1:<port>/mcp", "headers": {...},
-/// "timeout": TOOL_TIMEOUT_MS}}}` (the MCP-server door: see [`crate::mcp::Surface`]).
+/// "timeout": TOOL_TIMEOUT_MS}}}` (the MCP-server door: see [`crate::mcp::catalog::Surface`]).
 pub fn render(name: &str, port: u16, token: &str) -> Value {
     json!({
         "mcpServers": {
             name: {
                 "type": "ws",
-                "url": format!("ws://127.0.0.1:{port}{}", crate::mcp::MCP_PATH),
+                "url": format!("ws://127.0.0.1:{port}{}", crate::mcp::catalog::MCP_PATH),
                 "headers": { crate::server::AUTH_HEADER: token },
                 "timeout": TOOL_TIMEOUT_MS,
             }
@@ -100,7 +100,7 @@ mod tests {
 
     #[test]
     fn the_timeout_outlasts_execute_claude_and_fits_a_javascript_timer() {
-        let max_call_ms = crate::claude::MAX_TIMEOUT_SECS * 1000;
+        let max_call_ms = crate::claude::args::MAX_TIMEOUT_SECS * 1000;
         let v = render(SERVER_NAME, 1, "t");
         let t = v["mcpServers"][SERVER_NAME]["timeout"].as_u64().unwrap();
         // A call may wait for one queued before it, then run for its whole timeout.

@@ -60,8 +60,8 @@ pub enum RelayError {
 pub async fn connect(c: &Candidate) -> Result<WebSocketStream<TcpStream>, RelayError> {
     let fail = |why: String| RelayError::Connect { port: c.port, why };
     // The MCP-server door: the model behind this relay sees the plugin's tools, not the IDE's
-    // diff plumbing (see mcp::Surface).
-    let url = format!("ws://127.0.0.1:{}{}", c.port, crate::mcp::MCP_PATH);
+    // diff plumbing (see mcp::catalog::Surface).
+    let url = format!("ws://127.0.0.1:{}{}", c.port, crate::mcp::catalog::MCP_PATH);
     let mut req = url
         .as_str()
         .into_client_request()

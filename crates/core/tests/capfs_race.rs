@@ -6,7 +6,7 @@
 #![cfg(target_os = "linux")]
 
 use claude_context_core::capfs::{CapDir, WritePolicy};
-use claude_context_core::tools::{fs_list_directory, fs_read_file, fs_write_file};
+use claude_context_core::tools::workspace::{fs_list_directory, fs_read_file, fs_write_file};
 use std::ffi::CString;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};

@@ -2,8 +2,10 @@
 //! timeouts that leave no process behind, error objects, discovery failures, persistence.
 #![cfg(unix)]
 
+use claude_context_core::claude::args::RunOptions;
 use claude_context_core::claude::discovery::DiscoveryEnv;
-use claude_context_core::claude::{ExecRequest, ExecResult, Manager, RunOptions};
+use claude_context_core::claude::manager::{ExecRequest, Manager};
+use claude_context_core::claude::results::ExecResult;
 use claude_context_core::config::{ClaudeConfig, Config};
 use claude_context_core::editor::{EditorState, NoEditor};
 use claude_context_core::server::Server;
@@ -428,7 +430,7 @@ async fn a_stalled_context_read_holds_no_queue_and_cancel_or_timeout_frees_it() 
     let gate = Arc::new((std::sync::Mutex::new(false), std::sync::Condvar::new()));
     let reads = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let (g, n) = (gate.clone(), reads.clone());
-    let reader: Arc<claude_context_core::claude::ContextReader> =
+    let reader: Arc<claude_context_core::claude::context::ContextReader> =
         Arc::new(move |_root: Option<&Path>, fp: &str, _limit: u64| {
             n.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
             let (lock, cv) = &*g;

@@ -66,7 +66,7 @@ async fn status_shows_ide_connected_and_tools_listed() {
     assert_eq!(c.protocol_version.as_deref(), Some("2025-06-18"));
     assert_eq!(
         c.surface,
-        claude_context_core::mcp::Surface::Ide,
+        claude_context_core::mcp::catalog::Surface::Ide,
         "the lock file's URL is the IDE door"
     );
     assert_eq!(c.ide_connected_pid, None);

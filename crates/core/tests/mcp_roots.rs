@@ -113,6 +113,7 @@ fn the_person_can_add_roots_or_allow_lsp_folders() {
     let e = claude_context_core::config::Config::from_json(
         r#"{"workspace": {"extra_roots": ["rel/dir"]}}"#,
     )
-    .unwrap_err();
+    .unwrap_err()
+    .to_string();
     assert!(e.contains("workspace.extra_roots"), "{e}");
 }

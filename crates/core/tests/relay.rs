@@ -4,7 +4,7 @@
 use claude_context_core::config::Config;
 use claude_context_core::discovery::{self, Candidate, Query};
 use claude_context_core::editor::{EditorState, NoEditor};
-use claude_context_core::mcp::Surface;
+use claude_context_core::mcp::catalog::Surface;
 use claude_context_core::relay::{self, End, RelayError};
 use claude_context_core::server::Server;
 use serde_json::{json, Value};

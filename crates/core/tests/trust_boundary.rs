@@ -191,13 +191,16 @@ fn fifo_in_the_memory_bank_pins_no_thread() {
 fn context_file_fifo_is_refused_at_once() {
     let d = tempfile::tempdir().unwrap();
     mkfifo(&d.path().join("ctx"));
-    let e =
-        claude_context_core::claude::read_context_file(Some(d.path()), "ctx", 1 << 20).unwrap_err();
+    let e = claude_context_core::claude::context::read_context_file(Some(d.path()), "ctx", 1 << 20)
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("FIFO"), "{e}");
     let f = std::fs::File::create(d.path().join("sparse")).unwrap();
     f.set_len(1 << 40).unwrap();
-    let e = claude_context_core::claude::read_context_file(Some(d.path()), "sparse", 1 << 20)
-        .unwrap_err();
+    let e =
+        claude_context_core::claude::context::read_context_file(Some(d.path()), "sparse", 1 << 20)
+            .unwrap_err()
+            .to_string();
     assert!(e.contains("limit"), "{e}");
 }
 

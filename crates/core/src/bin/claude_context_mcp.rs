@@ -73,7 +73,7 @@ fn main() {
 }
 
 fn run() -> Result<(), String> {
-    let query = discovery::Query::from_env()?;
+    let query = discovery::Query::from_env().map_err(|e| e.to_string())?;
     let found = discovery::discover(&query);
     // Lock files not trusted (another owner, a shared writable directory) are said at once, even
     // when another editor is found.

@@ -377,3 +377,33 @@ fn a_sparse_file_over_the_cap_is_refused_from_its_size() {
     assert!(matches!(e, CapError::TooLarge { .. }), "{e}");
     assert!(cap.open_regular_capped(&rel("huge.md"), 1 << 40).is_ok());
 }
+
+#[cfg(unix)]
+#[test]
+fn untrusted_files_are_read_without_following_links_or_waiting() {
+    let d = tempfile::tempdir().unwrap();
+    let lock = d.path().join("1.lock");
+    std::fs::write(&lock, b"{}").unwrap();
+    let (bytes, meta) = read_untrusted_file(&lock, 16).unwrap();
+    assert_eq!((bytes.as_slice(), meta.is_file()), (&b"{}"[..], true));
+    // A symlink to a readable file is not followed.
+    let link = d.path().join("2.lock");
+    std::os::unix::fs::symlink(&lock, &link).unwrap();
+    assert!(matches!(
+        read_untrusted_file(&link, 16),
+        Err(CapError::NotRegular { kind: SYMLINK, .. })
+    ));
+    // A FIFO is refused at once, a file over the cap without reading it.
+    let fifo = d.path().join("3.lock");
+    let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    assert!(matches!(
+        read_untrusted_file(&fifo, 16),
+        Err(CapError::NotRegular { .. })
+    ));
+    assert!(matches!(
+        read_untrusted_file(&lock, 1),
+        Err(CapError::TooLarge { .. })
+    ));
+}

@@ -21,9 +21,102 @@
 //! pass through as given, and their own `--settings` or a bypass mode in `claude.args` /
 //! `permission_mode` leaves the confinement to them.
 
-use super::RunOptions;
+use super::ClaudeError;
 use crate::config::ClaudeConfig;
+use schemars::JsonSchema;
+use serde::Deserialize;
 use std::path::{Path, PathBuf};
+
+/// A run's timeout when the call names none, in seconds (doc/protocol.md, Limits). The Lua side
+/// sends no timeout of its own unless the person set `claude.timeout`.
+pub const DEFAULT_TIMEOUT_SECS: u64 = 300;
+/// The largest timeout accepted (a day).
+pub const MAX_TIMEOUT_SECS: u64 = 86_400;
+
+/// A session id we are willing to pass to `--resume`: letters, digits, `-` and `_`, not
+/// starting with `-`, at most 200 characters.
+pub fn valid_session_id(s: &str) -> bool {
+    !s.is_empty()
+        && s.len() <= 200
+        && !s.starts_with('-')
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+}
+
+/// Per-call options, mapped to CLI flags.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct RunOptions {
+    /// `--model` (an alias such as `sonnet` or a full model name).
+    #[serde(default)]
+    pub model: Option<String>,
+    /// `--max-turns`: the most agentic turns the CLI may take.
+    #[serde(default)]
+    pub max_turns: Option<u32>,
+    /// Narrows the sub-agent's tools for this run: names (or patterns such as `Bash(git *)`)
+    /// from the set the person allowed in `setup{claude = {allowed_tools}}` (default Read, Grep,
+    /// Glob). A tool outside that set is refused with an error.
+    #[serde(default)]
+    pub allowed_tools: Option<Vec<String>>,
+    /// `--append-system-prompt`: text appended to the CLI's system prompt.
+    #[serde(default)]
+    pub append_system_prompt: Option<String>,
+}
+
+impl RunOptions {
+    /// Checks the values; the error says which option is wrong.
+    pub fn validate(&self) -> Result<(), ClaudeError> {
+        if let Some(m) = &self.model {
+            if m.trim().is_empty() || m.starts_with('-') || m.contains('\0') {
+                return Err(ClaudeError::InvalidOption(format!(
+                    "options.model {m:?} is not a model name"
+                )));
+            }
+        }
+        if self.max_turns == Some(0) {
+            return Err(ClaudeError::InvalidOption(
+                "options.max_turns must be at least 1".into(),
+            ));
+        }
+        if let Some(t) = &self.allowed_tools {
+            if let Some(bad) = t
+                .iter()
+                .find(|t| t.trim().is_empty() || t.contains('\0') || t.contains(','))
+            {
+                return Err(ClaudeError::InvalidOption(format!(
+                    "options.allowed_tools has an invalid entry {bad:?} (one tool name or \
+                     pattern per entry, no commas)"
+                )));
+            }
+        }
+        if self
+            .append_system_prompt
+            .as_deref()
+            .is_some_and(|p| p.contains('\0'))
+        {
+            return Err(ClaudeError::InvalidOption(
+                "options.append_system_prompt contains a NUL byte".into(),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The CLI flags, in `--flag=value` form so a value starting with `-` stays a value. The
+    /// tools are not among them: [`sub_agent_args`] builds those from the person's set.
+    pub fn to_args(&self) -> Vec<String> {
+        let mut a = Vec::new();
+        if let Some(m) = &self.model {
+            a.push(format!("--model={m}"));
+        }
+        if let Some(n) = self.max_turns {
+            a.push(format!("--max-turns={n}"));
+        }
+        if let Some(p) = &self.append_system_prompt {
+            a.push(format!("--append-system-prompt={p}"));
+        }
+        a
+    }
+}
 
 /// The tools whose bare names are confined to the readable folders.
 pub const FILE_READ_TOOLS: [&str; 3] = ["Read", "Grep", "Glob"];
@@ -62,7 +155,11 @@ pub const GLOB_PATTERN_HOOK: &str = "grep -Eq '\"pattern\"[[:space:]]*:[[:space:
 /// caller's `options.allowed_tools` when every entry of it is inside that set (the same entry, a
 /// pattern of a tool the person allowed by its bare name, or anything when the person allowed
 /// `"*"`). A caller can only narrow: anything else is an error naming the entry.
-pub fn narrow_tools(person: &[String], caller: Option<&[String]>) -> Result<Vec<String>, String> {
+/// The tools a run may use: the caller's narrowing of the person's set, or the refusal.
+pub fn narrow_tools(
+    person: &[String],
+    caller: Option<&[String]>,
+) -> Result<Vec<String>, ClaudeError> {
     let Some(caller) = caller else {
         return Ok(person.to_vec());
     };
@@ -71,7 +168,7 @@ pub fn narrow_tools(person: &[String], caller: Option<&[String]>) -> Result<Vec<
             .iter()
             .any(|p| p == "*" || p == t || (!p.contains('(') && p == crate::config::tool_base(t)));
         if !inside {
-            return Err(format!(
+            return Err(ClaudeError::ToolNotAllowed(format!(
                 "options.allowed_tools: {t:?} is not among the tools the person allows the \
                  sub-agent ({}); options.allowed_tools can only narrow that set (the person \
                  widens it with setup{{claude = {{allowed_tools = …}}}})",
@@ -80,7 +177,7 @@ pub fn narrow_tools(person: &[String], caller: Option<&[String]>) -> Result<Vec<
                 } else {
                     person.join(", ")
                 }
-            ));
+            )));
         }
     }
     Ok(caller.to_vec())
@@ -478,9 +575,13 @@ mod tests {
     #[test]
     fn caller_allowed_tools_cannot_widen_the_persons_set() {
         let person = s(&["Read", "Grep", "Glob"]);
-        let e = narrow_tools(&person, Some(&s(&["Read", "Bash"]))).unwrap_err();
+        let e = narrow_tools(&person, Some(&s(&["Read", "Bash"])))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("\"Bash\"") && e.contains("only narrow"), "{e}");
-        let e = narrow_tools(&person, Some(&s(&["*"]))).unwrap_err();
+        let e = narrow_tools(&person, Some(&s(&["*"])))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("\"*\""), "{e}");
         // A pattern of a tool allowed only as a narrower pattern is not inside it.
         let narrow_bash = s(&["Bash(git status)"]);

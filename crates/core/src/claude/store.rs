@@ -11,7 +11,7 @@
 //! ([`migrate`]): each entry goes to the project its session ran in, and the old file is kept,
 //! renamed to [`LEGACY_BACKUP`].
 
-use super::{Counters, HistoryEntry};
+use super::results::{Counters, HistoryEntry};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::io::Read;
@@ -223,7 +223,7 @@ pub fn save(path: &Path, p: &Persisted) -> std::io::Result<()> {
 /// The working directory the CLI recorded for `session` in its own session files
 /// (`<config>/projects/*/<session>.jsonl`, a `cwd` field near the start), read bounded.
 fn session_dir_from_cli(cli_config: &Path, session: &str) -> Option<PathBuf> {
-    if !super::valid_session_id(session) {
+    if !super::args::valid_session_id(session) {
         return None;
     }
     let projects = cli_config.join("projects");
@@ -400,7 +400,7 @@ pub fn migrate(state_dir: &Path, cli_config: Option<&Path>) -> Option<Migration>
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::claude::ExecResult;
+    use crate::claude::results::ExecResult;
 
     fn entry(prompt: &str, ts: &str, sid: Option<&str>, resumed: Option<&str>) -> HistoryEntry {
         HistoryEntry {

@@ -10,6 +10,7 @@
 //! `max_inflight_per_client` × `max_message_size`.
 
 use super::Shared;
+use crate::jsonrpc;
 use crate::mcp::{self, PeerEvent};
 use crate::state::client::Outgoing;
 use futures_util::{FutureExt, SinkExt, StreamExt};
@@ -45,7 +46,7 @@ pub(super) async fn accept_loop(shared: Arc<Shared>, listener: TcpListener) {
                     let conn = AssertUnwindSafe(serve(shared.clone(), stream, addr));
                     tokio::spawn(async move {
                         if let Err(p) = conn.catch_unwind().await {
-                            let msg = mcp::payload_text(p.as_ref());
+                            let msg = jsonrpc::payload_text(p.as_ref());
                             tracing::error!(
                                 %addr,
                                 panic = %msg,
@@ -165,7 +166,7 @@ async fn answer(
         let t = text.clone();
         tokio::task::spawn_blocking(move || mcp::parse(t.as_str()))
             .await
-            .unwrap_or_else(|e| Err(internal_error(&Value::Null, &mcp::panic_message(e))))
+            .unwrap_or_else(|e| Err(internal_error(&Value::Null, &jsonrpc::panic_message(e))))
     } else {
         mcp::parse(text.as_str())
     };
@@ -187,7 +188,7 @@ async fn answer(
     {
         Ok(r) => r,
         Err(p) => {
-            let msg = mcp::payload_text(p.as_ref());
+            let msg = jsonrpc::payload_text(p.as_ref());
             tracing::error!(panic = %msg, "message handler panicked");
             let reply = reply_id.map(|id| {
                 internal_error(
@@ -203,7 +204,7 @@ async fn answer(
 }
 
 fn internal_error(id: &Value, message: &str) -> String {
-    let e = mcp::RpcError::new(rmcp::model::ErrorCode::INTERNAL_ERROR, message);
+    let e = jsonrpc::RpcError::new(rmcp::model::ErrorCode::INTERNAL_ERROR, message);
     mcp::error_response(id, &e).to_string()
 }
 
@@ -219,7 +220,9 @@ async fn serve(shared: Arc<Shared>, stream: TcpStream, addr: SocketAddr) {
     #[allow(clippy::result_large_err)]
     let cb = move |req: &Request, resp: Response| {
         let r = check_handshake(&token, req, resp);
-        if r.is_ok() && mcp::Surface::of_path(req.uri().path()) == mcp::Surface::Mcp {
+        if r.is_ok()
+            && mcp::catalog::Surface::of_path(req.uri().path()) == mcp::catalog::Surface::Mcp
+        {
             door.store(true, std::sync::atomic::Ordering::Relaxed);
         }
         if r.is_ok() && crate::hook::is_hook_path(req.uri().path()) {
@@ -257,9 +260,9 @@ async fn serve(shared: Arc<Shared>, stream: TcpStream, addr: SocketAddr) {
         max_in_bytes: shared.config.max_inflight_bytes_per_client,
     });
     let surface = if mcp_door.load(std::sync::atomic::Ordering::Relaxed) {
-        mcp::Surface::Mcp
+        mcp::catalog::Surface::Mcp
     } else {
-        mcp::Surface::Ide
+        mcp::catalog::Surface::Ide
     };
     let id = shared.register(addr, surface, tx.clone(), flow.clone());
     tracing::info!(%addr, id, ?surface, "client connected");

@@ -17,6 +17,7 @@ pub use conn::{check_handshake, ws_config, AUTH_HEADER, OUT_BYTES};
 use crate::config::Config;
 use crate::editor::{EditorRpc, EditorState};
 use crate::lockfile::{LockContent, LockFile};
+use crate::mcp::catalog::Surface;
 use crate::mcp::{Peer, Service};
 use crate::state::client::Outgoing;
 use crate::state::State;
@@ -50,7 +51,7 @@ pub struct Shared {
 struct Client {
     peer: Peer,
     addr: SocketAddr,
-    surface: crate::mcp::Surface,
+    surface: Surface,
     tx: mpsc::Sender<Outgoing>,
     flow: Arc<conn::Flow>,
     since: Instant,
@@ -62,7 +63,7 @@ pub struct ClientStatus {
     pub id: u64,
     pub addr: String,
     /// `"ide"` (the lock file's URL) or `"mcp"` (`/mcp`: `--mcp-config`, `claude-context-mcp`).
-    pub surface: crate::mcp::Surface,
+    pub surface: Surface,
     pub name: Option<String>,
     pub version: Option<String>,
     pub protocol_version: Option<String>,
@@ -184,7 +185,7 @@ impl Shared {
         clients
             .values()
             // Editor notifications never go to the model's door (/mcp), as in broadcast().
-            .filter(|c| c.surface == crate::mcp::Surface::Ide)
+            .filter(|c| c.surface == Surface::Ide)
             .filter(|c| !ide_only || c.peer.ide_connected)
             .filter(|c| {
                 pick.as_ref()
@@ -236,7 +237,7 @@ impl Shared {
     fn register(
         &self,
         addr: SocketAddr,
-        surface: crate::mcp::Surface,
+        surface: Surface,
         tx: mpsc::Sender<Outgoing>,
         flow: Arc<conn::Flow>,
     ) -> u64 {
@@ -277,8 +278,8 @@ impl Shared {
 
 #[derive(Debug, thiserror::Error)]
 pub enum StartError {
-    #[error("{0}")]
-    Config(String),
+    #[error(transparent)]
+    Config(#[from] crate::config::ConfigError),
     #[error("no free port in {min}..={max} on 127.0.0.1 (last error: {last})")]
     NoPort { min: u16, max: u16, last: String },
     #[error("cannot start the bridge runtime: {0}")]

@@ -20,7 +20,7 @@
 pub mod client;
 
 use crate::capfs::WritePolicy;
-use crate::claude::Manager;
+use crate::claude::manager::Manager;
 use crate::config::Config;
 use crate::editor::{EditorRpc, EditorState, Snapshot};
 use crate::project::ProjectRoot;

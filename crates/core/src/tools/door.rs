@@ -1,6 +1,6 @@
 //! The model's door: what the IDE tools may open and report to a client of `/mcp`.
 //!
-//! Two kinds of client reach the bridge (see [`crate::mcp::Surface`]): Claude Code itself, by
+//! Two kinds of client reach the bridge (see [`crate::mcp::catalog::Surface`]): Claude Code itself, by
 //! the lock file's URL (the IDE door), and the model's tools, by `/mcp` (`--mcp-config`,
 //! `claude-context-mcp`). The fs-* tools keep the model inside the project root; without this
 //! module the IDE tools would not: `openFile` of `~/.ssh/id_rsa` followed by
@@ -19,25 +19,41 @@
 //!   diagnostics of files outside (their messages quote code).
 //! - `saveDocument` and `checkDocumentDirty` of a file outside are refused as `openFile` is.
 //!
-//! The checks are filters around the tools' ordinary `run` ([`run`]), so they hold whatever
-//! way a tool gets its answer (the editor's main thread or a snapshot).
+//! Each tool names its own rule in its catalog entry ([`DoorRule`], the `DOOR` constant of its
+//! file). The checks are filters around the tools' ordinary `run` ([`run`]), so they hold
+//! whatever way a tool gets its answer (the editor's main thread or a snapshot).
 
-use super::{Ctx, ToolDef, ToolError, ToolOutput};
+use super::{Ctx, Entry, ToolError, ToolOutput};
 use crate::state::State;
 use serde_json::Value;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
-/// The tools [`run`] confines on `/mcp`.
-pub const CONFINED: &[&str] = &[
-    "openFile",
-    "getCurrentSelection",
-    "getLatestSelection",
-    "getOpenEditors",
-    "getDiagnostics",
-    "saveDocument",
-    "checkDocumentDirty",
-];
+/// What a tool is on `/mcp`: each tool's catalog entry names its own ([`super::Entry`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DoorRule {
+    /// The same on both doors.
+    Open,
+    /// The IDE door only: not listed and not callable on `/mcp` (the diff tabs' plumbing,
+    /// which Claude Code drives itself; a model opening diff tabs would compete with it).
+    IdeOnly,
+    /// The `filePath` argument must lie inside the door's roots; it is handed on absolute.
+    PathInside,
+    /// A selection answer from a file outside is withheld (`latest`: the latest selection's
+    /// wording rather than the active editor's).
+    Selection { latest: bool },
+    /// The open-editors answer without the editors whose file is outside.
+    OpenEditors,
+    /// The diagnostics answer without the files outside.
+    Diagnostics,
+}
+
+impl DoorRule {
+    /// Whether a client of `/mcp` sees and may call the tool.
+    pub fn on_mcp(self) -> bool {
+        self != DoorRule::IdeOnly
+    }
+}
 
 /// The directories a `/mcp` client may see files in: the project root and the workspace
 /// folders, each with its symlinks resolved.
@@ -172,27 +188,27 @@ fn resolve(path: &Path) -> Option<PathBuf> {
     }
 }
 
-/// Runs `tool` for a client of `/mcp`: the [`CONFINED`] tools through the door, any other as is.
-pub async fn run(ctx: Ctx, tool: &ToolDef, args: Value) -> Result<ToolOutput, ToolError> {
-    match tool.name {
-        "openFile" | "saveDocument" | "checkDocumentDirty" => {
+/// Runs `tool` for a client of `/mcp`, through its [`DoorRule`]. (The dispatch refuses an
+/// [`DoorRule::IdeOnly`] tool before it gets here.)
+pub async fn run(ctx: Ctx, tool: &Entry, args: Value) -> Result<ToolOutput, ToolError> {
+    match tool.door {
+        DoorRule::PathInside => {
             let args = check_path_arg(ctx.clone(), tool.name, args).await?;
             (tool.run)(ctx, args).await
         }
-        "getDiagnostics" => {
+        DoorRule::Diagnostics => {
             let out = (tool.run)(ctx.clone(), args).await?;
             blocking(move || filter_diagnostics(&Door::of(&ctx), out)).await
         }
-        "getCurrentSelection" | "getLatestSelection" => {
+        DoorRule::Selection { latest } => {
             let out = (tool.run)(ctx.clone(), args).await?;
-            let latest = tool.name == "getLatestSelection";
             blocking(move || filter_selection(&Door::of(&ctx), out, latest)).await
         }
-        "getOpenEditors" => {
+        DoorRule::OpenEditors => {
             let out = (tool.run)(ctx.clone(), args).await?;
             blocking(move || filter_editors(&Door::of(&ctx), out)).await
         }
-        _ => (tool.run)(ctx, args).await,
+        DoorRule::Open | DoorRule::IdeOnly => (tool.run)(ctx, args).await,
     }
 }
 

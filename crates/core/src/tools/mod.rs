@@ -18,31 +18,6 @@ pub mod ide;
 pub mod memory_bank;
 pub mod workspace;
 
-// One tool, one file, grouped by family; the old flat paths (`tools::fs_write_file`) still work.
-pub use claude::{
-    cancel_claude_execution, clear_execution_history, execute_claude, execute_claude_with_context,
-    get_current_session, get_execution_history, get_execution_stats, reset_session, session_compat,
-    set_current_session, test_claude_cli,
-};
-pub use code::{
-    code_outline, lsp_calls, lsp_definition, lsp_diagnostics, lsp_hover, lsp_implementations,
-    lsp_references, lsp_symbols, lsp_type_definition,
-};
-pub use decision::{define_issue, get_current_status, make_tripwire, register_options, reset};
-pub use ide::{
-    check_document_dirty, close_all_diff_tabs, close_tab, get_current_selection, get_diagnostics,
-    get_latest_selection, get_open_editors, open_diff, open_file, save_document,
-};
-pub use memory_bank::{
-    get_recent_branches, list_memory_bank_documents, read_branch_core_files,
-    read_branch_memory_bank, read_context, read_document, read_global_core_files,
-    read_global_memory_bank, read_rules, search_documents_by_tags, write_branch_memory_bank,
-    write_document, write_global_memory_bank,
-};
-pub use workspace::{
-    fs_get_project_info, fs_list_directory, fs_read_file, fs_set_project_root, fs_write_file,
-    get_workspace_folders,
-};
 pub mod door;
 #[cfg(feature = "test-tools")]
 pub mod test_panic;
@@ -99,6 +74,18 @@ pub enum ToolError {
     Failed(String),
 }
 
+/// A module's error as a tool's: the caller's mistakes are invalid params (-32602), anything
+/// else the tool's failure (`isError: true`).
+impl From<crate::error::Error> for ToolError {
+    fn from(e: crate::error::Error) -> ToolError {
+        if e.is_callers() {
+            ToolError::InvalidParams(e.to_string())
+        } else {
+            ToolError::Failed(e.to_string())
+        }
+    }
+}
+
 impl From<NoProjectRoot> for ToolError {
     fn from(e: NoProjectRoot) -> ToolError {
         ToolError::Failed(e.to_string())
@@ -123,76 +110,98 @@ pub struct ToolDef {
     pub run: fn(Ctx, Value) -> ToolFuture,
 }
 
-/// The IDE plumbing: tools Claude Code itself calls over its IDE connection to run the diff
-/// flow. Clients of the MCP-server door (`/mcp`: `--mcp-config`, `claude-context-mcp`) neither
-/// see nor call them — a model opening diff tabs of its own would compete with the CLI's.
-pub const IDE_ONLY: &[&str] = &["openDiff", "close_tab", "closeAllDiffTabs"];
+/// A tool as the catalog holds it: its definition and its door rule ([`door::DoorRule`]: what
+/// a client of `/mcp` may see and call of it). Reads as its [`ToolDef`].
+pub struct Entry {
+    pub def: ToolDef,
+    pub door: door::DoorRule,
+}
+
+impl std::ops::Deref for Entry {
+    type Target = ToolDef;
+
+    fn deref(&self) -> &ToolDef {
+        &self.def
+    }
+}
+
+impl ToolDef {
+    /// This tool's catalog entry with `door` as its door rule.
+    pub fn on_door(self, door: door::DoorRule) -> Entry {
+        Entry { def: self, door }
+    }
+
+    /// This tool's catalog entry, the same on both doors.
+    pub fn open(self) -> Entry {
+        self.on_door(door::DoorRule::Open)
+    }
+}
 
 /// Every tool the bridge serves, in `tools/list` order.
-pub fn registry() -> Vec<ToolDef> {
+pub fn registry() -> Vec<Entry> {
     #[allow(unused_mut)]
     let mut tools = vec![
-        get_workspace_folders::def(),
-        fs_get_project_info::def(),
-        fs_read_file::def(),
-        fs_list_directory::def(),
-        fs_write_file::def(),
-        fs_set_project_root::def(),
+        workspace::get_workspace_folders::def().open(),
+        workspace::fs_get_project_info::def().open(),
+        workspace::fs_read_file::def().open(),
+        workspace::fs_list_directory::def().open(),
+        workspace::fs_write_file::def().open(),
+        workspace::fs_set_project_root::def().open(),
         // Memory bank.
-        read_context::def(),
-        read_rules::def(),
-        read_branch_core_files::def(),
-        read_global_core_files::def(),
-        read_branch_memory_bank::def(),
-        write_branch_memory_bank::def(),
-        read_global_memory_bank::def(),
-        write_global_memory_bank::def(),
-        search_documents_by_tags::def(),
-        get_recent_branches::def(),
-        list_memory_bank_documents::def(),
+        memory_bank::read_context::def().open(),
+        memory_bank::read_rules::def().open(),
+        memory_bank::read_branch_core_files::def().open(),
+        memory_bank::read_global_core_files::def().open(),
+        memory_bank::read_branch_memory_bank::def().open(),
+        memory_bank::write_branch_memory_bank::def().open(),
+        memory_bank::read_global_memory_bank::def().open(),
+        memory_bank::write_global_memory_bank::def().open(),
+        memory_bank::search_documents_by_tags::def().open(),
+        memory_bank::get_recent_branches::def().open(),
+        memory_bank::list_memory_bank_documents::def().open(),
         // Memory bank documents by path.
-        read_document::def(),
-        write_document::def(),
+        memory_bank::read_document::def().open(),
+        memory_bank::write_document::def().open(),
         // WRAP decision status.
-        define_issue::def(),
-        get_current_status::def(),
-        register_options::def(),
-        make_tripwire::def(),
-        reset::def(),
+        decision::define_issue::def().open(),
+        decision::get_current_status::def().open(),
+        decision::register_options::def().open(),
+        decision::make_tripwire::def().open(),
+        decision::reset::def().open(),
         // The Claude Code IDE tools (doc/protocol.md, IDE tools); each forwards to a Lua handler.
-        open_file::def(),
-        open_diff::def(),
-        get_current_selection::def(),
-        get_latest_selection::def(),
-        get_open_editors::def(),
-        get_diagnostics::def(),
-        check_document_dirty::def(),
-        save_document::def(),
-        close_tab::def(),
-        close_all_diff_tabs::def(),
-        execute_claude::def(),
-        execute_claude_with_context::def(),
-        get_execution_history::def(),
-        clear_execution_history::def(),
-        get_current_session::def(),
-        reset_session::def(),
-        set_current_session::def(),
-        test_claude_cli::def(),
-        get_execution_stats::def(),
-        cancel_claude_execution::def(),
+        ide::open_file::def().on_door(ide::open_file::DOOR),
+        ide::open_diff::def().on_door(ide::open_diff::DOOR),
+        ide::get_current_selection::def().on_door(ide::get_current_selection::DOOR),
+        ide::get_latest_selection::def().on_door(ide::get_latest_selection::DOOR),
+        ide::get_open_editors::def().on_door(ide::get_open_editors::DOOR),
+        ide::get_diagnostics::def().on_door(ide::get_diagnostics::DOOR),
+        ide::check_document_dirty::def().on_door(ide::check_document_dirty::DOOR),
+        ide::save_document::def().on_door(ide::save_document::DOOR),
+        ide::close_tab::def().on_door(ide::close_tab::DOOR),
+        ide::close_all_diff_tabs::def().on_door(ide::close_all_diff_tabs::DOOR),
+        claude::execute_claude::def().open(),
+        claude::execute_claude_with_context::def().open(),
+        claude::get_execution_history::def().open(),
+        claude::clear_execution_history::def().open(),
+        claude::get_current_session::def().open(),
+        claude::reset_session::def().open(),
+        claude::set_current_session::def().open(),
+        claude::test_claude_cli::def().open(),
+        claude::get_execution_stats::def().open(),
+        claude::cancel_claude_execution::def().open(),
         // The editor's code intelligence: its language servers and tree-sitter.
-        lsp_definition::def(),
-        lsp_references::def(),
-        lsp_implementations::def(),
-        lsp_type_definition::def(),
-        lsp_hover::def(),
-        lsp_symbols::def(),
-        lsp_calls::def(),
-        code_outline::def(),
-        lsp_diagnostics::def(),
+        code::lsp_definition::def().open(),
+        code::lsp_references::def().open(),
+        code::lsp_implementations::def().open(),
+        code::lsp_type_definition::def().open(),
+        code::lsp_hover::def().open(),
+        code::lsp_symbols::def().open(),
+        code::lsp_calls::def().open(),
+        code::code_outline::def().open(),
+        code::lsp_diagnostics::def().open(),
     ];
     #[cfg(feature = "test-tools")]
-    tools.push(test_panic::def());
+    tools.push(test_panic::def().open());
     tools
 }
 
@@ -346,7 +355,10 @@ pub fn memory_bank(ctx: &State) -> Result<crate::memory_bank::Bank, ToolError> {
 /// The decision store of the current project, under the plugin's state directory.
 pub fn decision_store(ctx: &State) -> Result<crate::decision::Store, ToolError> {
     let root = ctx.project_root_dir()?;
-    let state = ctx.config.state_dir().map_err(ToolError::Failed)?;
+    let state = ctx
+        .config
+        .state_dir()
+        .map_err(|e| ToolError::from(crate::error::Error::from(e)))?;
     Ok(crate::decision::Store::new(&state, &root))
 }
 

@@ -2,7 +2,7 @@
 //! killed) and every run waiting for its turn; each returns `success: false`. Used by
 //! `:ClaudeContext cancel`.
 
-use crate::claude::CancelResult;
+use crate::claude::results::CancelResult;
 use crate::tools::{parse_args, ready, schema_of, Ctx, NoArgs, ToolDef, ToolFuture, ToolOutput};
 use serde_json::Value;
 
@@ -13,7 +13,9 @@ pub fn def() -> ToolDef {
         description: "Cancel the Claude CLI run in progress and every run waiting for its turn. \
                       Returns {success, cancelled, message}.",
         input_schema: schema_of::<NoArgs>(),
-        output_schema: Some(schema_of::<crate::tools::session_compat::Named<CancelResult>>()),
+        output_schema: Some(schema_of::<
+            crate::tools::claude::session_compat::Named<CancelResult>,
+        >()),
         run,
     }
 }
@@ -21,7 +23,7 @@ pub fn def() -> ToolDef {
 fn run(ctx: Ctx, args: Value) -> ToolFuture {
     ready(
         parse_args::<Option<NoArgs>>("cancel_claude_execution", args).and_then(|_| {
-            ToolOutput::of(&crate::tools::session_compat::Named::new(
+            ToolOutput::of(&crate::tools::claude::session_compat::Named::new(
                 "cancel_claude_execution",
                 ctx.claude.cancel(),
             ))

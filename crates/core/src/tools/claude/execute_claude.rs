@@ -3,7 +3,9 @@
 //! session server's object: `success`, `prompt`, `response` (the CLI's `result`),
 //! `execution_time`, `timestamp`, `error` (doc/protocol.md, Answers).
 
-use crate::claude::{ExecRequest, ExecResult, RunOptions, DEFAULT_TIMEOUT_SECS, MAX_TIMEOUT_SECS};
+use crate::claude::args::{RunOptions, DEFAULT_TIMEOUT_SECS, MAX_TIMEOUT_SECS};
+use crate::claude::manager::ExecRequest;
+use crate::claude::results::ExecResult;
 use crate::tools::{parse_args, schema_of, Ctx, ToolDef, ToolError, ToolFuture, ToolOutput};
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -67,7 +69,9 @@ pub fn def() -> ToolDef {
                       execution_time, timestamp, error}. Optional options {model, max_turns, \
                       allowed_tools, append_system_prompt}.",
         input_schema: schema_of::<Args>(),
-        output_schema: Some(schema_of::<crate::tools::session_compat::Named<ExecResult>>()),
+        output_schema: Some(schema_of::<
+            crate::tools::claude::session_compat::Named<ExecResult>,
+        >()),
         run,
     }
 }
@@ -88,7 +92,7 @@ fn run(ctx: Ctx, args: Value) -> ToolFuture {
             options,
             project_root: ctx.project().root,
         };
-        ToolOutput::of(&crate::tools::session_compat::Named::new(
+        ToolOutput::of(&crate::tools::claude::session_compat::Named::new(
             "execute_claude",
             ctx.claude.execute(req).await,
         ))

@@ -2,15 +2,17 @@
 //! `execute_claude`, with a file (relative to the project root, confined to it, size-limited)
 //! sent to the CLI on stdin before the prompt. The result adds `context_file`.
 
-use crate::claude::{ExecRequest, ExecResult, RunOptions};
-use crate::tools::execute_claude::validate;
+use crate::claude::args::RunOptions;
+use crate::claude::manager::ExecRequest;
+use crate::claude::results::ExecResult;
+use crate::tools::claude::execute_claude::validate;
 use crate::tools::{parse_args, schema_of, Ctx, ToolDef, ToolError, ToolFuture, ToolOutput};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 
 fn default_timeout() -> f64 {
-    crate::claude::DEFAULT_TIMEOUT_SECS as f64
+    crate::claude::args::DEFAULT_TIMEOUT_SECS as f64
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -37,7 +39,9 @@ pub fn def() -> ToolDef {
                       current conversation like execute_claude. Returns {success, prompt, \
                       response, execution_time, timestamp, error, context_file}.",
         input_schema: schema_of::<Args>(),
-        output_schema: Some(schema_of::<crate::tools::session_compat::Named<ExecResult>>()),
+        output_schema: Some(schema_of::<
+            crate::tools::claude::session_compat::Named<ExecResult>,
+        >()),
         run,
     }
 }
@@ -68,7 +72,7 @@ fn run(ctx: Ctx, args: Value) -> ToolFuture {
             options,
             project_root: ctx.project().root,
         };
-        ToolOutput::of(&crate::tools::session_compat::Named::new(
+        ToolOutput::of(&crate::tools::claude::session_compat::Named::new(
             "execute_claude_with_context",
             ctx.claude.execute(req).await,
         ))

@@ -1,6 +1,6 @@
 //! `get_current_session {}` — Get the Claude session the next run resumes. Returns {success, session_id, has_session}.
 
-use crate::claude::SessionResult;
+use crate::claude::results::SessionResult;
 use crate::tools::{parse_args, schema_of, Ctx, NoArgs, ToolDef, ToolFuture, ToolOutput};
 use serde_json::Value;
 
@@ -10,7 +10,7 @@ pub fn def() -> ToolDef {
         aliases: &[],
         description: "Get the Claude session the next run resumes. Returns {success, session_id, has_session}.",
         input_schema: schema_of::<NoArgs>(),
-        output_schema: Some(schema_of::<crate::tools::session_compat::Named<SessionResult>>()),
+        output_schema: Some(schema_of::<crate::tools::claude::session_compat::Named<SessionResult>>()),
         run,
     }
 }
@@ -18,7 +18,7 @@ pub fn def() -> ToolDef {
 fn run(ctx: Ctx, args: Value) -> ToolFuture {
     Box::pin(async move {
         parse_args::<Option<NoArgs>>("get_current_session", args)?;
-        ToolOutput::of(&crate::tools::session_compat::Named::new(
+        ToolOutput::of(&crate::tools::claude::session_compat::Named::new(
             "get_current_session",
             ctx.claude
                 .current_session(ctx.project().root.as_deref())

@@ -26,7 +26,7 @@ pub fn def() -> ToolDef {
                       prompts, responses, timing and session ids. Returns {success, history, \
                       total_entries, current_session_id}.",
         input_schema: schema_of::<Args>(),
-        output_schema: Some(schema_of::<crate::tools::session_compat::History>()),
+        output_schema: Some(schema_of::<crate::tools::claude::session_compat::History>()),
         run,
     }
 }
@@ -35,7 +35,7 @@ fn run(ctx: Ctx, args: Value) -> ToolFuture {
     Box::pin(async move {
         let a = parse_args::<Option<Args>>("get_execution_history", args)?;
         let limit = a.map_or_else(default_limit, |a| a.limit);
-        ToolOutput::of(&crate::tools::session_compat::History::from(
+        ToolOutput::of(&crate::tools::claude::session_compat::History::from(
             ctx.claude
                 .history(ctx.project().root.as_deref(), limit)
                 .await,

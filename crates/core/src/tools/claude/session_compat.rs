@@ -2,7 +2,7 @@
 //! ours: every result names its tool (`tool_name`), `set_current_session` also answers
 //! `new_session_id`, and `test_claude_cli` also answers `command`, `output` and `message`.
 
-use crate::claude::{CliTestResult, HistoryEntry, HistoryResult, SetSessionResult};
+use crate::claude::results::{CliTestResult, HistoryEntry, HistoryResult, SetSessionResult};
 use schemars::JsonSchema;
 use serde::Serialize;
 

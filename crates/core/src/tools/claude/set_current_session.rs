@@ -22,7 +22,7 @@ pub fn def() -> ToolDef {
                       get_execution_history). Returns {success, message, session_id, \
                       old_session_id}.",
         input_schema: schema_of::<Args>(),
-        output_schema: Some(schema_of::<crate::tools::session_compat::SetSession>()),
+        output_schema: Some(schema_of::<crate::tools::claude::session_compat::SetSession>()),
         run,
     }
 }
@@ -35,6 +35,6 @@ fn run(ctx: Ctx, args: Value) -> ToolFuture {
             .set_session(ctx.project().root.as_deref(), a.session_id.trim())
             .await
             .map_err(|e| ToolError::InvalidParams(format!("set_current_session: {e}")))?;
-        ToolOutput::of(&crate::tools::session_compat::SetSession::from(r))
+        ToolOutput::of(&crate::tools::claude::session_compat::SetSession::from(r))
     })
 }

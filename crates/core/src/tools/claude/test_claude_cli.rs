@@ -9,7 +9,7 @@ pub fn def() -> ToolDef {
         aliases: &[],
         description: "Find the Claude Code CLI (setup{claude.cmd}, PATH, common install locations, CLAUDE_PATH) and run `claude --version`. Returns {success, path, source, version, error}.",
         input_schema: schema_of::<NoArgs>(),
-        output_schema: Some(schema_of::<crate::tools::session_compat::CliTest>()),
+        output_schema: Some(schema_of::<crate::tools::claude::session_compat::CliTest>()),
         run,
     }
 }
@@ -17,7 +17,7 @@ pub fn def() -> ToolDef {
 fn run(ctx: Ctx, args: Value) -> ToolFuture {
     Box::pin(async move {
         parse_args::<Option<NoArgs>>("test_claude_cli", args)?;
-        ToolOutput::of(&crate::tools::session_compat::CliTest::from(
+        ToolOutput::of(&crate::tools::claude::session_compat::CliTest::from(
             ctx.claude.test_cli().await,
         ))
     })

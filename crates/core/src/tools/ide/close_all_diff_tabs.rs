@@ -16,6 +16,9 @@ struct Closed {
     closed: u64,
 }
 
+/// The door rule: on `/mcp`, IDE plumbing: neither listed nor callable.
+pub const DOOR: crate::tools::door::DoorRule = crate::tools::door::DoorRule::IdeOnly;
+
 pub fn def() -> ToolDef {
     ToolDef {
         name: "closeAllDiffTabs",

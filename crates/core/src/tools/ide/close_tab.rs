@@ -15,6 +15,9 @@ pub struct Args {
     pub tab_name: String,
 }
 
+/// The door rule: on `/mcp`, IDE plumbing: neither listed nor callable.
+pub const DOOR: crate::tools::door::DoorRule = crate::tools::door::DoorRule::IdeOnly;
+
 pub fn def() -> ToolDef {
     ToolDef {
         name: "close_tab",

@@ -8,6 +8,10 @@ use crate::tools::ide::{forward_selection, Empty, SelectionResult};
 use crate::tools::{schema_of, Ctx, ToolDef};
 use serde_json::Value;
 
+/// The door rule: on `/mcp`, a selection in a file outside the project is withheld.
+pub const DOOR: crate::tools::door::DoorRule =
+    crate::tools::door::DoorRule::Selection { latest: false };
+
 pub fn def() -> ToolDef {
     ToolDef {
         name: "getCurrentSelection",

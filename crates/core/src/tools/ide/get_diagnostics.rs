@@ -48,6 +48,9 @@ pub struct FileDiagnostics {
     pub diagnostics: Vec<Diagnostic>,
 }
 
+/// The door rule: on `/mcp`, diagnostics of files outside the project are left out.
+pub const DOOR: crate::tools::door::DoorRule = crate::tools::door::DoorRule::Diagnostics;
+
 pub fn def() -> ToolDef {
     ToolDef {
         name: "getDiagnostics",

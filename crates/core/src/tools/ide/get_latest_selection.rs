@@ -10,6 +10,10 @@ use crate::tools::{parse_args, schema_of, Ctx, ToolDef, ToolOutput};
 use serde_json::Value;
 use std::sync::Arc;
 
+/// The door rule: on `/mcp`, a selection in a file outside the project is withheld.
+pub const DOOR: crate::tools::door::DoorRule =
+    crate::tools::door::DoorRule::Selection { latest: true };
+
 pub fn def() -> ToolDef {
     ToolDef {
         name: "getLatestSelection",

@@ -36,6 +36,9 @@ pub struct OpenEditors {
     pub tabs: Vec<Tab>,
 }
 
+/// The door rule: on `/mcp`, editors whose file is outside the project are left out.
+pub const DOOR: crate::tools::door::DoorRule = crate::tools::door::DoorRule::OpenEditors;
+
 pub fn def() -> ToolDef {
     ToolDef {
         name: "getOpenEditors",

@@ -58,6 +58,9 @@ enum Decision {
     Rejected { tab_name: String },
 }
 
+/// The door rule: on `/mcp`, IDE plumbing: neither listed nor callable.
+pub const DOOR: crate::tools::door::DoorRule = crate::tools::door::DoorRule::IdeOnly;
+
 pub fn def() -> ToolDef {
     ToolDef {
         name: "openDiff",

@@ -62,6 +62,9 @@ struct Loaded {
     line_count: u64,
 }
 
+/// The door rule: on `/mcp`, its `filePath` must lie inside the project or a root the model may reach.
+pub const DOOR: crate::tools::door::DoorRule = crate::tools::door::DoorRule::PathInside;
+
 pub fn def() -> ToolDef {
     ToolDef {
         name: "openFile",

@@ -16,6 +16,9 @@ pub struct SaveResult {
     pub message: String,
 }
 
+/// The door rule: on `/mcp`, its `filePath` must lie inside the project or a root the model may reach.
+pub const DOOR: crate::tools::door::DoorRule = crate::tools::door::DoorRule::PathInside;
+
 pub fn def() -> ToolDef {
     ToolDef {
         name: "saveDocument",

@@ -2,7 +2,7 @@
 //! (what `:ClaudeContext memory` offers to open), with the bank root in use.
 
 use crate::memory_bank::{ListedDocument, SearchScope};
-use crate::tools::search_documents_by_tags::ScopeArg;
+use crate::tools::memory_bank::search_documents_by_tags::ScopeArg;
 use crate::tools::{memory_bank, parse_args, schema_of, Ctx, ToolDef, ToolOutput};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};

@@ -30,7 +30,9 @@ pub fn def() -> ToolDef {
                       {file: {path, content, tags, lastModified}}} like read_context, with \
                       `notes` when the bank or a core file does not exist yet.",
         input_schema: schema_of::<Args>(),
-        output_schema: Some(schema_of::<crate::tools::read_context::ContextOutput>()),
+        output_schema: Some(schema_of::<
+            crate::tools::memory_bank::read_context::ContextOutput,
+        >()),
         run,
     }
 }
@@ -42,7 +44,7 @@ pub(crate) fn section(
     key: &str,
 ) -> Result<Value, ToolError> {
     let lang = Language::parse(language)?;
-    let (v, notes) = crate::tools::read_context::core_section(bank, scope, lang)?;
+    let (v, notes) = crate::tools::memory_bank::read_context::core_section(bank, scope, lang)?;
     let mut m = Map::new();
     m.insert(key.into(), v);
     if !notes.is_empty() {

@@ -146,7 +146,7 @@ fn same_in_order(a: &Value, b: &Value) -> bool {
 /// spawned), or None: not a repository, detached HEAD, unreadable. Follows a worktree's or
 /// submodule's `.git` file (`gitdir: …`). One reader with write_document's.
 pub fn git_branch(dir: &std::path::Path) -> Option<String> {
-    crate::tools::write_document::current_branch(dir).ok()
+    crate::tools::memory_bank::write_document::current_branch(dir).ok()
 }
 
 /// The merged context (doc/protocol.md, read_context), plus `notes` when a bank or core files

@@ -5,7 +5,7 @@
 
 use crate::memory_bank::document::Document;
 use crate::memory_bank::Scope;
-use crate::tools::write_document::{branch_for, DocScope};
+use crate::tools::memory_bank::write_document::{branch_for, DocScope};
 use crate::tools::{memory_bank, parse_args, schema_of, Ctx, ToolDef, ToolOutput};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};

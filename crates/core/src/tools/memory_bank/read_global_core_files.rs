@@ -16,7 +16,9 @@ pub fn def() -> ToolDef {
                       coding-standards, domain-models, glossary, tech-stack, user-guide). \
                       Returns {\"globalMemory\": {file: {path, content, tags, lastModified}}}.",
         input_schema: schema_of::<Args>(),
-        output_schema: Some(schema_of::<crate::tools::read_context::ContextOutput>()),
+        output_schema: Some(schema_of::<
+            crate::tools::memory_bank::read_context::ContextOutput,
+        >()),
         run,
     }
 }
@@ -29,7 +31,7 @@ fn run(ctx: Ctx, args: Value) -> crate::tools::ToolFuture {
     crate::tools::blocking(move || {
         let bank = memory_bank(&ctx)?;
         Ok(ToolOutput::json(
-            crate::tools::read_branch_core_files::section(
+            crate::tools::memory_bank::read_branch_core_files::section(
                 &bank,
                 Scope::Global,
                 &args.language,

@@ -16,7 +16,9 @@ pub fn def() -> ToolDef {
                       or ja. Returns {\"rules\": {\"content\"}}, the rules section of \
                       read_context.",
         input_schema: schema_of::<Args>(),
-        output_schema: Some(schema_of::<crate::tools::read_context::ContextOutput>()),
+        output_schema: Some(schema_of::<
+            crate::tools::memory_bank::read_context::ContextOutput,
+        >()),
         run,
     }
 }
@@ -30,7 +32,7 @@ fn run(ctx: Ctx, args: Value) -> crate::tools::ToolFuture {
         let lang = Language::parse(&args.language)?;
         let bank = memory_bank(&ctx)?;
         let mut m = Map::new();
-        let rules = crate::tools::read_context::rules_section(&bank, lang)?;
+        let rules = crate::tools::memory_bank::read_context::rules_section(&bank, lang)?;
         // The text content is the rules' Markdown, as the original server answered it.
         let text = rules
             .get("content")
