@@ -269,6 +269,7 @@ pub fn create(lua: &Lua) -> mlua::Result<Table> {
         })?,
     )?;
 
+    t.set("fs", crate::api_fs::create(lua)?)?;
     t.set(
         "call_tool",
         lua.create_function(|_, (name, args, cb): (String, String, Function)| {

@@ -7,6 +7,7 @@
 //! thread ([`main_thread`]).
 
 mod api;
+mod api_fs;
 mod editor;
 mod logging;
 mod main_thread;

@@ -62,6 +62,10 @@ pub enum CapError {
         path: String,
         why: &'static str,
     },
+    /// The file is not what the caller read before (someone changed it meanwhile).
+    Changed {
+        path: PathBuf,
+    },
     /// Empty path, NUL byte, …
     Invalid {
         input: String,
@@ -126,6 +130,12 @@ impl fmt::Display for CapError {
                  add it to setup{{security = {{allow_write = {{…}}}}}} (see :help \
                  claude-context-security)."
             ),
+            CapError::Changed { path } => write!(
+                f,
+                "'{}' changed on disk since it was read: not written (look at it again, then \
+                 retry)",
+                path.display()
+            ),
             CapError::Invalid { input, reason } => write!(f, "invalid path '{input}': {reason}"),
             CapError::BadRoot { root, reason } => {
                 write!(f, "the root '{}' cannot be used: {reason}", root.display())
@@ -171,6 +181,19 @@ pub struct CapDir {
 pub struct Written {
     /// The file did not exist before.
     pub created: bool,
+}
+
+/// How [`CapDir::replace_in`] writes.
+#[derive(Debug, Clone, Copy, Default)]
+struct Replace<'a> {
+    /// fsync the data before the rename.
+    durable: bool,
+    /// The bits of the old file's mode the new one keeps.
+    mode_mask: u32,
+    /// Refuse when nothing is there.
+    must_exist: bool,
+    /// Refuse unless the file holds exactly these bytes now.
+    expect: Option<&'a [u8]>,
 }
 
 impl CapDir {
@@ -547,6 +570,30 @@ impl CapDir {
             kind: "a directory",
         })?;
         let (dir, _) = self.create_dir_all(parent)?;
+        self.replace_in(
+            &dir,
+            name,
+            rel,
+            bytes,
+            Replace {
+                durable,
+                mode_mask: 0o666,
+                ..Replace::default()
+            },
+        )
+    }
+
+    /// The temp file, write and rename of [`CapDir::write_atomic`] in `dir`, the directory of
+    /// `rel` already opened (never through a link): `name` there must be a regular file or
+    /// nothing (a symlink, directory, FIFO, socket or device is refused).
+    fn replace_in(
+        &self,
+        dir: &CapDir,
+        name: &Path,
+        rel: &Path,
+        bytes: &[u8],
+        how: Replace<'_>,
+    ) -> Result<Written, CapError> {
         let old = match dir.dir.symlink_metadata(name) {
             Ok(m) => Some(m),
             Err(e) if e.kind() == ErrorKind::NotFound => None,
@@ -572,6 +619,21 @@ impl CapDir {
                     kind: kind_of_cap(&ft),
                 });
             }
+        } else if how.must_exist {
+            return Err(CapError::NotFound {
+                path: self.display(rel),
+            });
+        }
+        if let Some(expect) = how.expect {
+            // What is there now must be what the caller built its text from.
+            let (file, _) = dir.open_file_nofollow(name)?;
+            let limit = expect.len() as u64;
+            let same = matches!(read_capped_from(file, limit), Ok(now) if now == expect);
+            if !same {
+                return Err(CapError::Changed {
+                    path: self.display(rel),
+                });
+            }
         }
         let (tmp_name, file) = dir.create_temp(name, self, rel)?;
         let result = (|| -> std::io::Result<()> {
@@ -580,12 +642,12 @@ impl CapDir {
             if let Some(m) = &old {
                 use cap_std::fs::PermissionsExt as _;
                 use std::os::unix::fs::PermissionsExt as _;
-                // Keep the old permissions, never an exec bit.
-                let mode = m.permissions().mode() & 0o666;
+                // Keep the old permissions (without what `mode_mask` leaves out).
+                let mode = m.permissions().mode() & how.mode_mask;
                 f.set_permissions(std::fs::Permissions::from_mode(mode))?;
             }
             f.write_all(bytes)?;
-            if durable {
+            if how.durable {
                 f.sync_all()?;
             }
             Ok(())
@@ -1018,6 +1080,8 @@ pub fn protected_reason(rel: &Path) -> Option<&'static str> {
 
 mod nofollow;
 pub use nofollow::{stat_of_file, EntryType, Listed, Stat};
+mod project;
+pub use project::{ProjectFile, PROJECT_FILE_LIMIT};
 
 #[cfg(test)]
 mod tests;
