@@ -32,17 +32,23 @@ local function native()
   return api.fs
 end
 
+---Counts an operation under way; returns the function that counts it done (once, however
+---often it is called).
 local function started()
   pending = pending + 1
-end
-
-local function finished()
-  pending = pending - 1
-  if pending == 0 then
-    local cbs = on_idle
-    on_idle = {}
-    for _, cb in ipairs(cbs) do
-      cb()
+  local done = false
+  return function()
+    if done then
+      return
+    end
+    done = true
+    pending = pending - 1
+    if pending == 0 then
+      local cbs = on_idle
+      on_idle = {}
+      for _, cb in ipairs(cbs) do
+        cb()
+      end
     end
   end
 end
@@ -108,7 +114,7 @@ function M.load(root, paths, cb)
       known[path] = { root = root, err = err }
       one_done()
     else
-      started()
+      local finished = started()
       local ok, perr = pcall(fs.read, root, path, function(rerr, bytes)
         -- A write asked for meanwhile knows better (its text is what the disk will hold).
         if not (known[path] and known[path].writing) then
@@ -160,7 +166,7 @@ local function change(op, path, root, text, args, cb)
   end
   local k = { root = root, text = text, writing = true }
   known[path] = k
-  started()
+  local finished = started()
   local function done(werr)
     if known[path] == k then
       k.writing = nil
