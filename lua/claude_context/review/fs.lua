@@ -75,17 +75,6 @@ local function install()
     end,
     desc = "claude-context: finish the review's file writes",
   })
-  -- A file the person saved or that changed on disk: read it again.
-  vim.api.nvim_create_autocmd({ "BufWritePost", "FileChangedShellPost" }, {
-    callback = function(ev)
-      local path = vim.api.nvim_buf_get_name(ev.buf)
-      local k = known[path]
-      if k then
-        M.load(k.root, { path })
-      end
-    end,
-    desc = "claude-context: the review reads a saved file again",
-  })
 end
 
 ---Reads `paths` (absolute, inside `root`) into what the review knows, natively; `cb()` once
