@@ -52,6 +52,12 @@ local function changeset(files, turn)
   return cs, root
 end
 
+---Makes a review of `cs` the active one, once its files are read (on the native file thread).
+local function activate(cs)
+  R().set_active(require("claude_context.review.model").new(cs))
+  R().flush()
+end
+
 local function open(cs)
   local v = R().open(cs)
   wait_for(function()
@@ -177,7 +183,7 @@ return {
     function()
       reset()
       local cs, root = changeset({ { path = "a.txt", before = text(BEFORE), after = text(AFTER) } })
-      R().set_active(require("claude_context.review.model").new(cs))
+      activate(cs)
       vim.cmd.edit(root .. "/a.txt")
       local buf = vim.api.nvim_get_current_buf()
       -- An unsaved edit far from the hunk.
@@ -216,7 +222,7 @@ return {
     function()
       reset()
       local cs, root = changeset({ { path = "a.txt", before = text(BEFORE), after = text(AFTER) } })
-      R().set_active(require("claude_context.review.model").new(cs))
+      activate(cs)
       vim.cmd.edit(root .. "/a.txt")
       local f = require("claude_context.review.model").file(R().active(), 1)
       for hi = 1, 3 do
@@ -244,7 +250,7 @@ return {
       h.write(root .. "/a.txt.bak", text(AFTER))
       vim.cmd.edit(root .. "/a.txt.bak")
       local bak = vim.api.nvim_get_current_buf()
-      R().set_active(require("claude_context.review.model").new(cs))
+      activate(cs)
       local f = require("claude_context.review.model").file(R().active(), 1)
       eq(1, R().act("reject", { targets = { { f = f, hi = 1 } } }).done)
       eq(AFTER, vim.api.nvim_buf_get_lines(bak, 0, -1, false))
@@ -259,7 +265,7 @@ return {
     function()
       reset()
       local cs, root = changeset({ { path = "a.txt", before = text(BEFORE), after = text(AFTER) } })
-      R().set_active(require("claude_context.review.model").new(cs))
+      activate(cs)
       vim.cmd.edit(root .. "/a.txt")
       vim.api.nvim_win_set_cursor(0, { 2, 0 })
       R().reject()
@@ -360,7 +366,7 @@ return {
       local before = "one\r\ntwo\r\nthree\r\n"
       local after = "one\r\nTWO\r\nthree\r\nfour\r\n"
       local cs, root = changeset({ { path = "w.txt", before = before, after = after } })
-      R().set_active(require("claude_context.review.model").new(cs))
+      activate(cs)
       vim.cmd.edit(root .. "/w.txt")
       eq("dos", vim.bo.fileformat)
       vim.api.nvim_win_set_cursor(0, { 2, 0 })
@@ -392,7 +398,7 @@ return {
         end,
       })
       require("claude_context.terminal.sessions").by_name["review-test"] = { buf = tbuf, job = job, name = "review-test" }
-      R().set_active(require("claude_context.review.model").new(cs))
+      activate(cs)
       vim.cmd.edit(root .. "/a.txt")
       vim.api.nvim_win_set_cursor(0, { 6, 0 })
       vim.cmd("ClaudeContext review comment why this line?")
@@ -466,7 +472,7 @@ return {
       reset()
       local cs, root = changeset({ { path = "b.txt", before = "x\n", after = "y\n" } }, { terminal = vim.NIL })
       cs.turns[1].terminal = nil
-      R().set_active(require("claude_context.review.model").new(cs))
+      activate(cs)
       vim.cmd.edit(root .. "/b.txt")
       vim.cmd("ClaudeContext review comment hm")
       eq(false, R().send())
@@ -482,7 +488,7 @@ return {
         { path = "a.txt", before = text(BEFORE), after = text(AFTER) },
         { path = "n.txt", before = nil, after = "hello\nworld\n", status = "added" },
       })
-      R().set_active(require("claude_context.review.model").new(cs))
+      activate(cs)
       vim.cmd("ClaudeContext review quickfix")
       local qf = vim.tbl_map(function(e)
         return { vim.api.nvim_buf_get_name(e.bufnr), e.lnum, e.text }
@@ -500,7 +506,7 @@ return {
     function()
       reset()
       local cs, root = changeset({ { path = "a.txt", before = text(BEFORE), after = text(AFTER) } })
-      R().set_active(require("claude_context.review.model").new(cs))
+      activate(cs)
       vim.cmd.edit(root .. "/a.txt")
       local ns = require("claude_context.review.signs").ns
       local function signs()
@@ -733,9 +739,9 @@ return {
       eq(text(want), disk(root .. "/a.txt"))
       local msg = messages[#messages].msg
       contains(msg, "3 hunks not rejected")
-      contains(msg, "sub/f.txt is not inside the project")
+      contains(msg, "sub/f.txt: refused: '" .. root .. "/sub' is a symbolic link")
       eq("q\n", disk(outdir .. "/f.txt"))
-      contains(msg, "link.txt is a link, not a regular file")
+      contains(msg, "link.txt: refused: '" .. root .. "/link.txt' is a symbolic link")
       contains(msg, "huge.log: a too large file can only be kept")
       eq("y\n", disk(outside))
       eq("link", vim.uv.fs_lstat(root .. "/link.txt").type)
@@ -745,6 +751,67 @@ return {
       eq(text(AFTER), disk(root .. "/a.txt"))
       vim.cmd("normal u")
       eq("pending", f.hunks[1].state)
+    end,
+  },
+  {
+    "a directory swapped for a link out of the project after the review read the file: the reject is refused, nothing outside changes",
+    function()
+      reset()
+      local cs, root = changeset({ { path = "sub/f.txt", before = "p\n", after = "q\n" } })
+      local outdir = h.tmpdir()
+      h.write(outdir .. "/f.txt", "q\n")
+      local function outside()
+        local t = {}
+        for name in vim.fs.dir(outdir) do
+          t[#t + 1] = name .. "=" .. tostring(h.read(outdir .. "/" .. name))
+        end
+        table.sort(t)
+        return t
+      end
+      local before_out = outside()
+      local function swap()
+        assert(vim.uv.fs_rename(root .. "/sub", root .. "/sub.real"))
+        assert(vim.uv.fs_symlink(outdir, root .. "/sub"))
+      end
+      local function unswap()
+        assert(vim.uv.fs_unlink(root .. "/sub"))
+        assert(vim.uv.fs_rename(root .. "/sub.real", root .. "/sub"))
+      end
+      local v = open(cs)
+      local f = R().active().files[1]
+      -- 1. Swapped after the review read the file, before the reject: refused, with the link named.
+      swap()
+      h.clear(messages)
+      vim.api.nvim_win_set_cursor(0, { row_of(v, "+q"), 0 })
+      R().reject()
+      R().flush()
+      wait_for(function()
+        return f.hunks[1].state == "pending"
+      end, 5000, "the refusal")
+      local msg = messages[#messages].msg
+      contains(msg, "sub/f.txt")
+      contains(msg, "'" .. root .. "/sub' is a symbolic link")
+      contains(msg, "not rejected")
+      eq(before_out, outside())
+      eq("q\n", h.read(root .. "/sub.real/f.txt"))
+      unswap()
+      -- A review opened again reads the file anew.
+      v = open(cs)
+      f = R().active().files[1]
+      -- 2. Swapped right after the reject was asked (before the write reached the disk): the
+      -- write lands in the project's directory or is refused; never outside.
+      R().flush()
+      vim.api.nvim_win_set_cursor(0, { row_of(v, "+q"), 0 })
+      R().reject()
+      swap()
+      R().flush()
+      eq(before_out, outside())
+      if f.hunks[1].state == "rejected" then
+        eq("p\n", h.read(root .. "/sub.real/f.txt"))
+      else
+        eq("q\n", h.read(root .. "/sub.real/f.txt"))
+      end
+      unswap()
     end,
   },
   {

@@ -1,8 +1,8 @@
 ---@mod claude_context.review.actions Keep, reject and undo hunks, on disk and in buffers
 ---
 --- Keep marks a hunk accepted (nothing is written). Reject puts the hunk's baseline lines back
---- in place of Claude's: on disk (the disk text with that region replaced, written atomically;
---- the write itself on libuv's thread pool, see claude_context.review.fs)
+--- in place of Claude's: on disk (the disk text with that region replaced, written atomically
+--- by the native library's file thread, see claude_context.review.fs)
 --- and, when the file is loaded, in its buffer (|nvim_buf_set_lines()| of that region only, so
 --- the person's unsaved edits elsewhere stay). A hunk whose region the person edited (on disk
 --- or in the buffer) is a conflict: reject refuses it. Undo reverses the last keep or reject
@@ -41,6 +41,18 @@ local function quiet_reload(buf, text)
   })
 end
 
+---A write the file thread refused after the review showed it done: the message, and the
+---file's signs and view section drawn again.
+---@param f claude_context.ReviewFileState
+---@param msg string
+local function failed(f, msg)
+  model.refresh(f)
+  pcall(function()
+    require("claude_context.review").redraw_file(f)
+  end)
+  notify.error(msg)
+end
+
 ---Reloads the unmodified buffer `buf` from disk (a file the review created or removed).
 local function reload(buf)
   if buf and not vim.bo[buf].modified then
@@ -68,34 +80,46 @@ function M.swap(f, hi, to)
   local r = regions[hi]
   local text, rerr = fs.read(f.absolute)
   if not text and rerr ~= "missing" then
-    return false, rerr
+    return false, ("%s: %s"):format(f.path, rerr)
   end
   local disk = H.split(text)
   local ds = H.locate(H.diff(exp, disk.lines), r[1], r[2])
   if not ds then
     return false, "conflict"
   end
-  -- Created or deleted: the whole file goes or comes back.
+  -- Created or deleted: the whole file goes or comes back (on the file thread; a refusal
+  -- there puts the hunk back as it was).
   local buf = model.loaded_buf(f.absolute)
   local exists = to == "rejected" and f.kind == "added" or to == "pending" and f.kind == "deleted"
+  local from = h.state
+  local function written(ok, err)
+    if ok then
+      if exists then
+        if buf and vim.api.nvim_buf_is_valid(buf) and not vim.bo[buf].modified then
+          pcall(vim.api.nvim_buf_delete, buf, {})
+        end
+      else
+        reload(buf)
+      end
+      return
+    end
+    if h.state == to then
+      h.state = from
+    end
+    failed(f, ("review: %s not %s: %s"):format(f.path, to == "rejected" and "rejected" or "undone", err))
+  end
+  local ok, err
   if exists then
     if text == nil then
       return false, ("%s is gone"):format(f.path)
     end
-    local ok, err = fs.remove(f.absolute, f.root)
-    if not ok then
-      return false, err
-    end
-    if buf and not vim.bo[buf].modified then
-      pcall(vim.api.nvim_buf_delete, buf, {})
-    end
+    ok, err = fs.remove_async(f.absolute, { root = f.root }, written)
   else
     local content = to == "rejected" and f.file.before or f.file.after
-    local ok, err = fs.write(f.absolute, content or "", { new = true, root = f.root })
-    if not ok then
-      return false, err
-    end
-    reload(buf)
+    ok, err = fs.create_async(f.absolute, content or "", { root = f.root }, written)
+  end
+  if not ok then
+    return false, err
   end
   h.state = to
   return true
@@ -125,7 +149,7 @@ function M.swap_file(f, his, to)
   local text, rerr = fs.read(f.absolute)
   if not text then
     for _, hi in ipairs(work) do
-      res[hi] = { false, rerr == "missing" and ("%s is gone"):format(f.path) or rerr }
+      res[hi] = { false, rerr == "missing" and ("%s is gone"):format(f.path) or ("%s: %s"):format(f.path, rerr) }
     end
     return res
   end
@@ -141,7 +165,7 @@ function M.swap_file(f, his, to)
     if not ds or (buf and not bs) then
       res[hi] = { false, "conflict" }
     else
-      todo[#todo + 1] = { hi = hi, n = r[2], ds = ds, bs = bs, with = to == "rejected" and f.hunks[hi].old or f.hunks[hi].new }
+      todo[#todo + 1] = { hi = hi, n = r[2], ds = ds, bs = bs, from = f.hunks[hi].state, with = to == "rejected" and f.hunks[hi].old or f.hunks[hi].new }
     end
   end
   if #todo == 0 then
@@ -164,8 +188,18 @@ function M.swap_file(f, his, to)
   -- an unmodified buffer is reloaded once the file is in place (see quiet_reload).
   local ok, err = fs.write_async(f.absolute, new_text, { root = f.root }, function(written, werr)
     if not written then
-      notify.error(("review: %s; its buffer and the review show the change, the file does not"):format(werr))
-    elseif buf and not was_modified and fs.idle(f.absolute) and vim.api.nvim_buf_is_loaded(buf) and not vim.bo[buf].modified then
+      if buf then
+        notify.error(("review: %s; its buffer and the review show the change, the file does not"):format(werr))
+        return
+      end
+      -- Not loaded: the hunks are as they were (the file was not changed).
+      for _, t in ipairs(todo) do
+        if f.hunks[t.hi].state == to then
+          f.hunks[t.hi].state = t.from
+        end
+      end
+      failed(f, ("review: %s not %s: %s"):format(f.path, to == "rejected" and "rejected" or "undone", werr))
+    elseif buf and not was_modified and fs.idle() and vim.api.nvim_buf_is_loaded(buf) and not vim.bo[buf].modified then
       -- (Only once the last write of the file is in place: the buffer holds that text.)
       pcall(vim.cmd.checktime, buf)
     end

@@ -1,336 +1,245 @@
----@mod claude_context.review.fs The review's file writes: atomic, never through a symlink
+---@mod claude_context.review.fs The review's file reads and writes: native, confined, asynchronous
 ---
---- A reject or its undo changes a file of the person's project. The new bytes go to a fresh
---- temporary file in the same directory (created exclusively, mode of the file it replaces),
---- are fsynced, and the temporary file is renamed over the name. A name that is a symlink or
---- not a regular file is refused, so nothing is written through a link. `write_async` does the
---- checks at once, and the temporary file, write, fsync and rename on libuv's thread pool, so
---- the editor never waits for the disk; while it is under way, `read` gives
---- the text being written (later writes of the same file wait for it, the last text wins).
+--- The review reads and writes the person's project files only through the native library's
+--- capability layer (`require("claude_context.native").fs`, crates/core/src/capfs/project.rs):
+--- every directory on the way is opened beneath the project root without following a symbolic
+--- link, only regular files are read or written (a FIFO, socket or device is refused, never
+--- opened), within a size cap, and a write is a temporary file beside the file, fsynced and
+--- renamed over it, its mode kept. Nothing is checked by path here and opened later: a
+--- directory swapped for a link after the review read the file is refused when it is written.
+---
+--- All of it runs on the library's file thread, in the order asked; callbacks run on the main
+--- thread, so the editor never waits for the disk. The review keeps the text it last read or
+--- wrote of each file (`read` answers from it at once); a write or removal goes through only when
+--- the file still holds that text, so a change made meanwhile by someone else is never
+--- overwritten (the text is read again, and the action can be retried).
 
 local M = {}
 
-local uv = vim.uv or vim.loop
+---What the review knows of each file (absolute path): `{ root, text? , err? }`; `text` nil and
+---no `err`: the file does not exist.
+---@type table<string, {root:string, text?:string, err?:string}>
+local known = {}
+---Native operations under way, and what waits for none to be.
+local pending = 0
+local on_idle = {}
 
----What is at `path` (not following a symlink): "file", "missing", or another kind.
----@param path string
----@return string kind, table? stat
-function M.kind(path)
-  local st = uv.fs_lstat(path)
-  if not st then
-    return "missing"
+local function native()
+  local api, err = require("claude_context.native").get()
+  if not api or not api.fs then
+    return nil, err or "the native library has no file access (rebuild it: make)"
   end
-  return st.type, st
+  return api.fs
 end
 
----The bytes of the regular file `path` (nil and a message otherwise).
----Writes under way: path -> { latest = text, cbs = {…}, next = { text, opts, cbs }? }.
-local inflight = {}
-
----@param path string
----@return string? bytes, string? err
-function M.read(path)
-  if inflight[path] then
-    return inflight[path].latest
-  end
-  local kind = M.kind(path)
-  if kind == "missing" then
-    return nil, "missing"
-  elseif kind ~= "file" then
-    return nil, ("%s is a %s, not a regular file"):format(path, kind)
-  end
-  local fd, err = uv.fs_open(path, "r", 0)
-  if not fd then
-    return nil, err
-  end
-  local parts = {}
-  while true do
-    local chunk, rerr = uv.fs_read(fd, 1048576)
-    if not chunk then
-      uv.fs_close(fd)
-      return nil, rerr
+---Counts an operation under way; returns the function that counts it done (once, however
+---often it is called).
+local function started()
+  pending = pending + 1
+  local done = false
+  return function()
+    if done then
+      return
     end
-    if chunk == "" then
-      break
-    end
-    parts[#parts + 1] = chunk
-  end
-  uv.fs_close(fd)
-  return table.concat(parts)
-end
-
----Writes all of `text` to the open file `fd`.
-local function write_all(fd, text)
-  local off = 0
-  while off < #text do
-    local n, err = uv.fs_write(fd, text:sub(off + 1), off)
-    if not n then
-      return false, err
-    end
-    off = off + n
-  end
-  return true
-end
-
----Project roots, resolved.
-local real_roots = {}
-
----Whether `path`'s directory, all links resolved, is inside `root` (resolved too): a
----directory on the way that is a symlink out of the project is refused.
----@param path string
----@param root string?
----@return boolean ok, string? err
-function M.inside(path, root)
-  if not root then
-    return true
-  end
-  local dir = uv.fs_realpath(vim.fs.dirname(path))
-  -- The project root itself is the person's (resolved once).
-  local r = real_roots[root] or uv.fs_realpath(root)
-  real_roots[root] = r
-  if not (dir and r) or not (dir == r or vim.startswith(dir, r .. "/")) then
-    return false, ("%s is not inside the project %s (a directory on the way is a link): not written"):format(path, root)
-  end
-  return true
-end
-
----The checks of a write and its temporary file: `{ tmp, fd, mode }` (`opts.checks_only`: only
----`{ mode }`), or nil and a message.
----@return {tmp:string, fd:integer, mode:integer}? job, string? err
-local function prepare(path, opts)
-  local inside, ierr = M.inside(path, opts.root)
-  if not inside then
-    return nil, ierr
-  end
-  local kind, st = M.kind(path)
-  if opts.new and kind ~= "missing" then
-    return nil, ("%s exists"):format(path)
-  elseif not opts.new and kind ~= "file" then
-    return nil, kind == "missing" and ("%s is gone"):format(path) or ("%s is a %s, not a regular file: not written"):format(path, kind)
-  end
-  local mode = st and bit.band(st.mode, 4095) or 420
-  if opts.checks_only then
-    return { mode = mode }
-  end
-  local dir = vim.fs.dirname(path)
-  local tmp, fd, err
-  for _ = 1, 10 do
-    tmp = M.tmp_name(path)
-    fd, err = uv.fs_open(tmp, "wx", mode)
-    if fd then
-      break
-    end
-  end
-  if not fd then
-    return nil, ("cannot create a temporary file in %s: %s"):format(dir, tostring(err))
-  end
-  return { tmp = tmp, fd = fd, mode = mode }
-end
-
----A fresh temporary name beside `path`.
----@param path string
----@return string
-function M.tmp_name(path)
-  return ("%s/.%s.cc-review-%d-%d"):format(vim.fs.dirname(path), vim.fs.basename(path), uv.os_getpid(), math.random(1, 2 ^ 30))
-end
-
----Writes `text` to `path` atomically. `opts.new`: the file must not exist (else it must be a
----regular file, whose mode is kept). `opts.root`: the file's directory must be inside it.
----@param path string
----@param text string
----@param opts {new?:boolean, root?:string}?
----@return boolean ok, string? err
-function M.write(path, text, opts)
-  opts = opts or {}
-  M.flush(path)
-  local job, perr = prepare(path, opts)
-  if not job then
-    return false, perr
-  end
-  local tmp, fd, mode = job.tmp, job.fd, job.mode
-  local ok, werr = write_all(fd, text)
-  if ok then
-    ok, werr = uv.fs_fsync(fd)
-  end
-  uv.fs_close(fd)
-  if ok then
-    -- fs_open's mode is masked by the umask: give the file the old one exactly.
-    uv.fs_chmod(tmp, mode)
-    if opts.new and M.kind(path) ~= "missing" then
-      ok, werr = false, ("%s appeared meanwhile"):format(path)
-    else
-      ok, werr = uv.fs_rename(tmp, path)
-    end
-  end
-  if not ok then
-    uv.fs_unlink(tmp)
-    return false, ("cannot write %s: %s"):format(path, tostring(werr))
-  end
-  return true
-end
-
----Runs the slow part of write `job` on the thread pool; `done(ok, err)` on the main thread.
-local function run(path, text, job, done)
-  local function fail(err)
-    if job.fd then
-      pcall(uv.fs_close, job.fd)
-    end
-    if job.tmp then
-      uv.fs_unlink(job.tmp)
-    end
-    vim.schedule(function()
-      done(false, ("cannot write %s: %s"):format(path, tostring(err)))
-    end)
-  end
-  local function write_from(off)
-    uv.fs_write(job.fd, text:sub(off + 1), off, function(err, n)
-      if err then
-        return fail(err)
+    done = true
+    pending = pending - 1
+    if pending == 0 then
+      local cbs = on_idle
+      on_idle = {}
+      for _, cb in ipairs(cbs) do
+        cb()
       end
-      if off + n < #text then
-        return write_from(off + n)
-      end
-      uv.fs_fsync(job.fd, function(ferr)
-        if ferr then
-          return fail(ferr)
-        end
-        uv.fs_close(job.fd, function()
-          uv.fs_chmod(job.tmp, job.mode, function()
-            uv.fs_rename(job.tmp, path, function(rerr)
-              if rerr then
-                uv.fs_unlink(job.tmp)
-              end
-              vim.schedule(function()
-                done(not rerr, rerr and ("cannot write %s: %s"):format(path, tostring(rerr)) or nil)
-              end)
-            end)
-          end)
-        end)
-      end)
-    end)
+    end
   end
-  -- The temporary file is created exclusively (a new name on a clash, 10 tries).
-  local tries = 0
-  local function open()
-    tries = tries + 1
-    local tmp = M.tmp_name(path)
-    uv.fs_open(tmp, "wx", job.mode, function(err, fd)
-      if not fd then
-        if tries < 10 then
-          return open()
-        end
-        return fail(("cannot create a temporary file: %s"):format(tostring(err)))
-      end
-      job.tmp, job.fd = tmp, fd
-      write_from(0)
-    end)
+end
+
+---Runs `cb` once no read or write is under way (at once when none is).
+---@param cb fun()
+function M.when_idle(cb)
+  if pending == 0 then
+    cb()
+  else
+    table.insert(on_idle, cb)
   end
-  open()
 end
 
 local leave_installed = false
+local function install()
+  if leave_installed then
+    return
+  end
+  leave_installed = true
+  vim.api.nvim_create_autocmd("VimLeavePre", {
+    callback = function()
+      M.flush()
+    end,
+    desc = "claude-context: finish the review's file writes",
+  })
+end
 
----Like |M.write| (an existing regular file), the disk work on libuv's thread pool: the checks
----now (false and a message when they fail), then the temporary file, write, fsync and rename;
----`cb(ok, err)` on the main thread once the file is renamed into place. Writes of one path go one after the other; a
----write asked for while one is under way waits, and of several waiting only the last is done
----(each text is the whole file: the last one holds the others' changes).
+---Reads `paths` (absolute, inside `root`) into what the review knows, natively; `cb()` once
+---all are read (or refused: their message is kept and given by |M.read|).
+---@param root string
+---@param paths string[]
+---@param cb fun()?
+function M.load(root, paths, cb)
+  install()
+  local fs, err = native()
+  local left = #paths
+  local function one_done()
+    left = left - 1
+    if left == 0 and cb then
+      cb()
+    end
+  end
+  if left == 0 then
+    if cb then
+      cb()
+    end
+    return
+  end
+  for _, path in ipairs(paths) do
+    if not fs then
+      known[path] = { root = root, err = err }
+      one_done()
+    else
+      local finished = started()
+      local ok, perr = pcall(fs.read, root, path, function(rerr, bytes)
+        -- A write asked for meanwhile knows better (its text is what the disk will hold).
+        if not (known[path] and known[path].writing) then
+          known[path] = { root = root, text = bytes, err = rerr }
+        end
+        finished()
+        one_done()
+      end)
+      if not ok then
+        known[path] = { root = root, err = require("claude_context.native").message(perr) }
+        finished()
+        one_done()
+      end
+    end
+  end
+end
+
+---The text of the file `path` as the review last read or wrote it: nil and "missing" when it
+---does not exist, nil and a message when it was refused or is not read yet.
+---@param path string
+---@return string? bytes, string? err
+function M.read(path)
+  local k = known[path]
+  if not k then
+    return nil, ("%s is not read yet: try again in a moment"):format(path)
+  end
+  if k.err then
+    -- Refused or failed: read again in the background (the next action sees the file anew).
+    if not k.reading then
+      k.reading = true
+      M.load(k.root, { path })
+    end
+    return nil, k.err
+  end
+  if k.text == nil then
+    return nil, "missing"
+  end
+  return k.text
+end
+
+---Starts native operation `op` (`fs[op](root, path, ...args, cb)`) changing `path` to `text`
+---(nil: removed); `cb(ok, err)` on the main thread. What the review knows becomes `text` at
+---once (later actions build on it); when the operation fails, the file is read again.
+local function change(op, path, root, text, args, cb)
+  install()
+  local fs, err = native()
+  if not fs then
+    return false, err
+  end
+  local k = { root = root, text = text, writing = true }
+  known[path] = k
+  local finished = started()
+  local function done(werr)
+    if known[path] == k then
+      k.writing = nil
+    end
+    -- (Counted done before `cb` runs: `cb` of the last write sees |M.idle()|.)
+    if werr and known[path] == k then
+      -- Read it again; the caller hears of the failure once the review knows the file anew.
+      known[path] = nil
+      M.load(root, { path }, function()
+        cb(false, werr)
+      end)
+      finished()
+    else
+      finished()
+      cb(not werr, werr)
+    end
+  end
+  table.insert(args, done)
+  local ok, perr = pcall(fs[op], root, path, unpack(args))
+  if not ok then
+    known[path] = nil
+    finished()
+    return false, require("claude_context.native").message(perr)
+  end
+  return true
+end
+
+---Replaces the regular file `path` with `text` (atomically, its mode kept), only when it still
+---holds what |M.read| gives. Returns false and a message when it cannot start; else `cb(ok, err)`
+---runs on the main thread once the file is in place (or refused).
 ---@param path string
 ---@param text string
----@param opts {root?:string}?
+---@param opts {root:string}
 ---@param cb fun(ok:boolean, err?:string)
 ---@return boolean ok, string? err
 function M.write_async(path, text, opts, cb)
-  opts = opts or {}
-  local cur = inflight[path]
-  if cur then
-    cur.latest = text
-    cur.next = cur.next or { opts = opts, cbs = {} }
-    cur.next.text = text
-    table.insert(cur.next.cbs, cb)
-    return true
+  local expect, rerr = M.read(path)
+  if not expect then
+    return false, rerr == "missing" and ("%s is gone"):format(path) or rerr
   end
-  local job, err = prepare(path, { root = opts.root, checks_only = true })
-  if not job then
-    return false, err
-  end
-  if not leave_installed then
-    leave_installed = true
-    vim.api.nvim_create_autocmd("VimLeavePre", {
-      callback = function()
-        M.flush()
-      end,
-      desc = "claude-context: finish the review's file writes",
-    })
-  end
-  local entry = { latest = text, cbs = { cb } }
-  inflight[path] = entry
-  local function done(ok, werr)
-    local nxt = entry.next
-    inflight[path] = nil
-    -- The next write starts first, so that these callbacks see it under way.
-    if nxt then
-      local started, serr = M.write_async(path, nxt.text, nxt.opts, function(ok2, err2)
-        for _, f in ipairs(nxt.cbs) do
-          f(ok2, err2)
-        end
-      end)
-      if not started then
-        for _, f in ipairs(nxt.cbs) do
-          f(false, serr)
-        end
-      end
-    end
-    for _, f in ipairs(entry.cbs) do
-      f(ok, werr)
-    end
-  end
-  run(path, text, job, done)
-  return true
+  return change("replace", path, opts.root, text, { text, expect }, cb)
 end
 
----Whether no write is under way (of `path`, or of any file).
----@param path string?
+---Creates `path` with `text` (refused when anything is there).
+---@param path string
+---@param text string
+---@param opts {root:string}
+---@param cb fun(ok:boolean, err?:string)
+---@return boolean ok, string? err
+function M.create_async(path, text, opts, cb)
+  local _, rerr = M.read(path)
+  if rerr ~= "missing" then
+    return false, rerr or ("%s exists"):format(path)
+  end
+  return change("create", path, opts.root, text, { text }, cb)
+end
+
+---Removes the regular file `path`, only when it still holds what |M.read| gives.
+---@param path string
+---@param opts {root:string}
+---@param cb fun(ok:boolean, err?:string)
+---@return boolean ok, string? err
+function M.remove_async(path, opts, cb)
+  local expect, rerr = M.read(path)
+  if not expect then
+    return false, rerr == "missing" and ("%s is gone"):format(path) or rerr
+  end
+  return change("remove", path, opts.root, nil, { expect }, cb)
+end
+
+---Whether no read or write is under way.
 ---@return boolean
-function M.idle(path)
-  if path then
-    return inflight[path] == nil
-  end
-  return next(inflight) == nil
+function M.idle()
+  return pending == 0
 end
 
----Waits (at most `ms`, default 5000) until the writes under way (of `path`, or all) are done.
----@param path string?
+---Waits (at most `ms`, default 5000) until the reads and writes under way are done.
+---@param _ string? (any path: all are waited for)
 ---@param ms integer?
-function M.flush(path, ms)
-  if M.idle(path) then
+function M.flush(_, ms)
+  if M.idle() then
     return
   end
-  vim.wait(ms or 5000, function()
-    return M.idle(path)
-  end, 5)
-end
-
----Removes the regular file `path` (a symlink or anything else is refused; `root`: as for
----|M.write|).
----@param path string
----@param root string?
----@return boolean ok, string? err
-function M.remove(path, root)
-  M.flush(path)
-  local inside, ierr = M.inside(path, root)
-  if not inside then
-    return false, ierr
-  end
-  local kind = M.kind(path)
-  if kind ~= "file" then
-    return false, kind == "missing" and ("%s is gone"):format(path) or ("%s is a %s: not removed"):format(path, kind)
-  end
-  local ok, err = uv.fs_unlink(path)
-  if not ok then
-    return false, ("cannot remove %s: %s"):format(path, tostring(err))
-  end
-  return true
+  vim.wait(ms or 5000, M.idle, 5)
 end
 
 return M

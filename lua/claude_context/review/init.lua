@@ -48,7 +48,8 @@ function M.open(cs, o)
 end
 
 ---Waits (at most `ms`, default 5000) until the files rejects and undos wrote are on disk (the
----writes run on libuv's thread pool; tests and scripts that read the files call this).
+---reads and writes run on the native library's file thread; tests and scripts that read the
+---files call this).
 ---@param ms integer?
 function M.flush(ms)
   require("claude_context.review.fs").flush(nil, ms)
@@ -155,6 +156,16 @@ local function after_action(review, targets)
   end
 end
 
+---Draws file `f`'s signs and view section again (a write refused after the fact).
+---@param f claude_context.ReviewFileState
+function M.redraw_file(f)
+  signs.update_file(f)
+  local v = view.current
+  if v and index_of(v.review, f) then
+    view.redraw_file(v, index_of(v.review, f))
+  end
+end
+
 ---Keeps or rejects hunks of the active review: `o.targets`, or the hunks lines
 ---`o.line1`..`o.line2` of buffer `o.buf` touch (the view or a file's buffer; default: the
 ---current buffer, cursor line). `o.reason`: why (a reject's, sent with `send`).
@@ -190,7 +201,10 @@ function M.act(action, o)
       if not M.review then
         M.set_active(model.new(cs))
       end
-      M.act(action, again)
+      -- Once the change set's files are read.
+      require("claude_context.review.fs").when_idle(function()
+        M.act(action, again)
+      end)
     end)
     return nil
   end

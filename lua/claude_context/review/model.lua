@@ -62,6 +62,15 @@ function M.new(cs)
   local ok, o = pcall(function()
     return require("claude_context.config.review").options()
   end)
+  -- The files' current texts are read on the native file thread (see claude_context.review.fs);
+  -- the view is built once they are in.
+  local paths = {}
+  for _, rf in ipairs(cs.files) do
+    if rf.status ~= "binary" and rf.status ~= "too_large" then
+      paths[#paths + 1] = rf.absolute or (cs.root .. "/" .. rf.path)
+    end
+  end
+  require("claude_context.review.fs").load(cs.root, paths)
   return { cs = cs, files = {}, by_abs = {}, context = ok and o.context or 2 }
 end
 

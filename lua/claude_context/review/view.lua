@@ -159,6 +159,16 @@ local function build(v)
   if M.current ~= v or not vim.api.nvim_buf_is_valid(v.buf) then
     return
   end
+  local fs = require("claude_context.review.fs")
+  if not fs.idle() then
+    -- The files' texts are still being read.
+    fs.when_idle(function()
+      vim.schedule(function()
+        build(v)
+      end)
+    end)
+    return
+  end
   local t0 = uv.hrtime()
   local n = #v.review.cs.files
   while v.built < n and (uv.hrtime() - t0) < M.SLICE_MS * 1e6 do

@@ -61,6 +61,10 @@ pub enum CapError {
         path: String,
         why: &'static str,
     },
+    /// The file is not what the caller read before (someone changed it meanwhile).
+    Changed {
+        path: PathBuf,
+    },
     /// Empty path, NUL byte, …
     Invalid {
         input: String,
@@ -124,6 +128,12 @@ impl fmt::Display for CapError {
                 "refused: '{path}' {why}, so only the person edits it. To let tools write it, \
                  add it to setup{{security = {{allow_write = {{…}}}}}} (see :help \
                  claude-context-security)."
+            ),
+            CapError::Changed { path } => write!(
+                f,
+                "'{}' changed on disk since it was read: not written (look at it again, then \
+                 retry)",
+                path.display()
             ),
             CapError::Invalid { input, reason } => write!(f, "invalid path '{input}': {reason}"),
             CapError::BadRoot { root, reason } => {
@@ -535,7 +545,9 @@ mod write;
 // The layer's API, whichever file of it holds the code.
 pub use file::{read_capped_from, read_small_file, read_untrusted_file, SYMLINK};
 pub use nofollow::{stat_of_file, EntryType, Listed, Stat};
+mod project;
 pub use policy::{protected_reason, Name, PolicyError, Protected, WritePolicy, PROTECTED};
+pub use project::{ProjectFile, PROJECT_FILE_LIMIT};
 
 #[cfg(test)]
 mod tests;

@@ -2,6 +2,19 @@
 //! symbolic link, atomically (a temp file renamed inside the same directory handle).
 
 use super::{kind_of, split_parent, CapDir, CapError, Written};
+
+/// How [`CapDir::replace_in`] writes.
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct Replace<'a> {
+    /// fsync the data before the rename.
+    pub durable: bool,
+    /// The bits of the old file's mode the new one keeps.
+    pub mode_mask: u32,
+    /// Refuse when nothing is there.
+    pub must_exist: bool,
+    /// Refuse unless the file holds exactly these bytes now.
+    pub expect: Option<&'a [u8]>,
+}
 use cap_fs_ext::DirExt;
 use cap_std::fs::OpenOptions;
 use std::io::{ErrorKind, Write};
@@ -93,6 +106,30 @@ impl CapDir {
             kind: "a directory",
         })?;
         let (dir, _) = self.create_dir_all(parent)?;
+        self.replace_in(
+            &dir,
+            name,
+            rel,
+            bytes,
+            Replace {
+                durable,
+                mode_mask: 0o666,
+                ..Replace::default()
+            },
+        )
+    }
+
+    /// The temp file, write and rename of [`CapDir::write_atomic`] in `dir`, the directory of
+    /// `rel` already opened (never through a link): `name` there must be a regular file or
+    /// nothing (a symlink, directory, FIFO, socket or device is refused).
+    pub(super) fn replace_in(
+        &self,
+        dir: &CapDir,
+        name: &Path,
+        rel: &Path,
+        bytes: &[u8],
+        how: Replace<'_>,
+    ) -> Result<Written, CapError> {
         let old = match dir.dir.symlink_metadata(name) {
             Ok(m) => Some(m),
             Err(e) if e.kind() == ErrorKind::NotFound => None,
@@ -118,6 +155,21 @@ impl CapDir {
                     kind: kind_of(&ft),
                 });
             }
+        } else if how.must_exist {
+            return Err(CapError::NotFound {
+                path: self.display(rel),
+            });
+        }
+        if let Some(expect) = how.expect {
+            // What is there now must be what the caller built its text from.
+            let (file, _) = dir.open_file_nofollow(name)?;
+            let limit = expect.len() as u64;
+            let same = matches!(super::read_capped_from(file, limit), Ok(now) if now == expect);
+            if !same {
+                return Err(CapError::Changed {
+                    path: self.display(rel),
+                });
+            }
         }
         let (tmp_name, file) = dir.create_temp(name, self, rel)?;
         let result = (|| -> std::io::Result<()> {
@@ -126,12 +178,12 @@ impl CapDir {
             if let Some(m) = &old {
                 use cap_std::fs::PermissionsExt as _;
                 use std::os::unix::fs::PermissionsExt as _;
-                // Keep the old permissions, never an exec bit.
-                let mode = m.permissions().mode() & 0o666;
+                // Keep the old permissions (without what `mode_mask` leaves out).
+                let mode = m.permissions().mode() & how.mode_mask;
                 f.set_permissions(std::fs::Permissions::from_mode(mode))?;
             }
             f.write_all(bytes)?;
-            if durable {
+            if how.durable {
                 f.sync_all()?;
             }
             Ok(())
