@@ -4,7 +4,7 @@
 --- a file's document symbols flattened, and raw locations for the bridge: absolute paths,
 --- 0-based positions in the client's `offset_encoding`, and the line's text when a buffer holds
 --- the file (its unsaved state). The bridge confines, converts to characters, groups and caps
---- them (crates/core/src/tools/code/mod.rs).
+--- them (crates/core/src/tools/code/answer.rs).
 
 local M = {}
 

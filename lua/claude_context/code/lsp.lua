@@ -5,7 +5,7 @@
 --- started here), and answers raw locations: absolute paths, 0-based positions in the client's
 --- `offset_encoding`, and the line's text when a buffer holds the file (its unsaved state). The
 --- bridge confines, converts to characters, groups and caps them
---- (crates/core/src/tools/code/mod.rs). Where the model means: claude_context.code.locate; what
+--- (crates/core/src/tools/code/answer.rs). Where the model means: claude_context.code.locate; what
 --- the handlers share: claude_context.code.answer.
 
 local A = require("claude_context.code.answer")

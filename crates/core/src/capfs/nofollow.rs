@@ -52,69 +52,68 @@ fn entry_type(ft: &cap_std::fs::FileType) -> EntryType {
     }
 }
 
-fn stat_of(m: &cap_std::fs::Metadata) -> Stat {
-    #[cfg(unix)]
-    {
-        use cap_std::fs::MetadataExt;
-        Stat {
-            size: m.len(),
-            mtime_ns: m.mtime().saturating_mul(1_000_000_000) + m.mtime_nsec(),
-            ctime_ns: m.ctime().saturating_mul(1_000_000_000) + m.ctime_nsec(),
-            ino: m.ino(),
-            dev: m.dev(),
-            executable: m.mode() & 0o111 != 0,
-        }
-    }
-    #[cfg(not(unix))]
-    {
-        let ns = |t: std::io::Result<cap_std::time::SystemTime>| {
-            t.ok()
-                .and_then(|t| t.into_std().duration_since(std::time::UNIX_EPOCH).ok())
-                .map(|d| d.as_nanos() as i64)
-                .unwrap_or(0)
-        };
-        Stat {
-            size: m.len(),
-            mtime_ns: ns(m.modified()),
-            ctime_ns: ns(m.created()),
-            ino: 0,
-            dev: 0,
-            executable: false,
-        }
-    }
+/// What a [`Stat`] is made of, from `std::fs` and `cap_std::fs` metadata alike.
+trait ToStat {
+    fn to_stat(&self) -> Stat;
 }
+
+/// Implements [`ToStat`] for a metadata type with the given `MetadataExt`; `to_std` makes its
+/// `SystemTime` the standard library's (off Unix only).
+macro_rules! to_stat {
+    ($ty:ty, $ext:path, $to_std:expr) => {
+        impl ToStat for $ty {
+            fn to_stat(&self) -> Stat {
+                let m = self;
+                #[cfg(unix)]
+                {
+                    use $ext as _;
+                    Stat {
+                        size: m.len(),
+                        mtime_ns: m.mtime().saturating_mul(1_000_000_000) + m.mtime_nsec(),
+                        ctime_ns: m.ctime().saturating_mul(1_000_000_000) + m.ctime_nsec(),
+                        ino: m.ino(),
+                        dev: m.dev(),
+                        executable: m.mode() & 0o111 != 0,
+                    }
+                }
+                #[cfg(not(unix))]
+                {
+                    let ns = |t: std::io::Result<_>| {
+                        t.ok()
+                            .map($to_std)
+                            .and_then(|t: std::time::SystemTime| {
+                                t.duration_since(std::time::UNIX_EPOCH).ok()
+                            })
+                            .map(|d| d.as_nanos() as i64)
+                            .unwrap_or(0)
+                    };
+                    Stat {
+                        size: m.len(),
+                        mtime_ns: ns(m.modified()),
+                        ctime_ns: ns(m.created()),
+                        ino: 0,
+                        dev: 0,
+                        executable: false,
+                    }
+                }
+            }
+        }
+    };
+}
+to_stat!(
+    cap_std::fs::Metadata,
+    cap_std::fs::MetadataExt,
+    cap_std::time::SystemTime::into_std
+);
+to_stat!(
+    std::fs::Metadata,
+    std::os::unix::fs::MetadataExt,
+    std::convert::identity
+);
 
 /// The `Stat` of an open file (its descriptor, not a path).
 pub fn stat_of_file(m: &std::fs::Metadata) -> Stat {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::MetadataExt;
-        Stat {
-            size: m.len(),
-            mtime_ns: m.mtime().saturating_mul(1_000_000_000) + m.mtime_nsec(),
-            ctime_ns: m.ctime().saturating_mul(1_000_000_000) + m.ctime_nsec(),
-            ino: m.ino(),
-            dev: m.dev(),
-            executable: m.mode() & 0o111 != 0,
-        }
-    }
-    #[cfg(not(unix))]
-    {
-        let ns = |t: std::io::Result<std::time::SystemTime>| {
-            t.ok()
-                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-                .map(|d| d.as_nanos() as i64)
-                .unwrap_or(0)
-        };
-        Stat {
-            size: m.len(),
-            mtime_ns: ns(m.modified()),
-            ctime_ns: ns(m.created()),
-            ino: 0,
-            dev: 0,
-            executable: false,
-        }
-    }
+    m.to_stat()
 }
 
 /// The plain name components of `rel` (`.` dropped); `..`, a root or a prefix is refused.
@@ -161,7 +160,7 @@ impl CapDir {
             .dir
             .symlink_metadata(name)
             .map_err(|e| self.map_err("read the metadata of", name, e))?;
-        Ok((entry_type(&m.file_type()), stat_of(&m)))
+        Ok((entry_type(&m.file_type()), m.to_stat()))
     }
 
     /// Opens the subdirectory `name` of this directory; a symlink there is refused.

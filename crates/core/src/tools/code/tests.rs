@@ -1,5 +1,6 @@
 //! The shaping of the editor's answers: confinement, columns in characters, grouping, caps.
 
+use super::answer::{chars_of, RawLoc, RawSection};
 use super::*;
 use crate::tools::ide::testing::{ctx, texts, FakeEditor};
 use crate::tools::testutil::TestServer;

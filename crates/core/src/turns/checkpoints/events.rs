@@ -1,0 +1,240 @@
+//! What each hook event does: a turn's start checkpoint, the captures before an edit, its end
+//! checkpoint and journal record, all on the project's worker thread.
+
+use super::{project_root, Live, Project, TurnRecord, MAX_CAPTURES, MAX_LIVE_TURNS};
+use crate::checkpoint::CheckpointError;
+use crate::state::State;
+use crate::turns::{HookEvent, EDIT_TOOLS};
+use serde_json::json;
+use std::collections::HashSet;
+use std::path::Path;
+use std::sync::mpsc;
+use std::sync::Arc;
+
+/// Acts on one hook event (called by the hook door after the session registry took it). Never
+/// waits for a walk: at most one file is read here (a capture before an edit).
+pub fn on_event(shared: &Arc<State>, ev: &HookEvent) {
+    if ev.session_id.is_empty() {
+        return;
+    }
+    if let Ok(h) = tokio::runtime::Handle::try_current() {
+        let mut rt = shared
+            .checkpoints
+            .rt
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        if rt.is_none() {
+            *rt = Some(h);
+        }
+    }
+    match ev.event.as_str() {
+        "UserPromptSubmit" => start_turn(shared, ev),
+        "PreToolUse" => {
+            let edit = ev
+                .tool_name
+                .as_deref()
+                .is_some_and(|t| EDIT_TOOLS.contains(&t));
+            if let (true, Some(file)) = (edit, ev.file.as_deref()) {
+                capture(shared, &ev.session_id, file);
+            }
+        }
+        "Stop" | "SessionEnd" => {
+            if let Some(key) = shared.sessions.current_turn(&ev.session_id) {
+                end_turn(shared, key);
+            }
+        }
+        _ => {}
+    }
+}
+
+fn start_turn(shared: &Arc<State>, ev: &HookEvent) {
+    let cps = &shared.checkpoints;
+    let Some(key) = shared.sessions.current_turn(&ev.session_id) else {
+        return;
+    };
+    // The previous turn of this session, if its Stop never came (interrupted), ends now.
+    let previous: Vec<u64> = cps
+        .tables()
+        .live
+        .iter()
+        .filter(|(k, l)| **k != key && l.record.session == ev.session_id && !l.ending)
+        .map(|(k, _)| *k)
+        .collect();
+    for k in previous {
+        end_turn(shared, k);
+    }
+    let Some(root) = ev.cwd.as_deref().map(Path::new).and_then(project_root) else {
+        return;
+    };
+    let project = match cps.project(&root) {
+        Ok(p) => p,
+        Err(msg) => {
+            cps.say(shared, format!("{}:open", root.display()), msg);
+            return;
+        }
+    };
+    let now = crate::turns::now_ms();
+    let record = TurnRecord {
+        id: format!("{now}-{key}"),
+        session: ev.session_id.clone(),
+        terminal: ev.terminal.clone(),
+        prompt: crate::turns::first_line(ev.prompt.as_deref().unwrap_or("")),
+        started_ms: now,
+        ..TurnRecord::default()
+    };
+    {
+        let mut t = cps.tables();
+        if t.live.len() >= MAX_LIVE_TURNS {
+            if let Some(&oldest) = t.live.keys().min() {
+                t.live.remove(&oldest);
+            }
+        }
+        t.live.insert(
+            key,
+            Live {
+                project: project.clone(),
+                record,
+                started: false,
+                captures: Vec::new(),
+                captured: HashSet::new(),
+                ending: false,
+            },
+        );
+    }
+    let shared = shared.clone();
+    project.run(Box::new(move |p: &Project| {
+        let r = p.store().checkpoint(&format!("turn {key} start"));
+        let cps = &shared.checkpoints;
+        match r {
+            Ok(id) => {
+                if let Some(l) = cps.tables().live.get_mut(&key) {
+                    l.record.start = Some(id);
+                    l.started = true;
+                }
+            }
+            Err(e) => {
+                if let Some(l) = cps.tables().live.get_mut(&key) {
+                    l.started = true;
+                }
+                cps.store_error(&shared, &p.root, &e)
+            }
+        }
+    }));
+}
+
+fn capture(shared: &Arc<State>, session: &str, file: &str) {
+    let cps = &shared.checkpoints;
+    let Some(key) = shared.sessions.current_turn(session) else {
+        return;
+    };
+    let project = {
+        let t = cps.tables();
+        match t.live.get(&key) {
+            Some(l) if !l.started && !l.captured.contains(file) => l.project.clone(),
+            // Taken already: the start holds the file as it was before this turn's edits.
+            _ => return,
+        }
+    };
+    let r = project.capturer.capture(file);
+    match r {
+        Ok((rel, st)) => {
+            let mut t = cps.tables();
+            if let Some(l) = t.live.get_mut(&key) {
+                if l.captures.len() < MAX_CAPTURES && l.captured.insert(file.to_string()) {
+                    l.captures.push((rel, st));
+                }
+            }
+        }
+        // Outside the project: nothing to capture.
+        Err(CheckpointError::Cap(_)) | Err(CheckpointError::BadPath { .. }) => {}
+        Err(e) => cps.store_error(shared, &project.root, &e),
+    }
+}
+
+fn end_turn(shared: &Arc<State>, key: u64) {
+    let cps = &shared.checkpoints;
+    let project = {
+        let mut t = cps.tables();
+        let Some(l) = t.live.get_mut(&key) else {
+            return;
+        };
+        if l.ending {
+            return;
+        }
+        l.ending = true;
+        l.record.ended_ms = Some(crate::turns::now_ms());
+        l.project.clone()
+    };
+    let shared = shared.clone();
+    project.run(Box::new(move |p: &Project| {
+        let cps = &shared.checkpoints;
+        let Some(mut live) = cps.tables().live.remove(&key) else {
+            return;
+        };
+        let extra: Vec<String> = live.captures.iter().map(|(r, _)| r.clone()).collect();
+        let result = (|| -> Result<TurnRecord, CheckpointError> {
+            let mut store = p.store();
+            let mut rec = live.record.clone();
+            let Some(start) = rec.start else {
+                return Ok(rec);
+            };
+            let start = if live.captures.is_empty() {
+                start
+            } else {
+                let captures = std::mem::take(&mut live.captures);
+                store.derive(
+                    start,
+                    &captures,
+                    &format!("turn {key} start, with captures"),
+                )?
+            };
+            let end = store.checkpoint_with(&format!("turn {key} end"), &extra)?;
+            let changes = store.diff(start, end)?;
+            rec.start = Some(start);
+            rec.end = Some(end);
+            rec.files = changes
+                .iter()
+                .map(|c| c.path.to_string_lossy().into_owned())
+                .collect();
+            Ok(rec)
+        })();
+        let rec = match result {
+            Ok(r) => r,
+            Err(e) => {
+                cps.store_error(&shared, &p.root, &e);
+                return;
+            }
+        };
+        if rec.end.is_none() {
+            return;
+        }
+        let abs: Vec<String> = rec
+            .files
+            .iter()
+            .map(|f| p.root.join(f).to_string_lossy().into_owned())
+            .collect();
+        shared.sessions.set_files(key, abs);
+        if let Err(msg) = p.update_journal(|j| j.turns.push(rec.clone())) {
+            cps.say(&shared, format!("{}:journal", p.root.display()), msg);
+        }
+        cps.tell(
+            &shared,
+            "turn_checkpointed",
+            json!({"root": p.root, "turn": rec}),
+        );
+    }));
+}
+
+/// Runs `f` on the project's worker after every checkpoint already asked for (a turn that is
+/// ending is in the journal when `f` runs).
+pub fn after_pending<T: Send + 'static>(
+    project: &Arc<Project>,
+    f: impl FnOnce(&Project) -> T + Send + 'static,
+) -> Result<T, String> {
+    let (tx, rx) = mpsc::channel();
+    project.run(Box::new(move |p: &Project| {
+        let _ = tx.send(f(p));
+    }));
+    rx.recv()
+        .map_err(|_| "the checkpoint thread stopped".to_string())
+}

@@ -1,0 +1,296 @@
+//! What the editor asks: change sets, rewinds, the turn list.
+
+use super::{project_root, Journal, Project, RewindRecord, TurnRecord};
+use crate::checkpoint::{tree, Change, CheckpointId, FileState, Kind, RestoreRequest, Store};
+use crate::state::State;
+use serde::Deserialize;
+use serde_json::{json, Value};
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// Which turns a change set or rewind is about.
+#[derive(Debug, Clone, Deserialize, Default)]
+#[serde(default)]
+pub struct TurnQuery {
+    /// The last `n` turns (default 1).
+    pub n: Option<usize>,
+    pub session: Option<String>,
+    /// The project (any directory in it; default: the bridge's project root).
+    pub root: Option<String>,
+    /// Rewind: overwrite files the person changed since.
+    pub overwrite: bool,
+    /// Change set: only this turn (its id), instead of the last `n`.
+    pub turn: Option<String>,
+}
+
+/// The journal's finished turns of `q.session` (all when none), oldest first.
+fn finished(j: &Journal, session: Option<&str>) -> Vec<TurnRecord> {
+    j.turns
+        .iter()
+        .filter(|t| t.start.is_some() && t.end.is_some())
+        .filter(|t| session.is_none_or(|s| t.session == s))
+        .cloned()
+        .collect()
+}
+
+/// The project for a query: its root, resolved like a session's cwd.
+pub fn query_project(shared: &Arc<State>, q: &TurnQuery) -> Result<Arc<Project>, String> {
+    let dir = match &q.root {
+        Some(r) => PathBuf::from(r),
+        None => shared
+            .project()
+            .root
+            .ok_or("no project root (give opts.root)")?,
+    };
+    let root = project_root(&dir)
+        .ok_or_else(|| format!("'{}' is not a project with checkpoints", dir.display()))?;
+    shared.checkpoints.project(&root)
+}
+
+const BINARY_PROBE: usize = 8000;
+
+fn is_binary(b: &[u8]) -> bool {
+    b[..b.len().min(BINARY_PROBE)].contains(&0) || std::str::from_utf8(b).is_err()
+}
+
+/// The change set of the last `q.n` turns (the review's source), as the editor's JSON.
+pub fn changeset(p: &Project, q: &TurnQuery) -> Result<Value, String> {
+    let j = p.journal()?;
+    let all = finished(&j, q.session.as_deref());
+    let n = q.n.unwrap_or(1).max(1);
+    let turns: Vec<TurnRecord> = match &q.turn {
+        Some(id) => all.iter().filter(|t| &t.id == id).cloned().collect(),
+        None => all[all.len().saturating_sub(n)..].to_vec(),
+    };
+    let (Some(first), Some(last)) = (turns.first(), turns.last()) else {
+        return Ok(json!({"root": p.root, "turns": [], "files": []}));
+    };
+    let (before, after) = (first.start.unwrap_or(0), last.end.unwrap_or(0));
+    let mut store = p.store();
+    let changes = store.diff(before, after).map_err(|e| e.to_string())?;
+    let renames = tree::renames(&changes);
+    let renamed_from: HashMap<&Path, &Path> = renames
+        .iter()
+        .map(|(from, to)| (to.as_path(), from.as_path()))
+        .collect();
+    let gone: HashSet<&Path> = renames.iter().map(|(f, _)| f.as_path()).collect();
+    let mut files = Vec::new();
+    for c in &changes {
+        if gone.contains(c.path.as_path()) {
+            continue;
+        }
+        files.push(review_file(
+            &mut store,
+            p,
+            c,
+            renamed_from.get(c.path.as_path()),
+            before,
+            after,
+        )?);
+    }
+    let turns: Vec<Value> = turns.iter().map(turn_json).collect();
+    Ok(json!({"root": p.root, "turns": turns, "files": files}))
+}
+
+fn turn_json(t: &TurnRecord) -> Value {
+    json!({
+        "id": t.id,
+        "session": t.session,
+        "terminal": t.terminal,
+        "prompt": t.prompt,
+        "started_ms": t.started_ms,
+        "ended_ms": t.ended_ms,
+        "files": t.files,
+    })
+}
+
+fn review_file(
+    store: &mut Store,
+    p: &Project,
+    c: &Change,
+    old: Option<&&Path>,
+    before_ck: CheckpointId,
+    after_ck: CheckpointId,
+) -> Result<Value, String> {
+    let path = c.path.to_string_lossy().into_owned();
+    let old_path = old.map(|o| o.to_string_lossy().into_owned());
+    let read = |store: &mut Store, ck: CheckpointId, path: &str, st: &Option<FileState>| match st {
+        Some(s) if s.kind.has_content() => store.file_at(ck, path).map_err(|e| e.to_string()),
+        _ => Ok(None),
+    };
+    let before_path = old_path.clone().unwrap_or_else(|| path.clone());
+    let before_state = match old {
+        Some(_) => store
+            .state_at(before_ck, &before_path)
+            .map_err(|e| e.to_string())?,
+        None => c.before,
+    };
+    let before = read(store, before_ck, &before_path, &before_state)?;
+    let after = read(store, after_ck, &path, &c.after)?;
+    let over = [before_state, c.after]
+        .iter()
+        .any(|s| s.is_some_and(|s| s.kind == Kind::OverCap));
+    let binary = [&before, &after]
+        .iter()
+        .any(|b| b.as_deref().is_some_and(is_binary));
+    let status = if over {
+        "too_large"
+    } else if binary {
+        "binary"
+    } else if old.is_some() {
+        "renamed"
+    } else if before_state.is_none() {
+        "added"
+    } else if c.after.is_none() {
+        "deleted"
+    } else {
+        "modified"
+    };
+    let text = |b: Option<Vec<u8>>| -> Option<String> {
+        if over || binary {
+            return None;
+        }
+        b.and_then(|b| String::from_utf8(b).ok())
+    };
+    Ok(json!({
+        "path": path,
+        "absolute": p.root.join(&c.path),
+        "old_path": old_path,
+        "status": status,
+        "before": text(before),
+        "after": text(after),
+    }))
+}
+
+/// The project's finished turns, oldest first (`:ClaudeContext checkpoints`).
+pub fn list_turns(p: &Project, q: &TurnQuery) -> Result<Value, String> {
+    let j = p.journal()?;
+    let turns: Vec<Value> = finished(&j, q.session.as_deref())
+        .iter()
+        .map(turn_json)
+        .collect();
+    let undo = j
+        .rewinds
+        .iter()
+        .rev()
+        .find(|r| !r.undone)
+        .map(|r| json!({"time_ms": r.time_ms, "turn": r.turn, "paths": r.paths}));
+    Ok(json!({"root": p.root, "turns": turns, "undo": undo}))
+}
+
+fn report_json(p: &Project, r: &crate::checkpoint::RestoreReport) -> Value {
+    let abs = |v: &[PathBuf]| -> Vec<String> {
+        v.iter()
+            .map(|x| p.root.join(x).to_string_lossy().into_owned())
+            .collect()
+    };
+    let kept = |v: &[crate::checkpoint::Kept]| -> Vec<Value> {
+        v.iter()
+            .map(|k| json!({"path": p.root.join(&k.path), "why": k.why}))
+            .collect()
+    };
+    json!({
+        "root": p.root,
+        "written": abs(&r.written),
+        "removed": abs(&r.removed),
+        "conflicts": kept(&r.conflicts),
+        "failed": kept(&r.failed),
+    })
+}
+
+/// Restores the project's files to before the `q.n`-th last turn (of `q.session`, else of every
+/// session). Only the paths those turns changed are touched; a file that differs from what the
+/// last turn left (the person changed it since) is kept unless `q.overwrite`. The restore is a
+/// checkpoint of its own, recorded so that [`rewind_undo`] can undo it.
+pub fn rewind(p: &Project, q: &TurnQuery) -> Result<Value, String> {
+    let j = p.journal()?;
+    let all = finished(&j, q.session.as_deref());
+    let n = q.n.unwrap_or(1).max(1);
+    if n > all.len() {
+        return Err(format!(
+            "there are {} turns with checkpoints in {}; cannot rewind {n}",
+            all.len(),
+            p.root.display()
+        ));
+    }
+    let turns = &all[all.len() - n..];
+    let (first, last) = (&turns[0], &turns[turns.len() - 1]);
+    let mut paths: Vec<String> = turns.iter().flat_map(|t| t.files.clone()).collect();
+    paths.sort();
+    paths.dedup();
+    let mut value = restore(
+        p,
+        first.start.unwrap_or(0),
+        last.end.unwrap_or(0),
+        paths,
+        q.overwrite,
+        &first.id,
+    )?;
+    value["turn"] = turn_json(first);
+    Ok(value)
+}
+
+fn restore(
+    p: &Project,
+    target: CheckpointId,
+    expected: CheckpointId,
+    paths: Vec<String>,
+    overwrite: bool,
+    turn: &str,
+) -> Result<Value, String> {
+    let report = p
+        .store()
+        .restore(&RestoreRequest {
+            target,
+            expected,
+            paths: Some(paths),
+            overwrite_changed: overwrite,
+        })
+        .map_err(|e| e.to_string())?;
+    let changed: Vec<String> = report
+        .written
+        .iter()
+        .chain(&report.removed)
+        .map(|x| x.to_string_lossy().into_owned())
+        .collect();
+    if !changed.is_empty() {
+        let rec = RewindRecord {
+            time_ms: crate::turns::now_ms(),
+            turn: turn.to_string(),
+            before: report.before,
+            after: report.after,
+            paths: changed,
+            undone: false,
+        };
+        p.update_journal(|j| j.rewinds.push(rec))?;
+    }
+    Ok(report_json(p, &report))
+}
+
+/// Undoes the last rewind not undone yet: the files it wrote get back what they held right
+/// before it (a file changed since the rewind is kept unless `overwrite`).
+pub fn rewind_undo(p: &Project, overwrite: bool) -> Result<Value, String> {
+    let j = p.journal()?;
+    let Some(at) = j.rewinds.iter().rposition(|r| !r.undone) else {
+        return Err(format!("no rewind to undo in {}", p.root.display()));
+    };
+    let r = j.rewinds[at].clone();
+    let report = p
+        .store()
+        .restore(&RestoreRequest {
+            target: r.before,
+            expected: r.after,
+            paths: Some(r.paths.clone()),
+            overwrite_changed: overwrite,
+        })
+        .map_err(|e| e.to_string())?;
+    if report.conflicts.is_empty() {
+        p.update_journal(|j| {
+            if let Some(x) = j.rewinds.iter_mut().find(|x| **x == r) {
+                x.undone = true;
+            }
+        })?;
+    }
+    Ok(report_json(p, &report))
+}
