@@ -1,8 +1,10 @@
 """End to end for checkpoints of a turn, with the real CLI in the plugin's terminal and the model
 stub: a scripted turn Reads and Edits one file, Writes a new one and changes a third with Bash
-(`sed -i`, behind the edit tools' hooks). Then `turns()` lists exactly those three files,
-`review.source.changeset` gives each one's text before and after, and a rewind of the last turn
-restores all three (the new one removed).
+(`sed -i`, behind the edit tools' hooks). Then `turns()` and `:ClaudeContext review quickfix`
+list exactly those three files, `review.source.changeset` gives each one's text before and after,
+`review reject` on the third file's changed line restores exactly that hunk on disk and `review
+undo` re-applies it, a rewind of the last turn restores all three (the new one removed), and a
+comment sent with `review send` reaches the session's next prompt.
 """
 
 from __future__ import annotations
@@ -94,9 +96,53 @@ def test_a_turn_with_edit_write_and_bash_is_listed_shown_and_rewound(make_bridge
     assert (files["sedded.txt"]["before"], files["sedded.txt"]["after"]) == ("alpha\nbeta\n", "alpha\nBETA\n")
     assert cs["turns"][0]["terminal"] == "main"
 
+    # The quickfix list: one entry per hunk, exactly the turn's three files (this also makes the
+    # last turn's change set the active review, as `:ClaudeContext review` would).
+    b.nvim.command("ClaudeContext review quickfix")
+    qf = wait_until(
+        lambda: b.lua("return vim.tbl_map(function(e) return vim.api.nvim_buf_get_name(e.bufnr) end, vim.fn.getqflist())"),
+        WAIT,
+        0.1,
+        "the quickfix list",
+    )
+    assert sorted(set(qf)) == want and len(qf) == 3, qf
+
+    # Reject the Bash-changed line from the file's ordinary buffer: that hunk only, on disk.
+    b.lua("vim.cmd.edit(vim.fn.fnameescape(...)); vim.api.nvim_win_set_cursor(0, {2, 0})", str(sedded))
+    b.nvim.command("ClaudeContext review reject not in upper case")
+    b.lua("require('claude_context.review').flush(10000)")
+    wait_until(lambda: sedded.read_text() == "alpha\nbeta\n", WAIT, 0.1, "the rejected hunk on disk")
+    assert b.lua("return vim.api.nvim_buf_get_lines(0, 0, -1, false)") == ["alpha", "beta"]
+    assert edited.read_text() == "one\nTWO\n" and created.read_text() == "brand new\n"
+    b.nvim.command("ClaudeContext review undo")
+    b.lua("require('claude_context.review').flush(10000)")
+    wait_until(lambda: sedded.read_text() == "alpha\nBETA\n", WAIT, 0.1, "the undone reject on disk")
+    assert edited.read_text() == "one\nTWO\n" and created.read_text() == "brand new\n"
+
     report = source(b, "rewind", {"root": str(world.project), "n": 1})
     assert report["conflicts"] == [], report
     assert edited.read_text() == "one\ntwo\n"
     assert sedded.read_text() == "alpha\nbeta\n"
     assert not created.exists()
     assert (world.project / "same.txt").read_text() == "untouched\n"
+
+    # A comment on a line, sent to the turn's Claude: its next prompt holds the comment and the
+    # line's @-reference.
+    b.lua("vim.cmd.edit(vim.fn.fnameescape(...)); vim.api.nvim_win_set_cursor(0, {2, 0})", str(edited))
+    b.nvim.command("ClaudeContext review comment keep this line lower case please")
+    seen = len(model_stub.agent_requests())
+    model_stub.push({"text": "comments-read-8812"})
+    b.nvim.command("ClaudeContext review send")
+    try:
+        req = wait_until(
+            lambda: next(
+                (r for r in model_stub.agent_requests()[seen:] if "keep this line lower case please" in r.all_text()), None
+            ),
+            WAIT * 2,
+            0.2,
+            "the comments to reach the model",
+        )
+    except BaseException:
+        print("terminal:\n" + terminal_text(b)[-3000:])
+        raise
+    assert "@edited.txt#L2" in req.all_text(), req.all_text()[-2000:]
