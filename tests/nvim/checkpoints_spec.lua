@@ -147,7 +147,7 @@ return {
     end,
   },
   {
-    ":ClaudeContext checkpoints lists the turns and previews the one chosen",
+    ":ClaudeContext checkpoints lists the turns and previews the one chosen (in the review view, else a float)",
     function()
       local items, shown_item
       local orig = vim.ui.select
@@ -156,6 +156,9 @@ return {
         shown_item = list[1]
         on_choice(list[1])
       end
+      -- Without the review view (a module that is not a table): the file list in a float.
+      local review_mod = package.loaded["claude_context.review"]
+      package.loaded["claude_context.review"] = true
       local okk, err = pcall(function()
         require("claude_context.output").close()
         vim.cmd("ClaudeContext checkpoints")
@@ -163,6 +166,7 @@ return {
           return require("claude_context.output").win
         end, 20000, "the preview")
       end)
+      package.loaded["claude_context.review"] = review_mod
       vim.ui.select = orig
       assert(okk, err)
       eq(1, #items)
@@ -173,6 +177,27 @@ return {
       local text = table.concat(lines, "\n")
       contains(text, "modified  a.txt")
       contains(text, "added     c.txt")
+      require("claude_context.output").close()
+
+      -- With the review view: the turn's change set opens there.
+      vim.ui.select = function(list, _, on_choice)
+        on_choice(list[1])
+      end
+      okk, err = pcall(function()
+        vim.cmd("ClaudeContext checkpoints")
+        wait_for(function()
+          local r = require("claude_context.review").active()
+          return r and r.cs and #r.cs.files == 3
+        end, 20000, "the review of the chosen turn")
+      end)
+      vim.ui.select = orig
+      assert(okk, err)
+      local files = vim.tbl_map(function(f)
+        return f.path
+      end, require("claude_context.review").active().cs.files)
+      contains(table.concat(files, " "), "a.txt")
+      contains(table.concat(files, " "), "c.txt")
+      require("claude_context.review").close()
       local e3 = await(source().rewind, { root = project, n = 5 })
       contains(e3, "cannot rewind 5")
     end,

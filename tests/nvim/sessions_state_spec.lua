@@ -108,7 +108,12 @@ return {
   {
     "a turn: working, its files, done (notified: nobody looks), in status().sessions and turns()",
     function()
-      vim.cmd.cd(h.tmpdir())
+      -- Real files in the session's project: the turn's files are the edit tools' until its
+      -- end checkpoint is taken, then what the checkpoints show changed (the same two here).
+      local dir = assert(vim.uv.fs_realpath(h.tmpdir()))
+      vim.cmd.cd(dir)
+      local a, b = dir .. "/a.lua", dir .. "/b.lua"
+      vim.fn.writefile({ "local a = 1" }, a)
       hook("SessionStart", { session_id = "s-1", model = "claude-stub", source = "startup" })
       wait_state("s-1", "idle")
       hook("UserPromptSubmit", { session_id = "s-1", prompt = "rename the parser\nin every file" })
@@ -122,9 +127,12 @@ return {
       eq("claude-stub", s.model)
       ok(type(s.elapsed_ms) == "number", vim.inspect(s))
 
-      hook("PreToolUse", { session_id = "s-1", tool_name = "Edit", tool_input = { file_path = "/p/a.lua" } })
-      hook("PostToolUse", { session_id = "s-1", tool_name = "Edit", tool_input = { file_path = "/p/a.lua", old_string = "a", new_string = "b" } })
-      hook("PostToolUse", { session_id = "s-1", tool_name = "Write", tool_input = { file_path = "/p/b.lua", content = "x" } })
+      hook("PreToolUse", { session_id = "s-1", tool_name = "Edit", tool_input = { file_path = a } })
+      vim.fn.writefile({ "local a = 2" }, a)
+      hook("PostToolUse", { session_id = "s-1", tool_name = "Edit", tool_input = { file_path = a, old_string = "1", new_string = "2" } })
+      hook("PreToolUse", { session_id = "s-1", tool_name = "Write", tool_input = { file_path = b } })
+      vim.fn.writefile({ "x" }, b)
+      hook("PostToolUse", { session_id = "s-1", tool_name = "Write", tool_input = { file_path = b, content = "x" } })
       eq(2, session("s-1").files_changed)
 
       hook("Stop", { session_id = "s-1", stop_hook_active = false })
@@ -142,7 +150,7 @@ return {
       eq(1, #turns)
       eq("s-1", turns[1].session)
       eq("rename the parser\nin every file", turns[1].prompt)
-      eq({ "/p/a.lua", "/p/b.lua" }, turns[1].files)
+      eq({ a, b }, turns[1].files)
       ok(turns[1].end_ms >= turns[1].start_ms, vim.inspect(turns[1]))
       eq("1 done", S().statusline())
     end,
