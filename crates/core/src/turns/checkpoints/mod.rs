@@ -138,16 +138,13 @@ impl Project {
 }
 
 fn read_journal(path: &Path) -> Result<Journal, String> {
-    use std::io::Read;
-    let f = match std::fs::File::open(path) {
-        Ok(f) => f,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Journal::default()),
+    // Through the one reader of files outside a confined root: never a link, never a FIFO
+    // waited on, at most JOURNAL_LIMIT bytes.
+    let bytes = match crate::capfs::read_untrusted_file(path, JOURNAL_LIMIT) {
+        Ok((bytes, _)) => bytes,
+        Err(crate::capfs::CapError::NotFound { .. }) => return Ok(Journal::default()),
         Err(e) => return Err(format!("cannot read '{}': {e}", path.display())),
     };
-    let mut bytes = Vec::new();
-    f.take(JOURNAL_LIMIT)
-        .read_to_end(&mut bytes)
-        .map_err(|e| format!("cannot read '{}': {e}", path.display()))?;
     serde_json::from_slice(&bytes).map_err(|e| {
         format!(
             "the turn journal '{}' is damaged ({e}); delete it to start over",
