@@ -45,17 +45,24 @@ function M.config_dir()
   return vim.fs.joinpath(vim.uv.os_homedir() or "~", ".claude")
 end
 
+---Reads a small JSON file of Claude's config: opened first without waiting (a FIFO put there
+---never holds the editor), then the open file checked (a regular file, at most 4 MiB) and read.
 local function read_json(path)
-  local st = vim.uv.fs_stat(path)
-  if not st or st.type ~= "file" or st.size > 4 * 1024 * 1024 then
+  local uv = vim.uv
+  local c = uv.constants
+  local fd = uv.fs_open(path, bit.bor(c.O_RDONLY, c.O_NONBLOCK), 0)
+  if not fd then
     return nil
   end
-  local f = io.open(path, "rb")
-  if not f then
+  local st = uv.fs_fstat(fd)
+  local text
+  if st and st.type == "file" and st.size <= 4 * 1024 * 1024 then
+    text = uv.fs_read(fd, st.size, 0)
+  end
+  uv.fs_close(fd)
+  if not text then
     return nil
   end
-  local text = f:read("*a")
-  f:close()
   local ok, v = pcall(vim.json.decode, text, { luanil = { object = true, array = true } })
   return ok and type(v) == "table" and v or nil
 end

@@ -229,6 +229,12 @@ return {
       h.write(cfg .. "/plugins/installed_plugins.json", vim.json.encode({ version = 2, plugins = { [cp.PLUGIN] = { { scope = "user" } } } }))
       local r = cp.registered()
       eq({ true, true, dir }, { r.marketplace, r.installed, r.path })
+      -- A FIFO in its place is never waited on (nor a file over the cap read): not registered.
+      os.remove(cfg .. "/plugins/installed_plugins.json")
+      eq(0, vim.fn.system({ "mkfifo", cfg .. "/plugins/installed_plugins.json" }) and vim.v.shell_error)
+      h.write(cfg .. "/plugins/known_marketplaces.json", string.rep(" ", 4 * 1024 * 1024 + 1) .. "{}")
+      r = cp.registered()
+      eq({ false, false }, { r.marketplace, r.installed })
       vim.env.CLAUDE_CONFIG_DIR = nil
       -- The relay script runs the hook through the binary, or exits 0 without one.
       local rr = vim.system({ dir .. "/plugin/bin/relay", "hook", "Stop" }, { stdin = "{}", env = { CLAUDE_CONTEXT_MCP = "/nonexistent", PATH = "/usr/bin:/bin" } }):wait(20000)
