@@ -8,7 +8,8 @@
    of running a hook), in one bench run. A tool call's time is the gap between the
    model stub's answer with the `tool_use` and the CLI's next request (the CLI runs PreToolUse,
    the tool, PostToolUse, then asks again). Reported: p50 of the gaps with and without hooks,
-   and the difference.
+   and the difference; and the same hooks as shell commands that Claude waits for, every one
+   (what running the binary directly and not waiting for PostToolUse save).
 2. State visible in Neovim. The hook binary (`claude-context-mcp hook UserPromptSubmit`) is run
    N times, one after the other, against a headless Neovim with the plugin; "visible" is when
    `User ClaudeContextSessionState` fires in Neovim for that prompt. From just before the hook
@@ -25,6 +26,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import shutil
 import statistics
 import subprocess
@@ -117,8 +119,18 @@ def overhead(world: World, nvim, stub: ModelStub, runs: int, calls: int) -> dict
         for e in entries:
             for hk in e["hooks"]:
                 hk["command"] = "true"
+                hk.pop("args", None)
     noop_settings = "--settings=" + json.dumps(noop)
-    kinds = ("without", "noop", "with")
+    # The same hooks as shell commands, every one waited for (no exec form, no async): what the
+    # exec form and the unwaited PostToolUse save.
+    shell = json.loads(settings.split("=", 1)[1])
+    for entries in shell["hooks"].values():
+        for e in entries:
+            for hk in e["hooks"]:
+                hk["command"] = " ".join(shlex.quote(w) for w in [hk["command"], *hk.pop("args", [])])
+                hk.pop("async", None)
+    shell_settings = "--settings=" + json.dumps(shell)
+    kinds = ("without", "noop", "with", "shell")
     gaps = {k: [] for k in kinds}
     for r in range(runs * len(kinds)):
         kind = kinds[r % len(kinds)]
@@ -132,6 +144,8 @@ def overhead(world: World, nvim, stub: ModelStub, runs: int, calls: int) -> dict
             argv.append(settings)
         elif kind == "noop":
             argv.append(noop_settings)
+        elif kind == "shell":
+            argv.append(shell_settings)
         env = world.env(
             ANTHROPIC_BASE_URL=stub.url,
             ANTHROPIC_API_KEY=API_KEY,
@@ -155,6 +169,7 @@ def overhead(world: World, nvim, stub: ModelStub, runs: int, calls: int) -> dict
     res["difference_p50_ms"] = res["with"]["p50_ms"] - res["without"]["p50_ms"]
     res["runner_p50_ms"] = res["noop"]["p50_ms"] - res["without"]["p50_ms"]
     res["ours_p50_ms"] = res["with"]["p50_ms"] - res["noop"]["p50_ms"]
+    res["shell_difference_p50_ms"] = res["shell"]["p50_ms"] - res["without"]["p50_ms"]
     return res
 
 
@@ -217,13 +232,14 @@ def main() -> int:
             pass
         stub.stop()
         shutil.rmtree(world.root, ignore_errors=True)
-    print(f"Claude Code {version}; {a.runs} runs each without hooks, with `true` hooks and with the plugin's, {a.calls} Write calls each")
+    print(f"Claude Code {version}; {a.runs} runs each without hooks, with `true` hooks, with the plugin's and as shell commands, {a.calls} Write calls each")
     print(f"  tool call p50 without hooks  {ov['without']['p50_ms']:8.1f} ms  (n={ov['without']['n']})")
     print(f"  tool call p50 with hooks     {ov['with']['p50_ms']:8.1f} ms  (n={ov['with']['n']})")
     print(f"  tool call p50, `true` hooks  {ov['noop']['p50_ms']:8.1f} ms  (n={ov['noop']['n']})")
     print(f"  hooks' overhead (p50)        {ov['difference_p50_ms']:8.1f} ms   target <= 10 ms")
     print(f"    of which Claude Code's hook runner (`true` hooks)  {ov['runner_p50_ms']:8.1f} ms")
     print(f"    of which the plugin's hook command                 {ov['ours_p50_ms']:8.1f} ms")
+    print(f"  as shell commands, all waited for  {ov['shell']['p50_ms']:8.1f} ms  (overhead {ov['shell_difference_p50_ms']:.1f} ms)")
     print(f"State visible in Neovim after the hook fires ({lat['n']} hooks, {lat['missing']} missing)")
     print(f"  p50 {lat['visible_p50_ms']:.1f} ms  p99 {lat['visible_p99_ms']:.1f} ms  max {lat['visible_max_ms']:.1f} ms   target p99 <= 50 ms")
     print(f"  (one hook process, spawn to exit, p50 {lat['hook_process_p50_ms']:.1f} ms)")

@@ -32,44 +32,40 @@ function M.binary()
   return nil
 end
 
----`s` quoted for the POSIX shell that runs hook commands.
----@param s string
----@return string
-local function sh_quote(s)
-  if s:match("^[%w%./_%-+=:@]+$") then
-    return s
-  end
-  return "'" .. s:gsub("'", "'\\''") .. "'"
+---One hook: the binary in its hook mode, run directly (Claude Code's exec form: no shell, so no
+---quoting and no shell's start-up on every tool call).
+---@param bin string
+---@param event string
+---@param timeout integer seconds
+---@param async boolean? Claude Code goes on without waiting (for events that only report)
+---@return table
+local function command(bin, event, timeout, async)
+  return { type = "command", command = bin, args = { "hook", event }, timeout = timeout, async = async or nil }
 end
 
 ---The `hooks` table of the settings, for binary `bin`.
 ---@param bin string
 ---@return table
 function M.hooks_table(bin)
-  local function entry(event, matcher)
-    local e = {
-      hooks = {
-        { type = "command", command = sh_quote(bin) .. " hook " .. event, timeout = M.TIMEOUT_S },
-      },
-    }
-    if matcher then
-      e.matcher = matcher
-    end
-    return { e }
+  local function entry(event, matcher, async)
+    return { { matcher = matcher, hooks = { command(bin, event, M.TIMEOUT_S, async) } } }
   end
   local t = {
     SessionStart = entry("SessionStart"),
     UserPromptSubmit = entry("UserPromptSubmit"),
-    -- Before an edit only for the edit tools (the files a turn changes); after every tool, so
-    -- that a session that waited for a permission is seen working again.
+    -- Before an edit only for the edit tools (the files a turn changes; Claude waits, so that the
+    -- file is captured before it changes).
     PreToolUse = entry("PreToolUse", M.EDIT_TOOLS),
-    -- Plans and questions the person answers in Neovim (claude_context.plans): appended below.
-    PostToolUse = entry("PostToolUse"),
+    -- After every tool, so that a session that waited for a permission is seen working again and
+    -- an edit tool's file joins the turn. Only a report: Claude does not wait for it (a late one
+    -- never moves a finished session, see the core's turns).
+    PostToolUse = entry("PostToolUse", nil, true),
     PermissionRequest = entry("PermissionRequest"),
     Notification = entry("Notification"),
     Stop = entry("Stop"),
     SessionEnd = entry("SessionEnd"),
   }
+  -- Plans and questions the person answers in Neovim (claude_context.plans).
   local review = M.review_entry(bin)
   if review then
     table.insert(t.PreToolUse, review)
@@ -96,9 +92,7 @@ function M.review_entry(bin)
   end
   return {
     matcher = table.concat(tools, "|"),
-    hooks = {
-      { type = "command", command = sh_quote(bin) .. " hook PreToolUse", timeout = o.plan_timeout or 3600 },
-    },
+    hooks = { command(bin, "PreToolUse", o.plan_timeout or 3600) },
   }
 end
 

@@ -212,6 +212,8 @@ return {
       local hooks = h.read_json(dir .. "/plugin/hooks/hooks.json").hooks
       for _, ev in ipairs({ "SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop", "SessionEnd" }) do
         contains(hooks[ev][1].hooks[1].command, "/bin/relay\" hook " .. ev)
+        -- Only PostToolUse (a report on every tool) is not waited for.
+        eq(ev == "PostToolUse" or nil, hooks[ev][1].hooks[1].async, ev)
       end
       eq(1, vim.fn.executable(dir .. "/plugin/bin/relay"))
       -- The skill is the memory bank's own rules (kept the same).

@@ -94,7 +94,9 @@ return {
       eq(2, #pre)
       eq("ExitPlanMode|AskUserQuestion", pre[2].matcher)
       eq(7200, pre[2].hooks[1].timeout)
-      contains(pre[2].hooks[1].command, "claude-context-mcp hook PreToolUse")
+      contains(pre[2].hooks[1].command, "claude-context-mcp")
+      eq({ "hook", "PreToolUse" }, pre[2].hooks[1].args)
+      eq(nil, pre[2].hooks[1].async, "Claude waits for the decision")
       cc().setup({ sessions = { plan_review = false } })
       pre = vim.json.decode(require("claude_context.hooks").settings_arg({ "claude" }):match("^%-%-settings=(.+)$")).hooks.PreToolUse
       eq("AskUserQuestion", pre[2].matcher)

@@ -95,7 +95,11 @@ return {
       for _, ev in ipairs({ "SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "PermissionRequest", "Notification", "Stop", "SessionEnd" }) do
         local c = hooks[ev][1].hooks[1]
         eq("command", c.type)
-        contains(c.command, "claude-context-mcp hook " .. ev)
+        -- Run directly (exec form: no shell), the event as an argument.
+        ok(vim.endswith(c.command, "/claude-context-mcp"), c.command)
+        eq({ "hook", ev }, c.args)
+        -- Only PostToolUse (a report on every tool) is not waited for.
+        eq(ev == "PostToolUse" or nil, c.async, ev)
       end
       eq("Edit|Write|MultiEdit|NotebookEdit", hooks.PreToolUse[1].matcher)
       eq(nil, hooks.PostToolUse[1].matcher, "after every tool")

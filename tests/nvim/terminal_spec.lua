@@ -141,7 +141,7 @@ return {
       eq("--permission-mode=default", args[2])
       eq({ "--model", "stub model" }, { args[3], args[4] })
       local settings = vim.json.decode((assert(args[5]:match("^%-%-settings=(.+)$"), args[5])))
-      ok(settings.hooks.Stop[1].hooks[1].command:find(" hook Stop$"), vim.inspect(settings.hooks.Stop))
+      eq({ "hook", "Stop" }, settings.hooks.Stop[1].hooks[1].args, vim.inspect(settings.hooks.Stop))
       for _, a in ipairs(args) do
         ok(not a:find(token, 1, true), "the token is not on the command line")
       end

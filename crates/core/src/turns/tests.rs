@@ -191,3 +191,19 @@ fn tables_stay_bounded() {
     assert!(c.session.prompt.len() <= LINE_BYTES);
     assert!(r.turns(Some("t")).last().unwrap().prompt.len() <= PROMPT_BYTES);
 }
+
+#[test]
+fn a_late_post_tool_use_never_moves_a_finished_session_and_its_file_joins_that_turn() {
+    // PostToolUse is a hook Claude Code does not wait for: it may reach the bridge after Stop.
+    let r = Registry::default();
+    r.apply(&prompt("s", "go"), 1);
+    r.apply(&edit("PreToolUse", "s", "Write", "/p/new.rs"), 2);
+    r.apply(&ev("Stop", "s"), 3);
+    let c = r.apply(&edit("PostToolUse", "s", "Write", "/p/new.rs"), 4);
+    assert_eq!(c.map(|c| c.session.state), Some(SessionState::Done));
+    assert_eq!(state(&r, "s"), SessionState::Done);
+    let t = r.turns(Some("s"));
+    assert_eq!(t.len(), 1);
+    assert_eq!(t[0].files, ["/p/new.rs"]);
+    assert_eq!(t[0].end_ms, Some(3));
+}
