@@ -118,6 +118,13 @@ function M.check()
     local res = vim.system({ claude, "--version" }, { text = true }):wait(5000)
     if res.code == 0 then
       h.ok(("%s (%s): %s"):format(claude, source, vim.trim(res.stdout or "")))
+      local hooks = require("claude_context.hooks")
+      if hooks.enabled() and hooks.cli_supported(res.stdout) == false then
+        h.warn(
+          ("Claude Code %s or newer is needed for the session hooks (states, turns, checkpoints, plan review): older CLIs do not run hooks without a shell"):format(hooks.MIN_CLI),
+          { "Update Claude Code (`claude update`), or turn the hooks off: setup({ sessions = { hooks = false } })" }
+        )
+      end
     else
       h.warn(("%s --version failed (exit %s): %s"):format(claude, tostring(res.code), vim.trim(res.stderr or "")))
     end

@@ -21,6 +21,21 @@ M.ENV = "CLAUDE_CONTEXT_SESSION"
 ---How long Claude Code lets one hook run, in seconds (the binary gives up after about one).
 M.TIMEOUT_S = 10
 
+---The oldest Claude Code whose hooks take the exec form (`args`) this plugin's hooks use.
+M.MIN_CLI = "2.1.139"
+
+---Whether the CLI of `version_text` (`claude --version`'s output) runs these hooks; nil when the
+---text names no version.
+---@param version_text string
+---@return boolean?
+function M.cli_supported(version_text)
+  local v = (version_text or ""):match("(%d+%.%d+%.%d+)")
+  if not v then
+    return nil
+  end
+  return vim.version.ge(vim.version.parse(v), vim.version.parse(M.MIN_CLI))
+end
+
 ---The hook binary's path, or nil.
 ---@return string?
 function M.binary()

@@ -409,6 +409,14 @@ return {
       text = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), "\n")
       vim.cmd("bwipeout!")
       contains(text, fake .. " (PATH): 9.8.7 (Claude Code)")
+      ok(not text:find("needed for the session hooks", 1, true), text)
+      -- A CLI too old for the hooks' exec form: said, with how to fix it.
+      vim.fn.writefile({ "#!/bin/sh", 'echo "2.1.100 (Claude Code)"' }, fake)
+      vim.cmd("checkhealth claude_context")
+      text = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), "\n")
+      vim.cmd("bwipeout!")
+      contains(text, "Claude Code 2.1.139 or newer is needed for the session hooks")
+      contains(text, "sessions = { hooks = false }")
       vim.env.PATH = h.tmpdir() -- nothing named claude on it
       local home = vim.env.HOME
       vim.env.HOME = h.tmpdir() -- nor in ~/.local/bin or ~/.claude/local

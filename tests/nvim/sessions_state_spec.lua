@@ -102,6 +102,15 @@ return {
         eq(ev == "PostToolUse" or nil, c.async, ev)
       end
       eq("Edit|Write|MultiEdit|NotebookEdit", hooks.PreToolUse[1].matcher)
+      -- The exec form needs a CLI from MIN_CLI on (:checkhealth warns before).
+      local hk = require("claude_context.hooks")
+      eq({ false, true, true, true }, {
+        hk.cli_supported("2.1.138 (Claude Code)"),
+        hk.cli_supported("2.1.139 (Claude Code)"),
+        hk.cli_supported("2.1.197 (Claude Code)"),
+        hk.cli_supported("3.0.0"),
+      })
+      eq(nil, hk.cli_supported("claude: not found"))
       eq(nil, hooks.PostToolUse[1].matcher, "after every tool")
       eq(nil, (require("claude_context.hooks").settings_arg({ "claude", "--settings", "x.json" })), "the person's --settings wins")
       cc().setup({ sessions = { hooks = false } })
