@@ -16,7 +16,11 @@
    process is spawned (when Claude Code runs it) to then, on CLOCK_MONOTONIC on both sides
    (Python's time.monotonic_ns, libuv's hrtime). Reported: p50, p99, max.
 
-    .deps/venv/bin/python bench/hooks.py [--claude PATH] [--runs 4] [--calls 10] [--n 300]
+    .deps/venv/bin/python bench/hooks.py [--claude PATH] [--runs 4] [--calls 10] [--n 300] [--cold-files 20000]
+
+3. The first checkpoint. A prompt in a project never checkpointed (20,000 files, ~200 MB): the
+   prompt's hook against the same hook in a checkpointed project, the edit tools' PreToolUse
+   during the walk, and the editor's longest stall meanwhile.
 
 A benchmark, not a test: it fails only when something does not start.
 """
@@ -204,6 +208,88 @@ def latency(world: World, nvim, n: int) -> dict:
     }
 
 
+def run_hook(world: World, env: dict, event: str, payload: dict, cwd: Path) -> float:
+    """Runs the hook binary as Claude Code would; returns its time from spawn to exit, in ms."""
+    t0 = time.monotonic_ns()
+    p = subprocess.run([str(HOOK), "hook", event], input=json.dumps(payload), env=env, cwd=cwd, capture_output=True, text=True)
+    ms = (time.monotonic_ns() - t0) / 1e6
+    if p.returncode != 0:
+        raise RuntimeError(p.stderr)
+    return ms
+
+
+def make_project(root: Path, files: int) -> int:
+    """A project of `files` source-like text files (2-18 KB, 40 a directory); returns its bytes."""
+    total = 0
+    line = "    let value = compute(alpha, beta, gamma); // a line of source-like text {}\n"
+    for i in range(files):
+        d = root / f"d{i // 40:04}"
+        if i % 40 == 0:
+            d.mkdir(parents=True, exist_ok=True)
+        n = 2048 + (i * 7919) % 16384
+        body = "".join(line.format(i * 1000 + k) for k in range(n // len(line) + 1))[:n]
+        (d / f"f{i:05}.rs").write_text(body)
+        total += n
+    return total
+
+
+def cold(world: World, nvim, files: int, edits: int) -> dict:
+    """A prompt in a project never checkpointed: the first checkpoint walks every file. Times the
+    prompt's hook (what Claude waits for), the edit tools' PreToolUse hooks during that walk (each
+    captures its file first), and the editor's longest stall meanwhile (a 2 ms libuv timer's
+    largest gap), against the same hooks in the small project checkpointed before."""
+    big = world.root / "big"
+    size = make_project(big, files)
+    env = world.env(CLAUDE_CODE_SSE_PORT=nvim.exec_lua("return require('claude_context').status().port"), CLAUDE_CONTEXT_SESSION="bench")
+    # Warm: the small project, checkpointed once already.
+    warm = []
+    for i in range(10):
+        run_hook(world, env, "UserPromptSubmit", {"session_id": "warm", "hook_event_name": "UserPromptSubmit", "cwd": str(world.project), "prompt": f"warm {i}"}, world.project)
+        warm.append(run_hook(world, env, "UserPromptSubmit", {"session_id": "warm", "hook_event_name": "UserPromptSubmit", "cwd": str(world.project), "prompt": f"warm {i}"}, world.project))
+    nvim.exec_lua(
+        """
+        _G.bench_gap = 0
+        local last = vim.uv.hrtime()
+        _G.bench_timer = vim.uv.new_timer()
+        _G.bench_timer:start(2, 2, function()
+          local now = vim.uv.hrtime()
+          _G.bench_gap = math.max(_G.bench_gap, (now - last) / 1e6)
+          last = now
+        end)
+        """
+    )
+    prompt = run_hook(world, env, "UserPromptSubmit", {"session_id": "cold", "hook_event_name": "UserPromptSubmit", "cwd": str(big), "prompt": "first prompt here"}, big)
+    pre = []
+    for i in range(edits):
+        f = big / f"d{i:04}" / f"f{i * 40:05}.rs"
+        pre.append(run_hook(world, env, "PreToolUse", {"session_id": "cold", "hook_event_name": "PreToolUse", "cwd": str(big), "tool_name": "Edit", "tool_input": {"file_path": str(f)}}, big))
+        f.write_text(f.read_text() + "// edited\n")
+    t0 = time.monotonic()
+    stop = run_hook(world, env, "Stop", {"session_id": "cold", "hook_event_name": "Stop", "cwd": str(big)}, big)
+    # The end checkpoint waits for the start one: the turn's files appear when both are done.
+    deadline = time.monotonic() + 600
+    changed = 0
+    while time.monotonic() < deadline:
+        changed = nvim.exec_lua("local t = require('claude_context').turns('cold') local l = t[#t] return l and #(l.files or {}) or 0")
+        if changed >= edits:
+            break
+        time.sleep(0.2)
+    walked_s = time.monotonic() - t0
+    gap = nvim.exec_lua("_G.bench_timer:stop() _G.bench_timer:close() return _G.bench_gap")
+    return {
+        "files": files,
+        "bytes": size,
+        "warm_prompt_p50_ms": statistics.median(warm),
+        "cold_prompt_ms": prompt,
+        "pre_edit_p50_ms": statistics.median(pre) if pre else float("nan"),
+        "pre_edit_max_ms": max(pre) if pre else float("nan"),
+        "stop_ms": stop,
+        "turn_files": changed,
+        "walk_after_stop_s": walked_s,
+        "editor_longest_gap_ms": gap,
+    }
+
+
 def main() -> int:
     global CLAUDE
     ap = argparse.ArgumentParser()
@@ -211,6 +297,7 @@ def main() -> int:
     ap.add_argument("--runs", type=int, default=4, help="runs of each kind (with / without hooks)")
     ap.add_argument("--calls", type=int, default=10, help="tool calls in the scripted turn")
     ap.add_argument("--n", type=int, default=300, help="hook invocations for the latency")
+    ap.add_argument("--cold-files", type=int, default=20000, help="files of the never-checkpointed project (0: skip)")
     ap.add_argument("--json")
     a = ap.parse_args()
     CLAUDE = a.claude
@@ -224,6 +311,7 @@ def main() -> int:
         version = subprocess.run([CLAUDE, "--version"], capture_output=True, text=True).stdout.strip()
         ov = overhead(world, nvim, stub, a.runs, a.calls)
         lat = latency(world, nvim, a.n)
+        cp = cold(world, nvim, a.cold_files, 20) if a.cold_files > 0 else None
     finally:
         try:
             nvim.exec_lua("require('claude_context').stop({ silent = true })")
@@ -243,8 +331,13 @@ def main() -> int:
     print(f"State visible in Neovim after the hook fires ({lat['n']} hooks, {lat['missing']} missing)")
     print(f"  p50 {lat['visible_p50_ms']:.1f} ms  p99 {lat['visible_p99_ms']:.1f} ms  max {lat['visible_max_ms']:.1f} ms   target p99 <= 50 ms")
     print(f"  (one hook process, spawn to exit, p50 {lat['hook_process_p50_ms']:.1f} ms)")
+    if cp:
+        print(f"A prompt in a project never checkpointed ({cp['files']} files, {cp['bytes'] / 1e6:.0f} MB): its first checkpoint runs in the background")
+        print(f"  prompt hook, spawn to exit   {cp['cold_prompt_ms']:8.1f} ms  (a checkpointed project: p50 {cp['warm_prompt_p50_ms']:.1f} ms; delay {cp['cold_prompt_ms'] - cp['warm_prompt_p50_ms']:.1f} ms, target <= 10 ms)")
+        print(f"  20 edits' PreToolUse during the walk: p50 {cp['pre_edit_p50_ms']:.1f} ms, max {cp['pre_edit_max_ms']:.1f} ms; Stop {cp['stop_ms']:.1f} ms")
+        print(f"  the turn's {cp['turn_files']} files known {cp['walk_after_stop_s']:.1f} s after Stop; the editor's longest stall meanwhile {cp['editor_longest_gap_ms']:.1f} ms (a 2 ms timer)")
     if a.json:
-        Path(a.json).write_text(json.dumps({"cli": version, "overhead": ov, "latency": lat}, indent=2))
+        Path(a.json).write_text(json.dumps({"cli": version, "overhead": ov, "latency": lat, "cold": cp}, indent=2))
     return 0
 
 
