@@ -224,6 +224,7 @@ bench: build deps
 	target/release/examples/bench_session
 	target/release/examples/bench_checkpoint
 	$(PY) bench/hooks.py
+	$(PY) bench/hooks.py --claude $(CLAUDE_NEW) --cold-files 0
 
 ## fuzz: every cargo-fuzz target in fuzz/ for FUZZ_TIME seconds each (results: FUZZING.md).
 FUZZ_TIME ?= 60
