@@ -106,6 +106,12 @@ fn a_file_over_the_cap_is_neither_read_nor_written() {
     std::fs::write(t.root.join("small"), "s").unwrap();
     let big = ProjectFile::open(&t.root, "big").unwrap().with_limit(10);
     assert!(matches!(big.read().unwrap_err(), CapError::TooLarge { .. }));
+    // The same words for a read and a write.
+    assert!(
+        big.read().unwrap_err().to_string().ends_with("larger than the 10 byte limit"),
+        "{}",
+        big.read().unwrap_err()
+    );
     let small = ProjectFile::open(&t.root, "small").unwrap().with_limit(10);
     let e = small.replace(&[b'b'; 11], None).unwrap_err();
     assert!(matches!(e, CapError::TooLarge { .. }), "{e}");
@@ -150,14 +156,13 @@ fn a_symlinked_file_is_never_written_or_removed_through() {
     std::fs::write(t.outside.join("target.txt"), "y\n").unwrap();
     std::os::unix::fs::symlink(t.outside.join("target.txt"), t.root.join("link.txt")).unwrap();
     let f = ProjectFile::open(&t.root, "link.txt").unwrap();
-    assert!(matches!(
-        f.read().unwrap_err(),
-        CapError::LinkInWrite { .. }
-    ));
-    assert!(matches!(
-        f.replace(b"x\n", None).unwrap_err(),
-        CapError::LinkInWrite { .. }
-    ));
+    // Each refusal says what was refused: a read, a write.
+    let e = f.read().unwrap_err();
+    assert!(matches!(e, CapError::LinkInRead { .. }), "{e}");
+    assert!(e.to_string().contains("is not followed"), "{e}");
+    let e = f.replace(b"x\n", None).unwrap_err();
+    assert!(matches!(e, CapError::LinkInWrite { .. }), "{e}");
+    assert!(e.to_string().contains("writes do not go through links"), "{e}");
     assert!(f.remove(None).is_err());
     assert_eq!(std::fs::read(t.outside.join("target.txt")).unwrap(), b"y\n");
     assert!(std::fs::symlink_metadata(t.root.join("link.txt"))

@@ -43,6 +43,11 @@ pub enum CapError {
         link: PathBuf,
         target: PathBuf,
     },
+    /// The file read is a symbolic link; reads of a project file never follow one.
+    LinkInRead {
+        link: PathBuf,
+        target: PathBuf,
+    },
     /// Not a regular file (FIFO, socket, device, directory where a file is wanted).
     NotRegular {
         path: PathBuf,
@@ -107,6 +112,13 @@ impl fmt::Display for CapError {
                 link.display(),
                 target.display()
             ),
+            CapError::LinkInRead { link, target } => write!(
+                f,
+                "refused: '{}' is a symbolic link (to '{}'); it is not followed. Read the real \
+                 path instead.",
+                link.display(),
+                target.display()
+            ),
             CapError::NotRegular { path, kind } => write!(
                 f,
                 "refused: '{}' is {kind}, not a regular file (FIFOs, sockets and devices are \
@@ -115,7 +127,7 @@ impl fmt::Display for CapError {
             ),
             CapError::TooLarge { path, limit } => write!(
                 f,
-                "refused: '{}' is larger than the {limit} byte limit for this read",
+                "refused: '{}' is larger than the {limit} byte limit",
                 path.display()
             ),
             CapError::NotFound { path } => write!(
@@ -149,6 +161,14 @@ impl fmt::Display for CapError {
 impl std::error::Error for CapError {}
 
 impl CapError {
+    /// The same refusal, said of a write (a link met while a write reads what is there).
+    pub fn for_write(self) -> Self {
+        match self {
+            CapError::LinkInRead { link, target } => CapError::LinkInWrite { link, target },
+            e => e,
+        }
+    }
+
     pub fn is_not_found(&self) -> bool {
         matches!(self, CapError::NotFound { .. })
             || matches!(self, CapError::Io { err, .. } if err.kind() == ErrorKind::NotFound)

@@ -196,7 +196,7 @@ impl CapDir {
             .map_err(|e| {
                 #[cfg(unix)]
                 if e.raw_os_error() == Some(libc::ELOOP) {
-                    return CapError::LinkInWrite {
+                    return CapError::LinkInRead {
                         link: self.display(name),
                         target: self.dir.read_link_contents(name).unwrap_or_default(),
                     };
@@ -309,7 +309,7 @@ impl CapDir {
                 path: self.display(rel),
             });
         };
-        let (file, meta) = dir.open_file_nofollow(&name)?;
+        let (file, meta) = dir.open_file_nofollow(&name).map_err(CapError::for_write)?;
         let mode = meta.permissions().mode() & 0o7777;
         let read = mode & 0o444;
         let new = if executable {

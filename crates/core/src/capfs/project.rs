@@ -80,7 +80,7 @@ impl ProjectFile {
             }
             Ok((EntryType::File, _)) => {}
             Ok((EntryType::Symlink, _)) => {
-                return Err(CapError::LinkInWrite {
+                return Err(CapError::LinkInRead {
                     link: self.path(),
                     target: dir.read_link_nofollow(&name).unwrap_or_default(),
                 })
@@ -165,7 +165,7 @@ impl ProjectFile {
             (EntryType::Special, _) => return Err(self.not_regular("a FIFO, socket or device")),
         }
         if let Some(expect) = expect {
-            let (file, _) = dir.open_file_nofollow(&name)?;
+            let (file, _) = dir.open_file_nofollow(&name).map_err(CapError::for_write)?;
             let same =
                 matches!(read_capped_from(file, expect.len() as u64), Ok(now) if now == expect);
             if !same {

@@ -162,7 +162,7 @@ impl CapDir {
         }
         if let Some(expect) = how.expect {
             // What is there now must be what the caller built its text from.
-            let (file, _) = dir.open_file_nofollow(name)?;
+            let (file, _) = dir.open_file_nofollow(name).map_err(CapError::for_write)?;
             let limit = expect.len() as u64;
             let same = matches!(super::read_capped_from(file, limit), Ok(now) if now == expect);
             if !same {
