@@ -385,9 +385,9 @@ fn a_damaged_store_or_journal_is_a_clear_error_never_a_crash() {
         std::fs::write(&e, b"garbage").unwrap();
     }
     let q = TurnQuery::default();
-    let e = checkpoints::changeset(&p, &q).unwrap_err();
+    let e = checkpoints::changeset(&p, &q).unwrap_err().to_string();
     assert!(e.contains("damaged"), "{e}");
-    let e = checkpoints::rewind(&p, &q).unwrap_err();
+    let e = checkpoints::rewind(&p, &q).unwrap_err().to_string();
     assert!(e.contains("damaged"), "{e}");
     assert_eq!(std::fs::read(b.path("a.txt")).unwrap(), b"A\n");
     // Records cannot be written: the next turns' checkpoints fail, said once, the hooks go on.
@@ -410,9 +410,9 @@ fn a_damaged_store_or_journal_is_a_clear_error_never_a_crash() {
     assert_eq!(b.shared().sessions.turns(Some("s")).len(), 3);
     // A damaged journal: said, not a panic.
     std::fs::write(dir.join("turns.json"), b"{not json").unwrap();
-    let e = checkpoints::changeset(&p, &q).unwrap_err();
+    let e = checkpoints::changeset(&p, &q).unwrap_err().to_string();
     assert!(e.contains("turn journal") && e.contains("damaged"), "{e}");
-    let e = checkpoints::rewind(&p, &q).unwrap_err();
+    let e = checkpoints::rewind(&p, &q).unwrap_err().to_string();
     assert!(e.contains("damaged"), "{e}");
 }
 

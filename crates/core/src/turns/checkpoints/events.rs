@@ -1,7 +1,7 @@
 //! What each hook event does: a turn's start checkpoint, the captures before an edit, its end
 //! checkpoint and journal record, all on the project's worker thread.
 
-use super::{project_root, Live, Project, TurnRecord, MAX_CAPTURES, MAX_LIVE_TURNS};
+use super::{project_root, Live, Project, TurnError, TurnRecord, MAX_CAPTURES, MAX_LIVE_TURNS};
 use crate::checkpoint::CheckpointError;
 use crate::state::State;
 use crate::turns::{HookEvent, EDIT_TOOLS};
@@ -68,8 +68,8 @@ fn start_turn(shared: &Arc<State>, ev: &HookEvent) {
     };
     let project = match cps.project(&root) {
         Ok(p) => p,
-        Err(msg) => {
-            cps.say(shared, format!("{}:open", root.display()), msg);
+        Err(e) => {
+            cps.say(shared, format!("{}:open", root.display()), e.to_string());
             return;
         }
     };
@@ -214,8 +214,12 @@ fn end_turn(shared: &Arc<State>, key: u64) {
             .map(|f| p.root.join(f).to_string_lossy().into_owned())
             .collect();
         shared.sessions.set_files(key, abs);
-        if let Err(msg) = p.update_journal(|j| j.turns.push(rec.clone())) {
-            cps.say(&shared, format!("{}:journal", p.root.display()), msg);
+        if let Err(e) = p.update_journal(|j| j.turns.push(rec.clone())) {
+            cps.say(
+                &shared,
+                format!("{}:journal", p.root.display()),
+                e.to_string(),
+            );
         }
         cps.tell(
             &shared,
@@ -230,11 +234,10 @@ fn end_turn(shared: &Arc<State>, key: u64) {
 pub fn after_pending<T: Send + 'static>(
     project: &Arc<Project>,
     f: impl FnOnce(&Project) -> T + Send + 'static,
-) -> Result<T, String> {
+) -> Result<T, TurnError> {
     let (tx, rx) = mpsc::channel();
     project.run(Box::new(move |p: &Project| {
         let _ = tx.send(f(p));
     }));
-    rx.recv()
-        .map_err(|_| "the checkpoint thread stopped".to_string())
+    rx.recv().map_err(|_| TurnError::WorkerStopped)
 }

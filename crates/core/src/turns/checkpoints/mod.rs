@@ -22,6 +22,7 @@ mod review;
 pub use events::{after_pending, on_event};
 pub use review::{changeset, list_turns, query_project, rewind, rewind_undo, TurnQuery};
 
+use crate::capfs::CapError;
 use crate::checkpoint::{Capturer, CheckpointError, CheckpointId, FileState, Store, StoreOptions};
 use crate::state::State;
 use serde::{Deserialize, Serialize};
@@ -43,6 +44,61 @@ const MAX_LIVE_TURNS: usize = 500;
 const MAX_CAPTURES: usize = 1000;
 /// The journal file read back at most (200 turns of 1000 paths are far below).
 const JOURNAL_LIMIT: u64 = 64 << 20;
+
+/// What can go wrong with a project's turns: its store, its journal, its worker, or what the
+/// editor asked for.
+#[derive(Debug, thiserror::Error)]
+pub enum TurnError {
+    #[error(transparent)]
+    Store(#[from] CheckpointError),
+    #[error("cannot read '{}': {err}", path.display())]
+    ReadJournal { path: PathBuf, err: CapError },
+    #[error(
+        "the turn journal '{}' is damaged ({err}); delete it to start over",
+        path.display()
+    )]
+    DamagedJournal {
+        path: PathBuf,
+        err: serde_json::Error,
+    },
+    #[error("{0}")]
+    EncodeJournal(serde_json::Error),
+    #[error("cannot write '{}': {err}", path.display())]
+    WriteJournal { path: PathBuf, err: std::io::Error },
+    #[error("no state directory: checkpoints are off")]
+    NoStateDir,
+    #[error("checkpoints are taken for {MAX_PROJECTS} projects at most per bridge")]
+    TooManyProjects,
+    #[error("cannot start the checkpoint thread: {0}")]
+    Thread(std::io::Error),
+    #[error("the checkpoint thread stopped")]
+    WorkerStopped,
+    #[error("no project root (give opts.root)")]
+    NoProjectRoot,
+    #[error("'{}' is not a project with checkpoints", .0.display())]
+    NotAProject(PathBuf),
+    #[error("there are {have} turns with checkpoints in {}; cannot rewind {n}", root.display())]
+    TooFewTurns {
+        have: usize,
+        n: usize,
+        root: PathBuf,
+    },
+    #[error("no rewind to undo in {}", .0.display())]
+    NothingToUndo(PathBuf),
+}
+
+impl TurnError {
+    /// Whether what the editor asked for is at fault (no such project, turn or rewind).
+    pub fn is_callers(&self) -> bool {
+        matches!(
+            self,
+            TurnError::NoProjectRoot
+                | TurnError::NotAProject(_)
+                | TurnError::TooFewTurns { .. }
+                | TurnError::NothingToUndo(_)
+        )
+    }
+}
 
 /// One turn as the project's journal keeps it.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
@@ -110,13 +166,13 @@ impl Project {
     }
 
     /// The journal (empty when absent; a damaged one is an error).
-    pub fn journal(&self) -> Result<Journal, String> {
+    pub fn journal(&self) -> Result<Journal, TurnError> {
         let path = self.journal_path(&self.store());
         read_journal(&path)
     }
 
     /// Changes the journal under its lock and writes it atomically.
-    pub fn update_journal<T>(&self, f: impl FnOnce(&mut Journal) -> T) -> Result<T, String> {
+    pub fn update_journal<T>(&self, f: impl FnOnce(&mut Journal) -> T) -> Result<T, TurnError> {
         let _g = self.journal_lock.lock().unwrap_or_else(|p| p.into_inner());
         let path = self.journal_path(&self.store());
         let mut j = read_journal(&path).unwrap_or_default();
@@ -125,9 +181,9 @@ impl Project {
         j.turns.drain(..over);
         let over = j.rewinds.len().saturating_sub(MAX_REWINDS);
         j.rewinds.drain(..over);
-        let bytes = serde_json::to_vec(&j).map_err(|e| e.to_string())?;
+        let bytes = serde_json::to_vec(&j).map_err(TurnError::EncodeJournal)?;
         crate::fsutil::write_atomic(&path, &bytes, 0o600)
-            .map_err(|e| format!("cannot write '{}': {e}", path.display()))?;
+            .map_err(|err| TurnError::WriteJournal { path, err })?;
         Ok(out)
     }
 
@@ -137,19 +193,22 @@ impl Project {
     }
 }
 
-fn read_journal(path: &Path) -> Result<Journal, String> {
+fn read_journal(path: &Path) -> Result<Journal, TurnError> {
     // Through the one reader of files outside a confined root: never a link, never a FIFO
     // waited on, at most JOURNAL_LIMIT bytes.
     let bytes = match crate::capfs::read_untrusted_file(path, JOURNAL_LIMIT) {
         Ok((bytes, _)) => bytes,
-        Err(crate::capfs::CapError::NotFound { .. }) => return Ok(Journal::default()),
-        Err(e) => return Err(format!("cannot read '{}': {e}", path.display())),
+        Err(CapError::NotFound { .. }) => return Ok(Journal::default()),
+        Err(err) => {
+            return Err(TurnError::ReadJournal {
+                path: path.to_path_buf(),
+                err,
+            })
+        }
     };
-    serde_json::from_slice(&bytes).map_err(|e| {
-        format!(
-            "the turn journal '{}' is damaged ({e}); delete it to start over",
-            path.display()
-        )
+    serde_json::from_slice(&bytes).map_err(|err| TurnError::DamagedJournal {
+        path: path.to_path_buf(),
+        err,
     })
 }
 
@@ -231,9 +290,9 @@ impl Checkpoints {
     }
 
     /// The project of `root` (opening its store and starting its worker the first time).
-    pub fn project(&self, root: &Path) -> Result<Arc<Project>, String> {
+    pub fn project(&self, root: &Path) -> Result<Arc<Project>, TurnError> {
         let Some(state_dir) = &self.state_dir else {
-            return Err("no state directory: checkpoints are off".into());
+            return Err(TurnError::NoStateDir);
         };
         if let Some(p) = self.tables().projects.get(root) {
             return Ok(p.clone());
@@ -242,9 +301,8 @@ impl Checkpoints {
             state_dir,
             root,
             self.opts.lock().unwrap_or_else(|p| p.into_inner()).clone(),
-        )
-        .map_err(|e| e.to_string())?;
-        let capturer = store.capturer().map_err(|e| e.to_string())?;
+        )?;
+        let capturer = store.capturer()?;
         let (tx, rx) = mpsc::channel::<Job>();
         let project = Arc::new(Project {
             root: root.to_path_buf(),
@@ -258,9 +316,7 @@ impl Checkpoints {
             return Ok(p.clone());
         }
         if t.projects.len() >= MAX_PROJECTS {
-            return Err(format!(
-                "checkpoints are taken for {MAX_PROJECTS} projects at most per bridge"
-            ));
+            return Err(TurnError::TooManyProjects);
         }
         let weak = Arc::downgrade(&project);
         std::thread::Builder::new()
@@ -276,7 +332,7 @@ impl Checkpoints {
                     }
                 }
             })
-            .map_err(|e| format!("cannot start the checkpoint thread: {e}"))?;
+            .map_err(TurnError::Thread)?;
         t.projects.insert(root.to_path_buf(), project.clone());
         Ok(project)
     }

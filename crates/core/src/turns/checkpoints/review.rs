@@ -1,6 +1,6 @@
 //! What the editor asks: change sets, rewinds, the turn list.
 
-use super::{project_root, Journal, Project, RewindRecord, TurnRecord};
+use super::{project_root, Journal, Project, RewindRecord, TurnError, TurnRecord};
 use crate::checkpoint::{tree, Change, CheckpointId, FileState, Kind, RestoreRequest, Store};
 use crate::state::State;
 use serde::Deserialize;
@@ -35,16 +35,12 @@ fn finished(j: &Journal, session: Option<&str>) -> Vec<TurnRecord> {
 }
 
 /// The project for a query: its root, resolved like a session's cwd.
-pub fn query_project(shared: &Arc<State>, q: &TurnQuery) -> Result<Arc<Project>, String> {
+pub fn query_project(shared: &Arc<State>, q: &TurnQuery) -> Result<Arc<Project>, TurnError> {
     let dir = match &q.root {
         Some(r) => PathBuf::from(r),
-        None => shared
-            .project()
-            .root
-            .ok_or("no project root (give opts.root)")?,
+        None => shared.project().root.ok_or(TurnError::NoProjectRoot)?,
     };
-    let root = project_root(&dir)
-        .ok_or_else(|| format!("'{}' is not a project with checkpoints", dir.display()))?;
+    let root = project_root(&dir).ok_or_else(|| TurnError::NotAProject(dir.clone()))?;
     shared.checkpoints.project(&root)
 }
 
@@ -55,7 +51,7 @@ fn is_binary(b: &[u8]) -> bool {
 }
 
 /// The change set of the last `q.n` turns (the review's source), as the editor's JSON.
-pub fn changeset(p: &Project, q: &TurnQuery) -> Result<Value, String> {
+pub fn changeset(p: &Project, q: &TurnQuery) -> Result<Value, TurnError> {
     let j = p.journal()?;
     let all = finished(&j, q.session.as_deref());
     let n = q.n.unwrap_or(1).max(1);
@@ -68,7 +64,7 @@ pub fn changeset(p: &Project, q: &TurnQuery) -> Result<Value, String> {
     };
     let (before, after) = (first.start.unwrap_or(0), last.end.unwrap_or(0));
     let mut store = p.store();
-    let changes = store.diff(before, after).map_err(|e| e.to_string())?;
+    let changes = store.diff(before, after)?;
     let renames = tree::renames(&changes);
     let renamed_from: HashMap<&Path, &Path> = renames
         .iter()
@@ -112,18 +108,16 @@ fn review_file(
     old: Option<&&Path>,
     before_ck: CheckpointId,
     after_ck: CheckpointId,
-) -> Result<Value, String> {
+) -> Result<Value, TurnError> {
     let path = c.path.to_string_lossy().into_owned();
     let old_path = old.map(|o| o.to_string_lossy().into_owned());
     let read = |store: &mut Store, ck: CheckpointId, path: &str, st: &Option<FileState>| match st {
-        Some(s) if s.kind.has_content() => store.file_at(ck, path).map_err(|e| e.to_string()),
+        Some(s) if s.kind.has_content() => store.file_at(ck, path),
         _ => Ok(None),
     };
     let before_path = old_path.clone().unwrap_or_else(|| path.clone());
     let before_state = match old {
-        Some(_) => store
-            .state_at(before_ck, &before_path)
-            .map_err(|e| e.to_string())?,
+        Some(_) => store.state_at(before_ck, &before_path)?,
         None => c.before,
     };
     let before = read(store, before_ck, &before_path, &before_state)?;
@@ -164,7 +158,7 @@ fn review_file(
 }
 
 /// The project's finished turns, oldest first (`:ClaudeContext checkpoints`).
-pub fn list_turns(p: &Project, q: &TurnQuery) -> Result<Value, String> {
+pub fn list_turns(p: &Project, q: &TurnQuery) -> Result<Value, TurnError> {
     let j = p.journal()?;
     let turns: Vec<Value> = finished(&j, q.session.as_deref())
         .iter()
@@ -203,16 +197,16 @@ fn report_json(p: &Project, r: &crate::checkpoint::RestoreReport) -> Value {
 /// session). Only the paths those turns changed are touched; a file that differs from what the
 /// last turn left (the person changed it since) is kept unless `q.overwrite`. The restore is a
 /// checkpoint of its own, recorded so that [`rewind_undo`] can undo it.
-pub fn rewind(p: &Project, q: &TurnQuery) -> Result<Value, String> {
+pub fn rewind(p: &Project, q: &TurnQuery) -> Result<Value, TurnError> {
     let j = p.journal()?;
     let all = finished(&j, q.session.as_deref());
     let n = q.n.unwrap_or(1).max(1);
     if n > all.len() {
-        return Err(format!(
-            "there are {} turns with checkpoints in {}; cannot rewind {n}",
-            all.len(),
-            p.root.display()
-        ));
+        return Err(TurnError::TooFewTurns {
+            have: all.len(),
+            n,
+            root: p.root.clone(),
+        });
     }
     let turns = &all[all.len() - n..];
     let (first, last) = (&turns[0], &turns[turns.len() - 1]);
@@ -238,16 +232,13 @@ fn restore(
     paths: Vec<String>,
     overwrite: bool,
     turn: &str,
-) -> Result<Value, String> {
-    let report = p
-        .store()
-        .restore(&RestoreRequest {
-            target,
-            expected,
-            paths: Some(paths),
-            overwrite_changed: overwrite,
-        })
-        .map_err(|e| e.to_string())?;
+) -> Result<Value, TurnError> {
+    let report = p.store().restore(&RestoreRequest {
+        target,
+        expected,
+        paths: Some(paths),
+        overwrite_changed: overwrite,
+    })?;
     let changed: Vec<String> = report
         .written
         .iter()
@@ -270,21 +261,18 @@ fn restore(
 
 /// Undoes the last rewind not undone yet: the files it wrote get back what they held right
 /// before it (a file changed since the rewind is kept unless `overwrite`).
-pub fn rewind_undo(p: &Project, overwrite: bool) -> Result<Value, String> {
+pub fn rewind_undo(p: &Project, overwrite: bool) -> Result<Value, TurnError> {
     let j = p.journal()?;
     let Some(at) = j.rewinds.iter().rposition(|r| !r.undone) else {
-        return Err(format!("no rewind to undo in {}", p.root.display()));
+        return Err(TurnError::NothingToUndo(p.root.clone()));
     };
     let r = j.rewinds[at].clone();
-    let report = p
-        .store()
-        .restore(&RestoreRequest {
-            target: r.before,
-            expected: r.after,
-            paths: Some(r.paths.clone()),
-            overwrite_changed: overwrite,
-        })
-        .map_err(|e| e.to_string())?;
+    let report = p.store().restore(&RestoreRequest {
+        target: r.before,
+        expected: r.after,
+        paths: Some(r.paths.clone()),
+        overwrite_changed: overwrite,
+    })?;
     if report.conflicts.is_empty() {
         p.update_journal(|j| {
             if let Some(x) = j.rewinds.iter_mut().find(|x| **x == r) {
