@@ -11,6 +11,13 @@
 //!   changed by Bash, a formatter or a generator are found too; the turn's files are the diff
 //!   between its start and its end.
 //!
+//! Two sessions' turns may overlap in one project. Each edit tool's file (`PreToolUse`,
+//! `PostToolUse`) is claimed by its session's turn: another session's overlapping turn leaves
+//! it out of its files (so out of its review and rewind) unless its own edit tools touched it
+//! too. A change no edit tool claims (Bash, a formatter) while turns overlap cannot be told
+//! apart: it stays in each of them, marked `shared`. A rewind never writes back a file that
+//! another session's overlapping turn (not rewound with it) edited too; it lists it as kept.
+//!
 //! Each project's turns are kept in `turns.json` next to its store (written atomically), so
 //! review and rewind work after Neovim restarts. A store that is full, damaged or busy is
 //! logged, and said once per project and kind through the editor's `checkpoint_error` request;
@@ -116,8 +123,27 @@ pub struct TurnRecord {
     pub start: Option<CheckpointId>,
     /// The checkpoint at the turn's end.
     pub end: Option<CheckpointId>,
-    /// Project-relative paths changed between `start` and `end`.
+    /// Project-relative paths changed between `start` and `end`, less those another session's
+    /// overlapping turn claimed (its edit tools touched them, this turn's did not).
     pub files: Vec<String>,
+    /// Of `files`: those changed while another session's turn overlapped this one that this
+    /// turn cannot claim alone (no edit tool touched them, Bash or a formatter did; or both
+    /// sessions' edit tools did).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub shared: Vec<String>,
+    /// Of `files`: those another session's overlapping turn edited too, with that turn's id (a
+    /// rewind that does not rewind that turn too keeps them).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub others: Vec<OtherClaim>,
+}
+
+/// A file of a turn's that another session's turn edited too.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+#[serde(default)]
+pub struct OtherClaim {
+    pub path: String,
+    /// The other turn's id.
+    pub turn: String,
 }
 
 /// One rewind, to undo it.
@@ -223,6 +249,13 @@ struct Live {
     captured: HashSet<String>,
     /// The end was asked for.
     ending: bool,
+    /// Project-relative paths this session's edit tools touched during the turn.
+    edited: HashSet<String>,
+    /// Paths other sessions' edit tools touched while this turn was followed, with their
+    /// turns' ids: theirs, not this turn's.
+    foreign: HashMap<String, HashSet<String>>,
+    /// Another session's turn ran (for a while) at the same time in the same project.
+    overlapped: bool,
 }
 
 #[derive(Default)]

@@ -63,8 +63,19 @@ pub fn changeset(p: &Project, q: &TurnQuery) -> Result<Value, TurnError> {
         return Ok(json!({"root": p.root, "turns": [], "files": []}));
     };
     let (before, after) = (first.start.unwrap_or(0), last.end.unwrap_or(0));
+    // Only what the turns changed: not another session's files (its turns may lie between or
+    // overlap them), nor the person's edits between two turns.
+    let theirs: HashSet<&str> = turns
+        .iter()
+        .flat_map(|t| t.files.iter().map(String::as_str))
+        .collect();
+    let shared: HashSet<&str> = turns
+        .iter()
+        .flat_map(|t| t.shared.iter().map(String::as_str))
+        .collect();
     let mut store = p.store();
-    let changes = store.diff(before, after)?;
+    let mut changes = store.diff(before, after)?;
+    changes.retain(|c| theirs.contains(c.path.to_string_lossy().as_ref()));
     let renames = tree::renames(&changes);
     let renamed_from: HashMap<&Path, &Path> = renames
         .iter()
@@ -76,14 +87,18 @@ pub fn changeset(p: &Project, q: &TurnQuery) -> Result<Value, TurnError> {
         if gone.contains(c.path.as_path()) {
             continue;
         }
-        files.push(review_file(
+        let mut f = review_file(
             &mut store,
             p,
             c,
             renamed_from.get(c.path.as_path()),
             before,
             after,
-        )?);
+        )?;
+        if shared.contains(c.path.to_string_lossy().as_ref()) {
+            f["shared"] = true.into();
+        }
+        files.push(f);
     }
     let turns: Vec<Value> = turns.iter().map(turn_json).collect();
     Ok(json!({"root": p.root, "turns": turns, "files": files}))
@@ -98,6 +113,7 @@ fn turn_json(t: &TurnRecord) -> Value {
         "started_ms": t.started_ms,
         "ended_ms": t.ended_ms,
         "files": t.files,
+        "shared": t.shared,
     })
 }
 
@@ -213,6 +229,17 @@ pub fn rewind(p: &Project, q: &TurnQuery) -> Result<Value, TurnError> {
     let mut paths: Vec<String> = turns.iter().flat_map(|t| t.files.clone()).collect();
     paths.sort();
     paths.dedup();
+    // What another session's overlapping turn (not rewound with these) edited too stays.
+    let rewound: HashSet<&str> = turns.iter().map(|t| t.id.as_str()).collect();
+    let mut others: Vec<(String, String)> = turns
+        .iter()
+        .flat_map(|t| &t.others)
+        .filter(|c| !rewound.contains(c.turn.as_str()))
+        .map(|c| (c.path.clone(), c.turn.clone()))
+        .collect();
+    others.sort();
+    others.dedup_by(|a, b| a.0 == b.0);
+    paths.retain(|x| others.binary_search_by(|(o, _)| o.cmp(x)).is_err());
     let mut value = restore(
         p,
         first.start.unwrap_or(0),
@@ -222,6 +249,15 @@ pub fn rewind(p: &Project, q: &TurnQuery) -> Result<Value, TurnError> {
         &first.id,
     )?;
     value["turn"] = turn_json(first);
+    value["others"] = others
+        .iter()
+        .map(|(path, turn)| {
+            json!({
+                "path": p.root.join(path),
+                "why": format!("another session's turn ({turn}) edited it too"),
+            })
+        })
+        .collect();
     Ok(value)
 }
 
