@@ -2,11 +2,12 @@
 //! checkpoints` and `rewind`): each takes its options as JSON and a callback, returns at once,
 //! does its work (walks, blob reads, restores) on a thread of its own after the project's
 //! pending checkpoints, and calls `cb(json)` later on the main thread with `{"ok": …}` or
-//! `{"error": "…"}`.
+//! `{"error": "…"}` (the core's error, as the person reads it).
 
 use crate::main_thread::MainThread;
+use claude_context_core::error::Error;
 use claude_context_core::server::Shared;
-use claude_context_core::turns::checkpoints::{self, Project, TurnQuery};
+use claude_context_core::turns::checkpoints::{self, Project, TurnError, TurnQuery};
 use mlua::{Function, Lua, Table};
 use serde_json::{json, Value};
 use std::cell::RefCell;
@@ -18,9 +19,9 @@ thread_local! {
     static NEXT_ID: RefCell<u64> = const { RefCell::new(1) };
 }
 
-type Work = fn(&Project, &TurnQuery) -> Result<Value, String>;
+type Work = fn(&Project, &TurnQuery) -> Result<Value, TurnError>;
 
-fn undo(p: &Project, q: &TurnQuery) -> Result<Value, String> {
+fn undo(p: &Project, q: &TurnQuery) -> Result<Value, TurnError> {
     checkpoints::rewind_undo(p, q.overwrite)
 }
 
@@ -82,13 +83,13 @@ fn start(
     let spawned = std::thread::Builder::new()
         .name("cc-review".into())
         .spawn(move || {
-            let run = || -> Result<Value, String> {
+            let run = || -> Result<Value, TurnError> {
                 let project = checkpoints::query_project(&state, &q)?;
                 checkpoints::after_pending(&project, move |p| work(p, &q))?
             };
             let out = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)) {
                 Ok(Ok(v)) => json!({ "ok": v }),
-                Ok(Err(e)) => json!({ "error": e }),
+                Ok(Err(e)) => json!({ "error": Error::from(e).to_string() }),
                 Err(p) => {
                     crate::logging::log_panic(name, p.as_ref());
                     json!({ "error": format!("internal error in {name} (logged)") })

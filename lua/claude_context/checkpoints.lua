@@ -57,6 +57,12 @@ function M.report(what, r, bang_hint)
       table.insert(lines, "  " .. rel(r.root, c.path))
     end
   end
+  if #(r.others or {}) > 0 then
+    table.insert(lines, "Kept (another session's overlapping turn edited them too):")
+    for _, c in ipairs(r.others) do
+      table.insert(lines, "  " .. rel(r.root, c.path))
+    end
+  end
   for _, c in ipairs(r.failed or {}) do
     table.insert(lines, ("  failed   %s: %s"):format(rel(r.root, c.path), c.why))
   end

@@ -2,8 +2,8 @@
 -- reports a turn (a prompt, an edit, a file changed behind the hooks' back, its end);
 -- review.source.changeset gives its files with their texts, turns() lists them,
 -- :ClaudeContext rewind restores them (reloading unmodified buffers, leaving modified ones),
--- rewind undo puts them back, :ClaudeContext checkpoints previews a turn, and the Claude Code
--- plugin's commands and registration check.
+-- rewind undo puts them back, :ClaudeContext checkpoints previews a turn, two sessions' overlapping
+-- turns kept apart, and the Claude Code plugin's commands and registration check.
 local h = require("helpers")
 local eq, ok, contains, wait_for = h.eq, h.ok, h.contains, h.wait_for
 local cc = h.cc
@@ -35,7 +35,7 @@ local function hook(event, input)
   input.hook_event_name = event
   input.session_id = input.session_id or "cp-1"
   input.transcript_path = "/tmp/t.jsonl"
-  input.cwd = project
+  input.cwd = input.cwd or project
   local r = vim
     .system({ bin, "hook", event }, {
       stdin = vim.json.encode(input),
@@ -200,6 +200,61 @@ return {
       require("claude_context.review").close()
       local e3 = await(source().rewind, { root = project, n = 5 })
       contains(e3, "cannot rewind 5")
+    end,
+  },
+  {
+    "two sessions' overlapping turns: each edit tool's file apart, an unclaimed change shared, rewind keeps what the other edited too",
+    function()
+      local root = h.tmpdir()
+      local function p(rel)
+        return root .. "/" .. rel
+      end
+      for _, f in ipairs({ "mine.txt", "theirs.txt", "both.txt", "gen.txt" }) do
+        h.write(p(f), "old " .. f .. "\n")
+      end
+      local function edit(session, rel, text)
+        local input = { session_id = session, cwd = root, tool_name = "Edit", tool_input = { file_path = p(rel) } }
+        hook("PreToolUse", input)
+        h.write(p(rel), text)
+        hook("PostToolUse", input)
+      end
+      local before = #checkpointed
+      hook("UserPromptSubmit", { session_id = "ov-1", cwd = root, prompt = "first" })
+      hook("UserPromptSubmit", { session_id = "ov-2", cwd = root, prompt = "second" })
+      eq(nil, (await(source().turns, { root = root })))
+      edit("ov-1", "mine.txt", "by ov-1\n")
+      edit("ov-2", "theirs.txt", "by ov-2\n")
+      edit("ov-1", "both.txt", "by ov-1\n")
+      edit("ov-2", "both.txt", "by both\n")
+      h.write(p("gen.txt"), "generated\n")
+      hook("Stop", { session_id = "ov-1", cwd = root })
+      hook("Stop", { session_id = "ov-2", cwd = root })
+      wait_for(function()
+        return #checkpointed == before + 2
+      end, 20000, "both turns checkpointed")
+      local function files(session)
+        local err, cs = await(source().changeset, { root = root, session = session })
+        eq(nil, err)
+        return vim.tbl_map(function(f)
+          return f.path .. (f.shared and " (shared)" or "")
+        end, cs.files)
+      end
+      eq({ "both.txt (shared)", "gen.txt (shared)", "mine.txt" }, files("ov-1"))
+      eq({ "both.txt (shared)", "gen.txt (shared)", "theirs.txt" }, files("ov-2"))
+      local n = #rewinds
+      require("claude_context.checkpoints").rewind({ root = root, session = "ov-1" })
+      wait_for(function()
+        return #rewinds == n + 1
+      end, 20000, "the rewind")
+      eq("old mine.txt\n", h.read(p("mine.txt")))
+      eq("by ov-2\n", h.read(p("theirs.txt")), "the other session's file untouched")
+      eq("by both\n", h.read(p("both.txt")), "the file both edited kept")
+      eq({ p("both.txt") }, vim.tbl_map(function(k)
+        return k.path
+      end, rewinds[n + 1].others))
+      local shown = table.concat(vim.api.nvim_buf_get_lines(vim.api.nvim_win_get_buf(require("claude_context.output").win), 0, -1, false), "\n")
+      contains(shown, "Kept (another session's overlapping turn edited them too):\n  both.txt")
+      require("claude_context.output").close()
     end,
   },
   {

@@ -1,7 +1,8 @@
 -- The review of Claude's changes (claude_context.review): a change set built here from real
 -- files on disk and real buffers, opened in the view; keep, reject (disk and buffer), undo,
 -- conflicts, created/deleted/renamed/binary/CRLF files, comments and the prompt sent to a
--- terminal, the quickfix list, signs, auto_open.
+-- terminal, the quickfix list, signs, auto_open, the mark of a file shared with another
+-- session's overlapping turn.
 local h = require("helpers")
 local eq, ok, contains, wait_for = h.eq, h.ok, h.contains, h.wait_for
 local messages = h.record_notify()
@@ -46,7 +47,7 @@ local function changeset(files, turn)
     if f.after then
       h.write(abs, f.after)
     end
-    table.insert(cs.files, { path = f.path, absolute = abs, old_path = f.old_path, status = f.status or "modified", before = f.before, after = f.after })
+    table.insert(cs.files, { path = f.path, absolute = abs, old_path = f.old_path, status = f.status or "modified", before = f.before, after = f.after, shared = f.shared })
     table.insert(cs.turns[1].files, f.path)
   end
   return cs, root
@@ -698,6 +699,28 @@ return {
       end, 60000, "the undo")
       eq(files[1].after, disk(cs.files[1].absolute))
       eq(files[200].after, disk(cs.files[200].absolute))
+    end,
+  },
+  {
+    "a file changed while another session was working is marked in the list, its section and the quickfix entry",
+    function()
+      reset()
+      local cs = changeset({
+        { path = "a.txt", before = "x\n", after = "y\n" },
+        { path = "gen.txt", before = "old\n", after = "new\n", shared = true },
+      })
+      local v = open(cs)
+      local t = buf_text(v)
+      contains(t, "  pending       +1 −1  gen.txt (shared)")
+      contains(t, "━━ gen.txt  +1 −1  [pending]\n   (changed while another session was working: it may be that session's too)")
+      ok(not t:find("a.txt (shared)", 1, true), "a.txt is this turn's alone")
+      -- A hunk of the shared file is still found from its row.
+      local i, hi = V().at(v, row_of(v, "@@ ", row_of(v, "━━ gen.txt")))
+      eq({ 2, 1 }, { i, hi })
+      local items = require("claude_context.review.quickfix").items(R().active())
+      eq(2, #items)
+      eq("+1 −1 y", items[1].text)
+      eq("+1 −1 new [changed while another session was working]", items[2].text)
     end,
   },
   {

@@ -10,6 +10,7 @@ use crate::discovery::DiscoveryError;
 use crate::hook::HookError;
 use crate::jsonrpc::RpcError;
 use crate::lockfile::LockError;
+use crate::turns::checkpoints::TurnError;
 use rmcp::model::ErrorCode;
 
 /// Any of the modules' errors.
@@ -25,11 +26,16 @@ pub enum Error {
     Discovery(#[from] DiscoveryError),
     #[error(transparent)]
     Hook(#[from] HookError),
+    #[error(transparent)]
+    Turn(#[from] TurnError),
 }
 
 impl Error {
     /// Whether the caller's input is at fault (what it asked for is malformed or refused).
     pub fn is_callers(&self) -> bool {
+        if let Error::Turn(e) = self {
+            return e.is_callers();
+        }
         matches!(
             self,
             Error::Config(ConfigError::Invalid(_))
@@ -69,6 +75,13 @@ mod tests {
             "no state directory: set setup's state_dir or HOME (XDG_STATE_HOME)"
         );
         let e: RpcError = Error::from(LockError::NoHome).into();
+        assert_eq!(e.code, ErrorCode::INTERNAL_ERROR.0);
+        let e: RpcError = Error::from(TurnError::NothingToUndo("/p".into())).into();
+        assert_eq!(
+            (e.code, e.message.as_str()),
+            (ErrorCode::INVALID_PARAMS.0, "no rewind to undo in /p")
+        );
+        let e: RpcError = Error::from(TurnError::WorkerStopped).into();
         assert_eq!(e.code, ErrorCode::INTERNAL_ERROR.0);
     }
 }

@@ -1,7 +1,8 @@
 //! Checkpoints wired to the hook door: a turn's start (UserPromptSubmit), a capture before an
 //! edit (PreToolUse), its end (Stop); what the turn changed (edit tools and behind the hooks'
-//! back: deleted, new, renamed, binary, CRLF, over the cap), two sessions apart, rewind and its
-//! undo, a full and a damaged store said to the editor, never a crash.
+//! back: deleted, new, renamed, binary, CRLF, over the cap), two sessions apart (one after the
+//! other, and overlapping), rewind and its undo, a full and a damaged store said to the editor,
+//! never a crash.
 
 use claude_context_core::checkpoint::StoreOptions;
 use claude_context_core::config::Config;
@@ -341,6 +342,135 @@ fn two_sessions_keep_their_turns_apart() {
 }
 
 #[test]
+fn overlapping_turns_keep_their_edit_tools_files_apart() {
+    let b = bridge();
+    let w = |rel: &str, bytes: &[u8]| std::fs::write(b.path(rel), bytes).unwrap();
+    let edit = |session: &str, rel: &str, bytes: &[u8]| {
+        b.hook("PreToolUse", session, Some("Edit"), Some(&b.path(rel)));
+        w(rel, bytes);
+        b.hook("PostToolUse", session, Some("Edit"), Some(&b.path(rel)));
+    };
+    w("a.txt", b"a\n");
+    w("b.txt", b"b\n");
+    w("c.txt", b"c\n");
+    b.hook("UserPromptSubmit", "s-1", None, None);
+    b.hook("UserPromptSubmit", "s-2", None, None);
+    b.settle();
+    edit("s-1", "a.txt", b"A\n");
+    edit("s-2", "b.txt", b"B\n");
+    // s-2 edits on after s-1 stopped, before s-1's end checkpoint is taken (the worker is held).
+    let p = b.proj();
+    let held = p.store();
+    b.hook("Stop", "s-1", None, None);
+    edit("s-2", "c.txt", b"C\n");
+    drop(held);
+    b.hook("Stop", "s-2", None, None);
+    let cs = b.changeset(1, Some("s-1"));
+    assert_eq!(paths(&cs), ["a.txt"], "{cs:#}");
+    assert_eq!(file(&cs, "a.txt").get("shared"), None);
+    assert_eq!(paths(&b.changeset(1, Some("s-2"))), ["b.txt", "c.txt"]);
+    assert_eq!(paths(&b.changeset(2, None)), ["a.txt", "b.txt", "c.txt"]);
+    let s1 = b.shared().sessions.turns(Some("s-1"));
+    assert_eq!(s1[0].files, [b.path("a.txt").to_string_lossy()]);
+}
+
+#[test]
+fn a_change_no_edit_tool_claims_while_turns_overlap_is_in_both_and_marked() {
+    let b = bridge();
+    std::fs::write(b.path("a.txt"), b"a\n").unwrap();
+    std::fs::write(b.path("gen.txt"), b"generated\n").unwrap();
+    b.hook("UserPromptSubmit", "s-1", None, None);
+    b.hook("UserPromptSubmit", "s-2", None, None);
+    b.settle();
+    b.hook("PreToolUse", "s-1", Some("Write"), Some(&b.path("a.txt")));
+    std::fs::write(b.path("a.txt"), b"A\n").unwrap();
+    // Bash or a formatter, of either session: nobody can tell.
+    std::fs::write(b.path("gen.txt"), b"regenerated\n").unwrap();
+    b.hook("Stop", "s-1", None, None);
+    b.hook("Stop", "s-2", None, None);
+    let cs = b.changeset(1, Some("s-1"));
+    assert_eq!(paths(&cs), ["a.txt", "gen.txt"], "{cs:#}");
+    assert_eq!(file(&cs, "gen.txt")["shared"], true);
+    assert_eq!(file(&cs, "a.txt").get("shared"), None);
+    assert_eq!(cs["turns"][0]["shared"], serde_json::json!(["gen.txt"]));
+    let cs = b.changeset(1, Some("s-2"));
+    assert_eq!(paths(&cs), ["gen.txt"], "{cs:#}");
+    assert_eq!(file(&cs, "gen.txt")["shared"], true);
+    // One after the other: nothing is shared.
+    b.hook("UserPromptSubmit", "s-1", None, None);
+    b.settle();
+    std::fs::write(b.path("gen.txt"), b"again\n").unwrap();
+    b.hook("Stop", "s-1", None, None);
+    let cs = b.changeset(1, Some("s-1"));
+    assert_eq!(paths(&cs), ["gen.txt"]);
+    assert_eq!(file(&cs, "gen.txt").get("shared"), None);
+}
+
+#[test]
+fn rewinding_one_of_two_overlapping_turns_leaves_the_other_sessions_files_alone() {
+    let b = bridge();
+    let w = |rel: &str, bytes: &[u8]| std::fs::write(b.path(rel), bytes).unwrap();
+    let edit = |session: &str, rel: &str, bytes: &[u8]| {
+        b.hook("PreToolUse", session, Some("Edit"), Some(&b.path(rel)));
+        w(rel, bytes);
+        b.hook("PostToolUse", session, Some("Edit"), Some(&b.path(rel)));
+    };
+    w("mine.txt", b"1\n");
+    w("theirs.txt", b"2\n");
+    w("both.txt", b"one\ntwo\n");
+    w("bash.txt", b"x\n");
+    b.hook("UserPromptSubmit", "s-1", None, None);
+    b.hook("UserPromptSubmit", "s-2", None, None);
+    b.settle();
+    edit("s-1", "mine.txt", b"1 by s-1\n");
+    edit("s-2", "theirs.txt", b"2 by s-2\n");
+    edit("s-1", "both.txt", b"ONE\ntwo\n");
+    edit("s-2", "both.txt", b"ONE\nTWO\n");
+    w("bash.txt", b"X\n");
+    b.hook("Stop", "s-1", None, None);
+    b.hook("Stop", "s-2", None, None);
+    let cs = b.changeset(1, Some("s-1"));
+    assert_eq!(paths(&cs), ["bash.txt", "both.txt", "mine.txt"], "{cs:#}");
+    assert_eq!(file(&cs, "both.txt")["shared"], true);
+
+    let q = TurnQuery {
+        session: Some("s-1".into()),
+        overwrite: true,
+        ..Default::default()
+    };
+    let r = checkpoints::rewind(&b.proj(), &q).unwrap();
+    assert_eq!(std::fs::read(b.path("mine.txt")).unwrap(), b"1\n");
+    // The other session's file, and the one both edited, are left alone (even when told to
+    // overwrite), and the second is listed as kept.
+    assert_eq!(std::fs::read(b.path("theirs.txt")).unwrap(), b"2 by s-2\n");
+    assert_eq!(std::fs::read(b.path("both.txt")).unwrap(), b"ONE\nTWO\n");
+    let kept: Vec<&str> = r["others"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|k| k["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(kept, [b.path("both.txt").to_str().unwrap()], "{r:#}");
+    assert!(r["others"][0]["why"]
+        .as_str()
+        .unwrap()
+        .contains("another session"));
+    // What no edit tool claimed is the turn's too: rewound.
+    assert_eq!(std::fs::read(b.path("bash.txt")).unwrap(), b"x\n");
+
+    // Both turns rewound together: nothing is another's, everything goes back.
+    checkpoints::rewind_undo(&b.proj(), false).unwrap();
+    let q = TurnQuery {
+        n: Some(2),
+        ..Default::default()
+    };
+    let r = checkpoints::rewind(&b.proj(), &q).unwrap();
+    assert_eq!(r["others"], serde_json::json!([]), "{r:#}");
+    assert_eq!(std::fs::read(b.path("both.txt")).unwrap(), b"one\ntwo\n");
+    assert_eq!(std::fs::read(b.path("theirs.txt")).unwrap(), b"2\n");
+}
+
+#[test]
 fn a_full_store_is_said_once_and_nothing_breaks() {
     let b = bridge();
     b.shared().checkpoints.configure(StoreOptions {
@@ -385,9 +515,9 @@ fn a_damaged_store_or_journal_is_a_clear_error_never_a_crash() {
         std::fs::write(&e, b"garbage").unwrap();
     }
     let q = TurnQuery::default();
-    let e = checkpoints::changeset(&p, &q).unwrap_err();
+    let e = checkpoints::changeset(&p, &q).unwrap_err().to_string();
     assert!(e.contains("damaged"), "{e}");
-    let e = checkpoints::rewind(&p, &q).unwrap_err();
+    let e = checkpoints::rewind(&p, &q).unwrap_err().to_string();
     assert!(e.contains("damaged"), "{e}");
     assert_eq!(std::fs::read(b.path("a.txt")).unwrap(), b"A\n");
     // Records cannot be written: the next turns' checkpoints fail, said once, the hooks go on.
@@ -410,9 +540,9 @@ fn a_damaged_store_or_journal_is_a_clear_error_never_a_crash() {
     assert_eq!(b.shared().sessions.turns(Some("s")).len(), 3);
     // A damaged journal: said, not a panic.
     std::fs::write(dir.join("turns.json"), b"{not json").unwrap();
-    let e = checkpoints::changeset(&p, &q).unwrap_err();
+    let e = checkpoints::changeset(&p, &q).unwrap_err().to_string();
     assert!(e.contains("turn journal") && e.contains("damaged"), "{e}");
-    let e = checkpoints::rewind(&p, &q).unwrap_err();
+    let e = checkpoints::rewind(&p, &q).unwrap_err().to_string();
     assert!(e.contains("damaged"), "{e}");
 }
 

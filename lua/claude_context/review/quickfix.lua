@@ -35,6 +35,9 @@ function M.items(review)
         if h.conflict then
           text = text .. " [conflict]"
         end
+        if f.file.shared then
+          text = text .. " [changed while another session was working]"
+        end
         local lnum = f.kind == "deleted" and 1 or math.max(h.cur or h.b, 1)
         out[#out + 1] = { filename = f.absolute, lnum = lnum, col = 1, text = text }
       end

@@ -12,7 +12,8 @@
 ---@field prompt string        the prompt's first line
 ---@field started_ms integer   epoch ms
 ---@field ended_ms? integer    epoch ms (nil while the turn runs)
----@field files string[]       project-relative paths changed in the turn (edit tools AND Bash/formatters)
+---@field files string[]       project-relative paths changed in the turn (edit tools AND Bash/formatters), less those another session's overlapping turn's edit tools claimed
+---@field shared? string[]     of `files`: those marked shared (see claude_context.ReviewFile)
 
 ---@class claude_context.ReviewFile
 ---@field path string          project-relative path (its name after the change set)
@@ -21,6 +22,7 @@
 ---@field status "modified"|"added"|"deleted"|"renamed"|"binary"|"too_large"
 ---@field before? string       content before the change set's first turn (nil: did not exist, binary, too large)
 ---@field after? string        content when the change set's last turn ended: what Claude left (nil: deleted, binary, too large)
+---@field shared? boolean      changed while another session's turn overlapped, by no edit tool of this turn's alone (Bash, a formatter, or both sessions' edit tools)
 
 ---@class claude_context.ChangeSet
 ---@field root string          the project root (absolute)
@@ -99,9 +101,10 @@ function M.turns(opts, cb)
 end
 
 ---Restores the files the last `opts.n` turns changed to what they held before them. A file the
----person changed since the last turn is kept (listed in `conflicts`) unless `opts.overwrite`.
+---person changed since the last turn is kept (listed in `conflicts`) unless `opts.overwrite`; a
+---file another session's overlapping turn edited too is always kept (listed in `others`).
 ---@param opts {n?:integer, session?:string, root?:string, overwrite?:boolean}
----@param cb fun(err?:string, report?:{root:string, written:string[], removed:string[], conflicts:{path:string, why:string}[], failed:{path:string, why:string}[]})
+---@param cb fun(err?:string, report?:{root:string, written:string[], removed:string[], conflicts:{path:string, why:string}[], failed:{path:string, why:string}[], others?:{path:string, why:string}[]})
 function M.rewind(opts, cb)
   M.call("review_rewind", opts or {}, cb)
 end

@@ -50,6 +50,10 @@ local function display(l)
   return (l:gsub("\r$", ""):gsub("\n", " "))
 end
 
+---What a file of two overlapping sessions' turns that no edit tool of one of them alone
+---claimed is marked with.
+M.SHARED = "changed while another session was working: it may be that session's too"
+
 local KIND = {
   added = "new file",
   deleted = "deleted",
@@ -65,6 +69,9 @@ local function list_line(f, rf)
     name = f.file.old_path .. " → " .. f.path
   end
   local extra = f.kind == "opaque" and (" (" .. (f.file.status == "binary" and "binary" or "too large") .. ")") or (KIND[f.kind] and (" (" .. KIND[f.kind] .. ")") or "")
+  if f.file.shared then
+    extra = extra .. " (shared)"
+  end
   return ("  %-9s %11s  %s%s"):format(model.state(f), M.counts(f.added, f.removed), name, extra)
 end
 
@@ -80,6 +87,9 @@ function M.section(f)
     head = head .. "  (" .. KIND[f.kind] .. ")"
   end
   local lines = { ("%s  %s  [%s]"):format(head, M.counts(f.added, f.removed), model.state(f)) }
+  if f.file.shared then
+    lines[#lines + 1] = "   (" .. M.SHARED .. ")"
+  end
   local rel, ends = {}, {}
   if #f.hunks == 0 then
     lines[#lines + 1] = "   (renamed; the contents are unchanged)"

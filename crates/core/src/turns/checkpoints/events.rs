@@ -1,12 +1,15 @@
 //! What each hook event does: a turn's start checkpoint, the captures before an edit, its end
-//! checkpoint and journal record, all on the project's worker thread.
+//! checkpoint and journal record, all on the project's worker thread; and which session's turn
+//! each edit tool's file belongs to when turns overlap.
 
-use super::{project_root, Live, Project, TurnRecord, MAX_CAPTURES, MAX_LIVE_TURNS};
-use crate::checkpoint::CheckpointError;
+use super::{
+    project_root, Live, OtherClaim, Project, TurnError, TurnRecord, MAX_CAPTURES, MAX_LIVE_TURNS,
+};
+use crate::checkpoint::{Change, CheckpointError};
 use crate::state::State;
 use crate::turns::{HookEvent, EDIT_TOOLS};
 use serde_json::json;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
 use std::sync::mpsc;
 use std::sync::Arc;
@@ -29,13 +32,16 @@ pub fn on_event(shared: &Arc<State>, ev: &HookEvent) {
     }
     match ev.event.as_str() {
         "UserPromptSubmit" => start_turn(shared, ev),
-        "PreToolUse" => {
+        "PreToolUse" | "PostToolUse" => {
             let edit = ev
                 .tool_name
                 .as_deref()
                 .is_some_and(|t| EDIT_TOOLS.contains(&t));
             if let (true, Some(file)) = (edit, ev.file.as_deref()) {
-                capture(shared, &ev.session_id, file);
+                claim(shared, &ev.session_id, file);
+                if ev.event == "PreToolUse" {
+                    capture(shared, &ev.session_id, file);
+                }
             }
         }
         "Stop" | "SessionEnd" => {
@@ -68,8 +74,8 @@ fn start_turn(shared: &Arc<State>, ev: &HookEvent) {
     };
     let project = match cps.project(&root) {
         Ok(p) => p,
-        Err(msg) => {
-            cps.say(shared, format!("{}:open", root.display()), msg);
+        Err(e) => {
+            cps.say(shared, format!("{}:open", root.display()), e.to_string());
             return;
         }
     };
@@ -89,6 +95,14 @@ fn start_turn(shared: &Arc<State>, ev: &HookEvent) {
                 t.live.remove(&oldest);
             }
         }
+        // Another session working in the same project: the turns overlap.
+        let mut overlapped = false;
+        for o in t.live.values_mut() {
+            if Arc::ptr_eq(&o.project, &project) && o.record.session != ev.session_id && !o.ending {
+                o.overlapped = true;
+                overlapped = true;
+            }
+        }
         t.live.insert(
             key,
             Live {
@@ -98,6 +112,9 @@ fn start_turn(shared: &Arc<State>, ev: &HookEvent) {
                 captures: Vec::new(),
                 captured: HashSet::new(),
                 ending: false,
+                edited: HashSet::new(),
+                foreign: HashMap::new(),
+                overlapped,
             },
         );
     }
@@ -120,6 +137,45 @@ fn start_turn(shared: &Arc<State>, ev: &HookEvent) {
             }
         }
     }));
+}
+
+/// `file` (absolute, or relative to the root) relative to the project `root`, lexically, when
+/// inside it.
+fn rel_path(root: &Path, file: &str) -> Option<String> {
+    let p = Path::new(file);
+    let abs = if p.is_absolute() {
+        p.to_path_buf()
+    } else {
+        root.join(p)
+    };
+    crate::paths::relative_inside(root, &crate::paths::normalize(&abs)).filter(|r| r != ".")
+}
+
+/// Session `session`'s edit tool touches `file`: its turn claims it, and every other session's
+/// turn followed in the same project leaves it to that turn.
+fn claim(shared: &Arc<State>, session: &str, file: &str) {
+    let Some(key) = shared.sessions.current_turn(session) else {
+        return;
+    };
+    let mut t = shared.checkpoints.tables();
+    let Some(l) = t.live.get_mut(&key) else {
+        return;
+    };
+    let Some(rel) = rel_path(&l.project.root, file) else {
+        return;
+    };
+    if l.edited.len() < MAX_CAPTURES {
+        l.edited.insert(rel.clone());
+    }
+    let (project, id) = (l.project.clone(), l.record.id.clone());
+    for (k, o) in t.live.iter_mut() {
+        if *k == key || o.record.session == session || !Arc::ptr_eq(&o.project, &project) {
+            continue;
+        }
+        if o.foreign.len() < MAX_CAPTURES || o.foreign.contains_key(&rel) {
+            o.foreign.entry(rel.clone()).or_default().insert(id.clone());
+        }
+    }
 }
 
 fn capture(shared: &Arc<State>, session: &str, file: &str) {
@@ -168,20 +224,24 @@ fn end_turn(shared: &Arc<State>, key: u64) {
     let shared = shared.clone();
     project.run(Box::new(move |p: &Project| {
         let cps = &shared.checkpoints;
-        let Some(mut live) = cps.tables().live.remove(&key) else {
-            return;
-        };
-        let extra: Vec<String> = live.captures.iter().map(|(r, _)| r.clone()).collect();
-        let result = (|| -> Result<TurnRecord, CheckpointError> {
-            let mut store = p.store();
-            let mut rec = live.record.clone();
-            let Some(start) = rec.start else {
-                return Ok(rec);
+        // The turn stays followed until its end is taken: another session's edit meanwhile
+        // is still claimed against it.
+        let (mut rec, captures) = {
+            let mut t = cps.tables();
+            let Some(live) = t.live.get_mut(&key) else {
+                return;
             };
-            let start = if live.captures.is_empty() {
+            (live.record.clone(), std::mem::take(&mut live.captures))
+        };
+        let extra: Vec<String> = captures.iter().map(|(r, _)| r.clone()).collect();
+        let result = (|| -> Result<Vec<Change>, CheckpointError> {
+            let mut store = p.store();
+            let Some(start) = rec.start else {
+                return Ok(Vec::new());
+            };
+            let start = if captures.is_empty() {
                 start
             } else {
-                let captures = std::mem::take(&mut live.captures);
                 store.derive(
                     start,
                     &captures,
@@ -192,19 +252,26 @@ fn end_turn(shared: &Arc<State>, key: u64) {
             let changes = store.diff(start, end)?;
             rec.start = Some(start);
             rec.end = Some(end);
-            rec.files = changes
-                .iter()
-                .map(|c| c.path.to_string_lossy().into_owned())
-                .collect();
-            Ok(rec)
+            Ok(changes)
         })();
-        let rec = match result {
-            Ok(r) => r,
+        let live = cps.tables().live.remove(&key);
+        let changes = match result {
+            Ok(c) => c,
             Err(e) => {
                 cps.store_error(&shared, &p.root, &e);
                 return;
             }
         };
+        match &live {
+            Some(live) => attribute(&mut rec, live, &changes),
+            // (Dropped to bound the table: nothing is known of other sessions' edits.)
+            None => {
+                rec.files = changes
+                    .iter()
+                    .map(|c| c.path.to_string_lossy().into_owned())
+                    .collect()
+            }
+        }
         if rec.end.is_none() {
             return;
         }
@@ -214,8 +281,12 @@ fn end_turn(shared: &Arc<State>, key: u64) {
             .map(|f| p.root.join(f).to_string_lossy().into_owned())
             .collect();
         shared.sessions.set_files(key, abs);
-        if let Err(msg) = p.update_journal(|j| j.turns.push(rec.clone())) {
-            cps.say(&shared, format!("{}:journal", p.root.display()), msg);
+        if let Err(e) = p.update_journal(|j| j.turns.push(rec.clone())) {
+            cps.say(
+                &shared,
+                format!("{}:journal", p.root.display()),
+                e.to_string(),
+            );
         }
         cps.tell(
             &shared,
@@ -225,16 +296,43 @@ fn end_turn(shared: &Arc<State>, key: u64) {
     }));
 }
 
+/// Sets `rec`'s files from the `changes` between its start and end: a file another session's
+/// overlapping turn claimed is left to it, unless this turn's edit tools touched it too (then
+/// it is shared, and noted in `others`); a file no edit tool claimed is shared when another
+/// session's turn overlapped this one.
+fn attribute(rec: &mut TurnRecord, live: &Live, changes: &[Change]) {
+    for c in changes {
+        let path = c.path.to_string_lossy().into_owned();
+        let mine = live.edited.contains(&path);
+        match live.foreign.get(&path) {
+            Some(_) if !mine => continue,
+            Some(turns) => {
+                let mut turns: Vec<&String> = turns.iter().collect();
+                turns.sort();
+                for turn in turns {
+                    rec.others.push(OtherClaim {
+                        path: path.clone(),
+                        turn: turn.clone(),
+                    });
+                }
+                rec.shared.push(path.clone());
+            }
+            None if !mine && live.overlapped => rec.shared.push(path.clone()),
+            None => {}
+        }
+        rec.files.push(path);
+    }
+}
+
 /// Runs `f` on the project's worker after every checkpoint already asked for (a turn that is
 /// ending is in the journal when `f` runs).
 pub fn after_pending<T: Send + 'static>(
     project: &Arc<Project>,
     f: impl FnOnce(&Project) -> T + Send + 'static,
-) -> Result<T, String> {
+) -> Result<T, TurnError> {
     let (tx, rx) = mpsc::channel();
     project.run(Box::new(move |p: &Project| {
         let _ = tx.send(f(p));
     }));
-    rx.recv()
-        .map_err(|_| "the checkpoint thread stopped".to_string())
+    rx.recv().map_err(|_| TurnError::WorkerStopped)
 }

@@ -11,6 +11,13 @@
 //!   changed by Bash, a formatter or a generator are found too; the turn's files are the diff
 //!   between its start and its end.
 //!
+//! Two sessions' turns may overlap in one project. Each edit tool's file (`PreToolUse`,
+//! `PostToolUse`) is claimed by its session's turn: another session's overlapping turn leaves
+//! it out of its files (so out of its review and rewind) unless its own edit tools touched it
+//! too. A change no edit tool claims (Bash, a formatter) while turns overlap cannot be told
+//! apart: it stays in each of them, marked `shared`. A rewind never writes back a file that
+//! another session's overlapping turn (not rewound with it) edited too; it lists it as kept.
+//!
 //! Each project's turns are kept in `turns.json` next to its store (written atomically), so
 //! review and rewind work after Neovim restarts. A store that is full, damaged or busy is
 //! logged, and said once per project and kind through the editor's `checkpoint_error` request;
@@ -22,6 +29,7 @@ mod review;
 pub use events::{after_pending, on_event};
 pub use review::{changeset, list_turns, query_project, rewind, rewind_undo, TurnQuery};
 
+use crate::capfs::CapError;
 use crate::checkpoint::{Capturer, CheckpointError, CheckpointId, FileState, Store, StoreOptions};
 use crate::state::State;
 use serde::{Deserialize, Serialize};
@@ -44,6 +52,61 @@ const MAX_CAPTURES: usize = 1000;
 /// The journal file read back at most (200 turns of 1000 paths are far below).
 const JOURNAL_LIMIT: u64 = 64 << 20;
 
+/// What can go wrong with a project's turns: its store, its journal, its worker, or what the
+/// editor asked for.
+#[derive(Debug, thiserror::Error)]
+pub enum TurnError {
+    #[error(transparent)]
+    Store(#[from] CheckpointError),
+    #[error("cannot read '{}': {err}", path.display())]
+    ReadJournal { path: PathBuf, err: CapError },
+    #[error(
+        "the turn journal '{}' is damaged ({err}); delete it to start over",
+        path.display()
+    )]
+    DamagedJournal {
+        path: PathBuf,
+        err: serde_json::Error,
+    },
+    #[error("{0}")]
+    EncodeJournal(serde_json::Error),
+    #[error("cannot write '{}': {err}", path.display())]
+    WriteJournal { path: PathBuf, err: std::io::Error },
+    #[error("no state directory: checkpoints are off")]
+    NoStateDir,
+    #[error("checkpoints are taken for {MAX_PROJECTS} projects at most per bridge")]
+    TooManyProjects,
+    #[error("cannot start the checkpoint thread: {0}")]
+    Thread(std::io::Error),
+    #[error("the checkpoint thread stopped")]
+    WorkerStopped,
+    #[error("no project root (give opts.root)")]
+    NoProjectRoot,
+    #[error("'{}' is not a project with checkpoints", .0.display())]
+    NotAProject(PathBuf),
+    #[error("there are {have} turns with checkpoints in {}; cannot rewind {n}", root.display())]
+    TooFewTurns {
+        have: usize,
+        n: usize,
+        root: PathBuf,
+    },
+    #[error("no rewind to undo in {}", .0.display())]
+    NothingToUndo(PathBuf),
+}
+
+impl TurnError {
+    /// Whether what the editor asked for is at fault (no such project, turn or rewind).
+    pub fn is_callers(&self) -> bool {
+        matches!(
+            self,
+            TurnError::NoProjectRoot
+                | TurnError::NotAProject(_)
+                | TurnError::TooFewTurns { .. }
+                | TurnError::NothingToUndo(_)
+        )
+    }
+}
+
 /// One turn as the project's journal keeps it.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
 #[serde(default)]
@@ -60,8 +123,27 @@ pub struct TurnRecord {
     pub start: Option<CheckpointId>,
     /// The checkpoint at the turn's end.
     pub end: Option<CheckpointId>,
-    /// Project-relative paths changed between `start` and `end`.
+    /// Project-relative paths changed between `start` and `end`, less those another session's
+    /// overlapping turn claimed (its edit tools touched them, this turn's did not).
     pub files: Vec<String>,
+    /// Of `files`: those changed while another session's turn overlapped this one that this
+    /// turn cannot claim alone (no edit tool touched them, Bash or a formatter did; or both
+    /// sessions' edit tools did).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub shared: Vec<String>,
+    /// Of `files`: those another session's overlapping turn edited too, with that turn's id (a
+    /// rewind that does not rewind that turn too keeps them).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub others: Vec<OtherClaim>,
+}
+
+/// A file of a turn's that another session's turn edited too.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+#[serde(default)]
+pub struct OtherClaim {
+    pub path: String,
+    /// The other turn's id.
+    pub turn: String,
 }
 
 /// One rewind, to undo it.
@@ -110,13 +192,13 @@ impl Project {
     }
 
     /// The journal (empty when absent; a damaged one is an error).
-    pub fn journal(&self) -> Result<Journal, String> {
+    pub fn journal(&self) -> Result<Journal, TurnError> {
         let path = self.journal_path(&self.store());
         read_journal(&path)
     }
 
     /// Changes the journal under its lock and writes it atomically.
-    pub fn update_journal<T>(&self, f: impl FnOnce(&mut Journal) -> T) -> Result<T, String> {
+    pub fn update_journal<T>(&self, f: impl FnOnce(&mut Journal) -> T) -> Result<T, TurnError> {
         let _g = self.journal_lock.lock().unwrap_or_else(|p| p.into_inner());
         let path = self.journal_path(&self.store());
         let mut j = read_journal(&path).unwrap_or_default();
@@ -125,9 +207,9 @@ impl Project {
         j.turns.drain(..over);
         let over = j.rewinds.len().saturating_sub(MAX_REWINDS);
         j.rewinds.drain(..over);
-        let bytes = serde_json::to_vec(&j).map_err(|e| e.to_string())?;
+        let bytes = serde_json::to_vec(&j).map_err(TurnError::EncodeJournal)?;
         crate::fsutil::write_atomic(&path, &bytes, 0o600)
-            .map_err(|e| format!("cannot write '{}': {e}", path.display()))?;
+            .map_err(|err| TurnError::WriteJournal { path, err })?;
         Ok(out)
     }
 
@@ -137,19 +219,22 @@ impl Project {
     }
 }
 
-fn read_journal(path: &Path) -> Result<Journal, String> {
+fn read_journal(path: &Path) -> Result<Journal, TurnError> {
     // Through the one reader of files outside a confined root: never a link, never a FIFO
     // waited on, at most JOURNAL_LIMIT bytes.
     let bytes = match crate::capfs::read_untrusted_file(path, JOURNAL_LIMIT) {
         Ok((bytes, _)) => bytes,
-        Err(crate::capfs::CapError::NotFound { .. }) => return Ok(Journal::default()),
-        Err(e) => return Err(format!("cannot read '{}': {e}", path.display())),
+        Err(CapError::NotFound { .. }) => return Ok(Journal::default()),
+        Err(err) => {
+            return Err(TurnError::ReadJournal {
+                path: path.to_path_buf(),
+                err,
+            })
+        }
     };
-    serde_json::from_slice(&bytes).map_err(|e| {
-        format!(
-            "the turn journal '{}' is damaged ({e}); delete it to start over",
-            path.display()
-        )
+    serde_json::from_slice(&bytes).map_err(|err| TurnError::DamagedJournal {
+        path: path.to_path_buf(),
+        err,
     })
 }
 
@@ -164,6 +249,13 @@ struct Live {
     captured: HashSet<String>,
     /// The end was asked for.
     ending: bool,
+    /// Project-relative paths this session's edit tools touched during the turn.
+    edited: HashSet<String>,
+    /// Paths other sessions' edit tools touched while this turn was followed, with their
+    /// turns' ids: theirs, not this turn's.
+    foreign: HashMap<String, HashSet<String>>,
+    /// Another session's turn ran (for a while) at the same time in the same project.
+    overlapped: bool,
 }
 
 #[derive(Default)]
@@ -231,9 +323,9 @@ impl Checkpoints {
     }
 
     /// The project of `root` (opening its store and starting its worker the first time).
-    pub fn project(&self, root: &Path) -> Result<Arc<Project>, String> {
+    pub fn project(&self, root: &Path) -> Result<Arc<Project>, TurnError> {
         let Some(state_dir) = &self.state_dir else {
-            return Err("no state directory: checkpoints are off".into());
+            return Err(TurnError::NoStateDir);
         };
         if let Some(p) = self.tables().projects.get(root) {
             return Ok(p.clone());
@@ -242,9 +334,8 @@ impl Checkpoints {
             state_dir,
             root,
             self.opts.lock().unwrap_or_else(|p| p.into_inner()).clone(),
-        )
-        .map_err(|e| e.to_string())?;
-        let capturer = store.capturer().map_err(|e| e.to_string())?;
+        )?;
+        let capturer = store.capturer()?;
         let (tx, rx) = mpsc::channel::<Job>();
         let project = Arc::new(Project {
             root: root.to_path_buf(),
@@ -258,9 +349,7 @@ impl Checkpoints {
             return Ok(p.clone());
         }
         if t.projects.len() >= MAX_PROJECTS {
-            return Err(format!(
-                "checkpoints are taken for {MAX_PROJECTS} projects at most per bridge"
-            ));
+            return Err(TurnError::TooManyProjects);
         }
         let weak = Arc::downgrade(&project);
         std::thread::Builder::new()
@@ -276,7 +365,7 @@ impl Checkpoints {
                     }
                 }
             })
-            .map_err(|e| format!("cannot start the checkpoint thread: {e}"))?;
+            .map_err(TurnError::Thread)?;
         t.projects.insert(root.to_path_buf(), project.clone());
         Ok(project)
     }

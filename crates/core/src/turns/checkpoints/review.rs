@@ -1,6 +1,6 @@
 //! What the editor asks: change sets, rewinds, the turn list.
 
-use super::{project_root, Journal, Project, RewindRecord, TurnRecord};
+use super::{project_root, Journal, Project, RewindRecord, TurnError, TurnRecord};
 use crate::checkpoint::{tree, Change, CheckpointId, FileState, Kind, RestoreRequest, Store};
 use crate::state::State;
 use serde::Deserialize;
@@ -35,16 +35,12 @@ fn finished(j: &Journal, session: Option<&str>) -> Vec<TurnRecord> {
 }
 
 /// The project for a query: its root, resolved like a session's cwd.
-pub fn query_project(shared: &Arc<State>, q: &TurnQuery) -> Result<Arc<Project>, String> {
+pub fn query_project(shared: &Arc<State>, q: &TurnQuery) -> Result<Arc<Project>, TurnError> {
     let dir = match &q.root {
         Some(r) => PathBuf::from(r),
-        None => shared
-            .project()
-            .root
-            .ok_or("no project root (give opts.root)")?,
+        None => shared.project().root.ok_or(TurnError::NoProjectRoot)?,
     };
-    let root = project_root(&dir)
-        .ok_or_else(|| format!("'{}' is not a project with checkpoints", dir.display()))?;
+    let root = project_root(&dir).ok_or_else(|| TurnError::NotAProject(dir.clone()))?;
     shared.checkpoints.project(&root)
 }
 
@@ -55,7 +51,7 @@ fn is_binary(b: &[u8]) -> bool {
 }
 
 /// The change set of the last `q.n` turns (the review's source), as the editor's JSON.
-pub fn changeset(p: &Project, q: &TurnQuery) -> Result<Value, String> {
+pub fn changeset(p: &Project, q: &TurnQuery) -> Result<Value, TurnError> {
     let j = p.journal()?;
     let all = finished(&j, q.session.as_deref());
     let n = q.n.unwrap_or(1).max(1);
@@ -67,8 +63,19 @@ pub fn changeset(p: &Project, q: &TurnQuery) -> Result<Value, String> {
         return Ok(json!({"root": p.root, "turns": [], "files": []}));
     };
     let (before, after) = (first.start.unwrap_or(0), last.end.unwrap_or(0));
+    // Only what the turns changed: not another session's files (its turns may lie between or
+    // overlap them), nor the person's edits between two turns.
+    let theirs: HashSet<&str> = turns
+        .iter()
+        .flat_map(|t| t.files.iter().map(String::as_str))
+        .collect();
+    let shared: HashSet<&str> = turns
+        .iter()
+        .flat_map(|t| t.shared.iter().map(String::as_str))
+        .collect();
     let mut store = p.store();
-    let changes = store.diff(before, after).map_err(|e| e.to_string())?;
+    let mut changes = store.diff(before, after)?;
+    changes.retain(|c| theirs.contains(c.path.to_string_lossy().as_ref()));
     let renames = tree::renames(&changes);
     let renamed_from: HashMap<&Path, &Path> = renames
         .iter()
@@ -80,14 +87,18 @@ pub fn changeset(p: &Project, q: &TurnQuery) -> Result<Value, String> {
         if gone.contains(c.path.as_path()) {
             continue;
         }
-        files.push(review_file(
+        let mut f = review_file(
             &mut store,
             p,
             c,
             renamed_from.get(c.path.as_path()),
             before,
             after,
-        )?);
+        )?;
+        if shared.contains(c.path.to_string_lossy().as_ref()) {
+            f["shared"] = true.into();
+        }
+        files.push(f);
     }
     let turns: Vec<Value> = turns.iter().map(turn_json).collect();
     Ok(json!({"root": p.root, "turns": turns, "files": files}))
@@ -102,6 +113,7 @@ fn turn_json(t: &TurnRecord) -> Value {
         "started_ms": t.started_ms,
         "ended_ms": t.ended_ms,
         "files": t.files,
+        "shared": t.shared,
     })
 }
 
@@ -112,18 +124,16 @@ fn review_file(
     old: Option<&&Path>,
     before_ck: CheckpointId,
     after_ck: CheckpointId,
-) -> Result<Value, String> {
+) -> Result<Value, TurnError> {
     let path = c.path.to_string_lossy().into_owned();
     let old_path = old.map(|o| o.to_string_lossy().into_owned());
     let read = |store: &mut Store, ck: CheckpointId, path: &str, st: &Option<FileState>| match st {
-        Some(s) if s.kind.has_content() => store.file_at(ck, path).map_err(|e| e.to_string()),
+        Some(s) if s.kind.has_content() => store.file_at(ck, path),
         _ => Ok(None),
     };
     let before_path = old_path.clone().unwrap_or_else(|| path.clone());
     let before_state = match old {
-        Some(_) => store
-            .state_at(before_ck, &before_path)
-            .map_err(|e| e.to_string())?,
+        Some(_) => store.state_at(before_ck, &before_path)?,
         None => c.before,
     };
     let before = read(store, before_ck, &before_path, &before_state)?;
@@ -164,7 +174,7 @@ fn review_file(
 }
 
 /// The project's finished turns, oldest first (`:ClaudeContext checkpoints`).
-pub fn list_turns(p: &Project, q: &TurnQuery) -> Result<Value, String> {
+pub fn list_turns(p: &Project, q: &TurnQuery) -> Result<Value, TurnError> {
     let j = p.journal()?;
     let turns: Vec<Value> = finished(&j, q.session.as_deref())
         .iter()
@@ -203,22 +213,33 @@ fn report_json(p: &Project, r: &crate::checkpoint::RestoreReport) -> Value {
 /// session). Only the paths those turns changed are touched; a file that differs from what the
 /// last turn left (the person changed it since) is kept unless `q.overwrite`. The restore is a
 /// checkpoint of its own, recorded so that [`rewind_undo`] can undo it.
-pub fn rewind(p: &Project, q: &TurnQuery) -> Result<Value, String> {
+pub fn rewind(p: &Project, q: &TurnQuery) -> Result<Value, TurnError> {
     let j = p.journal()?;
     let all = finished(&j, q.session.as_deref());
     let n = q.n.unwrap_or(1).max(1);
     if n > all.len() {
-        return Err(format!(
-            "there are {} turns with checkpoints in {}; cannot rewind {n}",
-            all.len(),
-            p.root.display()
-        ));
+        return Err(TurnError::TooFewTurns {
+            have: all.len(),
+            n,
+            root: p.root.clone(),
+        });
     }
     let turns = &all[all.len() - n..];
     let (first, last) = (&turns[0], &turns[turns.len() - 1]);
     let mut paths: Vec<String> = turns.iter().flat_map(|t| t.files.clone()).collect();
     paths.sort();
     paths.dedup();
+    // What another session's overlapping turn (not rewound with these) edited too stays.
+    let rewound: HashSet<&str> = turns.iter().map(|t| t.id.as_str()).collect();
+    let mut others: Vec<(String, String)> = turns
+        .iter()
+        .flat_map(|t| &t.others)
+        .filter(|c| !rewound.contains(c.turn.as_str()))
+        .map(|c| (c.path.clone(), c.turn.clone()))
+        .collect();
+    others.sort();
+    others.dedup_by(|a, b| a.0 == b.0);
+    paths.retain(|x| others.binary_search_by(|(o, _)| o.cmp(x)).is_err());
     let mut value = restore(
         p,
         first.start.unwrap_or(0),
@@ -228,6 +249,15 @@ pub fn rewind(p: &Project, q: &TurnQuery) -> Result<Value, String> {
         &first.id,
     )?;
     value["turn"] = turn_json(first);
+    value["others"] = others
+        .iter()
+        .map(|(path, turn)| {
+            json!({
+                "path": p.root.join(path),
+                "why": format!("another session's turn ({turn}) edited it too"),
+            })
+        })
+        .collect();
     Ok(value)
 }
 
@@ -238,16 +268,13 @@ fn restore(
     paths: Vec<String>,
     overwrite: bool,
     turn: &str,
-) -> Result<Value, String> {
-    let report = p
-        .store()
-        .restore(&RestoreRequest {
-            target,
-            expected,
-            paths: Some(paths),
-            overwrite_changed: overwrite,
-        })
-        .map_err(|e| e.to_string())?;
+) -> Result<Value, TurnError> {
+    let report = p.store().restore(&RestoreRequest {
+        target,
+        expected,
+        paths: Some(paths),
+        overwrite_changed: overwrite,
+    })?;
     let changed: Vec<String> = report
         .written
         .iter()
@@ -270,21 +297,18 @@ fn restore(
 
 /// Undoes the last rewind not undone yet: the files it wrote get back what they held right
 /// before it (a file changed since the rewind is kept unless `overwrite`).
-pub fn rewind_undo(p: &Project, overwrite: bool) -> Result<Value, String> {
+pub fn rewind_undo(p: &Project, overwrite: bool) -> Result<Value, TurnError> {
     let j = p.journal()?;
     let Some(at) = j.rewinds.iter().rposition(|r| !r.undone) else {
-        return Err(format!("no rewind to undo in {}", p.root.display()));
+        return Err(TurnError::NothingToUndo(p.root.clone()));
     };
     let r = j.rewinds[at].clone();
-    let report = p
-        .store()
-        .restore(&RestoreRequest {
-            target: r.before,
-            expected: r.after,
-            paths: Some(r.paths.clone()),
-            overwrite_changed: overwrite,
-        })
-        .map_err(|e| e.to_string())?;
+    let report = p.store().restore(&RestoreRequest {
+        target: r.before,
+        expected: r.after,
+        paths: Some(r.paths.clone()),
+        overwrite_changed: overwrite,
+    })?;
     if report.conflicts.is_empty() {
         p.update_journal(|j| {
             if let Some(x) = j.rewinds.iter_mut().find(|x| **x == r) {
