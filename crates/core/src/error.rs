@@ -1,12 +1,14 @@
 //! The crate's errors: each module has its own `thiserror` enum ([`ConfigError`],
-//! [`LockError`], [`ClaudeError`], [`DiscoveryError`], [`HookError`]); [`Error`] gathers them,
-//! and the one conversion to a JSON-RPC error lives here (a tool's caller gets its mistakes as
-//! -32602 "invalid params", anything else as -32603). The Neovim side turns any of them into a
-//! Lua error the same way (`src/api.rs`, `lua_error`).
+//! [`LockError`], [`ClaudeError`], [`DiscoveryError`], [`HookError`], [`EditorError`]);
+//! [`Error`] gathers them, and the one conversion to a JSON-RPC error lives here (a tool's
+//! caller gets its mistakes as -32602 "invalid params", anything else as -32603). The Neovim
+//! side turns any of them into a Lua error the same way (`src/api.rs`, `lua_error`). No
+//! production code returns a bare `String` error (`tests/layout.rs` holds it).
 
 use crate::claude::ClaudeError;
 use crate::config::ConfigError;
 use crate::discovery::DiscoveryError;
+use crate::editor::EditorError;
 use crate::hook::HookError;
 use crate::jsonrpc::RpcError;
 use crate::lockfile::LockError;
@@ -25,6 +27,8 @@ pub enum Error {
     Discovery(#[from] DiscoveryError),
     #[error(transparent)]
     Hook(#[from] HookError),
+    #[error(transparent)]
+    Editor(#[from] EditorError),
 }
 
 impl Error {
@@ -70,5 +74,18 @@ mod tests {
         );
         let e: RpcError = Error::from(LockError::NoHome).into();
         assert_eq!(e.code, ErrorCode::INTERNAL_ERROR.0);
+    }
+
+    #[test]
+    fn an_editor_failure_is_the_tools_failure_with_the_editors_text() {
+        let failed = || EditorError::Handler("File not found: /nope".into());
+        let e: RpcError = Error::from(failed()).into();
+        assert_eq!(e.code, ErrorCode::INTERNAL_ERROR.0);
+        assert_eq!(e.message, "File not found: /nope");
+        let e: crate::tools::ToolError = Error::from(failed()).into();
+        assert_eq!(
+            e,
+            crate::tools::ToolError::Failed("File not found: /nope".into())
+        );
     }
 }
