@@ -392,7 +392,7 @@ fn proposal_hunks(lua: &Lua, (id, from, max): (u64, usize, usize)) -> mlua::Resu
 
 /// set_log(file?, level): where and how much the bridge logs.
 fn set_log(_: &Lua, (file, level): (Option<String>, String)) -> mlua::Result<()> {
-    claude_context_core::logging::init(file.map(Into::into), &level).map_err(mlua::Error::runtime)
+    claude_context_core::logging::init(file.map(Into::into), &level).map_err(lua_error)
 }
 
 /// The facts the Rust side owns and the Lua side asks for (instead of a copy of its own):

@@ -22,8 +22,18 @@ use std::sync::mpsc::{channel, Sender};
 
 type Work = Box<dyn FnOnce() + Send + 'static>;
 
-/// What a job answers: an error message, or the bytes read (`None`: no file, or a write).
-type Answer = Result<Option<Vec<u8>>, String>;
+/// What a job answers: the bytes read (`None`: no file, or a write), or why it failed.
+type Answer = Result<Option<Vec<u8>>, FsError>;
+
+/// Why a job failed; `cb` gets its text as `err`.
+#[derive(Debug, thiserror::Error)]
+enum FsError {
+    #[error(transparent)]
+    Cap(#[from] CapError),
+    /// The job panicked (contained and logged).
+    #[error("claude-context: internal error in fs.{0} (logged; see :ClaudeContext log)")]
+    Panicked(&'static str),
+}
 
 thread_local! {
     static MAIN: RefCell<Option<MainThread>> = const { RefCell::new(None) };
@@ -81,12 +91,10 @@ fn submit(
     CALLBACKS.with(|c| c.borrow_mut().insert(id, cb));
     let job: Work = Box::new(move || {
         let answer: Answer = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(op)) {
-            Ok(r) => r.map_err(|e| e.to_string()),
+            Ok(r) => r.map_err(FsError::from),
             Err(p) => {
                 crate::logging::log_panic(what, p.as_ref());
-                Err(format!(
-                    "claude-context: internal error in fs.{what} (logged; see :ClaudeContext log)"
-                ))
+                Err(FsError::Panicked(what))
             }
         };
         main.run(Box::new(move |lua| answer_cb(lua, id, answer)));
@@ -105,7 +113,7 @@ fn answer_cb(lua: &Lua, id: u64, answer: Answer) {
         return;
     };
     let r = match answer {
-        Err(e) => cb.call::<()>((e, mlua::Value::Nil)),
+        Err(e) => cb.call::<()>((e.to_string(), mlua::Value::Nil)),
         Ok(None) => cb.call::<()>((mlua::Value::Nil, mlua::Value::Nil)),
         Ok(Some(bytes)) => match lua.create_string(&bytes) {
             Ok(s) => cb.call::<()>((mlua::Value::Nil, s)),

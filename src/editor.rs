@@ -13,7 +13,7 @@
 //! waits for the person).
 
 use crate::main_thread::MainThread;
-use claude_context_core::editor::{EditorRpc, RpcFuture};
+use claude_context_core::editor::{EditorError, EditorRpc, RpcFuture};
 use serde_json::Value;
 use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 use std::sync::{Arc, Mutex};
@@ -34,7 +34,7 @@ const QUEUED: u8 = 0;
 const STARTED: u8 = 1;
 const ABANDONED: u8 = 2;
 
-type Reply = Result<Value, String>;
+type Reply = Result<Value, EditorError>;
 
 impl EditorRpc for NvimEditor {
     fn call(&self, method: &str, params: Value) -> RpcFuture {
@@ -59,7 +59,10 @@ impl EditorRpc for NvimEditor {
                 }
             };
             if let Err(e) = dispatch(lua, &m2, &params, id, slot.clone()) {
-                reply(Err(format!("the editor failed to handle {m2}: {e}")));
+                reply(Err(EditorError::Dispatch {
+                    method: m2,
+                    lua: e.to_string(),
+                }));
             }
         }));
         let guard = CancelOnDrop {
@@ -70,7 +73,7 @@ impl EditorRpc for NvimEditor {
         Box::pin(async move {
             let mut guard = guard; // the whole guard lives as long as this future
             if !queued {
-                return Err("the editor is not running".into());
+                return Err(EditorError::NotRunning);
             }
             let asked = Instant::now();
             let mut rx = rx;
@@ -89,29 +92,19 @@ impl EditorRpc for NvimEditor {
                             "the editor could not start a request in time (a prompt is up, or a \
                              long command runs); answered with an error, nothing was done"
                         );
-                        return Err(busy_message(&method, waited));
+                        return Err(EditorError::Busy {
+                            method,
+                            waited_ms: waited,
+                        });
                     }
                     rx.await // it started meanwhile: its answer comes
                 }
             };
-            let r = r.unwrap_or_else(|_| {
-                Err(format!(
-                    "the editor dropped the request '{method}' without answering"
-                ))
-            });
+            let r = r.unwrap_or_else(|_| Err(EditorError::Dropped { method }));
             guard.disarm(); // answered: nothing to cancel
             r
         })
     }
-}
-
-/// The error a request gets when the main thread could not start it in time.
-pub fn busy_message(method: &str, waited_ms: u64) -> String {
-    format!(
-        "Neovim is busy and could not run {method} (waited {waited_ms} ms): it is waiting at a \
-         prompt (\"Press ENTER\", \"-- More --\", a question) or running a long command. \
-         Nothing was done; try again once the editor is free."
-    )
 }
 
 /// Tells the Lua side that nobody waits for request `id` any more, unless disarmed.
@@ -162,9 +155,10 @@ fn dispatch(
     }
     let respond = lua.create_function(move |_, (ok, err): (Option<String>, Option<String>)| {
         let r = match (ok, err) {
-            (_, Some(e)) => Err(e),
-            (Some(j), None) => serde_json::from_str(&j)
-                .map_err(|e| format!("the editor answered with invalid JSON: {e}")),
+            (_, Some(e)) => Err(EditorError::Handler(e)),
+            (Some(j), None) => {
+                serde_json::from_str(&j).map_err(|e| EditorError::InvalidJson(Arc::new(e)))
+            }
             (None, None) => Ok(Value::Null),
         };
         if let Some(tx) = slot.lock().unwrap_or_else(|p| p.into_inner()).take() {

@@ -81,6 +81,31 @@ pub enum DiscoveryError {
         by: &'static str,
         mode: u32,
     },
+    /// A lock file that is a symbolic link (never followed).
+    #[error("a symlink, not a lock file: ignored")]
+    LockFileLink,
+    #[error("not a regular file: ignored")]
+    LockFileNotRegular,
+    #[error("owned by uid {owner}, not by you (uid {uid}): not trusted, ignored")]
+    LockFileForeign { owner: u32, uid: u32 },
+    #[error("unreadable (over {MAX_LOCK_FILE} bytes)")]
+    LockFileTooLarge,
+    #[error("unreadable ({0})")]
+    LockFileIo(std::io::Error),
+    #[error("unreadable ({0})")]
+    LockFileUnreadable(crate::capfs::CapError),
+}
+
+impl DiscoveryError {
+    /// Whether a lock file was refused for trust (said at once), not merely unreadable (a note).
+    pub fn is_refusal(&self) -> bool {
+        matches!(
+            self,
+            DiscoveryError::LockFileLink
+                | DiscoveryError::LockFileNotRegular
+                | DiscoveryError::LockFileForeign { .. }
+        )
+    }
 }
 
 /// The most bytes read from one lock file (they are a few hundred).
@@ -219,30 +244,25 @@ fn check_dir(_dir: &Path, _uid: Option<u32>) -> Result<(), DiscoveryError> {
 }
 
 /// Reads one lock file: a regular file owned by `uid` (no symlink followed, no blocking open),
-/// at most [`MAX_LOCK_FILE`] bytes. `Err(true, why)` is a trust refusal, `Err(false, why)` an
-/// unreadable file.
-fn read_lock_file(path: &Path, uid: Option<u32>) -> Result<Vec<u8>, (bool, String)> {
+/// at most [`MAX_LOCK_FILE`] bytes; the error is a trust refusal
+/// ([`DiscoveryError::is_refusal`]) or an unreadable file.
+fn read_lock_file(path: &Path, uid: Option<u32>) -> Result<Vec<u8>, DiscoveryError> {
     use crate::capfs::{read_untrusted_file, CapError, SYMLINK};
     let (bytes, m) = read_untrusted_file(path, MAX_LOCK_FILE).map_err(|e| match e {
-        CapError::NotRegular { kind: SYMLINK, .. } => {
-            (true, "a symlink, not a lock file: ignored".to_string())
-        }
-        CapError::NotRegular { .. } => (true, "not a regular file: ignored".into()),
-        CapError::TooLarge { .. } => (false, format!("unreadable (over {MAX_LOCK_FILE} bytes)")),
-        CapError::Io { err, .. } => (false, format!("unreadable ({err})")),
-        e => (false, format!("unreadable ({e})")),
+        CapError::NotRegular { kind: SYMLINK, .. } => DiscoveryError::LockFileLink,
+        CapError::NotRegular { .. } => DiscoveryError::LockFileNotRegular,
+        CapError::TooLarge { .. } => DiscoveryError::LockFileTooLarge,
+        CapError::Io { err, .. } => DiscoveryError::LockFileIo(err),
+        e => DiscoveryError::LockFileUnreadable(e),
     })?;
     #[cfg(unix)]
     if let Some(uid) = uid {
         use std::os::unix::fs::MetadataExt;
         if m.uid() != uid {
-            return Err((
-                true,
-                format!(
-                    "owned by uid {}, not by you (uid {uid}): not trusted, ignored",
-                    m.uid()
-                ),
-            ));
+            return Err(DiscoveryError::LockFileForeign {
+                owner: m.uid(),
+                uid,
+            });
         }
     }
     #[cfg(not(unix))]
@@ -285,11 +305,11 @@ fn read_locks(dir: &Path, uid: Option<u32>, found: &mut Found) -> Vec<Lock> {
         };
         let bytes = match read_lock_file(&path, uid) {
             Ok(b) => b,
-            Err((true, why)) => {
+            Err(why) if why.is_refusal() => {
                 found.refuse(format!("{name}: {why}"));
                 continue;
             }
-            Err((false, why)) => {
+            Err(why) => {
                 found.notes.push(format!("{name}: {why}"));
                 continue;
             }

@@ -380,7 +380,41 @@ pub fn abspath(p: &str, cwd: Option<&Path>) -> String {
     }
 }
 
-pub type RpcFuture = Pin<Box<dyn Future<Output = Result<Value, String>> + Send>>;
+/// Why the editor did not answer a request ([`EditorRpc::call`]).
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum EditorError {
+    /// No editor is attached (tests of the core, or the editor went away).
+    #[error("no editor is attached to handle '{method}'")]
+    NotAttached { method: String },
+    /// The editor's main thread is gone: the request could not be queued.
+    #[error("the editor is not running")]
+    NotRunning,
+    /// The main thread could not start the request in time (a prompt is up, or a long command
+    /// runs); nothing was done.
+    #[error(
+        "Neovim is busy and could not run {method} (waited {waited_ms} ms): it is waiting at a \
+         prompt (\"Press ENTER\", \"-- More --\", a question) or running a long command. \
+         Nothing was done; try again once the editor is free."
+    )]
+    Busy { method: String, waited_ms: u64 },
+    /// The request could not be handed to the Lua handler (its Lua error, as text).
+    #[error("the editor failed to handle {method}: {lua}")]
+    Dispatch { method: String, lua: String },
+    /// No answer came within `waited_ms` (the caller stopped waiting).
+    #[error("the editor did not answer {method} within {waited_ms} ms")]
+    Timeout { method: String, waited_ms: u64 },
+    /// The handler ended without answering.
+    #[error("the editor dropped the request '{method}' without answering")]
+    Dropped { method: String },
+    /// The handler answered with text that is not JSON.
+    #[error("the editor answered with invalid JSON: {0}")]
+    InvalidJson(Arc<serde_json::Error>),
+    /// The handler refused or failed; its own message says why (`respond(nil, message)`).
+    #[error("{0}")]
+    Handler(String),
+}
+
+pub type RpcFuture = Pin<Box<dyn Future<Output = Result<Value, EditorError>> + Send>>;
 
 /// Runs `method` with `params` on the editor's main thread.
 pub trait EditorRpc: Send + Sync + 'static {
@@ -392,14 +426,59 @@ pub struct NoEditor;
 
 impl EditorRpc for NoEditor {
     fn call(&self, method: &str, _params: Value) -> RpcFuture {
-        let m = method.to_string();
-        Box::pin(async move { Err(format!("no editor is attached to handle '{m}'")) })
+        let method = method.to_string();
+        Box::pin(async move { Err(EditorError::NotAttached { method }) })
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_editors_failures_keep_their_texts() {
+        let m = || "openDiff".to_string();
+        let texts = [
+            (
+                EditorError::NotAttached { method: m() },
+                "no editor is attached to handle 'openDiff'",
+            ),
+            (EditorError::NotRunning, "the editor is not running"),
+            (
+                EditorError::Busy {
+                    method: m(),
+                    waited_ms: 1500,
+                },
+                "Neovim is busy and could not run openDiff (waited 1500 ms): it is waiting at a \
+                 prompt (\"Press ENTER\", \"-- More --\", a question) or running a long command. \
+                 Nothing was done; try again once the editor is free.",
+            ),
+            (
+                EditorError::Dispatch {
+                    method: m(),
+                    lua: "boom".into(),
+                },
+                "the editor failed to handle openDiff: boom",
+            ),
+            (
+                EditorError::Dropped { method: m() },
+                "the editor dropped the request 'openDiff' without answering",
+            ),
+            (
+                EditorError::Handler("File not found: /nope".into()),
+                "File not found: /nope",
+            ),
+        ];
+        for (e, want) in texts {
+            assert_eq!(e.to_string(), want);
+        }
+        let bad = serde_json::from_str::<Value>("{").unwrap_err();
+        let e = EditorError::InvalidJson(Arc::new(bad)).to_string();
+        assert!(
+            e.starts_with("the editor answered with invalid JSON: EOF"),
+            "{e}"
+        );
+    }
 
     #[test]
     fn folders_are_cwd_then_lsp_deduplicated() {

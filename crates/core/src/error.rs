@@ -1,12 +1,15 @@
 //! The crate's errors: each module has its own `thiserror` enum ([`ConfigError`],
-//! [`LockError`], [`ClaudeError`], [`DiscoveryError`], [`HookError`]); [`Error`] gathers them,
-//! and the one conversion to a JSON-RPC error lives here (a tool's caller gets its mistakes as
-//! -32602 "invalid params", anything else as -32603). The Neovim side turns any of them into a
-//! Lua error the same way (`src/api.rs`, `lua_error`).
+//! [`LockError`], [`ClaudeError`], [`DiscoveryError`], [`HookError`], [`EditorError`],
+//! [`TurnError`]);
+//! [`Error`] gathers them, and the one conversion to a JSON-RPC error lives here (a tool's
+//! caller gets its mistakes as -32602 "invalid params", anything else as -32603). The Neovim
+//! side turns any of them into a Lua error the same way (`src/api.rs`, `lua_error`). No
+//! production code returns a bare `String` error (`tests/layout.rs` holds it).
 
 use crate::claude::ClaudeError;
 use crate::config::ConfigError;
 use crate::discovery::DiscoveryError;
+use crate::editor::EditorError;
 use crate::hook::HookError;
 use crate::jsonrpc::RpcError;
 use crate::lockfile::LockError;
@@ -28,6 +31,8 @@ pub enum Error {
     Hook(#[from] HookError),
     #[error(transparent)]
     Turn(#[from] TurnError),
+    #[error(transparent)]
+    Editor(#[from] EditorError),
 }
 
 impl Error {
@@ -83,5 +88,18 @@ mod tests {
         );
         let e: RpcError = Error::from(TurnError::WorkerStopped).into();
         assert_eq!(e.code, ErrorCode::INTERNAL_ERROR.0);
+    }
+
+    #[test]
+    fn an_editor_failure_is_the_tools_failure_with_the_editors_text() {
+        let failed = || EditorError::Handler("File not found: /nope".into());
+        let e: RpcError = Error::from(failed()).into();
+        assert_eq!(e.code, ErrorCode::INTERNAL_ERROR.0);
+        assert_eq!(e.message, "File not found: /nope");
+        let e: crate::tools::ToolError = Error::from(failed()).into();
+        assert_eq!(
+            e,
+            crate::tools::ToolError::Failed("File not found: /nope".into())
+        );
     }
 }

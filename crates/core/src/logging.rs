@@ -24,8 +24,17 @@ pub fn timestamp() -> String {
     humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string()
 }
 
+/// Why the log cannot be set up as asked.
+#[derive(Debug, thiserror::Error)]
+pub enum LogError {
+    #[error("invalid log level '{0}': use one of off, error, warn, info, debug, trace")]
+    Level(String),
+    #[error("cannot create the log directory {}: {err}", dir.display())]
+    Dir { dir: PathBuf, err: std::io::Error },
+}
+
 /// Parses a level name as `setup{log_level=…}` takes it.
-pub fn parse_level(s: &str) -> Result<u8, String> {
+pub fn parse_level(s: &str) -> Result<u8, LogError> {
     Ok(match s.to_ascii_lowercase().as_str() {
         "off" => 0,
         "error" => 1,
@@ -33,21 +42,19 @@ pub fn parse_level(s: &str) -> Result<u8, String> {
         "info" => 3,
         "debug" => 4,
         "trace" => 5,
-        other => {
-            return Err(format!(
-                "invalid log level '{other}': use one of off, error, warn, info, debug, trace"
-            ))
-        }
+        other => return Err(LogError::Level(other.to_string())),
     })
 }
 
 /// Points the log at `file` with `level`; installs the global subscriber on first use.
-pub fn init(file: Option<PathBuf>, level: &str) -> Result<(), String> {
+pub fn init(file: Option<PathBuf>, level: &str) -> Result<(), LogError> {
     let lvl = parse_level(level)?;
     if let Some(f) = &file {
         if let Some(dir) = f.parent() {
-            std::fs::create_dir_all(dir)
-                .map_err(|e| format!("cannot create the log directory {}: {e}", dir.display()))?;
+            std::fs::create_dir_all(dir).map_err(|err| LogError::Dir {
+                dir: dir.to_path_buf(),
+                err,
+            })?;
         }
     }
     *file_slot().lock().unwrap_or_else(|p| p.into_inner()) = file;
@@ -125,7 +132,10 @@ mod tests {
     #[test]
     fn levels_parse_and_reject_nonsense() {
         assert_eq!(parse_level("WARN").unwrap(), 2);
-        assert!(parse_level("loud").unwrap_err().contains("off, error"));
+        assert!(parse_level("loud")
+            .unwrap_err()
+            .to_string()
+            .contains("off, error"));
     }
 
     #[test]

@@ -106,34 +106,54 @@ pub fn list() -> Value {
     json!({ "prompts": prompts })
 }
 
-/// The `prompts/get` result, or an error message (unknown prompt, bad arguments).
-pub fn get(params: &Map<String, Value>) -> Result<Value, String> {
+/// What is wrong with a `prompts/get` request (the caller's mistake: -32602).
+#[derive(Debug, thiserror::Error)]
+pub enum PromptError {
+    #[error("prompts/get needs a string 'name'")]
+    NoName,
+    /// `name` is shortened to 100 characters.
+    #[error("Unknown prompt: {name}; known: {}", known())]
+    Unknown { name: String },
+    #[error("'arguments' must be an object")]
+    ArgumentsNotObject,
+    #[error("prompt {prompt} takes no argument '{arg}'")]
+    NoSuchArgument { prompt: &'static str, arg: String },
+    #[error("prompt argument '{0}' must be a string")]
+    NotString(String),
+}
+
+/// The prompts' names, for the error naming an unknown one.
+fn known() -> String {
+    PROMPTS
+        .iter()
+        .map(|p| p.name)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The `prompts/get` result, or what is wrong with the request.
+pub fn get(params: &Map<String, Value>) -> Result<Value, PromptError> {
     let name = params
         .get("name")
         .and_then(Value::as_str)
-        .ok_or("prompts/get needs a string 'name'")?;
-    let p = find(name).ok_or_else(|| {
-        format!(
-            "Unknown prompt: {}; known: {}",
-            crate::jsonrpc::shorten(name, 100),
-            PROMPTS
-                .iter()
-                .map(|p| p.name)
-                .collect::<Vec<_>>()
-                .join(", ")
-        )
+        .ok_or(PromptError::NoName)?;
+    let p = find(name).ok_or_else(|| PromptError::Unknown {
+        name: crate::jsonrpc::shorten(name, 100).to_string(),
     })?;
     let args = match params.get("arguments") {
         None | Some(Value::Null) => Map::new(),
         Some(Value::Object(o)) => o.clone(),
-        Some(_) => return Err("'arguments' must be an object".into()),
+        Some(_) => return Err(PromptError::ArgumentsNotObject),
     };
     for (k, v) in &args {
         if !p.arguments.iter().any(|(n, _, _)| n == k) {
-            return Err(format!("prompt {} takes no argument '{k}'", p.name));
+            return Err(PromptError::NoSuchArgument {
+                prompt: p.name,
+                arg: k.clone(),
+            });
         }
         if !v.is_string() {
-            return Err(format!("prompt argument '{k}' must be a string"));
+            return Err(PromptError::NotString(k.clone()));
         }
     }
     Ok(json!({
@@ -181,6 +201,7 @@ mod tests {
             .contains("register_options"));
         assert!(get(&args(json!({"name": "nope"})))
             .unwrap_err()
+            .to_string()
             .contains("identify-issue"));
         assert!(get(&args(
             json!({"name": "widen-options", "arguments": {"x": "1"}})

@@ -151,14 +151,14 @@ pub struct Summary {
 
 /// Reads `old_path` (a regular file of at most [`MAX_FILE_BYTES`], or nothing: a new file),
 /// splits both sides and computes the hunks. The error says why the file cannot be shown.
-pub fn prepare(old_path: &Path, proposal: String) -> Result<Prepared, String> {
+pub fn prepare(old_path: &Path, proposal: String) -> Result<Prepared, CapError> {
     let (old, is_new) = match read_small_file(old_path, MAX_FILE_BYTES) {
         Ok(b) => (b, false),
         Err(CapError::NotFound { .. }) => (Vec::new(), true),
         Err(CapError::Io { err, .. }) if err.raw_os_error() == Some(libc::ENOTDIR) => {
             (Vec::new(), true)
         }
-        Err(e) => return Err(e.to_string()),
+        Err(e) => return Err(e),
     };
     let old = if is_new {
         Text::default()
@@ -536,7 +536,7 @@ mod tests {
         let p = prepare(&f.join("below-a-file"), "x\n".into()).unwrap();
         assert!(p.is_new, "ENOTDIR: nothing can be there");
 
-        let e = prepare(dir.path(), "x".into()).unwrap_err();
+        let e = prepare(dir.path(), "x".into()).unwrap_err().to_string();
         assert!(
             e.contains("not a regular file") || e.contains("directory"),
             "{e}"
@@ -547,7 +547,7 @@ mod tests {
             let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
             assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
             // Returns at once (a FIFO with no writer would block an open without O_NONBLOCK).
-            let e = prepare(&fifo, "x".into()).unwrap_err();
+            let e = prepare(&fifo, "x".into()).unwrap_err().to_string();
             assert!(e.to_lowercase().contains("fifo"), "{e}");
         }
     }

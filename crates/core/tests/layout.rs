@@ -10,6 +10,11 @@
 //! * The tools are grouped by family: every file defining a tool (`fn def() -> ToolDef`) lives in
 //!   `src/tools/<family>/` for one of the six families, defines exactly one tool, and the files
 //!   and [`tools::registry`] name the same tools.
+//! * Errors are typed: no production code of either crate (`crates/core/src/`, `src/`) has a
+//!   `Result` whose error is a bare `String` (or `&str`, or a tuple holding one), nor makes one
+//!   with `.map_err(|e| e.to_string())` or `.map_err(|e| format!(…))`; each module has its
+//!   `thiserror` enum ([`STRING_ERRORS_ELSEWHERE`] lists the files converted by a change of
+//!   their own). Tests and test support are exempt.
 
 use claude_context_core::tools;
 use std::collections::BTreeSet;
@@ -370,7 +375,195 @@ fn every_tool_lives_in_its_family_folder() {
     assert!(bad.is_empty(), "the tools' layout:\n{}", bad.join("\n"));
 }
 
+/// Files left out of the typed-errors check, each with why (none today: add one only with a
+/// reason a reader accepts).
+const STRING_ERRORS_ELSEWHERE: &[(&str, &str)] = &[];
+
+/// Whether `s` names the type `String` or `str` (a whole word, not a path segment such as
+/// `str::Utf8Error`).
+fn names_a_string_type(s: &str) -> bool {
+    let word = |w: &str| {
+        s.match_indices(w).any(|(i, _)| {
+            let before = s[..i].chars().next_back();
+            let after = s[i + w.len()..].chars().next();
+            let ident = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
+            !ident(before) && !ident(after) && after != Some(':')
+        })
+    };
+    word("String") || word("str")
+}
+
+/// The string-typed errors in `code`: every `Result<T, E>` whose `E` names `String` or `str`,
+/// and every `.map_err` that makes a string of an error.
+fn string_errors(code: &str) -> Vec<String> {
+    // Runs of whitespace as one space (so `&'static str` stays two words).
+    let spaced = code.split_whitespace().collect::<Vec<_>>().join(" ");
+    let mut hits = Vec::new();
+    for (at, _) in spaced.match_indices("Result<") {
+        let before = spaced[..at].chars().next_back();
+        if before.is_some_and(|c| c.is_alphanumeric() || c == '_') {
+            continue; // `FooResult<…>`
+        }
+        let open = at + "Result<".len();
+        // Each argument's span.
+        let mut depth = 1;
+        let mut args: Vec<std::ops::Range<usize>> = Vec::new();
+        args.push(open..open);
+        let bytes = spaced.as_bytes();
+        let mut i = open;
+        while i < bytes.len() {
+            match bytes[i] {
+                b'-' if bytes.get(i + 1) == Some(&b'>') => i += 1, // `Fn() -> T`
+                b'<' | b'(' | b'[' => depth += 1,
+                b'>' | b')' | b']' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        break;
+                    }
+                }
+                b',' if depth == 1 => args.push(i + 1..i + 1),
+                _ => {}
+            }
+            i += 1;
+            args.last_mut().unwrap().end = i;
+        }
+        if depth != 0 {
+            continue;
+        }
+        // The last argument (a trailing comma adds an empty one).
+        let args: Vec<&str> = args
+            .into_iter()
+            .map(|r| spaced[r].trim())
+            .filter(|a| !a.is_empty())
+            .collect();
+        if args.len() >= 2 && names_a_string_type(args[args.len() - 1]) {
+            hits.push(spaced[at..=i].to_string());
+        }
+    }
+    for (at, _) in spaced.match_indices(".map_err(|") {
+        let rest = &spaced[at + ".map_err(|".len()..];
+        let Some(bar) = rest.find('|') else { continue };
+        let var = rest[..bar].trim();
+        let body = rest[bar + 1..].trim_start();
+        let body = body.strip_prefix('{').unwrap_or(body).trim_start();
+        if body.starts_with(&format!("{var}.to_string()")) || body.starts_with("format!(") {
+            let shown: String = spaced[at..].chars().take(60).collect();
+            hits.push(format!("{shown}…"));
+        }
+    }
+    hits
+}
+
+/// Every string-typed error among `files` (path relative to the repository, text), outside
+/// tests and test support.
+fn string_error_violations(files: &[(String, String)]) -> Vec<String> {
+    let mut test_only: Vec<String> = Vec::new();
+    let code: Vec<(String, String)> = files
+        .iter()
+        .map(|(path, text)| {
+            let (code, mods) = non_test_code(text);
+            for m in mods {
+                test_only.extend(test_only_files(path, &m));
+            }
+            (path.clone(), code)
+        })
+        .collect();
+    let mut bad = Vec::new();
+    for (path, code) in &code {
+        let elsewhere = STRING_ERRORS_ELSEWHERE
+            .iter()
+            .any(|(p, _)| path.starts_with(p));
+        if test_only.contains(path) || elsewhere {
+            continue;
+        }
+        for hit in string_errors(code) {
+            bad.push(format!("{path}: {hit}"));
+        }
+    }
+    bad
+}
+
+#[test]
+fn production_code_has_typed_errors_not_strings() {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .unwrap();
+    let mut files = read_all(&repo, &repo.join("crates/core/src"));
+    files.extend(read_all(&repo, &repo.join("src")));
+    assert!(
+        files.iter().any(|(p, _)| p == "src/editor.rs")
+            && files.iter().any(|(p, _)| p == "crates/core/src/editor.rs"),
+        "both crates' sources are read: {:?}",
+        files.iter().map(|(p, _)| p).take(5).collect::<Vec<_>>()
+    );
+    for (p, _) in STRING_ERRORS_ELSEWHERE {
+        assert!(
+            files.iter().any(|(f, _)| f.starts_with(p)),
+            "{p} is gone: drop it from STRING_ERRORS_ELSEWHERE"
+        );
+    }
+    let bad = string_error_violations(&files);
+    assert!(
+        bad.is_empty(),
+        "string errors in production code (give the module a thiserror enum):\n{}",
+        bad.join("\n")
+    );
+}
+
 // The checks themselves, on the layouts they must refuse.
+
+#[test]
+fn the_string_error_check_finds_each_spelling_and_spares_tests() {
+    for text in [
+        "pub fn f() -> Result<u8, String> { todo!() }",
+        "fn f(\n    a: u8,\n) -> Result<\n    Vec<u8>,\n    String,\n> {}",
+        "type Reply = Result<Value, String>;",
+        "fn f() -> Result<(), &'static str> {}",
+        "fn f() -> Result<Vec<u8>, (bool, String)> {}",
+        "fn f() -> std::result::Result<(), std::string::String> {}",
+        "type A = Box<dyn Fn() -> Result<Value, String>>;",
+        "let x = y.map_err(|e| e.to_string())?;",
+        "let x = y.map_err(|err| format!(\"bad: {err}\"))?;",
+        "let x = y.map_err(|e| {\n    format!(\"a long message: {e}\")\n})?;",
+    ] {
+        let bad = string_error_violations(&files(&[("crates/core/src/x.rs", text)]));
+        assert_eq!(bad.len(), 1, "{text:?}: {bad:?}");
+    }
+    for text in [
+        "fn f() -> Result<String, ToolError> {}",
+        "fn f() -> std::io::Result<String> {}",
+        "fn f() -> Result<Vec<String>, CapError> {}",
+        "fn f() -> Result<(Value, Vec<String>), ToolError> {}",
+        "fn f() -> Result<u8, StringError> {}",
+        "fn f() -> Result<&str, std::str::Utf8Error> {}",
+        "fn f() -> IoResult<u8, String> {}",
+        "let x = y.map_err(|e| ToolError::Failed(e.to_string()))?;",
+        "fn f() -> Result<u8, E> {}\n#[cfg(test)]\nmod tests {\n    fn g() -> Result<u8, String> {}\n}\n",
+        "/// Returns `Result<u8, String>` no more.\nfn f() {}",
+    ] {
+        let bad = string_error_violations(&files(&[("crates/core/src/x.rs", text)]));
+        assert!(bad.is_empty(), "{text:?}: {bad:?}");
+    }
+    // A test-only module in a file of its own.
+    let bad = string_error_violations(&files(&[
+        (
+            "crates/core/src/tools/mod.rs",
+            "#[cfg(test)]\npub(crate) mod testutil;\n",
+        ),
+        (
+            "crates/core/src/tools/testutil.rs",
+            "fn f() -> Result<(), String> {}",
+        ),
+    ]));
+    assert!(bad.is_empty(), "{bad:?}");
+    // The review's API is held like the rest.
+    let bad = string_error_violations(&files(&[(
+        "src/api_review.rs",
+        "fn f() -> Result<(), String> {}",
+    )]));
+    assert_eq!(bad.len(), 1, "{bad:?}");
+}
 
 fn files(list: &[(&str, &str)]) -> Vec<(String, String)> {
     list.iter()

@@ -5,7 +5,7 @@
 //! terminal); when the hook goes away first, the editor's request is dropped (its review closes).
 
 use claude_context_core::config::Config;
-use claude_context_core::editor::{EditorRpc, EditorState, RpcFuture};
+use claude_context_core::editor::{EditorError, EditorRpc, EditorState, RpcFuture};
 use claude_context_core::server::Server;
 use claude_context_core::turns::SessionState;
 use serde_json::{json, Value};
@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 /// What the editor answers `plan_review` with.
 #[derive(Clone)]
 enum Answer {
-    Now(Result<Value, String>),
+    Now(Result<Value, EditorError>),
     /// Never; `dropped` is set when the bridge stops waiting.
     Never(Arc<AtomicBool>),
 }
@@ -206,7 +206,10 @@ fn an_edited_plan_declines_with_the_changes_and_the_session_works_on() {
 
 #[test]
 fn when_the_editor_cannot_decide_the_terminal_asks() {
-    let b = bridge(Answer::Now(Err("Neovim is busy".into())));
+    let b = bridge(Answer::Now(Err(EditorError::Busy {
+        method: "plan_review".into(),
+        waited_ms: 1,
+    })));
     let out = b.hook(&exit_plan_mode("s-3"));
     assert!(out.status.success());
     assert!(

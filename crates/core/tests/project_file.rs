@@ -108,7 +108,10 @@ fn a_file_over_the_cap_is_neither_read_nor_written() {
     assert!(matches!(big.read().unwrap_err(), CapError::TooLarge { .. }));
     // The same words for a read and a write.
     assert!(
-        big.read().unwrap_err().to_string().ends_with("larger than the 10 byte limit"),
+        big.read()
+            .unwrap_err()
+            .to_string()
+            .ends_with("larger than the 10 byte limit"),
         "{}",
         big.read().unwrap_err()
     );
@@ -162,7 +165,10 @@ fn a_symlinked_file_is_never_written_or_removed_through() {
     assert!(e.to_string().contains("is not followed"), "{e}");
     let e = f.replace(b"x\n", None).unwrap_err();
     assert!(matches!(e, CapError::LinkInWrite { .. }), "{e}");
-    assert!(e.to_string().contains("writes do not go through links"), "{e}");
+    assert!(
+        e.to_string().contains("writes do not go through links"),
+        "{e}"
+    );
     assert!(f.remove(None).is_err());
     assert_eq!(std::fs::read(t.outside.join("target.txt")).unwrap(), b"y\n");
     assert!(std::fs::symlink_metadata(t.root.join("link.txt"))

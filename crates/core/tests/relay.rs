@@ -324,6 +324,36 @@ fn binary_without_an_editor_fails_naming_the_lock_dir_and_cwd() {
 }
 
 #[test]
+fn binary_names_each_editor_it_could_not_reach() {
+    let b = bridge();
+    // The editor's lock file moved to a port nobody listens on: found, but not reachable.
+    let dead_port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let ide = b.config_dir.join("ide");
+    std::fs::rename(
+        ide.join(format!("{}.lock", b.port())),
+        ide.join(format!("{dead_port}.lock")),
+    )
+    .unwrap();
+    let o = binary(&b.config_dir, &b.workspace)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    let head = format!(
+        "claude-context-mcp: found 1 editor(s) for {} but could not connect:\n  - ",
+        b.workspace.display()
+    );
+    assert!(err.starts_with(&head), "{err}");
+    assert!(err.contains(&dead_port.to_string()), "{err}");
+    assert!(o.stdout.is_empty());
+}
+
+#[test]
 fn binary_rejects_unknown_arguments_and_answers_help() {
     let tmp = tempfile::tempdir().unwrap();
     let o = binary(tmp.path(), tmp.path())

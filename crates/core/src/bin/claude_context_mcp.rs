@@ -10,6 +10,7 @@
 //! usage error.
 
 use claude_context_core::{discovery, relay};
+use std::path::PathBuf;
 use tokio::io::BufReader;
 
 const USAGE: &str = "\
@@ -72,8 +73,32 @@ fn main() {
     std::process::exit(code);
 }
 
-fn run() -> Result<(), String> {
-    let query = discovery::Query::from_env().map_err(|e| e.to_string())?;
+/// Why no editor could be relayed to (printed on stderr; exit status 1).
+#[derive(Debug, thiserror::Error)]
+enum RunError {
+    #[error(transparent)]
+    Discovery(#[from] discovery::DiscoveryError),
+    /// No editor was found; the text says where it looked and what it saw.
+    #[error("{0}")]
+    NoEditor(String),
+    #[error("cannot start the runtime: {0}")]
+    Runtime(std::io::Error),
+    #[error(
+        "found {count} editor(s) for {} but could not connect:{}",
+        cwd.display(),
+        errors.iter().map(|e| format!("\n  - {e}")).collect::<String>()
+    )]
+    Unreachable {
+        count: usize,
+        cwd: PathBuf,
+        errors: Vec<relay::RelayError>,
+    },
+    #[error(transparent)]
+    Relay(#[from] relay::RelayError),
+}
+
+fn run() -> Result<(), RunError> {
+    let query = discovery::Query::from_env()?;
     let found = discovery::discover(&query);
     // Lock files not trusted (another owner, a shared writable directory) are said at once, even
     // when another editor is found.
@@ -81,25 +106,20 @@ fn run() -> Result<(), String> {
         eprintln!("claude-context-mcp: ignored {why}");
     }
     if found.candidates.is_empty() {
-        return Err(found.explain(&query));
+        return Err(RunError::NoEditor(found.explain(&query)));
     }
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-        .map_err(|e| format!("cannot start the runtime: {e}"))?;
+        .map_err(RunError::Runtime)?;
     let result = rt.block_on(async {
         let (conn, errors) = relay::connect_first(&found.candidates).await;
         let Some((c, ws)) = conn else {
-            let mut msg = format!(
-                "found {} editor(s) for {} but could not connect:",
-                found.candidates.len(),
-                query.cwd.display()
-            );
-            for e in errors {
-                msg.push_str("\n  - ");
-                msg.push_str(&e.to_string());
-            }
-            return Err(msg);
+            return Err(RunError::Unreachable {
+                count: found.candidates.len(),
+                cwd: query.cwd.clone(),
+                errors,
+            });
         };
         eprintln!(
             "claude-context-mcp: connected to Neovim (pid {}) on 127.0.0.1:{}{}",
@@ -118,7 +138,7 @@ fn run() -> Result<(), String> {
                 eprintln!("claude-context-mcp: the editor closed the connection");
                 Ok(())
             }
-            Err(e) => Err(e.to_string()),
+            Err(e) => Err(e.into()),
         }
     });
     // Dropping the runtime would wait for the blocking stdin read to finish; do not wait.

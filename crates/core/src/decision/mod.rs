@@ -11,6 +11,6 @@ mod store;
 
 pub use store::{
     store_path, workflow, DecisionOption, HistoryEntry, Issue, OptionInput, Store, StoreData,
-    StoreError, WidenOptionsStep, Workflow, BACKUPS_KEPT, HISTORY_LIMIT, NO_ISSUE,
+    StoreError, UnknownStep, WidenOptionsStep, Workflow, BACKUPS_KEPT, HISTORY_LIMIT, NO_ISSUE,
     WIDEN_OPTIONS_STEPS,
 };

@@ -102,7 +102,7 @@ pub struct WidenOptionsStep {
 impl WidenOptionsStep {
     /// The step of this type (`{type}` or the bare type string as given); an unknown type is
     /// an error listing the known ones.
-    pub fn parse(v: &Value) -> Result<WidenOptionsStep, String> {
+    pub fn parse(v: &Value) -> Result<WidenOptionsStep, UnknownStep> {
         let kind = match v {
             Value::String(s) => s.as_str(),
             Value::Object(o) => o.get("type").and_then(Value::as_str).unwrap_or(""),
@@ -115,16 +115,7 @@ impl WidenOptionsStep {
                 kind: (*k).into(),
                 description: (*d).into(),
             })
-            .ok_or_else(|| {
-                format!(
-                    "widenOptionsStep: unknown step {v}; use {{\"type\": …}} with one of {}",
-                    WIDEN_OPTIONS_STEPS
-                        .iter()
-                        .map(|(k, _)| *k)
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                )
-            })
+            .ok_or_else(|| UnknownStep(v.clone()))
     }
 
     /// The name mcp-decisive's workflow state gives the step (`options_fixed` for `fixed`, …).
@@ -136,6 +127,15 @@ impl WidenOptionsStep {
         }
     }
 }
+
+/// A `widenOptionsStep` of no known type (the value given); the text lists the known ones.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error(
+    "widenOptionsStep: unknown step {given}; use {{\"type\": …}} with one of {known}",
+    given = .0,
+    known = WIDEN_OPTIONS_STEPS.iter().map(|(k, _)| *k).collect::<Vec<_>>().join(", ")
+)]
+pub struct UnknownStep(pub Value);
 
 /// An option as `register_options` accepts it: a string, or `{text, supplementaryInfo}`.
 #[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]

@@ -153,13 +153,22 @@ pub enum PeerEvent {
 /// How many entries of a batch run at once.
 const BATCH_CONCURRENCY: usize = 16;
 
-/// Parses a message; a syntax error (including nesting deeper than serde_json's limit of 128)
-/// is the -32700 answer to send.
-pub fn parse(text: &str) -> Result<Value, String> {
-    serde_json::from_str(text).map_err(|e| {
-        let err = RpcError::new(ErrorCode::PARSE_ERROR, format!("Parse error: {e}"));
+/// A message that is not JSON (including nesting deeper than serde_json's limit of 128).
+#[derive(Debug, thiserror::Error)]
+#[error("Parse error: {0}")]
+pub struct ParseError(serde_json::Error);
+
+impl ParseError {
+    /// The -32700 answer to send (its id is null: the request's cannot be read).
+    pub fn reply(&self) -> String {
+        let err = RpcError::new(ErrorCode::PARSE_ERROR, self.to_string());
         json_text(&error_response(&Value::Null, &err))
-    })
+    }
+}
+
+/// Parses a message; a syntax error is answered with [`ParseError::reply`].
+pub fn parse(text: &str) -> Result<Value, ParseError> {
+    serde_json::from_str(text).map_err(ParseError)
 }
 
 /// Handles one WebSocket text message; returns the reply text, if any, and what was learned.
@@ -177,7 +186,7 @@ pub async fn handle_text_in(
 ) -> (Option<String>, Vec<PeerEvent>) {
     match parse(text) {
         Ok(v) => handle_message(shared, v, inflight).await,
-        Err(reply) => (Some(reply), Vec::new()),
+        Err(e) => (Some(e.reply()), Vec::new()),
     }
 }
 

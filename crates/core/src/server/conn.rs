@@ -164,11 +164,11 @@ async fn answer(
 ) -> (Option<String>, Vec<PeerEvent>) {
     let parsed = if text.len() >= PARSE_OFFLOAD {
         let t = text.clone();
-        tokio::task::spawn_blocking(move || mcp::parse(t.as_str()))
+        tokio::task::spawn_blocking(move || mcp::parse(t.as_str()).map_err(|e| e.reply()))
             .await
             .unwrap_or_else(|e| Err(internal_error(&Value::Null, &jsonrpc::panic_message(e))))
     } else {
-        mcp::parse(text.as_str())
+        mcp::parse(text.as_str()).map_err(|e| e.reply())
     };
     let v = match parsed {
         Ok(v) => v,

@@ -55,33 +55,46 @@ pub fn send_change(shared: &Shared, change: &crate::turns::Change) {
     }
 }
 
-fn answer(id: &Value, result: Result<Value, String>) -> String {
+/// Why the hook door refused a request (answered as -32602, "invalid params").
+#[derive(Debug, thiserror::Error)]
+enum DoorError {
+    #[error("not a JSON-RPC request")]
+    NotJsonRpc,
+    #[error("the hook door takes {} only", crate::hook::METHOD)]
+    WrongMethod,
+    #[error("params must be an object")]
+    ParamsNotObject,
+    /// The params do not decode as a hook event.
+    #[error("{0}")]
+    BadEvent(serde_json::Error),
+    #[error("the hook request is too large")]
+    TooLarge,
+}
+
+fn answer(id: &Value, result: Result<Value, DoorError>) -> String {
     match result {
         Ok(r) => json!({"jsonrpc": "2.0", "id": id, "result": r}).to_string(),
-        Err(m) => {
-            json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32602, "message": m}}).to_string()
-        }
+        Err(e) => json!({"jsonrpc": "2.0", "id": id,
+                         "error": {"code": -32602, "message": e.to_string()}})
+        .to_string(),
     }
 }
 
 /// Parses one hook request: its id and event.
-fn parse(text: &str) -> (Value, Result<HookEvent, String>) {
+fn parse(text: &str) -> (Value, Result<HookEvent, DoorError>) {
     let Ok(Value::Object(mut m)) = serde_json::from_str::<Value>(text) else {
-        return (Value::Null, Err("not a JSON-RPC request".into()));
+        return (Value::Null, Err(DoorError::NotJsonRpc));
     };
     let id = m.remove("id").unwrap_or(Value::Null);
     if m.get("method").and_then(Value::as_str) != Some(crate::hook::METHOD) {
-        return (
-            id,
-            Err(format!("the hook door takes {} only", crate::hook::METHOD)),
-        );
+        return (id, Err(DoorError::WrongMethod));
     }
     let ev = match m.remove("params") {
         // (serde would read a struct from an array too.)
         Some(p @ Value::Object(_)) => {
-            serde_json::from_value::<HookEvent>(p).map_err(|e| e.to_string())
+            serde_json::from_value::<HookEvent>(p).map_err(DoorError::BadEvent)
         }
-        _ => Err("params must be an object".to_string()),
+        _ => Err(DoorError::ParamsNotObject),
     };
     (id, ev)
 }
@@ -98,7 +111,7 @@ where
             let _ = ws
                 .send(Message::text(answer(
                     &Value::Null,
-                    Err("the hook request is too large".into()),
+                    Err(DoorError::TooLarge),
                 )))
                 .await;
             let _ = ws.close(None).await;
@@ -160,6 +173,14 @@ mod tests {
             .1
             .is_err());
         assert!(parse("[]").1.is_err());
+        // A refusal is answered as invalid params, in words the hook prints.
+        let (id, ev) = parse(r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#);
+        let a: Value = serde_json::from_str(&answer(&id, ev.map(|_| json!({})))).unwrap();
+        assert_eq!(
+            a,
+            json!({"jsonrpc": "2.0", "id": 1, "error": {"code": -32602,
+                   "message": "the hook door takes claude-context/hook only"}})
+        );
         assert!(
             parse(r#"{"jsonrpc":"2.0","id":1,"method":"claude-context/hook","params":[]}"#)
                 .1

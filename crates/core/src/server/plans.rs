@@ -12,6 +12,7 @@
 //! terminal.
 
 use super::Shared;
+use crate::editor::EditorError;
 use crate::plans::{hook_output, Decision, Review};
 use crate::turns::HookEvent;
 use futures_util::StreamExt;
@@ -78,7 +79,7 @@ pub fn editor_params(ev: &HookEvent, r: &Review) -> Value {
 }
 
 /// The hook's answer (`result`) for the editor's answer `answer`.
-pub fn result_for(r: &Review, answer: Result<Value, String>) -> Value {
+pub fn result_for(r: &Review, answer: Result<Value, EditorError>) -> Value {
     let decision = match answer {
         Ok(v) => serde_json::from_value::<Decision>(v).unwrap_or(Decision::Pass),
         Err(e) => {
@@ -130,7 +131,10 @@ where
     };
     let result = tokio::select! {
         a = tokio::time::timeout(MAX_WAIT, asked) => {
-            result_for(&r, a.unwrap_or_else(|_| Err("no decision in time".into())))
+            result_for(&r, a.unwrap_or_else(|_| Err(EditorError::Timeout {
+                method: "plan_review".into(),
+                waited_ms: MAX_WAIT.as_millis() as u64,
+            })))
         }
         _ = gone => {
             tracing::debug!(session = %ev.session_id, "the hook went away before the decision");
@@ -189,7 +193,11 @@ mod tests {
         let revise = result_for(&r, Ok(json!({"decision": "revise", "text": "b\n"})));
         assert_eq!(revise["denied"], true);
         // The editor failed or answered nonsense: nothing, and the terminal asks.
-        assert_eq!(result_for(&r, Err("busy".into())), json!({}));
+        let busy = EditorError::Busy {
+            method: "plan_review".into(),
+            waited_ms: 1,
+        };
+        assert_eq!(result_for(&r, Err(busy)), json!({}));
         assert_eq!(result_for(&r, Ok(json!({"decision": 7}))), json!({}));
         assert_eq!(result_for(&r, Ok(json!({"decision": "pass"}))), json!({}));
     }

@@ -5,7 +5,7 @@
 //! `{"main_thread": true}` asks the editor to run the `test/panic` request, which the Neovim
 //! crate (built with `test-tools`) answers by panicking on Neovim's main thread.
 
-use super::{schema_of, Ctx, NoArgs, ToolDef, ToolError, ToolOutput};
+use super::{schema_of, Ctx, NoArgs, ToolDef, ToolOutput};
 use serde_json::{json, Value};
 
 pub fn def() -> ToolDef {
@@ -28,7 +28,7 @@ fn run(ctx: Ctx, args: Value) -> super::ToolFuture {
         return Box::pin(async move {
             match ctx.rpc.call("test/panic", json!({})).await {
                 Ok(v) => Ok(ToolOutput::json(v)),
-                Err(e) => Err(ToolError::Failed(e)),
+                Err(e) => Err(crate::error::Error::from(e).into()),
             }
         });
     }

@@ -214,7 +214,11 @@ pub struct CountingEditor(pub std::sync::atomic::AtomicUsize);
 impl crate::editor::EditorRpc for CountingEditor {
     fn call(&self, _method: &str, _params: Value) -> crate::editor::RpcFuture {
         self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-        Box::pin(async { Err("counting editor".to_string()) })
+        Box::pin(async {
+            Err(crate::editor::EditorError::Handler(
+                "counting editor".into(),
+            ))
+        })
     }
 }
 

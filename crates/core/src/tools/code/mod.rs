@@ -117,8 +117,8 @@ pub enum CodeError {
         roots: String,
     },
     /// The editor's handler failed (its message says why: no server, a timeout, …).
-    #[error("{0}")]
-    Editor(String),
+    #[error(transparent)]
+    Editor(#[from] crate::editor::EditorError),
 }
 
 impl From<CodeError> for ToolError {
@@ -237,11 +237,7 @@ pub async fn forward(
             }
         }
     }
-    let v = ctx
-        .rpc
-        .call(tool, params)
-        .await
-        .map_err(CodeError::Editor)?;
+    let v = ctx.rpc.call(tool, params).await.map_err(CodeError::from)?;
     let raw: RawAnswer = crate::tools::ide::decode(tool, v)?;
     let answer = on_blocking_pool(move || Ok(shape(&door, raw, limit))).await?;
     let text = render(&answer);

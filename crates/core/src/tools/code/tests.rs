@@ -286,6 +286,9 @@ fn argument_errors_are_invalid_params_and_the_rest_failures() {
         matches!(&e, ToolError::Failed(m) if m.starts_with("lsp_calls: refused: /etc/passwd is outside")),
         "{e:?}"
     );
-    let e: ToolError = CodeError::Editor("no language server is attached".into()).into();
+    let e: ToolError = CodeError::Editor(crate::editor::EditorError::Handler(
+        "no language server is attached".into(),
+    ))
+    .into();
     assert!(matches!(&e, ToolError::Failed(m) if m == "no language server is attached"));
 }

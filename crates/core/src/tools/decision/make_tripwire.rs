@@ -203,7 +203,7 @@ fn run(ctx: Ctx, args: Value) -> crate::tools::ToolFuture {
                         Err(e) => format!("its criteria were refused: {e}"),
                     }
                 }
-                Err(e) => e,
+                Err(e) => e.to_string(),
             },
             Err(e) => e.to_string(),
         };
@@ -216,10 +216,27 @@ fn run(ctx: Ctx, args: Value) -> crate::tools::ToolFuture {
     })
 }
 
+/// Why the client's model's answer (MCP sampling) gave no criteria; said in the result's note.
+#[derive(Debug, thiserror::Error)]
+enum SamplingError {
+    #[error("the answer has no content")]
+    NoContent,
+    #[error("the answer has no text")]
+    NoText,
+    #[error("no JSON in the answer")]
+    NoJson,
+    #[error("the answer is not JSON: {0}")]
+    NotJson(serde_json::Error),
+    #[error("no `tripwires` in the answer")]
+    NoTripwires,
+    #[error("the answer has the wrong shape: {0}")]
+    WrongShape(serde_json::Error),
+}
+
 /// The criteria in a `sampling/createMessage` result: its text content, JSON (a bare array of
 /// `{optionId, criteria}`, or `{tripwires: [...]}`), possibly in a Markdown code fence.
-fn parse_sampled(v: &Value) -> Result<Vec<TripwireArg>, String> {
-    let content = v.get("content").ok_or("the answer has no content")?;
+fn parse_sampled(v: &Value) -> Result<Vec<TripwireArg>, SamplingError> {
+    let content = v.get("content").ok_or(SamplingError::NoContent)?;
     // One block (2025-06-18) or a list of them (2025-11-25).
     let blocks: Vec<&Value> = match content {
         Value::Array(a) => a.iter().collect(),
@@ -232,22 +249,19 @@ fn parse_sampled(v: &Value) -> Result<Vec<TripwireArg>, String> {
         .collect::<Vec<_>>()
         .join("\n");
     if text.is_empty() {
-        return Err("the answer has no text".into());
+        return Err(SamplingError::NoText);
     }
-    let start = text.find(['[', '{']).ok_or("no JSON in the answer")?;
-    let end = text.rfind([']', '}']).ok_or("no JSON in the answer")?;
+    let start = text.find(['[', '{']).ok_or(SamplingError::NoJson)?;
+    let end = text.rfind([']', '}']).ok_or(SamplingError::NoJson)?;
     if end < start {
-        return Err("no JSON in the answer".into());
+        return Err(SamplingError::NoJson);
     }
-    let json: Value = serde_json::from_str(&text[start..=end])
-        .map_err(|e| format!("the answer is not JSON: {e}"))?;
+    let json: Value = serde_json::from_str(&text[start..=end]).map_err(SamplingError::NotJson)?;
     let list = match json {
-        Value::Object(mut o) => o
-            .remove("tripwires")
-            .ok_or("no `tripwires` in the answer")?,
+        Value::Object(mut o) => o.remove("tripwires").ok_or(SamplingError::NoTripwires)?,
         a => a,
     };
-    serde_json::from_value(list).map_err(|e| format!("the answer has the wrong shape: {e}"))
+    serde_json::from_value(list).map_err(SamplingError::WrongShape)
 }
 
 fn compute(ctx: Ctx, a: Args) -> crate::tools::ToolFuture {

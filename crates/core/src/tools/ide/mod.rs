@@ -35,7 +35,7 @@ pub async fn forward<T: DeserializeOwned>(
         .rpc
         .call(method, params)
         .await
-        .map_err(ToolError::Failed)?;
+        .map_err(crate::error::Error::from)?;
     decode(method, v)
 }
 
@@ -117,12 +117,13 @@ pub struct Empty {}
 pub(crate) mod testing {
     //! An [`EditorRpc`] that answers from a closure, recording what it was asked.
     use crate::config::Config;
-    use crate::editor::{EditorRpc, EditorState, RpcFuture};
+    use crate::editor::{EditorError, EditorRpc, EditorState, RpcFuture};
     use crate::mcp::Service;
     use crate::state::State;
     use serde_json::Value;
     use std::sync::{Arc, Mutex};
 
+    /// The editor's answer as its Lua handler gives it: a value, or its error message.
     type Answer = dyn Fn(&str, &Value) -> Result<Value, String> + Send + Sync;
 
     pub struct FakeEditor {
@@ -132,7 +133,7 @@ pub(crate) mod testing {
 
     impl EditorRpc for FakeEditor {
         fn call(&self, method: &str, params: Value) -> RpcFuture {
-            let r = (self.answer)(method, &params);
+            let r = (self.answer)(method, &params).map_err(EditorError::Handler);
             self.calls
                 .lock()
                 .unwrap()

@@ -20,7 +20,7 @@ use crate::tools::{memory_bank, parse_args, schema_of, Ctx, ToolDef, ToolError, 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// Which bank a v3 document tool works on.
 #[derive(Debug, Clone, Copy, Deserialize, JsonSchema, PartialEq)]
@@ -107,15 +107,94 @@ pub fn def() -> ToolDef {
     }
 }
 
+/// Why a document cannot be written as asked: the branch is not known, the tags or patches do
+/// not fit the document. Said to the model as the tool's failure.
+#[derive(Debug, thiserror::Error)]
+pub enum DocumentError {
+    #[error(
+        "cannot detect the branch: '{}' is not in a git repository; pass `branch`",
+        .0.display()
+    )]
+    NotInRepository(PathBuf),
+    #[error(
+        "cannot detect the branch: '{}' is not a gitdir file; pass `branch`",
+        .0.display()
+    )]
+    NotGitdirFile(PathBuf),
+    #[error("cannot detect the branch: HEAD is detached (not on a branch); pass `branch`")]
+    Detached,
+    /// A git metadata file cannot be read.
+    #[error("cannot detect the branch: {0}")]
+    GitFile(crate::capfs::CapError),
+    #[error("'{path}' is not valid JSON, so its tags cannot be set: {err}")]
+    TagsNotJson {
+        path: String,
+        err: serde_json::Error,
+    },
+    #[error("'{0}' is not a JSON object, so it has no metadata.tags to set")]
+    TagsNotObject(String),
+    #[error("'{0}': metadata is not an object")]
+    MetadataNotObject(String),
+    #[error(
+        "refused: {0} patch operations is more than the limit of {MAX_PATCH_OPS} per call — no \
+         change was written; split the edit or write the whole `content`"
+    )]
+    TooManyOperations(usize),
+    #[error(
+        "'{path}' is not a JSON document ({err}); JSON Patch edits JSON documents only — write \
+         Markdown with `content`"
+    )]
+    NotJsonDocument {
+        path: String,
+        err: serde_json::Error,
+    },
+    #[error("invalid patches: {0} (each needs op, path, and value or from as RFC 6902 says)")]
+    InvalidPatches(serde_json::Error),
+    /// Operation `number` (1-based), `shown` as given, failed; nothing was written.
+    #[error("patch operation #{number} {shown} failed: {why} — no change was written")]
+    OperationFailed {
+        number: usize,
+        shown: Value,
+        why: OperationFailure,
+    },
+    #[error(
+        "refused: the patched document would be {0} bytes, more than the document limit of \
+         {max} bytes — no change was written",
+        max = crate::memory_bank::MAX_DOCUMENT_BYTES
+    )]
+    TooLarge(usize),
+    /// The document cannot be encoded as JSON text.
+    #[error("{0}")]
+    Encode(serde_json::Error),
+}
+
+/// Why one JSON Patch operation failed.
+#[derive(Debug, thiserror::Error)]
+pub enum OperationFailure {
+    /// As RFC 6902 says (a failing `test`, a path that does not exist, …).
+    #[error(transparent)]
+    Patch(json_patch::PatchErrorKind),
+    #[error(
+        "the document would nest deeper than {} levels, the limit for JSON (as for incoming \
+         messages)",
+        crate::json_limits::MAX_DEPTH
+    )]
+    TooDeep,
+    #[error("the document would grow past the document limit of {MAX_PATCH_BYTES} bytes")]
+    TooLarge,
+}
+
+impl From<DocumentError> for ToolError {
+    fn from(e: DocumentError) -> ToolError {
+        ToolError::Failed(e.to_string())
+    }
+}
+
 /// The project's current git branch: `HEAD` of the repository holding `root` (a `.git`
 /// directory, or a `.git` file pointing at a worktree's git directory).
-pub fn current_branch(root: &Path) -> Result<String, String> {
-    let repo = crate::project::find_git_root(root).ok_or_else(|| {
-        format!(
-            "cannot detect the branch: '{}' is not in a git repository; pass `branch`",
-            root.display()
-        )
-    })?;
+pub fn current_branch(root: &Path) -> Result<String, DocumentError> {
+    let repo = crate::project::find_git_root(root)
+        .ok_or_else(|| DocumentError::NotInRepository(root.to_path_buf()))?;
     let dotgit = repo.join(".git");
     let gitdir = if dotgit.is_dir() {
         dotgit
@@ -124,28 +203,20 @@ pub fn current_branch(root: &Path) -> Result<String, String> {
         let rel = text
             .trim()
             .strip_prefix("gitdir:")
-            .ok_or_else(|| {
-                format!(
-                    "cannot detect the branch: '{}' is not a gitdir file; pass `branch`",
-                    dotgit.display()
-                )
-            })?
+            .ok_or_else(|| DocumentError::NotGitdirFile(dotgit.clone()))?
             .trim();
         repo.join(rel)
     };
     let head = read_small(&gitdir.join("HEAD"))?;
     match head.trim().strip_prefix("ref: refs/heads/") {
         Some(b) if !b.is_empty() => Ok(b.to_string()),
-        _ => Err(
-            "cannot detect the branch: HEAD is detached (not on a branch); pass `branch`".into(),
-        ),
+        _ => Err(DocumentError::Detached),
     }
 }
 
 /// A small file's text (git metadata: a regular file, at most 4 KiB, never blocking).
-fn read_small(p: &Path) -> Result<String, String> {
-    let bytes = crate::capfs::read_small_file(p, 4096)
-        .map_err(|e| format!("cannot detect the branch: {e}"))?;
+fn read_small(p: &Path) -> Result<String, DocumentError> {
+    let bytes = crate::capfs::read_small_file(p, 4096).map_err(DocumentError::GitFile)?;
     Ok(String::from_utf8_lossy(&bytes).into_owned())
 }
 
@@ -161,35 +232,36 @@ pub fn branch_for(
             Some(b) => Ok(Some(b)),
             None => {
                 let root = ctx.project_root_dir()?;
-                current_branch(&root).map(Some).map_err(ToolError::Failed)
+                Ok(Some(current_branch(&root)?))
             }
         },
     }
 }
 
 /// `content` with its tags set to `tags` (see the module docs).
-pub fn with_tags(path: &str, content: &str, tags: &[String]) -> Result<String, String> {
+pub fn with_tags(path: &str, content: &str, tags: &[String]) -> Result<String, DocumentError> {
     let clean: Vec<String> = tags
         .iter()
         .map(|t| t.trim().trim_start_matches('#').to_string())
         .filter(|t| !t.is_empty())
         .collect();
     if path.to_ascii_lowercase().ends_with(".json") {
-        let mut v: Value = serde_json::from_str(content)
-            .map_err(|e| format!("'{path}' is not valid JSON, so its tags cannot be set: {e}"))?;
+        let mut v: Value =
+            serde_json::from_str(content).map_err(|err| DocumentError::TagsNotJson {
+                path: path.to_string(),
+                err,
+            })?;
         let Some(o) = v.as_object_mut() else {
-            return Err(format!(
-                "'{path}' is not a JSON object, so it has no metadata.tags to set"
-            ));
+            return Err(DocumentError::TagsNotObject(path.to_string()));
         };
         let meta = o
             .entry("metadata")
             .or_insert_with(|| Value::Object(Default::default()));
         let Some(m) = meta.as_object_mut() else {
-            return Err(format!("'{path}': metadata is not an object"));
+            return Err(DocumentError::MetadataNotObject(path.to_string()));
         };
         m.insert("tags".into(), clean.into());
-        return serde_json::to_string_pretty(&v).map_err(|e| e.to_string());
+        return serde_json::to_string_pretty(&v).map_err(DocumentError::Encode);
     }
     let line = format!(
         "tags: {}",
@@ -239,48 +311,38 @@ pub const MAX_PATCH_OPS: usize = 1000;
 /// is checked before anything is applied, the document after every operation: one operation
 /// can at most double it (`copy`) or add the depth of its value and path (`add`, `move`), so
 /// nothing far over a limit is ever built, and a violation names the limit and the operation.
-pub fn apply_patches(path: &str, content: &str, patches: Vec<Value>) -> Result<String, String> {
+pub fn apply_patches(
+    path: &str,
+    content: &str,
+    patches: Vec<Value>,
+) -> Result<String, DocumentError> {
     if patches.len() > MAX_PATCH_OPS {
-        return Err(format!(
-            "refused: {} patch operations is more than the limit of {MAX_PATCH_OPS} per call \
-             — no change was written; split the edit or write the whole `content`",
-            patches.len()
-        ));
+        return Err(DocumentError::TooManyOperations(patches.len()));
     }
-    let doc: Value = serde_json::from_str(content).map_err(|e| {
-        format!("'{path}' is not a JSON document ({e}); JSON Patch edits JSON documents only — write Markdown with `content`")
-    })?;
-    let ops: json_patch::Patch =
-        serde_json::from_value(Value::Array(patches.clone())).map_err(|e| {
-            format!(
-                "invalid patches: {e} (each needs op, path, and value or from as RFC 6902 says)"
-            )
+    let doc: Value =
+        serde_json::from_str(content).map_err(|err| DocumentError::NotJsonDocument {
+            path: path.to_string(),
+            err,
         })?;
+    let ops: json_patch::Patch = serde_json::from_value(Value::Array(patches.clone()))
+        .map_err(DocumentError::InvalidPatches)?;
     // Applied to a copy, one operation at a time; any failure drops the copy (all or nothing).
     let mut work = doc;
     let mut limits = PatchBudget::new(&work);
     for (n, op) in ops.0.iter().enumerate() {
-        let fail = |why: String| {
-            let shown = patches.get(n).cloned().unwrap_or(Value::Null);
-            format!(
-                "patch operation #{} {} failed: {why} — no change was written",
-                n + 1,
-                shown
-            )
+        let fail = |why: OperationFailure| DocumentError::OperationFailed {
+            number: n + 1,
+            shown: patches.get(n).cloned().unwrap_or(Value::Null),
+            why,
         };
         limits.before(&work, op);
         json_patch::patch_unsafe(&mut work, std::slice::from_ref(op))
-            .map_err(|e| fail(e.kind.to_string()))?;
+            .map_err(|e| fail(OperationFailure::Patch(e.kind)))?;
         limits.after(&work, op).map_err(fail)?;
     }
-    let text = serde_json::to_string_pretty(&work).map_err(|e| e.to_string())?;
+    let text = serde_json::to_string_pretty(&work).map_err(DocumentError::Encode)?;
     if text.len() as u64 > crate::memory_bank::MAX_DOCUMENT_BYTES {
-        return Err(format!(
-            "refused: the patched document would be {} bytes, more than the document limit of \
-             {} bytes — no change was written",
-            text.len(),
-            crate::memory_bank::MAX_DOCUMENT_BYTES
-        ));
+        return Err(DocumentError::TooLarge(text.len()));
     }
     Ok(text)
 }
@@ -318,7 +380,11 @@ impl PatchBudget {
     }
 
     /// After `op` applied to `doc`: the new bounds, or the limit passed.
-    fn after(&mut self, doc: &Value, op: &json_patch::PatchOperation) -> Result<(), String> {
+    fn after(
+        &mut self,
+        doc: &Value,
+        op: &json_patch::PatchOperation,
+    ) -> Result<(), OperationFailure> {
         use json_patch::PatchOperation as Op;
         let key = |p: &json_patch::jsonptr::Pointer| p.last().map_or(0, |t| t.encoded().len() + 3);
         let grow = match op {
@@ -352,16 +418,10 @@ impl PatchBudget {
             let m =
                 crate::json_limits::measure(doc, crate::json_limits::MAX_DEPTH, MAX_PATCH_BYTES);
             if m.depth > crate::json_limits::MAX_DEPTH {
-                return Err(format!(
-                    "the document would nest deeper than {} levels, the limit for JSON (as for \
-                     incoming messages)",
-                    crate::json_limits::MAX_DEPTH
-                ));
+                return Err(OperationFailure::TooDeep);
             }
             if m.bytes > MAX_PATCH_BYTES {
-                return Err(format!(
-                    "the document would grow past the document limit of {MAX_PATCH_BYTES} bytes"
-                ));
+                return Err(OperationFailure::TooLarge);
             }
             self.depth = m.depth;
             self.bytes = m.bytes;
@@ -445,7 +505,7 @@ pub fn perform(
         (None, Some(p)) => {
             let old = bank.read(scope, path)?;
             patches_applied = p.len();
-            apply_patches(path, &old.content, p).map_err(ToolError::Failed)?
+            apply_patches(path, &old.content, p)?
         }
         (None, None) if edit.tags.is_some() => bank.read(scope, path)?.content,
         (None, None) => {
@@ -455,7 +515,7 @@ pub fn perform(
         }
     };
     if let Some(tags) = &edit.tags {
-        content = with_tags(path, &content, tags).map_err(ToolError::Failed)?;
+        content = with_tags(path, &content, tags)?;
     }
     let outcome = bank.write(scope, path, &content, lang)?;
     Ok(Written {
@@ -475,6 +535,7 @@ pub fn perform(
 
 #[cfg(test)]
 mod tests {
+    use super::MAX_PATCH_OPS;
     use crate::tools::testutil::*;
     use serde_json::json;
 
@@ -625,6 +686,72 @@ mod tests {
     }
 
     #[test]
+    fn a_refused_write_says_why_in_the_same_words() {
+        let (d, p) = git_project("main");
+        let s = TestServer::new(&p, d.path());
+        let write = |path: &str, extra: serde_json::Value| {
+            let mut args = json!({"scope": "global", "path": path});
+            args.as_object_mut()
+                .unwrap()
+                .extend(extra.as_object().unwrap().clone());
+            let r = s.call("write_document", args);
+            assert!(is_error(&r), "{r}");
+            assert!(
+                r.get("error").is_none(),
+                "a failure, not a JSON-RPC error: {r}"
+            );
+            text_of(&r).to_string()
+        };
+        s.call(
+            "write_document",
+            json!({"scope": "global", "path": "c.json", "content": {"v": 1}}),
+        );
+        s.call(
+            "write_document",
+            json!({"scope": "global", "path": "l.json", "content": [1]}),
+        );
+        s.call(
+            "write_document",
+            json!({"scope": "global", "path": "m.json", "content": {"metadata": 3}}),
+        );
+        s.call(
+            "write_document",
+            json!({"scope": "global", "path": "n.md", "content": "# N\n"}),
+        );
+        assert_eq!(
+            write(
+                "c.json",
+                json!({"patches": [{"op": "test", "path": "/v", "value": 2}]})
+            ),
+            r#"patch operation #1 {"op":"test","path":"/v","value":2} failed: value did not match — no change was written"#
+        );
+        let many: Vec<_> = (0..=MAX_PATCH_OPS)
+            .map(|_| json!({"op": "test", "path": "/v", "value": 1}))
+            .collect();
+        assert_eq!(
+            write("c.json", json!({ "patches": many })),
+            format!(
+                "refused: {} patch operations is more than the limit of {MAX_PATCH_OPS} per call \
+                 — no change was written; split the edit or write the whole `content`",
+                MAX_PATCH_OPS + 1
+            )
+        );
+        assert!(write(
+            "n.md",
+            json!({"patches": [{"op": "add", "path": "/x", "value": 1}]})
+        )
+        .ends_with("); JSON Patch edits JSON documents only — write Markdown with `content`"));
+        assert_eq!(
+            write("l.json", json!({"tags": ["a"]})),
+            "'l.json' is not a JSON object, so it has no metadata.tags to set"
+        );
+        assert_eq!(
+            write("m.json", json!({"tags": ["a"]})),
+            "'m.json': metadata is not an object"
+        );
+    }
+
+    #[test]
     fn branch_detection_follows_worktree_gitdir_files_and_refuses_detached_heads() {
         let d = tempfile::tempdir().unwrap();
         let root = d.path().canonicalize().unwrap();
@@ -640,7 +767,10 @@ mod tests {
             "0123456789abcdef0123456789abcdef01234567\n",
         )
         .unwrap();
-        assert!(super::current_branch(&wt).unwrap_err().contains("detached"));
+        assert!(super::current_branch(&wt)
+            .unwrap_err()
+            .to_string()
+            .contains("detached"));
         let bare = root.join("nogit");
         std::fs::create_dir_all(&bare).unwrap();
         let s = TestServer::new(&bare, d.path());
