@@ -120,7 +120,8 @@ pub struct StoreOptions {
     pub global_gitignore: bool,
     /// How long to wait for another process's lock before [`CheckpointError::Busy`].
     pub lock_timeout: Duration,
-    /// Threads compressing and storing new contents during a walk.
+    /// Threads walking the project's directories side by side and storing new contents
+    /// (1: the calling thread only).
     pub writer_threads: usize,
 }
 
@@ -133,7 +134,7 @@ impl Default for StoreOptions {
             global_gitignore: true,
             lock_timeout: Duration::from_secs(30),
             writer_threads: std::thread::available_parallelism()
-                .map(|n| n.get().clamp(1, 4))
+                .map(|n| n.get().clamp(1, 8))
                 .unwrap_or(1),
         }
     }
@@ -222,8 +223,15 @@ struct Inner {
     dir: PathBuf,
     objects: Objects,
     opts: StoreOptions,
+    /// The stat cache read from disk: used by a walk where `memo` knows nothing.
     cache: StatCache,
+    /// The stat cache on disk is older than what this process knows.
     cache_dirty: bool,
+    /// What the last walk found, kept for the next one; `None` after a failure or another
+    /// process's write (the disk's cache is read again).
+    memo: Option<scan::DirMemo>,
+    /// The threads of a walk, started at the first one.
+    pool: Option<rayon::ThreadPool>,
     /// Objects known to be stored.
     known: HashSet<ObjectId>,
     /// The `version` this process last saw or wrote.
@@ -232,7 +240,7 @@ struct Inner {
     store_bytes: Option<u64>,
     last_stats: ScanStats,
     /// The person's global git excludes, read once.
-    global_ignore: Option<ignore::gitignore::Gitignore>,
+    global_ignore: Option<std::sync::Arc<ignore::gitignore::Gitignore>>,
 }
 
 /// Stores one file's current content (see [`Store::capturer`]).
@@ -316,7 +324,7 @@ impl Store {
         let objects = Objects::new(dir.join("objects"), opts.compress);
         let global_ignore = opts
             .global_gitignore
-            .then(|| ignore::gitignore::Gitignore::global().0);
+            .then(|| std::sync::Arc::new(ignore::gitignore::Gitignore::global().0));
         Ok(Store {
             lock: fd_lock::RwLock::new(file),
             inner: Inner {
@@ -326,6 +334,8 @@ impl Store {
                 opts,
                 cache: StatCache::default(),
                 cache_dirty: false,
+                memo: None,
+                pool: None,
                 known: HashSet::new(),
                 seen_version: None,
                 store_bytes: None,
@@ -377,9 +387,13 @@ impl Store {
         inner.sync_version();
         let r = f(inner);
         if r.is_err() {
-            // What this process believed is stored may not be: ask the disk again.
+            // What this process believed is stored may not be: ask the disk again, and let the
+            // next walk start from the stat cache on disk, not from what this one found.
             inner.known.clear();
             inner.store_bytes = None;
+            inner.memo = None;
+            inner.cache_dirty = false;
+            inner.cache = StatCache::load(&inner.cache_path());
         }
         if writes || r.is_err() {
             inner.bump_version();
@@ -550,6 +564,7 @@ impl Inner {
         }
         self.cache = StatCache::load(&self.cache_path());
         self.cache_dirty = false;
+        self.memo = None;
         self.known.clear();
         self.store_bytes = None;
         self.seen_version = on_disk;
@@ -558,7 +573,10 @@ impl Inner {
     /// Saves the stat cache if it changed and marks the store as written by this process.
     fn bump_version(&mut self) {
         if self.cache_dirty {
-            let bytes = self.cache.encode();
+            let bytes = match &self.memo {
+                Some(m) => m.to_stat_cache().encode(),
+                None => self.cache.encode(),
+            };
             if crate::fsutil::write_atomic_volatile(&self.cache_path(), &bytes, 0o600).is_ok() {
                 self.cache_dirty = false;
             }
@@ -591,7 +609,6 @@ impl Inner {
     pub(super) fn scan_config(&self) -> ScanConfig {
         ScanConfig {
             max_file_bytes: self.opts.max_file_bytes,
-            writer_threads: self.opts.writer_threads,
         }
     }
 
@@ -602,13 +619,23 @@ impl Inner {
         extra: &[String],
     ) -> Result<CheckpointId, CheckpointError> {
         let cfg = self.scan_config();
+        let threads = self.opts.writer_threads;
+        if self.pool.is_none() && threads > 1 {
+            self.pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .thread_name(|i| format!("checkpoint-walk-{i}"))
+                .build()
+                .ok();
+        }
         let walked = scan::walk(
             &self.root,
             &self.objects,
             &cfg,
             self.global_ignore.as_ref(),
+            self.memo.take(),
             &self.cache,
             &mut self.known,
+            self.pool.as_ref(),
         )?;
         let mut root = walked.root;
         let mut added = walked.stats.bytes_written;
@@ -626,7 +653,9 @@ impl Inner {
         if walked.cache_changed {
             self.cache_dirty = true;
         }
-        self.cache = walked.cache;
+        // The memo holds what the cache read from disk held, and more.
+        self.cache = StatCache::default();
+        self.memo = Some(walked.memo);
         self.last_stats = walked.stats;
         self.add_bytes(added);
         self.record(origin, label, root)
