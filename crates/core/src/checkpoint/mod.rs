@@ -35,7 +35,11 @@
 //! without being opened, `.gitignore` rules apply whether or not the project is a git repository,
 //! `.git` is skipped, files over [`StoreOptions::max_file_bytes`] are recorded (size, a hash of
 //! their stat) but not stored. The stat cache means a file whose `lstat` did not change is not
-//! read again.
+//! read again. A store keeps what its last walk found in memory ([`scan::DirMemo`]): the next
+//! walk of the same store lists again only the directories whose stat moved, re-hashes only
+//! the trees of directories whose entries changed, and writes the stat cache back (whole,
+//! atomically) only when the trusted files changed. After a failure or another process's
+//! write, that memory is dropped and the stat cache is read from disk again.
 //!
 //! # Size
 //!
@@ -574,7 +578,7 @@ impl Inner {
     fn bump_version(&mut self) {
         if self.cache_dirty {
             let bytes = match &self.memo {
-                Some(m) => m.to_stat_cache().encode(),
+                Some(m) => m.encode_stat_cache(),
                 None => self.cache.encode(),
             };
             if crate::fsutil::write_atomic_volatile(&self.cache_path(), &bytes, 0o600).is_ok() {

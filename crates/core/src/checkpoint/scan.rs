@@ -2,21 +2,27 @@
 //! it without following a link ([`crate::capfs`]), `.gitignore` files (and `.git/info/exclude`,
 //! and the person's global excludes) honoured whether or not the project is a git repository,
 //! `.git` itself skipped, links recorded as links, FIFOs, sockets and devices skipped without
-//! being opened, files over the size cap recorded but not read. A file whose `lstat` matches
-//! the stat cache is not read; the others are read (capped), hashed on the walking thread and
-//! handed to writer threads that compress and store the blobs the store does not have yet.
+//! being opened, files over the size cap recorded but not read. Subdirectories are walked side
+//! by side on a thread pool; each thread reads, hashes, compresses and stores what it finds.
+//!
+//! A walk starts from what the walk before found ([`DirMemo`], kept in memory by the store):
+//! every file is `lstat`ed, and one whose stat is that of a trusted entry is not read; a
+//! directory whose own stat did not change since it was listed is not listed again; an entry
+//! the same ignore rules decided is not matched again; a directory none of whose entries
+//! changed keeps its tree id. Where the memory knows nothing (a first walk), the stat cache
+//! read from disk spares the reads.
 
 use super::object::{ObjectId, ObjectType, Objects};
-use super::statcache::{Cached, StatCache, RACY_NS};
+use super::statcache::{Cached, Encoder, StatCache, RACY_NS};
 use super::tree::{self, os_bytes, FileState, Kind};
 use super::CheckpointError;
 use crate::capfs::{self, CapDir, CapError, EntryType, Stat};
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 use ignore::Match;
+use rayon::prelude::*;
 use std::borrow::Cow;
 use std::collections::HashSet;
 use std::path::Path;
-use rayon::prelude::*;
 use std::sync::{Arc, Mutex};
 
 /// The largest ignore file read (`.gitignore`, `.git/info/exclude`).
@@ -42,6 +48,8 @@ pub struct ScanStats {
     /// Entries that could not be read (permissions, gone during the walk).
     pub unreadable: u64,
     pub cache_hits: u64,
+    /// Directories whose stat was the same as when they were last listed: not listed again.
+    pub dirs_unchanged: u64,
     pub files_read: u64,
     pub bytes_read: u64,
     pub objects_written: u64,
@@ -161,15 +169,23 @@ pub struct DirMemo {
     tree: Option<ObjectId>,
     /// The hash of the ignore rules in force inside it ([`Rules::sig`]).
     rules: [u8; 32],
+    /// The directory's own stat when it was listed, kept only when its mtime was old enough:
+    /// the same stat next time means the same names (adding, removing or renaming an entry
+    /// moves its directory's mtime), so the listing is not read again.
+    listed_at: Option<Stat>,
     /// Its own `.gitignore`: the bytes read and their rules (`None`: no rules in them).
     own_ignore: Option<(Vec<u8>, Option<Arc<Gitignore>>)>,
     /// Its entries, sorted by name.
     entries: Vec<Seen>,
+    /// How many trusted files it holds, subdirectories included.
+    trusted: u64,
 }
 
 impl std::fmt::Debug for Rules {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Rules").field("files", &self.list.len()).finish()
+        f.debug_struct("Rules")
+            .field("files", &self.list.len())
+            .finish()
     }
 }
 
@@ -192,21 +208,18 @@ enum What {
     Other,
     /// A regular file read or found in the cache; `trusted` when its mtime was old enough that
     /// the same `lstat` next time means the same content.
-    File { stat: Stat, trusted: bool },
-    Dir(DirMemo),
+    File {
+        stat: Stat,
+        trusted: bool,
+    },
+    Dir(Box<DirMemo>),
 }
 
 impl DirMemo {
     /// The stat cache this memo holds: every trusted file, by its path from the root.
+    /// How many trusted files it holds.
     pub fn trusted_count(&self) -> u64 {
-        self.entries
-            .iter()
-            .map(|e| match &e.what {
-                What::File { trusted: true, .. } => 1,
-                What::Dir(m) => m.trusted_count(),
-                _ => 0,
-            })
-            .sum()
+        self.trusted
     }
 
     pub fn to_stat_cache(&self) -> StatCache {
@@ -218,6 +231,14 @@ impl DirMemo {
         cache
     }
 
+    /// The bytes of [`Self::to_stat_cache`], written straight from the memo.
+    pub fn encode_stat_cache(&self) -> Vec<u8> {
+        let mut e = Encoder::with_capacity(self.trusted_count() as usize);
+        let mut path = Vec::with_capacity(256);
+        self.each_trusted(&mut path, &mut |p, c| e.push(p, &c));
+        e.finish()
+    }
+
     fn each_trusted(&self, path: &mut Vec<u8>, f: &mut dyn FnMut(&[u8], Cached)) {
         let base = path.len();
         for e in &self.entries {
@@ -227,7 +248,13 @@ impl DirMemo {
             }
             path.extend_from_slice(&e.name);
             match (&e.what, e.kept) {
-                (What::File { stat, trusted: true }, Some(k)) => f(path, Cached::new(stat, k.id)),
+                (
+                    What::File {
+                        stat,
+                        trusted: true,
+                    },
+                    Some(k),
+                ) => f(path, Cached::new(stat, k.id)),
                 (What::Dir(m), _) => m.each_trusted(path, f),
                 _ => {}
             }
@@ -239,16 +266,19 @@ impl DirMemo {
     /// stay, checked by the caller.
     pub fn forget_trees_and(&mut self, drop_file: &dyn Fn(&ObjectId) -> bool) {
         self.tree = None;
+        self.trusted = 0;
         for e in &mut self.entries {
             match &mut e.what {
                 What::Dir(m) => {
                     m.forget_trees_and(drop_file);
                     e.kept = None;
+                    self.trusted += m.trusted;
                 }
                 What::File { trusted, .. } => {
                     if e.kept.is_some_and(|k| drop_file(&k.id)) {
                         *trusted = false;
                     }
+                    self.trusted += u64::from(*trusted);
                 }
                 _ => {}
             }
@@ -277,6 +307,7 @@ impl Out {
         a.ignored += b.ignored;
         a.unreadable += b.unreadable;
         a.cache_hits += b.cache_hits;
+        a.dirs_unchanged += b.dirs_unchanged;
         a.files_read += b.files_read;
         a.bytes_read += b.bytes_read;
         a.objects_written += b.objects_written;
@@ -299,7 +330,13 @@ struct Ctx<'a> {
 
 impl Ctx<'_> {
     /// Stores a blob the store may not have.
-    fn store(&self, ty: ObjectType, id: ObjectId, content: &[u8], out: &mut Out) -> Result<(), CheckpointError> {
+    fn store(
+        &self,
+        ty: ObjectType,
+        id: ObjectId,
+        content: &[u8],
+        out: &mut Out,
+    ) -> Result<(), CheckpointError> {
         let new = match self.known.lock() {
             Ok(mut k) => k.insert(id),
             Err(_) => true,
@@ -445,21 +482,35 @@ impl Ctx<'_> {
         out: &mut Out,
     ) -> Result<DirMemo, CheckpointError> {
         out.stats.dirs += 1;
-        let listed = match dir.list_nofollow() {
-            Ok(l) => l,
-            Err(e) if rel.is_empty() => return Err(e.into()),
-            Err(_) => {
-                out.stats.unreadable += 1;
-                return Ok(DirMemo::default());
-            }
-        };
-        let mut listed: Vec<(Vec<u8>, EntryType)> = listed
-            .into_iter()
-            .map(|l| (l.name.into_encoded_bytes(), l.kind))
-            .collect();
-        listed.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        let trusted_before = out.trusted;
         let known_before = old.is_some();
         let mut old = old.unwrap_or_default();
+        // Taken before the listing: a change during it shows next time.
+        let dir_stat = dir.stat_self().ok();
+        let same_listing = dir_stat.is_some() && old.listed_at == dir_stat;
+        let listed: Vec<(Vec<u8>, EntryType)> = if same_listing {
+            out.stats.dirs_unchanged += 1;
+            old.entries
+                .iter_mut()
+                .map(|e| (std::mem::take(&mut e.name), e.listed))
+                .collect()
+        } else {
+            let listed = match dir.list_nofollow() {
+                Ok(l) => l,
+                Err(e) if rel.is_empty() => return Err(e.into()),
+                Err(_) => {
+                    out.stats.unreadable += 1;
+                    return Ok(DirMemo::default());
+                }
+            };
+            let mut listed: Vec<(Vec<u8>, EntryType)> = listed
+                .into_iter()
+                .map(|l| (l.name.into_encoded_bytes(), l.kind))
+                .collect();
+            listed.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+            listed
+        };
+        let listed_at = dir_stat.filter(|s| s.mtime_ns < self.racy_from);
         let prefix = if rel.is_empty() { 0 } else { rel.len() + 1 };
 
         // This directory's own ignore file: parsed again only when its bytes changed.
@@ -500,7 +551,11 @@ impl Ctx<'_> {
                 continue;
             }
             let mut prev = None;
-            while let Some(o) = olds.peek() {
+            if same_listing {
+                // The old entries are the listing, in its order.
+                prev = olds.next();
+            }
+            while let Some(o) = olds.peek().filter(|_| !same_listing) {
                 match o.name.cmp(&name) {
                     std::cmp::Ordering::Less => {
                         changed |= olds.next().is_some_and(|o| o.kept.is_some());
@@ -532,7 +587,7 @@ impl Ctx<'_> {
                         let old_sub = match prev {
                             Some(Seen {
                                 what: What::Dir(m), ..
-                            }) => Some(m),
+                            }) => Some(*m),
                             _ => None,
                         };
                         subdirs.push((entries.len(), old_sub, prev_kept));
@@ -607,7 +662,7 @@ impl Ctx<'_> {
                     size: 0,
                     id,
                 });
-                e.what = What::Dir(m);
+                e.what = What::Dir(Box::new(m));
             }
             changed |= e.kept != prev_kept;
         }
@@ -629,8 +684,10 @@ impl Ctx<'_> {
         Ok(DirMemo {
             tree,
             rules: here.sig,
+            listed_at,
             own_ignore,
             entries,
+            trusted: out.trusted - trusted_before,
         })
     }
 }

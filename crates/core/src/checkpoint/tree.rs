@@ -106,7 +106,11 @@ fn get_varint(b: &[u8], at: &mut usize) -> Option<u64> {
 
 /// The bytes of a tree (entries sorted by name, no duplicates).
 pub fn encode(entries: &[Entry]) -> Vec<u8> {
-    encode_with(entries.iter().map(|e| (e.name.as_slice(), &e.kind, e.size, &e.id)))
+    encode_with(
+        entries
+            .iter()
+            .map(|e| (e.name.as_slice(), &e.kind, e.size, &e.id)),
+    )
 }
 
 /// [`encode`] of `(name, kind, size, id)` (sorted by name, no duplicates), without owning the
@@ -115,7 +119,9 @@ pub fn encode_parts<'a>(entries: impl Iterator<Item = (&'a [u8], &'a FileState)>
     encode_with(entries.map(|(n, s)| (n, &s.kind, s.size, &s.id)))
 }
 
-fn encode_with<'a>(entries: impl Iterator<Item = (&'a [u8], &'a Kind, u64, &'a ObjectId)>) -> Vec<u8> {
+fn encode_with<'a>(
+    entries: impl Iterator<Item = (&'a [u8], &'a Kind, u64, &'a ObjectId)>,
+) -> Vec<u8> {
     let mut body = Vec::with_capacity(1024);
     let mut n = 0u64;
     for (name, kind, size, id) in entries {
