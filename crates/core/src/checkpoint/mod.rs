@@ -628,6 +628,8 @@ impl Inner {
             self.pool = rayon::ThreadPoolBuilder::new()
                 .num_threads(threads)
                 .thread_name(|i| format!("checkpoint-walk-{i}"))
+                // A thread waiting for a subdirectory runs others on its stack: deep trees.
+                .stack_size(16 << 20)
                 .build()
                 .ok();
         }
