@@ -9,7 +9,8 @@
 //! Prints the first (cold) checkpoint and git's first snapshot, each turn's checkpoint and git
 //! snapshot (wall time median / p90 / max, the ratio of the medians and the median of the
 //! per-turn ratios; CPU time, which a loaded machine does not inflate), and the store's growth
-//! over the turns against the bytes of the changed contents.
+//! over the turns against the bytes of the changed contents. With `BENCH_VERBOSE=1` set, each
+//! turn's times, files read and directories listed are printed too.
 
 use claude_context_core::checkpoint::{Store, StoreOptions};
 use std::path::Path;
@@ -227,6 +228,13 @@ fn main() {
             let g = git_snapshot(&project, &index);
             (checkpoint(&mut store, &label), g)
         };
+        if std::env::var_os("BENCH_VERBOSE").is_some() {
+            let st = store.last_stats();
+            println!(
+                "  turn {turn}: checkpoint {:.1} ms (CPU {:.1}), git {:.1} ms (CPU {:.1}); {} read, {} dirs listed",
+                ms(o), ms(oc), ms(g), ms(gc), st.files_read, st.dirs - st.dirs_unchanged
+            );
+        }
         ours_cpu.push(ms(oc));
         theirs_cpu.push(ms(gc));
         read += store.last_stats().files_read;

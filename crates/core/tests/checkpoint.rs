@@ -58,7 +58,11 @@ impl Fixture {
 }
 
 fn age(p: &Path, secs: u64) {
-    let f = std::fs::File::options().write(true).open(p).unwrap();
+    let f = if p.is_dir() {
+        std::fs::File::open(p).unwrap()
+    } else {
+        std::fs::File::options().write(true).open(p).unwrap()
+    };
     f.set_modified(SystemTime::now() - Duration::from_secs(secs))
         .unwrap();
 }
@@ -659,4 +663,163 @@ fn gc_deletes_only_what_no_checkpoint_reaches() {
     assert_eq!(objects.stored_size(&orphan), None);
     assert_eq!(s.file_at(a, "keep.txt").unwrap().unwrap(), b"keep");
     assert_eq!(s.file_at(a, "dir/also.txt").unwrap().unwrap(), b"also");
+}
+
+/// Ages to a minute ago every file and directory under `dir` whose mtime is recent (what a
+/// test just changed), leaving the rest as they are.
+fn age_recent(dir: &Path) {
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        let p = e.path();
+        let m = std::fs::symlink_metadata(&p).unwrap();
+        if m.is_dir() {
+            age_recent(&p);
+        }
+        let recent = m
+            .modified()
+            .is_ok_and(|t| t > SystemTime::now() - Duration::from_secs(30));
+        if recent && (m.is_dir() || m.is_file()) {
+            age(&p, 60);
+        }
+    }
+    let m = std::fs::metadata(dir).unwrap();
+    if m.modified()
+        .is_ok_and(|t| t > SystemTime::now() - Duration::from_secs(30))
+    {
+        age(dir, 60);
+    }
+}
+
+/// The root tree a store that knows nothing yet (no memory, no stat cache, one thread) gives
+/// for the project as it is now.
+fn fresh_tree(f: &Fixture) -> claude_context_core::checkpoint::object::ObjectId {
+    let state = tempfile::tempdir().unwrap();
+    let mut s = Store::open(
+        state.path(),
+        &f.root,
+        StoreOptions {
+            writer_threads: 1,
+            ..opts()
+        },
+    )
+    .unwrap();
+    let id = s.checkpoint("fresh").unwrap();
+    s.info(id).unwrap().tree
+}
+
+#[test]
+fn a_store_kept_open_finds_every_change_a_fresh_walk_finds() {
+    let f = fixture();
+    f.write(".gitignore", b"*.log\n");
+    f.write("a/1.txt", b"one\n");
+    f.write("a/2.txt", b"two\n");
+    f.write("a/b/3.txt", b"three\n");
+    f.write("a/x.log", b"log\n");
+    f.write("c/4.txt", b"four\n");
+    std::fs::create_dir_all(f.root.join("d/e")).unwrap();
+    age_recent(&f.root);
+    // Several walking threads, and the memory of the walk before kept between checkpoints.
+    let mut s = f.store_with(StoreOptions {
+        writer_threads: 3,
+        ..opts()
+    });
+    let step = |s: &mut Store, what: &str| {
+        age_recent(&f.root);
+        let id = s.checkpoint(what).unwrap();
+        assert_eq!(s.info(id).unwrap().tree, fresh_tree(&f), "after: {what}");
+        s.last_stats().clone()
+    };
+    step(&mut s, "the first checkpoint");
+    let st = step(&mut s, "nothing");
+    assert_eq!(st.files_read, 0, "{st:?}");
+    assert_eq!(st.dirs_unchanged, st.dirs, "{st:?}");
+
+    // Same size, other content: only the file's stat tells, its directory did not move.
+    std::fs::write(f.root.join("a/1.txt"), b"ONE\n").unwrap();
+    let st = step(&mut s, "a file's content");
+    assert_eq!(st.files_read, 1, "{st:?}");
+    assert_eq!(st.dirs_unchanged, st.dirs, "{st:?}");
+
+    std::fs::write(f.root.join("a/new.txt"), b"new\n").unwrap();
+    let st = step(&mut s, "a file added");
+    assert_eq!(
+        st.dirs_unchanged,
+        st.dirs - 1,
+        "only a/ is listed again: {st:?}"
+    );
+    std::fs::remove_file(f.root.join("a/2.txt")).unwrap();
+    step(&mut s, "a file removed");
+    f.write("n/m/5.txt", b"five\n");
+    step(&mut s, "a directory added");
+    std::fs::remove_dir_all(f.root.join("c")).unwrap();
+    step(&mut s, "a directory removed");
+    std::fs::remove_file(f.root.join("a/1.txt")).unwrap();
+    f.write("a/1.txt/inner.txt", b"inner\n");
+    step(&mut s, "a file replaced by a directory");
+    f.write("d/e/6.txt", b"six\n");
+    step(&mut s, "an empty directory filled");
+    f.write("a/b/.gitignore", b"3.txt\n");
+    step(&mut s, "a .gitignore added below");
+    // The root's listing is the same; only the ignore file's content changed.
+    std::fs::write(f.root.join(".gitignore"), b"*.tmp\n").unwrap();
+    let id = {
+        age_recent(&f.root);
+        s.checkpoint("a .gitignore changed").unwrap()
+    };
+    assert_eq!(s.info(id).unwrap().tree, fresh_tree(&f));
+    assert!(s.state_at(id, "a/x.log").unwrap().is_some());
+    std::fs::rename(f.root.join("a/new.txt"), f.root.join("a/renamed.txt")).unwrap();
+    step(&mut s, "a file renamed");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::os::unix::fs::symlink("a/renamed.txt", f.root.join("link")).unwrap();
+        step(&mut s, "a link added");
+        let p = f.root.join("a/renamed.txt");
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+        step(&mut s, "a file made executable");
+    }
+    std::fs::remove_dir_all(f.root.join("d")).unwrap();
+    step(&mut s, "a directory tree removed");
+    let st = step(&mut s, "nothing again");
+    assert_eq!(st.files_read, 0, "{st:?}");
+}
+
+#[test]
+fn a_directory_changed_just_now_is_listed_again_until_its_mtime_is_old() {
+    let f = fixture();
+    f.write("a/1.txt", b"one\n");
+    age_recent(&f.root);
+    let mut s = f.store();
+    s.checkpoint("first").unwrap();
+    s.checkpoint("second").unwrap();
+    assert_eq!(s.last_stats().dirs_unchanged, 2);
+    // Within the mtime's granularity another change could keep the same stat: not trusted.
+    std::fs::write(f.root.join("a/2.txt"), b"two\n").unwrap();
+    let b = s.checkpoint("added").unwrap();
+    assert_eq!(s.last_stats().dirs_unchanged, 1);
+    std::fs::write(f.root.join("a/3.txt"), b"three\n").unwrap();
+    let c = s.checkpoint("added again").unwrap();
+    assert_eq!(s.last_stats().dirs_unchanged, 1);
+    assert_eq!(paths(&s.diff(b, c).unwrap()), ["+ a/3.txt"]);
+}
+
+#[test]
+fn a_failed_checkpoint_leaves_nothing_trusted_that_is_not_stored() {
+    let f = fixture();
+    f.write("a.txt", b"a\n");
+    let mut s = f.store();
+    s.checkpoint("first").unwrap();
+    // The next content's object directory cannot be made: the walk fails storing it.
+    let content = b"the new content of b\n";
+    let id = claude_context_core::checkpoint::object::ObjectId::of_blob(content);
+    let hex = id.hex();
+    let blocker = s.dir().join("objects").join(&hex[..2]);
+    let _ = std::fs::remove_dir_all(&blocker);
+    std::fs::write(&blocker, b"not a directory").unwrap();
+    f.write("b.txt", content);
+    assert!(s.checkpoint("fails").is_err());
+    std::fs::remove_file(&blocker).unwrap();
+    let ok = s.checkpoint("after").unwrap();
+    assert_eq!(s.file_at(ok, "b.txt").unwrap().unwrap(), content);
+    assert_eq!(s.file_at(ok, "a.txt").unwrap().unwrap(), b"a\n");
 }

@@ -154,6 +154,15 @@ impl CapDir {
         Ok(out)
     }
 
+    /// `fstat` of this directory's own handle (no path is resolved).
+    pub fn stat_self(&self) -> Result<Stat, CapError> {
+        let m = self
+            .dir
+            .dir_metadata()
+            .map_err(|e| self.map_err("read the metadata of", Path::new("."), e))?;
+        Ok(m.to_stat())
+    }
+
     /// `lstat` of the entry `name` of this directory (a symlink is described, not followed).
     pub fn stat_nofollow(&self, name: &Path) -> Result<(EntryType, Stat), CapError> {
         let m = self

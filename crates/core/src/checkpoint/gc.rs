@@ -101,6 +101,12 @@ impl Inner {
             let before = self.cache.map.len();
             self.cache.map.retain(|_, c| !deleted.contains(&c.id));
             self.cache_dirty |= self.cache.map.len() != before;
+            // The last walk's trees may be among them; its files whose content is are read
+            // again.
+            if let Some(m) = &mut self.memo {
+                m.forget_trees_and(&|id| deleted.contains(id));
+                self.cache_dirty = true;
+            }
         }
         report.store_bytes = total - report.freed_bytes;
         self.store_bytes = Some(report.store_bytes);

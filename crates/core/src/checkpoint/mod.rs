@@ -35,7 +35,11 @@
 //! without being opened, `.gitignore` rules apply whether or not the project is a git repository,
 //! `.git` is skipped, files over [`StoreOptions::max_file_bytes`] are recorded (size, a hash of
 //! their stat) but not stored. The stat cache means a file whose `lstat` did not change is not
-//! read again.
+//! read again. A store keeps what its last walk found in memory ([`scan::DirMemo`]): the next
+//! walk of the same store lists again only the directories whose stat moved, re-hashes only
+//! the trees of directories whose entries changed, and writes the stat cache back (whole,
+//! atomically) only when the trusted files changed. After a failure or another process's
+//! write, that memory is dropped and the stat cache is read from disk again.
 //!
 //! # Size
 //!
@@ -120,7 +124,8 @@ pub struct StoreOptions {
     pub global_gitignore: bool,
     /// How long to wait for another process's lock before [`CheckpointError::Busy`].
     pub lock_timeout: Duration,
-    /// Threads compressing and storing new contents during a walk.
+    /// Threads walking the project's directories side by side and storing new contents
+    /// (1: the calling thread only).
     pub writer_threads: usize,
 }
 
@@ -133,7 +138,7 @@ impl Default for StoreOptions {
             global_gitignore: true,
             lock_timeout: Duration::from_secs(30),
             writer_threads: std::thread::available_parallelism()
-                .map(|n| n.get().clamp(1, 4))
+                .map(|n| n.get().clamp(1, 8))
                 .unwrap_or(1),
         }
     }
@@ -222,8 +227,15 @@ struct Inner {
     dir: PathBuf,
     objects: Objects,
     opts: StoreOptions,
+    /// The stat cache read from disk: used by a walk where `memo` knows nothing.
     cache: StatCache,
+    /// The stat cache on disk is older than what this process knows.
     cache_dirty: bool,
+    /// What the last walk found, kept for the next one; `None` after a failure or another
+    /// process's write (the disk's cache is read again).
+    memo: Option<scan::DirMemo>,
+    /// The threads of a walk, started at the first one.
+    pool: Option<rayon::ThreadPool>,
     /// Objects known to be stored.
     known: HashSet<ObjectId>,
     /// The `version` this process last saw or wrote.
@@ -232,7 +244,7 @@ struct Inner {
     store_bytes: Option<u64>,
     last_stats: ScanStats,
     /// The person's global git excludes, read once.
-    global_ignore: Option<ignore::gitignore::Gitignore>,
+    global_ignore: Option<std::sync::Arc<ignore::gitignore::Gitignore>>,
 }
 
 /// Stores one file's current content (see [`Store::capturer`]).
@@ -316,7 +328,7 @@ impl Store {
         let objects = Objects::new(dir.join("objects"), opts.compress);
         let global_ignore = opts
             .global_gitignore
-            .then(|| ignore::gitignore::Gitignore::global().0);
+            .then(|| std::sync::Arc::new(ignore::gitignore::Gitignore::global().0));
         Ok(Store {
             lock: fd_lock::RwLock::new(file),
             inner: Inner {
@@ -326,6 +338,8 @@ impl Store {
                 opts,
                 cache: StatCache::default(),
                 cache_dirty: false,
+                memo: None,
+                pool: None,
                 known: HashSet::new(),
                 seen_version: None,
                 store_bytes: None,
@@ -377,9 +391,13 @@ impl Store {
         inner.sync_version();
         let r = f(inner);
         if r.is_err() {
-            // What this process believed is stored may not be: ask the disk again.
+            // What this process believed is stored may not be: ask the disk again, and let the
+            // next walk start from the stat cache on disk, not from what this one found.
             inner.known.clear();
             inner.store_bytes = None;
+            inner.memo = None;
+            inner.cache_dirty = false;
+            inner.cache = StatCache::load(&inner.cache_path());
         }
         if writes || r.is_err() {
             inner.bump_version();
@@ -550,6 +568,7 @@ impl Inner {
         }
         self.cache = StatCache::load(&self.cache_path());
         self.cache_dirty = false;
+        self.memo = None;
         self.known.clear();
         self.store_bytes = None;
         self.seen_version = on_disk;
@@ -558,7 +577,10 @@ impl Inner {
     /// Saves the stat cache if it changed and marks the store as written by this process.
     fn bump_version(&mut self) {
         if self.cache_dirty {
-            let bytes = self.cache.encode();
+            let bytes = match &self.memo {
+                Some(m) => m.encode_stat_cache(),
+                None => self.cache.encode(),
+            };
             if crate::fsutil::write_atomic_volatile(&self.cache_path(), &bytes, 0o600).is_ok() {
                 self.cache_dirty = false;
             }
@@ -591,7 +613,6 @@ impl Inner {
     pub(super) fn scan_config(&self) -> ScanConfig {
         ScanConfig {
             max_file_bytes: self.opts.max_file_bytes,
-            writer_threads: self.opts.writer_threads,
         }
     }
 
@@ -602,13 +623,25 @@ impl Inner {
         extra: &[String],
     ) -> Result<CheckpointId, CheckpointError> {
         let cfg = self.scan_config();
+        let threads = self.opts.writer_threads;
+        if self.pool.is_none() && threads > 1 {
+            self.pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .thread_name(|i| format!("checkpoint-walk-{i}"))
+                // A thread waiting for a subdirectory runs others on its stack: deep trees.
+                .stack_size(16 << 20)
+                .build()
+                .ok();
+        }
         let walked = scan::walk(
             &self.root,
             &self.objects,
             &cfg,
             self.global_ignore.as_ref(),
+            self.memo.take(),
             &self.cache,
             &mut self.known,
+            self.pool.as_ref(),
         )?;
         let mut root = walked.root;
         let mut added = walked.stats.bytes_written;
@@ -626,7 +659,9 @@ impl Inner {
         if walked.cache_changed {
             self.cache_dirty = true;
         }
-        self.cache = walked.cache;
+        // The memo holds what the cache read from disk held, and more.
+        self.cache = StatCache::default();
+        self.memo = Some(walked.memo);
         self.last_stats = walked.stats;
         self.add_bytes(added);
         self.record(origin, label, root)

@@ -2,22 +2,27 @@
 //! it without following a link ([`crate::capfs`]), `.gitignore` files (and `.git/info/exclude`,
 //! and the person's global excludes) honoured whether or not the project is a git repository,
 //! `.git` itself skipped, links recorded as links, FIFOs, sockets and devices skipped without
-//! being opened, files over the size cap recorded but not read. A file whose `lstat` matches
-//! the stat cache is not read; the others are read (capped), hashed on the walking thread and
-//! handed to writer threads that compress and store the blobs the store does not have yet.
+//! being opened, files over the size cap recorded but not read. Subdirectories are walked side
+//! by side on a thread pool; each thread reads, hashes, compresses and stores what it finds.
+//!
+//! A walk starts from what the walk before found ([`DirMemo`], kept in memory by the store):
+//! every file is `lstat`ed, and one whose stat is that of a trusted entry is not read; a
+//! directory whose own stat did not change since it was listed is not listed again; an entry
+//! the same ignore rules decided is not matched again; a directory none of whose entries
+//! changed keeps its tree id. Where the memory knows nothing (a first walk), the stat cache
+//! read from disk spares the reads.
 
 use super::object::{ObjectId, ObjectType, Objects};
-use super::statcache::{Cached, StatCache, RACY_NS};
-use super::tree::{self, os_bytes, Entry, FileState, Kind};
+use super::statcache::{Cached, Encoder, StatCache, RACY_NS};
+use super::tree::{self, os_bytes, FileState, Kind};
 use super::CheckpointError;
 use crate::capfs::{self, CapDir, CapError, EntryType, Stat};
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 use ignore::Match;
+use rayon::prelude::*;
 use std::borrow::Cow;
 use std::collections::HashSet;
 use std::path::Path;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::sync::{Arc, Mutex};
 
 /// The largest ignore file read (`.gitignore`, `.git/info/exclude`).
@@ -28,8 +33,6 @@ const IGNORE_FILE_LIMIT: u64 = 1 << 20;
 pub struct ScanConfig {
     /// Files larger than this are recorded as over the cap (size and stat), not stored.
     pub max_file_bytes: u64,
-    /// Threads that compress and store new blobs (0: on the walking thread).
-    pub writer_threads: usize,
 }
 
 /// What one walk did: counts for logs, and for tests (`files_read` shows the stat cache works).
@@ -45,17 +48,20 @@ pub struct ScanStats {
     /// Entries that could not be read (permissions, gone during the walk).
     pub unreadable: u64,
     pub cache_hits: u64,
+    /// Directories whose stat was the same as when they were last listed: not listed again.
+    pub dirs_unchanged: u64,
     pub files_read: u64,
     pub bytes_read: u64,
     pub objects_written: u64,
     pub bytes_written: u64,
 }
 
-/// The result of a walk: the root tree, the new stat cache, the counts.
+/// The result of a walk: the root tree, what it found (for the next walk and the stat cache),
+/// the counts.
 pub struct Walked {
     pub root: ObjectId,
-    pub cache: StatCache,
-    /// The cache differs from the one the walk started from.
+    pub memo: DirMemo,
+    /// The trusted files differ from those the walk started from (the cache on disk is stale).
     pub cache_changed: bool,
     pub stats: ScanStats,
 }
@@ -100,71 +106,27 @@ fn parse_ignore(bytes: &[u8]) -> Option<Gitignore> {
     b.build().ok().filter(|g| !g.is_empty())
 }
 
-fn read_ignore(dir: &CapDir, name: &Path) -> Option<Gitignore> {
+/// The bytes of an ignore file (`None`: unreadable, not a regular file, or over the limit).
+fn read_ignore_bytes(dir: &CapDir, name: &Path) -> Option<Vec<u8>> {
     let (file, meta) = dir.open_file_nofollow(name).ok()?;
     if meta.len() > IGNORE_FILE_LIMIT {
         return None;
     }
-    let bytes = capfs::read_capped_from(file, IGNORE_FILE_LIMIT).ok()?;
-    parse_ignore(&bytes)
+    capfs::read_capped_from(file, IGNORE_FILE_LIMIT).ok()
 }
 
-type WriterError = Arc<Mutex<Option<CheckpointError>>>;
-
-struct Writers {
-    tx: SyncSender<(ObjectId, Vec<u8>)>,
-    error: WriterError,
+/// The ignore rules in force in one directory: each ignore file's directory prefix length and
+/// its rules, innermost last, and a hash naming exactly this list (the files' contents), so a
+/// directory whose rules did not change keeps the decisions of the walk before.
+#[derive(Clone)]
+struct Rules {
+    list: Arc<Vec<(usize, Arc<Gitignore>)>>,
+    sig: [u8; 32],
 }
 
-fn writer_loop(
-    objects: &Objects,
-    rx: &Mutex<Receiver<(ObjectId, Vec<u8>)>>,
-    error: &WriterError,
-    count: &AtomicU64,
-    bytes: &AtomicU64,
-) {
-    loop {
-        let job = match rx.lock() {
-            Ok(r) => r.recv(),
-            Err(_) => return,
-        };
-        let Ok((id, content)) = job else { return };
-        if error.lock().map(|e| e.is_some()).unwrap_or(true) {
-            continue;
-        }
-        match objects.put(&id, ObjectType::Blob, &content) {
-            Ok(0) => {}
-            Ok(n) => {
-                count.fetch_add(1, Ordering::Relaxed);
-                bytes.fetch_add(n, Ordering::Relaxed);
-            }
-            Err(e) => {
-                if let Ok(mut slot) = error.lock() {
-                    slot.get_or_insert(e);
-                }
-            }
-        }
-    }
-}
-
-struct Walk<'a> {
-    objects: &'a Objects,
-    cfg: &'a ScanConfig,
-    old: &'a StatCache,
-    new: StatCache,
-    known: &'a mut HashSet<ObjectId>,
-    stats: ScanStats,
-    racy_from: i64,
-    /// The ignore files in force: the length of their directory's path prefix, the rules.
-    ignores: Vec<(usize, Gitignore)>,
-    writers: Option<Writers>,
-    /// An entry was added that the old cache did not have.
-    cache_changed: bool,
-}
-
-impl Walk<'_> {
+impl Rules {
     fn ignored(&self, full: &[u8], is_dir: bool) -> bool {
-        for (plen, gi) in self.ignores.iter().rev() {
+        for (plen, gi) in self.list.iter().rev() {
             let Some(sub) = full.get(*plen..) else {
                 continue;
             };
@@ -177,129 +139,331 @@ impl Walk<'_> {
         false
     }
 
-    /// Stores a blob the store may not have: on a writer thread, or here.
-    fn store_blob(&mut self, id: ObjectId, content: Vec<u8>) -> Result<(), CheckpointError> {
-        if !self.known.insert(id) {
+    /// These rules and an ignore file's (`bytes`, parsed as `gi`) at prefix `plen`.
+    fn with(&self, plen: usize, bytes: &[u8], gi: Option<&Arc<Gitignore>>) -> Rules {
+        let mut h = blake3::Hasher::new();
+        h.update(&self.sig);
+        h.update(&(plen as u64).to_le_bytes());
+        h.update(&(bytes.len() as u64).to_le_bytes());
+        h.update(bytes);
+        let mut list = self.list.clone();
+        if let Some(gi) = gi {
+            Arc::make_mut(&mut list).push((plen, gi.clone()));
+        }
+        Rules {
+            list,
+            sig: *h.finalize().as_bytes(),
+        }
+    }
+}
+
+/// What the last walk found in one directory, kept in memory so that the next walk of the same
+/// store trusts what it can: a file whose `lstat` is the same and whose mtime was old enough is
+/// not read, an entry the same rules ignored is not matched again, and a directory none of
+/// whose entries changed keeps its tree id (not encoded, hashed or looked for on disk again).
+/// Every entry is still listed and every file still `lstat`ed: a file's content can change
+/// without its directory's mtime moving.
+#[derive(Debug, Default)]
+pub struct DirMemo {
+    /// The directory's tree; `None` when nothing in it is kept (or it could not be listed).
+    tree: Option<ObjectId>,
+    /// The hash of the ignore rules in force inside it ([`Rules::sig`]).
+    rules: [u8; 32],
+    /// The directory's own stat when it was listed, kept only when its mtime was old enough:
+    /// the same stat next time means the same names (adding, removing or renaming an entry
+    /// moves its directory's mtime), so the listing is not read again.
+    listed_at: Option<Stat>,
+    /// Its own `.gitignore`: the bytes read and their rules (`None`: no rules in them).
+    own_ignore: Option<(Vec<u8>, Option<Arc<Gitignore>>)>,
+    /// Its entries, sorted by name.
+    entries: Vec<Seen>,
+    /// How many trusted files it holds, subdirectories included.
+    trusted: u64,
+}
+
+impl std::fmt::Debug for Rules {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Rules")
+            .field("files", &self.list.len())
+            .finish()
+    }
+}
+
+#[derive(Debug)]
+struct Seen {
+    name: Vec<u8>,
+    /// The entry's type in the listing.
+    listed: EntryType,
+    /// What it is in the directory's tree (`None`: not in it).
+    kept: Option<FileState>,
+    what: What,
+}
+
+#[derive(Debug)]
+enum What {
+    /// Ignored by the rules in force.
+    Ignored,
+    /// Skipped (a FIFO, socket or device; unreadable) or already described by `kept` (a link,
+    /// a file over the cap): looked at again next time.
+    Other,
+    /// A regular file read or found in the cache; `trusted` when its mtime was old enough that
+    /// the same `lstat` next time means the same content.
+    File {
+        stat: Stat,
+        trusted: bool,
+    },
+    Dir(Box<DirMemo>),
+}
+
+impl DirMemo {
+    /// The stat cache this memo holds: every trusted file, by its path from the root.
+    /// How many trusted files it holds.
+    pub fn trusted_count(&self) -> u64 {
+        self.trusted
+    }
+
+    pub fn to_stat_cache(&self) -> StatCache {
+        let mut cache = StatCache::default();
+        let mut path = Vec::new();
+        self.each_trusted(&mut path, &mut |p, c| {
+            cache.map.insert(p.into(), c);
+        });
+        cache
+    }
+
+    /// The bytes of [`Self::to_stat_cache`], written straight from the memo.
+    pub fn encode_stat_cache(&self) -> Vec<u8> {
+        let mut e = Encoder::with_capacity(self.trusted_count() as usize);
+        let mut path = Vec::with_capacity(256);
+        self.each_trusted(&mut path, &mut |p, c| e.push(p, &c));
+        e.finish()
+    }
+
+    fn each_trusted(&self, path: &mut Vec<u8>, f: &mut dyn FnMut(&[u8], Cached)) {
+        let base = path.len();
+        for e in &self.entries {
+            path.truncate(base);
+            if base > 0 {
+                path.push(b'/');
+            }
+            path.extend_from_slice(&e.name);
+            match (&e.what, e.kept) {
+                (
+                    What::File {
+                        stat,
+                        trusted: true,
+                    },
+                    Some(k),
+                ) => f(path, Cached::new(stat, k.id)),
+                (What::Dir(m), _) => m.each_trusted(path, f),
+                _ => {}
+            }
+        }
+        path.truncate(base);
+    }
+
+    /// Forgets every tree id (a collection deleted objects they may name); the files' stats
+    /// stay, checked by the caller.
+    pub fn forget_trees_and(&mut self, drop_file: &dyn Fn(&ObjectId) -> bool) {
+        self.tree = None;
+        self.trusted = 0;
+        for e in &mut self.entries {
+            match &mut e.what {
+                What::Dir(m) => {
+                    m.forget_trees_and(drop_file);
+                    e.kept = None;
+                    self.trusted += m.trusted;
+                }
+                What::File { trusted, .. } => {
+                    if e.kept.is_some_and(|k| drop_file(&k.id)) {
+                        *trusted = false;
+                    }
+                    self.trusted += u64::from(*trusted);
+                }
+                _ => {}
+            }
+        }
+    }
+}
+
+/// What one directory's walk (and those beneath it) counted.
+#[derive(Default)]
+struct Out {
+    stats: ScanStats,
+    /// Trusted files now.
+    trusted: u64,
+    /// Trusted files that were not trusted with the same stat and content before.
+    fresh: u64,
+}
+
+impl Out {
+    fn add(&mut self, o: Out) {
+        let (a, b) = (&mut self.stats, o.stats);
+        a.dirs += b.dirs;
+        a.files += b.files;
+        a.symlinks += b.symlinks;
+        a.over_cap += b.over_cap;
+        a.special += b.special;
+        a.ignored += b.ignored;
+        a.unreadable += b.unreadable;
+        a.cache_hits += b.cache_hits;
+        a.dirs_unchanged += b.dirs_unchanged;
+        a.files_read += b.files_read;
+        a.bytes_read += b.bytes_read;
+        a.objects_written += b.objects_written;
+        a.bytes_written += b.bytes_written;
+        self.trusted += o.trusted;
+        self.fresh += o.fresh;
+    }
+}
+
+/// What every directory's walk shares.
+struct Ctx<'a> {
+    objects: &'a Objects,
+    cfg: &'a ScanConfig,
+    /// The cache read from disk, for the directories the memo does not know (a first walk).
+    flat: &'a StatCache,
+    known: &'a Mutex<HashSet<ObjectId>>,
+    racy_from: i64,
+    parallel: bool,
+}
+
+impl Ctx<'_> {
+    /// Stores a blob the store may not have.
+    fn store(
+        &self,
+        ty: ObjectType,
+        id: ObjectId,
+        content: &[u8],
+        out: &mut Out,
+    ) -> Result<(), CheckpointError> {
+        let new = match self.known.lock() {
+            Ok(mut k) => k.insert(id),
+            Err(_) => true,
+        };
+        if !new {
             return Ok(());
         }
-        let content = match &self.writers {
-            Some(w) => match w.tx.send((id, content)) {
-                Ok(()) => return Ok(()),
-                Err(back) => back.0 .1,
-            },
-            None => content,
-        };
-        let n = self.objects.put(&id, ObjectType::Blob, &content)?;
+        let n = self.objects.put(&id, ty, content)?;
         if n > 0 {
-            self.stats.objects_written += 1;
-            self.stats.bytes_written += n;
+            out.stats.objects_written += 1;
+            out.stats.bytes_written += n;
         }
         Ok(())
     }
 
-    fn writer_failed(&self) -> Result<(), CheckpointError> {
-        if let Some(w) = &self.writers {
-            if let Ok(mut slot) = w.error.lock() {
-                if let Some(e) = slot.take() {
-                    return Err(e);
-                }
-            }
-        }
-        Ok(())
-    }
-
-    fn write_tree(&mut self, entries: &[Entry]) -> Result<ObjectId, CheckpointError> {
-        let bytes = tree::encode(entries);
-        let id = ObjectId::of_tree(&bytes);
-        if !self.known.contains(&id) {
-            let n = self.objects.put(&id, ObjectType::Tree, &bytes)?;
-            if n > 0 {
-                self.stats.objects_written += 1;
-                self.stats.bytes_written += n;
-            }
-            self.known.insert(id);
-        }
-        Ok(id)
-    }
-
-    /// A regular file: from the stat cache when its `lstat` matches, else read through its
-    /// descriptor (which decides: the stat cached is the descriptor's).
+    /// A regular file: unchanged when its `lstat` matches a trusted entry of the walk before
+    /// (or of the cache on disk), else read through its descriptor (which decides: the stat
+    /// kept is the descriptor's).
     fn file(
-        &mut self,
+        &self,
         dir: &CapDir,
         name: &Path,
         full: &[u8],
         st: &Stat,
-    ) -> Result<Option<FileState>, CheckpointError> {
+        prev: Option<&Seen>,
+        out: &mut Out,
+    ) -> Result<Option<(Option<FileState>, What)>, CheckpointError> {
         let kind_of = |s: &Stat| if s.executable { Kind::Exec } else { Kind::File };
-        if st.size > self.cfg.max_file_bytes {
-            self.stats.over_cap += 1;
-            return Ok(Some(FileState {
+        let over = |s: &Stat, out: &mut Out| {
+            out.stats.over_cap += 1;
+            let state = FileState {
                 kind: Kind::OverCap,
-                size: st.size,
-                id: fingerprint(st),
-            }));
+                size: s.size,
+                id: fingerprint(s),
+            };
+            Ok(Some((Some(state), What::Other)))
+        };
+        if st.size > self.cfg.max_file_bytes {
+            return over(st, out);
         }
-        if let Some(c) = self.old.map.get(full) {
-            if c.matches(st) {
-                self.stats.cache_hits += 1;
-                self.new.map.insert(full.into(), *c);
-                return Ok(Some(FileState {
-                    kind: kind_of(st),
-                    size: st.size,
-                    id: c.id,
-                }));
+        let hit = |id: ObjectId, out: &mut Out| {
+            out.stats.cache_hits += 1;
+            out.trusted += 1;
+            let state = FileState {
+                kind: kind_of(st),
+                size: st.size,
+                id,
+            };
+            Ok(Some((
+                Some(state),
+                What::File {
+                    stat: *st,
+                    trusted: true,
+                },
+            )))
+        };
+        match prev {
+            Some(Seen {
+                what:
+                    What::File {
+                        stat,
+                        trusted: true,
+                    },
+                kept: Some(k),
+                ..
+            }) => {
+                if stat == st {
+                    return hit(k.id, out);
+                }
+            }
+            Some(_) => {}
+            None => {
+                if let Some(c) = self.flat.map.get(full) {
+                    if c.matches(st) {
+                        return hit(c.id, out);
+                    }
+                }
             }
         }
         let Ok((file, meta)) = dir.open_file_nofollow(name) else {
-            self.stats.unreadable += 1;
+            out.stats.unreadable += 1;
             return Ok(None);
         };
         let fst = capfs::stat_of_file(&meta);
-        let over = |w: &mut Self| {
-            w.stats.over_cap += 1;
-            Ok(Some(FileState {
-                kind: Kind::OverCap,
-                size: fst.size,
-                id: fingerprint(&fst),
-            }))
-        };
         if fst.size > self.cfg.max_file_bytes {
-            return over(self);
+            return over(&fst, out);
         }
         let bytes = match capfs::read_capped_from(file, self.cfg.max_file_bytes) {
             Ok(b) => b,
-            Err(None) => return over(self),
+            Err(None) => return over(&fst, out),
             Err(Some(_)) => {
-                self.stats.unreadable += 1;
+                out.stats.unreadable += 1;
                 return Ok(None);
             }
         };
-        self.stats.files_read += 1;
-        self.stats.bytes_read += bytes.len() as u64;
+        out.stats.files_read += 1;
+        out.stats.bytes_read += bytes.len() as u64;
         let id = ObjectId::of_blob(&bytes);
         let size = bytes.len() as u64;
-        self.store_blob(id, bytes)?;
-        if fst.mtime_ns < self.racy_from && fst.size == size {
-            self.new.map.insert(full.into(), Cached::new(&fst, id));
-            self.cache_changed = true;
+        self.store(ObjectType::Blob, id, &bytes, out)?;
+        let trusted = fst.mtime_ns < self.racy_from && fst.size == size;
+        if trusted {
+            out.trusted += 1;
+            out.fresh += 1;
         }
-        Ok(Some(FileState {
+        let state = FileState {
             kind: kind_of(&fst),
             size,
             id,
-        }))
+        };
+        Ok(Some((Some(state), What::File { stat: fst, trusted })))
     }
 
-    fn link(&mut self, dir: &CapDir, name: &Path) -> Result<Option<FileState>, CheckpointError> {
+    fn link(
+        &self,
+        dir: &CapDir,
+        name: &Path,
+        out: &mut Out,
+    ) -> Result<Option<FileState>, CheckpointError> {
         let Ok(target) = dir.read_link_nofollow(name) else {
-            self.stats.unreadable += 1;
+            out.stats.unreadable += 1;
             return Ok(None);
         };
         let bytes = os_bytes(target.as_os_str());
         let id = ObjectId::of_blob(&bytes);
         let size = bytes.len() as u64;
-        self.store_blob(id, bytes)?;
+        self.store(ObjectType::Blob, id, &bytes, out)?;
         Ok(Some(FileState {
             kind: Kind::Symlink,
             size,
@@ -307,191 +471,286 @@ impl Walk<'_> {
         }))
     }
 
-    /// The tree of `dir` (at `rel`, its path from the root); `None` when nothing in it is kept.
+    /// The directory `dir` (at `rel`, its path from the root), given what the walk before saw
+    /// there (`old`) and the rules in force above it.
     fn dir(
-        &mut self,
+        &self,
         dir: &CapDir,
-        rel: &mut Vec<u8>,
-    ) -> Result<Option<ObjectId>, CheckpointError> {
-        self.stats.dirs += 1;
-        let listed = match dir.list_nofollow() {
-            Ok(l) => l,
-            Err(e) if rel.is_empty() => return Err(e.into()),
-            Err(_) => {
-                self.stats.unreadable += 1;
-                return Ok(None);
-            }
+        rel: &[u8],
+        old: Option<DirMemo>,
+        rules: &Rules,
+        out: &mut Out,
+    ) -> Result<DirMemo, CheckpointError> {
+        out.stats.dirs += 1;
+        let trusted_before = out.trusted;
+        let known_before = old.is_some();
+        let mut old = old.unwrap_or_default();
+        // Taken before the listing: a change during it shows next time.
+        let dir_stat = dir.stat_self().ok();
+        let same_listing = dir_stat.is_some() && old.listed_at == dir_stat;
+        let listed: Vec<(Vec<u8>, EntryType)> = if same_listing {
+            out.stats.dirs_unchanged += 1;
+            old.entries
+                .iter_mut()
+                .map(|e| (std::mem::take(&mut e.name), e.listed))
+                .collect()
+        } else {
+            let listed = match dir.list_nofollow() {
+                Ok(l) => l,
+                Err(e) if rel.is_empty() => return Err(e.into()),
+                Err(_) => {
+                    out.stats.unreadable += 1;
+                    return Ok(DirMemo::default());
+                }
+            };
+            let mut listed: Vec<(Vec<u8>, EntryType)> = listed
+                .into_iter()
+                .map(|l| (l.name.into_encoded_bytes(), l.kind))
+                .collect();
+            listed.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+            listed
         };
-        let mut listed: Vec<(Vec<u8>, EntryType)> = listed
-            .into_iter()
-            .map(|l| (os_bytes(&l.name), l.kind))
-            .collect();
-        listed.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-        let base = rel.len();
-        let prefix = if base == 0 { 0 } else { base + 1 };
+        let listed_at = dir_stat.filter(|s| s.mtime_ns < self.racy_from);
+        let prefix = if rel.is_empty() { 0 } else { rel.len() + 1 };
+
+        // This directory's own ignore file: parsed again only when its bytes changed.
         let has_ignore = listed
             .iter()
             .any(|(n, k)| n == b".gitignore" && *k == EntryType::File);
-        let pushed = if has_ignore {
-            match read_ignore(dir, Path::new(".gitignore")) {
-                Some(gi) => {
-                    self.ignores.push((prefix, gi));
-                    true
-                }
-                None => false,
-            }
-        } else {
-            false
-        };
-        let mut entries = Vec::with_capacity(listed.len());
-        for (name, kind) in listed {
-            if name == b".git" {
-                continue;
-            }
-            rel.truncate(base);
-            if base > 0 {
-                rel.push(b'/');
-            }
-            rel.extend_from_slice(&name);
-            if kind == EntryType::Special {
-                self.stats.special += 1;
-                continue;
-            }
-            if self.ignored(rel, kind == EntryType::Dir) {
-                self.stats.ignored += 1;
-                continue;
-            }
-            let name_path = as_path(&name);
-            let state = match kind {
-                EntryType::Dir => {
-                    let Ok(sub) = dir.open_subdir_nofollow(&name_path) else {
-                        self.stats.unreadable += 1;
-                        continue;
-                    };
-                    self.dir(&sub, rel)?.map(|id| FileState {
-                        kind: Kind::Dir,
-                        size: 0,
-                        id,
-                    })
-                }
-                EntryType::Symlink => {
-                    self.stats.symlinks += 1;
-                    self.link(dir, &name_path)?
-                }
-                EntryType::File => match dir.stat_nofollow(&name_path) {
-                    Ok((EntryType::File, st)) => {
-                        self.stats.files += 1;
-                        self.file(dir, &name_path, rel, &st)?
-                    }
-                    // Swapped since the listing: left for the next checkpoint.
+        let own_ignore = if has_ignore {
+            read_ignore_bytes(dir, Path::new(".gitignore")).map(|bytes| {
+                match old.own_ignore.take() {
+                    Some((b, gi)) if b == bytes => (b, gi),
                     _ => {
-                        self.stats.unreadable += 1;
-                        None
+                        let gi = parse_ignore(&bytes).map(Arc::new);
+                        (bytes, gi)
                     }
-                },
-                EntryType::Special => None,
-            };
-            if let Some(s) = state {
-                entries.push(Entry {
-                    name,
-                    kind: s.kind,
-                    size: s.size,
-                    id: s.id,
-                });
-            }
-        }
-        rel.truncate(base);
-        if pushed {
-            self.ignores.pop();
-        }
-        self.writer_failed()?;
-        if entries.is_empty() && base > 0 {
-            return Ok(None);
-        }
-        Ok(Some(self.write_tree(&entries)?))
-    }
-}
-
-/// Walks the project under `root` and stores what the store does not have. `global`: the
-/// person's global git excludes (`core.excludesFile`); `known`: the objects known to be stored
-/// (updated).
-pub fn walk(
-    root: &CapDir,
-    objects: &Objects,
-    cfg: &ScanConfig,
-    global: Option<&Gitignore>,
-    old: &StatCache,
-    known: &mut HashSet<ObjectId>,
-) -> Result<Walked, CheckpointError> {
-    let mut ignores = Vec::new();
-    if let Some(gi) = global.filter(|g| !g.is_empty()) {
-        ignores.push((0, gi.clone()));
-    }
-    if let Ok(Some((dir, name))) = root.parent_nofollow(Path::new(".git/info/exclude")) {
-        if let Some(gi) = read_ignore(&dir, &name) {
-            ignores.push((0, gi));
-        }
-    }
-    let racy_from = now_ns() - RACY_NS;
-    let threads = cfg.writer_threads;
-    let count = AtomicU64::new(0);
-    let bytes = AtomicU64::new(0);
-    let error: WriterError = Arc::new(Mutex::new(None));
-    let result = std::thread::scope(|s| {
-        let writers = if threads > 0 {
-            let (tx, rx) = sync_channel::<(ObjectId, Vec<u8>)>(16);
-            let rx = Arc::new(Mutex::new(rx));
-            for _ in 0..threads {
-                let rx = rx.clone();
-                let error = error.clone();
-                let (count, bytes) = (&count, &bytes);
-                s.spawn(move || writer_loop(objects, &rx, &error, count, bytes));
-            }
-            Some(Writers {
-                tx,
-                error: error.clone(),
+                }
             })
         } else {
             None
         };
-        let mut w = Walk {
-            objects,
-            cfg,
-            old,
-            new: StatCache {
-                map: std::collections::HashMap::with_capacity(old.map.len()),
-            },
-            known,
-            stats: ScanStats::default(),
-            racy_from,
-            ignores,
-            writers,
-            cache_changed: false,
+        let here = match &own_ignore {
+            Some((bytes, gi)) => rules.with(prefix, bytes, gi.as_ref()),
+            None => rules.clone(),
         };
-        let mut rel = Vec::new();
-        let r = w.dir(root, &mut rel);
-        // Closing the channel lets the writers finish what is queued and stop.
-        w.writers = None;
-        let changed = w.cache_changed || w.new.map.len() != old.map.len();
-        r.map(|root| (root, w.new, w.stats, changed))
-    });
-    let (root_id, cache, mut stats, cache_changed) = result?;
-    if let Ok(mut slot) = error.lock() {
-        if let Some(e) = slot.take() {
-            return Err(e);
+        let same_rules = known_before && old.rules == here.sig;
+
+        // A directory that had no tree (or whose tree was forgotten) gets one computed again.
+        let mut changed = !known_before || old.tree.is_none();
+        let mut olds = std::mem::take(&mut old.entries).into_iter().peekable();
+        let mut entries: Vec<Seen> = Vec::with_capacity(listed.len());
+        let mut subdirs: Vec<(usize, Option<DirMemo>, Option<FileState>)> = Vec::new();
+        let mut full = Vec::with_capacity(prefix + 64);
+        full.extend_from_slice(rel);
+        if !rel.is_empty() {
+            full.push(b'/');
+        }
+        for (name, kind) in listed {
+            if name == b".git" {
+                continue;
+            }
+            let mut prev = None;
+            if same_listing {
+                // The old entries are the listing, in its order.
+                prev = olds.next();
+            }
+            while let Some(o) = olds.peek().filter(|_| !same_listing) {
+                match o.name.cmp(&name) {
+                    std::cmp::Ordering::Less => {
+                        changed |= olds.next().is_some_and(|o| o.kept.is_some());
+                    }
+                    std::cmp::Ordering::Equal => {
+                        prev = olds.next();
+                        break;
+                    }
+                    std::cmp::Ordering::Greater => break,
+                }
+            }
+            let prev_kept = prev.as_ref().and_then(|p| p.kept);
+            let prev = prev.filter(|p| p.listed == kind);
+            full.truncate(prefix);
+            full.extend_from_slice(&name);
+            let (kept, what) = if kind == EntryType::Special {
+                out.stats.special += 1;
+                (None, What::Other)
+            } else if match &prev {
+                Some(p) if same_rules => matches!(p.what, What::Ignored),
+                _ => here.ignored(&full, kind == EntryType::Dir),
+            } {
+                out.stats.ignored += 1;
+                (None, What::Ignored)
+            } else {
+                let name_path = as_path(&name);
+                match kind {
+                    EntryType::Dir => {
+                        let old_sub = match prev {
+                            Some(Seen {
+                                what: What::Dir(m), ..
+                            }) => Some(*m),
+                            _ => None,
+                        };
+                        subdirs.push((entries.len(), old_sub, prev_kept));
+                        (None, What::Other)
+                    }
+                    EntryType::Symlink => {
+                        out.stats.symlinks += 1;
+                        (self.link(dir, &name_path, out)?, What::Other)
+                    }
+                    EntryType::File => match dir.stat_nofollow(&name_path) {
+                        Ok((EntryType::File, st)) => {
+                            out.stats.files += 1;
+                            match self.file(dir, &name_path, &full, &st, prev.as_ref(), out)? {
+                                Some(x) => x,
+                                None => (None, What::Other),
+                            }
+                        }
+                        // Swapped since the listing: left for the next checkpoint.
+                        _ => {
+                            out.stats.unreadable += 1;
+                            (None, What::Other)
+                        }
+                    },
+                    EntryType::Special => (None, What::Other),
+                }
+            };
+            if kind != EntryType::Dir || matches!(what, What::Ignored) {
+                changed |= kept != prev_kept;
+            }
+            entries.push(Seen {
+                name,
+                listed: kind,
+                kept,
+                what,
+            });
+        }
+        changed |= olds.any(|o| o.kept.is_some());
+
+        // The subdirectories, on the pool's threads when there is one.
+        let walk_sub = |(at, old_sub, _): (usize, Option<DirMemo>, Option<FileState>)| {
+            let mut sub_out = Out::default();
+            let name = &entries[at].name;
+            let r = match dir.open_subdir_nofollow(as_path(name).as_ref()) {
+                Ok(sub) => {
+                    let mut sub_rel = Vec::with_capacity(prefix + name.len());
+                    sub_rel.extend_from_slice(&full[..prefix]);
+                    sub_rel.extend_from_slice(name);
+                    self.dir(&sub, &sub_rel, old_sub, &here, &mut sub_out)
+                        .map(Some)
+                }
+                Err(_) => {
+                    sub_out.stats.unreadable += 1;
+                    Ok(None)
+                }
+            };
+            r.map(|m| (at, m, sub_out))
+        };
+        let prev_kepts: Vec<(usize, Option<FileState>)> =
+            subdirs.iter().map(|(at, _, k)| (*at, *k)).collect();
+        let results: Vec<Result<_, CheckpointError>> = if self.parallel && subdirs.len() > 1 {
+            subdirs.into_par_iter().map(walk_sub).collect()
+        } else {
+            subdirs.into_iter().map(walk_sub).collect()
+        };
+        for (r, (_, prev_kept)) in results.into_iter().zip(prev_kepts) {
+            let (at, memo, sub_out) = r?;
+            out.add(sub_out);
+            let e = &mut entries[at];
+            if let Some(m) = memo {
+                e.kept = m.tree.map(|id| FileState {
+                    kind: Kind::Dir,
+                    size: 0,
+                    id,
+                });
+                e.what = What::Dir(Box::new(m));
+            }
+            changed |= e.kept != prev_kept;
+        }
+
+        let tree = if !changed {
+            old.tree
+        } else if rel.is_empty() || entries.iter().any(|e| e.kept.is_some()) {
+            let bytes = tree::encode_parts(
+                entries
+                    .iter()
+                    .filter_map(|e| e.kept.as_ref().map(|k| (e.name.as_slice(), k))),
+            );
+            let id = ObjectId::of_tree(&bytes);
+            self.store(ObjectType::Tree, id, &bytes, out)?;
+            Some(id)
+        } else {
+            None
+        };
+        Ok(DirMemo {
+            tree,
+            rules: here.sig,
+            listed_at,
+            own_ignore,
+            entries,
+            trusted: out.trusted - trusted_before,
+        })
+    }
+}
+
+/// Walks the project under `root` and stores what the store does not have. `global`: the
+/// person's global git excludes (`core.excludesFile`); `memo`: what the walk before found
+/// (`None`: nothing known, a first walk); `flat`: the stat cache read from disk, used where the
+/// memo knows nothing; `known`: the objects known to be stored (updated); `pool`: the threads
+/// that walk directories side by side (`None`: this thread only).
+#[allow(clippy::too_many_arguments)]
+pub fn walk(
+    root: &CapDir,
+    objects: &Objects,
+    cfg: &ScanConfig,
+    global: Option<&Arc<Gitignore>>,
+    memo: Option<DirMemo>,
+    flat: &StatCache,
+    known: &mut HashSet<ObjectId>,
+    pool: Option<&rayon::ThreadPool>,
+) -> Result<Walked, CheckpointError> {
+    let mut rules = Rules {
+        list: Arc::new(Vec::new()),
+        sig: [0; 32],
+    };
+    if let Some(gi) = global.filter(|g| !g.is_empty()) {
+        // Read once per store: the same for every walk.
+        rules = rules.with(0, b"global excludes", Some(gi));
+    }
+    if let Ok(Some((dir, name))) = root.parent_nofollow(Path::new(".git/info/exclude")) {
+        if let Some(bytes) = read_ignore_bytes(&dir, &name) {
+            let gi = parse_ignore(&bytes).map(Arc::new);
+            rules = rules.with(0, &bytes, gi.as_ref());
         }
     }
-    stats.objects_written += count.load(Ordering::Relaxed);
-    stats.bytes_written += bytes.load(Ordering::Relaxed);
-    let root_id = match root_id {
+    let old_trusted = match &memo {
+        Some(m) => m.trusted_count(),
+        None => flat.map.len() as u64,
+    };
+    let shared = Mutex::new(std::mem::take(known));
+    let cx = Ctx {
+        objects,
+        cfg,
+        flat,
+        known: &shared,
+        racy_from: now_ns() - RACY_NS,
+        parallel: pool.is_some(),
+    };
+    let mut out = Out::default();
+    let r = match pool {
+        Some(p) => p.install(|| cx.dir(root, &[], memo, &rules, &mut out)),
+        None => cx.dir(root, &[], memo, &rules, &mut out),
+    };
+    *known = shared.into_inner().unwrap_or_default();
+    let memo = r?;
+    let root_id = match memo.tree {
         Some(id) => id,
         None => tree::write(objects, &[])?.0,
     };
     Ok(Walked {
         root: root_id,
-        cache,
-        cache_changed,
-        stats,
+        memo,
+        cache_changed: out.fresh > 0 || out.trusted != old_trusted,
+        stats: out.stats,
     })
 }
 

@@ -108,26 +108,50 @@ impl StatCache {
     }
 
     pub fn encode(&self) -> Vec<u8> {
-        let mut out = Vec::with_capacity(12 + self.map.len() * 96);
-        out.extend_from_slice(MAGIC);
-        let entries: Vec<_> = self
-            .map
-            .iter()
-            .filter(|(p, _)| p.len() <= usize::from(u16::MAX))
-            .collect();
-        out.extend_from_slice(&(entries.len() as u64).to_le_bytes());
-        for (p, c) in entries {
-            out.extend_from_slice(&(p.len() as u16).to_le_bytes());
-            out.extend_from_slice(p);
-            for v in [c.size, c.mtime_ns as u64, c.ctime_ns as u64, c.ino, c.dev] {
-                out.extend_from_slice(&v.to_le_bytes());
-            }
-            out.push(u8::from(c.executable));
-            out.extend_from_slice(&c.id.0);
+        let mut e = Encoder::with_capacity(self.map.len());
+        for (p, c) in &self.map {
+            e.push(p, c);
         }
-        let sum = *blake3::hash(&out).as_bytes();
-        out.extend_from_slice(&sum);
-        out
+        e.finish()
+    }
+}
+
+/// Writes the bytes of a cache entry by entry (what [`StatCache::encode`] gives for the same
+/// entries), without a map in between.
+pub struct Encoder {
+    out: Vec<u8>,
+    n: u64,
+}
+
+impl Encoder {
+    pub fn with_capacity(entries: usize) -> Encoder {
+        let mut out = Vec::with_capacity(12 + entries * 112 + 32);
+        out.extend_from_slice(MAGIC);
+        out.extend_from_slice(&0u64.to_le_bytes());
+        Encoder { out, n: 0 }
+    }
+
+    /// Adds an entry (a path too long to record is left out).
+    pub fn push(&mut self, path: &[u8], c: &Cached) {
+        if path.len() > usize::from(u16::MAX) {
+            return;
+        }
+        let out = &mut self.out;
+        out.extend_from_slice(&(path.len() as u16).to_le_bytes());
+        out.extend_from_slice(path);
+        for v in [c.size, c.mtime_ns as u64, c.ctime_ns as u64, c.ino, c.dev] {
+            out.extend_from_slice(&v.to_le_bytes());
+        }
+        out.push(u8::from(c.executable));
+        out.extend_from_slice(&c.id.0);
+        self.n += 1;
+    }
+
+    pub fn finish(mut self) -> Vec<u8> {
+        self.out[4..12].copy_from_slice(&self.n.to_le_bytes());
+        let sum = *blake3::hash(&self.out).as_bytes();
+        self.out.extend_from_slice(&sum);
+        self.out
     }
 }
 

@@ -106,15 +106,35 @@ fn get_varint(b: &[u8], at: &mut usize) -> Option<u64> {
 
 /// The bytes of a tree (entries sorted by name, no duplicates).
 pub fn encode(entries: &[Entry]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(entries.len() * 48);
-    put_varint(&mut out, entries.len() as u64);
-    for e in entries {
-        out.push(e.kind.byte());
-        put_varint(&mut out, e.name.len() as u64);
-        out.extend_from_slice(&e.name);
-        put_varint(&mut out, e.size);
-        out.extend_from_slice(&e.id.0);
+    encode_with(
+        entries
+            .iter()
+            .map(|e| (e.name.as_slice(), &e.kind, e.size, &e.id)),
+    )
+}
+
+/// [`encode`] of `(name, kind, size, id)` (sorted by name, no duplicates), without owning the
+/// names.
+pub fn encode_parts<'a>(entries: impl Iterator<Item = (&'a [u8], &'a FileState)>) -> Vec<u8> {
+    encode_with(entries.map(|(n, s)| (n, &s.kind, s.size, &s.id)))
+}
+
+fn encode_with<'a>(
+    entries: impl Iterator<Item = (&'a [u8], &'a Kind, u64, &'a ObjectId)>,
+) -> Vec<u8> {
+    let mut body = Vec::with_capacity(1024);
+    let mut n = 0u64;
+    for (name, kind, size, id) in entries {
+        n += 1;
+        body.push(kind.byte());
+        put_varint(&mut body, name.len() as u64);
+        body.extend_from_slice(name);
+        put_varint(&mut body, size);
+        body.extend_from_slice(&id.0);
     }
+    let mut out = Vec::with_capacity(body.len() + 10);
+    put_varint(&mut out, n);
+    out.extend_from_slice(&body);
     out
 }
 
