@@ -13,7 +13,7 @@
 //! read from disk spares the reads.
 
 use super::object::{ObjectId, ObjectType, Objects};
-use super::statcache::{Cached, Encoder, StatCache, RACY_NS};
+use super::statcache::{trustworthy, Cached, Encoder, StatCache};
 use super::tree::{self, os_bytes, FileState, Kind};
 use super::CheckpointError;
 use crate::capfs::{self, CapDir, CapError, EntryType, Stat};
@@ -324,7 +324,9 @@ struct Ctx<'a> {
     /// The cache read from disk, for the directories the memo does not know (a first walk).
     flat: &'a StatCache,
     known: &'a Mutex<HashSet<ObjectId>>,
-    racy_from: i64,
+    /// When the walk started: what changed shortly before is not trusted later (see
+    /// [`trustworthy`]).
+    now: i64,
     parallel: bool,
 }
 
@@ -437,7 +439,7 @@ impl Ctx<'_> {
         let id = ObjectId::of_blob(&bytes);
         let size = bytes.len() as u64;
         self.store(ObjectType::Blob, id, &bytes, out)?;
-        let trusted = fst.mtime_ns < self.racy_from && fst.size == size;
+        let trusted = trustworthy(fst.mtime_ns, self.now) && fst.size == size;
         if trusted {
             out.trusted += 1;
             out.fresh += 1;
@@ -510,7 +512,7 @@ impl Ctx<'_> {
             listed.sort_unstable_by(|a, b| a.0.cmp(&b.0));
             listed
         };
-        let listed_at = dir_stat.filter(|s| s.mtime_ns < self.racy_from);
+        let listed_at = dir_stat.filter(|s| trustworthy(s.mtime_ns, self.now));
         let prefix = if rel.is_empty() { 0 } else { rel.len() + 1 };
 
         // This directory's own ignore file: parsed again only when its bytes changed.
@@ -732,7 +734,7 @@ pub fn walk(
         cfg,
         flat,
         known: &shared,
-        racy_from: now_ns() - RACY_NS,
+        now: now_ns(),
         parallel: pool.is_some(),
     };
     let mut out = Out::default();

@@ -9,8 +9,25 @@ use crate::capfs::Stat;
 use std::collections::HashMap;
 use std::path::Path;
 
-/// How much older than the scan a file's mtime must be for its entry to be trusted later.
+/// How much older than the scan a file's mtime must be for its entry to be trusted later, on a
+/// file system whose timestamps may be as coarse as 2 s (FAT; 1 s on ext3, HFS+ and some
+/// network shares).
 pub const RACY_NS: i64 = 2_000_000_000;
+/// The same for a file whose mtime has a sub-second part: its file system keeps fine timestamps
+/// (nanoseconds on ext4, XFS, Btrfs, APFS, tmpfs; 100 ns on NTFS; 10 ms on exFAT), and the
+/// kernel's clock for them moves at least every 10 ms.
+pub const FINE_RACY_NS: i64 = 100_000_000;
+
+/// Whether an entry for a file of mtime `mtime_ns`, seen at `now_ns`, can be trusted later: a
+/// change within the same timestamp tick must not look like no change.
+pub fn trustworthy(mtime_ns: i64, now_ns: i64) -> bool {
+    let window = if mtime_ns.rem_euclid(1_000_000_000) != 0 {
+        FINE_RACY_NS
+    } else {
+        RACY_NS
+    };
+    mtime_ns < now_ns - window
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Cached {
@@ -158,6 +175,21 @@ impl Encoder {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_recent_mtime_is_trusted_only_past_its_file_systems_tick() {
+        let now = 1_700_000_000_000_000_000;
+        // Fine timestamps (a sub-second part): 100 ms is enough.
+        let fine = now - 150_000_000 + 7;
+        assert!(trustworthy(fine, now));
+        assert!(!trustworthy(now - 50_000_000 + 7, now));
+        // Whole seconds (a file system that may keep only those): 2 s.
+        let whole = (now / 1_000_000_000 - 1) * 1_000_000_000;
+        assert!(!trustworthy(whole, now));
+        assert!(trustworthy(whole - 2_000_000_000, now));
+        // Before 1970 still works.
+        assert!(trustworthy(-1_500_000_000, now));
+    }
 
     #[test]
     fn the_cache_round_trips_and_garbage_reads_as_empty() {
