@@ -115,13 +115,20 @@ def start_nvim(world: World):
 
 def overhead(world: World, nvim, stub: ModelStub, runs: int, calls: int) -> dict:
     port = nvim.exec_lua("return require('claude_context').status().port")
-    settings = nvim.exec_lua("return require('claude_context.hooks').settings_arg({ 'claude' })")
+    # The bridge's MCP server in every run (as :ClaudeContext open gives it): the hook before an
+    # edit is a call of its hook tool.
+    mcp_arg = "--mcp-config=" + nvim.exec_lua(
+        "local l = require('claude_context.terminal.launch') return require('claude_context.native').load().write_mcp_config(l.mcp_config_dir())"
+    )
+    settings = nvim.exec_lua("return require('claude_context.hooks').settings_arg({ 'claude', ... })", mcp_arg)
     assert settings, "the hooks' --settings"
     # The same hooks with `true` as their command: what Claude Code's hook runner costs by itself.
     noop = json.loads(settings.split("=", 1)[1])
     for entries in noop["hooks"].values():
         for e in entries:
             for hk in e["hooks"]:
+                if hk["type"] != "command":
+                    continue  # the MCP tool hook: no process to replace
                 hk["command"] = "true"
                 hk.pop("args", None)
     noop_settings = "--settings=" + json.dumps(noop)
@@ -131,6 +138,10 @@ def overhead(world: World, nvim, stub: ModelStub, runs: int, calls: int) -> dict
     for entries in shell["hooks"].values():
         for e in entries:
             for hk in e["hooks"]:
+                if hk["type"] == "mcp_tool":
+                    hk.clear()
+                    hk.update({"type": "command", "command": f"{shlex.quote(str(HOOK))} hook PreToolUse", "timeout": 10})
+                    continue
                 hk["command"] = " ".join(shlex.quote(w) for w in [hk["command"], *hk.pop("args", [])])
                 hk.pop("async", None)
     shell_settings = "--settings=" + json.dumps(shell)
@@ -143,7 +154,7 @@ def overhead(world: World, nvim, stub: ModelStub, runs: int, calls: int) -> dict
         script.append({"text": "done"})
         stub.reset()
         stub.push(*script)
-        argv = [CLAUDE, "-p", "write the files", "--output-format", "json", "--dangerously-skip-permissions"]
+        argv = [CLAUDE, "-p", "write the files", "--output-format", "json", "--dangerously-skip-permissions", mcp_arg]
         if kind == "with":
             argv.append(settings)
         elif kind == "noop":
@@ -300,7 +311,8 @@ def main() -> int:
     ap.add_argument("--cold-files", type=int, default=20000, help="files of the never-checkpointed project (0: skip)")
     ap.add_argument("--json")
     a = ap.parse_args()
-    CLAUDE = a.claude
+    # A relative path is the caller's (the bench changes its directory).
+    CLAUDE = str(Path(a.claude).resolve()) if os.sep in a.claude else a.claude
     if not HOOK.exists():
         print(f"{HOOK} is missing: run `make build`", file=sys.stderr)
         return 1

@@ -58,23 +58,51 @@ local function command(bin, event, timeout, async)
   return { type = "command", command = bin, args = { "hook", event }, timeout = timeout, async = async or nil }
 end
 
+---A hook as Claude Code's `mcp_tool` hook: a call of the bridge's hook tool over the MCP
+---connection the session already has (`--mcp-config`), so no process starts on every tool
+---call. Claude Code interpolates the hook input's fields; of the tool's input only the path (a
+---write's content is never sent).
+---@param event string
+---@return table
+function M.tool_hook(event)
+  local ht = require("claude_context.native").load().hook_tool
+  return {
+    type = "mcp_tool",
+    server = ht.server,
+    tool = ht.tool,
+    input = {
+      hook_event_name = event,
+      session_id = "${session_id}",
+      cwd = "${cwd}",
+      tool_name = "${tool_name}",
+      file_path = "${tool_input.file_path}",
+      notebook_path = "${tool_input.notebook_path}",
+      permission_mode = "${permission_mode}",
+    },
+    timeout = M.TIMEOUT_S,
+  }
+end
+
 ---The `hooks` table of the settings, for binary `bin`.
 ---@param bin string
+---@param mcp boolean? the session has the bridge's MCP server (`--mcp-config`): the hook before an edit calls it
 ---@return table
-function M.hooks_table(bin)
+function M.hooks_table(bin, mcp)
   local function entry(event, matcher, async)
     return { { matcher = matcher, hooks = { command(bin, event, M.TIMEOUT_S, async) } } }
   end
   local t = {
     SessionStart = entry("SessionStart"),
     UserPromptSubmit = entry("UserPromptSubmit"),
+    -- The two hooks of every tool call go over the session's MCP connection when it has the
+    -- bridge's server (no process each time), else run the binary.
     -- Before an edit only for the edit tools (the files a turn changes; Claude waits, so that the
     -- file is captured before it changes).
-    PreToolUse = entry("PreToolUse", M.EDIT_TOOLS),
+    PreToolUse = mcp and { { matcher = M.EDIT_TOOLS, hooks = { M.tool_hook("PreToolUse") } } } or entry("PreToolUse", M.EDIT_TOOLS),
     -- After every tool, so that a session that waited for a permission is seen working again and
-    -- an edit tool's file joins the turn. Only a report: Claude does not wait for it (a late one
-    -- never moves a finished session, see the core's turns).
-    PostToolUse = entry("PostToolUse", nil, true),
+    -- an edit tool's file joins the turn. As a process, only a report Claude does not wait for
+    -- (a late one never moves a finished session, see the core's turns).
+    PostToolUse = mcp and { { hooks = { M.tool_hook("PostToolUse") } } } or entry("PostToolUse", nil, true),
     PermissionRequest = entry("PermissionRequest"),
     Notification = entry("Notification"),
     Stop = entry("Stop"),
@@ -127,6 +155,21 @@ local function has_settings(argv)
   return false
 end
 
+---Whether `argv` gives the session the bridge's MCP server: the `--mcp-config` file
+---`:ClaudeContext open` writes.
+---@param argv string[]?
+---@return boolean
+function M.has_bridge_server(argv)
+  local dir = require("claude_context.terminal.launch").mcp_config_dir() .. "/"
+  for _, a in ipairs(argv or {}) do
+    local file = a:match("^%-%-mcp%-config=(.+)$")
+    if file and vim.startswith(file, dir) then
+      return true
+    end
+  end
+  return false
+end
+
 ---The `--settings=<json>` argument, or nil and why not.
 ---@param argv string[]? the command line so far (a `--settings` of the person's wins)
 ---@return string? arg, string? why
@@ -141,7 +184,7 @@ function M.settings_arg(argv)
   if not bin then
     return nil, "claude-context-mcp is not built"
   end
-  return "--settings=" .. vim.json.encode({ hooks = M.hooks_table(bin) })
+  return "--settings=" .. vim.json.encode({ hooks = M.hooks_table(bin, M.has_bridge_server(argv)) })
 end
 
 ---Appends `--settings=<hooks>` to `cmd` (the job's argv) unless hooks are off.

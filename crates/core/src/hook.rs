@@ -45,6 +45,13 @@ pub const EXCHANGE_TIMEOUT: Duration = Duration::from_millis(1000);
 /// the hook (`sessions.plan_timeout`) ends it first.
 pub const REVIEW_TIMEOUT: Duration = Duration::from_secs(7 * 24 * 3600);
 
+/// The tool of the plugin's MCP server (`/mcp`, the `claude-context` server of
+/// `--mcp-config`) that Claude Code calls as an `mcp_tool` hook before an edit tool runs: the
+/// same event as `claude-context-mcp hook PreToolUse` (and `PostToolUse`), over the connection Claude Code already
+/// has, so no process is started on every tool call. Not listed in `tools/list` (the model is
+/// not offered it); it takes only an edit tool's `PreToolUse` and a `PostToolUse`.
+pub const MCP_TOOL: &str = "claudeContextHook";
+
 /// The hook events the plugin registers.
 pub const EVENTS: &[&str] = &[
     "SessionStart",
@@ -187,6 +194,50 @@ pub fn event_from_input(event: &str, input: &[u8], terminal: Option<String>) -> 
         reason: parsed.reason,
         permission_mode: parsed.permission_mode,
     }))
+}
+
+/// The event of a call of [`MCP_TOOL`]: `args` holds the hook input's fields as Claude Code's
+/// `mcp_tool` hook interpolates them (`hook_event_name`, `session_id`, `cwd`, `tool_name`,
+/// `permission_mode`, and the tool input's `file_path` / `notebook_path`: never the content of a
+/// write). Only an edit tool's `PreToolUse` and any tool's `PostToolUse` are taken this way (what
+/// they can change: a turn's captures and files, `waiting` back to `working`).
+pub fn event_from_tool_args(args: &Value) -> Result<HookEvent, HookError> {
+    let Some(obj) = args.as_object() else {
+        return Err(HookError::BadInput("is not a JSON object"));
+    };
+    let mut input = obj.clone();
+    let path = |k: &str| {
+        input
+            .get(k)
+            .filter(|v| v.as_str().is_some_and(|s| !s.is_empty()))
+            .cloned()
+    };
+    let tool_input: serde_json::Map<String, Value> = ["file_path", "notebook_path"]
+        .into_iter()
+        .filter_map(|k| path(k).map(|v| (k.to_string(), v)))
+        .collect();
+    input.insert("tool_input".into(), Value::Object(tool_input));
+    let text = serde_json::to_vec(&input).map_err(|_| HookError::BadInput("is not JSON"))?;
+    let ev =
+        event_from_input("", &text, None).ok_or(HookError::BadInput("is not a JSON object"))?;
+    if ev.session_id.is_empty() {
+        return Err(HookError::BadInput("has no session_id"));
+    }
+    let edit = ev
+        .tool_name
+        .as_deref()
+        .is_some_and(|t| crate::turns::EDIT_TOOLS.contains(&t));
+    let taken = match ev.event.as_str() {
+        "PreToolUse" => edit,
+        "PostToolUse" => ev.tool_name.is_some(),
+        _ => false,
+    };
+    if !taken {
+        return Err(HookError::BadInput(
+            "is not an edit tool's PreToolUse or a PostToolUse (the only events taken this way)",
+        ));
+    }
+    Ok(ev)
 }
 
 /// The JSON-RPC request carrying `ev`.

@@ -588,3 +588,113 @@ fn walk(d: &Path) -> Vec<PathBuf> {
     }
     out
 }
+
+/// Claude Code's `mcp_tool` hook before an edit: a `tools/call` of the hook tool on `/mcp`.
+fn mcp_hook(b: &Bridge, args: Value) -> Value {
+    use claude_context_core::mcp::{catalog::Surface, handle_text_in, Inflight};
+    let req = serde_json::json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+        "params": {"name": claude_context_core::hook::MCP_TOOL, "arguments": args}});
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let (answer, _) = rt.block_on(handle_text_in(
+        &b.shared().mcp,
+        &req.to_string(),
+        &Inflight::new(Surface::Mcp),
+    ));
+    serde_json::from_str(&answer.unwrap()).unwrap()
+}
+
+#[test]
+fn the_edit_hook_as_an_mcp_tool_call_captures_the_file_before_the_edit() {
+    let b = bridge();
+    std::fs::write(b.path("a.txt"), b"before\n").unwrap();
+    let p = b.proj();
+    let held = p.store();
+    b.hook("UserPromptSubmit", "s", None, None);
+    // As Claude Code interpolates the hook input: tool_input as JSON text.
+    let args = |event: &str, tool: &str| {
+        serde_json::json!({
+            "hook_event_name": event,
+            "session_id": "s",
+            "cwd": b.project.to_string_lossy(),
+            "tool_name": tool,
+            "file_path": b.path("a.txt").to_string_lossy(),
+            "notebook_path": "",
+            "permission_mode": "acceptEdits",
+        })
+    };
+    let r = mcp_hook(&b, args("PreToolUse", "Edit"));
+    assert_eq!(r["result"]["content"][0]["text"], "{}", "{r}");
+    std::fs::write(b.path("a.txt"), b"after\n").unwrap();
+    drop(held);
+    b.hook("Stop", "s", None, None);
+    let cs = b.changeset(1, None);
+    let f = file(&cs, "a.txt");
+    assert_eq!(
+        (&f["before"], &f["after"]),
+        (&"before\n".into(), &"after\n".into())
+    );
+    // Nothing but an edit tool's PreToolUse is taken this way (no faked states).
+    for (event, tool) in [
+        ("Stop", "Edit"),
+        ("PreToolUse", "Bash"),
+        ("UserPromptSubmit", ""),
+    ] {
+        let r = mcp_hook(&b, args(event, tool));
+        assert_eq!(r["error"]["code"], -32602, "{event} {tool}: {r}");
+    }
+    assert_eq!(
+        b.shared().sessions.sessions(0)[0].state,
+        claude_context_core::turns::SessionState::Done
+    );
+    // PostToolUse comes this way too: a session that waited for a permission works again, and
+    // an edit tool's file joins its turn.
+    b.hook("UserPromptSubmit", "s", None, None);
+    b.hook("PermissionRequest", "s", Some("Write"), None);
+    let state = || b.shared().sessions.sessions(0)[0].state;
+    assert_eq!(state(), claude_context_core::turns::SessionState::Waiting);
+    let mut post = args("PostToolUse", "Write");
+    post["file_path"] = b.path("new.txt").to_string_lossy().into();
+    let r = mcp_hook(&b, post);
+    assert_eq!(r["result"]["content"][0]["text"], "{}", "{r}");
+    assert_eq!(state(), claude_context_core::turns::SessionState::Working);
+    let turns = b.shared().sessions.turns(Some("s"));
+    assert_eq!(
+        turns.last().unwrap().files,
+        [b.path("new.txt").to_string_lossy()]
+    );
+}
+
+#[test]
+fn the_hook_tool_is_offered_to_no_one_and_not_callable_at_the_ide_door() {
+    use claude_context_core::mcp::{catalog::Surface, handle_text_in, Inflight};
+    let b = bridge();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    for surface in [Surface::Ide, Surface::Mcp] {
+        let list = b.shared().mcp.catalog.list(surface).to_string();
+        assert!(
+            !list.contains(claude_context_core::hook::MCP_TOOL),
+            "{surface:?}"
+        );
+    }
+    let req = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": claude_context_core::hook::MCP_TOOL, "arguments": {}}});
+    let (answer, _) = rt.block_on(handle_text_in(
+        &b.shared().mcp,
+        &req.to_string(),
+        &Inflight::new(Surface::Ide),
+    ));
+    let v: Value = serde_json::from_str(&answer.unwrap()).unwrap();
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("Unknown tool"),
+        "{v}"
+    );
+}

@@ -514,6 +514,16 @@ async fn request(
                     ))
                 }
             };
+            if name == crate::hook::MCP_TOOL && surface == Surface::Mcp {
+                // Claude Code's `mcp_tool` hook before an edit (not a tool the model is offered).
+                return match crate::turns::record_tool_call(&shared.state, &args) {
+                    Ok(()) => Ok(tool_result(ToolOutput::texts(["{}".to_string()]))),
+                    Err(e) => Err(RpcError::new(
+                        ErrorCode::INVALID_PARAMS,
+                        format!("Invalid params: {e}"),
+                    )),
+                };
+            }
             if shared
                 .catalog
                 .get(&name)

@@ -26,33 +26,7 @@ const MAX_REQUEST: usize = 256 << 10;
 
 /// Records `ev` and tells the editor what changed (also called by tests without a socket).
 pub fn record(shared: &Arc<Shared>, ev: HookEvent) {
-    let ev = crate::hook::bound(ev);
-    let change = shared.sessions.apply(&ev, crate::turns::now_ms());
-    // Checkpoints (after the registry: a prompt's turn exists); never waits for a walk.
-    crate::turns::checkpoints::on_event(&shared.state, &ev);
-    let Some(change) = change else {
-        return;
-    };
-    tracing::debug!(
-        event = %change.event,
-        session = %change.session.id,
-        state = change.session.state.as_str(),
-        "session state"
-    );
-    send_change(shared, &change);
-}
-
-/// Sends a registry change to the editor (`session_state`), not waiting for it.
-pub fn send_change(shared: &Shared, change: &crate::turns::Change) {
-    let params = serde_json::to_value(change).unwrap_or(Value::Null);
-    let fut = shared.rpc.call("session_state", params);
-    if let Ok(rt) = tokio::runtime::Handle::try_current() {
-        rt.spawn(async move {
-            if let Err(e) = fut.await {
-                tracing::debug!(error = %e, "the editor did not take session_state");
-            }
-        });
-    }
+    crate::turns::record(&shared.state, ev);
 }
 
 /// Why the hook door refused a request (answered as -32602, "invalid params").

@@ -22,6 +22,9 @@
 //! milliseconds), so the state machine is tested without clocks.
 
 pub mod checkpoints;
+mod record;
+
+pub use record::{record, record_tool_call, send_change};
 
 use serde::{Deserialize, Serialize};
 use std::collections::{HashMap, VecDeque};

@@ -1,0 +1,50 @@
+//! Where a hook event goes, whichever way it came (the hook door, or the hook tool Claude Code
+//! calls on the plugin's MCP server): the session registry, the checkpoints, and the editor.
+
+use super::{Change, HookEvent};
+use crate::state::State;
+use serde_json::Value;
+use std::sync::Arc;
+
+/// Records `ev` in the session registry, takes the checkpoints it calls for (never waiting for
+/// a walk), and tells the editor when a session's state changed.
+pub fn record(state: &Arc<State>, ev: HookEvent) {
+    let ev = crate::hook::bound(ev);
+    let change = state.sessions.apply(&ev, super::now_ms());
+    // Checkpoints (after the registry: a prompt's turn exists); never waits for a walk.
+    super::checkpoints::on_event(state, &ev);
+    let Some(change) = change else {
+        return;
+    };
+    tracing::debug!(
+        event = %change.event,
+        session = %change.session.id,
+        state = change.session.state.as_str(),
+        "session state"
+    );
+    send_change(state, &change);
+}
+
+/// Sends a registry change to the editor (`session_state`), not waiting for it.
+pub fn send_change(state: &State, change: &Change) {
+    let params = serde_json::to_value(change).unwrap_or(Value::Null);
+    let fut = state.rpc.call("session_state", params);
+    if let Ok(rt) = tokio::runtime::Handle::try_current() {
+        rt.spawn(async move {
+            if let Err(e) = fut.await {
+                tracing::debug!(error = %e, "the editor did not take session_state");
+            }
+        });
+    }
+}
+
+/// Records the hook event Claude Code sends as a call of the hook tool
+/// ([`crate::hook::MCP_TOOL`]) on the plugin's MCP server: `args` holds the hook input's fields
+/// (see [`crate::hook::event_from_tool_args`]). Only the edit tools' `PreToolUse` and the
+/// `PostToolUse` come this way: anything else is refused, so a caller of the tool cannot start
+/// or end a turn nor fake a session's state.
+pub fn record_tool_call(state: &Arc<State>, args: &Value) -> Result<(), crate::hook::HookError> {
+    let ev = crate::hook::event_from_tool_args(args)?;
+    record(state, ev);
+    Ok(())
+}
