@@ -15,6 +15,9 @@ local M = {}
 ---The tools whose edits a turn records (PreToolUse runs before each of them).
 M.EDIT_TOOLS = "Edit|Write|MultiEdit|NotebookEdit"
 
+---How long Claude Code waits for the hook tool (a tool call's two hooks), in seconds.
+M.TOOL_HOOK_TIMEOUT_S = 2
+
 ---The environment variable naming the plugin's terminal a session runs in.
 M.ENV = "CLAUDE_CONTEXT_SESSION"
 
@@ -79,7 +82,8 @@ function M.tool_hook(event)
       notebook_path = "${tool_input.notebook_path}",
       permission_mode = "${permission_mode}",
     },
-    timeout = M.TIMEOUT_S,
+    -- Claude waits for these on every tool call: a bridge that hangs costs at most this.
+    timeout = M.TOOL_HOOK_TIMEOUT_S,
   }
 end
 

@@ -196,6 +196,15 @@ pub fn event_from_input(event: &str, input: &[u8], terminal: Option<String>) -> 
     }))
 }
 
+/// The fields of a call of [`MCP_TOOL`] taken besides the tool input's path.
+const TOOL_ARGS: &[&str] = &[
+    "hook_event_name",
+    "session_id",
+    "cwd",
+    "tool_name",
+    "permission_mode",
+];
+
 /// The event of a call of [`MCP_TOOL`]: `args` holds the hook input's fields as Claude Code's
 /// `mcp_tool` hook interpolates them (`hook_event_name`, `session_id`, `cwd`, `tool_name`,
 /// `permission_mode`, and the tool input's `file_path` / `notebook_path`: never the content of a
@@ -205,16 +214,28 @@ pub fn event_from_tool_args(args: &Value) -> Result<HookEvent, HookError> {
     let Some(obj) = args.as_object() else {
         return Err(HookError::BadInput("is not a JSON object"));
     };
-    let mut input = obj.clone();
-    let path = |k: &str| {
-        input
-            .get(k)
-            .filter(|v| v.as_str().is_some_and(|s| !s.is_empty()))
+    // Only the fields the hook sends (nothing else a caller adds: no model, no prompt).
+    let mut input: serde_json::Map<String, Value> = TOOL_ARGS
+        .iter()
+        .filter_map(|k| obj.get(*k).map(|v| (k.to_string(), v.clone())))
+        .collect();
+    // A placeholder Claude Code left unfilled is no path; a notebook's path is its own field.
+    let filled = |k: &str| {
+        obj.get(k)
+            .filter(|v| {
+                v.as_str()
+                    .is_some_and(|s| !s.is_empty() && !s.starts_with("${"))
+            })
             .cloned()
     };
-    let tool_input: serde_json::Map<String, Value> = ["file_path", "notebook_path"]
+    let key = if obj.get("tool_name").and_then(Value::as_str) == Some("NotebookEdit") {
+        "notebook_path"
+    } else {
+        "file_path"
+    };
+    let tool_input: serde_json::Map<String, Value> = filled(key)
+        .map(|v| (key.to_string(), v))
         .into_iter()
-        .filter_map(|k| path(k).map(|v| (k.to_string(), v)))
         .collect();
     input.insert("tool_input".into(), Value::Object(tool_input));
     let text = serde_json::to_vec(&input).map_err(|_| HookError::BadInput("is not JSON"))?;
@@ -388,6 +409,7 @@ pub fn write_output(result: &Value, mut stdout: impl std::io::Write) -> Result<(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn the_input_keeps_only_what_the_bridge_uses() {
@@ -439,6 +461,31 @@ mod tests {
         let input = serde_json::json!({"session_id": "s", "prompt": p}).to_string();
         let ev = event_from_input("UserPromptSubmit", input.as_bytes(), None).unwrap();
         assert!(ev.prompt.unwrap().len() <= PROMPT_BYTES);
+    }
+
+    #[test]
+    fn the_hook_tools_arguments_keep_only_the_hooks_fields_and_a_filled_path() {
+        let ev = event_from_tool_args(&json!({
+            "hook_event_name": "PreToolUse", "session_id": "s", "cwd": "/p",
+            "tool_name": "NotebookEdit", "file_path": "${tool_input.file_path}",
+            "notebook_path": "/p/a.ipynb", "permission_mode": "default",
+            "model": "faked", "prompt": "faked",
+        }))
+        .unwrap();
+        assert_eq!(ev.file.as_deref(), Some("/p/a.ipynb"));
+        assert_eq!((ev.model, ev.prompt), (None, None));
+        // An unfilled placeholder is no path.
+        let ev = event_from_tool_args(&json!({
+            "hook_event_name": "PostToolUse", "session_id": "s", "tool_name": "Write",
+            "file_path": "${tool_input.file_path}",
+        }))
+        .unwrap();
+        assert_eq!(ev.file, None);
+        // Events that start or end a turn are refused.
+        for e in ["UserPromptSubmit", "Stop", "SessionEnd", "SessionStart"] {
+            let args = json!({"hook_event_name": e, "session_id": "s", "tool_name": "Edit"});
+            assert!(event_from_tool_args(&args).is_err(), "{e}");
+        }
     }
 
     #[test]

@@ -515,8 +515,17 @@ async fn request(
                 }
             };
             if name == crate::hook::MCP_TOOL && surface == Surface::Mcp {
-                // Claude Code's `mcp_tool` hook before an edit (not a tool the model is offered).
-                return match crate::turns::record_tool_call(&shared.state, &args) {
+                // Claude Code's `mcp_tool` hooks of a tool call (not a tool the model is offered).
+                // A capture reads and stores a file: off the runtime's threads.
+                let state = shared.state.clone();
+                let done = tokio::task::spawn_blocking(move || {
+                    crate::turns::record_tool_call(&state, &args)
+                })
+                .await
+                .unwrap_or(Err(crate::hook::HookError::BadInput(
+                    "could not be recorded",
+                )));
+                return match done {
                     Ok(()) => Ok(tool_result(ToolOutput::texts(["{}".to_string()]))),
                     Err(e) => Err(RpcError::new(
                         ErrorCode::INVALID_PARAMS,
