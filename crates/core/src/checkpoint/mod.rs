@@ -234,8 +234,8 @@ struct Inner {
     /// What the last walk found, kept for the next one; `None` after a failure or another
     /// process's write (the disk's cache is read again).
     memo: Option<scan::DirMemo>,
-    /// The threads of a walk, started at the first one.
-    pool: Option<rayon::ThreadPool>,
+    /// The threads of a walk (one pool for the process), taken at the first one.
+    pool: Option<std::sync::Arc<rayon::ThreadPool>>,
     /// Objects known to be stored.
     known: HashSet<ObjectId>,
     /// The `version` this process last saw or wrote.
@@ -625,13 +625,7 @@ impl Inner {
         let cfg = self.scan_config();
         let threads = self.opts.writer_threads;
         if self.pool.is_none() && threads > 1 {
-            self.pool = rayon::ThreadPoolBuilder::new()
-                .num_threads(threads)
-                .thread_name(|i| format!("checkpoint-walk-{i}"))
-                // A thread waiting for a subdirectory runs others on its stack: deep trees.
-                .stack_size(16 << 20)
-                .build()
-                .ok();
+            self.pool = shared_pool(threads);
         }
         let walked = scan::walk(
             &self.root,
@@ -641,7 +635,7 @@ impl Inner {
             self.memo.take(),
             &self.cache,
             &mut self.known,
-            self.pool.as_ref(),
+            self.pool.as_deref(),
         )?;
         let mut root = walked.root;
         let mut added = walked.stats.bytes_written;
@@ -673,5 +667,38 @@ impl Inner {
             ObjectType::Blob,
             self.opts.max_file_bytes.max(st.size),
         )
+    }
+}
+
+/// The walk's thread pool of `threads` threads, one for the whole process (every project's store
+/// shares it: 32 open projects do not make 32 pools).
+fn shared_pool(threads: usize) -> Option<std::sync::Arc<rayon::ThreadPool>> {
+    use std::collections::HashMap;
+    use std::sync::{Arc, Mutex, OnceLock};
+    static POOLS: OnceLock<Mutex<HashMap<usize, Arc<rayon::ThreadPool>>>> = OnceLock::new();
+    let mut pools = POOLS.get_or_init(Default::default).lock().ok()?;
+    if let Some(p) = pools.get(&threads) {
+        return Some(p.clone());
+    }
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .thread_name(|i| format!("checkpoint-walk-{i}"))
+        // A thread waiting for a subdirectory runs others on its stack: deep trees.
+        .stack_size(16 << 20)
+        .build()
+        .ok()?;
+    let pool = Arc::new(pool);
+    pools.insert(threads, pool.clone());
+    Some(pool)
+}
+
+#[cfg(test)]
+mod pool_tests {
+    #[test]
+    fn every_store_of_the_process_shares_one_walk_pool() {
+        let a = super::shared_pool(3).unwrap();
+        let b = super::shared_pool(3).unwrap();
+        assert!(std::sync::Arc::ptr_eq(&a, &b));
+        assert_eq!(a.current_num_threads(), 3);
     }
 }
