@@ -49,7 +49,9 @@
 //! [`CheckpointError::Full`] says so.
 
 mod gc;
+mod ignore_rules;
 pub mod object;
+pub mod probe;
 mod records;
 mod restore;
 pub mod scan;
@@ -260,7 +262,7 @@ impl Capturer {
     /// stored: `None` when absent. Read without following links; over the cap: recorded only.
     pub fn capture(&self, path: &str) -> Result<(String, Option<FileState>), CheckpointError> {
         let rel = self.root.rel(path)?;
-        let st = scan::probe(&self.root, &self.objects, &rel, self.max_file_bytes)?;
+        let st = probe::probe(&self.root, &self.objects, &rel, self.max_file_bytes)?;
         Ok((rel.to_string_lossy().into_owned(), st))
     }
 }
@@ -431,7 +433,7 @@ impl Store {
         self.locked(true, |s| {
             let rel = s.root.rel(path)?;
             let info = s.info(base)?;
-            let now = scan::probe(&s.root, &s.objects, &rel, s.opts.max_file_bytes)?;
+            let now = probe::probe(&s.root, &s.objects, &rel, s.opts.max_file_bytes)?;
             let (tree, added) = tree::with_path(&s.objects, &info.tree, &rel, now)?;
             s.add_bytes(added);
             s.record(Origin::Capture, &rel.to_string_lossy(), tree)
@@ -644,7 +646,7 @@ impl Inner {
             if tree::lookup(&self.objects, &root, &rel)?.is_some() {
                 continue;
             }
-            if let Some(st) = scan::probe(&self.root, &self.objects, &rel, cfg.max_file_bytes)? {
+            if let Some(st) = probe::probe(&self.root, &self.objects, &rel, cfg.max_file_bytes)? {
                 let (r, n) = tree::with_path(&self.objects, &root, &rel, Some(st))?;
                 root = r;
                 added += n;

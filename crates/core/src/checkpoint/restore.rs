@@ -101,7 +101,7 @@ impl Inner {
                 continue;
             }
             // Changed between the checkpoint above and now (the person saving)?
-            let again = scan::probe(&self.root, &self.objects, &rel, self.opts.max_file_bytes)?;
+            let again = probe::probe(&self.root, &self.objects, &rel, self.opts.max_file_bytes)?;
             if !same(&again, &cur) {
                 report.conflicts.push(Kept {
                     path: rel,

@@ -12,21 +12,17 @@
 //! changed keeps its tree id. Where the memory knows nothing (a first walk), the stat cache
 //! read from disk spares the reads.
 
+use super::ignore_rules::{as_path, parse_ignore, read_ignore_bytes, Rules};
 use super::object::{ObjectId, ObjectType, Objects};
 use super::statcache::{trustworthy, Cached, Encoder, StatCache};
 use super::tree::{self, os_bytes, FileState, Kind};
 use super::CheckpointError;
-use crate::capfs::{self, CapDir, CapError, EntryType, Stat};
-use ignore::gitignore::{Gitignore, GitignoreBuilder};
-use ignore::Match;
+use crate::capfs::{self, CapDir, EntryType, Stat};
+use ignore::gitignore::Gitignore;
 use rayon::prelude::*;
-use std::borrow::Cow;
 use std::collections::HashSet;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
-
-/// The largest ignore file read (`.gitignore`, `.git/info/exclude`).
-const IGNORE_FILE_LIMIT: u64 = 1 << 20;
 
 /// What the walk honours and where it stops.
 #[derive(Debug, Clone)]
@@ -66,20 +62,6 @@ pub struct Walked {
     pub stats: ScanStats,
 }
 
-fn as_path(b: &[u8]) -> Cow<'_, Path> {
-    #[cfg(unix)]
-    {
-        use std::os::unix::ffi::OsStrExt;
-        Cow::Borrowed(Path::new(std::ffi::OsStr::from_bytes(b)))
-    }
-    #[cfg(not(unix))]
-    {
-        Cow::Owned(std::path::PathBuf::from(
-            String::from_utf8_lossy(b).into_owned(),
-        ))
-    }
-}
-
 fn now_ns() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -88,73 +70,12 @@ fn now_ns() -> i64 {
 }
 
 /// A fingerprint for a file over the cap: changes when its stat does.
-fn fingerprint(s: &Stat) -> ObjectId {
+pub(super) fn fingerprint(s: &Stat) -> ObjectId {
     let mut b = Vec::with_capacity(40);
     for v in [s.size, s.mtime_ns as u64, s.ctime_ns as u64, s.ino, s.dev] {
         b.extend_from_slice(&v.to_le_bytes());
     }
     ObjectId::of_fingerprint(&b)
-}
-
-fn parse_ignore(bytes: &[u8]) -> Option<Gitignore> {
-    let text = String::from_utf8_lossy(bytes);
-    let mut b = GitignoreBuilder::new(".");
-    for line in text.lines() {
-        // An invalid pattern is skipped, as git does.
-        let _ = b.add_line(None, line);
-    }
-    b.build().ok().filter(|g| !g.is_empty())
-}
-
-/// The bytes of an ignore file (`None`: unreadable, not a regular file, or over the limit).
-fn read_ignore_bytes(dir: &CapDir, name: &Path) -> Option<Vec<u8>> {
-    let (file, meta) = dir.open_file_nofollow(name).ok()?;
-    if meta.len() > IGNORE_FILE_LIMIT {
-        return None;
-    }
-    capfs::read_capped_from(file, IGNORE_FILE_LIMIT).ok()
-}
-
-/// The ignore rules in force in one directory: each ignore file's directory prefix length and
-/// its rules, innermost last, and a hash naming exactly this list (the files' contents), so a
-/// directory whose rules did not change keeps the decisions of the walk before.
-#[derive(Clone)]
-struct Rules {
-    list: Arc<Vec<(usize, Arc<Gitignore>)>>,
-    sig: [u8; 32],
-}
-
-impl Rules {
-    fn ignored(&self, full: &[u8], is_dir: bool) -> bool {
-        for (plen, gi) in self.list.iter().rev() {
-            let Some(sub) = full.get(*plen..) else {
-                continue;
-            };
-            match gi.matched(as_path(sub), is_dir) {
-                Match::Ignore(_) => return true,
-                Match::Whitelist(_) => return false,
-                Match::None => {}
-            }
-        }
-        false
-    }
-
-    /// These rules and an ignore file's (`bytes`, parsed as `gi`) at prefix `plen`.
-    fn with(&self, plen: usize, bytes: &[u8], gi: Option<&Arc<Gitignore>>) -> Rules {
-        let mut h = blake3::Hasher::new();
-        h.update(&self.sig);
-        h.update(&(plen as u64).to_le_bytes());
-        h.update(&(bytes.len() as u64).to_le_bytes());
-        h.update(bytes);
-        let mut list = self.list.clone();
-        if let Some(gi) = gi {
-            Arc::make_mut(&mut list).push((plen, gi.clone()));
-        }
-        Rules {
-            list,
-            sig: *h.finalize().as_bytes(),
-        }
-    }
 }
 
 /// What the last walk found in one directory, kept in memory so that the next walk of the same
@@ -179,14 +100,6 @@ pub struct DirMemo {
     entries: Vec<Seen>,
     /// How many trusted files it holds, subdirectories included.
     trusted: u64,
-}
-
-impl std::fmt::Debug for Rules {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Rules")
-            .field("files", &self.list.len())
-            .finish()
-    }
 }
 
 #[derive(Debug)]
@@ -710,10 +623,7 @@ pub fn walk(
     known: &mut HashSet<ObjectId>,
     pool: Option<&rayon::ThreadPool>,
 ) -> Result<Walked, CheckpointError> {
-    let mut rules = Rules {
-        list: Arc::new(Vec::new()),
-        sig: [0; 32],
-    };
+    let mut rules = Rules::none();
     if let Some(gi) = global.filter(|g| !g.is_empty()) {
         // Read once per store: the same for every walk.
         rules = rules.with(0, b"global excludes", Some(gi));
@@ -754,86 +664,4 @@ pub fn walk(
         cache_changed: out.fresh > 0 || out.trusted != old_trusted,
         stats: out.stats,
     })
-}
-
-/// What `rel` is now, read through handles opened without following links, its content stored:
-/// `None` when it is absent, a directory, or neither a file nor a link.
-pub fn probe(
-    root: &CapDir,
-    objects: &Objects,
-    rel: &Path,
-    max_file_bytes: u64,
-) -> Result<Option<FileState>, CheckpointError> {
-    let Some((dir, name)) = root.parent_nofollow(rel).or_else(absent)? else {
-        return Ok(None);
-    };
-    let (kind, st) = match dir.stat_nofollow(&name) {
-        Ok(x) => x,
-        Err(e) if e.is_not_found() => return Ok(None),
-        Err(e) => return Err(e.into()),
-    };
-    match kind {
-        EntryType::Symlink => {
-            let target = dir.read_link_nofollow(&name)?;
-            let bytes = os_bytes(target.as_os_str());
-            let id = ObjectId::of_blob(&bytes);
-            objects.put(&id, ObjectType::Blob, &bytes)?;
-            Ok(Some(FileState {
-                kind: Kind::Symlink,
-                size: bytes.len() as u64,
-                id,
-            }))
-        }
-        EntryType::File => {
-            let over = |s: &Stat| {
-                Ok(Some(FileState {
-                    kind: Kind::OverCap,
-                    size: s.size,
-                    id: fingerprint(s),
-                }))
-            };
-            if st.size > max_file_bytes {
-                return over(&st);
-            }
-            let (file, meta) = match dir.open_file_nofollow(&name) {
-                Ok(x) => x,
-                Err(e) if e.is_not_found() => return Ok(None),
-                Err(CapError::NotRegular { .. }) => return Ok(None),
-                Err(e) => return Err(e.into()),
-            };
-            let fst = capfs::stat_of_file(&meta);
-            let bytes = match capfs::read_capped_from(file, max_file_bytes) {
-                Ok(b) => b,
-                Err(None) => return over(&fst),
-                Err(Some(err)) => {
-                    return Err(CheckpointError::Io {
-                        what: "read",
-                        path: root.display(rel),
-                        err,
-                    })
-                }
-            };
-            let id = ObjectId::of_blob(&bytes);
-            objects.put(&id, ObjectType::Blob, &bytes)?;
-            Ok(Some(FileState {
-                kind: if fst.executable {
-                    Kind::Exec
-                } else {
-                    Kind::File
-                },
-                size: bytes.len() as u64,
-                id,
-            }))
-        }
-        EntryType::Dir | EntryType::Special => Ok(None),
-    }
-}
-
-/// A directory on the way that is not a directory (a file, a link) means the path is absent.
-fn absent(e: CapError) -> Result<Option<(CapDir, std::path::PathBuf)>, CapError> {
-    match e {
-        CapError::NotRegular { .. } | CapError::LinkInWrite { .. } => Ok(None),
-        e if e.is_not_found() => Ok(None),
-        e => Err(e),
-    }
 }
