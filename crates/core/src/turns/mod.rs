@@ -24,7 +24,7 @@
 pub mod checkpoints;
 mod record;
 
-pub use record::{record, record_tool_call, send_change};
+pub use record::{record, record_tool_call};
 
 use serde::{Deserialize, Serialize};
 use std::collections::{HashMap, VecDeque};

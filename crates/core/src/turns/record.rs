@@ -26,7 +26,7 @@ pub fn record(state: &Arc<State>, ev: HookEvent) {
 }
 
 /// Sends a registry change to the editor (`session_state`), not waiting for it.
-pub fn send_change(state: &State, change: &Change) {
+fn send_change(state: &State, change: &Change) {
     let params = serde_json::to_value(change).unwrap_or(Value::Null);
     let fut = state.rpc.call("session_state", params);
     if let Ok(rt) = tokio::runtime::Handle::try_current() {
