@@ -15,7 +15,7 @@ local M = {}
 ---The tools whose edits a turn records (PreToolUse runs before each of them).
 M.EDIT_TOOLS = "Edit|Write|MultiEdit|NotebookEdit"
 
----How long Claude Code waits for the hook tool (a tool call's two hooks), in seconds.
+---How long Claude Code waits for the hook tool (the hook before every tool), in seconds.
 M.TOOL_HOOK_TIMEOUT_S = 2
 
 ---The environment variable naming the plugin's terminal a session runs in.
@@ -89,7 +89,7 @@ end
 
 ---The `hooks` table of the settings, for binary `bin`.
 ---@param bin string
----@param mcp boolean? the session has the bridge's MCP server (`--mcp-config`): the hook before an edit calls it
+---@param mcp boolean? the session has the bridge's MCP server (`--mcp-config`): the hook before a tool calls it
 ---@return table
 function M.hooks_table(bin, mcp)
   local function entry(event, matcher, async)
@@ -98,15 +98,15 @@ function M.hooks_table(bin, mcp)
   local t = {
     SessionStart = entry("SessionStart"),
     UserPromptSubmit = entry("UserPromptSubmit"),
-    -- The two hooks of every tool call go over the session's MCP connection when it has the
-    -- bridge's server (no process each time), else run the binary.
-    -- Before an edit only for the edit tools (the files a turn changes; Claude waits, so that the
-    -- file is captured before it changes).
-    PreToolUse = mcp and { { matcher = M.EDIT_TOOLS, hooks = { M.tool_hook("PreToolUse") } } } or entry("PreToolUse", M.EDIT_TOOLS),
-    -- After every tool, so that a session that waited for a permission is seen working again and
-    -- an edit tool's file joins the turn. As a process, only a report Claude does not wait for
-    -- (a late one never moves a finished session, see the core's turns).
-    PostToolUse = mcp and { { hooks = { M.tool_hook("PostToolUse") } } } or entry("PostToolUse", nil, true),
+    -- A tool call's hook. With the bridge's server: one hook before every tool, over the
+    -- session's MCP connection (no process): Claude waits for it, so that an edit tool's file
+    -- is captured before it changes, and a session that waited for a permission is seen
+    -- working again when Claude goes on. No hook after the tool: each hook Claude Code runs
+    -- costs every tool call several milliseconds (BENCHMARKS.md, "Session-state hooks").
+    -- Without it: the binary before the edit tools (waited for) and after every tool, only a
+    -- report Claude does not wait for (a late one never moves a finished session).
+    PreToolUse = mcp and { { hooks = { M.tool_hook("PreToolUse") } } } or entry("PreToolUse", M.EDIT_TOOLS),
+    PostToolUse = not mcp and entry("PostToolUse", nil, true) or nil,
     PermissionRequest = entry("PermissionRequest"),
     Notification = entry("Notification"),
     Stop = entry("Stop"),

@@ -102,19 +102,19 @@ return {
         eq(ev == "PostToolUse" or nil, c.async, ev)
       end
       eq("Edit|Write|MultiEdit|NotebookEdit", hooks.PreToolUse[1].matcher)
-      -- With the bridge's MCP server (:ClaudeContext open's --mcp-config), the two hooks of every
-      -- tool call are calls of its hook tool: no process, and only the tool input's path is sent.
+      -- With the bridge's MCP server (:ClaudeContext open's --mcp-config), a tool call has one
+      -- hook, before every tool: a call of its hook tool (no process; only the tool input's path
+      -- is sent). None after the tool: each hook costs Claude Code time on every tool call.
       local hk_mod = require("claude_context.hooks")
       local mcp_arg = "--mcp-config=" .. require("claude_context.terminal.launch").mcp_config_dir() .. "/x.json"
       local over_mcp = vim.json.decode(assert(hk_mod.settings_arg({ "claude", mcp_arg })):match("^%-%-settings=(.+)$")).hooks
-      for _, ev in ipairs({ "PreToolUse", "PostToolUse" }) do
-        local c = over_mcp[ev][1].hooks[1]
-        eq({ "mcp_tool", "claude-context", "claudeContextHook" }, { c.type, c.server, c.tool }, ev)
-        eq(ev, c.input.hook_event_name)
-        eq("${tool_input.file_path}", c.input.file_path)
-        ok(not vim.json.encode(c.input):find("${tool_input}", 1, true), "never the whole tool input")
-      end
-      eq("Edit|Write|MultiEdit|NotebookEdit", over_mcp.PreToolUse[1].matcher)
+      local c = over_mcp.PreToolUse[1].hooks[1]
+      eq({ "mcp_tool", "claude-context", "claudeContextHook" }, { c.type, c.server, c.tool })
+      eq("PreToolUse", c.input.hook_event_name)
+      eq("${tool_input.file_path}", c.input.file_path)
+      ok(not vim.json.encode(c.input):find("${tool_input}", 1, true), "never the whole tool input")
+      eq(nil, over_mcp.PreToolUse[1].matcher, "before every tool")
+      eq(nil, over_mcp.PostToolUse, "no hook after the tool")
       eq({ "hook", "Stop" }, over_mcp.Stop[1].hooks[1].args, "the other events still run the binary")
       -- Another --mcp-config (the person's own) is not the bridge's server.
       eq(false, hk_mod.has_bridge_server({ "claude", "--mcp-config=/tmp/mine.json" }))

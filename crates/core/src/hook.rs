@@ -46,10 +46,11 @@ pub const EXCHANGE_TIMEOUT: Duration = Duration::from_millis(1000);
 pub const REVIEW_TIMEOUT: Duration = Duration::from_secs(7 * 24 * 3600);
 
 /// The tool of the plugin's MCP server (`/mcp`, the `claude-context` server of
-/// `--mcp-config`) that Claude Code calls as an `mcp_tool` hook before an edit tool runs: the
-/// same event as `claude-context-mcp hook PreToolUse` (and `PostToolUse`), over the connection Claude Code already
+/// `--mcp-config`) that Claude Code calls as an `mcp_tool` hook before every tool runs: the
+/// same event as `claude-context-mcp hook PreToolUse`, over the connection Claude Code already
 /// has, so no process is started on every tool call. Not listed in `tools/list` (the model is
-/// not offered it); it takes only an edit tool's `PreToolUse` and a `PostToolUse`.
+/// not offered it); it takes only a `PreToolUse` and a `PostToolUse` (sessions started by an
+/// earlier version of the plugin send that one too).
 pub const MCP_TOOL: &str = "claudeContextHook";
 
 /// The hook events the plugin registers.
@@ -208,8 +209,8 @@ const TOOL_ARGS: &[&str] = &[
 /// The event of a call of [`MCP_TOOL`]: `args` holds the hook input's fields as Claude Code's
 /// `mcp_tool` hook interpolates them (`hook_event_name`, `session_id`, `cwd`, `tool_name`,
 /// `permission_mode`, and the tool input's `file_path` / `notebook_path`: never the content of a
-/// write). Only an edit tool's `PreToolUse` and any tool's `PostToolUse` are taken this way (what
-/// they can change: a turn's captures and files, `waiting` back to `working`).
+/// write). Only a tool's `PreToolUse` and `PostToolUse` are taken this way (what they can
+/// change: a turn's captures and files, `waiting` back to `working`).
 pub fn event_from_tool_args(args: &Value) -> Result<HookEvent, HookError> {
     let Some(obj) = args.as_object() else {
         return Err(HookError::BadInput("is not a JSON object"));
@@ -244,18 +245,10 @@ pub fn event_from_tool_args(args: &Value) -> Result<HookEvent, HookError> {
     if ev.session_id.is_empty() {
         return Err(HookError::BadInput("has no session_id"));
     }
-    let edit = ev
-        .tool_name
-        .as_deref()
-        .is_some_and(|t| crate::turns::EDIT_TOOLS.contains(&t));
-    let taken = match ev.event.as_str() {
-        "PreToolUse" => edit,
-        "PostToolUse" => ev.tool_name.is_some(),
-        _ => false,
-    };
-    if !taken {
+    let taken = matches!(ev.event.as_str(), "PreToolUse" | "PostToolUse");
+    if !taken || ev.tool_name.as_deref().is_none_or(str::is_empty) {
         return Err(HookError::BadInput(
-            "is not an edit tool's PreToolUse or a PostToolUse (the only events taken this way)",
+            "is not a tool's PreToolUse or PostToolUse (the only events taken this way)",
         ));
     }
     Ok(ev)
@@ -481,10 +474,22 @@ mod tests {
         }))
         .unwrap();
         assert_eq!(ev.file, None);
-        // Events that start or end a turn are refused.
+        // Before any tool (the one hook of a tool call): taken, with no path for a Bash.
+        let ev = event_from_tool_args(&json!({
+            "hook_event_name": "PreToolUse", "session_id": "s", "tool_name": "Bash",
+            "file_path": "${tool_input.file_path}",
+        }))
+        .unwrap();
+        assert_eq!((ev.tool_name.as_deref(), ev.file), (Some("Bash"), None));
+        // Events that start or end a turn are refused, and a tool event without its tool.
         for e in ["UserPromptSubmit", "Stop", "SessionEnd", "SessionStart"] {
             let args = json!({"hook_event_name": e, "session_id": "s", "tool_name": "Edit"});
             assert!(event_from_tool_args(&args).is_err(), "{e}");
+        }
+        for tool in [json!(""), json!(null)] {
+            let args =
+                json!({"hook_event_name": "PreToolUse", "session_id": "s", "tool_name": tool});
+            assert!(event_from_tool_args(&args).is_err(), "{tool}");
         }
     }
 

@@ -589,7 +589,7 @@ fn walk(d: &Path) -> Vec<PathBuf> {
     out
 }
 
-/// Claude Code's `mcp_tool` hook before an edit: a `tools/call` of the hook tool on `/mcp`.
+/// Claude Code's `mcp_tool` hook before a tool: a `tools/call` of the hook tool on `/mcp`.
 fn mcp_hook(b: &Bridge, args: Value) -> Value {
     use claude_context_core::mcp::{catalog::Surface, handle_text_in, Inflight};
     let req = serde_json::json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
@@ -636,10 +636,11 @@ fn the_edit_hook_as_an_mcp_tool_call_captures_the_file_before_the_edit() {
         (&f["before"], &f["after"]),
         (&"before\n".into(), &"after\n".into())
     );
-    // Nothing but an edit tool's PreToolUse is taken this way (no faked states).
+    // Nothing but a tool's PreToolUse or PostToolUse is taken this way (no faked states).
     for (event, tool) in [
         ("Stop", "Edit"),
-        ("PreToolUse", "Bash"),
+        ("PreToolUse", ""),
+        ("SessionEnd", "Bash"),
         ("UserPromptSubmit", ""),
     ] {
         let r = mcp_hook(&b, args(event, tool));
@@ -649,21 +650,45 @@ fn the_edit_hook_as_an_mcp_tool_call_captures_the_file_before_the_edit() {
         b.shared().sessions.sessions(0)[0].state,
         claude_context_core::turns::SessionState::Done
     );
-    // PostToolUse comes this way too: a session that waited for a permission works again, and
-    // an edit tool's file joins its turn.
+    // Before every tool (the one hook of a tool call): a session that waited for a permission
+    // works again when Claude goes on to its next tool, whatever the tool.
     b.hook("UserPromptSubmit", "s", None, None);
-    b.hook("PermissionRequest", "s", Some("Write"), None);
+    b.hook("PermissionRequest", "s", Some("Bash"), None);
     let state = || b.shared().sessions.sessions(0)[0].state;
     assert_eq!(state(), claude_context_core::turns::SessionState::Waiting);
+    let mut read = args("PreToolUse", "Read");
+    read["file_path"] = b.path("a.txt").to_string_lossy().into();
+    let r = mcp_hook(&b, read);
+    assert_eq!(r["result"]["content"][0]["text"], "{}", "{r}");
+    assert_eq!(state(), claude_context_core::turns::SessionState::Working);
+    let files = || {
+        b.shared()
+            .sessions
+            .turns(Some("s"))
+            .last()
+            .unwrap()
+            .files
+            .clone()
+    };
+    assert!(files().is_empty(), "a Read changes no file: {:?}", files());
+    // An edit tool's file is in the turn's files as the edit starts.
+    let mut write = args("PreToolUse", "Write");
+    write["file_path"] = b.path("new.txt").to_string_lossy().into();
+    mcp_hook(&b, write);
+    assert_eq!(files(), [b.path("new.txt").to_string_lossy()]);
+    // A PostToolUse (a session started by an earlier version of the plugin) is taken too.
+    b.hook("PermissionRequest", "s", Some("Write"), None);
     let mut post = args("PostToolUse", "Write");
-    post["file_path"] = b.path("new.txt").to_string_lossy().into();
+    post["file_path"] = b.path("other.txt").to_string_lossy().into();
     let r = mcp_hook(&b, post);
     assert_eq!(r["result"]["content"][0]["text"], "{}", "{r}");
     assert_eq!(state(), claude_context_core::turns::SessionState::Working);
-    let turns = b.shared().sessions.turns(Some("s"));
     assert_eq!(
-        turns.last().unwrap().files,
-        [b.path("new.txt").to_string_lossy()]
+        files(),
+        [
+            b.path("new.txt").to_string_lossy(),
+            b.path("other.txt").to_string_lossy()
+        ]
     );
 }
 

@@ -11,8 +11,10 @@
 //! PermissionRequest, Notification
 //!   (permission_prompt, elicitation_dialog; idle_prompt while working)
 //!                                   -> waiting (Claude asks the person)
-//! PreToolUse / PostToolUse          -> working (from waiting: the person answered);
-//!                                      an edit tool's file joins the turn's files
+//! PreToolUse / PostToolUse          -> working (from waiting: the person answered, Claude
+//!                                      goes on); an edit tool's file joins the turn's files
+//!                                      (as the edit starts: the end checkpoint then lists what
+//!                                      changed on disk)
 //! Stop                              -> done   (unseen until the person looks: Registry::seen -> idle)
 //! SessionEnd                        -> ended
 //! ```
@@ -329,7 +331,9 @@ impl Registry {
                     .tool_name
                     .as_deref()
                     .is_some_and(|t| EDIT_TOOLS.contains(&t));
-                if ev.event == "PostToolUse" && edit {
+                // As the edit starts (the hook Claude waits for) or after it (a session whose
+                // hooks report it): the end checkpoint replaces the list with what changed.
+                if ev.event != "PostToolUseFailure" && edit {
                     if let (Some(f), Some(t)) = (
                         ev.file.as_deref().filter(|f| !f.is_empty()),
                         s.turn.and_then(|id| find_turn(&mut inner.turns, id)),

@@ -52,7 +52,15 @@ fn a_turn_goes_working_waiting_working_done_then_idle_when_seen() {
     assert_eq!(c.session.state, SessionState::Working);
     assert_eq!(c.session.prompt, "fix the parser");
 
-    r.apply(&edit("PreToolUse", "s1", "Edit", "/p/a.rs"), 110);
+    // An edit tool's file is in the turn's files as the edit starts (the hook Claude waits
+    // for); a tool that is not an edit tool adds none.
+    let c = r
+        .apply(&edit("PreToolUse", "s1", "Edit", "/p/a.rs"), 110)
+        .expect("a file is news");
+    assert_eq!(c.session.files, vec!["/p/a.rs".to_string()]);
+    assert!(r
+        .apply(&edit("PreToolUse", "s1", "Read", "/p/b.rs"), 111)
+        .is_none());
     let c = r
         .apply(
             &HookEvent {
@@ -199,11 +207,15 @@ fn a_late_post_tool_use_never_moves_a_finished_session_and_its_file_joins_that_t
     r.apply(&prompt("s", "go"), 1);
     r.apply(&edit("PreToolUse", "s", "Write", "/p/new.rs"), 2);
     r.apply(&ev("Stop", "s"), 3);
-    let c = r.apply(&edit("PostToolUse", "s", "Write", "/p/new.rs"), 4);
+    // The file its PreToolUse listed already: nothing new.
+    assert!(r
+        .apply(&edit("PostToolUse", "s", "Write", "/p/new.rs"), 4)
+        .is_none());
+    let c = r.apply(&edit("PostToolUse", "s", "Write", "/p/late.rs"), 4);
     assert_eq!(c.map(|c| c.session.state), Some(SessionState::Done));
     assert_eq!(state(&r, "s"), SessionState::Done);
     let t = r.turns(Some("s"));
     assert_eq!(t.len(), 1);
-    assert_eq!(t[0].files, ["/p/new.rs"]);
+    assert_eq!(t[0].files, ["/p/new.rs", "/p/late.rs"]);
     assert_eq!(t[0].end_ms, Some(3));
 }
