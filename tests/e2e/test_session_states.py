@@ -4,7 +4,8 @@ terminal (`:ClaudeContext open`, which adds `--settings` with the hooks) and the
 - a turn goes `working`, then `done` (the person looks elsewhere: notified), as seen through
   `status().sessions`, with the file its Write changed, in `turns()` too;
 - the person's own hook (in their user settings) still runs beside the plugin's;
-- a tool that needs a permission puts the session in `waiting`.
+- a tool that needs a permission puts the session in `waiting`; allowed, Claude goes on and the
+  session is `working` again (the hook before its next tool), then `done`.
 """
 
 from __future__ import annotations
@@ -100,6 +101,7 @@ def test_a_session_goes_working_then_done_then_waiting(make_bridge, claude, mode
     # A tool that needs the person's permission: waiting.
     model_stub.push(
         {"tool_use": {"name": "Bash", "input": {"command": "touch made-by-bash.txt", "description": "Make a file"}}},
+        {"tool_use": {"name": "Read", "input": {"file_path": str(note)}}},
         {"text": "turn-two-done"},
     )
     b.lua("vim.fn.chansend(..., 'run a command')", job)
@@ -115,5 +117,20 @@ def test_a_session_goes_working_then_done_then_waiting(make_bridge, claude, mode
     assert waiting["prompt"] == "run a command"
     notified = b.lua("return require('claude_context.sessions_state').notified")
     assert any(n["state"] == "waiting" for n in notified), notified
+
+    # The person allows it ("1. Yes"): Claude goes on to its next tool, whose hook (the one
+    # before every tool) shows the session working again, then done.
+    wait_until(lambda: "1. Yes" in terminal_text(b), WAIT, 0.2, "the permission dialog")
+    b.lua("_G.session_events = {}")
+    b.lua("vim.fn.chansend(..., '1')", job)
+    try:
+        wait_until(lambda: (s := one_session(b)) and s["state"] == "done" and s, WAIT * 2, 0.2, "the second turn to be done")
+    except BaseException:
+        print("terminal:\n" + terminal_text(b)[-3000:])
+        print("sessions:", sessions(b), "events:", b.lua("return _G.session_events"))
+        raise
+    assert (world.project / "made-by-bash.txt").exists()
+    states = [e["state"] for e in b.lua("return _G.session_events")]
+    assert states[:2] == ["working", "done"], states
 
     b.nvim.command("ClaudeContext close")
