@@ -3,20 +3,26 @@
 
 1. Overhead on a tool call. The real CLI (`claude -p`, pinned by default) runs the same scripted
    turn — K Write calls to new files, then an answer — against the loopback model stub, in
-   alternating runs with and without the plugin's `--settings` hooks (the ones
-   `:ClaudeContext open` adds), and with the same hooks running `true` (Claude Code's own cost
-   of running a hook), in one bench run. A tool call's time is the gap between the
-   model stub's answer with the `tool_use` and the CLI's next request (the CLI runs PreToolUse,
-   the tool, PostToolUse, then asks again). Reported: p50 of the gaps with and without hooks,
-   and the difference; and the same hooks as shell commands that Claude waits for, every one
-   (what running the binary directly and not waiting for PostToolUse save).
+   rounds of one run of each kind: without hooks, with the plugin's `--settings` hooks (the
+   ones `:ClaudeContext open` adds), with the previous design's two hooks a tool call, and with
+   the plugin's hooks under matchers no tool has (what "no difference" looks like on this
+   machine). A tool call's time is the gap between the model stub's answer with the `tool_use`
+   and the CLI's next request (the CLI runs the hooks and the tool, then asks again).
+   Reported per kind: the median over rounds of (the run's median gap − the same round's run
+   without hooks), its quartiles, and the pooled p50 difference.
 2. State visible in Neovim. The hook binary (`claude-context-mcp hook UserPromptSubmit`) is run
    N times, one after the other, against a headless Neovim with the plugin; "visible" is when
    `User ClaudeContextSessionState` fires in Neovim for that prompt. From just before the hook
    process is spawned (when Claude Code runs it) to then, on CLOCK_MONOTONIC on both sides
    (Python's time.monotonic_ns, libuv's hrtime). Reported: p50, p99, max.
 
-    .deps/venv/bin/python bench/hooks.py [--claude PATH] [--runs 4] [--calls 10] [--n 300] [--cold-files 20000]
+   Then the bridge's own share of the hook: N calls of the hook tool over one WebSocket on
+   `/mcp`, send to answer, from a Python client.
+
+    .deps/venv/bin/python bench/hooks.py [--claude PATH] [--runs 30] [--calls 10] [--n 300] [--cold-files 20000] [--debug-log]
+
+   With --debug-log, the runs with the plugin's hooks also write Claude Code's debug log, and
+   each hook call's time in it is reported (from its "calling" line to its result).
 
 3. The first checkpoint. A prompt in a project never checkpointed (20,000 files, ~200 MB): the
    prompt's hook against the same hook in a checkpointed project, the edit tools' PreToolUse
@@ -113,78 +119,104 @@ def start_nvim(world: World):
     return nvim
 
 
-def overhead(world: World, nvim, stub: ModelStub, runs: int, calls: int) -> dict:
+def hook_call_times(log: Path) -> list:
+    """From Claude Code's `--debug-file` log: each `mcp_tool` hook's time, from its "calling" line
+    to the hook's result line (ms; the log's timestamps are to the millisecond)."""
+    import datetime
+
+    def ms(line: str) -> float:
+        return datetime.datetime.fromisoformat(line[:23]).timestamp() * 1000
+
+    out, start = [], None
+    for line in log.read_text(errors="replace").splitlines():
+        if "Hooks: mcp_tool calling" in line:
+            start = ms(line)
+        elif start is not None and '"Hook ' in line and "ToolUse" in line:
+            out.append(ms(line) - start)
+            start = None
+    return out
+
+
+def overhead(world: World, nvim, stub: ModelStub, runs: int, calls: int, debug_log: bool = False) -> dict:
     port = nvim.exec_lua("return require('claude_context').status().port")
-    # The bridge's MCP server in every run (as :ClaudeContext open gives it): the hook before an
-    # edit is a call of its hook tool.
+    # The bridge's MCP server in every run (as :ClaudeContext open gives it): the hook before a
+    # tool is a call of its hook tool.
     mcp_arg = "--mcp-config=" + nvim.exec_lua(
         "local l = require('claude_context.terminal.launch') return require('claude_context.native').load().write_mcp_config(l.mcp_config_dir())"
     )
     settings = nvim.exec_lua("return require('claude_context.hooks').settings_arg({ 'claude', ... })", mcp_arg)
     assert settings, "the hooks' --settings"
-    # The same hooks with `true` as their command: what Claude Code's hook runner costs by itself.
-    noop = json.loads(settings.split("=", 1)[1])
-    for entries in noop["hooks"].values():
+    hooks = json.loads(settings.split("=", 1)[1])["hooks"]
+    pre = next(e for e in hooks["PreToolUse"] if e["hooks"][0]["type"] == "mcp_tool")
+    # The same hooks with matchers no tool has: what a difference of nothing looks like here
+    # (the noise floor of this machine's runs).
+    nomatch = json.loads(json.dumps(hooks))
+    for entries in nomatch.values():
         for e in entries:
-            for hk in e["hooks"]:
-                if hk["type"] != "command":
-                    continue  # the MCP tool hook: no process to replace
-                hk["command"] = "true"
-                hk.pop("args", None)
-    noop_settings = "--settings=" + json.dumps(noop)
-    # The same hooks as shell commands, every one waited for (no exec form, no async): what the
-    # exec form and the unwaited PostToolUse save.
-    shell = json.loads(settings.split("=", 1)[1])
-    for entries in shell["hooks"].values():
-        for e in entries:
-            for hk in e["hooks"]:
-                if hk["type"] == "mcp_tool":
-                    hk.clear()
-                    hk.update({"type": "command", "command": f"{shlex.quote(str(HOOK))} hook PreToolUse", "timeout": 10})
-                    continue
-                hk["command"] = " ".join(shlex.quote(w) for w in [hk["command"], *hk.pop("args", [])])
-                hk.pop("async", None)
-    shell_settings = "--settings=" + json.dumps(shell)
-    kinds = ("without", "noop", "with", "shell")
-    gaps = {k: [] for k in kinds}
-    for r in range(runs * len(kinds)):
-        kind = kinds[r % len(kinds)]
-        out = world.project / f"run-{r}"
-        script = [{"tool_use": {"name": "Write", "input": {"file_path": str(out / f"f{i}.txt"), "content": f"{i}\n"}}} for i in range(calls)]
-        script.append({"text": "done"})
-        stub.reset()
-        stub.push(*script)
-        argv = [CLAUDE, "-p", "write the files", "--output-format", "json", "--dangerously-skip-permissions", mcp_arg]
-        if kind == "with":
-            argv.append(settings)
-        elif kind == "noop":
-            argv.append(noop_settings)
-        elif kind == "shell":
-            argv.append(shell_settings)
-        env = world.env(
-            ANTHROPIC_BASE_URL=stub.url,
-            ANTHROPIC_API_KEY=API_KEY,
-            CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1,
-            DISABLE_AUTOUPDATER=1,
-            IS_SANDBOX=1,
-            CLAUDE_CODE_SSE_PORT=port,
-            CLAUDE_CONTEXT_SESSION="bench",
-        )
-        p = subprocess.run(argv, cwd=world.project, env=env, capture_output=True, text=True, timeout=300)
-        if p.returncode != 0:
-            raise RuntimeError(f"claude -p failed: {p.stdout[-2000:]} {p.stderr[-2000:]}")
-        written = len(list(out.glob("f*.txt"))) if out.exists() else 0
-        if written != calls:
-            raise RuntimeError(f"run {r}: {written} of {calls} files written")
-        reqs = stub.agent_requests()
-        times = [q.time for q in reqs]
-        # The gaps after the answers with a tool_use (the last answer is the text).
-        gaps[kind] += [b - a for a, b in zip(times, times[1:])][:calls]
+            e["matcher"] = "NoSuchTool"
+    # The design before this one: the edit tools' PreToolUse and every tool's PostToolUse, both
+    # calls of the hook tool (two hooks a tool call).
+    previous = json.loads(json.dumps(hooks))
+    previous["PreToolUse"] = [dict(pre, matcher="Edit|Write|MultiEdit|NotebookEdit")] + [e for e in hooks["PreToolUse"] if e is not pre]
+    post = json.loads(json.dumps(pre))
+    post.pop("matcher", None)
+    post["hooks"][0]["input"]["hook_event_name"] = "PostToolUse"
+    previous["PostToolUse"] = [post]
+    kinds = {
+        "without": None,
+        "with": settings,
+        "nomatch": "--settings=" + json.dumps({"hooks": nomatch}),
+        "previous": "--settings=" + json.dumps({"hooks": previous}),
+    }
+    names = list(kinds)
+    gaps = {k: [] for k in names}
+    rounds = {k: [] for k in names}
+    hook_calls: list = []
+    # Rounds of one run of each kind, the order reversed every other round: a drift of the
+    # machine falls on every kind alike, and each round's difference is paired.
+    for r in range(runs):
+        for j, kind in enumerate(names if r % 2 == 0 else names[::-1]):
+            out = world.project / f"run-{r}-{j}"
+            script = [{"tool_use": {"name": "Write", "input": {"file_path": str(out / f"f{i}.txt"), "content": f"{i}\n"}}} for i in range(calls)]
+            script.append({"text": "done"})
+            stub.reset()
+            stub.push(*script)
+            argv = [CLAUDE, "-p", "write the files", "--output-format", "json", "--dangerously-skip-permissions", mcp_arg]
+            if kinds[kind]:
+                argv.append(kinds[kind])
+            log = world.root / f"debug-{r}-{kind}.log"
+            if debug_log and kind == "with":
+                argv.append(f"--debug-file={log}")
+            env = world.env(
+                ANTHROPIC_BASE_URL=stub.url,
+                ANTHROPIC_API_KEY=API_KEY,
+                CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1,
+                DISABLE_AUTOUPDATER=1,
+                IS_SANDBOX=1,
+                CLAUDE_CODE_SSE_PORT=port,
+                CLAUDE_CONTEXT_SESSION="bench",
+            )
+            p = subprocess.run(argv, cwd=world.project, env=env, capture_output=True, text=True, timeout=300)
+            if p.returncode != 0:
+                raise RuntimeError(f"claude -p failed: {p.stdout[-2000:]} {p.stderr[-2000:]}")
+            written = len(list(out.glob("f*.txt"))) if out.exists() else 0
+            if written != calls:
+                raise RuntimeError(f"run {r} ({kind}): {written} of {calls} files written")
+            times = [q.time for q in stub.agent_requests()]
+            # The gaps after the answers with a tool_use (the last answer is the text).
+            g = [b - a for a, b in zip(times, times[1:])][:calls]
+            gaps[kind] += g
+            rounds[kind].append(statistics.median(g))
+            if debug_log and kind == "with":
+                hook_calls += hook_call_times(log)
     res = {k: {"p50_ms": pct(v, 50) * 1000, "n": len(v)} for k, v in gaps.items()}
-    res["difference_p50_ms"] = res["with"]["p50_ms"] - res["without"]["p50_ms"]
-    res["runner_p50_ms"] = res["noop"]["p50_ms"] - res["without"]["p50_ms"]
-    res["ours_p50_ms"] = res["with"]["p50_ms"] - res["noop"]["p50_ms"]
-    res["shell_difference_p50_ms"] = res["shell"]["p50_ms"] - res["without"]["p50_ms"]
+    for k in names[1:]:
+        paired = [(a - b) * 1000 for a, b in zip(rounds[k], rounds["without"])]
+        res[k]["pooled_ms"] = res[k]["p50_ms"] - res["without"]["p50_ms"]
+        res[k]["paired_ms"] = statistics.median(paired)
+        res[k]["paired_q1_q3_ms"] = (pct(paired, 25), pct(paired, 75))
+    if hook_calls:
+        res["hook_call"] = {"n": len(hook_calls), "p50_ms": pct(hook_calls, 50)}
     return res
 
 
@@ -217,6 +249,43 @@ def latency(world: World, nvim, n: int) -> dict:
         "visible_max_ms": max(deltas) if deltas else float("nan"),
         "hook_process_p50_ms": statistics.median(procs),
     }
+
+
+def bridge_answer(world: World, nvim, n: int) -> dict:
+    """The bridge's own share of the hook: N calls of the hook tool (a `PreToolUse` of a Write,
+    as Claude Code's `mcp_tool` hook sends it) over one WebSocket on `/mcp`, each timed from send
+    to answer by a Python client on loopback."""
+    import asyncio
+
+    import websockets
+
+    cfg = json.loads(Path(nvim.exec_lua(
+        "local l = require('claude_context.terminal.launch') return require('claude_context.native').load().write_mcp_config(l.mcp_config_dir())"
+    )).read_text())
+    server = next(iter(cfg["mcpServers"].values()))
+    tool = nvim.exec_lua("return require('claude_context.native').load().hook_tool.tool")
+
+    async def run() -> list:
+        async with websockets.connect(server["url"], additional_headers=server["headers"], subprotocols=["mcp"]) as ws:
+            async def call(i: int, method: str, params: dict) -> dict:
+                await ws.send(json.dumps({"jsonrpc": "2.0", "id": i, "method": method, "params": params}))
+                return json.loads(await ws.recv())
+
+            await call(0, "initialize", {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "bench", "version": "0"}})
+            await ws.send(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+            times = []
+            for i in range(1, n + 1):
+                args = {"hook_event_name": "PreToolUse", "session_id": "bench-answer", "cwd": str(world.project), "tool_name": "Write",
+                        "file_path": str(world.project / f"answer-{i}.txt"), "notebook_path": "${tool_input.notebook_path}", "permission_mode": "bypassPermissions"}
+                t0 = time.perf_counter()
+                r = await call(i, "tools/call", {"name": tool, "arguments": args})
+                times.append((time.perf_counter() - t0) * 1000)
+                if r.get("result", {}).get("isError") is not False:
+                    raise RuntimeError(f"the hook tool failed: {r}")
+            return times
+
+    times = asyncio.run(run())
+    return {"n": len(times), "p50_ms": pct(times, 50), "p99_ms": pct(times, 99)}
 
 
 def run_hook(world: World, env: dict, event: str, payload: dict, cwd: Path) -> float:
@@ -305,10 +374,11 @@ def main() -> int:
     global CLAUDE
     ap = argparse.ArgumentParser()
     ap.add_argument("--claude", default=CLAUDE)
-    ap.add_argument("--runs", type=int, default=4, help="runs of each kind (with / without hooks)")
+    ap.add_argument("--runs", type=int, default=30, help="rounds: one run of each kind (without, with, previous, never matching)")
     ap.add_argument("--calls", type=int, default=10, help="tool calls in the scripted turn")
     ap.add_argument("--n", type=int, default=300, help="hook invocations for the latency")
     ap.add_argument("--cold-files", type=int, default=20000, help="files of the never-checkpointed project (0: skip)")
+    ap.add_argument("--debug-log", action="store_true", help="the runs with the plugin's hooks write Claude Code's debug log: each hook call's time in it (the log itself slows those runs)")
     ap.add_argument("--json")
     a = ap.parse_args()
     # A relative path is the caller's (the bench changes its directory).
@@ -321,8 +391,9 @@ def main() -> int:
     nvim = start_nvim(world)
     try:
         version = subprocess.run([CLAUDE, "--version"], capture_output=True, text=True).stdout.strip()
-        ov = overhead(world, nvim, stub, a.runs, a.calls)
+        ov = overhead(world, nvim, stub, a.runs, a.calls, a.debug_log)
         lat = latency(world, nvim, a.n)
+        answer = bridge_answer(world, nvim, a.n)
         cp = cold(world, nvim, a.cold_files, 20) if a.cold_files > 0 else None
     finally:
         try:
@@ -332,24 +403,26 @@ def main() -> int:
             pass
         stub.stop()
         shutil.rmtree(world.root, ignore_errors=True)
-    print(f"Claude Code {version}; {a.runs} runs each without hooks, with `true` hooks, with the plugin's and as shell commands, {a.calls} Write calls each")
-    print(f"  tool call p50 without hooks  {ov['without']['p50_ms']:8.1f} ms  (n={ov['without']['n']})")
-    print(f"  tool call p50 with hooks     {ov['with']['p50_ms']:8.1f} ms  (n={ov['with']['n']})")
-    print(f"  tool call p50, `true` hooks  {ov['noop']['p50_ms']:8.1f} ms  (n={ov['noop']['n']})")
-    print(f"  hooks' overhead (p50)        {ov['difference_p50_ms']:8.1f} ms   target <= 10 ms")
-    print(f"    of which Claude Code's hook runner (`true` hooks)  {ov['runner_p50_ms']:8.1f} ms")
-    print(f"    of which the plugin's hook command                 {ov['ours_p50_ms']:8.1f} ms")
-    print(f"  as shell commands, all waited for  {ov['shell']['p50_ms']:8.1f} ms  (overhead {ov['shell_difference_p50_ms']:.1f} ms)")
+    print(f"Claude Code {version}; {a.runs} rounds, each one run of every kind, {a.calls} Write calls a run")
+    print(f"  a tool call's time, p50 without hooks  {ov['without']['p50_ms']:6.1f} ms  (n={ov['without']['n']})")
+    label = {"with": "the plugin's hooks", "previous": "the previous design (two hooks)", "nomatch": "hooks that never match (noise floor)"}
+    for k in ("with", "previous", "nomatch"):
+        q1, q3 = ov[k]["paired_q1_q3_ms"]
+        print(f"  {label[k]:38s} +{ov[k]['paired_ms']:5.1f} ms paired median (q1 {q1:+.1f}, q3 {q3:+.1f}); pooled p50 +{ov[k]['pooled_ms']:.1f} ms")
+    print("  target: the plugin's hooks <= 10 ms (p50)")
+    if "hook_call" in ov:
+        print(f"  one mcp_tool hook in Claude Code's debug log, calling to result: p50 {ov['hook_call']['p50_ms']:.1f} ms (n={ov['hook_call']['n']})")
     print(f"State visible in Neovim after the hook fires ({lat['n']} hooks, {lat['missing']} missing)")
     print(f"  p50 {lat['visible_p50_ms']:.1f} ms  p99 {lat['visible_p99_ms']:.1f} ms  max {lat['visible_max_ms']:.1f} ms   target p99 <= 50 ms")
     print(f"  (one hook process, spawn to exit, p50 {lat['hook_process_p50_ms']:.1f} ms)")
+    print(f"The bridge's answer to the hook tool ({answer['n']} calls over one WebSocket): p50 {answer['p50_ms']:.2f} ms  p99 {answer['p99_ms']:.2f} ms")
     if cp:
         print(f"A prompt in a project never checkpointed ({cp['files']} files, {cp['bytes'] / 1e6:.0f} MB): its first checkpoint runs in the background")
         print(f"  prompt hook, spawn to exit   {cp['cold_prompt_ms']:8.1f} ms  (a checkpointed project: p50 {cp['warm_prompt_p50_ms']:.1f} ms; delay {cp['cold_prompt_ms'] - cp['warm_prompt_p50_ms']:.1f} ms, target <= 10 ms)")
         print(f"  20 edits' PreToolUse during the walk: p50 {cp['pre_edit_p50_ms']:.1f} ms, max {cp['pre_edit_max_ms']:.1f} ms; Stop {cp['stop_ms']:.1f} ms")
         print(f"  the turn's {cp['turn_files']} files known {cp['walk_after_stop_s']:.1f} s after Stop; the editor's longest stall meanwhile {cp['editor_longest_gap_ms']:.1f} ms (a 2 ms timer)")
     if a.json:
-        Path(a.json).write_text(json.dumps({"cli": version, "overhead": ov, "latency": lat, "cold": cp}, indent=2))
+        Path(a.json).write_text(json.dumps({"cli": version, "overhead": ov, "latency": lat, "answer": answer, "cold": cp}, indent=2))
     return 0
 
 
