@@ -408,7 +408,7 @@ def main() -> int:
     label = {"with": "the plugin's hooks", "previous": "the previous design (two hooks)", "nomatch": "hooks that never match (noise floor)"}
     for k in ("with", "previous", "nomatch"):
         q1, q3 = ov[k]["paired_q1_q3_ms"]
-        print(f"  {label[k]:38s} +{ov[k]['paired_ms']:5.1f} ms paired median (q1 {q1:+.1f}, q3 {q3:+.1f}); pooled p50 +{ov[k]['pooled_ms']:.1f} ms")
+        print(f"  {label[k]:38s} {ov[k]['paired_ms']:+6.1f} ms paired median (q1 {q1:+.1f}, q3 {q3:+.1f}); pooled p50 {ov[k]['pooled_ms']:+.1f} ms")
     print("  target: the plugin's hooks <= 10 ms (p50)")
     if "hook_call" in ov:
         print(f"  one mcp_tool hook in Claude Code's debug log, calling to result: p50 {ov['hook_call']['p50_ms']:.1f} ms (n={ov['hook_call']['n']})")

@@ -13,6 +13,7 @@ stub:
 from __future__ import annotations
 
 import re
+import time
 
 import pytest
 
@@ -122,6 +123,11 @@ def test_a_plan_is_revised_then_approved_in_neovim(make_bridge, claude, model_st
     assert b.lua("return vim.bo[...].filetype", buf) == "markdown"
     lines = b.lua("return vim.api.nvim_buf_get_lines(..., 0, -1, false)", buf)
     assert "\n".join(lines) + "\n" == PLAN, lines
+    # The session waits for the person while the plan is open: the hook before every tool,
+    # which Claude Code runs beside the review's own, does not make it look working.
+    time.sleep(1)
+    states = [s["state"] for s in b.lua("return require('claude_context').status().sessions")]
+    assert states == ["waiting"], states
     # A comment written into it, then :w: Claude is told to revise, with the diff.
     b.lua("vim.api.nvim_set_current_buf(...)", buf)
     b.lua("vim.api.nvim_buf_set_lines(..., 4, 4, false, { [[" + COMMENT + "]] })", buf)

@@ -134,6 +134,14 @@ return {
       eq("/tmp/plan.md", out.updatedInput.planFilePath)
       no_plan_buffer()
       eq(tabs, #vim.api.nvim_list_tabpages(), "its tab closed")
+      -- Approved: Claude goes ahead, the session works again (no hook after the tool tells it).
+      wait_for(function()
+        for _, s in ipairs(cc().status().sessions) do
+          if s.id == "s-approve" and s.state == "working" then
+            return true
+          end
+        end
+      end, 10000, "the session to work again")
     end,
   },
   {

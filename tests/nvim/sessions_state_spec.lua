@@ -115,6 +115,10 @@ return {
       ok(not vim.json.encode(c.input):find("${tool_input}", 1, true), "never the whole tool input")
       eq(nil, over_mcp.PreToolUse[1].matcher, "before every tool")
       eq(nil, over_mcp.PostToolUse, "no hook after the tool")
+      -- Beside it, the plan and question reviews' own hook (the binary, its long timeout).
+      local review = over_mcp.PreToolUse[2]
+      eq("ExitPlanMode|AskUserQuestion", review.matcher)
+      eq({ "command", { "hook", "PreToolUse" } }, { review.hooks[1].type, review.hooks[1].args })
       eq({ "hook", "Stop" }, over_mcp.Stop[1].hooks[1].args, "the other events still run the binary")
       -- Another --mcp-config (the person's own) is not the bridge's server.
       eq(false, hk_mod.has_bridge_server({ "claude", "--mcp-config=/tmp/mine.json" }))

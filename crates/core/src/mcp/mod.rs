@@ -515,7 +515,7 @@ async fn request(
                 }
             };
             if name == crate::hook::MCP_TOOL && surface == Surface::Mcp {
-                // Claude Code's `mcp_tool` hooks of a tool call (not a tool the model is offered).
+                // Claude Code's `mcp_tool` hook of a tool call (not a tool the model is offered).
                 // A capture reads and stores a file: off the runtime's threads.
                 let state = shared.state.clone();
                 let done = tokio::task::spawn_blocking(move || {

@@ -141,12 +141,20 @@ where
             None?
         }
     };
-    if result.get("denied") == Some(&Value::Bool(true)) {
-        // Denied: no PostToolUse follows; the session works on (Claude revises).
+    if result.get("output").is_some() {
+        // The person decided in Neovim: the session works on (Claude revises, or goes ahead).
+        // (No PostToolUse follows a denial, and the sessions `:ClaudeContext open` starts have
+        // no PostToolUse hook at all.)
+        let denied = result.get("denied") == Some(&Value::Bool(true));
         super::hooks::record(
             shared,
             HookEvent {
-                event: "PostToolUseFailure".into(),
+                event: if denied {
+                    "PostToolUseFailure"
+                } else {
+                    "PostToolUse"
+                }
+                .into(),
                 ..ev.clone()
             },
         );

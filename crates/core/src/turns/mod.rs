@@ -127,7 +127,8 @@ pub struct Turn {
     pub start_ms: u64,
     /// Epoch milliseconds; `None` while the turn runs.
     pub end_ms: Option<u64>,
-    /// The files the edit tools wrote (PostToolUse), in order, once each.
+    /// The files the edit tools touched (as each edit starts: PreToolUse; or PostToolUse), in
+    /// order, once each; at the turn's end checkpoint, what changed on disk.
     pub files: Vec<String>,
 }
 
@@ -324,7 +325,14 @@ impl Registry {
                 files_changed = true;
             }
             "PreToolUse" | "PostToolUse" | "PostToolUseFailure" => {
-                if matches!(s.state, SessionState::Waiting) {
+                // Claude goes on: the person answered. Not the PreToolUse of a tool the person
+                // reviews in Neovim (a plan, a question): that review's own hook runs beside it
+                // and its `waiting` holds until the person decides (the door then records it).
+                let reviewed = ev.event == "PreToolUse"
+                    && ev.tool_name.as_deref().is_some_and(|t| {
+                        t == crate::plans::EXIT_PLAN_MODE || t == crate::plans::ASK_USER_QUESTION
+                    });
+                if matches!(s.state, SessionState::Waiting) && !reviewed {
                     new_state = Some(SessionState::Working);
                 }
                 let edit = ev

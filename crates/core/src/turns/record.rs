@@ -40,9 +40,9 @@ fn send_change(state: &State, change: &Change) {
 
 /// Records the hook event Claude Code sends as a call of the hook tool
 /// ([`crate::hook::MCP_TOOL`]) on the plugin's MCP server: `args` holds the hook input's fields
-/// (see [`crate::hook::event_from_tool_args`]). Only the edit tools' `PreToolUse` and the
-/// `PostToolUse` come this way: anything else is refused, so a caller of the tool cannot start
-/// or end a turn nor fake a session's state.
+/// (see [`crate::hook::event_from_tool_args`]). Only a tool's `PreToolUse` and `PostToolUse`
+/// come this way: anything else is refused, so a caller of the tool cannot start or end a turn
+/// nor fake a session's state.
 pub fn record_tool_call(state: &Arc<State>, args: &Value) -> Result<(), crate::hook::HookError> {
     let ev = crate::hook::event_from_tool_args(args)?;
     record(state, ev);

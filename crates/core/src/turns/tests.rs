@@ -168,6 +168,48 @@ fn notifications_wait_only_for_the_person() {
 }
 
 #[test]
+fn the_next_tool_ends_waiting_but_not_a_review_in_neovim() {
+    let r = Registry::default();
+    r.apply(&prompt("s", "go"), 1);
+    let perm = HookEvent {
+        tool_name: Some("Bash".into()),
+        ..ev("PermissionRequest", "s")
+    };
+    r.apply(&perm, 2);
+    assert_eq!(state(&r, "s"), SessionState::Waiting);
+    // The hook before Claude's next tool (the one hook of a tool call): the person answered.
+    let c = r
+        .apply(&edit("PreToolUse", "s", "Read", "/p/a.rs"), 3)
+        .unwrap();
+    assert_eq!(c.previous, Some(SessionState::Waiting));
+    assert_eq!(c.session.state, SessionState::Working);
+    assert!(c.session.files.is_empty(), "a Read is no edit");
+    // A plan review in Neovim waits; the hook before ExitPlanMode (it runs beside the
+    // review's own, and may come after it) does not end that wait, nor does AskUserQuestion's.
+    for tool in ["ExitPlanMode", "AskUserQuestion"] {
+        let review = HookEvent {
+            notification_type: Some("permission_prompt".into()),
+            message: Some("plan review in Neovim".into()),
+            ..ev("Notification", "s")
+        };
+        r.apply(&review, 4);
+        let pre = HookEvent {
+            tool_name: Some(tool.into()),
+            ..ev("PreToolUse", "s")
+        };
+        assert!(r.apply(&pre, 5).is_none(), "{tool}");
+        assert_eq!(state(&r, "s"), SessionState::Waiting, "{tool}");
+        // The person's decision (recorded by the door) does.
+        let decided = HookEvent {
+            tool_name: Some(tool.into()),
+            ..ev("PostToolUse", "s")
+        };
+        r.apply(&decided, 6);
+        assert_eq!(state(&r, "s"), SessionState::Working, "{tool}");
+    }
+}
+
+#[test]
 fn a_new_prompt_ends_an_interrupted_turn_and_events_without_a_session_are_ignored() {
     let r = Registry::default();
     assert!(r.apply(&ev("Stop", ""), 1).is_none());
