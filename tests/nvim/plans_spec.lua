@@ -20,6 +20,17 @@ end
 
 ---Starts the hook binary as Claude Code would for a PreToolUse of `tool`; returns the process
 ---and a box that gets its result.
+---Waits until session `id` is in `state` (status().sessions).
+local function wait_state(id, state)
+  wait_for(function()
+    for _, s in ipairs(cc().status().sessions) do
+      if s.id == id and s.state == state then
+        return true
+      end
+    end
+  end, 10000, "session " .. id .. " to be " .. state)
+end
+
 local function run_hook(tool, input, session)
   local bin = assert(require("claude_context.hooks").binary(), "claude-context-mcp is built")
   local box = {}
@@ -120,13 +131,7 @@ return {
       eq(buf, vim.api.nvim_get_current_buf(), "the plan has the focus")
       eq(tabs + 1, #vim.api.nvim_list_tabpages(), "in a new tab")
       -- Waiting for the person meanwhile.
-      wait_for(function()
-        for _, s in ipairs(cc().status().sessions) do
-          if s.id == "s-approve" and s.state == "waiting" then
-            return true
-          end
-        end
-      end, 10000, "the session to wait")
+      wait_state("s-approve", "waiting")
       vim.cmd.write()
       local out = answer(box)
       eq("allow", out.permissionDecision)
@@ -135,13 +140,7 @@ return {
       no_plan_buffer()
       eq(tabs, #vim.api.nvim_list_tabpages(), "its tab closed")
       -- Approved: Claude goes ahead, the session works again (no hook after the tool tells it).
-      wait_for(function()
-        for _, s in ipairs(cc().status().sessions) do
-          if s.id == "s-approve" and s.state == "working" then
-            return true
-          end
-        end
-      end, 10000, "the session to work again")
+      wait_state("s-approve", "working")
     end,
   },
   {
