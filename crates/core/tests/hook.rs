@@ -173,14 +173,14 @@ fn events_reach_the_registry_with_their_session_and_go_on_to_the_editor() {
     );
     assert_quiet_success(&out);
 
+    // The hook before a Write carries the whole content on stdin: read, and only the path kept.
     let big = "x".repeat(2 << 20);
     let out = b.hook(
-        "PostToolUse",
+        "PreToolUse",
         &event(
-            "PostToolUse",
+            "PreToolUse",
             "s-1",
-            json!({"tool_name": "Write", "tool_input": {"file_path": "/p/a.rs", "content": big},
-                   "tool_response": {"type": "create"}}),
+            json!({"tool_name": "Write", "tool_input": {"file_path": "/p/a.rs", "content": big}}),
         ),
         port,
     );

@@ -676,20 +676,15 @@ fn the_edit_hook_as_an_mcp_tool_call_captures_the_file_before_the_edit() {
     write["file_path"] = b.path("new.txt").to_string_lossy().into();
     mcp_hook(&b, write);
     assert_eq!(files(), [b.path("new.txt").to_string_lossy()]);
-    // A PostToolUse (a session started by an earlier version of the plugin) is taken too.
+    // A PostToolUse (a session started by an earlier version of the plugin) is taken too: it
+    // ends waiting; the files are the PreToolUse's.
     b.hook("PermissionRequest", "s", Some("Write"), None);
     let mut post = args("PostToolUse", "Write");
     post["file_path"] = b.path("other.txt").to_string_lossy().into();
     let r = mcp_hook(&b, post);
     assert_eq!(r["result"]["content"][0]["text"], "{}", "{r}");
     assert_eq!(state(), claude_context_core::turns::SessionState::Working);
-    assert_eq!(
-        files(),
-        [
-            b.path("new.txt").to_string_lossy(),
-            b.path("other.txt").to_string_lossy()
-        ]
-    );
+    assert_eq!(files(), [b.path("new.txt").to_string_lossy()]);
 }
 
 #[test]

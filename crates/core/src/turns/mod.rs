@@ -12,8 +12,8 @@
 //!   (permission_prompt, elicitation_dialog; idle_prompt while working)
 //!                                   -> waiting (Claude asks the person)
 //! PreToolUse / PostToolUse          -> working (from waiting: the person answered, Claude
-//!                                      goes on); an edit tool's file joins the turn's files
-//!                                      (as the edit starts: the end checkpoint then lists what
+//!                                      goes on); an edit tool's PreToolUse adds its file to
+//!                                      the turn's files (the end checkpoint then lists what
 //!                                      changed on disk)
 //! Stop                              -> done   (unseen until the person looks: Registry::seen -> idle)
 //! SessionEnd                        -> ended
@@ -127,8 +127,8 @@ pub struct Turn {
     pub start_ms: u64,
     /// Epoch milliseconds; `None` while the turn runs.
     pub end_ms: Option<u64>,
-    /// The files the edit tools touched (as each edit starts: PreToolUse; or PostToolUse), in
-    /// order, once each; at the turn's end checkpoint, what changed on disk.
+    /// The files the edit tools touched (as each edit starts: PreToolUse), in order, once each;
+    /// at the turn's end checkpoint, what changed on disk.
     pub files: Vec<String>,
 }
 
@@ -339,9 +339,11 @@ impl Registry {
                     .tool_name
                     .as_deref()
                     .is_some_and(|t| EDIT_TOOLS.contains(&t));
-                // As the edit starts (the hook Claude waits for) or after it (a session whose
-                // hooks report it): the end checkpoint replaces the list with what changed.
-                if ev.event != "PostToolUseFailure" && edit {
+                // As the edit starts (the hook Claude waits for, in every set of the plugin's
+                // hooks); the end checkpoint then replaces the list with what changed. Not
+                // after it: a PostToolUse Claude did not wait for can come after the next
+                // prompt, and would credit the file to the new turn.
+                if ev.event == "PreToolUse" && edit {
                     if let (Some(f), Some(t)) = (
                         ev.file.as_deref().filter(|f| !f.is_empty()),
                         s.turn.and_then(|id| find_turn(&mut inner.turns, id)),

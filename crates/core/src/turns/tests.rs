@@ -89,7 +89,7 @@ fn a_turn_goes_working_waiting_working_done_then_idle_when_seen() {
     assert!(r
         .apply(&edit("PostToolUse", "s1", "Read", "/p/b.rs"), 132)
         .is_none());
-    r.apply(&edit("PostToolUse", "s1", "Write", "/p/new.rs"), 140);
+    r.apply(&edit("PreToolUse", "s1", "Write", "/p/new.rs"), 140);
 
     let c = r.apply(&ev("Stop", "s1"), 1100).unwrap();
     assert_eq!(c.session.state, SessionState::Done);
@@ -128,8 +128,8 @@ fn two_sessions_keep_separate_turns_and_states() {
     let r = Registry::default();
     r.apply(&prompt("a", "one"), 1);
     r.apply(&prompt("b", "two"), 2);
-    r.apply(&edit("PostToolUse", "a", "Edit", "/x"), 3);
-    r.apply(&edit("PostToolUse", "b", "NotebookEdit", "/y.ipynb"), 4);
+    r.apply(&edit("PreToolUse", "a", "Edit", "/x"), 3);
+    r.apply(&edit("PreToolUse", "b", "NotebookEdit", "/y.ipynb"), 4);
     r.apply(&ev("Stop", "a"), 5);
     assert_eq!(state(&r, "a"), SessionState::Done);
     assert_eq!(state(&r, "b"), SessionState::Working);
@@ -243,21 +243,25 @@ fn tables_stay_bounded() {
 }
 
 #[test]
-fn a_late_post_tool_use_never_moves_a_finished_session_and_its_file_joins_that_turn() {
+fn a_late_post_tool_use_never_moves_a_finished_session_nor_joins_the_next_turn() {
     // PostToolUse is a hook Claude Code does not wait for: it may reach the bridge after Stop.
     let r = Registry::default();
     r.apply(&prompt("s", "go"), 1);
     r.apply(&edit("PreToolUse", "s", "Write", "/p/new.rs"), 2);
     r.apply(&ev("Stop", "s"), 3);
-    // The file its PreToolUse listed already: nothing new.
+    // The file its PreToolUse listed already: nothing new, and no state moves.
     assert!(r
         .apply(&edit("PostToolUse", "s", "Write", "/p/new.rs"), 4)
         .is_none());
-    let c = r.apply(&edit("PostToolUse", "s", "Write", "/p/late.rs"), 4);
-    assert_eq!(c.map(|c| c.session.state), Some(SessionState::Done));
     assert_eq!(state(&r, "s"), SessionState::Done);
+    // After the next prompt, a late PostToolUse of the last turn's edit is not the new turn's.
+    r.apply(&prompt("s", "next"), 5);
+    assert!(r
+        .apply(&edit("PostToolUse", "s", "Write", "/p/late.rs"), 6)
+        .is_none());
     let t = r.turns(Some("s"));
-    assert_eq!(t.len(), 1);
-    assert_eq!(t[0].files, ["/p/new.rs", "/p/late.rs"]);
+    assert_eq!(t.len(), 2);
+    assert_eq!(t[0].files, ["/p/new.rs"]);
+    assert!(t[1].files.is_empty(), "{:?}", t[1].files);
     assert_eq!(t[0].end_ms, Some(3));
 }

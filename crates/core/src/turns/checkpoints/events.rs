@@ -32,16 +32,16 @@ pub fn on_event(shared: &Arc<State>, ev: &HookEvent) {
     }
     match ev.event.as_str() {
         "UserPromptSubmit" => start_turn(shared, ev),
-        "PreToolUse" | "PostToolUse" => {
+        // Before the edit (Claude waits): the file is the turn's and is captured. Not after it:
+        // a PostToolUse Claude did not wait for can come after the next prompt (a new turn).
+        "PreToolUse" => {
             let edit = ev
                 .tool_name
                 .as_deref()
                 .is_some_and(|t| EDIT_TOOLS.contains(&t));
             if let (true, Some(file)) = (edit, ev.file.as_deref()) {
                 claim(shared, &ev.session_id, file);
-                if ev.event == "PreToolUse" {
-                    capture(shared, &ev.session_id, file);
-                }
+                capture(shared, &ev.session_id, file);
             }
         }
         "Stop" | "SessionEnd" => {
