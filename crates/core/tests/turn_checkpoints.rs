@@ -291,6 +291,20 @@ fn a_turn_finds_edits_and_changes_behind_the_hooks_back_and_rewinds_them() {
     assert!(checkpoints::rewind_undo(&b.proj(), false).is_err());
 }
 
+/// Claude's edit of `a.txt` ("before" to "after") while the test holds the project's store (the
+/// start checkpoint not yet taken), then the turn's end: its change set keeps the captured before.
+fn edit_then_stop_keeps_the_before<T>(b: &Bridge, held: T) {
+    std::fs::write(b.path("a.txt"), b"after\n").unwrap();
+    drop(held);
+    b.hook("Stop", "s", None, None);
+    let cs = b.changeset(1, None);
+    let f = file(&cs, "a.txt");
+    assert_eq!(
+        (&f["before"], &f["after"]),
+        (&"before\n".into(), &"after\n".into())
+    );
+}
+
 #[test]
 fn an_edit_captured_while_the_start_is_still_being_taken_keeps_its_before() {
     let b = bridge();
@@ -301,15 +315,7 @@ fn an_edit_captured_while_the_start_is_still_being_taken_keeps_its_before() {
     let held = p.store();
     b.hook("UserPromptSubmit", "s", None, None);
     b.hook("PreToolUse", "s", Some("Edit"), Some(&b.path("a.txt")));
-    std::fs::write(b.path("a.txt"), b"after\n").unwrap();
-    drop(held);
-    b.hook("Stop", "s", None, None);
-    let cs = b.changeset(1, None);
-    let f = file(&cs, "a.txt");
-    assert_eq!(
-        (&f["before"], &f["after"]),
-        (&"before\n".into(), &"after\n".into())
-    );
+    edit_then_stop_keeps_the_before(&b, held);
 }
 
 #[test]
@@ -627,15 +633,7 @@ fn the_edit_hook_as_an_mcp_tool_call_captures_the_file_before_the_edit() {
     };
     let r = mcp_hook(&b, args("PreToolUse", "Edit"));
     assert_eq!(r["result"]["content"][0]["text"], "{}", "{r}");
-    std::fs::write(b.path("a.txt"), b"after\n").unwrap();
-    drop(held);
-    b.hook("Stop", "s", None, None);
-    let cs = b.changeset(1, None);
-    let f = file(&cs, "a.txt");
-    assert_eq!(
-        (&f["before"], &f["after"]),
-        (&"before\n".into(), &"after\n".into())
-    );
+    edit_then_stop_keeps_the_before(&b, held);
     // Nothing but a tool's PreToolUse or PostToolUse is taken this way (no faked states).
     for (event, tool) in [
         ("Stop", "Edit"),
