@@ -398,14 +398,14 @@ fn set_log(_: &Lua, (file, level): (Option<String>, String)) -> mlua::Result<()>
 /// The facts the Rust side owns and the Lua side asks for (instead of a copy of its own):
 /// `find_claude(cmd)` finds the Claude Code CLI as the sub-agent does; `claude_install` says how
 /// to install it; `permission_modes()` the values `--permission-mode` takes; `hook_tool` the
-/// MCP server and tool of the `mcp_tool` hook before an edit.
+/// MCP server and tool of the `mcp_tool` hook before every tool.
 fn facts(lua: &Lua, t: &Table) -> mlua::Result<()> {
     use claude_context_core::claude::discovery::{INSTALL_NPM, INSTALL_OFFICIAL};
     let install = lua.create_table()?;
     install.set("official", INSTALL_OFFICIAL)?;
     install.set("npm", INSTALL_NPM)?;
     t.set("claude_install", install)?;
-    // The hook tool Claude Code calls before an edit, on the plugin's MCP server.
+    // The hook tool Claude Code calls before every tool, on the plugin's MCP server.
     let hook_tool = lua.create_table()?;
     hook_tool.set("server", claude_context_core::mcp_config::SERVER_NAME)?;
     hook_tool.set("tool", claude_context_core::hook::MCP_TOOL)?;

@@ -274,9 +274,7 @@ pub fn request_with_review(ev: &HookEvent, review: Option<&crate::plans::Review>
 /// The review a PreToolUse input asks for (`ExitPlanMode`, `AskUserQuestion`), if any.
 pub fn review_from_input(ev: &HookEvent, input: &[u8]) -> Option<crate::plans::Review> {
     let tool = ev.tool_name.as_deref()?;
-    if ev.event != "PreToolUse"
-        || (tool != crate::plans::EXIT_PLAN_MODE && tool != crate::plans::ASK_USER_QUESTION)
-    {
+    if ev.event != "PreToolUse" || !crate::plans::is_reviewed(tool) {
         return None;
     }
     let v: Value = serde_json::from_slice(input).ok()?;

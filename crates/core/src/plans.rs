@@ -23,6 +23,11 @@ use serde_json::{json, Map, Value};
 pub const EXIT_PLAN_MODE: &str = "ExitPlanMode";
 /// Claude Code's tool that asks the person multiple-choice questions.
 pub const ASK_USER_QUESTION: &str = "AskUserQuestion";
+
+/// Whether `tool` is one the person decides in Neovim ([`EXIT_PLAN_MODE`], [`ASK_USER_QUESTION`]).
+pub fn is_reviewed(tool: &str) -> bool {
+    tool == EXIT_PLAN_MODE || tool == ASK_USER_QUESTION
+}
 /// The largest tool input sent for review, as JSON (the hook door takes 256 KiB requests); a
 /// larger plan is left to the terminal.
 pub const MAX_INPUT_BYTES: usize = 192 << 10;

@@ -521,15 +521,18 @@ async fn request(
                 let done = tokio::task::spawn_blocking(move || {
                     crate::turns::record_tool_call(&state, &args)
                 })
-                .await
-                .unwrap_or(Err(crate::hook::HookError::BadInput(
-                    "could not be recorded",
-                )));
+                .await;
                 return match done {
-                    Ok(()) => Ok(tool_result(ToolOutput::texts(["{}".to_string()]))),
-                    Err(e) => Err(RpcError::new(
+                    Ok(Ok(())) => Ok(tool_result(ToolOutput::texts(["{}".to_string()]))),
+                    Ok(Err(e)) => Err(RpcError::new(
                         ErrorCode::INVALID_PARAMS,
                         format!("Invalid params: {e}"),
+                    )),
+                    // A panic while recording (contained by the blocking pool): ours, not the
+                    // caller's.
+                    Err(e) => Err(RpcError::new(
+                        ErrorCode::INTERNAL_ERROR,
+                        format!("the hook could not be recorded: {e}"),
                     )),
                 };
             }

@@ -85,6 +85,22 @@ pub struct HookEvent {
     pub permission_mode: Option<String>,
 }
 
+impl HookEvent {
+    /// Whether its tool is an edit tool ([`EDIT_TOOLS`]).
+    pub fn is_edit_tool(&self) -> bool {
+        self.tool_name
+            .as_deref()
+            .is_some_and(|t| EDIT_TOOLS.contains(&t))
+    }
+
+    /// Whether its tool is one the person decides in Neovim (a plan, a question).
+    pub fn is_reviewed_tool(&self) -> bool {
+        self.tool_name
+            .as_deref()
+            .is_some_and(crate::plans::is_reviewed)
+    }
+}
+
 /// A session's state.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -328,22 +344,15 @@ impl Registry {
                 // Claude goes on: the person answered. Not the PreToolUse of a tool the person
                 // reviews in Neovim (a plan, a question): that review's own hook runs beside it
                 // and its `waiting` holds until the person decides (the door then records it).
-                let reviewed = ev.event == "PreToolUse"
-                    && ev.tool_name.as_deref().is_some_and(|t| {
-                        t == crate::plans::EXIT_PLAN_MODE || t == crate::plans::ASK_USER_QUESTION
-                    });
+                let reviewed = ev.event == "PreToolUse" && ev.is_reviewed_tool();
                 if matches!(s.state, SessionState::Waiting) && !reviewed {
                     new_state = Some(SessionState::Working);
                 }
-                let edit = ev
-                    .tool_name
-                    .as_deref()
-                    .is_some_and(|t| EDIT_TOOLS.contains(&t));
                 // As the edit starts (the hook Claude waits for, in every set of the plugin's
                 // hooks); the end checkpoint then replaces the list with what changed. Not
                 // after it: a PostToolUse Claude did not wait for can come after the next
                 // prompt, and would credit the file to the new turn.
-                if ev.event == "PreToolUse" && edit {
+                if ev.event == "PreToolUse" && ev.is_edit_tool() {
                     if let (Some(f), Some(t)) = (
                         ev.file.as_deref().filter(|f| !f.is_empty()),
                         s.turn.and_then(|id| find_turn(&mut inner.turns, id)),

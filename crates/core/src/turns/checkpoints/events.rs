@@ -7,7 +7,7 @@ use super::{
 };
 use crate::checkpoint::{Change, CheckpointError};
 use crate::state::State;
-use crate::turns::{HookEvent, EDIT_TOOLS};
+use crate::turns::HookEvent;
 use serde_json::json;
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
@@ -35,11 +35,7 @@ pub fn on_event(shared: &Arc<State>, ev: &HookEvent) {
         // Before the edit (Claude waits): the file is the turn's and is captured. Not after it:
         // a PostToolUse Claude did not wait for can come after the next prompt (a new turn).
         "PreToolUse" => {
-            let edit = ev
-                .tool_name
-                .as_deref()
-                .is_some_and(|t| EDIT_TOOLS.contains(&t));
-            if let (true, Some(file)) = (edit, ev.file.as_deref()) {
+            if let (true, Some(file)) = (ev.is_edit_tool(), ev.file.as_deref()) {
                 claim(shared, &ev.session_id, file);
                 capture(shared, &ev.session_id, file);
             }
