@@ -291,9 +291,17 @@ fn a_turn_finds_edits_and_changes_behind_the_hooks_back_and_rewinds_them() {
     assert!(checkpoints::rewind_undo(&b.proj(), false).is_err());
 }
 
-/// Claude's edit of `a.txt` ("before" to "after") while the test holds the project's store (the
-/// start checkpoint not yet taken), then the turn's end: its change set keeps the captured before.
-fn edit_then_stop_keeps_the_before<T>(b: &Bridge, held: T) {
+/// A turn whose start checkpoint cannot be taken yet (the test holds the project's store): the
+/// edit tool's hook (`capture`) runs, Claude edits `a.txt` ("before" to "after"), the store is
+/// let go and the turn ends. Its change set keeps the captured before.
+fn edit_while_the_start_is_held(b: &Bridge, capture: impl FnOnce()) {
+    std::fs::write(b.path("a.txt"), b"before\n").unwrap();
+    // Creates the project (and its worker) before the prompt.
+    let p = b.proj();
+    // The worker cannot take the start checkpoint while the test holds the store.
+    let held = p.store();
+    b.hook("UserPromptSubmit", "s", None, None);
+    capture();
     std::fs::write(b.path("a.txt"), b"after\n").unwrap();
     drop(held);
     b.hook("Stop", "s", None, None);
@@ -308,14 +316,9 @@ fn edit_then_stop_keeps_the_before<T>(b: &Bridge, held: T) {
 #[test]
 fn an_edit_captured_while_the_start_is_still_being_taken_keeps_its_before() {
     let b = bridge();
-    std::fs::write(b.path("a.txt"), b"before\n").unwrap();
-    // Creates the project (and its worker) before the prompt.
-    let p = b.proj();
-    // The worker cannot take the start checkpoint while the test holds the store.
-    let held = p.store();
-    b.hook("UserPromptSubmit", "s", None, None);
-    b.hook("PreToolUse", "s", Some("Edit"), Some(&b.path("a.txt")));
-    edit_then_stop_keeps_the_before(&b, held);
+    edit_while_the_start_is_held(&b, || {
+        b.hook("PreToolUse", "s", Some("Edit"), Some(&b.path("a.txt")));
+    });
 }
 
 #[test]
@@ -615,10 +618,6 @@ fn mcp_hook(b: &Bridge, args: Value) -> Value {
 #[test]
 fn the_edit_hook_as_an_mcp_tool_call_captures_the_file_before_the_edit() {
     let b = bridge();
-    std::fs::write(b.path("a.txt"), b"before\n").unwrap();
-    let p = b.proj();
-    let held = p.store();
-    b.hook("UserPromptSubmit", "s", None, None);
     // As Claude Code interpolates the hook input: tool_input as JSON text.
     let args = |event: &str, tool: &str| {
         serde_json::json!({
@@ -631,9 +630,10 @@ fn the_edit_hook_as_an_mcp_tool_call_captures_the_file_before_the_edit() {
             "permission_mode": "acceptEdits",
         })
     };
-    let r = mcp_hook(&b, args("PreToolUse", "Edit"));
-    assert_eq!(r["result"]["content"][0]["text"], "{}", "{r}");
-    edit_then_stop_keeps_the_before(&b, held);
+    edit_while_the_start_is_held(&b, || {
+        let r = mcp_hook(&b, args("PreToolUse", "Edit"));
+        assert_eq!(r["result"]["content"][0]["text"], "{}", "{r}");
+    });
     // Nothing but a tool's PreToolUse or PostToolUse is taken this way (no faked states).
     for (event, tool) in [
         ("Stop", "Edit"),
