@@ -122,7 +122,16 @@ def test_a_session_goes_working_then_done_then_waiting(make_bridge, claude, mode
     # before every tool) shows the session working again, then done.
     wait_until(lambda: "1. Yes" in terminal_text(b), WAIT, 0.2, "the permission dialog")
     b.lua("_G.session_events = {}")
-    b.lua("vim.fn.chansend(..., '1')", job)
+
+    # The CLI ignores keys for a moment after it shows the dialog (against a stray key press):
+    # "1" again every second until the dialog is gone.
+    def allow():
+        if "Do you want to proceed?" not in terminal_text(b):
+            return True
+        b.lua("vim.fn.chansend(..., '1')", job)
+        return False
+
+    wait_until(allow, WAIT, 1.0, "the dialog to take the answer")
     try:
         wait_until(lambda: (s := one_session(b)) and s["state"] == "done" and s, WAIT * 2, 0.2, "the second turn to be done")
     except BaseException:
