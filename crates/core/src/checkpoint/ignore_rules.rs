@@ -26,7 +26,7 @@ pub(super) fn as_path(b: &[u8]) -> Cow<'_, Path> {
     }
 }
 
-pub(super) fn parse_ignore(bytes: &[u8]) -> Option<Gitignore> {
+pub(crate) fn parse_ignore(bytes: &[u8]) -> Option<Gitignore> {
     let text = String::from_utf8_lossy(bytes);
     let mut b = GitignoreBuilder::new(".");
     for line in text.lines() {
@@ -37,7 +37,7 @@ pub(super) fn parse_ignore(bytes: &[u8]) -> Option<Gitignore> {
 }
 
 /// The bytes of an ignore file (`None`: unreadable, not a regular file, or over the limit).
-pub(super) fn read_ignore_bytes(dir: &CapDir, name: &Path) -> Option<Vec<u8>> {
+pub(crate) fn read_ignore_bytes(dir: &CapDir, name: &Path) -> Option<Vec<u8>> {
     let (file, meta) = dir.open_file_nofollow(name).ok()?;
     if meta.len() > IGNORE_FILE_LIMIT {
         return None;
@@ -49,21 +49,21 @@ pub(super) fn read_ignore_bytes(dir: &CapDir, name: &Path) -> Option<Vec<u8>> {
 /// its rules, innermost last, and a hash naming exactly this list (the files' contents), so a
 /// directory whose rules did not change keeps the decisions of the walk before.
 #[derive(Clone)]
-pub(super) struct Rules {
+pub(crate) struct Rules {
     list: Arc<Vec<(usize, Arc<Gitignore>)>>,
     pub(super) sig: [u8; 32],
 }
 
 impl Rules {
     /// No rules (the start of every chain).
-    pub(super) fn none() -> Rules {
+    pub(crate) fn none() -> Rules {
         Rules {
             list: Arc::new(Vec::new()),
             sig: [0; 32],
         }
     }
 
-    pub(super) fn ignored(&self, full: &[u8], is_dir: bool) -> bool {
+    pub(crate) fn ignored(&self, full: &[u8], is_dir: bool) -> bool {
         for (plen, gi) in self.list.iter().rev() {
             let Some(sub) = full.get(*plen..) else {
                 continue;
@@ -78,7 +78,7 @@ impl Rules {
     }
 
     /// These rules and an ignore file's (`bytes`, parsed as `gi`) at prefix `plen`.
-    pub(super) fn with(&self, plen: usize, bytes: &[u8], gi: Option<&Arc<Gitignore>>) -> Rules {
+    pub(crate) fn with(&self, plen: usize, bytes: &[u8], gi: Option<&Arc<Gitignore>>) -> Rules {
         let mut h = blake3::Hasher::new();
         h.update(&self.sig);
         h.update(&(plen as u64).to_le_bytes());

@@ -49,7 +49,7 @@
 //! [`CheckpointError::Full`] says so.
 
 mod gc;
-mod ignore_rules;
+pub(crate) mod ignore_rules;
 pub mod object;
 pub mod probe;
 mod records;

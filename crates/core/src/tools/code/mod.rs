@@ -18,6 +18,7 @@
 
 pub mod answer;
 pub mod code_outline;
+pub mod index;
 pub mod lsp_calls;
 pub mod lsp_definition;
 pub mod lsp_diagnostics;
@@ -237,13 +238,49 @@ pub async fn forward(
             }
         }
     }
-    let v = ctx.rpc.call(tool, params).await.map_err(CodeError::from)?;
+    let mut v = ctx
+        .rpc
+        .call(tool, params.clone())
+        .await
+        .map_err(CodeError::from)?;
+    if v.get("need_candidates").and_then(Value::as_bool) == Some(true) {
+        // No running server searches the workspace: the files that hold the name, for the
+        // editor to find the definitions in (their outline), then asked again.
+        v = ask_with_candidates(&ctx, tool, &door, params).await?;
+    }
     let raw: RawAnswer = crate::tools::ide::decode(tool, v)?;
     let answer = on_blocking_pool(move || Ok(shape(&door, raw, limit))).await?;
     let text = render(&answer);
     let mut out = ToolOutput::of(&answer)?;
     out.text = Some(text);
     Ok(out)
+}
+
+/// Asks `tool` again with the project's files that hold the symbol's name
+/// ([`index::search`], off the main thread) as `candidates`.
+async fn ask_with_candidates(
+    ctx: &Ctx,
+    tool: &'static str,
+    door: &Door,
+    mut params: Value,
+) -> Result<Value, ToolError> {
+    let symbol = params
+        .get("symbol")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string();
+    let roots = door.roots().to_vec();
+    let found = on_blocking_pool(move || Ok(index::search(&roots, &symbol))).await?;
+    if let Some(o) = params.as_object_mut() {
+        o.insert(
+            "candidates".into(),
+            serde_json::to_value(&found.candidates).unwrap_or_default(),
+        );
+        o.insert("indexed_files".into(), Value::from(found.files));
+        o.insert("candidates_truncated".into(), Value::Bool(found.truncated));
+    }
+    let v = ctx.rpc.call(tool, params).await.map_err(CodeError::from)?;
+    Ok(v)
 }
 
 /// The arguments with `file` / `files` made absolute, or the refusal of one outside the door.

@@ -292,3 +292,41 @@ fn argument_errors_are_invalid_params_and_the_rest_failures() {
     .into();
     assert!(matches!(&e, ToolError::Failed(m) if m == "no language server is attached"));
 }
+
+#[test]
+fn a_symbol_alone_with_no_workspace_search_gets_the_files_that_hold_its_name() {
+    // The editor answers `need_candidates` (no running server searches the workspace); the
+    // bridge asks again with the project's files holding the name, and their stat keys.
+    let t = tree();
+    std::fs::write(t.proj.join("src/b.py"), "from a import área\n").unwrap();
+    std::fs::write(t.proj.join("src/c.py"), "x = 1\n").unwrap();
+    let a = t.proj.join("src/a.py");
+    let (s, ed) = server(&t, move |_, p| {
+        if p.get("candidates").is_none() {
+            return Ok(json!({"need_candidates": true}));
+        }
+        Ok(json!({"query": "references of área", "servers": ["pylsp"],
+            "sections": [{"title": "references", "items": [
+                {"path": a, "line": 2, "character": 4, "encoding": "utf-16"}]}]}))
+    });
+    let r = s.call("lsp_references", json!({"symbol": "área"}));
+    assert_eq!(r["isError"], false, "{r}");
+    let calls = ed.calls.lock().unwrap();
+    assert_eq!(calls.len(), 2);
+    let p = &calls[1].1;
+    let mut got: Vec<String> = p["candidates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["path"].as_str().unwrap().to_string())
+        .collect();
+    got.sort();
+    let want: Vec<String> = ["src/a.py", "src/b.py"]
+        .iter()
+        .map(|f| t.proj.join(f).to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(got, want);
+    assert_eq!(p["indexed_files"], 3);
+    let key = p["candidates"][0]["key"].as_str().unwrap();
+    assert_eq!(key.split(':').count(), 3, "{key}");
+}
