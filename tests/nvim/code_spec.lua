@@ -246,11 +246,58 @@ return {
       local cls = sc(h.call("lsp_definition", { symbol = "Square", file = "py/shapes.py", kind = "class" }))
       eq({ "py/shapes.py:6:7" }, places(cls))
       not_loaded(shapes)
-      -- pylsp has no workspace symbol search: the answer says what to give instead.
-      local r = h.call("lsp_definition", { symbol = "total" })
+    end,
+  },
+  {
+    "a symbol alone with pylsp (no workspace symbol search): found in the project's outline, then the server asked there",
+    function()
+      local shapes = dir .. "/py/shapes.py"
       -- (tsserver can search, but finds no `total` inside the project.)
+      local def = sc(h.call("lsp_definition", { symbol = "total" }))
+      eq({ "py/shapes.py:14:5" }, places(def), vim.inspect(def))
+      contains(def.note, "project's outline")
+      local refs = sc(h.call("lsp_references", { symbol = "total", include_declaration = true }))
+      eq({ "pylsp" }, refs.servers)
+      local want = server_places(ask("pylsp", shapes, "textDocument/references", {
+        position = { line = 13, character = 4 },
+        context = { includeDeclaration = true },
+      }))
+      eq(want, places(refs))
+      ok(#want >= 3, vim.inspect(want))
+      -- Both Python `area` methods (the outline) and the TypeScript ones (tsserver's search).
+      eq(
+        { "py/shapes.py:10:9", "py/shapes.py:2:9", "ts/shapes.ts:14:3", "ts/shapes.ts:2:3", "ts/shapes.ts:7:3" },
+        places(sc(h.call("lsp_definition", { symbol = "area" })))
+      )
+      -- By kind, the class only.
+      eq({ "py/shapes.py:6:7" }, places(sc(h.call("lsp_definition", { symbol = "Square", kind = "class" }))))
+      not_loaded(shapes)
+      -- A name that is no definition anywhere: the answer says where it looked.
+      local r = h.call("lsp_definition", { symbol = "nowhere_at_all" })
       eq(true, r.isError, vim.inspect(r))
-      contains(r.content[1].text, "total")
+      contains(r.content[1].text, "nowhere_at_all")
+    end,
+  },
+  {
+    "a symbol alone in a language no server runs for: tree-sitter's outline, cached per file by its stat",
+    function()
+      local tool = dir .. "/notes/tool.lua"
+      local defs = require("claude_context.code.defs")
+      local ans = sc(h.call("lsp_definition", { symbol = "helper" }))
+      eq({ "notes/tool.lua:7:16" }, places(ans), vim.inspect(ans))
+      contains(ans.note, "tree-sitter")
+      local cached = defs.cache[tool]
+      ok(cached and cached.key:match("^%d+:%d+%.%d+:%d+$"), vim.inspect(cached))
+      -- Unchanged: the same entry (not parsed again); changed on disk: parsed again.
+      sc(h.call("lsp_definition", { symbol = "helper" }))
+      ok(rawequal(cached, defs.cache[tool]), "parsed again though unchanged")
+      h.write(tool, "local M = {}\n\nfunction M.run()\n  return 1\nend\n\n\nlocal function helper() end\n\nreturn M\n")
+      eq({ "notes/tool.lua:8:16" }, places(sc(h.call("lsp_definition", { symbol = "helper" }))))
+      ok(not rawequal(cached, defs.cache[tool]), "a changed file is parsed again")
+      -- `M.run`, an assigned function, by its last name.
+      eq({ "notes/tool.lua:3:12" }, places(sc(h.call("lsp_definition", { symbol = "run" }))))
+      not_loaded(tool)
+      h.write(tool, "local M = {}\n\nfunction M.run()\n  return 1\nend\n\nlocal function helper() end\n\nreturn M\n")
     end,
   },
   {

@@ -12,7 +12,6 @@ local kind_name = A.kind_name
 local rel = A.rel
 local buf_line = A.buf_line
 local units = A.units
-local names = A.names
 local symbol_clients = A.symbol_clients
 local document_symbols = A.document_symbols
 local workspace_symbol_clients = A.workspace_symbol_clients
@@ -20,6 +19,18 @@ local same_kind = A.same_kind
 
 local M = {}
 
+---What `targets` answers as its error when the bridge must send the files that hold a symbol's
+---name (no running server searches the workspace): the handler answers `{ need_candidates =
+---true }` and is asked again with `candidates` (claude_context.code.defs).
+M.NEED = {}
+
+---What a handler answers when `targets` failed with `err`.
+function M.failed(err)
+  if err == M.NEED then
+    return { need_candidates = true }
+  end
+  return nil, err
+end
 
 ---Whether a symbol's name as a server reports it is `want` (`area`, `area()`, `Shape.area`).
 local function same_name(want, got)
@@ -33,6 +44,71 @@ local function same_name(want, got)
   local last = want:match("[^.:]+$")
   local tail = got:match("[^.:]+$")
   return last == want and tail == want
+end
+
+---The running clients that cannot search the workspace's symbols.
+local function blind_clients()
+  return vim.tbl_filter(function(c)
+    return not A.supports(c, "workspace/symbol") and not (c.is_stopped and c:is_stopped())
+  end, vim.lsp.get_clients())
+end
+
+---Whether a client that searches the workspace (one of `clients`) serves `path`'s filetype.
+local function searched(path, clients)
+  local ft = vim.filetype.match({ filename = path })
+  for _, c in ipairs(clients) do
+    local fts = c.config and c.config.filetypes
+    if ft and fts and vim.tbl_contains(fts, ft) then
+      return true
+    end
+  end
+  return false
+end
+
+---A symbol by name in the workspace: the servers' workspace symbol search, and the project's
+---outline (claude_context.code.defs) where a running server cannot search or none found it.
+---Returns (found, nil, errs, note), or (nil, err): `M.NEED` when the bridge must send the files
+---that hold the name first.
+function M.in_workspace(task, p)
+  local sym, roots = p.symbol, p.roots
+  local clients = workspace_symbol_clients()
+  local outline = #clients == 0 or #blind_clients() > 0
+  if outline and p.candidates == nil then
+    return nil, M.NEED
+  end
+  local found, errs, note = {}, {}, nil
+  for _, c in ipairs(clients) do
+    local rerr, result = task:request(c, "workspace/symbol", { query = sym })
+    if rerr then
+      -- One server's failure (no project open yet) does not hide the others' symbols.
+      table.insert(errs, ("%s: %s"):format(c.name, rerr:match("^[^\n]*")))
+      result = nil
+    end
+    for _, s in ipairs(result ~= vim.NIL and result or {}) do
+      local loc = s.location or {}
+      if loc.uri and same_name(sym, s.name) and same_kind(p.kind, kind_name(s.kind)) then
+        local path = vim.uri_to_fname(loc.uri)
+        if task_mod.inside(path, roots) then
+          local start = loc.range and loc.range.start or { line = 0, character = 0 }
+          table.insert(found, { path = path, start = start, client = c, kind = kind_name(s.kind), name = s.name })
+        end
+      end
+    end
+  end
+  if #found == 0 and p.candidates == nil then
+    -- None found it: the outline may (a definition the servers do not index).
+    return nil, M.NEED
+  end
+  if p.candidates then
+    -- The files holding the name that no searching server covers: their definitions.
+    local cands = vim.tbl_filter(function(c)
+      return not searched(c.path, clients)
+    end, p.candidates)
+    local more
+    more, note = require("claude_context.code.defs").find(task, vim.tbl_extend("force", p, { candidates = cands }), same_name)
+    vim.list_extend(found, more)
+  end
+  return found, nil, errs, note
 end
 
 ---Where the model means: a list of targets { buf, path, label, pos = fun(client) -> Position }.
@@ -97,7 +173,7 @@ function M.targets(task, p)
   -- A symbol by name: the file's symbols, or the workspace's.
   local sym = p.symbol
   local found = {}
-  local workspace_errs
+  local workspace_errs, outline_note
   if p.file then
     local buf, clients = symbol_clients(task, p.file, roots)
     if not buf then
@@ -115,34 +191,10 @@ function M.targets(task, p)
       end
     end
   else
-    local clients = workspace_symbol_clients()
-    if #clients == 0 then
-      local running = names(vim.lsp.get_clients())
-      return nil,
-        ("no running language server can search the workspace's symbols%s: give the `file` where %q is defined or used (with it, its symbols are searched), or a `file` and `line`"):format(
-          #running > 0 and (" (" .. table.concat(running, ", ") .. " cannot)") or " (none is running)",
-          sym
-        )
-    end
-    local errs = {}
-    workspace_errs = errs
-    for _, c in ipairs(clients) do
-      local rerr, result = task:request(c, "workspace/symbol", { query = sym })
-      if rerr then
-        -- One server's failure (no project open yet) does not hide the others' symbols.
-        table.insert(errs, ("%s: %s"):format(c.name, rerr:match("^[^\n]*")))
-        result = nil
-      end
-      for _, s in ipairs(result ~= vim.NIL and result or {}) do
-        local loc = s.location or {}
-        if loc.uri and same_name(sym, s.name) and same_kind(p.kind, kind_name(s.kind)) then
-          local path = vim.uri_to_fname(loc.uri)
-          if task_mod.inside(path, roots) then
-            local start = loc.range and loc.range.start or { line = 0, character = 0 }
-            table.insert(found, { path = path, start = start, client = c, kind = kind_name(s.kind), name = s.name })
-          end
-        end
-      end
+    local ferr
+    found, ferr, workspace_errs, outline_note = M.in_workspace(task, p)
+    if not found then
+      return nil, ferr
     end
   end
   if #found == 0 then
@@ -151,15 +203,20 @@ function M.targets(task, p)
         sym,
         p.kind and (" of kind " .. p.kind) or "",
         p.file and ("in " .. rel(p.file, roots)) or "in the workspace (inside the project)",
-        workspace_errs and #workspace_errs > 0 and (" (" .. table.concat(workspace_errs, "; ") .. ")") or ""
+        workspace_errs and #workspace_errs > 0 and (" (" .. table.concat(workspace_errs, "; ") .. ")")
+          or outline_note and (" (" .. outline_note .. "; it finds functions, classes and the like: for another symbol give the `file` where it is defined or used)")
+          or ""
       )
   end
   local targets, seen = {}, {}
-  local note
+  local note = outline_note
   if #found > 10 then
     note = ("%d symbols are named %q; the first 10 are answered for (narrow with `file` or `kind`)"):format(#found, sym)
   elseif #found > 1 then
     note = ("%d symbols are named %q; all are answered for (narrow with `file` or `kind`)"):format(#found, sym)
+  end
+  if outline_note and note ~= outline_note then
+    note = note .. "; " .. outline_note
   end
   for i = 1, math.min(#found, 10) do
     local f = found[i]
@@ -170,7 +227,7 @@ function M.targets(task, p)
     -- The name's own position: a workspace symbol's range may start at a keyword before it.
     local row = f.start.line
     local text = buf_line(buf, row) or ""
-    local enc = f.client.offset_encoding or "utf-16"
+    local enc = f.enc or f.client.offset_encoding or "utf-16"
     local bytecol = vim.str_byteindex and select(2, pcall(vim.str_byteindex, text, enc, f.start.character, false))
     if type(bytecol) ~= "number" then
       bytecol = f.start.character

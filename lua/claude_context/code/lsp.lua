@@ -121,7 +121,7 @@ for tool, spec in pairs(position_methods) do
   M[tool] = function(task, p)
     local targets, err, note = locate.targets(task, p)
     if not targets then
-      return nil, err
+      return locate.failed(err)
     end
     local method, title, what = spec[1], spec[2], spec[3]
     local items = {}
@@ -174,7 +174,7 @@ end
 function M.lsp_hover(task, p)
   local targets, err, note = locate.targets(task, p)
   if not targets then
-    return nil, err
+    return locate.failed(err)
   end
   local parts = {}
   local servers, aerr = ask_all(task, p, targets, "textDocument/hover", position_params, function(_, t, result)
@@ -198,7 +198,7 @@ end
 function M.lsp_calls(task, p)
   local targets, err, note = locate.targets(task, p)
   if not targets then
-    return nil, err
+    return locate.failed(err)
   end
   local prepared = {}
   local servers, aerr = ask_all(task, p, targets, "textDocument/prepareCallHierarchy", position_params, function(c, _, result)

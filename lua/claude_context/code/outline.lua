@@ -55,11 +55,11 @@ local function text_of(node, source)
   return t
 end
 
----The name a definition node gives.
+---The name a definition node gives, and the node that holds it.
 local function name_of(node, source, kind)
   if kind == "heading" then
     local c = node:named_child(1) or node:named_child(0)
-    return c and text_of(c, source)
+    return c and text_of(c, source), c
   end
   local n = node:field("name")[1]
   local d = node:field("declarator")[1]
@@ -74,7 +74,7 @@ local function name_of(node, source, kind)
     hops = hops + 1
   end
   if n then
-    return text_of(n, source)
+    return text_of(n, source), n
   end
   -- An anonymous function assigned to a name (Lua's `M.f = function() end`, `local f = function`).
   local p = node:parent()
@@ -91,7 +91,7 @@ local function name_of(node, source, kind)
           target = target:named_child(0)
         end
       end
-      return target and text_of(target, source)
+      return target and text_of(target, source), target
     end
     p = p:parent()
   end
@@ -148,6 +148,10 @@ local function walk(task, root, source, path, bufs)
   end
   return items
 end
+
+M.kind_of = kind_of
+M.name_of = name_of
+M.defines = defines
 
 function M.code_outline(task, p)
   local path = p.file
