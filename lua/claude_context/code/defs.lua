@@ -11,7 +11,6 @@
 --- language server attached to it (its document symbols), for a few files at most.
 
 local A = require("claude_context.code.answer")
-local task_mod = require("claude_context.code.task")
 
 local M = {}
 
@@ -19,6 +18,9 @@ local M = {}
 M.cache = {}
 ---The most files whose document symbols are asked of a server when no parser covers them.
 M.max_server_files = 20
+---Where a slice ends (ms): its steps (a file read, parsed or matched) may take part of a ms
+---each, so the slice stops short of `task.slice_ms`.
+M.step_budget_ms = 1.5
 ---The largest file parsed.
 M.max_bytes = 1024 * 1024
 
@@ -92,7 +94,7 @@ local function walk(task, root, source)
     local node, parent_kind = top[1], top[2]
     n = n + 1
     if n % 200 == 0 then
-      task:check_slice()
+      task:check_slice(M.step_budget_ms)
     end
     local kind = outline.kind_of(node:type())
     local child_parent = parent_kind
@@ -114,21 +116,25 @@ local function walk(task, root, source)
   return defs
 end
 
----The definitions in `path` from tree-sitter (nil: no parser for its language, or unreadable).
+---The definitions in `path` from tree-sitter (nil: unreadable; nil, true: no parser for its
+---language). `bufs`: the loaded buffers by name (a buffer's unsaved state wins over the file).
 ---@return table[]? defs
 ---@return boolean? no_parser
-local function parsed(task, path, key)
-  local buf = task_mod.find_buf(path)
-  if buf and not vim.api.nvim_buf_is_loaded(buf) then
-    buf = nil
+local function parsed(task, path, key, bufs)
+  local buf = bufs[path]
+  local c = M.cache[path]
+  if not buf and c and key and c.key == key then
+    return c.defs, c.no_parser
   end
   local lang = lang_of(path, buf)
   if not lang then
+    if key and not buf then
+      M.cache[path] = { key = key, no_parser = true }
+    end
     return nil, true
   end
   if buf then
     local ck = "buf:" .. vim.api.nvim_buf_get_changedtick(buf)
-    local c = M.cache[path]
     if c and c.key == ck then
       return c.defs
     end
@@ -141,10 +147,7 @@ local function parsed(task, path, key)
     M.cache[path] = { key = ck, defs = defs }
     return defs
   end
-  local c = M.cache[path]
-  if c and key and c.key == key then
-    return c.defs
-  end
+  task:check_slice(M.step_budget_ms)
   local text, k = read(task, path)
   if not text then
     return nil
@@ -169,7 +172,7 @@ end
 ---The definitions in `path` from the language server attached to it (its document symbols).
 local function from_server(task, path, key, roots)
   local c = M.cache[path]
-  if c and key and c.key == key then
+  if c and key and c.key == key and c.defs then
     return c.defs
   end
   local buf, clients = A.symbol_clients(task, path, roots)
@@ -201,11 +204,12 @@ end
 ---@param same_name fun(want: string, got: string): boolean
 function M.find(task, p, same_name)
   local found, by_server = {}, {}
+  local bufs = A.loaded_by_name()
   for _, cand in ipairs(p.candidates or {}) do
     if task.done then
       break
     end
-    local defs, no_parser = parsed(task, cand.path, cand.key)
+    local defs, no_parser = parsed(task, cand.path, cand.key, bufs)
     if no_parser then
       table.insert(by_server, cand)
     end
@@ -214,7 +218,7 @@ function M.find(task, p, same_name)
         table.insert(found, { path = cand.path, start = { line = d.line, character = d.col }, enc = "utf-8", kind = d.kind, name = d.name })
       end
     end
-    task:check_slice()
+    task:check_slice(M.step_budget_ms)
   end
   local skipped = 0
   for i, cand in ipairs(by_server) do

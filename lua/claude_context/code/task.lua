@@ -26,6 +26,9 @@ M.hidden = {}
 M.longest_slice_ns = 0
 M.longest_slice_cpu_s = 0
 
+---For the bench: set to a list, it gets every slice over `slice_ms` with where it ended.
+M.slow_slices = nil
+
 local Task = {}
 Task.__index = Task
 
@@ -101,6 +104,9 @@ function M.run(fn, respond)
     if cpu > M.longest_slice_cpu_s then
       M.longest_slice_cpu_s = cpu
     end
+    if M.slow_slices and took > M.slice_ms * 1e6 then
+      table.insert(M.slow_slices, { ms = took / 1e6, cpu_ms = cpu * 1000, where = debug.traceback(co) })
+    end
     if not ok then
       finish(nil, tostring(err))
     end
@@ -160,9 +166,10 @@ function Task:yield()
   end)
 end
 
----Yields to the event loop when this slice has used its budget.
-function Task:check_slice()
-  if (vim.uv.hrtime() - self.slice_start) / 1e6 >= M.slice_ms then
+---Yields to the event loop when this slice has used its budget (`ms`, default `slice_ms`: a
+---caller whose steps are long gives less, so that the slice ends within the budget).
+function Task:check_slice(ms)
+  if (vim.uv.hrtime() - self.slice_start) / 1e6 >= (ms or M.slice_ms) then
     self:yield()
   end
 end
