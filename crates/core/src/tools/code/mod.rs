@@ -50,8 +50,9 @@ pub const MAX_LINE_CHARS: usize = 240;
 #[derive(Debug, Default, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct Target {
     /// The symbol's name (`area`, `Shape.area`'s `area`): looked up in `file`'s symbols when a
-    /// file is given, else with the servers' workspace symbol search. Several symbols of that
-    /// name are all answered for (narrow with `file` and `kind`).
+    /// file is given, else with the servers' workspace symbol search and, where a server has
+    /// none, in the project's outline (its functions, classes, …). Several symbols of that name
+    /// are all answered for (narrow with `file` and `kind`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub symbol: Option<String>,
     /// A file: project-relative or absolute, inside the project or the workspace folders.
