@@ -11,7 +11,7 @@ work between two looks at its input), and the diff view's steps are wrapped to r
 CPU time (getrusage) per call: each fill slice's piece, view.set_up_buffers and view.show, the
 buffer lookups, filetype detection, the snapshot's autocommands.
 
-    .deps/venv/bin/python bench/diff_turns.py [--scale 1]
+    .deps/venv/bin/python bench/diff_turns.py [--scale 1] [--open --old-lines 200000 --new-lines 90000]
 
 Prints the sampler's figures (as bench/nowait.py's opendiff row), the longest turns, the longest
 calls and the totals per step. A benchmark, not a test.
@@ -90,6 +90,10 @@ end
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--scale", type=float, default=1.0)
+    ap.add_argument("--open", action="store_true", help="the file open in the current window first")
+    ap.add_argument("--old-lines", type=int, help="the file's lines (default 100,000·S)")
+    ap.add_argument("--new-lines", type=int, help="the proposal's lines (default as many as the file's)")
+    ap.add_argument("--name", default="big.txt", help="the file's name (its extension sets the filetype)")
     a = ap.parse_args()
     scale = a.scale
     tmp = Path(tempfile.mkdtemp(prefix="cc-bench-turns-"))
@@ -105,7 +109,7 @@ def main():
         sampler = nw.Sampler(s.sock)
         nw.settle(sampler)
         s.nvim.exec_lua("_G.PROF.on = true")
-        out = nw.opendiff(s, sampler, scale, 120)
+        out = nw.opendiff(s, sampler, scale, 120, a.open, a.old_lines, a.new_lines, a.name)
         s.nvim.exec_lua("_G.PROF.on = false")
         sampler.close()
         P = s.nvim.exec_lua("return { iters = _G.PROF.iters, marks = _G.PROF.marks }")
@@ -116,8 +120,16 @@ def main():
             span = shown[-1]["t"] + shown[-1]["d"] - opened[0]["t"]
             print(f"openDiff in the editor (arrival to the view shown): {span:.1f} ms of "
                   f"{out['on_screen_ms']:.1f} ms on screen (the rest: the request's way in and the bridge's preparation)")
-        iters = sorted(P["iters"], key=lambda i: -i["d"])
+        # From the request's arrival on (opening the file, with --open, came before).
+        start = opened[0]["t"] if opened else 0
+        iters = sorted((i for i in P["iters"] if i["t"] + i["d"] >= start), key=lambda i: -i["d"])
         print("longest event-loop turns (ms, over 4 ms):", [round(i["d"], 1) for i in iters[:12]])
+        if opened:
+            # Where they fell: from the request's arrival, with the steps that ran in them.
+            t0 = opened[0]["t"]
+            for i in iters[:6]:
+                inside = sorted({m["n"] for m in P["marks"] if i["t"] <= m["t"] <= i["t"] + i["d"]})
+                print(f"  turn of {i['d']:.1f} ms at +{i['t'] - t0:.1f} ms: {', '.join(inside) or 'none of the steps timed'}")
         print("longest calls:")
         for m in sorted(P["marks"], key=lambda m: -m["c"])[:12]:
             print(f"  {m['n']}: {m['d']:.2f} ms wall, {m['c']:.2f} ms CPU")

@@ -348,16 +348,22 @@ return false
 """
 
 
-def opendiff(side: Side, sampler: Sampler, scale: float, wait: float):
-    n = max(1000, int(100000 * scale))
+def opendiff(side: Side, sampler: Sampler, scale: float, wait: float, open_old: bool = False,
+             old_lines: int | None = None, new_lines: int | None = None, name: str = "big.txt"):
+    """openDiff of a file of 100,000·S lines (or `old_lines`) to a proposal of as many lines with a
+    few changed and inserted (or the first `new_lines` of them); `open_old`: the file is open in
+    the current window first (the issue's case: 200,000 lines open, a 90,000-line proposal)."""
+    n = old_lines or max(1000, int(100000 * scale))
     old = [f"line {i:09d} of the file the proposal changes..\n" for i in range(n)]  # 50 bytes
-    new = list(old)
-    mid = n // 2
+    new = list(old[:new_lines] if new_lines else old)
+    mid = len(new) // 2
     for i in range(mid, mid + 3):
         new[i] = f"line {i:09d} CHANGED by the proposal ..........\n"
     new[mid + 10:mid + 10] = [f"inserted line {k} of the proposal .................\n" for k in range(5)]
-    path = side.project / "big.txt"
+    path = side.project / name
     path.write_text("".join(old))
+    if open_old:
+        side.nvim.command(f"edit {path}")
     contents = "".join(new)
     expect_n, expect_last = len(new), new[-1].rstrip("\n")
     args = {"old_file_path": str(path), "new_file_path": str(path), "new_file_contents": contents,

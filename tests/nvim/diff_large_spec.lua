@@ -431,4 +431,55 @@ return {
       cc().setup({ diff = { diffmode_max_bytes = 20000 } })
     end,
   },
+  {
+    "accepted, a big open file's buffer is reloaded in slices when Claude Code writes it (not by Neovim in one go)",
+    function()
+      local reload = require("claude_context.ide.diff.reload")
+      local min_lines = reload.min_lines
+      reload.min_lines = 1000
+      knobs().slice_ms = 0
+      knobs().chunk_bytes = 4096
+      local old = text(3000)
+      h.write(target, old)
+      vim.cmd.edit(target)
+      local buf = vim.api.nvim_get_current_buf()
+      local reads, partial = 0, nil
+      vim.api.nvim_create_autocmd({ "BufReadPre", "BufReadPost" }, {
+        buffer = buf,
+        callback = function()
+          reads = reads + 1
+        end,
+      })
+      local new = text(2500, { [7] = "CHANGED seven" }) .. "an added last line"
+      local box = request_diff("reload", new)
+      local v = view_of("reload")
+      diff().accept(v)
+      h.decided(box, 10000, "the answer")
+      -- Claude Code writes the file after FILE_SAVED (a moment later, as it does).
+      vim.wait(100)
+      h.write(target, new)
+      local want = vim.split(new, "\n", { plain = true })
+      wait_for(function()
+        local n = vim.api.nvim_buf_line_count(buf)
+        if n ~= 3000 and n ~= #want then
+          partial = partial or n
+        elseif vim.bo[buf].modified and not vim.bo[buf].modifiable then
+          partial = partial or n
+        end
+        return not reload.running[buf] and vim.deep_equal(lines(buf), want)
+      end, 10000, "the buffer reloaded")
+      ok(partial, "the editor ran while the buffer was half reloaded")
+      eq(0, reads, "not read again by Neovim")
+      eq({ false, true, false }, { vim.bo[buf].modified, vim.bo[buf].modifiable, vim.bo[buf].endofline })
+      -- Neovim knows the file's new time: no reload nor warning later.
+      vim.cmd("checktime")
+      eq(0, reads)
+      eq(want, lines(buf))
+      reload.min_lines = min_lines
+      knobs().slice_ms = saved.slice_ms
+      knobs().chunk_bytes = saved.chunk_bytes
+      cleanup()
+      vim.cmd("silent! %bwipeout!")
+    end,
+  },
 }

@@ -4,7 +4,7 @@
 --- proposal; `:[range]ClaudeContext accept` takes only the hunks the range touches; closing
 --- either side or `:ClaudeContext reject` rejects. Nothing is written to disk here: after
 --- FILE_SAVED Claude Code writes the file, and an unmodified buffer of it is reloaded when that
---- happens.
+--- happens (a big one in slices: claude_context.ide.diff.reload).
 
 local M = {}
 
@@ -62,7 +62,7 @@ local function reload_when_written(path)
       vim.schedule(function()
         -- (Only a regular file is re-read: one replaced by a FIFO would block the editor.)
         if vim.api.nvim_buf_is_valid(buf) and not vim.bo[buf].modified and files.regular_file(path) then
-          pcall(vim.cmd, "checktime " .. buf)
+          require("claude_context.ide.diff.reload").reload(buf, path)
         end
       end)
     end)
