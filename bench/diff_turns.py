@@ -11,7 +11,7 @@ work between two looks at its input), and the diff view's steps are wrapped to r
 CPU time (getrusage) per call: each fill slice's piece, view.set_up_buffers and view.show, the
 buffer lookups, filetype detection, the snapshot's autocommands.
 
-    .deps/venv/bin/python bench/diff_turns.py [--scale 1] [--open --old-lines 200000 --new-lines 90000]
+    .deps/venv/bin/python bench/diff_turns.py [--scale 1] [--open --old-lines 200000 --new-lines 90000 [--accept]]
 
 Prints the sampler's figures (as bench/nowait.py's opendiff row), the longest turns, the longest
 calls and the totals per step. A benchmark, not a test.
@@ -94,6 +94,8 @@ def main():
     ap.add_argument("--old-lines", type=int, help="the file's lines (default 100,000·S)")
     ap.add_argument("--new-lines", type=int, help="the proposal's lines (default as many as the file's)")
     ap.add_argument("--name", default="big.txt", help="the file's name (its extension sets the filetype)")
+    ap.add_argument("--accept", action="store_true", help="accept, then write the file as Claude Code does (the open buffer reloads)")
+    ap.add_argument("--neovim-reload", action="store_true", help="the buffer reloaded by Neovim at once (:checktime), as before the sliced reload")
     a = ap.parse_args()
     scale = a.scale
     tmp = Path(tempfile.mkdtemp(prefix="cc-bench-turns-"))
@@ -106,14 +108,16 @@ def main():
         e.mkdir()
         s.nvim.exec_lua(nw.FILL_BUFFERS, str(e), max(0, int(1500 * scale) - 300), 0)
         s.nvim.exec_lua(INSTR)
+        if a.neovim_reload:
+            s.nvim.exec_lua("local r = require('claude_context.ide.diff.reload'); r.min_lines = math.huge; r.min_bytes = math.huge")
         sampler = nw.Sampler(s.sock)
         nw.settle(sampler)
         s.nvim.exec_lua("_G.PROF.on = true")
-        out = nw.opendiff(s, sampler, scale, 120, a.open, a.old_lines, a.new_lines, a.name)
+        out = nw.opendiff(s, sampler, scale, 120, a.open, a.old_lines, a.new_lines, a.name, a.accept)
         s.nvim.exec_lua("_G.PROF.on = false")
         sampler.close()
         P = s.nvim.exec_lua("return { iters = _G.PROF.iters, marks = _G.PROF.marks }")
-        print(json.dumps({k: v for k, v in out.items() if k in ("lines", "on_screen_ms", "blocked_ms_max")}))
+        print(json.dumps({k: v for k, v in out.items() if k in ("lines", "on_screen_ms", "blocked_ms_max", "reload_ms", "reload_blocked_ms_max", "note")}))
         opened = [m for m in P["marks"] if m["n"] == "diff.open"]
         shown = [m for m in P["marks"] if m["n"] == "view.show"]
         if opened and shown and out.get("on_screen_ms"):

@@ -349,7 +349,8 @@ return false
 
 
 def opendiff(side: Side, sampler: Sampler, scale: float, wait: float, open_old: bool = False,
-             old_lines: int | None = None, new_lines: int | None = None, name: str = "big.txt"):
+             old_lines: int | None = None, new_lines: int | None = None, name: str = "big.txt",
+             accept: bool = False):
     """openDiff of a file of 100,000·S lines (or `old_lines`) to a proposal of as many lines with a
     few changed and inserted (or the first `new_lines` of them); `open_old`: the file is open in
     the current window first (the issue's case: 200,000 lines open, a 90,000-line proposal)."""
@@ -404,6 +405,8 @@ def opendiff(side: Side, sampler: Sampler, scale: float, wait: float, open_old: 
     out["send_ms"] = state["sent"] * 1000
     time.sleep(0.05)
     out["blocked_ms_max"] = sampler.blocked_max_ms(a, shown)
+    if accept:
+        return accepted(side, sampler, conn, path, contents, expect_n, wait, out)
     # Reject it as Claude Code does at the start of the next turn, and wait for the view to go.
     try:
         with side.ws() as c2:
@@ -416,6 +419,39 @@ def opendiff(side: Side, sampler: Sampler, scale: float, wait: float, open_old: 
         out["gone_ms"] = (time.perf_counter() - shown) * 1000
     except (TimeoutError, RuntimeError) as e:
         out["note"] = f"closing: {e}"
+        side.busy = True
+    finally:
+        conn.close()
+    return out
+
+
+RELOADED = r"""
+local path, n = ...
+local buf = vim.fn.bufnr(path)
+return buf > 0 and vim.api.nvim_buf_line_count(buf) == n and not vim.bo[buf].modified
+  and not (package.loaded["claude_context.ide.diff.reload"] or { running = {} }).running[buf]
+"""
+
+
+def accepted(side: Side, sampler: Sampler, conn, path: Path, contents: str, expect_n: int, wait: float, out: dict):
+    """Accepts the view as the person's `:w` does, then writes the file as Claude Code does after
+    FILE_SAVED; times until the file's open buffer holds it, and the editor's longest block then."""
+    try:
+        side.nvim.exec_lua("local d = require('claude_context.ide.diff'); d.accept(d.views['bench-opendiff'])")
+        _, m = recv_answer(conn, 7, time.perf_counter(), wait)
+        out["answer"] = json.dumps(m.get("result", m.get("error")))[:60]
+        time.sleep(0.2)
+        a = time.perf_counter()
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.write_text(contents)
+        os.replace(tmp, path)
+        wait_until(lambda: side.nvim.exec_lua(RELOADED, str(path), expect_n), wait, "the buffer to reload")
+        b = time.perf_counter()
+        time.sleep(0.05)
+        out["reload_ms"] = (b - a) * 1000
+        out["reload_blocked_ms_max"] = sampler.blocked_max_ms(a, b)
+    except (TimeoutError, RuntimeError) as e:
+        out["note"] = f"accepting: {e}"
         side.busy = True
     finally:
         conn.close()

@@ -20,7 +20,7 @@ local cfg = require("claude_context.ide.diff.config")
 M.min_lines = 20000
 M.min_bytes = 1024 * 1024
 ---Lines deleted per piece when the file got shorter.
-M.delete_lines = 5000
+M.delete_lines = 1000
 ---Buffers being reloaded here: buf -> true, or the reload to run after (written again).
 M.running = {}
 ---The largest file read (the diff views' own limit).
