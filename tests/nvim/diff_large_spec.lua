@@ -458,6 +458,8 @@ return {
       -- Claude Code writes the file after FILE_SAVED (a moment later, as it does).
       vim.wait(100)
       h.write(target, new)
+      -- The terminal's :checktime may notice it first (it runs whenever Claude's terminal prints).
+      vim.cmd("checktime")
       local want = vim.split(new, "\n", { plain = true })
       wait_for(function()
         local n = vim.api.nvim_buf_line_count(buf)

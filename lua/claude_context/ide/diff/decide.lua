@@ -46,11 +46,17 @@ local function reload_when_written(path)
     return
   end
   local base = vim.fs.basename(path)
+  -- A big buffer: reloaded in slices, whoever notices the write first.
+  local reload = require("claude_context.ide.diff.reload")
+  local unwatch = reload.sliced(buf) and reload.watch(buf, path)
   local function stop()
     for _, h in ipairs({ w, t, life }) do
       if not h:is_closing() then
         h:close()
       end
+    end
+    if unwatch then
+      vim.schedule(unwatch)
     end
   end
   local ok = w:start(vim.fs.dirname(path), {}, function(err, fname)
@@ -62,7 +68,7 @@ local function reload_when_written(path)
       vim.schedule(function()
         -- (Only a regular file is re-read: one replaced by a FIFO would block the editor.)
         if vim.api.nvim_buf_is_valid(buf) and not vim.bo[buf].modified and files.regular_file(path) then
-          require("claude_context.ide.diff.reload").reload(buf, path)
+          pcall(vim.cmd, "checktime " .. buf)
         end
       end)
     end)

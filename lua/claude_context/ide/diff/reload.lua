@@ -153,18 +153,18 @@ local function refill(buf, data, done)
   end)
 end
 
----Reloads `buf` from `path` (which Claude Code has just written): in slices when it is big,
+---Reloads `buf` from `path` (Neovim has noted the file's new time): in slices when it is big,
 ---else by Neovim. `done(how)`, when given, gets "slices", "neovim" or "kept" (the buffer was
 ---modified meanwhile: left as it is).
 ---@param buf integer
 ---@param path string
 ---@param done fun(how: string)?
-function M.reload(buf, path, done)
+local function sliced(buf, path, done)
   done = done or function() end
   if M.running[buf] then
     -- Written again while a reload runs: once more after it.
     M.running[buf] = function()
-      M.reload(buf, path, done)
+      sliced(buf, path, done)
     end
     return
   end
@@ -178,14 +178,6 @@ function M.reload(buf, path, done)
     end
     finished(how)
   end
-  if not vim.api.nvim_buf_is_valid(buf) or vim.bo[buf].modified then
-    return done("kept")
-  end
-  if not (big(buf) and plain(buf)) then
-    at_once(buf)
-    return done("neovim")
-  end
-  note_file(buf)
   read(path, function(data)
     if not data or not vim.api.nvim_buf_is_valid(buf) or vim.bo[buf].modified then
       return done("kept")
@@ -199,6 +191,74 @@ function M.reload(buf, path, done)
       done(ok and "slices" or "neovim")
     end)
   end)
+end
+
+---Reloads `buf` from `path` (which Claude Code has just written): in slices when it is big,
+---else by Neovim.
+---@param buf integer
+---@param path string
+---@param done fun(how: string)?
+function M.reload(buf, path, done)
+  done = done or function() end
+  if not vim.api.nvim_buf_is_valid(buf) or vim.bo[buf].modified then
+    return done("kept")
+  end
+  if not (big(buf) and plain(buf)) then
+    at_once(buf)
+    return done("neovim")
+  end
+  note_file(buf)
+  sliced(buf, path, done)
+end
+
+---Whether `buf` is reloaded here (big, plain text) rather than by Neovim.
+function M.sliced(buf)
+  return vim.api.nvim_buf_is_valid(buf) and big(buf) and plain(buf)
+end
+
+---From now until `stop()`: whoever notices that Claude Code wrote the file (the watch after
+---FILE_SAVED, the terminal's `:checktime`, focus), `buf` is reloaded in slices, never by Neovim
+---in one go ('autoread' off for the buffer meanwhile, its `FileChangedShell` answered here).
+---@param buf integer
+---@param path string
+---@return fun() stop
+function M.watch(buf, path)
+  local id
+  local function stop()
+    if id then
+      pcall(vim.api.nvim_del_autocmd, id)
+      id = nil
+      if vim.api.nvim_buf_is_valid(buf) then
+        vim.api.nvim_buf_call(buf, function()
+          vim.cmd("setlocal autoread<")
+        end)
+      end
+    end
+  end
+  id = vim.api.nvim_create_autocmd("FileChangedShell", {
+    buffer = buf,
+    callback = function()
+      -- Neovim has noted the file's time; the buffer may not be changed here: just after.
+      -- Anything but a plain change of an unmodified buffer: Neovim asks, as without us.
+      if vim.v.fcs_reason ~= "changed" or vim.bo[buf].modified then
+        vim.v.fcs_choice = "ask"
+        return
+      end
+      vim.v.fcs_choice = ""
+      do
+        vim.schedule(function()
+          if vim.api.nvim_buf_is_valid(buf) and not vim.bo[buf].modified then
+            sliced(buf, path)
+          end
+        end)
+      end
+    end,
+    desc = "claude-context: the file Claude Code writes is reloaded in slices",
+  })
+  vim.api.nvim_buf_call(buf, function()
+    vim.cmd("setlocal noautoread")
+  end)
+  return stop
 end
 
 return M
