@@ -6,7 +6,7 @@
 --- Neovim takes note of the file's new time and size (a `FileChangedShell` answered "nothing to
 --- do": no reload of its own, no warning later), the file is read off the main thread (libuv's
 --- pool), and the buffer's lines are replaced a chunk per slice (`diff.config`'s pace), the
---- buffer not modifiable meanwhile; then it is unmodified again, as after a reload. Like Neovim's
+--- buffer not modifiable (and without a swap file) meanwhile; then it is unmodified again, as after a reload. Like Neovim's
 --- reload of a file over 'undoreload' lines, it keeps no undo step. A small buffer, or one whose
 --- encoding or format is not plain UTF-8 text, is reloaded by Neovim (quick or needed).
 
@@ -86,9 +86,13 @@ end
 ---Replaces `buf`'s lines with `data`'s, a chunk per piece; `done(ok)` at the end.
 local function refill(buf, data, done)
   local dos = vim.bo[buf].fileformat == "dos"
-  local modifiable = vim.bo[buf].modifiable
+  local modifiable, swapfile = vim.bo[buf].modifiable, vim.bo[buf].swapfile
   vim.bo[buf].modifiable = false
   vim.bo[buf].undolevels = -1
+  -- No swap file meanwhile (the buffer has no unsaved change to keep): Neovim would write the
+  -- blocks being replaced to it as it goes, up to 12 ms per chunk for a big file. It comes
+  -- back afterwards, created at the next change as for a buffer just read.
+  vim.bo[buf].swapfile = false
   local off, pos, tick = 1, 0, vim.api.nvim_buf_get_changedtick(buf)
   local rest = vim.api.nvim_buf_line_count(buf) -- old lines not replaced yet, from `pos`
   if data:sub(1, 3) == "\239\187\191" then
@@ -105,6 +109,7 @@ local function refill(buf, data, done)
     if vim.api.nvim_buf_is_valid(buf) then
       vim.bo[buf].modifiable = modifiable
       vim.bo[buf].undolevels = -123456
+      vim.bo[buf].swapfile = swapfile
       if ok then
         vim.bo[buf].endofline = eol or #data == 0
         vim.bo[buf].modified = false
