@@ -213,6 +213,119 @@ fn shown_path(door: &Door, path: &Path) -> String {
     path.to_string_lossy().into_owned()
 }
 
+/// A section's items sorted by place (unless the editor gave them in order) and de-duplicated.
+fn sorted_items(mut items: Vec<RawLoc>, ordered: bool) -> Vec<RawLoc> {
+    if !ordered {
+        items.sort_by(|a, b| (&a.path, a.line, a.character).cmp(&(&b.path, b.line, b.character)));
+    }
+    items.dedup_by(|a, b| {
+        a.path == b.path
+            && a.line == b.line
+            && a.character == b.character
+            && a.end_line == b.end_line
+            && a.end_character == b.end_character
+            && a.name == b.name
+            && a.message == b.message
+    });
+    items
+}
+
+/// A location inside the door: its line's text (the buffer's, else the file's), columns in
+/// characters, 1-based.
+fn loc_inside(it: RawLoc, key: &str, lines: &mut Lines<'_>) -> Loc {
+    let enc = it.encoding.as_deref().unwrap_or("utf-16");
+    let text = it.text.clone().or_else(|| lines.line(key, it.line));
+    let col = chars_of(text.as_deref().unwrap_or(""), it.character, enc) + 1;
+    let (end_line, end_col) = match (it.end_line, it.end_character) {
+        (Some(el), Some(ec)) => {
+            let et = if el == it.line {
+                text.clone()
+            } else {
+                it.end_text.clone().or_else(|| lines.line(key, el))
+            };
+            (
+                Some(el + 1),
+                Some(chars_of(et.as_deref().unwrap_or(""), ec, enc) + 1),
+            )
+        }
+        _ => (None, None),
+    };
+    Loc {
+        line: it.line + 1,
+        col: Some(col),
+        end_line,
+        end_col,
+        text: text.as_deref().map(cut),
+        name: it.name,
+        kind: it.kind,
+        detail: it.detail,
+        depth: it.depth,
+        severity: it.severity,
+        message: it.message,
+        source: it.source,
+        code: it.code,
+    }
+}
+
+/// A location outside the door: where it is, never what it says.
+fn loc_outside(it: RawLoc) -> Loc {
+    Loc {
+        line: it.line + 1,
+        col: None,
+        end_line: None,
+        end_col: None,
+        text: None,
+        name: it.name,
+        kind: it.kind,
+        detail: None,
+        depth: it.depth,
+        severity: None,
+        message: None,
+        source: None,
+        code: None,
+    }
+}
+
+/// One section's items, capped at `limit` and grouped by file.
+fn shape_section(
+    door: &Door,
+    sec: RawSection,
+    limit: usize,
+    lines: &mut Lines<'_>,
+    inside_cache: &mut HashMap<String, bool>,
+) -> Section {
+    let items = sorted_items(sec.items, sec.ordered);
+    let total = items.len();
+    let more = total.saturating_sub(limit);
+    let mut files: Vec<FileGroup> = Vec::new();
+    for it in items.into_iter().take(limit) {
+        let abs = crate::paths::normalize(Path::new(&it.path));
+        let key = abs.to_string_lossy().into_owned();
+        let inside = *inside_cache
+            .entry(key.clone())
+            .or_insert_with(|| abs.is_absolute() && door.admits(&abs));
+        let (loc, path) = if inside {
+            (loc_inside(it, &key, lines), shown_path(door, &abs))
+        } else {
+            (loc_outside(it), key)
+        };
+        match files.iter_mut().find(|f| f.path == path) {
+            Some(f) => f.locations.push(loc),
+            None => files.push(FileGroup {
+                path,
+                inside,
+                locations: vec![loc],
+            }),
+        }
+    }
+    Section {
+        title: sec.title,
+        total,
+        more,
+        files,
+    }
+}
+
 /// The editor's raw answer, confined and shaped (see the module's documentation).
 pub fn shape(door: &Door, raw: RawAnswer, limit: usize) -> Answer {
     let mut lines = Lines {
@@ -220,104 +333,11 @@ pub fn shape(door: &Door, raw: RawAnswer, limit: usize) -> Answer {
         files: HashMap::new(),
     };
     let mut inside_cache: HashMap<String, bool> = HashMap::new();
-    let mut sections = Vec::new();
-    for sec in raw.sections {
-        let mut items = sec.items;
-        if !sec.ordered {
-            items.sort_by(|a, b| {
-                (&a.path, a.line, a.character).cmp(&(&b.path, b.line, b.character))
-            });
-        }
-        items.dedup_by(|a, b| {
-            a.path == b.path
-                && a.line == b.line
-                && a.character == b.character
-                && a.end_line == b.end_line
-                && a.end_character == b.end_character
-                && a.name == b.name
-                && a.message == b.message
-        });
-        let total = items.len();
-        let more = total.saturating_sub(limit);
-        let mut files: Vec<FileGroup> = Vec::new();
-        for it in items.into_iter().take(limit) {
-            let abs = crate::paths::normalize(Path::new(&it.path));
-            let key = abs.to_string_lossy().into_owned();
-            let inside = *inside_cache
-                .entry(key.clone())
-                .or_insert_with(|| abs.is_absolute() && door.admits(&abs));
-            let loc = if inside {
-                let enc = it.encoding.as_deref().unwrap_or("utf-16");
-                let text = it.text.clone().or_else(|| lines.line(&key, it.line));
-                let col = chars_of(text.as_deref().unwrap_or(""), it.character, enc) + 1;
-                let (end_line, end_col) = match (it.end_line, it.end_character) {
-                    (Some(el), Some(ec)) => {
-                        let et = if el == it.line {
-                            text.clone()
-                        } else {
-                            it.end_text.clone().or_else(|| lines.line(&key, el))
-                        };
-                        (
-                            Some(el + 1),
-                            Some(chars_of(et.as_deref().unwrap_or(""), ec, enc) + 1),
-                        )
-                    }
-                    _ => (None, None),
-                };
-                Loc {
-                    line: it.line + 1,
-                    col: Some(col),
-                    end_line,
-                    end_col,
-                    text: text.as_deref().map(cut),
-                    name: it.name,
-                    kind: it.kind,
-                    detail: it.detail,
-                    depth: it.depth,
-                    severity: it.severity,
-                    message: it.message,
-                    source: it.source,
-                    code: it.code,
-                }
-            } else {
-                // Outside the door: where it is, never what it says.
-                Loc {
-                    line: it.line + 1,
-                    col: None,
-                    end_line: None,
-                    end_col: None,
-                    text: None,
-                    name: it.name,
-                    kind: it.kind,
-                    detail: None,
-                    depth: it.depth,
-                    severity: None,
-                    message: None,
-                    source: None,
-                    code: None,
-                }
-            };
-            let path = if inside {
-                shown_path(door, &abs)
-            } else {
-                key.clone()
-            };
-            match files.iter_mut().find(|f| f.path == path) {
-                Some(f) => f.locations.push(loc),
-                None => files.push(FileGroup {
-                    path,
-                    inside,
-                    locations: vec![loc],
-                }),
-            }
-        }
-        sections.push(Section {
-            title: sec.title,
-            total,
-            more,
-            files,
-        });
-    }
+    let sections = raw
+        .sections
+        .into_iter()
+        .map(|sec| shape_section(door, sec, limit, &mut lines, &mut inside_cache))
+        .collect();
     Answer {
         query: raw.query,
         servers: raw.servers,
