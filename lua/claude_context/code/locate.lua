@@ -111,104 +111,85 @@ function M.in_workspace(task, p)
   return found, nil, errs, note
 end
 
----Where the model means: a list of targets { buf, path, label, pos = fun(client) -> Position }.
----@return table[]? targets
----@return string? err
----@return string? note
-function M.targets(task, p)
-  local roots = p.roots
-  if p.file and p.line then
-    local buf, err = task:buffer(p.file)
-    if not buf then
-      return nil, err
+---The byte column `p` means on `text` (line `p.line` of `p.file`): its `text`, `column`
+---(characters) or `symbol`, else the line's first non-blank; or nil and why not.
+local function column_on(p, text)
+  local where = rel(p.file, p.roots)
+  if p.text and p.text ~= "" then
+    local s = text:find(p.text, 1, true)
+    if not s then
+      return nil, ("%q is not on line %d of %s, which reads: %s"):format(p.text, p.line, where, text)
     end
-    local n = vim.api.nvim_buf_line_count(buf)
-    if p.line > n then
-      return nil, ("%s has %d lines; line %d is past its end"):format(rel(p.file, roots), n, p.line)
+    return s - 1
+  elseif p.column then
+    local nchars = vim.fn.strchars(text)
+    if p.column > nchars + 1 then
+      return nil, ("line %d of %s has %d characters; column %d is past its end"):format(p.line, where, nchars, p.column)
     end
-    local row = p.line - 1
-    local text = buf_line(buf, row) or ""
-    local col
-    if p.text and p.text ~= "" then
-      local s = text:find(p.text, 1, true)
-      if not s then
-        return nil, ("%q is not on line %d of %s, which reads: %s"):format(p.text, p.line, rel(p.file, roots), text)
-      end
-      col = s - 1
-    elseif p.column then
-      local nchars = vim.fn.strchars(text)
-      if p.column > nchars + 1 then
-        return nil, ("line %d of %s has %d characters; column %d is past its end"):format(
-          p.line,
-          rel(p.file, roots),
-          nchars,
-          p.column
-        )
-      end
-      col = vim.fn.byteidx(text, p.column - 1)
-      if col < 0 then
-        col = #text
-      end
-    elseif p.symbol and p.symbol ~= "" then
-      local s = text:find(p.symbol, 1, true)
-      if not s then
-        return nil, ("%q is not on line %d of %s, which reads: %s"):format(p.symbol, p.line, rel(p.file, roots), text)
-      end
-      col = s - 1
-    else
-      col = (text:find("%S") or 1) - 1
+    local col = vim.fn.byteidx(text, p.column - 1)
+    return col < 0 and #text or col
+  elseif p.symbol and p.symbol ~= "" then
+    local s = text:find(p.symbol, 1, true)
+    if not s then
+      return nil, ("%q is not on line %d of %s, which reads: %s"):format(p.symbol, p.line, where, text)
     end
-    local label = ("%s:%d:%d"):format(rel(p.file, roots), p.line, vim.fn.strchars(text:sub(1, col)) + 1)
-    return {
-      {
-        buf = buf,
-        path = p.file,
-        label = label,
-        pos = function(client)
-          return { line = row, character = units(text, col, client.offset_encoding or "utf-16") }
-        end,
-      },
-    }
+    return s - 1
   end
-  -- A symbol by name: the file's symbols, or the workspace's.
-  local sym = p.symbol
+  return (text:find("%S") or 1) - 1
+end
+
+---The one target of a `file` + `line` (+ `column`, `text` or `symbol`).
+local function at_line(task, p)
+  local buf, err = task:buffer(p.file)
+  if not buf then
+    return nil, err
+  end
+  local n = vim.api.nvim_buf_line_count(buf)
+  if p.line > n then
+    return nil, ("%s has %d lines; line %d is past its end"):format(rel(p.file, p.roots), n, p.line)
+  end
+  local row = p.line - 1
+  local text = buf_line(buf, row) or ""
+  local col, cerr = column_on(p, text)
+  if not col then
+    return nil, cerr
+  end
+  local label = ("%s:%d:%d"):format(rel(p.file, p.roots), p.line, vim.fn.strchars(text:sub(1, col)) + 1)
+  return {
+    {
+      buf = buf,
+      path = p.file,
+      label = label,
+      pos = function(client)
+        return { line = row, character = units(text, col, client.offset_encoding or "utf-16") }
+      end,
+    },
+  }
+end
+
+---The symbols named `p.symbol` (of `p.kind`) in `p.file`'s document symbols.
+local function in_file(task, p)
+  local buf, clients = symbol_clients(task, p.file, p.roots)
+  if not buf then
+    return nil, clients
+  end
   local found = {}
-  local workspace_errs, outline_note
-  if p.file then
-    local buf, clients = symbol_clients(task, p.file, roots)
-    if not buf then
-      return nil, clients
+  for _, c in ipairs(clients) do
+    local symbols, rerr = document_symbols(task, c, p.file, buf)
+    if not symbols then
+      return nil, rerr
     end
-    for _, c in ipairs(clients) do
-      local symbols, rerr = document_symbols(task, c, p.file, buf)
-      if not symbols then
-        return nil, rerr
-      end
-      for _, s in ipairs(symbols) do
-        if same_name(sym, s.name) and same_kind(p.kind, s.kind) then
-          table.insert(found, { path = p.file, start = s.sel.start, client = c, kind = s.kind, name = s.name })
-        end
+    for _, s in ipairs(symbols) do
+      if same_name(p.symbol, s.name) and same_kind(p.kind, s.kind) then
+        table.insert(found, { path = p.file, start = s.sel.start, client = c, kind = s.kind, name = s.name })
       end
     end
-  else
-    local ferr
-    found, ferr, workspace_errs, outline_note = M.in_workspace(task, p)
-    if not found then
-      return nil, ferr
-    end
   end
-  if #found == 0 then
-    return nil,
-      ("no symbol named %q%s found %s%s"):format(
-        sym,
-        p.kind and (" of kind " .. p.kind) or "",
-        p.file and ("in " .. rel(p.file, roots)) or "in the workspace (inside the project)",
-        workspace_errs and #workspace_errs > 0 and (" (" .. table.concat(workspace_errs, "; ") .. ")")
-          or outline_note and (" (" .. outline_note .. "; it finds functions, classes and the like: for another symbol give the `file` where it is defined or used)")
-          or ""
-      )
-  end
-  local targets, seen = {}, {}
+  return found
+end
+
+---The answer's note on several symbols of the name (and where they were found).
+local function note_of(found, sym, outline_note)
   local note = outline_note
   if #found > 10 then
     note = ("%d symbols are named %q; the first 10 are answered for (narrow with `file` or `kind`)"):format(#found, sym)
@@ -218,43 +199,84 @@ function M.targets(task, p)
   if outline_note and note ~= outline_note then
     note = note .. "; " .. outline_note
   end
-  for i = 1, math.min(#found, 10) do
-    local f = found[i]
-    local buf, err = task:buffer(f.path)
-    if not buf then
-      return nil, err
-    end
-    -- The name's own position: a workspace symbol's range may start at a keyword before it.
-    local row = f.start.line
-    local text = buf_line(buf, row) or ""
-    local enc = f.enc or f.client.offset_encoding or "utf-16"
-    local bytecol = vim.str_byteindex and select(2, pcall(vim.str_byteindex, text, enc, f.start.character, false))
-    if type(bytecol) ~= "number" then
-      bytecol = f.start.character
-    end
-    local name = sym:match("[^.:]+$") or sym
-    local s = text:find(name, bytecol + 1, true)
-    local col = s and (s - 1) or bytecol
-    local key = f.path .. ":" .. row .. ":" .. col
-    if not seen[key] then
-      seen[key] = true
-      table.insert(targets, {
-        buf = buf,
-        path = f.path,
-        row = row,
-        col = col,
-        name = f.name,
-        kind = f.kind,
-        width = s and #name or 0,
-        label = ("%s %s at %s:%d:%d"):format(f.kind or "symbol", f.name, rel(f.path, roots), row + 1, vim.fn.strchars(text:sub(1, col)) + 1),
-        pos = function(client)
-          return { line = row, character = units(text, col, client.offset_encoding or "utf-16") }
-        end,
-      })
-    end
-  end
-  return targets, nil, note
+  return note
 end
 
+---The target of one symbol found (at its name's own position: a workspace symbol's range may
+---start at a keyword before it), or nil and why not.
+local function target_of(task, p, f)
+  local buf, err = task:buffer(f.path)
+  if not buf then
+    return nil, err
+  end
+  local row = f.start.line
+  local text = buf_line(buf, row) or ""
+  local enc = f.enc or f.client.offset_encoding or "utf-16"
+  local bytecol = vim.str_byteindex and select(2, pcall(vim.str_byteindex, text, enc, f.start.character, false))
+  if type(bytecol) ~= "number" then
+    bytecol = f.start.character
+  end
+  local name = p.symbol:match("[^.:]+$") or p.symbol
+  local s = text:find(name, bytecol + 1, true)
+  local col = s and (s - 1) or bytecol
+  return {
+    buf = buf,
+    path = f.path,
+    row = row,
+    col = col,
+    name = f.name,
+    kind = f.kind,
+    width = s and #name or 0,
+    label = ("%s %s at %s:%d:%d"):format(f.kind or "symbol", f.name, rel(f.path, p.roots), row + 1, vim.fn.strchars(text:sub(1, col)) + 1),
+    pos = function(client)
+      return { line = row, character = units(text, col, client.offset_encoding or "utf-16") }
+    end,
+  }
+end
+
+---Where the model means: a list of targets { buf, path, label, pos = fun(client) -> Position }.
+---@return table[]? targets
+---@return string? err
+---@return string? note
+function M.targets(task, p)
+  if p.file and p.line then
+    return at_line(task, p)
+  end
+  -- A symbol by name: the file's symbols, or the workspace's.
+  local sym = p.symbol
+  local found, ferr, workspace_errs, outline_note
+  if p.file then
+    found, ferr = in_file(task, p)
+  else
+    found, ferr, workspace_errs, outline_note = M.in_workspace(task, p)
+  end
+  if not found then
+    return nil, ferr
+  end
+  if #found == 0 then
+    return nil,
+      ("no symbol named %q%s found %s%s"):format(
+        sym,
+        p.kind and (" of kind " .. p.kind) or "",
+        p.file and ("in " .. rel(p.file, p.roots)) or "in the workspace (inside the project)",
+        workspace_errs and #workspace_errs > 0 and (" (" .. table.concat(workspace_errs, "; ") .. ")")
+          or outline_note and (" (" .. outline_note .. "; it finds functions, classes and the like: for another symbol give the `file` where it is defined or used)")
+          or ""
+      )
+  end
+  local targets, seen = {}, {}
+  for i = 1, math.min(#found, 10) do
+    local t, err = target_of(task, p, found[i])
+    if not t then
+      return nil, err
+    end
+    local key = t.path .. ":" .. t.row .. ":" .. t.col
+    if not seen[key] then
+      seen[key] = true
+      table.insert(targets, t)
+    end
+  end
+  return targets, nil, note_of(found, sym, outline_note)
+end
 
 return M
