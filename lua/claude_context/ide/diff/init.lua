@@ -21,15 +21,9 @@ M.reject = decide.reject
 M.focus = view.focus
 M.current = view.current
 
----openDiff: opens the view and answers when the person decides. Returns the cancel function
----(the client went away: the view closes, nothing is written).
----
----From the bridge, `params.prepared` describes a proposal prepared off the main thread (see
----crates/core/src/proposal.rs); called directly, `params.new_file_contents` holds the text.
----@param params {old_file_path: string, new_file_path: string, new_file_contents: string?, tab_name: string, prepared: table?}
----@param respond fun(result: table?, err: string?)
----@return fun()? cancel
-function M.open(params, respond)
+---The view's record for `params` (checked), or nil after answering the error.
+---@return claude_context.DiffView?
+local function new_view(params, respond)
   local prep = type(params.prepared) == "table" and params.prepared or nil
   for _, k in ipairs({ "old_file_path", "new_file_path", "tab_name", not prep and "new_file_contents" or nil }) do
     if type(params[k]) ~= "string" then
@@ -53,13 +47,14 @@ function M.open(params, respond)
   end
   local buf = util.find_buf(old_path)
   ---@type claude_context.DiffView
-  local v = {
+  return {
     name = params.tab_name,
     old_path = old_path,
     new_path = util.abspath(params.new_file_path),
     contents = params.new_file_contents,
     prep = prep,
     is_new = is_new,
+    old_size = old_size,
     dirty = buf ~= nil and vim.bo[buf].modified,
     own_buf = buf,
     respond = respond,
@@ -67,75 +62,111 @@ function M.open(params, respond)
     eol = true,
     crlf = false,
   }
-  view.opening[v] = true
-  local function fail(err)
-    view.close(v)
-    if v.respond then
-      local r = v.respond
-      v.respond = nil
-      r(nil, "openDiff: cannot show the diff: " .. tostring(err))
-    end
+end
+
+---Fails the view: closed, its openDiff answered with `err`.
+local function fail(v, err)
+  view.close(v)
+  if v.respond then
+    local r = v.respond
+    v.respond = nil
+    r(nil, "openDiff: cannot show the diff: " .. tostring(err))
   end
-  -- From the event queue: a safe point to make tabs and windows (not inside the bridge's wake-up).
-  vim.schedule(function()
-    view.opening[v] = nil
-    if v.cancelled or v.closed then
-      return
+end
+
+---The two sides' lines and sizes: the bridge's prepared summary, or (a direct call) the old
+---file read and the proposal split here. Returns false after failing the view.
+local function sides(v)
+  if v.prep then
+    v.eol, v.crlf, v.bytes = v.prep.new_eol, v.prep.new_crlf, v.prep.bytes
+    return true
+  end
+  local old_text = {}
+  if not v.is_new then
+    local lines, err = files.read_lines(v.old_path)
+    if not lines then
+      fail(v, ("cannot read %s: %s"):format(v.old_path, err))
+      return false
     end
-    local previous = view.views[v.name]
-    if previous then
-      decide.reject(previous)
-      view.close(previous)
-    end
-    view.views[v.name] = v
-    require("claude_context.ide.snapshot").note_diffs()
-    if prep then
-      v.eol, v.crlf, v.bytes = prep.new_eol, prep.new_crlf, prep.bytes
-    else
-      local old_text = {}
-      if not is_new then
-        local lines, err = files.read_lines(old_path)
-        if not lines then
-          return fail(("cannot read %s: %s"):format(old_path, err))
-        end
-        old_text = lines
-      end
-      v.mem_old = old_text
-      v.mem_new, v.eol, v.crlf = files.split(v.contents)
-      v.bytes = #v.contents + old_size
-    end
-    v.large = v.bytes > cfg.options().diffmode_max_bytes
-    local ok, err = pcall(require("claude_context.ide.diff.fill").build, v, function(berr)
-      v.mem_old, v.mem_new = nil, nil
+    old_text = lines
+  end
+  v.mem_old = old_text
+  v.mem_new, v.eol, v.crlf = files.split(v.contents)
+  v.bytes = #v.contents + v.old_size
+  return true
+end
+
+---Once the buffers are filled: the buffers' roles (filetype, syntax) in one event-loop turn, the
+---tab and its windows in the next: neither holds the editor for long on a busy editor.
+local function when_filled(v, berr)
+  v.mem_old, v.mem_new = nil, nil
+  if v.closed or v.cancelled then
+    return
+  end
+  if berr then
+    return fail(v, berr)
+  end
+  local function step(f, after)
+    vim.schedule(function()
       if v.closed or v.cancelled then
         return
       end
-      if berr then
-        return fail(berr)
+      local sok, serr = pcall(f, v)
+      if not sok or serr then
+        return fail(v, serr)
       end
-      -- The buffers' roles (filetype, syntax) in one event-loop turn, the tab and its windows in
-      -- the next: neither holds the editor for long on a busy editor.
-      local function step(f, after)
-        vim.schedule(function()
-          if v.closed or v.cancelled then
-            return
-          end
-          local sok, serr = pcall(f, v)
-          if not sok or serr then
-            return fail(serr)
-          end
-          if after then
-            after()
-          end
-        end)
+      if after then
+        after()
       end
-      step(view.set_up_buffers, function()
-        step(view.show)
-      end)
     end)
-    if not ok then
-      fail(err)
-    end
+  end
+  step(view.set_up_buffers, function()
+    step(view.show)
+  end)
+end
+
+---Puts the view in place of an earlier one of its name and fills its buffers (from the event
+---queue: a safe point to make tabs and windows, not inside the bridge's wake-up).
+local function start(v)
+  view.opening[v] = nil
+  if v.cancelled or v.closed then
+    return
+  end
+  local previous = view.views[v.name]
+  if previous then
+    decide.reject(previous)
+    view.close(previous)
+  end
+  view.views[v.name] = v
+  require("claude_context.ide.snapshot").note_diffs()
+  if not sides(v) then
+    return
+  end
+  v.large = v.bytes > cfg.options().diffmode_max_bytes
+  local ok, err = pcall(require("claude_context.ide.diff.fill").build, v, function(berr)
+    when_filled(v, berr)
+  end)
+  if not ok then
+    fail(v, err)
+  end
+end
+
+---openDiff: opens the view and answers when the person decides. Returns the cancel function
+---(the client went away: the view closes, nothing is written).
+---
+---From the bridge, `params.prepared` describes a proposal prepared off the main thread (see
+---crates/core/src/proposal.rs); called directly, `params.new_file_contents` holds the text.
+---@param params {old_file_path: string, new_file_path: string, new_file_contents: string?, tab_name: string, prepared: table?}
+---@param respond fun(result: table?, err: string?)
+---@return fun()? cancel
+function M.open(params, respond)
+  local v = new_view(params, respond)
+  if not v then
+    return nil
+  end
+  view.opening[v] = true
+  vim.schedule(function()
+    start(v)
   end)
   return function()
     v.cancelled = true

@@ -48,6 +48,7 @@ end
 ---@field hunks integer[][]? the prepared hunks (vim.diff() "indices")
 ---@field large boolean? bigger than diff.diffmode_max_bytes: inline, marks placed in slices
 ---@field bytes integer both sides' size
+---@field old_size integer? the old file's size (a direct call without the bridge)
 ---@field mem_old string[]? lines to fill from (a direct call without the bridge)
 ---@field mem_new string[]?
 ---@field accepting boolean? an edited proposal's lines are on their way to the bridge
