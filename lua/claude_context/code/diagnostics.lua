@@ -12,13 +12,10 @@ local M = {}
 
 local SEVERITY = { "Error", "Warning", "Info", "Hint" }
 
-function M.lsp_diagnostics(task, p)
-  local files = {}
-  if p.file then
-    table.insert(files, p.file)
-  end
-  vim.list_extend(files, p.files or {})
-  local timeout = math.min(tonumber(p.timeout_ms) or 5000, 30000)
+---Loads `files` (hidden buffers for those not open) and waits, under one deadline, for every
+---file loaded here to get its diagnostics (or for no server to attach). Returns (bufs by path,
+---waiting: buf -> path, got: buf -> true) or raises the error.
+local function load_and_wait(task, files, timeout)
   local bufs, waiting, got = {}, {}, {}
   local group = vim.api.nvim_create_augroup("ClaudeContextCodeDiag" .. tostring(task), { clear = true })
   local ok, err = pcall(function()
@@ -41,7 +38,6 @@ function M.lsp_diagnostics(task, p)
         })
       end
     end
-    -- Wait for every file loaded here to get its diagnostics (or no server to attach).
     local deadline = vim.uv.now() + timeout
     local attach_deadline = vim.uv.now() + task_mod.quick_attach_ms
     while not task.done do
@@ -62,11 +58,59 @@ function M.lsp_diagnostics(task, p)
   end)
   pcall(vim.api.nvim_del_augroup_by_id, group)
   if not ok then
-    return nil, err
+    error(err, 0)
+  end
+  return bufs, waiting, got
+end
+
+---One diagnostic as a raw location.
+local function item(d, name, loaded)
+  return answer.raw(name, {
+    start = { line = d.lnum, character = d.col },
+    ["end"] = { line = d.end_lnum or d.lnum, character = d.end_col or d.col },
+  }, "utf-8", loaded, {
+    severity = SEVERITY[d.severity] or tostring(d.severity),
+    message = d.message,
+    source = d.source,
+    code = d.code,
+  })
+end
+
+---The answer's note: files with none, files no server covers, files a server was late for.
+local function note_of(s, timeout)
+  local notes = {}
+  if #s.clean > 0 then
+    table.insert(notes, "no diagnostics in " .. table.concat(s.clean, ", "))
+  end
+  if #s.none > 0 then
+    table.insert(
+      notes,
+      "no language server is attached to " .. table.concat(s.none, ", ") .. " (no diagnostics; code_outline works without a server)"
+    )
+  end
+  if #s.late > 0 then
+    table.insert(
+      notes,
+      ("the server published nothing within %d ms for %s (raise timeout_ms)"):format(timeout, table.concat(s.late, ", "))
+    )
+  end
+  return #notes > 0 and table.concat(notes, "; ") or nil
+end
+
+function M.lsp_diagnostics(task, p)
+  local files = {}
+  if p.file then
+    table.insert(files, p.file)
+  end
+  vim.list_extend(files, p.files or {})
+  local timeout = math.min(tonumber(p.timeout_ms) or 5000, 30000)
+  local ok, bufs, waiting, got = pcall(load_and_wait, task, files, timeout)
+  if not ok then
+    return nil, bufs
   end
   local loaded = answer.loaded_by_name()
   local items, servers, seen = {}, {}, {}
-  local none, late, clean = {}, {}, {}
+  local s = { none = {}, late = {}, clean = {} }
   for _, path in ipairs(files) do
     local buf = bufs[path]
     local clients = vim.lsp.get_clients({ bufnr = buf })
@@ -76,53 +120,26 @@ function M.lsp_diagnostics(task, p)
         table.insert(servers, c.name)
       end
     end
+    local is_late = waiting[buf] and not got[buf]
     if #clients == 0 then
-      table.insert(none, answer.rel(path, p.roots))
-    elseif waiting[buf] and not got[buf] then
-      table.insert(late, answer.rel(path, p.roots))
+      table.insert(s.none, answer.rel(path, p.roots))
+    elseif is_late then
+      table.insert(s.late, answer.rel(path, p.roots))
     end
     local ds = vim.diagnostic.get(buf)
-    if #ds == 0 and #clients > 0 and not (waiting[buf] and not got[buf]) then
-      table.insert(clean, answer.rel(path, p.roots))
+    if #ds == 0 and #clients > 0 and not is_late then
+      table.insert(s.clean, answer.rel(path, p.roots))
     end
     for _, d in ipairs(ds) do
       task:check_slice()
-      local name = loaded[path] and path or vim.api.nvim_buf_get_name(buf)
-      table.insert(
-        items,
-        answer.raw(name, {
-          start = { line = d.lnum, character = d.col },
-          ["end"] = { line = d.end_lnum or d.lnum, character = d.end_col or d.col },
-        }, "utf-8", loaded, {
-          severity = SEVERITY[d.severity] or tostring(d.severity),
-          message = d.message,
-          source = d.source,
-          code = d.code,
-        })
-      )
+      table.insert(items, item(d, loaded[path] and path or vim.api.nvim_buf_get_name(buf), loaded))
     end
-  end
-  local notes = {}
-  if #clean > 0 then
-    table.insert(notes, "no diagnostics in " .. table.concat(clean, ", "))
-  end
-  if #none > 0 then
-    table.insert(
-      notes,
-      "no language server is attached to " .. table.concat(none, ", ") .. " (no diagnostics; code_outline works without a server)"
-    )
-  end
-  if #late > 0 then
-    table.insert(
-      notes,
-      ("the server published nothing within %d ms for %s (raise timeout_ms)"):format(timeout, table.concat(late, ", "))
-    )
   end
   return {
     query = ("diagnostics of %s"):format(#files == 1 and answer.rel(files[1], p.roots) or (#files .. " files")),
     servers = servers,
     sections = { { title = "diagnostics", items = items } },
-    note = #notes > 0 and table.concat(notes, "; ") or nil,
+    note = note_of(s, timeout),
   }
 end
 
