@@ -31,8 +31,11 @@ struct RootIndex {
     files: HashMap<PathBuf, Entry>,
 }
 
-fn indexes() -> &'static Mutex<HashMap<PathBuf, Arc<Mutex<RootIndex>>>> {
-    static I: OnceLock<Mutex<HashMap<PathBuf, Arc<Mutex<RootIndex>>>>> = OnceLock::new();
+/// Every root's index, by the root's path.
+type Indexes = Mutex<HashMap<PathBuf, Arc<Mutex<RootIndex>>>>;
+
+fn indexes() -> &'static Indexes {
+    static I: OnceLock<Indexes> = OnceLock::new();
     I.get_or_init(Default::default)
 }
 
@@ -180,9 +183,12 @@ fn root_rules(root: &CapDir) -> Rules {
     rules
 }
 
+/// A file's stat and its words (`None`: unchanged, the cached ones hold).
+type Fresh = (Stat, Option<Box<[u32]>>);
+
 /// A file's entry: the cached one when its stat is unchanged, else read again (`None`: gone,
 /// not a regular file, too large or not text).
-fn entry(l: &Listed, old: Option<&Entry>) -> Option<(Stat, Option<Box<[u32]>>)> {
+fn entry(l: &Listed, old: Option<&Entry>) -> Option<Fresh> {
     let (kind, stat) = l.dir.stat_nofollow(&l.name).ok()?;
     if kind != EntryType::File || stat.size > MAX_INDEXED_BYTES {
         return None;
@@ -223,7 +229,7 @@ fn search_root(root: &Path, word: &str, found: &mut Found) {
         &mut found.truncated,
     );
     let old = std::mem::take(&mut index.files);
-    let fresh: Vec<Option<(Stat, Option<Box<[u32]>>)>> = listed
+    let fresh: Vec<Option<Fresh>> = listed
         .par_iter()
         .map(|l| entry(l, old.get(&l.rel)))
         .collect();
