@@ -294,6 +294,22 @@ return {
       h.write(tool, "local M = {}\n\nfunction M.run()\n  return 1\nend\n\n\nlocal function helper() end\n\nreturn M\n")
       eq({ "notes/tool.lua:8:16" }, places(sc(h.call("lsp_definition", { symbol = "helper" }))))
       ok(not rawequal(cached, defs.cache[tool]), "a changed file is parsed again")
+      -- A file that is not the one the bridge found (its stat key differs: replaced, or reached
+      -- through a directory swapped for a link since) is not read.
+      defs.cache[tool] = nil
+      local got
+      require("claude_context.code.task").run(function(task)
+        return (defs.find(task, { symbol = "helper", roots = { dir }, candidates = { { path = tool, key = "1:2.3:4" } } }, function(a, b)
+          return a == b
+        end))
+      end, function(r)
+        got = r
+      end)
+      wait_for(function()
+        return got
+      end, 5000, "the outline's answer")
+      eq({}, got)
+      eq(nil, defs.cache[tool])
       -- `M.run`, an assigned function, by its last name.
       eq({ "notes/tool.lua:3:12" }, places(sc(h.call("lsp_definition", { symbol = "run" }))))
       not_loaded(tool)

@@ -43,8 +43,10 @@ local function lang_of(path, buf)
   return ok and added and lang or nil
 end
 
----The text of `path`, read off the main thread; returns (text, key) or nil.
-local function read(task, path)
+---The text of `path`, read off the main thread; returns (text, key) or nil. With `want` (the
+---bridge's stat key of the file it found), a file that is not that one (replaced, or reached
+---through a directory swapped for a link since the bridge's no-follow walk) is not read.
+local function read(task, path, want)
   local uv = vim.uv
   local flags = uv.constants.O_RDONLY + (uv.constants.O_NONBLOCK or 0) + (uv.constants.O_NOFOLLOW or 0)
   local _, fd = task:fs(uv.fs_open, path, flags, 0)
@@ -55,7 +57,7 @@ local function read(task, path)
   task.fds[fd] = true
   local _, st = task:fs(uv.fs_fstat, fd)
   local data
-  if st and st.type == "file" and st.size <= M.max_bytes then
+  if st and st.type == "file" and st.size <= M.max_bytes and (not want or key_of(st) == want) then
     local _, d = task:fs(uv.fs_read, fd, st.size, 0)
     data = d
   end
@@ -148,7 +150,7 @@ local function parsed(task, path, key, bufs)
     return defs
   end
   task:check_slice(M.step_budget_ms)
-  local text, k = read(task, path)
+  local text, k = read(task, path, key)
   if not text then
     return nil
   end
