@@ -347,6 +347,54 @@ pub fn shape(door: &Door, raw: RawAnswer, limit: usize) -> Answer {
     }
 }
 
+/// One location's line of text: `line:col` (with the range, indented by depth) inside, or
+/// `path:line` outside; then its kind, name, severity, message and the line's text.
+fn render_loc(f: &FileGroup, l: &Loc) -> String {
+    let mut line = String::new();
+    if !f.inside {
+        let _ = write!(line, "{}:{}", f.path, l.line);
+    } else {
+        line.push_str("  ");
+        for _ in 0..l.depth.unwrap_or(0) {
+            line.push_str("  ");
+        }
+        let _ = write!(line, "{}:{}", l.line, l.col.unwrap_or(1));
+        match (l.end_line, l.end_col) {
+            (Some(el), Some(ec)) if el == l.line => {
+                let _ = write!(line, "-{ec}");
+            }
+            (Some(el), Some(ec)) => {
+                let _ = write!(line, "-{el}:{ec}");
+            }
+            _ => {}
+        }
+    }
+    if let Some(k) = &l.kind {
+        let _ = write!(line, " {k}");
+    }
+    if let Some(n) = &l.name {
+        let _ = write!(line, " {n}");
+    }
+    if let Some(sev) = &l.severity {
+        let _ = write!(line, " {sev}");
+    }
+    if let Some(m) = &l.message {
+        let src = l
+            .source
+            .as_deref()
+            .map(|x| format!(" [{x}]"))
+            .unwrap_or_default();
+        let _ = write!(line, ": {}{src}", m.replace('\n', " "));
+    }
+    if let Some(t) = &l.text {
+        let _ = write!(line, "  | {}", t.trim_start());
+    }
+    if !f.inside {
+        line.push_str("  (outside the project: text withheld)");
+    }
+    line
+}
+
 /// The answer as text for the model: a header per section, then per file its locations as
 /// `line:col` with the symbol's range and the line's text.
 pub fn render(a: &Answer) -> String {
@@ -375,49 +423,7 @@ pub fn render(a: &Answer) -> String {
                 let _ = writeln!(s, "{}", f.path);
             }
             for l in &f.locations {
-                let mut line = String::new();
-                if !f.inside {
-                    let _ = write!(line, "{}:{}", f.path, l.line);
-                } else {
-                    line.push_str("  ");
-                    for _ in 0..l.depth.unwrap_or(0) {
-                        line.push_str("  ");
-                    }
-                    let _ = write!(line, "{}:{}", l.line, l.col.unwrap_or(1));
-                    match (l.end_line, l.end_col) {
-                        (Some(el), Some(ec)) if el == l.line => {
-                            let _ = write!(line, "-{ec}");
-                        }
-                        (Some(el), Some(ec)) => {
-                            let _ = write!(line, "-{el}:{ec}");
-                        }
-                        _ => {}
-                    }
-                }
-                if let Some(k) = &l.kind {
-                    let _ = write!(line, " {k}");
-                }
-                if let Some(n) = &l.name {
-                    let _ = write!(line, " {n}");
-                }
-                if let Some(sev) = &l.severity {
-                    let _ = write!(line, " {sev}");
-                }
-                if let Some(m) = &l.message {
-                    let src = l
-                        .source
-                        .as_deref()
-                        .map(|x| format!(" [{x}]"))
-                        .unwrap_or_default();
-                    let _ = write!(line, ": {}{src}", m.replace('\n', " "));
-                }
-                if let Some(t) = &l.text {
-                    let _ = write!(line, "  | {}", t.trim_start());
-                }
-                if !f.inside {
-                    line.push_str("  (outside the project: text withheld)");
-                }
-                let _ = writeln!(s, "{line}");
+                let _ = writeln!(s, "{}", render_loc(f, l));
             }
         }
         if sec.more > 0 {
