@@ -204,14 +204,18 @@ end
 ---The definitions named `want` (of `kind`) in the bridge's candidates: a list of
 ---{ path, start = { line, character (bytes) }, enc = "utf-8", kind, name }, and a note.
 ---@param same_name fun(want: string, got: string): boolean
-function M.find(task, p, same_name)
+---@param skip (fun(path: string): boolean)? files left out (a searching server covers them)
+function M.find(task, p, same_name, skip)
   local found, by_server = {}, {}
   local bufs = A.loaded_by_name()
   for _, cand in ipairs(p.candidates or {}) do
     if task.done then
       break
     end
-    local defs, no_parser = parsed(task, cand.path, cand.key, bufs)
+    local defs, no_parser
+    if not (skip and skip(cand.path)) then
+      defs, no_parser = parsed(task, cand.path, cand.key, bufs)
+    end
     if no_parser then
       table.insert(by_server, cand)
     end

@@ -100,12 +100,13 @@ function M.in_workspace(task, p)
     return nil, M.NEED
   end
   if p.candidates then
-    -- The files holding the name that no searching server covers: their definitions.
-    local cands = vim.tbl_filter(function(c)
-      return not searched(c.path, clients)
-    end, p.candidates)
+    -- The files holding the name that no searching server covers: their definitions (the
+    -- filter runs in the outline's slices: a file type match per file).
+    local skip = #clients > 0 and function(path)
+      return searched(path, clients)
+    end or nil
     local more
-    more, note = require("claude_context.code.defs").find(task, vim.tbl_extend("force", p, { candidates = cands }), same_name)
+    more, note = require("claude_context.code.defs").find(task, p, same_name, skip)
     vim.list_extend(found, more)
   end
   return found, nil, errs, note
