@@ -2,13 +2,14 @@
 ---
 --- After FILE_SAVED Claude Code writes the file; an unmodified buffer of it is reloaded. Neovim's
 --- own reload (`:checktime`) reads and splits the whole file in one go: for a file of 100,000
---- lines that holds the editor 50–120 ms. A big buffer is therefore reloaded here instead:
---- Neovim takes note of the file's new time and size (a `FileChangedShell` answered "nothing to
---- do": no reload of its own, no warning later), the file is read off the main thread (libuv's
---- pool), and the buffer's lines are replaced a chunk per slice (`diff.config`'s pace), the
---- buffer not modifiable (and without a swap file) meanwhile; then it is unmodified again, as after a reload. Like Neovim's
---- reload of a file over 'undoreload' lines, it keeps no undo step. A small buffer, or one whose
---- encoding or format is not plain UTF-8 text, is reloaded by Neovim (quick or needed).
+--- lines that holds the editor 50–120 ms. A big buffer is therefore reloaded here instead, from
+--- the accept on (`watch`), whoever notices the write first: Neovim takes note of the file's new
+--- time and size (its `FileChangedShell` answered "nothing to do": no reload of its own, no
+--- warning later), the file is read off the main thread (libuv's pool), and the buffer's lines
+--- are replaced a chunk per slice (`diff.config`'s pace), the buffer not modifiable and without
+--- a swap file meanwhile; then it is unmodified again, as after a reload. Like Neovim's reload
+--- of a file over 'undoreload' lines, it keeps no undo step. A small buffer, or one whose
+--- encoding or format is not plain UTF-8 text, is left to Neovim (quick, or needed).
 
 local M = {}
 
@@ -37,13 +38,6 @@ local function plain(buf)
   return not bo.binary and (bo.fileencoding == "" or bo.fileencoding == "utf-8") and (bo.fileformat == "unix" or bo.fileformat == "dos")
 end
 
----Neovim's reload, at once (a small or special buffer).
-local function at_once(buf)
-  if vim.api.nvim_buf_is_valid(buf) then
-    pcall(vim.cmd, "checktime " .. buf)
-  end
-end
-
 ---Reads `path` off the main thread; `done(data)` or `done(nil)` (not a regular file, too big,
 ---unreadable). A FIFO put in its place is never waited on.
 local function read(path, done)
@@ -63,24 +57,6 @@ local function read(path, done)
       end)
     end)
   end)
-end
-
----Neovim notes the file's new time and size without reloading the buffer.
-local function note_file(buf)
-  local id = vim.api.nvim_create_autocmd("FileChangedShell", {
-    buffer = buf,
-    once = true,
-    callback = function()
-      vim.v.fcs_choice = ""
-    end,
-    desc = "claude-context: the buffer is reloaded in slices",
-  })
-  vim.api.nvim_buf_call(buf, function()
-    vim.cmd("setlocal noautoread")
-    pcall(vim.cmd, "checktime " .. buf)
-    vim.cmd("setlocal autoread<")
-  end)
-  pcall(vim.api.nvim_del_autocmd, id)
 end
 
 ---Replaces `buf`'s lines with `data`'s, a chunk per piece; `done(ok)` at the end.
@@ -158,9 +134,9 @@ local function refill(buf, data, done)
   end)
 end
 
----Reloads `buf` from `path` (Neovim has noted the file's new time): in slices when it is big,
----else by Neovim. `done(how)`, when given, gets "slices", "neovim" or "kept" (the buffer was
----modified meanwhile: left as it is).
+---Reloads `buf` from `path` in slices (Neovim has noted the file's new time). `done(how)`, when
+---given, gets "slices", "neovim" (the refill was interrupted: read whole by Neovim) or "kept"
+---(the buffer was modified meanwhile: left as it is).
 ---@param buf integer
 ---@param path string
 ---@param done fun(how: string)?
@@ -196,24 +172,6 @@ local function sliced(buf, path, done)
       done(ok and "slices" or "neovim")
     end)
   end)
-end
-
----Reloads `buf` from `path` (which Claude Code has just written): in slices when it is big,
----else by Neovim.
----@param buf integer
----@param path string
----@param done fun(how: string)?
-function M.reload(buf, path, done)
-  done = done or function() end
-  if not vim.api.nvim_buf_is_valid(buf) or vim.bo[buf].modified then
-    return done("kept")
-  end
-  if not (big(buf) and plain(buf)) then
-    at_once(buf)
-    return done("neovim")
-  end
-  note_file(buf)
-  sliced(buf, path, done)
 end
 
 ---Whether `buf` is reloaded here (big, plain text) rather than by Neovim.
