@@ -823,3 +823,21 @@ fn a_failed_checkpoint_leaves_nothing_trusted_that_is_not_stored() {
     assert_eq!(s.file_at(ok, "b.txt").unwrap().unwrap(), content);
     assert_eq!(s.file_at(ok, "a.txt").unwrap().unwrap(), b"a\n");
 }
+
+#[cfg(unix)]
+#[test]
+fn the_folder_listing_the_projects_stores_is_the_persons_only() {
+    use std::os::unix::fs::PermissionsExt;
+    let f = fixture();
+    // Even where it existed already, made by a umask that lets others list it.
+    std::fs::create_dir_all(f.state.join("checkpoints")).unwrap();
+    std::fs::set_permissions(
+        f.state.join("checkpoints"),
+        std::fs::Permissions::from_mode(0o755),
+    )
+    .unwrap();
+    let store = f.store();
+    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(store.dir().parent().unwrap()), 0o700);
+    assert_eq!(mode(store.dir()), 0o700);
+}

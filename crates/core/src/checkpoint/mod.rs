@@ -302,6 +302,11 @@ impl Store {
     ) -> Result<Store, CheckpointError> {
         let root = CapDir::open_root(project_root)?;
         let dir = store_dir(state_dir, root.path());
+        // The folder of every project's store lists the projects' names: the person's only.
+        if let Some(parent) = dir.parent() {
+            crate::fsutil::ensure_private_dir(parent)
+                .map_err(io_err("create the store's folder", parent))?;
+        }
         Self::open_at(dir, root, opts)
     }
 
