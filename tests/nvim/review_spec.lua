@@ -335,6 +335,51 @@ return {
     end,
   },
   {
+    "a new file the person added lines to and saved is a conflict: reject keeps it and its buffer",
+    function()
+      reset()
+      local cs, root = changeset({ { path = "new.txt", before = nil, after = "fresh\n", status = "added" } })
+      local v = open(cs)
+      local path = root .. "/new.txt"
+      vim.cmd("split " .. vim.fn.fnameescape(path))
+      local buf = vim.api.nvim_get_current_buf()
+      vim.api.nvim_buf_set_lines(buf, -1, -1, false, { "mine" })
+      vim.cmd("silent write")
+      vim.cmd("close")
+      vim.api.nvim_set_current_win(vim.fn.bufwinid(v.buf))
+      -- Rejected twice: a first refusal ("changed on disk") must not make the retry remove it.
+      for _ = 1, 2 do
+        vim.api.nvim_win_set_cursor(0, { v.list_row + 1, 0 })
+        vim.cmd("normal x")
+        eq("fresh\nmine\n", disk(path))
+      end
+      ok(vim.api.nvim_buf_is_loaded(buf), "the buffer stays")
+      eq({ "fresh", "mine" }, vim.api.nvim_buf_get_lines(buf, 0, -1, false))
+      eq("pending", R().active().files[1].hunks[1].state)
+      contains(messages[#messages].msg, "not overwritten")
+      contains(buf_text(v), "conflict")
+    end,
+  },
+  {
+    "undo of a reject that restored a deleted file keeps the lines the person added to it",
+    function()
+      reset()
+      local cs, root = changeset({ { path = "old.txt", before = "gone\nfor good\n", after = nil, status = "deleted" } })
+      local v = open(cs)
+      local path = root .. "/old.txt"
+      vim.api.nvim_win_set_cursor(0, { v.list_row + 1, 0 })
+      vim.cmd("normal x")
+      eq("gone\nfor good\n", disk(path))
+      h.write(path, "gone\nfor good\nmine\n")
+      -- The review has read the file since (as it does after any refused write).
+      require("claude_context.review.fs").load(root, { path })
+      R().flush()
+      vim.cmd("normal u")
+      eq("gone\nfor good\nmine\n", disk(path))
+      contains(messages[#messages].msg, "not undone")
+    end,
+  },
+  {
     "a renamed file shows both names and its hunks revert in the new name; a binary file can only be kept",
     function()
       reset()

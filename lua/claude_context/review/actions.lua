@@ -6,8 +6,10 @@
 --- and, when the file is loaded, in its buffer (|nvim_buf_set_lines()| of that region only, so
 --- the person's unsaved edits elsewhere stay). A hunk whose region the person edited (on disk
 --- or in the buffer) is a conflict: reject refuses it. Undo reverses the last keep or reject
---- the same careful way. A file Claude created is removed on reject; one Claude deleted is
---- restored. Binary and too large files can only be kept.
+--- the same careful way. A file Claude created is removed on reject (and one Claude deleted,
+--- restored by a reject, on its undo) only while it holds exactly Claude's text, on disk and in a
+--- modified buffer: a line the person added anywhere in it is a conflict, and the file stays.
+--- One Claude deleted is restored on reject. Binary and too large files can only be kept.
 
 local M = {}
 
@@ -62,6 +64,25 @@ local function reload(buf)
   end
 end
 
+---Whether a file Claude created (or one a reject restored) holds exactly what the review
+---expects, on disk (`text`) and in its loaded buffer `buf` when that is modified: only then may
+---the review remove it. Any other line, next to Claude's or anywhere, is the person's.
+---@param f claude_context.ReviewFileState
+---@param text string? the disk's text
+---@param buf integer?
+---@return boolean
+function M.whole_file_is_claudes(f, text, buf)
+  local exp = model.expected(f)
+  local side = f.kind == "added" and f.after or f.before
+  if (text or "") ~= H.join(exp, side.eol) then
+    return false
+  end
+  if buf and vim.api.nvim_buf_is_valid(buf) and vim.bo[buf].modified then
+    return vim.deep_equal(model.buf_lines(buf), exp)
+  end
+  return true
+end
+
 ---Puts hunk `hi` of `f` into state `to` ("rejected": its baseline lines; "pending": Claude's
 ---lines back, the undo of a reject) on disk and in its loaded buffer.
 ---@param f claude_context.ReviewFileState
@@ -91,6 +112,10 @@ function M.swap(f, hi, to)
   -- there puts the hunk back as it was).
   local buf = model.loaded_buf(f.absolute)
   local exists = to == "rejected" and f.kind == "added" or to == "pending" and f.kind == "deleted"
+  if exists and not M.whole_file_is_claudes(f, text, buf) then
+    -- A line the person added (next to Claude's or anywhere) is theirs: the file stays.
+    return false, "conflict"
+  end
   local from = h.state
   local function written(ok, err)
     if ok then

@@ -263,7 +263,8 @@ function M.refresh(f, lines)
   for hi, h in ipairs(f.hunks) do
     local s, err = H.locate(changes, regions[hi][1], regions[hi][2])
     h.cur = s
-    h.conflict = err ~= nil
+    -- A file created or deleted is one region: any line the person added to it is theirs.
+    h.conflict = err ~= nil or (f.kind ~= "text" and #changes > 0)
   end
 end
 
