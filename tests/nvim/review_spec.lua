@@ -244,6 +244,40 @@ return {
     end,
   },
   {
+    "a check of the file's time while the review's writes are under way never reloads the buffer with a partial text",
+    function()
+      reset()
+      local cs, root = changeset({ { path = "a.txt", before = text(BEFORE), after = text(AFTER) } })
+      activate(cs)
+      local path = root .. "/a.txt"
+      vim.cmd.edit(path)
+      local buf = vim.api.nvim_get_current_buf()
+      local f = require("claude_context.review.model").file(R().active(), 1)
+      eq(1, R().act("reject", { targets = { { f = f, hi = 1 } } }).done)
+      eq(1, R().act("reject", { targets = { { f = f, hi = 2 } } }).done)
+      -- The two writes land (their callbacks wait: nothing here lets the editor run them).
+      local two = vim.deepcopy(AFTER)
+      two[2] = "line 2"
+      table.remove(two, 6)
+      while h.read(path) ~= text(two) do
+        vim.uv.sleep(1)
+      end
+      eq(1, R().act("reject", { targets = { { f = f, hi = 3 } } }).done)
+      -- What the plugin's BufEnter, FocusGained or the person's 'autoread' check does, while the
+      -- last write is under way.
+      vim.cmd.checktime()
+      eq(BEFORE, vim.api.nvim_buf_get_lines(buf, 0, -1, false))
+      R().flush()
+      eq(text(BEFORE), h.read(path))
+      eq(BEFORE, vim.api.nvim_buf_get_lines(buf, 0, -1, false))
+      eq(false, vim.bo[buf].modified)
+      eq(true, vim.o.autoread)
+      -- Neovim knows the file's new time: writing does not ask.
+      vim.cmd("silent write")
+      eq(text(BEFORE), h.read(path))
+    end,
+  },
+  {
     "reject of a file that is not loaded leaves a buffer whose name starts like it alone",
     function()
       reset()
