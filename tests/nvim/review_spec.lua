@@ -414,6 +414,38 @@ return {
     end,
   },
   {
+    "a file name with a newline, ESC or bytes that are not UTF-8 is shown escaped and the review opens",
+    function()
+      reset()
+      local cs, root = changeset({
+        { path = "evil\nname.txt", before = "a\n", after = "b\n" },
+        { path = "esc\27[201~.txt", before = nil, after = "x\n", status = "added" },
+        { path = "plain.txt", before = "1\n", after = "2\n" },
+      })
+      table.insert(cs.files, { path = "caf\\xe9.txt", absolute = root .. "/caf\\xe9.txt", status = "odd_name" })
+      cs.turns[1].not_kept = { "huge.log" }
+      local v = open(cs)
+      local t = buf_text(v)
+      contains(t, "evil\\nname.txt")
+      contains(t, "esc\\x1b[201~.txt")
+      contains(t, "caf\\xe9.txt (name not UTF-8)")
+      contains(t, "Not kept (over the size cap before Claude's edit; cannot be restored): huge.log")
+      ok(not t:find("\27", 1, true), "no raw ESC in the view")
+      -- Every hunk is there, and acts as usual.
+      contains(t, "  pending       +1 −1  plain.txt")
+      vim.api.nvim_win_set_cursor(0, { row_of(v, "plain.txt"), 0 })
+      vim.cmd("normal x")
+      eq("1\n", disk(root .. "/plain.txt"))
+      -- The odd name can only be kept.
+      h.clear(messages)
+      vim.api.nvim_win_set_cursor(0, { row_of(v, "caf\\xe9.txt"), 0 })
+      vim.cmd("normal x")
+      contains(messages[#messages].msg, "name is not UTF-8")
+      local shown = require("claude_context.review.model").shown
+      eq("a\\x1b\\n\\t\\xff\\u{9b}é", shown("a\27\n\t\255\194\155é"))
+    end,
+  },
+  {
     "a renamed file shows both names and its hunks revert in the new name; a binary file can only be kept",
     function()
       reset()

@@ -157,7 +157,10 @@ end
 function M.swap(f, hi, to)
   local h = f.hunks[hi]
   if h.opaque then
-    return false, ("%s: a %s file can only be kept (its contents are not in the change set)"):format(f.path, f.file.status == "binary" and "binary" or "too large")
+    if f.file.status == "odd_name" then
+      return false, ("%s: a file whose name is not UTF-8 can only be kept here (:ClaudeContext rewind restores it)"):format(model.shown(f.path))
+    end
+    return false, ("%s: a %s file can only be kept (its contents are not in the change set)"):format(model.shown(f.path), f.file.status == "binary" and "binary" or "too large")
   end
   if f.kind == "text" then
     return unpack(M.swap_file(f, { hi }, to)[hi])
@@ -374,7 +377,7 @@ function M.apply(review, targets, action, reason, into)
         table.insert(step.items, { f = f, hi = hi, from = "pending", to = h.state })
       else
         local why = err == "conflict" and "you changed these lines after Claude: not overwritten (edit them by hand, or keep the hunk)" or err
-        table.insert(out.refused, { path = f.path, line = h.cur or h.b, why = why })
+        table.insert(out.refused, { path = model.shown(f.path), line = h.cur or h.b, why = why })
       end
     end
     model.refresh(f)
@@ -431,7 +434,7 @@ function M.undo_items(items)
       else
         local err = res[hi][2]
         local why = err == "conflict" and "you changed these lines since the reject: not overwritten" or err
-        table.insert(refused, { path = f.path, line = h.cur or h.b, why = why })
+        table.insert(refused, { path = model.shown(f.path), line = h.cur or h.b, why = why })
       end
     end
   end
