@@ -803,3 +803,44 @@ fn names_that_are_not_utf8_are_rewound_by_their_bytes_and_listed_escaped() {
         b"Claude's\n"
     );
 }
+
+#[test]
+fn a_review_write_keeps_what_it_replaces_and_can_be_undone() {
+    use claude_context_core::turns::checkpoints::keep;
+    let b = bridge();
+    std::fs::write(b.path("a.txt"), b"before\n").unwrap();
+    b.hook("UserPromptSubmit", "s", None, None);
+    b.settle();
+    b.hook("PreToolUse", "s", Some("Edit"), Some(&b.path("a.txt")));
+    std::fs::write(b.path("a.txt"), b"Claude's\n").unwrap();
+    b.hook("Stop", "s", None, None);
+    b.settle();
+    // The person adds a line after the turn; then a reject in the review writes the file.
+    std::fs::write(b.path("a.txt"), b"Claude's\nmine\n").unwrap();
+    let cps = &b.shared().checkpoints;
+    let kept = keep::before_write(cps, &b.project, &b.path("a.txt"))
+        .unwrap()
+        .expect("kept");
+    std::fs::write(b.path("a.txt"), b"before\nmine\n").unwrap();
+    keep::after_write(kept).unwrap();
+    // Undone: the file is what it was right before the review wrote it.
+    let r = checkpoints::rewind_undo(&b.proj(), false).unwrap();
+    assert_eq!(
+        std::fs::read(b.path("a.txt")).unwrap(),
+        b"Claude's\nmine\n",
+        "{r:#}"
+    );
+    // A later change of the person's is never overwritten by such an undo: kept, and said.
+    let kept = keep::before_write(cps, &b.project, &b.path("a.txt"))
+        .unwrap()
+        .unwrap();
+    std::fs::write(b.path("a.txt"), b"before\nmine\n").unwrap();
+    keep::after_write(kept).unwrap();
+    std::fs::write(b.path("a.txt"), b"before\nmine\nand more\n").unwrap();
+    let r = checkpoints::rewind_undo(&b.proj(), false).unwrap();
+    assert_eq!(
+        std::fs::read(b.path("a.txt")).unwrap(),
+        b"before\nmine\nand more\n"
+    );
+    assert_eq!(r["conflicts"].as_array().unwrap().len(), 1, "{r:#}");
+}

@@ -27,6 +27,7 @@
 //! nothing here panics into the hook door or blocks it.
 
 mod events;
+pub mod keep;
 pub mod pathcode;
 mod review;
 
