@@ -271,6 +271,8 @@ return {
       eq(text(BEFORE), h.read(path))
       eq(BEFORE, vim.api.nvim_buf_get_lines(buf, 0, -1, false))
       eq(false, vim.bo[buf].modified)
+      -- Its 'autoread' is the global one again.
+      eq(nil, vim.api.nvim_get_option_value("autoread", { buf = buf }))
       eq(true, vim.o.autoread)
       -- Neovim knows the file's new time: writing does not ask.
       vim.cmd("silent write")
