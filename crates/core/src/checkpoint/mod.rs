@@ -479,6 +479,14 @@ impl Store {
         })
     }
 
+    /// The newest checkpoint that can be read (`None`: none), reading only as many records as
+    /// it takes.
+    pub fn latest(&mut self) -> Result<Option<CheckpointId>, CheckpointError> {
+        self.locked(false, |s| {
+            Ok(s.ids()?.into_iter().rev().find(|id| s.info(*id).is_ok()))
+        })
+    }
+
     /// Every checkpoint that can be read, oldest first (a damaged record is left out; reading
     /// it with [`Store::info`] says what is wrong).
     pub fn list(&mut self) -> Result<Vec<CheckpointInfo>, CheckpointError> {

@@ -38,7 +38,7 @@ pub fn before_write(
     };
     let before = {
         let mut store = project.store();
-        let Some(last) = store.list()?.last().map(|c| c.id) else {
+        let Some(last) = store.latest()? else {
             return Ok(None);
         };
         store.capture_file(last, text)?
