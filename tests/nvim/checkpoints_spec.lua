@@ -291,6 +291,15 @@ return {
       eq(nil, e2)
       eq("one\nTWO\nthree\nmine\n", h.read(p("r.txt")))
       R.set_active(nil)
+      -- A report names every file escaped: a newline, ESC, a name that is not UTF-8 (as the
+      -- bridge gives it), a file that could not be restored.
+      local cp = require("claude_context.checkpoints")
+      cp.report("rewind", { root = root, written = { p("a\nb.txt") }, removed = { p("e\27x") }, conflicts = {}, failed = { { path = p("caf\\xe9.txt"), why = "over the size cap" } } })
+      local shown = table.concat(vim.api.nvim_buf_get_lines(vim.api.nvim_win_get_buf(require("claude_context.output").win), 0, -1, false), "\n")
+      contains(shown, "restored a\\nb.txt")
+      contains(shown, "removed  e\\x1bx")
+      contains(shown, "failed   caf\\xe9.txt: over the size cap")
+      require("claude_context.output").close()
     end,
   },
   {
