@@ -11,6 +11,10 @@
 //!   `cb(err)`.
 //! * `create(root, path, bytes, cb)`: only when nothing is there. `cb(err)`.
 //! * `remove(root, path, expect, cb)`: a regular file only. `cb(err)`.
+//!
+//! `replace`, `create` and `remove` keep what they change first: the file's current content
+//! goes into the project's checkpoint store and the write is recorded for `:ClaudeContext
+//! rewind undo` ([`crate::api_review::kept_write`]; refused when the store cannot keep it).
 
 use crate::main_thread::MainThread;
 use claude_context_core::capfs::{CapError, ProjectFile};
