@@ -11,6 +11,10 @@
 //!   `cb(err)`.
 //! * `create(root, path, bytes, cb)`: only when nothing is there. `cb(err)`.
 //! * `remove(root, path, expect, cb)`: a regular file only. `cb(err)`.
+//!
+//! `replace`, `create` and `remove` keep what they change first: the file's current content
+//! goes into the project's checkpoint store and the write is recorded for `:ClaudeContext
+//! rewind undo` ([`crate::api_review::kept_write`]; refused when the store cannot keep it).
 
 use crate::main_thread::MainThread;
 use claude_context_core::capfs::{CapError, ProjectFile};
@@ -168,10 +172,13 @@ pub fn create(lua: &Lua) -> mlua::Result<Table> {
                 guard("fs.replace", || {
                     let data = data.as_bytes().to_vec();
                     let expect = bytes(expect);
+                    let keep = crate::api_review::keeper();
                     submit("replace", cb, move || {
-                        ProjectFile::open(&PathBuf::from(root), &path)?
-                            .replace(&data, expect.as_deref())
-                            .map(|_| None)
+                        crate::api_review::kept_write(keep, &root, &path, || {
+                            ProjectFile::open(&PathBuf::from(&root), &path)?
+                                .replace(&data, expect.as_deref())
+                                .map(|_| None)
+                        })
                     })
                 })
             },
@@ -183,10 +190,13 @@ pub fn create(lua: &Lua) -> mlua::Result<Table> {
             |_, (root, path, data, cb): (String, String, mlua::String, Function)| {
                 guard("fs.create", || {
                     let data = data.as_bytes().to_vec();
+                    let keep = crate::api_review::keeper();
                     submit("create", cb, move || {
-                        ProjectFile::open(&PathBuf::from(root), &path)?
-                            .create(&data)
-                            .map(|_| None)
+                        crate::api_review::kept_write(keep, &root, &path, || {
+                            ProjectFile::open(&PathBuf::from(&root), &path)?
+                                .create(&data)
+                                .map(|_| None)
+                        })
                     })
                 })
             },
@@ -198,10 +208,13 @@ pub fn create(lua: &Lua) -> mlua::Result<Table> {
             |_, (root, path, expect, cb): (String, String, Option<mlua::String>, Function)| {
                 guard("fs.remove", || {
                     let expect = bytes(expect);
+                    let keep = crate::api_review::keeper();
                     submit("remove", cb, move || {
-                        ProjectFile::open(&PathBuf::from(root), &path)?
-                            .remove(expect.as_deref())
-                            .map(|_| None)
+                        crate::api_review::kept_write(keep, &root, &path, || {
+                            ProjectFile::open(&PathBuf::from(&root), &path)?
+                                .remove(expect.as_deref())
+                                .map(|_| None)
+                        })
                     })
                 })
             },

@@ -7,6 +7,42 @@
 
 local M = {}
 
+---`name` as the review and the rewind reports show it: every control character (a newline, ESC, C1 controls) and
+---every byte that is not UTF-8 escaped (`\n`, `\t`, `\x1b`, `\u{9b}`), so no name can break a
+---line of the view or reach the terminal raw.
+---@param name string?
+---@return string
+function M.shown(name)
+  if name == nil then
+    return ""
+  end
+  local out, i, n = {}, 1, #name
+  local named = { [9] = "\\t", [10] = "\\n", [13] = "\\r" }
+  while i <= n do
+    local b = name:byte(i)
+    local len = b < 0x80 and 1 or (b >= 0xC2 and b <= 0xDF) and 2 or (b >= 0xE0 and b <= 0xEF) and 3 or (b >= 0xF0 and b <= 0xF4) and 4 or 0
+    local ch = len > 0 and name:sub(i, i + len - 1) or nil
+    if ch and len > 1 and (#ch < len or not ch:sub(2):match("^[\128-\191]+$") or not pcall(vim.str_utfindex, ch)) then
+      ch = nil
+    end
+    if not ch then
+      out[#out + 1] = ("\\x%02x"):format(b)
+      i = i + 1
+    elseif len == 1 and (b < 0x20 or b == 0x7f) then
+      out[#out + 1] = named[b] or ("\\x%02x"):format(b)
+      i = i + 1
+    elseif len == 2 and b == 0xC2 and ch:byte(2) < 0xA0 then
+      out[#out + 1] = ("\\u{%x}"):format(ch:byte(2))
+      i = i + 2
+    else
+      out[#out + 1] = ch
+      i = i + len
+    end
+  end
+  return table.concat(out)
+end
+local shown = M.shown
+
 local notify = require("claude_context.notify")
 local source = require("claude_context.review.source")
 
@@ -46,30 +82,30 @@ function M.report(what, r, bang_hint)
   local unsaved = M.reload(changed)
   local lines = { ("%s: %d written, %d removed in %s"):format(what, #(r.written or {}), #(r.removed or {}), r.root) }
   for _, p in ipairs(r.written or {}) do
-    table.insert(lines, "  restored " .. rel(r.root, p))
+    table.insert(lines, "  restored " .. shown(rel(r.root, p)))
   end
   for _, p in ipairs(r.removed or {}) do
-    table.insert(lines, "  removed  " .. rel(r.root, p))
+    table.insert(lines, "  removed  " .. shown(rel(r.root, p)))
   end
   if #(r.conflicts or {}) > 0 then
     table.insert(lines, "Kept (you changed them after Claude)" .. (bang_hint and ("; " .. bang_hint) or "") .. ":")
     for _, c in ipairs(r.conflicts) do
-      table.insert(lines, "  " .. rel(r.root, c.path))
+      table.insert(lines, "  " .. shown(rel(r.root, c.path)))
     end
   end
   if #(r.others or {}) > 0 then
     table.insert(lines, "Kept (another session's overlapping turn edited them too):")
     for _, c in ipairs(r.others) do
-      table.insert(lines, "  " .. rel(r.root, c.path))
+      table.insert(lines, "  " .. shown(rel(r.root, c.path)))
     end
   end
   for _, c in ipairs(r.failed or {}) do
-    table.insert(lines, ("  failed   %s: %s"):format(rel(r.root, c.path), c.why))
+    table.insert(lines, ("  failed   %s: %s"):format(shown(rel(r.root, c.path)), c.why))
   end
   if #unsaved > 0 then
     table.insert(lines, "Buffers with unsaved edits, not reloaded (:e! to see the restored file):")
     for _, p in ipairs(unsaved) do
-      table.insert(lines, "  " .. rel(r.root, p))
+      table.insert(lines, "  " .. shown(rel(r.root, p)))
     end
   end
   require("claude_context.output").show(lines, { title = "claude-context " .. what })
@@ -118,8 +154,11 @@ function M.preview(cs)
   for _, t in ipairs(cs.turns) do
     table.insert(lines, ("%s  %s"):format(os.date("%Y-%m-%d %H:%M:%S", math.floor(t.started_ms / 1000)), t.prompt))
   end
+  for _, p in ipairs(cs.turns[#cs.turns] and cs.turns[#cs.turns].not_kept or {}) do
+    table.insert(lines, "  not kept  " .. shown(p) .. " (over the size cap before Claude's edit)")
+  end
   for _, f in ipairs(cs.files) do
-    table.insert(lines, ("  %-9s %s%s"):format(f.status, f.path, f.old_path and (" (from " .. f.old_path .. ")") or ""))
+    table.insert(lines, ("  %-9s %s%s"):format(f.status, shown(f.path), f.old_path and (" (from " .. shown(f.old_path) .. ")") or ""))
   end
   if #cs.files == 0 then
     table.insert(lines, "  (no file changed)")
@@ -132,7 +171,7 @@ end
 ---@return string
 function M.format_turn(t)
   local n = #(t.files or {})
-  return ("%s  %s  (%d file%s)"):format(os.date("%m-%d %H:%M", math.floor(t.started_ms / 1000)), t.prompt ~= "" and t.prompt or "(no prompt)", n, n == 1 and "" or "s")
+  return ("%s  %s  (%d file%s)"):format(os.date("%m-%d %H:%M", math.floor(t.started_ms / 1000)), t.prompt ~= "" and shown(t.prompt) or "(no prompt)", n, n == 1 and "" or "s")
 end
 
 ---Lists the project's turns (newest first); the one chosen is previewed.

@@ -258,6 +258,51 @@ return {
     end,
   },
   {
+    "a reject in the review keeps what it replaces in the store: rewind undo gives the person's text back",
+    function()
+      local root = h.tmpdir()
+      local function p(rel)
+        return root .. "/" .. rel
+      end
+      h.write(p("r.txt"), "one\ntwo\nthree\n")
+      local before = #checkpointed
+      hook("UserPromptSubmit", { session_id = "rv-1", cwd = root, prompt = "edit r" })
+      eq(nil, (await(source().turns, { root = root })))
+      local input = { session_id = "rv-1", cwd = root, tool_name = "Edit", tool_input = { file_path = p("r.txt") } }
+      hook("PreToolUse", input)
+      h.write(p("r.txt"), "one\nTWO\nthree\n")
+      hook("Stop", { session_id = "rv-1", cwd = root })
+      wait_for(function()
+        return #checkpointed == before + 1
+      end, 20000, "the turn checkpointed")
+      -- The person adds a line of their own after the turn.
+      h.write(p("r.txt"), "one\nTWO\nthree\nmine\n")
+      local err, cs = await(source().changeset, { root = root, session = "rv-1" })
+      eq(nil, err)
+      local R = require("claude_context.review")
+      R.set_active(require("claude_context.review.model").new(cs))
+      R.flush()
+      local f = require("claude_context.review.model").file(R.active(), 1)
+      eq(1, R.act("reject", { targets = { { f = f, hi = 1 } } }).done)
+      R.flush()
+      eq("one\ntwo\nthree\nmine\n", h.read(p("r.txt")))
+      -- Undone from the store: the file as it was right before the review wrote it.
+      local e2 = await(require("claude_context.checkpoints").undo, { root = root })
+      eq(nil, e2)
+      eq("one\nTWO\nthree\nmine\n", h.read(p("r.txt")))
+      R.set_active(nil)
+      -- A report names every file escaped: a newline, ESC, a name that is not UTF-8 (as the
+      -- bridge gives it), a file that could not be restored.
+      local cp = require("claude_context.checkpoints")
+      cp.report("rewind", { root = root, written = { p("a\nb.txt") }, removed = { p("e\27x") }, conflicts = {}, failed = { { path = p("caf\\xe9.txt"), why = "over the size cap" } } })
+      local shown = table.concat(vim.api.nvim_buf_get_lines(vim.api.nvim_win_get_buf(require("claude_context.output").win), 0, -1, false), "\n")
+      contains(shown, "restored a\\nb.txt")
+      contains(shown, "removed  e\\x1bx")
+      contains(shown, "failed   caf\\xe9.txt: over the size cap")
+      require("claude_context.output").close()
+    end,
+  },
+  {
     "the Claude Code plugin: its files, the commands shown, the registration read from Claude's config",
     function()
       local cp = require("claude_context.claude_plugin")

@@ -244,6 +244,42 @@ return {
     end,
   },
   {
+    "a check of the file's time while the review's writes are under way never reloads the buffer with a partial text",
+    function()
+      reset()
+      local cs, root = changeset({ { path = "a.txt", before = text(BEFORE), after = text(AFTER) } })
+      activate(cs)
+      local path = root .. "/a.txt"
+      vim.cmd.edit(path)
+      local buf = vim.api.nvim_get_current_buf()
+      local f = require("claude_context.review.model").file(R().active(), 1)
+      eq(1, R().act("reject", { targets = { { f = f, hi = 1 } } }).done)
+      eq(1, R().act("reject", { targets = { { f = f, hi = 2 } } }).done)
+      -- The two writes land (their callbacks wait: nothing here lets the editor run them).
+      local two = vim.deepcopy(AFTER)
+      two[2] = "line 2"
+      table.remove(two, 6)
+      while h.read(path) ~= text(two) do
+        vim.uv.sleep(1)
+      end
+      eq(1, R().act("reject", { targets = { { f = f, hi = 3 } } }).done)
+      -- What the plugin's BufEnter, FocusGained or the person's 'autoread' check does, while the
+      -- last write is under way.
+      vim.cmd.checktime()
+      eq(BEFORE, vim.api.nvim_buf_get_lines(buf, 0, -1, false))
+      R().flush()
+      eq(text(BEFORE), h.read(path))
+      eq(BEFORE, vim.api.nvim_buf_get_lines(buf, 0, -1, false))
+      eq(false, vim.bo[buf].modified)
+      -- Its 'autoread' is the global one again.
+      eq(nil, vim.api.nvim_get_option_value("autoread", { buf = buf }))
+      eq(true, vim.o.autoread)
+      -- Neovim knows the file's new time: writing does not ask.
+      vim.cmd("silent write")
+      eq(text(BEFORE), h.read(path))
+    end,
+  },
+  {
     "reject of a file that is not loaded leaves a buffer whose name starts like it alone",
     function()
       reset()
@@ -332,6 +368,83 @@ return {
       eq(nil, disk(root .. "/old.txt"))
       vim.cmd("normal u")
       eq("fresh\n", disk(root .. "/new.txt"))
+    end,
+  },
+  {
+    "a new file the person added lines to and saved is a conflict: reject keeps it and its buffer",
+    function()
+      reset()
+      local cs, root = changeset({ { path = "new.txt", before = nil, after = "fresh\n", status = "added" } })
+      local v = open(cs)
+      local path = root .. "/new.txt"
+      vim.cmd("split " .. vim.fn.fnameescape(path))
+      local buf = vim.api.nvim_get_current_buf()
+      vim.api.nvim_buf_set_lines(buf, -1, -1, false, { "mine" })
+      vim.cmd("silent write")
+      vim.cmd("close")
+      vim.api.nvim_set_current_win(vim.fn.bufwinid(v.buf))
+      -- Rejected twice: a first refusal ("changed on disk") must not make the retry remove it.
+      for _ = 1, 2 do
+        vim.api.nvim_win_set_cursor(0, { v.list_row + 1, 0 })
+        vim.cmd("normal x")
+        eq("fresh\nmine\n", disk(path))
+      end
+      ok(vim.api.nvim_buf_is_loaded(buf), "the buffer stays")
+      eq({ "fresh", "mine" }, vim.api.nvim_buf_get_lines(buf, 0, -1, false))
+      eq("pending", R().active().files[1].hunks[1].state)
+      contains(messages[#messages].msg, "not overwritten")
+      contains(buf_text(v), "conflict")
+    end,
+  },
+  {
+    "undo of a reject that restored a deleted file keeps the lines the person added to it",
+    function()
+      reset()
+      local cs, root = changeset({ { path = "old.txt", before = "gone\nfor good\n", after = nil, status = "deleted" } })
+      local v = open(cs)
+      local path = root .. "/old.txt"
+      vim.api.nvim_win_set_cursor(0, { v.list_row + 1, 0 })
+      vim.cmd("normal x")
+      eq("gone\nfor good\n", disk(path))
+      h.write(path, "gone\nfor good\nmine\n")
+      -- The review has read the file since (as it does after any refused write).
+      require("claude_context.review.fs").load(root, { path })
+      R().flush()
+      vim.cmd("normal u")
+      eq("gone\nfor good\nmine\n", disk(path))
+      contains(messages[#messages].msg, "not undone")
+    end,
+  },
+  {
+    "a file name with a newline, ESC or bytes that are not UTF-8 is shown escaped and the review opens",
+    function()
+      reset()
+      local cs, root = changeset({
+        { path = "evil\nname.txt", before = "a\n", after = "b\n" },
+        { path = "esc\27[201~.txt", before = nil, after = "x\n", status = "added" },
+        { path = "plain.txt", before = "1\n", after = "2\n" },
+      })
+      table.insert(cs.files, { path = "caf\\xe9.txt", absolute = root .. "/caf\\xe9.txt", status = "odd_name" })
+      cs.turns[1].not_kept = { "huge.log" }
+      local v = open(cs)
+      local t = buf_text(v)
+      contains(t, "evil\\nname.txt")
+      contains(t, "esc\\x1b[201~.txt")
+      contains(t, "caf\\xe9.txt (name not UTF-8)")
+      contains(t, "Not kept (over the size cap before Claude's edit; cannot be restored): huge.log")
+      ok(not t:find("\27", 1, true), "no raw ESC in the view")
+      -- Every hunk is there, and acts as usual.
+      contains(t, "  pending       +1 −1  plain.txt")
+      vim.api.nvim_win_set_cursor(0, { row_of(v, "plain.txt"), 0 })
+      vim.cmd("normal x")
+      eq("1\n", disk(root .. "/plain.txt"))
+      -- The odd name can only be kept.
+      h.clear(messages)
+      vim.api.nvim_win_set_cursor(0, { row_of(v, "caf\\xe9.txt"), 0 })
+      vim.cmd("normal x")
+      contains(messages[#messages].msg, "name is not UTF-8")
+      local shown = require("claude_context.review.model").shown
+      eq("a\\x1b\\n\\t\\xff\\u{9b}é", shown("a\27\n\t\255\194\155é"))
     end,
   },
   {

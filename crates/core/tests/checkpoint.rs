@@ -246,10 +246,7 @@ fn restore_of_chosen_paths_only_touches_them_and_keeps_modes_and_links() {
         .restore(&RestoreRequest {
             target: a,
             expected: b,
-            paths: Some(vec![
-                "run.sh".into(),
-                f.root.join("link").display().to_string(),
-            ]),
+            paths: Some(vec!["run.sh".into(), f.root.join("link")]),
             overwrite_changed: false,
         })
         .unwrap();
@@ -822,4 +819,22 @@ fn a_failed_checkpoint_leaves_nothing_trusted_that_is_not_stored() {
     let ok = s.checkpoint("after").unwrap();
     assert_eq!(s.file_at(ok, "b.txt").unwrap().unwrap(), content);
     assert_eq!(s.file_at(ok, "a.txt").unwrap().unwrap(), b"a\n");
+}
+
+#[cfg(unix)]
+#[test]
+fn the_folder_listing_the_projects_stores_is_the_persons_only() {
+    use std::os::unix::fs::PermissionsExt;
+    let f = fixture();
+    // Even where it existed already, made by a umask that lets others list it.
+    std::fs::create_dir_all(f.state.join("checkpoints")).unwrap();
+    std::fs::set_permissions(
+        f.state.join("checkpoints"),
+        std::fs::Permissions::from_mode(0o755),
+    )
+    .unwrap();
+    let store = f.store();
+    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(store.dir().parent().unwrap()), 0o700);
+    assert_eq!(mode(store.dir()), 0o700);
 }

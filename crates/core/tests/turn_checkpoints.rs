@@ -716,3 +716,131 @@ fn the_hook_tool_is_offered_to_no_one_and_not_callable_at_the_ide_door() {
         "{v}"
     );
 }
+
+#[test]
+fn a_git_ignored_file_an_edit_tool_overwrites_is_captured_and_rewound_and_one_over_the_cap_is_said()
+{
+    let b = bridge();
+    std::fs::write(b.path(".gitignore"), b"local.cfg\nhuge.log\n").unwrap();
+    std::fs::write(b.path("local.cfg"), b"the person's settings\n").unwrap();
+    let huge = vec![b'h'; 5 << 20];
+    std::fs::write(b.path("huge.log"), &huge).unwrap();
+    b.hook("UserPromptSubmit", "s", None, None);
+    // The start's walk is over (it skipped the ignored files) when Claude edits.
+    b.settle();
+    for f in ["local.cfg", "huge.log"] {
+        b.hook("PreToolUse", "s", Some("Write"), Some(&b.path(f)));
+    }
+    std::fs::write(b.path("local.cfg"), b"Claude's\n").unwrap();
+    std::fs::write(b.path("huge.log"), b"short now\n").unwrap();
+    b.hook("Stop", "s", None, None);
+    let cs = b.changeset(1, None);
+    let f = file(&cs, "local.cfg");
+    assert_eq!(
+        (&f["before"], &f["after"]),
+        (&"the person's settings\n".into(), &"Claude's\n".into())
+    );
+    // Over the cap: recorded, not kept, and the turn says so.
+    assert_eq!(file(&cs, "huge.log")["status"], "too_large");
+    assert_eq!(cs["turns"][0]["not_kept"], serde_json::json!(["huge.log"]));
+    let r = checkpoints::rewind(&b.proj(), &TurnQuery::default()).unwrap();
+    assert_eq!(
+        std::fs::read(b.path("local.cfg")).unwrap(),
+        b"the person's settings\n"
+    );
+    // It cannot be restored: reported as failed or kept, never skipped in silence.
+    let said: Vec<&str> = ["failed", "conflicts"]
+        .iter()
+        .flat_map(|k| r[*k].as_array().unwrap())
+        .map(|c| c["path"].as_str().unwrap())
+        .collect();
+    assert!(
+        said.contains(&b.path("huge.log").to_str().unwrap()),
+        "{r:#}"
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn names_that_are_not_utf8_are_rewound_by_their_bytes_and_listed_escaped() {
+    use std::os::unix::ffi::OsStrExt;
+    let b = bridge();
+    let name = |bytes: &[u8]| b.project.join(std::ffi::OsStr::from_bytes(bytes));
+    std::fs::write(name(b"caf\xe9.txt"), b"kept by the person\n").unwrap();
+    std::fs::write(b.path("plain.txt"), b"plain\n").unwrap();
+    b.hook("UserPromptSubmit", "s", None, None);
+    b.settle();
+    // Behind the hooks' back (Bash): one deleted, one created, one changed.
+    std::fs::remove_file(name(b"caf\xe9.txt")).unwrap();
+    std::fs::write(name(b"n\xffew\n.txt"), b"Claude's\n").unwrap();
+    std::fs::write(b.path("plain.txt"), b"PLAIN\n").unwrap();
+    b.hook("Stop", "s", None, None);
+    let cs = b.changeset(1, None);
+    assert_eq!(file(&cs, "caf\\xe9.txt")["status"], "odd_name", "{cs:#}");
+    assert_eq!(file(&cs, "n\\xffew\n.txt")["status"], "odd_name");
+    let r = checkpoints::rewind(&b.proj(), &TurnQuery::default()).unwrap();
+    assert_eq!(
+        std::fs::read(name(b"caf\xe9.txt")).unwrap(),
+        b"kept by the person\n"
+    );
+    assert!(!name(b"n\xffew\n.txt").exists());
+    assert_eq!(std::fs::read(b.path("plain.txt")).unwrap(), b"plain\n");
+    let root = b.project.to_str().unwrap();
+    assert_eq!(
+        r["written"],
+        serde_json::json!([format!("{root}/caf\\xe9.txt"), format!("{root}/plain.txt")]),
+        "{r:#}"
+    );
+    assert_eq!(
+        r["removed"],
+        serde_json::json!([format!("{root}/n\\xffew\n.txt")])
+    );
+    // And the undo puts them back by their bytes too.
+    checkpoints::rewind_undo(&b.proj(), false).unwrap();
+    assert!(!name(b"caf\xe9.txt").exists());
+    assert_eq!(
+        std::fs::read(name(b"n\xffew\n.txt")).unwrap(),
+        b"Claude's\n"
+    );
+}
+
+#[test]
+fn a_review_write_keeps_what_it_replaces_and_can_be_undone() {
+    use claude_context_core::turns::checkpoints::keep;
+    let b = bridge();
+    std::fs::write(b.path("a.txt"), b"before\n").unwrap();
+    b.hook("UserPromptSubmit", "s", None, None);
+    b.settle();
+    b.hook("PreToolUse", "s", Some("Edit"), Some(&b.path("a.txt")));
+    std::fs::write(b.path("a.txt"), b"Claude's\n").unwrap();
+    b.hook("Stop", "s", None, None);
+    b.settle();
+    // The person adds a line after the turn; then a reject in the review writes the file.
+    std::fs::write(b.path("a.txt"), b"Claude's\nmine\n").unwrap();
+    let cps = &b.shared().checkpoints;
+    let kept = keep::before_write(cps, &b.project, &b.path("a.txt"))
+        .unwrap()
+        .expect("kept");
+    std::fs::write(b.path("a.txt"), b"before\nmine\n").unwrap();
+    keep::after_write(kept).unwrap();
+    // Undone: the file is what it was right before the review wrote it.
+    let r = checkpoints::rewind_undo(&b.proj(), false).unwrap();
+    assert_eq!(
+        std::fs::read(b.path("a.txt")).unwrap(),
+        b"Claude's\nmine\n",
+        "{r:#}"
+    );
+    // A later change of the person's is never overwritten by such an undo: kept, and said.
+    let kept = keep::before_write(cps, &b.project, &b.path("a.txt"))
+        .unwrap()
+        .unwrap();
+    std::fs::write(b.path("a.txt"), b"before\nmine\n").unwrap();
+    keep::after_write(kept).unwrap();
+    std::fs::write(b.path("a.txt"), b"before\nmine\nand more\n").unwrap();
+    let r = checkpoints::rewind_undo(&b.proj(), false).unwrap();
+    assert_eq!(
+        std::fs::read(b.path("a.txt")).unwrap(),
+        b"before\nmine\nand more\n"
+    );
+    assert_eq!(r["conflicts"].as_array().unwrap().len(), 1, "{r:#}");
+}

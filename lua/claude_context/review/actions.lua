@@ -6,8 +6,10 @@
 --- and, when the file is loaded, in its buffer (|nvim_buf_set_lines()| of that region only, so
 --- the person's unsaved edits elsewhere stay). A hunk whose region the person edited (on disk
 --- or in the buffer) is a conflict: reject refuses it. Undo reverses the last keep or reject
---- the same careful way. A file Claude created is removed on reject; one Claude deleted is
---- restored. Binary and too large files can only be kept.
+--- the same careful way. A file Claude created is removed on reject (and one Claude deleted,
+--- restored by a reject, on its undo) only while it holds exactly Claude's text, on disk and in a
+--- modified buffer: a line the person added anywhere in it is a conflict, and the file stays.
+--- One Claude deleted is restored on reject. Binary and too large files can only be kept.
 
 local M = {}
 
@@ -19,26 +21,91 @@ local notify = require("claude_context.notify")
 ---What a reject or undo refused: "conflict" or another message.
 ---@alias claude_context.ReviewRefusal string
 
+---Buffers whose file the review wrote: the text it wrote last, the buffer's own 'autoread'
+---before (nil: the global one), and whether writes may still be under way.
+---@type table<integer, {text:string, ar:boolean?, busy:boolean, missed?:boolean, id?:integer}>
+local wrote = {}
+
 ---After our own write, buffer `buf` sees the disk change on its next check without a prompt:
 ---unmodified, it is reloaded (the same lines; Neovim then knows the file's new time, so a later
 ---`:w` does not warn); modified, it is left as it is while the disk holds what we wrote.
+---
+---While the review's writes are under way the buffer must not be reloaded: it already holds the
+---text of the last one, and the file may hold only the earlier ones. Any timestamp check (the
+---plugin's own `:checktime` on BufEnter, FocusGained, the person's) reloads an unmodified buffer
+---through 'autoread' without asking FileChangedShell, so 'autoread' is off for the buffer until
+---the writes are done (|settle|), and the FileChangedShell below keeps the buffer meanwhile.
 ---@param buf integer
 ---@param text string
 local function quiet_reload(buf, text)
-  vim.api.nvim_create_autocmd("FileChangedShell", {
+  local w = wrote[buf]
+  if w and not w.busy then
+    w.ar = vim.api.nvim_get_option_value("autoread", { buf = buf })
+    vim.bo[buf].autoread = false
+  end
+  if w then
+    w.text, w.busy = text, true
+    return
+  end
+  w = { text = text, ar = vim.api.nvim_get_option_value("autoread", { buf = buf }), busy = true }
+  wrote[buf] = w
+  vim.bo[buf].autoread = false
+  w.id = vim.api.nvim_create_autocmd("FileChangedShell", {
     buffer = buf,
-    once = true,
     callback = function()
+      local cur = wrote[buf]
+      if not cur then
+        return true
+      end
+      if cur.busy and not fs.idle() then
+        -- Keep the buffer (it holds the last write's text). Neovim will not ask again for
+        -- this change, so the buffer is reloaded once the last write is in (|settle|).
+        vim.v.fcs_choice = ""
+        cur.missed = true
+        return
+      end
+      wrote[buf] = nil
       if not vim.bo[buf].modified then
         vim.v.fcs_choice = "reload"
-      elseif fs.read(vim.api.nvim_buf_get_name(buf)) == text then
+      elseif fs.read(vim.api.nvim_buf_get_name(buf)) == cur.text then
         vim.v.fcs_choice = ""
       else
         vim.v.fcs_choice = "ask"
       end
+      return true
     end,
     desc = "claude-context: the review wrote this file",
   })
+end
+
+---Once no review write is under way: each written buffer gets its 'autoread' back (its
+---FileChangedShell stays for the next check, then goes). An unmodified buffer whose check came
+---while the writes were under way is reloaded now (the file holds the last write's text; the
+---reload makes Neovim know the file's time, so a later `:w` does not warn).
+local function settle()
+  for buf, w in pairs(wrote) do
+    if w.busy then
+      w.busy = false
+      if vim.api.nvim_buf_is_valid(buf) then
+        if w.ar == nil then
+          vim.api.nvim_buf_call(buf, function()
+            vim.cmd("set autoread<")
+          end)
+        else
+          vim.bo[buf].autoread = w.ar
+        end
+        if w.missed and vim.api.nvim_buf_is_loaded(buf) and not vim.bo[buf].modified then
+          wrote[buf] = nil
+          pcall(vim.api.nvim_del_autocmd, w.id)
+          vim.api.nvim_buf_call(buf, function()
+            pcall(vim.cmd, "silent! edit")
+          end)
+        end
+      else
+        wrote[buf] = nil
+      end
+    end
+  end
 end
 
 ---A write the file thread refused after the review showed it done: the message, and the
@@ -62,6 +129,25 @@ local function reload(buf)
   end
 end
 
+---Whether a file Claude created (or one a reject restored) holds exactly what the review
+---expects, on disk (`text`) and in its loaded buffer `buf` when that is modified: only then may
+---the review remove it. Any other line, next to Claude's or anywhere, is the person's.
+---@param f claude_context.ReviewFileState
+---@param text string? the disk's text
+---@param buf integer?
+---@return boolean
+function M.whole_file_is_claudes(f, text, buf)
+  local exp = model.expected(f)
+  local side = f.kind == "added" and f.after or f.before
+  if (text or "") ~= H.join(exp, side.eol) then
+    return false
+  end
+  if buf and vim.api.nvim_buf_is_valid(buf) and vim.bo[buf].modified then
+    return vim.deep_equal(model.buf_lines(buf), exp)
+  end
+  return true
+end
+
 ---Puts hunk `hi` of `f` into state `to` ("rejected": its baseline lines; "pending": Claude's
 ---lines back, the undo of a reject) on disk and in its loaded buffer.
 ---@param f claude_context.ReviewFileState
@@ -71,7 +157,10 @@ end
 function M.swap(f, hi, to)
   local h = f.hunks[hi]
   if h.opaque then
-    return false, ("%s: a %s file can only be kept (its contents are not in the change set)"):format(f.path, f.file.status == "binary" and "binary" or "too large")
+    if f.file.status == "odd_name" then
+      return false, ("%s: a file whose name is not UTF-8 can only be kept here (:ClaudeContext rewind restores it)"):format(model.shown(f.path))
+    end
+    return false, ("%s: a %s file can only be kept (its contents are not in the change set)"):format(model.shown(f.path), f.file.status == "binary" and "binary" or "too large")
   end
   if f.kind == "text" then
     return unpack(M.swap_file(f, { hi }, to)[hi])
@@ -91,6 +180,10 @@ function M.swap(f, hi, to)
   -- there puts the hunk back as it was).
   local buf = model.loaded_buf(f.absolute)
   local exists = to == "rejected" and f.kind == "added" or to == "pending" and f.kind == "deleted"
+  if exists and not M.whole_file_is_claudes(f, text, buf) then
+    -- A line the person added (next to Claude's or anywhere) is theirs: the file stays.
+    return false, "conflict"
+  end
   local from = h.state
   local function written(ok, err)
     if ok then
@@ -187,6 +280,9 @@ function M.swap_file(f, his, to)
   -- The disk work goes to the thread pool (the checks and the temporary file are done now);
   -- an unmodified buffer is reloaded once the file is in place (see quiet_reload).
   local ok, err = fs.write_async(f.absolute, new_text, { root = f.root }, function(written, werr)
+    if fs.idle() then
+      settle()
+    end
     if not written then
       if buf then
         notify.error(("review: %s; its buffer and the review show the change, the file does not"):format(werr))
@@ -281,7 +377,7 @@ function M.apply(review, targets, action, reason, into)
         table.insert(step.items, { f = f, hi = hi, from = "pending", to = h.state })
       else
         local why = err == "conflict" and "you changed these lines after Claude: not overwritten (edit them by hand, or keep the hunk)" or err
-        table.insert(out.refused, { path = f.path, line = h.cur or h.b, why = why })
+        table.insert(out.refused, { path = model.shown(f.path), line = h.cur or h.b, why = why })
       end
     end
     model.refresh(f)
@@ -338,7 +434,7 @@ function M.undo_items(items)
       else
         local err = res[hi][2]
         local why = err == "conflict" and "you changed these lines since the reject: not overwritten" or err
-        table.insert(refused, { path = f.path, line = h.cur or h.b, why = why })
+        table.insert(refused, { path = model.shown(f.path), line = h.cur or h.b, why = why })
       end
     end
   end

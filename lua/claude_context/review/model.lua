@@ -10,6 +10,18 @@ local M = {}
 
 local H = require("claude_context.review.hunks")
 
+---Statuses whose file is one opaque whole (keep only): contents not in the change set, or a
+---name that is not UTF-8 (the bridge gives it escaped; a rewind restores it by its bytes).
+M.OPAQUE = { binary = "binary", too_large = "too large", odd_name = "name not UTF-8" }
+
+---`name` as the review shows it: control characters and bytes that are not UTF-8 escaped
+---(see claude_context.checkpoints's `shown`).
+---@param name string?
+---@return string
+function M.shown(name)
+  return require("claude_context.checkpoints").shown(name)
+end
+
 ---@class claude_context.ReviewHunk
 ---@field a integer start in `before` (see claude_context.review.hunks for regions)
 ---@field ac integer lines in `before`
@@ -66,7 +78,7 @@ function M.new(cs)
   -- the view is built once they are in.
   local paths = {}
   for _, rf in ipairs(cs.files) do
-    if rf.status ~= "binary" and rf.status ~= "too_large" then
+    if not M.OPAQUE[rf.status] then
       paths[#paths + 1] = rf.absolute or (cs.root .. "/" .. rf.path)
     end
   end
@@ -96,7 +108,7 @@ function M.file(review, i)
     added = 0,
     removed = 0,
   }, lazy_texts)
-  if rf.status == "binary" or rf.status == "too_large" then
+  if M.OPAQUE[rf.status] then
     f.kind = "opaque"
     f.hunks[1] = { a = 1, ac = 0, b = 1, bc = 0, old = {}, new = {}, state = "pending", opaque = true }
   else
@@ -263,7 +275,8 @@ function M.refresh(f, lines)
   for hi, h in ipairs(f.hunks) do
     local s, err = H.locate(changes, regions[hi][1], regions[hi][2])
     h.cur = s
-    h.conflict = err ~= nil
+    -- A file created or deleted is one region: any line the person added to it is theirs.
+    h.conflict = err ~= nil or (f.kind ~= "text" and #changes > 0)
   end
 end
 

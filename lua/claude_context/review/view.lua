@@ -62,13 +62,13 @@ local KIND = {
 ---The file list's line of `f` (nil: not built yet, `rf` its change set entry).
 local function list_line(f, rf)
   if not f then
-    return ("  %-9s %11s  %s"):format("…", "", rf.path)
+    return ("  %-9s %11s  %s"):format("…", "", model.shown(rf.path))
   end
-  local name = f.path
+  local name = model.shown(f.path)
   if f.file.old_path then
-    name = f.file.old_path .. " → " .. f.path
+    name = model.shown(f.file.old_path) .. " → " .. name
   end
-  local extra = f.kind == "opaque" and (" (" .. (f.file.status == "binary" and "binary" or "too large") .. ")") or (KIND[f.kind] and (" (" .. KIND[f.kind] .. ")") or "")
+  local extra = f.kind == "opaque" and (" (" .. (model.OPAQUE[f.file.status] or "too large") .. ")") or (KIND[f.kind] and (" (" .. KIND[f.kind] .. ")") or "")
   if f.file.shared then
     extra = extra .. " (shared)"
   end
@@ -80,9 +80,14 @@ end
 ---@param f claude_context.ReviewFileState
 ---@return string[] lines, integer[] rel, integer[] ends
 function M.section(f)
-  local head = "━━ " .. (f.file.old_path and (f.file.old_path .. " → ") or "") .. f.path
+  local head = "━━ " .. (f.file.old_path and (model.shown(f.file.old_path) .. " → ") or "") .. model.shown(f.path)
   if f.kind == "opaque" then
-    head = head .. (f.file.status == "binary" and "  (binary: keep or reject the whole file)" or "  (too large to show)")
+    head = head
+      .. (
+        f.file.status == "binary" and "  (binary: keep or reject the whole file)"
+        or f.file.status == "odd_name" and "  (its name is not UTF-8: keep it here; :ClaudeContext rewind restores it)"
+        or "  (too large to show)"
+      )
   elseif KIND[f.kind] then
     head = head .. "  (" .. KIND[f.kind] .. ")"
   end
@@ -392,7 +397,7 @@ function M.open(review, o)
       #cs.turns == 1 and "" or "s",
       #cs.files,
       #cs.files == 1 and "" or "s",
-      last and last.prompt and last.prompt ~= "" and (' — "' .. last.prompt .. '"') or ""
+      last and last.prompt and last.prompt ~= "" and (' — "' .. model.shown(last.prompt) .. '"') or ""
     ),
     ("%s keep  %s reject  %s/%s file  %s/%s all  %s undo  %s/%s hunks  %s open  %s close   (:help claude-context-review)"):format(
       keys.keep,
@@ -407,8 +412,19 @@ function M.open(review, o)
       keys.open,
       keys.close
     ),
-    "",
   }
+  -- Files an edit tool changed whose content before it was over the size cap: not kept.
+  local not_kept = {}
+  for _, t in ipairs(cs.turns) do
+    for _, p in ipairs(t.not_kept or {}) do
+      not_kept[#not_kept + 1] = model.shown(p)
+    end
+  end
+  if #not_kept > 0 then
+    header[#header + 1] = "Not kept (over the size cap before Claude's edit; cannot be restored): " .. table.concat(not_kept, ", ")
+  end
+  header[#header + 1] = ""
+  local list_row = #header
   local list = {}
   for i, rf in ipairs(cs.files) do
     list[i] = list_line(nil, rf)
@@ -417,7 +433,7 @@ function M.open(review, o)
   vim.api.nvim_buf_set_lines(buf, 0, -1, false, vim.list_extend(header, list))
   vim.bo[buf].modifiable = false
   ---@type claude_context.ReviewView
-  local v = { buf = buf, review = review, list_row = 3, built = 0, ready = false, marks = {}, layout = {}, on_ready = o and o.on_ready }
+  local v = { buf = buf, review = review, list_row = list_row, built = 0, ready = false, marks = {}, layout = {}, on_ready = o and o.on_ready }
   M.current = v
   vim.cmd("tabnew")
   local scratch = vim.api.nvim_get_current_buf()

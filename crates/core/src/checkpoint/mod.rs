@@ -302,6 +302,11 @@ impl Store {
     ) -> Result<Store, CheckpointError> {
         let root = CapDir::open_root(project_root)?;
         let dir = store_dir(state_dir, root.path());
+        // The folder of every project's store lists the projects' names: the person's only.
+        if let Some(parent) = dir.parent() {
+            crate::fsutil::ensure_private_dir(parent)
+                .map_err(io_err("create the store's folder", parent))?;
+        }
         Self::open_at(dir, root, opts)
     }
 
@@ -471,6 +476,14 @@ impl Store {
                 self.inner.opts.compress,
             ),
             max_file_bytes: self.inner.opts.max_file_bytes,
+        })
+    }
+
+    /// The newest checkpoint that can be read (`None`: none), reading only as many records as
+    /// it takes.
+    pub fn latest(&mut self) -> Result<Option<CheckpointId>, CheckpointError> {
+        self.locked(false, |s| {
+            Ok(s.ids()?.into_iter().rev().find(|id| s.info(*id).is_ok()))
         })
     }
 

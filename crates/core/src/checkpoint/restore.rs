@@ -13,9 +13,9 @@ pub struct RestoreRequest {
     /// the last turn). A file whose content differs was changed by the person since, and is
     /// kept unless `overwrite_changed`.
     pub expected: CheckpointId,
-    /// The paths to restore (relative to the project root or absolute inside it); `None`:
-    /// every path that differs between `target` and now.
-    pub paths: Option<Vec<String>>,
+    /// The paths to restore (relative to the project root or absolute inside it; any bytes,
+    /// not only UTF-8); `None`: every path that differs between `target` and now.
+    pub paths: Option<Vec<PathBuf>>,
     pub overwrite_changed: bool,
 }
 
@@ -41,6 +41,31 @@ pub struct RestoreReport {
     pub failed: Vec<Kept>,
 }
 
+/// `p` relative to the root (see [`CapDir::rel`]), for any bytes: a UTF-8 path is checked by
+/// `rel`; another must be relative (or absolute under the root) with plain names only.
+fn rel_bytes(root: &CapDir, p: &Path) -> Result<PathBuf, CheckpointError> {
+    if let Some(s) = p.to_str() {
+        return Ok(root.rel(s)?);
+    }
+    let rest = if p.is_absolute() {
+        p.strip_prefix(root.path())
+            .map_err(|_| CheckpointError::BadPath {
+                path: p.to_path_buf(),
+            })?
+    } else {
+        p
+    };
+    let plain = rest
+        .components()
+        .all(|c| matches!(c, std::path::Component::Normal(_)));
+    if !plain || rest.as_os_str().is_empty() || rest.as_os_str().as_encoded_bytes().contains(&0) {
+        return Err(CheckpointError::BadPath {
+            path: p.to_path_buf(),
+        });
+    }
+    Ok(rest.to_path_buf())
+}
+
 impl Inner {
     pub(super) fn restore(
         &mut self,
@@ -51,15 +76,16 @@ impl Inner {
         let rels: Option<Vec<PathBuf>> = match &req.paths {
             Some(ps) => Some(
                 ps.iter()
-                    .map(|p| self.root.rel(p).map_err(CheckpointError::from))
+                    .map(|p| rel_bytes(&self.root, p))
                     .collect::<Result<_, _>>()?,
             ),
             None => None,
         };
+        // (A name that is not UTF-8 is found by the walk, unless ignored: then it is not kept.)
         let extra: Vec<String> = rels
             .iter()
             .flatten()
-            .map(|p| p.to_string_lossy().into_owned())
+            .filter_map(|p| p.to_str().map(str::to_string))
             .collect();
         // The state being replaced is checkpointed first: nothing is lost, and this undoes it.
         let before = self.snapshot(Origin::BeforeRestore, "before restore", &extra)?;

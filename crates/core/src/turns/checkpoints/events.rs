@@ -5,7 +5,7 @@
 use super::{
     project_root, Live, OtherClaim, Project, TurnError, TurnRecord, MAX_CAPTURES, MAX_LIVE_TURNS,
 };
-use crate::checkpoint::{Change, CheckpointError};
+use crate::checkpoint::{Change, CheckpointError, Kind};
 use crate::state::State;
 use crate::turns::HookEvent;
 use serde_json::json;
@@ -106,6 +106,7 @@ fn start_turn(shared: &Arc<State>, ev: &HookEvent) {
                 record,
                 started: false,
                 captures: Vec::new(),
+                late: Vec::new(),
                 captured: HashSet::new(),
                 ending: false,
                 edited: HashSet::new(),
@@ -179,21 +180,32 @@ fn capture(shared: &Arc<State>, session: &str, file: &str) {
     let Some(key) = shared.sessions.current_turn(session) else {
         return;
     };
-    let project = {
+    let (project, started) = {
         let t = cps.tables();
         match t.live.get(&key) {
-            Some(l) if !l.started && !l.captured.contains(file) => l.project.clone(),
-            // Taken already: the start holds the file as it was before this turn's edits.
+            // The first edit of the file in this turn (later ones would capture Claude's own).
+            Some(l) if !l.captured.contains(file) => (l.project.clone(), l.started),
             _ => return,
         }
     };
+    // Also once the start is taken: it may not hold the file (a git-ignored one), and a file
+    // whose content is already stored costs a read and a hash here.
     let r = project.capturer.capture(file);
     match r {
         Ok((rel, st)) => {
             let mut t = cps.tables();
             if let Some(l) = t.live.get_mut(&key) {
-                if l.captures.len() < MAX_CAPTURES && l.captured.insert(file.to_string()) {
-                    l.captures.push((rel, st));
+                let n = l.captures.len() + l.late.len();
+                if n < MAX_CAPTURES && l.captured.insert(file.to_string()) {
+                    if st.is_some_and(|s| s.kind == Kind::OverCap) {
+                        l.record.not_kept.push(rel.clone().into());
+                    }
+                    // (Taken before the start was: the start's walk may have seen the edit.)
+                    if started && l.started {
+                        l.late.push((rel, st));
+                    } else {
+                        l.captures.push((rel, st));
+                    }
                 }
             }
         }
@@ -222,19 +234,34 @@ fn end_turn(shared: &Arc<State>, key: u64) {
         let cps = &shared.checkpoints;
         // The turn stays followed until its end is taken: another session's edit meanwhile
         // is still claimed against it.
-        let (mut rec, captures) = {
+        let (mut rec, mut captures, late) = {
             let mut t = cps.tables();
             let Some(live) = t.live.get_mut(&key) else {
                 return;
             };
-            (live.record.clone(), std::mem::take(&mut live.captures))
+            (
+                live.record.clone(),
+                std::mem::take(&mut live.captures),
+                std::mem::take(&mut live.late),
+            )
         };
-        let extra: Vec<String> = captures.iter().map(|(r, _)| r.clone()).collect();
+        let extra: Vec<String> = captures
+            .iter()
+            .chain(&late)
+            .map(|(r, _)| r.clone())
+            .collect();
         let result = (|| -> Result<Vec<Change>, CheckpointError> {
             let mut store = p.store();
             let Some(start) = rec.start else {
                 return Ok(Vec::new());
             };
+            // A capture after the start counts where the start does not hold the file (the
+            // walk skipped it); where it does, the start is the file before the turn.
+            for (rel, st) in late {
+                if store.state_at(start, &rel)?.is_none() {
+                    captures.push((rel, st));
+                }
+            }
             let start = if captures.is_empty() {
                 start
             } else {
@@ -261,12 +288,7 @@ fn end_turn(shared: &Arc<State>, key: u64) {
         match &live {
             Some(live) => attribute(&mut rec, live, &changes),
             // (Dropped to bound the table: nothing is known of other sessions' edits.)
-            None => {
-                rec.files = changes
-                    .iter()
-                    .map(|c| c.path.to_string_lossy().into_owned())
-                    .collect()
-            }
+            None => rec.files = changes.iter().map(|c| c.path.clone()).collect(),
         }
         if rec.end.is_none() {
             return;
@@ -274,7 +296,7 @@ fn end_turn(shared: &Arc<State>, key: u64) {
         let abs: Vec<String> = rec
             .files
             .iter()
-            .map(|f| p.root.join(f).to_string_lossy().into_owned())
+            .map(|f| super::pathcode::shown(&p.root.join(f)))
             .collect();
         shared.sessions.set_files(key, abs);
         if let Err(e) = p.update_journal(|j| j.turns.push(rec.clone())) {
@@ -287,7 +309,7 @@ fn end_turn(shared: &Arc<State>, key: u64) {
         cps.tell(
             &shared,
             "turn_checkpointed",
-            json!({"root": p.root, "turn": rec}),
+            json!({"root": super::pathcode::shown(&p.root), "turn": rec}),
         );
     }));
 }
@@ -298,9 +320,11 @@ fn end_turn(shared: &Arc<State>, key: u64) {
 /// session's turn overlapped this one.
 fn attribute(rec: &mut TurnRecord, live: &Live, changes: &[Change]) {
     for c in changes {
-        let path = c.path.to_string_lossy().into_owned();
-        let mine = live.edited.contains(&path);
-        match live.foreign.get(&path) {
+        let path = c.path.clone();
+        // (What an edit tool names comes as text: a name that is not UTF-8 is no one's claim.)
+        let name = c.path.to_str();
+        let mine = name.is_some_and(|n| live.edited.contains(n));
+        match name.and_then(|n| live.foreign.get(n)) {
             Some(_) if !mine => continue,
             Some(turns) => {
                 let mut turns: Vec<&String> = turns.iter().collect();

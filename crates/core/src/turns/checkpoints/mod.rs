@@ -3,10 +3,13 @@
 //! * `UserPromptSubmit`: the session's project (its `cwd`'s git root, else the `cwd`) is
 //!   checkpointed on the project's own worker thread; the hook's answer does not wait for it (a
 //!   project's first checkpoint, a walk of every file, can take seconds).
-//! * `PreToolUse` of an edit tool ([`crate::turns::EDIT_TOOLS`]): while the turn's start
-//!   checkpoint is still being taken, the file is captured right away (one file read through
-//!   [`crate::capfs`], stored content-addressed without the store's lock), so the walk cannot
-//!   miss its content from before the edit; the start is corrected with it at the turn's end.
+//! * `PreToolUse` of an edit tool ([`crate::turns::EDIT_TOOLS`]): the file is captured right
+//!   away (one file read through [`crate::capfs`], stored content-addressed without the store's
+//!   lock), the first time in the turn. While the start checkpoint is still being taken, the
+//!   walk cannot miss its content from before the edit; after it, a file the start does not
+//!   hold (a git-ignored one: the walk skips it) is kept all the same. The start is corrected
+//!   with the captures at the turn's end. A file over the size cap is recorded, not kept: the
+//!   turn says so (`not_kept`).
 //! * `Stop` (or the next prompt, or `SessionEnd`): the end checkpoint, another walk, so that files
 //!   changed by Bash, a formatter or a generator are found too; the turn's files are the diff
 //!   between its start and its end.
@@ -24,6 +27,8 @@
 //! nothing here panics into the hook door or blocks it.
 
 mod events;
+pub mod keep;
+pub mod pathcode;
 mod review;
 
 pub use events::{after_pending, on_event};
@@ -124,24 +129,31 @@ pub struct TurnRecord {
     /// The checkpoint at the turn's end.
     pub end: Option<CheckpointId>,
     /// Project-relative paths changed between `start` and `end`, less those another session's
-    /// overlapping turn claimed (its edit tools touched them, this turn's did not).
-    pub files: Vec<String>,
+    /// overlapping turn claimed (its edit tools touched them, this turn's did not). Kept as
+    /// bytes ([`pathcode`]): a name that is not UTF-8 round-trips.
+    #[serde(with = "pathcode::list")]
+    pub files: Vec<PathBuf>,
     /// Of `files`: those changed while another session's turn overlapped this one that this
     /// turn cannot claim alone (no edit tool touched them, Bash or a formatter did; or both
     /// sessions' edit tools did).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub shared: Vec<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty", with = "pathcode::list")]
+    pub shared: Vec<PathBuf>,
     /// Of `files`: those another session's overlapping turn edited too, with that turn's id (a
     /// rewind that does not rewind that turn too keeps them).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub others: Vec<OtherClaim>,
+    /// Files an edit tool changed whose content before the edit was over the size cap: not
+    /// kept, so neither reviewable nor restorable (said in the review and the turn list).
+    #[serde(skip_serializing_if = "Vec::is_empty", with = "pathcode::list")]
+    pub not_kept: Vec<PathBuf>,
 }
 
 /// A file of a turn's that another session's turn edited too.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
 #[serde(default)]
 pub struct OtherClaim {
-    pub path: String,
+    #[serde(with = "pathcode::one")]
+    pub path: PathBuf,
     /// The other turn's id.
     pub turn: String,
 }
@@ -158,7 +170,8 @@ pub struct RewindRecord {
     /// The project right after.
     pub after: CheckpointId,
     /// What the rewind wrote or removed (project-relative).
-    pub paths: Vec<String>,
+    #[serde(with = "pathcode::list")]
+    pub paths: Vec<PathBuf>,
     pub undone: bool,
 }
 
@@ -246,6 +259,9 @@ struct Live {
     started: bool,
     /// Files captured before an edit while the start was not taken yet (first capture of each).
     captures: Vec<(String, Option<FileState>)>,
+    /// Files captured before an edit after the start was taken (first capture of each): they
+    /// correct the start where it does not hold the file (an ignored file the walk skipped).
+    late: Vec<(String, Option<FileState>)>,
     captured: HashSet<String>,
     /// The end was asked for.
     ending: bool,

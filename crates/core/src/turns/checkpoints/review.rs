@@ -1,6 +1,11 @@
 //! What the editor asks: change sets, rewinds, the turn list.
 
-use super::{project_root, Journal, Project, RewindRecord, TurnError, TurnRecord};
+use super::{pathcode, project_root, Journal, Project, RewindRecord, TurnError, TurnRecord};
+
+/// Paths as the editor is given them ([`pathcode::shown`]).
+fn shown(v: &[PathBuf]) -> Vec<String> {
+    v.iter().map(|p| pathcode::shown(p)).collect()
+}
 use crate::checkpoint::{tree, Change, CheckpointId, FileState, Kind, RestoreRequest, Store};
 use crate::state::State;
 use serde::Deserialize;
@@ -60,22 +65,22 @@ pub fn changeset(p: &Project, q: &TurnQuery) -> Result<Value, TurnError> {
         None => all[all.len().saturating_sub(n)..].to_vec(),
     };
     let (Some(first), Some(last)) = (turns.first(), turns.last()) else {
-        return Ok(json!({"root": p.root, "turns": [], "files": []}));
+        return Ok(json!({"root": pathcode::shown(&p.root), "turns": [], "files": []}));
     };
     let (before, after) = (first.start.unwrap_or(0), last.end.unwrap_or(0));
     // Only what the turns changed: not another session's files (its turns may lie between or
     // overlap them), nor the person's edits between two turns.
-    let theirs: HashSet<&str> = turns
+    let theirs: HashSet<&Path> = turns
         .iter()
-        .flat_map(|t| t.files.iter().map(String::as_str))
+        .flat_map(|t| t.files.iter().map(PathBuf::as_path))
         .collect();
-    let shared: HashSet<&str> = turns
+    let shared: HashSet<&Path> = turns
         .iter()
-        .flat_map(|t| t.shared.iter().map(String::as_str))
+        .flat_map(|t| t.shared.iter().map(PathBuf::as_path))
         .collect();
     let mut store = p.store();
     let mut changes = store.diff(before, after)?;
-    changes.retain(|c| theirs.contains(c.path.to_string_lossy().as_ref()));
+    changes.retain(|c| theirs.contains(c.path.as_path()));
     let renames = tree::renames(&changes);
     let renamed_from: HashMap<&Path, &Path> = renames
         .iter()
@@ -95,13 +100,13 @@ pub fn changeset(p: &Project, q: &TurnQuery) -> Result<Value, TurnError> {
             before,
             after,
         )?;
-        if shared.contains(c.path.to_string_lossy().as_ref()) {
+        if shared.contains(c.path.as_path()) {
             f["shared"] = true.into();
         }
         files.push(f);
     }
     let turns: Vec<Value> = turns.iter().map(turn_json).collect();
-    Ok(json!({"root": p.root, "turns": turns, "files": files}))
+    Ok(json!({"root": pathcode::shown(&p.root), "turns": turns, "files": files}))
 }
 
 fn turn_json(t: &TurnRecord) -> Value {
@@ -112,8 +117,9 @@ fn turn_json(t: &TurnRecord) -> Value {
         "prompt": t.prompt,
         "started_ms": t.started_ms,
         "ended_ms": t.ended_ms,
-        "files": t.files,
-        "shared": t.shared,
+        "files": shown(&t.files),
+        "shared": shown(&t.shared),
+        "not_kept": shown(&t.not_kept),
     })
 }
 
@@ -125,8 +131,20 @@ fn review_file(
     before_ck: CheckpointId,
     after_ck: CheckpointId,
 ) -> Result<Value, TurnError> {
-    let path = c.path.to_string_lossy().into_owned();
-    let old_path = old.map(|o| o.to_string_lossy().into_owned());
+    let path = pathcode::shown(&c.path);
+    let old_path = old.map(|o| pathcode::shown(o));
+    if c.path.to_str().is_none() || old.is_some_and(|o| o.to_str().is_none()) {
+        // A name that is not UTF-8: shown escaped; the review keeps it whole (a rewind
+        // restores it by its bytes).
+        return Ok(json!({
+            "path": path,
+            "absolute": pathcode::shown(&p.root.join(&c.path)),
+            "old_path": old_path,
+            "status": "odd_name",
+            "before": Value::Null,
+            "after": Value::Null,
+        }));
+    }
     let read = |store: &mut Store, ck: CheckpointId, path: &str, st: &Option<FileState>| match st {
         Some(s) if s.kind.has_content() => store.file_at(ck, path),
         _ => Ok(None),
@@ -165,7 +183,7 @@ fn review_file(
     };
     Ok(json!({
         "path": path,
-        "absolute": p.root.join(&c.path),
+        "absolute": pathcode::shown(&p.root.join(&c.path)),
         "old_path": old_path,
         "status": status,
         "before": text(before),
@@ -185,23 +203,21 @@ pub fn list_turns(p: &Project, q: &TurnQuery) -> Result<Value, TurnError> {
         .iter()
         .rev()
         .find(|r| !r.undone)
-        .map(|r| json!({"time_ms": r.time_ms, "turn": r.turn, "paths": r.paths}));
-    Ok(json!({"root": p.root, "turns": turns, "undo": undo}))
+        .map(|r| json!({"time_ms": r.time_ms, "turn": r.turn, "paths": shown(&r.paths)}));
+    Ok(json!({"root": pathcode::shown(&p.root), "turns": turns, "undo": undo}))
 }
 
 fn report_json(p: &Project, r: &crate::checkpoint::RestoreReport) -> Value {
     let abs = |v: &[PathBuf]| -> Vec<String> {
-        v.iter()
-            .map(|x| p.root.join(x).to_string_lossy().into_owned())
-            .collect()
+        v.iter().map(|x| pathcode::shown(&p.root.join(x))).collect()
     };
     let kept = |v: &[crate::checkpoint::Kept]| -> Vec<Value> {
         v.iter()
-            .map(|k| json!({"path": p.root.join(&k.path), "why": k.why}))
+            .map(|k| json!({"path": pathcode::shown(&p.root.join(&k.path)), "why": k.why}))
             .collect()
     };
     json!({
-        "root": p.root,
+        "root": pathcode::shown(&p.root),
         "written": abs(&r.written),
         "removed": abs(&r.removed),
         "conflicts": kept(&r.conflicts),
@@ -226,12 +242,12 @@ pub fn rewind(p: &Project, q: &TurnQuery) -> Result<Value, TurnError> {
     }
     let turns = &all[all.len() - n..];
     let (first, last) = (&turns[0], &turns[turns.len() - 1]);
-    let mut paths: Vec<String> = turns.iter().flat_map(|t| t.files.clone()).collect();
+    let mut paths: Vec<PathBuf> = turns.iter().flat_map(|t| t.files.clone()).collect();
     paths.sort();
     paths.dedup();
     // What another session's overlapping turn (not rewound with these) edited too stays.
     let rewound: HashSet<&str> = turns.iter().map(|t| t.id.as_str()).collect();
-    let mut others: Vec<(String, String)> = turns
+    let mut others: Vec<(PathBuf, String)> = turns
         .iter()
         .flat_map(|t| &t.others)
         .filter(|c| !rewound.contains(c.turn.as_str()))
@@ -253,7 +269,7 @@ pub fn rewind(p: &Project, q: &TurnQuery) -> Result<Value, TurnError> {
         .iter()
         .map(|(path, turn)| {
             json!({
-                "path": p.root.join(path),
+                "path": pathcode::shown(&p.root.join(path)),
                 "why": format!("another session's turn ({turn}) edited it too"),
             })
         })
@@ -265,7 +281,7 @@ fn restore(
     p: &Project,
     target: CheckpointId,
     expected: CheckpointId,
-    paths: Vec<String>,
+    paths: Vec<PathBuf>,
     overwrite: bool,
     turn: &str,
 ) -> Result<Value, TurnError> {
@@ -275,11 +291,11 @@ fn restore(
         paths: Some(paths),
         overwrite_changed: overwrite,
     })?;
-    let changed: Vec<String> = report
+    let changed: Vec<PathBuf> = report
         .written
         .iter()
         .chain(&report.removed)
-        .map(|x| x.to_string_lossy().into_owned())
+        .cloned()
         .collect();
     if !changed.is_empty() {
         let rec = RewindRecord {

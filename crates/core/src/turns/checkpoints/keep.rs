@@ -1,0 +1,77 @@
+//! The review's own writes (a reject, an undo in the view) keep what they replace: before the
+//! editor writes or removes a project file, its current content goes into the project's store
+//! (a checkpoint like the last one, with that file as it is now), and after the write the new
+//! state is recorded beside it as an undoable step in the journal (`:ClaudeContext rewind
+//! undo` puts the file back, keeping a later change of the person's). A rewind and its undo
+//! checkpoint the project themselves before writing ([`crate::checkpoint::Store::restore`]).
+
+use super::{project_root, Checkpoints, Project, RewindRecord, TurnError};
+use crate::checkpoint::CheckpointId;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// What [`before_write`] kept, for [`after_write`].
+pub struct Kept {
+    project: Arc<Project>,
+    before: CheckpointId,
+    rel: PathBuf,
+}
+
+/// Keeps the current content of `path` (absolute, in the project of `root`) in the store before
+/// the review writes it. `Ok(None)`: nothing to keep in (no checkpointed project there, or no
+/// checkpoint yet: then no turn could be under review).
+pub fn before_write(
+    cps: &Checkpoints,
+    root: &Path,
+    path: &Path,
+) -> Result<Option<Kept>, TurnError> {
+    let Some(root) = project_root(root) else {
+        return Ok(None);
+    };
+    let project = match cps.project(&root) {
+        Ok(p) => p,
+        Err(TurnError::NoStateDir) => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    let Some(text) = path.to_str() else {
+        return Err(TurnError::NotAProject(path.to_path_buf()));
+    };
+    let before = {
+        let mut store = project.store();
+        let Some(last) = store.latest()? else {
+            return Ok(None);
+        };
+        store.capture_file(last, text)?
+    };
+    let rel = path
+        .strip_prefix(&project.root)
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|_| path.to_path_buf());
+    Ok(Some(Kept {
+        project,
+        before,
+        rel,
+    }))
+}
+
+/// After the review's write of a file [`before_write`] kept: the file as it is now, and the
+/// step recorded so that it can be undone.
+pub fn after_write(kept: Kept) -> Result<(), TurnError> {
+    let Kept {
+        project,
+        before,
+        rel,
+    } = kept;
+    let after = project
+        .store()
+        .capture_file(before, &project.root.join(&rel).to_string_lossy())?;
+    let rec = RewindRecord {
+        time_ms: crate::turns::now_ms(),
+        turn: "review".into(),
+        before,
+        after,
+        paths: vec![rel],
+        undone: false,
+    };
+    project.update_journal(|j| j.rewinds.push(rec))
+}
