@@ -194,6 +194,8 @@ require("claude_context.terminal.commands").register(M)
 
 ---@param o table user command opts
 function M.run(o)
+  -- Run during Neovim's startup, before the start setup() deferred: the bridge first.
+  cc().activate()
   local args = o.fargs
   local name = args[1]
   if not name then
