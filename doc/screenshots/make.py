@@ -12,6 +12,7 @@ The session: the model outlines src/parser.py with the plugin's code tool and pr
 which opens as a diff in Neovim (diff.svg); the diff is accepted and the turn ends
 (terminal.svg); the turn is reviewed (review.svg). A second session, in plan mode, proposes a plan (plan.svg); while it waits the
 sessions picker (sessions.svg) and the statusline (statusline.svg) show both sessions' states.
+Last, the memory bank the model reads for the branch (memory.svg).
 """
 
 from __future__ import annotations
@@ -95,6 +96,15 @@ class Session:
             d.mkdir(parents=True)
         (self.project / "src/parser.py").write_text(PARSER)
         (self.project / "README.md").write_text("# calc\n\nA tiny calculator.\n")
+        bank = self.project / "docs/branch-memory-bank/main"
+        bank.mkdir(parents=True)
+        (bank / "branchContext.md").write_text("# Branch context\n\nMake the tokenizer's names say what they do.\n")
+        (bank / "activeContext.md").write_text("# Active context\n\n- `parse` is being renamed to `read_tokens`.\n- Callers keep `parse` as an alias for one release.\n")
+        (bank / "systemPatterns.md").write_text("# System patterns\n\nOne module per concern; names are verbs for functions.\n")
+        (bank / "progress.md").write_text("# Progress\n\n- [x] Outline of src/parser.py\n- [ ] Rename and alias\n- [ ] Test for `read_tokens`\n")
+        glob = self.project / "docs/global-memory-bank"
+        glob.mkdir(parents=True)
+        (glob / "tech-stack.md").write_text("# Tech stack\n\nPython 3.11, no dependencies; tests with pytest.\n")
         for args in (["init", "-q", "-b", "main"], ["add", "."], ["-c", "user.name=A", "-c", "user.email=a@b", "commit", "-q", "-m", "start"]):
             subprocess.run(["git", *args], cwd=self.project, check=True)
         cfg = {
@@ -334,6 +344,13 @@ def run(s: Session, out: Path) -> None:
     time.sleep(2)
     render(s.capture(), "The sessions and their states (require('claude_context.sessions_state').pick())", out / "sessions.svg")
     s.nvim.input("<Esc>")
+    time.sleep(0.5)
+
+    # The memory bank the model reads: `:ClaudeContext context main`.
+    s.nvim.command("tab ClaudeContext context main")
+    time.sleep(1.5)
+    s.redraw()
+    render(s.capture(), ":ClaudeContext context: the memory bank Claude reads for this branch", out / "memory.svg")
 
 
 if __name__ == "__main__":
