@@ -64,7 +64,7 @@ export CLAUDE_CONTEXT_TEST_CLAUDE := $(CLAUDE)
 # Every CLI the end-to-end tests run against (tests/e2e/conftest.py: one pytest param each).
 export CLAUDE_CONTEXT_TEST_CLAUDES := $(CLAUDE):$(CLAUDE_NEW)
 
-.PHONY: lint-workflows test-fuzz-smoke build run test deps fmt-check clippy test-rust test-tools-lib test-nvim test-e2e bench fuzz clean
+.PHONY: lint-workflows test-fuzz-smoke build run screenshots test deps fmt-check clippy test-rust test-tools-lib test-nvim test-e2e bench fuzz clean
 
 ## build: release library + the claude-context-mcp relay, installed into lib/ by rename
 ## (never overwrite a library a running Neovim has mapped).
@@ -140,6 +140,19 @@ $(LSP_DIR)/.installed-$(LSP_STAMP):
 
 run: build deps
 	$(NVIM) -u tests/minimal_init.lua -c "lua require('claude_context').setup({})"
+
+## screenshots: the README's pictures, from a real session (Neovim in tmux, the real Claude Code
+## CLI against the loopback model stub), rendered to SVG by rich (PyPI, into .deps/screenshots-py).
+SHOTS_PY     := $(DEPS)/screenshots-py
+RICH_VERSION := 15.0.0
+
+$(SHOTS_PY)/.rich-$(RICH_VERSION):
+	$(PY) -m pip install -q --upgrade --target $(SHOTS_PY) rich==$(RICH_VERSION)
+	touch $@
+
+screenshots: build deps $(SHOTS_PY)/.rich-$(RICH_VERSION)
+	@command -v tmux >/dev/null || { apt-get install -y -qq tmux || { apt-get update -qq && apt-get install -y -qq tmux; }; }
+	PYTHONPATH=$(SHOTS_PY) $(PY) doc/screenshots/make.py
 
 fmt-check:
 	$(CARGO) fmt --all -- --check

@@ -397,7 +397,8 @@ fn set_log(_: &Lua, (file, level): (Option<String>, String)) -> mlua::Result<()>
 
 /// The facts the Rust side owns and the Lua side asks for (instead of a copy of its own):
 /// `find_claude(cmd)` finds the Claude Code CLI as the sub-agent does; `claude_install` says how
-/// to install it; `permission_modes()` the values `--permission-mode` takes; `hook_tool` the
+/// to install it; `sub_agent_permissions(config)` what the sub-agent may do; `permission_modes()`
+/// the values `--permission-mode` takes; `hook_tool` the
 /// MCP server and tool of the `mcp_tool` hook before every tool.
 fn facts(lua: &Lua, t: &Table) -> mlua::Result<()> {
     use claude_context_core::claude::discovery::{INSTALL_NPM, INSTALL_OFFICIAL};
@@ -411,7 +412,24 @@ fn facts(lua: &Lua, t: &Table) -> mlua::Result<()> {
     hook_tool.set("tool", claude_context_core::hook::MCP_TOOL)?;
     t.set("hook_tool", hook_tool)?;
     export(lua, t, "find_claude", find_claude)?;
+    export(lua, t, "sub_agent_permissions", sub_agent_permissions)?;
     export(lua, t, "permission_modes", permission_modes)
+}
+
+/// sub_agent_permissions(config_json) -> JSON `{person_owns, allowed_tools, permission_mode,
+/// setting_sources}`: what the sub-agent (`execute_claude*`) runs with under these options, the
+/// defaults filled in; `person_owns` when the person's own `--settings` or bypass take the
+/// plugin's confinement over (`claude::args::person_owns_permissions`).
+fn sub_agent_permissions(_: &Lua, config: String) -> mlua::Result<String> {
+    let cfg = Config::from_json(&config).map_err(lua_error)?;
+    let c = &cfg.claude;
+    Ok(serde_json::json!({
+        "person_owns": claude_context_core::claude::args::person_owns_permissions(c),
+        "allowed_tools": c.allowed_tools,
+        "permission_mode": c.permission_mode,
+        "setting_sources": c.setting_sources,
+    })
+    .to_string())
 }
 
 /// find_claude(cmd?) -> path, source | nil, message (every place looked at, how to install).

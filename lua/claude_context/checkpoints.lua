@@ -214,11 +214,7 @@ function M.register(commands)
   })
   commands.register("rewind", {
     desc = "rewind {n} | undo: restore the files to before the n-th last turn (! overwrites your later changes)",
-    complete = function(arglead)
-      return vim.tbl_filter(function(x)
-        return vim.startswith(x, arglead)
-      end, { "1", "2", "3", "undo" })
-    end,
+    complete = require("claude_context.complete").args(require("claude_context.complete").any(require("claude_context.complete").turns, { "undo" })),
     run = function(o, args)
       local a = args[1] or "1"
       if a == "undo" then

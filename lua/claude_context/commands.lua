@@ -1,7 +1,10 @@
 ---@mod claude_context.commands :ClaudeContext {subcommand}
 ---
 --- Subcommands are registered by name with `register(name, spec)`; the command's completion
---- lists them. Modules add their own (context, ask, open, …).
+--- lists them. Modules add their own (context, ask, open, …). A subcommand completes its
+--- arguments with its own `complete` (claude_context.complete makes one from a source per
+--- argument: branches, worktrees, sessions, turn numbers) and says where `:ClaudeContext`
+--- without arguments lists it with `group` (one of M.GROUPS).
 
 local M = {}
 
@@ -9,9 +12,66 @@ local M = {}
 ---@field run fun(opts: table, args: string[]) opts: the user command's opts (range, line1, …)
 ---@field complete (fun(arglead: string, args: string[]): string[])?
 ---@field desc string
+---@field group string? one of M.GROUPS' names (else M.GROUP_OF[name], else "Other")
 
 ---@type table<string, claude_context.Subcommand>
 M.subcommands = {}
+
+---The groups `:ClaudeContext` without arguments shows, in order, with what they are for.
+M.GROUPS = {
+  { "terminal", "Claude's terminal" },
+  { "context", "Send context to Claude" },
+  { "changes", "Claude's changes: diffs, review, rewind" },
+  { "sessions", "Many sessions" },
+  { "sub-agent", "The sub-agent (execute_claude)" },
+  { "memory", "Memory bank and decisions" },
+  { "bridge", "The bridge and setup" },
+}
+
+---The group of the subcommands registered without one.
+M.GROUP_OF = {
+  open = "terminal",
+  focus = "terminal",
+  close = "terminal",
+  sessions = "terminal",
+  model = "terminal",
+  ["send-text"] = "terminal",
+  compose = "terminal",
+  send = "context",
+  add = "context",
+  ["add-terminal"] = "context",
+  ["add-diagnostics"] = "context",
+  ["add-quickfix"] = "context",
+  accept = "changes",
+  reject = "changes",
+  diff = "changes",
+  review = "changes",
+  checkpoints = "changes",
+  rewind = "changes",
+  new = "sessions",
+  agents = "sessions",
+  attach = "sessions",
+  permissions = "sessions",
+  land = "sessions",
+  discard = "sessions",
+  ask = "sub-agent",
+  history = "sub-agent",
+  session = "sub-agent",
+  reset = "sub-agent",
+  cancel = "sub-agent",
+  context = "memory",
+  memory = "memory",
+  decision = "memory",
+  start = "bridge",
+  stop = "bridge",
+  restart = "bridge",
+  status = "bridge",
+  info = "bridge",
+  log = "bridge",
+  build = "bridge",
+  ["claude-plugin"] = "bridge",
+  ["mcp-command"] = "bridge",
+}
 
 ---@param name string
 ---@param spec claude_context.Subcommand
@@ -134,10 +194,12 @@ require("claude_context.terminal.commands").register(M)
 
 ---@param o table user command opts
 function M.run(o)
+  -- Run during Neovim's startup, before the start setup() deferred: the bridge first.
+  cc().activate()
   local args = o.fargs
   local name = args[1]
   if not name then
-    echo(M.status_lines(), "claude-context status")
+    echo(M.overview_lines(), "claude-context: :ClaudeContext {subcommand}")
     return
   end
   local sub = M.subcommands[name]
@@ -153,6 +215,39 @@ function M.names()
   local names = vim.tbl_keys(M.subcommands)
   table.sort(names)
   return names
+end
+
+---The lines of `:ClaudeContext` without arguments: the bridge's state in one line, then every
+---subcommand under its group, one line each.
+---@return string[]
+function M.overview_lines()
+  local st = package.loaded["claude_context._native"] and cc().status() or nil
+  local lines = {
+    st and ("bridge listening on %s, %d client(s)  (:ClaudeContext status)"):format(st.url, #(st.clients or {}))
+      or "bridge not running  (:ClaudeContext start)",
+  }
+  local by_group, width = {}, 0
+  for name, sub in pairs(M.subcommands) do
+    local g = sub.group or M.GROUP_OF[name] or "other"
+    by_group[g] = by_group[g] or {}
+    table.insert(by_group[g], name)
+    width = math.max(width, #name)
+  end
+  local order = vim.list_extend(vim.deepcopy(M.GROUPS), { { "other", "Other" } })
+  for _, g in ipairs(order) do
+    local names = by_group[g[1]]
+    if names then
+      table.sort(names)
+      table.insert(lines, "")
+      table.insert(lines, g[2])
+      for _, n in ipairs(names) do
+        table.insert(lines, ("  %-" .. width .. "s  %s"):format(n, M.subcommands[n].desc or ""))
+      end
+    end
+  end
+  table.insert(lines, "")
+  table.insert(lines, "<Tab> completes subcommands and their arguments; :help :ClaudeContext")
+  return lines
 end
 
 ---@param arglead string

@@ -118,19 +118,6 @@ function M.current_branch()
   return b ~= "" and b or nil
 end
 
----Local git branches, for completion.
----@return string[]
-local function git_branches()
-  local root = vim.fn.getcwd()
-  local ok, res = pcall(function()
-    return vim.system({ "git", "branch", "--format=%(refname:short)" }, { cwd = root, text = true }):wait(2000)
-  end)
-  if not ok or not res or res.code ~= 0 then
-    return {}
-  end
-  return vim.split(vim.trim(res.stdout or ""), "\n", { trimempty = true })
-end
-
 local function push_lines(out, text)
   for _, l in ipairs(vim.split(text or "", "\n", { plain = true })) do
     table.insert(out, l)
@@ -348,18 +335,12 @@ function M.register(commands)
   commands.register("context", {
     desc = "show the merged memory bank context of a branch (default: the current git branch)",
     run = M.context,
-    complete = function(arglead, args)
-      if #args > 2 or (#args == 2 and arglead == "") then
-        return {}
-      end
-      return vim.tbl_filter(function(b)
-        return vim.startswith(b, arglead)
-      end, git_branches())
-    end,
+    complete = require("claude_context.complete").args(require("claude_context.complete").branches),
   })
   commands.register("memory", {
     desc = "pick a memory bank document and open it for editing",
     run = M.memory,
+    complete = require("claude_context.complete").args(require("claude_context.complete").branches),
   })
   commands.register("decision", {
     desc = "show the WRAP decision status (get_current_status)",

@@ -98,6 +98,45 @@ function M.check()
     end
   end
 
+  M.check_cli()
+  M.check_sub_agent()
+  M.check_hooks()
+  M.check_claude_plugin()
+  M.check_git()
+  M.check_code_tools()
+end
+
+---Runs `argv` (without a shell) and gives its result, waiting at most `ms`: health may block a
+---little (the person asked for it), never long.
+---@param argv string[]
+---@return vim.SystemObj? proc
+local function spawn(argv)
+  local ok, proc = pcall(vim.system, argv, { text = true, stdin = false })
+  return ok and proc or nil
+end
+
+---@param proc vim.SystemObj?
+---@param ms integer
+---@return vim.SystemCompleted? res, string? err
+local function finish(proc, ms)
+  if not proc then
+    return nil, "could not be started"
+  end
+  local res = proc:wait(ms)
+  if not res or res.code == 124 then
+    pcall(proc.kill, proc, 9)
+    return nil, ("gave no answer within %.1f s"):format(ms / 1000)
+  end
+  return res
+end
+
+---How long a CLI check may take (they run side by side).
+M.CLI_WAIT_MS = 5000
+
+---:checkhealth section: the Claude Code CLI and, for each feature that needs something of it,
+---whether this one has it.
+function M.check_cli()
+  local h = vim.health
   h.start("Claude Code CLI")
   local cli = require("claude_context.cli")
   local claude, source = M.claude_path()
@@ -111,27 +150,83 @@ function M.check()
       "or npm: " .. cli.install().npm,
       "or set setup({ claude = { cmd = '/path/to/claude' } })",
     })
+    return
+  end
+  if configured and source ~= "config" then
+    h.warn(("%s = %s is not executable; using %s (%s)"):format(key, vim.inspect(configured), claude, source))
+  end
+  -- Side by side: the version, the options it knows, its background sessions.
+  local pv, ph, pa = spawn({ claude, "--version" }), spawn({ claude, "--help" }), spawn({ claude, "agents", "--json" })
+  local res, err = finish(pv, M.CLI_WAIT_MS)
+  local help = finish(ph, M.CLI_WAIT_MS)
+  local agents, aerr = finish(pa, M.CLI_WAIT_MS)
+  if not res or res.code ~= 0 then
+    h.warn(("%s --version failed (%s): %s"):format(claude, err or ("exit " .. tostring(res.code)), vim.trim(res and res.stderr or "")))
+    return
+  end
+  h.ok(("%s (%s): %s"):format(claude, source, vim.trim(res.stdout or "")))
+  M.cli_features(res.stdout, help and help.code == 0 and help.stdout or "", agents, aerr)
+end
+
+---What each feature needs of the CLI, from its version, its `--help` and `claude agents --json`.
+---@param version string `claude --version`'s output
+---@param help string `claude --help`'s output ("" when it failed)
+---@param agents vim.SystemCompleted?
+---@param agents_err string?
+function M.cli_features(version, help, agents, agents_err)
+  local h = vim.health
+  local hooks = require("claude_context.hooks")
+  h.ok("Claude's terminal and /ide (diffs, selections, @-mentions): every supported Claude Code")
+  if hooks.enabled() and hooks.cli_supported(version) == false then
+    h.warn(
+      ("Claude Code %s or newer is needed for the session hooks (states, turns, checkpoints, plan review): older CLIs do not run hooks without a shell"):format(hooks.MIN_CLI),
+      { "Update Claude Code (`claude update`), or turn the hooks off: setup({ sessions = { hooks = false } })" }
+    )
+  elseif hooks.enabled() then
+    h.ok(("session hooks (states, turns, checkpoints, review of a turn, plan review): Claude Code %s or newer"):format(hooks.MIN_CLI))
+  end
+  local function knows(flag)
+    return help:find(flag, 1, true) ~= nil
+  end
+  if knows("--worktree") then
+    h.ok("worktrees (claude --worktree): supported")
   else
-    if configured and source ~= "config" then
-      h.warn(("%s = %s is not executable; using %s (%s)"):format(key, vim.inspect(configured), claude, source))
-    end
-    local res = vim.system({ claude, "--version" }, { text = true }):wait(5000)
-    if res.code == 0 then
-      h.ok(("%s (%s): %s"):format(claude, source, vim.trim(res.stdout or "")))
-      local hooks = require("claude_context.hooks")
-      if hooks.enabled() and hooks.cli_supported(res.stdout) == false then
-        h.warn(
-          ("Claude Code %s or newer is needed for the session hooks (states, turns, checkpoints, plan review): older CLIs do not run hooks without a shell"):format(hooks.MIN_CLI),
-          { "Update Claude Code (`claude update`), or turn the hooks off: setup({ sessions = { hooks = false } })" }
-        )
-      end
+    h.info("this Claude Code has no --worktree: sessions in their own worktree need a newer CLI (`claude update`)")
+  end
+  if not knows("--bg") then
+    h.info("this Claude Code has no --bg: background sessions (:ClaudeContext new, agents) need a newer CLI (`claude update`)")
+  elseif not agents or agents.code ~= 0 then
+    h.warn(("the background service does not answer: `claude agents --json` %s"):format(agents_err or ("failed (exit " .. tostring(agents.code) .. "): " .. vim.trim(agents.stderr or ""))), {
+      "Run `claude agents` in a shell to see why (signed in? `claude /login`)",
+    })
+  else
+    local ok, list = pcall(vim.json.decode, agents.stdout or "")
+    if ok and type(list) == "table" then
+      h.ok(("background sessions (claude --bg; `claude agents --json` lists %d)"):format(#list))
     else
-      h.warn(("%s --version failed (exit %s): %s"):format(claude, tostring(res.code), vim.trim(res.stderr or "")))
+      h.warn("`claude agents --json` did not print JSON: background sessions cannot be listed")
     end
   end
+end
 
-  M.check_sub_agent()
-  M.check_claude_plugin()
+---:checkhealth section: the hooks `:ClaudeContext open` gives Claude (session states, turns,
+---checkpoints, plan review).
+function M.check_hooks()
+  local h = vim.health
+  h.start("Session hooks (:ClaudeContext open)")
+  local hooks = require("claude_context.hooks")
+  local targs = require("claude_context.config.terminal").options().args or {}
+  local arg, why = hooks.settings_arg(targs)
+  if arg then
+    h.ok(("on: %s runs them (mcp_tool hooks over the session's MCP connection for the tool calls)"):format(hooks.binary()))
+  elseif why == "sessions.hooks = false" then
+    h.info("off (setup{sessions = {hooks = false}}): no session states, turns, checkpoints or plan review")
+  else
+    h.warn(("not added: %s"):format(why), {
+      why:find("not built", 1, true) and ("Build it: " .. require("claude_context.native").HOW_TO_BUILD)
+        or "Remove --settings from setup{terminal = {args}}, or merge the plugin's hooks into it",
+    })
+  end
 end
 
 ---:checkhealth section: the Claude Code plugin for sessions started outside Neovim.
@@ -147,43 +242,169 @@ function M.check_claude_plugin()
   end
 end
 
----Whether the sub-agent (`execute_claude*`) skips permission checks, per `setup{claude = …}`.
----@param c table? `setup{claude = …}`
----@return boolean
-function M.sub_agent_skips_permissions(c)
-  c = c or {}
-  local args = c.args or {}
-  for i, a in ipairs(args) do
-    if a == "--dangerously-skip-permissions" or a == "--permission-mode=bypassPermissions" then
-      return true
+---:checkhealth section: git, which the worktrees of sessions and the memory bank's branches use.
+function M.check_git()
+  local h = vim.health
+  h.start("git (worktrees, branches)")
+  if vim.fn.executable("git") == 0 then
+    h.warn("git is not on PATH: no worktrees for sessions, the memory bank uses the branch `main`", { "Install git" })
+    return
+  end
+  local res, err = finish(spawn({ "git", "--version" }), 3000)
+  local v = res and res.code == 0 and (res.stdout or ""):match("(%d+%.%d+%.?%d*)")
+  if not v then
+    h.warn("git --version failed: " .. tostring(err or (res and res.stderr)))
+    return
+  end
+  if vim.version.ge(vim.version.parse(v), vim.version.parse(M.GIT_WORKTREES)) then
+    h.ok(("git %s (worktrees need %s or newer)"):format(v, M.GIT_WORKTREES))
+  else
+    h.warn(("git %s: sessions in their own worktree need git %s or newer (git worktree remove)"):format(v, M.GIT_WORKTREES))
+  end
+  local complete = require("claude_context.complete")
+  if not complete.git_dirs() then
+    h.info(("%s is not in a git repository: no worktrees, no branches for the memory bank"):format(vim.fn.getcwd()))
+    return
+  end
+  local wts = complete.worktrees()
+  h.info(("worktrees: %s"):format(#wts == 0 and "none besides the main one" or table.concat(wts, ", ")))
+end
+
+---The oldest git with every `git worktree` command the sessions use.
+M.GIT_WORKTREES = "2.17.0"
+
+---The filetypes the code tools may meet: those of the enabled language servers' configurations
+---and of the loaded buffers. Returns them with the servers configured for each.
+---@return string[] filetypes, table<string, string[]> servers_by_ft, table<string, string> problems
+function M.code_filetypes()
+  local fts, by_ft, problems = {}, {}, {}
+  local function add(ft, server)
+    if type(ft) ~= "string" or ft == "" then
+      return
     end
-    if a == "--permission-mode" and args[i + 1] == "bypassPermissions" then
-      return true
+    if not by_ft[ft] then
+      by_ft[ft] = {}
+      table.insert(fts, ft)
+    end
+    if server and not vim.tbl_contains(by_ft[ft], server) then
+      table.insert(by_ft[ft], server)
     end
   end
-  return c.permission_mode == "bypassPermissions"
+  local ok, enabled = pcall(function()
+    return vim.lsp._enabled_configs
+  end)
+  for name in pairs(ok and type(enabled) == "table" and enabled or {}) do
+    local cfg_ok, cfg = pcall(function()
+      return vim.lsp.config[name]
+    end)
+    cfg = cfg_ok and cfg or {}
+    local cmd = type(cfg.cmd) == "table" and cfg.cmd[1] or nil
+    if cmd and vim.fn.executable(cmd) == 0 then
+      problems[name] = ("%s is not executable"):format(cmd)
+    end
+    for _, ft in ipairs(cfg.filetypes or {}) do
+      add(ft, name)
+    end
+  end
+  for _, c in ipairs(vim.lsp.get_clients()) do
+    for _, ft in ipairs(c.config.filetypes or {}) do
+      add(ft, c.name)
+    end
+  end
+  for _, b in ipairs(vim.api.nvim_list_bufs()) do
+    if vim.api.nvim_buf_is_loaded(b) and vim.bo[b].buftype == "" then
+      add(vim.bo[b].filetype)
+    end
+  end
+  table.sort(fts)
+  return fts, by_ft, problems
+end
+
+---Whether a tree-sitter parser for filetype `ft` loads.
+---@param ft string
+---@return boolean, string lang
+function M.has_parser(ft)
+  local lang = vim.treesitter.language.get_lang(ft) or ft
+  local ok, res = pcall(vim.treesitter.language.add, lang)
+  return ok and res ~= false and res ~= nil, lang
+end
+
+---:checkhealth section: the language servers and tree-sitter parsers the model's code tools
+---(lsp_*, code_outline) would use, per filetype.
+function M.check_code_tools()
+  local h = vim.health
+  h.start("Code tools (lsp_*, code_outline): language servers and tree-sitter parsers")
+  local fts, by_ft, problems = M.code_filetypes()
+  if #fts == 0 then
+    h.info("no language server enabled (vim.lsp.enable) and no file open: lsp_* answer that no server is attached; code_outline needs a tree-sitter parser or a server")
+    return
+  end
+  for name, why in pairs(problems) do
+    h.warn(("language server %s: %s; the lsp_* tools get nothing from it"):format(name, why))
+  end
+  for _, ft in ipairs(fts) do
+    local servers = by_ft[ft]
+    local parser, lang = M.has_parser(ft)
+    local line = ("%s: language server %s; tree-sitter parser %s"):format(
+      ft,
+      #servers > 0 and table.concat(servers, ", ") or "none",
+      parser and (lang .. " loads") or ("for " .. lang .. " missing")
+    )
+    if #servers > 0 and parser then
+      h.ok(line)
+    elseif #servers > 0 or parser then
+      h.info(line .. (parser and " (lsp_* tools answer that no server is attached)" or " (code_outline uses the server's document symbols)"))
+    else
+      h.warn(line .. ": the code tools cannot read these files' structure", {
+        "Enable a language server (:help lsp-config) or install the parser (:TSInstall " .. lang .. " with nvim-treesitter)",
+      })
+    end
+  end
+end
+
+---What the sub-agent (`execute_claude*`) runs with under `opts` (the options setup() got): the
+---library's answer (`person_owns`, `allowed_tools`, `permission_mode`, `setting_sources`), or nil
+---and why not. The library owns the check and the defaults (claude::args, config.rs).
+---@param opts table? the resolved options (default: the current ones)
+---@return table? perms, string? err
+function M.sub_agent_permissions(opts)
+  local native, missing = require("claude_context.native").get()
+  if not native then
+    return nil, missing
+  end
+  local config = require("claude_context.config")
+  local ok, res = pcall(native.sub_agent_permissions, config.to_native(opts or config.options))
+  if not ok then
+    return nil, require("claude_context.native").message(res)
+  end
+  return vim.json.decode(res)
 end
 
 ---:checkhealth section: what the sub-agent of the session tools may do.
 function M.check_sub_agent()
   local h = vim.health
   h.start("Claude sub-agent (execute_claude) permissions")
-  local c = require("claude_context.config").options.claude or {}
-  if M.sub_agent_skips_permissions(c) then
+  local p, err = M.sub_agent_permissions()
+  if not p then
+    h.warn("cannot tell until the native library loads: " .. tostring(err))
+    return
+  end
+  if p.person_owns then
     h.warn(
-      "the sub-agent skips every permission check (setup{claude}: --dangerously-skip-permissions or "
-        .. "bypassPermissions): one execute_claude call, by the model or by a prompt injected through "
-        .. "repository content, can run any command as you",
+      "the sub-agent skips every permission check the plugin sets (setup{claude} has your own --settings, "
+        .. "--dangerously-skip-permissions, --allow-dangerously-skip-permissions or bypassPermissions): "
+        .. "one execute_claude call, by the model or by a prompt injected through repository content, "
+        .. "can run what those allow, any command as you with a bypass",
       { "Remove it from setup{claude = {args, permission_mode}}", "See :help claude-context-session-permissions" }
     )
     return
   end
-  local tools = c.allowed_tools or { "Read", "Grep", "Glob" }
+  local tools = p.allowed_tools or {}
   h.ok(
     ("tools: %s; permission mode: %s; settings loaded: %s"):format(
       #tools == 0 and "none" or table.concat(tools, ", "),
-      c.permission_mode or "dontAsk",
-      table.concat(c.setting_sources or { "user" }, ", ")
+      tostring(p.permission_mode),
+      table.concat(p.setting_sources or {}, ", ")
     )
   )
 end

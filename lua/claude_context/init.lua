@@ -47,12 +47,10 @@ local function install_autocmds()
   })
 end
 
----Configures the plugin; starts the bridge unless `auto_start = false`. Every option section is
----checked here (claude_context.config); a feature's own code loads when it is first used.
----@param opts claude_context.Config?
-function M.setup(opts)
-  config.resolve(opts)
-  M._setup_done = true
+---What setup() turns on: the reload of changed buffers, the key tracker, the Connected /
+---Disconnected events, and (with `auto_start`, unless stop() came first) the bridge.
+---@param start boolean
+local function activate(start)
   -- Buffers Claude changes on disk are reloaded (terminal.reload, on by default).
   local reload = require("claude_context.reload")
   if config.options.terminal == nil or require("claude_context.config.terminal").options().reload then
@@ -65,11 +63,49 @@ function M.setup(opts)
   require("claude_context.typing").install()
   -- User ClaudeContextConnected / Disconnected.
   require("claude_context.status").watch()
-  if config.options.auto_start then
+  if start and config.options.auto_start and not M.is_running() then
     local ok, err = M.start({ silent = true })
     if not ok then
       notify(err, vim.log.levels.ERROR)
     end
+  end
+end
+
+---What setup() left for the first turn of the event loop: nil, or { start = whether the bridge
+---is to start }.
+---@type {start: boolean}?
+local pending
+
+---Configures the plugin; starts the bridge unless `auto_start = false`. Every option section is
+---checked here (claude_context.config); a feature's own code loads when it is first used.
+---Called during Neovim's startup (from init.lua), it only checks the options: loading the
+---library and binding the port wait for the first turn of the event loop (vim.schedule), so
+---startup stays short and the bridge listens before anything typed reaches Claude's `/ide`. A
+---:ClaudeContext command run before that (`nvim +"ClaudeContext open"`) does it first.
+---@param opts claude_context.Config?
+function M.setup(opts)
+  config.resolve(opts)
+  M._setup_done = true
+  pending = { start = true }
+  if vim.v.vim_did_enter == 1 then
+    M.activate()
+    return
+  end
+  vim.schedule(function()
+    -- Neovim quitting during its startup (`nvim +qa`) runs this while it exits, after
+    -- VimLeavePre: a bridge started then would never be stopped.
+    if vim.v.exiting == vim.NIL then
+      M.activate()
+    end
+  end)
+end
+
+---Does now what setup() deferred, if anything (the commands call it first).
+function M.activate()
+  local p = pending
+  pending = nil
+  if p then
+    activate(p.start)
   end
 end
 
@@ -126,6 +162,10 @@ end
 ---@return boolean stopped
 function M.stop(o)
   o = o or {}
+  -- A start setup() deferred does not undo this stop.
+  if pending then
+    pending.start = false
+  end
   local ok, native = require("claude_context.native").try_load()
   if not ok then
     return false

@@ -22,6 +22,7 @@ local LAYERS = {
     "claude_context.rpc",
     "claude_context.explorers",
     "claude_context.check_native",
+    "claude_context.complete",
     "claude_context._native",
   },
   { "native", "claude_context.native", "claude_context.state" },

@@ -67,9 +67,8 @@ function M.complete(arglead, args)
   if #args > 2 or (#args == 2 and arglead == "") then
     return {}
   end
-  return vim.tbl_filter(function(n)
-    return vim.startswith(n, arglead)
-  end, SUBS)
+  local c = require("claude_context.complete")
+  return c.matching(vim.list_extend(c.turns(), SUBS), arglead)
 end
 
 ---Adds `review` to :ClaudeContext.

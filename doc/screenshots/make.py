@@ -1,0 +1,357 @@
+#!/usr/bin/env python3
+"""Pictures of the real thing, for the README: `make screenshots`.
+
+Drives a real Neovim (its TUI, inside tmux) with this checkout loaded and the real Claude Code CLI
+in the plugin's terminal, against the loopback model stub of the end-to-end tests
+(tests/e2e/model_stub.py: nothing reaches the network). Each picture is the tmux pane captured
+with its colours (`tmux capture-pane -e -p`) and rendered to SVG by `rich`.
+
+    .deps/venv/bin/python doc/screenshots/make.py [--out doc/screenshots] [--keep]
+
+The session: the model outlines src/parser.py with the plugin's code tool and proposes an edit,
+which opens as a diff in Neovim (diff.svg); the diff is accepted and the turn ends
+(terminal.svg); the turn is reviewed (review.svg). A second session, in plan mode, proposes a plan (plan.svg); while it waits the
+sessions picker (sessions.svg) and the statusline (statusline.svg) show both sessions' states.
+Last, the memory bank the model reads for the branch (memory.svg).
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "tests/e2e"))
+
+import pynvim  # noqa: E402
+from model_stub import ModelStub  # noqa: E402
+
+API_KEY = "sk-ant-screenshots-0123456789abcdef"
+CLAUDE = Path(os.environ.get("CLAUDE_CONTEXT_TEST_CLAUDE") or REPO / ".deps/node_modules/.bin/claude")
+NVIM = Path(os.environ.get("CLAUDE_CONTEXT_TEST_NVIM") or REPO / ".deps/venv/bin/nvim")
+COLS, ROWS = 140, 38
+READY = r"\? for shortcuts|shift\+tab to cycle"
+WAIT = 90.0
+MAX_BYTES = 300 * 1024
+
+PARSER = '''"""A tiny tokenizer for the examples."""
+
+import re
+
+TOKEN = re.compile(r"\\s*(?:(\\d+)|(.))")
+
+
+def parse(text):
+    """Split text into numbers and operators."""
+    tokens = []
+    for number, op in TOKEN.findall(text):
+        if number:
+            tokens.append(int(number))
+        elif op.strip():
+            tokens.append(op)
+    return tokens
+
+
+def total(text):
+    return sum(t for t in parse(text) if isinstance(t, int))
+'''
+
+PLAN = """# Plan: rename parse to read_tokens
+
+1. Rename `parse` to `read_tokens` in src/parser.py.
+2. Keep `parse` as an alias, so callers keep working.
+3. Update `total` to call `read_tokens`.
+4. Add a test for `read_tokens("1 + 2")`.
+"""
+
+
+def wait_until(pred, timeout=WAIT, what="condition", interval=0.2):
+    end = time.monotonic() + timeout
+    while True:
+        v = pred()
+        if v:
+            return v
+        if time.monotonic() > end:
+            raise TimeoutError(f"timed out waiting for {what}")
+        time.sleep(interval)
+
+
+class Session:
+    """The temporary world, the model stub, tmux and the Neovim inside it."""
+
+    def __init__(self, keep: bool):
+        self.keep = keep
+        self.root = Path(tempfile.mkdtemp(prefix="cc-shots-")).resolve()
+        self.home, self.config, self.project = self.root / "home", self.root / "claude", self.root / "project"
+        for d in (self.home, self.config, self.project / "src", self.root / "tmp"):
+            d.mkdir(parents=True)
+        (self.project / "src/parser.py").write_text(PARSER)
+        (self.project / "README.md").write_text("# calc\n\nA tiny calculator.\n")
+        bank = self.project / "docs/branch-memory-bank/main"
+        bank.mkdir(parents=True)
+        (bank / "branchContext.md").write_text("# Branch context\n\nMake the tokenizer's names say what they do.\n")
+        (bank / "activeContext.md").write_text("# Active context\n\n- `parse` is being renamed to `read_tokens`.\n- Callers keep `parse` as an alias for one release.\n")
+        (bank / "systemPatterns.md").write_text("# System patterns\n\nOne module per concern; names are verbs for functions.\n")
+        (bank / "progress.md").write_text("# Progress\n\n- [x] Outline of src/parser.py\n- [ ] Rename and alias\n- [ ] Test for `read_tokens`\n")
+        glob = self.project / "docs/global-memory-bank"
+        glob.mkdir(parents=True)
+        (glob / "tech-stack.md").write_text("# Tech stack\n\nPython 3.11, no dependencies; tests with pytest.\n")
+        for args in (["init", "-q", "-b", "main"], ["add", "."], ["-c", "user.name=A", "-c", "user.email=a@b", "commit", "-q", "-m", "start"]):
+            subprocess.run(["git", *args], cwd=self.project, check=True)
+        cfg = {
+            "hasCompletedOnboarding": True,
+            "theme": "dark",
+            "numStartups": 1,
+            "customApiKeyResponses": {"approved": [API_KEY[-20:]], "rejected": []},
+            "projects": {str(self.project): {"hasTrustDialogAccepted": True, "hasCompletedProjectOnboarding": True, "allowedTools": []}},
+        }
+        (self.config / ".claude.json").write_text(json.dumps(cfg))
+        self.stub = ModelStub().start()
+        self.sock = str(self.root / "nvim.sock")
+        self.tmux = ["tmux", "-L", f"cc-shots-{os.getpid()}", "-f", "/dev/null"]
+        self.env = {
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "HOME": str(self.home),
+            "USER": os.environ.get("USER", "root"),
+            "LANG": "C.UTF-8",
+            "TERM": "tmux-256color",
+            "COLORTERM": "truecolor",
+            "TMPDIR": str(self.root / "tmp"),
+            "XDG_CONFIG_HOME": str(self.home / ".config"),
+            "XDG_DATA_HOME": str(self.home / ".local/share"),
+            "XDG_STATE_HOME": str(self.home / ".local/state"),
+            "XDG_CACHE_HOME": str(self.home / ".cache"),
+            "CLAUDE_CONFIG_DIR": str(self.config),
+            "NO_PROXY": "127.0.0.1,localhost,::1",
+            "no_proxy": "127.0.0.1,localhost,::1",
+        }
+        self.claude_env = {
+            "ANTHROPIC_BASE_URL": self.stub.url,
+            "ANTHROPIC_API_KEY": API_KEY,
+            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+            "DISABLE_AUTOUPDATER": "1",
+            "CLAUDE_CODE_DISABLE_OFFICIAL_MARKETPLACE_AUTOINSTALL": "1",
+            "IS_SANDBOX": "1",
+            "ENABLE_TOOL_SEARCH": "false",
+        }
+        nvim = [str(NVIM), "--clean", "-u", str(REPO / "tests/minimal_init.lua"), "--listen", self.sock, "src/parser.py"]
+        cmd = [*self.tmux, "new-session", "-d", "-s", "shots", "-x", str(COLS), "-y", str(ROWS), "-c", str(self.project)]
+        for k, v in self.env.items():
+            cmd += ["-e", f"{k}={v}"]
+        subprocess.run([*cmd, *nvim], check=True, env=self.env)
+        subprocess.run([*self.tmux, "set", "-g", "status", "off"], check=True)
+        wait_until(lambda: Path(self.sock).exists(), 30, "Neovim's socket")
+        self.nvim = pynvim.attach("socket", path=self.sock)
+
+    def lua(self, code, *args):
+        return self.nvim.exec_lua(code, *args)
+
+    def close(self):
+        try:
+            subprocess.run([*self.tmux, "kill-server"], check=False)
+        finally:
+            self.stub.stop()
+            if self.keep:
+                print(f"kept {self.root}")
+            else:
+                shutil.rmtree(self.root, ignore_errors=True)
+
+    def terminal_text(self):
+        return self.lua(
+            "local s = require('claude_context.terminal')._state;"
+            " return s.buf and vim.api.nvim_buf_is_valid(s.buf) and"
+            " table.concat(vim.api.nvim_buf_get_lines(s.buf, 0, -1, false), '\\n') or ''"
+        )
+
+    def type_prompt(self, text):
+        job = self.lua("return require('claude_context.terminal')._state.job")
+        self.lua("vim.fn.chansend(...)", job, text)
+        wait_until(lambda: text in self.terminal_text(), WAIT, f"the prompt {text!r} to show")
+        self.lua("vim.fn.chansend(..., '\\r')", job)
+        # Back to the code, as a person would after asking: Claude's diff takes the cursor then.
+        self.nvim.input("<C-\\><C-n><C-w>p")
+
+    def capture(self, first=None, last=None):
+        """The pane's text with its colours (rows `first`..`last`, 0-based, negative from the end)."""
+        cmd = [*self.tmux, "capture-pane", "-e", "-p", "-t", "shots"]
+        if first is not None:
+            cmd += ["-S", str(first if first >= 0 else ROWS + first)]
+        if last is not None:
+            cmd += ["-E", str(last if last >= 0 else ROWS + last)]
+        return subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+
+    def redraw(self):
+        self.nvim.command("echo '' | redraw!")
+        time.sleep(0.8)
+
+
+def render(ansi: str, title: str, path: Path) -> None:
+    """The captured pane as an SVG picture (rich's terminal export)."""
+    from rich.console import Console
+    from rich.text import Text
+
+    console = Console(record=True, width=COLS, file=io.StringIO(), force_terminal=True, color_system="truecolor")
+    lines = ansi.rstrip("\n").split("\n")
+    for line in lines:
+        console.print(Text.from_ansi(line), no_wrap=True, crop=True, overflow="crop")
+    # Spaces kept as they are in every renderer (librsvg trims a text's leading ones otherwise).
+    svg = console.export_svg(title=title).replace("<svg ", '<svg xml:space="preserve" ', 1)
+    path.write_text(svg)
+    size = path.stat().st_size
+    print(f"{path}: {len(lines)} rows, {size // 1024} KB")
+    if size > MAX_BYTES:
+        raise SystemExit(f"{path} is {size} bytes, over {MAX_BYTES}")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", default=str(REPO / "doc/screenshots"))
+    ap.add_argument("--keep", action="store_true", help="keep the temporary world")
+    a = ap.parse_args()
+    out = Path(a.out)
+    out.mkdir(parents=True, exist_ok=True)
+    s = Session(a.keep)
+    try:
+        run(s, out)
+    except BaseException:
+        try:
+            print("terminal:\n" + s.terminal_text()[-3000:], file=sys.stderr)
+            print("screen:\n" + s.capture(), file=sys.stderr)
+        except Exception:
+            pass
+        raise
+    finally:
+        s.close()
+    return 0
+
+
+def run(s: Session, out: Path) -> None:
+    terminal = {
+        "args": ["--allowedTools", "mcp__claude-context__code_outline"],
+        "env": s.claude_env,
+        "side": "right",
+        "size": 0.5,
+    }
+    s.lua(
+        "require('claude_context').setup(...)",
+        {
+            "terminal": terminal,
+            "claude": {"cmd": str(CLAUDE)},
+            "handshake_timeout_ms": 15000,
+            "review": {"auto_open": False},
+            # The keys this script sends are not a person typing: a diff takes the cursor.
+            "diff": {"typing_ms": 0},
+        },
+    )
+    s.lua(
+        "vim.o.statusline = [[ %f %m%= %{v:lua.require'claude_context.status'.text()}"
+        "   %{v:lua.require'claude_context.sessions_state'.statusline()} ]]"
+        "; vim.o.laststatus = 3; vim.o.number = true; vim.o.signcolumn = 'yes'"
+    )
+    s.nvim.command("ClaudeContext open")
+    wait_until(lambda: re.search(READY, s.terminal_text()), WAIT, "the CLI prompt")
+
+    # Turn 1: the code tool, then an edit proposed as a diff.
+    parser = str(s.project / "src/parser.py")
+
+    def edit(_req):
+        return {
+            "text": "`parse` is used by `total` only. Renaming it, keeping an alias:",
+            "tool_use": {
+                "name": "Edit",
+                "input": {
+                    "file_path": parser,
+                    "old_string": 'def parse(text):\n    """Split text into numbers and operators."""',
+                    "new_string": 'def read_tokens(text):\n    """Split text into numbers and operators, in order."""',
+                },
+            },
+        }
+
+    s.stub.push(
+        {"text": "Let me look at the file's structure first.", "tool_use": {"name": "mcp__claude-context__code_outline", "input": {"path": "src/parser.py"}}},
+        {"tool_use": {"name": "Read", "input": {"file_path": parser}}},
+        edit,
+        {"tool_use": {"name": "Edit", "input": {"file_path": parser, "old_string": "for t in parse(text)", "new_string": "for t in read_tokens(text)"}}},
+        {"text": "Renamed `parse` to `read_tokens` and updated `total`."},
+    )
+    s.type_prompt("rename parse to read_tokens")
+    def diff_open():
+        return s.lua("local _, v = next(require('claude_context.ide.diff').views); return v and v.prop_win and true or nil")
+
+    wait_until(diff_open, WAIT, "the first diff")
+    time.sleep(1.5)
+    s.redraw()
+    render(s.capture(), "A proposed edit, file against proposal: :w accepts, :q rejects", out / "diff.svg")
+    s.nvim.command("ClaudeContext accept")
+    wait_until(lambda: not diff_open(), WAIT, "the first diff to close")
+    wait_until(diff_open, WAIT, "the second diff")
+    time.sleep(0.5)
+    s.nvim.command("ClaudeContext accept")
+    wait_until(lambda: "Renamed parse" in s.terminal_text() or "Renamed `parse`" in s.terminal_text(), WAIT, "the end of the turn")
+    wait_until(lambda: [t for t in s.lua("return require('claude_context').turns()") if t.get("end_ms")], WAIT, "the turn recorded")
+    s.lua("vim.cmd('tabonly'); vim.cmd.edit(vim.fn.fnameescape(...)); vim.cmd('checktime')", parser)
+    time.sleep(1.5)
+    s.redraw()
+    render(s.capture(), "Claude's terminal beside the code, connected to Neovim", out / "terminal.svg")
+
+    # The review of that turn.
+    s.nvim.command("ClaudeContext review")
+    time.sleep(2.5)
+    s.redraw()
+    render(s.capture(), ":ClaudeContext review: the turn's files, hunk by hunk", out / "review.svg")
+    s.lua("pcall(vim.cmd, 'ClaudeContext review close'); vim.cmd('tabonly')")
+
+    # A second session in plan mode.
+    s.lua("require('claude_context.config').options.terminal.args = { '--permission-mode', 'plan' }")
+    s.nvim.command("ClaudeContext sessions planner")
+    wait_until(lambda: re.search(READY, s.terminal_text()), WAIT, "the planner's prompt")
+
+    plan_file = {}
+
+    def write(req):
+        m = re.search(r"(/[^\s`'\"]*/plans/[^\s`'\"]+\.md)", req.system_text() + "\n" + req.all_text())
+        if not m:
+            raise RuntimeError("the plan-mode reminder names no plan file")
+        plan_file["path"] = m.group(1)
+        return {"tool_use": {"name": "Write", "input": {"file_path": m.group(1), "content": PLAN}}}
+
+    s.stub.push(write, {"tool_use": {"name": "ExitPlanMode", "input": {}}})
+    s.type_prompt("plan the rename for the callers")
+    wait_until(
+        lambda: s.lua(
+            "for _, x in ipairs(vim.api.nvim_list_bufs()) do"
+            " if vim.api.nvim_buf_is_loaded(x) and vim.api.nvim_buf_get_name(x):match('^claude%-plan://') then return x end end"
+        ),
+        WAIT,
+        "the plan buffer",
+    )
+    time.sleep(1.5)
+    s.redraw()
+    render(s.capture(), "Plan review: :w approves, an edited plan goes back to Claude", out / "plan.svg")
+    render(s.capture(-2, -1), "The statusline: the bridge and the sessions' states", out / "statusline.svg")
+
+    # The sessions picker (vim.ui.select), typed as a person would: it waits for a key.
+    s.nvim.input(":lua require('claude_context.sessions_state').pick()\r")
+    time.sleep(2)
+    render(s.capture(), "The sessions and their states (require('claude_context.sessions_state').pick())", out / "sessions.svg")
+    s.nvim.input("<Esc>")
+    time.sleep(0.5)
+
+    # The memory bank the model reads: `:ClaudeContext context main`.
+    s.nvim.command("tab ClaudeContext context main")
+    time.sleep(1.5)
+    s.redraw()
+    render(s.capture(), ":ClaudeContext context: the memory bank Claude reads for this branch", out / "memory.svg")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
