@@ -180,6 +180,14 @@ function M.turns(session)
   return require("claude_context.sessions_state").turns(session)
 end
 
+-- Background sessions in worktrees (claude_context.agents, a feature loaded on first use):
+-- `new(name, prompt, opts)`, `agents()`, `attach(name)`, `land(name, opts)`, `discard(name)`.
+for api, fn in pairs({ new = "new", agents = "list", attach = "attach", land = "land", discard = "discard" }) do
+  M[api] = function(...)
+    return require("claude_context.agents")[fn](...)
+  end
+end
+
 ---Calls a bridge tool; `cb(result)` gets the MCP CallToolResult table (or `{error=…}`).
 ---@param name string
 ---@param args table?
