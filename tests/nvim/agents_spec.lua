@@ -404,4 +404,92 @@ return {
       eq("abcd1234", last_call("stop")[2])
     end,
   },
+  {
+    "permissions: a background session's PermissionRequest waits in the queue; decide answers it, nothing else does",
+    function()
+      local bin = assert(require("claude_context.hooks").binary(), "claude-context-mcp is built")
+      local port = tostring(h.cc().status().port)
+      local function hook(input, env)
+        input.hook_event_name = "PermissionRequest"
+        input.cwd = project .. "/.claude/worktrees/feat"
+        local res
+        vim.system({ bin, "hook", "PermissionRequest" }, {
+          stdin = vim.json.encode(input),
+          env = vim.tbl_extend("force", { CLAUDE_CODE_SSE_PORT = port }, env or {}),
+          text = true,
+        }, function(r)
+          res = r
+        end)
+        return function()
+          return res
+        end
+      end
+      h.clear(messages)
+      local done = hook({ session_id = "s-perm", tool_name = "Bash", tool_input = { command = "touch made.txt", description = "make" } })
+      local asks = wait_for(function()
+        local l = h.cc().permissions()
+        return #l > 0 and l
+      end, 10000, "the ask in the queue")
+      eq(1, #asks)
+      eq("feat", asks[1].name)
+      eq("Bash", asks[1].tool)
+      eq("s-perm", asks[1].session)
+      eq("touch made.txt", asks[1].input.command)
+      ok(asks[1].asked_ms > 0)
+      contains(vim.inspect(messages), "feat asks to run Bash: touch made.txt")
+      -- Not answered by itself.
+      vim.wait(300)
+      eq(nil, done(), "the hook still waits")
+      eq(true, h.cc().decide(asks[1].id, "allow"))
+      local r = wait_for(done, 10000, "the hook's exit")
+      eq(0, r.code)
+      local out = vim.json.decode(r.stdout)
+      eq({ hookEventName = "PermissionRequest", decision = { behavior = "allow" } }, out.hookSpecificOutput)
+      eq({}, h.cc().permissions())
+      local again, err = h.cc().decide(asks[1].id, "allow")
+      eq(nil, again)
+      contains(err, "no permission request")
+
+      -- Deny with a reason.
+      done = hook({ session_id = "s-perm2", tool_name = "Bash", tool_input = { command = "rm -rf x" } })
+      asks = wait_for(function()
+        local l = h.cc().permissions()
+        return #l > 0 and l
+      end, 10000, "the second ask")
+      local bad, berr = h.cc().decide(asks[1].id, "maybe")
+      eq(nil, bad)
+      contains(berr, '"allow" or "deny"')
+      eq(true, h.cc().decide(asks[1].id, "deny", "not that one"))
+      r = wait_for(done, 10000, "the hook's exit")
+      eq({ behavior = "deny", message = "not that one" }, vim.json.decode(r.stdout).hookSpecificOutput.decision)
+
+      -- The session moves on without it (answered in Claude Code's dialog): it leaves the queue,
+      -- and the hook prints nothing.
+      done = hook({ session_id = "s-perm3", tool_name = "Bash", tool_input = { command = "ls" } })
+      wait_for(function()
+        return #h.cc().permissions() > 0
+      end, 10000, "the third ask")
+      vim.api.nvim_exec_autocmds("User", { pattern = "ClaudeContextSessionState", data = { id = "s-perm3", state = "working" } })
+      r = wait_for(done, 10000, "the hook's exit")
+      eq("", r.stdout)
+      eq({}, h.cc().permissions())
+
+      -- A terminal of this editor answers in the terminal: passed back at once, nothing queued.
+      done = hook({ session_id = "s-term", tool_name = "Bash", tool_input = { command = "ls" } }, { CLAUDE_CONTEXT_SESSION = "main" })
+      r = wait_for(done, 10000, "the terminal's hook's exit")
+      eq("", r.stdout)
+      eq({}, h.cc().permissions())
+
+      -- The hook goes away (its time ran out): the ask leaves the queue.
+      local input = vim.json.encode({ hook_event_name = "PermissionRequest", session_id = "s-perm4", tool_name = "Bash", tool_input = { command = "ls" }, cwd = project })
+      local proc = vim.system({ bin, "hook", "PermissionRequest" }, { stdin = input, env = { CLAUDE_CODE_SSE_PORT = port } })
+      wait_for(function()
+        return #h.cc().permissions() > 0
+      end, 10000, "the fourth ask")
+      proc:kill(9)
+      wait_for(function()
+        return #h.cc().permissions() == 0
+      end, 10000, "the ask to leave the queue")
+    end,
+  },
 }

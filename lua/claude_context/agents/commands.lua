@@ -162,6 +162,12 @@ function M.register(commands)
       M.pick()
     end,
   })
+  commands.register("permissions", {
+    desc = "the permission requests background sessions wait for: allow or deny each",
+    run = function()
+      require("claude_context.agents.permissions").pick()
+    end,
+  })
   commands.register("attach", {
     desc = "open a background session in a terminal: attach {name}",
     run = function(_, args)

@@ -95,6 +95,14 @@ function M.settings(relay, env)
   local s = {}
   if hooks.enabled() then
     s.hooks = hooks.hooks_table(relay, false)
+    -- The person answers a permission in Neovim, maybe much later: the hook may wait as long as
+    -- a plan review (Claude Code's own dialog stands meanwhile; a timeout is no answer).
+    local wait = require("claude_context.config.sessions").options().plan_timeout or 3600
+    for _, entry in ipairs(s.hooks.PermissionRequest or {}) do
+      for _, hk in ipairs(entry.hooks or {}) do
+        hk.timeout = wait
+      end
+    end
   end
   if env and next(env) then
     s.env = {}
@@ -451,6 +459,21 @@ end
 ---@param opts {all?:boolean, cb?:fun(err?:string, report?:table)}?
 function M.land(name, opts)
   return require("claude_context.agents.land").land(name, opts)
+end
+
+---The permission requests waiting for the person (claude_context.agents.permissions).
+---@return table[] `{ { id, session, name, tool, input, asked_ms } }`
+function M.permissions()
+  return require("claude_context.agents.permissions").list()
+end
+
+---Answers permission request `id` ("allow" or "deny", with an optional reason for Claude).
+---@param id string|integer
+---@param decision "allow"|"deny"
+---@param reason string?
+---@return boolean? ok, string? err
+function M.decide(id, decision, reason)
+  return require("claude_context.agents.permissions").decide(id, decision, reason)
 end
 
 ---What background sessions need of the CLI: `{ bg = "2.1.197", manage = "2.1.330" }` (`bg`:
