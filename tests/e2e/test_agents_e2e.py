@@ -58,8 +58,8 @@ def make_project(world):
 
 
 def service_pids(world) -> list:
-    """The pids of the Claude Code service of this test's config dir: `claude daemon run` and its
-    helpers (`--bg-pty-host`, `--bg-spare`)."""
+    """The pids of the Claude Code service of this test's config dir: `claude daemon run`, its
+    helpers and its sessions."""
     out = []
     marker = f"CLAUDE_CONFIG_DIR={world.config_dir}".encode()
     for d in os.listdir("/proc"):
@@ -72,8 +72,9 @@ def service_pids(world) -> list:
                 cmd = f.read().split(b"\0")
         except OSError:
             continue
-        helper = any(a.startswith(b"--bg-") or a.startswith(b"bg-") for a in cmd)
-        if marker in env and ((b"daemon" in cmd and b"run" in cmd) or helper):
+        # The service, its helpers (--bg-pty-host, --bg-spare) and its sessions: every Claude
+        # Code process of this test (not the Neovims, which the test stops itself).
+        if marker in env and os.path.basename(cmd[0]).startswith(b"claude"):
             out.append(int(d))
     return out
 
@@ -240,4 +241,58 @@ def test_new_agents_land_restart_attach_discard(make_bridge, claude, model_stub,
     assert not wt.exists()
     git("rev-parse", "--verify", "refs/heads/worktree-feat", cwd=project)
     assert "made in the worktree" in git("show", "worktree-feat:new.txt", cwd=project)
+    service()
+
+
+def test_a_background_permission_waits_for_decide(make_bridge, claude, model_stub, world, service):
+    if not RELAY.exists():
+        pytest.fail(f"{RELAY} is missing: run `make build`")
+    need_bg(claude)
+    project = make_project(world)
+    wt = project / ".claude/worktrees/perm"
+    world.trust(wt)
+    # "default": Bash asks the person.
+    b = nvim_with_cli(make_bridge, claude, permission_mode="default")
+    model_stub.push(
+        {"tool_use": {"name": "Bash", "input": {"command": "touch made-by-bash.txt", "description": "Make a file"}}},
+        {"text": "perm-turn-done"},
+    )
+    started = lua_wait(
+        b,
+        "require('claude_context').new('perm', 'run a command', { cb = function(err, s) _G.agents_result = { err = err, s = s } end })",
+        "new's callback",
+    )
+    service()
+    assert not started.get("err"), started
+
+    def asked():
+        ps = b.lua("return require('claude_context').permissions()")
+        return ps[0] if ps else None
+
+    try:
+        ask = wait_until(asked, WAIT * 3, 0.5, "the Bash permission in permissions()")
+    except BaseException:
+        print("agents:", b.lua("return require('claude_context').agents()"))
+        print("sessions:", b.lua("return require('claude_context').status().sessions"))
+        raise
+    assert ask["tool"] == "Bash", ask
+    assert ask["name"] == "perm", ask
+    assert ask["input"]["command"] == "touch made-by-bash.txt", ask
+    # Nothing answers it by itself: still waiting a while later, and the command did not run.
+    b.lua("vim.wait(1500)")
+    assert not (wt / "made-by-bash.txt").exists()
+    assert b.lua("return #require('claude_context').permissions()") == 1
+    waiting = entry(b, "perm")
+    assert waiting and waiting["state"] == "waiting", waiting
+
+    assert b.lua("return require('claude_context').decide(...)", ask["id"], "allow") is True
+    wait_until(lambda: (wt / "made-by-bash.txt").exists(), WAIT * 2, 0.2, "the allowed command to run")
+
+    def done():
+        b.lua("require('claude_context.agents').refresh()")
+        e = entry(b, "perm")
+        return e if e and e["state"] == "done" else None
+
+    wait_until(done, WAIT * 2, 0.5, "the session to finish")
+    assert not b.lua("return require('claude_context').permissions()")
     service()
