@@ -380,6 +380,34 @@ return {
     end,
   },
   {
+    "review of a worktree: its whole change against the merge-base, in the worktree; the checkout untouched",
+    function()
+      local before = h.read(project .. "/a.txt")
+      local done
+      require("claude_context.agents.land").review("work", function(err)
+        eq(nil, err)
+        done = true
+      end)
+      wait_for(function()
+        return done
+      end, 20000, "the review")
+      local review = require("claude_context.review").active()
+      eq(project .. "/.claude/worktrees/work", review.cs.root)
+      local paths = vim.tbl_map(function(f)
+        return f.path
+      end, review.cs.files)
+      table.sort(paths)
+      eq({ "a.txt", "keep.txt", "other.txt", "sub/new.txt" }, paths)
+      for _, f in ipairs(review.cs.files) do
+        if f.path == "a.txt" then
+          eq(h.read(project .. "/.claude/worktrees/work/a.txt"), f.after)
+          contains(f.before, "two\n")
+        end
+      end
+      eq(before, h.read(project .. "/a.txt"))
+    end,
+  },
+  {
     "discard: the session stopped, its uncommitted work committed on its branch, the worktree removed",
     function()
       local wt = project .. "/.claude/worktrees/work"

@@ -66,9 +66,8 @@ function M.act(action, e)
     M.confirm_discard(e.name)
   elseif action == "review" then
     if e.worktree then
-      -- The worktree's change, in the view: land without writing is not offered; the land view
-      -- is the review of a worktree.
-      agents().land(e.name)
+      -- The worktree's whole change, in the worktree (the main checkout untouched).
+      require("claude_context.agents.land").review(e.name)
     else
       require("claude_context.review").show(1)
     end

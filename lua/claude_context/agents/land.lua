@@ -106,7 +106,7 @@ end
 ---@return table
 function M.plan_file(rel, base, ours, theirs)
   base = base or nil
-  local f = { path = rel, base = base, before = ours, conflicts = {}, applied = 0 }
+  local f = { path = rel, base = base, before = ours, theirs = theirs, conflicts = {}, applied = 0 }
   if is_binary(base) or is_binary(ours) or is_binary(theirs) then
     f.action = (ours == theirs) and "same" or "binary"
     return f
@@ -390,6 +390,51 @@ function M.open_view(plan, report)
     return
   end
   require("claude_context.review").open({ root = plan.root, turns = {}, files = files })
+end
+
+---Opens the review view on worktree `name`'s whole change against the merge-base, in the
+---worktree itself (a reject puts the base's text back there; the main checkout is not touched).
+---@param name string
+---@param cb fun(err?:string)?
+function M.review(name, cb)
+  local why = names.invalid(name)
+  if why then
+    return fail(cb, why)
+  end
+  local root, rerr = require("claude_context.agents").root()
+  if not root then
+    return fail(cb, rerr)
+  end
+  local wt = names.worktree(root, name)
+  if not vim.uv.fs_stat(wt .. "/.git") then
+    return fail(cb, ("the worktree %s is gone (removed by hand?): its commits stay on branch %s"):format(wt, names.branch(name)))
+  end
+  M.prepare(root, wt, function(err, plan)
+    if err then
+      return fail(cb, err)
+    end
+    local files = {}
+    for _, f in ipairs(plan.files) do
+      if f.action ~= "unreadable" and (f.base or nil) ~= f.theirs then
+        local binary = f.action == "binary"
+        files[#files + 1] = {
+          path = f.path,
+          absolute = wt .. "/" .. f.path,
+          status = binary and "binary" or (f.base == nil and "added") or (f.theirs == nil and "deleted") or "modified",
+          before = not binary and f.base or nil,
+          after = not binary and f.theirs or nil,
+        }
+      end
+    end
+    if #files == 0 then
+      notify(("claude-context: %s changed nothing yet"):format(name))
+    else
+      require("claude_context.review").open({ root = wt, turns = {}, files = files })
+    end
+    if cb then
+      cb(nil)
+    end
+  end)
 end
 
 ---Stops session `name` (when it runs) and removes its worktree; uncommitted work is committed on
