@@ -58,6 +58,7 @@ local function watch()
     group = vim.api.nvim_create_augroup("ClaudeContextAgents", { clear = true }),
     pattern = "ClaudeContextSessionState",
     callback = function()
+      M.generation = M.generation + 1
       if pending then
         return
       end
@@ -212,6 +213,7 @@ function M.new(name, prompt, opts)
         end
         local s = { id = id, name = name, prompt = prompt, started_ms = os.time() * 1000, root = root, worktree = wt, branch = branch }
         M.started[name] = s
+        M.generation = M.generation + 1
         cli.refresh()
         notify(("claude-context: background session %s started (%s)"):format(name, id))
         if cb then
@@ -249,6 +251,25 @@ function M.list()
   if not c.running and (not c.at or vim.uv.now() - c.at > M.STALE_MS) then
     cli.refresh()
   end
+  -- Built again only when something it is made of changed (the service's list, a hook event,
+  -- a session started here, the current directory).
+  local cwd = vim.fn.getcwd()
+  local m = M.memo
+  if m and m.at == c.at and m.cwd == cwd and m.gen == M.generation then
+    return vim.list_extend({}, m.list)
+  end
+  local out = M.build()
+  M.memo = { at = c.at, cwd = cwd, gen = M.generation, list = out }
+  return vim.list_extend({}, out)
+end
+
+---Bumped when what |list| is made of changes outside the service's list.
+M.generation = 0
+
+---Builds |list|'s answer.
+---@return table[]
+function M.build()
+  local c = cli.cache
   local root = M.root()
   local hooks = {}
   for _, s in ipairs(hook_sessions()) do
@@ -437,6 +458,7 @@ function M.stop(name, cb)
         return fail(cb, ("claude stop %s failed: %s"):format(e.id, vim.trim(r.stderr .. r.stdout):sub(1, 300)))
       end
       M.started[e.name] = nil
+      M.generation = M.generation + 1
       cli.refresh(function()
         if cb then
           cb(nil)

@@ -19,6 +19,9 @@ local cli = require("claude_context.agents.cli")
 local merge = require("claude_context.agents.merge")
 local notify = require("claude_context.notify")
 
+---How long one slice of the merges may hold the main thread (ns).
+M.SLICE_NS = 8e6
+
 local function fail(cb, msg)
   notify.error("claude-context: " .. msg)
   if cb then
@@ -212,18 +215,30 @@ function M.prepare(root, wt, cb)
             fs.load(root, ours_paths, function()
               fs.load(wt, theirs_paths, function()
                 local plan = { root = root, worktree = wt, base = base, files = {} }
-                for i, f in ipairs(files) do
-                  local ours, oerr = fs.read(ours_paths[i])
-                  local theirs, terr = fs.read(theirs_paths[i])
-                  if (oerr and oerr ~= "missing") or (terr and terr ~= "missing") then
-                    plan.files[#plan.files + 1] = { path = f.path, action = "unreadable", why = oerr ~= "missing" and oerr or terr, conflicts = {} }
+                -- The merges in slices, so the editor is never held long.
+                local i = 1
+                local function slice()
+                  local t0 = vim.uv.hrtime()
+                  while i <= #files and (vim.uv.hrtime() - t0) < M.SLICE_NS do
+                    local f = files[i]
+                    local ours, oerr = fs.read(ours_paths[i])
+                    local theirs, terr = fs.read(theirs_paths[i])
+                    if (oerr and oerr ~= "missing") or (terr and terr ~= "missing") then
+                      plan.files[#plan.files + 1] = { path = f.path, action = "unreadable", why = oerr ~= "missing" and oerr or terr, conflicts = {} }
+                    else
+                      local p = M.plan_file(f.path, based[i], ours, theirs)
+                      p.absolute = ours_paths[i]
+                      plan.files[#plan.files + 1] = p
+                    end
+                    i = i + 1
+                  end
+                  if i <= #files then
+                    vim.schedule(slice)
                   else
-                    local p = M.plan_file(f.path, based[i], ours, theirs)
-                    p.absolute = ours_paths[i]
-                    plan.files[#plan.files + 1] = p
+                    cb(nil, plan)
                   end
                 end
-                cb(nil, plan)
+                slice()
               end)
             end)
           end, table.concat(q, "\n") .. "\n")
@@ -457,6 +472,7 @@ function M.discard(name, cb)
     if not vim.uv.fs_stat(wt) then
       git({ "-C", root, "worktree", "prune" }, function()
         agents.started[name] = nil
+          agents.generation = agents.generation + 1
         if cb then
           cb(nil, { branch = branch })
         end
@@ -475,6 +491,7 @@ function M.discard(name, cb)
             return fail(cb, ("git worktree remove failed: %s"):format(vim.trim(er)))
           end
           agents.started[name] = nil
+          agents.generation = agents.generation + 1
           require("claude_context.agents.cli").refresh()
           notify(("claude-context: discarded %s; its work stays on branch %s"):format(name, branch))
           if cb then
