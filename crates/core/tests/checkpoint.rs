@@ -324,7 +324,11 @@ fn the_worktrees_of_background_sessions_are_not_the_projects_files() {
     listed.sort();
     assert_eq!(
         listed,
-        [".claude/settings.json", "a.txt", "sub/.claude/worktrees/kept.txt"]
+        [
+            ".claude/settings.json",
+            "a.txt",
+            "sub/.claude/worktrees/kept.txt"
+        ]
     );
 }
 

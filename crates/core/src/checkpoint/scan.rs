@@ -671,4 +671,3 @@ pub fn walk(
 pub fn is_worktrees(rel: &[u8], name: &[u8]) -> bool {
     rel == b".claude" && name == b"worktrees"
 }
-

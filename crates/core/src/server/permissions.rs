@@ -69,9 +69,7 @@ where
         tracing::info!("too many permission requests waiting; Claude Code's dialog asks");
         return Some(json!({}));
     };
-    let asked = shared
-        .rpc
-        .call("permission_request", editor_params(ev, &a));
+    let asked = shared.rpc.call("permission_request", editor_params(ev, &a));
     let gone = async {
         loop {
             match ws.next().await {
