@@ -187,6 +187,9 @@ def test_new_agents_land_restart_attach_discard(make_bridge, claude, model_stub,
     assert e["prompt"] == "edit a and write new", e
     assert (wt / "new.txt").read_text() == "made in the worktree\n"
     assert "line 2 by claude\n" in (wt / "a.txt").read_text()
+    # Nobody looks at a background session: its finish was notified.
+    notified = b.lua("return require('claude_context.sessions_state').notified")
+    assert any(n["state"] == "done" and "edit a and write new" in n["message"] for n in notified), notified
     git("rev-parse", "--verify", "refs/heads/worktree-feat", cwd=project)
 
     # The person's uncommitted edits in the main checkout: another file, another region.
