@@ -380,6 +380,45 @@ return {
     end,
   },
   {
+    ":ClaudeContext new/agents/permissions: the command passes the name and the prompt; the picker's lines and actions",
+    function()
+      local C = require("claude_context.agents.commands")
+      local cmds = require("claude_context.commands").subcommands
+      for _, name in ipairs({ "new", "agents", "attach", "land", "discard", "permissions" }) do
+        ok(cmds[name], name .. " is registered")
+      end
+      local got
+      local orig = A().new
+      A().new = function(name, prompt)
+        got = { name, prompt }
+      end
+      vim.cmd("ClaudeContext new cmdname fix the login form")
+      A().new = orig
+      eq({ "cmdname", "fix the login form" }, got)
+      eq({ "attach", "review", "stop", "land", "discard" }, C.actions_for({ kind = "background", worktree = "/w" }))
+      eq({ "review" }, C.actions_for({ kind = "terminal" }))
+      local line = C.format({ kind = "background", name = "feat", state = "waiting", files_changed = 2, prompt = "a\nb" })
+      contains(line, "feat")
+      contains(line, "waiting")
+      contains(line, "[2 files]")
+      ok(not line:find("\n"), "one line")
+      -- The picker lists the sessions through vim.ui.select.
+      local items
+      local orig_select = vim.ui.select
+      vim.ui.select = function(list, _, cb)
+        items = items or list
+        cb(nil)
+      end
+      C.pick()
+      vim.ui.select = orig_select
+      ok(items and #items > 0, "the picker got the sessions")
+      -- No permission waiting: said so.
+      h.clear(messages)
+      vim.cmd("ClaudeContext permissions")
+      contains(vim.inspect(messages), "no permission request is waiting")
+    end,
+  },
+  {
     "review of a worktree: its whole change against the merge-base, in the worktree; the checkout untouched",
     function()
       local before = h.read(project .. "/a.txt")
