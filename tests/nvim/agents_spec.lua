@@ -447,6 +447,31 @@ return {
     end,
   },
   {
+    "an older CLI without attach/stop: a clear message naming the version, nothing run",
+    function()
+      h.write(help_text, "Options:\n  --bg, --background  x\nCommands:\n  agents [options]  x\n")
+      require("claude_context.agents.cli").features_cache = {}
+      local err
+      A().attach("feat", function(e)
+        err = e
+      end)
+      wait_for(function()
+        return err
+      end, 10000, "attach's refusal")
+      contains(err, "2.1.330")
+      err = nil
+      A().stop("feat", function(e)
+        err = e
+      end)
+      wait_for(function()
+        return err
+      end, 10000, "stop's refusal")
+      contains(err, "2.1.330")
+      h.write(help_text, HELP_NEW)
+      require("claude_context.agents.cli").features_cache = {}
+    end,
+  },
+  {
     "discard: the session stopped, its uncommitted work committed on its branch, the worktree removed",
     function()
       local wt = project .. "/.claude/worktrees/work"
