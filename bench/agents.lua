@@ -3,6 +3,8 @@
 --   * `new(name, prompt)`: the time the call holds the main thread, over 20 starts (p50, p99,
 --     max), and the time until its callback (the fake CLI's `--bg` answered);
 --   * `agents()` from its cache with 20 background sessions listed (p50, p99 over 1000 calls);
+--   * a permission decided here: from `decide()` until the hook process (what Claude Code runs)
+--     printed its answer and exited (p50, p99 over 20 asks);
 --   * `land(name, {all = true})` of F files with H changed lines each (default 200 × 5 = 1,000
 --     hunks) into a checkout where the person edited another region of every file: the wall
 --     time until every file is written, and the longest the main thread was held meanwhile.
@@ -111,6 +113,32 @@ for i = 1, 1000 do
   times[i] = (uv.hrtime() - t0) / 1e6
 end
 print(("agents() from the cache (%d sessions): p50 %.3f ms, p99 %.3f ms"):format(n, pct(times, 0.5), pct(times, 0.99)))
+
+-- A permission decided here: from decide() until the hook process (what Claude Code runs) has
+-- printed its answer and exited, over 20 asks.
+local bin = require("claude_context.hooks").binary()
+local port = require("claude_context").status().port
+local lat = {}
+for i = 1, 20 do
+  local exited
+  vim.system({ bin, "hook", "PermissionRequest" }, {
+    stdin = vim.json.encode({ hook_event_name = "PermissionRequest", session_id = "bench-" .. i, tool_name = "Bash", tool_input = { command = "ls" }, cwd = project }),
+    env = { CLAUDE_CODE_SSE_PORT = tostring(port) },
+  }, function()
+    exited = uv.hrtime()
+  end)
+  vim.wait(10000, function()
+    return #require("claude_context").permissions() > 0
+  end, 1)
+  local ask = require("claude_context").permissions()[1]
+  local t0 = uv.hrtime()
+  assert(require("claude_context").decide(ask.id, "allow"))
+  vim.wait(10000, function()
+    return exited ~= nil
+  end, 1)
+  lat[i] = (exited - t0) / 1e6
+end
+print(("decide() until the hook printed its answer and exited: p50 %.1f ms, p99 %.1f ms (20 asks)"):format(pct(lat, 0.5), pct(lat, 0.99)))
 
 -- Land: a worktree changing H lines of every file, the person's edit in another region.
 local wt = project .. "/.claude/worktrees/land"
