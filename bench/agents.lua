@@ -156,13 +156,18 @@ for i = 1, F do
     w:close()
   end
 end
-local max_slice = 0
+local max_slice, max_where = 0, "?"
 local orig = vim.schedule
 vim.schedule = function(fn)
   orig(function()
     local t0 = uv.hrtime()
     fn()
-    max_slice = math.max(max_slice, (uv.hrtime() - t0) / 1e6)
+    local d = (uv.hrtime() - t0) / 1e6
+    if d > max_slice then
+      local info = debug.getinfo(fn, "S")
+      max_where = info.short_src .. ":" .. info.linedefined
+    end
+    max_slice = math.max(max_slice, d)
   end)
 end
 local report
@@ -179,6 +184,6 @@ vim.wait(120000, function()
 end, 1)
 local wall = (uv.hrtime() - t0) / 1e6
 vim.schedule = orig
-print(("land {all}: %d files, %d hunks: %.0f ms until every file is written (%d written, %d conflicts); longest main-thread slice %.1f ms"):format(F, F * HN, wall, #report.written, #report.conflicts, max_slice))
+print(("land {all}: %d files, %d hunks: %.0f ms until every file is written (%d written, %d conflicts); longest main-thread slice %.1f ms (%s)"):format(F, F * HN, wall, #report.written, #report.conflicts, max_slice, max_where))
 sh("rm -rf " .. vim.fn.shellescape(tmp), "/")
 vim.cmd("qa!")

@@ -261,7 +261,7 @@ function M.apply(plan, cb)
       cb(report)
     end
   end
-  for _, f in ipairs(plan.files) do
+  local function one_file(f)
     if #(f.conflicts or {}) > 0 then
       report.conflicts[#report.conflicts + 1] = { path = f.path, hunks = f.conflicts }
     end
@@ -294,7 +294,21 @@ function M.apply(plan, cb)
       one()
     end
   end
-  one()
+  -- The writes are started in slices, so the editor is never held long.
+  local i = 1
+  local function slice()
+    local t0 = vim.uv.hrtime()
+    while i <= #plan.files and (vim.uv.hrtime() - t0) < M.SLICE_NS do
+      one_file(plan.files[i])
+      i = i + 1
+    end
+    if i <= #plan.files then
+      vim.schedule(slice)
+    else
+      one()
+    end
+  end
+  slice()
 end
 
 ---Lines summing up a land's report.
