@@ -233,6 +233,7 @@ bench: build deps
 	$(PY) bench/rss_steps.py
 	$(NVIM) --headless --clean -l bench/diffmode.lua 100000 1000000
 	$(NVIM) --headless --clean -u tests/minimal_init.lua -l bench/review.lua 200 5
+	$(NVIM) --headless --clean -u tests/minimal_init.lua -l bench/agents.lua 200 5
 	target/release/examples/bench_context
 	target/release/examples/bench_session
 	target/release/examples/bench_checkpoint

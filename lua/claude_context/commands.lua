@@ -285,4 +285,6 @@ require("claude_context.checkpoints").register(M)
 -- claude-plugin
 require("claude_context.claude_plugin").register(M)
 
+require("claude_context.agents.commands").register(M)
+
 return M

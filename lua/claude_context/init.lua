@@ -220,6 +220,17 @@ function M.turns(session)
   return require("claude_context.sessions_state").turns(session)
 end
 
+-- Background sessions in worktrees (claude_context.agents, a feature loaded on first use):
+-- `new(name, prompt, opts)`, `agents()`, `attach(name)`, `land(name, opts)`, `discard(name)`,
+-- `permissions()`, `decide(id, "allow"|"deny", reason)`.
+local agents_api = { new = "new", agents = "list", attach = "attach", land = "land", discard = "discard" }
+agents_api.permissions, agents_api.decide = "permissions", "decide"
+for api, fn in pairs(agents_api) do
+  M[api] = function(...)
+    return require("claude_context.agents")[fn](...)
+  end
+end
+
 ---Calls a bridge tool; `cb(result)` gets the MCP CallToolResult table (or `{error=…}`).
 ---@param name string
 ---@param args table?

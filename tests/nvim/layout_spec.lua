@@ -44,9 +44,14 @@ local LAYERS = {
     "claude_context.install",
     "claude_context.review",
     "claude_context.claude_plugin",
+    "claude_context.agents",
   },
   { "commands", "claude_context.commands" },
 }
+
+---The entry module's functions that forward to a feature, loading it on first use (the public
+---API names them on `require("claude_context")`): { [module] = { [feature] = true } }.
+local FORWARDS = { ["claude_context"] = { ["claude_context.agents"] = true } }
 
 ---The layer (index into LAYERS) of module `m`, or nil when no entry covers it.
 local function layer_of(m)
@@ -96,7 +101,7 @@ local function faults(files)
     else
       for _, dep in ipairs(requires(text)) do
         local dl = layer_of(dep)
-        if dl and dl > l then
+        if dl and dl > l and not (FORWARDS[m] and FORWARDS[m][dep]) then
           out[#out + 1] = ("%s (%s) requires %s (%s, above it)"):format(m, LAYERS[l][1], dep, LAYERS[dl][1])
         end
       end

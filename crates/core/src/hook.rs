@@ -373,17 +373,23 @@ pub fn run(event: &str, stdin: impl Read, stdout: impl std::io::Write) -> Result
         return Ok(());
     };
     let review = review_from_input(&ev, &input);
+    // A permission request the person may answer in Neovim (crate::agents::permission).
+    let ask = crate::agents::permission::ask_of(&ev, &input);
     drop(input);
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map_err(HookError::Runtime)?;
-    let wait = if review.is_some() {
+    let wait = if review.is_some() || ask.is_some() {
         REVIEW_TIMEOUT
     } else {
         EXCHANGE_TIMEOUT
     };
-    let result = rt.block_on(exchange(c, request_with_review(&ev, review.as_ref()), wait))?;
+    let text = match &ask {
+        Some(a) => crate::agents::permission::request_text(&ev, a),
+        None => request_with_review(&ev, review.as_ref()),
+    };
+    let result = rt.block_on(exchange(c, text, wait))?;
     write_output(&result, stdout)
 }
 

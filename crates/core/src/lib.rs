@@ -25,6 +25,7 @@
 //!
 //! The Neovim crate (`src/` at the repository root) is a thin layer over this one.
 
+pub mod agents;
 pub mod auth;
 pub mod capfs;
 pub mod checkpoint;

@@ -303,6 +303,32 @@ fn gitignore_rules_apply_without_git_and_git_itself_is_skipped() {
     assert_eq!(s.last_stats().ignored, 4, "{:?}", s.last_stats());
 }
 
+#[test]
+fn the_worktrees_of_background_sessions_are_not_the_projects_files() {
+    let f = fixture();
+    f.write("a.txt", b"x");
+    f.write(".claude/settings.json", b"{}");
+    f.write(".claude/worktrees/feat/a.txt", b"the session's");
+    f.write(".claude/worktrees/feat/.git", b"gitdir: /x\n");
+    f.write("sub/.claude/worktrees/kept.txt", b"x");
+    let mut s = f.store();
+    let a = s.checkpoint("a").unwrap();
+    let mut listed: Vec<String> = s
+        .diff_files(a)
+        .into_iter()
+        .map(|p| p.display().to_string().replace('\\', "/"))
+        .collect();
+    listed.sort();
+    assert_eq!(
+        listed,
+        [
+            ".claude/settings.json",
+            "a.txt",
+            "sub/.claude/worktrees/kept.txt"
+        ]
+    );
+}
+
 trait Files {
     fn diff_files(&mut self, id: u64) -> Vec<PathBuf>;
 }

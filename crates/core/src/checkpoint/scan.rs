@@ -462,7 +462,7 @@ impl Ctx<'_> {
             full.push(b'/');
         }
         for (name, kind) in listed {
-            if name == b".git" {
+            if name == b".git" || is_worktrees(rel, &name) {
                 continue;
             }
             let mut prev = None;
@@ -664,4 +664,10 @@ pub fn walk(
         cache_changed: out.fresh > 0 || out.trusted != old_trusted,
         stats: out.stats,
     })
+}
+
+/// Whether `name` in the directory `rel` is `.claude/worktrees`: the worktrees of background
+/// sessions (`claude --bg --worktree`) are their own checkouts, not the project's files.
+pub fn is_worktrees(rel: &[u8], name: &[u8]) -> bool {
+    rel == b".claude" && name == b"worktrees"
 }

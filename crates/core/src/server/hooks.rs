@@ -100,16 +100,25 @@ where
     let (id, ev) = parse(text.as_str());
     // A plan or a question for the person (super::plans): answered once they decided.
     let review = super::plans::from_request(text.as_str());
+    // A permission request the person may answer in Neovim (super::permissions).
+    let ask = crate::agents::permission::from_request(text.as_str());
     let result = match ev {
-        Ok(ev) => match review {
-            Some(r) => {
+        Ok(ev) => match (review, ask) {
+            (Some(r), _) => {
                 record(&shared, ev.clone());
                 match super::plans::decide(&shared, &ev, r, &mut ws).await {
                     Some(v) => Ok(v),
                     None => return, // the hook went away
                 }
             }
-            None => {
+            (None, Some(a)) => {
+                record(&shared, ev.clone());
+                match super::permissions::decide(&shared, &ev, a, &mut ws).await {
+                    Some(v) => Ok(v),
+                    None => return, // the hook went away
+                }
+            }
+            (None, None) => {
                 record(&shared, ev);
                 Ok(json!({}))
             }

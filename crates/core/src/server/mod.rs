@@ -8,6 +8,7 @@
 
 pub(crate) mod conn;
 pub mod hooks;
+pub mod permissions;
 pub mod plans;
 pub mod route;
 pub mod trim;

@@ -1,0 +1,189 @@
+-- Background sessions (claude_context.agents), the editor's side, with a fake `claude` (the real
+-- CLI's time is its own: `new` returns before it runs). Prints:
+--   * `new(name, prompt)`: the time the call holds the main thread, over 20 starts (p50, p99,
+--     max), and the time until its callback (the fake CLI's `--bg` answered);
+--   * `agents()` from its cache with 20 background sessions listed (p50, p99 over 1000 calls);
+--   * a permission decided here: from `decide()` until the hook process (what Claude Code runs)
+--     printed its answer and exited (p50, p99 over 20 asks);
+--   * `land(name, {all = true})` of F files with H changed lines each (default 200 × 5 = 1,000
+--     hunks) into a checkout where the person edited another region of every file: the wall
+--     time until every file is written, and the longest the main thread was held meanwhile.
+--
+--   .deps/venv/bin/nvim --headless --clean -u tests/minimal_init.lua -l bench/agents.lua [F] [H]
+local uv = vim.uv
+local F = tonumber(_G.arg[1]) or 200
+local HN = tonumber(_G.arg[2]) or 5
+vim.notify = function() end
+
+local tmp = vim.fn.tempname() .. "-agents-bench"
+vim.fn.mkdir(tmp, "p")
+tmp = uv.fs_realpath(tmp)
+local function sh(cmd, cwd)
+  local r = vim.system({ "sh", "-c", cmd }, { cwd = cwd, text = true }):wait(120000)
+  assert(r.code == 0, cmd .. ": " .. (r.stderr or ""))
+  return r.stdout
+end
+
+local fake = tmp .. "/claude"
+local agents_json = tmp .. "/agents.json"
+local f = assert(io.open(fake, "w"))
+f:write(([[#!/bin/sh
+case "$1" in
+  --help) printf 'Options:\n  --bg, --background  x\nCommands:\n  agents [options]  x\n  attach <id>  x\n  stop|kill <id>  x\n' ;;
+  agents) cat %q ;;
+  *) printf 'backgrounded \302\267 %%08x\n' $$ ;;
+esac
+]]):format(agents_json))
+f:close()
+vim.fn.setfperm(fake, "rwxr-xr-x")
+
+local project = tmp .. "/project"
+vim.fn.mkdir(project, "p")
+sh("git init -q -b main . && git config user.email b@b && git config user.name b", project)
+local lines = {}
+for l = 1, 100 do
+  lines[l] = ("line %d: the quick brown fox jumps over the lazy dog"):format(l)
+end
+for i = 1, F do
+  local p = ("%s/src/dir%02d/file%03d.txt"):format(project, i % 20, i)
+  vim.fn.mkdir(vim.fs.dirname(p), "p")
+  local h = assert(io.open(p, "w"))
+  h:write(table.concat(lines, "\n") .. "\n")
+  h:close()
+end
+sh("git add -A && git commit -qm init", project)
+
+local entries = {}
+for i = 1, 20 do
+  entries[i] = { id = ("%08x"):format(i), cwd = project .. "/.claude/worktrees/s" .. i, kind = "background", startedAt = i, sessionId = "sid-" .. i, status = "busy", state = "working" }
+end
+local h = assert(io.open(agents_json, "w"))
+h:write(vim.json.encode(entries))
+h:close()
+
+require("claude_context").setup({ claude = { cmd = fake } })
+vim.cmd.cd(project)
+local agents = require("claude_context.agents")
+
+local function pct(t, p)
+  table.sort(t)
+  return t[math.max(1, math.ceil(#t * p))]
+end
+
+-- Warm: the CLI's features are asked once per CLI.
+local warmed
+require("claude_context.agents.cli").features(fake, function()
+  warmed = true
+end)
+vim.wait(10000, function()
+  return warmed
+end)
+
+local held, until_cb = {}, {}
+for i = 1, 20 do
+  local t0 = uv.hrtime()
+  local got
+  local ok = agents.new("bench-" .. i, "a prompt for the bench", {
+    cb = function(err)
+      assert(not err, err)
+      got = uv.hrtime()
+    end,
+  })
+  held[i] = (uv.hrtime() - t0) / 1e6
+  assert(ok)
+  vim.wait(10000, function()
+    return got ~= nil
+  end, 1)
+  until_cb[i] = (got - t0) / 1e6
+end
+print(("new(): main thread held p50 %.2f ms, p99 %.2f ms, max %.2f ms; callback after p50 %.1f ms (20 starts)"):format(pct(held, 0.5), pct(held, 0.99), pct(vim.deepcopy(held), 1), pct(until_cb, 0.5)))
+
+local refreshed
+agents.refresh(function()
+  refreshed = true
+end)
+vim.wait(10000, function()
+  return refreshed
+end)
+local n = #agents.list()
+local times = {}
+for i = 1, 1000 do
+  local t0 = uv.hrtime()
+  agents.list()
+  times[i] = (uv.hrtime() - t0) / 1e6
+end
+print(("agents() from the cache (%d sessions): p50 %.3f ms, p99 %.3f ms"):format(n, pct(times, 0.5), pct(times, 0.99)))
+
+-- A permission decided here: from decide() until the hook process (what Claude Code runs) has
+-- printed its answer and exited, over 20 asks.
+local bin = require("claude_context.hooks").binary()
+local port = require("claude_context").status().port
+local lat = {}
+for i = 1, 20 do
+  local exited
+  vim.system({ bin, "hook", "PermissionRequest" }, {
+    stdin = vim.json.encode({ hook_event_name = "PermissionRequest", session_id = "bench-" .. i, tool_name = "Bash", tool_input = { command = "ls" }, cwd = project }),
+    env = { CLAUDE_CODE_SSE_PORT = tostring(port) },
+  }, function()
+    exited = uv.hrtime()
+  end)
+  vim.wait(10000, function()
+    return #require("claude_context").permissions() > 0
+  end, 1)
+  local ask = require("claude_context").permissions()[1]
+  local t0 = uv.hrtime()
+  assert(require("claude_context").decide(ask.id, "allow"))
+  vim.wait(10000, function()
+    return exited ~= nil
+  end, 1)
+  lat[i] = (exited - t0) / 1e6
+end
+print(("decide() until the hook printed its answer and exited: p50 %.1f ms, p99 %.1f ms (20 asks)"):format(pct(lat, 0.5), pct(lat, 0.99)))
+
+-- Land: a worktree changing H lines of every file, the person's edit in another region.
+local wt = project .. "/.claude/worktrees/land"
+sh("git worktree add -q .claude/worktrees/land -b worktree-land", project)
+for i = 1, F do
+  local rel = ("src/dir%02d/file%03d.txt"):format(i % 20, i)
+  local theirs, mine = vim.deepcopy(lines), vim.deepcopy(lines)
+  for k = 1, HN do
+    theirs[math.floor(k * 90 / (HN + 1))] = ("changed %d by the session"):format(k)
+  end
+  mine[99] = "the person's own edit"
+  for path, text in pairs({ [wt .. "/" .. rel] = theirs, [project .. "/" .. rel] = mine }) do
+    local w = assert(io.open(path, "w"))
+    w:write(table.concat(text, "\n") .. "\n")
+    w:close()
+  end
+end
+local max_slice, max_where = 0, "?"
+local orig = vim.schedule
+vim.schedule = function(fn)
+  orig(function()
+    local t0 = uv.hrtime()
+    fn()
+    local d = (uv.hrtime() - t0) / 1e6
+    if d > max_slice then
+      local info = debug.getinfo(fn, "S")
+      max_where = info.short_src .. ":" .. info.linedefined
+    end
+    max_slice = math.max(max_slice, d)
+  end)
+end
+local report
+local t0 = uv.hrtime()
+agents.land("land", {
+  all = true,
+  cb = function(err, r)
+    assert(not err, err)
+    report = r
+  end,
+})
+vim.wait(120000, function()
+  return report ~= nil
+end, 1)
+local wall = (uv.hrtime() - t0) / 1e6
+vim.schedule = orig
+print(("land {all}: %d files, %d hunks: %.0f ms until every file is written (%d written, %d conflicts); longest main-thread slice %.1f ms (%s)"):format(F, F * HN, wall, #report.written, #report.conflicts, max_slice, max_where))
+sh("rm -rf " .. vim.fn.shellescape(tmp), "/")
+vim.cmd("qa!")

@@ -1,0 +1,210 @@
+//! A session's permission request answered in the editor.
+//!
+//! Claude Code runs the `PermissionRequest` hooks when it is about to ask the person whether a
+//! tool may run; in its interactive sessions (background ones too) the hooks run beside its own
+//! dialog, and the first answer wins. The plugin's hook (`claude-context-mcp hook
+//! PermissionRequest`) sends the tool and its input along with the event ([`Ask`]) and waits; the
+//! bridge asks the editor (`permission_request`, `lua/claude_context/agents/permissions.lua`),
+//! which queues it until the person decides (`decide(id, "allow"|"deny")`). The hook then prints
+//! Claude Code's answer ([`hook_output`]):
+//!
+//! - allow: `{"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision":
+//!   {"behavior": "allow"}}}`;
+//! - deny: `"behavior": "deny"` with the person's reason as `message`;
+//! - pass (no decision, the hook's time ran out, the editor went away): nothing at all, and Claude
+//!   Code's own dialog still stands. Nothing here ever allows by itself.
+
+use crate::turns::{cut, HookEvent};
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+
+/// The hook event that carries an ask.
+pub const EVENT: &str = "PermissionRequest";
+/// The largest tool input sent to the editor, as JSON; a larger one is sent cut, as text.
+pub const MAX_INPUT_BYTES: usize = 64 << 10;
+/// The longest reason a denial gives Claude.
+pub const MAX_REASON_BYTES: usize = 4 << 10;
+/// What a denial without a reason tells Claude.
+pub const DENY_MESSAGE: &str = "The person denied this in their editor.";
+
+/// What the editor is asked: the tool and its input.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Ask {
+    pub tool: String,
+    pub input: Value,
+}
+
+/// The input as sent: itself when small enough, else its JSON text cut to the limit.
+fn bounded(input: &Value) -> Value {
+    let text = serde_json::to_string(input).unwrap_or_default();
+    if text.len() <= MAX_INPUT_BYTES {
+        input.clone()
+    } else {
+        Value::String(cut(&text, MAX_INPUT_BYTES).to_string())
+    }
+}
+
+/// The ask a hook input of `ev` carries: a `PermissionRequest` with a tool name.
+pub fn ask_of(ev: &HookEvent, input: &[u8]) -> Option<Ask> {
+    if ev.event != EVENT {
+        return None;
+    }
+    let tool = ev.tool_name.as_deref().filter(|t| !t.is_empty())?;
+    let v: Value = serde_json::from_slice(input).ok()?;
+    let tool_input = v.get("tool_input").cloned().unwrap_or(Value::Null);
+    Some(Ask {
+        tool: tool.to_string(),
+        input: bounded(&tool_input),
+    })
+}
+
+/// The hook request carrying `ev` and its ask (`params.permission`).
+pub fn request_text(ev: &HookEvent, ask: &Ask) -> String {
+    let mut params = serde_json::to_value(ev).unwrap_or(Value::Null);
+    if let Value::Object(m) = &mut params {
+        m.insert(
+            "permission".into(),
+            serde_json::to_value(ask).unwrap_or(Value::Null),
+        );
+    }
+    json!({"jsonrpc": "2.0", "id": 1, "method": crate::hook::METHOD, "params": params}).to_string()
+}
+
+/// The ask of a hook request (checked again: any holder of the token may send to the door).
+pub fn from_request(text: &str) -> Option<Ask> {
+    let v: Value = serde_json::from_str(text).ok()?;
+    let params = v.get("params")?;
+    if params.get("event").and_then(Value::as_str) != Some(EVENT) {
+        return None;
+    }
+    let a: Ask = serde_json::from_value(params.get("permission")?.clone()).ok()?;
+    if a.tool.is_empty() || a.tool.len() > 256 {
+        return None;
+    }
+    Some(Ask {
+        input: bounded(&a.input),
+        tool: a.tool,
+    })
+}
+
+/// The person's decision, as the editor answers `permission_request`.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(tag = "decision", rename_all = "snake_case")]
+pub enum Decision {
+    Allow,
+    Deny {
+        #[serde(default)]
+        reason: Option<String>,
+    },
+    /// No decision: Claude Code's own dialog stands.
+    Pass,
+}
+
+/// Claude Code's PermissionRequest hook output for `d`; `None`: print nothing.
+pub fn hook_output(d: &Decision) -> Option<Value> {
+    let decision = match d {
+        Decision::Pass => return None,
+        Decision::Allow => json!({ "behavior": "allow" }),
+        Decision::Deny { reason } => {
+            let msg = reason
+                .as_deref()
+                .map(str::trim)
+                .filter(|r| !r.is_empty())
+                .map(|r| cut(r, MAX_REASON_BYTES).to_string())
+                .unwrap_or_else(|| DENY_MESSAGE.to_string());
+            json!({ "behavior": "deny", "message": msg })
+        }
+    };
+    Some(json!({
+        "hookSpecificOutput": { "hookEventName": EVENT, "decision": decision }
+    }))
+}
+
+/// The hook's answer (`result`) for the editor's answer: `{output}` or `{}` (anything but a
+/// well-formed allow or deny is no decision).
+pub fn result_for(answer: Option<Value>) -> Value {
+    let d = answer
+        .and_then(|v| serde_json::from_value::<Decision>(v).ok())
+        .unwrap_or(Decision::Pass);
+    match hook_output(&d) {
+        Some(out) => json!({ "output": out, "allowed": d == Decision::Allow }),
+        None => json!({}),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ev(event: &str, tool: Option<&str>) -> HookEvent {
+        HookEvent {
+            event: event.into(),
+            session_id: "s".into(),
+            tool_name: tool.map(String::from),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn only_a_permission_request_with_a_tool_asks() {
+        let input = json!({"tool_input": {"command": "touch x", "description": "d"}}).to_string();
+        let a = ask_of(&ev(EVENT, Some("Bash")), input.as_bytes()).unwrap();
+        assert_eq!(a.tool, "Bash");
+        assert_eq!(a.input["command"], "touch x");
+        assert!(ask_of(&ev("PreToolUse", Some("Bash")), input.as_bytes()).is_none());
+        assert!(ask_of(&ev(EVENT, None), input.as_bytes()).is_none());
+        assert!(ask_of(&ev(EVENT, Some("Bash")), b"not json").is_none());
+    }
+
+    #[test]
+    fn a_large_input_is_sent_cut() {
+        let big = "x".repeat(MAX_INPUT_BYTES * 2);
+        let input = json!({"tool_input": {"content": big}}).to_string();
+        let a = ask_of(&ev(EVENT, Some("Write")), input.as_bytes()).unwrap();
+        assert!(a.input.as_str().unwrap().len() <= MAX_INPUT_BYTES);
+    }
+
+    #[test]
+    fn the_request_carries_the_ask_and_the_door_reads_it_back() {
+        let a = Ask {
+            tool: "Bash".into(),
+            input: json!({"command": "ls"}),
+        };
+        let text = request_text(&ev(EVENT, Some("Bash")), &a);
+        assert_eq!(from_request(&text), Some(a.clone()));
+        // Another event carrying one is not an ask.
+        let other = text.replace("\"PermissionRequest\"", "\"Stop\"");
+        assert!(from_request(&other).is_none());
+        assert!(from_request("{}").is_none());
+    }
+
+    #[test]
+    fn decisions_become_claude_codes_output_and_nothing_else_decides() {
+        let allow = result_for(Some(json!({"decision": "allow"})));
+        assert_eq!(
+            allow["output"],
+            json!({"hookSpecificOutput": {"hookEventName": "PermissionRequest",
+                   "decision": {"behavior": "allow"}}})
+        );
+        let deny = result_for(Some(json!({"decision": "deny", "reason": "not now"})));
+        assert_eq!(
+            deny["output"]["hookSpecificOutput"]["decision"],
+            json!({"behavior": "deny", "message": "not now"})
+        );
+        let bare = result_for(Some(json!({"decision": "deny"})));
+        assert_eq!(
+            bare["output"]["hookSpecificOutput"]["decision"]["message"],
+            DENY_MESSAGE
+        );
+        // No answer, a pass, nonsense: nothing, and Claude Code's dialog stands.
+        for a in [
+            None,
+            Some(json!({"decision": "pass"})),
+            Some(json!({"decision": "yes"})),
+            Some(json!("allow")),
+            Some(json!(null)),
+        ] {
+            assert_eq!(result_for(a.clone()), json!({}), "{a:?}");
+        }
+    }
+}

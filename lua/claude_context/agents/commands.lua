@@ -1,0 +1,196 @@
+---@mod claude_context.agents.commands :ClaudeContext new / agents / attach / land / discard
+---
+--- The picker (`:ClaudeContext agents`) is |vim.ui.select()| (snacks, telescope or fzf-lua show
+--- it when they replace vim.ui.select); while it is open the list is refreshed every few seconds.
+
+local M = {}
+
+local notify = require("claude_context.notify")
+
+local function agents()
+  return require("claude_context.agents")
+end
+
+---How often the picker's list is read again (ms).
+M.REFRESH_MS = 3000
+
+---One line of the picker for entry `e`.
+---@param e table
+---@return string
+function M.format(e)
+  local prompt = (e.prompt or ""):gsub("[%c]", " ")
+  if #prompt > 60 then
+    prompt = prompt:sub(1, 57) .. "..."
+  end
+  return ("%-10s %-20s %-8s %s%s"):format(
+    e.kind,
+    (e.name or e.id or "?"):gsub("[%c]", " "),
+    e.state or "?",
+    (e.files_changed or 0) > 0 and ("[%d files] "):format(e.files_changed) or "",
+    prompt
+  )
+end
+
+---The actions the picker offers for entry `e`.
+---@param e table
+---@return string[]
+function M.actions_for(e)
+  if e.kind == "background" then
+    local out = { "attach", "review", "stop" }
+    if e.worktree then
+      vim.list_extend(out, { "land", "discard" })
+    end
+    return out
+  end
+  if e.worktree then
+    return { "review", "land" }
+  end
+  return { "review" }
+end
+
+---Runs `action` on entry `e`.
+---@param action string
+---@param e table
+function M.act(action, e)
+  if action == "attach" then
+    agents().attach(e.name)
+  elseif action == "stop" then
+    agents().stop(e.name, function(err)
+      if not err then
+        notify(("claude-context: stopped %s"):format(e.name))
+      end
+    end)
+  elseif action == "land" then
+    agents().land(e.name)
+  elseif action == "discard" then
+    M.confirm_discard(e.name)
+  elseif action == "review" then
+    if e.worktree then
+      -- The worktree's whole change, in the worktree (the main checkout untouched).
+      require("claude_context.agents.land").review(e.name)
+    else
+      require("claude_context.review").show(1)
+    end
+  end
+end
+
+---Asks, then discards.
+---@param name string
+function M.confirm_discard(name)
+  vim.ui.select({ "Discard", "Cancel" }, {
+    prompt = ("Stop %s and remove its worktree? (its work stays on branch worktree-%s)"):format(name, name),
+  }, function(choice)
+    if choice == "Discard" then
+      agents().discard(name)
+    end
+  end)
+end
+
+---The picker: sessions, then an action.
+function M.pick()
+  local timer = vim.uv.new_timer()
+  local open = true
+  timer:start(M.REFRESH_MS, M.REFRESH_MS, function()
+    vim.schedule(function()
+      if open then
+        require("claude_context.agents.cli").refresh()
+      end
+    end)
+  end)
+  local function closed()
+    open = false
+    if not timer:is_closing() then
+      timer:stop()
+      timer:close()
+    end
+  end
+  local list = agents().list()
+  if #list == 0 then
+    closed()
+    -- The cache may be empty only because it was never read: read it, then say.
+    agents().refresh(function(l, err)
+      if #l == 0 then
+        notify("claude-context: no Claude session in this project" .. (err and (" (" .. err .. ")") or "") .. " (:ClaudeContext new NAME to start one)")
+      else
+        M.pick()
+      end
+    end)
+    return
+  end
+  vim.ui.select(list, {
+    prompt = "Claude sessions",
+    kind = "claude_context.agents",
+    format_item = M.format,
+  }, function(e)
+    closed()
+    if not e then
+      return
+    end
+    vim.ui.select(M.actions_for(e), { prompt = ("%s: "):format(e.name) }, function(a)
+      if a then
+        M.act(a, e)
+      end
+    end)
+  end)
+end
+
+local function complete_names(arglead)
+  local out = {}
+  for _, e in ipairs(agents().list()) do
+    if e.worktree and vim.startswith(e.name, arglead) then
+      out[#out + 1] = e.name
+    end
+  end
+  return out
+end
+
+---Adds the subcommands to :ClaudeContext.
+---@param commands table the claude_context.commands module
+function M.register(commands)
+  commands.register("new", {
+    desc = "start a background Claude session in a new git worktree: new {name} [prompt]",
+    run = function(_, args)
+      local name = args[1]
+      local prompt = #args > 1 and table.concat(args, " ", 2) or nil
+      agents().new(name, prompt)
+    end,
+  })
+  commands.register("agents", {
+    desc = "the project's Claude sessions (terminals, background, external): attach, review, land, discard, stop",
+    run = function()
+      M.pick()
+    end,
+  })
+  commands.register("permissions", {
+    desc = "the permission requests background sessions wait for: allow or deny each",
+    run = function()
+      require("claude_context.agents.permissions").pick()
+    end,
+  })
+  commands.register("attach", {
+    desc = "open a background session in a terminal: attach {name}",
+    run = function(_, args)
+      agents().attach(args[1])
+    end,
+    complete = complete_names,
+  })
+  commands.register("land", {
+    desc = "bring a worktree's work into the main checkout, reviewed hunk by hunk: land {name}",
+    run = function(_, args)
+      agents().land(args[1])
+    end,
+    complete = complete_names,
+  })
+  commands.register("discard", {
+    desc = "stop a background session and remove its worktree (asks first; the branch stays): discard {name}",
+    run = function(_, args)
+      if not args[1] then
+        return notify.error("claude-context: discard {name}")
+      end
+      M.confirm_discard(args[1])
+    end,
+    complete = complete_names,
+  })
+end
+
+return M

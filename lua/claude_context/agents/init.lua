@@ -1,0 +1,508 @@
+---@mod claude_context.agents Background Claude Code sessions in git worktrees
+---
+--- Built on Claude Code's own background service (`claude --bg`, `claude agents --json`,
+--- `claude attach`, `claude stop`): the plugin runs no daemon of its own.
+---
+--- * |new| starts `claude --bg --worktree NAME [prompt]` in the project with the plugin's MCP
+---   tools (the relay binary `claude-context-mcp`, which finds the editor when the session
+---   connects) and its hooks (the same binary, which finds the editor the same way): nothing in
+---   the session's configuration names this editor's port or token, so it outlives the editor.
+--- * |list| (`require("claude_context").agents()`) answers from a cache of
+---   `claude agents --json` (read off the main thread; refreshed on hook events and while the
+---   picker is open) joined with the sessions the hooks report.
+--- * |attach|, |stop|, |discard|, |land| (claude_context.agents.land).
+
+local M = {}
+
+local names = require("claude_context.agents.names")
+local cli = require("claude_context.agents.cli")
+local notify = require("claude_context.notify")
+
+---Sessions this editor started: `{ [name] = { id, name, prompt, started_ms, root } }`.
+---@type table<string, table>
+M.started = {}
+
+---How old the cache may be before |list| asks for a fresh one (ms).
+M.STALE_MS = 2000
+
+---The project root: the git work tree of Neovim's current directory, or nil and why not.
+---@return string? root, string? err
+function M.root()
+  local cwd = vim.fn.getcwd()
+  local root = vim.fs.root(cwd, ".git")
+  if not root then
+    return nil, ("%s is not in a git repository: background sessions work in git worktrees"):format(cwd)
+  end
+  -- Inside one of the worktrees: the project is the checkout that holds it.
+  local outer = root:match("^(.*)/%.claude/worktrees/[^/]+$")
+  return outer or root
+end
+
+local function fail(cb, msg)
+  notify.error("claude-context: " .. msg)
+  if cb then
+    cb(msg)
+  end
+end
+
+local watching = false
+
+---Refreshes the cache when a hook event arrives (a session started, finished, ended).
+local function watch()
+  if watching then
+    return
+  end
+  watching = true
+  local pending = false
+  vim.api.nvim_create_autocmd("User", {
+    group = vim.api.nvim_create_augroup("ClaudeContextAgents", { clear = true }),
+    pattern = "ClaudeContextSessionState",
+    callback = function()
+      M.generation = M.generation + 1
+      if pending then
+        return
+      end
+      pending = true
+      vim.defer_fn(function()
+        pending = false
+        cli.refresh()
+      end, 200)
+    end,
+    desc = "claude-context: refresh the background sessions' list",
+  })
+end
+
+---The plugin's MCP server for a background session: the relay binary, as stdio server (it
+---finds the editor each time the session connects; with none it exits at once).
+---@param relay string
+---@return string json
+function M.mcp_config(relay)
+  local server = "claude-context"
+  local native = require("claude_context.native").get()
+  if native and native.hook_tool and native.hook_tool.server then
+    server = native.hook_tool.server
+  end
+  return vim.json.encode({ mcpServers = { [server] = { type = "stdio", command = relay, args = {} } } })
+end
+
+---The `--settings` JSON of a background session: the plugin's hooks (the binary in its hook
+---mode before edit tools, so nothing waits on an editor that is gone) and `terminal.env` (Claude
+---Code's service may already run with another environment; settings reach the session).
+---@param relay string
+---@param env table<string,string>?
+---@return string? json
+function M.settings(relay, env)
+  local hooks = require("claude_context.hooks")
+  local s = {}
+  if hooks.enabled() then
+    s.hooks = hooks.hooks_table(relay, false)
+    -- The person answers a permission in Neovim, maybe much later: the hook may wait as long as
+    -- a plan review (Claude Code's own dialog stands meanwhile; a timeout is no answer).
+    local wait = require("claude_context.config.sessions").options().plan_timeout or 3600
+    for _, entry in ipairs(s.hooks.PermissionRequest or {}) do
+      for _, hk in ipairs(entry.hooks or {}) do
+        hk.timeout = wait
+      end
+    end
+  end
+  if env and next(env) then
+    s.env = {}
+    for k, v in pairs(env) do
+      s.env[k] = tostring(v)
+    end
+  end
+  return next(s) and vim.json.encode(s) or nil
+end
+
+---The argv of `claude --bg --worktree NAME`.
+---@param exe string
+---@param name string
+---@param prompt string?
+---@param opts {permission_mode?:string|false}?
+---@return string[]? argv, string? err
+function M.argv(exe, name, prompt, opts)
+  opts = opts or {}
+  local ok, topts = pcall(require("claude_context.config.terminal").options)
+  if not ok then
+    return nil, tostring(topts)
+  end
+  local relay = require("claude_context.hooks").binary()
+  if not relay then
+    return nil, "claude-context-mcp is not built (run `make` in the plugin's directory)"
+  end
+  local argv = { exe, "--bg", "--worktree", name }
+  if topts.mcp_config ~= false then
+    table.insert(argv, "--mcp-config=" .. M.mcp_config(relay))
+  end
+  local settings = M.settings(relay, topts.env)
+  if settings then
+    table.insert(argv, "--settings=" .. settings)
+  end
+  local mode = opts.permission_mode
+  if mode == nil then
+    mode = topts.permission_mode
+  end
+  local chose = false
+  for _, a in ipairs(topts.args or {}) do
+    if a == "--permission-mode" or vim.startswith(a, "--permission-mode=") or a == "--dangerously-skip-permissions" then
+      chose = true
+    end
+  end
+  if mode and (opts.permission_mode ~= nil or not chose) then
+    table.insert(argv, "--permission-mode=" .. mode)
+  end
+  vim.list_extend(argv, topts.args or {})
+  if prompt and prompt ~= "" then
+    table.insert(argv, prompt)
+  end
+  return argv
+end
+
+---Starts a background session in worktree `name` (`claude --bg --worktree name [prompt]`).
+---Returns at once: true, or nil and why not when the name is refused before anything runs;
+---`cb(err, started)` later on the main thread (`started = { id, name, worktree, branch }`).
+---Errors are also notified.
+---@param name string
+---@param prompt string?
+---@param opts {permission_mode?:string|false, cb?:fun(err?:string, s?:table)}?
+---@return boolean? ok, string? err
+function M.new(name, prompt, opts)
+  opts = opts or {}
+  local cb = opts.cb
+  local why = names.invalid(name)
+  if why then
+    fail(cb, why)
+    return nil, why
+  end
+  local root, rerr = M.root()
+  if not root then
+    fail(cb, rerr)
+    return nil, rerr
+  end
+  local wt = names.worktree(root, name)
+  if vim.uv.fs_lstat(wt) then
+    local msg = ("a worktree %q already exists (%s): pick another name, or :ClaudeContext discard %s"):format(name, wt, name)
+    fail(cb, msg)
+    return nil, msg
+  end
+  local exe, eerr = cli.exe()
+  if not exe then
+    fail(cb, eerr)
+    return nil, eerr
+  end
+  local argv, aerr = M.argv(exe, name, prompt, opts)
+  if not argv then
+    fail(cb, aerr)
+    return nil, aerr
+  end
+  watch()
+  local branch = names.branch(name)
+  cli.features(exe, function(f)
+    if not f.bg then
+      return fail(cb, cli.too_old("bg"))
+    end
+    cli.run({ "git", "-C", root, "rev-parse", "--verify", "--quiet", "refs/heads/" .. branch }, {}, function(g)
+      if g.code == 0 then
+        return fail(cb, ("the branch %s already exists: pick another name (the branch is kept on purpose)"):format(branch))
+      end
+      cli.run(argv, { cwd = root, env = cli.env() }, function(r)
+        local id = cli.parse_started(r.stdout .. "\n" .. r.stderr)
+        if r.code ~= 0 or not id then
+          local msg = vim.trim(r.stderr ~= "" and r.stderr or r.stdout)
+          return fail(cb, ("claude --bg failed (exit %s): %s"):format(r.code, msg:sub(1, 400)))
+        end
+        local s = { id = id, name = name, prompt = prompt, started_ms = os.time() * 1000, root = root, worktree = wt, branch = branch }
+        M.started[name] = s
+        M.generation = M.generation + 1
+        cli.refresh()
+        notify(("claude-context: background session %s started (%s)"):format(name, id))
+        if cb then
+          cb(nil, s)
+        end
+      end)
+    end)
+  end)
+  return true
+end
+
+local function hook_sessions()
+  local ok, list = pcall(require("claude_context.sessions_state").list)
+  return ok and list or {}
+end
+
+---The state of a session the hooks did not report, from the service's own fields.
+local function service_state(e)
+  if e.status == "busy" then
+    return "working"
+  elseif e.status == "idle" then
+    return "idle"
+  end
+  return e.state or "unknown"
+end
+
+---Every Claude Code session of the project: the plugin's terminals, background sessions and
+---sessions started elsewhere whose hooks reach this editor. Answers from the cache at once (it
+---asks for a fresh `claude agents --json` in the background when the cache is older than
+---|STALE_MS|).
+---@return table[] `{ id, name, kind, state, cwd, worktree, branch, prompt, files_changed, started_ms, session_id }`
+function M.list()
+  watch()
+  local c = cli.cache
+  if not c.running and (not c.at or vim.uv.now() - c.at > M.STALE_MS) then
+    cli.refresh()
+  end
+  -- Built again only when something it is made of changed (the service's list, a hook event,
+  -- a session started here, the current directory).
+  local cwd = vim.fn.getcwd()
+  local m = M.memo
+  if m and m.at == c.at and m.cwd == cwd and m.gen == M.generation then
+    return vim.list_extend({}, m.list)
+  end
+  local out = M.build()
+  M.memo = { at = c.at, cwd = cwd, gen = M.generation, list = out }
+  return vim.list_extend({}, out)
+end
+
+---Bumped when what |list| is made of changes outside the service's list.
+M.generation = 0
+
+---Builds |list|'s answer.
+---@return table[]
+function M.build()
+  local c = cli.cache
+  local root = M.root()
+  local hooks = {}
+  for _, s in ipairs(hook_sessions()) do
+    hooks[s.id] = s
+  end
+  local out, seen = {}, {}
+  local by_name = {}
+  for _, e in ipairs(c.list or {}) do
+    local cwd = e.cwd
+    local inside = root and type(cwd) == "string" and (cwd == root or vim.startswith(cwd, root .. "/"))
+    if inside and e.kind == "background" then
+      local wname = names.of_cwd(root, cwd)
+      local h = e.sessionId and hooks[e.sessionId]
+      local mine = wname and M.started[wname]
+      if not wname and mine == nil then
+        -- Claude Code 2.1.197 lists the project at first, the worktree once it is made.
+        for n, s in pairs(M.started) do
+          if s.id == e.id then
+            wname, mine = n, s
+          end
+        end
+      end
+      local entry = {
+        id = e.id,
+        session_id = e.sessionId,
+        name = wname or e.name or e.id,
+        kind = "background",
+        state = h and h.state or service_state(e),
+        cwd = cwd,
+        worktree = wname and names.worktree(root, wname) or nil,
+        branch = wname and names.branch(wname) or nil,
+        prompt = (h and h.prompt) or (mine and mine.prompt) or e.name,
+        files_changed = h and h.files_changed or 0,
+        started_ms = e.startedAt,
+        pid = e.pid,
+      }
+      seen[e.sessionId or ""] = true
+      by_name[entry.name] = true
+      out[#out + 1] = entry
+    end
+  end
+  -- Started here, not listed yet by the service (it takes a moment); once listed and gone from
+  -- the list it ended.
+  for n, s in pairs(M.started) do
+    if by_name[n] then
+      s.listed = true
+    elseif s.root == root and not s.listed then
+      out[#out + 1] = {
+        id = s.id,
+        name = n,
+        kind = "background",
+        state = "starting",
+        cwd = s.worktree,
+        worktree = s.worktree,
+        branch = s.branch,
+        prompt = s.prompt,
+        files_changed = 0,
+        started_ms = s.started_ms,
+      }
+    end
+  end
+  for _, h in pairs(hooks) do
+    if not seen[h.id] then
+      local cwd = h.cwd
+      local wname = root and names.of_cwd(root, cwd)
+      out[#out + 1] = {
+        id = h.id,
+        session_id = h.id,
+        name = h.name or h.id,
+        kind = h.terminal and "terminal" or "external",
+        state = h.state,
+        cwd = cwd,
+        worktree = wname and names.worktree(root, wname) or nil,
+        branch = wname and names.branch(wname) or nil,
+        prompt = h.prompt,
+        files_changed = h.files_changed or 0,
+        started_ms = h.started_ms,
+      }
+    end
+  end
+  table.sort(out, function(a, b)
+    return (a.started_ms or 0) > (b.started_ms or 0)
+  end)
+  return out
+end
+
+---Refreshes the cache; `cb(list)` with |list|'s answer once it is in.
+---@param cb fun(list:table[], err?:string)?
+function M.refresh(cb)
+  cli.refresh(function(_, err)
+    if cb then
+      cb(M.list(), err)
+    end
+  end)
+end
+
+---The session named `name` (a worktree name, the service's id or Claude's session id).
+---@param name string
+---@return table?
+function M.find(name)
+  for _, e in ipairs(M.list()) do
+    if e.name == name or e.id == name or e.session_id == name then
+      return e
+    end
+  end
+  return nil
+end
+
+---The attach terminals: `{ [name] = buf }`.
+M.attached = {}
+
+---Opens background session `name` in a terminal of this editor (`claude attach <id>`). Closing
+---the terminal leaves the session running.
+---@param name string
+---@param cb fun(err?:string, buf?:integer)?
+function M.attach(name, cb)
+  local e = M.find(name)
+  if not e or e.kind ~= "background" then
+    return fail(cb, ("no background session %q in this project (:ClaudeContext agents lists them)"):format(tostring(name)))
+  end
+  local exe, why = cli.exe()
+  if not exe then
+    return fail(cb, why)
+  end
+  cli.features(exe, function(f)
+    if not f.attach then
+      return fail(cb, cli.too_old("manage"))
+    end
+    local old = M.attached[e.name]
+    if old and vim.api.nvim_buf_is_valid(old) then
+      local win = vim.fn.win_findbuf(old)[1]
+      if win then
+        vim.api.nvim_set_current_win(win)
+      else
+        vim.cmd("botright split")
+        vim.api.nvim_win_set_buf(0, old)
+      end
+      return cb and cb(nil, old)
+    end
+    vim.cmd("botright split")
+    local buf = vim.api.nvim_create_buf(false, true)
+    vim.api.nvim_win_set_buf(0, buf)
+    local cwd = e.cwd and vim.uv.fs_stat(e.cwd) and e.cwd or M.root()
+    local ok, job = pcall(vim.fn.jobstart, { exe, "attach", e.id }, { term = true, cwd = cwd, env = cli.env(), clear_env = true })
+    if not ok or job <= 0 then
+      pcall(vim.api.nvim_buf_delete, buf, { force = true })
+      return fail(cb, "cannot start claude attach: " .. tostring(job))
+    end
+    pcall(vim.api.nvim_buf_set_name, buf, "claude-context://attach/" .. e.name)
+    vim.b[buf].claude_context_attach = e.id
+    vim.bo[buf].buflisted = false
+    M.attached[e.name] = buf
+    vim.api.nvim_create_autocmd("BufWipeout", {
+      buffer = buf,
+      once = true,
+      callback = function()
+        -- Only the `claude attach` client ends: the session goes on in the service.
+        pcall(vim.fn.jobstop, job)
+        M.attached[e.name] = nil
+      end,
+    })
+    if cb then
+      cb(nil, buf)
+    end
+  end)
+end
+
+---Stops background session `name` (`claude stop <id>`; its conversation is kept).
+---@param name string
+---@param cb fun(err?:string)?
+function M.stop(name, cb)
+  local e = M.find(name)
+  if not e or e.kind ~= "background" then
+    return fail(cb, ("no running background session %q"):format(tostring(name)))
+  end
+  local exe, why = cli.exe()
+  if not exe then
+    return fail(cb, why)
+  end
+  cli.features(exe, function(f)
+    if not f.stop then
+      return fail(cb, cli.too_old("manage"))
+    end
+    cli.run({ exe, "stop", e.id }, { env = cli.env() }, function(r)
+      if r.code ~= 0 then
+        return fail(cb, ("claude stop %s failed: %s"):format(e.id, vim.trim(r.stderr .. r.stdout):sub(1, 300)))
+      end
+      M.started[e.name] = nil
+      M.generation = M.generation + 1
+      cli.refresh(function()
+        if cb then
+          cb(nil)
+        end
+      end)
+    end)
+  end)
+end
+
+---Stops session `name` (when it runs) and removes its worktree. Nothing is lost: uncommitted
+---work in the worktree is first committed on its branch (`worktree-NAME`), and the branch stays.
+---@param name string
+---@param cb fun(err?:string, info?:{branch:string, commit?:string})?
+function M.discard(name, cb)
+  require("claude_context.agents.land").discard(name, cb)
+end
+
+---Brings worktree `name`'s change into the main checkout (claude_context.agents.land).
+---@param name string
+---@param opts {all?:boolean, cb?:fun(err?:string, report?:table)}?
+function M.land(name, opts)
+  return require("claude_context.agents.land").land(name, opts)
+end
+
+---The permission requests waiting for the person (claude_context.agents.permissions).
+---@return table[] `{ { id, session, name, tool, input, asked_ms } }`
+function M.permissions()
+  return require("claude_context.agents.permissions").list()
+end
+
+---Answers permission request `id` ("allow" or "deny", with an optional reason for Claude).
+---@param id string|integer
+---@param decision "allow"|"deny"
+---@param reason string?
+---@return boolean? ok, string? err
+function M.decide(id, decision, reason)
+  return require("claude_context.agents.permissions").decide(id, decision, reason)
+end
+
+---What background sessions need of the CLI: `{ bg = "2.1.197", manage = "2.1.330" }` (`bg`:
+---`--bg` and `agents --json`; `manage`: attach, stop, rm).
+---@return table
+function M.requirements()
+  return vim.deepcopy(cli.REQUIRED)
+end
+
+return M

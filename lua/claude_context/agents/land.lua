@@ -1,0 +1,557 @@
+---@mod claude_context.agents.land Bringing a worktree's work into the main checkout
+---
+--- The worktree's whole change — its commits and its uncommitted and untracked files — against
+--- the merge-base of its HEAD and the main checkout's HEAD is merged, file by file, into the
+--- main checkout as it is now (claude_context.agents.merge): a hunk touching a region the person
+--- changed there is a conflict, left out and listed, never written over. Files are read and
+--- written through the review's native file layer (claude_context.review.fs): confined to the
+--- project, atomic, and only when the file still holds what was read. Git runs off the main
+--- thread; the editor never waits.
+---
+--- `land(name, {all = true})` applies every hunk that merges; without `all` the same is written
+--- and the review view opens on it (before: the main checkout as it was), so each hunk can be
+--- kept or rejected there (a reject puts the person's text back).
+
+local M = {}
+
+local names = require("claude_context.agents.names")
+local cli = require("claude_context.agents.cli")
+local merge = require("claude_context.agents.merge")
+local notify = require("claude_context.notify")
+
+---How long one slice of the merges may hold the main thread (ns).
+M.SLICE_NS = 8e6
+
+local function fail(cb, msg)
+  notify.error("claude-context: " .. msg)
+  if cb then
+    cb(msg)
+  end
+end
+
+local function git(args, cb, stdin)
+  local argv = vim.list_extend({ "git" }, args)
+  local ok, err = pcall(vim.system, argv, { text = true, stdin = stdin or false, timeout = 120000 }, function(r)
+    vim.schedule(function()
+      cb(r.code, r.stdout or "", r.stderr or "")
+    end)
+  end)
+  if not ok then
+    vim.schedule(function()
+      cb(-1, "", tostring(err))
+    end)
+  end
+end
+
+---The changed paths of `out` (`git diff --name-status -z`): `{ {status, path} }`.
+---@param out string
+---@return {status:string, path:string}[]
+function M.parse_name_status(out)
+  local parts = vim.split(out, "\0", { plain = true, trimempty = true })
+  local list = {}
+  local i = 1
+  while i <= #parts do
+    local st = parts[i]
+    local c = st:sub(1, 1)
+    if c == "R" or c == "C" then
+      -- (--no-renames is passed; kept for safety) old and new path follow.
+      list[#list + 1] = { status = "D", path = parts[i + 1] }
+      list[#list + 1] = { status = "A", path = parts[i + 2] }
+      i = i + 3
+    else
+      list[#list + 1] = { status = c, path = parts[i + 1] }
+      i = i + 2
+    end
+  end
+  return list
+end
+
+---The blobs of `git cat-file --batch` output, in order: a string, or false when missing.
+---@param out string
+---@param n integer
+---@return (string|false)[]
+function M.parse_batch(out, n)
+  local res, pos = {}, 1
+  for i = 1, n do
+    local nl = out:find("\n", pos, true)
+    if not nl then
+      break
+    end
+    local head = out:sub(pos, nl - 1)
+    local size = head:match("^%x+ %a+ (%d+)$")
+    if size then
+      size = tonumber(size)
+      res[i] = out:sub(nl + 1, nl + size)
+      pos = nl + size + 2
+    else
+      res[i] = false
+      pos = nl + 1
+    end
+  end
+  return res
+end
+
+local function is_binary(t)
+  return type(t) == "string" and t:find("\0", 1, true) ~= nil
+end
+
+---Whether `path` (relative) is one of the project's paths the plugin never lands.
+local function skipped(path)
+  return path == ".git" or vim.startswith(path, ".git/") or vim.startswith(path, names.DIR .. "/")
+end
+
+---The plan of a land: `{ files = { {path, absolute, action, before, after, conflicts, applied} }, conflicts, skipped }`.
+---`action`: "write" | "create" | "remove" | "conflict" | "same" | "binary".
+---@param rel string
+---@param base string|false|nil the merge-base's text (false/nil: not there)
+---@param ours string|nil the main checkout's text (nil: missing)
+---@param theirs string|nil the worktree's text (nil: deleted)
+---@return table
+function M.plan_file(rel, base, ours, theirs)
+  base = base or nil
+  local f = { path = rel, base = base, before = ours, theirs = theirs, conflicts = {}, applied = 0 }
+  if is_binary(base) or is_binary(ours) or is_binary(theirs) then
+    f.action = (ours == theirs) and "same" or "binary"
+    return f
+  end
+  if theirs == nil then
+    -- Deleted in the worktree.
+    if ours == nil then
+      f.action = "same"
+    elseif base ~= nil and ours == base then
+      f.action, f.after, f.applied = "remove", nil, 1
+    else
+      f.action = "conflict"
+      f.conflicts = { { line = 1, count = 0, why = "deleted in the worktree, changed here" } }
+    end
+    return f
+  end
+  if ours == nil then
+    if base == nil then
+      f.action, f.after, f.applied = "create", theirs, 1
+    else
+      f.action = "conflict"
+      f.conflicts = { { line = 1, count = 0, why = "changed in the worktree, deleted here" } }
+    end
+    return f
+  end
+  if ours == theirs then
+    f.action = "same"
+    return f
+  end
+  if base == nil then
+    -- Added on both sides, differently.
+    f.action = "conflict"
+    f.conflicts = { { line = 1, count = 0, why = "added on both sides" } }
+    return f
+  end
+  local m = merge.merge(base, ours, theirs)
+  f.after, f.applied, f.conflicts = m.text, m.applied, m.conflicts
+  if m.applied > 0 and m.text ~= ours then
+    f.action = "write"
+  else
+    f.action = #m.conflicts > 0 and "conflict" or "same"
+  end
+  return f
+end
+
+---Reads what a land needs; `cb(err, plan)` on the main thread.
+---@param root string the main checkout
+---@param wt string the worktree
+---@param cb fun(err?:string, plan?:table)
+function M.prepare(root, wt, cb)
+  git({ "-C", root, "rev-parse", "--verify", "HEAD" }, function(c1, head, e1)
+    if c1 ~= 0 then
+      return cb("the main checkout has no commit: " .. vim.trim(e1))
+    end
+    head = vim.trim(head)
+    git({ "-C", wt, "merge-base", "HEAD", head }, function(c2, base, e2)
+      if c2 ~= 0 then
+        return cb("no merge-base between the worktree and the main checkout: " .. vim.trim(e2))
+      end
+      base = vim.trim(base)
+      git({ "-C", wt, "diff", "--name-status", "-z", "--no-renames", base, "--" }, function(c3, diff, e3)
+        if c3 ~= 0 then
+          return cb("git diff failed in the worktree: " .. vim.trim(e3))
+        end
+        git({ "-C", wt, "ls-files", "-z", "--others", "--exclude-standard" }, function(c4, others, e4)
+          if c4 ~= 0 then
+            return cb("git ls-files failed in the worktree: " .. vim.trim(e4))
+          end
+          local files, seen = {}, {}
+          for _, e in ipairs(M.parse_name_status(diff)) do
+            if e.path and not seen[e.path] and not skipped(e.path) then
+              seen[e.path] = true
+              files[#files + 1] = { path = e.path, status = e.status }
+            end
+          end
+          for _, p in ipairs(vim.split(others, "\0", { plain = true, trimempty = true })) do
+            if not seen[p] and not skipped(p) then
+              seen[p] = true
+              files[#files + 1] = { path = p, status = "A" }
+            end
+          end
+          table.sort(files, function(a, b)
+            return a.path < b.path
+          end)
+          if #files == 0 then
+            return cb(nil, { root = root, worktree = wt, base = base, files = {} })
+          end
+          local q = {}
+          for _, f in ipairs(files) do
+            q[#q + 1] = base .. ":" .. f.path
+          end
+          git({ "-C", wt, "cat-file", "--batch" }, function(c5, blobs, e5)
+            if c5 ~= 0 then
+              return cb("git cat-file failed: " .. vim.trim(e5))
+            end
+            local based = M.parse_batch(blobs, #files)
+            local fs = require("claude_context.review.fs")
+            local ours_paths, theirs_paths = {}, {}
+            for _, f in ipairs(files) do
+              ours_paths[#ours_paths + 1] = root .. "/" .. f.path
+              theirs_paths[#theirs_paths + 1] = wt .. "/" .. f.path
+            end
+            fs.load(root, ours_paths, function()
+              fs.load(wt, theirs_paths, function()
+                local plan = { root = root, worktree = wt, base = base, files = {} }
+                -- The merges in slices, so the editor is never held long.
+                local i = 1
+                local function slice()
+                  local t0 = vim.uv.hrtime()
+                  while i <= #files and (vim.uv.hrtime() - t0) < M.SLICE_NS do
+                    local f = files[i]
+                    local ours, oerr = fs.read(ours_paths[i])
+                    local theirs, terr = fs.read(theirs_paths[i])
+                    if (oerr and oerr ~= "missing") or (terr and terr ~= "missing") then
+                      plan.files[#plan.files + 1] = { path = f.path, action = "unreadable", why = oerr ~= "missing" and oerr or terr, conflicts = {} }
+                    else
+                      local p = M.plan_file(f.path, based[i], ours, theirs)
+                      p.absolute = ours_paths[i]
+                      plan.files[#plan.files + 1] = p
+                    end
+                    i = i + 1
+                  end
+                  if i <= #files then
+                    vim.schedule(slice)
+                  else
+                    cb(nil, plan)
+                  end
+                end
+                slice()
+              end)
+            end)
+          end, table.concat(q, "\n") .. "\n")
+        end)
+      end)
+    end)
+  end)
+end
+
+---Writes the plan's files; `cb(report)` once all are on disk or refused.
+---@param plan table
+---@param cb fun(report:table)
+function M.apply(plan, cb)
+  local fs = require("claude_context.review.fs")
+  local report = { written = {}, conflicts = {}, skipped = {}, failed = {} }
+  local left = 1
+  local function one()
+    left = left - 1
+    if left == 0 then
+      cb(report)
+    end
+  end
+  local function one_file(f)
+    if #(f.conflicts or {}) > 0 then
+      report.conflicts[#report.conflicts + 1] = { path = f.path, hunks = f.conflicts }
+    end
+    local started, err
+    local function done(ok, werr)
+      if ok then
+        report.written[#report.written + 1] = f.path
+      else
+        report.failed[#report.failed + 1] = { path = f.path, why = werr }
+      end
+      one()
+    end
+    if f.action == "write" then
+      left = left + 1
+      started, err = fs.write_async(f.absolute, f.after, { root = plan.root }, done)
+    elseif f.action == "create" then
+      left = left + 1
+      started, err = fs.create_async(f.absolute, f.after, { root = plan.root }, done)
+    elseif f.action == "remove" then
+      left = left + 1
+      started, err = fs.remove_async(f.absolute, { root = plan.root }, done)
+    else
+      started = true
+      if f.action == "binary" or f.action == "unreadable" then
+        report.skipped[#report.skipped + 1] = { path = f.path, why = f.why or "a binary file: copy it by hand" }
+      end
+    end
+    if not started then
+      report.failed[#report.failed + 1] = { path = f.path, why = err }
+      one()
+    end
+  end
+  -- The writes are started in slices, so the editor is never held long.
+  local i = 1
+  local function slice()
+    local t0 = vim.uv.hrtime()
+    while i <= #plan.files and (vim.uv.hrtime() - t0) < M.SLICE_NS do
+      one_file(plan.files[i])
+      i = i + 1
+    end
+    if i <= #plan.files then
+      vim.schedule(slice)
+    else
+      one()
+    end
+  end
+  slice()
+end
+
+---Lines summing up a land's report.
+---@param name string
+---@param report table
+---@return string msg, integer level
+function M.summary(name, report)
+  local parts = { ("landed %s: %d file(s) written"):format(name, #report.written) }
+  local level = vim.log.levels.INFO
+  if #report.conflicts > 0 then
+    level = vim.log.levels.WARN
+    local c = {}
+    for _, x in ipairs(report.conflicts) do
+      c[#c + 1] = ("%s (%d hunk(s))"):format(x.path, #x.hunks)
+    end
+    parts[#parts + 1] = "conflicts left out (your edits there are untouched): " .. table.concat(c, ", ")
+  end
+  if #report.skipped > 0 then
+    local c = {}
+    for _, x in ipairs(report.skipped) do
+      c[#c + 1] = ("%s (%s)"):format(x.path, x.why)
+    end
+    parts[#parts + 1] = "skipped: " .. table.concat(c, ", ")
+  end
+  if #report.failed > 0 then
+    level = vim.log.levels.WARN
+    local c = {}
+    for _, x in ipairs(report.failed) do
+      c[#c + 1] = ("%s (%s)"):format(x.path, tostring(x.why))
+    end
+    parts[#parts + 1] = "not written: " .. table.concat(c, ", ")
+  end
+  return table.concat(parts, "; "), level
+end
+
+---The conflicts as quickfix items.
+local function quickfix(plan, report)
+  local items = {}
+  for _, x in ipairs(report.conflicts) do
+    for _, h in ipairs(x.hunks) do
+      items[#items + 1] = {
+        filename = plan.root .. "/" .. x.path,
+        lnum = math.max(h.line, 1),
+        text = h.why or ("the worktree's change of %d line(s) here touches your edit: not landed"):format(h.count),
+      }
+    end
+  end
+  if #items > 0 then
+    vim.fn.setqflist({}, " ", { title = "claude-context: land conflicts", items = items })
+  end
+end
+
+---Lands worktree `name` (see the module's text). Returns at once; `opts.cb(err, report)` later.
+---@param name string
+---@param opts {all?:boolean, cb?:fun(err?:string, report?:table)}?
+function M.land(name, opts)
+  opts = opts or {}
+  local cb = opts.cb
+  local why = names.invalid(name)
+  if why then
+    return fail(cb, why)
+  end
+  local root, rerr = require("claude_context.agents").root()
+  if not root then
+    return fail(cb, rerr)
+  end
+  local wt = names.worktree(root, name)
+  if not vim.uv.fs_stat(wt .. "/.git") then
+    return fail(cb, ("the worktree %s is gone (removed by hand?): its commits stay on branch %s"):format(wt, names.branch(name)))
+  end
+  M.prepare(root, wt, function(err, plan)
+    if err then
+      return fail(cb, err)
+    end
+    M.apply(plan, function(report)
+      quickfix(plan, report)
+      local msg, level = M.summary(name, report)
+      notify("claude-context: " .. msg, level)
+      if not opts.all then
+        M.open_view(plan, report)
+      end
+      if cb then
+        cb(nil, report)
+      end
+    end)
+  end)
+end
+
+---Opens the review view on what a land wrote (before: the main checkout as it was).
+function M.open_view(plan, report)
+  local written = {}
+  for _, p in ipairs(report.written) do
+    written[p] = true
+  end
+  local files = {}
+  for _, f in ipairs(plan.files) do
+    if written[f.path] then
+      files[#files + 1] = {
+        path = f.path,
+        absolute = f.absolute,
+        status = f.action == "create" and "added" or f.action == "remove" and "deleted" or "modified",
+        before = f.before,
+        after = f.after,
+      }
+    end
+  end
+  if #files == 0 then
+    return
+  end
+  require("claude_context.review").open({ root = plan.root, turns = {}, files = files })
+end
+
+---Opens the review view on worktree `name`'s whole change against the merge-base, in the
+---worktree itself (a reject puts the base's text back there; the main checkout is not touched).
+---@param name string
+---@param cb fun(err?:string)?
+function M.review(name, cb)
+  local why = names.invalid(name)
+  if why then
+    return fail(cb, why)
+  end
+  local root, rerr = require("claude_context.agents").root()
+  if not root then
+    return fail(cb, rerr)
+  end
+  local wt = names.worktree(root, name)
+  if not vim.uv.fs_stat(wt .. "/.git") then
+    return fail(cb, ("the worktree %s is gone (removed by hand?): its commits stay on branch %s"):format(wt, names.branch(name)))
+  end
+  M.prepare(root, wt, function(err, plan)
+    if err then
+      return fail(cb, err)
+    end
+    local files = {}
+    for _, f in ipairs(plan.files) do
+      if f.action ~= "unreadable" and (f.base or nil) ~= f.theirs then
+        local binary = f.action == "binary"
+        files[#files + 1] = {
+          path = f.path,
+          absolute = wt .. "/" .. f.path,
+          status = binary and "binary" or (f.base == nil and "added") or (f.theirs == nil and "deleted") or "modified",
+          before = not binary and f.base or nil,
+          after = not binary and f.theirs or nil,
+        }
+      end
+    end
+    if #files == 0 then
+      notify(("claude-context: %s changed nothing yet"):format(name))
+    else
+      require("claude_context.review").open({ root = wt, turns = {}, files = files })
+    end
+    if cb then
+      cb(nil)
+    end
+  end)
+end
+
+---Stops session `name` (when it runs) and removes its worktree; uncommitted work is committed on
+---its branch first, and the branch stays. `cb(err, {branch, commit})`.
+---@param name string
+---@param cb fun(err?:string, info?:table)?
+function M.discard(name, cb)
+  local why = names.invalid(name)
+  if why then
+    return fail(cb, why)
+  end
+  local agents = require("claude_context.agents")
+  local root, rerr = agents.root()
+  if not root then
+    return fail(cb, rerr)
+  end
+  local wt = names.worktree(root, name)
+  local branch = names.branch(name)
+  local function remove()
+    if not vim.uv.fs_stat(wt) then
+      git({ "-C", root, "worktree", "prune" }, function()
+        agents.started[name] = nil
+          agents.generation = agents.generation + 1
+        if cb then
+          cb(nil, { branch = branch })
+        end
+      end)
+      return
+    end
+    -- Nothing lost: what the worktree holds uncommitted goes on its branch first.
+    git({ "-C", wt, "add", "-A" }, function(ca, _, ea)
+      if ca ~= 0 then
+        return fail(cb, ("cannot save the worktree's work (git add): %s; nothing removed"):format(vim.trim(ea)))
+      end
+      local msg = "claude-context: work left in worktree " .. name .. " when it was discarded"
+      local function removed()
+        git({ "-C", root, "worktree", "remove", "--force", "--force", wt }, function(cr, _, er)
+          if cr ~= 0 then
+            return fail(cb, ("git worktree remove failed: %s"):format(vim.trim(er)))
+          end
+          agents.started[name] = nil
+          agents.generation = agents.generation + 1
+          require("claude_context.agents.cli").refresh()
+          notify(("claude-context: discarded %s; its work stays on branch %s"):format(name, branch))
+          if cb then
+            cb(nil, { branch = branch })
+          end
+        end)
+      end
+      git({ "-C", wt, "diff", "--cached", "--quiet" }, function(cq)
+        if cq == 0 then
+          return removed()
+        end
+        git({ "-C", wt, "commit", "-q", "--no-verify", "-m", msg }, function(cc)
+          if cc == 0 then
+            return removed()
+          end
+          -- No identity configured: commit as the plugin.
+          git({ "-C", wt, "-c", "user.name=claude-context", "-c", "user.email=claude-context@localhost", "commit", "-q", "--no-verify", "-m", msg }, function(cc2, _, ec2)
+            if cc2 ~= 0 then
+              return fail(cb, ("cannot save the worktree's work (git commit): %s; nothing removed"):format(vim.trim(ec2)))
+            end
+            removed()
+          end)
+        end)
+      end)
+    end)
+  end
+  local e = agents.find(name)
+  if not (e and e.kind == "background") then
+    return remove()
+  end
+  local exe = cli.exe()
+  if not exe then
+    return remove()
+  end
+  cli.features(exe, function(f)
+    if not f.stop then
+      -- An older CLI: end the session's process itself (by its pid, when the service gave one).
+      if e.pid then
+        pcall(vim.uv.kill, e.pid, "sigterm")
+      end
+      return remove()
+    end
+    cli.run({ exe, "stop", e.id }, { env = cli.env() }, function()
+      remove()
+    end)
+  end)
+end
+
+return M

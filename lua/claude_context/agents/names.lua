@@ -1,0 +1,69 @@
+---@mod claude_context.agents.names Worktree names of background sessions
+---
+--- `claude --bg --worktree NAME` makes the worktree `.claude/worktrees/NAME` on the branch
+--- `worktree-NAME`. A name is one component of a git reference name (git-check-ref-format):
+--- no slash, no space or control character, none of `~ ^ : ? * [ \`, no `..` or `@{`, not
+--- starting with `-` or `.`, not ending with `.` or `.lock`, at most 100 bytes.
+
+local M = {}
+
+---The directory of the worktrees, under the project root.
+M.DIR = ".claude/worktrees"
+
+---The most bytes a name may have.
+M.MAX = 100
+
+---Why `name` cannot be a worktree name, or nil when it can.
+---@param name any
+---@return string? why
+function M.invalid(name)
+  if type(name) ~= "string" or name == "" then
+    return "a worktree name is needed"
+  end
+  local shown = vim.inspect(name)
+  if #name > M.MAX then
+    return ("%s is longer than %d bytes"):format(shown, M.MAX)
+  end
+  if name:find("[%c%s~%^:%?%*%[\\/\127]") then
+    return ("%s is not a valid name: no spaces, slashes or any of ~ ^ : ? * [ \\"):format(shown)
+  end
+  if name:find("..", 1, true) or name:find("@{", 1, true) or name == "@" then
+    return ("%s is not a valid name: no '..' or '@{'"):format(shown)
+  end
+  if name:find("^[%-%.]") or name:find("%.$") or name:find("%.lock$") then
+    return ("%s is not a valid name: it may not start with '-' or '.', nor end with '.' or '.lock'"):format(shown)
+  end
+  return nil
+end
+
+---The branch Claude Code makes for worktree `name`.
+---@param name string
+---@return string
+function M.branch(name)
+  return "worktree-" .. name
+end
+
+---The worktree of `name` under project `root`.
+---@param root string
+---@param name string
+---@return string
+function M.worktree(root, name)
+  return root .. "/" .. M.DIR .. "/" .. name
+end
+
+---The worktree name a session directory `cwd` is in (under project `root`), or nil.
+---@param root string
+---@param cwd string?
+---@return string?
+function M.of_cwd(root, cwd)
+  if type(cwd) ~= "string" then
+    return nil
+  end
+  local prefix = root .. "/" .. M.DIR .. "/"
+  if cwd:sub(1, #prefix) ~= prefix then
+    return nil
+  end
+  return cwd:sub(#prefix + 1):match("^[^/]+")
+end
+
+return M

@@ -1,0 +1,212 @@
+---@mod claude_context.agents.permissions Permission requests of background sessions, answered here
+---
+--- A background session's `PermissionRequest` hook (see claude_context.agents) sends the tool
+--- and its input to the bridge and waits; the bridge's `permission_request` request lands here
+--- and is queued until the person decides with |decide| (or `:ClaudeContext permissions`).
+--- Nothing is ever decided here by itself: Claude Code's own dialog stands meanwhile (whoever
+--- attaches sees it), an ask the session no longer waits for (answered in the dialog, the hook's
+--- time ran out) leaves the queue, and a timeout is no answer. The plugin's terminals answer in
+--- the terminal: their asks are passed back at once.
+
+local M = {}
+
+local notify = require("claude_context.notify")
+
+---The queue, oldest first: `{ id, session, name, tool, input, asked_ms, cwd, respond }`.
+---@type table[]
+M.queue = {}
+
+local next_id = 0
+
+---A one-line summary of an ask's input (the command, the file, else its JSON).
+---@param input any
+---@return string
+function M.summary(input)
+  if type(input) == "table" then
+    local s = input.command or input.file_path or input.notebook_path or input.url or input.pattern
+    if type(s) == "string" then
+      return (s:gsub("[%c]", " "))
+    end
+    local ok, j = pcall(vim.json.encode, input)
+    return ok and j or "?"
+  end
+  return tostring(input)
+end
+
+---The session name of an ask: the worktree's name when the session runs in one.
+local function name_of(params)
+  local ok, agents = pcall(require, "claude_context.agents")
+  if ok then
+    local root = agents.root()
+    local wname = root and require("claude_context.agents.names").of_cwd(root, params.cwd)
+    if wname then
+      return wname
+    end
+    for _, e in ipairs(agents.list()) do
+      if e.session_id == params.session_id then
+        return e.name
+      end
+    end
+  end
+  return params.session_id
+end
+
+local function remove(ask)
+  for i, a in ipairs(M.queue) do
+    if a == ask then
+      table.remove(M.queue, i)
+      return true
+    end
+  end
+  return false
+end
+
+local function fire()
+  pcall(vim.api.nvim_exec_autocmds, "User", { pattern = "ClaudeContextPermissions", modeline = false, data = { count = #M.queue } })
+end
+
+---Whether the person looks at session `name`'s attach terminal.
+local function looking_at(name)
+  local buf = vim.api.nvim_get_current_buf()
+  local ok, agents = pcall(require, "claude_context.agents")
+  return ok and agents.attached[name] == buf
+end
+
+---The bridge's `permission_request` handler.
+---@param params table `{ session_id, terminal, cwd, tool, input }`
+---@param respond fun(result:any, err?:string)
+---@return fun()? cancel
+function M.handle(params, respond)
+  if params.terminal then
+    -- A terminal of this editor: the person answers there.
+    respond({ decision = "pass" })
+    return
+  end
+  next_id = next_id + 1
+  local ask = {
+    id = tostring(next_id),
+    session = params.session_id,
+    name = name_of(params),
+    tool = params.tool,
+    input = params.input,
+    cwd = params.cwd,
+    asked_ms = os.time() * 1000,
+    respond = respond,
+  }
+  table.insert(M.queue, ask)
+  fire()
+  if not looking_at(ask.name) then
+    notify(("claude-context: %s asks to run %s: %s (:ClaudeContext permissions)"):format(ask.name, ask.tool, M.summary(ask.input)), vim.log.levels.WARN)
+  end
+  return function()
+    -- The hook went away (Claude Code's dialog was answered, or its time ran out).
+    if remove(ask) then
+      fire()
+    end
+  end
+end
+
+---The asks waiting, oldest first: `{ { id, session, name, tool, input, asked_ms } }`.
+---@return table[]
+function M.list()
+  local out = {}
+  for _, a in ipairs(M.queue) do
+    out[#out + 1] = { id = a.id, session = a.session, name = a.name, tool = a.tool, input = a.input, asked_ms = a.asked_ms, cwd = a.cwd }
+  end
+  return out
+end
+
+---Answers ask `id`: "allow" or "deny" (with an optional reason Claude is told).
+---@param id string|integer
+---@param decision "allow"|"deny"
+---@param reason string?
+---@return boolean? ok, string? err
+function M.decide(id, decision, reason)
+  if decision ~= "allow" and decision ~= "deny" then
+    return nil, ('decide: the decision is "allow" or "deny", not %s'):format(vim.inspect(decision))
+  end
+  id = tostring(id)
+  for _, a in ipairs(M.queue) do
+    if a.id == id then
+      remove(a)
+      a.respond({ decision = decision, reason = reason })
+      fire()
+      return true
+    end
+  end
+  return nil, ("no permission request %s is waiting (answered already, or the session went on)"):format(id)
+end
+
+---Takes the asks of session `session` off the queue when it moves on without them (it works
+---again, finished or ended: the person answered in Claude Code's dialog).
+---@param data table the ClaudeContextSessionState data
+function M.on_session_state(data)
+  if type(data) ~= "table" or data.state == "waiting" then
+    return
+  end
+  local changed = false
+  for i = #M.queue, 1, -1 do
+    local a = M.queue[i]
+    if a.session == data.id then
+      table.remove(M.queue, i)
+      a.respond({ decision = "pass" })
+      changed = true
+    end
+  end
+  if changed then
+    fire()
+  end
+end
+
+---`:ClaudeContext permissions`: the queue, then allow / deny / deny with a reason.
+function M.pick()
+  local list = M.list()
+  if #list == 0 then
+    return notify("claude-context: no permission request is waiting")
+  end
+  vim.ui.select(list, {
+    prompt = "Permission requests",
+    kind = "claude_context.permissions",
+    format_item = function(a)
+      return ("%s: %s %s"):format(a.name, a.tool, M.summary(a.input))
+    end,
+  }, function(a)
+    if not a then
+      return
+    end
+    vim.ui.select({ "Allow", "Deny", "Deny, with a reason for Claude" }, { prompt = ("%s: %s"):format(a.tool, M.summary(a.input)) }, function(choice)
+      local ok, err
+      if choice == "Allow" then
+        ok, err = M.decide(a.id, "allow")
+      elseif choice == "Deny" then
+        ok, err = M.decide(a.id, "deny")
+      elseif choice then
+        vim.ui.input({ prompt = "Reason: " }, function(reason)
+          local ok2, err2 = M.decide(a.id, "deny", reason)
+          if not ok2 then
+            notify.error("claude-context: " .. err2)
+          end
+        end)
+        return
+      else
+        return
+      end
+      if not ok then
+        notify.error("claude-context: " .. err)
+      end
+    end)
+  end)
+end
+
+require("claude_context.rpc").register("permission_request", M.handle)
+
+vim.api.nvim_create_autocmd("User", {
+  group = vim.api.nvim_create_augroup("ClaudeContextPermissions", { clear = true }),
+  pattern = "ClaudeContextSessionState",
+  callback = function(ev)
+    M.on_session_state(ev.data)
+  end,
+  desc = "claude-context: drop permission requests a session no longer waits for",
+})
+
+return M

@@ -1,0 +1,301 @@
+"""End to end for background sessions in worktrees (claude_context.agents) with the real CLI in
+background mode (`claude --bg --worktree`, Claude Code's own service) and the model stub:
+
+- `new` starts a worktree session whose scripted turn edits files there; `agents()` shows it,
+  then done (from the plugin's hooks, which found the editor through the lock file);
+- `land(name, {all = true})` brings its edits into the main checkout; the person's uncommitted
+  edit of another file, and of another region of the same file, survive;
+- a restarted Neovim lists the session still running, and `attach` shows its conversation;
+- `discard` stops it and removes the worktree; the branch stays.
+
+Each test has its own HOME and CLAUDE_CONFIG_DIR, so its own service, which it ends by pid.
+A CLI without `--bg` is skipped (the reason says which version is needed).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+
+import pytest
+
+from conftest import REPO, WAIT, wait_until
+from test_terminal_relay import stub_env
+
+RELAY = REPO / "lib/claude-context-mcp"
+
+
+def help_text(claude) -> str:
+    r = subprocess.run([str(claude.exe), "--help"], capture_output=True, text=True, env=claude.env(), timeout=120)
+    return r.stdout + r.stderr
+
+
+def need_bg(claude) -> str:
+    text = help_text(claude)
+    if "--bg" not in text or "\n  agents " not in text:
+        pytest.skip(f"Claude Code {claude.version} has no `--bg` / `claude agents --json` (background sessions need 2.1.197 or newer)")
+    return text
+
+
+def git(*args, cwd):
+    r = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, f"git {args}: {r.stderr}"
+    return r.stdout
+
+
+def make_project(world):
+    p = world.project
+    git("init", "-q", "-b", "main", ".", cwd=p)
+    git("config", "user.email", "t@t", cwd=p)
+    git("config", "user.name", "t", cwd=p)
+    (p / "a.txt").write_text("".join(f"line {i}\n" for i in range(1, 13)))
+    (p / "README").write_text("readme\n")
+    git("add", "-A", cwd=p)
+    git("commit", "-qm", "init", cwd=p)
+    return p
+
+
+def service_pids(world) -> list:
+    """The pids of the Claude Code service of this test's config dir: `claude daemon run`, its
+    helpers and its sessions."""
+    out = []
+    marker = f"CLAUDE_CONFIG_DIR={world.config_dir}".encode()
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open(f"/proc/{d}/environ", "rb") as f:
+                env = f.read().split(b"\0")
+            with open(f"/proc/{d}/cmdline", "rb") as f:
+                cmd = f.read().split(b"\0")
+        except OSError:
+            continue
+        # The service, its helpers (--bg-pty-host, --bg-spare) and its sessions: every Claude
+        # Code process of this test (not the Neovims, which the test stops itself).
+        if marker in env and os.path.basename(cmd[0]).startswith(b"claude"):
+            out.append(int(d))
+    return out
+
+
+def service_dirs(world) -> set:
+    """The service's socket directories (/tmp/cc-daemon-<uid>/<id>), from its processes' argv."""
+    dirs = set()
+    marker = f"CLAUDE_CONFIG_DIR={world.config_dir}".encode()
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open(f"/proc/{d}/environ", "rb") as f:
+                if marker not in f.read().split(b"\0"):
+                    continue
+            with open(f"/proc/{d}/cmdline", "rb") as f:
+                cmd = f.read().decode(errors="replace").split("\0")
+        except OSError:
+            continue
+        for a in cmd:
+            if "/cc-daemon-" in a:
+                parts = a.split("/")
+                i = next(i for i, x in enumerate(parts) if x.startswith("cc-daemon-"))
+                dirs.add("/".join(parts[: i + 2]))
+    return dirs
+
+
+@pytest.fixture
+def service(world):
+    """Ends the service this test started, by pid, and removes its socket directory."""
+    seen = {"pids": set(), "dirs": set()}
+
+    def note():
+        seen["pids"].update(service_pids(world))
+        seen["dirs"].update(service_dirs(world))
+
+    yield note
+    note()
+    for pid in seen["pids"]:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    # The sessions' processes carry the test's config dir: the world fixture kills them next.
+    for d in seen["dirs"]:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def nvim_with_cli(make_bridge, claude, **terminal):
+    env = stub_env(claude)
+    setup = {"claude": {"cmd": str(claude.exe)}, "terminal": {"env": env, "permission_mode": "acceptEdits", **terminal}}
+    # Neovim's own environment too: the service `claude --bg` starts inherits it.
+    return make_bridge("nvim", setup_opts=setup, extra_env=env)
+
+
+def lua_wait(b, code: str, what: str, timeout: float = WAIT * 2):
+    """Runs `code` (which sets _G.agents_result through a callback) and waits for the result."""
+    b.lua("_G.agents_result = nil")
+    b.lua(code)
+    return wait_until(lambda: b.lua("return _G.agents_result"), timeout, 0.2, what)
+
+
+def entry(b, name):
+    for e in b.lua("return require('claude_context').agents()"):
+        if e.get("name") == name:
+            return e
+    return None
+
+
+def test_new_agents_land_restart_attach_discard(make_bridge, claude, model_stub, world, service):
+    if not RELAY.exists():
+        pytest.fail(f"{RELAY} is missing: run `make build`")
+    help_ = need_bg(claude)
+    project = make_project(world)
+    wt = project / ".claude/worktrees/feat"
+    # Claude Code 2.1.197 asks whether to trust a folder it has not seen, the new worktree too.
+    world.trust(wt)
+    b = nvim_with_cli(make_bridge, claude)
+
+    model_stub.push(
+        {"tool_use": {"name": "Read", "input": {"file_path": str(wt / "a.txt")}}},
+        {"tool_use": {"name": "Edit", "input": {"file_path": str(wt / "a.txt"), "old_string": "line 2\n", "new_string": "line 2 by claude\n"}}},
+        {"tool_use": {"name": "Write", "input": {"file_path": str(wt / "new.txt"), "content": "made in the worktree\n"}}},
+        {"text": "bg-turn-done-5521"},
+    )
+    started = lua_wait(
+        b,
+        "require('claude_context').new('feat', 'edit a and write new', { cb = function(err, s) _G.agents_result = { err = err, s = s } end })",
+        "new's callback",
+    )
+    service()
+    assert not started.get("err"), started
+    assert started["s"]["id"], started
+
+    def done():
+        b.lua("require('claude_context.agents').refresh()")
+        e = entry(b, "feat")
+        return e if e and e["state"] == "done" else None
+
+    try:
+        e = wait_until(done, WAIT * 3, 0.5, "the background session to be done")
+    except BaseException:
+        print("agents:", b.lua("return require('claude_context').agents()"))
+        print("sessions:", b.lua("return require('claude_context').status().sessions"))
+        print("requests:", [(r.path, r.is_agent) for r in model_stub.requests])
+        raise
+    assert e["kind"] == "background", e
+    assert e["worktree"] == str(wt), e
+    assert e["branch"] == "worktree-feat", e
+    assert e["prompt"] == "edit a and write new", e
+    assert (wt / "new.txt").read_text() == "made in the worktree\n"
+    assert "line 2 by claude\n" in (wt / "a.txt").read_text()
+    # Nobody looks at a background session: its finish was notified.
+    notified = b.lua("return require('claude_context.sessions_state').notified")
+    assert any(n["state"] == "done" and "edit a and write new" in n["message"] for n in notified), notified
+    git("rev-parse", "--verify", "refs/heads/worktree-feat", cwd=project)
+
+    # The person's uncommitted edits in the main checkout: another file, another region.
+    lines = (project / "a.txt").read_text().splitlines(keepends=True)
+    lines[9] = "line 10 by me\n"
+    (project / "a.txt").write_text("".join(lines))
+    (project / "README").write_text("readme, my edit\n")
+
+    report = lua_wait(
+        b,
+        "require('claude_context').land('feat', { all = true, cb = function(err, r) _G.agents_result = { err = err, r = r } end })",
+        "the land",
+    )
+    b.lua("require('claude_context.review').flush(5000)")
+    assert not report.get("err"), report
+    a = (project / "a.txt").read_text()
+    assert "line 2 by claude\n" in a and "line 10 by me\n" in a, a
+    assert (project / "new.txt").read_text() == "made in the worktree\n"
+    assert (project / "README").read_text() == "readme, my edit\n"
+    assert not report["r"]["conflicts"], report
+
+    # A restarted Neovim lists the session still running.
+    b.stop()
+    b2 = nvim_with_cli(make_bridge, claude)
+
+    def listed():
+        b2.lua("require('claude_context.agents').refresh()")
+        return entry(b2, "feat")
+
+    e2 = wait_until(listed, WAIT, 0.5, "the session listed by a new Neovim")
+    assert e2["kind"] == "background" and e2["id"] == e["id"], e2
+
+    if "\n  attach <" in help_:
+        b2.lua("vim.o.columns = 200; vim.o.lines = 80")
+        buf = lua_wait(b2, "require('claude_context.agents').attach('feat', function(err, buf) _G.agents_result = err or buf end)", "attach")
+        assert isinstance(buf, int), buf
+
+        def screen():
+            return b2.lua("return table.concat(vim.api.nvim_buf_get_lines(..., 0, -1, false), '\\n')", buf)
+
+        try:
+            wait_until(lambda: "bg-turn-done-5521" in screen(), WAIT * 2, 0.5, "the conversation in the attach terminal")
+        except BaseException:
+            print("screen:\n" + screen()[-3000:])
+            raise
+        # Closing the terminal leaves the session running.
+        b2.lua("vim.api.nvim_buf_delete(..., { force = true })", buf)
+        assert wait_until(listed, WAIT, 0.5, "the session still listed")["id"] == e["id"]
+
+    info = lua_wait(b2, "require('claude_context').discard('feat', function(err, i) _G.agents_result = { err = err, i = i } end)", "the discard")
+    assert not info.get("err"), info
+    assert not wt.exists()
+    git("rev-parse", "--verify", "refs/heads/worktree-feat", cwd=project)
+    assert "made in the worktree" in git("show", "worktree-feat:new.txt", cwd=project)
+    service()
+
+
+def test_a_background_permission_waits_for_decide(make_bridge, claude, model_stub, world, service):
+    if not RELAY.exists():
+        pytest.fail(f"{RELAY} is missing: run `make build`")
+    need_bg(claude)
+    project = make_project(world)
+    wt = project / ".claude/worktrees/perm"
+    world.trust(wt)
+    # "default": Bash asks the person.
+    b = nvim_with_cli(make_bridge, claude, permission_mode="default")
+    model_stub.push(
+        {"tool_use": {"name": "Bash", "input": {"command": "touch made-by-bash.txt", "description": "Make a file"}}},
+        {"text": "perm-turn-done"},
+    )
+    started = lua_wait(
+        b,
+        "require('claude_context').new('perm', 'run a command', { cb = function(err, s) _G.agents_result = { err = err, s = s } end })",
+        "new's callback",
+    )
+    service()
+    assert not started.get("err"), started
+
+    def asked():
+        ps = b.lua("return require('claude_context').permissions()")
+        return ps[0] if ps else None
+
+    try:
+        ask = wait_until(asked, WAIT * 3, 0.5, "the Bash permission in permissions()")
+    except BaseException:
+        print("agents:", b.lua("return require('claude_context').agents()"))
+        print("sessions:", b.lua("return require('claude_context').status().sessions"))
+        raise
+    assert ask["tool"] == "Bash", ask
+    assert ask["name"] == "perm", ask
+    assert ask["input"]["command"] == "touch made-by-bash.txt", ask
+    # Nothing answers it by itself: still waiting a while later, and the command did not run.
+    b.lua("vim.wait(1500)")
+    assert not (wt / "made-by-bash.txt").exists()
+    assert b.lua("return #require('claude_context').permissions()") == 1
+    waiting = entry(b, "perm")
+    assert waiting and waiting["state"] == "waiting", waiting
+
+    assert b.lua("return require('claude_context').decide(...)", ask["id"], "allow") is True
+    wait_until(lambda: (wt / "made-by-bash.txt").exists(), WAIT * 2, 0.2, "the allowed command to run")
+
+    def done():
+        b.lua("require('claude_context.agents').refresh()")
+        e = entry(b, "perm")
+        return e if e and e["state"] == "done" else None
+
+    wait_until(done, WAIT * 2, 0.5, "the session to finish")
+    assert not b.lua("return require('claude_context').permissions()")
+    service()

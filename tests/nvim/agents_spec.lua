@@ -1,0 +1,587 @@
+-- Background sessions in worktrees (claude_context.agents): names, the three-way merge of a land,
+-- `new` with a fake `claude` (what it is started with, that it returns at once, the refusals),
+-- `agents()` from a fake `claude agents --json`, attach, land into a real git checkout (the
+-- person's edits survive; a touching hunk is a conflict), discard (the branch keeps everything).
+local h = require("helpers")
+local eq, ok, contains, wait_for = h.eq, h.ok, h.contains, h.wait_for
+local messages = h.record_notify()
+
+local A = function()
+  return require("claude_context.agents")
+end
+
+local function sh(cmd, cwd)
+  local r = vim.system({ "sh", "-c", cmd }, { cwd = cwd, text = true }):wait(20000)
+  eq(0, r.code, cmd .. ": " .. (r.stderr or ""))
+  return r.stdout
+end
+
+local function git_repo(dir)
+  vim.fn.mkdir(dir, "p")
+  sh("git init -q -b main . && git config user.email t@t && git config user.name t", dir)
+  return dir
+end
+
+local tmp = h.tmpdir()
+local log = tmp .. "/fake-calls.log"
+local agents_json = tmp .. "/agents.json"
+local help_text = tmp .. "/help.txt"
+
+-- A fake claude: records each call (argv, one per line, then a blank line; and whether the
+-- editor's port was in its environment), answers --help from help.txt, `agents --json` from
+-- agents.json, `--bg` with the id; `attach` sleeps (a terminal client).
+local fake = tmp .. "/claude"
+h.write(
+  fake,
+  ([[#!/bin/sh
+{ for a in "$@"; do printf '%%s\n' "$a"; done; printf 'SSE_PORT=%%s\n' "${CLAUDE_CODE_SSE_PORT:-none}"; printf 'PWD=%%s\n\n' "$PWD"; } >> %q
+case "$1" in
+  --help) cat %q ;;
+  agents) cat %q ;;
+  attach) echo "attached to $2"; sleep 600 ;;
+  stop) echo "stopped $2" ;;
+  *) echo 'Starting background service...' >&2; printf 'backgrounded \302\267 abcd1234\n' ;;
+esac
+]]):format(log, help_text, agents_json)
+)
+vim.fn.setfperm(fake, "rwxr-xr-x")
+local HELP_NEW = "Options:\n  --bg, --background   Start in the background\nCommands:\n  agents [options]   Manage\n  attach <id|name>   Open\n  stop|kill <id>   Stop\n  rm <id>   Remove\n  logs <id|name>   Print\n"
+h.write(help_text, HELP_NEW)
+h.write(agents_json, "[]")
+
+local function calls()
+  local text = h.read(log) or ""
+  local out = {}
+  for block in (text .. "\n"):gmatch("(.-)\n\n") do
+    out[#out + 1] = vim.split(block, "\n", { plain = true })
+  end
+  return out
+end
+
+local function last_call(first)
+  local found
+  for _, c in ipairs(calls()) do
+    if c[1] == first then
+      found = c
+    end
+  end
+  return found
+end
+
+local project = git_repo(tmp .. "/project")
+h.write(project .. "/a.txt", "one\ntwo\nthree\nfour\nfive\nsix\nseven\neight\nnine\nten\n")
+h.write(project .. "/keep.txt", "keep\n")
+sh("git add -A && git commit -qm init", project)
+
+h.cc().setup({ claude = { cmd = fake }, terminal = { args = { "--model", "sonnet" }, env = { STUB_URL = "http://127.0.0.1:9" } } })
+vim.cmd.cd(project)
+
+return {
+  {
+    "worktree names: git's reference rules, one component",
+    function()
+      local N = require("claude_context.agents.names")
+      for _, good in ipairs({ "foo", "fix-123", "a_b.c", "UPPER" }) do
+        eq(nil, N.invalid(good), good)
+      end
+      for _, bad in ipairs({ "", "a b", "a/b", "..", "a..b", "-x", ".x", "x.", "x.lock", "a~b", "a^b", "a:b", "a?b", "a*b", "a[b", "a\\b", "a@{b", "@", "a\tb", ("x"):rep(101) }) do
+        ok(N.invalid(bad), vim.inspect(bad))
+      end
+      ok(N.invalid(nil))
+      eq("worktree-foo", N.branch("foo"))
+      eq("foo", N.of_cwd("/p", "/p/.claude/worktrees/foo"))
+      eq("foo", N.of_cwd("/p", "/p/.claude/worktrees/foo/sub"))
+      eq(nil, N.of_cwd("/p", "/p/src"))
+    end,
+  },
+  {
+    "merge: disjoint hunks both land; a hunk touching the person's edit is a conflict, theirs left out",
+    function()
+      local M = require("claude_context.agents.merge")
+      local base = "1\n2\n3\n4\n5\n6\n7\n8\n9\n"
+      -- The person changed line 8; the worktree line 2 and added a line after 5.
+      local ours = "1\n2\n3\n4\n5\n6\n7\nEIGHT\n9\n"
+      local theirs = "1\nTWO\n3\n4\n5\nnew\n6\n7\n8\n9\n"
+      local r = M.merge(base, ours, theirs)
+      eq("1\nTWO\n3\n4\n5\nnew\n6\n7\nEIGHT\n9\n", r.text)
+      eq(2, r.applied)
+      eq({}, r.conflicts)
+      -- Same line on both sides: the person's text stays.
+      r = M.merge(base, "1\n2\nmine\n4\n5\n6\n7\n8\n9\n", "1\n2\ntheirs\n4\n5\n6\n7\n8\n9\n")
+      eq("1\n2\nmine\n4\n5\n6\n7\n8\n9\n", r.text)
+      eq(0, r.applied)
+      eq(1, #r.conflicts)
+      eq(3, r.conflicts[1].line)
+      -- A neighbouring line merges; of a two-line change, the line the person changed too is
+      -- the conflict, the other lands.
+      r = M.merge(base, "1\n2\nmine\n4\n5\n6\n7\n8\n9\n", "1\n2\n3\ntheirs\n5\n6\n7\n8\nnine\n")
+      eq("1\n2\nmine\ntheirs\n5\n6\n7\n8\nnine\n", r.text)
+      eq(2, r.applied)
+      eq({}, r.conflicts)
+      r = M.merge(base, "1\n2\nmine\n4\n5\n6\n7\n8\n9\n", "1\n2\nT3\nT4\n5\n6\n7\n8\n9\n")
+      eq("1\n2\nmine\nT4\n5\n6\n7\n8\n9\n", r.text)
+      eq(1, #r.conflicts)
+      -- Lines removed around the person's edit, or inserted at the same place: conflicts.
+      r = M.merge(base, "1\n2\nmine\n4\n5\n6\n7\n8\n9\n", "1\n5\n6\n7\n8\n9\n")
+      eq("1\n2\nmine\n4\n5\n6\n7\n8\n9\n", r.text)
+      eq(1, #r.conflicts)
+      r = M.merge(base, "1\nmine\n2\n3\n4\n5\n6\n7\n8\n9\n", "1\ntheirs\n2\n3\n4\n5\n6\n7\n8\n9\n")
+      eq(1, #r.conflicts)
+      -- A change already there (landed before) is neither applied again nor a conflict.
+      r = M.merge(base, "1\nTWO\n3\n4\n5\n6\n7\n8\n9\n", "1\nTWO\n3\n4\n5\n6\n7\n8\nNINE\n")
+      eq("1\nTWO\n3\n4\n5\n6\n7\n8\nNINE\n", r.text)
+      eq(1, r.applied)
+      eq({}, r.conflicts)
+      -- No final line break: kept as the side that changed it has it.
+      r = M.merge("a\nb", "a\nb", "a\nb\nc")
+      eq("a\nb\nc", r.text)
+      r = M.merge("a\nb\n", "A\nb\n", "a\nb")
+      eq("A\nb", r.text)
+    end,
+  },
+  {
+    "cli: features from --help, the id --bg prints, agents --json",
+    function()
+      local C = require("claude_context.agents.cli")
+      local f = C.parse_features(HELP_NEW)
+      ok(f.bg and f.agents and f.attach and f.stop and f.rm and f.logs, vim.inspect(f))
+      f = C.parse_features("Options:\n  --bg, --background  x\nCommands:\n  agents [options]  Manage\n  mcp  x\n")
+      ok(f.bg and f.agents and not f.attach and not f.stop, vim.inspect(f))
+      f = C.parse_features("Options:\n  --print\n")
+      ok(not f.bg, vim.inspect(f))
+      eq("6e6570a0", C.parse_started("backgrounded · 6e6570a0\n  claude agents   list sessions\n"))
+      eq(nil, C.parse_started("error: unknown option '--bg'"))
+      local list = C.parse_agents('[{"id":"x1","cwd":"/p","kind":"background"},{"nope":1}]')
+      eq(1, #list)
+      eq(nil, C.parse_agents("not json"))
+      eq("2.1.197", A().requirements().bg)
+    end,
+  },
+  {
+    "new: returns at once, starts claude --bg --worktree with the relay and hooks, nothing naming this editor",
+    function()
+      local got
+      local t0 = vim.uv.hrtime()
+      local r = h.cc().new("feat", "do the thing", { permission_mode = "acceptEdits", cb = function(err, s)
+        got = { err = err, s = s }
+      end })
+      local spent_ms = (vim.uv.hrtime() - t0) / 1e6
+      eq(true, r)
+      ok(got == nil, "the callback runs later, not inside new()")
+      ok(spent_ms < 5000, "sanity")
+      wait_for(function()
+        return got
+      end, 20000, "new's callback")
+      eq(nil, got.err)
+      eq("abcd1234", got.s.id)
+      local c = last_call("--bg")
+      ok(c, vim.inspect(calls()))
+      eq({ "--bg", "--worktree", "feat" }, { c[1], c[2], c[3] })
+      local mcp, settings, mode
+      for _, a in ipairs(c) do
+        mcp = mcp or a:match("^%-%-mcp%-config=(.*)$")
+        settings = settings or a:match("^%-%-settings=(.*)$")
+        mode = mode or a:match("^%-%-permission%-mode=(.*)$")
+      end
+      eq("acceptEdits", mode, "opts.permission_mode wins")
+      local m = vim.json.decode(mcp)
+      local server = m.mcpServers["claude-context"]
+      ok(server and server.command:match("claude%-context%-mcp$"), mcp)
+      eq({}, server.args)
+      local s = vim.json.decode(settings)
+      ok(s.hooks and s.hooks.Stop and s.hooks.PermissionRequest, settings)
+      eq("hook", s.hooks.Stop[1].hooks[1].args[1])
+      eq("http://127.0.0.1:9", s.env.STUB_URL, "terminal.env reaches the session through its settings")
+      eq("SSE_PORT=none", c[#c - 1], "the editor's port is not in the session's environment")
+      local status = h.cc().status()
+      for _, a in ipairs(c) do
+        ok(not a:find(status.token, 1, true), "no token on the command line")
+        ok(not a:find(tostring(status.port), 1, true) or a:find("^PWD="), "no port on the command line: " .. a)
+      end
+      -- terminal.args, then the prompt last.
+      eq("do the thing", c[#c - 2])
+      contains(table.concat(c, " "), "--model sonnet do the thing")
+      -- Listed at once as starting (the service lists it a moment later).
+      local e = A().find("feat")
+      ok(e, vim.inspect(A().list()))
+      eq("background", e.kind)
+      eq(project .. "/.claude/worktrees/feat", e.worktree)
+      eq("worktree-feat", e.branch)
+    end,
+  },
+  {
+    "new refuses a bad name, an existing branch, an existing worktree, an old CLI",
+    function()
+      h.clear(messages)
+      local r, err = h.cc().new("a b", "x")
+      eq(nil, r)
+      contains(err, "not a valid name")
+      sh("git branch worktree-taken", project)
+      local got
+      eq(true, h.cc().new("taken", nil, { cb = function(e)
+        got = e
+      end }))
+      wait_for(function()
+        return got
+      end, 10000, "the refusal")
+      contains(got, "branch worktree-taken already exists")
+      vim.fn.mkdir(project .. "/.claude/worktrees/there", "p")
+      r, err = h.cc().new("there")
+      eq(nil, r)
+      contains(err, "already exists")
+      -- An older CLI without --bg: the needed version is named, nothing started.
+      h.write(help_text, "Options:\n  --print\n")
+      require("claude_context.agents.cli").features_cache = {}
+      got = nil
+      h.cc().new("later", nil, { cb = function(e)
+        got = e
+      end })
+      wait_for(function()
+        return got
+      end, 10000, "the refusal")
+      contains(got, "2.1.197")
+      h.write(help_text, HELP_NEW)
+      require("claude_context.agents.cli").features_cache = {}
+      ok(#messages >= 3, vim.inspect(messages))
+    end,
+  },
+  {
+    "agents(): background sessions of this project from claude agents --json, with their worktree",
+    function()
+      h.write(
+        agents_json,
+        vim.json.encode({
+          { id = "abcd1234", pid = 99999999, cwd = project .. "/.claude/worktrees/feat", kind = "background", startedAt = 1000, sessionId = "s-1", name = "title", status = "busy", state = "working" },
+          { id = "other111", cwd = "/elsewhere", kind = "background", startedAt = 2000, sessionId = "s-2", status = "idle" },
+        })
+      )
+      local list
+      A().refresh(function(l)
+        list = l
+      end)
+      wait_for(function()
+        return list
+      end, 10000, "the refresh")
+      local bg = vim.tbl_filter(function(e)
+        return e.kind == "background"
+      end, list)
+      eq(1, #bg, vim.inspect(list))
+      local e = bg[1]
+      eq("feat", e.name)
+      eq("abcd1234", e.id)
+      eq("working", e.state)
+      eq("do the thing", e.prompt)
+      eq(1000, e.started_ms)
+      eq(project .. "/.claude/worktrees/feat", e.worktree)
+      -- From the cache, at once.
+      local again = h.cc().agents()
+      eq("feat", again[1].name)
+    end,
+  },
+  {
+    "attach opens claude attach in a terminal; closing it leaves the session alone",
+    function()
+      local buf
+      A().attach("feat", function(err, b)
+        eq(nil, err)
+        buf = b
+      end)
+      wait_for(function()
+        return buf
+      end, 10000, "the attach terminal")
+      eq("terminal", vim.bo[buf].buftype)
+      eq("abcd1234", vim.b[buf].claude_context_attach)
+      wait_for(function()
+        return last_call("attach")
+      end, 10000, "claude attach to run")
+      eq("abcd1234", last_call("attach")[2])
+      vim.api.nvim_buf_delete(buf, { force = true })
+      vim.wait(200)
+      eq(nil, last_call("stop"), "closing the terminal stops nothing")
+      -- Unknown name: a clear message.
+      local err
+      A().attach("nope", function(e)
+        err = e
+      end)
+      contains(err, "no background session")
+    end,
+  },
+  {
+    "land {all}: committed, uncommitted and new files land; the person's edits survive; a touching hunk is a conflict",
+    function()
+      sh("git worktree add -q .claude/worktrees/work -b worktree-work", project)
+      local wt = project .. "/.claude/worktrees/work"
+      -- Committed in the worktree: line 2; uncommitted: line 9 of a.txt and a new file.
+      h.write(wt .. "/a.txt", "one\nTWO\nthree\nfour\nfive\nsix\nseven\neight\nnine\nten\n")
+      sh("git commit -qam 'two'", wt)
+      h.write(wt .. "/a.txt", "one\nTWO\nthree\nfour\nfive\nsix\nseven\neight\nNINE\nten\n")
+      vim.fn.mkdir(wt .. "/sub", "p")
+      h.write(wt .. "/sub/new.txt", "brand new\n")
+      h.write(wt .. "/keep.txt", "theirs\n")
+      -- The person, in the main checkout: line 5 of a.txt, and keep.txt (the same line).
+      h.write(project .. "/a.txt", "one\ntwo\nthree\nfour\nFIVE (mine)\nsix\nseven\neight\nnine\nten\n")
+      h.write(project .. "/keep.txt", "mine\n")
+      h.write(project .. "/other.txt", "my other file\n")
+      local report
+      h.cc().land("work", { all = true, cb = function(err, rep)
+        eq(nil, err)
+        report = rep
+      end })
+      wait_for(function()
+        return report
+      end, 20000, "the land")
+      require("claude_context.review.fs").flush(nil, 5000)
+      eq("one\nTWO\nthree\nfour\nFIVE (mine)\nsix\nseven\neight\nNINE\nten\n", h.read(project .. "/a.txt"))
+      eq("brand new\n", h.read(project .. "/sub/new.txt"))
+      eq("mine\n", h.read(project .. "/keep.txt"), "a conflict never overwrites the person's text")
+      eq("my other file\n", h.read(project .. "/other.txt"))
+      eq(1, #report.conflicts, vim.inspect(report))
+      eq("keep.txt", report.conflicts[1].path)
+      table.sort(report.written)
+      eq({ "a.txt", "sub/new.txt" }, report.written)
+      local qf = vim.fn.getqflist()
+      eq(1, #qf)
+      -- The worktree itself is untouched.
+      eq("theirs\n", h.read(wt .. "/keep.txt"))
+      -- A worktree removed by hand: a clear message, nothing written.
+      local err
+      h.cc().land("gone", { all = true, cb = function(e)
+        err = e
+      end })
+      contains(err, "is gone")
+    end,
+  },
+  {
+    "land without all opens the review view on what it brought",
+    function()
+      local wt = project .. "/.claude/worktrees/work"
+      h.write(wt .. "/other.txt", "my other file\nand a line from the worktree\n")
+      sh("git add other.txt", wt)
+      h.write(wt .. "/a.txt", "one\nTWO\nthree\nfour\nfive\nsix\nseven\neight\nNINE\nTEN\n")
+      -- other.txt exists in the main checkout untracked with the same first line: added on both
+      -- sides differently is a conflict; a.txt has nothing new.
+      local report
+      h.cc().land("work", { cb = function(_, rep)
+        report = rep
+      end })
+      wait_for(function()
+        return report
+      end, 20000, "the land")
+      require("claude_context.review.fs").flush(nil, 5000)
+      eq("my other file\n", h.read(project .. "/other.txt"))
+      contains(vim.inspect(report.conflicts), "other.txt")
+      eq("one\nTWO\nthree\nfour\nFIVE (mine)\nsix\nseven\neight\nNINE\nTEN\n", h.read(project .. "/a.txt"))
+      -- The review holds the one hunk landed (before: the checkout as the person had it).
+      local review = require("claude_context.review").active()
+      ok(review, "a review is open")
+      eq(1, #review.cs.files)
+      eq("a.txt", review.cs.files[1].path)
+      contains(review.cs.files[1].before, "FIVE (mine)\nsix\nseven\neight\nNINE\nten\n")
+    end,
+  },
+  {
+    ":ClaudeContext new/agents/permissions: the command passes the name and the prompt; the picker's lines and actions",
+    function()
+      local C = require("claude_context.agents.commands")
+      local cmds = require("claude_context.commands").subcommands
+      for _, name in ipairs({ "new", "agents", "attach", "land", "discard", "permissions" }) do
+        ok(cmds[name], name .. " is registered")
+      end
+      local got
+      local orig = A().new
+      A().new = function(name, prompt)
+        got = { name, prompt }
+      end
+      vim.cmd("ClaudeContext new cmdname fix the login form")
+      A().new = orig
+      eq({ "cmdname", "fix the login form" }, got)
+      eq({ "attach", "review", "stop", "land", "discard" }, C.actions_for({ kind = "background", worktree = "/w" }))
+      eq({ "review" }, C.actions_for({ kind = "terminal" }))
+      local line = C.format({ kind = "background", name = "feat", state = "waiting", files_changed = 2, prompt = "a\nb" })
+      contains(line, "feat")
+      contains(line, "waiting")
+      contains(line, "[2 files]")
+      ok(not line:find("\n"), "one line")
+      -- The picker lists the sessions through vim.ui.select.
+      local items
+      local orig_select = vim.ui.select
+      vim.ui.select = function(list, _, cb)
+        items = items or list
+        cb(nil)
+      end
+      C.pick()
+      vim.ui.select = orig_select
+      ok(items and #items > 0, "the picker got the sessions")
+      -- No permission waiting: said so.
+      h.clear(messages)
+      vim.cmd("ClaudeContext permissions")
+      contains(vim.inspect(messages), "no permission request is waiting")
+    end,
+  },
+  {
+    "review of a worktree: its whole change against the merge-base, in the worktree; the checkout untouched",
+    function()
+      local before = h.read(project .. "/a.txt")
+      local done
+      require("claude_context.agents.land").review("work", function(err)
+        eq(nil, err)
+        done = true
+      end)
+      wait_for(function()
+        return done
+      end, 20000, "the review")
+      local review = require("claude_context.review").active()
+      eq(project .. "/.claude/worktrees/work", review.cs.root)
+      local paths = vim.tbl_map(function(f)
+        return f.path
+      end, review.cs.files)
+      table.sort(paths)
+      eq({ "a.txt", "keep.txt", "other.txt", "sub/new.txt" }, paths)
+      for _, f in ipairs(review.cs.files) do
+        if f.path == "a.txt" then
+          eq(h.read(project .. "/.claude/worktrees/work/a.txt"), f.after)
+          contains(f.before, "two\n")
+        end
+      end
+      eq(before, h.read(project .. "/a.txt"))
+    end,
+  },
+  {
+    "an older CLI without attach/stop: a clear message naming the version, nothing run",
+    function()
+      h.write(help_text, "Options:\n  --bg, --background  x\nCommands:\n  agents [options]  x\n")
+      require("claude_context.agents.cli").features_cache = {}
+      local err
+      A().attach("feat", function(e)
+        err = e
+      end)
+      wait_for(function()
+        return err
+      end, 10000, "attach's refusal")
+      contains(err, "2.1.330")
+      err = nil
+      A().stop("feat", function(e)
+        err = e
+      end)
+      wait_for(function()
+        return err
+      end, 10000, "stop's refusal")
+      contains(err, "2.1.330")
+      h.write(help_text, HELP_NEW)
+      require("claude_context.agents.cli").features_cache = {}
+    end,
+  },
+  {
+    "discard: the session stopped, its uncommitted work committed on its branch, the worktree removed",
+    function()
+      local wt = project .. "/.claude/worktrees/work"
+      h.write(wt .. "/left.txt", "unsaved work\n")
+      local info
+      h.cc().discard("work", function(err, i)
+        eq(nil, err)
+        info = i
+      end)
+      wait_for(function()
+        return info
+      end, 20000, "the discard")
+      eq("worktree-work", info.branch)
+      ok(not vim.uv.fs_stat(wt), "the worktree is gone")
+      eq("unsaved work\n", sh("git show worktree-work:left.txt", project))
+      eq("brand new\n", sh("git show worktree-work:sub/new.txt", project))
+      -- The background session "feat" is stopped through the CLI when discarded.
+      h.cc().discard("feat", function() end)
+      wait_for(function()
+        return last_call("stop")
+      end, 10000, "claude stop")
+      eq("abcd1234", last_call("stop")[2])
+    end,
+  },
+  {
+    "permissions: a background session's PermissionRequest waits in the queue; decide answers it, nothing else does",
+    function()
+      local bin = assert(require("claude_context.hooks").binary(), "claude-context-mcp is built")
+      local port = tostring(h.cc().status().port)
+      local function hook(input, env)
+        input.hook_event_name = "PermissionRequest"
+        input.cwd = project .. "/.claude/worktrees/feat"
+        local res
+        vim.system({ bin, "hook", "PermissionRequest" }, {
+          stdin = vim.json.encode(input),
+          env = vim.tbl_extend("force", { CLAUDE_CODE_SSE_PORT = port }, env or {}),
+          text = true,
+        }, function(r)
+          res = r
+        end)
+        return function()
+          return res
+        end
+      end
+      h.clear(messages)
+      local done = hook({ session_id = "s-perm", tool_name = "Bash", tool_input = { command = "touch made.txt", description = "make" } })
+      local asks = wait_for(function()
+        local l = h.cc().permissions()
+        return #l > 0 and l
+      end, 10000, "the ask in the queue")
+      eq(1, #asks)
+      eq("feat", asks[1].name)
+      eq("Bash", asks[1].tool)
+      eq("s-perm", asks[1].session)
+      eq("touch made.txt", asks[1].input.command)
+      ok(asks[1].asked_ms > 0)
+      contains(vim.inspect(messages), "feat asks to run Bash: touch made.txt")
+      -- Not answered by itself.
+      vim.wait(300)
+      eq(nil, done(), "the hook still waits")
+      eq(true, h.cc().decide(asks[1].id, "allow"))
+      local r = wait_for(done, 10000, "the hook's exit")
+      eq(0, r.code)
+      local out = vim.json.decode(r.stdout)
+      eq({ hookEventName = "PermissionRequest", decision = { behavior = "allow" } }, out.hookSpecificOutput)
+      eq({}, h.cc().permissions())
+      local again, err = h.cc().decide(asks[1].id, "allow")
+      eq(nil, again)
+      contains(err, "no permission request")
+
+      -- Deny with a reason.
+      done = hook({ session_id = "s-perm2", tool_name = "Bash", tool_input = { command = "rm -rf x" } })
+      asks = wait_for(function()
+        local l = h.cc().permissions()
+        return #l > 0 and l
+      end, 10000, "the second ask")
+      local bad, berr = h.cc().decide(asks[1].id, "maybe")
+      eq(nil, bad)
+      contains(berr, '"allow" or "deny"')
+      eq(true, h.cc().decide(asks[1].id, "deny", "not that one"))
+      r = wait_for(done, 10000, "the hook's exit")
+      eq({ behavior = "deny", message = "not that one" }, vim.json.decode(r.stdout).hookSpecificOutput.decision)
+
+      -- The session moves on without it (answered in Claude Code's dialog): it leaves the queue,
+      -- and the hook prints nothing.
+      done = hook({ session_id = "s-perm3", tool_name = "Bash", tool_input = { command = "ls" } })
+      wait_for(function()
+        return #h.cc().permissions() > 0
+      end, 10000, "the third ask")
+      vim.api.nvim_exec_autocmds("User", { pattern = "ClaudeContextSessionState", data = { id = "s-perm3", state = "working" } })
+      r = wait_for(done, 10000, "the hook's exit")
+      eq("", r.stdout)
+      eq({}, h.cc().permissions())
+
+      -- A terminal of this editor answers in the terminal: passed back at once, nothing queued.
+      done = hook({ session_id = "s-term", tool_name = "Bash", tool_input = { command = "ls" } }, { CLAUDE_CONTEXT_SESSION = "main" })
+      r = wait_for(done, 10000, "the terminal's hook's exit")
+      eq("", r.stdout)
+      eq({}, h.cc().permissions())
+
+      -- The hook goes away (its time ran out): the ask leaves the queue.
+      local input = vim.json.encode({ hook_event_name = "PermissionRequest", session_id = "s-perm4", tool_name = "Bash", tool_input = { command = "ls" }, cwd = project })
+      local proc = vim.system({ bin, "hook", "PermissionRequest" }, { stdin = input, env = { CLAUDE_CODE_SSE_PORT = port } })
+      wait_for(function()
+        return #h.cc().permissions() > 0
+      end, 10000, "the fourth ask")
+      proc:kill(9)
+      wait_for(function()
+        return #h.cc().permissions() == 0
+      end, 10000, "the ask to leave the queue")
+    end,
+  },
+}
