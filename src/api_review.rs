@@ -60,7 +60,7 @@ fn start(
 ) -> mlua::Result<()> {
     let q: TurnQuery = serde_json::from_str(opts)
         .map_err(|e| mlua::Error::runtime(format!("claude-context: {name}: bad options: {e}")))?;
-    let state = shared().map(|s| s.state.clone()).ok_or_else(|| {
+    let state = shared().map(|s| s.turns.clone()).ok_or_else(|| {
         mlua::Error::runtime("claude-context: the bridge is not running (:ClaudeContext start)")
     })?;
     let main = main()?;

@@ -203,6 +203,13 @@ pub enum ConfigError {
     LockDir(#[from] crate::lockfile::LockError),
 }
 
+/// A malformed option is the caller's mistake; a missing state directory is not.
+impl crate::error::Fault for ConfigError {
+    fn is_callers(&self) -> bool {
+        matches!(self, ConfigError::Invalid(_))
+    }
+}
+
 impl Config {
     /// Parses the JSON `setup()` hands over and checks the values make sense.
     pub fn from_json(json: &str) -> Result<Config, ConfigError> {

@@ -96,6 +96,8 @@ pub enum DiscoveryError {
     LockFileUnreadable(crate::capfs::CapError),
 }
 
+impl crate::error::Fault for DiscoveryError {}
+
 impl DiscoveryError {
     /// Whether a lock file was refused for trust (said at once), not merely unreadable (a note).
     pub fn is_refusal(&self) -> bool {

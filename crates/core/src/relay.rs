@@ -16,7 +16,7 @@ use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::WebSocketStream;
 
 /// The header the bridge checks (same as `server::conn::AUTH_HEADER`).
-pub use crate::server::AUTH_HEADER;
+pub use crate::auth::AUTH_HEADER;
 
 /// The largest WebSocket frame and message the relay reads from the editor, in bytes (the
 /// bridge's default `max_message_size`); a larger one ends the relay with an error.

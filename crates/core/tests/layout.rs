@@ -146,9 +146,15 @@ const LAYERS: &[(&str, &[&str])] = &[
             "claude",
         ],
     ),
-    ("Claude Code's hooks: their events, reviews", &["plans", "hook"]),
+    (
+        "Claude Code's hooks: their events, reviews",
+        &["plans", "hook"],
+    ),
     ("what every tool reads", &["state"]),
-    ("over the state: the tools, the sessions' turns", &["tools", "turns"]),
+    (
+        "over the state: the tools, the sessions' turns",
+        &["tools", "turns"],
+    ),
     ("the MCP dispatch", &["mcp"]),
     ("the server", &["server"]),
     (
@@ -310,7 +316,11 @@ fn reaches(graph: &BTreeMap<String, BTreeSet<String>>, from: &str) -> BTreeSet<S
 }
 
 /// One shortest way from `m` back to itself through `group`, as `m → … → m`.
-fn way_round(graph: &BTreeMap<String, BTreeSet<String>>, m: &str, group: &BTreeSet<String>) -> String {
+fn way_round(
+    graph: &BTreeMap<String, BTreeSet<String>>,
+    m: &str,
+    group: &BTreeSet<String>,
+) -> String {
     let mut prev: BTreeMap<&str, &str> = BTreeMap::new();
     let mut queue = std::collections::VecDeque::from([m]);
     let mut last = m;
@@ -868,7 +878,10 @@ fn the_dependency_check_refuses_a_cycle_and_a_module_in_no_layer() {
     // above.
     let bad = dependency_violations(&files(&[
         ("config.rs", "use crate::lockfile::Lock;"),
-        ("lockfile.rs", "fn f() { crate::config::Config::default(); }"),
+        (
+            "lockfile.rs",
+            "fn f() { crate::config::Config::default(); }",
+        ),
         ("tools/mod.rs", "use crate::{config, lockfile};"),
     ]));
     assert_eq!(bad.len(), 1, "{bad:?}");

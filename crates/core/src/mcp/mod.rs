@@ -10,6 +10,7 @@ use crate::jsonrpc::{json_text, payload_text, shorten, RpcError};
 use crate::state::client;
 use crate::state::State;
 use crate::tools::{ToolError, ToolOutput};
+use crate::turns::Tracker;
 use catalog::{Catalog, Surface};
 use futures_util::{FutureExt, StreamExt};
 pub use inflight::Inflight;
@@ -24,13 +25,15 @@ use std::sync::Arc;
 /// Protocol versions we speak; a client asking for one of these gets it back.
 pub const SUPPORTED_VERSIONS: &[&str] = &["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
 
-/// What the dispatch answers from: the [`State`] the tools read and the [`Catalog`] of tools.
+/// What the dispatch answers from: the [`State`] the tools read (in the sessions' [`Tracker`],
+/// which holds it) and the [`Catalog`] of tools.
 ///
-/// It dereferences to its [`State`] (`service.config`, `service.snapshot`), and the server's
-/// `Shared` to it, so that the bridge's state reads the same at every layer.
+/// It dereferences to its [`Tracker`], and that to its [`State`] (`service.config`,
+/// `service.snapshot`, `service.sessions`; `service.state` is the tools' `Arc<State>`), and the
+/// server's `Shared` to it, so that the bridge's state reads the same at every layer.
 pub struct Service {
-    /// Handed to each tool as its [`crate::tools::Ctx`].
-    pub state: Arc<State>,
+    /// The state, with the sessions and checkpoints heard of through hooks.
+    pub turns: Arc<Tracker>,
     pub catalog: Catalog,
 }
 
@@ -39,15 +42,16 @@ impl Service {
     pub fn new(state: Arc<State>) -> Service {
         let catalog = Catalog::new(crate::tools::registry())
             .with_language(&state.config.memory_bank_language);
-        Service { state, catalog }
+        let turns = Arc::new(Tracker::new(state));
+        Service { turns, catalog }
     }
 }
 
 impl std::ops::Deref for Service {
-    type Target = State;
+    type Target = Tracker;
 
-    fn deref(&self) -> &State {
-        &self.state
+    fn deref(&self) -> &Tracker {
+        &self.turns
     }
 }
 
@@ -517,9 +521,9 @@ async fn request(
             if name == crate::hook::MCP_TOOL && surface == Surface::Mcp {
                 // Claude Code's `mcp_tool` hook of a tool call (not a tool the model is offered).
                 // A capture reads and stores a file: off the runtime's threads.
-                let state = shared.state.clone();
+                let turns = shared.turns.clone();
                 let done = tokio::task::spawn_blocking(move || {
-                    crate::turns::record_tool_call(&state, &args)
+                    crate::turns::record_tool_call(&turns, &args)
                 })
                 .await;
                 return match done {

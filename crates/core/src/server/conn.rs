@@ -10,6 +10,7 @@
 //! `max_inflight_per_client` × `max_message_size`.
 
 use super::Shared;
+use crate::auth::AUTH_HEADER;
 use crate::jsonrpc;
 use crate::mcp::{self, PeerEvent};
 use crate::state::client::Outgoing;
@@ -26,9 +27,6 @@ use tokio_tungstenite::tungstenite::http::{HeaderValue, StatusCode};
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 use tokio_tungstenite::tungstenite::protocol::{CloseFrame, WebSocketConfig};
 use tokio_tungstenite::tungstenite::{Error as WsError, Message, Utf8Bytes};
-
-/// The header Claude Code sends its token in.
-pub const AUTH_HEADER: &str = "x-claude-code-ide-authorization";
 
 /// Outgoing messages queued per connection before writers wait (backpressure).
 const OUT_QUEUE: usize = 256;

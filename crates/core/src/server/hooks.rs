@@ -26,7 +26,7 @@ const MAX_REQUEST: usize = 256 << 10;
 
 /// Records `ev` and tells the editor what changed (also called by tests without a socket).
 pub fn record(shared: &Arc<Shared>, ev: HookEvent) {
-    crate::turns::record(&shared.state, ev);
+    crate::turns::record(&shared.turns, ev);
 }
 
 /// Why the hook door refused a request (answered as -32602, "invalid params").

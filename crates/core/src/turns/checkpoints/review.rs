@@ -2,7 +2,7 @@
 
 use super::{project_root, Journal, Project, RewindRecord, TurnError, TurnRecord};
 use crate::checkpoint::{tree, Change, CheckpointId, FileState, Kind, RestoreRequest, Store};
-use crate::state::State;
+use crate::turns::Tracker as State;
 use serde::Deserialize;
 use serde_json::{json, Value};
 use std::collections::{HashMap, HashSet};
