@@ -955,3 +955,55 @@ fn the_family_check_refuses_a_flat_or_unknown_layout() {
         "{bad:?}"
     );
 }
+
+/// What only `src/binding.rs` may write in the Neovim crate: the binding's plumbing, once (every
+/// Lua function made and guarded there, every Lua error made by its `lua_error`, the one registry
+/// of waiting callbacks).
+const BINDING_ONLY: &[&str] = &[
+    "create_function(",
+    "Error::runtime(",
+    "HashMap<u64, Function>",
+    "HashMap<u64, mlua::Function>",
+];
+
+/// Where the Neovim crate's files other than `src/binding.rs` write what only it may.
+fn binding_violations(files: &[(String, String)]) -> Vec<String> {
+    let mut bad = Vec::new();
+    for (path, text) in files {
+        if path == "src/binding.rs" {
+            continue;
+        }
+        let (code, _) = non_test_code(text);
+        for w in BINDING_ONLY {
+            if code.contains(w) {
+                bad.push(format!("{path}: {w} (use src/binding.rs)"));
+            }
+        }
+    }
+    bad
+}
+
+#[test]
+fn the_binding_makes_lua_functions_errors_and_callbacks_in_one_place() {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .unwrap();
+    let src = read_all(&repo, &repo.join("src"));
+    assert!(
+        src.iter().any(|(p, _)| p == "src/binding.rs") && src.len() > 5,
+        "{src:?}"
+    );
+    let bad = binding_violations(&src);
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+    // The check itself.
+    let bad = binding_violations(&files(&[
+        (
+            "src/api_x.rs",
+            "t.set(\"f\", lua.create_function(|_, ()| Ok(()))?)?;",
+        ),
+        ("src/api_y.rs", "Err(mlua::Error::runtime(\"no\"))"),
+        ("src/binding.rs", "lua.create_function(f)"),
+    ]));
+    assert_eq!(bad.len(), 2, "{bad:?}");
+}
