@@ -93,6 +93,23 @@ mod tests {
     }
 
     #[test]
+    fn a_typed_error_converts_to_a_tools_error_by_whose_fault_it_is() {
+        use crate::tools::ToolError;
+        let e: ToolError = ClaudeError::InvalidOption("bad model".into()).into();
+        assert_eq!(e, ToolError::InvalidParams("bad model".into()));
+        let e: ToolError = ConfigError::NoStateDir.into();
+        assert!(matches!(e, ToolError::Failed(m) if m.starts_with("no state directory")));
+        let e: ToolError = crate::capfs::CapError::TooLarge {
+            path: "/p".into(),
+            limit: 1,
+        }
+        .into();
+        assert!(matches!(e, ToolError::Failed(_)));
+        let e: ToolError = crate::state::NoProjectRoot.into();
+        assert!(matches!(e, ToolError::Failed(m) if m.starts_with("the project root")));
+    }
+
+    #[test]
     fn an_editor_failure_is_the_tools_failure_with_the_editors_text() {
         let failed = || EditorError::Handler("File not found: /nope".into());
         let e: RpcError = Error::from(failed()).into();

@@ -1007,3 +1007,37 @@ fn the_binding_makes_lua_functions_errors_and_callbacks_in_one_place() {
     ]));
     assert_eq!(bad.len(), 2, "{bad:?}");
 }
+
+/// Files that may still build a tool error from another error's text by hand: the conversions
+/// themselves, and the code tools (their own `From<CodeError>`, sorting each variant).
+const HAND_CONVERSIONS: &[&str] = &[
+    "crates/core/src/tools/mod.rs",
+    "crates/core/src/tools/code/",
+];
+
+#[test]
+fn typed_errors_become_tool_errors_through_their_one_from() {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .unwrap();
+    let mut bad = Vec::new();
+    for (path, text) in read_all(&repo, &repo.join("crates/core/src/tools")) {
+        if HAND_CONVERSIONS.iter().any(|p| path.starts_with(p)) {
+            continue;
+        }
+        let (code, _) = non_test_code(&text);
+        let spaced = code.split_whitespace().collect::<Vec<_>>().join(" ");
+        for w in [
+            "ToolError::Failed(e.to_string())",
+            "ToolError::InvalidParams(e.to_string())",
+        ] {
+            if spaced.contains(w) {
+                bad.push(format!(
+                    "{path}: {w} (give the error a Fault and use `?`, crates/core/src/error.rs)"
+                ));
+            }
+        }
+    }
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}

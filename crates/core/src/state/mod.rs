@@ -51,6 +51,8 @@ pub struct State {
 )]
 pub struct NoProjectRoot;
 
+impl crate::error::Fault for NoProjectRoot {}
+
 impl State {
     pub fn new(config: Config, initial: EditorState, rpc: Arc<dyn EditorRpc>) -> State {
         let claude = Manager::new(config.claude.clone(), config.state_dir().ok().as_deref());

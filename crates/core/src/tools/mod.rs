@@ -4,7 +4,8 @@
 //! [`ToolOutput`] (sent as JSON text content plus `structuredContent`) or a [`ToolError`]
 //! (`InvalidParams` → JSON-RPC -32602, `Failed` → a result with `isError: true`).
 
-use crate::state::{NoProjectRoot, State};
+use crate::error::Fault;
+use crate::state::State;
 use futures_util::future::BoxFuture;
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
@@ -75,7 +76,8 @@ pub enum ToolError {
 }
 
 /// A module's error as a tool's: the caller's mistakes are invalid params (-32602), anything
-/// else the tool's failure (`isError: true`).
+/// else the tool's failure (`isError: true`). The one conversion: each module says whose fault
+/// its errors are next to its enum ([`Fault`]), and `?` converts them here.
 impl From<crate::error::Error> for ToolError {
     fn from(e: crate::error::Error) -> ToolError {
         if e.is_callers() {
@@ -86,16 +88,9 @@ impl From<crate::error::Error> for ToolError {
     }
 }
 
-impl From<NoProjectRoot> for ToolError {
-    fn from(e: NoProjectRoot) -> ToolError {
-        ToolError::Failed(e.to_string())
-    }
-}
-
-/// The memory bank's errors are said to the model as they are.
-impl From<crate::memory_bank::BankError> for ToolError {
-    fn from(e: crate::memory_bank::BankError) -> ToolError {
-        ToolError::Failed(e.to_string())
+impl<E: Fault> From<E> for ToolError {
+    fn from(e: E) -> ToolError {
+        crate::error::Error::from(e).into()
     }
 }
 
@@ -355,10 +350,7 @@ pub fn memory_bank(ctx: &State) -> Result<crate::memory_bank::Bank, ToolError> {
 /// The decision store of the current project, under the plugin's state directory.
 pub fn decision_store(ctx: &State) -> Result<crate::decision::Store, ToolError> {
     let root = ctx.project_root_dir()?;
-    let state = ctx
-        .config
-        .state_dir()
-        .map_err(|e| ToolError::from(crate::error::Error::from(e)))?;
+    let state = ctx.config.state_dir()?;
     Ok(crate::decision::Store::new(&state, &root))
 }
 

@@ -271,7 +271,7 @@ fn compute(ctx: Ctx, a: Args) -> crate::tools::ToolFuture {
         let options: Vec<OptionArg> = match a.options {
             Some(o) => o,
             None => {
-                let data = store.load().map_err(|e| ToolError::Failed(e.to_string()))?;
+                let data = store.load()?;
                 let opts = data.map(|d| d.options).unwrap_or_default();
                 if opts.is_empty() {
                     return Err(ToolError::Failed(
@@ -400,9 +400,7 @@ fn compute(ctx: Ctx, a: Args) -> crate::tools::ToolFuture {
                 .iter()
                 .map(|t| serde_json::to_value(t).unwrap_or(Value::Null))
                 .collect();
-            store
-                .set_tripwires(v)
-                .map_err(|e| ToolError::Failed(e.to_string()))?;
+            store.set_tripwires(v)?;
             stored = true;
         }
         let out = Answer {

@@ -95,7 +95,7 @@ fn run(ctx: Ctx, args: Value) -> crate::tools::ToolFuture {
         let (issue, mut options) = crate::tools::on_blocking_pool(move || {
             decision_store(&c)?
                 .register_options(args.options, s)
-                .map_err(|e| ToolError::Failed(e.to_string()))
+                .map_err(ToolError::from)
         })
         .await?;
         let mut elicitation = None;
@@ -126,7 +126,7 @@ fn run(ctx: Ctx, args: Value) -> crate::tools::ToolFuture {
                 let kept = crate::tools::on_blocking_pool(move || {
                     decision_store(&c)?
                         .keep_options(&ids)
-                        .map_err(|e| ToolError::Failed(e.to_string()))
+                        .map_err(ToolError::from)
                 })
                 .await;
                 match kept {

@@ -184,11 +184,8 @@ pub enum OperationFailure {
     TooLarge,
 }
 
-impl From<DocumentError> for ToolError {
-    fn from(e: DocumentError) -> ToolError {
-        ToolError::Failed(e.to_string())
-    }
-}
+/// A document that cannot be written is the tool's failure, said to the model as it is.
+impl crate::error::Fault for DocumentError {}
 
 /// The project's current git branch: `HEAD` of the repository holding `root` (a `.git`
 /// directory, or a `.git` file pointing at a worktree's git directory).
@@ -499,9 +496,7 @@ pub fn perform(
             ))
         }
         (Some(Value::String(s)), None) => s,
-        (Some(v), None) => {
-            serde_json::to_string_pretty(&v).map_err(|e| ToolError::Failed(e.to_string()))?
-        }
+        (Some(v), None) => serde_json::to_string_pretty(&v).map_err(DocumentError::Encode)?,
         (None, Some(p)) => {
             let old = bank.read(scope, path)?;
             patches_applied = p.len();
