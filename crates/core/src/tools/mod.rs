@@ -354,53 +354,6 @@ pub fn decision_store(ctx: &State) -> Result<crate::decision::Store, ToolError> 
     Ok(crate::decision::Store::new(&state, &root))
 }
 
-/// Reads `path` from `branch`'s memory bank (the global bank when `None`); the shared body of
-/// `read_branch_memory_bank` and `read_global_memory_bank`.
-pub fn read_bank_document(ctx: Ctx, branch: Option<String>, path: String) -> ToolFuture {
-    blocking(move || {
-        let bank = memory_bank(&ctx)?;
-        let doc = bank.read(bank_scope(&branch), &path)?;
-        // People (and prompts written for the original server) read the document itself as
-        // the text; programs get {path, content, tags, lastModified} as structuredContent.
-        let text = doc.content.clone();
-        let mut out = ToolOutput::json(doc.into_value());
-        out.text = Some(text);
-        Ok(out)
-    })
-}
-
-/// Writes `content` to `path` in `branch`'s memory bank (the global bank when `None`), seeding
-/// a new bank from templates in `language`; the shared body of `write_branch_memory_bank` and
-/// `write_global_memory_bank`.
-pub fn write_bank_document(
-    ctx: Ctx,
-    branch: Option<String>,
-    path: String,
-    content: String,
-    language: String,
-) -> ToolFuture {
-    blocking(move || {
-        let lang = crate::memory_bank::Language::parse(&language)?;
-        let bank = memory_bank(&ctx)?;
-        let out = bank.write(bank_scope(&branch), &path, &content, lang)?;
-        ToolOutput::of(&out)
-    })
-}
-
-fn bank_scope(branch: &Option<String>) -> crate::memory_bank::Scope<'_> {
-    match branch {
-        Some(b) => crate::memory_bank::Scope::Branch(b),
-        None => crate::memory_bank::Scope::Global,
-    }
-}
-
-/// `"ja"` — the memory bank tools' language when neither the call nor the configuration names
-/// one (the original servers' default; the bridge always passes the configured language:
-/// doc/protocol.md, Language).
-pub fn default_language() -> String {
-    "ja".into()
-}
-
 pub(crate) fn yes() -> bool {
     true
 }
