@@ -112,22 +112,9 @@ impl Manager {
         self.projects.state_file(root)
     }
 
-    /// The CLI's configuration folder (its session files tell the migration where a session
-    /// ran): setup{claude.env}'s or our CLAUDE_CONFIG_DIR, else `~/.claude`.
-    fn cli_config_dir(&self) -> Option<PathBuf> {
-        self.cfg
-            .env
-            .get("CLAUDE_CONFIG_DIR")
-            .cloned()
-            .or_else(|| std::env::var("CLAUDE_CONFIG_DIR").ok())
-            .filter(|d| !d.is_empty())
-            .map(PathBuf::from)
-            .or_else(|| self.child_home().map(|h| h.join(".claude")))
-    }
-
     /// The state of the project at `root`.
     async fn project(&self, root: Option<&Path>) -> Arc<Project> {
-        self.projects.get(root, || self.cli_config_dir()).await
+        self.projects.get(root).await
     }
 
     async fn state(&self, root: Option<&Path>) -> Arc<Mutex<State>> {
