@@ -340,9 +340,11 @@ fn set_log(_: &Lua, (file, level): (Option<String>, String)) -> mlua::Result<()>
 /// The facts the Rust side owns and the Lua side asks for (instead of a copy of its own):
 /// `find_claude(cmd)` finds the Claude Code CLI as the sub-agent does; `claude_install` says how
 /// to install it; `permission_modes()` the values `--permission-mode` takes; `hook_tool` the
-/// MCP server and tool of the `mcp_tool` hook before every tool.
+/// MCP server and tool of the `mcp_tool` hook before every tool; `memory_bank_core_files` the
+/// core files of a branch's and of the global bank, in order.
 fn facts(lua: &Lua, t: &Table) -> mlua::Result<()> {
     use claude_context_core::claude::discovery::{INSTALL_NPM, INSTALL_OFFICIAL};
+    use claude_context_core::memory_bank;
     let install = lua.create_table()?;
     install.set("official", INSTALL_OFFICIAL)?;
     install.set("npm", INSTALL_NPM)?;
@@ -352,6 +354,11 @@ fn facts(lua: &Lua, t: &Table) -> mlua::Result<()> {
     hook_tool.set("server", claude_context_core::mcp_config::SERVER_NAME)?;
     hook_tool.set("tool", claude_context_core::hook::MCP_TOOL)?;
     t.set("hook_tool", hook_tool)?;
+    // The memory bank's core files, in order (`:ClaudeContext context` shows them so).
+    let core = lua.create_table()?;
+    core.set("branch", memory_bank::BRANCH_CORE_FILES.to_vec())?;
+    core.set("global", memory_bank::GLOBAL_CORE_FILES.to_vec())?;
+    t.set("memory_bank_core_files", core)?;
     export(lua, t, "find_claude", find_claude)?;
     export(lua, t, "permission_modes", permission_modes)
 }
