@@ -1041,3 +1041,220 @@ fn typed_errors_become_tool_errors_through_their_one_from() {
     }
     assert!(bad.is_empty(), "{}", bad.join("\n"));
 }
+
+/// The longest a production function may be, in lines (its signature to its closing brace or
+/// `end`), in Rust (both crates) and Lua.
+const MAX_FUNCTION_LINES: usize = 80;
+
+/// Functions still longer, by `path:name`: files other work is changing now, and the ones not
+/// split yet. Shrink it; never grow it.
+const LONG_FUNCTIONS: &[&str] = &[
+    // Being changed by other work (turns, checkpoints, the code tools, the review, the diff).
+    "crates/core/src/checkpoint/scan.rs:file",
+    "crates/core/src/checkpoint/scan.rs:dir",
+    "crates/core/src/tools/code/answer.rs:shape",
+    "crates/core/src/tools/code/answer.rs:render",
+    "crates/core/src/turns/checkpoints/events.rs:start_turn",
+    "crates/core/src/turns/checkpoints/events.rs:end_turn",
+    "crates/core/src/turns/mod.rs:apply",
+    "lua/claude_context/code/diagnostics.lua:M.lsp_diagnostics",
+    "lua/claude_context/code/load.lua:L.install",
+    "lua/claude_context/code/load.lua:Task:fill",
+    "lua/claude_context/code/locate.lua:M.targets",
+    "lua/claude_context/health.lua:M.check",
+    "lua/claude_context/ide/diff/init.lua:M.open",
+    "lua/claude_context/review/actions.lua:M.swap_file",
+    "lua/claude_context/review/init.lua:M.act",
+    // Not split yet.
+    "crates/core/src/claude/manager/mod.rs:run_once",
+    "crates/core/src/claude/runner.rs:run",
+    "crates/core/src/config.rs:validate",
+    "crates/core/src/discovery.rs:discover",
+    "crates/core/src/mcp/mod.rs:handle_value_in",
+    "crates/core/src/mcp/mod.rs:request",
+    "crates/core/src/relay.rs:relay",
+    "crates/core/src/server/conn.rs:serve",
+    "crates/core/src/tools/decision/make_tripwire.rs:compute",
+    "crates/core/src/tools/decision/register_options.rs:run",
+    "crates/core/src/tools/workspace/fs_set_project_root.rs:run",
+    "lua/claude_context/install/init.lua:M.run",
+    "lua/claude_context/plans.lua:M.review_plan",
+];
+
+/// The indentation of `line` (leading spaces).
+fn indent(line: &str) -> usize {
+    line.len() - line.trim_start_matches(' ').len()
+}
+
+/// The name a Rust line declares a function by (`pub async fn run(` is `run`); `None` for a
+/// declaration without a body (`fn f();`).
+fn rust_fn_name(line: &str) -> Option<&str> {
+    let t = line.trim_start();
+    let mut rest = t;
+    for prefix in [
+        "pub(crate) ",
+        "pub(super) ",
+        "pub ",
+        "const ",
+        "async ",
+        "unsafe ",
+        "extern \"C\" ",
+    ] {
+        rest = rest.strip_prefix(prefix).unwrap_or(rest);
+    }
+    let after = rest.strip_prefix("fn ")?;
+    if line.trim_end().ends_with(';') {
+        return None;
+    }
+    let end = after
+        .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .unwrap_or(after.len());
+    Some(&after[..end])
+}
+
+/// The name a Lua line declares a function by (`function M.open(`, `local function f(`,
+/// `M.f = function(`).
+fn lua_fn_name(line: &str) -> Option<&str> {
+    let t = line.trim_start();
+    let t = t.strip_prefix("local ").unwrap_or(t);
+    let tail = t.trim_end().trim_end_matches([')', ',']);
+    if tail.ends_with(" end") {
+        return None; // `function() end` on one line
+    }
+    if let Some(rest) = t.strip_prefix("function ") {
+        let end = rest.find('(')?;
+        return Some(rest[..end].trim());
+    }
+    let (lhs, rhs) = t.split_once('=')?;
+    let lhs = lhs.trim();
+    let simple = !lhs.is_empty()
+        && lhs
+            .chars()
+            .all(|c| c.is_alphanumeric() || c == '_' || c == '.');
+    (simple && rhs.trim_start().starts_with("function(")).then_some(lhs)
+}
+
+/// Every function of `code` longer than `max` lines: (name, lines). A function ends at the
+/// first later line at its indentation that closes it (`}` in Rust, `end` in Lua).
+fn long_functions(code: &str, lua: bool, max: usize) -> Vec<(String, usize)> {
+    let lines: Vec<&str> = code.lines().collect();
+    let mut out = Vec::new();
+    for (i, line) in lines.iter().enumerate() {
+        let name = if lua {
+            lua_fn_name(line)
+        } else {
+            rust_fn_name(line)
+        };
+        let Some(name) = name else { continue };
+        let ind = indent(line);
+        let closes = |l: &str| {
+            indent(l) == ind
+                && if lua {
+                    let t = l.trim_start();
+                    t.starts_with("end")
+                        && !t[3..].starts_with(|c: char| c.is_alphanumeric() || c == '_')
+                } else {
+                    l.trim_end() == format!("{}}}", " ".repeat(ind))
+                }
+        };
+        let end = (i + 1..lines.len()).find(|&k| closes(lines[k]));
+        let n = end.map_or(lines.len() - i, |k| k - i + 1);
+        if n > max {
+            out.push((name.to_string(), n));
+        }
+    }
+    out
+}
+
+/// The production functions over [`MAX_FUNCTION_LINES`] among `files` (path, text): Rust
+/// outside tests and test support, and Lua.
+fn long_function_violations(files: &[(String, String)]) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut test_only: Vec<String> = Vec::new();
+    for (path, text) in files {
+        if path.ends_with(".rs") {
+            let (_, mods) = non_test_code(text);
+            for m in mods {
+                test_only.extend(test_only_files(path, &m));
+            }
+        }
+    }
+    for (path, text) in files {
+        let lua = path.ends_with(".lua");
+        if !lua && (test_only.contains(path) || path.ends_with("/tests.rs")) {
+            continue;
+        }
+        let code = if lua {
+            text.clone()
+        } else {
+            non_test_code(text).0
+        };
+        for (name, n) in long_functions(&code, lua, MAX_FUNCTION_LINES) {
+            found.push((format!("{path}:{name}"), n));
+        }
+    }
+    found
+        .into_iter()
+        .filter(|(at, _)| !LONG_FUNCTIONS.contains(&at.as_str()))
+        .map(|(at, n)| format!("{at} is {n} lines (at most {MAX_FUNCTION_LINES})"))
+        .collect()
+}
+
+#[test]
+fn production_functions_are_short() {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .unwrap();
+    let mut files = read_all(&repo, &repo.join("crates/core/src"));
+    files.extend(read_all(&repo, &repo.join("src")));
+    for p in lua_files(&repo.join("lua")) {
+        let rel = p.strip_prefix(&repo).unwrap().to_string_lossy().into_owned();
+        files.push((rel, std::fs::read_to_string(&p).unwrap()));
+    }
+    assert!(files.iter().any(|(p, _)| p == "lua/claude_context/init.lua"));
+    let mut bad = long_function_violations(&files);
+    for at in LONG_FUNCTIONS {
+        // `path:name`, the name itself perhaps holding a colon (`Task:fill`).
+        let cut = at.find(".rs:").map(|i| i + 3).or(at.find(".lua:").map(|i| i + 4));
+        let (path, name) = at.split_at(cut.unwrap());
+        let name = &name[1..];
+        let still = files.iter().any(|(p, text)| {
+            p == path && {
+                let lua = p.ends_with(".lua");
+                let code = if lua { text.clone() } else { non_test_code(text).0 };
+                long_functions(&code, lua, MAX_FUNCTION_LINES)
+                    .iter()
+                    .any(|(n, _)| n == name)
+            }
+        });
+        if !still {
+            bad.push(format!("{at} is short now (or gone): drop it from LONG_FUNCTIONS"));
+        }
+    }
+    assert!(bad.is_empty(), "long functions:\n{}", bad.join("\n"));
+    // The check itself.
+    let body = |n: usize| "    x();\n".repeat(n);
+    let rust = format!("pub async fn long() {{\n{}}}\n\nfn short() {{\n}}\n", body(80));
+    assert_eq!(long_functions(&rust, false, 80), [("long".to_string(), 82)]);
+    let lua = format!(
+        "local function f()\n{}  ended = 1\nend\n\nM.g = function()\nend\nM.h = function() end\n",
+        body(78)
+    );
+    assert_eq!(long_functions(&lua, true, 80), [("f".to_string(), 81)]);
+}
+
+/// Every `.lua` file under `dir`, sorted.
+fn lua_files(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(lua_files(&p));
+        } else if p.extension().is_some_and(|x| x == "lua") {
+            out.push(p);
+        }
+    }
+    out.sort();
+    out
+}
