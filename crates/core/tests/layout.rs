@@ -1070,8 +1070,6 @@ const LONG_FUNCTIONS: &[&str] = &[
     "crates/core/src/claude/runner.rs:run",
     "crates/core/src/config.rs:validate",
     "crates/core/src/discovery.rs:discover",
-    "crates/core/src/mcp/mod.rs:handle_value_in",
-    "crates/core/src/mcp/mod.rs:request",
     "crates/core/src/relay.rs:relay",
     "crates/core/src/tools/decision/make_tripwire.rs:compute",
     "crates/core/src/tools/decision/register_options.rs:run",
