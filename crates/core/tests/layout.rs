@@ -1068,7 +1068,6 @@ const LONG_FUNCTIONS: &[&str] = &[
     // Not split yet.
     "crates/core/src/claude/manager/mod.rs:run_once",
     "crates/core/src/claude/runner.rs:run",
-    "crates/core/src/config.rs:validate",
     "crates/core/src/discovery.rs:discover",
     "crates/core/src/relay.rs:relay",
     "crates/core/src/tools/decision/make_tripwire.rs:compute",
