@@ -1070,7 +1070,6 @@ const LONG_FUNCTIONS: &[&str] = &[
     "crates/core/src/claude/runner.rs:run",
     "crates/core/src/discovery.rs:discover",
     "crates/core/src/relay.rs:relay",
-    "crates/core/src/tools/decision/make_tripwire.rs:compute",
     "crates/core/src/tools/decision/register_options.rs:run",
     "crates/core/src/tools/workspace/fs_set_project_root.rs:run",
     "lua/claude_context/install/init.lua:M.run",
