@@ -1067,7 +1067,6 @@ const LONG_FUNCTIONS: &[&str] = &[
     "lua/claude_context/review/init.lua:M.act",
     // Not split yet.
     "crates/core/src/claude/manager/mod.rs:run_once",
-    "crates/core/src/claude/runner.rs:run",
     "crates/core/src/discovery.rs:discover",
     "crates/core/src/relay.rs:relay",
     "crates/core/src/tools/decision/register_options.rs:run",
