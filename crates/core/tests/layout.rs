@@ -1066,7 +1066,6 @@ const LONG_FUNCTIONS: &[&str] = &[
     "lua/claude_context/review/actions.lua:M.swap_file",
     "lua/claude_context/review/init.lua:M.act",
     // Not split yet.
-    "crates/core/src/claude/manager/mod.rs:run_once",
     "crates/core/src/discovery.rs:discover",
     "crates/core/src/relay.rs:relay",
     "crates/core/src/tools/decision/register_options.rs:run",
