@@ -1066,7 +1066,6 @@ const LONG_FUNCTIONS: &[&str] = &[
     "lua/claude_context/review/actions.lua:M.swap_file",
     "lua/claude_context/review/init.lua:M.act",
     // Not split yet.
-    "crates/core/src/discovery.rs:discover",
     "lua/claude_context/install/init.lua:M.run",
     "lua/claude_context/plans.lua:M.review_plan",
 ];
