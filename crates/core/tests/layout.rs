@@ -1067,7 +1067,6 @@ const LONG_FUNCTIONS: &[&str] = &[
     "lua/claude_context/review/init.lua:M.act",
     // Not split yet.
     "lua/claude_context/install/init.lua:M.run",
-    "lua/claude_context/plans.lua:M.review_plan",
 ];
 
 /// The indentation of `line` (leading spaces).
