@@ -3,44 +3,30 @@
 //! Arguments cross as JSON strings so the two sides share one schema (serde on this side,
 //! `vim.json` on the other).
 
+use crate::binding::{self, export, lua_error, main_thread, Failure};
 use crate::editor::NvimEditor;
-use crate::main_thread::MainThread;
 use claude_context_core::config::Config;
 use claude_context_core::editor::EditorState;
 use claude_context_core::proposal::{Side, STORE};
 use claude_context_core::server::Server;
-use mlua::{FromLuaMulti, Function, IntoLuaMulti, Lua, Table};
+use mlua::{Function, Lua, Table};
 use std::cell::RefCell;
-use std::collections::HashMap;
 use std::sync::Arc;
 
 thread_local! {
     static SERVER: RefCell<Option<Server>> = const { RefCell::new(None) };
-    static MAIN: RefCell<Option<MainThread>> = const { RefCell::new(None) };
-    static CALLBACKS: RefCell<HashMap<u64, Function>> = RefCell::new(HashMap::new());
-    static NEXT_ID: RefCell<u64> = const { RefCell::new(1) };
     /// `--mcp-config` files written for this bridge (they hold its token): removed on stop.
     static MCP_CONFIGS: RefCell<Vec<std::path::PathBuf>> = const { RefCell::new(Vec::new()) };
 }
 
 /// Answers every `call_tool` still waiting (its job died with the runtime) with an error, so
 /// that nothing in Lua waits forever: a Claude run's spinner stops and its end event fires.
-fn fail_pending_calls() {
-    let pending: Vec<Function> =
-        CALLBACKS.with(|c| c.borrow_mut().drain().map(|(_, f)| f).collect());
-    if pending.is_empty() {
-        return;
-    }
-    let text = serde_json::json!({"error": {
-        "code": -32603,
-        "message": "the bridge stopped before the tool answered",
-    }})
-    .to_string();
-    for cb in pending {
-        if let Err(e) = cb.call::<()>(text.clone()) {
-            crate::logging::log_panic("call_tool callback", &e.to_string());
-        }
-    }
+fn fail_pending_calls(lua: &Lua) {
+    let stopped = Failure {
+        message: "the bridge stopped before the tool answered".into(),
+        code: Some(-32603),
+    };
+    binding::fail_bridge_work(lua, &stopped);
 }
 
 fn remove_mcp_configs() {
@@ -49,20 +35,9 @@ fn remove_mcp_configs() {
     }
 }
 
-fn main_thread() -> mlua::Result<MainThread> {
-    MAIN.with(|m| {
-        if let Some(mt) = m.borrow().as_ref() {
-            return Ok(mt.clone());
-        }
-        let mt = MainThread::new().map_err(|e| mlua::Error::runtime(e.to_string()))?;
-        *m.borrow_mut() = Some(mt.clone());
-        Ok(mt)
-    })
-}
-
 fn parse_state(json: &str) -> mlua::Result<EditorState> {
     serde_json::from_str(json)
-        .map_err(|e| mlua::Error::runtime(format!("claude-context: invalid editor state: {e}")))
+        .map_err(|e| lua_error(format!("claude-context: invalid editor state: {e}")))
 }
 
 fn status_json() -> Option<String> {
@@ -71,42 +46,6 @@ fn status_json() -> Option<String> {
             .as_ref()
             .map(|srv| serde_json::to_string(&srv.shared().status()).unwrap_or_default())
     })
-}
-
-/// The one conversion of the core's errors (any of `claude_context_core::error`'s, or a
-/// message) to a Lua error: its text, as the person reads it.
-fn lua_error(e: impl std::fmt::Display) -> mlua::Error {
-    mlua::Error::runtime(e.to_string())
-}
-
-/// Guards a Lua-facing function: a panic becomes a Lua error and a log line, never a crash.
-fn guard<T>(what: &str, f: impl FnOnce() -> mlua::Result<T>) -> mlua::Result<T> {
-    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
-        Ok(r) => r,
-        Err(p) => {
-            crate::logging::log_panic(what, p.as_ref());
-            Err(mlua::Error::runtime(format!(
-                "claude-context: internal error in {what} (logged; see :ClaudeContext log)"
-            )))
-        }
-    }
-}
-
-/// Exports `f` as `name`, guarded ([`guard`]): a panic in it becomes a Lua error.
-fn export<A, R>(
-    lua: &Lua,
-    t: &Table,
-    name: &'static str,
-    f: fn(&Lua, A) -> mlua::Result<R>,
-) -> mlua::Result<()>
-where
-    A: FromLuaMulti + 'static,
-    R: IntoLuaMulti + 'static,
-{
-    t.set(
-        name,
-        lua.create_function(move |lua, args: A| guard(name, || f(lua, args)))?,
-    )
 }
 
 /// The API table: every exported name and the function behind it.
@@ -151,11 +90,14 @@ pub fn create(lua: &Lua) -> mlua::Result<Table> {
     Ok(t)
 }
 
+/// What a function that needs the bridge says when it is not running.
+pub const NOT_RUNNING: &str = "claude-context: the bridge is not running (:ClaudeContext start)";
+
 /// The running server, or the error saying it is not running.
 fn running<T>(f: impl FnOnce(&Server) -> T) -> mlua::Result<T> {
-    SERVER.with(|s| s.borrow().as_ref().map(f)).ok_or_else(|| {
-        mlua::Error::runtime("claude-context: the bridge is not running (:ClaudeContext start)")
-    })
+    SERVER
+        .with(|s| s.borrow().as_ref().map(f))
+        .ok_or_else(|| lua_error(NOT_RUNNING))
 }
 
 /// With the running server, if there is one.
@@ -181,11 +123,11 @@ fn start(_: &Lua, (config, state): (String, String)) -> mlua::Result<String> {
 }
 
 /// stop() -> whether a bridge was running.
-fn stop(_: &Lua, (): ()) -> mlua::Result<bool> {
+fn stop(lua: &Lua, (): ()) -> mlua::Result<bool> {
     let srv = SERVER.with(|s| s.borrow_mut().take());
     remove_mcp_configs();
     let stopped = srv.map(Server::stop).is_some();
-    fail_pending_calls();
+    fail_pending_calls(lua);
     Ok(stopped)
 }
 
@@ -247,7 +189,7 @@ fn snapshot_selection(_: &Lua, params: mlua::String) -> mlua::Result<()> {
     delta.extend_from_slice(&p[1..]);
     delta.push(b'}');
     let delta = String::from_utf8(delta)
-        .map_err(|_| mlua::Error::runtime("claude-context: the selection is not UTF-8"))?;
+        .map_err(|_| lua_error("claude-context: the selection is not UTF-8"))?;
     if_running(|srv| srv.shared().snapshot.push(delta));
     Ok(())
 }
@@ -263,7 +205,7 @@ fn write_mcp_config(_: &Lua, dir: String) -> mlua::Result<String> {
         &token,
     )
     .map_err(|e| {
-        mlua::Error::runtime(format!(
+        lua_error(format!(
             "claude-context: cannot write the MCP config in {dir}: {e}"
         ))
     })?;
@@ -295,7 +237,7 @@ fn broadcast(
         .unwrap_or(0));
     }
     let params: serde_json::Value = serde_json::from_str(&params)
-        .map_err(|e| mlua::Error::runtime(format!("invalid params JSON: {e}")))?;
+        .map_err(|e| lua_error(format!("invalid params JSON: {e}")))?;
     Ok(if_running(|srv| {
         if ide_only {
             srv.shared().broadcast_ide(&method, params)
@@ -333,7 +275,7 @@ fn proposal_fill(
     let side = match side.as_str() {
         "old" => Side::Old,
         "new" => Side::New,
-        _ => return Err(mlua::Error::runtime("side must be \"old\" or \"new\"")),
+        _ => return Err(lua_error("side must be \"old\" or \"new\"")),
     };
     let Some(entry) = STORE.get(id) else {
         return Ok(None);
@@ -349,7 +291,7 @@ fn proposal_fill(
         } else {
             b.set_lines(from..from, true, lines)
         };
-        r.map_err(|e| mlua::Error::runtime(e.to_string()))?;
+        r.map_err(lua_error)?;
     }
     Ok(Some(n))
 }
@@ -363,7 +305,7 @@ fn proposal_collect(_: &Lua, (id, buf, from, to): (u64, i32, usize, usize)) -> m
     let b = nvim_oxi::api::Buffer::from(buf);
     let lines = b
         .get_lines(from..to, true)
-        .map_err(|e| mlua::Error::runtime(e.to_string()))?
+        .map_err(lua_error)?
         .map(|l| l.as_bytes().to_vec());
     Ok(STORE.push(id, lines))
 }
@@ -398,10 +340,12 @@ fn set_log(_: &Lua, (file, level): (Option<String>, String)) -> mlua::Result<()>
 /// The facts the Rust side owns and the Lua side asks for (instead of a copy of its own):
 /// `find_claude(cmd)` finds the Claude Code CLI as the sub-agent does; `claude_install` says how
 /// to install it; `sub_agent_permissions(config)` what the sub-agent may do; `permission_modes()`
-/// the values `--permission-mode` takes; `hook_tool` the
-/// MCP server and tool of the `mcp_tool` hook before every tool.
+/// the values `--permission-mode` takes; `hook_tool` the MCP server and tool of the `mcp_tool`
+/// hook before every tool; `memory_bank_core_files` the core files of a branch's and of the
+/// global bank, in order.
 fn facts(lua: &Lua, t: &Table) -> mlua::Result<()> {
     use claude_context_core::claude::discovery::{INSTALL_NPM, INSTALL_OFFICIAL};
+    use claude_context_core::memory_bank;
     let install = lua.create_table()?;
     install.set("official", INSTALL_OFFICIAL)?;
     install.set("npm", INSTALL_NPM)?;
@@ -411,6 +355,11 @@ fn facts(lua: &Lua, t: &Table) -> mlua::Result<()> {
     hook_tool.set("server", claude_context_core::mcp_config::SERVER_NAME)?;
     hook_tool.set("tool", claude_context_core::hook::MCP_TOOL)?;
     t.set("hook_tool", hook_tool)?;
+    // The memory bank's core files, in order (`:ClaudeContext context` shows them so).
+    let core = lua.create_table()?;
+    core.set("branch", memory_bank::BRANCH_CORE_FILES.to_vec())?;
+    core.set("global", memory_bank::GLOBAL_CORE_FILES.to_vec())?;
+    t.set("memory_bank_core_files", core)?;
     export(lua, t, "find_claude", find_claude)?;
     export(lua, t, "sub_agent_permissions", sub_agent_permissions)?;
     export(lua, t, "permission_modes", permission_modes)
@@ -525,24 +474,23 @@ thread_local! {
     static NOTES: NoteQueue = NoteQueue::default();
 }
 
-/// call_tool(name, args_json, cb): runs a tool on the bridge runtime and calls `cb(result_json)` on the main thread with the
-/// MCP `CallToolResult` (or `{"error": {code, message}}`).
+/// call_tool(name, args_json, cb): runs a tool on the bridge runtime and calls, on the main
+/// thread, `cb(nil, result_json)` with the MCP `CallToolResult`, or `cb(message, nil, code)` with
+/// the JSON-RPC error.
 fn call_tool(_: &Lua, (name, args, cb): (String, String, Function)) -> mlua::Result<()> {
     let args: serde_json::Value = serde_json::from_str(&args)
-        .map_err(|e| mlua::Error::runtime(format!("invalid arguments JSON: {e}")))?;
+        .map_err(|e| lua_error(format!("invalid arguments JSON: {e}")))?;
     let main = main_thread()?;
     let shared = running(|srv| srv.shared().clone())?;
-    let id = NEXT_ID.with(|n| {
-        let mut n = n.borrow_mut();
-        *n += 1;
-        *n
-    });
-    CALLBACKS.with(|c| c.borrow_mut().insert(id, cb));
+    let id = binding::hold("call_tool", cb, true);
     let job = async move {
         let start = std::time::Instant::now();
-        let out = match claude_context_core::mcp::call_tool(&shared, &name, args).await {
-            Ok(v) => v,
-            Err(e) => serde_json::json!({"error": {"code": e.code, "message": e.message}}),
+        let answer = match claude_context_core::mcp::call_tool(&shared, &name, args).await {
+            Ok(v) => Ok(Some(v.to_string().into_bytes())),
+            Err(e) => Err(Failure {
+                message: e.message,
+                code: Some(e.code.into()),
+            }),
         };
         tracing::trace!(
             method = %"tools/call",
@@ -551,14 +499,7 @@ fn call_tool(_: &Lua, (name, args, cb): (String, String, Function)) -> mlua::Res
             ms = format_args!("{:.3}", start.elapsed().as_secs_f64() * 1000.0),
             "request"
         );
-        let text = out.to_string();
-        main.run(Box::new(move |_lua| {
-            if let Some(cb) = CALLBACKS.with(|c| c.borrow_mut().remove(&id)) {
-                if let Err(e) = cb.call::<()>(text) {
-                    crate::logging::log_panic("call_tool callback", &e.to_string());
-                }
-            }
-        }));
+        binding::answer_later(&main, id, answer);
     };
     if_running(|srv| srv.spawn(job));
     Ok(())

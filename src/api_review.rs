@@ -1,34 +1,28 @@
 //! The review's native functions (`lua/claude_context/review/source.lua`, `:ClaudeContext
 //! checkpoints` and `rewind`): each takes its options as JSON and a callback, returns at once,
 //! does its work (walks, blob reads, restores) on a thread of its own after the project's
-//! pending checkpoints, and calls `cb(json)` later on the main thread with `{"ok": …}` or
-//! `{"error": "…"}` (the core's error, as the person reads it).
+//! pending checkpoints, and calls `cb(nil, json)` later on the main thread with the answer, or
+//! `cb(message)` with the core's error, as the person reads it (the binding's one convention,
+//! `src/binding.rs`).
 
+use crate::binding::{self, export, lua_error, Failure};
 use crate::main_thread::MainThread;
 use claude_context_core::capfs::CapError;
-use claude_context_core::error::Error;
 use claude_context_core::server::Shared;
-use claude_context_core::state::State;
 use claude_context_core::turns::checkpoints::{self, keep, Project, TurnError, TurnQuery};
+use claude_context_core::turns::Tracker;
 use mlua::{Function, Lua, Table};
-use serde_json::{json, Value};
-use std::cell::RefCell;
-use std::collections::HashMap;
+use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::OnceLock;
-
-thread_local! {
-    static CALLBACKS: RefCell<HashMap<u64, Function>> = RefCell::new(HashMap::new());
-    static NEXT_ID: RefCell<u64> = const { RefCell::new(1) };
-}
 
 /// How the running bridge is found (given at [`register`]; called on the main thread only).
 static SHARED: OnceLock<fn() -> Option<Arc<Shared>>> = OnceLock::new();
 
 /// The running bridge's state, for [`kept_write`] (on the main thread; `None`: not running).
-pub fn keeper() -> Option<Arc<State>> {
-    SHARED.get().and_then(|f| f()).map(|s| s.state.clone())
+pub fn keeper() -> Option<Arc<Tracker>> {
+    SHARED.get().and_then(|f| f()).map(|s| s.turns.clone())
 }
 
 /// Runs the review's write `op` of `path` (in the project `root`; on the file thread) keeping
@@ -37,7 +31,7 @@ pub fn keeper() -> Option<Arc<State>> {
 /// [`keep`]). When the store cannot keep it, the write is refused. Without a running bridge
 /// (`state` `None`) there is no store to keep it in: the write runs as asked.
 pub fn kept_write<T>(
-    state: Option<Arc<State>>,
+    state: Option<Arc<Tracker>>,
     root: &str,
     path: &str,
     op: impl FnOnce() -> Result<T, CapError>,
@@ -80,19 +74,16 @@ pub fn register(
     main: fn() -> mlua::Result<MainThread>,
 ) -> mlua::Result<()> {
     let _ = SHARED.set(shared);
-    let fns: [(&str, Work); 4] = [
+    let fns: [(&'static str, Work); 4] = [
         ("review_changeset", checkpoints::changeset),
         ("review_turns", checkpoints::list_turns),
         ("review_rewind", checkpoints::rewind),
         ("review_rewind_undo", undo),
     ];
     for (name, work) in fns {
-        t.set(
-            name,
-            lua.create_function(move |_, (opts, cb): (String, Function)| {
-                start(name, work, &opts, cb, shared, main)
-            })?,
-        )?;
+        export(lua, t, name, move |_, (opts, cb): (String, Function)| {
+            start(name, work, &opts, cb, shared, main)
+        })?;
     }
     Ok(())
 }
@@ -106,27 +97,12 @@ fn start(
     main: fn() -> mlua::Result<MainThread>,
 ) -> mlua::Result<()> {
     let q: TurnQuery = serde_json::from_str(opts)
-        .map_err(|e| mlua::Error::runtime(format!("claude-context: {name}: bad options: {e}")))?;
-    let state = shared().map(|s| s.state.clone()).ok_or_else(|| {
-        mlua::Error::runtime("claude-context: the bridge is not running (:ClaudeContext start)")
-    })?;
+        .map_err(|e| lua_error(format!("claude-context: {name}: bad options: {e}")))?;
+    let state = shared()
+        .map(|s| s.turns.clone())
+        .ok_or_else(|| lua_error(crate::api::NOT_RUNNING))?;
     let main = main()?;
-    let id = NEXT_ID.with(|n| {
-        let mut n = n.borrow_mut();
-        *n += 1;
-        *n
-    });
-    CALLBACKS.with(|c| c.borrow_mut().insert(id, cb));
-    let answer = move |out: Value| {
-        let text = out.to_string();
-        main.run(Box::new(move |_lua| {
-            if let Some(cb) = CALLBACKS.with(|c| c.borrow_mut().remove(&id)) {
-                if let Err(e) = cb.call::<()>(text) {
-                    crate::logging::log_panic(name, &e.to_string());
-                }
-            }
-        }));
-    };
+    let id = binding::hold(name, cb, false);
     let spawned = std::thread::Builder::new()
         .name("cc-review".into())
         .spawn(move || {
@@ -134,19 +110,19 @@ fn start(
                 let project = checkpoints::query_project(&state, &q)?;
                 checkpoints::after_pending(&project, move |p| work(p, &q))?
             };
-            let out = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)) {
-                Ok(Ok(v)) => json!({ "ok": v }),
-                Ok(Err(e)) => json!({ "error": Error::from(e).to_string() }),
+            let answer = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)) {
+                Ok(Ok(v)) => Ok(Some(v.to_string().into_bytes())),
+                Ok(Err(e)) => Err(Failure::new(e)),
                 Err(p) => {
                     crate::logging::log_panic(name, p.as_ref());
-                    json!({ "error": format!("internal error in {name} (logged)") })
+                    Err(Failure::new(format!("internal error in {name} (logged)")))
                 }
             };
-            answer(out);
+            binding::answer_later(&main, id, answer);
         });
     if let Err(e) = spawned {
-        CALLBACKS.with(|c| c.borrow_mut().remove(&id));
-        return Err(mlua::Error::runtime(format!(
+        binding::forget(id);
+        return Err(lua_error(format!(
             "claude-context: {name}: cannot start a thread: {e}"
         )));
     }

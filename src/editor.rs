@@ -153,19 +153,23 @@ fn dispatch(
     if method == "test/panic" {
         panic!("test/panic: deliberate panic on Neovim's main thread");
     }
-    let respond = lua.create_function(move |_, (ok, err): (Option<String>, Option<String>)| {
-        let r = match (ok, err) {
-            (_, Some(e)) => Err(EditorError::Handler(e)),
-            (Some(j), None) => {
-                serde_json::from_str(&j).map_err(|e| EditorError::InvalidJson(Arc::new(e)))
+    let respond = crate::binding::function(
+        lua,
+        "respond",
+        move |_, (ok, err): (Option<String>, Option<String>)| {
+            let r = match (ok, err) {
+                (_, Some(e)) => Err(EditorError::Handler(e)),
+                (Some(j), None) => {
+                    serde_json::from_str(&j).map_err(|e| EditorError::InvalidJson(Arc::new(e)))
+                }
+                (None, None) => Ok(Value::Null),
+            };
+            if let Some(tx) = slot.lock().unwrap_or_else(|p| p.into_inner()).take() {
+                let _ = tx.send(r);
             }
-            (None, None) => Ok(Value::Null),
-        };
-        if let Some(tx) = slot.lock().unwrap_or_else(|p| p.into_inner()).take() {
-            let _ = tx.send(r);
-        }
-        Ok(())
-    })?;
+            Ok(())
+        },
+    )?;
     let require: mlua::Function = lua.globals().get("require")?;
     let rpc: mlua::Table = require.call("claude_context.rpc")?;
     let handle: mlua::Function = rpc.get("handle")?;

@@ -14,15 +14,15 @@ local M = {}
 
 local mb_config = require("claude_context.config.memory_bank")
 
-M.BRANCH_CORE = { "branchContext.md", "activeContext.md", "systemPatterns.md", "progress.md" }
-M.GLOBAL_CORE = {
-  "architecture.md",
-  "coding-standards.md",
-  "domain-models.md",
-  "glossary.md",
-  "tech-stack.md",
-  "user-guide.md",
-}
+---The core files of a bank (`"branch"` or `"global"`), in their order: the library owns the
+---lists (crates/core/src/memory_bank/mod.rs) and the API table carries them.
+---@param kind "branch"|"global"
+---@return string[]
+local function core_files(kind)
+  local native = require("claude_context.native").get()
+  local lists = native and native.memory_bank_core_files
+  return lists and lists[kind] or {}
+end
 
 ---The effective memory bank options (claude_context.config.memory_bank).
 ---@return claude_context.MemoryBankConfig
@@ -94,30 +94,6 @@ function M.call(name, args)
   return r
 end
 
----The project root the bridge uses (fs-get-project-info).
----@return string?
-local function project_root()
-  local r = M.call("fs-get-project-info", {})
-  local root = r and r.structuredContent and r.structuredContent.project_root
-  if root and vim.fn.isdirectory(root) == 1 then
-    return root
-  end
-end
-
----The current git branch of the project root, or nil (no git, not a repository, detached HEAD).
----@return string?
-function M.current_branch()
-  local root = project_root() or vim.fn.getcwd()
-  local ok, res = pcall(function()
-    return vim.system({ "git", "branch", "--show-current" }, { cwd = root, text = true }):wait(3000)
-  end)
-  if not ok or not res or res.code ~= 0 then
-    return nil
-  end
-  local b = vim.trim(res.stdout or "")
-  return b ~= "" and b or nil
-end
-
 local function push_lines(out, text)
   for _, l in ipairs(vim.split(text or "", "\n", { plain = true })) do
     table.insert(out, l)
@@ -174,12 +150,12 @@ function M.render(ctx, branch)
   if ctx.branchMemory then
     table.insert(out, "")
     table.insert(out, "## " .. t.branch_bank:format(branch))
-    push_docs(out, ctx.branchMemory, M.BRANCH_CORE)
+    push_docs(out, ctx.branchMemory, core_files("branch"))
   end
   if ctx.globalMemory then
     table.insert(out, "")
     table.insert(out, "## " .. t.global_bank)
-    push_docs(out, ctx.globalMemory, M.GLOBAL_CORE)
+    push_docs(out, ctx.globalMemory, core_files("global"))
   end
   return out
 end
@@ -217,17 +193,17 @@ end
 
 ---:ClaudeContext context [branch]
 function M.context(o, args)
-  local branch = args[1]
-  if not branch or branch == "" then
-    branch = M.current_branch()
-    if not branch then
-      return err("claude-context: no current git branch here (not a repository, or detached HEAD); use :ClaudeContext context {branch}")
-    end
-  end
+  local branch = args[1] ~= "" and args[1] or nil
+  -- Without a branch, read_context reads the project's current one from git's HEAD (no
+  -- process, no wait) and names it in its answer.
   local r, e = M.call("read_context", { branch = branch, language = M.options().language })
+  if not r and not branch and tostring(e):find("needs 'branch'", 1, true) then
+    return err("claude-context: no current git branch here (not a repository, or detached HEAD); use :ClaudeContext context {branch}")
+  end
   if not r then
     return err("claude-context: read_context: " .. tostring(e))
   end
+  branch = branch or (r.structuredContent or {}).branch or "?"
   return M.show(M.render(r.structuredContent or {}, branch), "claude-context://context/" .. branch, o and o.mods)
 end
 

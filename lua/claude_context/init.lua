@@ -243,7 +243,10 @@ function M.call_tool(name, args, cb)
     return
   end
   local a = (args and next(args)) and vim.json.encode(args) or "{}"
-  native.call_tool(name, a, function(json)
+  native.call_tool(name, a, function(err, json, code)
+    if err then
+      return cb({ error = { code = code or -32603, message = err } })
+    end
     cb(vim.json.decode(json, { luanil = { object = true, array = true } }))
   end)
 end

@@ -71,13 +71,11 @@ local function show(buf)
   vim.cmd((cmd or "tab sbuffer %d"):format(buf))
 end
 
----Opens the plan `plan` of `session` for review; `decide(decision)` is called once.
----@param params table the request: { session_id, terminal, tool, input }
----@param decide fun(decision: table)
----@return fun() cancel closes the review without deciding
-function M.review_plan(params, decide)
-  local plan = type(params.input) == "table" and params.input.plan or ""
-  local original = lines_of(plan)
+---The plan's Markdown buffer (written with `:w`, never to a file), holding `original`.
+---@param params table the review request
+---@param original string[]
+---@return integer buf
+local function plan_buffer(params, original)
   local buf = vim.api.nvim_create_buf(false, true)
   vim.api.nvim_buf_set_name(buf, buffer_name(params.session_id))
   vim.bo[buf].buftype = "acwrite"
@@ -87,26 +85,17 @@ function M.review_plan(params, decide)
   vim.bo[buf].modified = false
   vim.bo[buf].filetype = "markdown"
   vim.b[buf].claude_context_plan = { session = params.session_id, terminal = params.terminal }
-  M.open[buf] = { session = params.session_id, terminal = params.terminal, tool = params.tool }
+  return buf
+end
 
-  local decided = false
-  local function finish(decision, close)
-    if decided then
-      return
-    end
-    decided = true
-    M.open[buf] = nil
-    remember(params.session_id, decision)
-    decide(decision)
-    if close then
-      vim.schedule(function()
-        if vim.api.nvim_buf_is_valid(buf) then
-          pcall(vim.api.nvim_buf_delete, buf, { force = true })
-        end
-      end)
-    end
-  end
-
+---The plan buffer's answers: `:w` approves it (unchanged) or asks for a revision (edited);
+---closing it unwritten declines it. `finish(decision, close)` takes the answer; `decided()` says
+---whether one was given.
+---@param buf integer
+---@param original string[]
+---@param finish fun(decision: table, close: boolean)
+---@param decided fun(): boolean
+local function watch_plan(buf, original, finish, decided)
   local group = vim.api.nvim_create_augroup("ClaudeContextPlan" .. buf, { clear = true })
   vim.api.nvim_create_autocmd("BufWriteCmd", {
     group = group,
@@ -138,7 +127,7 @@ function M.review_plan(params, decide)
     once = true,
     callback = function()
       pcall(vim.api.nvim_del_augroup_by_id, group)
-      if not decided then
+      if not decided() then
         vim.schedule(function()
           vim.notify("claude-context: plan closed without writing: declined", vim.log.levels.INFO)
         end)
@@ -147,6 +136,38 @@ function M.review_plan(params, decide)
     end,
     desc = "claude-context: closing Claude's plan unwritten declines it",
   })
+end
+
+---Opens the plan `plan` of `session` for review; `decide(decision)` is called once.
+---@param params table the request: { session_id, terminal, tool, input }
+---@param decide fun(decision: table)
+---@return fun() cancel closes the review without deciding
+function M.review_plan(params, decide)
+  local plan = type(params.input) == "table" and params.input.plan or ""
+  local original = lines_of(plan)
+  local buf = plan_buffer(params, original)
+  M.open[buf] = { session = params.session_id, terminal = params.terminal, tool = params.tool }
+
+  local decided = false
+  local function finish(decision, close)
+    if decided then
+      return
+    end
+    decided = true
+    M.open[buf] = nil
+    remember(params.session_id, decision)
+    decide(decision)
+    if close then
+      vim.schedule(function()
+        if vim.api.nvim_buf_is_valid(buf) then
+          pcall(vim.api.nvim_buf_delete, buf, { force = true })
+        end
+      end)
+    end
+  end
+  watch_plan(buf, original, finish, function()
+    return decided
+  end)
 
   show(buf)
   vim.notify(

@@ -14,51 +14,7 @@ local function lock_files()
   return vim.fn.glob(lock_dir .. "/*.lock", false, true)
 end
 
---- An in-process LSP server (Neovim 0.11 accepts a function as `cmd`).
-local function fake_lsp(root, extra_folders)
-  local wf = { { uri = vim.uri_from_fname(root), name = root } }
-  for _, f in ipairs(extra_folders or {}) do
-    table.insert(wf, { uri = vim.uri_from_fname(f), name = f })
-  end
-  return vim.lsp.start({
-    name = "fake-" .. vim.fn.fnamemodify(root, ":t"),
-    root_dir = root,
-    workspace_folders = wf,
-    cmd = function(dispatchers)
-      local closing = false
-      local id = 0
-      return {
-        request = function(method, _, callback)
-          id = id + 1
-          if method == "initialize" then
-            callback(nil, { capabilities = {} })
-          else
-            callback(nil, nil)
-          end
-          return true, id
-        end,
-        notify = function(method)
-          if method == "exit" then
-            closing = true
-            dispatchers.on_exit(0, 15)
-          end
-          return true
-        end,
-        is_closing = function()
-          return closing
-        end,
-        terminate = function()
-          if not closing then
-            closing = true
-            vim.schedule(function()
-              dispatchers.on_exit(0, 15)
-            end)
-          end
-        end,
-      }
-    end,
-  })
-end
+local fake_lsp = h.fake_lsp
 
 return {
   {

@@ -196,4 +196,51 @@ function M.close_diffs()
   vim.cmd("silent! tabonly")
 end
 
+---An in-process language server rooted at `root` (Neovim 0.11 accepts a function as `cmd`),
+---attached to the current buffer: it answers `initialize` with no capabilities and every other
+---request with nil; `extra_folders` are more workspace folders. Returns the client id.
+---@param root string
+---@param extra_folders string[]?
+---@return integer?
+function M.fake_lsp(root, extra_folders)
+  local wf = { { uri = vim.uri_from_fname(root), name = root } }
+  for _, f in ipairs(extra_folders or {}) do
+    table.insert(wf, { uri = vim.uri_from_fname(f), name = f })
+  end
+  return vim.lsp.start({
+    name = "fake-" .. vim.fn.fnamemodify(root, ":t"),
+    root_dir = root,
+    workspace_folders = wf,
+    cmd = function(dispatchers)
+      local closing = false
+      local id = 0
+      return {
+        request = function(method, _, callback)
+          id = id + 1
+          callback(nil, method == "initialize" and { capabilities = {} } or nil)
+          return true, id
+        end,
+        notify = function(method)
+          if method == "exit" then
+            closing = true
+            dispatchers.on_exit(0, 15)
+          end
+          return true
+        end,
+        is_closing = function()
+          return closing
+        end,
+        terminate = function()
+          if not closing then
+            closing = true
+            vim.schedule(function()
+              dispatchers.on_exit(0, 15)
+            end)
+          end
+        end,
+      }
+    end,
+  })
+end
+
 return M

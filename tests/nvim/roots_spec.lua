@@ -10,41 +10,7 @@ local cc = h.cc
 
 local SECRET = "lsp-folder-secret"
 
---- An in-process language server rooted at `root`, attached to the current buffer.
-local function fake_lsp(root)
-  return vim.lsp.start({
-    name = "fake-" .. vim.fn.fnamemodify(root, ":t"),
-    root_dir = root,
-    workspace_folders = { { uri = vim.uri_from_fname(root), name = root } },
-    cmd = function(dispatchers)
-      local closing = false
-      return {
-        request = function(method, _, callback)
-          callback(nil, method == "initialize" and { capabilities = {} } or nil)
-          return true, 1
-        end,
-        notify = function(method)
-          if method == "exit" then
-            closing = true
-            dispatchers.on_exit(0, 15)
-          end
-          return true
-        end,
-        is_closing = function()
-          return closing
-        end,
-        terminate = function()
-          if not closing then
-            closing = true
-            vim.schedule(function()
-              dispatchers.on_exit(0, 15)
-            end)
-          end
-        end,
-      }
-    end,
-  })
-end
+local fake_lsp = h.fake_lsp
 
 local n = 0
 local function call(c, name, args)

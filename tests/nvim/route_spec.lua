@@ -167,4 +167,17 @@ return {
       end
     end,
   },
+  {
+    "the native routing functions refuse bad JSON with an error, not silently",
+    function()
+      local native = require("claude_context.native").get()
+      local okr, err = pcall(native.route_to_target, 1, "not json")
+      eq(false, okr)
+      contains(tostring(err), "invalid pids")
+      local oks, err2 = pcall(native.route, 1, "{")
+      eq(false, oks)
+      contains(tostring(err2), "invalid route")
+      eq(false, native.route_to_target(1, "[]"))
+    end,
+  },
 }

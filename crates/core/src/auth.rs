@@ -2,6 +2,9 @@
 
 use subtle::ConstantTimeEq;
 
+/// The header Claude Code sends its token in.
+pub const AUTH_HEADER: &str = "x-claude-code-ide-authorization";
+
 /// A fresh 128-bit token from the operating system's CSPRNG, as 32 lowercase hex digits.
 pub fn new_token() -> std::io::Result<String> {
     let mut bytes = [0u8; 16];

@@ -188,6 +188,78 @@ impl Default for Config {
     }
 }
 
+impl ClaudeConfig {
+    /// What is wrong with the sub-agent's options, if anything (see [`Config::validate`]).
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        if let Some(cmd) = &self.cmd {
+            if cmd.trim().is_empty() || cmd.contains('\0') {
+                return Err(ConfigError::Invalid(
+                    "claude.cmd must be a non-empty path or command name".into(),
+                ));
+            }
+        }
+        if let Some(k) = self
+            .env
+            .keys()
+            .find(|k| k.is_empty() || k.contains('=') || k.contains('\0'))
+        {
+            return Err(ConfigError::Invalid(format!(
+                "claude.env has an invalid variable name {k:?}"
+            )));
+        }
+        if let Some(bad) = self.allowed_tools.iter().find(|t| {
+            t.trim().is_empty()
+                || t.contains('\0')
+                || t.contains(',')
+                || t.starts_with('-')
+                || tool_base(t).is_empty()
+        }) {
+            return Err(ConfigError::Invalid(format!(
+                "claude.allowed_tools has an invalid entry {bad:?} (one \
+             tool name or pattern per entry, such as \"Read\" or \"Bash(git status)\"; \
+             \"*\" for every tool)"
+            )));
+        }
+        if !PERMISSION_MODES.contains(&self.permission_mode.as_str()) {
+            return Err(ConfigError::Invalid(format!(
+                "claude.permission_mode must be one of {}, got {:?}",
+                PERMISSION_MODES.join(", "),
+                self.permission_mode
+            )));
+        }
+        if self.setting_sources.is_empty()
+            || self
+                .setting_sources
+                .iter()
+                .any(|x| !SETTING_SOURCES.contains(&x.as_str()))
+        {
+            return Err(ConfigError::Invalid(format!(
+                "claude.setting_sources must be a non-empty list of {}, \
+             got {:?}",
+                SETTING_SOURCES.join(", "),
+                self.setting_sources
+            )));
+        }
+        if let Some(bad) = self
+            .add_dirs
+            .iter()
+            .find(|d| !d.is_absolute() || d.as_os_str().to_string_lossy().contains(['\0', ',']))
+        {
+            return Err(ConfigError::Invalid(format!(
+                "claude.add_dirs has an invalid entry {:?} (absolute \
+             folder paths only)",
+                bad.display().to_string()
+            )));
+        }
+        if self.max_context_bytes == 0 {
+            return Err(ConfigError::Invalid(
+                "claude.max_context_bytes must be at least 1".into(),
+            ));
+        }
+        Ok(())
+    }
+}
+
 /// What is wrong with a configuration, or what it cannot tell.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ConfigError {
@@ -201,6 +273,13 @@ pub enum ConfigError {
     /// The lock directory cannot be placed.
     #[error(transparent)]
     LockDir(#[from] crate::lockfile::LockError),
+}
+
+/// A malformed option is the caller's mistake; a missing state directory is not.
+impl crate::error::Fault for ConfigError {
+    fn is_callers(&self) -> bool {
+        matches!(self, ConfigError::Invalid(_))
+    }
 }
 
 impl Config {
@@ -271,75 +350,7 @@ impl Config {
                 self.max_inflight_bytes_per_client
             )));
         }
-        if let Some(cmd) = &self.claude.cmd {
-            if cmd.trim().is_empty() || cmd.contains('\0') {
-                return Err(ConfigError::Invalid(
-                    "claude.cmd must be a non-empty path or command name".into(),
-                ));
-            }
-        }
-        if let Some(k) = self
-            .claude
-            .env
-            .keys()
-            .find(|k| k.is_empty() || k.contains('=') || k.contains('\0'))
-        {
-            return Err(ConfigError::Invalid(format!(
-                "claude.env has an invalid variable name {k:?}"
-            )));
-        }
-        if let Some(bad) = self.claude.allowed_tools.iter().find(|t| {
-            t.trim().is_empty()
-                || t.contains('\0')
-                || t.contains(',')
-                || t.starts_with('-')
-                || tool_base(t).is_empty()
-        }) {
-            return Err(ConfigError::Invalid(format!(
-                "claude.allowed_tools has an invalid entry {bad:?} (one \
-                 tool name or pattern per entry, such as \"Read\" or \"Bash(git status)\"; \
-                 \"*\" for every tool)"
-            )));
-        }
-        if !PERMISSION_MODES.contains(&self.claude.permission_mode.as_str()) {
-            return Err(ConfigError::Invalid(format!(
-                "claude.permission_mode must be one of {}, got {:?}",
-                PERMISSION_MODES.join(", "),
-                self.claude.permission_mode
-            )));
-        }
-        if self.claude.setting_sources.is_empty()
-            || self
-                .claude
-                .setting_sources
-                .iter()
-                .any(|x| !SETTING_SOURCES.contains(&x.as_str()))
-        {
-            return Err(ConfigError::Invalid(format!(
-                "claude.setting_sources must be a non-empty list of {}, \
-                 got {:?}",
-                SETTING_SOURCES.join(", "),
-                self.claude.setting_sources
-            )));
-        }
-        if let Some(bad) = self
-            .claude
-            .add_dirs
-            .iter()
-            .find(|d| !d.is_absolute() || d.as_os_str().to_string_lossy().contains(['\0', ',']))
-        {
-            return Err(ConfigError::Invalid(format!(
-                "claude.add_dirs has an invalid entry {:?} (absolute \
-                 folder paths only)",
-                bad.display().to_string()
-            )));
-        }
-        if self.claude.max_context_bytes == 0 {
-            return Err(ConfigError::Invalid(
-                "claude.max_context_bytes must be at least 1".into(),
-            ));
-        }
-        Ok(())
+        self.claude.validate()
     }
 
     /// The directory lock files go into: `lock_dir`, else `$CLAUDE_CONFIG_DIR/ide`,

@@ -96,6 +96,8 @@ pub enum DiscoveryError {
     LockFileUnreadable(crate::capfs::CapError),
 }
 
+impl crate::error::Fault for DiscoveryError {}
+
 impl DiscoveryError {
     /// Whether a lock file was refused for trust (said at once), not merely unreadable (a note).
     pub fn is_refusal(&self) -> bool {
@@ -351,42 +353,6 @@ fn candidate(l: &Lock, folder: Option<PathBuf>) -> Candidate {
 pub fn discover(q: &Query) -> Found {
     let mut found = Found::default();
     let locks = read_locks(&q.lock_dir, q.owner_uid, &mut found);
-    let usable = |l: &Lock, found: &mut Found| -> bool {
-        let name = l.path.display();
-        if l.content.kind() != q.ide_name {
-            found.notes.push(format!(
-                "{name}: belongs to {:?}, not {}",
-                l.content.ide_name, q.ide_name
-            ));
-            return false;
-        }
-        if l.content.transport != "ws" {
-            found.notes.push(format!(
-                "{name}: transport {:?} is not \"ws\"",
-                l.content.transport
-            ));
-            return false;
-        }
-        match lockfile::pid_state(l.content.pid) {
-            lockfile::PidState::Mine => {}
-            lockfile::PidState::Gone => {
-                found.notes.push(format!(
-                    "{name}: its editor (pid {}) is no longer running",
-                    l.content.pid
-                ));
-                return false;
-            }
-            lockfile::PidState::OtherUser(uid) => {
-                found.notes.push(format!(
-                    "{name}: stale: pid {} is a process of another user{}, not your editor",
-                    l.content.pid,
-                    uid.map(|u| format!(" (uid {u})")).unwrap_or_default()
-                ));
-                return false;
-            }
-        }
-        true
-    };
 
     // 1. The port the editor's terminal told us.
     let mut by_port: Option<u16> = None;
@@ -395,7 +361,7 @@ pub fn discover(q: &Query) -> Found {
             Ok(p) if p != 0 => {
                 by_port = Some(p);
                 match locks.iter().find(|l| l.port == p) {
-                    Some(l) if usable(l, &mut found) => {
+                    Some(l) if usable(q, l, &mut found) => {
                         found.candidates.push(candidate(l, None));
                     }
                     Some(_) => {}
@@ -429,7 +395,7 @@ pub fn discover(q: &Query) -> Found {
         let Some(folder) = best else {
             continue;
         };
-        if !usable(l, &mut found) {
+        if !usable(q, l, &mut found) {
             continue;
         }
         matches.push((folder.components().count(), l.mtime, l, folder));
@@ -441,6 +407,44 @@ pub fn discover(q: &Query) -> Found {
             .map(|(_, _, l, folder)| candidate(l, Some(folder))),
     );
     found
+}
+
+/// Whether lock `l` is an editor `q` may use: its IDE, WebSocket transport, a live process of
+/// this user; why not goes to `found`'s notes.
+fn usable(q: &Query, l: &Lock, found: &mut Found) -> bool {
+    let name = l.path.display();
+    if l.content.kind() != q.ide_name {
+        found.notes.push(format!(
+            "{name}: belongs to {:?}, not {}",
+            l.content.ide_name, q.ide_name
+        ));
+        return false;
+    }
+    if l.content.transport != "ws" {
+        found.notes.push(format!(
+            "{name}: transport {:?} is not \"ws\"",
+            l.content.transport
+        ));
+        return false;
+    }
+    match lockfile::pid_state(l.content.pid) {
+        lockfile::PidState::Mine => true,
+        lockfile::PidState::Gone => {
+            found.notes.push(format!(
+                "{name}: its editor (pid {}) is no longer running",
+                l.content.pid
+            ));
+            false
+        }
+        lockfile::PidState::OtherUser(uid) => {
+            found.notes.push(format!(
+                "{name}: stale: pid {} is a process of another user{}, not your editor",
+                l.content.pid,
+                uid.map(|u| format!(" (uid {u})")).unwrap_or_default()
+            ));
+            false
+        }
+    }
 }
 
 #[cfg(test)]

@@ -414,6 +414,8 @@ pub enum EditorError {
     Handler(String),
 }
 
+impl crate::error::Fault for EditorError {}
+
 pub type RpcFuture = Pin<Box<dyn Future<Output = Result<Value, EditorError>> + Send>>;
 
 /// Runs `method` with `params` on the editor's main thread.

@@ -1,55 +1,52 @@
-//! The crate's errors: each module has its own `thiserror` enum ([`ConfigError`],
-//! [`LockError`], [`ClaudeError`], [`DiscoveryError`], [`HookError`], [`EditorError`],
-//! [`TurnError`]);
-//! [`Error`] gathers them, and the one conversion to a JSON-RPC error lives here (a tool's
-//! caller gets its mistakes as -32602 "invalid params", anything else as -32603). The Neovim
-//! side turns any of them into a Lua error the same way (`src/api.rs`, `lua_error`). No
-//! production code returns a bare `String` error (`tests/layout.rs` holds it).
+//! The crate's errors: each module has its own `thiserror` enum (`ConfigError`, `LockError`,
+//! `ClaudeError`, `DiscoveryError`, `HookError`, `EditorError`, `TurnError`, …) and says, next
+//! to it, whose fault each of its errors is ([`Fault`]). [`Error`] holds any of them, and the
+//! one conversion to a JSON-RPC error lives here (a tool's caller gets its mistakes as -32602
+//! "invalid params", anything else as -32603). The Neovim side turns any of them into a Lua
+//! error the same way (`src/api.rs`, `lua_error`). No production code returns a bare `String`
+//! error (`tests/layout.rs` holds it).
+//!
+//! Low in the layers: it uses only [`crate::jsonrpc`], and the modules whose errors it holds
+//! depend on it, not it on them.
 
-use crate::claude::ClaudeError;
-use crate::config::ConfigError;
-use crate::discovery::DiscoveryError;
-use crate::editor::EditorError;
-use crate::hook::HookError;
 use crate::jsonrpc::RpcError;
-use crate::lockfile::LockError;
-use crate::turns::checkpoints::TurnError;
 use rmcp::model::ErrorCode;
 
-/// Any of the modules' errors.
-#[derive(Debug, thiserror::Error)]
-pub enum Error {
-    #[error(transparent)]
-    Config(#[from] ConfigError),
-    #[error(transparent)]
-    Lock(#[from] LockError),
-    #[error(transparent)]
-    Claude(#[from] ClaudeError),
-    #[error(transparent)]
-    Discovery(#[from] DiscoveryError),
-    #[error(transparent)]
-    Hook(#[from] HookError),
-    #[error(transparent)]
-    Turn(#[from] TurnError),
-    #[error(transparent)]
-    Editor(#[from] EditorError),
+/// A module's error, and whose fault it is: the caller's (what it asked for is malformed or
+/// refused) or the bridge's. Each module implements it next to its error enum.
+pub trait Fault: std::error::Error + Send + Sync + 'static {
+    /// Whether the caller's input is at fault; an internal failure by default.
+    fn is_callers(&self) -> bool {
+        false
+    }
+}
+
+/// Any of the modules' errors (shown as the error itself).
+#[derive(Debug)]
+pub struct Error(Box<dyn Fault>);
+
+impl<E: Fault> From<E> for Error {
+    fn from(e: E) -> Error {
+        Error(Box::new(e))
+    }
+}
+
+impl std::fmt::Display for Error {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.0.source()
+    }
 }
 
 impl Error {
     /// Whether the caller's input is at fault (what it asked for is malformed or refused).
     pub fn is_callers(&self) -> bool {
-        if let Error::Turn(e) = self {
-            return e.is_callers();
-        }
-        matches!(
-            self,
-            Error::Config(ConfigError::Invalid(_))
-                | Error::Claude(
-                    ClaudeError::InvalidOption(_)
-                        | ClaudeError::ToolNotAllowed(_)
-                        | ClaudeError::InvalidSessionId(_)
-                )
-        )
+        self.0.is_callers()
     }
 }
 
@@ -67,6 +64,11 @@ impl From<Error> for RpcError {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::claude::ClaudeError;
+    use crate::config::ConfigError;
+    use crate::editor::EditorError;
+    use crate::lockfile::LockError;
+    use crate::turns::checkpoints::TurnError;
 
     #[test]
     fn the_callers_mistakes_are_invalid_params_the_rest_internal_errors() {
@@ -88,6 +90,23 @@ mod tests {
         );
         let e: RpcError = Error::from(TurnError::WorkerStopped).into();
         assert_eq!(e.code, ErrorCode::INTERNAL_ERROR.0);
+    }
+
+    #[test]
+    fn a_typed_error_converts_to_a_tools_error_by_whose_fault_it_is() {
+        use crate::tools::ToolError;
+        let e: ToolError = ClaudeError::InvalidOption("bad model".into()).into();
+        assert_eq!(e, ToolError::InvalidParams("bad model".into()));
+        let e: ToolError = ConfigError::NoStateDir.into();
+        assert!(matches!(e, ToolError::Failed(m) if m.starts_with("no state directory")));
+        let e: ToolError = crate::capfs::CapError::TooLarge {
+            path: "/p".into(),
+            limit: 1,
+        }
+        .into();
+        assert!(matches!(e, ToolError::Failed(_)));
+        let e: ToolError = crate::state::NoProjectRoot.into();
+        assert!(matches!(e, ToolError::Failed(m) if m.starts_with("the project root")));
     }
 
     #[test]

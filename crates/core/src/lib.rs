@@ -9,8 +9,9 @@
 //! * [`state`] — what the tools read: configuration, editor state and snapshot, the hop to the
 //!   editor, the Claude-session manager, the write policy; [`state::client`], the requests a
 //!   tool may send the client it serves. The modules depend on each other one way: `state` ←
-//!   `tools` ← `mcp` ← `server` (`tests/layout.rs` holds them to it), all over the leaves
-//!   (configuration, [`editor`], storage, [`jsonrpc`]: the JSON-RPC wire helpers).
+//!   `tools`, `turns` ← `mcp` ← `server` ← `relay`, all over the lower layers (configuration,
+//!   [`editor`], storage, the hooks' events, [`jsonrpc`]: the JSON-RPC wire helpers);
+//!   `tests/layout.rs` holds every module to its layer and ARCHITECTURE.md lists them.
 //! * [`memory_bank`], [`decision`] — the context tools' storage: the memory bank documents and
 //!   the WRAP decision store.
 //! * [`checkpoint`] — checkpoints of the project's files (content-addressed, per project, in the
@@ -18,14 +19,16 @@
 //! * [`lockfile`], [`auth`] — how Claude Code finds the editor and proves who it is.
 //! * [`discovery`], [`relay`] — the `claude-context-mcp` binary: find a running editor, relay
 //!   stdio to its bridge. [`mcp_config`] — the `--mcp-config` file for a terminal's `claude`.
-//! * [`turns`], [`hook`] — what each Claude Code session is doing, from Claude Code's hooks
-//!   (`claude-context-mcp hook <Event>` sends them to the bridge's hook door).
+//! * [`turns`], [`hook`], [`plans`] — what each Claude Code session is doing, from Claude Code's
+//!   hooks (`claude-context-mcp hook <Event>` sends them to the bridge's hook door); the plans
+//!   and questions the person decides in Neovim.
+//! * Small helpers: [`auth`], [`error`], [`fsutil`], [`json_limits`], [`logging`], [`paths`],
+//!   [`text`], [`threads`], [`uri`], [`prompts`], [`proposal`], [`project`].
 //! * [`editor`] — the snapshot of editor state that Neovim keeps current, and the hop to Neovim's
 //!   main thread for tools that must touch the editor.
 //!
 //! The Neovim crate (`src/` at the repository root) is a thin layer over this one.
 
-pub mod agents;
 pub mod auth;
 pub mod capfs;
 pub mod checkpoint;
@@ -52,6 +55,8 @@ pub mod proposal;
 pub mod relay;
 pub mod server;
 pub mod state;
+pub mod text;
+pub mod threads;
 pub mod tools;
 pub mod turns;
 pub mod uri;

@@ -55,6 +55,8 @@ pub enum LockError {
     NoHome,
 }
 
+impl crate::error::Fault for LockError {}
+
 /// `$CLAUDE_CONFIG_DIR/ide`, else `~/.claude/ide`.
 pub fn default_lock_dir() -> Result<PathBuf, LockError> {
     if let Some(d) = std::env::var_os("CLAUDE_CONFIG_DIR").filter(|d| !d.is_empty()) {

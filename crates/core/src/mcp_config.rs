@@ -26,7 +26,7 @@ pub fn render(name: &str, port: u16, token: &str) -> Value {
             name: {
                 "type": "ws",
                 "url": format!("ws://127.0.0.1:{port}{}", crate::mcp::catalog::MCP_PATH),
-                "headers": { crate::server::AUTH_HEADER: token },
+                "headers": { crate::auth::AUTH_HEADER: token },
                 "timeout": TOOL_TIMEOUT_MS,
             }
         }

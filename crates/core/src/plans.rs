@@ -16,6 +16,7 @@
 //! - answers: `"allow"` with `updatedInput.answers` (question → the chosen label);
 //! - pass: no output at all, and the CLI asks in the terminal as it would without the hook.
 
+use crate::text::cut;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
@@ -92,11 +93,6 @@ pub enum Decision {
     Answers { answers: Map<String, Value> },
     /// Leave it to the terminal.
     Pass,
-}
-
-/// Cuts `s` to at most `max` bytes on a character boundary.
-fn cut(s: &str, max: usize) -> &str {
-    crate::turns::cut(s, max)
 }
 
 /// A unified diff of `old` against `new` (empty when equal).

@@ -16,7 +16,7 @@ use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::WebSocketStream;
 
 /// The header the bridge checks (same as `server::conn::AUTH_HEADER`).
-pub use crate::server::AUTH_HEADER;
+pub use crate::auth::AUTH_HEADER;
 
 /// The largest WebSocket frame and message the relay reads from the editor, in bytes (the
 /// bridge's default `max_message_size`); a larger one ends the relay with an error.
@@ -160,40 +160,51 @@ where
                 }
             }
             msg = source.next() => {
-                match msg {
-                    None | Some(Ok(Message::Close(_))) => {
-                        output.flush().await.map_err(RelayError::Output)?;
-                        return Ok(End::EditorClosed);
-                    }
-                    Some(Ok(Message::Text(t))) => {
-                        write_line(&mut output, &one_line(t.as_str())).await?;
-                    }
-                    Some(Ok(Message::Binary(b))) => {
-                        if let Ok(t) = std::str::from_utf8(&b) {
-                            write_line(&mut output, &one_line(t)).await?;
-                        }
-                    }
-                    Some(Ok(_)) => {} // ping/pong: tungstenite answers pings itself
-                    Some(Err(
-                        tokio_tungstenite::tungstenite::Error::ConnectionClosed
-                        | tokio_tungstenite::tungstenite::Error::AlreadyClosed
-                        | tokio_tungstenite::tungstenite::Error::Protocol(_),
-                    )) => return Ok(End::EditorClosed),
-                    Some(Err(tokio_tungstenite::tungstenite::Error::Io(e)))
-                        if matches!(
-                            e.kind(),
-                            std::io::ErrorKind::ConnectionReset
-                                | std::io::ErrorKind::BrokenPipe
-                                | std::io::ErrorKind::UnexpectedEof
-                        ) => return Ok(End::EditorClosed),
-                    Some(Err(tokio_tungstenite::tungstenite::Error::Capacity(e))) => {
-                        return Err(RelayError::TooLarge(e.to_string()))
-                    }
-                    Some(Err(e)) => return Err(RelayError::Ws(e.to_string())),
+                if let Some(end) = from_editor(msg, &mut output).await? {
+                    return Ok(end);
                 }
             }
         }
     }
+}
+
+/// Passes one message from the editor on to `output`; `Some` when the connection ended.
+async fn from_editor<W: AsyncWrite + Unpin>(
+    msg: Option<Result<Message, tokio_tungstenite::tungstenite::Error>>,
+    output: &mut W,
+) -> Result<Option<End>, RelayError> {
+    use tokio_tungstenite::tungstenite::Error as WsError;
+    match msg {
+        None | Some(Ok(Message::Close(_))) => {
+            output.flush().await.map_err(RelayError::Output)?;
+            return Ok(Some(End::EditorClosed));
+        }
+        Some(Ok(Message::Text(t))) => {
+            write_line(output, &one_line(t.as_str())).await?;
+        }
+        Some(Ok(Message::Binary(b))) => {
+            if let Ok(t) = std::str::from_utf8(&b) {
+                write_line(output, &one_line(t)).await?;
+            }
+        }
+        Some(Ok(_)) => {} // ping/pong: tungstenite answers pings itself
+        Some(Err(WsError::ConnectionClosed | WsError::AlreadyClosed | WsError::Protocol(_))) => {
+            return Ok(Some(End::EditorClosed))
+        }
+        Some(Err(WsError::Io(e)))
+            if matches!(
+                e.kind(),
+                std::io::ErrorKind::ConnectionReset
+                    | std::io::ErrorKind::BrokenPipe
+                    | std::io::ErrorKind::UnexpectedEof
+            ) =>
+        {
+            return Ok(Some(End::EditorClosed))
+        }
+        Some(Err(WsError::Capacity(e))) => return Err(RelayError::TooLarge(e.to_string())),
+        Some(Err(e)) => return Err(RelayError::Ws(e.to_string())),
+    }
+    Ok(None)
 }
 
 async fn write_line<W: AsyncWrite + Unpin>(out: &mut W, line: &str) -> Result<(), RelayError> {

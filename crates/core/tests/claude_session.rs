@@ -1075,37 +1075,6 @@ async fn history_is_per_project() {
     assert_ne!(m.state_file(&a), m.state_file(&b));
 }
 
-/// The old global file is split per directory at start: A's entries reach A only, and the
-/// file itself is kept as a backup.
-#[tokio::test]
-async fn the_global_history_is_split_per_project_at_start() {
-    let d = tempfile::tempdir().unwrap();
-    let state = d.path().join("state");
-    let (a, b) = (d.path().join("A"), d.path().join("B"));
-    std::fs::create_dir_all(&state).unwrap();
-    let entry = |p: &str, sid: &str| {
-        json!({"success": true, "prompt": p, "response": "r", "execution_time": 1.0,
-               "timestamp": format!("2026-01-01T00:00:0{}", p.len()), "error": null,
-               "tool": "execute_claude", "session_id": sid})
-    };
-    let legacy = json!({"version": 1, "current_session_id": "s-a", "session_cwd": a,
-        "history": [entry("in A", "s-a"), entry("in B?", "s-b")], "stats": {"runs": 2}});
-    std::fs::write(state.join("claude_session.json"), legacy.to_string()).unwrap();
-    let cli = fake_cli(d.path(), "");
-    let m = Manager::new(cfg(&cli), Some(&state));
-    let ha = m.history(Some(&a), 100).await;
-    assert_eq!(ha.total_entries, 1);
-    assert_eq!(ha.history[0].result.prompt, "in A");
-    assert_eq!(ha.current_session_id.as_deref(), Some("s-a"));
-    assert_eq!(m.history(Some(&b), 100).await.total_entries, 0);
-    assert!(!state.join("claude_session.json").exists());
-    let kept: Value = serde_json::from_slice(
-        &std::fs::read(state.join("claude_session.json.pre-per-project")).unwrap(),
-    )
-    .unwrap();
-    assert_eq!(kept, legacy);
-}
-
 /// The attack: four 8 MB prompts left 16.8 MB on disk, all read back into Neovim at start.
 #[tokio::test]
 async fn stored_history_is_bounded_in_bytes() {

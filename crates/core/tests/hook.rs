@@ -5,65 +5,31 @@
 
 mod common;
 
-use claude_context_core::config::Config;
-use claude_context_core::editor::{EditorRpc, EditorState, RpcFuture};
+use common::bridge::{Dirs, Recorder};
+
 use claude_context_core::server::Server;
 use claude_context_core::turns::SessionState;
 use serde_json::{json, Value};
 use std::io::{Read, Write};
 use std::path::PathBuf;
-use std::process::{Command, Output, Stdio};
-use std::sync::{Arc, Mutex};
+use std::process::Output;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
-
-/// An editor that records the requests it gets.
-#[derive(Default)]
-struct Recorder {
-    calls: Mutex<Vec<(String, Value)>>,
-}
-
-impl EditorRpc for Recorder {
-    fn call(&self, method: &str, params: Value) -> RpcFuture {
-        self.calls
-            .lock()
-            .unwrap()
-            .push((method.to_string(), params));
-        Box::pin(async { Ok(Value::Null) })
-    }
-}
 
 struct Bridge {
     server: Option<Server>,
     editor: Arc<Recorder>,
-    _tmp: tempfile::TempDir,
-    /// `$CLAUDE_CONFIG_DIR`: lock files go to `<config>/ide`.
-    config_dir: PathBuf,
-    workspace: PathBuf,
+    dirs: Dirs,
 }
 
 fn bridge() -> Bridge {
-    let tmp = tempfile::tempdir().unwrap();
-    let root = std::fs::canonicalize(tmp.path()).unwrap();
-    let config_dir = root.join("claude");
-    let workspace = root.join("project");
-    std::fs::create_dir_all(&workspace).unwrap();
-    let cfg = Config {
-        lock_dir: Some(config_dir.join("ide")),
-        ..Config::default()
-    };
-    let state = EditorState {
-        cwd: Some(workspace.clone()),
-        nvim_version: "0.11.4".into(),
-        ..Default::default()
-    };
+    let dirs = Dirs::new("project", &[]);
     let editor = Arc::new(Recorder::default());
-    let server = Server::start(cfg, state, editor.clone()).unwrap();
+    let server = dirs.start(editor.clone(), |_| {});
     Bridge {
         server: Some(server),
         editor,
-        _tmp: tmp,
-        config_dir,
-        workspace,
+        dirs,
     }
 }
 
@@ -73,45 +39,15 @@ impl Bridge {
     }
 
     fn lock_file(&self) -> PathBuf {
-        self.config_dir
+        self.dirs
+            .config_dir
             .join("ide")
             .join(format!("{}.lock", self.server().port()))
     }
 
-    /// Runs the binary's hook mode with `input` on stdin, as Claude Code runs a hook (its
-    /// environment: the terminal's port; no token anywhere but the lock file).
+    /// Runs the binary's hook mode with `input` on stdin, as Claude Code runs a hook.
     fn hook(&self, event: &str, input: &Value, port: Option<u16>) -> Output {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_claude-context-mcp"));
-        cmd.args(["hook", event])
-            .env_clear()
-            .env("PATH", std::env::var("PATH").unwrap_or_default())
-            .env("HOME", &self.config_dir)
-            .env("CLAUDE_CONFIG_DIR", &self.config_dir)
-            .env("CLAUDE_CONTEXT_SESSION", "main")
-            .current_dir(&self.workspace)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        if let Some(p) = port {
-            cmd.env("CLAUDE_CODE_SSE_PORT", p.to_string());
-        }
-        let mut child = cmd.spawn().unwrap();
-        let mut stdin = child.stdin.take().unwrap();
-        stdin.write_all(input.to_string().as_bytes()).unwrap();
-        drop(stdin);
-        // A stall, not a timing assertion: the hook must end by itself.
-        let deadline = Instant::now() + Duration::from_secs(30);
-        loop {
-            if child.try_wait().unwrap().is_some() {
-                break;
-            }
-            if Instant::now() > deadline {
-                let _ = child.kill();
-                panic!("the hook did not end");
-            }
-            std::thread::sleep(Duration::from_millis(5));
-        }
-        child.wait_with_output().unwrap()
+        self.dirs.hook(event, input, port)
     }
 }
 
@@ -239,7 +175,7 @@ fn with_the_bridge_gone_or_hung_the_hook_exits_zero_and_prints_nothing() {
     assert_quiet_success(&b.hook("Stop", &event("Stop", "s", json!({})), Some(port)));
 
     // A lock file left behind by an editor whose port is closed (its pid, ours, is alive).
-    let lock_path = b.config_dir.join("ide").join(format!("{port}.lock"));
+    let lock_path = b.dirs.config_dir.join("ide").join(format!("{port}.lock"));
     write_private(&lock_path, &lock);
     assert_quiet_success(&b.hook("Stop", &event("Stop", "s", json!({})), Some(port)));
     std::fs::remove_file(&lock_path).unwrap();
@@ -248,7 +184,11 @@ fn with_the_bridge_gone_or_hung_the_hook_exits_zero_and_prints_nothing() {
     let hung = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let hung_port = hung.local_addr().unwrap().port();
     let text = String::from_utf8(lock).unwrap();
-    let lock_path = b.config_dir.join("ide").join(format!("{hung_port}.lock"));
+    let lock_path = b
+        .dirs
+        .config_dir
+        .join("ide")
+        .join(format!("{hung_port}.lock"));
     write_private(&lock_path, text.as_bytes());
     let held = std::thread::spawn(move || {
         let (mut s, _) = hung.accept().unwrap();

@@ -1,12 +1,12 @@
 //! The source layout the README describes, held by a test (tests/nvim/layout_spec.lua does the
 //! same for the Lua modules).
 //!
-//! * The modules depend on each other one way: `jsonrpc` ← `state` ← `tools` ← `mcp` ←
-//!   `server`. Nothing under `src/tools/`, `src/mcp/`, the state module or `src/jsonrpc.rs` names
-//!   the server (`crate::server`, `super::server`, `use crate::{…, server, …}`), not even in a
-//!   comment or a test; and no layer's code names a layer above it ([`LAYERS`]). Tests are
-//!   exempt from the second rule: the tools' tests call them through the MCP dispatch, as a
-//!   client does.
+//! * The crate's top-level modules depend on each other one way: every one of them is in a layer
+//!   of [`LAYERS`] (bottom first), and its production code uses (`crate::m`, `super::…::m`,
+//!   `use crate::{m, …}`) modules of its own layer or below, never in a cycle. The graph is
+//!   computed from the sources; tests are exempt (the tools' tests call them through the MCP
+//!   dispatch, as a client does). Nothing below the server names it, not even in a comment or a
+//!   test.
 //! * The tools are grouped by family: every file defining a tool (`fn def() -> ToolDef`) lives in
 //!   `src/tools/<family>/` for one of the six families, defines exactly one tool, and the files
 //!   and [`tools::registry`] name the same tools.
@@ -17,7 +17,7 @@
 //!   their own). Tests and test support are exempt.
 
 use claude_context_core::tools;
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 /// The families of `src/tools/`, as the README lists them.
@@ -109,22 +109,264 @@ fn names_module(text: &str, module: &str) -> Vec<String> {
     hits
 }
 
-/// Each layer (a file or folder under `src/`) and the modules its code must not use: the ones
-/// above it.
+/// The crate's top-level modules (a file or folder under `src/`), bottom layer first. A module
+/// may use modules of its own layer or a layer below it, never one above; and no modules may
+/// use each other in a cycle, within a layer either. Every top-level module is in exactly one
+/// layer: a new module joins the one it belongs to.
 const LAYERS: &[(&str, &[&str])] = &[
-    ("jsonrpc", &["state", "tools", "mcp", "server"]),
-    ("state", &["tools", "mcp", "server"]),
-    ("tools", &["mcp", "server"]),
-    ("mcp", &["server"]),
-    // A leaf the layers above build on: it uses none of them.
-    ("checkpoint", &["state", "tools", "mcp", "server"]),
+    (
+        "leaves: small helpers, none using another module",
+        &[
+            "auth",
+            "fsutil",
+            "json_limits",
+            "jsonrpc",
+            "logging",
+            "paths",
+            "text",
+            "threads",
+            "uri",
+        ],
+    ),
+    (
+        "the foundations: errors, every file access, the editor's snapshot, prompts",
+        &["error", "capfs", "editor", "prompts"],
+    ),
+    (
+        "configuration and storage",
+        &[
+            "lockfile",
+            "config",
+            "discovery",
+            "project",
+            "proposal",
+            "memory_bank",
+            "decision",
+            "checkpoint",
+            "claude",
+        ],
+    ),
+    (
+        "Claude Code's hooks: their events, reviews",
+        &["plans", "hook"],
+    ),
+    ("what every tool reads", &["state"]),
+    (
+        "over the state: the tools, the sessions' turns",
+        &["tools", "turns"],
+    ),
+    ("the MCP dispatch", &["mcp"]),
+    ("the server", &["server"]),
+    (
+        "the server's clients: the relay, the --mcp-config file",
+        &["relay", "mcp_config"],
+    ),
 ];
 
-/// The layer a path under `src/` belongs to.
-fn layer_of(path: &str) -> Option<&'static str> {
+/// The layer `module` is in (its index in [`LAYERS`]).
+fn layer_of(module: &str) -> Option<usize> {
+    LAYERS.iter().position(|(_, ms)| ms.contains(&module))
+}
+
+/// The top-level module a path under `src/` belongs to (`None` for `lib.rs` and `bin/`).
+fn top_module(path: &str) -> Option<&str> {
     let top = path.split('/').next()?;
     let top = top.strip_suffix(".rs").unwrap_or(top);
-    LAYERS.iter().map(|(l, _)| *l).find(|l| *l == top)
+    (top != "lib" && top != "bin").then_some(top)
+}
+
+/// The module path of a file under `src/` (`tools/ide/mod.rs` is `["tools", "ide"]`).
+fn module_path(path: &str) -> Vec<&str> {
+    let mut parts: Vec<&str> = path.split('/').collect();
+    let last = parts.pop().unwrap_or("");
+    if last != "mod.rs" {
+        parts.push(last.strip_suffix(".rs").unwrap_or(last));
+    }
+    parts
+}
+
+/// `code` with the whitespace around `::`, `{`, `}` and `,` taken out, so that a path reads as
+/// one word (`use crate :: {\n    mcp,` is `use crate::{mcp,`).
+fn squeeze_paths(code: &str) -> String {
+    let joins = |c: char| matches!(c, ':' | '{' | '}' | ',');
+    let chars: Vec<char> = code.chars().collect();
+    let mut out = String::with_capacity(code.len());
+    for (i, &c) in chars.iter().enumerate() {
+        if c.is_whitespace() {
+            let before = out.chars().next_back().is_some_and(joins);
+            let after = chars[i..].iter().find(|c| !c.is_whitespace());
+            if before || after.is_some_and(|c| joins(*c)) {
+                continue;
+            }
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// The crate's top-level modules `code` (of the file at `path` under `src/`) uses: `crate::m`,
+/// `claude_context_core::m`, `m` in a `crate::{…}` group, and `super::…::m` reaching the root.
+fn modules_used(path: &str, code: &str, modules: &BTreeSet<String>) -> BTreeSet<String> {
+    let squeezed = squeeze_paths(code);
+    let ident = |c: char| c.is_alphanumeric() || c == '_';
+    let word_at = |s: &str| -> String { s.chars().take_while(|c| ident(*c)).collect() };
+    let starts_word = |at: usize| !squeezed[..at].chars().next_back().is_some_and(ident);
+    let mut used = BTreeSet::new();
+    let mut add = |name: &str| {
+        if modules.contains(name) {
+            used.insert(name.to_string());
+        }
+    };
+    for prefix in ["crate::", "claude_context_core::"] {
+        for (at, _) in squeezed.match_indices(prefix) {
+            if !starts_word(at) {
+                continue;
+            }
+            let rest = &squeezed[at + prefix.len()..];
+            let Some(group) = rest.strip_prefix('{') else {
+                add(&word_at(rest));
+                continue;
+            };
+            // `crate::{mcp, server::Shared, …}`: the group's top-level items.
+            let mut depth = 0;
+            let mut item_start = true;
+            for (i, c) in group.char_indices() {
+                match c {
+                    '{' => depth += 1,
+                    '}' if depth == 0 => break,
+                    '}' => depth -= 1,
+                    ',' if depth == 0 => item_start = true,
+                    _ if item_start && depth == 0 => {
+                        add(&word_at(&group[i..]));
+                        item_start = false;
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
+    let here = module_path(path);
+    for (at, _) in squeezed.match_indices("super::") {
+        // Counted once, from a chain's first `super`.
+        if !starts_word(at) || squeezed[..at].ends_with("super::") {
+            continue;
+        }
+        let mut rest = &squeezed[at..];
+        let mut ups = 0;
+        while let Some(r) = rest.strip_prefix("super::") {
+            ups += 1;
+            rest = r;
+        }
+        if ups == here.len() {
+            add(&word_at(rest));
+        }
+    }
+    used
+}
+
+/// The production code's uses among the crate's top-level modules: module → the modules it
+/// uses (itself left out). `files` are (path under `src/`, text); tests and test support are
+/// left out.
+fn module_graph(files: &[(String, String)]) -> BTreeMap<String, BTreeSet<String>> {
+    let modules: BTreeSet<String> = files
+        .iter()
+        .filter_map(|(p, _)| top_module(p).map(String::from))
+        .collect();
+    let mut test_only: Vec<String> = Vec::new();
+    let code: Vec<(String, String)> = files
+        .iter()
+        .map(|(path, text)| {
+            let (code, mods) = non_test_code(text);
+            for m in mods {
+                test_only.extend(test_only_files(path, &m));
+            }
+            (path.clone(), code)
+        })
+        .collect();
+    let mut graph: BTreeMap<String, BTreeSet<String>> = modules
+        .iter()
+        .map(|m| (m.clone(), BTreeSet::new()))
+        .collect();
+    for (path, code) in &code {
+        let Some(top) = top_module(path) else {
+            continue;
+        };
+        if test_only.contains(path) {
+            continue;
+        }
+        let mut used = modules_used(path, code, &modules);
+        used.remove(top);
+        graph.get_mut(top).unwrap().extend(used);
+    }
+    graph
+}
+
+/// The modules `from` reaches in `graph` (itself only through a cycle).
+fn reaches(graph: &BTreeMap<String, BTreeSet<String>>, from: &str) -> BTreeSet<String> {
+    let mut seen = BTreeSet::new();
+    let mut todo = vec![from.to_string()];
+    while let Some(m) = todo.pop() {
+        for n in graph.get(&m).into_iter().flatten() {
+            if seen.insert(n.clone()) {
+                todo.push(n.clone());
+            }
+        }
+    }
+    seen
+}
+
+/// One shortest way from `m` back to itself through `group`, as `m → … → m`.
+fn way_round(
+    graph: &BTreeMap<String, BTreeSet<String>>,
+    m: &str,
+    group: &BTreeSet<String>,
+) -> String {
+    let mut prev: BTreeMap<&str, &str> = BTreeMap::new();
+    let mut queue = std::collections::VecDeque::from([m]);
+    let mut last = m;
+    'search: while let Some(a) = queue.pop_front() {
+        for b in &graph[a] {
+            if b == m {
+                last = a;
+                break 'search;
+            }
+            if group.contains(b) && !prev.contains_key(b.as_str()) {
+                prev.insert(b, a);
+                queue.push_back(b);
+            }
+        }
+    }
+    let mut way = vec![m, last];
+    let mut at = last;
+    while at != m {
+        at = prev[at];
+        way.push(at);
+    }
+    way.reverse();
+    way.join(" → ")
+}
+
+/// Every cycle among the modules of `graph`: one line per group of modules that reach each
+/// other, with one way round it.
+fn cycles(graph: &BTreeMap<String, BTreeSet<String>>) -> Vec<String> {
+    let mut done = BTreeSet::new();
+    let mut out = Vec::new();
+    for m in graph.keys() {
+        if done.contains(m) || !reaches(graph, m).contains(m) {
+            continue;
+        }
+        let group: BTreeSet<String> = reaches(graph, m)
+            .into_iter()
+            .filter(|n| reaches(graph, n).contains(m))
+            .collect();
+        done.extend(group.iter().cloned());
+        out.push(format!(
+            "a cycle: {} (the modules that reach each other: {})",
+            way_round(graph, m, &group),
+            group.iter().cloned().collect::<Vec<_>>().join(", ")
+        ));
+    }
+    out
 }
 
 /// How `{` and `}` change the nesting depth on `line`, outside string and char literals.
@@ -208,36 +450,35 @@ fn test_only_files(path: &str, module: &str) -> [String; 2] {
     [format!("{dir}{module}.rs"), format!("{dir}{module}/mod.rs")]
 }
 
-/// Every violation of the dependency rules among `files` (path relative to `src/`, text).
+/// Every violation of the dependency rules among `files` (path relative to `src/`, text): a
+/// module in no layer of [`LAYERS`], a module using one of a layer above, a cycle; and the
+/// server named below its layer, even in a comment or a test.
 fn dependency_violations(files: &[(String, String)]) -> Vec<String> {
     let mut bad = Vec::new();
-    let mut test_only: Vec<String> = Vec::new();
-    let code: Vec<(String, String)> = files
-        .iter()
-        .map(|(path, text)| {
-            let (code, mods) = non_test_code(text);
-            for m in mods {
-                test_only.extend(test_only_files(path, &m));
-            }
-            (path.clone(), code)
-        })
-        .collect();
-    for ((path, text), (_, code)) in files.iter().zip(&code) {
-        let Some(layer) = layer_of(path) else {
+    let graph = module_graph(files);
+    for (m, used) in &graph {
+        let Some(layer) = layer_of(m) else {
+            bad.push(format!("src/{m}: a module in no layer (add it to LAYERS)"));
             continue;
         };
-        for hit in names_module(text, "server") {
-            bad.push(format!("src/{path} names the server ({hit})"));
-        }
-        if test_only.contains(path) {
-            continue;
-        }
-        let above = LAYERS.iter().find(|(l, _)| *l == layer).unwrap().1;
-        for m in above.iter().filter(|m| **m != "server") {
-            for hit in names_module(code, m) {
+        for u in used {
+            if let Some(l) = layer_of(u).filter(|l| *l > layer) {
                 bad.push(format!(
-                    "src/{path}: {layer} uses {m}, a layer above it ({hit})"
+                    "src/{m} ({}) uses {u}, a layer above it ({})",
+                    LAYERS[layer].0, LAYERS[l].0
                 ));
+            }
+        }
+    }
+    bad.extend(cycles(&graph));
+    let server = layer_of("server").unwrap();
+    for (path, text) in files {
+        let below = top_module(path)
+            .and_then(layer_of)
+            .is_some_and(|l| l < server);
+        if below {
+            for hit in names_module(text, "server") {
+                bad.push(format!("src/{path} names the server ({hit})"));
             }
         }
     }
@@ -332,29 +573,23 @@ fn registered() -> BTreeSet<String> {
 #[test]
 fn the_layers_depend_one_way() {
     let src = src();
-    let mut files = Vec::new();
-    for part in [
-        "jsonrpc.rs",
-        "state.rs",
-        "state",
-        "tools",
-        "mcp",
-        "checkpoint",
-    ] {
-        files.extend(read_all(&src, &src.join(part)));
-    }
+    let files = read_all(&src, &src);
     assert!(
-        files
-            .iter()
-            .any(|(p, _)| p == "state.rs" || p.starts_with("state/")),
-        "the state module (src/state.rs or src/state/) or src/jsonrpc.rs is missing"
-    );
-    assert!(
-        files.len() > 40,
+        files.len() > 100 && files.iter().any(|(p, _)| p == "state/mod.rs"),
         "only {} files read under src/",
         files.len()
     );
-    let bad = dependency_violations(&files);
+    let mut bad = dependency_violations(&files);
+    let modules: BTreeSet<&str> = files.iter().filter_map(|(p, _)| top_module(p)).collect();
+    let mut named = BTreeSet::new();
+    for m in LAYERS.iter().flat_map(|(_, ms)| ms.iter()) {
+        if !named.insert(*m) {
+            bad.push(format!("{m} is in two layers"));
+        }
+        if !modules.contains(m) {
+            bad.push(format!("{m} is in LAYERS but not under src/: drop it"));
+        }
+    }
     assert!(
         bad.is_empty(),
         "the layers depend the wrong way:\n{}",
@@ -576,15 +811,19 @@ fn the_dependency_check_refuses_each_way_of_naming_the_server() {
     for text in [
         "use crate::server::Shared;",
         "pub fn f(ctx: &crate::server::Shared) {}",
-        "use super::super::server::conn::Outgoing;",
+        "use super::super::SUPER::server::conn::Outgoing;",
         "use crate::{config::Config, server::Shared};",
         "use crate::{\n    server,\n    config,\n};",
         "use crate :: server :: Shared;",
     ] {
-        let bad = dependency_violations(&files(&[("tools/mod.rs", text)]));
-        assert_eq!(bad.len(), 1, "{text:?}: {bad:?}");
-        let bad = dependency_violations(&files(&[("mcp/client.rs", text)]));
-        assert_eq!(bad.len(), 1, "{text:?}: {bad:?}");
+        // `super::` as many times as it takes to reach the crate's root.
+        for (path, up) in [("tools/ide/x.rs", "super::"), ("mcp/client.rs", "")] {
+            let text = text.replace("SUPER::", up);
+            let bad = dependency_violations(&files(&[(path, &text), ("server/mod.rs", "")]));
+            // It names the server, and uses a layer above its own.
+            assert_eq!(bad.len(), 2, "{path}: {text:?}: {bad:?}");
+            assert!(bad[0].contains("a layer above"), "{bad:?}");
+        }
     }
     // The server may name itself, and names that only start alike are not the server.
     assert!(dependency_violations(&files(&[
@@ -603,6 +842,7 @@ fn the_dependency_check_refuses_each_way_of_naming_the_server() {
         ),
         ("tools/decision/x.rs", "let l = crate::mcp::client::current();"),
         ("jsonrpc.rs", "use crate::state::State;"),
+        ("mcp/mod.rs", ""),
     ]));
     assert_eq!(bad.len(), 4, "{bad:?}");
     // Tests may: an inline test module, and a test-only module in a file of its own.
@@ -615,18 +855,61 @@ fn the_dependency_check_refuses_each_way_of_naming_the_server() {
             "pub mod ide;\n#[cfg(test)]\npub(crate) mod testutil;\n"
         ),
         ("tools/testutil.rs", "use crate::mcp::Service;"),
+        ("mcp/mod.rs", ""),
     ]))
     .is_empty());
     // ... but code after a test module is checked again, and the server is out even in tests.
     let after = format!("{tested}use crate::mcp::Service;\n");
+    let mcp = ("mcp/mod.rs", "");
     assert_eq!(
-        dependency_violations(&files(&[("tools/x.rs", &after)])).len(),
+        dependency_violations(&files(&[("tools/x.rs", &after), mcp])).len(),
         1
     );
     let server_in_test = "#[cfg(test)]\nmod tests {\n    use crate::server::Server;\n}\n";
     assert_eq!(
         dependency_violations(&files(&[("tools/x.rs", server_in_test)])).len(),
         1
+    );
+}
+
+#[test]
+fn the_dependency_check_refuses_a_cycle_and_a_module_in_no_layer() {
+    // Two modules of one layer using each other, and a third joining the cycle from a layer
+    // above.
+    let bad = dependency_violations(&files(&[
+        ("config.rs", "use crate::lockfile::Lock;"),
+        (
+            "lockfile.rs",
+            "fn f() { crate::config::Config::default(); }",
+        ),
+        ("tools/mod.rs", "use crate::{config, lockfile};"),
+    ]));
+    assert_eq!(bad.len(), 1, "{bad:?}");
+    assert!(
+        bad[0].starts_with("a cycle: config → lockfile → config"),
+        "{bad:?}"
+    );
+    let bad = dependency_violations(&files(&[
+        ("config.rs", "use super::lockfile::Lock;"),
+        ("lockfile.rs", "use crate::tools::ToolError;"),
+        ("tools/ide/mod.rs", "use super::super::config;"),
+    ]));
+    assert!(
+        bad.iter()
+            .any(|b| b.starts_with("a cycle: config → lockfile → tools → config")),
+        "{bad:?}"
+    );
+    // `super::` inside a module names a sibling, not a top-level module.
+    assert!(dependency_violations(&files(&[
+        ("tools/ide/mod.rs", "use super::state::X;"),
+        ("state/mod.rs", ""),
+        ("mcp/mod.rs", "use super::tools;"),
+    ]))
+    .is_empty());
+    let bad = dependency_violations(&files(&[("newthing.rs", ""), ("tools/mod.rs", "")]));
+    assert_eq!(
+        bad,
+        vec!["src/newthing: a module in no layer (add it to LAYERS)".to_string()]
     );
 }
 
@@ -671,4 +954,307 @@ fn the_family_check_refuses_a_flat_or_unknown_layout() {
         bad.iter().any(|b| b.contains("fs_read_file is served")),
         "{bad:?}"
     );
+}
+
+/// What only `src/binding.rs` may write in the Neovim crate: the binding's plumbing, once (every
+/// Lua function made and guarded there, every Lua error made by its `lua_error`, the one registry
+/// of waiting callbacks).
+const BINDING_ONLY: &[&str] = &[
+    "create_function(",
+    "Error::runtime(",
+    "HashMap<u64, Function>",
+    "HashMap<u64, mlua::Function>",
+];
+
+/// Where the Neovim crate's files other than `src/binding.rs` write what only it may.
+fn binding_violations(files: &[(String, String)]) -> Vec<String> {
+    let mut bad = Vec::new();
+    for (path, text) in files {
+        if path == "src/binding.rs" {
+            continue;
+        }
+        let (code, _) = non_test_code(text);
+        for w in BINDING_ONLY {
+            if code.contains(w) {
+                bad.push(format!("{path}: {w} (use src/binding.rs)"));
+            }
+        }
+    }
+    bad
+}
+
+#[test]
+fn the_binding_makes_lua_functions_errors_and_callbacks_in_one_place() {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .unwrap();
+    let src = read_all(&repo, &repo.join("src"));
+    assert!(
+        src.iter().any(|(p, _)| p == "src/binding.rs") && src.len() > 5,
+        "{src:?}"
+    );
+    let bad = binding_violations(&src);
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+    // The check itself.
+    let bad = binding_violations(&files(&[
+        (
+            "src/api_x.rs",
+            "t.set(\"f\", lua.create_function(|_, ()| Ok(()))?)?;",
+        ),
+        ("src/api_y.rs", "Err(mlua::Error::runtime(\"no\"))"),
+        ("src/binding.rs", "lua.create_function(f)"),
+    ]));
+    assert_eq!(bad.len(), 2, "{bad:?}");
+}
+
+/// Files that may still build a tool error from another error's text by hand: the conversions
+/// themselves, and the code tools (their own `From<CodeError>`, sorting each variant).
+const HAND_CONVERSIONS: &[&str] = &[
+    "crates/core/src/tools/mod.rs",
+    "crates/core/src/tools/code/",
+];
+
+#[test]
+fn typed_errors_become_tool_errors_through_their_one_from() {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .unwrap();
+    let mut bad = Vec::new();
+    for (path, text) in read_all(&repo, &repo.join("crates/core/src/tools")) {
+        if HAND_CONVERSIONS.iter().any(|p| path.starts_with(p)) {
+            continue;
+        }
+        let (code, _) = non_test_code(&text);
+        let spaced = code.split_whitespace().collect::<Vec<_>>().join(" ");
+        for w in [
+            "ToolError::Failed(e.to_string())",
+            "ToolError::InvalidParams(e.to_string())",
+        ] {
+            if spaced.contains(w) {
+                bad.push(format!(
+                    "{path}: {w} (give the error a Fault and use `?`, crates/core/src/error.rs)"
+                ));
+            }
+        }
+    }
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}
+
+/// The longest a production function may be, in lines (its signature to its closing brace or
+/// `end`), in Rust (both crates) and Lua.
+const MAX_FUNCTION_LINES: usize = 80;
+
+/// Functions still longer, by `path:name`: all in files other work is changing now. Shrink it;
+/// never grow it.
+const LONG_FUNCTIONS: &[&str] = &[
+    // Still to be split (the list may only shrink: a listed function that is short fails too).
+    "crates/core/src/checkpoint/scan.rs:file",
+    "crates/core/src/checkpoint/scan.rs:dir",
+    "crates/core/src/turns/checkpoints/events.rs:start_turn",
+    "crates/core/src/turns/checkpoints/events.rs:end_turn",
+    "crates/core/src/turns/mod.rs:apply",
+    "lua/claude_context/review/actions.lua:M.swap_file",
+    "lua/claude_context/review/init.lua:M.act",
+    "lua/claude_context/review/view.lua:M.open",
+    "lua/claude_context/agents/init.lua:M.build",
+    "lua/claude_context/agents/land.lua:M.prepare",
+    "lua/claude_context/agents/land.lua:M.discard",
+];
+
+/// The indentation of `line` (leading spaces).
+fn indent(line: &str) -> usize {
+    line.len() - line.trim_start_matches(' ').len()
+}
+
+/// The name a Rust line declares a function by (`pub async fn run(` is `run`); `None` for a
+/// declaration without a body (`fn f();`).
+fn rust_fn_name(line: &str) -> Option<&str> {
+    let t = line.trim_start();
+    let mut rest = t;
+    for prefix in [
+        "pub(crate) ",
+        "pub(super) ",
+        "pub ",
+        "const ",
+        "async ",
+        "unsafe ",
+        "extern \"C\" ",
+    ] {
+        rest = rest.strip_prefix(prefix).unwrap_or(rest);
+    }
+    let after = rest.strip_prefix("fn ")?;
+    if line.trim_end().ends_with(';') {
+        return None;
+    }
+    let end = after
+        .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .unwrap_or(after.len());
+    Some(&after[..end])
+}
+
+/// The name a Lua line declares a function by (`function M.open(`, `local function f(`,
+/// `M.f = function(`).
+fn lua_fn_name(line: &str) -> Option<&str> {
+    let t = line.trim_start();
+    let t = t.strip_prefix("local ").unwrap_or(t);
+    let tail = t.trim_end().trim_end_matches([')', ',']);
+    if tail.ends_with(" end") {
+        return None; // `function() end` on one line
+    }
+    if let Some(rest) = t.strip_prefix("function ") {
+        let end = rest.find('(')?;
+        return Some(rest[..end].trim());
+    }
+    let (lhs, rhs) = t.split_once('=')?;
+    let lhs = lhs.trim();
+    let simple = !lhs.is_empty()
+        && lhs
+            .chars()
+            .all(|c| c.is_alphanumeric() || c == '_' || c == '.');
+    (simple && rhs.trim_start().starts_with("function(")).then_some(lhs)
+}
+
+/// Every function of `code` longer than `max` lines: (name, lines). A function ends at the
+/// first later line at its indentation that closes it (`}` in Rust, `end` in Lua).
+fn long_functions(code: &str, lua: bool, max: usize) -> Vec<(String, usize)> {
+    let lines: Vec<&str> = code.lines().collect();
+    let mut out = Vec::new();
+    for (i, line) in lines.iter().enumerate() {
+        let name = if lua {
+            lua_fn_name(line)
+        } else {
+            rust_fn_name(line)
+        };
+        let Some(name) = name else { continue };
+        let ind = indent(line);
+        let closes = |l: &str| {
+            indent(l) == ind
+                && if lua {
+                    let t = l.trim_start();
+                    t.starts_with("end")
+                        && !t[3..].starts_with(|c: char| c.is_alphanumeric() || c == '_')
+                } else {
+                    l.trim_end() == format!("{}}}", " ".repeat(ind))
+                }
+        };
+        let end = (i + 1..lines.len()).find(|&k| closes(lines[k]));
+        let n = end.map_or(lines.len() - i, |k| k - i + 1);
+        if n > max {
+            out.push((name.to_string(), n));
+        }
+    }
+    out
+}
+
+/// The production functions over [`MAX_FUNCTION_LINES`] among `files` (path, text): Rust
+/// outside tests and test support, and Lua.
+fn long_function_violations(files: &[(String, String)]) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut test_only: Vec<String> = Vec::new();
+    for (path, text) in files {
+        if path.ends_with(".rs") {
+            let (_, mods) = non_test_code(text);
+            for m in mods {
+                test_only.extend(test_only_files(path, &m));
+            }
+        }
+    }
+    for (path, text) in files {
+        let lua = path.ends_with(".lua");
+        if !lua && (test_only.contains(path) || path.ends_with("/tests.rs")) {
+            continue;
+        }
+        let code = if lua {
+            text.clone()
+        } else {
+            non_test_code(text).0
+        };
+        for (name, n) in long_functions(&code, lua, MAX_FUNCTION_LINES) {
+            found.push((format!("{path}:{name}"), n));
+        }
+    }
+    found
+        .into_iter()
+        .filter(|(at, _)| !LONG_FUNCTIONS.contains(&at.as_str()))
+        .map(|(at, n)| format!("{at} is {n} lines (at most {MAX_FUNCTION_LINES})"))
+        .collect()
+}
+
+#[test]
+fn production_functions_are_short() {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .unwrap();
+    let mut files = read_all(&repo, &repo.join("crates/core/src"));
+    files.extend(read_all(&repo, &repo.join("src")));
+    for p in lua_files(&repo.join("lua")) {
+        let rel = p
+            .strip_prefix(&repo)
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
+        files.push((rel, std::fs::read_to_string(&p).unwrap()));
+    }
+    assert!(files
+        .iter()
+        .any(|(p, _)| p == "lua/claude_context/init.lua"));
+    let mut bad = long_function_violations(&files);
+    for at in LONG_FUNCTIONS {
+        // `path:name`, the name itself perhaps holding a colon (`Task:fill`).
+        let cut = at
+            .find(".rs:")
+            .map(|i| i + 3)
+            .or(at.find(".lua:").map(|i| i + 4));
+        let (path, name) = at.split_at(cut.unwrap());
+        let name = &name[1..];
+        let still = files.iter().any(|(p, text)| {
+            p == path && {
+                let lua = p.ends_with(".lua");
+                let code = if lua {
+                    text.clone()
+                } else {
+                    non_test_code(text).0
+                };
+                long_functions(&code, lua, MAX_FUNCTION_LINES)
+                    .iter()
+                    .any(|(n, _)| n == name)
+            }
+        });
+        if !still {
+            bad.push(format!(
+                "{at} is short now (or gone): drop it from LONG_FUNCTIONS"
+            ));
+        }
+    }
+    assert!(bad.is_empty(), "long functions:\n{}", bad.join("\n"));
+    // The check itself.
+    let body = |n: usize| "    x();\n".repeat(n);
+    let rust = format!(
+        "pub async fn long() {{\n{}}}\n\nfn short() {{\n}}\n",
+        body(80)
+    );
+    assert_eq!(long_functions(&rust, false, 80), [("long".to_string(), 82)]);
+    let lua = format!(
+        "local function f()\n{}  ended = 1\nend\n\nM.g = function()\nend\nM.h = function() end\n",
+        body(78)
+    );
+    assert_eq!(long_functions(&lua, true, 80), [("f".to_string(), 81)]);
+}
+
+/// Every `.lua` file under `dir`, sorted.
+fn lua_files(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(lua_files(&p));
+        } else if p.extension().is_some_and(|x| x == "lua") {
+            out.push(p);
+        }
+    }
+    out.sort();
+    out
 }

@@ -4,14 +4,14 @@
 //! person's decision; when the editor fails, the hook prints nothing (the CLI asks in the
 //! terminal); when the hook goes away first, the editor's request is dropped (its review closes).
 
-use claude_context_core::config::Config;
-use claude_context_core::editor::{EditorError, EditorRpc, EditorState, RpcFuture};
+mod common;
+
+use claude_context_core::editor::{EditorError, EditorRpc, RpcFuture};
 use claude_context_core::server::Server;
 use claude_context_core::turns::SessionState;
+use common::bridge::Dirs;
 use serde_json::{json, Value};
-use std::io::Write;
-use std::path::PathBuf;
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Child, Output};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -63,73 +63,32 @@ impl EditorRpc for Editor {
 struct Bridge {
     server: Server,
     editor: Arc<Editor>,
-    _tmp: tempfile::TempDir,
-    config_dir: PathBuf,
-    workspace: PathBuf,
+    dirs: Dirs,
 }
 
 fn bridge(answer: Answer) -> Bridge {
-    let tmp = tempfile::tempdir().unwrap();
-    let root = std::fs::canonicalize(tmp.path()).unwrap();
-    let config_dir = root.join("claude");
-    let workspace = root.join("project");
-    std::fs::create_dir_all(&workspace).unwrap();
-    let cfg = Config {
-        lock_dir: Some(config_dir.join("ide")),
-        ..Config::default()
-    };
-    let state = EditorState {
-        cwd: Some(workspace.clone()),
-        nvim_version: "0.11.4".into(),
-        ..Default::default()
-    };
+    let dirs = Dirs::new("project", &[]);
     let editor = Arc::new(Editor {
         answer: Mutex::new(answer),
         calls: Mutex::default(),
     });
-    let server = Server::start(cfg, state, editor.clone()).unwrap();
+    let server = dirs.start(editor.clone(), |_| {});
     Bridge {
         server,
         editor,
-        _tmp: tmp,
-        config_dir,
-        workspace,
+        dirs,
     }
 }
 
 impl Bridge {
     fn spawn(&self, input: &Value) -> Child {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_claude-context-mcp"))
-            .args(["hook", "PreToolUse"])
-            .env_clear()
-            .env("PATH", std::env::var("PATH").unwrap_or_default())
-            .env("HOME", &self.config_dir)
-            .env("CLAUDE_CONFIG_DIR", &self.config_dir)
-            .env("CLAUDE_CONTEXT_SESSION", "main")
-            .env("CLAUDE_CODE_SSE_PORT", self.server.port().to_string())
-            .current_dir(&self.workspace)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut stdin = child.stdin.take().unwrap();
-        stdin.write_all(input.to_string().as_bytes()).unwrap();
-        child
+        let port = Some(self.server.port());
+        self.dirs.spawn_hook("PreToolUse", input, port)
     }
 
     fn hook(&self, input: &Value) -> Output {
-        let mut child = self.spawn(input);
-        // A stall, not a timing assertion: the hook must end by itself.
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while child.try_wait().unwrap().is_none() {
-            if Instant::now() > deadline {
-                let _ = child.kill();
-                panic!("the hook did not end");
-            }
-            std::thread::sleep(Duration::from_millis(5));
-        }
-        child.wait_with_output().unwrap()
+        self.dirs
+            .hook("PreToolUse", input, Some(self.server.port()))
     }
 
     fn state(&self, id: &str) -> Option<SessionState> {

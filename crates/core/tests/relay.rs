@@ -1,55 +1,40 @@
 //! The `claude-context-mcp` relay against a real bridge (`Server::start` + `NoEditor`): once in
 //! process over in-memory pipes, once as the built binary with real stdio.
 
-use claude_context_core::config::Config;
+mod common;
+
 use claude_context_core::discovery::{self, Candidate, Query};
-use claude_context_core::editor::{EditorState, NoEditor};
+use claude_context_core::editor::NoEditor;
 use claude_context_core::mcp::catalog::Surface;
 use claude_context_core::relay::{self, End, RelayError};
 use claude_context_core::server::Server;
+use common::bridge::Dirs;
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader as StdBufReader, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::Arc;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
 struct Bridge {
     server: Option<Server>,
-    _tmp: tempfile::TempDir,
-    /// `$CLAUDE_CONFIG_DIR` of the test: lock files go to `<config>/ide`.
-    config_dir: PathBuf,
-    workspace: PathBuf,
+    dirs: Dirs,
 }
 
 fn bridge() -> Bridge {
-    let tmp = tempfile::tempdir().unwrap();
-    let root = std::fs::canonicalize(tmp.path()).unwrap();
-    let config_dir = root.join("claude");
-    let workspace = root.join("work space"); // a space, to be sure paths survive
-    std::fs::create_dir_all(workspace.join("src/nested")).unwrap();
-    let cfg = Config {
-        lock_dir: Some(config_dir.join("ide")),
-        ..Config::default()
-    };
-    let state = EditorState {
-        cwd: Some(workspace.clone()),
-        nvim_version: "0.11.4".into(),
-        ..Default::default()
-    };
-    let server = Server::start(cfg, state, Arc::new(NoEditor)).unwrap();
+    // A space in the workspace's name, to be sure paths survive.
+    let dirs = Dirs::new("work space", &["src/nested"]);
+    let server = dirs.start(Arc::new(NoEditor), |_| {});
     Bridge {
         server: Some(server),
-        _tmp: tmp,
-        config_dir,
-        workspace,
+        dirs,
     }
 }
 
 impl Bridge {
     fn query(&self, cwd: &Path) -> Query {
         Query {
-            lock_dir: self.config_dir.join("ide"),
+            lock_dir: self.dirs.config_dir.join("ide"),
             cwd: cwd.to_path_buf(),
             sse_port: None,
             ide_name: "Neovim".into(),
@@ -94,22 +79,22 @@ fn folders_of(resp: &Value) -> Value {
 #[test]
 fn discovery_finds_the_running_bridge_from_a_nested_directory() {
     let b = bridge();
-    let f = discovery::discover(&b.query(&b.workspace.join("src/nested")));
+    let f = discovery::discover(&b.query(&b.dirs.workspace.join("src/nested")));
     assert_eq!(f.candidates.len(), 1, "{:?}", f.notes);
     let c = &f.candidates[0];
     assert_eq!(c.port, b.port());
     assert_eq!(c.pid, std::process::id());
     assert_eq!(c.token, b.server.as_ref().unwrap().shared().token());
-    assert_eq!(c.folder.as_deref(), Some(b.workspace.as_path()));
+    assert_eq!(c.folder.as_deref(), Some(b.dirs.workspace.as_path()));
     // Outside the workspace there is nothing.
-    let f = discovery::discover(&b.query(&b.config_dir));
+    let f = discovery::discover(&b.query(&b.dirs.config_dir));
     assert!(f.candidates.is_empty());
 }
 
 #[test]
 fn relays_requests_and_answers_over_pipes_then_ends_on_input_eof() {
     let b = bridge();
-    let c = discovery::discover(&b.query(&b.workspace))
+    let c = discovery::discover(&b.query(&b.dirs.workspace))
         .candidates
         .remove(0);
     let shared = b.server.as_ref().unwrap().shared().clone();
@@ -147,7 +132,11 @@ fn relays_requests_and_answers_over_pipes_then_ends_on_input_eof() {
     assert!(init["result"]["serverInfo"].is_object(), "{init}");
     let folders = answers.iter().find(|a| a["id"] == 2).unwrap();
     let f = folders_of(folders);
-    assert_eq!(f["rootPath"], b.workspace.to_string_lossy().as_ref(), "{f}");
+    assert_eq!(
+        f["rootPath"],
+        b.dirs.workspace.to_string_lossy().as_ref(),
+        "{f}"
+    );
     // The IDE's diff plumbing is not offered through the relay.
     let diff = answers.iter().find(|a| a["id"] == 3).unwrap();
     assert_eq!(diff["error"]["code"], -32602, "{diff}");
@@ -156,7 +145,7 @@ fn relays_requests_and_answers_over_pipes_then_ends_on_input_eof() {
 #[test]
 fn ends_when_the_editor_goes_away() {
     let mut b = bridge();
-    let c = discovery::discover(&b.query(&b.workspace))
+    let c = discovery::discover(&b.query(&b.dirs.workspace))
         .candidates
         .remove(0);
     let rt = rt();
@@ -182,7 +171,7 @@ fn ends_when_the_editor_goes_away() {
 #[test]
 fn a_wrong_token_is_refused_with_a_clear_error() {
     let b = bridge();
-    let mut c = discovery::discover(&b.query(&b.workspace))
+    let mut c = discovery::discover(&b.query(&b.dirs.workspace))
         .candidates
         .remove(0);
     c.token = "0".repeat(32);
@@ -200,7 +189,7 @@ fn a_wrong_token_is_refused_with_a_clear_error() {
 #[test]
 fn connect_first_skips_editors_that_do_not_answer() {
     let b = bridge();
-    let good = discovery::discover(&b.query(&b.workspace))
+    let good = discovery::discover(&b.query(&b.dirs.workspace))
         .candidates
         .remove(0);
     // A port nobody listens on: bind, note the port, close.
@@ -236,7 +225,7 @@ fn binary(config_dir: &Path, cwd: &Path) -> Command {
 #[test]
 fn binary_relays_stdio_and_exits_zero_on_eof() {
     let b = bridge();
-    let mut child = binary(&b.config_dir, &b.workspace.join("src"))
+    let mut child = binary(&b.dirs.config_dir, &b.dirs.workspace.join("src"))
         .spawn()
         .unwrap();
     let mut stdin = child.stdin.take().unwrap();
@@ -253,7 +242,7 @@ fn binary_relays_stdio_and_exits_zero_on_eof() {
     assert_eq!(v["id"], 7);
     assert_eq!(
         folders_of(&v)["rootPath"],
-        b.workspace.to_string_lossy().as_ref()
+        b.dirs.workspace.to_string_lossy().as_ref()
     );
     drop(stdin);
     let o = child.wait_with_output().unwrap();
@@ -268,7 +257,7 @@ fn binary_relays_stdio_and_exits_zero_on_eof() {
 #[test]
 fn binary_uses_claude_code_sse_port_outside_the_workspace() {
     let b = bridge();
-    let mut child = binary(&b.config_dir, &b.config_dir)
+    let mut child = binary(&b.dirs.config_dir, &b.dirs.config_dir)
         .env("CLAUDE_CODE_SSE_PORT", b.port().to_string())
         .spawn()
         .unwrap();
@@ -286,7 +275,9 @@ fn binary_uses_claude_code_sse_port_outside_the_workspace() {
 #[test]
 fn binary_exits_zero_when_the_editor_stops() {
     let mut b = bridge();
-    let mut child = binary(&b.config_dir, &b.workspace).spawn().unwrap();
+    let mut child = binary(&b.dirs.config_dir, &b.dirs.workspace)
+        .spawn()
+        .unwrap();
     let mut stdin = child.stdin.take().unwrap();
     writeln!(stdin, "{}", initialize(1)).unwrap();
     let mut out = StdBufReader::new(child.stdout.take().unwrap());
@@ -332,13 +323,13 @@ fn binary_names_each_editor_it_could_not_reach() {
         .local_addr()
         .unwrap()
         .port();
-    let ide = b.config_dir.join("ide");
+    let ide = b.dirs.config_dir.join("ide");
     std::fs::rename(
         ide.join(format!("{}.lock", b.port())),
         ide.join(format!("{dead_port}.lock")),
     )
     .unwrap();
-    let o = binary(&b.config_dir, &b.workspace)
+    let o = binary(&b.dirs.config_dir, &b.dirs.workspace)
         .stdin(Stdio::null())
         .output()
         .unwrap();
@@ -346,7 +337,7 @@ fn binary_names_each_editor_it_could_not_reach() {
     assert_eq!(o.status.code(), Some(1), "{err}");
     let head = format!(
         "claude-context-mcp: found 1 editor(s) for {} but could not connect:\n  - ",
-        b.workspace.display()
+        b.dirs.workspace.display()
     );
     assert!(err.starts_with(&head), "{err}");
     assert!(err.contains(&dead_port.to_string()), "{err}");
@@ -380,9 +371,9 @@ fn binary_rejects_unknown_arguments_and_answers_help() {
 fn binary_ignores_a_world_writable_lock_dir_and_says_why() {
     use std::os::unix::fs::PermissionsExt;
     let b = bridge();
-    let ide = b.config_dir.join("ide");
+    let ide = b.dirs.config_dir.join("ide");
     std::fs::set_permissions(&ide, std::fs::Permissions::from_mode(0o777)).unwrap();
-    let o = binary(&b.config_dir, &b.workspace)
+    let o = binary(&b.dirs.config_dir, &b.dirs.workspace)
         .stdin(Stdio::null())
         .output()
         .unwrap();
@@ -408,7 +399,7 @@ fn binary_ignores_a_lock_file_of_another_uid_and_says_why() {
         return;
     }
     let b = bridge();
-    let ide = b.config_dir.join("ide");
+    let ide = b.dirs.config_dir.join("ide");
     // A planted lock for the same workspace, newer than the real one, owned by someone else.
     let planted = ide.join("1.lock");
     let real = std::fs::read_dir(&ide)
@@ -419,10 +410,10 @@ fn binary_ignores_a_lock_file_of_another_uid_and_says_why() {
         .path();
     std::fs::copy(&real, &planted).unwrap();
     std::os::unix::fs::chown(&planted, Some(4242), Some(4242)).unwrap();
-    let f = discovery::discover(&b.query(&b.workspace));
+    let f = discovery::discover(&b.query(&b.dirs.workspace));
     assert_eq!(f.candidates.len(), 1, "{:?}", f.notes);
     assert_eq!(f.candidates[0].lock_file, real);
-    let o = binary(&b.config_dir, &b.workspace)
+    let o = binary(&b.dirs.config_dir, &b.dirs.workspace)
         .stdin(Stdio::null())
         .output()
         .unwrap();
@@ -561,7 +552,7 @@ fn lock_file_of_another_user_is_stale() {
         return;
     };
     let b = bridge();
-    let ide = b.config_dir.join("ide");
+    let ide = b.dirs.config_dir.join("ide");
     let real = std::fs::read_dir(&ide)
         .unwrap()
         .flatten()
@@ -581,7 +572,7 @@ fn lock_file_of_another_user_is_stale() {
         lockfile::pid_state(pid)
     );
     assert!(!lockfile::pid_alive(pid));
-    let q = b.query(&b.workspace);
+    let q = b.query(&b.dirs.workspace);
     let f = discovery::discover(&q);
     assert!(f.candidates.is_empty(), "{:?}", f.candidates);
     let msg = f.explain(&q);

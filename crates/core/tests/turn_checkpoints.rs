@@ -4,31 +4,19 @@
 //! other, and overlapping), rewind and its undo, a full and a damaged store said to the editor,
 //! never a crash.
 
+mod common;
+
 use claude_context_core::checkpoint::StoreOptions;
 use claude_context_core::config::Config;
-use claude_context_core::editor::{EditorRpc, EditorState, RpcFuture};
+use claude_context_core::editor::EditorState;
 use claude_context_core::server::hooks::record;
 use claude_context_core::server::{Server, Shared};
 use claude_context_core::turns::checkpoints::{self, Project, TurnQuery};
 use claude_context_core::turns::HookEvent;
+use common::bridge::Recorder;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
-
-#[derive(Default)]
-struct Recorder {
-    calls: Mutex<Vec<(String, Value)>>,
-}
-
-impl EditorRpc for Recorder {
-    fn call(&self, method: &str, params: Value) -> RpcFuture {
-        self.calls
-            .lock()
-            .unwrap()
-            .push((method.to_string(), params));
-        Box::pin(async { Ok(Value::Null) })
-    }
-}
+use std::sync::Arc;
 
 struct Bridge {
     server: Server,

@@ -285,11 +285,11 @@ local function cargo_build(o, lib_dir, log)
   return out
 end
 
----Installs the native library (see the module's description). Waits without blocking when
----called inside lazy.nvim's build or `M.run_async`; otherwise runs the event loop until done.
----@param opts claude_context.InstallOpts?
----@return claude_context.InstallResult
-function M.run(opts)
+---`opts` with its defaults: where the loader looks, the version of this checkout, and how
+---progress is told (yielded from a coroutine when the install runs in one).
+---@param opts table?
+---@return table
+local function run_options(opts)
   local o = vim.tbl_extend("force", {}, opts or {})
   -- Where the loader looks (lua/claude_context/native.lua; a test may point it elsewhere).
   local native = package.loaded["claude_context.native"]
@@ -305,6 +305,61 @@ function M.run(opts)
       o.progress = function() end
     end
   end
+  return o
+end
+
+---Installs the library and relay `files` (downloaded or built) into `lib_dir` with their
+---record; fills `result` (ok, path, message). False when they could not be put in place.
+---@return boolean
+local function put_in_place(o, files, lib_dir, derr, result)
+  local lib_dest = lib_dir .. "/" .. M.lib_name()
+  local relay_dest = lib_dir .. "/" .. M.relay_name()
+  local ok, err = M.install_file(files.relay, relay_dest)
+  if ok then
+    ok, err = M.install_file(files.lib, lib_dest)
+  end
+  if not ok then
+    os.remove(files.lib)
+    os.remove(files.relay)
+    result.source = nil
+    result.message = "claude-context: the native library was not installed: " .. err
+    return false
+  end
+  local target = M.target()
+  local record = {
+    source = result.source,
+    version = o.version,
+    target = target,
+    installed_at = os.date("!%Y-%m-%dT%H:%M:%SZ"),
+    url = files.url,
+    sha256 = files.sha and files.sha.lib or M.sha256_file(lib_dest),
+    relay_sha256 = files.sha and files.sha.relay or nil,
+    pins = files.pins,
+  }
+  M.write_atomic(lib_dir .. "/" .. M.SIDECAR, vim.json.encode(record))
+  result.ok = true
+  result.path = lib_dest
+  if result.source == "download" then
+    result.message = ("claude-context: installed the prebuilt library v%s for %s (sha256 verified against %s)"):format(
+      o.version,
+      target,
+      files.pins
+    )
+  else
+    result.message = ("claude-context: built and installed the library v%s with cargo%s"):format(
+      o.version,
+      derr and (" (no prebuilt one: " .. derr .. ")") or ""
+    )
+  end
+  return true
+end
+
+---Installs the native library (see the module's description). Waits without blocking when
+---called inside lazy.nvim's build or `M.run_async`; otherwise runs the event loop until done.
+---@param opts claude_context.InstallOpts?
+---@return claude_context.InstallResult
+function M.run(opts)
+  local o = run_options(opts)
   local log = {}
   local lib_dir = o.root .. "/lib"
   vim.fn.mkdir(lib_dir, "p")
@@ -337,46 +392,7 @@ function M.run(opts)
     result.message = "claude-context: the native library was not installed. " .. table.concat(parts, "; ")
     return result
   end
-  local lib_dest = lib_dir .. "/" .. M.lib_name()
-  local relay_dest = lib_dir .. "/" .. M.relay_name()
-  local ok, err = M.install_file(files.relay, relay_dest)
-  if ok then
-    ok, err = M.install_file(files.lib, lib_dest)
-  end
-  if not ok then
-    os.remove(files.lib)
-    os.remove(files.relay)
-    result.source = nil
-    result.message = "claude-context: the native library was not installed: " .. err
-    return result
-  end
-  local target = M.target()
-  local record = {
-    source = result.source,
-    version = o.version,
-    target = target,
-    installed_at = os.date("!%Y-%m-%dT%H:%M:%SZ"),
-    url = files.url,
-    sha256 = files.sha and files.sha.lib or M.sha256_file(lib_dest),
-    relay_sha256 = files.sha and files.sha.relay or nil,
-    pins = files.pins,
-  }
-  M.write_atomic(lib_dir .. "/" .. M.SIDECAR, vim.json.encode(record))
-  result.ok = true
-  result.path = lib_dest
-  if result.source == "download" then
-    result.message = ("claude-context: installed the prebuilt library v%s for %s (sha256 verified against %s)"):format(
-      o.version,
-      target,
-      files.pins
-    )
-  else
-    result.message = ("claude-context: built and installed the library v%s with cargo%s"):format(
-      o.version,
-      derr and (" (no prebuilt one: " .. derr .. ")") or ""
-    )
-  end
-  if o.start ~= false then
+  if put_in_place(o, files, lib_dir, derr, result) and o.start ~= false then
     M.after_install(result, o)
   end
   return result

@@ -59,14 +59,15 @@ function M.call(name, opts, cb)
   if not o.root then
     o.root = vim.fn.getcwd()
   end
-  local ok, err = pcall(native[name], vim.json.encode(o), function(json)
+  local ok, err = pcall(native[name], vim.json.encode(o), function(e, json)
+    if e then
+      return cb(e)
+    end
     local ok2, res = pcall(vim.json.decode, json)
     if not ok2 then
       cb("bad answer from the bridge: " .. tostring(res))
-    elseif res.error then
-      cb(tostring(res.error))
     else
-      cb(nil, clean(res.ok))
+      cb(nil, clean(res))
     end
   end)
   if not ok then

@@ -160,6 +160,10 @@ impl fmt::Display for CapError {
 
 impl std::error::Error for CapError {}
 
+/// A refused or failed file access is said to the caller as the tool's failure (`isError`),
+/// never as its malformed arguments.
+impl crate::error::Fault for CapError {}
+
 impl CapError {
     /// The same refusal, said of a write (a link met while a write reads what is there).
     pub fn for_write(self) -> Self {

@@ -56,3 +56,16 @@ pub enum ClaudeError {
     #[error(transparent)]
     Failed(#[from] outcome::CliFailure),
 }
+
+/// A malformed option, a refused tool or session id are the caller's mistakes; the rest is the
+/// run's failure.
+impl crate::error::Fault for ClaudeError {
+    fn is_callers(&self) -> bool {
+        matches!(
+            self,
+            ClaudeError::InvalidOption(_)
+                | ClaudeError::ToolNotAllowed(_)
+                | ClaudeError::InvalidSessionId(_)
+        )
+    }
+}

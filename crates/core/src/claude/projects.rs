@@ -34,8 +34,6 @@ pub(super) struct State {
 pub(super) struct Projects {
     state_dir: Option<PathBuf>,
     cells: Mutex<HashMap<Option<PathBuf>, ProjectCell>>,
-    /// The global file of earlier versions has been split (once, before any load).
-    migrated: tokio::sync::OnceCell<()>,
     write_lock: Arc<Mutex<()>>,
 }
 
@@ -45,7 +43,6 @@ impl Projects {
         Projects {
             state_dir: state_dir.map(Path::to_path_buf),
             cells: Mutex::new(HashMap::new()),
-            migrated: tokio::sync::OnceCell::new(),
             write_lock: Arc::new(Mutex::new(())),
         }
     }
@@ -57,26 +54,8 @@ impl Projects {
             .map(|d| store::project_file(d, root))
     }
 
-    /// The state of the project at `root` (loaded on first use, after the global file of
-    /// earlier versions was split; `cli_config_dir` tells the split where a session ran).
-    pub(super) async fn get(
-        &self,
-        root: Option<&Path>,
-        cli_config_dir: impl FnOnce() -> Option<PathBuf>,
-    ) -> Arc<Project> {
-        if let Some(dir) = self.state_dir.clone() {
-            let cli = cli_config_dir();
-            self.migrated
-                .get_or_init(|| async move {
-                    let _ = tokio::task::spawn_blocking(move || {
-                        if let Some(m) = store::migrate(&dir, cli.as_deref()) {
-                            tracing::info!(?m, "split the Claude session history per project");
-                        }
-                    })
-                    .await;
-                })
-                .await;
-        }
+    /// The state of the project at `root` (loaded on first use).
+    pub(super) async fn get(&self, root: Option<&Path>) -> Arc<Project> {
         let key = root.map(Path::to_path_buf);
         let cell = lock(&self.cells).entry(key.clone()).or_default().clone();
         cell.get_or_init(|| async {

@@ -210,6 +210,54 @@ async fn read_tail<R: AsyncRead + Unpin>(mut r: R, keep: usize) -> Vec<u8> {
 
 /// Runs the invocation to completion, a timeout, or `cancel` resolving.
 pub async fn run(inv: Invocation, cancel: impl Future<Output = ()>) -> Result<Outcome, RunError> {
+    let (mut child, mut guard) = spawn(&inv)?;
+    let pgid = guard.pgid;
+    let pipes = Pipes::start(&mut child, inv.stdin);
+    enum End {
+        Exited(std::io::Result<ExitStatus>),
+        Timeout,
+        Cancelled,
+    }
+    let end = tokio::select! {
+        r = child.wait() => End::Exited(r),
+        _ = tokio::time::sleep(inv.timeout) => End::Timeout,
+        _ = cancel => End::Cancelled,
+    };
+    let status = match end {
+        End::Exited(r) => r,
+        End::Timeout => {
+            let stderr = stop(&mut guard, &mut child, pipes).await;
+            return Err(RunError::Timeout {
+                timeout: inv.timeout,
+                stderr,
+                pgid,
+            });
+        }
+        End::Cancelled => {
+            stop(&mut guard, &mut child, pipes).await;
+            return Err(RunError::Cancelled { pgid });
+        }
+    };
+    let status = match status {
+        Ok(s) => s,
+        Err(e) => {
+            guard.signal(SIGKILL);
+            guard.armed = false;
+            return Err(RunError::Wait(e));
+        }
+    };
+    let (stdout, stdout_truncated, stderr) = pipes.finish(&mut guard).await;
+    Ok(Outcome {
+        status,
+        stdout,
+        stdout_truncated,
+        stderr,
+        pgid,
+    })
+}
+
+/// Starts the CLI in a process group of its own, and the guard that ends the group.
+fn spawn(inv: &Invocation) -> Result<(tokio::process::Child, GroupGuard), RunError> {
     let mut cmd = tokio::process::Command::new(&inv.program);
     cmd.args(&inv.args)
         .stdin(Stdio::piped())
@@ -223,9 +271,9 @@ pub async fn run(inv: Invocation, cancel: impl Future<Output = ()>) -> Result<Ou
     }
     #[cfg(unix)]
     cmd.process_group(0);
-    let mut child = cmd.spawn().map_err(RunError::Spawn)?;
+    let child = cmd.spawn().map_err(RunError::Spawn)?;
     let pgid = child.id().map(|p| p as i32).unwrap_or(0);
-    let mut guard = GroupGuard {
+    let guard = GroupGuard {
         pgid,
         armed: true,
         // A process the CLI starts before this assignment is not in the job (a window of
@@ -233,104 +281,91 @@ pub async fn run(inv: Invocation, cancel: impl Future<Output = ()>) -> Result<Ou
         #[cfg(windows)]
         job: child.raw_handle().and_then(job::Job::for_process),
     };
+    Ok((child, guard))
+}
 
-    let stdin = child.stdin.take();
-    let prompt = inv.stdin;
-    let writer = tokio::spawn(async move {
-        if let Some(mut w) = stdin {
-            // A CLI that exits without reading stdin gives EPIPE: not our error to report.
-            let _ = w.write_all(prompt.as_bytes()).await;
-            let _ = w.shutdown().await;
-        }
-    });
-    let stdout = child.stdout.take();
-    let out_task = tokio::spawn(async move {
-        match stdout {
-            Some(s) => read_capped(s, MAX_STDOUT).await,
-            None => (Vec::new(), false),
-        }
-    });
-    let stderr = child.stderr.take();
-    let err_task = tokio::spawn(async move {
-        match stderr {
-            Some(s) => read_tail(s, STDERR_TAIL).await,
-            None => Vec::new(),
-        }
-    });
+/// The tasks writing the prompt to the CLI's stdin and reading its stdout and stderr.
+struct Pipes {
+    writer: tokio::task::JoinHandle<()>,
+    out_task: tokio::task::JoinHandle<(Vec<u8>, bool)>,
+    err_task: tokio::task::JoinHandle<Vec<u8>>,
+}
 
-    enum End {
-        Exited(std::io::Result<ExitStatus>),
-        Timeout,
-        Cancelled,
-    }
-    let end = tokio::select! {
-        r = child.wait() => End::Exited(r),
-        _ = tokio::time::sleep(inv.timeout) => End::Timeout,
-        _ = cancel => End::Cancelled,
-    };
-    let status = match end {
-        End::Exited(r) => r,
-        End::Timeout | End::Cancelled => {
-            guard.signal(SIGTERM);
-            if tokio::time::timeout(TERM_GRACE, child.wait())
-                .await
-                .is_err()
-            {
-                guard.signal(SIGKILL);
+impl Pipes {
+    fn start(child: &mut tokio::process::Child, prompt: String) -> Pipes {
+        let stdin = child.stdin.take();
+        let writer = tokio::spawn(async move {
+            if let Some(mut w) = stdin {
+                // A CLI that exits without reading stdin gives EPIPE: not our error to report.
+                let _ = w.write_all(prompt.as_bytes()).await;
+                let _ = w.shutdown().await;
             }
-            // Whatever else is left of the group (children that ignore SIGTERM) goes too; the
-            // direct kill covers a CLI that somehow left its group.
-            guard.signal(SIGKILL);
-            let _ = child.start_kill();
-            let _ = child.wait().await;
-            guard.armed = false;
-            writer.abort();
-            out_task.abort();
-            let stderr = tokio::time::timeout(Duration::from_millis(200), err_task)
-                .await
-                .ok()
-                .and_then(Result::ok)
-                .unwrap_or_default();
-            return Err(match end {
-                End::Timeout => RunError::Timeout {
-                    timeout: inv.timeout,
-                    stderr,
-                    pgid,
-                },
-                _ => RunError::Cancelled { pgid },
-            });
+        });
+        let stdout = child.stdout.take();
+        let out_task = tokio::spawn(async move {
+            match stdout {
+                Some(s) => read_capped(s, MAX_STDOUT).await,
+                None => (Vec::new(), false),
+            }
+        });
+        let stderr = child.stderr.take();
+        let err_task = tokio::spawn(async move {
+            match stderr {
+                Some(s) => read_tail(s, STDERR_TAIL).await,
+                None => Vec::new(),
+            }
+        });
+        Pipes {
+            writer,
+            out_task,
+            err_task,
         }
-    };
-    let status = match status {
-        Ok(s) => s,
-        Err(e) => {
-            guard.signal(SIGKILL);
-            guard.armed = false;
-            return Err(RunError::Wait(e));
-        }
-    };
-    // The CLI is gone; its pipes close once every process that inherited them is gone too.
-    let pipes = async { (out_task.await, err_task.await) };
-    tokio::pin!(pipes);
-    let (out, err) = match tokio::time::timeout(PIPE_GRACE, &mut pipes).await {
-        Ok(r) => r,
-        Err(_) => {
-            // A grandchild still holds a pipe: the group still has members, so its id is still
-            // ours to signal.
-            guard.signal(SIGKILL);
-            pipes.await
-        }
-    };
+    }
+
+    /// What the CLI printed (stdout, whether it was cut, the tail of stderr), once it exited.
+    async fn finish(self, guard: &mut GroupGuard) -> (Vec<u8>, bool, Vec<u8>) {
+        // The CLI is gone; its pipes close once every process that inherited them is gone too.
+        let pipes = async { (self.out_task.await, self.err_task.await) };
+        tokio::pin!(pipes);
+        let (out, err) = match tokio::time::timeout(PIPE_GRACE, &mut pipes).await {
+            Ok(r) => r,
+            Err(_) => {
+                // A grandchild still holds a pipe: the group still has members, so its id is
+                // still ours to signal.
+                guard.signal(SIGKILL);
+                pipes.await
+            }
+        };
+        guard.armed = false;
+        self.writer.abort();
+        let (stdout, truncated) = out.unwrap_or_default();
+        (stdout, truncated, err.unwrap_or_default())
+    }
+}
+
+/// Ends the CLI and its group (SIGTERM, then SIGKILL after a grace); returns the tail of its
+/// stderr read so far.
+async fn stop(guard: &mut GroupGuard, child: &mut tokio::process::Child, pipes: Pipes) -> Vec<u8> {
+    guard.signal(SIGTERM);
+    if tokio::time::timeout(TERM_GRACE, child.wait())
+        .await
+        .is_err()
+    {
+        guard.signal(SIGKILL);
+    }
+    // Whatever else is left of the group (children that ignore SIGTERM) goes too; the direct
+    // kill covers a CLI that somehow left its group.
+    guard.signal(SIGKILL);
+    let _ = child.start_kill();
+    let _ = child.wait().await;
     guard.armed = false;
-    writer.abort();
-    let (stdout, stdout_truncated) = out.unwrap_or_default();
-    Ok(Outcome {
-        status,
-        stdout,
-        stdout_truncated,
-        stderr: err.unwrap_or_default(),
-        pgid,
-    })
+    pipes.writer.abort();
+    pipes.out_task.abort();
+    tokio::time::timeout(Duration::from_millis(200), pipes.err_task)
+        .await
+        .ok()
+        .and_then(Result::ok)
+        .unwrap_or_default()
 }
 
 /// The last `lines` lines of `bytes` (lossy UTF-8), at most `chars` characters, trimmed.

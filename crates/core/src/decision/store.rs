@@ -229,6 +229,9 @@ impl fmt::Display for StoreError {
 
 impl std::error::Error for StoreError {}
 
+/// The decision store's errors are the tool's failure, said to the model as they are.
+impl crate::error::Fault for StoreError {}
+
 /// FNV-1a, 64 bits: stable across Rust releases (unlike `DefaultHasher`).
 fn fnv1a64(bytes: &[u8]) -> u64 {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;

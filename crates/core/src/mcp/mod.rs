@@ -10,6 +10,7 @@ use crate::jsonrpc::{json_text, payload_text, shorten, RpcError};
 use crate::state::client;
 use crate::state::State;
 use crate::tools::{ToolError, ToolOutput};
+use crate::turns::Tracker;
 use catalog::{Catalog, Surface};
 use futures_util::{FutureExt, StreamExt};
 pub use inflight::Inflight;
@@ -24,13 +25,15 @@ use std::sync::Arc;
 /// Protocol versions we speak; a client asking for one of these gets it back.
 pub const SUPPORTED_VERSIONS: &[&str] = &["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
 
-/// What the dispatch answers from: the [`State`] the tools read and the [`Catalog`] of tools.
+/// What the dispatch answers from: the [`State`] the tools read (in the sessions' [`Tracker`],
+/// which holds it) and the [`Catalog`] of tools.
 ///
-/// It dereferences to its [`State`] (`service.config`, `service.snapshot`), and the server's
-/// `Shared` to it, so that the bridge's state reads the same at every layer.
+/// It dereferences to its [`Tracker`], and that to its [`State`] (`service.config`,
+/// `service.snapshot`, `service.sessions`; `service.state` is the tools' `Arc<State>`), and the
+/// server's `Shared` to it, so that the bridge's state reads the same at every layer.
 pub struct Service {
-    /// Handed to each tool as its [`crate::tools::Ctx`].
-    pub state: Arc<State>,
+    /// The state, with the sessions and checkpoints heard of through hooks.
+    pub turns: Arc<Tracker>,
     pub catalog: Catalog,
 }
 
@@ -39,15 +42,16 @@ impl Service {
     pub fn new(state: Arc<State>) -> Service {
         let catalog = Catalog::new(crate::tools::registry())
             .with_language(&state.config.memory_bank_language);
-        Service { state, catalog }
+        let turns = Arc::new(Tracker::new(state));
+        Service { turns, catalog }
     }
 }
 
 impl std::ops::Deref for Service {
-    type Target = State;
+    type Target = Tracker;
 
-    fn deref(&self) -> &State {
-        &self.state
+    fn deref(&self) -> &Tracker {
+        &self.turns
     }
 }
 
@@ -279,47 +283,10 @@ pub async fn handle_value_in(
     inflight: &Inflight,
 ) -> (Option<Value>, Vec<PeerEvent>) {
     let mut events = Vec::new();
-    let Value::Object(mut m) = v else {
-        let e = RpcError::new(ErrorCode::INVALID_REQUEST, "Invalid Request: not an object");
-        return (Some(error_response(&Value::Null, &e)), events);
+    let (id, method, params) = match read_message(v, inflight) {
+        Ok(parts) => parts,
+        Err(reply) => return (reply, events),
     };
-    let id = m.remove("id");
-    let reply_id = id.clone().filter(valid_id).unwrap_or(Value::Null);
-    if m.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
-        let e = RpcError::new(
-            ErrorCode::INVALID_REQUEST,
-            "Invalid Request: jsonrpc must be \"2.0\"",
-        );
-        return (Some(error_response(&reply_id, &e)), events);
-    }
-    if id.as_ref().is_some_and(|i| !valid_id(i)) {
-        let e = RpcError::new(
-            ErrorCode::INVALID_REQUEST,
-            "Invalid Request: id must be a string, a number or null",
-        );
-        return (Some(error_response(&Value::Null, &e)), events);
-    }
-    let method = match m.remove("method") {
-        Some(Value::String(s)) => s,
-        None if m.contains_key("result") || m.contains_key("error") => {
-            // A response: to one of our requests to the client (routed to its waiter), or to
-            // one we never made (ignored).
-            if let Some(id) = &id {
-                if !inflight.link().resolve(id, &m) {
-                    tracing::debug!(%id, "ignoring a response to no request of ours");
-                }
-            }
-            return (None, events);
-        }
-        _ => {
-            let e = RpcError::new(
-                ErrorCode::INVALID_REQUEST,
-                "Invalid Request: method must be a string",
-            );
-            return (Some(error_response(&reply_id, &e)), events);
-        }
-    };
-    let params = m.remove("params");
     let Some(id) = id else {
         notification(&method, params.as_ref(), &mut events, inflight);
         return (None, events);
@@ -334,13 +301,86 @@ pub async fn handle_value_in(
             .unwrap_or(Value::Null);
         link.set_capabilities(caps);
     }
-    // log_level = "trace": one line per request (method, tool, client, duration), so a stall
-    // can be diagnosed (which call waited, and for how long).
-    let traced = tracing::enabled!(tracing::Level::TRACE).then(|| {
+    let traced = trace_start(shared, &method, params.as_ref());
+    let call = request(shared, inflight.surface(), &method, params, &mut events);
+    let call = client::CLIENT.scope(link, crate::project::CONNECTION_ROOT.scope(root, call));
+    let result = if method == "tools/call" {
+        // The only long-running requests; a cancelled one gets no answer (MCP).
+        match inflight.run(&id, call).await {
+            Some(r) => r,
+            None => {
+                tracing::debug!(%id, "request cancelled");
+                return (None, events);
+            }
+        }
+    } else {
+        call.await
+    };
+    if let Some(t) = traced {
+        trace_end(t, &method, &id, &result, inflight);
+    }
+    let out = match result {
+        Ok(r) => response(&id, r),
+        Err(e) => error_response(&id, &e),
+    };
+    (Some(out), events)
+}
+
+/// A message's id (`None`: a notification), method and params; or what to answer at once (an
+/// invalid request's error, or nothing for a response to one of our requests).
+#[allow(clippy::type_complexity)]
+fn read_message(
+    v: Value,
+    inflight: &Inflight,
+) -> Result<(Option<Value>, String, Option<Value>), Option<Value>> {
+    let invalid = |id: &Value, why: &str| {
+        let e = RpcError::new(
+            ErrorCode::INVALID_REQUEST,
+            format!("Invalid Request: {why}"),
+        );
+        Err(Some(error_response(id, &e)))
+    };
+    let Value::Object(mut m) = v else {
+        return invalid(&Value::Null, "not an object");
+    };
+    let id = m.remove("id");
+    let reply_id = id.clone().filter(valid_id).unwrap_or(Value::Null);
+    if m.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
+        return invalid(&reply_id, "jsonrpc must be \"2.0\"");
+    }
+    if id.as_ref().is_some_and(|i| !valid_id(i)) {
+        return invalid(&Value::Null, "id must be a string, a number or null");
+    }
+    let method = match m.remove("method") {
+        Some(Value::String(s)) => s,
+        None if m.contains_key("result") || m.contains_key("error") => {
+            // A response: to one of our requests to the client (routed to its waiter), or to
+            // one we never made (ignored).
+            if let Some(id) = &id {
+                if !inflight.link().resolve(id, &m) {
+                    tracing::debug!(%id, "ignoring a response to no request of ours");
+                }
+            }
+            return Err(None);
+        }
+        _ => return invalid(&reply_id, "method must be a string"),
+    };
+    Ok((id, method, m.remove("params")))
+}
+
+/// With log_level = "trace": when the request started and the tool it calls, for one line per
+/// request (method, tool, client, duration), so a stall can be diagnosed (which call waited,
+/// and for how long).
+fn trace_start(
+    shared: &Service,
+    method: &str,
+    params: Option<&Value>,
+) -> Option<(std::time::Instant, Option<String>)> {
+    tracing::enabled!(tracing::Level::TRACE).then(|| {
         // Only names the bridge knows are logged: a client may send anything (even a secret).
         let tool = (method == "tools/call")
             .then(|| {
-                let n = params.as_ref()?.get("name")?.as_str()?;
+                let n = params?.get("name")?.as_str()?;
                 Some(if shared.catalog.get(n).is_some() {
                     n.to_string()
                 } else {
@@ -349,48 +389,29 @@ pub async fn handle_value_in(
             })
             .flatten();
         (std::time::Instant::now(), tool)
-    });
-    let result = if method == "tools/call" {
-        // The only long-running requests; a cancelled one gets no answer (MCP).
-        let call = request(shared, inflight.surface(), &method, params, &mut events);
-        match inflight
-            .run(
-                &id,
-                client::CLIENT.scope(link, crate::project::CONNECTION_ROOT.scope(root, call)),
-            )
-            .await
-        {
-            Some(r) => r,
-            None => {
-                tracing::debug!(%id, "request cancelled");
-                return (None, events);
-            }
-        }
-    } else {
-        let call = request(shared, inflight.surface(), &method, params, &mut events);
-        client::CLIENT
-            .scope(link, crate::project::CONNECTION_ROOT.scope(root, call))
-            .await
-    };
-    if let Some((start, tool)) = traced {
-        let ok = matches!(&result, Ok(r) if r.get("isError") != Some(&Value::Bool(true)));
-        let unknown = matches!(&result, Err(e) if e.code == ErrorCode::METHOD_NOT_FOUND.0);
-        tracing::trace!(
-            method = %if unknown { "(unknown method)" } else { method.as_str() },
-            tool = %tool.as_deref().unwrap_or("-"),
-            client = inflight.client(),
-            surface = ?inflight.surface(),
-            %id,
-            ok,
-            ms = format_args!("{:.3}", start.elapsed().as_secs_f64() * 1000.0),
-            "request"
-        );
-    }
-    let out = match result {
-        Ok(r) => response(&id, r),
-        Err(e) => error_response(&id, &e),
-    };
-    (Some(out), events)
+    })
+}
+
+/// The trace line of a request [`trace_start`] began.
+fn trace_end(
+    (start, tool): (std::time::Instant, Option<String>),
+    method: &str,
+    id: &Value,
+    result: &Result<Value, RpcError>,
+    inflight: &Inflight,
+) {
+    let ok = matches!(result, Ok(r) if r.get("isError") != Some(&Value::Bool(true)));
+    let unknown = matches!(result, Err(e) if e.code == ErrorCode::METHOD_NOT_FOUND.0);
+    tracing::trace!(
+        method = %if unknown { "(unknown method)" } else { method },
+        tool = %tool.as_deref().unwrap_or("-"),
+        client = inflight.client(),
+        surface = ?inflight.surface(),
+        %id,
+        ok,
+        ms = format_args!("{:.3}", start.elapsed().as_secs_f64() * 1000.0),
+        "request"
+    );
 }
 
 fn notification(
@@ -449,32 +470,7 @@ async fn request(
         }
     }
     match method {
-        "initialize" => {
-            let p = params_object(params)?;
-            let asked = p
-                .get("protocolVersion")
-                .and_then(Value::as_str)
-                .unwrap_or("");
-            let version = if SUPPORTED_VERSIONS.contains(&asked) {
-                asked
-            } else {
-                SUPPORTED_VERSIONS[0]
-            };
-            let client = p.get("clientInfo");
-            let field = |k| {
-                client
-                    .and_then(|c| c.get(k))
-                    .and_then(Value::as_str)
-                    .unwrap_or("")
-                    .to_string()
-            };
-            events.push(PeerEvent::Initialized {
-                name: field("name"),
-                version: field("version"),
-                protocol: version.to_string(),
-            });
-            Ok(initialize_result(version))
-        }
+        "initialize" => initialize(params, events),
         "ping" => Ok(json!({})),
         #[cfg(feature = "test-tools")]
         "test/panic" => panic!("test/panic: deliberate panic in dispatch"),
@@ -493,69 +489,94 @@ async fn request(
                 RpcError::new(ErrorCode::INVALID_PARAMS, format!("Invalid params: {m}"))
             })
         }
-        "tools/call" => {
-            let mut p = params_object(params)?;
-            let name = match p.remove("name") {
-                Some(Value::String(s)) => s,
-                _ => {
-                    return Err(RpcError::new(
-                        ErrorCode::INVALID_PARAMS,
-                        "Invalid params: tools/call needs a string 'name'",
-                    ))
-                }
-            };
-            let args = match p.remove("arguments") {
-                None | Some(Value::Null) => Value::Object(Map::new()),
-                Some(a @ Value::Object(_)) => a,
-                Some(_) => {
-                    return Err(RpcError::new(
-                        ErrorCode::INVALID_PARAMS,
-                        "Invalid params: 'arguments' must be an object",
-                    ))
-                }
-            };
-            if name == crate::hook::MCP_TOOL && surface == Surface::Mcp {
-                // Claude Code's `mcp_tool` hook of a tool call (not a tool the model is offered).
-                // A capture reads and stores a file: off the runtime's threads.
-                let state = shared.state.clone();
-                let done = tokio::task::spawn_blocking(move || {
-                    crate::turns::record_tool_call(&state, &args)
-                })
-                .await;
-                return match done {
-                    Ok(Ok(())) => Ok(tool_result(ToolOutput::texts(["{}".to_string()]))),
-                    Ok(Err(e)) => Err(RpcError::new(
-                        ErrorCode::INVALID_PARAMS,
-                        format!("Invalid params: {e}"),
-                    )),
-                    // A panic while recording (contained by the blocking pool): ours, not the
-                    // caller's.
-                    Err(e) => Err(RpcError::new(
-                        ErrorCode::INTERNAL_ERROR,
-                        format!("the hook could not be recorded: {e}"),
-                    )),
-                };
-            }
-            if shared
-                .catalog
-                .get(&name)
-                .is_some_and(|t| !surface.offers(t))
-            {
-                return Err(RpcError::new(
-                    ErrorCode::INVALID_PARAMS,
-                    format!(
-                        "{} belongs to Claude Code's IDE connection (the lock file's URL); \
-                         it is not offered at {}",
-                        shorten(&name, NAME_ECHO),
-                        catalog::MCP_PATH
-                    ),
-                ));
-            }
-            call_tool_on(shared, surface, &name, args).await
-        }
+        "tools/call" => tools_call(shared, surface, params).await,
         _ => Err(RpcError::new(
             ErrorCode::METHOD_NOT_FOUND,
             format!("Method not found: {}", shorten(method, NAME_ECHO)),
+        )),
+    }
+}
+
+/// `initialize`: the version both speak (the client's if we speak it, else our newest), and
+/// who the client is.
+fn initialize(params: Option<Value>, events: &mut Vec<PeerEvent>) -> Result<Value, RpcError> {
+    let p = params_object(params)?;
+    let asked = p
+        .get("protocolVersion")
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    let version = if SUPPORTED_VERSIONS.contains(&asked) {
+        asked
+    } else {
+        SUPPORTED_VERSIONS[0]
+    };
+    let client = p.get("clientInfo");
+    let field = |k| {
+        client
+            .and_then(|c| c.get(k))
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string()
+    };
+    events.push(PeerEvent::Initialized {
+        name: field("name"),
+        version: field("version"),
+        protocol: version.to_string(),
+    });
+    Ok(initialize_result(version))
+}
+
+/// `tools/call {name, arguments}` on `surface`.
+async fn tools_call(
+    shared: &Service,
+    surface: Surface,
+    params: Option<Value>,
+) -> Result<Value, RpcError> {
+    let invalid = |m: &str| Err(RpcError::new(ErrorCode::INVALID_PARAMS, m.to_string()));
+    let mut p = params_object(params)?;
+    let Some(Value::String(name)) = p.remove("name") else {
+        return invalid("Invalid params: tools/call needs a string 'name'");
+    };
+    let args = match p.remove("arguments") {
+        None | Some(Value::Null) => Value::Object(Map::new()),
+        Some(a @ Value::Object(_)) => a,
+        Some(_) => return invalid("Invalid params: 'arguments' must be an object"),
+    };
+    if name == crate::hook::MCP_TOOL && surface == Surface::Mcp {
+        return hook_tool(shared, args).await;
+    }
+    if shared
+        .catalog
+        .get(&name)
+        .is_some_and(|t| !surface.offers(t))
+    {
+        return invalid(&format!(
+            "{} belongs to Claude Code's IDE connection (the lock file's URL); it is not offered \
+             at {}",
+            shorten(&name, NAME_ECHO),
+            catalog::MCP_PATH
+        ));
+    }
+    call_tool_on(shared, surface, &name, args).await
+}
+
+/// Claude Code's `mcp_tool` hook of a tool call ([`crate::hook::MCP_TOOL`], on `/mcp` only; not
+/// a tool the model is offered): recorded with the session's turns.
+async fn hook_tool(shared: &Service, args: Value) -> Result<Value, RpcError> {
+    // A capture reads and stores a file: off the runtime's threads.
+    let turns = shared.turns.clone();
+    let done =
+        tokio::task::spawn_blocking(move || crate::turns::record_tool_call(&turns, &args)).await;
+    match done {
+        Ok(Ok(())) => Ok(tool_result(ToolOutput::texts(["{}".to_string()]))),
+        Ok(Err(e)) => Err(RpcError::new(
+            ErrorCode::INVALID_PARAMS,
+            format!("Invalid params: {e}"),
+        )),
+        // A panic while recording (contained by the blocking pool): ours, not the caller's.
+        Err(e) => Err(RpcError::new(
+            ErrorCode::INTERNAL_ERROR,
+            format!("the hook could not be recorded: {e}"),
         )),
     }
 }

@@ -94,6 +94,9 @@ pub enum BankError {
     Cap(#[from] CapError),
 }
 
+/// The memory bank's errors are the tool's failure, said to the model as they are.
+impl crate::error::Fault for BankError {}
+
 impl BankError {
     /// `e` as the cause of not being able to read `what`.
     pub(crate) fn reading(what: impl Into<String>, e: impl Into<BankError>) -> BankError {

@@ -19,6 +19,7 @@
 
 mod cache;
 pub mod document;
+pub mod edit;
 mod error;
 mod listing;
 pub mod text;
@@ -27,6 +28,7 @@ use crate::capfs::{CapDir, CapError};
 use crate::paths::normalize;
 pub use cache::SETTLE as CACHE_SETTLE;
 use document::{Document, ReadError};
+pub use edit::{branch_for, current_branch, DocScope, DocumentError, Edit, Edited};
 pub use error::BankError;
 pub use listing::{BranchInfo, ListedDocument, SearchHit, SearchScope};
 use schemars::JsonSchema;
@@ -55,6 +57,13 @@ pub const GLOBAL_CORE_FILES: [&str; 6] = [
     "tech-stack.md",
     "user-guide.md",
 ];
+
+/// `"ja"` — the memory bank tools' language when neither the call nor the configuration names
+/// one (the original servers' default; the bridge always passes the configured language:
+/// doc/protocol.md, Language).
+pub fn default_language() -> String {
+    "ja".into()
+}
 
 /// The language of the rules, templates and notes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -92,6 +101,14 @@ pub enum Scope<'a> {
 }
 
 impl Scope<'_> {
+    /// `branch`'s bank, or the global bank when `None`.
+    pub fn of(branch: &Option<String>) -> Scope<'_> {
+        match branch {
+            Some(b) => Scope::Branch(b),
+            None => Scope::Global,
+        }
+    }
+
     fn core_files(self) -> &'static [&'static str] {
         match self {
             Scope::Global => &GLOBAL_CORE_FILES,

@@ -10,6 +10,7 @@
 //! `max_inflight_per_client` × `max_message_size`.
 
 use super::Shared;
+use crate::auth::AUTH_HEADER;
 use crate::jsonrpc;
 use crate::mcp::{self, PeerEvent};
 use crate::state::client::Outgoing;
@@ -26,9 +27,6 @@ use tokio_tungstenite::tungstenite::http::{HeaderValue, StatusCode};
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 use tokio_tungstenite::tungstenite::protocol::{CloseFrame, WebSocketConfig};
 use tokio_tungstenite::tungstenite::{Error as WsError, Message, Utf8Bytes};
-
-/// The header Claude Code sends its token in.
-pub const AUTH_HEADER: &str = "x-claude-code-ide-authorization";
 
 /// Outgoing messages queued per connection before writers wait (backpressure).
 const OUT_QUEUE: usize = 256;
@@ -208,50 +206,28 @@ fn internal_error(id: &Value, message: &str) -> String {
     mcp::error_response(id, &e).to_string()
 }
 
+/// The door a client came in by (its request path).
+enum Door {
+    /// The hook door (`claude-context-mcp hook`): one event, then close (see super::hooks).
+    Hook,
+    /// The IDE door or the model's (`/mcp`): what it may see and call.
+    Client(mcp::catalog::Surface),
+}
+
+type Ws = tokio_tungstenite::WebSocketStream<TcpStream>;
+type Sink = futures_util::stream::SplitSink<Ws, Message>;
+type Source = futures_util::stream::SplitStream<Ws>;
+
 async fn serve(shared: Arc<Shared>, stream: TcpStream, addr: SocketAddr) {
-    let token = shared.token.clone();
-    let timeout = Duration::from_millis(shared.config.handshake_timeout_ms);
-    // The door the client came in by (its request path): what it may see and call.
-    let mcp_door = Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let door = mcp_door.clone();
-    // The hook door (`claude-context-mcp hook`): one event, then close (see super::hooks).
-    let hook_door = Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let hook = hook_door.clone();
-    #[allow(clippy::result_large_err)]
-    let cb = move |req: &Request, resp: Response| {
-        let r = check_handshake(&token, req, resp);
-        if r.is_ok()
-            && mcp::catalog::Surface::of_path(req.uri().path()) == mcp::catalog::Surface::Mcp
-        {
-            door.store(true, std::sync::atomic::Ordering::Relaxed);
-        }
-        if r.is_ok() && crate::hook::is_hook_path(req.uri().path()) {
-            hook.store(true, std::sync::atomic::Ordering::Relaxed);
-        }
-        r
+    let Some((ws, door)) = handshake(&shared, stream, addr).await else {
+        return;
     };
-    let cfg = ws_config(shared.config.max_message_size);
-    let ws = match tokio::time::timeout(
-        timeout,
-        tokio_tungstenite::accept_hdr_async_with_config(stream, cb, Some(cfg)),
-    )
-    .await
-    {
-        Ok(Ok(ws)) => ws,
-        Ok(Err(e)) => {
-            tracing::info!(%addr, error = %e, "handshake refused");
-            return;
-        }
-        Err(_) => {
-            tracing::info!(%addr, "handshake timed out");
-            return;
-        }
+    let surface = match door {
+        Door::Hook => return super::hooks::serve(shared, ws, addr).await,
+        Door::Client(surface) => surface,
     };
-    if hook_door.load(std::sync::atomic::Ordering::Relaxed) {
-        return super::hooks::serve(shared, ws, addr).await;
-    }
-    let (mut sink, mut source) = ws.split();
-    let (tx, mut rx) = mpsc::channel::<Outgoing>(OUT_QUEUE);
+    let (sink, source) = ws.split();
+    let (tx, rx) = mpsc::channel::<Outgoing>(OUT_QUEUE);
     let flow = Arc::new(Flow {
         inflight: Arc::new(Semaphore::new(shared.config.max_inflight_per_client)),
         max_inflight: shared.config.max_inflight_per_client,
@@ -259,11 +235,6 @@ async fn serve(shared: Arc<Shared>, stream: TcpStream, addr: SocketAddr) {
         in_bytes: Arc::new(Semaphore::new(shared.config.max_inflight_bytes_per_client)),
         max_in_bytes: shared.config.max_inflight_bytes_per_client,
     });
-    let surface = if mcp_door.load(std::sync::atomic::Ordering::Relaxed) {
-        mcp::catalog::Surface::Mcp
-    } else {
-        mcp::catalog::Surface::Ide
-    };
     let id = shared.register(addr, surface, tx.clone(), flow.clone());
     tracing::info!(%addr, id, ?surface, "client connected");
     // The client leaves the status list and its waiting requests are cancelled however this
@@ -271,88 +242,159 @@ async fn serve(shared: Arc<Shared>, stream: TcpStream, addr: SocketAddr) {
     let requests = Arc::new(mcp::Inflight::new(surface).with_client(id));
     // Requests to the client (elicitation, sampling) go out on the same queue.
     requests.link().attach(tx.clone());
-    let _registration = Registration {
+    let registration = Registration {
         shared: shared.clone(),
         id,
         addr,
-        requests: requests.clone(),
+        requests,
     };
+    let mut writer = tokio::spawn(write_loop(sink, rx));
+    read_loop(&registration, source, tx, flow).await;
+    drop(registration);
+    // Let in-flight answers drain to a client that is still reading, but not forever: a client
+    // that stopped reading would otherwise keep the writer (and its socket) alive.
+    if tokio::time::timeout(DRAIN_WAIT, &mut writer).await.is_err() {
+        writer.abort();
+        tracing::info!(%addr, id, "dropped answers the client did not read");
+    }
+    tracing::info!(%addr, id, "client disconnected");
+}
 
-    let mut writer = tokio::spawn(async move {
-        while let Some(first) = rx.recv().await {
-            let closing = matches!(first.msg, Message::Close(_));
-            if sink.feed(first.msg).await.is_err() {
-                break;
-            }
-            // Batch whatever else is ready into one flush.
-            let mut n = 0;
-            while !closing && n < 64 {
-                match rx.try_recv() {
-                    Ok(m) => {
-                        let c = matches!(m.msg, Message::Close(_));
-                        if sink.feed(m.msg).await.is_err() || c {
-                            break;
-                        }
-                        n += 1;
+/// The WebSocket handshake (token checked, `Origin` refused), within the handshake timeout;
+/// `None` (logged) when it failed.
+async fn handshake(shared: &Shared, stream: TcpStream, addr: SocketAddr) -> Option<(Ws, Door)> {
+    let token = shared.token.clone();
+    let timeout = Duration::from_millis(shared.config.handshake_timeout_ms);
+    let door = Arc::new(std::sync::Mutex::new(Door::Client(
+        mcp::catalog::Surface::Ide,
+    )));
+    let seen = door.clone();
+    #[allow(clippy::result_large_err)]
+    let cb = move |req: &Request, resp: Response| {
+        let r = check_handshake(&token, req, resp);
+        if r.is_ok() {
+            let path = req.uri().path();
+            let d = if crate::hook::is_hook_path(path) {
+                Door::Hook
+            } else {
+                Door::Client(mcp::catalog::Surface::of_path(path))
+            };
+            *seen.lock().unwrap_or_else(|p| p.into_inner()) = d;
+        }
+        r
+    };
+    let cfg = ws_config(shared.config.max_message_size);
+    let accept = tokio_tungstenite::accept_hdr_async_with_config(stream, cb, Some(cfg));
+    match tokio::time::timeout(timeout, accept).await {
+        Ok(Ok(ws)) => {
+            let door = std::mem::replace(
+                &mut *door.lock().unwrap_or_else(|p| p.into_inner()),
+                Door::Hook,
+            );
+            Some((ws, door))
+        }
+        Ok(Err(e)) => {
+            tracing::info!(%addr, error = %e, "handshake refused");
+            None
+        }
+        Err(_) => {
+            tracing::info!(%addr, "handshake timed out");
+            None
+        }
+    }
+}
+
+/// The writer: sends what is queued, batching whatever else is ready into one flush, until the
+/// queue closes or a close frame went out.
+async fn write_loop(mut sink: Sink, mut rx: mpsc::Receiver<Outgoing>) {
+    while let Some(first) = rx.recv().await {
+        let closing = matches!(first.msg, Message::Close(_));
+        if sink.feed(first.msg).await.is_err() {
+            break;
+        }
+        let mut n = 0;
+        while !closing && n < 64 {
+            match rx.try_recv() {
+                Ok(m) => {
+                    let c = matches!(m.msg, Message::Close(_));
+                    if sink.feed(m.msg).await.is_err() || c {
+                        break;
                     }
-                    Err(_) => break,
+                    n += 1;
                 }
-            }
-            if sink.flush().await.is_err() || closing {
-                break;
+                Err(_) => break,
             }
         }
-        let _ = sink.close().await;
-    });
+        if sink.flush().await.is_err() || closing {
+            break;
+        }
+    }
+    let _ = sink.close().await;
+}
 
-    // (`requests`: the connection's tools/call requests, cancelled by notifications/cancelled
+/// Queues a close frame unless the writer is stuck behind a client that does not read.
+async fn send_close(tx: &mpsc::Sender<Outgoing>, code: CloseCode, why: String) {
+    let m = Outgoing::unbudgeted(close(code, &why));
+    let _ = tokio::time::timeout(CLOSE_QUEUE_WAIT, tx.send(m)).await;
+}
+
+/// The next text message, or `None` when the connection ends (the bridge stopping, the client
+/// gone or closing, a binary message or a protocol error: answered with a close frame).
+async fn next_text(
+    r: &Registration,
+    source: &mut Source,
+    tx: &mpsc::Sender<Outgoing>,
+    shutdown: &mut tokio::sync::watch::Receiver<bool>,
+) -> Option<Utf8Bytes> {
+    loop {
+        let msg = tokio::select! {
+            _ = shutdown.changed() => {
+                send_close(tx, CloseCode::Away, "editor is stopping the bridge".into()).await;
+                return None;
+            }
+            // The writer ended (the client is gone): what is still buffered has no one to
+            // answer to.
+            _ = tx.closed() => return None,
+            m = source.next() => m,
+        };
+        match msg {
+            Some(Ok(Message::Text(t))) => return Some(t),
+            Some(Ok(Message::Binary(_))) => {
+                let why = "binary messages are not supported".into();
+                send_close(tx, CloseCode::Unsupported, why).await;
+                return None;
+            }
+            Some(Ok(Message::Close(_))) | None => return None,
+            Some(Ok(_)) => continue, // ping/pong: tungstenite answers pings itself
+            Some(Err(e)) => {
+                tracing::info!(addr = %r.addr, id = r.id, error = %e, "closing connection");
+                if let Some(code) = close_code_for(&e) {
+                    send_close(tx, code, e.to_string()).await;
+                }
+                return None;
+            }
+        }
+    }
+}
+
+/// The reader: each message read is answered on a task of its own, within the connection's
+/// budgets (see the module docs), until the connection ends.
+async fn read_loop(
+    r: &Registration,
+    mut source: Source,
+    tx: mpsc::Sender<Outgoing>,
+    flow: Arc<Flow>,
+) {
+    // (`r.requests`: the connection's tools/call requests, cancelled by notifications/cancelled
     // or on close.)
-    let mut shutdown = shared.shutdown.subscribe();
+    let mut shutdown = r.shared.shutdown.subscribe();
     // Requests run concurrently, but each starts (is first polled) only after the one before it
     // has: tokio's LIFO slot would otherwise start pipelined requests in reverse, and tools that
     // queue their callers (execute_claude: one run at a time, in call order) take their place in
     // line on that first poll (messages of PARSE_OFFLOAD bytes or more are parsed off the
     // runtime first, so for those the order is not guaranteed).
     let mut prev_started: Option<tokio::sync::oneshot::Receiver<()>> = None;
-    // Queues a close frame unless the writer is stuck behind a client that does not read.
-    let send_close = |code: CloseCode, why: String| {
-        let tx = tx.clone();
-        async move {
-            let m = Outgoing::unbudgeted(close(code, &why));
-            let _ = tokio::time::timeout(CLOSE_QUEUE_WAIT, tx.send(m)).await;
-        }
-    };
-    loop {
-        let msg = tokio::select! {
-            _ = shutdown.changed() => {
-                send_close(CloseCode::Away, "editor is stopping the bridge".into()).await;
-                break;
-            }
-            // The writer ended (the client is gone): what is still buffered has no one to
-            // answer to.
-            _ = tx.closed() => break,
-            m = source.next() => m,
-        };
-        let text = match msg {
-            Some(Ok(Message::Text(t))) => t,
-            Some(Ok(Message::Binary(_))) => {
-                send_close(
-                    CloseCode::Unsupported,
-                    "binary messages are not supported".into(),
-                )
-                .await;
-                break;
-            }
-            Some(Ok(Message::Close(_))) | None => break,
-            Some(Ok(_)) => continue, // ping/pong: tungstenite answers pings itself
-            Some(Err(e)) => {
-                tracing::info!(%addr, id, error = %e, "closing connection");
-                if let Some(code) = close_code_for(&e) {
-                    send_close(code, e.to_string()).await;
-                }
-                break;
-            }
-        };
+    while let Some(text) = next_text(r, &mut source, &tx, &mut shutdown).await {
         #[cfg(feature = "test-tools")]
         if text.as_str().contains("\"test/panic-connection\"") {
             panic!("test/panic-connection: deliberate panic in a connection task");
@@ -376,54 +418,70 @@ async fn serve(shared: Arc<Shared>, stream: TcpStream, addr: SocketAddr) {
             },
             _ = tx.closed() => break,
         };
-        let (s, tx, flow, reqs) = (shared.clone(), tx.clone(), flow.clone(), requests.clone());
         let (started_tx, started_rx) = tokio::sync::oneshot::channel();
         let after = prev_started.replace(started_rx);
+        let job = Job {
+            shared: r.shared.clone(),
+            id: r.id,
+            requests: r.requests.clone(),
+            tx: tx.clone(),
+            flow: flow.clone(),
+        };
         tokio::spawn(async move {
             if let Some(prev) = after {
                 let _ = prev.await;
             }
-            if tx.is_closed() {
-                return;
-            }
-            let mut started = Some(started_tx);
-            let large = text.len() >= super::trim::LARGE;
-            let fut = answer(&s, text, &reqs);
-            let mut fut = std::pin::pin!(fut);
-            let (reply, events) = std::future::poll_fn(|cx| {
-                let r = std::future::Future::poll(fut.as_mut(), cx);
-                if let Some(t) = started.take() {
-                    let _ = t.send(());
-                }
-                r
-            })
-            .await;
-            for ev in events {
-                apply(&s, id, ev);
-            }
-            if let Some(r) = reply {
-                let want = r.len().clamp(1, OUT_BYTES) as u32;
-                if let Ok(bytes) = flow.out_bytes.clone().acquire_many_owned(want).await {
-                    let m = Outgoing::budgeted(Message::text(r), bytes);
-                    let _ = tx.send(m).await;
-                }
-            }
+            job.run(text, started_tx).await;
             drop(permit);
             drop(bytes_permit);
-            if large {
-                s.trimmer.request();
-            }
         });
     }
-    drop(_registration);
-    drop(tx);
-    // Let in-flight answers drain to a client that is still reading, but not forever: a client
-    // that stopped reading would otherwise keep the writer (and its socket) alive.
-    if tokio::time::timeout(DRAIN_WAIT, &mut writer).await.is_err() {
-        writer.abort();
-        tracing::info!(%addr, id, "dropped answers the client did not read");
+}
+
+/// What answering one message needs of its connection.
+struct Job {
+    shared: Arc<Shared>,
+    id: u64,
+    requests: Arc<mcp::Inflight>,
+    tx: mpsc::Sender<Outgoing>,
+    flow: Arc<Flow>,
+}
+
+impl Job {
+    /// Answers `text`: `started` is told when the answer is first polled (the next message
+    /// starts only then), the events learned are applied, and the reply is queued within the
+    /// connection's outgoing byte budget.
+    async fn run(self, text: Utf8Bytes, started: tokio::sync::oneshot::Sender<()>) {
+        if self.tx.is_closed() {
+            return;
+        }
+        let s = &self.shared;
+        let mut started = Some(started);
+        let large = text.len() >= super::trim::LARGE;
+        let fut = answer(s, text, &self.requests);
+        let mut fut = std::pin::pin!(fut);
+        let (reply, events) = std::future::poll_fn(|cx| {
+            let r = std::future::Future::poll(fut.as_mut(), cx);
+            if let Some(t) = started.take() {
+                let _ = t.send(());
+            }
+            r
+        })
+        .await;
+        for ev in events {
+            apply(s, self.id, ev);
+        }
+        if let Some(r) = reply {
+            let want = r.len().clamp(1, OUT_BYTES) as u32;
+            if let Ok(bytes) = self.flow.out_bytes.clone().acquire_many_owned(want).await {
+                let m = Outgoing::budgeted(Message::text(r), bytes);
+                let _ = self.tx.send(m).await;
+            }
+        }
+        if large {
+            s.trimmer.request();
+        }
     }
-    tracing::info!(%addr, id, "client disconnected");
 }
 
 fn apply(shared: &Shared, id: u64, ev: PeerEvent) {

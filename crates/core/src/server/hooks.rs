@@ -26,7 +26,7 @@ const MAX_REQUEST: usize = 256 << 10;
 
 /// Records `ev` and tells the editor what changed (also called by tests without a socket).
 pub fn record(shared: &Arc<Shared>, ev: HookEvent) {
-    crate::turns::record(&shared.state, ev);
+    crate::turns::record(&shared.turns, ev);
 }
 
 /// Why the hook door refused a request (answered as -32602, "invalid params").
@@ -101,7 +101,7 @@ where
     // A plan or a question for the person (super::plans): answered once they decided.
     let review = super::plans::from_request(text.as_str());
     // A permission request the person may answer in Neovim (super::permissions).
-    let ask = crate::agents::permission::from_request(text.as_str());
+    let ask = crate::hook::permission::from_request(text.as_str());
     let result = match ev {
         Ok(ev) => match (review, ask) {
             (Some(r), _) => {

@@ -1,4 +1,4 @@
-//! Permission requests at the hook door ([`crate::agents::permission`]): a `PermissionRequest`
+//! Permission requests at the hook door ([`crate::hook::permission`]): a `PermissionRequest`
 //! request carrying `params.permission` is recorded as any event (the session is `waiting`),
 //! then the editor is asked (`permission_request`); the hook is answered with the person's
 //! decision. Nothing waits on the editor's main thread: the handler queues the ask and answers
@@ -8,7 +8,7 @@
 //! timeout, a busy editor or a bad answer is no answer, and Claude Code's dialog stands.
 
 use super::Shared;
-use crate::agents::permission::{result_for, Ask};
+use crate::hook::permission::{result_for, Ask};
 use crate::turns::HookEvent;
 use futures_util::StreamExt;
 use serde_json::{json, Value};

@@ -3,19 +3,21 @@
 //! the Claude-session manager and the write policy; and, in [`client`], the connection a
 //! request came on, so that a tool can ask its client (elicitation, sampling).
 //!
-//! The modules depend on each other one way only (`tests/layout.rs` checks it):
+//! The modules depend on each other one way only (`tests/layout.rs` checks it, ARCHITECTURE.md
+//! lists the layers):
 //!
 //! ```text
-//! state  <-  tools  <-  mcp  <-  server
+//! state  <-  tools, turns  <-  mcp  <-  server
 //! ```
 //!
-//! (all of them over the leaf modules: configuration, the editor, the project root, storage, and
-//! the JSON-RPC wire helpers in [`crate::jsonrpc`]).
+//! (all of them over the lower modules: configuration, the editor, the project root, storage,
+//! the hooks' events, and the JSON-RPC wire helpers in [`crate::jsonrpc`]).
 //!
-//! [`State`] knows nothing of connections: the server's own tables (clients, the lock file, the
-//! shutdown signal, the auth token) stay in the server's `Shared`, and the tool catalog in
-//! [`crate::mcp::Service`], which holds this state and hands it to each tool as its
-//! [`crate::tools::Ctx`].
+//! [`State`] knows nothing of connections nor of Claude Code's sessions: the server's own tables
+//! (clients, the lock file, the shutdown signal, the auth token) stay in the server's `Shared`;
+//! the sessions and checkpoints in [`crate::turns::Tracker`], which holds this state; and the
+//! tool catalog in [`crate::mcp::Service`], which holds the tracker and hands the state to each
+//! tool as its [`crate::tools::Ctx`].
 
 pub mod client;
 
@@ -36,10 +38,6 @@ pub struct State {
     pub claude: Manager,
     /// Which protected files tools may write (`setup{security = {allow_write}}`).
     pub write_policy: WritePolicy,
-    /// The Claude Code sessions and their turns, from Claude Code's hooks.
-    pub sessions: crate::turns::Registry,
-    /// The checkpoints taken at the sessions' hooks (review, rewind).
-    pub checkpoints: crate::turns::checkpoints::Checkpoints,
     editor: ArcSwap<EditorState>,
     /// What the read-only IDE tools read without Neovim's main thread.
     pub snapshot: Arc<Snapshot>,
@@ -53,6 +51,8 @@ pub struct State {
 )]
 pub struct NoProjectRoot;
 
+impl crate::error::Fault for NoProjectRoot {}
+
 impl State {
     pub fn new(config: Config, initial: EditorState, rpc: Arc<dyn EditorRpc>) -> State {
         let claude = Manager::new(config.claude.clone(), config.state_dir().ok().as_deref());
@@ -62,8 +62,6 @@ impl State {
             rpc,
             claude,
             write_policy,
-            sessions: crate::turns::Registry::default(),
-            checkpoints: crate::turns::checkpoints::Checkpoints::new(config.state_dir().ok()),
             editor: ArcSwap::from_pointee(initial),
             snapshot: Arc::default(),
             config,

@@ -4,7 +4,8 @@
 //! [`ToolOutput`] (sent as JSON text content plus `structuredContent`) or a [`ToolError`]
 //! (`InvalidParams` → JSON-RPC -32602, `Failed` → a result with `isError: true`).
 
-use crate::state::{NoProjectRoot, State};
+use crate::error::Fault;
+use crate::state::State;
 use futures_util::future::BoxFuture;
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
@@ -75,7 +76,8 @@ pub enum ToolError {
 }
 
 /// A module's error as a tool's: the caller's mistakes are invalid params (-32602), anything
-/// else the tool's failure (`isError: true`).
+/// else the tool's failure (`isError: true`). The one conversion: each module says whose fault
+/// its errors are next to its enum ([`Fault`]), and `?` converts them here.
 impl From<crate::error::Error> for ToolError {
     fn from(e: crate::error::Error) -> ToolError {
         if e.is_callers() {
@@ -86,16 +88,9 @@ impl From<crate::error::Error> for ToolError {
     }
 }
 
-impl From<NoProjectRoot> for ToolError {
-    fn from(e: NoProjectRoot) -> ToolError {
-        ToolError::Failed(e.to_string())
-    }
-}
-
-/// The memory bank's errors are said to the model as they are.
-impl From<crate::memory_bank::BankError> for ToolError {
-    fn from(e: crate::memory_bank::BankError) -> ToolError {
-        ToolError::Failed(e.to_string())
+impl<E: Fault> From<E> for ToolError {
+    fn from(e: E) -> ToolError {
+        crate::error::Error::from(e).into()
     }
 }
 
@@ -355,58 +350,8 @@ pub fn memory_bank(ctx: &State) -> Result<crate::memory_bank::Bank, ToolError> {
 /// The decision store of the current project, under the plugin's state directory.
 pub fn decision_store(ctx: &State) -> Result<crate::decision::Store, ToolError> {
     let root = ctx.project_root_dir()?;
-    let state = ctx
-        .config
-        .state_dir()
-        .map_err(|e| ToolError::from(crate::error::Error::from(e)))?;
+    let state = ctx.config.state_dir()?;
     Ok(crate::decision::Store::new(&state, &root))
-}
-
-/// Reads `path` from `branch`'s memory bank (the global bank when `None`); the shared body of
-/// `read_branch_memory_bank` and `read_global_memory_bank`.
-pub fn read_bank_document(ctx: Ctx, branch: Option<String>, path: String) -> ToolFuture {
-    blocking(move || {
-        let bank = memory_bank(&ctx)?;
-        let doc = bank.read(bank_scope(&branch), &path)?;
-        // People (and prompts written for the original server) read the document itself as
-        // the text; programs get {path, content, tags, lastModified} as structuredContent.
-        let text = doc.content.clone();
-        let mut out = ToolOutput::json(doc.into_value());
-        out.text = Some(text);
-        Ok(out)
-    })
-}
-
-/// Writes `content` to `path` in `branch`'s memory bank (the global bank when `None`), seeding
-/// a new bank from templates in `language`; the shared body of `write_branch_memory_bank` and
-/// `write_global_memory_bank`.
-pub fn write_bank_document(
-    ctx: Ctx,
-    branch: Option<String>,
-    path: String,
-    content: String,
-    language: String,
-) -> ToolFuture {
-    blocking(move || {
-        let lang = crate::memory_bank::Language::parse(&language)?;
-        let bank = memory_bank(&ctx)?;
-        let out = bank.write(bank_scope(&branch), &path, &content, lang)?;
-        ToolOutput::of(&out)
-    })
-}
-
-fn bank_scope(branch: &Option<String>) -> crate::memory_bank::Scope<'_> {
-    match branch {
-        Some(b) => crate::memory_bank::Scope::Branch(b),
-        None => crate::memory_bank::Scope::Global,
-    }
-}
-
-/// `"ja"` — the memory bank tools' language when neither the call nor the configuration names
-/// one (the original servers' default; the bridge always passes the configured language:
-/// doc/protocol.md, Language).
-pub fn default_language() -> String {
-    "ja".into()
 }
 
 pub(crate) fn yes() -> bool {

@@ -25,8 +25,12 @@
 
 pub mod checkpoints;
 mod record;
+mod tracker;
 
+pub use crate::hook::{HookEvent, EDIT_TOOLS, FIELD_BYTES, PROMPT_BYTES};
+pub use crate::text::cut;
 pub use record::{record, record_tool_call};
+pub use tracker::Tracker;
 
 use serde::{Deserialize, Serialize};
 use std::collections::{HashMap, VecDeque};
@@ -38,68 +42,8 @@ pub const MAX_SESSIONS: usize = 64;
 pub const MAX_TURNS: usize = 500;
 /// Files recorded per turn.
 pub const MAX_FILES: usize = 1000;
-/// The most bytes of a prompt kept (and sent by the hook).
-pub const PROMPT_BYTES: usize = 4096;
 /// The most bytes of the first line shown for a session.
 pub const LINE_BYTES: usize = 200;
-/// The most bytes of a short text (ids, names, messages, paths) taken from a hook.
-pub const FIELD_BYTES: usize = 4096;
-
-/// The tools whose file the turn records (their `file_path`, `notebook_path`).
-pub const EDIT_TOOLS: &[&str] = &["Edit", "Write", "MultiEdit", "NotebookEdit"];
-
-/// One hook event as the hook door receives it: the fields of Claude Code's hook input the
-/// bridge uses, already cut to size by the hook process.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
-#[serde(default)]
-pub struct HookEvent {
-    /// `hook_event_name`: `UserPromptSubmit`, `PreToolUse`, …
-    pub event: String,
-    pub session_id: String,
-    /// The plugin's name for the terminal the session runs in (`CLAUDE_CONTEXT_SESSION` in the
-    /// hook's environment; none for sessions started outside Neovim).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub terminal: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub cwd: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub prompt: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub tool_name: Option<String>,
-    /// An edit tool's file (`file_path`, or `notebook_path` for NotebookEdit).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub file: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub notification_type: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub message: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub model: Option<String>,
-    /// SessionStart's `source` (startup, resume, clear, compact).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub source: Option<String>,
-    /// SessionEnd's `reason`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub reason: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub permission_mode: Option<String>,
-}
-
-impl HookEvent {
-    /// Whether its tool is an edit tool ([`EDIT_TOOLS`]).
-    pub fn is_edit_tool(&self) -> bool {
-        self.tool_name
-            .as_deref()
-            .is_some_and(|t| EDIT_TOOLS.contains(&t))
-    }
-
-    /// Whether its tool is one the person decides in Neovim (a plan, a question).
-    pub fn is_reviewed_tool(&self) -> bool {
-        self.tool_name
-            .as_deref()
-            .is_some_and(crate::plans::is_reviewed)
-    }
-}
 
 /// A session's state.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -218,18 +162,6 @@ struct Inner {
 #[derive(Default)]
 pub struct Registry {
     inner: Mutex<Inner>,
-}
-
-/// Cuts `s` to at most `max` bytes at a character boundary.
-pub fn cut(s: &str, max: usize) -> &str {
-    if s.len() <= max {
-        return s;
-    }
-    let mut end = max;
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    &s[..end]
 }
 
 /// The first non-empty line of `prompt`, trimmed and cut to [`LINE_BYTES`].

@@ -1,8 +1,8 @@
 //! Where a hook event goes, whichever way it came (the hook door, or the hook tool Claude Code
 //! calls on the plugin's MCP server): the session registry, the checkpoints, and the editor.
 
+use super::Tracker as State;
 use super::{Change, HookEvent};
-use crate::state::State;
 use serde_json::Value;
 use std::sync::Arc;
 

@@ -2,6 +2,8 @@
 //! temporary directory) and a raw WebSocket client that can craft any frame, valid or not.
 #![allow(dead_code)]
 
+pub mod bridge;
+
 use claude_context_core::config::Config;
 use claude_context_core::editor::{EditorState, NoEditor};
 use claude_context_core::server::Server;

@@ -112,22 +112,9 @@ impl Manager {
         self.projects.state_file(root)
     }
 
-    /// The CLI's configuration folder (its session files tell the migration where a session
-    /// ran): setup{claude.env}'s or our CLAUDE_CONFIG_DIR, else `~/.claude`.
-    fn cli_config_dir(&self) -> Option<PathBuf> {
-        self.cfg
-            .env
-            .get("CLAUDE_CONFIG_DIR")
-            .cloned()
-            .or_else(|| std::env::var("CLAUDE_CONFIG_DIR").ok())
-            .filter(|d| !d.is_empty())
-            .map(PathBuf::from)
-            .or_else(|| self.child_home().map(|h| h.join(".claude")))
-    }
-
     /// The state of the project at `root`.
     async fn project(&self, root: Option<&Path>) -> Arc<Project> {
-        self.projects.get(root, || self.cli_config_dir()).await
+        self.projects.get(root).await
     }
 
     async fn state(&self, root: Option<&Path>) -> Arc<Mutex<State>> {
@@ -431,28 +418,33 @@ impl Manager {
         };
         let out = match runner::run(inv, cancelled()).await {
             Ok(o) => o,
-            Err(runner::RunError::Spawn(e)) => {
+            Err(e) => return (Err(self.run_failed(e, &cli)), info),
+        };
+        let done = outcome::interpret(&out, resume.as_deref());
+        info.stale_session = done.stale_session();
+        info.new_session = done.new_session;
+        info.reply = done.reply;
+        let r = done.answer.map_err(ClaudeError::from);
+        (r, info)
+    }
+
+    /// What a run that did not finish says (the CLI not started, lost, timed out or cancelled).
+    fn run_failed(&self, e: runner::RunError, cli: &Found) -> ClaudeError {
+        match e {
+            runner::RunError::Spawn(e) => {
                 self.forget_cli();
-                return (
-                    Err(ClaudeError::Cli(format!(
-                        "cannot start the Claude CLI at {} (found via {}): {e}",
-                        cli.path.display(),
-                        cli.source
-                    ))),
-                    info,
-                );
+                ClaudeError::Cli(format!(
+                    "cannot start the Claude CLI at {} (found via {}): {e}",
+                    cli.path.display(),
+                    cli.source
+                ))
             }
-            Err(runner::RunError::Wait(e)) => {
-                return (
-                    Err(ClaudeError::Cli(format!(
-                        "lost track of the Claude CLI: {e}"
-                    ))),
-                    info,
-                )
+            runner::RunError::Wait(e) => {
+                ClaudeError::Cli(format!("lost track of the Claude CLI: {e}"))
             }
-            Err(runner::RunError::Timeout {
+            runner::RunError::Timeout {
                 timeout, stderr, ..
-            }) => {
+            } => {
                 let tail = runner::tail_text(&stderr, 10, 1500);
                 let mut msg = format!(
                     "Claude CLI timed out after {} s (timeout = {}); its process group was killed",
@@ -462,25 +454,14 @@ impl Manager {
                 if !tail.is_empty() {
                     msg.push_str(&format!(". stderr: {tail}"));
                 }
-                return (Err(ClaudeError::Stopped(msg)), info);
+                ClaudeError::Stopped(msg)
             }
-            Err(runner::RunError::Cancelled { .. }) => {
-                return (
-                    Err(ClaudeError::Stopped(
-                        "cancelled (cancel_claude_execution / :ClaudeContext cancel); the \
-                         Claude CLI's process group was killed"
-                            .into(),
-                    )),
-                    info,
-                )
-            }
-        };
-        let done = outcome::interpret(&out, resume.as_deref());
-        info.stale_session = done.stale_session();
-        info.new_session = done.new_session;
-        info.reply = done.reply;
-        let r = done.answer.map_err(ClaudeError::from);
-        (r, info)
+            runner::RunError::Cancelled { .. } => ClaudeError::Stopped(
+                "cancelled (cancel_claude_execution / :ClaudeContext cancel); the Claude CLI's \
+                 process group was killed"
+                    .into(),
+            ),
+        }
     }
 
     /// Reads the context file: confined to the project root, size-limited, UTF-8. The caller

@@ -79,22 +79,53 @@ pub fn def() -> ToolDef {
 fn run(ctx: Ctx, args: Value) -> ToolFuture {
     Box::pin(async move {
         let a: Args = parse_args("execute_claude", args)?;
-        let timeout = validate("execute_claude", &a.prompt, a.timeout, &a.options)?;
-        let options = a.options.unwrap_or_default();
+        let run = Run {
+            tool: "execute_claude",
+            prompt: a.prompt,
+            file_path: None,
+            timeout: a.timeout,
+            options: a.options,
+        };
+        run.execute(&ctx).await
+    })
+}
+
+/// One run of the sub-agent as a tool asks for it: `execute_claude`, or
+/// `execute_claude_with_context` with its file.
+pub struct Run {
+    /// The tool asking (errors name it).
+    pub tool: &'static str,
+    pub prompt: String,
+    pub file_path: Option<String>,
+    pub timeout: f64,
+    pub options: Option<RunOptions>,
+}
+
+impl Run {
+    /// Checks the run and queues it; the answer in the session server's shape.
+    pub async fn execute(self, ctx: &Ctx) -> Result<ToolOutput, ToolError> {
+        let tool = self.tool;
+        let timeout = validate(tool, &self.prompt, self.timeout, &self.options)?;
+        if self.file_path.as_ref().is_some_and(|f| f.trim().is_empty()) {
+            return Err(ToolError::InvalidParams(format!(
+                "{tool}: file_path must not be empty"
+            )));
+        }
+        let options = self.options.unwrap_or_default();
         // A caller can only narrow the tools the person allowed the sub-agent.
         ctx.claude
             .narrow_tools(&options)
-            .map_err(|e| ToolError::InvalidParams(format!("execute_claude: {e}")))?;
+            .map_err(|e| ToolError::InvalidParams(format!("{tool}: {e}")))?;
         let req = ExecRequest {
-            prompt: a.prompt,
-            file_path: None,
+            prompt: self.prompt,
+            file_path: self.file_path,
             timeout,
             options,
             project_root: ctx.project().root,
         };
         ToolOutput::of(&crate::tools::claude::session_compat::Named::new(
-            "execute_claude",
+            tool,
             ctx.claude.execute(req).await,
         ))
-    })
+    }
 }

@@ -3,10 +3,9 @@
 //! sent to the CLI on stdin before the prompt. The result adds `context_file`.
 
 use crate::claude::args::RunOptions;
-use crate::claude::manager::ExecRequest;
 use crate::claude::results::ExecResult;
-use crate::tools::claude::execute_claude::validate;
-use crate::tools::{parse_args, schema_of, Ctx, ToolDef, ToolError, ToolFuture, ToolOutput};
+use crate::tools::claude::execute_claude::Run;
+use crate::tools::{parse_args, schema_of, Ctx, ToolDef, ToolFuture};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
@@ -49,32 +48,13 @@ pub fn def() -> ToolDef {
 fn run(ctx: Ctx, args: Value) -> ToolFuture {
     Box::pin(async move {
         let a: Args = parse_args("execute_claude_with_context", args)?;
-        let timeout = validate(
-            "execute_claude_with_context",
-            &a.prompt,
-            a.timeout,
-            &a.options,
-        )?;
-        if a.file_path.trim().is_empty() {
-            return Err(ToolError::InvalidParams(
-                "execute_claude_with_context: file_path must not be empty".into(),
-            ));
-        }
-        let options = a.options.unwrap_or_default();
-        // A caller can only narrow the tools the person allowed the sub-agent.
-        ctx.claude
-            .narrow_tools(&options)
-            .map_err(|e| ToolError::InvalidParams(format!("execute_claude_with_context: {e}")))?;
-        let req = ExecRequest {
+        let run = Run {
+            tool: "execute_claude_with_context",
             prompt: a.prompt,
             file_path: Some(a.file_path),
-            timeout,
-            options,
-            project_root: ctx.project().root,
+            timeout: a.timeout,
+            options: a.options,
         };
-        ToolOutput::of(&crate::tools::claude::session_compat::Named::new(
-            "execute_claude_with_context",
-            ctx.claude.execute(req).await,
-        ))
+        run.execute(&ctx).await
     })
 }

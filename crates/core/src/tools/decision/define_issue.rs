@@ -94,9 +94,8 @@ fn run(ctx: Ctx, args: Value) -> crate::tools::ToolFuture {
             Some(Constraints::One(c)) => vec![c],
             Some(Constraints::Many(v)) => v,
         };
-        let issue = store
-            .define_issue(&title, &description, args.context.as_deref(), constraints)
-            .map_err(|e| ToolError::Failed(e.to_string()))?;
+        let issue =
+            store.define_issue(&title, &description, args.context.as_deref(), constraints)?;
         let mut out = ToolOutput::of(&Defined {
             issue: issue.title.clone(),
             stored: issue.clone(),

@@ -92,7 +92,7 @@ fn run(ctx: Ctx, args: Value) -> crate::tools::ToolFuture {
     }
     crate::tools::blocking(move || {
         let store = decision_store(&ctx)?;
-        let data = store.load().map_err(|e| ToolError::Failed(e.to_string()))?;
+        let data = store.load()?;
         status(data)
     })
 }

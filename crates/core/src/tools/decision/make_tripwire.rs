@@ -268,141 +268,18 @@ fn compute(ctx: Ctx, a: Args) -> crate::tools::ToolFuture {
     crate::tools::blocking(move || {
         let store = decision_store(&ctx)?;
         let given = a.options.is_some();
-        let options: Vec<OptionArg> = match a.options {
-            Some(o) => o,
-            None => {
-                let data = store.load().map_err(|e| ToolError::Failed(e.to_string()))?;
-                let opts = data.map(|d| d.options).unwrap_or_default();
-                if opts.is_empty() {
-                    return Err(ToolError::Failed(
-                        "no options: register them with register_options, or pass `options: \
-                         [{id, name, description}]`"
-                            .into(),
-                    ));
-                }
-                opts.into_iter()
-                    .map(|o| OptionArg {
-                        id: o.id,
-                        name: o.text,
-                        description: o.supplementary_info,
-                    })
-                    .collect()
-            }
-        };
-        if options.is_empty() {
-            return Err(ToolError::InvalidParams(
-                "make_tripwire: `options` must not be empty".into(),
-            ));
-        }
+        let options = options_of(&store, a.options)?;
         let Some(answers) = a.tripwires else {
-            let out = Answer {
-                status: "needs_criteria",
-                tripwires: options
-                    .iter()
-                    .map(|o| Tripwire {
-                        option_id: o.id.clone(),
-                        option_name: o.name.clone(),
-                        criteria: Vec::new(),
-                    })
-                    .collect(),
-                metadata: Metadata {
-                    generated_at: now_rfc3339(),
-                    total_options: options.len(),
-                    total_criteria: 0,
-                    note: "no MCP sampling here: answer the request by calling make_tripwire \
-                           again with `tripwires`"
-                        .into(),
-                },
-                request: Some(json!({
-                    "instructions": instructions(&options),
-                    "answerWith": {
-                        "tool": "make_tripwire",
-                        "argument": "tripwires",
-                        "schema": crate::tools::schema_value::<Vec<TripwireArg>>(),
-                    },
-                })),
-                stored: false,
-            };
-            let text = instructions(&options);
-            let mut r = ToolOutput::of(&out)?;
-            r.text = Some(text);
-            return Ok(r);
+            return needs_criteria(&options);
         };
-        let mut tripwires = Vec::new();
-        let mut total = 0;
-        for o in &options {
-            let Some(t) = answers.iter().find(|t| t.option_id == o.id) else {
-                return Err(ToolError::Failed(format!(
-                    "no criteria for option '{}' (id {}): every option needs at least one",
-                    o.name, o.id
-                )));
-            };
-            if t.criteria.is_empty() {
-                return Err(ToolError::Failed(format!(
-                    "option '{}' (id {}) has an empty criteria list",
-                    o.name, o.id
-                )));
-            }
-            let mut criteria = Vec::new();
-            for (i, c) in t.criteria.iter().enumerate() {
-                if !TYPES.contains(&c.kind.as_str()) {
-                    return Err(ToolError::Failed(format!(
-                        "criterion {} of option {}: type '{}' is not one of {}",
-                        i + 1,
-                        o.id,
-                        c.kind,
-                        TYPES.join(", ")
-                    )));
-                }
-                if !SEVERITIES.contains(&c.severity.as_str()) {
-                    return Err(ToolError::Failed(format!(
-                        "criterion {} of option {}: severity '{}' is not one of {}",
-                        i + 1,
-                        o.id,
-                        c.severity,
-                        SEVERITIES.join(", ")
-                    )));
-                }
-                if c.description.trim().is_empty() || c.threshold.trim().is_empty() {
-                    return Err(ToolError::Failed(format!(
-                        "criterion {} of option {}: description and threshold must not be empty",
-                        i + 1,
-                        o.id
-                    )));
-                }
-                criteria.push(Criterion {
-                    id: format!("{}-criterion-{}", o.id, i + 1),
-                    description: c.description.trim().into(),
-                    kind: c.kind.clone(),
-                    threshold: c.threshold.trim().into(),
-                    severity: c.severity.clone(),
-                });
-            }
-            total += criteria.len();
-            tripwires.push(Tripwire {
-                option_id: o.id.clone(),
-                option_name: o.name.clone(),
-                criteria,
-            });
-        }
-        if let Some(extra) = answers
-            .iter()
-            .find(|t| !options.iter().any(|o| o.id == t.option_id))
-        {
-            return Err(ToolError::Failed(format!(
-                "criteria for an unknown option id '{}'",
-                extra.option_id
-            )));
-        }
+        let (tripwires, total) = tripwires_of(&options, &answers)?;
         let mut stored = false;
         if !given {
             let v: Vec<Value> = tripwires
                 .iter()
                 .map(|t| serde_json::to_value(t).unwrap_or(Value::Null))
                 .collect();
-            store
-                .set_tripwires(v)
-                .map_err(|e| ToolError::Failed(e.to_string()))?;
+            store.set_tripwires(v)?;
             stored = true;
         }
         let out = Answer {
@@ -417,24 +294,180 @@ fn compute(ctx: Ctx, a: Args) -> crate::tools::ToolFuture {
             request: None,
             stored,
         };
-        let mut text = format!(
-            "撤退基準を{}件、{}個の選択肢に設定しました。\n",
-            total,
-            out.tripwires.len()
-        );
-        for t in &out.tripwires {
-            text.push_str(&format!("- {}\n", t.option_name));
-            for c in &t.criteria {
-                text.push_str(&format!(
-                    "    [{}/{}] {}: {}\n",
-                    c.kind, c.severity, c.description, c.threshold
-                ));
-            }
-        }
+        let text = recorded_text(&out, total);
         let mut r = ToolOutput::of(&out)?;
         r.text = Some(text);
         Ok(r)
     })
+}
+
+/// The options given, else the registered ones.
+fn options_of(
+    store: &crate::decision::Store,
+    given: Option<Vec<OptionArg>>,
+) -> Result<Vec<OptionArg>, ToolError> {
+    let options: Vec<OptionArg> = match given {
+        Some(o) => o,
+        None => {
+            let data = store.load()?;
+            let opts = data.map(|d| d.options).unwrap_or_default();
+            if opts.is_empty() {
+                return Err(ToolError::Failed(
+                    "no options: register them with register_options, or pass `options: \
+                     [{id, name, description}]`"
+                        .into(),
+                ));
+            }
+            opts.into_iter()
+                .map(|o| OptionArg {
+                    id: o.id,
+                    name: o.text,
+                    description: o.supplementary_info,
+                })
+                .collect()
+        }
+    };
+    if options.is_empty() {
+        return Err(ToolError::InvalidParams(
+            "make_tripwire: `options` must not be empty".into(),
+        ));
+    }
+    Ok(options)
+}
+
+/// The first call's answer: the request for criteria, to be answered by a second call.
+fn needs_criteria(options: &[OptionArg]) -> Result<ToolOutput, ToolError> {
+    let out = Answer {
+        status: "needs_criteria",
+        tripwires: options
+            .iter()
+            .map(|o| Tripwire {
+                option_id: o.id.clone(),
+                option_name: o.name.clone(),
+                criteria: Vec::new(),
+            })
+            .collect(),
+        metadata: Metadata {
+            generated_at: now_rfc3339(),
+            total_options: options.len(),
+            total_criteria: 0,
+            note: "no MCP sampling here: answer the request by calling make_tripwire again with \
+                   `tripwires`"
+                .into(),
+        },
+        request: Some(json!({
+            "instructions": instructions(options),
+            "answerWith": {
+                "tool": "make_tripwire",
+                "argument": "tripwires",
+                "schema": crate::tools::schema_value::<Vec<TripwireArg>>(),
+            },
+        })),
+        stored: false,
+    };
+    let text = instructions(options);
+    let mut r = ToolOutput::of(&out)?;
+    r.text = Some(text);
+    Ok(r)
+}
+
+/// Every option's tripwire from the model's `answers`, and how many criteria they hold.
+fn tripwires_of(
+    options: &[OptionArg],
+    answers: &[TripwireArg],
+) -> Result<(Vec<Tripwire>, usize), ToolError> {
+    let mut tripwires = Vec::new();
+    let mut total = 0;
+    for o in options {
+        let Some(t) = answers.iter().find(|t| t.option_id == o.id) else {
+            return Err(ToolError::Failed(format!(
+                "no criteria for option '{}' (id {}): every option needs at least one",
+                o.name, o.id
+            )));
+        };
+        if t.criteria.is_empty() {
+            return Err(ToolError::Failed(format!(
+                "option '{}' (id {}) has an empty criteria list",
+                o.name, o.id
+            )));
+        }
+        let criteria = t
+            .criteria
+            .iter()
+            .enumerate()
+            .map(|(i, c)| criterion(o, i, c))
+            .collect::<Result<Vec<_>, _>>()?;
+        total += criteria.len();
+        tripwires.push(Tripwire {
+            option_id: o.id.clone(),
+            option_name: o.name.clone(),
+            criteria,
+        });
+    }
+    if let Some(extra) = answers
+        .iter()
+        .find(|t| !options.iter().any(|o| o.id == t.option_id))
+    {
+        return Err(ToolError::Failed(format!(
+            "criteria for an unknown option id '{}'",
+            extra.option_id
+        )));
+    }
+    Ok((tripwires, total))
+}
+
+/// Criterion `i` (0-based) of option `o`, checked.
+fn criterion(o: &OptionArg, i: usize, c: &CriterionArg) -> Result<Criterion, ToolError> {
+    let bad = |why: String| {
+        Err(ToolError::Failed(format!(
+            "criterion {} of option {}: {why}",
+            i + 1,
+            o.id
+        )))
+    };
+    if !TYPES.contains(&c.kind.as_str()) {
+        return bad(format!(
+            "type '{}' is not one of {}",
+            c.kind,
+            TYPES.join(", ")
+        ));
+    }
+    if !SEVERITIES.contains(&c.severity.as_str()) {
+        return bad(format!(
+            "severity '{}' is not one of {}",
+            c.severity,
+            SEVERITIES.join(", ")
+        ));
+    }
+    if c.description.trim().is_empty() || c.threshold.trim().is_empty() {
+        return bad("description and threshold must not be empty".into());
+    }
+    Ok(Criterion {
+        id: format!("{}-criterion-{}", o.id, i + 1),
+        description: c.description.trim().into(),
+        kind: c.kind.clone(),
+        threshold: c.threshold.trim().into(),
+        severity: c.severity.clone(),
+    })
+}
+
+/// The text of a recorded answer: the criteria per option.
+fn recorded_text(out: &Answer, total: usize) -> String {
+    let mut text = format!(
+        "撤退基準を{}件、{}個の選択肢に設定しました。\n",
+        total,
+        out.tripwires.len()
+    );
+    for t in &out.tripwires {
+        text.push_str(&format!("- {}\n", t.option_name));
+        for c in &t.criteria {
+            text.push_str(&format!(
+                "    [{}/{}] {}: {}\n",
+                c.kind, c.severity, c.description, c.threshold
+            ));
+        }
+    }
+    text
 }
 
 #[cfg(test)]

@@ -95,51 +95,14 @@ fn run(ctx: Ctx, args: Value) -> crate::tools::ToolFuture {
         let (issue, mut options) = crate::tools::on_blocking_pool(move || {
             decision_store(&c)?
                 .register_options(args.options, s)
-                .map_err(|e| ToolError::Failed(e.to_string()))
+                .map_err(ToolError::from)
         })
         .await?;
         let mut elicitation = None;
         if let Some(link) = link.filter(|l| options.len() > ASK_ABOVE && l.supports("elicitation"))
         {
-            let offered = options.len();
-            let answer = link
-                .ask(
-                    "elicitation",
-                    "elicitation/create",
-                    elicit_params(&issue.title, &options),
-                    timeout,
-                )
-                .await;
-            let (action, keep, note) = match answer {
-                Ok(v) => read_answer(&v, &options),
-                Err(e) => {
-                    let action = match e {
-                        crate::state::client::AskError::Timeout(_) => "timeout",
-                        _ => "error",
-                    };
-                    (action.to_string(), None, format!("all options kept: {e}"))
-                }
-            };
-            let mut note = note;
-            if let Some(ids) = keep {
-                let c = ctx.clone();
-                let kept = crate::tools::on_blocking_pool(move || {
-                    decision_store(&c)?
-                        .keep_options(&ids)
-                        .map_err(|e| ToolError::Failed(e.to_string()))
-                })
-                .await;
-                match kept {
-                    Ok(k) => options = k,
-                    Err(e) => note = format!("all options kept: {e}"),
-                }
-            }
-            elicitation = Some(Elicitation {
-                action,
-                offered,
-                kept: options.len(),
-                note,
-            });
+            elicitation =
+                Some(ask_to_narrow(&ctx, &link, &issue.title, &mut options, timeout).await);
         }
         let mut out = ToolOutput::of(&Registered {
             issue_id: issue.id,
@@ -156,6 +119,55 @@ fn run(ctx: Ctx, args: Value) -> crate::tools::ToolFuture {
         ));
         Ok(out)
     })
+}
+
+/// Asks the person (MCP elicitation) which of the many `options` to keep, and keeps those;
+/// what they answered, and why all options were kept when nothing was chosen.
+async fn ask_to_narrow(
+    ctx: &Ctx,
+    link: &crate::state::client::ClientLink,
+    title: &str,
+    options: &mut Vec<DecisionOption>,
+    timeout: std::time::Duration,
+) -> Elicitation {
+    let offered = options.len();
+    let answer = link
+        .ask(
+            "elicitation",
+            "elicitation/create",
+            elicit_params(title, options),
+            timeout,
+        )
+        .await;
+    let (action, keep, mut note) = match answer {
+        Ok(v) => read_answer(&v, options),
+        Err(e) => {
+            let action = match e {
+                crate::state::client::AskError::Timeout(_) => "timeout",
+                _ => "error",
+            };
+            (action.to_string(), None, format!("all options kept: {e}"))
+        }
+    };
+    if let Some(ids) = keep {
+        let c = ctx.clone();
+        let kept = crate::tools::on_blocking_pool(move || {
+            decision_store(&c)?
+                .keep_options(&ids)
+                .map_err(ToolError::from)
+        })
+        .await;
+        match kept {
+            Ok(k) => *options = k,
+            Err(e) => note = format!("all options kept: {e}"),
+        }
+    }
+    Elicitation {
+        action,
+        offered,
+        kept: options.len(),
+        note,
+    }
 }
 
 /// The property of option `i` (0-based) in the elicitation schema.

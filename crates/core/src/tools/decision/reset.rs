@@ -1,8 +1,6 @@
 //! `reset {}` — clears the decision store after moving it into a backup (also a corrupt one).
 
-use crate::tools::{
-    decision_store, parse_args, schema_of, Ctx, NoArgs, ToolDef, ToolError, ToolOutput,
-};
+use crate::tools::{decision_store, parse_args, schema_of, Ctx, NoArgs, ToolDef, ToolOutput};
 use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::Value;
@@ -38,9 +36,7 @@ fn run(ctx: Ctx, args: Value) -> crate::tools::ToolFuture {
     }
     crate::tools::blocking(move || {
         let store = decision_store(&ctx)?;
-        let backup = store
-            .reset()
-            .map_err(|e| ToolError::Failed(e.to_string()))?;
+        let backup = store.reset()?;
         let message = match &backup {
             Some(p) => format!(
                 "課題と選択肢をリセットしました。以前の内容は {} に保存しました。",

@@ -31,11 +31,7 @@ pub async fn forward<T: DeserializeOwned>(
     method: &str,
     params: Value,
 ) -> Result<T, ToolError> {
-    let v = ctx
-        .rpc
-        .call(method, params)
-        .await
-        .map_err(crate::error::Error::from)?;
+    let v = ctx.rpc.call(method, params).await?;
     decode(method, v)
 }
 

@@ -14,8 +14,8 @@ pub mod write_branch_memory_bank;
 pub mod write_document;
 pub mod write_global_memory_bank;
 
-use crate::tools::{Ctx, ToolError, ToolFuture, ToolOutput};
-pub use write_document::Edit;
+use crate::memory_bank::{Edit, Language, Scope};
+use crate::tools::{blocking, memory_bank, Ctx, ToolError, ToolFuture, ToolOutput};
 
 /// The arguments of the tools that take only a language (`read_rules`,
 /// `read_global_core_files`).
@@ -23,7 +23,7 @@ pub use write_document::Edit;
 #[serde(deny_unknown_fields)]
 pub struct LanguageArgs {
     /// Language code (en, ja or zh); default "ja".
-    #[serde(default = "crate::tools::default_language")]
+    #[serde(default = "crate::memory_bank::default_language")]
     #[schemars(extend("enum" = ["en", "ja", "zh"]))]
     pub language: String,
     /// The original server's bank directory (t3ta/memory-bank-mcp-server's `docs`): accepted
@@ -48,15 +48,50 @@ pub(crate) fn write_or_edit(
             content: Some(serde_json::Value::String(content)),
             patches: None,
             tags: None,
-        } => crate::tools::write_bank_document(ctx, branch, path, content, language),
-        edit => crate::tools::blocking(move || {
-            let w = write_document::perform(&ctx, branch, &path, edit, false, &language).map_err(
-                |e| match e {
+        } => write_bank_document(ctx, branch, path, content, language),
+        edit => blocking(move || {
+            let lang = Language::parse(&language)?;
+            let bank = memory_bank(&ctx)?;
+            let edited = bank
+                .edit(Scope::of(&branch), &path, edit, lang)
+                .map_err(|e| match ToolError::from(e) {
                     ToolError::InvalidParams(m) => ToolError::InvalidParams(format!("{tool}: {m}")),
                     e => e,
-                },
-            )?;
-            ToolOutput::of(&w.outcome)
+                })?;
+            ToolOutput::of(&edited.outcome)
         }),
     }
+}
+
+/// Reads `path` from `branch`'s memory bank (the global bank when `None`); the shared body of
+/// `read_branch_memory_bank` and `read_global_memory_bank`.
+pub fn read_bank_document(ctx: Ctx, branch: Option<String>, path: String) -> ToolFuture {
+    blocking(move || {
+        let bank = memory_bank(&ctx)?;
+        let doc = bank.read(Scope::of(&branch), &path)?;
+        // People (and prompts written for the original server) read the document itself as
+        // the text; programs get {path, content, tags, lastModified} as structuredContent.
+        let text = doc.content.clone();
+        let mut out = ToolOutput::json(doc.into_value());
+        out.text = Some(text);
+        Ok(out)
+    })
+}
+
+/// Writes `content` to `path` in `branch`'s memory bank (the global bank when `None`), seeding
+/// a new bank from templates in `language`; the shared body of `write_branch_memory_bank` and
+/// `write_global_memory_bank`.
+pub fn write_bank_document(
+    ctx: Ctx,
+    branch: Option<String>,
+    path: String,
+    content: String,
+    language: String,
+) -> ToolFuture {
+    blocking(move || {
+        let lang = Language::parse(&language)?;
+        let bank = memory_bank(&ctx)?;
+        let out = bank.write(Scope::of(&branch), &path, &content, lang)?;
+        ToolOutput::of(&out)
+    })
 }

@@ -13,7 +13,7 @@ pub struct Args {
     /// The git branch ("feature/x" is kept in branch-memory-bank/feature-x).
     pub branch: String,
     /// Language code (en, ja or zh) of the notes; default "ja".
-    #[serde(default = "crate::tools::default_language")]
+    #[serde(default = "crate::memory_bank::default_language")]
     #[schemars(extend("enum" = ["en", "ja", "zh"]))]
     pub language: String,
     /// The original server's bank directory (t3ta/memory-bank-mcp-server's `docs`): accepted

@@ -19,7 +19,7 @@ pub struct Args {
     #[serde(default)]
     pub branch: Option<String>,
     /// Language code (en, ja or zh)
-    #[serde(default = "crate::tools::default_language")]
+    #[serde(default = "crate::memory_bank::default_language")]
     #[schemars(extend("enum" = ["en", "ja", "zh"]))]
     pub language: String,
     /// Whether to include rules (default: true)
@@ -146,7 +146,7 @@ fn same_in_order(a: &Value, b: &Value) -> bool {
 /// spawned), or None: not a repository, detached HEAD, unreadable. Follows a worktree's or
 /// submodule's `.git` file (`gitdir: …`). One reader with write_document's.
 pub fn git_branch(dir: &std::path::Path) -> Option<String> {
-    crate::tools::memory_bank::write_document::current_branch(dir).ok()
+    crate::memory_bank::current_branch(dir).ok()
 }
 
 /// The merged context (doc/protocol.md, read_context), plus `notes` when a bank or core files

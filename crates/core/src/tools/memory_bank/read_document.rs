@@ -5,7 +5,7 @@
 
 use crate::memory_bank::document::Document;
 use crate::memory_bank::Scope;
-use crate::tools::memory_bank::write_document::{branch_for, DocScope};
+use crate::memory_bank::{branch_for, DocScope};
 use crate::tools::{memory_bank, parse_args, schema_of, Ctx, ToolDef, ToolOutput};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -55,7 +55,10 @@ fn run(ctx: Ctx, args: Value) -> crate::tools::ToolFuture {
         Err(e) => return crate::tools::ready(Err(e)),
     };
     crate::tools::blocking(move || {
-        let branch = branch_for(&ctx, a.scope, a.branch)?;
+        let branch = branch_for(a.scope, a.branch, || {
+            ctx.project_root_dir()
+                .map_err(crate::tools::ToolError::from)
+        })?;
         let scope = match &branch {
             Some(b) => Scope::Branch(b),
             None => Scope::Global,

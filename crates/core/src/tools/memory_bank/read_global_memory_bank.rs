@@ -35,7 +35,7 @@ fn run(ctx: Ctx, args: Value) -> crate::tools::ToolFuture {
         Ok(a) => a,
         Err(e) => return crate::tools::ready(Err(e)),
     };
-    crate::tools::read_bank_document(ctx, None, args.path)
+    super::read_bank_document(ctx, None, args.path)
 }
 
 #[cfg(test)]

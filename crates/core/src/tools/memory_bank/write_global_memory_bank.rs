@@ -23,7 +23,7 @@ pub struct Args {
     #[serde(default)]
     pub tags: Option<Vec<String>>,
     /// Language (en, ja or zh) of the templates a new bank is seeded from; default "ja".
-    #[serde(default = "crate::tools::default_language")]
+    #[serde(default = "crate::memory_bank::default_language")]
     #[schemars(extend("enum" = ["en", "ja", "zh"]))]
     pub language: String,
     /// The original server's bank directory (t3ta/memory-bank-mcp-server's `docs`): accepted

@@ -52,9 +52,8 @@ fn run(ctx: Ctx, args: Value) -> crate::tools::ToolFuture {
 }
 
 pub fn list(root: &std::path::Path, path: &str) -> Result<Listing, ToolError> {
-    let fail = |e: crate::capfs::CapError| ToolError::Failed(e.to_string());
-    let cap = CapDir::open_root(root).map_err(fail)?;
-    let rel = cap.rel(path).map_err(fail)?;
+    let cap = CapDir::open_root(root)?;
+    let rel = cap.rel(path)?;
     let dir = cap.display(&rel);
     let rd = cap.read_dir(&rel).map_err(|e| {
         ToolError::Failed(format!(

@@ -67,9 +67,8 @@ fn run(ctx: Ctx, args: Value) -> crate::tools::ToolFuture {
 }
 
 pub fn read(root: &std::path::Path, a: &Args) -> Result<ReadResult, ToolError> {
-    let fail = |e: CapError| ToolError::Failed(e.to_string());
-    let dir = CapDir::open_root(root).map_err(fail)?;
-    let rel = dir.rel(&a.path).map_err(fail)?;
+    let dir = CapDir::open_root(root)?;
+    let rel = dir.rel(&a.path)?;
     let path = dir.display(&rel);
     // Opened once, without blocking (a FIFO opens at once and is refused); every check below
     // is on the open file, not the name.
@@ -81,7 +80,7 @@ pub fn read(root: &std::path::Path, a: &Args) -> Result<ReadResult, ToolError> {
             "'{}' is a directory: use fs-list-directory",
             path.display()
         )),
-        e => fail(e),
+        e => e.into(),
     })?;
     if meta.len() > MAX_WHOLE_FILE && a.limit.is_none() {
         return Err(ToolError::Failed(format!(

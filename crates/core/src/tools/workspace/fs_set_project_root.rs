@@ -59,6 +59,66 @@ fn allowed_base<'a>(p: &Path, bases: &'a [PathBuf]) -> Option<&'a PathBuf> {
     bases.iter().find(|b| p.starts_with(b))
 }
 
+/// `path` (relative to the current project root) made canonical, and the allowed base it lies
+/// in: a directory inside the roots the setup allows, not inside a `.git` directory.
+fn checked_root(ctx: &Ctx, path: &str) -> Result<(PathBuf, PathBuf), ToolError> {
+    let current = ctx.project_root_dir()?;
+    let requested = {
+        let p = PathBuf::from(path.trim());
+        if p.is_absolute() {
+            p
+        } else {
+            current.join(p)
+        }
+    };
+    let canon = requested.canonicalize().map_err(|e| {
+        ToolError::Failed(format!(
+            "cannot use '{}' as the project root: {e}",
+            requested.display()
+        ))
+    })?;
+    if !canon.is_dir() {
+        return Err(ToolError::Failed(format!(
+            "'{}' is not a directory",
+            canon.display()
+        )));
+    }
+    // The project root, the working directory and the roots the person added; a language
+    // server's folder only when the person allows them (setup{workspace}).
+    let bases: Vec<PathBuf> = ctx.model_roots();
+    let Some(base) = allowed_base(&canon, &bases).cloned() else {
+        return Err(ToolError::Failed(format!(
+            "'{}' is outside what the setup allows: the project root must be {} or a \
+             directory inside {} (the person adds roots with setup{{workspace = \
+             {{extra_roots = {{…}}}}}}; language servers' folders count with \
+             allow_lsp_roots = true)",
+            canon.display(),
+            bases
+                .iter()
+                .map(|b| format!("'{}'", b.display()))
+                .collect::<Vec<_>>()
+                .join(" or "),
+            if bases.len() == 1 {
+                "it"
+            } else {
+                "one of them"
+            }
+        )));
+    };
+    let inner = canon.strip_prefix(&base).unwrap_or(Path::new(""));
+    if inner
+        .components()
+        // Any case: `.GIT` is `.git` on a case-insensitive file system (as capfs sees it).
+        .any(|c| matches!(c, Component::Normal(n) if n.eq_ignore_ascii_case(".git")))
+    {
+        return Err(ToolError::Failed(format!(
+            "'{}' is inside a .git directory; refused",
+            canon.display()
+        )));
+    }
+    Ok((canon, base))
+}
+
 fn run(ctx: Ctx, args: Value) -> crate::tools::ToolFuture {
     let a: Args = match parse_args("fs-set-project-root", args) {
         Ok(a) => a,
@@ -77,61 +137,8 @@ fn run(ctx: Ctx, args: Value) -> crate::tools::ToolFuture {
                 "fs-set-project-root: path must be a non-empty path".into(),
             ));
         }
-        let current = ctx.project_root_dir()?;
-        let requested = {
-            let p = PathBuf::from(a.path.trim());
-            if p.is_absolute() {
-                p
-            } else {
-                current.join(p)
-            }
-        };
-        let canon = requested.canonicalize().map_err(|e| {
-            ToolError::Failed(format!(
-                "cannot use '{}' as the project root: {e}",
-                requested.display()
-            ))
-        })?;
-        if !canon.is_dir() {
-            return Err(ToolError::Failed(format!(
-                "'{}' is not a directory",
-                canon.display()
-            )));
-        }
         let default = ctx.default_project();
-        // The project root, the working directory and the roots the person added; a language
-        // server's folder only when the person allows them (setup{workspace}).
-        let bases: Vec<PathBuf> = ctx.model_roots();
-        let Some(base) = allowed_base(&canon, &bases).cloned() else {
-            return Err(ToolError::Failed(format!(
-                "'{}' is outside what the setup allows: the project root must be {} or a \
-                 directory inside {} (the person adds roots with setup{{workspace = \
-                 {{extra_roots = {{…}}}}}}; language servers' folders count with \
-                 allow_lsp_roots = true)",
-                canon.display(),
-                bases
-                    .iter()
-                    .map(|b| format!("'{}'", b.display()))
-                    .collect::<Vec<_>>()
-                    .join(" or "),
-                if bases.len() == 1 {
-                    "it"
-                } else {
-                    "one of them"
-                }
-            )));
-        };
-        let inner = canon.strip_prefix(&base).unwrap_or(Path::new(""));
-        if inner
-            .components()
-            // Any case: `.GIT` is `.git` on a case-insensitive file system (as capfs sees it).
-            .any(|c| matches!(c, Component::Normal(n) if n.eq_ignore_ascii_case(".git")))
-        {
-            return Err(ToolError::Failed(format!(
-                "'{}' is inside a .git directory; refused",
-                canon.display()
-            )));
-        }
+        let (canon, base) = checked_root(&ctx, &a.path)?;
         let previous = {
             let mut g = slot.lock().unwrap_or_else(|p| p.into_inner());
             let prev = g.clone();

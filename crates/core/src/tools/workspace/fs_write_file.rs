@@ -52,13 +52,10 @@ pub fn write(
     policy: &WritePolicy,
     a: &Args,
 ) -> Result<WriteResult, ToolError> {
-    let fail = |e: crate::capfs::CapError| ToolError::Failed(e.to_string());
-    let dir = CapDir::open_root(root).map_err(fail)?;
-    let rel = dir.rel(&a.path).map_err(fail)?;
-    policy.check(&rel).map_err(fail)?;
-    let w = dir
-        .write_atomic(&rel, a.content.as_bytes(), true)
-        .map_err(fail)?;
+    let dir = CapDir::open_root(root)?;
+    let rel = dir.rel(&a.path)?;
+    policy.check(&rel)?;
+    let w = dir.write_atomic(&rel, a.content.as_bytes(), true)?;
     Ok(WriteResult {
         path: dir.display(&rel).to_string_lossy().into_owned(),
         bytes_written: a.content.len() as u64,

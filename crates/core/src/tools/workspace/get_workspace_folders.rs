@@ -1,5 +1,5 @@
 //! `getWorkspaceFolders` — the current window's cwd followed by every LSP client's workspace
-//! folders (deduplicated), in the Claude Code IDE shape (get-workspace-folders-tool.md).
+//! folders (deduplicated), in the Claude Code IDE shape (doc/protocol.md, IDE tools).
 //! Served from the editor snapshot: no hop to Neovim's main thread.
 
 use crate::editor::EditorState;

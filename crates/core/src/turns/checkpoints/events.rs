@@ -6,8 +6,8 @@ use super::{
     project_root, Live, OtherClaim, Project, TurnError, TurnRecord, MAX_CAPTURES, MAX_LIVE_TURNS,
 };
 use crate::checkpoint::{Change, CheckpointError, Kind};
-use crate::state::State;
 use crate::turns::HookEvent;
+use crate::turns::Tracker as State;
 use serde_json::json;
 use std::collections::{HashMap, HashSet};
 use std::path::Path;

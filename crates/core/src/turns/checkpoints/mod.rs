@@ -36,7 +36,7 @@ pub use review::{changeset, list_turns, query_project, rewind, rewind_undo, Turn
 
 use crate::capfs::CapError;
 use crate::checkpoint::{Capturer, CheckpointError, CheckpointId, FileState, Store, StoreOptions};
-use crate::state::State;
+use crate::turns::Tracker as State;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use std::collections::{HashMap, HashSet};
@@ -371,7 +371,7 @@ impl Checkpoints {
         std::thread::Builder::new()
             .name("cc-checkpoints".into())
             .spawn(move || {
-                crate::server::yield_to_the_editor(crate::server::thread_nice())();
+                crate::threads::yield_to_the_editor(crate::threads::thread_nice())();
                 while let Ok(job) = rx.recv() {
                     let Some(p) = weak.upgrade() else { break };
                     if let Err(e) =

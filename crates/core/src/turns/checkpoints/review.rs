@@ -7,7 +7,7 @@ fn shown(v: &[PathBuf]) -> Vec<String> {
     v.iter().map(|p| pathcode::shown(p)).collect()
 }
 use crate::checkpoint::{tree, Change, CheckpointId, FileState, Kind, RestoreRequest, Store};
-use crate::state::State;
+use crate::turns::Tracker as State;
 use serde::Deserialize;
 use serde_json::{json, Value};
 use std::collections::{HashMap, HashSet};

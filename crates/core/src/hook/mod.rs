@@ -18,10 +18,12 @@
 //! Code's timeout of the hook) and prints it as Claude Code's PreToolUse output; when the editor
 //! or the bridge goes away it prints nothing and the CLI asks in its terminal.
 
+pub mod permission;
+
 use crate::discovery::Candidate;
-use crate::turns::{cut, HookEvent, FIELD_BYTES, PROMPT_BYTES};
+use crate::text::cut;
 use futures_util::{SinkExt, StreamExt};
-use serde::{Deserialize, Deserializer};
+use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
 use std::io::Read;
 use std::time::Duration;
@@ -64,6 +66,67 @@ pub const EVENTS: &[&str] = &[
     "Stop",
     "SessionEnd",
 ];
+
+/// The most bytes of a prompt kept (and sent by the hook).
+pub const PROMPT_BYTES: usize = 4096;
+/// The most bytes of a short text (ids, names, messages, paths) taken from a hook.
+pub const FIELD_BYTES: usize = 4096;
+
+/// The tools whose file the turn records (their `file_path`, `notebook_path`).
+pub const EDIT_TOOLS: &[&str] = &["Edit", "Write", "MultiEdit", "NotebookEdit"];
+
+/// One hook event as the hook door receives it: the fields of Claude Code's hook input the
+/// bridge uses, already cut to size by the hook process.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[serde(default)]
+pub struct HookEvent {
+    /// `hook_event_name`: `UserPromptSubmit`, `PreToolUse`, …
+    pub event: String,
+    pub session_id: String,
+    /// The plugin's name for the terminal the session runs in (`CLAUDE_CONTEXT_SESSION` in the
+    /// hook's environment; none for sessions started outside Neovim).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub terminal: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prompt: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool_name: Option<String>,
+    /// An edit tool's file (`file_path`, or `notebook_path` for NotebookEdit).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub notification_type: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// SessionStart's `source` (startup, resume, clear, compact).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+    /// SessionEnd's `reason`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub permission_mode: Option<String>,
+}
+
+impl HookEvent {
+    /// Whether its tool is an edit tool ([`EDIT_TOOLS`]).
+    pub fn is_edit_tool(&self) -> bool {
+        self.tool_name
+            .as_deref()
+            .is_some_and(|t| EDIT_TOOLS.contains(&t))
+    }
+
+    /// Whether its tool is one the person decides in Neovim (a plan, a question).
+    pub fn is_reviewed_tool(&self) -> bool {
+        self.tool_name
+            .as_deref()
+            .is_some_and(crate::plans::is_reviewed)
+    }
+}
 
 /// Whether a WebSocket request path is the hook door (query ignored).
 pub fn is_hook_path(path: &str) -> bool {
@@ -300,6 +363,8 @@ pub enum HookError {
     Output(std::io::Error),
 }
 
+impl crate::error::Fault for HookError {}
+
 /// Sends one event to the bridge of `c` and waits for its answer.
 pub async fn send(c: &Candidate, ev: &HookEvent) -> Result<(), HookError> {
     exchange(c, request_text(ev), EXCHANGE_TIMEOUT)
@@ -315,7 +380,7 @@ pub async fn exchange(c: &Candidate, text: String, wait: Duration) -> Result<Val
     let mut req = url.into_client_request().map_err(|e| failed(&e))?;
     let token = HeaderValue::from_str(&c.token)
         .map_err(|_| failed(&"the lock file's token is not a valid header value"))?;
-    req.headers_mut().insert(crate::relay::AUTH_HEADER, token);
+    req.headers_mut().insert(crate::auth::AUTH_HEADER, token);
     let tcp = tokio::time::timeout(
         CONNECT_TIMEOUT,
         tokio::net::TcpStream::connect(("127.0.0.1", c.port)),
@@ -373,8 +438,8 @@ pub fn run(event: &str, stdin: impl Read, stdout: impl std::io::Write) -> Result
         return Ok(());
     };
     let review = review_from_input(&ev, &input);
-    // A permission request the person may answer in Neovim (crate::agents::permission).
-    let ask = crate::agents::permission::ask_of(&ev, &input);
+    // A permission request the person may answer in Neovim (crate::hook::permission).
+    let ask = crate::hook::permission::ask_of(&ev, &input);
     drop(input);
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -386,7 +451,7 @@ pub fn run(event: &str, stdin: impl Read, stdout: impl std::io::Write) -> Result
         EXCHANGE_TIMEOUT
     };
     let text = match &ask {
-        Some(a) => crate::agents::permission::request_text(&ev, a),
+        Some(a) => crate::hook::permission::request_text(&ev, a),
         None => request_with_review(&ev, review.as_ref()),
     };
     let result = rt.block_on(exchange(c, text, wait))?;

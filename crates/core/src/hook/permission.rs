@@ -14,7 +14,8 @@
 //! - pass (no decision, the hook's time ran out, the editor went away): nothing at all, and Claude
 //!   Code's own dialog still stands. Nothing here ever allows by itself.
 
-use crate::turns::{cut, HookEvent};
+use crate::hook::HookEvent;
+use crate::text::cut;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
