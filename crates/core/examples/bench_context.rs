@@ -2,7 +2,8 @@
 //! bridge, over a memory bank of 1,000 documents (~24 MB) whose core files make ~165 KB of JSON;
 //! then the same with 10× more non-core documents, to show the cost does not grow with them.
 //!
-//!     cargo run --release -p claude-context-core --example bench_context -- [--calls N]
+//!     cargo run --release -p claude-context-core --example bench_context -- [--calls N] \
+//!         [--python .deps/venv/bin/python]
 //!
 //! Prints, per bank: the bank's size, the JSON size of the result, and the round trip (request
 //! sent → whole response received) median / p90 / p99 / mean over N calls after a warm-up, plus
@@ -188,7 +189,7 @@ async fn bench(port: u16, token: &str, calls: usize) -> (Stats, usize, Value) {
     (stats(times), size, first)
 }
 
-fn run_case(label: &str, project: &Path, state: &Path, calls: usize) {
+fn run_case(label: &str, project: &Path, state: &Path, calls: usize, python: Option<&str>) {
     let lock_dir = tempfile::tempdir().expect("tempdir");
     let config = Config {
         project_root: Some(project.to_string_lossy().into_owned()),
@@ -208,6 +209,25 @@ fn run_case(label: &str, project: &Path, state: &Path, calls: usize) {
         .build()
         .expect("runtime");
     let (s, size, first) = rt.block_on(bench(server.port(), &token, calls));
+    // The same calls through a Python WebSocket client (bench/context_client.py), as a Python
+    // MCP client sees them: its own framing, UTF-8 and JSON decoding included.
+    let py = python.map(|py| {
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench/context_client.py");
+        let out = std::process::Command::new(py)
+            .arg(script)
+            .arg(server.port().to_string())
+            .arg(&token)
+            .arg(calls.to_string())
+            .arg(BRANCH)
+            .output()
+            .expect("run the Python client");
+        assert!(
+            out.status.success(),
+            "the Python client failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).trim_end().to_string()
+    });
     let sc = &first["result"]["structuredContent"];
     assert_eq!(first["result"]["isError"], false, "{first}");
     assert!(
@@ -229,7 +249,10 @@ fn run_case(label: &str, project: &Path, state: &Path, calls: usize) {
             let r = claude_context_core::mcp::call_tool(&shared, "read_context", args.clone())
                 .await
                 .expect("call");
-            let text = r.to_string();
+            // The reply's text as the server writes it (the envelope, a repeated result reused).
+            let text = claude_context_core::jsonrpc::reply_text(
+                claude_context_core::mcp::response(&json!(i), r),
+            );
             std::hint::black_box(text);
             if i >= 50 {
                 v.push(t.elapsed());
@@ -278,10 +301,14 @@ fn run_case(label: &str, project: &Path, state: &Path, calls: usize) {
         ms(tool.p99),
         ms(tool.mean)
     );
+    if let Some(py) = py {
+        println!("{py}");
+    }
 }
 
 fn main() {
     let mut calls = 2000usize;
+    let mut python = None;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         match a.as_str() {
@@ -295,8 +322,14 @@ fn main() {
                         std::process::exit(2)
                     })
             }
+            "--python" => {
+                python = Some(args.next().unwrap_or_else(|| {
+                    eprintln!("--python needs an interpreter with the websockets package");
+                    std::process::exit(2)
+                }))
+            }
             other => {
-                eprintln!("unknown argument {other} (use --calls N)");
+                eprintln!("unknown argument {other} (use --calls N, --python PYTHON)");
                 std::process::exit(2)
             }
         }
@@ -324,7 +357,13 @@ fn main() {
     // As in use, the core files last changed a while before they are read (files changed
     // within the last moments are read again at every call).
     std::thread::sleep(claude_context_core::memory_bank::CACHE_SETTLE);
-    run_case("1,000 documents", &project, &state, calls);
+    run_case(
+        "1,000 documents",
+        &project,
+        &state,
+        calls,
+        python.as_deref(),
+    );
 
     let t = Instant::now();
     let more = populate(&docs, others, others * 9, size, false);
@@ -334,5 +373,11 @@ fn main() {
         (bytes + more) as f64 / 1e6,
         t.elapsed().as_secs_f64()
     );
-    run_case("10x non-core documents", &project, &state, calls);
+    run_case(
+        "10x non-core documents",
+        &project,
+        &state,
+        calls,
+        python.as_deref(),
+    );
 }

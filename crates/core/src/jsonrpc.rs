@@ -37,6 +37,76 @@ pub fn json_text(v: &Value) -> String {
     serde_json::to_string(v).unwrap_or_else(|_| v.to_string())
 }
 
+/// Answers at least this big are kept (their result's text) for [`reply_text`] to reuse.
+const REUSE_MIN: usize = 64 * 1024;
+/// Answers bigger than this are not kept (the memory held would outweigh a rare reuse).
+const REUSE_MAX: usize = 1024 * 1024;
+
+/// The text of a JSON-RPC response `{"jsonrpc", "id", "result"}` (any other value: its
+/// [`json_text`]). A big result equal to the last big one, in the same order, reuses that one's
+/// text instead of being written again: a model reads the same context (`read_context`, 340 KB
+/// of JSON with its text content escaped inside) again and again, and writing it costs several
+/// times more than comparing it. Only the `result` is reused; the envelope and the `id` are
+/// written each time.
+pub fn reply_text(r: Value) -> String {
+    use std::sync::Mutex;
+    static LAST: Mutex<Option<(Value, String)>> = Mutex::new(None);
+    let Value::Object(m) = &r else {
+        return json_text(&r);
+    };
+    let keys: Vec<&str> = m.keys().map(String::as_str).collect();
+    if keys != ["jsonrpc", "id", "result"] || m["jsonrpc"] != "2.0" {
+        return json_text(&r);
+    }
+    let result = &m["result"];
+    let envelope = |result_text: &str| {
+        let id = json_text(&m["id"]);
+        let mut out = String::with_capacity(result_text.len() + id.len() + 32);
+        out.push_str("{\"jsonrpc\":\"2.0\",\"id\":");
+        out.push_str(&id);
+        out.push_str(",\"result\":");
+        out.push_str(result_text);
+        out.push('}');
+        out
+    };
+    {
+        let last = LAST.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((lv, text)) = last.as_ref() {
+            if same_in_order(lv, result) {
+                return envelope(text);
+            }
+        }
+    }
+    let text = json_text(result);
+    let out = envelope(&text);
+    if (REUSE_MIN..=REUSE_MAX).contains(&text.len()) {
+        let Value::Object(mut m) = r else {
+            unreachable!("checked above")
+        };
+        if let Some(v) = m.remove("result") {
+            *LAST.lock().unwrap_or_else(|e| e.into_inner()) = Some((v, text));
+        }
+    }
+    out
+}
+
+/// Equal values whose objects also list their keys in the same order (`==` on objects ignores
+/// the order, the text does not).
+pub fn same_in_order(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len()
+                && x.iter()
+                    .zip(y.iter())
+                    .all(|((ka, va), (kb, vb))| ka == kb && same_in_order(va, vb))
+        }
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(p, q)| same_in_order(p, q))
+        }
+        _ => a == b,
+    }
+}
+
 /// The text of a panic payload.
 pub fn panic_message(e: impl std::fmt::Debug) -> String {
     format!("internal error (a panic was contained and logged): {e:?}")
@@ -61,4 +131,53 @@ pub fn shorten(s: &str, max: usize) -> std::borrow::Cow<'_, str> {
         end -= 1;
     }
     format!("{}…", &s[..end]).into()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn response(id: Value, result: Value) -> Value {
+        let mut m = serde_json::Map::new();
+        m.insert("jsonrpc".into(), "2.0".into());
+        m.insert("id".into(), id);
+        m.insert("result".into(), result);
+        Value::Object(m)
+    }
+
+    /// A reused result gives exactly the bytes writing it would: the id of each call, a result
+    /// that differs (even only in its keys' order) written anew, small answers as they are.
+    #[test]
+    fn reply_text_is_the_json_text_of_every_reply() {
+        let big = "\"quoted\"\n日本語 \\ text ".repeat(8_000);
+        let a = json!({"content": [{"type": "text", "text": big}], "structuredContent": {"a": big, "b": 1}, "isError": false});
+        let mut swapped = serde_json::Map::new();
+        swapped.insert("isError".into(), false.into());
+        for (k, v) in a.as_object().unwrap() {
+            if k != "isError" {
+                swapped.insert(k.clone(), v.clone());
+            }
+        }
+        let swapped = Value::Object(swapped);
+        assert_eq!(a, swapped, "equal values, other key order");
+        let mut changed = a.clone();
+        changed["structuredContent"]["b"] = json!(2);
+        let cases = [
+            response(json!(1), a.clone()),
+            response(json!("two"), a.clone()),
+            response(json!(3), swapped.clone()),
+            response(json!(4), a.clone()),
+            response(json!(5), changed.clone()),
+            response(json!(6), a.clone()),
+            response(json!(7), json!({"small": true})),
+            response(Value::Null, a.clone()),
+            json!({"jsonrpc": "2.0", "id": 8, "error": {"code": 1, "message": "m"}}),
+            json!([1, 2]),
+        ];
+        for r in cases {
+            let want = json_text(&r);
+            assert_eq!(reply_text(r.clone()), want, "{}", shorten(&want, 200));
+        }
+    }
 }

@@ -260,7 +260,7 @@ pub async fn handle_message(
         v => {
             let (r, ev) = handle_value_in(shared, v, inflight).await;
             events.extend(ev);
-            r.map(|r| json_text(&r))
+            r.map(crate::jsonrpc::reply_text)
         }
     };
     (reply, events)

@@ -116,30 +116,13 @@ fn json_text_reused(v: &Value) -> String {
     static LAST: std::sync::Mutex<Option<(Value, String)>> = std::sync::Mutex::new(None);
     let mut last = LAST.lock().unwrap_or_else(|e| e.into_inner());
     if let Some((lv, text)) = last.as_ref() {
-        if same_in_order(lv, v) {
+        if crate::jsonrpc::same_in_order(lv, v) {
             return text.clone();
         }
     }
     let text = crate::jsonrpc::json_text(v);
     *last = Some((v.clone(), text.clone()));
     text
-}
-
-/// Equal values whose objects also list their keys in the same order (`==` on objects ignores
-/// the order, the text does not).
-fn same_in_order(a: &Value, b: &Value) -> bool {
-    match (a, b) {
-        (Value::Object(x), Value::Object(y)) => {
-            x.len() == y.len()
-                && x.iter()
-                    .zip(y.iter())
-                    .all(|((ka, va), (kb, vb))| ka == kb && same_in_order(va, vb))
-        }
-        (Value::Array(x), Value::Array(y)) => {
-            x.len() == y.len() && x.iter().zip(y).all(|(p, q)| same_in_order(p, q))
-        }
-        _ => a == b,
-    }
 }
 
 /// The branch checked out in the git repository holding `dir` (read from `HEAD`, no process
