@@ -298,6 +298,34 @@ pub enum HookError {
     Send(String),
     #[error("writing the hook output: {0}")]
     Output(std::io::Error),
+    /// The event's `cwd` is not a folder the editor knows ([`admit_cwd`]); the text is the
+    /// folder, escaped.
+    #[error(
+        "refused: the hook's cwd {0} is not a folder this editor knows (its working directory, \
+         its project root, or a root in setup{{workspace = {{extra_roots}}}})"
+    )]
+    UnknownCwd(String),
+}
+
+/// Takes an event's `cwd` only when it names a folder the editor knows: at or below one of
+/// `roots` (the bridge's model roots, `State::model_roots`: the editor's working directory, the
+/// project root, the roots the person allowed; canonical). A session's first prompt walks its
+/// project into the checkpoint store, so a caller holding the token must not name any other
+/// folder (`$HOME/other-project`, `/etc`). The `cwd` becomes its canonical path, so what is
+/// walked later is what was checked. An event without a `cwd` is taken as it is. Blocking (it
+/// resolves the path on disk).
+pub fn admit_cwd(ev: &mut HookEvent, roots: &[std::path::PathBuf]) -> Result<(), HookError> {
+    let Some(cwd) = ev.cwd.as_deref() else {
+        return Ok(());
+    };
+    let refused = || HookError::UnknownCwd(format!("{cwd:?}"));
+    let canon = std::fs::canonicalize(cwd).map_err(|_| refused())?;
+    if !canon.is_dir() || !roots.iter().any(|r| canon.starts_with(r)) {
+        return Err(refused());
+    }
+    let canon = canon.into_os_string().into_string().map_err(|_| refused())?;
+    ev.cwd = Some(canon);
+    Ok(())
 }
 
 /// Sends one event to the bridge of `c` and waits for its answer.

@@ -81,6 +81,13 @@ impl Bridge {
     /// Runs the binary's hook mode with `input` on stdin, as Claude Code runs a hook (its
     /// environment: the terminal's port; no token anywhere but the lock file).
     fn hook(&self, event: &str, input: &Value, port: Option<u16>) -> Output {
+        // "/p" stands for the editor's folder: the hook door takes no folder the editor does not
+        // know (tests/hook_cwd.rs).
+        let mut input = input.clone();
+        if input["cwd"] == "/p" {
+            input["cwd"] = self.workspace.to_string_lossy().into();
+        }
+        let input = &input;
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_claude-context-mcp"));
         cmd.args(["hook", event])
             .env_clear()
@@ -175,12 +182,13 @@ fn events_reach_the_registry_with_their_session_and_go_on_to_the_editor() {
 
     // The hook before a Write carries the whole content on stdin: read, and only the path kept.
     let big = "x".repeat(2 << 20);
+    let file = b.workspace.join("a.rs").to_string_lossy().into_owned();
     let out = b.hook(
         "PreToolUse",
         &event(
             "PreToolUse",
             "s-1",
-            json!({"tool_name": "Write", "tool_input": {"file_path": "/p/a.rs", "content": big}}),
+            json!({"tool_name": "Write", "tool_input": {"file_path": file, "content": big}}),
         ),
         port,
     );
@@ -191,7 +199,7 @@ fn events_reach_the_registry_with_their_session_and_go_on_to_the_editor() {
     assert_eq!(session_state(&b, "s-2"), Some(SessionState::Working));
     let turns = b.server().shared().sessions.turns(Some("s-1"));
     assert_eq!(turns.len(), 1);
-    assert_eq!(turns[0].files, vec!["/p/a.rs".to_string()]);
+    assert_eq!(turns[0].files, vec![file]);
     assert_eq!(turns[0].name.as_deref(), Some("main"));
     assert!(turns[0].end_ms.is_some());
     assert_eq!(b.server().shared().sessions.turns(Some("s-2")).len(), 1);

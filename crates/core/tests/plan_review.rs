@@ -99,6 +99,13 @@ fn bridge(answer: Answer) -> Bridge {
 
 impl Bridge {
     fn spawn(&self, input: &Value) -> Child {
+        // "/p" stands for the editor's folder: the hook door takes no folder the editor does not
+        // know (tests/hook_cwd.rs).
+        let mut input = input.clone();
+        if input["cwd"] == "/p" {
+            input["cwd"] = self.workspace.to_string_lossy().into();
+        }
+        let input = &input;
         let mut child = Command::new(env!("CARGO_BIN_EXE_claude-context-mcp"))
             .args(["hook", "PreToolUse"])
             .env_clear()

@@ -43,6 +43,9 @@ enum DoorError {
     BadEvent(serde_json::Error),
     #[error("the hook request is too large")]
     TooLarge,
+    /// The event names a folder the editor does not know ([`crate::hook::admit_cwd`]).
+    #[error("{0}")]
+    Refused(crate::hook::HookError),
 }
 
 fn answer(id: &Value, result: Result<Value, DoorError>) -> String {
@@ -98,6 +101,11 @@ where
         }
     };
     let (id, ev) = parse(text.as_str());
+    // Only a folder the editor knows may be walked into the checkpoint store.
+    let ev = ev.and_then(|mut ev| {
+        crate::hook::admit_cwd(&mut ev, &shared.state.model_roots()).map_err(DoorError::Refused)?;
+        Ok(ev)
+    });
     // A plan or a question for the person (super::plans): answered once they decided.
     let review = super::plans::from_request(text.as_str());
     let result = match ev {
