@@ -323,7 +323,10 @@ pub fn admit_cwd(ev: &mut HookEvent, roots: &[std::path::PathBuf]) -> Result<(),
     if !canon.is_dir() || !roots.iter().any(|r| canon.starts_with(r)) {
         return Err(refused());
     }
-    let canon = canon.into_os_string().into_string().map_err(|_| refused())?;
+    let canon = canon
+        .into_os_string()
+        .into_string()
+        .map_err(|_| refused())?;
     ev.cwd = Some(canon);
     Ok(())
 }

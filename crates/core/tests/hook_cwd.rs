@@ -153,7 +153,11 @@ fn the_hook_door_refuses_a_cwd_the_editor_does_not_know() {
         "a folder that does not exist",
     );
     refused(b.door("Stop", "s", Path::new("/")), "the root folder");
-    assert!(b.sessions().is_empty(), "nothing recorded: {:?}", b.sessions());
+    assert!(
+        b.sessions().is_empty(),
+        "nothing recorded: {:?}",
+        b.sessions()
+    );
     // The editor's own folders are taken: its working directory and below.
     b.door("SessionStart", "s", &b.project).unwrap();
     b.door("SessionStart", "u", &b.project.join("sub")).unwrap();
