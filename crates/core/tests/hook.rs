@@ -49,6 +49,8 @@ fn bridge() -> Bridge {
     std::fs::create_dir_all(&workspace).unwrap();
     let cfg = Config {
         lock_dir: Some(config_dir.join("ide")),
+        // The sessions' checkpoints go here, not to the person's state folder.
+        state_dir: Some(root.join("state")),
         ..Config::default()
     };
     let state = EditorState {
@@ -193,6 +195,8 @@ fn events_reach_the_registry_with_their_session_and_go_on_to_the_editor() {
         port,
     );
     assert_quiet_success(&out);
+    // The Write happens: the turn's end checkpoint shows it changed too.
+    std::fs::write(&file, "fn a() {}\n").unwrap();
     assert_quiet_success(&b.hook("Stop", &event("Stop", "s-1", json!({})), port));
 
     assert_eq!(session_state(&b, "s-1"), Some(SessionState::Done));

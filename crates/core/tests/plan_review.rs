@@ -76,6 +76,8 @@ fn bridge(answer: Answer) -> Bridge {
     std::fs::create_dir_all(&workspace).unwrap();
     let cfg = Config {
         lock_dir: Some(config_dir.join("ide")),
+        // Any checkpoint of the session's project goes here, not to the person's state folder.
+        state_dir: Some(root.join("state")),
         ..Config::default()
     };
     let state = EditorState {
