@@ -62,7 +62,11 @@ export CLAUDE_CONTEXT_TEST_TOOLS_LIB := $(TEST_TOOLS_LIB)
 export CLAUDE_CONTEXT_TEST_NVIM := $(NVIM)
 export CLAUDE_CONTEXT_TEST_CLAUDE := $(CLAUDE)
 # Every CLI the end-to-end tests run against (tests/e2e/conftest.py: one pytest param each).
+# `make test-e2e` adds the newest Claude Code (npm's `latest`, resolved when it runs, installed
+# into $(CLAUDE_LATEST_DIR)/<version> by tests/claude_latest.sh; skipped with one line when the
+# registry cannot be reached).
 export CLAUDE_CONTEXT_TEST_CLAUDES := $(CLAUDE):$(CLAUDE_NEW)
+CLAUDE_LATEST_DIR := $(DEPS)/claude-latest
 
 .PHONY: lint-workflows test-fuzz-smoke build run screenshots test deps fmt-check clippy test-rust test-tools-lib test-nvim test-e2e bench fuzz clean
 
@@ -185,7 +189,9 @@ test-nvim: build deps test-tools-lib
 	grep -aE '^(  FAIL |  TIMEOUT |failing files:|neovim-[^ ]+: [0-9]+ passed)' $$log; rm -f $$log; exit $$rc
 
 test-e2e: build deps
-	$(PY) -m pytest -q tests/e2e
+	@latest=$$(tests/claude_latest.sh $(CLAUDE_LATEST_DIR) $(CLAUDE_VERSION) $(CLAUDE_NEW_VERSION)); \
+	CLAUDE_CONTEXT_TEST_CLAUDES="$(CLAUDE_CONTEXT_TEST_CLAUDES)$${latest:+:$$latest}" \
+	  $(PY) -m pytest -q tests/e2e
 
 ## test-fuzz-smoke: the fuzz targets still build against the core, and every kept seed
 ## (fuzz/seeds/<target>/, the regressions among them) replays without a finding. Plain stable

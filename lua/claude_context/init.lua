@@ -15,10 +15,20 @@ local notify = require("claude_context.notify")
 
 local function install_autocmds()
   group = vim.api.nvim_create_augroup("ClaudeContext", { clear = true })
-  vim.api.nvim_create_autocmd({ "DirChanged", "WinEnter", "TabEnter", "BufEnter", "LspAttach", "FocusGained" }, {
+  vim.api.nvim_create_autocmd({ "WinEnter", "TabEnter", "BufEnter", "LspAttach", "FocusGained" }, {
     group = group,
     callback = state.schedule_push,
     desc = "claude-context: keep the editor snapshot current",
+  })
+  -- A new working directory reaches the bridge at once (not on the next tick): the hook door
+  -- takes a session's events only in a folder the editor knows, and a Claude started right
+  -- after a :cd sends its first event from there.
+  vim.api.nvim_create_autocmd("DirChanged", {
+    group = group,
+    callback = function()
+      state.push()
+    end,
+    desc = "claude-context: the bridge knows the working directory at once",
   })
   -- vim.lsp.buf.add_workspace_folder() / remove_workspace_folder() only notify the server.
   vim.api.nvim_create_autocmd("LspNotify", {

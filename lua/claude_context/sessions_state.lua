@@ -99,9 +99,11 @@ function M.looking_at(s)
   return buf ~= nil and M.focused and vim.api.nvim_get_current_buf() == buf
 end
 
----Removes control characters (a notification's text goes to the terminal in OSC sequences).
+---Removes control characters (a notification's text goes to the terminal in OSC sequences): the
+---C0 ones and DEL, and the C1 ones U+0080–U+009F (ST, U+009C, ends an OSC in terminals that
+---read C1 controls; CSI, U+009B, starts a sequence).
 local function printable(s)
-  return (tostring(s or ""):gsub("[%c\127]", " "))
+  return (tostring(s or ""):gsub("[%c\127]", " "):gsub("\194[\128-\159]", " "))
 end
 
 local function duration(ms)

@@ -189,6 +189,40 @@ return {
     end,
   },
   {
+    "nothing pasted ends the paste early: ESC, CR and the other controls arrive as text, also across the 4 KiB slices",
+    function()
+      local before = #read(".in")
+      -- A file name holding the paste end (ESC [201~) and a command after it, the ESC placed so
+      -- that the sequence spans the first slice boundary (byte 4096); a C1 CSI (U+009B), NUL,
+      -- DEL, a stray byte, CR LF, tab; a two-byte character on the second boundary (byte 8192
+      -- of what is sent after the paste start): its slice ends before it.
+      local head = string.rep("a", 4093)
+      local evil = "\27[201~rm -rf ~\r"
+      local mid = string.rep("b", 4056) .. "\194\155\0\127\255x\r\ny\tz"
+      local text = head .. evil .. mid .. "\195\169" .. string.rep("c", 5000)
+      c:lua("require('claude_context.terminal.input').send_text(...)", text)
+      local want = "\27[200~"
+        .. head
+        .. "\\x1b[201~rm -rf ~\n"
+        .. string.rep("b", 4056)
+        .. "\\u009b\\x00\\x7f\\xffx\ny\tz"
+        .. "\195\169"
+        .. string.rep("c", 5000)
+        .. "\27[201~"
+      local function got()
+        return (read(".in"):sub(before + 1):gsub("\27%[[IO]", ""))
+      end
+      wait_for(function()
+        return #got() >= #want
+      end, 10000, "the whole paste (" .. #want .. " bytes)")
+      eq(want, got(), "byte for byte")
+      local _, ends = got():gsub("\27%[201~", "")
+      eq(1, ends, "one paste end, the last")
+      local _, escs = got():gsub("\27", "")
+      eq(2, escs, "no ESC but the paste's own two")
+    end,
+  },
+  {
     ":ClaudeContext compose: :w sends the buffer (paste, then Enter) and empties it",
     function()
       local before = #read(".in")

@@ -15,7 +15,8 @@ local function fake(sleep)
 d='%s'
 input=$(cat)
 n=$(( $(cat "$d/count" 2>/dev/null || echo 0) + 1 ))
-echo $n > "$d/count"
+# Atomically (a reader never sees it half written): written beside, renamed over.
+echo $n > "$d/count.$$" && mv -f "$d/count.$$" "$d/count"
 printf '%%s' "$input" > "$d/stdin.$n"
 printf '%%s\n' "$*" >> "$d/args.log"
 %s
@@ -237,7 +238,8 @@ return {
     function()
       local finish = slow_run("none", "slow one")
       wait_for(function()
-        return read(dir .. "/count"):match("%d") and tonumber(vim.trim(read(dir .. "/count"))) >= 3
+        local n = tonumber(vim.trim(read(dir .. "/count")))
+        return n ~= nil and n >= 3
       end, 10000, "the slow CLI to start")
       vim.cmd("ClaudeContext cancel")
       wait_for(function()

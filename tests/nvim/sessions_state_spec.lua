@@ -83,6 +83,17 @@ return {
       eq({ waiting = true, done = true }, o.notify)
       eq("osc777", o.desktop)
       eq(true, o.hooks)
+      -- The desktop notification's text is one OSC's body: no control of its own reaches the
+      -- terminal (BEL, ESC, and the C1 ST/CSI U+009C/U+009B, which end or start sequences).
+      local sent = {}
+      local orig = S().send_to_terminal
+      S().send_to_terminal = function(seq)
+        table.insert(sent, seq)
+      end
+      S().notify({ id = "z", name = "main", state = "waiting", waiting_for = "a\7b\27]0;x\194\156c\194\155d" })
+      S().send_to_terminal = orig
+      eq({ "\27]777;notify;Claude Code;Claude [main] needs you: a b ]0;x c d\7" }, sent)
+      cc().setup({ sessions = { notify = { waiting = true }, desktop = "osc777" } })
     end,
   },
   {

@@ -111,23 +111,26 @@ fn events_reach_the_registry_with_their_session_and_go_on_to_the_editor() {
 
     // The hook before a Write carries the whole content on stdin: read, and only the path kept.
     let big = "x".repeat(2 << 20);
+    let file = b.dirs.workspace.join("a.rs").to_string_lossy().into_owned();
     let out = b.hook(
         "PreToolUse",
         &event(
             "PreToolUse",
             "s-1",
-            json!({"tool_name": "Write", "tool_input": {"file_path": "/p/a.rs", "content": big}}),
+            json!({"tool_name": "Write", "tool_input": {"file_path": file, "content": big}}),
         ),
         port,
     );
     assert_quiet_success(&out);
+    // The Write happens: the turn's end checkpoint shows it changed too.
+    std::fs::write(&file, "fn a() {}\n").unwrap();
     assert_quiet_success(&b.hook("Stop", &event("Stop", "s-1", json!({})), port));
 
     assert_eq!(session_state(&b, "s-1"), Some(SessionState::Done));
     assert_eq!(session_state(&b, "s-2"), Some(SessionState::Working));
     let turns = b.server().shared().sessions.turns(Some("s-1"));
     assert_eq!(turns.len(), 1);
-    assert_eq!(turns[0].files, vec!["/p/a.rs".to_string()]);
+    assert_eq!(turns[0].files, vec![file]);
     assert_eq!(turns[0].name.as_deref(), Some("main"));
     assert!(turns[0].end_ms.is_some());
     assert_eq!(b.server().shared().sessions.turns(Some("s-2")).len(), 1);

@@ -12,6 +12,81 @@ local notify = require("claude_context.notify")
 ---truncated streamed pastes before Neovim 0.12.2).
 local PASTE_CHUNK = 4096
 
+---The bytes a paste must not carry raw: C0 controls but tab and newline, DEL, and every byte of
+---a non-ASCII character (looked at one character at a time).
+local SUSPECT = "[%z\1-\8\11-\31\127-\255]"
+
+---The length of the valid UTF-8 character at `i` of `s` and its code point, or nil (a lone or
+---stray byte, an overlong form, a surrogate, beyond U+10FFFF, or cut short).
+local function utf8_char(s, i)
+  local b = s:byte(i)
+  local len, cp, min
+  if b >= 0xC2 and b <= 0xDF then
+    len, cp, min = 2, b - 0xC0, 0x80
+  elseif b >= 0xE0 and b <= 0xEF then
+    len, cp, min = 3, b - 0xE0, 0x800
+  elseif b >= 0xF0 and b <= 0xF4 then
+    len, cp, min = 4, b - 0xF0, 0x10000
+  else
+    return nil
+  end
+  for k = i + 1, i + len - 1 do
+    local c = s:byte(k)
+    if not c or c < 0x80 or c > 0xBF then
+      return nil
+    end
+    cp = cp * 64 + (c - 0x80)
+  end
+  if cp < min or cp > 0x10FFFF or (cp >= 0xD800 and cp <= 0xDFFF) then
+    return nil
+  end
+  return len, cp
+end
+
+---`text` made safe to paste into a terminal: the only paste end Claude's terminal sees is the one
+---`send_text` puts at the end, and nothing in the text can act as a key or an escape sequence.
+---Kept: printable text (valid UTF-8), tab and newline (a CR LF or a lone CR becomes a newline:
+---the prompt's own line break). Every other control is written out as text: the C0 controls and
+---DEL as `\xNN` (ESC is `\x1b`, so `ESC [201~` arrives as the 9 characters `\x1b[201~`), the
+---C1 controls U+0080–U+009F (CSI among them) as `\uNNNN`, and a byte that is not UTF-8 as
+---`\xNN`. File names and the person's text alike go through it.
+---@param text string
+---@return string
+function M.paste_safe(text)
+  if not text:find(SUSPECT) then
+    return text
+  end
+  text = text:gsub("\r\n?", "\n")
+  local out, i, n = {}, 1, #text
+  while i <= n do
+    local s = text:find(SUSPECT, i)
+    if not s then
+      out[#out + 1] = text:sub(i)
+      break
+    end
+    local b = text:byte(s)
+    local len, cp
+    if b >= 0x80 then
+      len, cp = utf8_char(text, s)
+    end
+    if len and cp > 0x9F then
+      -- A printable character: keep it with the run it is in.
+      out[#out + 1] = text:sub(i, s + len - 1)
+      i = s + len
+    else
+      out[#out + 1] = text:sub(i, s - 1)
+      if len then
+        out[#out + 1] = ("\\u%04x"):format(cp)
+        i = s + len
+      else
+        out[#out + 1] = ("\\x%02x"):format(b)
+        i = s + 1
+      end
+    end
+  end
+  return table.concat(out)
+end
+
 ---Types `text` into Claude's prompt as one bracketed paste, in slices of `PASTE_CHUNK` bytes;
 ---with `submit`, then Enter. `name`: the terminal session of that name (default: the current
 ---one).
@@ -36,11 +111,24 @@ function M.send_text(text, submit, name)
   if text == "" then
     return false, "nothing to send"
   end
+  -- Nothing in the text may end the paste early or act as keys (M.paste_safe).
+  text = M.paste_safe(text)
   local job = state.job
   local sent = pcall(function()
     vim.fn.chansend(job, "\27[200~")
-    for i = 1, #text, PASTE_CHUNK do
-      vim.fn.chansend(job, text:sub(i, i + PASTE_CHUNK - 1))
+    local i = 1
+    while i <= #text do
+      -- A slice ends on a character's boundary (never inside a UTF-8 sequence).
+      local j = math.min(i + PASTE_CHUNK - 1, #text)
+      while j > i and j < #text do
+        local nb = text:byte(j + 1)
+        if nb < 0x80 or nb > 0xBF then
+          break
+        end
+        j = j - 1
+      end
+      vim.fn.chansend(job, text:sub(i, j))
+      i = j + 1
     end
     vim.fn.chansend(job, "\27[201~")
   end)

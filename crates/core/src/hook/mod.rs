@@ -340,8 +340,71 @@ pub fn review_from_input(ev: &HookEvent, input: &[u8]) -> Option<crate::plans::R
     if ev.event != "PreToolUse" || !crate::plans::is_reviewed(tool) {
         return None;
     }
+    review_with_plans(tool, input, plans_dir().as_deref())
+}
+
+/// [`review_from_input`] with Claude Code's plan folder given.
+fn review_with_plans(
+    tool: &str,
+    input: &[u8],
+    plans: Option<&std::path::Path>,
+) -> Option<crate::plans::Review> {
     let v: Value = serde_json::from_slice(input).ok()?;
-    crate::plans::review_of(tool, v.get("tool_input")?)
+    let mut tool_input = v.get("tool_input")?.clone();
+    if tool == crate::plans::EXIT_PLAN_MODE {
+        plan_from_file(&mut tool_input, plans);
+    }
+    crate::plans::review_of(tool, &tool_input)
+}
+
+/// Claude Code's folder of plan files: `$CLAUDE_CONFIG_DIR/plans`, else `~/.claude/plans`.
+fn plans_dir() -> Option<std::path::PathBuf> {
+    let base = match std::env::var_os("CLAUDE_CONFIG_DIR").filter(|d| !d.is_empty()) {
+        Some(d) => std::path::PathBuf::from(d),
+        None => std::path::PathBuf::from(std::env::var_os("HOME")?).join(".claude"),
+    };
+    Some(base.join("plans"))
+}
+
+/// An `ExitPlanMode` input without its `plan` text gets it from the plan file it names
+/// (`planFilePath`): in plan mode the model writes the plan to a file in Claude Code's plan
+/// folder, and the tool's own input can be `{}` (Claude Code 2.1.332 fills `plan` from that
+/// file itself before the hook runs; an input naming only the file is read here). The name is
+/// untrusted: only a `.md` file directly in `plans` (the folder's links resolved, the file's
+/// own never followed; no FIFO waited on; at most [`crate::plans::MAX_INPUT_BYTES`]) is read,
+/// and only UTF-8 text is taken. Anything else leaves the input as it is (no review: Claude
+/// Code asks in its terminal).
+pub fn plan_from_file(input: &mut Value, plans: Option<&std::path::Path>) {
+    let Some(obj) = input.as_object_mut() else {
+        return;
+    };
+    if obj.get("plan").is_some_and(Value::is_string) {
+        return;
+    }
+    let (Some(plans), Some(path)) = (plans, obj.get("planFilePath").and_then(Value::as_str)) else {
+        return;
+    };
+    let path = std::path::Path::new(path);
+    let (Some(parent), Some(name)) = (path.parent(), path.file_name()) else {
+        return;
+    };
+    let named_md = name.as_encoded_bytes().ends_with(b".md") && name.len() > 3;
+    let in_plans = path.is_absolute()
+        && std::fs::canonicalize(parent)
+            .ok()
+            .zip(std::fs::canonicalize(plans).ok())
+            .is_some_and(|(p, want)| p == want);
+    if !named_md || !in_plans {
+        return;
+    }
+    let Ok((bytes, _)) =
+        crate::capfs::read_untrusted_file(path, crate::plans::MAX_INPUT_BYTES as u64)
+    else {
+        return;
+    };
+    if let Ok(text) = String::from_utf8(bytes) {
+        obj.insert("plan".into(), Value::String(text));
+    }
 }
 
 /// Why an event did not reach the bridge; the hook prints it on stderr and exits 0.
@@ -361,6 +424,37 @@ pub enum HookError {
     Send(String),
     #[error("writing the hook output: {0}")]
     Output(std::io::Error),
+    /// The event's `cwd` is not a folder the editor knows ([`admit_cwd`]); the text is the
+    /// folder, escaped.
+    #[error(
+        "refused: the hook's cwd {0} is not a folder this editor knows (its working directory, \
+         its project root, or a root in setup{{workspace = {{extra_roots}}}})"
+    )]
+    UnknownCwd(String),
+}
+
+/// Takes an event's `cwd` only when it names a folder the editor knows: at or below one of
+/// `roots` (the bridge's model roots, `State::model_roots`: the editor's working directory, the
+/// project root, the roots the person allowed; canonical). A session's first prompt walks its
+/// project into the checkpoint store, so a caller holding the token must not name any other
+/// folder (`$HOME/other-project`, `/etc`). The `cwd` becomes its canonical path, so what is
+/// walked later is what was checked. An event without a `cwd` is taken as it is. Blocking (it
+/// resolves the path on disk).
+pub fn admit_cwd(ev: &mut HookEvent, roots: &[std::path::PathBuf]) -> Result<(), HookError> {
+    let Some(cwd) = ev.cwd.as_deref() else {
+        return Ok(());
+    };
+    let refused = || HookError::UnknownCwd(format!("{cwd:?}"));
+    let canon = std::fs::canonicalize(cwd).map_err(|_| refused())?;
+    if !canon.is_dir() || !roots.iter().any(|r| canon.starts_with(r)) {
+        return Err(refused());
+    }
+    let canon = canon
+        .into_os_string()
+        .into_string()
+        .map_err(|_| refused())?;
+    ev.cwd = Some(canon);
+    Ok(())
 }
 
 impl crate::error::Fault for HookError {}
@@ -470,6 +564,45 @@ pub fn write_output(result: &Value, mut stdout: impl std::io::Write) -> Result<(
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_plan_named_only_by_its_file_is_read_from_claude_codes_plan_folder_alone() {
+        use serde_json::json;
+        let d = tempfile::tempdir().unwrap();
+        let base = d.path().canonicalize().unwrap();
+        let plans = base.join("plans");
+        std::fs::create_dir_all(&plans).unwrap();
+        std::fs::write(plans.join("p.md"), "# Plan\n1. rename\n").unwrap();
+        std::fs::write(base.join("secret.md"), "not a plan").unwrap();
+        std::os::unix::fs::symlink(base.join("secret.md"), plans.join("link.md")).unwrap();
+        std::fs::write(plans.join("p.txt"), "text").unwrap();
+        std::fs::write(plans.join("bad.md"), b"\xff\xfe").unwrap();
+        let fill = |path: &std::path::Path| {
+            let mut v = json!({"planFilePath": path});
+            super::plan_from_file(&mut v, Some(&plans));
+            v.get("plan").and_then(|p| p.as_str()).map(String::from)
+        };
+        assert_eq!(
+            fill(&plans.join("p.md")).as_deref(),
+            Some("# Plan\n1. rename\n")
+        );
+        // Through the hook's input, as Claude Code sends an ExitPlanMode whose input is {}.
+        let input = json!({"tool_input": {"planFilePath": plans.join("p.md")}}).to_string();
+        let r = super::review_with_plans("ExitPlanMode", input.as_bytes(), Some(&plans))
+            .expect("a review of the file's plan");
+        assert_eq!(r.input["plan"], "# Plan\n1. rename\n");
+        // Nothing outside the plan folder, no link, no other kind of file, no non-UTF-8 text.
+        assert_eq!(fill(&base.join("secret.md")), None);
+        assert_eq!(fill(&plans.join("../secret.md")), None);
+        assert_eq!(fill(&plans.join("link.md")), None);
+        assert_eq!(fill(&plans.join("p.txt")), None);
+        assert_eq!(fill(&plans.join("bad.md")), None);
+        assert_eq!(fill(std::path::Path::new("plans/p.md")), None);
+        // A plan the input carries is kept as it is.
+        let mut v = json!({"plan": "given", "planFilePath": plans.join("p.md")});
+        super::plan_from_file(&mut v, Some(&plans));
+        assert_eq!(v["plan"], "given");
+    }
+
     use super::*;
     use serde_json::json;
 

@@ -43,6 +43,9 @@ enum DoorError {
     BadEvent(serde_json::Error),
     #[error("the hook request is too large")]
     TooLarge,
+    /// The event names a folder the editor does not know ([`crate::hook::admit_cwd`]).
+    #[error("{0}")]
+    Refused(crate::hook::HookError),
 }
 
 fn answer(id: &Value, result: Result<Value, DoorError>) -> String {
@@ -73,6 +76,29 @@ fn parse(text: &str) -> (Value, Result<HookEvent, DoorError>) {
     (id, ev)
 }
 
+/// Parses one hook request and checks its `cwd`: only a folder the editor knows may be walked
+/// into the checkpoint store ([`crate::hook::admit_cwd`]).
+fn admitted(shared: &Arc<Shared>, text: &str) -> (Value, Result<HookEvent, DoorError>) {
+    let (id, ev) = parse(text);
+    let ev = ev.and_then(|mut ev| {
+        crate::hook::admit_cwd(&mut ev, &shared.state.model_roots()).map_err(DoorError::Refused)?;
+        Ok(ev)
+    });
+    (id, ev)
+}
+
+/// The door's answer to one request that asks the person nothing (no plan or question to
+/// review), as [`serve`] gives it, without a socket: the event is recorded when taken. The fuzz
+/// target `hook_door` drives the door through it.
+pub fn answer_request(shared: &Arc<Shared>, text: &str) -> String {
+    let (id, ev) = admitted(shared, text);
+    let result = ev.map(|ev| {
+        record(shared, ev);
+        json!({})
+    });
+    answer(&id, result)
+}
+
 /// Serves one hook connection after its handshake.
 pub(super) async fn serve<S>(shared: Arc<Shared>, mut ws: WebSocketStream<S>, addr: SocketAddr)
 where
@@ -97,7 +123,7 @@ where
             return;
         }
     };
-    let (id, ev) = parse(text.as_str());
+    let (id, ev) = admitted(&shared, text.as_str());
     // A plan or a question for the person (super::plans): answered once they decided.
     let review = super::plans::from_request(text.as_str());
     // A permission request the person may answer in Neovim (super::permissions).

@@ -44,7 +44,8 @@ fn send_change(state: &State, change: &Change) {
 /// come this way: anything else is refused, so a caller of the tool cannot start or end a turn
 /// nor fake a session's state.
 pub fn record_tool_call(state: &Arc<State>, args: &Value) -> Result<(), crate::hook::HookError> {
-    let ev = crate::hook::event_from_tool_args(args)?;
+    let mut ev = crate::hook::event_from_tool_args(args)?;
+    crate::hook::admit_cwd(&mut ev, &state.model_roots())?;
     record(state, ev);
     Ok(())
 }

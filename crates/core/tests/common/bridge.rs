@@ -59,6 +59,8 @@ impl Dirs {
     pub fn start(&self, editor: Arc<dyn EditorRpc>, cfg: impl FnOnce(&mut Config)) -> Server {
         let mut c = Config {
             lock_dir: Some(self.config_dir.join("ide")),
+            // The sessions' checkpoints go here, not to the person's state folder.
+            state_dir: Some(self.config_dir.with_file_name("state")),
             ..Config::default()
         };
         cfg(&mut c);
@@ -91,7 +93,13 @@ impl Dirs {
     }
 
     /// Starts the hook for `event` with `input` on stdin (left open).
+    /// A `cwd` of "/p" stands for the workspace: the hook door takes no folder the editor does
+    /// not know (tests/hook_cwd.rs).
     pub fn spawn_hook(&self, event: &str, input: &Value, port: Option<u16>) -> Child {
+        let mut input = input.clone();
+        if input["cwd"] == "/p" {
+            input["cwd"] = self.workspace.to_string_lossy().into();
+        }
         let mut child = self.hook_command(event, port).spawn().unwrap();
         let mut stdin = child.stdin.take().unwrap();
         stdin.write_all(input.to_string().as_bytes()).unwrap();
