@@ -1055,12 +1055,6 @@ const LONG_FUNCTIONS: &[&str] = &[
     "crates/core/src/turns/checkpoints/events.rs:start_turn",
     "crates/core/src/turns/checkpoints/events.rs:end_turn",
     "crates/core/src/turns/mod.rs:apply",
-    "lua/claude_context/review/actions.lua:M.swap_file",
-    "lua/claude_context/review/init.lua:M.act",
-    "lua/claude_context/review/view.lua:M.open",
-    "lua/claude_context/agents/init.lua:M.build",
-    "lua/claude_context/agents/land.lua:M.prepare",
-    "lua/claude_context/agents/land.lua:M.discard",
 ];
 
 /// The indentation of `line` (leading spaces).
