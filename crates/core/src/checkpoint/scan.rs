@@ -230,6 +230,26 @@ impl Out {
     }
 }
 
+/// The kind a regular file with stat `s` is kept as.
+fn file_kind(s: &Stat) -> Kind {
+    if s.executable {
+        Kind::Exec
+    } else {
+        Kind::File
+    }
+}
+
+/// A file over the size cap: its size and a fingerprint of its stat, counted.
+fn over_cap(s: &Stat, out: &mut Out) -> (Option<FileState>, What) {
+    out.stats.over_cap += 1;
+    let state = FileState {
+        kind: Kind::OverCap,
+        size: s.size,
+        id: fingerprint(s),
+    };
+    (Some(state), What::Other)
+}
+
 /// What every directory's walk shares.
 struct Ctx<'a> {
     objects: &'a Objects,
@@ -279,35 +299,31 @@ impl Ctx<'_> {
         prev: Option<&Seen>,
         out: &mut Out,
     ) -> Result<Option<(Option<FileState>, What)>, CheckpointError> {
-        let kind_of = |s: &Stat| if s.executable { Kind::Exec } else { Kind::File };
-        let over = |s: &Stat, out: &mut Out| {
-            out.stats.over_cap += 1;
-            let state = FileState {
-                kind: Kind::OverCap,
-                size: s.size,
-                id: fingerprint(s),
-            };
-            Ok(Some((Some(state), What::Other)))
-        };
         if st.size > self.cfg.max_file_bytes {
-            return over(st, out);
+            return Ok(Some(over_cap(st, out)));
         }
-        let hit = |id: ObjectId, out: &mut Out| {
+        if let Some(id) = self.cached_id(full, st, prev) {
             out.stats.cache_hits += 1;
             out.trusted += 1;
             let state = FileState {
-                kind: kind_of(st),
+                kind: file_kind(st),
                 size: st.size,
                 id,
             };
-            Ok(Some((
+            return Ok(Some((
                 Some(state),
                 What::File {
                     stat: *st,
                     trusted: true,
                 },
-            )))
-        };
+            )));
+        }
+        self.read_file(dir, name, out)
+    }
+
+    /// The blob of the file at `full` when its `lstat` `st` matches a trusted entry of the walk
+    /// before (`prev`), or of the cache on disk when the walk before did not see it.
+    fn cached_id(&self, full: &[u8], st: &Stat, prev: Option<&Seen>) -> Option<ObjectId> {
         match prev {
             Some(Seen {
                 what:
@@ -317,31 +333,35 @@ impl Ctx<'_> {
                     },
                 kept: Some(k),
                 ..
-            }) => {
-                if stat == st {
-                    return hit(k.id, out);
-                }
-            }
-            Some(_) => {}
-            None => {
-                if let Some(c) = self.flat.map.get(full) {
-                    if c.matches(st) {
-                        return hit(c.id, out);
-                    }
-                }
-            }
+            }) => (stat == st).then_some(k.id),
+            Some(_) => None,
+            None => self
+                .flat
+                .map
+                .get(full)
+                .filter(|c| c.matches(st))
+                .map(|c| c.id),
         }
+    }
+
+    /// Reads and stores the regular file `name` through its descriptor (whose stat is kept).
+    fn read_file(
+        &self,
+        dir: &CapDir,
+        name: &Path,
+        out: &mut Out,
+    ) -> Result<Option<(Option<FileState>, What)>, CheckpointError> {
         let Ok((file, meta)) = dir.open_file_nofollow(name) else {
             out.stats.unreadable += 1;
             return Ok(None);
         };
         let fst = capfs::stat_of_file(&meta);
         if fst.size > self.cfg.max_file_bytes {
-            return over(&fst, out);
+            return Ok(Some(over_cap(&fst, out)));
         }
         let bytes = match capfs::read_capped_from(file, self.cfg.max_file_bytes) {
             Ok(b) => b,
-            Err(None) => return over(&fst, out),
+            Err(None) => return Ok(Some(over_cap(&fst, out))),
             Err(Some(_)) => {
                 out.stats.unreadable += 1;
                 return Ok(None);
@@ -358,7 +378,7 @@ impl Ctx<'_> {
             out.fresh += 1;
         }
         let state = FileState {
-            kind: kind_of(&fst),
+            kind: file_kind(&fst),
             size,
             id,
         };
