@@ -626,6 +626,9 @@ fn old_subdir(prev: Option<Seen>) -> Option<DirMemo> {
     }
 }
 
+/// A directory's entries: names and kinds, sorted by name.
+type Listing = Vec<(Vec<u8>, EntryType)>;
+
 /// A subdirectory to walk: its index in the entries, what the walk before saw there, and what
 /// was kept for it before.
 type Subdir = (usize, Option<DirMemo>, Option<FileState>);
@@ -639,7 +642,7 @@ fn listing(
     old: &mut DirMemo,
     same_listing: bool,
     out: &mut Out,
-) -> Result<Option<Vec<(Vec<u8>, EntryType)>>, CheckpointError> {
+) -> Result<Option<Listing>, CheckpointError> {
     if same_listing {
         out.stats.dirs_unchanged += 1;
         return Ok(Some(
@@ -657,7 +660,7 @@ fn listing(
             return Ok(None);
         }
     };
-    let mut listed: Vec<(Vec<u8>, EntryType)> = listed
+    let mut listed: Listing = listed
         .into_iter()
         .map(|l| (l.name.into_encoded_bytes(), l.kind))
         .collect();
