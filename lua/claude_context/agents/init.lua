@@ -266,6 +266,60 @@ end
 ---Bumped when what |list| is made of changes outside the service's list.
 M.generation = 0
 
+---The |list| entry of the service's background session `e` whose directory `cwd` is inside
+---the project `root`.
+local function background_entry(root, e, cwd, hooks)
+  local wname = names.of_cwd(root, cwd)
+  local h = e.sessionId and hooks[e.sessionId]
+  local mine = wname and M.started[wname]
+  if not wname and mine == nil then
+    -- Claude Code 2.1.197 lists the project at first, the worktree once it is made.
+    for n, s in pairs(M.started) do
+      if s.id == e.id then
+        wname, mine = n, s
+      end
+    end
+  end
+  local entry = {
+    id = e.id,
+    session_id = e.sessionId,
+    name = wname or e.name or e.id,
+    kind = "background",
+    state = h and h.state or service_state(e),
+    cwd = cwd,
+    worktree = wname and names.worktree(root, wname) or nil,
+    branch = wname and names.branch(wname) or nil,
+    prompt = (h and h.prompt) or (mine and mine.prompt) or e.name,
+    files_changed = h and h.files_changed or 0,
+    started_ms = e.startedAt,
+    pid = e.pid,
+  }
+  return entry
+end
+
+---Adds to `out` the sessions the hooks know that the service does not list (`seen`).
+local function add_hook_entries(out, root, hooks, seen)
+  for _, h in pairs(hooks) do
+    if not seen[h.id] then
+      local cwd = h.cwd
+      local wname = root and names.of_cwd(root, cwd)
+      out[#out + 1] = {
+        id = h.id,
+        session_id = h.id,
+        name = h.name or h.id,
+        kind = h.terminal and "terminal" or "external",
+        state = h.state,
+        cwd = cwd,
+        worktree = wname and names.worktree(root, wname) or nil,
+        branch = wname and names.branch(wname) or nil,
+        prompt = h.prompt,
+        files_changed = h.files_changed or 0,
+        started_ms = h.started_ms,
+      }
+    end
+  end
+end
+
 ---Builds |list|'s answer.
 ---@return table[]
 function M.build()
@@ -281,31 +335,7 @@ function M.build()
     local cwd = e.cwd
     local inside = root and type(cwd) == "string" and (cwd == root or vim.startswith(cwd, root .. "/"))
     if inside and e.kind == "background" then
-      local wname = names.of_cwd(root, cwd)
-      local h = e.sessionId and hooks[e.sessionId]
-      local mine = wname and M.started[wname]
-      if not wname and mine == nil then
-        -- Claude Code 2.1.197 lists the project at first, the worktree once it is made.
-        for n, s in pairs(M.started) do
-          if s.id == e.id then
-            wname, mine = n, s
-          end
-        end
-      end
-      local entry = {
-        id = e.id,
-        session_id = e.sessionId,
-        name = wname or e.name or e.id,
-        kind = "background",
-        state = h and h.state or service_state(e),
-        cwd = cwd,
-        worktree = wname and names.worktree(root, wname) or nil,
-        branch = wname and names.branch(wname) or nil,
-        prompt = (h and h.prompt) or (mine and mine.prompt) or e.name,
-        files_changed = h and h.files_changed or 0,
-        started_ms = e.startedAt,
-        pid = e.pid,
-      }
+      local entry = background_entry(root, e, cwd, hooks)
       seen[e.sessionId or ""] = true
       by_name[entry.name] = true
       out[#out + 1] = entry
@@ -331,25 +361,7 @@ function M.build()
       }
     end
   end
-  for _, h in pairs(hooks) do
-    if not seen[h.id] then
-      local cwd = h.cwd
-      local wname = root and names.of_cwd(root, cwd)
-      out[#out + 1] = {
-        id = h.id,
-        session_id = h.id,
-        name = h.name or h.id,
-        kind = h.terminal and "terminal" or "external",
-        state = h.state,
-        cwd = cwd,
-        worktree = wname and names.worktree(root, wname) or nil,
-        branch = wname and names.branch(wname) or nil,
-        prompt = h.prompt,
-        files_changed = h.files_changed or 0,
-        started_ms = h.started_ms,
-      }
-    end
-  end
+  add_hook_entries(out, root, hooks, seen)
   table.sort(out, function(a, b)
     return (a.started_ms or 0) > (b.started_ms or 0)
   end)

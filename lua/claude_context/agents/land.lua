@@ -155,6 +155,84 @@ function M.plan_file(rel, base, ours, theirs)
   return f
 end
 
+---The files the worktree changed since `base` (git's `--name-status -z` output `diff`) and its
+---untracked files (`others`), sorted by path, the skipped ones left out.
+local function changed_files(diff, others)
+  local files, seen = {}, {}
+  for _, e in ipairs(M.parse_name_status(diff)) do
+    if e.path and not seen[e.path] and not skipped(e.path) then
+      seen[e.path] = true
+      files[#files + 1] = { path = e.path, status = e.status }
+    end
+  end
+  for _, p in ipairs(vim.split(others, "\0", { plain = true, trimempty = true })) do
+    if not seen[p] and not skipped(p) then
+      seen[p] = true
+      files[#files + 1] = { path = p, status = "A" }
+    end
+  end
+  table.sort(files, function(a, b)
+    return a.path < b.path
+  end)
+  return files
+end
+
+---Plans each of `files` into `plan.files` (their base texts `based`, our and their paths
+---loaded), in slices so the editor is never held long; `cb(nil, plan)` at the end.
+local function merge_in_slices(plan, files, based, ours_paths, theirs_paths, cb)
+  local fs = require("claude_context.review.fs")
+  local i = 1
+  local function slice()
+    local t0 = vim.uv.hrtime()
+    while i <= #files and (vim.uv.hrtime() - t0) < M.SLICE_NS do
+      local f = files[i]
+      local ours, oerr = fs.read(ours_paths[i])
+      local theirs, terr = fs.read(theirs_paths[i])
+      if (oerr and oerr ~= "missing") or (terr and terr ~= "missing") then
+        plan.files[#plan.files + 1] = { path = f.path, action = "unreadable", why = oerr ~= "missing" and oerr or terr, conflicts = {} }
+      else
+        local p = M.plan_file(f.path, based[i], ours, theirs)
+        p.absolute = ours_paths[i]
+        plan.files[#plan.files + 1] = p
+      end
+      i = i + 1
+    end
+    if i <= #files then
+      vim.schedule(slice)
+    else
+      cb(nil, plan)
+    end
+  end
+  slice()
+end
+
+---Reads the base texts of `files` (at `base`) and both sides, then plans them; `cb(err, plan)`.
+local function plan_files(root, wt, base, files, cb)
+  local q = {}
+  for _, f in ipairs(files) do
+    q[#q + 1] = base .. ":" .. f.path
+  end
+  git({ "-C", wt, "cat-file", "--batch" }, function(c5, blobs, e5)
+    if c5 ~= 0 then
+      return cb("git cat-file failed: " .. vim.trim(e5))
+    end
+    local based = M.parse_batch(blobs, #files)
+    local fs = require("claude_context.review.fs")
+    local ours_paths, theirs_paths = {}, {}
+    for _, f in ipairs(files) do
+      ours_paths[#ours_paths + 1] = root .. "/" .. f.path
+      theirs_paths[#theirs_paths + 1] = wt .. "/" .. f.path
+    end
+    fs.load(root, ours_paths, function()
+      fs.load(wt, theirs_paths, function()
+        local plan = { root = root, worktree = wt, base = base, files = {} }
+        -- The merges in slices, so the editor is never held long.
+        merge_in_slices(plan, files, based, ours_paths, theirs_paths, cb)
+      end)
+    end)
+  end, table.concat(q, "\n") .. "\n")
+end
+
 ---Reads what a land needs; `cb(err, plan)` on the main thread.
 ---@param root string the main checkout
 ---@param wt string the worktree
@@ -178,70 +256,11 @@ function M.prepare(root, wt, cb)
           if c4 ~= 0 then
             return cb("git ls-files failed in the worktree: " .. vim.trim(e4))
           end
-          local files, seen = {}, {}
-          for _, e in ipairs(M.parse_name_status(diff)) do
-            if e.path and not seen[e.path] and not skipped(e.path) then
-              seen[e.path] = true
-              files[#files + 1] = { path = e.path, status = e.status }
-            end
-          end
-          for _, p in ipairs(vim.split(others, "\0", { plain = true, trimempty = true })) do
-            if not seen[p] and not skipped(p) then
-              seen[p] = true
-              files[#files + 1] = { path = p, status = "A" }
-            end
-          end
-          table.sort(files, function(a, b)
-            return a.path < b.path
-          end)
+          local files = changed_files(diff, others)
           if #files == 0 then
             return cb(nil, { root = root, worktree = wt, base = base, files = {} })
           end
-          local q = {}
-          for _, f in ipairs(files) do
-            q[#q + 1] = base .. ":" .. f.path
-          end
-          git({ "-C", wt, "cat-file", "--batch" }, function(c5, blobs, e5)
-            if c5 ~= 0 then
-              return cb("git cat-file failed: " .. vim.trim(e5))
-            end
-            local based = M.parse_batch(blobs, #files)
-            local fs = require("claude_context.review.fs")
-            local ours_paths, theirs_paths = {}, {}
-            for _, f in ipairs(files) do
-              ours_paths[#ours_paths + 1] = root .. "/" .. f.path
-              theirs_paths[#theirs_paths + 1] = wt .. "/" .. f.path
-            end
-            fs.load(root, ours_paths, function()
-              fs.load(wt, theirs_paths, function()
-                local plan = { root = root, worktree = wt, base = base, files = {} }
-                -- The merges in slices, so the editor is never held long.
-                local i = 1
-                local function slice()
-                  local t0 = vim.uv.hrtime()
-                  while i <= #files and (vim.uv.hrtime() - t0) < M.SLICE_NS do
-                    local f = files[i]
-                    local ours, oerr = fs.read(ours_paths[i])
-                    local theirs, terr = fs.read(theirs_paths[i])
-                    if (oerr and oerr ~= "missing") or (terr and terr ~= "missing") then
-                      plan.files[#plan.files + 1] = { path = f.path, action = "unreadable", why = oerr ~= "missing" and oerr or terr, conflicts = {} }
-                    else
-                      local p = M.plan_file(f.path, based[i], ours, theirs)
-                      p.absolute = ours_paths[i]
-                      plan.files[#plan.files + 1] = p
-                    end
-                    i = i + 1
-                  end
-                  if i <= #files then
-                    vim.schedule(slice)
-                  else
-                    cb(nil, plan)
-                  end
-                end
-                slice()
-              end)
-            end)
-          end, table.concat(q, "\n") .. "\n")
+          plan_files(root, wt, base, files, cb)
         end)
       end)
     end)
@@ -466,6 +485,63 @@ function M.review(name, cb)
   end)
 end
 
+---Commits what the worktree `wt` of session `name` holds uncommitted on its branch, then
+---`done()`; on failure `cb(err)` (nothing removed).
+local function save_work(wt, name, cb, done)
+  git({ "-C", wt, "add", "-A" }, function(ca, _, ea)
+    if ca ~= 0 then
+      return fail(cb, ("cannot save the worktree's work (git add): %s; nothing removed"):format(vim.trim(ea)))
+    end
+    local msg = "claude-context: work left in worktree " .. name .. " when it was discarded"
+    git({ "-C", wt, "diff", "--cached", "--quiet" }, function(cq)
+      if cq == 0 then
+        return done()
+      end
+      git({ "-C", wt, "commit", "-q", "--no-verify", "-m", msg }, function(cc)
+        if cc == 0 then
+          return done()
+        end
+        -- No identity configured: commit as the plugin.
+        git({ "-C", wt, "-c", "user.name=claude-context", "-c", "user.email=claude-context@localhost", "commit", "-q", "--no-verify", "-m", msg }, function(cc2, _, ec2)
+          if cc2 ~= 0 then
+            return fail(cb, ("cannot save the worktree's work (git commit): %s; nothing removed"):format(vim.trim(ec2)))
+          end
+          done()
+        end)
+      end)
+    end)
+  end)
+end
+
+---Removes the worktree `wt` of session `name` (its work saved on `branch` first); `cb(err, {branch})`.
+local function remove_worktree(agents, root, wt, name, branch, cb)
+  if not vim.uv.fs_stat(wt) then
+    git({ "-C", root, "worktree", "prune" }, function()
+      agents.started[name] = nil
+      agents.generation = agents.generation + 1
+      if cb then
+        cb(nil, { branch = branch })
+      end
+    end)
+    return
+  end
+  -- Nothing lost: what the worktree holds uncommitted goes on its branch first.
+  save_work(wt, name, cb, function()
+    git({ "-C", root, "worktree", "remove", "--force", "--force", wt }, function(cr, _, er)
+      if cr ~= 0 then
+        return fail(cb, ("git worktree remove failed: %s"):format(vim.trim(er)))
+      end
+      agents.started[name] = nil
+      agents.generation = agents.generation + 1
+      require("claude_context.agents.cli").refresh()
+      notify(("claude-context: discarded %s; its work stays on branch %s"):format(name, branch))
+      if cb then
+        cb(nil, { branch = branch })
+      end
+    end)
+  end)
+end
+
 ---Stops session `name` (when it runs) and removes its worktree; uncommitted work is committed on
 ---its branch first, and the branch stays. `cb(err, {branch, commit})`.
 ---@param name string
@@ -483,54 +559,7 @@ function M.discard(name, cb)
   local wt = names.worktree(root, name)
   local branch = names.branch(name)
   local function remove()
-    if not vim.uv.fs_stat(wt) then
-      git({ "-C", root, "worktree", "prune" }, function()
-        agents.started[name] = nil
-          agents.generation = agents.generation + 1
-        if cb then
-          cb(nil, { branch = branch })
-        end
-      end)
-      return
-    end
-    -- Nothing lost: what the worktree holds uncommitted goes on its branch first.
-    git({ "-C", wt, "add", "-A" }, function(ca, _, ea)
-      if ca ~= 0 then
-        return fail(cb, ("cannot save the worktree's work (git add): %s; nothing removed"):format(vim.trim(ea)))
-      end
-      local msg = "claude-context: work left in worktree " .. name .. " when it was discarded"
-      local function removed()
-        git({ "-C", root, "worktree", "remove", "--force", "--force", wt }, function(cr, _, er)
-          if cr ~= 0 then
-            return fail(cb, ("git worktree remove failed: %s"):format(vim.trim(er)))
-          end
-          agents.started[name] = nil
-          agents.generation = agents.generation + 1
-          require("claude_context.agents.cli").refresh()
-          notify(("claude-context: discarded %s; its work stays on branch %s"):format(name, branch))
-          if cb then
-            cb(nil, { branch = branch })
-          end
-        end)
-      end
-      git({ "-C", wt, "diff", "--cached", "--quiet" }, function(cq)
-        if cq == 0 then
-          return removed()
-        end
-        git({ "-C", wt, "commit", "-q", "--no-verify", "-m", msg }, function(cc)
-          if cc == 0 then
-            return removed()
-          end
-          -- No identity configured: commit as the plugin.
-          git({ "-C", wt, "-c", "user.name=claude-context", "-c", "user.email=claude-context@localhost", "commit", "-q", "--no-verify", "-m", msg }, function(cc2, _, ec2)
-            if cc2 ~= 0 then
-              return fail(cb, ("cannot save the worktree's work (git commit): %s; nothing removed"):format(vim.trim(ec2)))
-            end
-            removed()
-          end)
-        end)
-      end)
-    end)
+    remove_worktree(agents, root, wt, name, branch, cb)
   end
   local e = agents.find(name)
   if not (e and e.kind == "background") then

@@ -218,6 +218,93 @@ function M.swap(f, hi, to)
   return true
 end
 
+---Where each hunk of `work` (text hunks of `f`) sits now on disk and in its loaded buffer: the
+---work to do, hunks in conflict marked in `res`. Returns nil (with `res` filled) when the file
+---can not be read.
+---@return table[]? todo, table? disk, integer? buf
+local function locate_work(f, work, to, res)
+  local exp, regions = model.expected(f)
+  local text, rerr = fs.read(f.absolute)
+  if not text then
+    for _, hi in ipairs(work) do
+      res[hi] = { false, rerr == "missing" and ("%s is gone"):format(f.path) or ("%s: %s"):format(f.path, rerr) }
+    end
+    return nil
+  end
+  local disk = H.split(text)
+  local dchanges = H.diff(exp, disk.lines)
+  local buf = model.loaded_buf(f.absolute)
+  local bchanges = buf and H.diff(exp, model.buf_lines(buf))
+  local todo = {}
+  for _, hi in ipairs(work) do
+    local r = regions[hi]
+    local ds = H.locate(dchanges, r[1], r[2])
+    local bs = buf and H.locate(bchanges, r[1], r[2])
+    if not ds or (buf and not bs) then
+      res[hi] = { false, "conflict" }
+    else
+      todo[#todo + 1] = { hi = hi, n = r[2], ds = ds, bs = bs, from = f.hunks[hi].state, with = to == "rejected" and f.hunks[hi].old or f.hunks[hi].new }
+    end
+  end
+  return todo, disk, buf
+end
+
+---The disk text with every region of `todo` replaced (bottom up).
+local function swapped_text(f, disk, todo, to)
+  table.sort(todo, function(x, y)
+    return x.ds > y.ds
+  end)
+  local lines, eol = disk.lines, disk.eol
+  if todo[1].ds + todo[1].n - 1 >= #lines then
+    -- The last region reaches the end: its side decides the final newline.
+    eol = (to == "rejected" and f.before or f.after).eol
+  end
+  for _, t in ipairs(todo) do
+    lines = H.replace(lines, t.ds, t.n, t.with)
+  end
+  return H.join(lines, eol)
+end
+
+---The callback of the write of `swap_file`: on failure the hunks go back (file not loaded), on
+---success an unmodified buffer is reloaded.
+local function on_swap_written(f, todo, to, buf, was_modified)
+  return function(written, werr)
+    if fs.idle() then
+      settle()
+    end
+    if not written then
+      if buf then
+        notify.error(("review: %s; its buffer and the review show the change, the file does not"):format(werr))
+        return
+      end
+      -- Not loaded: the hunks are as they were (the file was not changed).
+      for _, t in ipairs(todo) do
+        if f.hunks[t.hi].state == to then
+          f.hunks[t.hi].state = t.from
+        end
+      end
+      failed(f, ("review: %s not %s: %s"):format(f.path, to == "rejected" and "rejected" or "undone", werr))
+    elseif buf and not was_modified and fs.idle() and vim.api.nvim_buf_is_loaded(buf) and not vim.bo[buf].modified then
+      -- (Only once the last write of the file is in place: the buffer holds that text.)
+      pcall(vim.cmd.checktime, buf)
+    end
+  end
+end
+
+---Replaces the regions of `todo` in the loaded buffer `buf` (bottom up), which then holds `new_text`.
+local function swap_in_buffer(buf, todo, new_text, was_modified)
+  table.sort(todo, function(x, y)
+    return x.bs > y.bs
+  end)
+  for _, t in ipairs(todo) do
+    vim.api.nvim_buf_set_lines(buf, t.bs - 1, t.bs - 1 + t.n, false, model.to_buf(buf, t.with))
+  end
+  quiet_reload(buf, new_text)
+  if not was_modified then
+    vim.bo[buf].modified = false
+  end
+end
+
 ---Puts hunks `his` of the text file `f` into state `to` together: one atomic write of the disk
 ---text with all their regions replaced, and one |nvim_buf_set_lines()| per hunk in its loaded
 ---buffer (bottom up, so the rows above stay right). A hunk in conflict is left out.
@@ -238,68 +325,15 @@ function M.swap_file(f, his, to)
   if #work == 0 then
     return res
   end
-  local exp, regions = model.expected(f)
-  local text, rerr = fs.read(f.absolute)
-  if not text then
-    for _, hi in ipairs(work) do
-      res[hi] = { false, rerr == "missing" and ("%s is gone"):format(f.path) or ("%s: %s"):format(f.path, rerr) }
-    end
+  local todo, disk, buf = locate_work(f, work, to, res)
+  if not todo or #todo == 0 then
     return res
   end
-  local disk = H.split(text)
-  local dchanges = H.diff(exp, disk.lines)
-  local buf = model.loaded_buf(f.absolute)
-  local bchanges = buf and H.diff(exp, model.buf_lines(buf))
-  local todo = {}
-  for _, hi in ipairs(work) do
-    local r = regions[hi]
-    local ds = H.locate(dchanges, r[1], r[2])
-    local bs = buf and H.locate(bchanges, r[1], r[2])
-    if not ds or (buf and not bs) then
-      res[hi] = { false, "conflict" }
-    else
-      todo[#todo + 1] = { hi = hi, n = r[2], ds = ds, bs = bs, from = f.hunks[hi].state, with = to == "rejected" and f.hunks[hi].old or f.hunks[hi].new }
-    end
-  end
-  if #todo == 0 then
-    return res
-  end
-  table.sort(todo, function(x, y)
-    return x.ds > y.ds
-  end)
-  local lines, eol = disk.lines, disk.eol
-  if todo[1].ds + todo[1].n - 1 >= #lines then
-    -- The last region reaches the end: its side decides the final newline.
-    eol = (to == "rejected" and f.before or f.after).eol
-  end
-  for _, t in ipairs(todo) do
-    lines = H.replace(lines, t.ds, t.n, t.with)
-  end
-  local new_text = H.join(lines, eol)
+  local new_text = swapped_text(f, disk, todo, to)
   local was_modified = buf and vim.bo[buf].modified
   -- The disk work goes to the thread pool (the checks and the temporary file are done now);
   -- an unmodified buffer is reloaded once the file is in place (see quiet_reload).
-  local ok, err = fs.write_async(f.absolute, new_text, { root = f.root }, function(written, werr)
-    if fs.idle() then
-      settle()
-    end
-    if not written then
-      if buf then
-        notify.error(("review: %s; its buffer and the review show the change, the file does not"):format(werr))
-        return
-      end
-      -- Not loaded: the hunks are as they were (the file was not changed).
-      for _, t in ipairs(todo) do
-        if f.hunks[t.hi].state == to then
-          f.hunks[t.hi].state = t.from
-        end
-      end
-      failed(f, ("review: %s not %s: %s"):format(f.path, to == "rejected" and "rejected" or "undone", werr))
-    elseif buf and not was_modified and fs.idle() and vim.api.nvim_buf_is_loaded(buf) and not vim.bo[buf].modified then
-      -- (Only once the last write of the file is in place: the buffer holds that text.)
-      pcall(vim.cmd.checktime, buf)
-    end
-  end)
+  local ok, err = fs.write_async(f.absolute, new_text, { root = f.root }, on_swap_written(f, todo, to, buf, was_modified))
   for _, t in ipairs(todo) do
     res[t.hi] = { ok, err }
   end
@@ -307,16 +341,7 @@ function M.swap_file(f, his, to)
     return res
   end
   if buf then
-    table.sort(todo, function(x, y)
-      return x.bs > y.bs
-    end)
-    for _, t in ipairs(todo) do
-      vim.api.nvim_buf_set_lines(buf, t.bs - 1, t.bs - 1 + t.n, false, model.to_buf(buf, t.with))
-    end
-    quiet_reload(buf, new_text)
-    if not was_modified then
-      vim.bo[buf].modified = false
-    end
+    swap_in_buffer(buf, todo, new_text, was_modified)
   end
   for _, t in ipairs(todo) do
     f.hunks[t.hi].state = to

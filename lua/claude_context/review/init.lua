@@ -166,6 +166,68 @@ function M.redraw_file(f)
   end
 end
 
+---No review is active: the last turn's change set becomes the active review, then `action`
+---runs again on the lines `o` names (in `buf`).
+local function load_then_act(action, o, buf)
+  local again = vim.tbl_extend("force", o, {
+    buf = buf,
+    line1 = o.line1 or vim.fn.line("."),
+    line2 = o.line2 or o.line1 or vim.fn.line("."),
+    loaded = true,
+  })
+  M.load({ n = 1 }, function(err, cs)
+    if err or not cs then
+      return notify.error("review: " .. (err or "no change set"))
+    end
+    if not M.review then
+      M.set_active(model.new(cs))
+    end
+    -- Once the change set's files are read.
+    require("claude_context.review.fs").when_idle(function()
+      M.act(action, again)
+    end)
+  end)
+end
+
+---Tells of the refused hunks of outcome `out`, then runs `o.on_done`.
+local function report_outcome(action, o, out)
+  if #out.refused > 0 then
+    local lines = {}
+    for _, r in ipairs(out.refused) do
+      lines[#lines + 1] = ("%s:%d: %s"):format(r.path, r.line, r.why)
+    end
+    notify.error(("review: %d hunk%s not %s:\n%s"):format(#out.refused, #out.refused == 1 and "" or "s", action == "keep" and "kept" or "rejected", table.concat(lines, "\n")))
+  end
+  if o.on_done then
+    o.on_done(out)
+  end
+end
+
+---Many files (a whole change set): `action` on a few files of `groups` per slice, one undo step
+---for all.
+local function act_in_slices(review, groups, action, o)
+  local step = { review = review, items = {} }
+  local total = { done = 0, refused = {} }
+  local i = 1
+  local function slice()
+    local t0 = vim.uv.hrtime()
+    while i <= #groups and (vim.uv.hrtime() - t0) < M.SLICE_MS * 1e6 do
+      local out = actions.apply(review, groups[i], action, o.reason, step)
+      after_action(review, groups[i])
+      total.done = total.done + out.done
+      vim.list_extend(total.refused, out.refused)
+      i = i + 1
+    end
+    if i <= #groups then
+      vim.schedule(slice)
+    else
+      actions.push(step)
+      report_outcome(action, o, total)
+    end
+  end
+  slice()
+end
+
 ---Keeps or rejects hunks of the active review: `o.targets`, or the hunks lines
 ---`o.line1`..`o.line2` of buffer `o.buf` touch (the view or a file's buffer; default: the
 ---current buffer, cursor line). `o.reason`: why (a reject's, sent with `send`).
@@ -188,24 +250,7 @@ function M.act(action, o)
       return nil
     end
     -- None yet: the last turn's change set becomes the active review, then the action runs.
-    local again = vim.tbl_extend("force", o, {
-      buf = buf,
-      line1 = o.line1 or vim.fn.line("."),
-      line2 = o.line2 or o.line1 or vim.fn.line("."),
-      loaded = true,
-    })
-    M.load({ n = 1 }, function(err, cs)
-      if err or not cs then
-        return notify.error("review: " .. (err or "no change set"))
-      end
-      if not M.review then
-        M.set_active(model.new(cs))
-      end
-      -- Once the change set's files are read.
-      require("claude_context.review.fs").when_idle(function()
-        M.act(action, again)
-      end)
-    end)
+    load_then_act(action, o, buf)
     return nil
   end
   local targets = o.targets
@@ -222,18 +267,6 @@ function M.act(action, o)
     notify("review: no pending hunk there")
     return { done = 0, refused = {} }
   end
-  local function report(out)
-    if #out.refused > 0 then
-      local lines = {}
-      for _, r in ipairs(out.refused) do
-        lines[#lines + 1] = ("%s:%d: %s"):format(r.path, r.line, r.why)
-      end
-      notify.error(("review: %d hunk%s not %s:\n%s"):format(#out.refused, #out.refused == 1 and "" or "s", action == "keep" and "kept" or "rejected", table.concat(lines, "\n")))
-    end
-    if o.on_done then
-      o.on_done(out)
-    end
-  end
   local groups, per = {}, {}
   for _, t in ipairs(targets) do
     if not per[t.f] then
@@ -245,30 +278,10 @@ function M.act(action, o)
   if #groups <= M.SYNC_FILES then
     local out = actions.apply(review, targets, action, o.reason)
     after_action(review, targets)
-    report(out)
+    report_outcome(action, o, out)
     return out
   end
-  -- Many files (a whole change set): a few files per slice, one undo step for all.
-  local step = { review = review, items = {} }
-  local total = { done = 0, refused = {} }
-  local i = 1
-  local function slice()
-    local t0 = vim.uv.hrtime()
-    while i <= #groups and (vim.uv.hrtime() - t0) < M.SLICE_MS * 1e6 do
-      local out = actions.apply(review, groups[i], action, o.reason, step)
-      after_action(review, groups[i])
-      total.done = total.done + out.done
-      vim.list_extend(total.refused, out.refused)
-      i = i + 1
-    end
-    if i <= #groups then
-      vim.schedule(slice)
-    else
-      actions.push(step)
-      report(total)
-    end
-  end
-  slice()
+  act_in_slices(review, groups, action, o)
   return nil
 end
 

@@ -376,19 +376,9 @@ function M.row_is_list(v, row)
   return row > v.list_row and row <= v.list_row + #v.review.cs.files
 end
 
----Opens the view of `review` (replacing an open one). The header and file list appear at once;
----the sections are added in slices. `on_ready` runs when the whole view is built.
----@param review claude_context.Review
----@param o {on_ready?: fun(v: claude_context.ReviewView)}?
----@return claude_context.ReviewView
-function M.open(review, o)
-  M.close()
-  local cs = review.cs
-  local buf = vim.api.nvim_create_buf(false, true)
-  vim.bo[buf].bufhidden = "wipe"
-  vim.bo[buf].swapfile = false
-  vim.bo[buf].buftype = "nofile"
-  pcall(vim.api.nvim_buf_set_name, buf, "claude-review://" .. vim.fn.fnamemodify(cs.root, ":t"))
+---The header of the view of change set `cs`: its summary, the keys, the files not kept, a blank line.
+---@return string[]
+local function view_header(cs)
   local last = cs.turns[#cs.turns]
   local keys = opts().keys
   local header = {
@@ -424,17 +414,12 @@ function M.open(review, o)
     header[#header + 1] = "Not kept (over the size cap before Claude's edit; cannot be restored): " .. table.concat(not_kept, ", ")
   end
   header[#header + 1] = ""
-  local list_row = #header
-  local list = {}
-  for i, rf in ipairs(cs.files) do
-    list[i] = list_line(nil, rf)
-  end
-  list[#list + 1] = ""
-  vim.api.nvim_buf_set_lines(buf, 0, -1, false, vim.list_extend(header, list))
-  vim.bo[buf].modifiable = false
-  ---@type claude_context.ReviewView
-  local v = { buf = buf, review = review, list_row = list_row, built = 0, ready = false, marks = {}, layout = {}, on_ready = o and o.on_ready }
-  M.current = v
+  return header
+end
+
+---Shows the view `v` in a new tab page, its keys mapped, `M.current` forgotten with its buffer.
+local function show_in_tab(v)
+  local buf, cs = v.buf, v.review.cs
   vim.cmd("tabnew")
   local scratch = vim.api.nvim_get_current_buf()
   vim.api.nvim_win_set_buf(0, buf)
@@ -456,6 +441,34 @@ function M.open(review, o)
   if #cs.files > 0 then
     pcall(vim.api.nvim_win_set_cursor, 0, { v.list_row + 1, 0 })
   end
+end
+
+---Opens the view of `review` (replacing an open one). The header and file list appear at once;
+---the sections are added in slices. `on_ready` runs when the whole view is built.
+---@param review claude_context.Review
+---@param o {on_ready?: fun(v: claude_context.ReviewView)}?
+---@return claude_context.ReviewView
+function M.open(review, o)
+  M.close()
+  local cs = review.cs
+  local buf = vim.api.nvim_create_buf(false, true)
+  vim.bo[buf].bufhidden = "wipe"
+  vim.bo[buf].swapfile = false
+  vim.bo[buf].buftype = "nofile"
+  pcall(vim.api.nvim_buf_set_name, buf, "claude-review://" .. vim.fn.fnamemodify(cs.root, ":t"))
+  local header = view_header(cs)
+  local list_row = #header
+  local list = {}
+  for i, rf in ipairs(cs.files) do
+    list[i] = list_line(nil, rf)
+  end
+  list[#list + 1] = ""
+  vim.api.nvim_buf_set_lines(buf, 0, -1, false, vim.list_extend(header, list))
+  vim.bo[buf].modifiable = false
+  ---@type claude_context.ReviewView
+  local v = { buf = buf, review = review, list_row = list_row, built = 0, ready = false, marks = {}, layout = {}, on_ready = o and o.on_ready }
+  M.current = v
+  show_in_tab(v)
   vim.schedule(function()
     -- Its own slice: FileType looks for ftplugins on the whole 'runtimepath'.
     if vim.api.nvim_buf_is_valid(buf) then

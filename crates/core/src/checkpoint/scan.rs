@@ -230,6 +230,26 @@ impl Out {
     }
 }
 
+/// The kind a regular file with stat `s` is kept as.
+fn file_kind(s: &Stat) -> Kind {
+    if s.executable {
+        Kind::Exec
+    } else {
+        Kind::File
+    }
+}
+
+/// A file over the size cap: its size and a fingerprint of its stat, counted.
+fn over_cap(s: &Stat, out: &mut Out) -> (Option<FileState>, What) {
+    out.stats.over_cap += 1;
+    let state = FileState {
+        kind: Kind::OverCap,
+        size: s.size,
+        id: fingerprint(s),
+    };
+    (Some(state), What::Other)
+}
+
 /// What every directory's walk shares.
 struct Ctx<'a> {
     objects: &'a Objects,
@@ -279,35 +299,31 @@ impl Ctx<'_> {
         prev: Option<&Seen>,
         out: &mut Out,
     ) -> Result<Option<(Option<FileState>, What)>, CheckpointError> {
-        let kind_of = |s: &Stat| if s.executable { Kind::Exec } else { Kind::File };
-        let over = |s: &Stat, out: &mut Out| {
-            out.stats.over_cap += 1;
-            let state = FileState {
-                kind: Kind::OverCap,
-                size: s.size,
-                id: fingerprint(s),
-            };
-            Ok(Some((Some(state), What::Other)))
-        };
         if st.size > self.cfg.max_file_bytes {
-            return over(st, out);
+            return Ok(Some(over_cap(st, out)));
         }
-        let hit = |id: ObjectId, out: &mut Out| {
+        if let Some(id) = self.cached_id(full, st, prev) {
             out.stats.cache_hits += 1;
             out.trusted += 1;
             let state = FileState {
-                kind: kind_of(st),
+                kind: file_kind(st),
                 size: st.size,
                 id,
             };
-            Ok(Some((
+            return Ok(Some((
                 Some(state),
                 What::File {
                     stat: *st,
                     trusted: true,
                 },
-            )))
-        };
+            )));
+        }
+        self.read_file(dir, name, out)
+    }
+
+    /// The blob of the file at `full` when its `lstat` `st` matches a trusted entry of the walk
+    /// before (`prev`), or of the cache on disk when the walk before did not see it.
+    fn cached_id(&self, full: &[u8], st: &Stat, prev: Option<&Seen>) -> Option<ObjectId> {
         match prev {
             Some(Seen {
                 what:
@@ -317,31 +333,35 @@ impl Ctx<'_> {
                     },
                 kept: Some(k),
                 ..
-            }) => {
-                if stat == st {
-                    return hit(k.id, out);
-                }
-            }
-            Some(_) => {}
-            None => {
-                if let Some(c) = self.flat.map.get(full) {
-                    if c.matches(st) {
-                        return hit(c.id, out);
-                    }
-                }
-            }
+            }) => (stat == st).then_some(k.id),
+            Some(_) => None,
+            None => self
+                .flat
+                .map
+                .get(full)
+                .filter(|c| c.matches(st))
+                .map(|c| c.id),
         }
+    }
+
+    /// Reads and stores the regular file `name` through its descriptor (whose stat is kept).
+    fn read_file(
+        &self,
+        dir: &CapDir,
+        name: &Path,
+        out: &mut Out,
+    ) -> Result<Option<(Option<FileState>, What)>, CheckpointError> {
         let Ok((file, meta)) = dir.open_file_nofollow(name) else {
             out.stats.unreadable += 1;
             return Ok(None);
         };
         let fst = capfs::stat_of_file(&meta);
         if fst.size > self.cfg.max_file_bytes {
-            return over(&fst, out);
+            return Ok(Some(over_cap(&fst, out)));
         }
         let bytes = match capfs::read_capped_from(file, self.cfg.max_file_bytes) {
             Ok(b) => b,
-            Err(None) => return over(&fst, out),
+            Err(None) => return Ok(Some(over_cap(&fst, out))),
             Err(Some(_)) => {
                 out.stats.unreadable += 1;
                 return Ok(None);
@@ -358,7 +378,7 @@ impl Ctx<'_> {
             out.fresh += 1;
         }
         let state = FileState {
-            kind: kind_of(&fst),
+            kind: file_kind(&fst),
             size,
             id,
         };
@@ -403,131 +423,46 @@ impl Ctx<'_> {
         // Taken before the listing: a change during it shows next time.
         let dir_stat = dir.stat_self().ok();
         let same_listing = dir_stat.is_some() && old.listed_at == dir_stat;
-        let listed: Vec<(Vec<u8>, EntryType)> = if same_listing {
-            out.stats.dirs_unchanged += 1;
-            old.entries
-                .iter_mut()
-                .map(|e| (std::mem::take(&mut e.name), e.listed))
-                .collect()
-        } else {
-            let listed = match dir.list_nofollow() {
-                Ok(l) => l,
-                Err(e) if rel.is_empty() => return Err(e.into()),
-                Err(_) => {
-                    out.stats.unreadable += 1;
-                    return Ok(DirMemo::default());
-                }
-            };
-            let mut listed: Vec<(Vec<u8>, EntryType)> = listed
-                .into_iter()
-                .map(|l| (l.name.into_encoded_bytes(), l.kind))
-                .collect();
-            listed.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-            listed
+        let Some(listed) = listing(dir, rel, &mut old, same_listing, out)? else {
+            return Ok(DirMemo::default());
         };
         let listed_at = dir_stat.filter(|s| trustworthy(s.mtime_ns, self.now));
         let prefix = if rel.is_empty() { 0 } else { rel.len() + 1 };
-
         // This directory's own ignore file: parsed again only when its bytes changed.
-        let has_ignore = listed
-            .iter()
-            .any(|(n, k)| n == b".gitignore" && *k == EntryType::File);
-        let own_ignore = if has_ignore {
-            read_ignore_bytes(dir, Path::new(".gitignore")).map(|bytes| {
-                match old.own_ignore.take() {
-                    Some((b, gi)) if b == bytes => (b, gi),
-                    _ => {
-                        let gi = parse_ignore(&bytes).map(Arc::new);
-                        (bytes, gi)
-                    }
-                }
-            })
-        } else {
-            None
-        };
+        let own_ignore = own_ignore(dir, &listed, &mut old);
         let here = match &own_ignore {
             Some((bytes, gi)) => rules.with(prefix, bytes, gi.as_ref()),
             None => rules.clone(),
         };
         let same_rules = known_before && old.rules == here.sig;
-
         // A directory that had no tree (or whose tree was forgotten) gets one computed again.
         let mut changed = !known_before || old.tree.is_none();
         let mut olds = std::mem::take(&mut old.entries).into_iter().peekable();
         let mut entries: Vec<Seen> = Vec::with_capacity(listed.len());
-        let mut subdirs: Vec<(usize, Option<DirMemo>, Option<FileState>)> = Vec::new();
-        let mut full = Vec::with_capacity(prefix + 64);
-        full.extend_from_slice(rel);
-        if !rel.is_empty() {
-            full.push(b'/');
-        }
+        let mut subdirs: Vec<Subdir> = Vec::new();
+        let mut full = path_prefix(rel, prefix);
         for (name, kind) in listed {
             if name == b".git" || is_worktrees(rel, &name) {
                 continue;
             }
-            let mut prev = None;
-            if same_listing {
-                // The old entries are the listing, in its order.
-                prev = olds.next();
-            }
-            while let Some(o) = olds.peek().filter(|_| !same_listing) {
-                match o.name.cmp(&name) {
-                    std::cmp::Ordering::Less => {
-                        changed |= olds.next().is_some_and(|o| o.kept.is_some());
-                    }
-                    std::cmp::Ordering::Equal => {
-                        prev = olds.next();
-                        break;
-                    }
-                    std::cmp::Ordering::Greater => break,
-                }
-            }
+            let prev = previous(&mut olds, &name, same_listing, &mut changed);
             let prev_kept = prev.as_ref().and_then(|p| p.kept);
             let prev = prev.filter(|p| p.listed == kind);
             full.truncate(prefix);
             full.extend_from_slice(&name);
-            let (kept, what) = if kind == EntryType::Special {
-                out.stats.special += 1;
-                (None, What::Other)
-            } else if match &prev {
-                Some(p) if same_rules => matches!(p.what, What::Ignored),
-                _ => here.ignored(&full, kind == EntryType::Dir),
-            } {
+            let ignored = kind != EntryType::Special
+                && match &prev {
+                    Some(p) if same_rules => matches!(p.what, What::Ignored),
+                    _ => here.ignored(&full, kind == EntryType::Dir),
+                };
+            let (kept, what) = if ignored {
                 out.stats.ignored += 1;
                 (None, What::Ignored)
+            } else if kind == EntryType::Dir {
+                subdirs.push((entries.len(), old_subdir(prev), prev_kept));
+                (None, What::Other)
             } else {
-                let name_path = as_path(&name);
-                match kind {
-                    EntryType::Dir => {
-                        let old_sub = match prev {
-                            Some(Seen {
-                                what: What::Dir(m), ..
-                            }) => Some(*m),
-                            _ => None,
-                        };
-                        subdirs.push((entries.len(), old_sub, prev_kept));
-                        (None, What::Other)
-                    }
-                    EntryType::Symlink => {
-                        out.stats.symlinks += 1;
-                        (self.link(dir, &name_path, out)?, What::Other)
-                    }
-                    EntryType::File => match dir.stat_nofollow(&name_path) {
-                        Ok((EntryType::File, st)) => {
-                            out.stats.files += 1;
-                            match self.file(dir, &name_path, &full, &st, prev.as_ref(), out)? {
-                                Some(x) => x,
-                                None => (None, What::Other),
-                            }
-                        }
-                        // Swapped since the listing: left for the next checkpoint.
-                        _ => {
-                            out.stats.unreadable += 1;
-                            (None, What::Other)
-                        }
-                    },
-                    EntryType::Special => (None, What::Other),
-                }
+                self.entry(dir, &name, kind, &full, prev.as_ref(), out)?
             };
             if kind != EntryType::Dir || matches!(what, What::Ignored) {
                 changed |= kept != prev_kept;
@@ -540,17 +475,81 @@ impl Ctx<'_> {
             });
         }
         changed |= olds.any(|o| o.kept.is_some());
+        changed |= self.subdirs(dir, &full[..prefix], &here, &mut entries, subdirs, out)?;
+        let tree = if changed {
+            self.tree(rel, &entries, out)?
+        } else {
+            old.tree
+        };
+        Ok(DirMemo {
+            tree,
+            rules: here.sig,
+            listed_at,
+            own_ignore,
+            entries,
+            trusted: out.trusted - trusted_before,
+        })
+    }
 
-        // The subdirectories, on the pool's threads when there is one.
-        let walk_sub = |(at, old_sub, _): (usize, Option<DirMemo>, Option<FileState>)| {
+    /// A listed entry that is neither a directory nor ignored: a special file (counted), a
+    /// symlink or a regular file (one swapped since the listing is left for the next checkpoint).
+    fn entry(
+        &self,
+        dir: &CapDir,
+        name: &[u8],
+        kind: EntryType,
+        full: &[u8],
+        prev: Option<&Seen>,
+        out: &mut Out,
+    ) -> Result<(Option<FileState>, What), CheckpointError> {
+        let name_path = as_path(name);
+        Ok(match kind {
+            EntryType::Symlink => {
+                out.stats.symlinks += 1;
+                (self.link(dir, &name_path, out)?, What::Other)
+            }
+            EntryType::File => match dir.stat_nofollow(&name_path) {
+                Ok((EntryType::File, st)) => {
+                    out.stats.files += 1;
+                    match self.file(dir, &name_path, full, &st, prev, out)? {
+                        Some(x) => x,
+                        None => (None, What::Other),
+                    }
+                }
+                // Swapped since the listing: left for the next checkpoint.
+                _ => {
+                    out.stats.unreadable += 1;
+                    (None, What::Other)
+                }
+            },
+            EntryType::Special => {
+                out.stats.special += 1;
+                (None, What::Other)
+            }
+            EntryType::Dir => (None, What::Other),
+        })
+    }
+
+    /// Walks the subdirectories `subdirs` of `dir` (whose path prefix is `prefix`), on the
+    /// pool's threads when there is one, and notes their trees in `entries`: whether one changed.
+    fn subdirs(
+        &self,
+        dir: &CapDir,
+        prefix: &[u8],
+        here: &Rules,
+        entries: &mut [Seen],
+        subdirs: Vec<Subdir>,
+        out: &mut Out,
+    ) -> Result<bool, CheckpointError> {
+        let walk_sub = |(at, old_sub, _): Subdir| {
             let mut sub_out = Out::default();
             let name = &entries[at].name;
             let r = match dir.open_subdir_nofollow(as_path(name).as_ref()) {
                 Ok(sub) => {
-                    let mut sub_rel = Vec::with_capacity(prefix + name.len());
-                    sub_rel.extend_from_slice(&full[..prefix]);
+                    let mut sub_rel = Vec::with_capacity(prefix.len() + name.len());
+                    sub_rel.extend_from_slice(prefix);
                     sub_rel.extend_from_slice(name);
-                    self.dir(&sub, &sub_rel, old_sub, &here, &mut sub_out)
+                    self.dir(&sub, &sub_rel, old_sub, here, &mut sub_out)
                         .map(Some)
                 }
                 Err(_) => {
@@ -567,6 +566,7 @@ impl Ctx<'_> {
         } else {
             subdirs.into_iter().map(walk_sub).collect()
         };
+        let mut changed = false;
         for (r, (_, prev_kept)) in results.into_iter().zip(prev_kepts) {
             let (at, memo, sub_out) = r?;
             out.add(sub_out);
@@ -581,30 +581,138 @@ impl Ctx<'_> {
             }
             changed |= e.kept != prev_kept;
         }
-
-        let tree = if !changed {
-            old.tree
-        } else if rel.is_empty() || entries.iter().any(|e| e.kept.is_some()) {
-            let bytes = tree::encode_parts(
-                entries
-                    .iter()
-                    .filter_map(|e| e.kept.as_ref().map(|k| (e.name.as_slice(), k))),
-            );
-            let id = ObjectId::of_tree(&bytes);
-            self.store(ObjectType::Tree, id, &bytes, out)?;
-            Some(id)
-        } else {
-            None
-        };
-        Ok(DirMemo {
-            tree,
-            rules: here.sig,
-            listed_at,
-            own_ignore,
-            entries,
-            trusted: out.trusted - trusted_before,
-        })
+        Ok(changed)
     }
+
+    /// The tree of a changed directory (at `rel`) holding `entries`, stored; none for an empty
+    /// directory other than the root.
+    fn tree(
+        &self,
+        rel: &[u8],
+        entries: &[Seen],
+        out: &mut Out,
+    ) -> Result<Option<ObjectId>, CheckpointError> {
+        if !rel.is_empty() && !entries.iter().any(|e| e.kept.is_some()) {
+            return Ok(None);
+        }
+        let bytes = tree::encode_parts(
+            entries
+                .iter()
+                .filter_map(|e| e.kept.as_ref().map(|k| (e.name.as_slice(), k))),
+        );
+        let id = ObjectId::of_tree(&bytes);
+        self.store(ObjectType::Tree, id, &bytes, out)?;
+        Ok(Some(id))
+    }
+}
+
+/// `rel` and, unless it is the root, a slash: `prefix` bytes, the start of its entries' paths.
+fn path_prefix(rel: &[u8], prefix: usize) -> Vec<u8> {
+    let mut full = Vec::with_capacity(prefix + 64);
+    full.extend_from_slice(rel);
+    if !rel.is_empty() {
+        full.push(b'/');
+    }
+    full
+}
+
+/// What the walk before saw in the subdirectory it saw as `prev`.
+fn old_subdir(prev: Option<Seen>) -> Option<DirMemo> {
+    match prev {
+        Some(Seen {
+            what: What::Dir(m), ..
+        }) => Some(*m),
+        _ => None,
+    }
+}
+
+/// A directory's entries: names and kinds, sorted by name.
+type Listing = Vec<(Vec<u8>, EntryType)>;
+
+/// A subdirectory to walk: its index in the entries, what the walk before saw there, and what
+/// was kept for it before.
+type Subdir = (usize, Option<DirMemo>, Option<FileState>);
+
+/// The entries of `dir` (at `rel`), sorted by name: the old ones when the listing is the same
+/// (`same_listing`, their names taken from `old`), else listed again. `None`: not readable
+/// (counted; an error for the root).
+fn listing(
+    dir: &CapDir,
+    rel: &[u8],
+    old: &mut DirMemo,
+    same_listing: bool,
+    out: &mut Out,
+) -> Result<Option<Listing>, CheckpointError> {
+    if same_listing {
+        out.stats.dirs_unchanged += 1;
+        return Ok(Some(
+            old.entries
+                .iter_mut()
+                .map(|e| (std::mem::take(&mut e.name), e.listed))
+                .collect(),
+        ));
+    }
+    let listed = match dir.list_nofollow() {
+        Ok(l) => l,
+        Err(e) if rel.is_empty() => return Err(e.into()),
+        Err(_) => {
+            out.stats.unreadable += 1;
+            return Ok(None);
+        }
+    };
+    let mut listed: Listing = listed
+        .into_iter()
+        .map(|l| (l.name.into_encoded_bytes(), l.kind))
+        .collect();
+    listed.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+    Ok(Some(listed))
+}
+
+/// The bytes and rules of the directory's own `.gitignore` (when `listed` has one), parsed
+/// again only when its bytes differ from those of the walk before (`old`).
+fn own_ignore(
+    dir: &CapDir,
+    listed: &[(Vec<u8>, EntryType)],
+    old: &mut DirMemo,
+) -> Option<(Vec<u8>, Option<Arc<Gitignore>>)> {
+    let has_ignore = listed
+        .iter()
+        .any(|(n, k)| n == b".gitignore" && *k == EntryType::File);
+    if !has_ignore {
+        return None;
+    }
+    read_ignore_bytes(dir, Path::new(".gitignore")).map(|bytes| match old.own_ignore.take() {
+        Some((b, gi)) if b == bytes => (b, gi),
+        _ => {
+            let gi = parse_ignore(&bytes).map(Arc::new);
+            (bytes, gi)
+        }
+    })
+}
+
+/// The entry of the walk before named `name`: the next of `olds` when the listing is the same,
+/// else found by name in the sorted `olds` (those passed by were removed: `changed` when one
+/// was kept).
+fn previous(
+    olds: &mut std::iter::Peekable<std::vec::IntoIter<Seen>>,
+    name: &[u8],
+    same_listing: bool,
+    changed: &mut bool,
+) -> Option<Seen> {
+    if same_listing {
+        // The old entries are the listing, in its order.
+        return olds.next();
+    }
+    while let Some(o) = olds.peek() {
+        match o.name.as_slice().cmp(name) {
+            std::cmp::Ordering::Less => {
+                *changed |= olds.next().is_some_and(|o| o.kept.is_some());
+            }
+            std::cmp::Ordering::Equal => return olds.next(),
+            std::cmp::Ordering::Greater => break,
+        }
+    }
+    None
 }
 
 /// Walks the project under `root` and stores what the store does not have. `global`: the

@@ -203,20 +203,7 @@ impl Registry {
         let s = inner
             .sessions
             .entry(ev.session_id.clone())
-            .or_insert_with(|| Session {
-                id: ev.session_id.clone(),
-                terminal: None,
-                cwd: None,
-                model: None,
-                permission_mode: None,
-                state: SessionState::Idle,
-                since_ms: now,
-                started_ms: now,
-                last_ms: now,
-                prompt: String::new(),
-                turn: None,
-                waiting_for: None,
-            });
+            .or_insert_with(|| new_session(&ev.session_id, now));
         let before = (
             s.state,
             s.model.clone(),
@@ -224,111 +211,9 @@ impl Registry {
             s.waiting_for.clone(),
         );
         s.last_ms = now;
-        if ev.terminal.is_some() {
-            s.terminal.clone_from(&ev.terminal);
-        }
-        if ev.cwd.is_some() {
-            s.cwd.clone_from(&ev.cwd);
-        }
-        if ev.model.is_some() {
-            s.model.clone_from(&ev.model);
-        }
-        if ev.permission_mode.is_some() {
-            s.permission_mode.clone_from(&ev.permission_mode);
-        }
-        let mut files_changed = false;
-        let mut new_state = None;
-        match ev.event.as_str() {
-            "SessionStart" => {
-                if matches!(s.state, SessionState::Ended) {
-                    new_state = Some(SessionState::Idle);
-                }
-            }
-            "UserPromptSubmit" => {
-                let prompt = ev.prompt.as_deref().unwrap_or("");
-                // A turn that never saw its Stop (interrupted) ends here.
-                if let Some(t) = s.turn.and_then(|id| find_turn(&mut inner.turns, id)) {
-                    t.end_ms.get_or_insert(now);
-                }
-                inner.next_turn += 1;
-                let id = inner.next_turn;
-                if inner.turns.len() >= MAX_TURNS {
-                    inner.turns.pop_front();
-                }
-                inner.turns.push_back(Turn {
-                    id,
-                    session: s.id.clone(),
-                    name: s.terminal.clone(),
-                    prompt: cut(prompt, PROMPT_BYTES).to_string(),
-                    start_ms: now,
-                    end_ms: None,
-                    files: Vec::new(),
-                });
-                s.turn = Some(id);
-                s.prompt = first_line(prompt);
-                s.waiting_for = None;
-                // Working again, even when it was working: the elapsed time restarts.
-                s.state = SessionState::Working;
-                s.since_ms = now;
-                files_changed = true;
-            }
-            "PreToolUse" | "PostToolUse" | "PostToolUseFailure" => {
-                // Claude goes on: the person answered. Not the PreToolUse of a tool the person
-                // reviews in Neovim (a plan, a question): that review's own hook runs beside it
-                // and its `waiting` holds until the person decides (the door then records it).
-                let reviewed = ev.event == "PreToolUse" && ev.is_reviewed_tool();
-                if matches!(s.state, SessionState::Waiting) && !reviewed {
-                    new_state = Some(SessionState::Working);
-                }
-                // As the edit starts (the hook Claude waits for, in every set of the plugin's
-                // hooks); the end checkpoint then replaces the list with what changed. Not
-                // after it: a PostToolUse Claude did not wait for can come after the next
-                // prompt, and would credit the file to the new turn.
-                if ev.event == "PreToolUse" && ev.is_edit_tool() {
-                    if let (Some(f), Some(t)) = (
-                        ev.file.as_deref().filter(|f| !f.is_empty()),
-                        s.turn.and_then(|id| find_turn(&mut inner.turns, id)),
-                    ) {
-                        if t.files.len() < MAX_FILES && !t.files.iter().any(|x| x == f) {
-                            t.files.push(f.to_string());
-                            files_changed = true;
-                        }
-                    }
-                }
-            }
-            "PermissionRequest" => {
-                s.waiting_for = ev.tool_name.as_ref().map(|t| format!("permission for {t}"));
-                new_state = Some(SessionState::Waiting);
-            }
-            "Notification" => match ev.notification_type.as_deref() {
-                Some("permission_prompt" | "elicitation_dialog") => {
-                    s.waiting_for.clone_from(&ev.message);
-                    new_state = Some(SessionState::Waiting);
-                }
-                // Claude waits for the next prompt: news only while it was thought to work (a
-                // Stop already said it finished).
-                Some("idle_prompt") if s.state == SessionState::Working => {
-                    s.waiting_for.clone_from(&ev.message);
-                    new_state = Some(SessionState::Waiting);
-                }
-                _ => {}
-            },
-            "Stop" => {
-                if let Some(t) = s.turn.and_then(|id| find_turn(&mut inner.turns, id)) {
-                    t.end_ms = Some(now);
-                }
-                s.waiting_for = None;
-                new_state = Some(SessionState::Done);
-            }
-            "SessionEnd" => {
-                if let Some(t) = s.turn.and_then(|id| find_turn(&mut inner.turns, id)) {
-                    t.end_ms.get_or_insert(now);
-                }
-                s.waiting_for = None;
-                new_state = Some(SessionState::Ended);
-            }
-            _ => {}
-        }
+        note_context(s, ev);
+        let (new_state, files_changed) =
+            on_event(&mut inner.turns, &mut inner.next_turn, s, ev, now);
         if let Some(st) = new_state {
             if st != s.state {
                 s.state = st;
@@ -420,6 +305,169 @@ impl Registry {
 fn find_turn(turns: &mut VecDeque<Turn>, id: u64) -> Option<&mut Turn> {
     // Recent turns are at the back.
     turns.iter_mut().rev().find(|t| t.id == id)
+}
+
+/// A session first heard of at `now`.
+fn new_session(id: &str, now: u64) -> Session {
+    Session {
+        id: id.to_string(),
+        terminal: None,
+        cwd: None,
+        model: None,
+        permission_mode: None,
+        state: SessionState::Idle,
+        since_ms: now,
+        started_ms: now,
+        last_ms: now,
+        prompt: String::new(),
+        turn: None,
+        waiting_for: None,
+    }
+}
+
+/// What event `ev` tells of session `s`'s terminal, directory, model and permission mode.
+fn note_context(s: &mut Session, ev: &HookEvent) {
+    if ev.terminal.is_some() {
+        s.terminal.clone_from(&ev.terminal);
+    }
+    if ev.cwd.is_some() {
+        s.cwd.clone_from(&ev.cwd);
+    }
+    if ev.model.is_some() {
+        s.model.clone_from(&ev.model);
+    }
+    if ev.permission_mode.is_some() {
+        s.permission_mode.clone_from(&ev.permission_mode);
+    }
+}
+
+/// What event `ev` at `now` does to session `s` and its turns: the state it goes to, if any,
+/// and whether its turn's files changed.
+fn on_event(
+    turns: &mut VecDeque<Turn>,
+    next_turn: &mut u64,
+    s: &mut Session,
+    ev: &HookEvent,
+    now: u64,
+) -> (Option<SessionState>, bool) {
+    let mut files_changed = false;
+    let mut new_state = None;
+    match ev.event.as_str() {
+        "SessionStart" => {
+            if matches!(s.state, SessionState::Ended) {
+                new_state = Some(SessionState::Idle);
+            }
+        }
+        "UserPromptSubmit" => {
+            start_prompt(turns, next_turn, s, ev, now);
+            files_changed = true;
+        }
+        "PreToolUse" | "PostToolUse" | "PostToolUseFailure" => {
+            return tool_use(turns, s, ev);
+        }
+        "PermissionRequest" => {
+            s.waiting_for = ev.tool_name.as_ref().map(|t| format!("permission for {t}"));
+            new_state = Some(SessionState::Waiting);
+        }
+        "Notification" => match ev.notification_type.as_deref() {
+            Some("permission_prompt" | "elicitation_dialog") => {
+                s.waiting_for.clone_from(&ev.message);
+                new_state = Some(SessionState::Waiting);
+            }
+            // Claude waits for the next prompt: news only while it was thought to work (a
+            // Stop already said it finished).
+            Some("idle_prompt") if s.state == SessionState::Working => {
+                s.waiting_for.clone_from(&ev.message);
+                new_state = Some(SessionState::Waiting);
+            }
+            _ => {}
+        },
+        "Stop" => {
+            if let Some(t) = s.turn.and_then(|id| find_turn(turns, id)) {
+                t.end_ms = Some(now);
+            }
+            s.waiting_for = None;
+            new_state = Some(SessionState::Done);
+        }
+        "SessionEnd" => {
+            if let Some(t) = s.turn.and_then(|id| find_turn(turns, id)) {
+                t.end_ms.get_or_insert(now);
+            }
+            s.waiting_for = None;
+            new_state = Some(SessionState::Ended);
+        }
+        _ => {}
+    }
+    (new_state, files_changed)
+}
+
+/// A prompt at `now`: a new turn of session `s` (the one that never saw its Stop ends), working.
+fn start_prompt(
+    turns: &mut VecDeque<Turn>,
+    next_turn: &mut u64,
+    s: &mut Session,
+    ev: &HookEvent,
+    now: u64,
+) {
+    let prompt = ev.prompt.as_deref().unwrap_or("");
+    // A turn that never saw its Stop (interrupted) ends here.
+    if let Some(t) = s.turn.and_then(|id| find_turn(turns, id)) {
+        t.end_ms.get_or_insert(now);
+    }
+    *next_turn += 1;
+    let id = *next_turn;
+    if turns.len() >= MAX_TURNS {
+        turns.pop_front();
+    }
+    turns.push_back(Turn {
+        id,
+        session: s.id.clone(),
+        name: s.terminal.clone(),
+        prompt: cut(prompt, PROMPT_BYTES).to_string(),
+        start_ms: now,
+        end_ms: None,
+        files: Vec::new(),
+    });
+    s.turn = Some(id);
+    s.prompt = first_line(prompt);
+    s.waiting_for = None;
+    // Working again, even when it was working: the elapsed time restarts.
+    s.state = SessionState::Working;
+    s.since_ms = now;
+}
+
+/// A tool's use by session `s`: the state it goes to, if any, and whether its turn's files
+/// changed (an edit tool's file, as the edit starts).
+fn tool_use(
+    turns: &mut VecDeque<Turn>,
+    s: &mut Session,
+    ev: &HookEvent,
+) -> (Option<SessionState>, bool) {
+    let mut files_changed = false;
+    let mut new_state = None;
+    // Claude goes on: the person answered. Not the PreToolUse of a tool the person
+    // reviews in Neovim (a plan, a question): that review's own hook runs beside it
+    // and its `waiting` holds until the person decides (the door then records it).
+    let reviewed = ev.event == "PreToolUse" && ev.is_reviewed_tool();
+    if matches!(s.state, SessionState::Waiting) && !reviewed {
+        new_state = Some(SessionState::Working);
+    }
+    // As the edit starts (the hook Claude waits for, in every set of the plugin's
+    // hooks); the end checkpoint then replaces the list with what changed. Not
+    // after it: a PostToolUse Claude did not wait for can come after the next
+    // prompt, and would credit the file to the new turn.
+    if ev.event == "PreToolUse" && ev.is_edit_tool() {
+        if let (Some(f), Some(t)) = (
+            ev.file.as_deref().filter(|f| !f.is_empty()),
+            s.turn.and_then(|id| find_turn(turns, id)),
+        ) {
+            if t.files.len() < MAX_FILES && !t.files.iter().any(|x| x == f) {
+                t.files.push(f.to_string());
+                files_changed = true;
+            }
+        }
+    }
+    (new_state, files_changed)
 }
 
 fn make_room(sessions: &mut HashMap<String, Session>) {

@@ -5,7 +5,7 @@
 use super::{
     project_root, Live, OtherClaim, Project, TurnError, TurnRecord, MAX_CAPTURES, MAX_LIVE_TURNS,
 };
-use crate::checkpoint::{Change, CheckpointError, Kind};
+use crate::checkpoint::{Change, CheckpointError, FileState, Kind};
 use crate::turns::HookEvent;
 use crate::turns::Tracker as State;
 use serde_json::json;
@@ -49,6 +49,8 @@ pub fn on_event(shared: &Arc<State>, ev: &HookEvent) {
     }
 }
 
+/// A prompt: the session's turn that never ended ends, and a new one is followed from a start
+/// checkpoint of its project.
 fn start_turn(shared: &Arc<State>, ev: &HookEvent) {
     let cps = &shared.checkpoints;
     let Some(key) = shared.sessions.current_turn(&ev.session_id) else {
@@ -84,56 +86,65 @@ fn start_turn(shared: &Arc<State>, ev: &HookEvent) {
         started_ms: now,
         ..TurnRecord::default()
     };
-    {
-        let mut t = cps.tables();
-        if t.live.len() >= MAX_LIVE_TURNS {
-            if let Some(&oldest) = t.live.keys().min() {
-                t.live.remove(&oldest);
-            }
-        }
-        // Another session working in the same project: the turns overlap.
-        let mut overlapped = false;
-        for o in t.live.values_mut() {
-            if Arc::ptr_eq(&o.project, &project) && o.record.session != ev.session_id && !o.ending {
-                o.overlapped = true;
-                overlapped = true;
-            }
-        }
-        t.live.insert(
-            key,
-            Live {
-                project: project.clone(),
-                record,
-                started: false,
-                captures: Vec::new(),
-                late: Vec::new(),
-                captured: HashSet::new(),
-                ending: false,
-                edited: HashSet::new(),
-                foreign: HashMap::new(),
-                overlapped,
-            },
-        );
-    }
+    follow(shared, key, &project, record);
     let shared = shared.clone();
     project.run(Box::new(move |p: &Project| {
-        let r = p.store().checkpoint(&format!("turn {key} start"));
-        let cps = &shared.checkpoints;
-        match r {
-            Ok(id) => {
-                if let Some(l) = cps.tables().live.get_mut(&key) {
-                    l.record.start = Some(id);
-                    l.started = true;
-                }
-            }
-            Err(e) => {
-                if let Some(l) = cps.tables().live.get_mut(&key) {
-                    l.started = true;
-                }
-                cps.store_error(&shared, &p.root, &e)
+        take_start(&shared, p, key);
+    }));
+}
+
+/// Follows turn `key` (its `record`) in `project`: the oldest one is dropped when too many are,
+/// and the turns of other sessions in the same project overlap it.
+fn follow(shared: &Arc<State>, key: u64, project: &Arc<Project>, record: TurnRecord) {
+    let mut t = shared.checkpoints.tables();
+    if t.live.len() >= MAX_LIVE_TURNS {
+        if let Some(&oldest) = t.live.keys().min() {
+            t.live.remove(&oldest);
+        }
+    }
+    // Another session working in the same project: the turns overlap.
+    let mut overlapped = false;
+    for o in t.live.values_mut() {
+        if Arc::ptr_eq(&o.project, project) && o.record.session != record.session && !o.ending {
+            o.overlapped = true;
+            overlapped = true;
+        }
+    }
+    t.live.insert(
+        key,
+        Live {
+            project: project.clone(),
+            record,
+            started: false,
+            captures: Vec::new(),
+            late: Vec::new(),
+            captured: HashSet::new(),
+            ending: false,
+            edited: HashSet::new(),
+            foreign: HashMap::new(),
+            overlapped,
+        },
+    );
+}
+
+/// On the project's worker: the start checkpoint of turn `key`.
+fn take_start(shared: &Arc<State>, p: &Project, key: u64) {
+    let r = p.store().checkpoint(&format!("turn {key} start"));
+    let cps = &shared.checkpoints;
+    match r {
+        Ok(id) => {
+            if let Some(l) = cps.tables().live.get_mut(&key) {
+                l.record.start = Some(id);
+                l.started = true;
             }
         }
-    }));
+        Err(e) => {
+            if let Some(l) = cps.tables().live.get_mut(&key) {
+                l.started = true;
+            }
+            cps.store_error(shared, &p.root, &e)
+        }
+    }
 }
 
 /// `file` (absolute, or relative to the root) relative to the project `root`, lexically, when
@@ -215,6 +226,7 @@ fn capture(shared: &Arc<State>, session: &str, file: &str) {
     }
 }
 
+/// The end of turn `key` (asked for once): its end checkpoint and record, on the project's worker.
 fn end_turn(shared: &Arc<State>, key: u64) {
     let cps = &shared.checkpoints;
     let project = {
@@ -231,87 +243,102 @@ fn end_turn(shared: &Arc<State>, key: u64) {
     };
     let shared = shared.clone();
     project.run(Box::new(move |p: &Project| {
-        let cps = &shared.checkpoints;
-        // The turn stays followed until its end is taken: another session's edit meanwhile
-        // is still claimed against it.
-        let (mut rec, mut captures, late) = {
-            let mut t = cps.tables();
-            let Some(live) = t.live.get_mut(&key) else {
-                return;
-            };
-            (
-                live.record.clone(),
-                std::mem::take(&mut live.captures),
-                std::mem::take(&mut live.late),
-            )
+        finish_turn(&shared, p, key);
+    }));
+}
+
+/// On the project's worker: turn `key`'s end checkpoint, its files, its journal record.
+fn finish_turn(shared: &Arc<State>, p: &Project, key: u64) {
+    let cps = &shared.checkpoints;
+    // The turn stays followed until its end is taken: another session's edit meanwhile
+    // is still claimed against it.
+    let (mut rec, captures, late) = {
+        let mut t = cps.tables();
+        let Some(live) = t.live.get_mut(&key) else {
+            return;
         };
-        let extra: Vec<String> = captures
-            .iter()
-            .chain(&late)
-            .map(|(r, _)| r.clone())
-            .collect();
-        let result = (|| -> Result<Vec<Change>, CheckpointError> {
-            let mut store = p.store();
-            let Some(start) = rec.start else {
-                return Ok(Vec::new());
-            };
-            // A capture after the start counts where the start does not hold the file (the
-            // walk skipped it); where it does, the start is the file before the turn.
-            for (rel, st) in late {
-                if store.state_at(start, &rel)?.is_none() {
-                    captures.push((rel, st));
-                }
-            }
-            let start = if captures.is_empty() {
-                start
-            } else {
-                store.derive(
-                    start,
-                    &captures,
-                    &format!("turn {key} start, with captures"),
-                )?
-            };
-            let end = store.checkpoint_with(&format!("turn {key} end"), &extra)?;
-            let changes = store.diff(start, end)?;
-            rec.start = Some(start);
-            rec.end = Some(end);
-            Ok(changes)
-        })();
-        let live = cps.tables().live.remove(&key);
-        let changes = match result {
-            Ok(c) => c,
-            Err(e) => {
-                cps.store_error(&shared, &p.root, &e);
-                return;
-            }
-        };
-        match &live {
-            Some(live) => attribute(&mut rec, live, &changes),
-            // (Dropped to bound the table: nothing is known of other sessions' edits.)
-            None => rec.files = changes.iter().map(|c| c.path.clone()).collect(),
-        }
-        if rec.end.is_none() {
+        (
+            live.record.clone(),
+            std::mem::take(&mut live.captures),
+            std::mem::take(&mut live.late),
+        )
+    };
+    let result = end_checkpoint(p, key, &mut rec, captures, late);
+    let live = cps.tables().live.remove(&key);
+    let changes = match result {
+        Ok(c) => c,
+        Err(e) => {
+            cps.store_error(shared, &p.root, &e);
             return;
         }
-        let abs: Vec<String> = rec
-            .files
-            .iter()
-            .map(|f| super::pathcode::shown(&p.root.join(f)))
-            .collect();
-        shared.sessions.set_files(key, abs);
-        if let Err(e) = p.update_journal(|j| j.turns.push(rec.clone())) {
-            cps.say(
-                &shared,
-                format!("{}:journal", p.root.display()),
-                e.to_string(),
-            );
-        }
-        cps.tell(
-            &shared,
-            "turn_checkpointed",
-            json!({"root": super::pathcode::shown(&p.root), "turn": rec}),
+    };
+    match &live {
+        Some(live) => attribute(&mut rec, live, &changes),
+        // (Dropped to bound the table: nothing is known of other sessions' edits.)
+        None => rec.files = changes.iter().map(|c| c.path.clone()).collect(),
+    }
+    if rec.end.is_none() {
+        return;
+    }
+    let abs: Vec<String> = rec
+        .files
+        .iter()
+        .map(|f| super::pathcode::shown(&p.root.join(f)))
+        .collect();
+    shared.sessions.set_files(key, abs);
+    if let Err(e) = p.update_journal(|j| j.turns.push(rec.clone())) {
+        cps.say(
+            shared,
+            format!("{}:journal", p.root.display()),
+            e.to_string(),
         );
-    }));
+    }
+    cps.tell(
+        shared,
+        "turn_checkpointed",
+        json!({"root": super::pathcode::shown(&p.root), "turn": rec}),
+    );
+}
+
+/// Turn `key`'s start (corrected by its `captures` and `late` captures) and end checkpoints,
+/// set in `rec`, and the changes between them (none when the start was never taken).
+fn end_checkpoint(
+    p: &Project,
+    key: u64,
+    rec: &mut TurnRecord,
+    mut captures: Vec<(String, Option<FileState>)>,
+    late: Vec<(String, Option<FileState>)>,
+) -> Result<Vec<Change>, CheckpointError> {
+    let extra: Vec<String> = captures
+        .iter()
+        .chain(&late)
+        .map(|(r, _)| r.clone())
+        .collect();
+    let mut store = p.store();
+    let Some(start) = rec.start else {
+        return Ok(Vec::new());
+    };
+    // A capture after the start counts where the start does not hold the file (the
+    // walk skipped it); where it does, the start is the file before the turn.
+    for (rel, st) in late {
+        if store.state_at(start, &rel)?.is_none() {
+            captures.push((rel, st));
+        }
+    }
+    let start = if captures.is_empty() {
+        start
+    } else {
+        store.derive(
+            start,
+            &captures,
+            &format!("turn {key} start, with captures"),
+        )?
+    };
+    let end = store.checkpoint_with(&format!("turn {key} end"), &extra)?;
+    let changes = store.diff(start, end)?;
+    rec.start = Some(start);
+    rec.end = Some(end);
+    Ok(changes)
 }
 
 /// Sets `rec`'s files from the `changes` between its start and end: a file another session's
