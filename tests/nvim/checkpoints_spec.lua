@@ -14,6 +14,13 @@ end
 h.record_notify()
 
 local project = h.tmpdir()
+-- The second sessions' project (the overlapping turns' test).
+local other_root = h.tmpdir()
+-- The hook door takes events only from folders the editor knows: both projects are roots the
+-- person added.
+require("claude_context.config").resolve({ workspace = { extra_roots = { project, other_root } } })
+-- The hook door takes events only from a folder the editor knows: the editor works in the project.
+vim.cmd.cd(vim.fn.fnameescape(project))
 
 local checkpointed = {}
 vim.api.nvim_create_autocmd("User", {
@@ -206,6 +213,8 @@ return {
     "two sessions' overlapping turns: each edit tool's file apart, an unclaimed change shared, rewind keeps what the other edited too",
     function()
       local root = h.tmpdir()
+      -- The hook door takes events only from a folder the editor knows: the editor works there.
+      vim.cmd.cd(vim.fn.fnameescape(root))
       local function p(rel)
         return root .. "/" .. rel
       end
@@ -260,7 +269,7 @@ return {
   {
     "a reject in the review keeps what it replaces in the store: rewind undo gives the person's text back",
     function()
-      local root = h.tmpdir()
+      local root = other_root
       local function p(rel)
         return root .. "/" .. rel
       end
