@@ -22,6 +22,16 @@ require("claude_context.config").resolve({ workspace = { extra_roots = { project
 -- The hook door takes events only from a folder the editor knows: the editor works in the project.
 vim.cmd.cd(vim.fn.fnameescape(project))
 
+-- The spec never falls into Neovim's real (interactive) prompt: outside the stubs of the test that
+-- lists the turns, vim.ui.select answers "none chosen" and the prompt asked is recorded (a test
+-- checks none was).
+local unexpected_selects = {}
+local function no_prompt(_, o, on_choice)
+  table.insert(unexpected_selects, o and o.prompt or "?")
+  on_choice(nil)
+end
+vim.ui.select = no_prompt
+
 local checkpointed = {}
 vim.api.nvim_create_autocmd("User", {
   pattern = "ClaudeContextTurnCheckpointed",
@@ -156,11 +166,13 @@ return {
   {
     ":ClaudeContext checkpoints lists the turns and previews the one chosen (in the review view, else a float)",
     function()
+      -- The stub stays until the command's callback chose (no real prompt after a wait's end).
       local items, shown_item
-      local orig = vim.ui.select
+      local chosen = 0
       vim.ui.select = function(list, opts, on_choice)
         items = vim.tbl_map(opts.format_item, list)
         shown_item = list[1]
+        chosen = chosen + 1
         on_choice(list[1])
       end
       -- Without the review view (a module that is not a table): the file list in a float.
@@ -170,11 +182,10 @@ return {
         require("claude_context.output").close()
         vim.cmd("ClaudeContext checkpoints")
         wait_for(function()
-          return require("claude_context.output").win
+          return chosen == 1 and require("claude_context.output").win
         end, 20000, "the preview")
       end)
       package.loaded["claude_context.review"] = review_mod
-      vim.ui.select = orig
       assert(okk, err)
       eq(1, #items)
       contains(items[1], "change things")
@@ -186,19 +197,19 @@ return {
       contains(text, "added     c.txt")
       require("claude_context.output").close()
 
-      -- With the review view: the turn's change set opens there.
-      vim.ui.select = function(list, _, on_choice)
-        on_choice(list[1])
-      end
+      -- With the review view: the turn's change set opens there. (The turn's end already made its
+      -- change set the active review — signs — so the wait is for a review other than that one.)
+      local before = require("claude_context.review").active()
       okk, err = pcall(function()
         vim.cmd("ClaudeContext checkpoints")
         wait_for(function()
           local r = require("claude_context.review").active()
-          return r and r.cs and #r.cs.files == 3
+          return chosen == 2 and r ~= before and r and r.cs and #r.cs.files == 3
         end, 20000, "the review of the chosen turn")
       end)
-      vim.ui.select = orig
+      vim.ui.select = no_prompt
       assert(okk, err)
+      eq({}, unexpected_selects, "no other prompt")
       local files = vim.tbl_map(function(f)
         return f.path
       end, require("claude_context.review").active().cs.files)
