@@ -504,6 +504,9 @@ return {
       local function hook(input, env)
         input.hook_event_name = "PermissionRequest"
         input.cwd = project .. "/.claude/worktrees/feat"
+        -- The hook door takes events only from a folder that is there and that the editor knows
+        -- (the session's worktree, in the project); the test before discarded it.
+        vim.fn.mkdir(input.cwd, "p")
         local res
         vim.system({ bin, "hook", "PermissionRequest" }, {
           stdin = vim.json.encode(input),

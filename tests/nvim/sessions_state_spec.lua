@@ -39,12 +39,18 @@ local function hook(event, input, terminal)
   input.hook_event_name = event
   input.transcript_path = "/tmp/t.jsonl"
   input.cwd = vim.fn.getcwd()
-  local r = vim
-    .system({ bin, "hook", event }, {
-      stdin = vim.json.encode(input),
-      env = { CLAUDE_CODE_SSE_PORT = tostring(cc().status().port), CLAUDE_CONTEXT_SESSION = terminal or "main" },
-    })
-    :wait(20000)
+  -- Not SystemObj:wait(), which holds the editor's jobs back: a PermissionRequest's hook waits
+  -- for the editor's answer (the permission queue), as Claude Code runs it beside its dialog.
+  local r
+  vim.system({ bin, "hook", event }, {
+    stdin = vim.json.encode(input),
+    env = { CLAUDE_CODE_SSE_PORT = tostring(cc().status().port), CLAUDE_CONTEXT_SESSION = terminal or "main" },
+  }, function(res)
+    r = res
+  end)
+  wait_for(function()
+    return r
+  end, 20000, "the hook's end")
   eq(0, r.code, r.stderr)
   eq("", r.stdout, "a hook prints nothing on stdout")
 end
