@@ -25,6 +25,16 @@ function M.error(msg)
   M.notify(msg, vim.log.levels.ERROR)
 end
 
+---An error message starting with "claude-context: ", then `cb(msg)` when there is a `cb`.
+---@param cb fun(err:string)?
+---@param msg string
+function M.fail(cb, msg)
+  M.error("claude-context: " .. msg)
+  if cb then
+    cb(msg)
+  end
+end
+
 return setmetatable(M, {
   __call = function(_, msg, level)
     M.notify(msg, level)

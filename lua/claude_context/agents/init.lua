@@ -38,12 +38,7 @@ function M.root()
   return outer or root
 end
 
-local function fail(cb, msg)
-  notify.error("claude-context: " .. msg)
-  if cb then
-    cb(msg)
-  end
-end
+local fail = notify.fail
 
 local watching = false
 
@@ -390,6 +385,25 @@ function M.find(name)
   return nil
 end
 
+---Finds background session `name` and a claude that has `feature`, then `go(e, exe)`; else
+---`cb(err)` (`missing`: the format, given the name, when there is no such session).
+local function with_background(name, missing, feature, cb, go)
+  local e = M.find(name)
+  if not e or e.kind ~= "background" then
+    return fail(cb, missing:format(tostring(name)))
+  end
+  local exe, why = cli.exe()
+  if not exe then
+    return fail(cb, why)
+  end
+  cli.features(exe, function(f)
+    if not f[feature] then
+      return fail(cb, cli.too_old("manage"))
+    end
+    go(e, exe)
+  end)
+end
+
 ---The attach terminals: `{ [name] = buf }`.
 M.attached = {}
 
@@ -398,18 +412,8 @@ M.attached = {}
 ---@param name string
 ---@param cb fun(err?:string, buf?:integer)?
 function M.attach(name, cb)
-  local e = M.find(name)
-  if not e or e.kind ~= "background" then
-    return fail(cb, ("no background session %q in this project (:ClaudeContext agents lists them)"):format(tostring(name)))
-  end
-  local exe, why = cli.exe()
-  if not exe then
-    return fail(cb, why)
-  end
-  cli.features(exe, function(f)
-    if not f.attach then
-      return fail(cb, cli.too_old("manage"))
-    end
+  local missing = "no background session %q in this project (:ClaudeContext agents lists them)"
+  return with_background(name, missing, "attach", cb, function(e, exe)
     local old = M.attached[e.name]
     if old and vim.api.nvim_buf_is_valid(old) then
       local win = vim.fn.win_findbuf(old)[1]
@@ -453,18 +457,7 @@ end
 ---@param name string
 ---@param cb fun(err?:string)?
 function M.stop(name, cb)
-  local e = M.find(name)
-  if not e or e.kind ~= "background" then
-    return fail(cb, ("no running background session %q"):format(tostring(name)))
-  end
-  local exe, why = cli.exe()
-  if not exe then
-    return fail(cb, why)
-  end
-  cli.features(exe, function(f)
-    if not f.stop then
-      return fail(cb, cli.too_old("manage"))
-    end
+  return with_background(name, "no running background session %q", "stop", cb, function(e, exe)
     cli.run({ exe, "stop", e.id }, { env = cli.env() }, function(r)
       if r.code ~= 0 then
         return fail(cb, ("claude stop %s failed: %s"):format(e.id, vim.trim(r.stderr .. r.stdout):sub(1, 300)))

@@ -22,12 +22,7 @@ local notify = require("claude_context.notify")
 ---How long one slice of the merges may hold the main thread (ns).
 M.SLICE_NS = 8e6
 
-local function fail(cb, msg)
-  notify.error("claude-context: " .. msg)
-  if cb then
-    cb(msg)
-  end
-end
+local fail = notify.fail
 
 local function git(args, cb, stdin)
   local argv = vim.list_extend({ "git" }, args)
@@ -380,12 +375,8 @@ local function quickfix(plan, report)
   end
 end
 
----Lands worktree `name` (see the module's text). Returns at once; `opts.cb(err, report)` later.
----@param name string
----@param opts {all?:boolean, cb?:fun(err?:string, report?:table)}?
-function M.land(name, opts)
-  opts = opts or {}
-  local cb = opts.cb
+---Plans the land of worktree `name` (see |M.prepare|), then `go(plan, wt)`; else `cb(err)`.
+local function prepared(name, cb, go)
   local why = names.invalid(name)
   if why then
     return fail(cb, why)
@@ -402,6 +393,17 @@ function M.land(name, opts)
     if err then
       return fail(cb, err)
     end
+    go(plan, wt)
+  end)
+end
+
+---Lands worktree `name` (see the module's text). Returns at once; `opts.cb(err, report)` later.
+---@param name string
+---@param opts {all?:boolean, cb?:fun(err?:string, report?:table)}?
+function M.land(name, opts)
+  opts = opts or {}
+  local cb = opts.cb
+  return prepared(name, cb, function(plan)
     M.apply(plan, function(report)
       quickfix(plan, report)
       local msg, level = M.summary(name, report)
@@ -445,22 +447,7 @@ end
 ---@param name string
 ---@param cb fun(err?:string)?
 function M.review(name, cb)
-  local why = names.invalid(name)
-  if why then
-    return fail(cb, why)
-  end
-  local root, rerr = require("claude_context.agents").root()
-  if not root then
-    return fail(cb, rerr)
-  end
-  local wt = names.worktree(root, name)
-  if not vim.uv.fs_stat(wt .. "/.git") then
-    return fail(cb, ("the worktree %s is gone (removed by hand?): its commits stay on branch %s"):format(wt, names.branch(name)))
-  end
-  M.prepare(root, wt, function(err, plan)
-    if err then
-      return fail(cb, err)
-    end
+  return prepared(name, cb, function(plan, wt)
     local files = {}
     for _, f in ipairs(plan.files) do
       if f.action ~= "unreadable" and (f.base or nil) ~= f.theirs then

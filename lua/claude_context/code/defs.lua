@@ -118,6 +118,18 @@ local function walk(task, root, source)
   return defs
 end
 
+---The definitions of `source` (a buffer or a text) parsed by `parser` (when `ok`), kept in the
+---cache under `key`; nil when it has no tree.
+local function walk_cached(task, path, key, source, ok, parser)
+  local root = ok and parser and parse_root(task, parser)
+  if not root then
+    return nil
+  end
+  local defs = walk(task, root, source)
+  M.cache[path] = { key = key, defs = defs }
+  return defs
+end
+
 ---The definitions in `path` from tree-sitter (nil: unreadable; nil, true: no parser for its
 ---language). `bufs`: the loaded buffers by name (a buffer's unsaved state wins over the file).
 ---@return table[]? defs
@@ -140,28 +152,14 @@ local function parsed(task, path, key, bufs)
     if c and c.key == ck then
       return c.defs
     end
-    local ok, parser = pcall(vim.treesitter.get_parser, buf, lang, { error = false })
-    local root = ok and parser and parse_root(task, parser)
-    if not root then
-      return nil
-    end
-    local defs = walk(task, root, buf)
-    M.cache[path] = { key = ck, defs = defs }
-    return defs
+    return walk_cached(task, path, ck, buf, pcall(vim.treesitter.get_parser, buf, lang, { error = false }))
   end
   task:check_slice(M.step_budget_ms)
   local text, k = read(task, path, key)
   if not text then
     return nil
   end
-  local ok, parser = pcall(vim.treesitter.get_string_parser, text, lang)
-  local root = ok and parse_root(task, parser)
-  if not root then
-    return nil
-  end
-  local defs = walk(task, root, text)
-  M.cache[path] = { key = k, defs = defs }
-  return defs
+  return walk_cached(task, path, k, text, pcall(vim.treesitter.get_string_parser, text, lang))
 end
 
 ---Whether `line` imports names (`import x`, `from m import x`, `import { x } from`), whose

@@ -112,16 +112,21 @@ function M.in_workspace(task, p)
   return found, nil, errs, note
 end
 
+---The byte column where `needle` starts on `text` (line `p.line` of `where`), or nil and why not.
+local function find_on(needle, p, where, text)
+  local s = text:find(needle, 1, true)
+  if not s then
+    return nil, ("%q is not on line %d of %s, which reads: %s"):format(needle, p.line, where, text)
+  end
+  return s - 1
+end
+
 ---The byte column `p` means on `text` (line `p.line` of `p.file`): its `text`, `column`
 ---(characters) or `symbol`, else the line's first non-blank; or nil and why not.
 local function column_on(p, text)
   local where = rel(p.file, p.roots)
   if p.text and p.text ~= "" then
-    local s = text:find(p.text, 1, true)
-    if not s then
-      return nil, ("%q is not on line %d of %s, which reads: %s"):format(p.text, p.line, where, text)
-    end
-    return s - 1
+    return find_on(p.text, p, where, text)
   elseif p.column then
     local nchars = vim.fn.strchars(text)
     if p.column > nchars + 1 then
@@ -130,11 +135,7 @@ local function column_on(p, text)
     local col = vim.fn.byteidx(text, p.column - 1)
     return col < 0 and #text or col
   elseif p.symbol and p.symbol ~= "" then
-    local s = text:find(p.symbol, 1, true)
-    if not s then
-      return nil, ("%q is not on line %d of %s, which reads: %s"):format(p.symbol, p.line, where, text)
-    end
-    return s - 1
+    return find_on(p.symbol, p, where, text)
   end
   return (text:find("%S") or 1) - 1
 end

@@ -7,6 +7,7 @@
 //! [`Server::update_editor_state`] and [`Server::stop`], each of which returns at once.
 
 pub(crate) mod conn;
+pub(crate) mod door;
 pub mod hooks;
 pub mod permissions;
 pub mod plans;

@@ -7,16 +7,15 @@
 //! the editor to take the ask off its queue (`rpc.cancel`). No decision is ever made here: a
 //! timeout, a busy editor or a bad answer is no answer, and Claude Code's dialog stands.
 
+use super::door::{self, Slot};
 use super::Shared;
 use crate::hook::permission::{result_for, Ask};
 use crate::turns::HookEvent;
-use futures_util::StreamExt;
 use serde_json::{json, Value};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite};
-use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::WebSocketStream;
 
 /// The most asks waiting at once; more are left to Claude Code's dialog.
@@ -26,33 +25,14 @@ pub const MAX_WAIT: Duration = crate::hook::REVIEW_TIMEOUT;
 
 static OPEN: AtomicUsize = AtomicUsize::new(0);
 
-struct Slot;
-
-impl Slot {
-    fn take() -> Option<Slot> {
-        OPEN.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| {
-            (n < MAX_OPEN).then_some(n + 1)
-        })
-        .ok()
-        .map(|_| Slot)
-    }
-}
-
-impl Drop for Slot {
-    fn drop(&mut self) {
-        OPEN.fetch_sub(1, Ordering::SeqCst);
-    }
+/// One more waiting ask, unless [`MAX_OPEN`] are waiting already.
+fn slot() -> Option<Slot> {
+    Slot::take(&OPEN, MAX_OPEN)
 }
 
 /// The editor's request for ask `a` of the session of `ev`.
 pub fn editor_params(ev: &HookEvent, a: &Ask) -> Value {
-    json!({
-        "session_id": ev.session_id,
-        "terminal": ev.terminal,
-        "cwd": ev.cwd,
-        "tool": a.tool,
-        "input": a.input,
-    })
+    door::editor_params(ev, &a.tool, &a.input)
 }
 
 /// Asks the editor and returns the hook's answer; `None` when the hook went away first.
@@ -65,32 +45,22 @@ pub async fn decide<S>(
 where
     S: AsyncRead + AsyncWrite + Unpin,
 {
-    let Some(_slot) = Slot::take() else {
+    let Some(_slot) = slot() else {
         tracing::info!("too many permission requests waiting; Claude Code's dialog asks");
         return Some(json!({}));
     };
     let asked = shared.rpc.call("permission_request", editor_params(ev, &a));
-    let gone = async {
-        loop {
-            match ws.next().await {
-                Some(Ok(Message::Close(_))) | None | Some(Err(_)) => break,
-                Some(Ok(_)) => continue,
-            }
-        }
+    let Some(a) = door::answer_unless_gone(asked, MAX_WAIT, ws).await else {
+        tracing::debug!(session = %ev.session_id, "the permission hook went away before a decision");
+        return None;
     };
-    let result = tokio::select! {
-        a = tokio::time::timeout(MAX_WAIT, asked) => match a {
-            Ok(Ok(v)) => result_for(Some(v)),
-            Ok(Err(e)) => {
-                tracing::info!(error = %e, "the editor did not take the permission request");
-                json!({})
-            }
-            Err(_) => json!({}),
-        },
-        _ = gone => {
-            tracing::debug!(session = %ev.session_id, "the permission hook went away before a decision");
-            None?
+    let result = match a {
+        Ok(Ok(v)) => result_for(Some(v)),
+        Ok(Err(e)) => {
+            tracing::info!(error = %e, "the editor did not take the permission request");
+            json!({})
         }
+        Err(_) => json!({}),
     };
     if result.get("allowed") == Some(&Value::Bool(true)) {
         // Allowed in Neovim: the session works on.
@@ -111,11 +81,11 @@ mod tests {
 
     #[test]
     fn at_most_max_open_asks_at_once() {
-        let slots: Vec<Slot> = std::iter::from_fn(Slot::take).take(MAX_OPEN + 1).collect();
+        let slots: Vec<Slot> = std::iter::from_fn(slot).take(MAX_OPEN + 1).collect();
         assert_eq!(slots.len(), MAX_OPEN);
-        assert!(Slot::take().is_none());
+        assert!(slot().is_none());
         drop(slots);
-        assert!(Slot::take().is_some());
+        assert!(slot().is_some());
     }
 
     #[test]

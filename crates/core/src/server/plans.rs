@@ -11,17 +11,16 @@
 //! bridge goes away, the hook's connection ends and it prints nothing: the CLI asks in the
 //! terminal.
 
+use super::door::{self, Slot};
 use super::Shared;
 use crate::editor::EditorError;
 use crate::plans::{hook_output, Decision, Review};
 use crate::turns::HookEvent;
-use futures_util::StreamExt;
 use serde_json::{json, Value};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite};
-use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::WebSocketStream;
 
 /// The most reviews open at once (each is a buffer in Neovim); more are left to the terminal.
@@ -31,23 +30,9 @@ pub const MAX_WAIT: Duration = crate::hook::REVIEW_TIMEOUT;
 
 static OPEN: AtomicUsize = AtomicUsize::new(0);
 
-/// One open review, counted in [`OPEN`] while it lives.
-struct Slot;
-
-impl Slot {
-    fn take() -> Option<Slot> {
-        OPEN.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| {
-            (n < MAX_OPEN).then_some(n + 1)
-        })
-        .ok()
-        .map(|_| Slot)
-    }
-}
-
-impl Drop for Slot {
-    fn drop(&mut self) {
-        OPEN.fetch_sub(1, Ordering::SeqCst);
-    }
+/// One more open review, unless [`MAX_OPEN`] are open already.
+fn slot() -> Option<Slot> {
+    Slot::take(&OPEN, MAX_OPEN)
 }
 
 /// The review a hook request asks for (`params.review`), if any.
@@ -69,13 +54,7 @@ fn waiting_message(r: &Review) -> String {
 
 /// The editor's request for `r` of the session of `ev`.
 pub fn editor_params(ev: &HookEvent, r: &Review) -> Value {
-    json!({
-        "session_id": ev.session_id,
-        "terminal": ev.terminal,
-        "cwd": ev.cwd,
-        "tool": r.tool,
-        "input": r.input,
-    })
+    door::editor_params(ev, &r.tool, &r.input)
 }
 
 /// The hook's answer (`result`) for the editor's answer `answer`.
@@ -105,7 +84,7 @@ pub async fn decide<S>(
 where
     S: AsyncRead + AsyncWrite + Unpin,
 {
-    let Some(_slot) = Slot::take() else {
+    let Some(_slot) = slot() else {
         tracing::info!("too many reviews open; the terminal asks");
         return Some(json!({}));
     };
@@ -120,27 +99,19 @@ where
         },
     );
     let asked = shared.rpc.call("plan_review", editor_params(ev, &r));
-    // The hook process sends nothing more: anything read is its close (or an error).
-    let gone = async {
-        loop {
-            match ws.next().await {
-                Some(Ok(Message::Close(_))) | None | Some(Err(_)) => break,
-                Some(Ok(_)) => continue,
-            }
-        }
+    let Some(a) = door::answer_unless_gone(asked, MAX_WAIT, ws).await else {
+        tracing::debug!(session = %ev.session_id, "the hook went away before the decision");
+        return None;
     };
-    let result = tokio::select! {
-        a = tokio::time::timeout(MAX_WAIT, asked) => {
-            result_for(&r, a.unwrap_or_else(|_| Err(EditorError::Timeout {
+    let result = result_for(
+        &r,
+        a.unwrap_or_else(|_| {
+            Err(EditorError::Timeout {
                 method: "plan_review".into(),
                 waited_ms: MAX_WAIT.as_millis() as u64,
-            })))
-        }
-        _ = gone => {
-            tracing::debug!(session = %ev.session_id, "the hook went away before the decision");
-            None?
-        }
-    };
+            })
+        }),
+    );
     if result.get("output").is_some() {
         // The person decided in Neovim: the session works on (Claude revises, or goes ahead).
         // (No PostToolUse follows a denial, and the sessions `:ClaudeContext open` starts have
@@ -182,11 +153,11 @@ mod tests {
 
     #[test]
     fn at_most_max_open_reviews_at_once() {
-        let slots: Vec<Slot> = std::iter::from_fn(Slot::take).take(MAX_OPEN + 1).collect();
+        let slots: Vec<Slot> = std::iter::from_fn(slot).take(MAX_OPEN + 1).collect();
         assert_eq!(slots.len(), MAX_OPEN);
-        assert!(Slot::take().is_none());
+        assert!(slot().is_none());
         drop(slots);
-        assert!(Slot::take().is_some());
+        assert!(slot().is_some());
     }
 
     #[test]
