@@ -110,6 +110,8 @@ VIEWS = """
 local views = require('claude_context.ide.diff').views
 local name, v = next(views)
 if not v or not v.prop_buf or not vim.api.nvim_buf_is_valid(v.prop_buf) then return nil end
+-- The view is listed as it starts; its buffers are filled in later turns, and it is shown last.
+if not v.tab then return nil end
 return { name = name, old = v.old_path, proposal = vim.api.nvim_buf_get_lines(v.prop_buf, 0, -1, false) }
 """
 
