@@ -51,16 +51,12 @@ const REUSE_MAX: usize = 1024 * 1024;
 pub fn reply_text(r: Value) -> String {
     use std::sync::Mutex;
     static LAST: Mutex<Option<(Value, String)>> = Mutex::new(None);
-    let Value::Object(m) = &r else {
-        return json_text(&r);
+    let mut m = match r {
+        Value::Object(m) if is_result_envelope(&m) => m,
+        other => return json_text(&other),
     };
-    let keys: Vec<&str> = m.keys().map(String::as_str).collect();
-    if keys != ["jsonrpc", "id", "result"] || m["jsonrpc"] != "2.0" {
-        return json_text(&r);
-    }
-    let result = &m["result"];
+    let id = json_text(&m["id"]);
     let envelope = |result_text: &str| {
-        let id = json_text(&m["id"]);
         let mut out = String::with_capacity(result_text.len() + id.len() + 32);
         out.push_str("{\"jsonrpc\":\"2.0\",\"id\":");
         out.push_str(&id);
@@ -69,25 +65,26 @@ pub fn reply_text(r: Value) -> String {
         out.push('}');
         out
     };
+    let result = m.remove("result").unwrap_or(Value::Null);
     {
         let last = LAST.lock().unwrap_or_else(|e| e.into_inner());
         if let Some((lv, text)) = last.as_ref() {
-            if same_in_order(lv, result) {
+            if same_in_order(lv, &result) {
                 return envelope(text);
             }
         }
     }
-    let text = json_text(result);
+    let text = json_text(&result);
     let out = envelope(&text);
     if (REUSE_MIN..=REUSE_MAX).contains(&text.len()) {
-        let Value::Object(mut m) = r else {
-            unreachable!("checked above")
-        };
-        if let Some(v) = m.remove("result") {
-            *LAST.lock().unwrap_or_else(|e| e.into_inner()) = Some((v, text));
-        }
+        *LAST.lock().unwrap_or_else(|e| e.into_inner()) = Some((result, text));
     }
     out
+}
+
+/// A reply `{"jsonrpc":"2.0","id":…,"result":…}` with its keys in that order.
+fn is_result_envelope(m: &serde_json::Map<String, Value>) -> bool {
+    m.keys().map(String::as_str).eq(["jsonrpc", "id", "result"]) && m["jsonrpc"] == "2.0"
 }
 
 /// Equal values whose objects also list their keys in the same order (`==` on objects ignores

@@ -400,7 +400,10 @@ pub fn plan_from_file(input: &mut Value, plans: Option<&std::path::Path>) {
     // The read goes beneath the plans folder's own handle, by the file's name alone: the
     // untrusted path only chose the name.
     let Ok(bytes) = crate::capfs::CapDir::open_root(plans).and_then(|d| {
-        d.read_capped(std::path::Path::new(name), crate::plans::MAX_INPUT_BYTES as u64)
+        d.read_capped(
+            std::path::Path::new(name),
+            crate::plans::MAX_INPUT_BYTES as u64,
+        )
     }) else {
         return;
     };
