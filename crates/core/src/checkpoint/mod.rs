@@ -50,6 +50,7 @@
 
 mod gc;
 pub(crate) mod ignore_rules;
+mod memo;
 pub mod object;
 pub mod probe;
 mod records;
