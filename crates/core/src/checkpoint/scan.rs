@@ -660,3 +660,36 @@ pub fn walk(
 pub fn is_worktrees(rel: &[u8], name: &[u8]) -> bool {
     rel == b".claude" && name == b"worktrees"
 }
+
+/// The walk's thread pool of `threads` threads, one for the whole process (every project's store
+/// shares it: 32 open projects do not make 32 pools).
+pub(super) fn shared_pool(threads: usize) -> Option<std::sync::Arc<rayon::ThreadPool>> {
+    use std::collections::HashMap;
+    use std::sync::{Arc, Mutex, OnceLock};
+    static POOLS: OnceLock<Mutex<HashMap<usize, Arc<rayon::ThreadPool>>>> = OnceLock::new();
+    let mut pools = POOLS.get_or_init(Default::default).lock().ok()?;
+    if let Some(p) = pools.get(&threads) {
+        return Some(p.clone());
+    }
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .thread_name(|i| format!("checkpoint-walk-{i}"))
+        // A thread waiting for a subdirectory runs others on its stack: deep trees.
+        .stack_size(16 << 20)
+        .build()
+        .ok()?;
+    let pool = Arc::new(pool);
+    pools.insert(threads, pool.clone());
+    Some(pool)
+}
+
+#[cfg(test)]
+mod pool_tests {
+    #[test]
+    fn every_store_of_the_process_shares_one_walk_pool() {
+        let a = super::shared_pool(3).unwrap();
+        let b = super::shared_pool(3).unwrap();
+        assert!(std::sync::Arc::ptr_eq(&a, &b));
+        assert_eq!(a.current_num_threads(), 3);
+    }
+}
