@@ -478,7 +478,7 @@ end
 ---@param name string
 ---@param cb fun(err?:string, info?:{branch:string, commit?:string})?
 function M.discard(name, cb)
-  require("claude_context.agents.land").discard(name, cb)
+  require("claude_context.agents.discard").discard(name, cb)
 end
 
 ---Brings worktree `name`'s change into the main checkout (claude_context.agents.land).
