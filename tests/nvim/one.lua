@@ -1,6 +1,8 @@
 -- Runs one spec file: it returns a list of { name, fn } (or a table name -> fn). Prints each
 -- result and "N passed, N failed" last; exits non-zero when anything failed.
 local file = _G.arg[1]
+-- Line-buffered: a Neovim that crashes mid-file still shows the results written before it.
+io.stdout:setvbuf("line")
 -- The specs' helpers (tests/nvim/helpers.lua) load with require("helpers").
 package.path = vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":p:h") .. "/?.lua;" .. package.path
 local ok, spec = pcall(dofile, file)

@@ -46,16 +46,22 @@ for _, f in ipairs(files) do
     if p then
       passed, failed = passed + tonumber(p), failed + tonumber(fl)
     end
-    if res.code == 124 then
+    -- A Neovim killed by a signal (a crash: SIGSEGV, SIGABRT) ends with code 0 and the signal set.
+    local signal = res.signal and res.signal ~= 0 and res.code ~= 124
+    if not p or res.code ~= 0 or signal then
       local cf = io.open(tmp .. "/.current-test", "r")
       local current = cf and cf:read("*a") or "?"
       if cf then
         cf:close()
       end
-      io.stdout:write(("  TIMEOUT %s: %s (killed after %d s)\n"):format(vim.fn.fnamemodify(f, ":t:r"), current, LIMIT_MS / 1000))
-    end
-    if not p or res.code ~= 0 then
-      table.insert(broken, ("%s (exit %s)"):format(vim.fn.fnamemodify(f, ":t"), tostring(res.code)))
+      local spec = vim.fn.fnamemodify(f, ":t:r")
+      if res.code == 124 then
+        io.stdout:write(("  TIMEOUT %s: %s (killed after %d s)\n"):format(spec, current, LIMIT_MS / 1000))
+      elseif signal or not p then
+        io.stdout:write(("  FAIL %s: ended during %q (exit %d, signal %d)\n"):format(spec, current, res.code, res.signal or 0))
+      end
+      local how = signal and ("signal %d"):format(res.signal) or ("exit %s"):format(tostring(res.code))
+      table.insert(broken, ("%s (%s)"):format(vim.fn.fnamemodify(f, ":t"), how))
       if not p then
         failed = failed + 1
       end
