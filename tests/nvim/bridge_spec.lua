@@ -314,6 +314,40 @@ return {
     end,
   },
   {
+    "a Neovim ended by a signal in an autocmd (no VimLeavePre) exits cleanly and removes its lock file",
+    function()
+      -- The terminal emulator closed under an editor busy in an autocmd: Neovim exits at once,
+      -- without VimLeavePre, and the bridge is stopped by its thread-local's destructor. That used
+      -- to panic inside tokio (its thread-locals already gone) and abort the process.
+      local script = h.tmpdir() .. "/hup.lua"
+      h.write(
+        script,
+        [[
+require("claude_context").setup({})
+vim.api.nvim_create_autocmd("FileType", { pattern = "cc_hup", callback = function()
+  vim.uv.kill(vim.uv.os_getpid(), "sighup")
+  vim.wait(2000)
+end })
+vim.defer_fn(function() vim.bo.filetype = "cc_hup" end, 50)
+]]
+      )
+      local before = #lock_files()
+      local res = vim.system({
+        vim.v.progpath,
+        "--headless",
+        "--clean",
+        "-u",
+        vim.env.MYVIMRC ~= "" and vim.env.MYVIMRC or (require("claude_context.native").plugin_root() .. "/tests/minimal_init.lua"),
+        "-c",
+        "luafile " .. script,
+      }, { env = { CLAUDE_CONFIG_DIR = vim.env.CLAUDE_CONFIG_DIR }, text = true }):wait(20000)
+      eq(0, res.signal, "no abort (signal) — output: " .. tostring(res.stderr) .. tostring(res.stdout))
+      eq(1, res.code, "Neovim's own exit code for a deadly signal")
+      contains(res.stdout .. res.stderr, "Caught deadly signal 'SIGHUP'")
+      eq(before, #lock_files(), "its lock file is removed")
+    end,
+  },
+  {
     "the loader lists every path it tried and says how to build",
     function()
       local native = dofile(require("claude_context.native").plugin_root() .. "/lua/claude_context/native.lua")

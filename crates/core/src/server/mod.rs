@@ -400,19 +400,31 @@ impl Server {
     fn shutdown_now(&mut self) {
         self.shared.shutdown.send_replace(true);
         lock(&self.shared.lock).take();
-        if let Some(rt) = self.runtime.take() {
+        let Some(rt) = self.runtime.take() else {
+            return;
+        };
+        match tokio::runtime::Handle::try_current() {
+            // Dropped while the process exits (Neovim ended by a signal before VimLeavePre could
+            // stop the bridge): tokio's own thread-locals may be gone already, and entering the
+            // runtime would panic inside a thread-local destructor, which aborts the process. The
+            // lock file is removed above; let the runtime go without waiting.
+            Err(e) if e.is_thread_local_destroyed() => {
+                rt.shutdown_background();
+                return;
+            }
             // Claude session state written in the background (history, the session id to
             // --resume): let the writes in flight finish, so a quit right after an answer keeps
             // it. (Not from inside a runtime, where blocking is not allowed.)
-            if tokio::runtime::Handle::try_current().is_err() {
+            Err(_) => {
                 let claude = &self.shared.claude;
                 rt.block_on(async {
                     let _ = tokio::time::timeout(Duration::from_secs(2), claude.flush()).await;
                 });
             }
-            // Give connections a moment to send their close frames, then let go.
-            rt.shutdown_timeout(Duration::from_millis(100));
+            Ok(_) => {}
         }
+        // Give connections a moment to send their close frames, then let go.
+        rt.shutdown_timeout(Duration::from_millis(100));
         tracing::info!(port = self.shared.port, "bridge stopped");
     }
 }
