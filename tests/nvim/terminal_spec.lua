@@ -520,4 +520,55 @@ return {
       end
     end,
   },
+  {
+    "close right after open waits until the job runs its own program (Neovim's signal handlers are in the child until then)",
+    function()
+      local stop = require("claude_context.terminal.stop")
+      if stop.started(vim.fn.getpid()) == nil then
+        return -- no /proc: the stop waits a fixed while instead
+      end
+      -- A CLI that becomes Neovim: to /proc it looks like a child before its exec() all along.
+      local nvim_cli = tmp .. "/nvim-cli"
+      h.write(nvim_cli, ("#!/bin/sh\nexec %s --clean --headless -n\n"):format(vim.fn.shellescape(vim.v.progpath)))
+      vim.fn.setfperm(nvim_cli, "rwx------")
+      local limit = stop.limit_ms
+      stop.limit_ms = 300
+      local calls, jobstop = {}, vim.fn.jobstop
+      vim.fn.jobstop = function(j)
+        table.insert(calls, { job = j, ran = stop.started(vim.fn.jobpid(j)), at = vim.uv.now() })
+        return jobstop(j)
+      end
+      local okc, err = pcall(function()
+        cc().setup({ claude = { cmd = nvim_cli } })
+        vim.cmd("ClaudeContext open")
+        local job = term()._state.job
+        wait_for(function()
+          return stop.started(vim.fn.jobpid(job)) == false
+        end, 10000, "the job to run Neovim's program")
+        local closed = vim.uv.now()
+        term().close()
+        eq({}, calls, "not stopped while the child runs Neovim's image")
+        wait_for(function()
+          return #calls == 1
+        end, 5000, "the stop after its limit")
+        ok(calls[1].at - closed >= stop.limit_ms, "stopped only at the limit")
+        wait_for(function()
+          return vim.fn.jobwait({ job }, 0)[1] ~= -1
+        end, 10000, "the job to end")
+        -- A job that runs its own program is stopped at once.
+        calls = {}
+        cc().setup({ claude = { cmd = fake } })
+        vim.cmd("ClaudeContext open")
+        job = term()._state.job
+        wait_for(function()
+          return stop.started(vim.fn.jobpid(job)) == true
+        end, 10000, "the fake CLI to run")
+        term().close()
+        eq(1, #calls, "stopped at once")
+        eq(true, calls[1].ran)
+      end)
+      vim.fn.jobstop, stop.limit_ms = jobstop, limit
+      assert(okc, err)
+    end,
+  },
 }

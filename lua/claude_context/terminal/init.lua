@@ -107,18 +107,20 @@ end
 
 ---Ends the job and wipes the terminal buffer (of the current session). The session is gone at
 ---once and its windows close; a buffer whose job still runs is wiped when the job has ended
----(`TermClose`). Wiping a terminal while Neovim still owes it a write callback (text just typed
----into claude) makes Neovim (0.11 and 0.12) re-queue the terminal's free event forever in any `vim.wait`
----or `:sleep` that follows in the same tick: the editor spins at 100% CPU. After `TermClose`
----the job's streams are closed and nothing is owed.
+---(`TermClose`); the job is stopped once its program runs (terminal/stop.lua). Wiping a
+---terminal while Neovim still owes it a write callback (text just typed into claude) makes
+---Neovim (0.11 and 0.12) re-queue the terminal's free event forever in any `vim.wait` or
+---`:sleep` that follows in the same tick: the editor spins at 100% CPU. After `TermClose` the
+---job's streams are closed and nothing is owed.
 function M.close()
   local s = sessions.current
   sessions.forget(s)
   sessions.current = {}
   local buf = s.buf
+  local stop = require("claude_context.terminal.stop")
   if not (buf and vim.api.nvim_buf_is_valid(buf)) then
     if s.job then
-      pcall(vim.fn.jobstop, s.job)
+      stop.stop(s.job, s.started_ms)
     end
     return
   end
@@ -141,7 +143,7 @@ function M.close()
       end)
     end,
   })
-  pcall(vim.fn.jobstop, s.job)
+  stop.stop(s.job, s.started_ms)
 end
 
 ---`:ClaudeContext sessions {name}`: makes `name` the current session (hiding the current one's

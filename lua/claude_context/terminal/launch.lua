@@ -251,7 +251,7 @@ function M.start(extra)
   if not opened then
     return false, tostring(buf)
   end
-  state.buf, state.job = buf, job
+  state.buf, state.job, state.started_ms = buf, job, vim.uv.now()
   sessions.adopt(state)
   decorate(buf, job)
   require("claude_context.terminal.input").install_paste()
