@@ -664,7 +664,7 @@ return {
       release = true
       vim.api.nvim_del_autocmd(au)
       wait_for(function()
-        return not task.hidden[loaded]
+        return not require("claude_context.code.buffers").hidden[loaded]
       end, 5000, "the request ended")
       pcall(vim.api.nvim_buf_delete, loaded, { force = true })
     end,
@@ -683,7 +683,7 @@ return {
       wait_for(function()
         return started and vim.fn.bufloaded(f) == 1
       end, 10000, "the load started")
-      ok(task.loading[vim.fn.bufnr(f)], "still loading")
+      ok(require("claude_context.code.buffers").loading[vim.fn.bufnr(f)], "still loading")
       cancel()
       not_loaded(f)
       local r = h.call("code_outline", { file = "big/dos.txt" })

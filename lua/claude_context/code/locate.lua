@@ -3,7 +3,7 @@
 --- A `file` + 1-based `line` + `column` (characters) or `text` on that line, or a `symbol` by
 --- name (in a `file`'s symbols, else the workspace's), optionally of a `kind`: turned into
 --- targets (a buffer and a position in each client's own offset encoding). Files that are not
---- open are loaded into hidden buffers for the time of the request (claude_context.code.task).
+--- open are loaded into hidden buffers for the time of the request (claude_context.code.buffers).
 
 local task_mod = require("claude_context.code.task")
 local A = require("claude_context.code.answer")
