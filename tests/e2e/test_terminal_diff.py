@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from conftest import WAIT, wait_until
+from conftest import CLAUDE, WAIT, wait_until
 from test_terminal_relay import READY, descends_from, stub_env, terminal_text
 
 VIEW = """
@@ -23,7 +23,7 @@ def test_a_diff_arriving_while_in_claudes_terminal_leaves_it_alone(make_bridge, 
     f = world.project / "hello.txt"
     f.write_text("hello\nworld\n")
     terminal = {"args": [], "env": stub_env(claude), "side": "right", "size": 0.5}
-    b = make_bridge("nvim", setup_opts={"claude": {"cmd": str(claude.exe)}, "terminal": terminal, "handshake_timeout_ms": 15000})
+    b = make_bridge("nvim", setup_opts={"claude": {"cmd": str(CLAUDE)}, "terminal": terminal, "handshake_timeout_ms": 15000})
     b.lua("vim.o.columns = 200; vim.o.lines = 50")
     b.lua("vim.cmd.edit(vim.fn.fnameescape(...))", str(f))
     b.nvim.command("ClaudeContext open")
