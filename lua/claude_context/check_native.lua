@@ -10,19 +10,19 @@ end
 if not path then
   fail("no library given")
 end
-local ver_fn, err = package.loadlib(path, "claude_context_native_version")
-if not ver_fn then
-  fail("cannot load it: " .. tostring(err))
+---The library's C function `symbol`; fails with `why` and the loader's error when it is missing.
+local function entry(symbol, why)
+  local f, err = package.loadlib(path, symbol)
+  if not f then
+    fail(why .. tostring(err))
+  end
+  return f
 end
-local ok, ver = pcall(ver_fn)
+local ok, ver = pcall(entry("claude_context_native_version", "cannot load it: "))
 if not ok or type(ver) ~= "string" then
   fail("it does not report its version: " .. tostring(ver))
 end
-local init, err2 = package.loadlib(path, "luaopen_claude_context_native")
-if not init then
-  fail("it has no Lua entry point: " .. tostring(err2))
-end
-local ok2, res = pcall(init)
+local ok2, res = pcall(entry("luaopen_claude_context_native", "it has no Lua entry point: "))
 if not ok2 or type(package.loaded["claude_context._native"]) ~= "table" then
   fail("its initialisation failed: " .. tostring(res))
 end

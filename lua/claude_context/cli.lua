@@ -1,9 +1,8 @@
 ---@mod claude_context.cli Where the Claude Code CLI is: one setting for everything
 ---
 --- `setup{claude = {cmd = …}}` names the CLI for the terminal (`:ClaudeContext open`), the
---- sub-agent (`execute_claude`, `:ClaudeContext ask`) and `:checkhealth` alike. `terminal.cmd`
---- is its deprecated alias (still honoured, with a one-time warning). When neither is set, the
---- native library looks for the CLI (crates/core/src/claude/discovery.rs: `claude` in PATH, the
+--- sub-agent (`execute_claude`, `:ClaudeContext ask`) and `:checkhealth` alike. When it is not
+--- set, the native library looks for the CLI (crates/core/src/claude/discovery.rs: `claude` in PATH, the
 --- official installer's `~/.local/bin/claude`, `~/.claude/local/claude`, the system and
 --- package-manager places, then `$CLAUDE_PATH`), the same search the sub-agent's runs make.
 --- Only while the library is missing does a small search here stand in (the configured command,
@@ -35,33 +34,16 @@ function M.install_hint()
   )
 end
 
----The configured CLI: `claude.cmd`, else the deprecated `terminal.cmd` (a string or a list whose
----first item is the program).
+---The configured CLI: `claude.cmd` (a program name or path), nil when not set.
 ---@param options table? the resolved plugin options (default: the current ones)
----@return string|string[]|nil cmd, string? key "claude.cmd" or "terminal.cmd"
+---@return string? cmd
 function M.configured(options)
   options = options or require("claude_context.config").options
   local c = type(options.claude) == "table" and options.claude.cmd or nil
   if type(c) == "string" and c ~= "" then
-    return c, "claude.cmd"
+    return c
   end
-  local t = type(options.terminal) == "table" and options.terminal.cmd or nil
-  if (type(t) == "string" and t ~= "") or (type(t) == "table" and type(t[1]) == "string") then
-    return t, "terminal.cmd"
-  end
-  return nil, nil
-end
-
----Warns once that `terminal.cmd` is deprecated (when it is what configures the CLI).
----@param options table?
-function M.warn_deprecated(options)
-  local _, key = M.configured(options)
-  if key == "terminal.cmd" then
-    vim.notify_once(
-      "claude-context: terminal.cmd is deprecated; set claude.cmd instead (it names the CLI for :ClaudeContext open, the sub-agent and :checkhealth)",
-      vim.log.levels.WARN
-    )
-  end
+  return nil
 end
 
 local function executable_file(p)
@@ -88,8 +70,7 @@ end
 ---@param strict boolean?
 ---@return string? path, string source_or_err "config", "PATH", "common location", "CLAUDE_PATH", or why not
 function M.find(options, strict)
-  local cmd, key = M.configured(options)
-  local prog = cmd and (type(cmd) == "string" and cmd or cmd[1]) or nil
+  local prog = M.configured(options)
   local n = native()
   local path, source
   if n then
@@ -104,7 +85,7 @@ function M.find(options, strict)
       or ("Claude CLI not found (no `claude` in PATH; the native library, which looks in more places, is not built): %s"):format(M.install_hint())
   end
   if strict and prog and source ~= "config" then
-    return nil, ("%s = %q is not executable: %s"):format(key, prog, M.install_hint())
+    return nil, ("claude.cmd = %q is not executable: %s"):format(prog, M.install_hint())
   end
   return path, source
 end

@@ -308,15 +308,17 @@ end
 ---Registers the subcommands on claude_context.commands.
 ---@param commands table
 function M.register(commands)
+  local complete = require("claude_context.complete")
+  local a_branch = complete.args(complete.branches)
   commands.register("context", {
     desc = "show the merged memory bank context of a branch (default: the current git branch)",
     run = M.context,
-    complete = require("claude_context.complete").args(require("claude_context.complete").branches),
+    complete = a_branch,
   })
   commands.register("memory", {
     desc = "pick a memory bank document and open it for editing",
     run = M.memory,
-    complete = require("claude_context.complete").args(require("claude_context.complete").branches),
+    complete = a_branch,
   })
   commands.register("decision", {
     desc = "show the WRAP decision status (get_current_status)",

@@ -25,22 +25,9 @@ end
 function M.write(name, lines)
   name = name:gsub("[^%w%._%-]", "_")
   local path = M.dir() .. "/" .. name
-  local tmp = ("%s.%d.tmp"):format(path, uv.os_getpid())
-  local fd, err = uv.fs_open(tmp, "w", tonumber("600", 8))
-  if not fd then
-    return nil, err
-  end
-  local data = table.concat(lines, "\n") .. "\n"
-  local ok, werr = uv.fs_write(fd, data, 0)
-  uv.fs_close(fd)
+  local ok, err = require("claude_context.install.files").write_atomic(path, table.concat(lines, "\n") .. "\n", tonumber("600", 8))
   if not ok then
-    os.remove(tmp)
-    return nil, werr
-  end
-  local renamed, rerr = uv.fs_rename(tmp, path)
-  if not renamed then
-    os.remove(tmp)
-    return nil, rerr
+    return nil, err
   end
   return path
 end

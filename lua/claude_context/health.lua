@@ -140,10 +140,7 @@ function M.check_cli()
   h.start("Claude Code CLI")
   local cli = require("claude_context.cli")
   local claude, source = M.claude_path()
-  local configured, key = cli.configured()
-  if key == "terminal.cmd" then
-    h.warn("terminal.cmd is deprecated: set claude.cmd (one setting for :ClaudeContext open, the sub-agent and this check)")
-  end
+  local configured = cli.configured()
   if not claude then
     h.warn(source, {
       "The official installer: " .. cli.install().official,
@@ -153,7 +150,7 @@ function M.check_cli()
     return
   end
   if configured and source ~= "config" then
-    h.warn(("%s = %s is not executable; using %s (%s)"):format(key, vim.inspect(configured), claude, source))
+    h.warn(("claude.cmd = %s is not executable; using %s (%s)"):format(vim.inspect(configured), claude, source))
   end
   -- Side by side: the version, the options it knows, its background sessions.
   local pv, ph, pa = spawn({ claude, "--version" }), spawn({ claude, "--help" }), spawn({ claude, "agents", "--json" })

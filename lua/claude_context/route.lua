@@ -130,18 +130,24 @@ function M.describe()
   return "Claude Code started outside Neovim"
 end
 
----A terminal was entered: it becomes the one the person works with.
----@param buf integer
-function M.entered(buf)
-  if not vim.b[buf].claude_context_terminal then
-    return
-  end
+---The terminal of `buf` (if one is) becomes the one the person works with; the route follows.
+---@param buf integer?
+local function remember(buf)
   for _, st in pairs((terminals() or {}).by_name or {}) do
     if st.buf == buf then
       M.last = st
     end
   end
   M.update()
+end
+
+---A terminal was entered: it becomes the one the person works with.
+---@param buf integer
+function M.entered(buf)
+  if not vim.b[buf].claude_context_terminal then
+    return
+  end
+  remember(buf)
 end
 
 ---The bridge stops: its route is forgotten.
@@ -176,13 +182,7 @@ function M.start()
       group = group,
       pattern = "ClaudeContextTerminalOpen",
       callback = function(ev)
-        local buf = ev.data and ev.data.buf
-        for _, st in pairs((terminals() or {}).by_name or {}) do
-          if st.buf == buf then
-            M.last = st
-          end
-        end
-        M.update()
+        remember(ev.data and ev.data.buf)
       end,
     })
     vim.api.nvim_create_autocmd({ "TermClose", "BufWipeout" }, {

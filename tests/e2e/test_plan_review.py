@@ -72,13 +72,12 @@ def exit_plan_mode_results(req) -> list:
 
 def test_a_plan_is_revised_then_approved_in_neovim(make_bridge, claude, model_stub, world):
     terminal = {
-        "cmd": str(claude.exe),
         "args": ["--permission-mode", "plan"],
         "env": stub_env(claude),
         "side": "bottom",
         "size": 40,
     }
-    b = make_bridge("nvim", setup_opts={"terminal": terminal, "handshake_timeout_ms": 15000})
+    b = make_bridge("nvim", setup_opts={"claude": {"cmd": str(claude.exe)}, "terminal": terminal, "handshake_timeout_ms": 15000})
     b.lua("vim.o.columns = 160; vim.o.lines = 50")
     b.nvim.command("ClaudeContext open")
     try:
@@ -170,8 +169,8 @@ def test_a_plan_is_revised_then_approved_in_neovim(make_bridge, claude, model_st
 def test_a_question_is_answered_in_neovim(make_bridge, claude, model_stub, world):
     """AskUserQuestion goes to vim.ui.select (here a stand-in that picks the second option);
     the answer reaches Claude's next request as the tool's result."""
-    terminal = {"cmd": str(claude.exe), "args": [], "env": stub_env(claude), "side": "bottom", "size": 40}
-    b = make_bridge("nvim", setup_opts={"terminal": terminal, "handshake_timeout_ms": 15000})
+    terminal = {"args": [], "env": stub_env(claude), "side": "bottom", "size": 40}
+    b = make_bridge("nvim", setup_opts={"claude": {"cmd": str(claude.exe)}, "terminal": terminal, "handshake_timeout_ms": 15000})
     b.lua("vim.o.columns = 160; vim.o.lines = 50")
     b.lua(
         "_G.asked = {}; vim.ui.select = function(items, opts, on_choice)"

@@ -48,13 +48,12 @@ def test_a_turn_with_edit_write_and_bash_is_listed_shown_and_rewound(make_bridge
     sedded.write_text("alpha\nbeta\n")
     (world.project / "same.txt").write_text("untouched\n")
     terminal = {
-        "cmd": str(claude.exe),
         "args": ["--allowedTools", "Read", "Edit", "Write", "Bash(sed:*)"],
         "env": stub_env(claude),
         "side": "bottom",
         "size": 40,
     }
-    b = make_bridge("nvim", setup_opts={"terminal": terminal, "handshake_timeout_ms": 15000})
+    b = make_bridge("nvim", setup_opts={"claude": {"cmd": str(claude.exe)}, "terminal": terminal, "handshake_timeout_ms": 15000})
     b.lua("vim.o.columns = 160; vim.o.lines = 50")
     b.nvim.command("ClaudeContext open")
     try:

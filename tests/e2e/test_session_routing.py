@@ -39,8 +39,8 @@ def ide_pids(b) -> list:
 def test_two_tabs_get_their_own_mentions(make_bridge, claude, model_stub, world):
     (world.project / "alpha.txt").write_text("a\nb\nc\n")
     (world.project / "beta.txt").write_text("x\ny\nz\n")
-    terminal = {"cmd": str(claude.exe), "args": [], "env": stub_env(claude), "side": "right", "size": 90, "per_tab": True}
-    b = make_bridge("nvim", setup_opts={"terminal": terminal, "handshake_timeout_ms": 15000})
+    terminal = {"args": [], "env": stub_env(claude), "side": "right", "size": 90, "per_tab": True}
+    b = make_bridge("nvim", setup_opts={"claude": {"cmd": str(claude.exe)}, "terminal": terminal, "handshake_timeout_ms": 15000})
     b.lua("vim.o.columns = 200; vim.o.lines = 50")
     b.nvim.command("ClaudeContext open")
     first = b.lua("return require('claude_context.terminal.sessions').name")

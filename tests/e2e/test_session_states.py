@@ -51,8 +51,8 @@ def test_a_session_goes_working_then_done_then_waiting(make_bridge, claude, mode
         json.dumps({"hooks": {"UserPromptSubmit": [{"hooks": [{"type": "command", "command": f"touch {marker}"}]}]}})
     )
     note = world.project / "note.txt"
-    terminal = {"cmd": str(claude.exe), "args": ["--allowedTools", "Write"], "env": stub_env(claude), "side": "bottom", "size": 40}
-    b = make_bridge("nvim", setup_opts={"terminal": terminal, "handshake_timeout_ms": 15000})
+    terminal = {"args": ["--allowedTools", "Write"], "env": stub_env(claude), "side": "bottom", "size": 40}
+    b = make_bridge("nvim", setup_opts={"claude": {"cmd": str(claude.exe)}, "terminal": terminal, "handshake_timeout_ms": 15000})
     b.lua("vim.o.columns = 160; vim.o.lines = 50")
     b.lua(EVENTS)
     b.nvim.command("ClaudeContext open")

@@ -22,8 +22,8 @@ return { old = v.old_path, unfocused = v.unfocused == true,
 def test_a_diff_arriving_while_in_claudes_terminal_leaves_it_alone(make_bridge, claude, model_stub, world):
     f = world.project / "hello.txt"
     f.write_text("hello\nworld\n")
-    terminal = {"cmd": str(CLAUDE), "args": [], "env": stub_env(claude), "side": "right", "size": 0.5}
-    b = make_bridge("nvim", setup_opts={"terminal": terminal, "handshake_timeout_ms": 15000})
+    terminal = {"args": [], "env": stub_env(claude), "side": "right", "size": 0.5}
+    b = make_bridge("nvim", setup_opts={"claude": {"cmd": str(CLAUDE)}, "terminal": terminal, "handshake_timeout_ms": 15000})
     b.lua("vim.o.columns = 200; vim.o.lines = 50")
     b.lua("vim.cmd.edit(vim.fn.fnameescape(...))", str(f))
     b.nvim.command("ClaudeContext open")

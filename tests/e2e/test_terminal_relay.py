@@ -101,8 +101,8 @@ def test_open_in_print_mode_gives_the_model_the_tools(make_bridge, claude, model
     b = make_bridge(
         "nvim",
         setup_opts={
+            "claude": {"cmd": str(claude.exe)},
             "terminal": {
-                "cmd": str(claude.exe),
                 "args": ["-p", "Which folder?", "--output-format", "json", "--dangerously-skip-permissions"],
                 "env": stub_env(claude),
             }
@@ -148,11 +148,11 @@ def terminal_text(b) -> str:
 
 def test_open_interactive_connects_as_ide_and_as_mcp_server(make_bridge, claude, model_stub, world):
     # Interactive mode asks before running a tool; this one is allowed up front.
-    terminal = {"cmd": str(claude.exe), "args": ["--allowedTools", WF], "env": stub_env(claude), "side": "bottom", "size": 40}
+    terminal = {"args": ["--allowedTools", WF], "env": stub_env(claude), "side": "bottom", "size": 40}
     # The CLI opens its MCP connection while still busy starting up: on a loaded machine its
     # handshake can take longer than the default handshake_timeout_ms (5 s), and the CLI does not
     # retry a failed MCP server (the IDE link, made later, would still work).
-    b = make_bridge("nvim", setup_opts={"terminal": terminal, "handshake_timeout_ms": 15000})
+    b = make_bridge("nvim", setup_opts={"claude": {"cmd": str(claude.exe)}, "terminal": terminal, "handshake_timeout_ms": 15000})
     b.lua("vim.o.columns = 160; vim.o.lines = 50")
     b.nvim.command("ClaudeContext open")
     job_pid = b.lua("return vim.fn.jobpid(require('claude_context.terminal')._state.job)")
@@ -203,8 +203,8 @@ def test_open_shows_the_edit_as_a_diff_in_neovim(make_bridge, claude, model_stub
     Claude Code 2.1.330, which would otherwise start in auto mode and write the file unasked."""
     f = world.project / "hello.txt"
     f.write_text("hello\nworld\n")
-    terminal = {"cmd": str(claude.exe), "env": stub_env(claude), "side": "bottom", "size": 40}
-    b = make_bridge("nvim", setup_opts={"terminal": terminal, "handshake_timeout_ms": 15000})
+    terminal = {"env": stub_env(claude), "side": "bottom", "size": 40}
+    b = make_bridge("nvim", setup_opts={"claude": {"cmd": str(claude.exe)}, "terminal": terminal, "handshake_timeout_ms": 15000})
     b.lua("vim.o.columns = 160; vim.o.lines = 50")
     b.lua("vim.cmd.edit(vim.fn.fnameescape(...))", str(f))
     b.nvim.command("ClaudeContext open")

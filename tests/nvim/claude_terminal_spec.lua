@@ -55,7 +55,7 @@ return {
         local fake, out, target = ...
         _G.opened = {}
         vim.api.nvim_create_autocmd("User", { pattern = "ClaudeContextTerminalOpen", callback = function(ev) table.insert(_G.opened, ev.data) end })
-        require("claude_context").setup({ terminal = { cmd = fake, env = { FAKE_OUT = out }, mcp_config = false }, sessions = { hooks = false } })
+        require("claude_context").setup({ claude = { cmd = fake }, terminal = { env = { FAKE_OUT = out }, mcp_config = false }, sessions = { hooks = false } })
         vim.cmd.edit(target)
         vim.cmd("ClaudeContext open --model opus")
       ]],

@@ -1,6 +1,6 @@
 -- One place for the Claude Code CLI: `claude.cmd` names it for :ClaudeContext open, the
--- sub-agent (the native config) and :checkhealth; `terminal.cmd` is a deprecated alias; without
--- either, discovery finds the official installer's ~/.local/bin/claude and ~/.claude/local/claude;
+-- sub-agent (the native config) and :checkhealth (`terminal.cmd` is refused); without it,
+-- discovery finds the official installer's ~/.local/bin/claude and ~/.claude/local/claude;
 -- messages name the official installer first.
 local h = require("helpers")
 local eq, ok, contains, wait_for = h.eq, h.ok, h.contains, h.wait_for
@@ -70,38 +70,25 @@ return {
     end,
   },
   {
-    "terminal.cmd still works as a deprecated alias, for all three, with a warning",
+    "terminal.cmd is refused with an error naming claude.cmd; claude.cmd + terminal.args say the same",
     function()
       no_cli_world()
       local fake = fake_cli(tmp .. "/old/claude-old")
-      local warned = {}
-      local notify = vim.notify_once
-      vim.notify_once = function(msg, level)
-        table.insert(warned, { msg, level })
-        return true
+      for _, cmd in ipairs({ fake, { fake, "--verbose" } }) do
+        local okc, err = pcall(cc().setup, { terminal = { cmd = cmd } })
+        eq(false, okc, "terminal.cmd = " .. vim.inspect(cmd) .. " accepted")
+        contains(err, "terminal.cmd")
+        contains(err, "claude.cmd")
+        contains(err, "terminal.args")
       end
-      local okc, err = pcall(function()
-        cc().setup({ terminal = { cmd = { fake, "--verbose" } } })
-        eq(fake, native_cmd(), "the sub-agent follows terminal.cmd")
-        eq(fake, (require("claude_context.health").claude_path()))
-        local term = require("claude_context.terminal")
-        vim.cmd("ClaudeContext open")
-        local cmd = term._state.cmd
-        term.close()
-        eq(fake, cmd[1])
-        eq("--verbose", cmd[2], "the list's leading arguments stay")
-        -- claude.cmd wins over the alias.
-        local newer = fake_cli(tmp .. "/new/claude-new")
-        cc().setup({ claude = { cmd = newer }, terminal = { cmd = fake } })
-        eq(newer, native_cmd())
-        eq(newer, open_and_argv0())
-      end)
-      vim.notify_once = notify
-      assert(okc, err)
-      ok(#warned >= 1, "a deprecation warning")
-      contains(warned[1][1], "terminal.cmd is deprecated")
-      contains(warned[1][1], "claude.cmd")
-      eq(vim.log.levels.WARN, warned[1][2])
+      -- What a list `{ program, args… }` meant: the program in claude.cmd, the rest in terminal.args.
+      cc().setup({ claude = { cmd = fake }, terminal = { args = { "--verbose" }, mcp_config = false, permission_mode = false } })
+      eq(fake, native_cmd())
+      local term = require("claude_context.terminal")
+      vim.cmd("ClaudeContext open")
+      local cmd = term._state.cmd
+      term.close()
+      eq({ fake, "--verbose" }, { cmd[1], cmd[2] }, "the program, then terminal.args")
     end,
   },
   {

@@ -489,34 +489,12 @@ return {
       vim.lsp.config("fake", {
         filetypes = { "fakelang" },
         root_markers = { ".git" },
-        cmd = function(dispatchers)
-          local closing = false
-          local id = 0
-          return {
-            request = function(method, params, callback)
-              id = id + 1
-              table.insert(fake.requests, method)
-              if method == "initialize" then
-                callback(nil, { capabilities = { referencesProvider = true, textDocumentSync = 1 } })
-              elseif method == "shutdown" then
-                callback(nil, nil)
-              end
-              return true, id
-            end,
-            notify = function(method, params)
-              if method == "$/cancelRequest" then
-                table.insert(fake.cancelled, params.id)
-              end
-              return true
-            end,
-            is_closing = function()
-              return closing
-            end,
-            terminate = function()
-              closing = true
-            end,
-          }
-        end,
+        cmd = h.fake_lsp_cmd({
+          capabilities = { referencesProvider = true, textDocumentSync = 1 },
+          silent = true,
+          requests = fake.requests,
+          cancelled = fake.cancelled,
+        }),
       })
       vim.lsp.enable("fake")
       local f = write("x/a.fake", "alpha beta\n")
@@ -686,7 +664,7 @@ return {
       release = true
       vim.api.nvim_del_autocmd(au)
       wait_for(function()
-        return not task.hidden[loaded]
+        return not require("claude_context.code.buffers").hidden[loaded]
       end, 5000, "the request ended")
       pcall(vim.api.nvim_buf_delete, loaded, { force = true })
     end,
@@ -705,7 +683,7 @@ return {
       wait_for(function()
         return started and vim.fn.bufloaded(f) == 1
       end, 10000, "the load started")
-      ok(task.loading[vim.fn.bufnr(f)], "still loading")
+      ok(require("claude_context.code.buffers").loading[vim.fn.bufnr(f)], "still loading")
       cancel()
       not_loaded(f)
       local r = h.call("code_outline", { file = "big/dos.txt" })

@@ -196,9 +196,57 @@ function M.close_diffs()
   vim.cmd("silent! tabonly")
 end
 
----An in-process language server rooted at `root` (Neovim 0.11 accepts a function as `cmd`),
----attached to the current buffer: it answers `initialize` with no capabilities and every other
----request with nil; `extra_folders` are more workspace folders. Returns the client id.
+---The `cmd` of an in-process language server (Neovim 0.11 accepts a function as `cmd`): it
+---answers `initialize` with `opts.capabilities` (default none), `shutdown` with nil, and every
+---other request with nil, or never when `opts.silent`; it records the methods asked in
+---`opts.requests` and the ids `$/cancelRequest` names in `opts.cancelled` (lists, when given).
+---@param opts {capabilities: table?, silent: boolean?, requests: string[]?, cancelled: integer[]?}?
+---@return fun(dispatchers: table): table
+function M.fake_lsp_cmd(opts)
+  opts = opts or {}
+  return function(dispatchers)
+    local closing = false
+    local id = 0
+    local function exit()
+      if not closing then
+        closing = true
+        vim.schedule(function()
+          dispatchers.on_exit(0, 15)
+        end)
+      end
+    end
+    return {
+      request = function(method, _, callback)
+        id = id + 1
+        if opts.requests then
+          table.insert(opts.requests, method)
+        end
+        if method == "initialize" then
+          callback(nil, { capabilities = opts.capabilities or {} })
+        elseif method == "shutdown" or not opts.silent then
+          callback(nil, nil)
+        end
+        return true, id
+      end,
+      notify = function(method, params)
+        if method == "$/cancelRequest" and opts.cancelled then
+          table.insert(opts.cancelled, params.id)
+        elseif method == "exit" then
+          exit()
+        end
+        return true
+      end,
+      is_closing = function()
+        return closing
+      end,
+      terminate = exit,
+    }
+  end
+end
+
+---An in-process language server rooted at `root` (M.fake_lsp_cmd), attached to the current
+---buffer: no capabilities, every request answered with nil; `extra_folders` are more workspace
+---folders. Returns the client id.
 ---@param root string
 ---@param extra_folders string[]?
 ---@return integer?
@@ -211,35 +259,7 @@ function M.fake_lsp(root, extra_folders)
     name = "fake-" .. vim.fn.fnamemodify(root, ":t"),
     root_dir = root,
     workspace_folders = wf,
-    cmd = function(dispatchers)
-      local closing = false
-      local id = 0
-      return {
-        request = function(method, _, callback)
-          id = id + 1
-          callback(nil, method == "initialize" and { capabilities = {} } or nil)
-          return true, id
-        end,
-        notify = function(method)
-          if method == "exit" then
-            closing = true
-            dispatchers.on_exit(0, 15)
-          end
-          return true
-        end,
-        is_closing = function()
-          return closing
-        end,
-        terminate = function()
-          if not closing then
-            closing = true
-            vim.schedule(function()
-              dispatchers.on_exit(0, 15)
-            end)
-          end
-        end,
-      }
-    end,
+    cmd = M.fake_lsp_cmd(),
   })
 end
 

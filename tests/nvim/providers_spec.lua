@@ -50,13 +50,13 @@ local function env()
 end
 
 -- permission_mode = false: these tests look at the arguments the provider passes on.
-local base = { cmd = fake, env = { FAKE_OUT = out }, mcp_config = false, auto_insert = false, permission_mode = false }
+local base = { env = { FAKE_OUT = out }, mcp_config = false, auto_insert = false, permission_mode = false }
 
 return {
   {
     "provider = external: the launcher gets the claude command line with the IDE environment",
     function()
-      cc().setup({ sessions = { hooks = false }, terminal = vim.tbl_extend("force", base, { provider = "external", external_cmd = { "sh", "-c", "{cmd}" }, args = { "--verbose" } }) })
+      cc().setup({ claude = { cmd = fake }, sessions = { hooks = false }, terminal = vim.tbl_extend("force", base, { provider = "external", external_cmd = { "sh", "-c", "{cmd}" }, args = { "--verbose" } }) })
       clear()
       local wins = #vim.api.nvim_list_wins()
       vim.cmd("ClaudeContext open")
@@ -74,7 +74,7 @@ return {
   {
     "provider = none: nothing started, the message says how to connect",
     function()
-      cc().setup({ sessions = { hooks = false }, terminal = vim.tbl_extend("force", base, { provider = "none" }) })
+      cc().setup({ claude = { cmd = fake }, sessions = { hooks = false }, terminal = vim.tbl_extend("force", base, { provider = "none" }) })
       clear()
       h.clear(messages)
       vim.cmd("ClaudeContext open")
@@ -107,7 +107,7 @@ return {
           vim.cmd("botright sbuffer " .. buf)
         end,
       }
-      cc().setup({ sessions = { hooks = false }, terminal = vim.tbl_extend("force", base, { provider = provider }) })
+      cc().setup({ claude = { cmd = fake }, sessions = { hooks = false }, terminal = vim.tbl_extend("force", base, { provider = provider }) })
       clear()
       vim.cmd("ClaudeContext open")
       started()
@@ -149,7 +149,7 @@ return {
           end,
         },
       }
-      cc().setup({ sessions = { hooks = false }, terminal = vim.tbl_extend("force", base, { provider = "auto", args = { "--continue" } }) })
+      cc().setup({ claude = { cmd = fake }, sessions = { hooks = false }, terminal = vim.tbl_extend("force", base, { provider = "auto", args = { "--continue" } }) })
       clear()
       vim.cmd("ClaudeContext open")
       eq({ "--continue" }, started())
@@ -170,7 +170,7 @@ return {
   {
     ":ClaudeContext model without claude running starts it with --model (picked with vim.ui.select)",
     function()
-      cc().setup({ sessions = { hooks = false }, terminal = base })
+      cc().setup({ claude = { cmd = fake }, sessions = { hooks = false }, terminal = base })
       clear()
       local orig = vim.ui.select
       vim.ui.select = function(items, o, cb)
@@ -187,7 +187,7 @@ return {
   {
     "named sessions: each its own claude and buffer; listed; switching shows one, hides the other",
     function()
-      cc().setup({ sessions = { hooks = false }, terminal = vim.tbl_extend("force", base, { args = {} }) })
+      cc().setup({ claude = { cmd = fake }, sessions = { hooks = false }, terminal = vim.tbl_extend("force", base, { args = {} }) })
       local t = term()
       clear()
       vim.cmd("ClaudeContext open")
@@ -233,7 +233,7 @@ return {
   {
     "terminal.per_tab: each tab page its own claude; open in a tab page acts on that tab's",
     function()
-      cc().setup({ sessions = { hooks = false }, terminal = vim.tbl_extend("force", base, { args = {}, per_tab = true }) })
+      cc().setup({ claude = { cmd = fake }, sessions = { hooks = false }, terminal = vim.tbl_extend("force", base, { args = {}, per_tab = true }) })
       local t = term()
       clear()
       vim.cmd("ClaudeContext open")
@@ -259,7 +259,7 @@ return {
       vim.cmd("tabonly")
       S.name = "main"
       eq({}, S.by_name)
-      cc().setup({ sessions = { hooks = false }, terminal = base })
+      cc().setup({ claude = { cmd = fake }, sessions = { hooks = false }, terminal = base })
     end,
   },
 }

@@ -113,7 +113,7 @@ return {
   {
     "terminal output makes Claude busy",
     function()
-      cc().setup({ terminal = { cmd = { "sh", "-c", "while :; do echo working; sleep 0.2; done" }, mcp_config = false, auto_insert = false } })
+      cc().setup({ claude = { cmd = "sh" }, terminal = { args = { "-c", "while :; do echo working; sleep 0.2; done" }, mcp_config = false, permission_mode = false, auto_insert = false } })
       vim.cmd("ClaudeContext open")
       wait_for(function()
         return cc().status().activity == "busy"

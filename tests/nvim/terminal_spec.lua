@@ -81,8 +81,9 @@ local function job_alive(job)
   return vim.fn.jobwait({ job }, 0)[1] == -1
 end
 
+-- The fake CLI (claude.cmd) goes with every terminal setup below.
+local cli = { cmd = fake }
 local base = {
-  cmd = fake,
   args = { "--model", "stub model" },
   env = { FAKE_OUT = out, FAKE_TARGET = target },
 }
@@ -111,7 +112,7 @@ return {
   {
     "a missing claude executable is a clear error and leaves no window behind",
     function()
-      cc().setup({ terminal = { cmd = tmp .. "/no-such-claude" } })
+      cc().setup({ claude = { cmd = tmp .. "/no-such-claude" } })
       local wins = #vim.api.nvim_list_wins()
       local okc, err = term().toggle()
       eq(false, okc)
@@ -125,7 +126,7 @@ return {
     function()
       vim.env.no_proxy = "example.com, 127.0.0.1"
       vim.env.NO_PROXY = nil
-      cc().setup(vim.tbl_extend("force", {}, { terminal = base }))
+      cc().setup({ claude = cli, terminal = base })
       clear_out()
       local before = #vim.api.nvim_list_wins()
       vim.cmd("ClaudeContext open")
@@ -327,7 +328,7 @@ return {
         script,
         ([[
         local cc, t = require("claude_context"), require("claude_context.terminal")
-        cc.setup({ terminal = { cmd = %q, env = { FAKE_OUT = %q }, mcp_config = false, auto_insert = false, permission_mode = false } })
+        cc.setup({ claude = { cmd = %q }, terminal = { env = { FAKE_OUT = %q }, mcp_config = false, auto_insert = false, permission_mode = false } })
         vim.cmd("ClaudeContext open")
         assert(vim.wait(10000, function() return vim.uv.fs_stat(%q) ~= nil end), "fake claude did not start")
         local buf, job = t._state.buf, t._state.job
@@ -355,7 +356,7 @@ return {
     "side and size: bottom with 8 lines, left with 30 columns, float",
     function()
       local function open_with(t)
-        cc().setup({ terminal = vim.tbl_extend("force", base, t) })
+        cc().setup({ claude = cli, terminal = vim.tbl_extend("force", base, t) })
         clear_out()
         vim.cmd("ClaudeContext open")
         wait_started()
@@ -380,19 +381,19 @@ return {
     "mcp_config = false leaves the bridge out of the argv",
     function()
       -- (sessions.hooks = false: no --settings with the session-state hooks either.)
-      cc().setup({ terminal = vim.tbl_extend("force", base, { mcp_config = false, args = {} }), sessions = { hooks = false } })
+      cc().setup({ claude = cli, terminal = vim.tbl_extend("force", base, { mcp_config = false, args = {} }), sessions = { hooks = false } })
       clear_out()
       vim.cmd("ClaudeContext open")
       eq({ "--permission-mode=default" }, wait_started())
       term().close()
-      cc().setup({ terminal = base })
+      cc().setup({ claude = cli, terminal = base })
     end,
   },
   {
     "permission_mode: another mode, false for none, and args that choose one win",
     function()
       local function argv(t)
-        cc().setup({ terminal = vim.tbl_extend("force", base, { mcp_config = false }, t), sessions = { hooks = false } })
+        cc().setup({ claude = cli, terminal = vim.tbl_extend("force", base, { mcp_config = false }, t), sessions = { hooks = false } })
         clear_out()
         vim.cmd("ClaudeContext open")
         local a = wait_started()
@@ -403,7 +404,7 @@ return {
       eq({}, argv({ permission_mode = false, args = {} }))
       eq({ "--permission-mode", "plan" }, argv({ args = { "--permission-mode", "plan" } }))
       eq({ "--dangerously-skip-permissions" }, argv({ args = { "--dangerously-skip-permissions" } }))
-      cc().setup({ terminal = base })
+      cc().setup({ claude = cli, terminal = base })
     end,
   },
   {

@@ -197,6 +197,25 @@ local function same_kind(want, got)
   return not want or want == "" or tostring(got):lower() == want:lower()
 end
 
+---Client `c`'s workspace symbols matching `query`, of `kind` (any when nil): { path, range,
+---name, kind, detail }; or nil and the error.
+local function workspace_symbols(task, c, query, kind)
+  local rerr, result = task:request(c, "workspace/symbol", { query = query })
+  if rerr then
+    return nil, rerr
+  end
+  local out = {}
+  for _, s in ipairs(result ~= vim.NIL and result or {}) do
+    local loc = s.location or {}
+    if loc.uri and same_kind(kind, kind_name(s.kind)) then
+      task:check_slice()
+      local range = loc.range or { start = { line = 0, character = 0 } }
+      table.insert(out, { path = vim.uri_to_fname(loc.uri), range = range, name = s.name, kind = kind_name(s.kind), detail = s.containerName })
+    end
+  end
+  return out
+end
+
 M.kind_name = kind_name
 M.rel = rel
 M.loaded_by_name = loaded_by_name
@@ -211,6 +230,7 @@ M.symbol_clients = symbol_clients
 M.document_symbols = document_symbols
 M.workspace_symbol_clients = workspace_symbol_clients
 M.same_kind = same_kind
+M.workspace_symbols = workspace_symbols
 M.raw = raw
 
 return M

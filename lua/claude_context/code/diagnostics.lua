@@ -5,7 +5,7 @@
 --- `DiagnosticChanged` awaited until the deadline (`timeout_ms`); then the buffer is unloaded.
 --- All the files are loaded first and awaited together, under one deadline.
 
-local task_mod = require("claude_context.code.task")
+local buffers = require("claude_context.code.buffers")
 local answer = require("claude_context.code.answer")
 
 local M = {}
@@ -20,7 +20,7 @@ local function load_and_wait(task, files, timeout)
   local group = vim.api.nvim_create_augroup("ClaudeContextCodeDiag" .. tostring(task), { clear = true })
   local ok, err = pcall(function()
     for _, path in ipairs(files) do
-      local pre = task_mod.find_buf(path)
+      local pre = buffers.find_buf(path)
       local was_loaded = pre and vim.api.nvim_buf_is_loaded(pre)
       local buf, berr = task:buffer(path)
       if not buf then
@@ -39,7 +39,7 @@ local function load_and_wait(task, files, timeout)
       end
     end
     local deadline = vim.uv.now() + timeout
-    local attach_deadline = vim.uv.now() + task_mod.quick_attach_ms
+    local attach_deadline = vim.uv.now() + buffers.quick_attach_ms
     while not task.done do
       local pending = false
       for buf in pairs(waiting) do

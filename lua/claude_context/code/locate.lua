@@ -3,19 +3,12 @@
 --- A `file` + 1-based `line` + `column` (characters) or `text` on that line, or a `symbol` by
 --- name (in a `file`'s symbols, else the workspace's), optionally of a `kind`: turned into
 --- targets (a buffer and a position in each client's own offset encoding). Files that are not
---- open are loaded into hidden buffers for the time of the request (claude_context.code.task).
+--- open are loaded into hidden buffers for the time of the request (claude_context.code.buffers).
 
 local task_mod = require("claude_context.code.task")
 local A = require("claude_context.code.answer")
 
-local kind_name = A.kind_name
 local rel = A.rel
-local buf_line = A.buf_line
-local units = A.units
-local symbol_clients = A.symbol_clients
-local document_symbols = A.document_symbols
-local workspace_symbol_clients = A.workspace_symbol_clients
-local same_kind = A.same_kind
 
 local M = {}
 
@@ -71,27 +64,21 @@ end
 ---that hold the name first.
 function M.in_workspace(task, p)
   local sym, roots = p.symbol, p.roots
-  local clients = workspace_symbol_clients()
+  local clients = A.workspace_symbol_clients()
   local outline = #clients == 0 or #blind_clients() > 0
   if outline and p.candidates == nil then
     return nil, M.NEED
   end
   local found, errs, note = {}, {}, nil
   for _, c in ipairs(clients) do
-    local rerr, result = task:request(c, "workspace/symbol", { query = sym })
+    local symbols, rerr = A.workspace_symbols(task, c, sym, p.kind)
     if rerr then
       -- One server's failure (no project open yet) does not hide the others' symbols.
       table.insert(errs, ("%s: %s"):format(c.name, rerr:match("^[^\n]*")))
-      result = nil
     end
-    for _, s in ipairs(result ~= vim.NIL and result or {}) do
-      local loc = s.location or {}
-      if loc.uri and same_name(sym, s.name) and same_kind(p.kind, kind_name(s.kind)) then
-        local path = vim.uri_to_fname(loc.uri)
-        if task_mod.inside(path, roots) then
-          local start = loc.range and loc.range.start or { line = 0, character = 0 }
-          table.insert(found, { path = path, start = start, client = c, kind = kind_name(s.kind), name = s.name })
-        end
+    for _, s in ipairs(symbols or {}) do
+      if same_name(sym, s.name) and task_mod.inside(s.path, roots) then
+        table.insert(found, { path = s.path, start = s.range.start, client = c, kind = s.kind, name = s.name })
       end
     end
   end
@@ -140,6 +127,14 @@ local function column_on(p, text)
   return (text:find("%S") or 1) - 1
 end
 
+---A target's position for a client: byte column `col` of `text` (line `row`) in the client's
+---offset encoding.
+local function position_at(text, row, col)
+  return function(client)
+    return { line = row, character = A.units(text, col, client.offset_encoding or "utf-16") }
+  end
+end
+
 ---The one target of a `file` + `line` (+ `column`, `text` or `symbol`).
 local function at_line(task, p)
   local buf, err = task:buffer(p.file)
@@ -151,7 +146,7 @@ local function at_line(task, p)
     return nil, ("%s has %d lines; line %d is past its end"):format(rel(p.file, p.roots), n, p.line)
   end
   local row = p.line - 1
-  local text = buf_line(buf, row) or ""
+  local text = A.buf_line(buf, row) or ""
   local col, cerr = column_on(p, text)
   if not col then
     return nil, cerr
@@ -162,27 +157,25 @@ local function at_line(task, p)
       buf = buf,
       path = p.file,
       label = label,
-      pos = function(client)
-        return { line = row, character = units(text, col, client.offset_encoding or "utf-16") }
-      end,
+      pos = position_at(text, row, col),
     },
   }
 end
 
 ---The symbols named `p.symbol` (of `p.kind`) in `p.file`'s document symbols.
 local function in_file(task, p)
-  local buf, clients = symbol_clients(task, p.file, p.roots)
+  local buf, clients = A.symbol_clients(task, p.file, p.roots)
   if not buf then
     return nil, clients
   end
   local found = {}
   for _, c in ipairs(clients) do
-    local symbols, rerr = document_symbols(task, c, p.file, buf)
+    local symbols, rerr = A.document_symbols(task, c, p.file, buf)
     if not symbols then
       return nil, rerr
     end
     for _, s in ipairs(symbols) do
-      if same_name(p.symbol, s.name) and same_kind(p.kind, s.kind) then
+      if same_name(p.symbol, s.name) and A.same_kind(p.kind, s.kind) then
         table.insert(found, { path = p.file, start = s.sel.start, client = c, kind = s.kind, name = s.name })
       end
     end
@@ -212,7 +205,7 @@ local function target_of(task, p, f)
     return nil, err
   end
   local row = f.start.line
-  local text = buf_line(buf, row) or ""
+  local text = A.buf_line(buf, row) or ""
   local enc = f.enc or f.client.offset_encoding or "utf-16"
   local bytecol = vim.str_byteindex and select(2, pcall(vim.str_byteindex, text, enc, f.start.character, false))
   if type(bytecol) ~= "number" then
@@ -230,9 +223,7 @@ local function target_of(task, p, f)
     kind = f.kind,
     width = s and #name or 0,
     label = ("%s %s at %s:%d:%d"):format(f.kind or "symbol", f.name, rel(f.path, p.roots), row + 1, vim.fn.strchars(text:sub(1, col)) + 1),
-    pos = function(client)
-      return { line = row, character = units(text, col, client.offset_encoding or "utf-16") }
-    end,
+    pos = position_at(text, row, col),
   }
 end
 

@@ -10,15 +10,6 @@
 
 local A = require("claude_context.code.answer")
 local locate = require("claude_context.code.locate")
-local kind_name = A.kind_name
-local rel = A.rel
-local loaded_by_name = A.loaded_by_name
-local names = A.names
-local clients_for = A.clients_for
-local symbol_clients = A.symbol_clients
-local document_symbols = A.document_symbols
-local workspace_symbol_clients = A.workspace_symbol_clients
-local same_kind = A.same_kind
 local raw = A.raw
 
 local M = {}
@@ -81,7 +72,7 @@ local function ask_all(task, p, targets, method, params_of, each)
   local servers, seen, errs = {}, {}, {}
   local asked = 0
   for _, t in ipairs(targets) do
-    local clients, err = clients_for(task, t.buf, t.path, method, p.roots)
+    local clients, err = A.clients_for(task, t.buf, t.path, method, p.roots)
     if not clients then
       table.insert(errs, err)
     else
@@ -117,49 +108,65 @@ local function describe(what, p, targets)
   return ("%s `%s`"):format(what, p.symbol or "?")
 end
 
-for tool, spec in pairs(position_methods) do
-  M[tool] = function(task, p)
+---A handler of the tools that take where the model means: `fn(task, p, targets, note)` runs
+---once the targets are found (claude_context.code.locate).
+local function at_targets(fn)
+  return function(task, p)
     local targets, err, note = locate.targets(task, p)
     if not targets then
       return locate.failed(err)
     end
+    return fn(task, p, targets, note)
+  end
+end
+
+---A symbol found by name is its own definition: where the server declares it (asking
+---go-to-definition there may jump elsewhere, to an overridden method). Returns (items, servers).
+local function declared(targets)
+  local bufs, items = A.loaded_by_name(), {}
+  for _, t in ipairs(targets) do
+    local r = { start = { line = t.row, character = t.col }, ["end"] = { line = t.row, character = t.col + t.width } }
+    table.insert(items, raw(t.path, r, "utf-8", bufs, { name = t.name, kind = t.kind }))
+  end
+  return items, A.names(vim.lsp.get_clients({ bufnr = targets[1].buf }))
+end
+
+---The locations the servers answer `method` with at the targets: (items, servers), or nil and
+---the error.
+local function located(task, p, targets, method, references)
+  local results = {}
+  local servers, aerr = ask_all(task, p, targets, method, function(c, t)
+    local params = position_params(c, t)
+    if references then
+      params.context = { includeDeclaration = p.include_declaration == true }
+    end
+    return params
+  end, function(c, _, result)
+    table.insert(results, { c, result })
+  end)
+  if not servers then
+    return nil, aerr
+  end
+  local bufs, items = A.loaded_by_name(), {}
+  for _, r in ipairs(results) do
+    for _, l in ipairs(locations(r[2])) do
+      task:check_slice()
+      table.insert(items, raw(vim.uri_to_fname(l.uri), l.range, r[1].offset_encoding, bufs))
+    end
+  end
+  return items, servers
+end
+
+for tool, spec in pairs(position_methods) do
+  M[tool] = at_targets(function(task, p, targets, note)
     local method, title, what = spec[1], spec[2], spec[3]
-    local items = {}
-    local bufs
+    local items, servers
     if tool == "lsp_definition" and not p.line then
-      -- A symbol found by name is its own definition: where the server declares it (asking
-      -- go-to-definition there may jump elsewhere, to an overridden method).
-      bufs = loaded_by_name()
-      local servers = names(vim.lsp.get_clients({ bufnr = targets[1].buf }))
-      for _, t in ipairs(targets) do
-        local r = { start = { line = t.row, character = t.col }, ["end"] = { line = t.row, character = t.col + t.width } }
-        table.insert(items, raw(t.path, r, "utf-8", bufs, { name = t.name, kind = t.kind }))
-      end
-      return {
-        query = describe(what, p, targets),
-        servers = servers,
-        sections = { { title = title, items = items } },
-        note = note,
-      }
-    end
-    local results = {}
-    local servers, aerr = ask_all(task, p, targets, method, function(c, t)
-      local params = position_params(c, t)
-      if tool == "lsp_references" then
-        params.context = { includeDeclaration = p.include_declaration == true }
-      end
-      return params
-    end, function(c, _, result)
-      table.insert(results, { c, result })
-    end)
-    if not servers then
-      return nil, aerr
-    end
-    bufs = loaded_by_name()
-    for _, r in ipairs(results) do
-      for _, l in ipairs(locations(r[2])) do
-        task:check_slice()
-        table.insert(items, raw(vim.uri_to_fname(l.uri), l.range, r[1].offset_encoding, bufs))
+      items, servers = declared(targets)
+    else
+      items, servers = located(task, p, targets, method, tool == "lsp_references")
+      if not items then
+        return nil, servers
       end
     end
     return {
@@ -168,14 +175,10 @@ for tool, spec in pairs(position_methods) do
       sections = { { title = title, items = items } },
       note = note,
     }
-  end
+  end)
 end
 
-function M.lsp_hover(task, p)
-  local targets, err, note = locate.targets(task, p)
-  if not targets then
-    return locate.failed(err)
-  end
+M.lsp_hover = at_targets(function(task, p, targets, note)
   local parts = {}
   local servers, aerr = ask_all(task, p, targets, "textDocument/hover", position_params, function(_, t, result)
     local text = result and result ~= vim.NIL and hover_text(result.contents)
@@ -193,13 +196,21 @@ function M.lsp_hover(task, p)
     hover = #parts > 0 and table.concat(parts, "\n\n") or "(the server has nothing to show here)",
     note = note,
   }
+end)
+
+---Asks client `c` for the incoming or outgoing calls (`method`) of call hierarchy item `item`;
+---calls `each(call)` for each; returns the error, if any.
+local function each_call(task, c, item, method, each)
+  local rerr, result = task:request(c, method, { item = item })
+  if rerr then
+    return rerr
+  end
+  for _, call in ipairs(result ~= vim.NIL and result or {}) do
+    each(call)
+  end
 end
 
-function M.lsp_calls(task, p)
-  local targets, err, note = locate.targets(task, p)
-  if not targets then
-    return locate.failed(err)
-  end
+M.lsp_calls = at_targets(function(task, p, targets, note)
   local prepared = {}
   local servers, aerr = ask_all(task, p, targets, "textDocument/prepareCallHierarchy", position_params, function(c, _, result)
     for _, item in ipairs(result ~= vim.NIL and result or {}) do
@@ -214,38 +225,36 @@ function M.lsp_calls(task, p)
   end
   local incoming, outgoing = {}, {}
   local dir = p.direction or "both"
-  local bufs = loaded_by_name()
+  local bufs = A.loaded_by_name()
   for i = 1, math.min(#prepared, 5) do
     local c, item = prepared[i][1], prepared[i][2]
     local enc = c.offset_encoding
     if dir ~= "outgoing" then
-      local rerr, result = task:request(c, "callHierarchy/incomingCalls", { item = item })
-      if rerr then
-        return nil, rerr
-      end
-      for _, call in ipairs(result ~= vim.NIL and result or {}) do
+      local err = each_call(task, c, item, "callHierarchy/incomingCalls", function(call)
         local from = call.from
         local path = vim.uri_to_fname(from.uri)
         -- Each call site, named after the caller.
         for _, r in ipairs(call.fromRanges or {}) do
-          table.insert(incoming, raw(path, r, enc, bufs, { name = from.name, kind = kind_name(from.kind) }))
+          table.insert(incoming, raw(path, r, enc, bufs, { name = from.name, kind = A.kind_name(from.kind) }))
         end
         if #(call.fromRanges or {}) == 0 then
-          table.insert(incoming, raw(path, from.selectionRange or from.range, enc, bufs, { name = from.name, kind = kind_name(from.kind) }))
+          table.insert(incoming, raw(path, from.selectionRange or from.range, enc, bufs, { name = from.name, kind = A.kind_name(from.kind) }))
         end
+      end)
+      if err then
+        return nil, err
       end
     end
     if dir ~= "incoming" then
-      local rerr, result = task:request(c, "callHierarchy/outgoingCalls", { item = item })
-      if rerr then
-        return nil, rerr
-      end
-      for _, call in ipairs(result ~= vim.NIL and result or {}) do
+      local err = each_call(task, c, item, "callHierarchy/outgoingCalls", function(call)
         local to = call.to
         table.insert(
           outgoing,
-          raw(vim.uri_to_fname(to.uri), to.selectionRange or to.range, enc, bufs, { name = to.name, kind = kind_name(to.kind) })
+          raw(vim.uri_to_fname(to.uri), to.selectionRange or to.range, enc, bufs, { name = to.name, kind = A.kind_name(to.kind) })
         )
+      end)
+      if err then
+        return nil, err
       end
     end
   end
@@ -257,24 +266,24 @@ function M.lsp_calls(task, p)
     table.insert(sections, { title = "outgoing calls (the functions called, where they are defined)", items = outgoing })
   end
   return { query = describe("calls of", p, targets), servers = servers, sections = sections, note = note }
-end
+end)
 
 function M.lsp_symbols(task, p)
   local roots = p.roots
   if p.file then
-    local buf, clients = symbol_clients(task, p.file, roots)
+    local buf, clients = A.symbol_clients(task, p.file, roots)
     if not buf then
       return nil, clients
     end
     local c = clients[1]
-    local symbols, rerr = document_symbols(task, c, p.file, buf)
+    local symbols, rerr = A.document_symbols(task, c, p.file, buf)
     if not symbols then
       return nil, rerr
     end
-    local bufs = loaded_by_name()
+    local bufs = A.loaded_by_name()
     local items = {}
     for _, s in ipairs(symbols) do
-      if same_kind(p.kind, s.kind) then
+      if A.same_kind(p.kind, s.kind) then
         task:check_slice()
         local path = s.uri and vim.uri_to_fname(s.uri) or p.file
         local r = { start = s.sel.start, ["end"] = s.range["end"] }
@@ -282,34 +291,26 @@ function M.lsp_symbols(task, p)
       end
     end
     return {
-      query = ("symbols of %s"):format(rel(p.file, roots)),
+      query = ("symbols of %s"):format(A.rel(p.file, roots)),
       servers = { c.name },
       sections = { { title = "symbols", items = items, ordered = true } },
     }
   end
-  local clients = workspace_symbol_clients()
+  local clients = A.workspace_symbol_clients()
   if #clients == 0 then
     return nil,
       "no running language server can search the workspace's symbols; give a `file` to list its symbols"
   end
   local items, servers = {}, {}
-  local bufs = loaded_by_name()
+  local bufs = A.loaded_by_name()
   for _, c in ipairs(clients) do
-    local rerr, result = task:request(c, "workspace/symbol", { query = p.query })
-    if rerr then
+    local symbols, rerr = A.workspace_symbols(task, c, p.query, p.kind)
+    if not symbols then
       return nil, rerr
     end
     table.insert(servers, c.name)
-    for _, s in ipairs(result ~= vim.NIL and result or {}) do
-      local loc = s.location or {}
-      if loc.uri and same_kind(p.kind, kind_name(s.kind)) then
-        task:check_slice()
-        local range = loc.range or { start = { line = 0, character = 0 } }
-        table.insert(
-          items,
-          raw(vim.uri_to_fname(loc.uri), range, c.offset_encoding, bufs, { name = s.name, kind = kind_name(s.kind), detail = s.containerName })
-        )
-      end
+    for _, s in ipairs(symbols) do
+      table.insert(items, raw(s.path, s.range, c.offset_encoding, bufs, { name = s.name, kind = s.kind, detail = s.detail }))
     end
   end
   return {

@@ -7,7 +7,7 @@
 --- range and nesting depth. With no parser for the language, the language server's document
 --- symbols stand in; with neither, the answer says so.
 
-local task_mod = require("claude_context.code.task")
+local buffers = require("claude_context.code.buffers")
 local lsp = require("claude_context.code.lsp")
 
 local M = {}
@@ -155,7 +155,7 @@ M.defines = defines
 
 function M.code_outline(task, p)
   local path = p.file
-  local buf = task_mod.find_buf(path)
+  local buf = buffers.find_buf(path)
   if buf and not vim.api.nvim_buf_is_loaded(buf) then
     buf = nil
   end

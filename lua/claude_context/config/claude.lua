@@ -99,10 +99,10 @@ end
 function M.native(cfg, t)
   local c = M.resolve(cfg.claude)
   local out = {}
-  -- claude.cmd, else the deprecated terminal.cmd (its program): one CLI for everything.
+  -- claude.cmd: one CLI for everything.
   local cmd = require("claude_context.cli").configured(cfg)
   if cmd then
-    out.cmd = vim.fn.expand(type(cmd) == "table" and cmd[1] or cmd)
+    out.cmd = vim.fn.expand(cmd)
   end
   for k in pairs(NATIVE_KEYS) do
     if k ~= "cmd" and c[k] ~= nil then

@@ -5,7 +5,6 @@
 local M = {}
 
 ---@class claude_context.TerminalConfig
----@field cmd string|string[]|nil Deprecated alias of `claude.cmd` (a program, or a list: program and leading arguments)
 ---@field args string[] Extra arguments after the plugin's own
 ---@field side "right"|"left"|"top"|"bottom"|"float" Where the window opens (default "right")
 ---@field size number Columns/lines, or a fraction of the editor when < 1 (default 0.4)
@@ -21,7 +20,6 @@ local M = {}
 ---@field external_cmd string[]? For provider = "external": the launcher's argv; "{cmd}" is
 ---replaced by the shell command line that starts claude with the IDE environment
 M.defaults = {
-  -- cmd: unset; the CLI is `claude.cmd` (or found: see claude_context.cli).
   args = {},
   side = "right",
   size = 0.4,
@@ -71,8 +69,11 @@ function M.resolve(user)
   if type(user) ~= "table" then
     error(("claude-context: option terminal must be a table, got %s"):format(type(user)), 0)
   end
+  if user.cmd ~= nil then
+    error("claude-context: unknown option terminal.cmd: set claude.cmd (the Claude Code CLI) and terminal.args (its arguments); see :help claude-context-cli", 0)
+  end
   for k in pairs(user) do
-    if M.defaults[k] == nil and k ~= "cmd" and k ~= "external_cmd" then
+    if M.defaults[k] == nil and k ~= "external_cmd" then
       error(("claude-context: unknown option terminal.%s (see :help claude-context-terminal)"):format(tostring(k)), 0)
     end
   end
@@ -80,9 +81,6 @@ function M.resolve(user)
   -- Lists replace, never merge element-wise.
   if user.args then
     t.args = user.args
-  end
-  if user.cmd then
-    t.cmd = user.cmd
   end
   if type(user.provider) == "table" then
     t.provider = user.provider -- kept as given (functions)
@@ -92,11 +90,6 @@ function M.resolve(user)
       error(("claude-context: option terminal.%s must be %s"):format(name, want), 0)
     end
   end
-  check(
-    "cmd",
-    t.cmd == nil or (type(t.cmd) == "string" and t.cmd ~= "") or (strings(t.cmd) and #t.cmd > 0),
-    "a program name or a non-empty list of strings (deprecated: use claude.cmd)"
-  )
   check("args", strings(t.args), "a list of strings")
   check("side", SIDES[t.side] == true, "one of right, left, top, bottom, float")
   check("size", type(t.size) == "number" and t.size > 0, "a number > 0 (a fraction when < 1)")

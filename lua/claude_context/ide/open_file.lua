@@ -30,27 +30,38 @@ local function select(win, buf, s, e)
   end
 end
 
-return require("claude_context.ide").deferred(function(params, respond)
-  if type(params.filePath) ~= "string" or params.filePath == "" then
-    return respond(nil, "openFile: filePath must be a non-empty string")
-  end
-  local path = util.abspath(params.filePath)
+---The listed buffer of `path`, loaded (or nil and the answer's error).
+---@param path string absolute
+---@return integer? buf, string? err
+local function load(path)
   local buf = util.find_buf(path)
   if not (buf and vim.api.nvim_buf_is_loaded(buf)) then
     -- Neovim is about to read the file: only a regular file of a sane size (a FIFO would block
     -- the editor, a device or a huge sparse file never end). A stat does not open it.
     local st, why = files.regular_file(path)
     if not st then
-      return respond(nil, why and ("openFile: " .. why) or ("File not found: " .. path))
+      return nil, why and ("openFile: " .. why) or ("File not found: " .. path)
     end
   elseif vim.fn.isdirectory(path) == 1 then
-    return respond(nil, "Not a file: " .. path)
+    return nil, "Not a file: " .. path
   end
   buf = buf or vim.fn.bufadd(path)
   if not vim.api.nvim_buf_is_loaded(buf) then
     vim.fn.bufload(buf)
   end
   vim.bo[buf].buflisted = true
+  return buf
+end
+
+return require("claude_context.ide").deferred(function(params, respond)
+  if type(params.filePath) ~= "string" or params.filePath == "" then
+    return respond(nil, "openFile: filePath must be a non-empty string")
+  end
+  local path = util.abspath(params.filePath)
+  local buf, err = load(path)
+  if not buf then
+    return respond(nil, err)
+  end
   local result = function()
     return { filePath = path, languageId = util.language_id(buf), lineCount = vim.api.nvim_buf_line_count(buf) }
   end

@@ -21,19 +21,24 @@ function M.read(path)
   return s
 end
 
----Writes `text` to `path` atomically (a temporary file in the same directory, then rename).
+---Writes `text` to `path` atomically (a temporary file in the same directory, then rename): the
+---plugin's one atomic write of a file of its own.
 ---@param path string
 ---@param text string
+---@param mode integer? the new file's mode (default 0666, less the umask)
 ---@return boolean ok, string? err
-function M.write_atomic(path, text)
+function M.write_atomic(path, text, mode)
   local tmp = ("%s.tmp-%d"):format(path, uv.os_getpid())
-  local f, err = io.open(tmp, "wb")
-  if not f then
+  local fd, err = uv.fs_open(tmp, "w", mode or tonumber("666", 8))
+  if not fd then
     return false, err
   end
-  f:write(text)
-  f:close()
-  local ok, rerr = uv.fs_rename(tmp, path)
+  local wrote, werr = uv.fs_write(fd, text, 0)
+  uv.fs_close(fd)
+  local ok, rerr = wrote, werr
+  if wrote then
+    ok, rerr = uv.fs_rename(tmp, path)
+  end
   if not ok then
     os.remove(tmp)
     return false, rerr

@@ -75,7 +75,7 @@ local function chooses_permissions(argv)
   return false
 end
 
----The argv of the job: the CLI (`prog`, else the deprecated `terminal.cmd`, else "claude"),
+---The argv of the job: the CLI (`prog`, else "claude"),
 ---`--mcp-config <file>`, `--permission-mode=<mode>` (unless the command or args choose one),
 ---then the extra args.
 ---@param opts claude_context.TerminalConfig
@@ -83,11 +83,8 @@ end
 ---@param prog string? the CLI's path (claude_context.cli.find)
 ---@return string[]
 local function build_cmd(opts, mcp_file, prog)
-  local cmd = type(opts.cmd) == "table" and vim.deepcopy(opts.cmd) or { opts.cmd or "claude" }
-  if prog then
-    cmd[1] = prog
-  end
-  local user_chose = chooses_permissions(cmd) or chooses_permissions(opts.args)
+  local cmd = { prog or "claude" }
+  local user_chose = chooses_permissions(opts.args)
   if mcp_file then
     -- `--opt=value`: the CLI's --mcp-config takes several values, and this form keeps it from
     -- swallowing a prompt given in `args`.
@@ -215,9 +212,7 @@ function M.start(extra)
     return false, err
   end
   -- The CLI of `claude.cmd` (the one the sub-agent and :checkhealth use too), else found.
-  local cli = require("claude_context.cli")
-  cli.warn_deprecated()
-  local prog, why = cli.find(nil, true)
+  local prog, why = require("claude_context.cli").find(nil, true)
   if not prog then
     return false, why
   end
