@@ -352,31 +352,103 @@ return {
     end,
   },
   {
-    "land without all opens the review view on what it brought",
+    "land without all: a proposal in the review view; only kept hunks reach the main checkout, conflicts shown, never written",
     function()
       local wt = project .. "/.claude/worktrees/work"
       h.write(wt .. "/other.txt", "my other file\nand a line from the worktree\n")
       sh("git add other.txt", wt)
-      h.write(wt .. "/a.txt", "one\nTWO\nthree\nfour\nfive\nsix\nseven\neight\nNINE\nTEN\n")
-      -- other.txt exists in the main checkout untracked with the same first line: added on both
-      -- sides differently is a conflict; a.txt has nothing new.
-      local report
-      h.cc().land("work", { cb = function(_, rep)
-        report = rep
-      end })
+      -- Lines 1, 3 and 10 in the worktree; the person changed line 3 in the main checkout.
+      h.write(wt .. "/a.txt", "ONE\nTWO\nTHREE\nfour\nfive\nsix\nseven\neight\nNINE\nTEN\n")
+      h.write(wt .. "/new2.txt", "a new file of the worktree\n")
+      local mine = "one\nTWO\nthree (mine)\nfour\nFIVE (mine)\nsix\nseven\neight\nNINE\nten\n"
+      h.write(project .. "/a.txt", mine)
+      local report, ready
+      h.cc().land("work", {
+        cb = function(err, rep)
+          eq(nil, err)
+          report = rep
+        end,
+        on_ready = function()
+          ready = true
+        end,
+      })
       wait_for(function()
-        return report
-      end, 20000, "the land")
+        return report and ready
+      end, 20000, "the land's view")
       require("claude_context.review.fs").flush(nil, 5000)
+      -- Nothing written yet.
+      eq(mine, h.read(project .. "/a.txt"))
+      eq(nil, h.read(project .. "/new2.txt"))
       eq("my other file\n", h.read(project .. "/other.txt"))
-      contains(vim.inspect(report.conflicts), "other.txt")
-      eq("one\nTWO\nthree\nfour\nFIVE (mine)\nsix\nseven\neight\nNINE\nTEN\n", h.read(project .. "/a.txt"))
-      -- The review holds the one hunk landed (before: the checkout as the person had it).
-      local review = require("claude_context.review").active()
-      ok(review, "a review is open")
-      eq(1, #review.cs.files)
-      eq("a.txt", review.cs.files[1].path)
-      contains(review.cs.files[1].before, "FIVE (mine)\nsix\nseven\neight\nNINE\nten\n")
+      eq({}, report.written)
+      local R = require("claude_context.review")
+      local review = R.active()
+      ok(review and review.cs.proposal, "the view shows the land as a proposal")
+      local by = {}
+      for i, rf in ipairs(review.cs.files) do
+        by[rf.path] = require("claude_context.review.model").file(review, i)
+      end
+      eq({ "a.txt", "keep.txt", "new2.txt", "other.txt" }, vim.tbl_map(function(rf)
+        return rf.path
+      end, review.cs.files))
+      eq("conflict", by["other.txt"].kind)
+      eq("conflict", by["keep.txt"].kind)
+      local a = by["a.txt"]
+      eq(2, #a.hunks, vim.inspect(a.hunks))
+      eq(1, #a.file.conflicts)
+      eq(3, a.file.conflicts[1].line)
+      -- The conflicts are shown in the view and the quickfix list.
+      local text = table.concat(vim.api.nvim_buf_get_lines(report.view.buf, 0, -1, false), "\n")
+      contains(text, "Landing worktree work")
+      contains(text, "! line 3")
+      contains(text, "conflict: not landed")
+      local qf = table.concat(vim.tbl_map(function(q)
+        return vim.fn.bufname(q.bufnr)
+      end, vim.fn.getqflist()), " ")
+      contains(qf, "other.txt")
+      contains(qf, "keep.txt")
+      contains(qf, "a.txt")
+      -- Keep line 1's hunk: it lands, the person's line 3 and 5 stay, line 10 not yet.
+      local out = R.keep({ targets = { { f = a, hi = 1 } } })
+      eq(1, out.done)
+      R.flush()
+      eq("ONE\nTWO\nthree (mine)\nfour\nFIVE (mine)\nsix\nseven\neight\nNINE\nten\n", h.read(project .. "/a.txt"))
+      -- Undo puts the person's line back; keep again.
+      R.undo()
+      R.flush()
+      eq(mine, h.read(project .. "/a.txt"))
+      R.keep({ targets = { { f = a, hi = 1 } } })
+      R.flush()
+      eq("ONE\n", h.read(project .. "/a.txt"):sub(1, 4))
+      -- Reject the new file: it never reaches the checkout.
+      out = R.reject({ targets = { { f = by["new2.txt"], hi = 1 } } })
+      eq(1, out.done)
+      R.flush()
+      eq(nil, h.read(project .. "/new2.txt"))
+      -- The person edits line 10 in a buffer (unsaved): keeping the worktree's line 10 is a
+      -- conflict, refused; the buffer and the file keep the person's text.
+      local win = vim.api.nvim_get_current_win()
+      vim.cmd("split " .. vim.fn.fnameescape(project .. "/a.txt"))
+      local buf = vim.api.nvim_get_current_buf()
+      vim.api.nvim_buf_set_lines(buf, 9, 10, false, { "ten (editing)" })
+      h.clear(messages)
+      out = R.keep({ targets = { { f = a, hi = 2 } } })
+      eq(0, out.done)
+      eq(1, #out.refused)
+      contains(out.refused[1].why, "not overwritten")
+      R.flush()
+      eq("ten\n", h.read(project .. "/a.txt"):sub(-4))
+      eq("ten (editing)", vim.api.nvim_buf_get_lines(buf, 9, 10, false)[1])
+      vim.api.nvim_buf_delete(buf, { force = true })
+      pcall(vim.api.nvim_set_current_win, win)
+      -- Keeping it once the person's edit is gone lands it, in the file on disk.
+      out = R.keep({ targets = { { f = a, hi = 2 } } })
+      eq(1, out.done)
+      R.flush()
+      eq("ONE\nTWO\nthree (mine)\nfour\nFIVE (mine)\nsix\nseven\neight\nNINE\nTEN\n", h.read(project .. "/a.txt"))
+      eq("mine\n", h.read(project .. "/keep.txt"))
+      eq("my other file\n", h.read(project .. "/other.txt"))
+      R.close()
     end,
   },
   {
@@ -436,7 +508,7 @@ return {
         return f.path
       end, review.cs.files)
       table.sort(paths)
-      eq({ "a.txt", "keep.txt", "other.txt", "sub/new.txt" }, paths)
+      eq({ "a.txt", "keep.txt", "new2.txt", "other.txt", "sub/new.txt" }, paths)
       for _, f in ipairs(review.cs.files) do
         if f.path == "a.txt" then
           eq(h.read(project .. "/.claude/worktrees/work/a.txt"), f.after)

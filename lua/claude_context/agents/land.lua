@@ -8,9 +8,12 @@
 --- project, atomic, and only when the file still holds what was read. Git runs off the main
 --- thread; the editor never waits.
 ---
---- `land(name, {all = true})` applies every hunk that merges; without `all` the same is written
---- and the review view opens on it (before: the main checkout as it was), so each hunk can be
---- kept or rejected there (a reject puts the person's text back).
+--- `land(name, {all = true})` applies every hunk that merges; without `all` nothing is written
+--- at first: the review view opens on the land as a proposal (claude_context.review.model's
+--- `shows_new`; before: the main checkout now, after: what landing would write), and each hunk
+--- kept there is written into the main checkout (atomic, confined, refused as a conflict when the
+--- person changed its lines since); a rejected one never touches it. The changes that touch
+--- the person's edits are listed in the view and the quickfix list, never written.
 
 local M = {}
 
@@ -399,49 +402,90 @@ local function prepared(name, cb, go)
   end)
 end
 
----Lands worktree `name` (see the module's text). Returns at once; `opts.cb(err, report)` later.
+---The change set of a land's view: the plan's files as proposals (before: the main checkout
+---now; after: what landing writes), the conflict-only files with their conflicts, and the
+---skipped files named in the header.
 ---@param name string
----@param opts {all?:boolean, cb?:fun(err?:string, report?:table)}?
+---@param plan table
+---@return claude_context.ChangeSet cs, table report
+function M.proposal(name, plan)
+  local files, report = {}, { written = {}, conflicts = {}, skipped = {}, failed = {} }
+  for _, f in ipairs(plan.files) do
+    if #(f.conflicts or {}) > 0 then
+      report.conflicts[#report.conflicts + 1] = { path = f.path, hunks = f.conflicts }
+    end
+    local status = f.action == "create" and "added" or f.action == "remove" and "deleted" or f.action == "write" and "modified" or f.action == "conflict" and "conflict"
+    if status then
+      files[#files + 1] = {
+        path = f.path,
+        absolute = f.absolute,
+        status = status,
+        before = status ~= "conflict" and f.before or nil,
+        after = status ~= "conflict" and f.after or nil,
+        conflicts = #(f.conflicts or {}) > 0 and f.conflicts or nil,
+      }
+    elseif f.action == "binary" or f.action == "unreadable" then
+      report.skipped[#report.skipped + 1] = { path = f.path, why = f.why or "a binary file: copy it by hand" }
+    end
+  end
+  local notes = {}
+  if #report.conflicts > 0 then
+    notes[#notes + 1] = ("%d file(s) with changes that touch your edits: marked ! below, never written (also in the quickfix list)"):format(#report.conflicts)
+  end
+  if #report.skipped > 0 then
+    local c = {}
+    for _, x in ipairs(report.skipped) do
+      c[#c + 1] = ("%s (%s)"):format(require("claude_context.review.model").shown(x.path), x.why)
+    end
+    notes[#notes + 1] = "Not landed: " .. table.concat(c, ", ")
+  end
+  local cs = {
+    root = plan.root,
+    turns = {},
+    files = files,
+    proposal = true,
+    title = ("Landing worktree %s into the main checkout: %d file(s). Keep lands a hunk; reject leaves it out; nothing is written until kept"):format(name, #files),
+    notes = notes,
+  }
+  return cs, report
+end
+
+---Lands worktree `name` (see the module's text). Returns at once; `opts.cb(err, report)` later.
+---With `all`, every hunk that merges is written (`report.written`); without, the review view
+---opens on the land as a proposal (`report.view`; nothing written until a hunk is kept).
+---@param name string
+---@param opts {all?:boolean, cb?:fun(err?:string, report?:table), on_ready?:fun(v:table)}?
 function M.land(name, opts)
   opts = opts or {}
   local cb = opts.cb
   return prepared(name, cb, function(plan)
+    if not opts.all then
+      local cs, report = M.proposal(name, plan)
+      quickfix(plan, report)
+      if #cs.files == 0 then
+        notify(("claude-context: %s has nothing to land"):format(name))
+      else
+        local msg = ("claude-context: landing %s: %d file(s) to review (keep lands a hunk)"):format(name, #cs.files)
+        if #report.conflicts > 0 then
+          msg = msg .. ("; %d file(s) with conflicts, left out (your edits there are untouched)"):format(#report.conflicts)
+        end
+        notify(msg, #report.conflicts > 0 and vim.log.levels.WARN or vim.log.levels.INFO)
+        report.view = require("claude_context.review").open(cs, { on_ready = opts.on_ready })
+      end
+      if cb then
+        cb(nil, report)
+      end
+      return
+    end
     M.apply(plan, function(report)
       quickfix(plan, report)
       local msg, level = M.summary(name, report)
       notify("claude-context: " .. msg, level)
-      if not opts.all then
-        M.open_view(plan, report)
-      end
       if cb then
         cb(nil, report)
       end
     end)
   end)
-end
-
----Opens the review view on what a land wrote (before: the main checkout as it was).
-function M.open_view(plan, report)
-  local written = {}
-  for _, p in ipairs(report.written) do
-    written[p] = true
-  end
-  local files = {}
-  for _, f in ipairs(plan.files) do
-    if written[f.path] then
-      files[#files + 1] = {
-        path = f.path,
-        absolute = f.absolute,
-        status = f.action == "create" and "added" or f.action == "remove" and "deleted" or "modified",
-        before = f.before,
-        after = f.after,
-      }
-    end
-  end
-  if #files == 0 then
-    return
-  end
-  require("claude_context.review").open({ root = plan.root, turns = {}, files = files })
 end
 
 ---Opens the review view on worktree `name`'s whole change against the merge-base, in the

@@ -129,9 +129,10 @@ function M.targets_in_buf(review, buf, l1, l2)
   local out = {}
   for hi, h in ipairs(f.hunks) do
     if h.state == "pending" then
-      local s = h.cur or h.b
-      local e = s + math.max(h.bc, 1) - 1
-      if h.bc == 0 then
+      local s = h.cur or (f.proposal and h.a or h.b)
+      local n = model.span(f, h)
+      local e = s + math.max(n, 1) - 1
+      if n == 0 then
         s = s - 1 -- a deletion belongs to the line above it too
       end
       if h.opaque or f.kind ~= "text" or (s <= l2 and e >= l1) then

@@ -19,15 +19,19 @@
 ---@field path string          project-relative path (its name after the change set)
 ---@field absolute string      absolute path
 ---@field old_path? string     project-relative path before, for a rename
----@field status "modified"|"added"|"deleted"|"renamed"|"binary"|"too_large"
+---@field status "modified"|"added"|"deleted"|"renamed"|"binary"|"too_large"|"conflict"
 ---@field before? string       content before the change set's first turn (nil: did not exist, binary, too large)
 ---@field after? string        content when the change set's last turn ended: what Claude left (nil: deleted, binary, too large)
 ---@field shared? boolean      changed while another session's turn overlapped, by no edit tool of this turn's alone (Bash, a formatter, or both sessions' edit tools)
+---@field conflicts? {line:integer, count:integer, why?:string}[] a land's changes left out: they touch the person's edits (status "conflict": all of them)
 
 ---@class claude_context.ChangeSet
 ---@field root string          the project root (absolute)
 ---@field turns claude_context.ReviewTurn[]   oldest first
 ---@field files claude_context.ReviewFile[]   sorted by path
+---@field proposal? boolean    nothing of it is on disk yet: `before` is, a keep writes a hunk (a land)
+---@field title? string        the view's first line (default: the turns' summary)
+---@field notes? string[]      more lines for the view's header
 
 local M = {}
 
