@@ -36,6 +36,10 @@ end
 ---@param e table
 ---@return string[]
 function M.actions_for(e)
+  if e.state == "ended" and e.worktree then
+    -- Nothing runs: its work is still there.
+    return { "review", "land", "discard" }
+  end
   if e.kind == "background" then
     local out = { "attach", "review", "stop" }
     if e.worktree then
@@ -44,7 +48,7 @@ function M.actions_for(e)
     return out
   end
   if e.worktree then
-    return { "review", "land" }
+    return { "review", "land", "discard" }
   end
   return { "review" }
 end

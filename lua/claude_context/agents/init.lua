@@ -233,6 +233,41 @@ local function add_hook_entries(out, root, hooks, seen)
   end
 end
 
+---Adds to `out` the worktrees under `root` no session in `out` works in: sessions that ended
+---(stopped outside Neovim, the service gone): kind "worktree", state "ended", their work still
+---there to land or discard.
+local function add_ended_worktrees(out, root)
+  local taken = {}
+  for _, e in ipairs(out) do
+    if e.worktree then
+      taken[e.worktree] = true
+    end
+  end
+  local dir = root .. "/" .. names.DIR
+  local handle = vim.uv.fs_scandir(dir)
+  while handle do
+    local n, t = vim.uv.fs_scandir_next(handle)
+    if not n then
+      break
+    end
+    local wt = dir .. "/" .. n
+    if t == "directory" and not taken[wt] and not names.invalid(n) then
+      out[#out + 1] = {
+        id = n,
+        name = n,
+        kind = "worktree",
+        state = "ended",
+        cwd = wt,
+        worktree = wt,
+        branch = names.branch(n),
+        files_changed = 0,
+        -- (No start known: listed after the sessions that run.)
+        started_ms = nil,
+      }
+    end
+  end
+end
+
 ---Builds |list|'s answer.
 ---@return table[]
 function M.build()
@@ -275,6 +310,9 @@ function M.build()
     end
   end
   add_hook_entries(out, root, hooks, seen)
+  if root then
+    add_ended_worktrees(out, root)
+  end
   table.sort(out, function(a, b)
     return (a.started_ms or 0) > (b.started_ms or 0)
   end)
@@ -307,6 +345,9 @@ end
 ---`cb(err)` (`missing`: the format, given the name, when there is no such session).
 local function with_background(name, missing, feature, cb, go)
   local e = M.find(name)
+  if e and e.worktree and (e.state == "ended" or e.kind ~= "background") then
+    return fail(cb, M.ended_message(e.name))
+  end
   if not e or e.kind ~= "background" then
     return fail(cb, missing:format(tostring(name)))
   end
@@ -320,6 +361,34 @@ local function with_background(name, missing, feature, cb, go)
     end
     go(e, exe)
   end)
+end
+
+---What is said of session `name` that no longer runs (its worktree stays).
+---@param name string
+---@return string
+function M.ended_message(name)
+  return ("%s is not running any more (it ended, or was stopped outside Neovim): its worktree stays; :ClaudeContext land %s or discard %s"):format(name, name, name)
+end
+
+---Ids the plugin itself is stopping (no "ended outside Neovim" message for them).
+---@type table<string, boolean>
+M.stopping = {}
+
+---Called by claude_context.agents.cli when background sessions of the service's last list are
+---gone from the new one: each of this project's that the plugin did not stop is told of once.
+---@param gone table[] the service's entries
+function M.on_gone(gone)
+  local root = M.root()
+  if not root then
+    return
+  end
+  for _, e in ipairs(gone) do
+    local wname = names.of_cwd(root, e.cwd)
+    if wname and not M.stopping[e.id] then
+      notify("claude-context: " .. M.ended_message(wname), vim.log.levels.WARN)
+    end
+    M.stopping[e.id] = nil
+  end
 end
 
 ---The attach terminals: `{ [name] = buf }`.
@@ -376,6 +445,7 @@ end
 ---@param cb fun(err?:string)?
 function M.stop(name, cb)
   return with_background(name, "no running background session %q", "stop", cb, function(e, exe)
+    M.stopping[e.id] = true
     cli.run({ exe, "stop", e.id }, { env = cli.env() }, function(r)
       if r.code ~= 0 then
         return fail(cb, ("claude stop %s failed: %s"):format(e.id, vim.trim(r.stderr .. r.stdout):sub(1, 300)))
