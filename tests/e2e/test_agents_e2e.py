@@ -299,3 +299,83 @@ def test_a_background_permission_waits_for_decide(make_bridge, claude, model_stu
     wait_until(done, WAIT * 2, 0.5, "the session to finish")
     assert not b.lua("return require('claude_context').permissions()")
     service()
+
+
+def test_a_session_stopped_outside_neovim(make_bridge, claude, model_stub, world, service):
+    """`claude stop` run in a shell: the editor says so once, lists the worktree as ended, attach
+    says it is not running, and its work still lands."""
+    if not RELAY.exists():
+        pytest.fail(f"{RELAY} is missing: run `make build`")
+    help_ = need_bg(claude)
+    if "\n  stop" not in help_:
+        pytest.skip(f"Claude Code {claude.version} has no `claude stop` (2.1.330 or newer)")
+    project = make_project(world)
+    wt = project / ".claude/worktrees/stopped"
+    world.trust(wt)
+    b = nvim_with_cli(make_bridge, claude)
+    model_stub.push(
+        {"tool_use": {"name": "Write", "input": {"file_path": str(wt / "made.txt"), "content": "made before the stop\n"}}},
+        {"text": "stop-turn-done"},
+    )
+    started = lua_wait(
+        b,
+        "require('claude_context').new('stopped', 'write a file', { cb = function(err, s) _G.agents_result = { err = err, s = s } end })",
+        "new's callback",
+    )
+    service()
+    assert not started.get("err"), started
+
+    def done():
+        b.lua("require('claude_context.agents').refresh()")
+        e = entry(b, "stopped")
+        return e if e and e["kind"] == "background" and e["state"] == "done" else None
+
+    e = wait_until(done, WAIT * 3, 0.5, "the background session to be done")
+    assert (wt / "made.txt").exists()
+    # Stopped in a shell, with the same configuration home (so the same service).
+    env = claude.env()
+    r = subprocess.run([str(claude.exe), "stop", e["id"]], capture_output=True, text=True, env=env, cwd=project, timeout=120)
+    assert r.returncode == 0, r.stderr + r.stdout
+    b.lua("_G.seen_messages = {}; local n = vim.notify; vim.notify = function(m, l) table.insert(_G.seen_messages, m); return n(m, l) end")
+
+    def ended():
+        b.lua("require('claude_context.agents').refresh()")
+        x = entry(b, "stopped")
+        # (Its hooks say "ended" first; the service's list drops it a moment later.)
+        return x if x and x["state"] == "ended" and x["kind"] == "worktree" else None
+
+    try:
+        x = wait_until(ended, WAIT * 2, 0.5, "the session listed as ended")
+    except BaseException:
+        print("agents:", b.lua("return require('claude_context').agents()"))
+        raise
+    assert x["kind"] == "worktree", x
+    msgs = b.lua("return _G.seen_messages")
+    assert any("stopped is not running any more" in m for m in msgs), msgs
+    err = lua_wait(b, "require('claude_context.agents').attach('stopped', function(err) _G.agents_result = err or 'attached' end)", "attach's answer")
+    assert "not running any more" in err, err
+    report = lua_wait(
+        b,
+        "require('claude_context').land('stopped', { all = true, cb = function(err, r) _G.agents_result = { err = err, r = r } end })",
+        "the land",
+    )
+    b.lua("require('claude_context.review').flush(5000)")
+    assert not report.get("err"), report
+    assert (project / "made.txt").read_text() == "made before the stop\n"
+    service()
+
+
+def test_the_service_not_running(make_bridge, claude, world):
+    """A fresh configuration home has no service: the list is empty, no error, nothing started;
+    the picker says there is no session and how to start one."""
+    need_bg(claude)
+    make_project(world)
+    b = nvim_with_cli(make_bridge, claude)
+    got = lua_wait(b, "require('claude_context.agents').refresh(function(l, err) _G.agents_result = { n = #l, err = err or false } end)", "the list")
+    assert got == {"n": 0, "err": False}, got
+    b.lua("_G.seen_messages = {}; vim.notify = function(m) table.insert(_G.seen_messages, m) end")
+    b.lua("require('claude_context.agents.commands').pick()")
+    msgs = wait_until(lambda: b.lua("return #_G.seen_messages > 0 and _G.seen_messages or nil"), WAIT, 0.2, "the picker's message")
+    assert any("no Claude session in this project" in m and ":ClaudeContext new" in m for m in msgs), msgs
+    # Listing started no service.
+    assert not service_pids(world), service_pids(world)

@@ -210,18 +210,24 @@ local function background_entry(root, e, cwd, hooks)
   return entry
 end
 
+---Claude's session ids of background sessions the service listed, then no more: they ended
+---(a hook-known one is listed as an ended worktree, not as still running).
+---@type table<string, boolean>
+M.gone_sessions = {}
+
 ---Adds to `out` the sessions the hooks know that the service does not list (`seen`).
 local function add_hook_entries(out, root, hooks, seen)
   for _, h in pairs(hooks) do
     if not seen[h.id] then
       local cwd = h.cwd
       local wname = root and names.of_cwd(root, cwd)
+      local gone = M.gone_sessions[h.id] and wname
       out[#out + 1] = {
-        id = h.id,
+        id = gone and wname or h.id,
         session_id = h.id,
-        name = h.name or h.id,
-        kind = h.terminal and "terminal" or "external",
-        state = h.state,
+        name = gone and wname or h.name or h.id,
+        kind = gone and "worktree" or h.terminal and "terminal" or "external",
+        state = gone and "ended" or h.state,
         cwd = cwd,
         worktree = wname and names.worktree(root, wname) or nil,
         branch = wname and names.branch(wname) or nil,
@@ -383,6 +389,9 @@ function M.on_gone(gone)
     return
   end
   for _, e in ipairs(gone) do
+    if e.sessionId then
+      M.gone_sessions[e.sessionId] = true
+    end
     local wname = names.of_cwd(root, e.cwd)
     if wname and not M.stopping[e.id] then
       notify("claude-context: " .. M.ended_message(wname), vim.log.levels.WARN)
