@@ -14,6 +14,7 @@ A CLI without `--bg` is skipped (the reason says which version is needed).
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -332,6 +333,22 @@ def test_a_session_stopped_outside_neovim(make_bridge, claude, model_stub, world
 
     e = wait_until(done, WAIT * 3, 0.5, "the background session to be done")
     assert (wt / "made.txt").exists()
+    # Its turn and checkpoints belong to its worktree: the review of its last turn is there, and
+    # the main project has no turn of it.
+    sid = json.dumps(e["session_id"])
+    mine = lua_wait(
+        b,
+        "require('claude_context.review.source').changeset({ n = 1, session = %s }, function(err, cs) _G.agents_result = { err = err or false, root = cs and cs.root or false, files = cs and vim.tbl_map(function(f) return f.path end, cs.files) or {} } end)" % sid,
+        "the session's change set",
+    )
+    assert mine["err"] is False, mine
+    assert mine["root"] == str(wt) and mine["files"] == ["made.txt"], mine
+    main = lua_wait(
+        b,
+        "require('claude_context.review.source').turns({ root = %s }, function(err, r) _G.agents_result = { err = err or false, n = r and #r.turns or 0 } end)" % json.dumps(str(project)),
+        "the main project's turns",
+    )
+    assert main["n"] == 0, main
     # Stopped in a shell, with the same configuration home (so the same service).
     env = claude.env()
     r = subprocess.run([str(claude.exe), "stop", e["id"]], capture_output=True, text=True, env=env, cwd=project, timeout=120)

@@ -569,6 +569,32 @@ return {
     end,
   },
   {
+    "a worktree session's turns: looked up in its worktree; its finished turn does not take over the main checkout's review",
+    function()
+      local wt = project .. "/.claude/worktrees/turns"
+      vim.fn.mkdir(wt, "p")
+      local SS = require("claude_context.sessions_state")
+      local orig_list = SS.list
+      SS.list = function()
+        return { { id = "s-wt", cwd = wt, state = "done" }, { id = "s-main", cwd = project, state = "done" } }
+      end
+      local S = require("claude_context.review.source")
+      eq(wt, S.session_dir("s-wt"))
+      eq(nil, S.session_dir("s-unknown"))
+      local R = require("claude_context.review")
+      local orig_load, loaded = R.load, {}
+      R.load = function(o)
+        loaded[#loaded + 1] = o.session
+      end
+      R.on_session_state({ id = "s-wt", state = "done" })
+      R.on_session_state({ id = "s-main", state = "done" })
+      R.load = orig_load
+      SS.list = orig_list
+      eq({ "s-main" }, loaded)
+      vim.fn.delete(wt, "rf")
+    end,
+  },
+  {
     "permissions: a background session's PermissionRequest waits in the queue; decide answers it, nothing else does",
     function()
       local bin = assert(require("claude_context.hooks").binary(), "claude-context-mcp is built")

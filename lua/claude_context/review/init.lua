@@ -458,6 +458,12 @@ function M.on_session_state(data)
   if not (o.auto_open or o.signs) then
     return
   end
+  -- A session in a worktree of its own (a background session) records its turns there: they
+  -- become the active review only when this editor works in that worktree.
+  local dir = require("claude_context.review.source").session_dir(data.id)
+  if dir and dir:find("/.claude/worktrees/", 1, true) and not vim.startswith(vim.fn.getcwd() .. "/", dir .. "/") then
+    return
+  end
   M.load({ n = 1, session = data.id }, function(err, cs)
     if err or not cs or #cs.files == 0 then
       return

@@ -60,6 +60,10 @@ function M.call(name, opts, cb)
     return
   end
   local o = vim.deepcopy(opts or {})
+  if not o.root and o.session then
+    -- A session's turns are recorded in its own project: a background session's worktree.
+    o.root = M.session_dir(o.session)
+  end
   if not o.root then
     o.root = vim.fn.getcwd()
   end
@@ -81,8 +85,23 @@ function M.call(name, opts, cb)
   end
 end
 
+---The directory Claude session `id` works in (its hooks' `cwd`), while it exists; nil when the
+---session is not known.
+---@param id string
+---@return string?
+function M.session_dir(id)
+  local ok, list = pcall(function()
+    return require("claude_context.sessions_state").list()
+  end)
+  for _, s in ipairs(ok and list or {}) do
+    if s.id == id and type(s.cwd) == "string" and vim.uv.fs_stat(s.cwd) then
+      return s.cwd
+    end
+  end
+end
+
 ---Asynchronous, never blocks the editor: cb runs later on the main thread.
----opts.n: the last n turns (default 1); opts.session: only that Claude session; opts.root: the project (default: the current one).
+---opts.n: the last n turns (default 1); opts.session: only that Claude session; opts.root: the project (default: the session's own, where it works, else the current one).
 ---@param opts {n?:integer, session?:string, root?:string}
 ---@param cb fun(err?:string, cs?:claude_context.ChangeSet)
 function M.changeset(opts, cb)
