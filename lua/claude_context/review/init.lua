@@ -460,7 +460,8 @@ function M.on_session_state(data)
   end
   -- A session in a worktree of its own (a background session) records its turns there: they
   -- become the active review only when this editor works in that worktree.
-  local dir = require("claude_context.review.source").session_dir(data.id)
+  local has, source = pcall(require, "claude_context.review.source")
+  local dir = has and type(source) == "table" and source.session_dir and source.session_dir(data.id)
   if dir and dir:find("/.claude/worktrees/", 1, true) and not vim.startswith(vim.fn.getcwd() .. "/", dir .. "/") then
     return
   end
