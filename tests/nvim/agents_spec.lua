@@ -448,6 +448,14 @@ return {
       eq("ONE\nTWO\nthree (mine)\nfour\nFIVE (mine)\nsix\nseven\neight\nNINE\nTEN\n", h.read(project .. "/a.txt"))
       eq("mine\n", h.read(project .. "/keep.txt"))
       eq("my other file\n", h.read(project .. "/other.txt"))
+      -- Comments of a land are for its session: in the register, never typed into a terminal.
+      vim.cmd("split " .. vim.fn.fnameescape(project .. "/other.txt"))
+      local obuf = vim.api.nvim_get_current_buf()
+      ok(R.comment("why this?", { buf = obuf, line1 = 1 }), "commented")
+      vim.fn.setreg('"', "")
+      eq(false, R.send())
+      contains(vim.fn.getreg('"'), "why this?")
+      vim.api.nvim_buf_delete(obuf, { force = true })
       R.close()
     end,
   },

@@ -444,6 +444,7 @@ function M.proposal(name, plan)
     turns = {},
     files = files,
     proposal = true,
+    land = name,
     title = ("Landing worktree %s into the main checkout: %d file(s). Keep lands a hunk; reject leaves it out; nothing is written until kept"):format(name, #files),
     notes = notes,
   }

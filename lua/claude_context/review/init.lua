@@ -396,6 +396,15 @@ end
 function M.send()
   local review = M.review
   local terminal
+  if review and review.cs.land then
+    -- A land's comments are for its background session, not for a terminal of this editor.
+    local text = M.prompt()
+    if text then
+      vim.fn.setreg('"', text)
+    end
+    notify.error(("review: the comments are for the background session %s; the prompt is in the unnamed register (paste it after :ClaudeContext attach %s)"):format(review.cs.land, review.cs.land))
+    return false
+  end
   if review then
     local last = review.cs.turns[#review.cs.turns]
     terminal = last and last.terminal

@@ -30,6 +30,7 @@
 ---@field turns claude_context.ReviewTurn[]   oldest first
 ---@field files claude_context.ReviewFile[]   sorted by path
 ---@field proposal? boolean    nothing of it is on disk yet: `before` is, a keep writes a hunk (a land)
+---@field land? string         the worktree a land's proposal comes from (its comments are for that session)
 ---@field title? string        the view's first line (default: the turns' summary)
 ---@field notes? string[]      more lines for the view's header
 
