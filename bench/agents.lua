@@ -3,6 +3,7 @@
 --   * `new(name, prompt)`: the time the call holds the main thread, over 20 starts (p50, p99,
 --     max), and the time until its callback (the fake CLI's `--bg` answered);
 --   * `agents()` from its cache with 20 background sessions listed (p50, p99 over 1000 calls);
+--   * the picker: from `:ClaudeContext agents` until vim.ui.select is handed the sessions;
 --   * a permission decided here: from `decide()` until the hook process (what Claude Code runs)
 --     printed its answer and exited (p50, p99 over 20 asks);
 --   * `land(name)` of F files with H changed lines each (default 200 × 5 = 1,000 hunks) into a
@@ -115,6 +116,25 @@ for i = 1, 1000 do
   times[i] = (uv.hrtime() - t0) / 1e6
 end
 print(("agents() from the cache (%d sessions): p50 %.3f ms, p99 %.3f ms"):format(n, pct(times, 0.5), pct(times, 0.99)))
+
+-- The picker (`:ClaudeContext agents`, vim.ui.select's adapter): from pick() until the
+-- picker is handed the sessions, over 20 opens.
+local C = require("claude_context.agents.commands")
+local orig_select = vim.ui.select
+local opened = {}
+for i = 1, 20 do
+  local t0 = uv.hrtime()
+  local got
+  vim.ui.select = function(items, _, cb)
+    got = uv.hrtime()
+    assert(#items == n)
+    cb(nil)
+  end
+  C.pick()
+  opened[i] = (got - t0) / 1e6
+end
+vim.ui.select = orig_select
+print(("picker (%d sessions) handed to vim.ui.select: p50 %.2f ms, p99 %.2f ms (20 opens)"):format(n, pct(opened, 0.5), pct(opened, 0.99)))
 
 -- A permission decided here: from decide() until the hook process (what Claude Code runs) has
 -- printed its answer and exited, over 20 asks.
