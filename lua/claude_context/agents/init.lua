@@ -316,7 +316,8 @@ function M.build()
     end
   end
   add_hook_entries(out, root, hooks, seen)
-  if root then
+  if root and c.at and not c.err then
+    -- (Only once the service has answered: until then nothing is known to have ended.)
     add_ended_worktrees(out, root)
   end
   table.sort(out, function(a, b)
