@@ -126,6 +126,12 @@ return {
       ok(e, vim.inspect(list))
       eq("worktree", e.kind)
       eq("ended", e.state)
+      -- Before the service has answered (a Neovim just started), nothing is known to have ended.
+      local cache = require("claude_context.agents.cli").cache
+      local at = cache.at
+      cache.at = nil
+      ok(not by_name(A().build(), "gone-bg"), "not listed as ended before the service answered")
+      cache.at = at
       eq({ "review", "land", "discard" }, require("claude_context.agents.commands").actions_for(e))
       local err
       A().attach("gone-bg", function(x)
