@@ -460,6 +460,46 @@ return {
     end,
   },
   {
+    "land view: a file the worktree deleted goes, one it made comes, only when kept; undo brings the checkout back",
+    function()
+      h.write(project .. "/gone.txt", "to be deleted\n")
+      sh("git add gone.txt && git commit -qm gone", project)
+      sh("git worktree add -q .claude/worktrees/files -b worktree-files", project)
+      local wt = project .. "/.claude/worktrees/files"
+      sh("git rm -q gone.txt && git commit -qm 'rm gone'", wt)
+      vim.fn.mkdir(wt .. "/deep/er", "p")
+      h.write(wt .. "/deep/er/fresh.txt", "fresh\n")
+      local ready
+      h.cc().land("files", { on_ready = function()
+        ready = true
+      end })
+      wait_for(function()
+        return ready
+      end, 20000, "the land's view")
+      local R = require("claude_context.review")
+      local review = R.active()
+      local by = {}
+      for i, rf in ipairs(review.cs.files) do
+        by[rf.path] = require("claude_context.review.model").file(review, i)
+      end
+      eq("deleted", by["gone.txt"].kind)
+      eq("added", by["deep/er/fresh.txt"].kind)
+      eq("to be deleted\n", h.read(project .. "/gone.txt"))
+      eq(nil, h.read(project .. "/deep/er/fresh.txt"))
+      local out = R.keep({ targets = { { f = by["gone.txt"], hi = 1 }, { f = by["deep/er/fresh.txt"], hi = 1 } } })
+      eq(2, out.done, vim.inspect(out))
+      R.flush()
+      eq(nil, h.read(project .. "/gone.txt"))
+      eq("fresh\n", h.read(project .. "/deep/er/fresh.txt"))
+      R.undo()
+      R.flush()
+      eq("to be deleted\n", h.read(project .. "/gone.txt"))
+      eq(nil, h.read(project .. "/deep/er/fresh.txt"))
+      R.close()
+      sh("git worktree remove --force .claude/worktrees/files", project)
+    end,
+  },
+  {
     ":ClaudeContext new/agents/permissions: the command passes the name and the prompt; the picker's lines and actions",
     function()
       local C = require("claude_context.agents.commands")
