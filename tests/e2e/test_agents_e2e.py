@@ -396,3 +396,59 @@ def test_the_service_not_running(make_bridge, claude, world):
     assert any("no Claude session in this project" in m and ":ClaudeContext new" in m for m in msgs), msgs
     # Listing started no service.
     assert not service_pids(world), service_pids(world)
+
+
+def test_two_neovims_on_one_project(make_bridge, claude, model_stub, world, service):
+    """Two Neovims on one project: both list the background session; its permission request
+    reaches one of them only (never answered twice, never by itself), and deciding there lets
+    it run."""
+    if not RELAY.exists():
+        pytest.fail(f"{RELAY} is missing: run `make build`")
+    need_bg(claude)
+    project = make_project(world)
+    wt = project / ".claude/worktrees/both"
+    world.trust(wt)
+    b1 = nvim_with_cli(make_bridge, claude, permission_mode="default")
+    b2 = nvim_with_cli(make_bridge, claude, permission_mode="default")
+    model_stub.push(
+        {"tool_use": {"name": "Bash", "input": {"command": "touch made-by-both.txt", "description": "Make a file"}}},
+        {"text": "both-turn-done"},
+    )
+    started = lua_wait(
+        b1,
+        "require('claude_context').new('both', 'run a command', { cb = function(err, s) _G.agents_result = { err = err, s = s } end })",
+        "new's callback",
+    )
+    service()
+    assert not started.get("err"), started
+
+    def asked():
+        got = [(b, b.lua("return require('claude_context').permissions()")) for b in (b1, b2)]
+        got = [(b, ps) for b, ps in got if ps]
+        return got or None
+
+    try:
+        got = wait_until(asked, WAIT * 3, 0.5, "the Bash permission in one Neovim")
+    except BaseException:
+        print("agents:", b1.lua("return require('claude_context').agents()"))
+        raise
+    b1.lua("vim.wait(1000)")
+    got = asked()
+    assert len(got) == 1 and len(got[0][1]) == 1, [(ps) for _, ps in got]
+    owner, asks = got[0]
+    assert not (wt / "made-by-both.txt").exists()
+
+    # Both list it.
+    def listed(b):
+        b.lua("require('claude_context.agents').refresh()")
+        return entry(b, "both")
+
+    for b in (b1, b2):
+        e = wait_until(lambda: listed(b), WAIT, 0.5, "the session listed")
+        assert e["kind"] == "background", e
+
+    assert owner.lua("return require('claude_context').decide(...)", asks[0]["id"], "allow") is True
+    wait_until(lambda: (wt / "made-by-both.txt").exists(), WAIT * 2, 0.2, "the allowed command to run")
+    assert not b1.lua("return require('claude_context').permissions()")
+    assert not b2.lua("return require('claude_context').permissions()")
+    service()
