@@ -38,6 +38,12 @@ esac
 vim.fn.setfperm(fake, "rwxr-xr-x")
 h.write(agents_json, "[]")
 
+-- The fake's answers are replaced whole (a `claude agents` run meanwhile never reads half a file).
+local function answer(path, text)
+  h.write(path .. ".new", text)
+  assert(os.rename(path .. ".new", path))
+end
+
 local project = tmp .. "/project"
 vim.fn.mkdir(project, "p")
 sh("git init -q -b main . && git config user.email t@t && git config user.name t", project)
@@ -48,6 +54,11 @@ h.cc().setup({ claude = { cmd = fake } })
 vim.cmd.cd(project)
 
 local function refresh()
+  -- A refresh already under way (agents() starts one when its cache is old) may have read the
+  -- fake's files before the test changed them: wait for it, then read anew.
+  wait_for(function()
+    return not require("claude_context.agents.cli").cache.running
+  end, 10000, "the refresh under way")
   local got
   A().refresh(function(l, err)
     got = { list = l, err = err }
@@ -114,12 +125,12 @@ return {
       sh("git worktree add -q .claude/worktrees/gone-bg -b worktree-gone-bg", project)
       local wt = project .. "/.claude/worktrees/gone-bg"
       h.write(wt .. "/a.txt", "one\nTWO\nthree\n")
-      h.write(agents_json, vim.json.encode({ { id = "feed0001", cwd = wt, kind = "background", startedAt = 5, sessionId = "s-gone", status = "idle" } }))
+      answer(agents_json, vim.json.encode({ { id = "feed0001", cwd = wt, kind = "background", startedAt = 5, sessionId = "s-gone", status = "idle" } }))
       local e = by_name(refresh().list, "gone-bg")
       eq("background", e.kind)
       -- `claude stop feed0001` in a shell: the service lists it no more.
       h.clear(messages)
-      h.write(agents_json, "[]")
+      answer(agents_json, "[]")
       local list = refresh().list
       contains(vim.inspect(messages), "gone-bg is not running any more")
       e = by_name(list, "gone-bg")
@@ -170,11 +181,11 @@ return {
     "the service not running, failing, or too old: agents() answers, the reason is given, the picker says it",
     function()
       -- Not running: Claude Code lists nothing (it does not start the service for a list).
-      h.write(agents_json, "[]")
+      answer(agents_json, "[]")
       local r = refresh()
       eq(nil, r.err)
       -- Failing: the reason, and the editor goes on.
-      h.write(agents_fail, "Error: cannot reach the background service: connect ECONNREFUSED /tmp/cc-daemon-0/x/sock\n")
+      answer(agents_fail, "Error: cannot reach the background service: connect ECONNREFUSED /tmp/cc-daemon-0/x/sock\n")
       r = refresh()
       contains(r.err, "ECONNREFUSED")
       eq("table", type(h.cc().agents()))
@@ -190,7 +201,7 @@ return {
       vim.ui.select = orig
       contains(vim.inspect(messages), "ECONNREFUSED")
       -- An older CLI without `agents`: the version needed.
-      h.write(agents_fail, "error: unknown command 'agents'\n")
+      answer(agents_fail, "error: unknown command 'agents'\n")
       r = refresh()
       contains(r.err, "2.1.197")
       os.remove(agents_fail)
@@ -304,7 +315,7 @@ return {
     "two Neovims on one project: both list the sessions; landing the same worktree from both at once lands each hunk once",
     function()
       local paths, _, merged = big_land("twice", 60)
-      h.write(agents_json, vim.json.encode({ { id = "beef0002", cwd = project .. "/.claude/worktrees/twice", kind = "background", startedAt = 7, sessionId = "s-two", status = "busy" } }))
+      answer(agents_json, vim.json.encode({ { id = "beef0002", cwd = project .. "/.claude/worktrees/twice", kind = "background", startedAt = 7, sessionId = "s-two", status = "busy" } }))
       local c = child()
       eq("twice", by_name(refresh().list, "twice") and "twice")
       c:lua("_G.listed = nil; require('claude_context.agents').refresh(function(l) _G.listed = l end)")
@@ -330,7 +341,7 @@ return {
       -- A file both wrote at once: one of them was refused (the file changed under it), never
       -- written over with other text.
       ok(#report.written + #theirs.r.written >= #paths, vim.inspect({ #report.written, #theirs.r.written }))
-      h.write(agents_json, "[]")
+      answer(agents_json, "[]")
     end,
   },
 }

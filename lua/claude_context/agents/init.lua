@@ -352,7 +352,7 @@ end
 ---`cb(err)` (`missing`: the format, given the name, when there is no such session).
 local function with_background(name, missing, feature, cb, go)
   local e = M.find(name)
-  if e and e.worktree and (e.state == "ended" or e.kind ~= "background") then
+  if e and e.worktree and (e.state == "ended" or e.kind == "worktree") then
     return fail(cb, M.ended_message(e.name))
   end
   if not e or e.kind ~= "background" then
@@ -395,7 +395,7 @@ function M.on_gone(gone)
     end
     local wname = names.of_cwd(root, e.cwd)
     if wname and not M.stopping[e.id] then
-      notify("claude-context: " .. M.ended_message(wname), vim.log.levels.WARN)
+      notify("claude-context: " .. M.ended_message(names.invalid(wname) and vim.inspect(wname) or wname), vim.log.levels.WARN)
     end
     M.stopping[e.id] = nil
   end
