@@ -322,7 +322,25 @@ return {
       h.write(project .. "/a.txt", "one\ntwo\nthree\nfour\nFIVE (mine)\nsix\nseven\neight\nnine\nten\n")
       h.write(project .. "/keep.txt", "mine\n")
       h.write(project .. "/other.txt", "my other file\n")
+      -- a.txt open with unsaved edits: land {all} leaves it alone and says why.
+      vim.cmd("split " .. vim.fn.fnameescape(project .. "/a.txt"))
+      local abuf = vim.api.nvim_get_current_buf()
+      vim.api.nvim_buf_set_lines(abuf, 0, 1, false, { "one (unsaved)" })
       local report
+      h.cc().land("work", { all = true, cb = function(err, rep)
+        eq(nil, err)
+        report = rep
+      end })
+      wait_for(function()
+        return report
+      end, 20000, "the land")
+      require("claude_context.review.fs").flush(nil, 5000)
+      eq("one\ntwo\nthree\nfour\nFIVE (mine)\nsix\nseven\neight\nnine\nten\n", h.read(project .. "/a.txt"))
+      contains(vim.inspect(report.skipped), "unsaved changes in its buffer")
+      eq("one (unsaved)", vim.api.nvim_buf_get_lines(abuf, 0, 1, false)[1])
+      eq({ "sub/new.txt" }, report.written)
+      vim.api.nvim_buf_delete(abuf, { force = true })
+      report = nil
       h.cc().land("work", { all = true, cb = function(err, rep)
         eq(nil, err)
         report = rep
@@ -337,8 +355,7 @@ return {
       eq("my other file\n", h.read(project .. "/other.txt"))
       eq(1, #report.conflicts, vim.inspect(report))
       eq("keep.txt", report.conflicts[1].path)
-      table.sort(report.written)
-      eq({ "a.txt", "sub/new.txt" }, report.written)
+      eq({ "a.txt" }, report.written)
       local qf = vim.fn.getqflist()
       eq(1, #qf)
       -- The worktree itself is untouched.

@@ -280,11 +280,23 @@ function M.apply(plan, cb)
       cb(report)
     end
   end
+  -- The files with unsaved edits in a loaded buffer (by the buffer's exact name).
+  local unsaved = {}
+  for _, b in ipairs(vim.api.nvim_list_bufs()) do
+    if vim.api.nvim_buf_is_loaded(b) and vim.bo[b].modified then
+      unsaved[vim.api.nvim_buf_get_name(b)] = true
+    end
+  end
   local function one_file(f)
     if #(f.conflicts or {}) > 0 then
       report.conflicts[#report.conflicts + 1] = { path = f.path, hunks = f.conflicts }
     end
     local started, err
+    if (f.action == "write" or f.action == "remove") and unsaved[f.absolute] then
+      -- Unsaved edits in its buffer: the merge did not see them; nothing is written over them.
+      report.skipped[#report.skipped + 1] = { path = f.path, why = "unsaved changes in its buffer: save it, then land again" }
+      return
+    end
     local function done(ok, werr)
       if ok then
         report.written[#report.written + 1] = f.path
