@@ -223,16 +223,16 @@ for _, f in ipairs(R.active().files) do
     end
   end
 end
-local kept
+local kept, kept_at
 t0 = uv.hrtime()
 R.keep({ targets = targets, on_done = function(out)
-  kept = out
+  kept, kept_at = out, uv.hrtime()
 end })
 vim.wait(120000, function()
   return kept ~= nil and require("claude_context.review.fs").idle()
 end, 1)
 local keep_ms = (uv.hrtime() - t0) / 1e6
-print(("land (view): %d files, %d hunks: the view built in %.0f ms (longest slice %.1f ms, %s); keep all: %.0f ms until every file is written (%d hunks kept, %d refused; longest slice %.1f ms, %s)"):format(#got.view.review.cs.files, #targets, view_ms, view_slice, view_where, keep_ms, kept.done, #kept.refused, max_slice, max_where))
+print(("land (view): %d files, %d hunks: the view built in %.0f ms (longest slice %.1f ms, %s); keep all: %.0f ms until every file is written (the editor's part done at %.0f ms; %d hunks kept, %d refused; longest slice %.1f ms, %s)"):format(#got.view.review.cs.files, #targets, view_ms, view_slice, view_where, keep_ms, (kept_at - t0) / 1e6, kept.done, #kept.refused, max_slice, max_where))
 R.close()
 -- The main checkout as the person had it again, for the land without the view.
 for i = 1, F do
