@@ -3,8 +3,14 @@ background mode (`claude --bg --worktree`, Claude Code's own service) and the mo
 
 - `new` starts a worktree session whose scripted turn edits files there; `agents()` shows it,
   then done (from the plugin's hooks, which found the editor through the lock file);
+- `land(name)` opens the land in the review view as a proposal: nothing is written until a hunk is
+  kept, a rejected file never comes, the kept hunk lands beside the person's edit;
 - `land(name, {all = true})` brings its edits into the main checkout; the person's uncommitted
   edit of another file, and of another region of the same file, survive;
+- a session stopped in a shell (`claude stop`): told once, listed as an ended worktree, attach says
+  so, its work still lands; its turn is recorded in its worktree, none in the main project;
+- the service not running: an empty list, no error, nothing started;
+- two Neovims on one project: both list the session, its permission request reaches one only;
 - a restarted Neovim lists the session still running, and `attach` shows its conversation;
 - `discard` stops it and removes the worktree; the branch stays.
 
@@ -198,6 +204,35 @@ def test_new_agents_land_restart_attach_discard(make_bridge, claude, model_stub,
     lines[9] = "line 10 by me\n"
     (project / "a.txt").write_text("".join(lines))
     (project / "README").write_text("readme, my edit\n")
+
+    # The land in the review view: nothing written until kept; a rejected file never comes; the
+    # kept hunk lands beside the person's edit.
+    view = lua_wait(
+        b,
+        "require('claude_context').land('feat', { on_ready = function(v) _G.agents_result = { files = vim.tbl_map(function(f) return f.path end, v.review.cs.files), proposal = v.review.cs.proposal } end })",
+        "the land's view",
+    )
+    assert view["proposal"] is True and sorted(view["files"]) == ["a.txt", "new.txt"], view
+    assert not (project / "new.txt").exists()
+    assert "line 2 by claude" not in (project / "a.txt").read_text()
+    kept = b.lua(
+        """
+        local R = require('claude_context.review')
+        local M = require('claude_context.review.model')
+        local rv = R.active()
+        local by = {}
+        for i, rf in ipairs(rv.cs.files) do by[rf.path] = M.file(rv, i) end
+        local r = R.reject({ targets = { { f = by['new.txt'], hi = 1 } } })
+        local k = R.keep({ targets = { { f = by['a.txt'], hi = 1 } } })
+        R.flush()
+        R.close()
+        return { rejected = r.done, kept = k.done }
+        """
+    )
+    assert kept == {"rejected": 1, "kept": 1}, kept
+    a = (project / "a.txt").read_text()
+    assert "line 2 by claude\n" in a and "line 10 by me\n" in a, a
+    assert not (project / "new.txt").exists()
 
     report = lua_wait(
         b,
