@@ -9,7 +9,7 @@
 ---   the session's configuration names this editor's port or token, so it outlives the editor.
 --- * |list| (`require("claude_context").agents()`) answers from a cache of
 ---   `claude agents --json` (read off the main thread; refreshed on hook events and while the
----   picker is open) joined with the sessions the hooks report.
+---   picker is open) joined with the sessions the hooks report (claude_context.agents.list).
 --- * |attach|, |stop|, |discard|, |land| (claude_context.agents.land).
 
 local M = {}
