@@ -3,11 +3,14 @@
 --   * `new(name, prompt)`: the time the call holds the main thread, over 20 starts (p50, p99,
 --     max), and the time until its callback (the fake CLI's `--bg` answered);
 --   * `agents()` from its cache with 20 background sessions listed (p50, p99 over 1000 calls);
+--   * the picker: from `:ClaudeContext agents` until vim.ui.select is handed the sessions;
 --   * a permission decided here: from `decide()` until the hook process (what Claude Code runs)
 --     printed its answer and exited (p50, p99 over 20 asks);
---   * `land(name, {all = true})` of F files with H changed lines each (default 200 × 5 = 1,000
---     hunks) into a checkout where the person edited another region of every file: the wall
---     time until every file is written, and the longest the main thread was held meanwhile.
+--   * `land(name)` of F files with H changed lines each (default 200 × 5 = 1,000 hunks) into a
+--     checkout where the person edited another region of every file: the time until the review
+--     view is built, then "keep all" there until every kept hunk is written;
+--   * `land(name, {all = true})` of the same: the wall time until every file is written;
+--   and for each, the longest the main thread was held meanwhile.
 --
 --   .deps/venv/bin/nvim --headless --clean -u tests/minimal_init.lua -l bench/agents.lua [F] [H]
 local uv = vim.uv
@@ -114,6 +117,25 @@ for i = 1, 1000 do
 end
 print(("agents() from the cache (%d sessions): p50 %.3f ms, p99 %.3f ms"):format(n, pct(times, 0.5), pct(times, 0.99)))
 
+-- The picker (`:ClaudeContext agents`, vim.ui.select's adapter): from pick() until the
+-- picker is handed the sessions, over 20 opens.
+local C = require("claude_context.agents.commands")
+local orig_select = vim.ui.select
+local opened = {}
+for i = 1, 20 do
+  local t0 = uv.hrtime()
+  local got
+  vim.ui.select = function(items, _, cb)
+    got = uv.hrtime()
+    assert(#items == n)
+    cb(nil)
+  end
+  C.pick()
+  opened[i] = (got - t0) / 1e6
+end
+vim.ui.select = orig_select
+print(("picker (%d sessions) handed to vim.ui.select: p50 %.2f ms, p99 %.2f ms (20 opens)"):format(n, pct(opened, 0.5), pct(opened, 0.99)))
+
 -- A permission decided here: from decide() until the hook process (what Claude Code runs) has
 -- printed its answer and exited, over 20 asks.
 local bin = require("claude_context.hooks").binary()
@@ -158,6 +180,9 @@ for i = 1, F do
 end
 local max_slice, max_where = 0, "?"
 local orig = vim.schedule
+local function reset_slices()
+  max_slice, max_where = 0, "?"
+end
 vim.schedule = function(fn)
   orig(function()
     local t0 = uv.hrtime()
@@ -170,8 +195,57 @@ vim.schedule = function(fn)
     max_slice = math.max(max_slice, d)
   end)
 end
-local report
+-- The view: from land() until the review view is built, then "keep all" in it until every
+-- kept hunk is on disk.
+local R = require("claude_context.review")
+local got, ready
 local t0 = uv.hrtime()
+agents.land("land", {
+  cb = function(err, r)
+    assert(not err, err)
+    got = r
+  end,
+  on_ready = function()
+    ready = uv.hrtime()
+  end,
+})
+vim.wait(120000, function()
+  return ready ~= nil
+end, 1)
+local view_ms = (ready - t0) / 1e6
+local view_slice, view_where = max_slice, max_where
+reset_slices()
+local targets = {}
+for _, f in ipairs(R.active().files) do
+  for hi, hk in ipairs(f.hunks) do
+    if hk.state == "pending" then
+      targets[#targets + 1] = { f = f, hi = hi }
+    end
+  end
+end
+local kept, kept_at
+t0 = uv.hrtime()
+R.keep({ targets = targets, on_done = function(out)
+  kept, kept_at = out, uv.hrtime()
+end })
+vim.wait(120000, function()
+  return kept ~= nil and require("claude_context.review.fs").idle()
+end, 1)
+local keep_ms = (uv.hrtime() - t0) / 1e6
+print(("land (view): %d files, %d hunks: the view built in %.0f ms (longest slice %.1f ms, %s); keep all: %.0f ms until every file is written (the editor's part done at %.0f ms; %d hunks kept, %d refused; longest slice %.1f ms, %s)"):format(#got.view.review.cs.files, #targets, view_ms, view_slice, view_where, keep_ms, (kept_at - t0) / 1e6, kept.done, #kept.refused, max_slice, max_where))
+R.close()
+-- The main checkout as the person had it again, for the land without the view.
+for i = 1, F do
+  local rel = ("src/dir%02d/file%03d.txt"):format(i % 20, i)
+  local mine = vim.deepcopy(lines)
+  mine[99] = "the person's own edit"
+  local w = assert(io.open(project .. "/" .. rel, "w"))
+  w:write(table.concat(mine, "\n") .. "\n")
+  w:close()
+end
+reset_slices()
+local report
+t0 = uv.hrtime()
 agents.land("land", {
   all = true,
   cb = function(err, r)

@@ -190,8 +190,12 @@ function M.cli_features(version, help, agents, agents_err)
   else
     h.info("this Claude Code has no --worktree: sessions in their own worktree need a newer CLI (`claude update`)")
   end
+  local need = require("claude_context.agents.cli").REQUIRED
+  local agents_said = agents and vim.trim((agents.stderr or "") .. " " .. (agents.stdout or "")) or ""
   if not knows("--bg") then
-    h.info("this Claude Code has no --bg: background sessions (:ClaudeContext new, agents) need a newer CLI (`claude update`)")
+    h.info(("this Claude Code has no --bg: background sessions (:ClaudeContext new, agents) need a newer CLI: Claude Code %s or newer (`claude update`)"):format(need.bg))
+  elseif agents and agents.code ~= 0 and (agents_said:find("unknown command", 1, true) or agents_said:find("unknown option", 1, true)) then
+    h.info(("this Claude Code has no `claude agents --json`: background sessions need Claude Code %s or newer (`claude update`)"):format(need.bg))
   elseif not agents or agents.code ~= 0 then
     h.warn(("the background service does not answer: `claude agents --json` %s"):format(agents_err or ("failed (exit " .. tostring(agents.code) .. "): " .. vim.trim(agents.stderr or ""))), {
       "Run `claude agents` in a shell to see why (signed in? `claude /login`)",
@@ -200,6 +204,10 @@ function M.cli_features(version, help, agents, agents_err)
     local ok, list = pcall(vim.json.decode, agents.stdout or "")
     if ok and type(list) == "table" then
       h.ok(("background sessions (claude --bg; `claude agents --json` lists %d)"):format(#list))
+      local f = require("claude_context.agents.cli").parse_features(help)
+      if not (f.attach and f.stop) then
+        h.info(("this Claude Code has no `claude attach` / `claude stop`: attaching to and stopping background sessions need Claude Code %s or newer (`claude update`)"):format(need.manage))
+      end
     else
       h.warn("`claude agents --json` did not print JSON: background sessions cannot be listed")
     end

@@ -3,8 +3,14 @@ background mode (`claude --bg --worktree`, Claude Code's own service) and the mo
 
 - `new` starts a worktree session whose scripted turn edits files there; `agents()` shows it,
   then done (from the plugin's hooks, which found the editor through the lock file);
+- `land(name)` opens the land in the review view as a proposal: nothing is written until a hunk is
+  kept, a rejected file never comes, the kept hunk lands beside the person's edit;
 - `land(name, {all = true})` brings its edits into the main checkout; the person's uncommitted
   edit of another file, and of another region of the same file, survive;
+- a session stopped in a shell (`claude stop`): told once, listed as an ended worktree, attach says
+  so, its work still lands; its turn is recorded in its worktree, none in the main project;
+- the service not running: an empty list, no error, nothing started;
+- two Neovims on one project: both list the session, its permission request reaches one only;
 - a restarted Neovim lists the session still running, and `attach` shows its conversation;
 - `discard` stops it and removes the worktree; the branch stays.
 
@@ -14,6 +20,7 @@ A CLI without `--bg` is skipped (the reason says which version is needed).
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -198,6 +205,35 @@ def test_new_agents_land_restart_attach_discard(make_bridge, claude, model_stub,
     (project / "a.txt").write_text("".join(lines))
     (project / "README").write_text("readme, my edit\n")
 
+    # The land in the review view: nothing written until kept; a rejected file never comes; the
+    # kept hunk lands beside the person's edit.
+    view = lua_wait(
+        b,
+        "require('claude_context').land('feat', { on_ready = function(v) _G.agents_result = { files = vim.tbl_map(function(f) return f.path end, v.review.cs.files), proposal = v.review.cs.proposal } end })",
+        "the land's view",
+    )
+    assert view["proposal"] is True and sorted(view["files"]) == ["a.txt", "new.txt"], view
+    assert not (project / "new.txt").exists()
+    assert "line 2 by claude" not in (project / "a.txt").read_text()
+    kept = b.lua(
+        """
+        local R = require('claude_context.review')
+        local M = require('claude_context.review.model')
+        local rv = R.active()
+        local by = {}
+        for i, rf in ipairs(rv.cs.files) do by[rf.path] = M.file(rv, i) end
+        local r = R.reject({ targets = { { f = by['new.txt'], hi = 1 } } })
+        local k = R.keep({ targets = { { f = by['a.txt'], hi = 1 } } })
+        R.flush()
+        R.close()
+        return { rejected = r.done, kept = k.done }
+        """
+    )
+    assert kept == {"rejected": 1, "kept": 1}, kept
+    a = (project / "a.txt").read_text()
+    assert "line 2 by claude\n" in a and "line 10 by me\n" in a, a
+    assert not (project / "new.txt").exists()
+
     report = lua_wait(
         b,
         "require('claude_context').land('feat', { all = true, cb = function(err, r) _G.agents_result = { err = err, r = r } end })",
@@ -298,4 +334,156 @@ def test_a_background_permission_waits_for_decide(make_bridge, claude, model_stu
 
     wait_until(done, WAIT * 2, 0.5, "the session to finish")
     assert not b.lua("return require('claude_context').permissions()")
+    service()
+
+
+def test_a_session_stopped_outside_neovim(make_bridge, claude, model_stub, world, service):
+    """`claude stop` run in a shell: the editor says so once, lists the worktree as ended, attach
+    says it is not running, and its work still lands."""
+    if not RELAY.exists():
+        pytest.fail(f"{RELAY} is missing: run `make build`")
+    help_ = need_bg(claude)
+    if "\n  stop" not in help_:
+        pytest.skip(f"Claude Code {claude.version} has no `claude stop` (2.1.330 or newer)")
+    project = make_project(world)
+    wt = project / ".claude/worktrees/stopped"
+    world.trust(wt)
+    b = nvim_with_cli(make_bridge, claude)
+    model_stub.push(
+        {"tool_use": {"name": "Write", "input": {"file_path": str(wt / "made.txt"), "content": "made before the stop\n"}}},
+        {"text": "stop-turn-done"},
+    )
+    started = lua_wait(
+        b,
+        "require('claude_context').new('stopped', 'write a file', { cb = function(err, s) _G.agents_result = { err = err, s = s } end })",
+        "new's callback",
+    )
+    service()
+    assert not started.get("err"), started
+
+    def done():
+        b.lua("require('claude_context.agents').refresh()")
+        e = entry(b, "stopped")
+        return e if e and e["kind"] == "background" and e["state"] == "done" else None
+
+    e = wait_until(done, WAIT * 3, 0.5, "the background session to be done")
+    assert (wt / "made.txt").exists()
+    # Its turn and checkpoints belong to its worktree: the review of its last turn is there, and
+    # the main project has no turn of it.
+    sid = json.dumps(e["session_id"])
+    mine = lua_wait(
+        b,
+        "require('claude_context.review.source').changeset({ n = 1, session = %s }, function(err, cs) _G.agents_result = { err = err or false, root = cs and cs.root or false, files = cs and vim.tbl_map(function(f) return f.path end, cs.files) or {} } end)" % sid,
+        "the session's change set",
+    )
+    assert mine["err"] is False, mine
+    assert mine["root"] == str(wt) and mine["files"] == ["made.txt"], mine
+    main = lua_wait(
+        b,
+        "require('claude_context.review.source').turns({ root = %s }, function(err, r) _G.agents_result = { err = err or false, n = r and #r.turns or 0 } end)" % json.dumps(str(project)),
+        "the main project's turns",
+    )
+    assert main["n"] == 0, main
+    # Stopped in a shell, with the same configuration home (so the same service).
+    env = claude.env()
+    r = subprocess.run([str(claude.exe), "stop", e["id"]], capture_output=True, text=True, env=env, cwd=project, timeout=120)
+    assert r.returncode == 0, r.stderr + r.stdout
+    b.lua("_G.seen_messages = {}; local n = vim.notify; vim.notify = function(m, l) table.insert(_G.seen_messages, m); return n(m, l) end")
+
+    def ended():
+        b.lua("require('claude_context.agents').refresh()")
+        x = entry(b, "stopped")
+        # (Its hooks say "ended" first; the service's list drops it a moment later.)
+        return x if x and x["state"] == "ended" and x["kind"] == "worktree" else None
+
+    try:
+        x = wait_until(ended, WAIT * 2, 0.5, "the session listed as ended")
+    except BaseException:
+        print("agents:", b.lua("return require('claude_context').agents()"))
+        raise
+    assert x["kind"] == "worktree", x
+    msgs = b.lua("return _G.seen_messages")
+    assert any("stopped is not running any more" in m for m in msgs), msgs
+    err = lua_wait(b, "require('claude_context.agents').attach('stopped', function(err) _G.agents_result = err or 'attached' end)", "attach's answer")
+    assert "not running any more" in err, err
+    report = lua_wait(
+        b,
+        "require('claude_context').land('stopped', { all = true, cb = function(err, r) _G.agents_result = { err = err, r = r } end })",
+        "the land",
+    )
+    b.lua("require('claude_context.review').flush(5000)")
+    assert not report.get("err"), report
+    assert (project / "made.txt").read_text() == "made before the stop\n"
+    service()
+
+
+def test_the_service_not_running(make_bridge, claude, world):
+    """A fresh configuration home has no service: the list is empty, no error, nothing started;
+    the picker says there is no session and how to start one."""
+    need_bg(claude)
+    make_project(world)
+    b = nvim_with_cli(make_bridge, claude)
+    got = lua_wait(b, "require('claude_context.agents').refresh(function(l, err) _G.agents_result = { n = #l, err = err or false } end)", "the list")
+    assert got == {"n": 0, "err": False}, got
+    b.lua("_G.seen_messages = {}; vim.notify = function(m) table.insert(_G.seen_messages, m) end")
+    b.lua("require('claude_context.agents.commands').pick()")
+    msgs = wait_until(lambda: b.lua("return #_G.seen_messages > 0 and _G.seen_messages or nil"), WAIT, 0.2, "the picker's message")
+    assert any("no Claude session in this project" in m and ":ClaudeContext new" in m for m in msgs), msgs
+    # Listing started no service.
+    assert not service_pids(world), service_pids(world)
+
+
+def test_two_neovims_on_one_project(make_bridge, claude, model_stub, world, service):
+    """Two Neovims on one project: both list the background session; its permission request
+    reaches one of them only (never answered twice, never by itself), and deciding there lets
+    it run."""
+    if not RELAY.exists():
+        pytest.fail(f"{RELAY} is missing: run `make build`")
+    need_bg(claude)
+    project = make_project(world)
+    wt = project / ".claude/worktrees/both"
+    world.trust(wt)
+    b1 = nvim_with_cli(make_bridge, claude, permission_mode="default")
+    b2 = nvim_with_cli(make_bridge, claude, permission_mode="default")
+    model_stub.push(
+        {"tool_use": {"name": "Bash", "input": {"command": "touch made-by-both.txt", "description": "Make a file"}}},
+        {"text": "both-turn-done"},
+    )
+    started = lua_wait(
+        b1,
+        "require('claude_context').new('both', 'run a command', { cb = function(err, s) _G.agents_result = { err = err, s = s } end })",
+        "new's callback",
+    )
+    service()
+    assert not started.get("err"), started
+
+    def asked():
+        got = [(b, b.lua("return require('claude_context').permissions()")) for b in (b1, b2)]
+        got = [(b, ps) for b, ps in got if ps]
+        return got or None
+
+    try:
+        got = wait_until(asked, WAIT * 3, 0.5, "the Bash permission in one Neovim")
+    except BaseException:
+        print("agents:", b1.lua("return require('claude_context').agents()"))
+        raise
+    b1.lua("vim.wait(1000)")
+    got = asked()
+    assert len(got) == 1 and len(got[0][1]) == 1, [(ps) for _, ps in got]
+    owner, asks = got[0]
+    assert not (wt / "made-by-both.txt").exists()
+
+    # Both list it.
+    def listed(b):
+        b.lua("require('claude_context.agents').refresh()")
+        return entry(b, "both")
+
+    for b in (b1, b2):
+        e = wait_until(lambda: listed(b), WAIT, 0.5, "the session listed")
+        assert e["kind"] == "background", e
+
+    assert owner.lua("return require('claude_context').decide(...)", asks[0]["id"], "allow") is True
+    wait_until(lambda: (wt / "made-by-both.txt").exists(), WAIT * 2, 0.2, "the allowed command to run")
+    assert not b1.lua("return require('claude_context').permissions()")
+    assert not b2.lua("return require('claude_context').permissions()")
     service()

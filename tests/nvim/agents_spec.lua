@@ -322,7 +322,25 @@ return {
       h.write(project .. "/a.txt", "one\ntwo\nthree\nfour\nFIVE (mine)\nsix\nseven\neight\nnine\nten\n")
       h.write(project .. "/keep.txt", "mine\n")
       h.write(project .. "/other.txt", "my other file\n")
+      -- a.txt open with unsaved edits: land {all} leaves it alone and says why.
+      vim.cmd("split " .. vim.fn.fnameescape(project .. "/a.txt"))
+      local abuf = vim.api.nvim_get_current_buf()
+      vim.api.nvim_buf_set_lines(abuf, 0, 1, false, { "one (unsaved)" })
       local report
+      h.cc().land("work", { all = true, cb = function(err, rep)
+        eq(nil, err)
+        report = rep
+      end })
+      wait_for(function()
+        return report
+      end, 20000, "the land")
+      require("claude_context.review.fs").flush(nil, 5000)
+      eq("one\ntwo\nthree\nfour\nFIVE (mine)\nsix\nseven\neight\nnine\nten\n", h.read(project .. "/a.txt"))
+      contains(vim.inspect(report.skipped), "unsaved changes in its buffer")
+      eq("one (unsaved)", vim.api.nvim_buf_get_lines(abuf, 0, 1, false)[1])
+      eq({ "sub/new.txt" }, report.written)
+      vim.api.nvim_buf_delete(abuf, { force = true })
+      report = nil
       h.cc().land("work", { all = true, cb = function(err, rep)
         eq(nil, err)
         report = rep
@@ -337,8 +355,7 @@ return {
       eq("my other file\n", h.read(project .. "/other.txt"))
       eq(1, #report.conflicts, vim.inspect(report))
       eq("keep.txt", report.conflicts[1].path)
-      table.sort(report.written)
-      eq({ "a.txt", "sub/new.txt" }, report.written)
+      eq({ "a.txt" }, report.written)
       local qf = vim.fn.getqflist()
       eq(1, #qf)
       -- The worktree itself is untouched.
@@ -352,31 +369,151 @@ return {
     end,
   },
   {
-    "land without all opens the review view on what it brought",
+    "land without all: a proposal in the review view; only kept hunks reach the main checkout, conflicts shown, never written",
     function()
       local wt = project .. "/.claude/worktrees/work"
       h.write(wt .. "/other.txt", "my other file\nand a line from the worktree\n")
       sh("git add other.txt", wt)
-      h.write(wt .. "/a.txt", "one\nTWO\nthree\nfour\nfive\nsix\nseven\neight\nNINE\nTEN\n")
-      -- other.txt exists in the main checkout untracked with the same first line: added on both
-      -- sides differently is a conflict; a.txt has nothing new.
-      local report
-      h.cc().land("work", { cb = function(_, rep)
-        report = rep
+      -- Lines 1, 3 and 10 in the worktree; the person changed line 3 in the main checkout.
+      h.write(wt .. "/a.txt", "ONE\nTWO\nTHREE\nfour\nfive\nsix\nseven\neight\nNINE\nTEN\n")
+      h.write(wt .. "/new2.txt", "a new file of the worktree\n")
+      local mine = "one\nTWO\nthree (mine)\nfour\nFIVE (mine)\nsix\nseven\neight\nNINE\nten\n"
+      h.write(project .. "/a.txt", mine)
+      local report, ready
+      h.cc().land("work", {
+        cb = function(err, rep)
+          eq(nil, err)
+          report = rep
+        end,
+        on_ready = function()
+          ready = true
+        end,
+      })
+      wait_for(function()
+        return report and ready
+      end, 20000, "the land's view")
+      require("claude_context.review.fs").flush(nil, 5000)
+      -- Nothing written yet.
+      eq(mine, h.read(project .. "/a.txt"))
+      eq(nil, h.read(project .. "/new2.txt"))
+      eq("my other file\n", h.read(project .. "/other.txt"))
+      eq({}, report.written)
+      local R = require("claude_context.review")
+      local review = R.active()
+      ok(review and review.cs.proposal, "the view shows the land as a proposal")
+      local by = {}
+      for i, rf in ipairs(review.cs.files) do
+        by[rf.path] = require("claude_context.review.model").file(review, i)
+      end
+      eq({ "a.txt", "keep.txt", "new2.txt", "other.txt" }, vim.tbl_map(function(rf)
+        return rf.path
+      end, review.cs.files))
+      eq("conflict", by["other.txt"].kind)
+      eq("conflict", by["keep.txt"].kind)
+      local a = by["a.txt"]
+      eq(2, #a.hunks, vim.inspect(a.hunks))
+      eq(1, #a.file.conflicts)
+      eq(3, a.file.conflicts[1].line)
+      -- The conflicts are shown in the view and the quickfix list.
+      local text = table.concat(vim.api.nvim_buf_get_lines(report.view.buf, 0, -1, false), "\n")
+      contains(text, "Landing worktree work")
+      contains(text, "! line 3")
+      contains(text, "conflict: not landed")
+      local qf = table.concat(vim.tbl_map(function(q)
+        return vim.fn.bufname(q.bufnr)
+      end, vim.fn.getqflist()), " ")
+      contains(qf, "other.txt")
+      contains(qf, "keep.txt")
+      contains(qf, "a.txt")
+      -- Keep line 1's hunk: it lands, the person's line 3 and 5 stay, line 10 not yet.
+      local out = R.keep({ targets = { { f = a, hi = 1 } } })
+      eq(1, out.done)
+      R.flush()
+      eq("ONE\nTWO\nthree (mine)\nfour\nFIVE (mine)\nsix\nseven\neight\nNINE\nten\n", h.read(project .. "/a.txt"))
+      -- Undo puts the person's line back; keep again.
+      R.undo()
+      R.flush()
+      eq(mine, h.read(project .. "/a.txt"))
+      R.keep({ targets = { { f = a, hi = 1 } } })
+      R.flush()
+      eq("ONE\n", h.read(project .. "/a.txt"):sub(1, 4))
+      -- Reject the new file: it never reaches the checkout.
+      out = R.reject({ targets = { { f = by["new2.txt"], hi = 1 } } })
+      eq(1, out.done)
+      R.flush()
+      eq(nil, h.read(project .. "/new2.txt"))
+      -- The person edits line 10 in a buffer (unsaved): keeping the worktree's line 10 is a
+      -- conflict, refused; the buffer and the file keep the person's text.
+      local win = vim.api.nvim_get_current_win()
+      vim.cmd("split " .. vim.fn.fnameescape(project .. "/a.txt"))
+      local buf = vim.api.nvim_get_current_buf()
+      vim.api.nvim_buf_set_lines(buf, 9, 10, false, { "ten (editing)" })
+      h.clear(messages)
+      out = R.keep({ targets = { { f = a, hi = 2 } } })
+      eq(0, out.done)
+      eq(1, #out.refused)
+      contains(out.refused[1].why, "not overwritten")
+      R.flush()
+      eq("ten\n", h.read(project .. "/a.txt"):sub(-4))
+      eq("ten (editing)", vim.api.nvim_buf_get_lines(buf, 9, 10, false)[1])
+      vim.api.nvim_buf_delete(buf, { force = true })
+      pcall(vim.api.nvim_set_current_win, win)
+      -- Keeping it once the person's edit is gone lands it, in the file on disk.
+      out = R.keep({ targets = { { f = a, hi = 2 } } })
+      eq(1, out.done)
+      R.flush()
+      eq("ONE\nTWO\nthree (mine)\nfour\nFIVE (mine)\nsix\nseven\neight\nNINE\nTEN\n", h.read(project .. "/a.txt"))
+      eq("mine\n", h.read(project .. "/keep.txt"))
+      eq("my other file\n", h.read(project .. "/other.txt"))
+      -- Comments of a land are for its session: in the register, never typed into a terminal.
+      vim.cmd("split " .. vim.fn.fnameescape(project .. "/other.txt"))
+      local obuf = vim.api.nvim_get_current_buf()
+      ok(R.comment("why this?", { buf = obuf, line1 = 1 }), "commented")
+      vim.fn.setreg('"', "")
+      eq(false, R.send())
+      contains(vim.fn.getreg('"'), "why this?")
+      vim.api.nvim_buf_delete(obuf, { force = true })
+      R.close()
+    end,
+  },
+  {
+    "land view: a file the worktree deleted goes, one it made comes, only when kept; undo brings the checkout back",
+    function()
+      h.write(project .. "/gone.txt", "to be deleted\n")
+      sh("git add gone.txt && git commit -qm gone", project)
+      sh("git worktree add -q .claude/worktrees/files -b worktree-files", project)
+      local wt = project .. "/.claude/worktrees/files"
+      sh("git rm -q gone.txt && git commit -qm 'rm gone'", wt)
+      vim.fn.mkdir(wt .. "/deep/er", "p")
+      h.write(wt .. "/deep/er/fresh.txt", "fresh\n")
+      local ready
+      h.cc().land("files", { on_ready = function()
+        ready = true
       end })
       wait_for(function()
-        return report
-      end, 20000, "the land")
-      require("claude_context.review.fs").flush(nil, 5000)
-      eq("my other file\n", h.read(project .. "/other.txt"))
-      contains(vim.inspect(report.conflicts), "other.txt")
-      eq("one\nTWO\nthree\nfour\nFIVE (mine)\nsix\nseven\neight\nNINE\nTEN\n", h.read(project .. "/a.txt"))
-      -- The review holds the one hunk landed (before: the checkout as the person had it).
-      local review = require("claude_context.review").active()
-      ok(review, "a review is open")
-      eq(1, #review.cs.files)
-      eq("a.txt", review.cs.files[1].path)
-      contains(review.cs.files[1].before, "FIVE (mine)\nsix\nseven\neight\nNINE\nten\n")
+        return ready
+      end, 20000, "the land's view")
+      local R = require("claude_context.review")
+      local review = R.active()
+      local by = {}
+      for i, rf in ipairs(review.cs.files) do
+        by[rf.path] = require("claude_context.review.model").file(review, i)
+      end
+      eq("deleted", by["gone.txt"].kind)
+      eq("added", by["deep/er/fresh.txt"].kind)
+      eq("to be deleted\n", h.read(project .. "/gone.txt"))
+      eq(nil, h.read(project .. "/deep/er/fresh.txt"))
+      local out = R.keep({ targets = { { f = by["gone.txt"], hi = 1 }, { f = by["deep/er/fresh.txt"], hi = 1 } } })
+      eq(2, out.done, vim.inspect(out))
+      R.flush()
+      eq(nil, h.read(project .. "/gone.txt"))
+      eq("fresh\n", h.read(project .. "/deep/er/fresh.txt"))
+      R.undo()
+      R.flush()
+      eq("to be deleted\n", h.read(project .. "/gone.txt"))
+      eq(nil, h.read(project .. "/deep/er/fresh.txt"))
+      R.close()
+      sh("git worktree remove --force .claude/worktrees/files", project)
     end,
   },
   {
@@ -436,7 +573,7 @@ return {
         return f.path
       end, review.cs.files)
       table.sort(paths)
-      eq({ "a.txt", "keep.txt", "other.txt", "sub/new.txt" }, paths)
+      eq({ "a.txt", "keep.txt", "new2.txt", "other.txt", "sub/new.txt" }, paths)
       for _, f in ipairs(review.cs.files) do
         if f.path == "a.txt" then
           eq(h.read(project .. "/.claude/worktrees/work/a.txt"), f.after)
@@ -494,6 +631,32 @@ return {
         return last_call("stop")
       end, 10000, "claude stop")
       eq("abcd1234", last_call("stop")[2])
+    end,
+  },
+  {
+    "a worktree session's turns: looked up in its worktree; its finished turn does not take over the main checkout's review",
+    function()
+      local wt = project .. "/.claude/worktrees/turns"
+      vim.fn.mkdir(wt, "p")
+      local SS = require("claude_context.sessions_state")
+      local orig_list = SS.list
+      SS.list = function()
+        return { { id = "s-wt", cwd = wt, state = "done" }, { id = "s-main", cwd = project, state = "done" } }
+      end
+      local S = require("claude_context.review.source")
+      eq(wt, S.session_dir("s-wt"))
+      eq(nil, S.session_dir("s-unknown"))
+      local R = require("claude_context.review")
+      local orig_load, loaded = R.load, {}
+      R.load = function(o)
+        loaded[#loaded + 1] = o.session
+      end
+      R.on_session_state({ id = "s-wt", state = "done" })
+      R.on_session_state({ id = "s-main", state = "done" })
+      R.load = orig_load
+      SS.list = orig_list
+      eq({ "s-main" }, loaded)
+      vim.fn.delete(wt, "rf")
     end,
   },
   {

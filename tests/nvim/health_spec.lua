@@ -82,12 +82,22 @@ return {
       contains(t, "OK worktrees (claude --worktree): supported")
       contains(t, "OK background sessions (claude --bg; `claude agents --json` lists 1)")
       ok(not t:find("WARN", 1, true), t)
+      -- (Its --help names no attach/stop commands.)
+      contains(t, "INFO this Claude Code has no `claude attach` / `claude stop`")
+      contains(t, "2.1.330 or newer")
 
       fake_claude("2.1.100", "--settings", "exit 1")
       t = capture(health.check_cli)
       contains(t, "WARN Claude Code 2.1.139 or newer is needed for the session hooks")
       contains(t, "INFO this Claude Code has no --worktree")
       contains(t, "INFO this Claude Code has no --bg: background sessions (:ClaudeContext new, agents) need a newer CLI")
+      contains(t, "2.1.197 or newer")
+
+      -- --bg but no `agents` command: the version needed, not a broken service.
+      fake_claude("2.1.300", "--bg", "echo \"error: unknown command 'agents'\" >&2; exit 1")
+      t = capture(health.check_cli)
+      contains(t, "INFO this Claude Code has no `claude agents --json`: background sessions need Claude Code 2.1.197 or newer")
+      ok(not t:find("WARN the background service", 1, true), t)
 
       fake_claude("2.1.300", "--bg", "echo 'not signed in' >&2; exit 3")
       t = capture(health.check_cli)

@@ -139,6 +139,25 @@ function M.parse_agents(text)
   return out
 end
 
+---Tells claude_context.agents (when loaded) of the background sessions of list `old` that
+---list `new` no longer has.
+function M.tell_gone(old, new)
+  local now = {}
+  for _, e in ipairs(new) do
+    now[e.id] = true
+  end
+  local gone = {}
+  for _, e in ipairs(old or {}) do
+    if e.kind == "background" and not now[e.id] then
+      gone[#gone + 1] = e
+    end
+  end
+  local agents = package.loaded["claude_context.agents"]
+  if #gone > 0 and agents and agents.on_gone then
+    pcall(agents.on_gone, gone)
+  end
+end
+
 ---The cache of `claude agents --json`: `{ list, at, err, running, waiters }`.
 M.cache = { list = {}, at = nil, err = nil, running = false, waiters = {} }
 
@@ -157,6 +176,7 @@ function M.refresh(cb)
   local function finish(list, err)
     c.running = false
     if list then
+      M.tell_gone(c.list, list)
       c.list = list
     end
     c.err = err

@@ -1,7 +1,8 @@
 ---@mod claude_context.agents.commands :ClaudeContext new / agents / attach / land / discard
 ---
---- The picker (`:ClaudeContext agents`) is |vim.ui.select()| (snacks, telescope or fzf-lua show
---- it when they replace vim.ui.select); while it is open the list is refreshed every few seconds.
+--- The picker (`:ClaudeContext agents`) is snacks.nvim's, telescope's, fzf-lua's or
+--- |vim.ui.select()| (claude_context.agents.pickers, `sessions.picker`); while it is open the
+--- list is refreshed every few seconds.
 
 local M = {}
 
@@ -35,6 +36,10 @@ end
 ---@param e table
 ---@return string[]
 function M.actions_for(e)
+  if e.state == "ended" and e.worktree then
+    -- Nothing runs: its work is still there.
+    return { "review", "land", "discard" }
+  end
   if e.kind == "background" then
     local out = { "attach", "review", "stop" }
     if e.worktree then
@@ -43,7 +48,7 @@ function M.actions_for(e)
     return out
   end
   if e.worktree then
-    return { "review", "land" }
+    return { "review", "land", "discard" }
   end
   return { "review" }
 end
@@ -86,7 +91,17 @@ function M.confirm_discard(name)
   end)
 end
 
----The picker: sessions, then an action.
+---The actions menu of entry `e` (|vim.ui.select()|).
+---@param e table
+function M.menu(e)
+  vim.ui.select(M.actions_for(e), { prompt = ("%s: "):format(e.name) }, function(a)
+    if a then
+      M.act(a, e)
+    end
+  end)
+end
+
+---The picker: sessions, then an action (claude_context.agents.pickers: `sessions.picker`).
 function M.pick()
   local timer = vim.uv.new_timer()
   local open = true
@@ -117,21 +132,29 @@ function M.pick()
     end)
     return
   end
-  vim.ui.select(list, {
-    prompt = "Claude sessions",
-    kind = "claude_context.agents",
-    format_item = M.format,
-  }, function(e)
-    closed()
-    if not e then
-      return
-    end
-    vim.ui.select(M.actions_for(e), { prompt = ("%s: "):format(e.name) }, function(a)
-      if a then
-        M.act(a, e)
+  local pickers = require("claude_context.agents.pickers")
+  local adapter, name, why = pickers.resolve(require("claude_context.config.sessions").options().picker)
+  if why then
+    notify("claude-context: " .. why, vim.log.levels.WARN)
+  end
+  local ok, err = pcall(adapter.pick, {
+    entries = list,
+    prompt = name == "select" and "Claude sessions" or ("Claude sessions  (<CR> actions  %s)"):format(pickers.keys_hint()),
+    format = M.format,
+    keys = pickers.KEYS,
+    default = M.menu,
+    action = function(action, e)
+      if not vim.tbl_contains(M.actions_for(e), action) then
+        return notify(("claude-context: %s is not an action of %s (a %s session): %s"):format(action, e.name or e.id or "?", e.kind or "?", table.concat(M.actions_for(e), ", ")), vim.log.levels.WARN)
       end
-    end)
-  end)
+      M.act(action, e)
+    end,
+    closed = closed,
+  })
+  if not ok then
+    closed()
+    notify.error(("claude-context: the %s picker failed: %s"):format(name, tostring(err)))
+  end
 end
 
 local function complete_names(arglead)

@@ -104,10 +104,12 @@ function M.discard(name, cb)
     if not f.stop then
       -- An older CLI: end the session's process itself (by its pid, when the service gave one).
       if e.pid then
+        agents.stopping[e.id] = true
         pcall(vim.uv.kill, e.pid, "sigterm")
       end
       return remove()
     end
+    agents.stopping[e.id] = true
     cli.run({ exe, "stop", e.id }, { env = cli.env() }, function()
       remove()
     end)

@@ -9,7 +9,7 @@
 ---   the session's configuration names this editor's port or token, so it outlives the editor.
 --- * |list| (`require("claude_context").agents()`) answers from a cache of
 ---   `claude agents --json` (read off the main thread; refreshed on hook events and while the
----   picker is open) joined with the sessions the hooks report.
+---   picker is open) joined with the sessions the hooks report (claude_context.agents.list).
 --- * |attach|, |stop|, |discard|, |land| (claude_context.agents.land).
 
 local M = {}
@@ -43,7 +43,7 @@ local fail = notify.fail
 local watching = false
 
 ---Refreshes the cache when a hook event arrives (a session started, finished, ended).
-local function watch()
+function M.watch()
   if watching then
     return
   end
@@ -108,7 +108,7 @@ function M.new(name, prompt, opts)
     fail(cb, aerr)
     return nil, aerr
   end
-  watch()
+  M.watch()
   local branch = names.branch(name)
   cli.features(exe, function(f)
     if not f.bg then
@@ -138,175 +138,23 @@ function M.new(name, prompt, opts)
   return true
 end
 
-local function hook_sessions()
-  local ok, list = pcall(require("claude_context.sessions_state").list)
-  return ok and list or {}
-end
-
----The state of a session the hooks did not report, from the service's own fields.
-local function service_state(e)
-  if e.status == "busy" then
-    return "working"
-  elseif e.status == "idle" then
-    return "idle"
-  end
-  return e.state or "unknown"
-end
-
----Every Claude Code session of the project: the plugin's terminals, background sessions and
----sessions started elsewhere whose hooks reach this editor. Answers from the cache at once (it
----asks for a fresh `claude agents --json` in the background when the cache is older than
----|STALE_MS|).
----@return table[] `{ id, name, kind, state, cwd, worktree, branch, prompt, files_changed, started_ms, session_id }`
-function M.list()
-  watch()
-  local c = cli.cache
-  if not c.running and (not c.at or vim.uv.now() - c.at > M.STALE_MS) then
-    cli.refresh()
-  end
-  -- Built again only when something it is made of changed (the service's list, a hook event,
-  -- a session started here, the current directory).
-  local cwd = vim.fn.getcwd()
-  local m = M.memo
-  if m and m.at == c.at and m.cwd == cwd and m.gen == M.generation then
-    return vim.list_extend({}, m.list)
-  end
-  local out = M.build()
-  M.memo = { at = c.at, cwd = cwd, gen = M.generation, list = out }
-  return vim.list_extend({}, out)
-end
+-- The list of sessions (the service's, the hooks', the ended worktrees): agents/list.lua.
+local list = require("claude_context.agents.list")
+M.list, M.build, M.refresh, M.find = list.list, list.build, list.refresh, list.find
+---Claude's session ids of background sessions the service listed, then no more.
+M.gone_sessions = list.gone_sessions
 
 ---Bumped when what |list| is made of changes outside the service's list.
 M.generation = 0
 
----The |list| entry of the service's background session `e` whose directory `cwd` is inside
----the project `root`.
-local function background_entry(root, e, cwd, hooks)
-  local wname = names.of_cwd(root, cwd)
-  local h = e.sessionId and hooks[e.sessionId]
-  local mine = wname and M.started[wname]
-  if not wname and mine == nil then
-    -- Claude Code 2.1.197 lists the project at first, the worktree once it is made.
-    for n, s in pairs(M.started) do
-      if s.id == e.id then
-        wname, mine = n, s
-      end
-    end
-  end
-  local entry = {
-    id = e.id,
-    session_id = e.sessionId,
-    name = wname or e.name or e.id,
-    kind = "background",
-    state = h and h.state or service_state(e),
-    cwd = cwd,
-    worktree = wname and names.worktree(root, wname) or nil,
-    branch = wname and names.branch(wname) or nil,
-    prompt = (h and h.prompt) or (mine and mine.prompt) or e.name,
-    files_changed = h and h.files_changed or 0,
-    started_ms = e.startedAt,
-    pid = e.pid,
-  }
-  return entry
-end
-
----Adds to `out` the sessions the hooks know that the service does not list (`seen`).
-local function add_hook_entries(out, root, hooks, seen)
-  for _, h in pairs(hooks) do
-    if not seen[h.id] then
-      local cwd = h.cwd
-      local wname = root and names.of_cwd(root, cwd)
-      out[#out + 1] = {
-        id = h.id,
-        session_id = h.id,
-        name = h.name or h.id,
-        kind = h.terminal and "terminal" or "external",
-        state = h.state,
-        cwd = cwd,
-        worktree = wname and names.worktree(root, wname) or nil,
-        branch = wname and names.branch(wname) or nil,
-        prompt = h.prompt,
-        files_changed = h.files_changed or 0,
-        started_ms = h.started_ms,
-      }
-    end
-  end
-end
-
----Builds |list|'s answer.
----@return table[]
-function M.build()
-  local c = cli.cache
-  local root = M.root()
-  local hooks = {}
-  for _, s in ipairs(hook_sessions()) do
-    hooks[s.id] = s
-  end
-  local out, seen = {}, {}
-  local by_name = {}
-  for _, e in ipairs(c.list or {}) do
-    local cwd = e.cwd
-    local inside = root and type(cwd) == "string" and (cwd == root or vim.startswith(cwd, root .. "/"))
-    if inside and e.kind == "background" then
-      local entry = background_entry(root, e, cwd, hooks)
-      seen[e.sessionId or ""] = true
-      by_name[entry.name] = true
-      out[#out + 1] = entry
-    end
-  end
-  -- Started here, not listed yet by the service (it takes a moment); once listed and gone from
-  -- the list it ended.
-  for n, s in pairs(M.started) do
-    if by_name[n] then
-      s.listed = true
-    elseif s.root == root and not s.listed then
-      out[#out + 1] = {
-        id = s.id,
-        name = n,
-        kind = "background",
-        state = "starting",
-        cwd = s.worktree,
-        worktree = s.worktree,
-        branch = s.branch,
-        prompt = s.prompt,
-        files_changed = 0,
-        started_ms = s.started_ms,
-      }
-    end
-  end
-  add_hook_entries(out, root, hooks, seen)
-  table.sort(out, function(a, b)
-    return (a.started_ms or 0) > (b.started_ms or 0)
-  end)
-  return out
-end
-
----Refreshes the cache; `cb(list)` with |list|'s answer once it is in.
----@param cb fun(list:table[], err?:string)?
-function M.refresh(cb)
-  cli.refresh(function(_, err)
-    if cb then
-      cb(M.list(), err)
-    end
-  end)
-end
-
----The session named `name` (a worktree name, the service's id or Claude's session id).
----@param name string
----@return table?
-function M.find(name)
-  for _, e in ipairs(M.list()) do
-    if e.name == name or e.id == name or e.session_id == name then
-      return e
-    end
-  end
-  return nil
-end
 
 ---Finds background session `name` and a claude that has `feature`, then `go(e, exe)`; else
 ---`cb(err)` (`missing`: the format, given the name, when there is no such session).
 local function with_background(name, missing, feature, cb, go)
   local e = M.find(name)
+  if e and e.worktree and (e.state == "ended" or e.kind == "worktree") then
+    return fail(cb, M.ended_message(e.name))
+  end
   if not e or e.kind ~= "background" then
     return fail(cb, missing:format(tostring(name)))
   end
@@ -320,6 +168,37 @@ local function with_background(name, missing, feature, cb, go)
     end
     go(e, exe)
   end)
+end
+
+---What is said of session `name` that no longer runs (its worktree stays).
+---@param name string
+---@return string
+function M.ended_message(name)
+  return ("%s is not running any more (it ended, or was stopped outside Neovim): its worktree stays; :ClaudeContext land %s or discard %s"):format(name, name, name)
+end
+
+---Ids the plugin itself is stopping (no "ended outside Neovim" message for them).
+---@type table<string, boolean>
+M.stopping = {}
+
+---Called by claude_context.agents.cli when background sessions of the service's last list are
+---gone from the new one: each of this project's that the plugin did not stop is told of once.
+---@param gone table[] the service's entries
+function M.on_gone(gone)
+  local root = M.root()
+  if not root then
+    return
+  end
+  for _, e in ipairs(gone) do
+    if e.sessionId then
+      M.gone_sessions[e.sessionId] = true
+    end
+    local wname = names.of_cwd(root, e.cwd)
+    if wname and not M.stopping[e.id] then
+      notify("claude-context: " .. M.ended_message(names.invalid(wname) and vim.inspect(wname) or wname), vim.log.levels.WARN)
+    end
+    M.stopping[e.id] = nil
+  end
 end
 
 ---The attach terminals: `{ [name] = buf }`.
@@ -376,6 +255,7 @@ end
 ---@param cb fun(err?:string)?
 function M.stop(name, cb)
   return with_background(name, "no running background session %q", "stop", cb, function(e, exe)
+    M.stopping[e.id] = true
     cli.run({ exe, "stop", e.id }, { env = cli.env() }, function(r)
       if r.code ~= 0 then
         return fail(cb, ("claude stop %s failed: %s"):format(e.id, vim.trim(r.stderr .. r.stdout):sub(1, 300)))

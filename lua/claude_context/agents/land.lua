@@ -2,267 +2,30 @@
 ---
 --- The worktree's whole change — its commits and its uncommitted and untracked files — against
 --- the merge-base of its HEAD and the main checkout's HEAD is merged, file by file, into the
---- main checkout as it is now (claude_context.agents.merge): a hunk touching a region the person
---- changed there is a conflict, left out and listed, never written over. Files are read and
---- written through the review's native file layer (claude_context.review.fs): confined to the
---- project, atomic, and only when the file still holds what was read. Git runs off the main
---- thread; the editor never waits.
+--- main checkout as it is now (claude_context.agents.plan, claude_context.agents.merge): a hunk
+--- touching a region the person changed there is a conflict, left out and listed, never written
+--- over. Files are read and written through the review's native file layer
+--- (claude_context.review.fs): confined to the project, atomic, and only when the file still
+--- holds what was read. Git runs off the main thread; the editor never waits.
 ---
---- `land(name, {all = true})` applies every hunk that merges; without `all` the same is written
---- and the review view opens on it (before: the main checkout as it was), so each hunk can be
---- kept or rejected there (a reject puts the person's text back).
+--- `land(name, {all = true})` applies every hunk that merges; without `all` nothing is written
+--- at first: the review view opens on the land as a proposal (claude_context.review.model's
+--- `shows_new`; before: the main checkout now, after: what landing would write), and each hunk
+--- kept there is written into the main checkout (atomic, confined, refused as a conflict when the
+--- person changed its lines since); a rejected one never touches it. The changes that touch
+--- the person's edits are listed in the view and the quickfix list, never written.
 
 local M = {}
 
 local names = require("claude_context.agents.names")
-local merge = require("claude_context.agents.merge")
 local notify = require("claude_context.notify")
 
----How long one slice of the merges may hold the main thread (ns).
-M.SLICE_NS = 8e6
+---The plan's machinery (claude_context.agents.plan), here too for the callers of land.
+local plan_mod = require("claude_context.agents.plan")
+M.SLICE_NS = plan_mod.SLICE_NS
+M.git, M.parse_name_status, M.parse_batch, M.plan_file, M.prepare = plan_mod.git, plan_mod.parse_name_status, plan_mod.parse_batch, plan_mod.plan_file, plan_mod.prepare
 
 local fail = notify.fail
-local git
-
----Runs git with `args` off the main thread; `cb(code, stdout, stderr)` on the main thread.
-function M.git(args, cb, stdin)
-  local argv = vim.list_extend({ "git" }, args)
-  local ok, err = pcall(vim.system, argv, { text = true, stdin = stdin or false, timeout = 120000 }, function(r)
-    vim.schedule(function()
-      cb(r.code, r.stdout or "", r.stderr or "")
-    end)
-  end)
-  if not ok then
-    vim.schedule(function()
-      cb(-1, "", tostring(err))
-    end)
-  end
-end
-git = M.git
-
----The changed paths of `out` (`git diff --name-status -z`): `{ {status, path} }`.
----@param out string
----@return {status:string, path:string}[]
-function M.parse_name_status(out)
-  local parts = vim.split(out, "\0", { plain = true, trimempty = true })
-  local list = {}
-  local i = 1
-  while i <= #parts do
-    local st = parts[i]
-    local c = st:sub(1, 1)
-    if c == "R" or c == "C" then
-      -- (--no-renames is passed; kept for safety) old and new path follow.
-      list[#list + 1] = { status = "D", path = parts[i + 1] }
-      list[#list + 1] = { status = "A", path = parts[i + 2] }
-      i = i + 3
-    else
-      list[#list + 1] = { status = c, path = parts[i + 1] }
-      i = i + 2
-    end
-  end
-  return list
-end
-
----The blobs of `git cat-file --batch` output, in order: a string, or false when missing.
----@param out string
----@param n integer
----@return (string|false)[]
-function M.parse_batch(out, n)
-  local res, pos = {}, 1
-  for i = 1, n do
-    local nl = out:find("\n", pos, true)
-    if not nl then
-      break
-    end
-    local head = out:sub(pos, nl - 1)
-    local size = head:match("^%x+ %a+ (%d+)$")
-    if size then
-      size = tonumber(size)
-      res[i] = out:sub(nl + 1, nl + size)
-      pos = nl + size + 2
-    else
-      res[i] = false
-      pos = nl + 1
-    end
-  end
-  return res
-end
-
-local function is_binary(t)
-  return type(t) == "string" and t:find("\0", 1, true) ~= nil
-end
-
----Whether `path` (relative) is one of the project's paths the plugin never lands.
-local function skipped(path)
-  return path == ".git" or vim.startswith(path, ".git/") or vim.startswith(path, names.DIR .. "/")
-end
-
----The plan of a land: `{ files = { {path, absolute, action, before, after, conflicts, applied} }, conflicts, skipped }`.
----`action`: "write" | "create" | "remove" | "conflict" | "same" | "binary".
----@param rel string
----@param base string|false|nil the merge-base's text (false/nil: not there)
----@param ours string|nil the main checkout's text (nil: missing)
----@param theirs string|nil the worktree's text (nil: deleted)
----@return table
-function M.plan_file(rel, base, ours, theirs)
-  base = base or nil
-  local f = { path = rel, base = base, before = ours, theirs = theirs, conflicts = {}, applied = 0 }
-  if is_binary(base) or is_binary(ours) or is_binary(theirs) then
-    f.action = (ours == theirs) and "same" or "binary"
-    return f
-  end
-  if theirs == nil then
-    -- Deleted in the worktree.
-    if ours == nil then
-      f.action = "same"
-    elseif base ~= nil and ours == base then
-      f.action, f.after, f.applied = "remove", nil, 1
-    else
-      f.action = "conflict"
-      f.conflicts = { { line = 1, count = 0, why = "deleted in the worktree, changed here" } }
-    end
-    return f
-  end
-  if ours == nil then
-    if base == nil then
-      f.action, f.after, f.applied = "create", theirs, 1
-    else
-      f.action = "conflict"
-      f.conflicts = { { line = 1, count = 0, why = "changed in the worktree, deleted here" } }
-    end
-    return f
-  end
-  if ours == theirs then
-    f.action = "same"
-    return f
-  end
-  if base == nil then
-    -- Added on both sides, differently.
-    f.action = "conflict"
-    f.conflicts = { { line = 1, count = 0, why = "added on both sides" } }
-    return f
-  end
-  local m = merge.merge(base, ours, theirs)
-  f.after, f.applied, f.conflicts = m.text, m.applied, m.conflicts
-  if m.applied > 0 and m.text ~= ours then
-    f.action = "write"
-  else
-    f.action = #m.conflicts > 0 and "conflict" or "same"
-  end
-  return f
-end
-
----The files the worktree changed since `base` (git's `--name-status -z` output `diff`) and its
----untracked files (`others`), sorted by path, the skipped ones left out.
-local function changed_files(diff, others)
-  local files, seen = {}, {}
-  for _, e in ipairs(M.parse_name_status(diff)) do
-    if e.path and not seen[e.path] and not skipped(e.path) then
-      seen[e.path] = true
-      files[#files + 1] = { path = e.path, status = e.status }
-    end
-  end
-  for _, p in ipairs(vim.split(others, "\0", { plain = true, trimempty = true })) do
-    if not seen[p] and not skipped(p) then
-      seen[p] = true
-      files[#files + 1] = { path = p, status = "A" }
-    end
-  end
-  table.sort(files, function(a, b)
-    return a.path < b.path
-  end)
-  return files
-end
-
----Plans each of `files` into `plan.files` (their base texts `based`, our and their paths
----loaded), in slices so the editor is never held long; `cb(nil, plan)` at the end.
-local function merge_in_slices(plan, files, based, ours_paths, theirs_paths, cb)
-  local fs = require("claude_context.review.fs")
-  local i = 1
-  local function slice()
-    local t0 = vim.uv.hrtime()
-    while i <= #files and (vim.uv.hrtime() - t0) < M.SLICE_NS do
-      local f = files[i]
-      local ours, oerr = fs.read(ours_paths[i])
-      local theirs, terr = fs.read(theirs_paths[i])
-      if (oerr and oerr ~= "missing") or (terr and terr ~= "missing") then
-        plan.files[#plan.files + 1] = { path = f.path, action = "unreadable", why = oerr ~= "missing" and oerr or terr, conflicts = {} }
-      else
-        local p = M.plan_file(f.path, based[i], ours, theirs)
-        p.absolute = ours_paths[i]
-        plan.files[#plan.files + 1] = p
-      end
-      i = i + 1
-    end
-    if i <= #files then
-      vim.schedule(slice)
-    else
-      cb(nil, plan)
-    end
-  end
-  slice()
-end
-
----Reads the base texts of `files` (at `base`) and both sides, then plans them; `cb(err, plan)`.
-local function plan_files(root, wt, base, files, cb)
-  local q = {}
-  for _, f in ipairs(files) do
-    q[#q + 1] = base .. ":" .. f.path
-  end
-  git({ "-C", wt, "cat-file", "--batch" }, function(c5, blobs, e5)
-    if c5 ~= 0 then
-      return cb("git cat-file failed: " .. vim.trim(e5))
-    end
-    local based = M.parse_batch(blobs, #files)
-    local fs = require("claude_context.review.fs")
-    local ours_paths, theirs_paths = {}, {}
-    for _, f in ipairs(files) do
-      ours_paths[#ours_paths + 1] = root .. "/" .. f.path
-      theirs_paths[#theirs_paths + 1] = wt .. "/" .. f.path
-    end
-    fs.load(root, ours_paths, function()
-      fs.load(wt, theirs_paths, function()
-        local plan = { root = root, worktree = wt, base = base, files = {} }
-        -- The merges in slices, so the editor is never held long.
-        merge_in_slices(plan, files, based, ours_paths, theirs_paths, cb)
-      end)
-    end)
-  end, table.concat(q, "\n") .. "\n")
-end
-
----Reads what a land needs; `cb(err, plan)` on the main thread.
----@param root string the main checkout
----@param wt string the worktree
----@param cb fun(err?:string, plan?:table)
-function M.prepare(root, wt, cb)
-  git({ "-C", root, "rev-parse", "--verify", "HEAD" }, function(c1, head, e1)
-    if c1 ~= 0 then
-      return cb("the main checkout has no commit: " .. vim.trim(e1))
-    end
-    head = vim.trim(head)
-    git({ "-C", wt, "merge-base", "HEAD", head }, function(c2, base, e2)
-      if c2 ~= 0 then
-        return cb("no merge-base between the worktree and the main checkout: " .. vim.trim(e2))
-      end
-      base = vim.trim(base)
-      git({ "-C", wt, "diff", "--name-status", "-z", "--no-renames", base, "--" }, function(c3, diff, e3)
-        if c3 ~= 0 then
-          return cb("git diff failed in the worktree: " .. vim.trim(e3))
-        end
-        git({ "-C", wt, "ls-files", "-z", "--others", "--exclude-standard" }, function(c4, others, e4)
-          if c4 ~= 0 then
-            return cb("git ls-files failed in the worktree: " .. vim.trim(e4))
-          end
-          local files = changed_files(diff, others)
-          if #files == 0 then
-            return cb(nil, { root = root, worktree = wt, base = base, files = {} })
-          end
-          plan_files(root, wt, base, files, cb)
-        end)
-      end)
-    end)
-  end)
-end
 
 ---Writes the plan's files; `cb(report)` once all are on disk or refused.
 ---@param plan table
@@ -277,11 +40,23 @@ function M.apply(plan, cb)
       cb(report)
     end
   end
+  -- The files with unsaved edits in a loaded buffer (by the buffer's exact name).
+  local unsaved = {}
+  for _, b in ipairs(vim.api.nvim_list_bufs()) do
+    if vim.api.nvim_buf_is_loaded(b) and vim.bo[b].modified then
+      unsaved[vim.api.nvim_buf_get_name(b)] = true
+    end
+  end
   local function one_file(f)
     if #(f.conflicts or {}) > 0 then
       report.conflicts[#report.conflicts + 1] = { path = f.path, hunks = f.conflicts }
     end
     local started, err
+    if (f.action == "write" or f.action == "remove") and unsaved[f.absolute] then
+      -- Unsaved edits in its buffer: the merge did not see them; nothing is written over them.
+      report.skipped[#report.skipped + 1] = { path = f.path, why = "unsaved changes in its buffer: save it, then land again" }
+      return
+    end
     local function done(ok, werr)
       if ok then
         report.written[#report.written + 1] = f.path
@@ -399,49 +174,91 @@ local function prepared(name, cb, go)
   end)
 end
 
----Lands worktree `name` (see the module's text). Returns at once; `opts.cb(err, report)` later.
+---The change set of a land's view: the plan's files as proposals (before: the main checkout
+---now; after: what landing writes), the conflict-only files with their conflicts, and the
+---skipped files named in the header.
 ---@param name string
----@param opts {all?:boolean, cb?:fun(err?:string, report?:table)}?
+---@param plan table
+---@return claude_context.ChangeSet cs, table report
+function M.proposal(name, plan)
+  local files, report = {}, { written = {}, conflicts = {}, skipped = {}, failed = {} }
+  for _, f in ipairs(plan.files) do
+    if #(f.conflicts or {}) > 0 then
+      report.conflicts[#report.conflicts + 1] = { path = f.path, hunks = f.conflicts }
+    end
+    local status = f.action == "create" and "added" or f.action == "remove" and "deleted" or f.action == "write" and "modified" or f.action == "conflict" and "conflict"
+    if status then
+      files[#files + 1] = {
+        path = f.path,
+        absolute = f.absolute,
+        status = status,
+        before = status ~= "conflict" and f.before or nil,
+        after = status ~= "conflict" and f.after or nil,
+        conflicts = #(f.conflicts or {}) > 0 and f.conflicts or nil,
+      }
+    elseif f.action == "binary" or f.action == "unreadable" then
+      report.skipped[#report.skipped + 1] = { path = f.path, why = f.why or "a binary file: copy it by hand" }
+    end
+  end
+  local notes = {}
+  if #report.conflicts > 0 then
+    notes[#notes + 1] = ("%d file(s) with changes that touch your edits: marked ! below, never written (also in the quickfix list)"):format(#report.conflicts)
+  end
+  if #report.skipped > 0 then
+    local c = {}
+    for _, x in ipairs(report.skipped) do
+      c[#c + 1] = ("%s (%s)"):format(require("claude_context.review.model").shown(x.path), x.why)
+    end
+    notes[#notes + 1] = "Not landed: " .. table.concat(c, ", ")
+  end
+  local cs = {
+    root = plan.root,
+    turns = {},
+    files = files,
+    proposal = true,
+    land = name,
+    title = ("Landing worktree %s into the main checkout: %d file(s). Keep lands a hunk; reject leaves it out; nothing is written until kept"):format(name, #files),
+    notes = notes,
+  }
+  return cs, report
+end
+
+---Lands worktree `name` (see the module's text). Returns at once; `opts.cb(err, report)` later.
+---With `all`, every hunk that merges is written (`report.written`); without, the review view
+---opens on the land as a proposal (`report.view`; nothing written until a hunk is kept).
+---@param name string
+---@param opts {all?:boolean, cb?:fun(err?:string, report?:table), on_ready?:fun(v:table)}?
 function M.land(name, opts)
   opts = opts or {}
   local cb = opts.cb
   return prepared(name, cb, function(plan)
+    if not opts.all then
+      local cs, report = M.proposal(name, plan)
+      quickfix(plan, report)
+      if #cs.files == 0 then
+        notify(("claude-context: %s has nothing to land"):format(name))
+      else
+        local msg = ("claude-context: landing %s: %d file(s) to review (keep lands a hunk)"):format(name, #cs.files)
+        if #report.conflicts > 0 then
+          msg = msg .. ("; %d file(s) with conflicts, left out (your edits there are untouched)"):format(#report.conflicts)
+        end
+        notify(msg, #report.conflicts > 0 and vim.log.levels.WARN or vim.log.levels.INFO)
+        report.view = require("claude_context.review").open(cs, { on_ready = opts.on_ready })
+      end
+      if cb then
+        cb(nil, report)
+      end
+      return
+    end
     M.apply(plan, function(report)
       quickfix(plan, report)
       local msg, level = M.summary(name, report)
       notify("claude-context: " .. msg, level)
-      if not opts.all then
-        M.open_view(plan, report)
-      end
       if cb then
         cb(nil, report)
       end
     end)
   end)
-end
-
----Opens the review view on what a land wrote (before: the main checkout as it was).
-function M.open_view(plan, report)
-  local written = {}
-  for _, p in ipairs(report.written) do
-    written[p] = true
-  end
-  local files = {}
-  for _, f in ipairs(plan.files) do
-    if written[f.path] then
-      files[#files + 1] = {
-        path = f.path,
-        absolute = f.absolute,
-        status = f.action == "create" and "added" or f.action == "remove" and "deleted" or "modified",
-        before = f.before,
-        after = f.after,
-      }
-    end
-  end
-  if #files == 0 then
-    return
-  end
-  require("claude_context.review").open({ root = plan.root, turns = {}, files = files })
 end
 
 ---Opens the review view on worktree `name`'s whole change against the merge-base, in the

@@ -17,6 +17,7 @@ local M = {}
 ---@field plan_window "tab"|"split"|"vsplit" Where the plan opens (default "tab")
 ---@field mark boolean A winbar with the session's state on Claude terminal windows (default true)
 ---@field route boolean Send the selection and @-mentions only to the Claude session you work with (default true)
+---@field picker "auto"|"select"|"snacks"|"telescope"|"fzf-lua" The :ClaudeContext agents picker (default "auto": snacks, telescope, fzf-lua, else vim.ui.select)
 M.defaults = {
   hooks = true,
   notify = { waiting = true, done = true },
@@ -28,11 +29,15 @@ M.defaults = {
   plan_window = "tab",
   route = true,
   mark = true,
+  picker = "auto",
 }
 
 local WINDOWS = { tab = true, split = true, vsplit = true }
 
 local DESKTOP = { osc9 = true, osc777 = true }
+
+---The pickers `picker` names (claude_context.agents.pickers).
+M.PICKERS = { auto = true, select = true, snacks = true, telescope = true, ["fzf-lua"] = true }
 
 ---Checks `setup{sessions = …}` and merges it over the defaults.
 ---@param user table?
@@ -88,6 +93,12 @@ function M.resolve(user)
       fail("plan_window", '"tab", "split" or "vsplit"')
     end
     t.plan_window = user.plan_window
+  end
+  if user.picker ~= nil then
+    if type(user.picker) ~= "string" or not M.PICKERS[user.picker] then
+      fail("picker", '"auto", "select", "snacks", "telescope" or "fzf-lua"')
+    end
+    t.picker = user.picker
   end
   if user.desktop ~= nil then
     if not (user.desktop == false or DESKTOP[user.desktop]) then

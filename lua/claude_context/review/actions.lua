@@ -10,6 +10,11 @@
 --- restored by a reject, on its undo) only while it holds exactly Claude's text, on disk and in a
 --- modified buffer: a line the person added anywhere in it is a conflict, and the file stays.
 --- One Claude deleted is restored on reject. Binary and too large files can only be kept.
+---
+--- A proposal (a land, see claude_context.review.model's `shows_new`) is the other way round:
+--- nothing of it is on disk yet, a keep writes the hunk's new lines (the same careful way: a
+--- region the person edited is a conflict, never overwritten), a reject writes nothing, and an
+--- undo of a keep puts the old lines back.
 
 local M = {}
 
@@ -129,6 +134,11 @@ local function reload(buf)
   end
 end
 
+---The past participle of a move to state `to` (for messages).
+local function verb(to)
+  return to == "rejected" and "rejected" or to == "kept" and "kept" or "undone"
+end
+
 ---Whether a file Claude created (or one a reject restored) holds exactly what the review
 ---expects, on disk (`text`) and in its loaded buffer `buf` when that is modified: only then may
 ---the review remove it. Any other line, next to Claude's or anywhere, is the person's.
@@ -148,11 +158,12 @@ function M.whole_file_is_claudes(f, text, buf)
   return true
 end
 
----Puts hunk `hi` of `f` into state `to` ("rejected": its baseline lines; "pending": Claude's
----lines back, the undo of a reject) on disk and in its loaded buffer.
+---Puts hunk `hi` of `f` into state `to` (its lines as |model.shows_new| says: "rejected" its
+---baseline lines, "pending" Claude's lines back, the undo of a reject; in a proposal "kept" the
+---new lines, "pending" the old ones back) on disk and in its loaded buffer.
 ---@param f claude_context.ReviewFileState
 ---@param hi integer
----@param to "rejected"|"pending"
+---@param to "rejected"|"pending"|"kept"
 ---@return boolean ok, claude_context.ReviewRefusal? err
 function M.swap(f, hi, to)
   local h = f.hunks[hi]
@@ -179,7 +190,9 @@ function M.swap(f, hi, to)
   -- Created or deleted: the whole file goes or comes back (on the file thread; a refusal
   -- there puts the hunk back as it was).
   local buf = model.loaded_buf(f.absolute)
-  local exists = to == "rejected" and f.kind == "added" or to == "pending" and f.kind == "deleted"
+  local new = model.shows_new(f, to)
+  -- Whether the file must go: its side after the move has no file.
+  local exists = not new and f.kind == "added" or new and f.kind == "deleted"
   if exists and not M.whole_file_is_claudes(f, text, buf) then
     -- A line the person added (next to Claude's or anywhere) is theirs: the file stays.
     return false, "conflict"
@@ -199,7 +212,7 @@ function M.swap(f, hi, to)
     if h.state == to then
       h.state = from
     end
-    failed(f, ("review: %s not %s: %s"):format(f.path, to == "rejected" and "rejected" or "undone", err))
+    failed(f, ("review: %s not %s: %s"):format(f.path, verb(to), err))
   end
   local ok, err
   if exists then
@@ -208,7 +221,7 @@ function M.swap(f, hi, to)
     end
     ok, err = fs.remove_async(f.absolute, { root = f.root }, written)
   else
-    local content = to == "rejected" and f.file.before or f.file.after
+    local content = new and f.file.after or f.file.before
     ok, err = fs.create_async(f.absolute, content or "", { root = f.root }, written)
   end
   if not ok then
@@ -243,7 +256,7 @@ local function locate_work(f, work, to, res)
     if not ds or (buf and not bs) then
       res[hi] = { false, "conflict" }
     else
-      todo[#todo + 1] = { hi = hi, n = r[2], ds = ds, bs = bs, from = f.hunks[hi].state, with = to == "rejected" and f.hunks[hi].old or f.hunks[hi].new }
+      todo[#todo + 1] = { hi = hi, n = r[2], ds = ds, bs = bs, from = f.hunks[hi].state, with = model.shows_new(f, to) and f.hunks[hi].new or f.hunks[hi].old }
     end
   end
   return todo, disk, buf
@@ -257,7 +270,7 @@ local function swapped_text(f, disk, todo, to)
   local lines, eol = disk.lines, disk.eol
   if todo[1].ds + todo[1].n - 1 >= #lines then
     -- The last region reaches the end: its side decides the final newline.
-    eol = (to == "rejected" and f.before or f.after).eol
+    eol = (model.shows_new(f, to) and f.after or f.before).eol
   end
   for _, t in ipairs(todo) do
     lines = H.replace(lines, t.ds, t.n, t.with)
@@ -283,7 +296,7 @@ local function on_swap_written(f, todo, to, buf, was_modified)
           f.hunks[t.hi].state = t.from
         end
       end
-      failed(f, ("review: %s not %s: %s"):format(f.path, to == "rejected" and "rejected" or "undone", werr))
+      failed(f, ("review: %s not %s: %s"):format(f.path, verb(to), werr))
     elseif buf and not was_modified and fs.idle() and vim.api.nvim_buf_is_loaded(buf) and not vim.bo[buf].modified then
       -- (Only once the last write of the file is in place: the buffer holds that text.)
       pcall(vim.cmd.checktime, buf)
@@ -310,7 +323,7 @@ end
 ---buffer (bottom up, so the rows above stay right). A hunk in conflict is left out.
 ---@param f claude_context.ReviewFileState
 ---@param his integer[]
----@param to "rejected"|"pending"
+---@param to "rejected"|"pending"|"kept"
 ---@return table<integer, {[1]:boolean, [2]:string?}> result per hunk index: ok, err
 function M.swap_file(f, his, to)
   local res = {}
@@ -385,13 +398,15 @@ function M.apply(review, targets, action, reason, into)
   end
   for _, f in ipairs(order) do
     local res = {}
-    if action == "keep" then
+    local to = action == "keep" and "kept" or "rejected"
+    if model.shows_new(f, to) == model.shows_new(f, "pending") then
+      -- Nothing to write (a keep; in a proposal, a reject).
       for _, hi in ipairs(per[f]) do
-        f.hunks[hi].state = "kept"
+        f.hunks[hi].state = to
         res[hi] = { true }
       end
     else
-      res = M.swap_file(f, per[f], "rejected")
+      res = M.swap_file(f, per[f], to)
     end
     for _, hi in ipairs(per[f]) do
       local h = f.hunks[hi]
@@ -401,7 +416,11 @@ function M.apply(review, targets, action, reason, into)
         out.done = out.done + 1
         table.insert(step.items, { f = f, hi = hi, from = "pending", to = h.state })
       else
-        local why = err == "conflict" and "you changed these lines after Claude: not overwritten (edit them by hand, or keep the hunk)" or err
+        local why = err
+        if err == "conflict" then
+          why = f.proposal and "you changed these lines since the land was planned: not overwritten (land again to see them merged)"
+            or "you changed these lines after Claude: not overwritten (edit them by hand, or keep the hunk)"
+        end
         table.insert(out.refused, { path = model.shown(f.path), line = h.cur or h.b, why = why })
       end
     end
@@ -439,7 +458,7 @@ function M.undo_items(items)
     local it = items[i]
     local h = it.f.hunks[it.hi]
     if h.state == it.to then
-      if it.to == "rejected" then
+      if model.shows_new(it.f, it.to) ~= model.shows_new(it.f, it.from) then
         if not per[it.f] then
           per[it.f] = {}
           order[#order + 1] = it.f

@@ -129,9 +129,10 @@ function M.targets_in_buf(review, buf, l1, l2)
   local out = {}
   for hi, h in ipairs(f.hunks) do
     if h.state == "pending" then
-      local s = h.cur or h.b
-      local e = s + math.max(h.bc, 1) - 1
-      if h.bc == 0 then
+      local s = h.cur or (f.proposal and h.a or h.b)
+      local n = model.span(f, h)
+      local e = s + math.max(n, 1) - 1
+      if n == 0 then
         s = s - 1 -- a deletion belongs to the line above it too
       end
       if h.opaque or f.kind ~= "text" or (s <= l2 and e >= l1) then
@@ -395,6 +396,15 @@ end
 function M.send()
   local review = M.review
   local terminal
+  if review and review.cs.land then
+    -- A land's comments are for its background session, not for a terminal of this editor.
+    local text = M.prompt()
+    if text then
+      vim.fn.setreg('"', text)
+    end
+    notify.error(("review: the comments are for the background session %s; the prompt is in the unnamed register (paste it after :ClaudeContext attach %s)"):format(review.cs.land, review.cs.land))
+    return false
+  end
   if review then
     local last = review.cs.turns[#review.cs.turns]
     terminal = last and last.terminal
@@ -455,6 +465,13 @@ function M.on_session_state(data)
   end
   local o = opts()
   if not (o.auto_open or o.signs) then
+    return
+  end
+  -- A session in a worktree of its own (a background session) records its turns there: they
+  -- become the active review only when this editor works in that worktree.
+  local has, source = pcall(require, "claude_context.review.source")
+  local dir = has and type(source) == "table" and source.session_dir and source.session_dir(data.id)
+  if dir and dir:find("/.claude/worktrees/", 1, true) and not vim.startswith(vim.fn.getcwd() .. "/", dir .. "/") then
     return
   end
   M.load({ n = 1, session = data.id }, function(err, cs)

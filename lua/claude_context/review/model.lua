@@ -10,6 +10,27 @@ local M = {}
 
 local H = require("claude_context.review.hunks")
 
+---Whether a hunk in state `state` of file `f` has its new lines in the file. In an ordinary
+---review the change is on disk already (a reject puts the old lines back); in a proposal (a
+---land: `cs.proposal`) nothing is written yet, and a keep writes the new lines.
+---@param f claude_context.ReviewFileState
+---@param state string
+---@return boolean
+function M.shows_new(f, state)
+  if f.proposal then
+    return state == "kept"
+  end
+  return state ~= "rejected"
+end
+
+---How many lines hunk `h` of `f` spans in the file now.
+---@param f claude_context.ReviewFileState
+---@param h claude_context.ReviewHunk
+---@return integer
+function M.span(f, h)
+  return M.shows_new(f, h.state) and h.bc or h.ac
+end
+
 ---Statuses whose file is one opaque whole (keep only): contents not in the change set, or a
 ---name that is not UTF-8 (the bridge gives it escaped; a rewind restores it by its bytes).
 M.OPAQUE = { binary = "binary", too_large = "too large", odd_name = "name not UTF-8" }
@@ -42,7 +63,8 @@ end
 ---@field path string project-relative
 ---@field absolute string
 ---@field root string the change set's root
----@field kind "text"|"added"|"deleted"|"opaque"
+---@field kind "text"|"added"|"deleted"|"opaque"|"conflict"
+---@field proposal? boolean the change set is a proposal (see |shows_new|)
 ---@field before claude_context.ReviewText
 ---@field after claude_context.ReviewText
 ---@field hunks claude_context.ReviewHunk[]
@@ -104,11 +126,15 @@ function M.file(review, i)
     path = rf.path,
     absolute = absolute,
     root = review.cs.root,
+    proposal = review.cs.proposal or nil,
     hunks = {},
     added = 0,
     removed = 0,
   }, lazy_texts)
-  if M.OPAQUE[rf.status] then
+  if rf.status == "conflict" then
+    -- (A land's file whose every change touches the person's edits: shown, nothing to act on.)
+    f.kind = "conflict"
+  elseif M.OPAQUE[rf.status] then
     f.kind = "opaque"
     f.hunks[1] = { a = 1, ac = 0, b = 1, bc = 0, old = {}, new = {}, state = "pending", opaque = true }
   else
@@ -174,7 +200,7 @@ function M.expected(f)
     for i = next_line, h.b - 1 do
       out[#out + 1] = al[i]
     end
-    local lines = h.state == "rejected" and h.old or h.new
+    local lines = M.shows_new(f, h.state) and h.new or h.old
     regions[hi] = { #out + 1, #lines }
     for _, l in ipairs(lines) do
       out[#out + 1] = l
@@ -251,19 +277,21 @@ end
 ---@param f claude_context.ReviewFileState
 ---@param lines string[]?
 function M.refresh(f, lines)
-  if f.kind == "opaque" then
+  if f.kind == "opaque" or f.kind == "conflict" then
     return
   end
   if not lines and not (f.kind == "text" and M.loaded_buf(f.absolute)) then
     local text, err = require("claude_context.review.fs").read(f.absolute)
-    local rejected = false
+    local moved = false
     for _, h in ipairs(f.hunks) do
-      rejected = rejected or h.state == "rejected"
+      moved = moved or h.state ~= "pending"
     end
-    if not rejected and (text == f.file.after or (err == "missing" and f.file.after == nil)) then
-      -- The usual case: the file holds what Claude left; no diff needed.
+    -- What the file holds with every hunk pending: Claude's text (a proposal: the old one).
+    local side = f.proposal and f.file.before or f.file.after
+    if not moved and (text == side or (err == "missing" and side == nil)) then
+      -- The usual case: the file holds what it should; no diff needed.
       for _, h in ipairs(f.hunks) do
-        h.cur, h.conflict = h.b, false
+        h.cur, h.conflict = f.proposal and h.a or h.b, false
       end
       return
     end
@@ -285,6 +313,10 @@ end
 ---@param f claude_context.ReviewFileState
 ---@return string
 function M.state(f)
+  if f.kind == "conflict" then
+    -- (A land's file whose every change touches the person's edits: left out.)
+    return "conflict"
+  end
   local kept, rejected, pending, conflict = 0, 0, 0, false
   for _, h in ipairs(f.hunks) do
     if h.state == "pending" then

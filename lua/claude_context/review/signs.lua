@@ -27,7 +27,7 @@ end
 ---@param f claude_context.ReviewFileState
 function M.place(buf, f)
   vim.api.nvim_buf_clear_namespace(buf, M.ns, 0, -1)
-  if not enabled() or f.kind == "opaque" then
+  if not enabled() or f.kind == "opaque" or f.kind == "conflict" then
     return
   end
   model.refresh(f)
@@ -42,12 +42,12 @@ function M.place(buf, f)
     if h.state == "pending" then
       if h.conflict then
         -- Where the hunk was (its lines were edited since): a warning sign on its first line.
-        sign(h.b, "!", "DiagnosticWarn")
-      elseif h.bc == 0 then
+        sign(f.proposal and h.a or h.b, "!", "DiagnosticWarn")
+      elseif model.span(f, h) == 0 then
         sign(math.max(h.cur - 1, 1), h.cur > 1 and "▁" or "▔", "Removed")
       else
         local hl = h.ac == 0 and "Added" or "Changed"
-        for l = h.cur, h.cur + h.bc - 1 do
+        for l = h.cur, h.cur + model.span(f, h) - 1 do
           sign(l, "┃", hl)
         end
       end

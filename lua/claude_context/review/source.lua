@@ -19,15 +19,20 @@
 ---@field path string          project-relative path (its name after the change set)
 ---@field absolute string      absolute path
 ---@field old_path? string     project-relative path before, for a rename
----@field status "modified"|"added"|"deleted"|"renamed"|"binary"|"too_large"
+---@field status "modified"|"added"|"deleted"|"renamed"|"binary"|"too_large"|"conflict"
 ---@field before? string       content before the change set's first turn (nil: did not exist, binary, too large)
 ---@field after? string        content when the change set's last turn ended: what Claude left (nil: deleted, binary, too large)
 ---@field shared? boolean      changed while another session's turn overlapped, by no edit tool of this turn's alone (Bash, a formatter, or both sessions' edit tools)
+---@field conflicts? {line:integer, count:integer, why?:string}[] a land's changes left out: they touch the person's edits (status "conflict": all of them)
 
 ---@class claude_context.ChangeSet
 ---@field root string          the project root (absolute)
 ---@field turns claude_context.ReviewTurn[]   oldest first
 ---@field files claude_context.ReviewFile[]   sorted by path
+---@field proposal? boolean    nothing of it is on disk yet: `before` is, a keep writes a hunk (a land)
+---@field land? string         the worktree a land's proposal comes from (its comments are for that session)
+---@field title? string        the view's first line (default: the turns' summary)
+---@field notes? string[]      more lines for the view's header
 
 local M = {}
 
@@ -56,6 +61,10 @@ function M.call(name, opts, cb)
     return
   end
   local o = vim.deepcopy(opts or {})
+  if not o.root and o.session then
+    -- A session's turns are recorded in its own project: a background session's worktree.
+    o.root = M.session_dir(o.session)
+  end
   if not o.root then
     o.root = vim.fn.getcwd()
   end
@@ -77,8 +86,23 @@ function M.call(name, opts, cb)
   end
 end
 
+---The directory Claude session `id` works in (its hooks' `cwd`), while it exists; nil when the
+---session is not known.
+---@param id string
+---@return string?
+function M.session_dir(id)
+  local ok, list = pcall(function()
+    return require("claude_context.sessions_state").list()
+  end)
+  for _, s in ipairs(ok and list or {}) do
+    if s.id == id and type(s.cwd) == "string" and vim.uv.fs_stat(s.cwd) then
+      return s.cwd
+    end
+  end
+end
+
 ---Asynchronous, never blocks the editor: cb runs later on the main thread.
----opts.n: the last n turns (default 1); opts.session: only that Claude session; opts.root: the project (default: the current one).
+---opts.n: the last n turns (default 1); opts.session: only that Claude session; opts.root: the project (default: the session's own, where it works, else the current one).
 ---@param opts {n?:integer, session?:string, root?:string}
 ---@param cb fun(err?:string, cs?:claude_context.ChangeSet)
 function M.changeset(opts, cb)

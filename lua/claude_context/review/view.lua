@@ -57,6 +57,7 @@ M.SHARED = "changed while another session was working: it may be that session's 
 local KIND = {
   added = "new file",
   deleted = "deleted",
+  conflict = "conflict: not landed",
 }
 
 ---The file list's line of `f` (nil: not built yet, `rf` its change set entry).
@@ -71,6 +72,9 @@ local function list_line(f, rf)
   local extra = f.kind == "opaque" and (" (" .. (model.OPAQUE[f.file.status] or "too large") .. ")") or (KIND[f.kind] and (" (" .. KIND[f.kind] .. ")") or "")
   if f.file.shared then
     extra = extra .. " (shared)"
+  end
+  if f.kind ~= "conflict" and f.file.conflicts then
+    extra = extra .. (" (! %d conflict%s, not landed)"):format(#f.file.conflicts, #f.file.conflicts == 1 and "" or "s")
   end
   return ("  %-9s %11s  %s%s"):format(model.state(f), M.counts(f.added, f.removed), name, extra)
 end
@@ -95,15 +99,19 @@ function M.section(f)
   if f.file.shared then
     lines[#lines + 1] = "   (" .. M.SHARED .. ")"
   end
+  -- A land's changes that touch the person's edits: listed, never written.
+  for _, c in ipairs(f.file.conflicts or {}) do
+    lines[#lines + 1] = ("   ! line %d: %s"):format(c.line, c.why or "the worktree's change touches your edit here: not landed (your text stays)")
+  end
   local rel, ends = {}, {}
-  if #f.hunks == 0 then
+  if #f.hunks == 0 and f.kind ~= "conflict" then
     lines[#lines + 1] = "   (renamed; the contents are unchanged)"
   end
   for hi, h in ipairs(f.hunks) do
     rel[hi] = #lines
     local st = h.state
     if st == "pending" and h.conflict then
-      st = "conflict: you changed these lines after Claude"
+      st = f.proposal and "conflict: you changed these lines since the land was planned" or "conflict: you changed these lines after Claude"
     elseif st == "rejected" and h.reason then
       st = st .. ": " .. h.reason
     end
@@ -382,7 +390,7 @@ local function view_header(cs)
   local last = cs.turns[#cs.turns]
   local keys = opts().keys
   local header = {
-    ("Claude's changes: %d turn%s, %d file%s%s"):format(
+    cs.title or ("Claude's changes: %d turn%s, %d file%s%s"):format(
       #cs.turns,
       #cs.turns == 1 and "" or "s",
       #cs.files,
@@ -412,6 +420,9 @@ local function view_header(cs)
   end
   if #not_kept > 0 then
     header[#header + 1] = "Not kept (over the size cap before Claude's edit; cannot be restored): " .. table.concat(not_kept, ", ")
+  end
+  for _, note in ipairs(cs.notes or {}) do
+    header[#header + 1] = note
   end
   header[#header + 1] = ""
   return header

@@ -1,0 +1,224 @@
+---@mod claude_context.agents.list The sessions |claude_context.agents.list| answers with
+---
+--- The service's background sessions (`claude agents --json`, cached by
+--- claude_context.agents.cli) joined with the sessions the hooks report, the sessions started
+--- here and not listed yet, and the worktrees no session works in any more. Rebuilt only when
+--- something it is made of changed.
+
+local M = {}
+
+local names = require("claude_context.agents.names")
+local cli = require("claude_context.agents.cli")
+
+local function agents()
+  return require("claude_context.agents")
+end
+
+local function hook_sessions()
+  local ok, list = pcall(require("claude_context.sessions_state").list)
+  return ok and list or {}
+end
+
+---The state of a session the hooks did not report, from the service's own fields.
+local function service_state(e)
+  if e.status == "busy" then
+    return "working"
+  elseif e.status == "idle" then
+    return "idle"
+  end
+  return e.state or "unknown"
+end
+
+---Every Claude Code session of the project: the plugin's terminals, background sessions and
+---sessions started elsewhere whose hooks reach this editor. Answers from the cache at once (it
+---asks for a fresh `claude agents --json` in the background when the cache is older than
+---|STALE_MS|).
+---@return table[] `{ id, name, kind, state, cwd, worktree, branch, prompt, files_changed, started_ms, session_id }`
+function M.list()
+  agents().watch()
+  local c = cli.cache
+  if not c.running and (not c.at or vim.uv.now() - c.at > agents().STALE_MS) then
+    cli.refresh()
+  end
+  -- Built again only when something it is made of changed (the service's list, a hook event,
+  -- a session started here, the current directory).
+  local cwd = vim.fn.getcwd()
+  local m = M.memo
+  if m and m.at == c.at and m.cwd == cwd and m.gen == agents().generation then
+    return vim.list_extend({}, m.list)
+  end
+  local out = M.build()
+  M.memo = { at = c.at, cwd = cwd, gen = agents().generation, list = out }
+  return vim.list_extend({}, out)
+end
+
+---The |list| entry of the service's background session `e` whose directory `cwd` is inside
+---the project `root`.
+local function background_entry(root, e, cwd, hooks)
+  local wname = names.of_cwd(root, cwd)
+  local h = e.sessionId and hooks[e.sessionId]
+  local mine = wname and agents().started[wname]
+  if not wname and mine == nil then
+    -- Claude Code 2.1.197 lists the project at first, the worktree once it is made.
+    for n, s in pairs(agents().started) do
+      if s.id == e.id then
+        wname, mine = n, s
+      end
+    end
+  end
+  local entry = {
+    id = e.id,
+    session_id = e.sessionId,
+    name = wname or e.name or e.id,
+    kind = "background",
+    state = h and h.state or service_state(e),
+    cwd = cwd,
+    worktree = wname and names.worktree(root, wname) or nil,
+    branch = wname and names.branch(wname) or nil,
+    prompt = (h and h.prompt) or (mine and mine.prompt) or e.name,
+    files_changed = h and h.files_changed or 0,
+    started_ms = e.startedAt,
+    pid = e.pid,
+  }
+  return entry
+end
+
+---Claude's session ids of background sessions the service listed, then no more: they ended
+---(a hook-known one is listed as an ended worktree, not as still running).
+---@type table<string, boolean>
+M.gone_sessions = {}
+
+---Adds to `out` the sessions the hooks know that the service does not list (`seen`).
+local function add_hook_entries(out, root, hooks, seen)
+  for _, h in pairs(hooks) do
+    if not seen[h.id] then
+      local cwd = h.cwd
+      local wname = root and names.of_cwd(root, cwd)
+      local gone = M.gone_sessions[h.id] and wname
+      out[#out + 1] = {
+        id = gone and wname or h.id,
+        session_id = h.id,
+        name = gone and wname or h.name or h.id,
+        kind = gone and "worktree" or h.terminal and "terminal" or "external",
+        state = gone and "ended" or h.state,
+        cwd = cwd,
+        worktree = wname and names.worktree(root, wname) or nil,
+        branch = wname and names.branch(wname) or nil,
+        prompt = h.prompt,
+        files_changed = h.files_changed or 0,
+        started_ms = h.started_ms,
+      }
+    end
+  end
+end
+
+---Adds to `out` the worktrees under `root` no session in `out` works in: sessions that ended
+---(stopped outside Neovim, the service gone): kind "worktree", state "ended", their work still
+---there to land or discard.
+local function add_ended_worktrees(out, root)
+  local taken = {}
+  for _, e in ipairs(out) do
+    if e.worktree then
+      taken[e.worktree] = true
+    end
+  end
+  local dir = root .. "/" .. names.DIR
+  local handle = vim.uv.fs_scandir(dir)
+  while handle do
+    local n, t = vim.uv.fs_scandir_next(handle)
+    if not n then
+      break
+    end
+    local wt = dir .. "/" .. n
+    if t == "directory" and not taken[wt] and not names.invalid(n) then
+      out[#out + 1] = {
+        id = n,
+        name = n,
+        kind = "worktree",
+        state = "ended",
+        cwd = wt,
+        worktree = wt,
+        branch = names.branch(n),
+        files_changed = 0,
+        -- (No start known: listed after the sessions that run.)
+        started_ms = nil,
+      }
+    end
+  end
+end
+
+---Builds |list|'s answer.
+---@return table[]
+function M.build()
+  local c = cli.cache
+  local root = agents().root()
+  local hooks = {}
+  for _, s in ipairs(hook_sessions()) do
+    hooks[s.id] = s
+  end
+  local out, seen = {}, {}
+  local by_name = {}
+  for _, e in ipairs(c.list or {}) do
+    local cwd = e.cwd
+    local inside = root and type(cwd) == "string" and (cwd == root or vim.startswith(cwd, root .. "/"))
+    if inside and e.kind == "background" then
+      local entry = background_entry(root, e, cwd, hooks)
+      seen[e.sessionId or ""] = true
+      by_name[entry.name] = true
+      out[#out + 1] = entry
+    end
+  end
+  -- Started here, not listed yet by the service (it takes a moment); once listed and gone from
+  -- the list it ended.
+  for n, s in pairs(agents().started) do
+    if by_name[n] then
+      s.listed = true
+    elseif s.root == root and not s.listed then
+      out[#out + 1] = {
+        id = s.id,
+        name = n,
+        kind = "background",
+        state = "starting",
+        cwd = s.worktree,
+        worktree = s.worktree,
+        branch = s.branch,
+        prompt = s.prompt,
+        files_changed = 0,
+        started_ms = s.started_ms,
+      }
+    end
+  end
+  add_hook_entries(out, root, hooks, seen)
+  if root and c.at and not c.err then
+    -- (Only once the service has answered: until then nothing is known to have ended.)
+    add_ended_worktrees(out, root)
+  end
+  table.sort(out, function(a, b)
+    return (a.started_ms or 0) > (b.started_ms or 0)
+  end)
+  return out
+end
+
+---Refreshes the cache; `cb(list)` with |list|'s answer once it is in.
+---@param cb fun(list:table[], err?:string)?
+function M.refresh(cb)
+  cli.refresh(function(_, err)
+    if cb then
+      cb(M.list(), err)
+    end
+  end)
+end
+
+---The session named `name` (a worktree name, the service's id or Claude's session id).
+---@param name string
+---@return table?
+function M.find(name)
+  for _, e in ipairs(M.list()) do
+    if e.name == name or e.id == name or e.session_id == name then
+      return e
+    end
+  end
+  return nil
+end
+
+return M

@@ -1,0 +1,69 @@
+---@mod claude_context.agents.pickers.snacks The sessions picker in snacks.nvim's picker
+---
+--- Over snacks.nvim's documented picker API: `Snacks.picker.pick(opts)` with `items` (each with
+--- its `text`, matched and shown by `format`), `confirm(picker, item)`, named `actions` and their
+--- keys in `win.input.keys`, and `on_close(picker)`.
+
+local M = {}
+
+local function api()
+  local snacks = rawget(_G, "Snacks")
+  local picker = type(snacks) == "table" and snacks.picker
+  if type(picker) == "table" or type(picker) == "function" then
+    local ok, pick = pcall(function()
+      return picker.pick
+    end)
+    if ok and type(pick) == "function" then
+      return pick
+    end
+  end
+end
+
+---Whether snacks.nvim's picker is set up.
+---@return boolean
+function M.available()
+  return api() ~= nil
+end
+
+---@param p claude_context.AgentsPick
+function M.pick(p)
+  local pick = assert(api(), "snacks.nvim's picker is not set up")
+  local items = {}
+  for i, e in ipairs(p.entries) do
+    items[i] = { idx = i, text = p.format(e), entry = e }
+  end
+  local actions, keys = {}, {}
+  for _, k in ipairs(p.keys) do
+    local name = "claude_context_" .. k.action
+    actions[name] = function(picker, item)
+      if item then
+        picker:close()
+        p.action(k.action, item.entry)
+      end
+    end
+    keys[k.key] = { name, mode = { "n", "i" }, desc = k.action }
+  end
+  pick({
+    source = "claude_context_agents",
+    title = p.prompt,
+    items = items,
+    format = function(item)
+      return { { item.text } }
+    end,
+    preview = "none",
+    layout = { preview = false },
+    confirm = function(picker, item)
+      picker:close()
+      if item then
+        p.default(item.entry)
+      end
+    end,
+    actions = actions,
+    win = { input = { keys = keys }, list = { keys = keys } },
+    on_close = function()
+      p.closed()
+    end,
+  })
+end
+
+return M

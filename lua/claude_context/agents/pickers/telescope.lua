@@ -1,0 +1,64 @@
+---@mod claude_context.agents.pickers.telescope The sessions picker in telescope.nvim
+---
+--- Over telescope's documented API for a picker of one's own: `pickers.new(opts, { finder =
+--- finders.new_table{ results, entry_maker }, sorter, attach_mappings })`, `actions.select_default
+--- :replace()`, `actions.state.get_selected_entry()`, `actions.close()`.
+
+local M = {}
+
+---Whether telescope.nvim is installed.
+---@return boolean
+function M.available()
+  return (pcall(require, "telescope.pickers"))
+end
+
+---@param p claude_context.AgentsPick
+function M.pick(p)
+  local pickers = require("telescope.pickers")
+  local finders = require("telescope.finders")
+  local conf = require("telescope.config").values
+  local actions = require("telescope.actions")
+  local state = require("telescope.actions.state")
+  local opts = {}
+  pickers
+    .new(opts, {
+      prompt_title = p.prompt,
+      finder = finders.new_table({
+        results = p.entries,
+        entry_maker = function(e)
+          local line = p.format(e)
+          return { value = e, display = line, ordinal = line }
+        end,
+      }),
+      sorter = conf.generic_sorter(opts),
+      attach_mappings = function(bufnr, map)
+        vim.api.nvim_create_autocmd("BufWipeout", {
+          buffer = bufnr,
+          once = true,
+          callback = function()
+            p.closed()
+          end,
+        })
+        local function chosen(run)
+          return function()
+            local sel = state.get_selected_entry()
+            actions.close(bufnr)
+            p.closed()
+            if sel then
+              run(sel.value)
+            end
+          end
+        end
+        actions.select_default:replace(chosen(p.default))
+        for _, k in ipairs(p.keys) do
+          map({ "i", "n" }, k.key, chosen(function(e)
+            p.action(k.action, e)
+          end))
+        end
+        return true
+      end,
+    })
+    :find()
+end
+
+return M

@@ -1,0 +1,258 @@
+---@mod claude_context.agents.plan What a land would do: the worktree's change, merged file by file
+---
+--- The worktree's whole change — its commits and its uncommitted and untracked files — against
+--- the merge-base of its HEAD and the main checkout's HEAD, each file merged into the main
+--- checkout as it is now (claude_context.agents.merge). Git runs off the main thread; the files
+--- are read through the review's native file layer (claude_context.review.fs); the merges run
+--- in slices. Nothing is written here (claude_context.agents.land writes).
+
+local M = {}
+
+local names = require("claude_context.agents.names")
+local merge = require("claude_context.agents.merge")
+---How long one slice of the merges may hold the main thread (ns).
+M.SLICE_NS = 8e6
+
+local git
+
+---Runs git with `args` off the main thread; `cb(code, stdout, stderr)` on the main thread.
+function M.git(args, cb, stdin)
+  local argv = vim.list_extend({ "git" }, args)
+  local ok, err = pcall(vim.system, argv, { text = true, stdin = stdin or false, timeout = 120000 }, function(r)
+    vim.schedule(function()
+      cb(r.code, r.stdout or "", r.stderr or "")
+    end)
+  end)
+  if not ok then
+    vim.schedule(function()
+      cb(-1, "", tostring(err))
+    end)
+  end
+end
+git = M.git
+
+---The changed paths of `out` (`git diff --name-status -z`): `{ {status, path} }`.
+---@param out string
+---@return {status:string, path:string}[]
+function M.parse_name_status(out)
+  local parts = vim.split(out, "\0", { plain = true, trimempty = true })
+  local list = {}
+  local i = 1
+  while i <= #parts do
+    local st = parts[i]
+    local c = st:sub(1, 1)
+    if c == "R" or c == "C" then
+      -- (--no-renames is passed; kept for safety) old and new path follow.
+      list[#list + 1] = { status = "D", path = parts[i + 1] }
+      list[#list + 1] = { status = "A", path = parts[i + 2] }
+      i = i + 3
+    else
+      list[#list + 1] = { status = c, path = parts[i + 1] }
+      i = i + 2
+    end
+  end
+  return list
+end
+
+---The blobs of `git cat-file --batch` output, in order: a string, or false when missing.
+---@param out string
+---@param n integer
+---@return (string|false)[]
+function M.parse_batch(out, n)
+  local res, pos = {}, 1
+  for i = 1, n do
+    local nl = out:find("\n", pos, true)
+    if not nl then
+      break
+    end
+    local head = out:sub(pos, nl - 1)
+    local size = head:match("^%x+ %a+ (%d+)$")
+    if size then
+      size = tonumber(size)
+      res[i] = out:sub(nl + 1, nl + size)
+      pos = nl + size + 2
+    else
+      res[i] = false
+      pos = nl + 1
+    end
+  end
+  return res
+end
+
+local function is_binary(t)
+  return type(t) == "string" and t:find("\0", 1, true) ~= nil
+end
+
+---Whether `path` (relative) is one of the project's paths the plugin never lands.
+local function skipped(path)
+  return path == ".git" or vim.startswith(path, ".git/") or vim.startswith(path, names.DIR .. "/")
+end
+
+---The plan of a land: `{ files = { {path, absolute, action, before, after, conflicts, applied} }, conflicts, skipped }`.
+---`action`: "write" | "create" | "remove" | "conflict" | "same" | "binary".
+---@param rel string
+---@param base string|false|nil the merge-base's text (false/nil: not there)
+---@param ours string|nil the main checkout's text (nil: missing)
+---@param theirs string|nil the worktree's text (nil: deleted)
+---@return table
+function M.plan_file(rel, base, ours, theirs)
+  base = base or nil
+  local f = { path = rel, base = base, before = ours, theirs = theirs, conflicts = {}, applied = 0 }
+  if is_binary(base) or is_binary(ours) or is_binary(theirs) then
+    f.action = (ours == theirs) and "same" or "binary"
+    return f
+  end
+  if theirs == nil then
+    -- Deleted in the worktree.
+    if ours == nil then
+      f.action = "same"
+    elseif base ~= nil and ours == base then
+      f.action, f.after, f.applied = "remove", nil, 1
+    else
+      f.action = "conflict"
+      f.conflicts = { { line = 1, count = 0, why = "deleted in the worktree, changed here" } }
+    end
+    return f
+  end
+  if ours == nil then
+    if base == nil then
+      f.action, f.after, f.applied = "create", theirs, 1
+    else
+      f.action = "conflict"
+      f.conflicts = { { line = 1, count = 0, why = "changed in the worktree, deleted here" } }
+    end
+    return f
+  end
+  if ours == theirs then
+    f.action = "same"
+    return f
+  end
+  if base == nil then
+    -- Added on both sides, differently.
+    f.action = "conflict"
+    f.conflicts = { { line = 1, count = 0, why = "added on both sides" } }
+    return f
+  end
+  local m = merge.merge(base, ours, theirs)
+  f.after, f.applied, f.conflicts = m.text, m.applied, m.conflicts
+  if m.applied > 0 and m.text ~= ours then
+    f.action = "write"
+  else
+    f.action = #m.conflicts > 0 and "conflict" or "same"
+  end
+  return f
+end
+
+---The files the worktree changed since `base` (git's `--name-status -z` output `diff`) and its
+---untracked files (`others`), sorted by path, the skipped ones left out.
+local function changed_files(diff, others)
+  local files, seen = {}, {}
+  for _, e in ipairs(M.parse_name_status(diff)) do
+    if e.path and not seen[e.path] and not skipped(e.path) then
+      seen[e.path] = true
+      files[#files + 1] = { path = e.path, status = e.status }
+    end
+  end
+  for _, p in ipairs(vim.split(others, "\0", { plain = true, trimempty = true })) do
+    if not seen[p] and not skipped(p) then
+      seen[p] = true
+      files[#files + 1] = { path = p, status = "A" }
+    end
+  end
+  table.sort(files, function(a, b)
+    return a.path < b.path
+  end)
+  return files
+end
+
+---Plans each of `files` into `plan.files` (their base texts `based`, our and their paths
+---loaded), in slices so the editor is never held long; `cb(nil, plan)` at the end.
+local function merge_in_slices(plan, files, based, ours_paths, theirs_paths, cb)
+  local fs = require("claude_context.review.fs")
+  local i = 1
+  local function slice()
+    local t0 = vim.uv.hrtime()
+    while i <= #files and (vim.uv.hrtime() - t0) < M.SLICE_NS do
+      local f = files[i]
+      local ours, oerr = fs.read(ours_paths[i])
+      local theirs, terr = fs.read(theirs_paths[i])
+      if (oerr and oerr ~= "missing") or (terr and terr ~= "missing") then
+        plan.files[#plan.files + 1] = { path = f.path, action = "unreadable", why = oerr ~= "missing" and oerr or terr, conflicts = {} }
+      else
+        local p = M.plan_file(f.path, based[i], ours, theirs)
+        p.absolute = ours_paths[i]
+        plan.files[#plan.files + 1] = p
+      end
+      i = i + 1
+    end
+    if i <= #files then
+      vim.schedule(slice)
+    else
+      cb(nil, plan)
+    end
+  end
+  slice()
+end
+
+---Reads the base texts of `files` (at `base`) and both sides, then plans them; `cb(err, plan)`.
+local function plan_files(root, wt, base, files, cb)
+  local q = {}
+  for _, f in ipairs(files) do
+    q[#q + 1] = base .. ":" .. f.path
+  end
+  git({ "-C", wt, "cat-file", "--batch" }, function(c5, blobs, e5)
+    if c5 ~= 0 then
+      return cb("git cat-file failed: " .. vim.trim(e5))
+    end
+    local based = M.parse_batch(blobs, #files)
+    local fs = require("claude_context.review.fs")
+    local ours_paths, theirs_paths = {}, {}
+    for _, f in ipairs(files) do
+      ours_paths[#ours_paths + 1] = root .. "/" .. f.path
+      theirs_paths[#theirs_paths + 1] = wt .. "/" .. f.path
+    end
+    fs.load(root, ours_paths, function()
+      fs.load(wt, theirs_paths, function()
+        local plan = { root = root, worktree = wt, base = base, files = {} }
+        -- The merges in slices, so the editor is never held long.
+        merge_in_slices(plan, files, based, ours_paths, theirs_paths, cb)
+      end)
+    end)
+  end, table.concat(q, "\n") .. "\n")
+end
+
+---Reads what a land needs; `cb(err, plan)` on the main thread.
+---@param root string the main checkout
+---@param wt string the worktree
+---@param cb fun(err?:string, plan?:table)
+function M.prepare(root, wt, cb)
+  git({ "-C", root, "rev-parse", "--verify", "HEAD" }, function(c1, head, e1)
+    if c1 ~= 0 then
+      return cb("the main checkout has no commit: " .. vim.trim(e1))
+    end
+    head = vim.trim(head)
+    git({ "-C", wt, "merge-base", "HEAD", head }, function(c2, base, e2)
+      if c2 ~= 0 then
+        return cb("no merge-base between the worktree and the main checkout: " .. vim.trim(e2))
+      end
+      base = vim.trim(base)
+      git({ "-C", wt, "diff", "--name-status", "-z", "--no-renames", base, "--" }, function(c3, diff, e3)
+        if c3 ~= 0 then
+          return cb("git diff failed in the worktree: " .. vim.trim(e3))
+        end
+        git({ "-C", wt, "ls-files", "-z", "--others", "--exclude-standard" }, function(c4, others, e4)
+          if c4 ~= 0 then
+            return cb("git ls-files failed in the worktree: " .. vim.trim(e4))
+          end
+          local files = changed_files(diff, others)
+          if #files == 0 then
+            return cb(nil, { root = root, worktree = wt, base = base, files = {} })
+          end
+          plan_files(root, wt, base, files, cb)
+        end)
+      end)
+    end)
+  end)
+end
+
+return M
