@@ -151,7 +151,7 @@ run: build deps
 SHOTS_PY     := $(DEPS)/screenshots-py
 RICH_VERSION := 15.0.0
 
-$(SHOTS_PY)/.rich-$(RICH_VERSION):
+$(SHOTS_PY)/.rich-$(RICH_VERSION): $(DEPS)/.nvim-$(NVIM_VERSION)
 	$(PY) -m pip install -q --upgrade --target $(SHOTS_PY) rich==$(RICH_VERSION)
 	touch $@
 
