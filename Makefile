@@ -146,16 +146,19 @@ run: build deps
 	$(NVIM) -u tests/minimal_init.lua -c "lua require('claude_context').setup({})"
 
 ## screenshots: the README's pictures, from a real session (Neovim in tmux, the real Claude Code
-## CLI against the loopback model stub), rendered to SVG by rich (PyPI, into .deps/screenshots-py).
+## CLI against the loopback model stub, pylsp from `deps` for the code tools), rendered to SVG by
+## rich (PyPI, into .deps/screenshots-py). Every picture is made again each time.
 SHOTS_PY     := $(DEPS)/screenshots-py
 RICH_VERSION := 15.0.0
 
-$(SHOTS_PY)/.rich-$(RICH_VERSION):
+$(SHOTS_PY)/.rich-$(RICH_VERSION): $(DEPS)/.nvim-$(NVIM_VERSION)
 	$(PY) -m pip install -q --upgrade --target $(SHOTS_PY) rich==$(RICH_VERSION)
 	touch $@
 
 screenshots: build deps $(SHOTS_PY)/.rich-$(RICH_VERSION)
-	@command -v tmux >/dev/null || { apt-get install -y -qq tmux || { apt-get update -qq && apt-get install -y -qq tmux; }; }
+	@# tmux (Debian's package, installed here when apt-get can; else it must be on PATH).
+	@command -v tmux >/dev/null || ! command -v apt-get >/dev/null || apt-get install -y -qq tmux || { apt-get update -qq && apt-get install -y -qq tmux; } || true
+	@command -v tmux >/dev/null || { echo "make screenshots needs tmux: install it (apt-get install tmux, brew install tmux, ...)" >&2; exit 1; }
 	PYTHONPATH=$(SHOTS_PY) $(PY) doc/screenshots/make.py
 
 fmt-check:

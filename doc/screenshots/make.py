@@ -8,11 +8,17 @@ with its colours (`tmux capture-pane -e -p`) and rendered to SVG by `rich`.
 
     .deps/venv/bin/python doc/screenshots/make.py [--out doc/screenshots] [--keep]
 
-The session: the model outlines src/parser.py with the plugin's code tool and proposes an edit,
-which opens as a diff in Neovim (diff.svg); the diff is accepted and the turn ends
-(terminal.svg); the turn is reviewed (review.svg). A second session, in plan mode, proposes a plan (plan.svg); while it waits the
-sessions picker (sessions.svg) and the statusline (statusline.svg) show both sessions' states.
-Last, the memory bank the model reads for the branch (memory.svg).
+The project is ~/demo in a temporary HOME (so no path of this machine shows). The session: the
+model proposes an edit, which opens as a diff in Neovim (diff.svg); the diff is accepted and the
+turn ends (terminal.svg); the turn is reviewed (review.svg). Next the model asks the person's
+language server (python-lsp-server from .deps/lsp) through the plugin's code tools where
+`read_tokens` is defined and used; Claude's transcript (ctrl+o) shows the calls and their answers
+(code.svg). A second session, in plan mode, proposes a plan (plan.svg); while it waits the
+statusline shows both sessions' states (statusline.svg). Then the memory bank the model reads for
+the branch (memory.svg). Last, two background sessions started with `:ClaudeContext new`
+(`claude --bg --worktree`, on Claude Code's own service, which this script ends by pid at the
+end) and the picker `:ClaudeContext agents` with every session of the project and its state
+(agents.svg).
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -42,6 +49,12 @@ COLS, ROWS = 140, 38
 READY = r"\? for shortcuts|shift\+tab to cycle"
 WAIT = 90.0
 MAX_BYTES = 300 * 1024
+PYLSP = REPO / ".deps/lsp/venv/bin/pylsp"
+# Every picture this script makes, in the order it makes them (tests/nvim/docs_spec.lua checks the
+# README shows only these).
+OUTPUTS = ("diff", "terminal", "review", "code", "plan", "statusline", "memory", "agents")
+# The background sessions of agents.svg: name, prompt.
+AGENTS = (("doc-total", "document that total skips operators"), ("add-test", "add a test for read_tokens"))
 
 PARSER = '''"""A tiny tokenizer for the examples."""
 
@@ -91,7 +104,9 @@ class Session:
     def __init__(self, keep: bool):
         self.keep = keep
         self.root = Path(tempfile.mkdtemp(prefix="cc-shots-")).resolve()
-        self.home, self.config, self.project = self.root / "home", self.root / "claude", self.root / "project"
+        # The project is ~/demo: Claude Code shows it so, and no path of this machine shows.
+        self.home, self.config = self.root / "home", self.root / "claude"
+        self.project = self.home / "demo"
         for d in (self.home, self.config, self.project / "src", self.root / "tmp"):
             d.mkdir(parents=True)
         (self.project / "src/parser.py").write_text(PARSER)
@@ -112,7 +127,10 @@ class Session:
             "theme": "dark",
             "numStartups": 1,
             "customApiKeyResponses": {"approved": [API_KEY[-20:]], "rejected": []},
-            "projects": {str(self.project): {"hasTrustDialogAccepted": True, "hasCompletedProjectOnboarding": True, "allowedTools": []}},
+            "projects": {
+                str(d): {"hasTrustDialogAccepted": True, "hasCompletedProjectOnboarding": True, "allowedTools": []}
+                for d in [self.project, *(self.project / ".claude/worktrees" / n for n, _ in AGENTS)]
+            },
         }
         (self.config / ".claude.json").write_text(json.dumps(cfg))
         self.stub = ModelStub().start()
@@ -145,20 +163,61 @@ class Session:
         }
         nvim = [str(NVIM), "--clean", "-u", str(REPO / "tests/minimal_init.lua"), "--listen", self.sock, "src/parser.py"]
         cmd = [*self.tmux, "new-session", "-d", "-s", "shots", "-x", str(COLS), "-y", str(ROWS), "-c", str(self.project)]
-        for k, v in self.env.items():
+        # Neovim's environment has the stub's too: Claude Code's background service, which
+        # `:ClaudeContext new` starts, inherits it.
+        for k, v in {**self.env, **self.claude_env}.items():
             cmd += ["-e", f"{k}={v}"]
         subprocess.run([*cmd, *nvim], check=True, env=self.env)
         subprocess.run([*self.tmux, "set", "-g", "status", "off"], check=True)
+        # Else Claude Code, which sees it runs inside tmux, adds a hint about it to its screen.
+        subprocess.run([*self.tmux, "set", "-g", "focus-events", "on"], check=True)
         wait_until(lambda: Path(self.sock).exists(), 30, "Neovim's socket")
         self.nvim = pynvim.attach("socket", path=self.sock)
 
     def lua(self, code, *args):
         return self.nvim.exec_lua(code, *args)
 
+    def service(self):
+        """The pids of Claude Code's background service of this run (`claude daemon run`, its
+        helpers and sessions: every `claude` process with this run's CLAUDE_CONFIG_DIR) and its
+        socket directories (/tmp/cc-daemon-<uid>/<id>, from their argv)."""
+        pids, dirs = [], set()
+        marker = f"CLAUDE_CONFIG_DIR={self.config}".encode()
+        for d in os.listdir("/proc"):
+            if not d.isdigit():
+                continue
+            try:
+                with open(f"/proc/{d}/environ", "rb") as f:
+                    if marker not in f.read().split(b"\0"):
+                        continue
+                with open(f"/proc/{d}/cmdline", "rb") as f:
+                    cmd = f.read().split(b"\0")
+            except OSError:
+                continue
+            if os.path.basename(cmd[0]).startswith(b"claude"):
+                pids.append(int(d))
+            for a in cmd:
+                a = a.decode(errors="replace")
+                if "/cc-daemon-" in a:
+                    parts = a.split("/")
+                    i = next(i for i, x in enumerate(parts) if x.startswith("cc-daemon-"))
+                    dirs.add("/".join(parts[: i + 2]))
+        return pids, dirs
+
     def close(self):
         try:
             subprocess.run([*self.tmux, "kill-server"], check=False)
         finally:
+            # The background service outlives Neovim (it is Claude Code's own daemon): ended here,
+            # by pid, with its socket directories.
+            pids, dirs = self.service()
+            for pid in pids:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            for d in dirs:
+                shutil.rmtree(d, ignore_errors=True)
             self.stub.stop()
             if self.keep:
                 print(f"kept {self.root}")
@@ -180,6 +239,44 @@ class Session:
         # Back to the code, as a person would after asking: Claude's diff takes the cursor then.
         self.nvim.input("<C-\\><C-n><C-w>p")
 
+    def send_terminal(self, keys):
+        job = self.lua("return require('claude_context.terminal')._state.job")
+        self.lua("vim.fn.chansend(...)", job, keys)
+
+    def terminal_screen(self):
+        """The last screen of Claude's terminal (its scrollback left out)."""
+        return "\n".join(self.terminal_text().split("\n")[-ROWS:])
+
+    def repaint(self):
+        """Claude Code draws its screen again (ctrl+l): a window resized while the CLI drew (a diff's
+        or the review's tab) leaves stale cells behind in Neovim's terminal."""
+        self.send_terminal("\x0c")
+        time.sleep(1.5)
+
+    def focus_terminal(self):
+        self.lua("local b = require('claude_context.terminal')._state.buf; vim.api.nvim_set_current_win(vim.fn.win_findbuf(b)[1])")
+
+    def terminal_from(self, text):
+        """Claude's terminal window scrolled so that the last line holding `text` is its first
+        (`text` nil: its last line, where the window follows the output again)."""
+        self.lua(
+            "local text = ...; text = text ~= vim.NIL and text or nil; local b = require('claude_context.terminal')._state.buf;"
+            " local lines = vim.api.nvim_buf_get_lines(b, 0, -1, false); local at = #lines;"
+            " for i = #lines, 1, -1 do if text and lines[i]:find(text, 1, true) then at = i; break end end;"
+            " for _, w in ipairs(vim.fn.win_findbuf(b)) do"
+            " vim.api.nvim_win_call(w, function() if text then vim.fn.winrestview({ topline = at, lnum = at, col = 0 })"
+            " else vim.api.nvim_win_set_cursor(0, { at, 0 }); vim.cmd('normal! zb') end end) end",
+            text,
+        )
+
+    def agent_state(self, name):
+        """The state `:ClaudeContext agents` shows for session `name`, read afresh."""
+        self.lua("require('claude_context.agents').refresh()")
+        for e in self.lua("return require('claude_context').agents()"):
+            if e.get("name") == name:
+                return e.get("state")
+        return None
+
     def capture(self, first=None, last=None):
         """The pane's text with its colours (rows `first`..`last`, 0-based, negative from the end)."""
         cmd = [*self.tmux, "capture-pane", "-e", "-p", "-t", "shots"]
@@ -190,8 +287,16 @@ class Session:
         return subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
 
     def redraw(self):
+        # The statusline says "busy" for a moment after Claude's terminal printed: let it settle.
+        try:
+            wait_until(lambda: "busy" not in self.lua("return require('claude_context.status').text()"), 4, "idle")
+        except TimeoutError:
+            pass
         self.nvim.command("echo '' | redraw!")
         time.sleep(0.8)
+
+
+MADE: list = []
 
 
 def render(ansi: str, title: str, path: Path) -> None:
@@ -206,6 +311,7 @@ def render(ansi: str, title: str, path: Path) -> None:
     # Spaces kept as they are in every renderer (librsvg trims a text's leading ones otherwise).
     svg = console.export_svg(title=title).replace("<svg ", '<svg xml:space="preserve" ', 1)
     path.write_text(svg)
+    MADE.append(path.stem)
     size = path.stat().st_size
     print(f"{path}: {len(lines)} rows, {size // 1024} KB")
     if size > MAX_BYTES:
@@ -219,9 +325,14 @@ def main() -> int:
     a = ap.parse_args()
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
+    for need, how in ((PYLSP, "make deps"), (CLAUDE, "make deps"), (NVIM, "make deps")):
+        if not need.exists():
+            raise SystemExit(f"{need} is missing: run `{how}` (or `make screenshots`, which runs it)")
     s = Session(a.keep)
     try:
         run(s, out)
+        if sorted(MADE) != sorted(OUTPUTS):
+            raise SystemExit(f"made {MADE}, but OUTPUTS says {list(OUTPUTS)}")
     except BaseException:
         try:
             print("terminal:\n" + s.terminal_text()[-3000:], file=sys.stderr)
@@ -235,8 +346,9 @@ def main() -> int:
 
 
 def run(s: Session, out: Path) -> None:
+    code_tools = ",".join(f"mcp__claude-context__{t}" for t in ("lsp_definition", "lsp_references"))
     terminal = {
-        "args": ["--allowedTools", "mcp__claude-context__code_outline"],
+        "args": ["--allowedTools", code_tools],
         "env": s.claude_env,
         "side": "right",
         "size": 0.5,
@@ -257,10 +369,17 @@ def run(s: Session, out: Path) -> None:
         "   %{v:lua.require'claude_context.sessions_state'.statusline()} ]]"
         "; vim.o.laststatus = 3; vim.o.number = true; vim.o.signcolumn = 'yes'"
     )
+    # The person's language server for Python, as they would configure it.
+    s.lua(
+        "vim.lsp.config('pylsp', { cmd = { ... }, filetypes = { 'python' }, root_markers = { '.git' } });"
+        " vim.lsp.enable('pylsp')",
+        str(PYLSP),
+    )
+    wait_until(lambda: s.lua("return #vim.lsp.get_clients({ bufnr = 0 })") > 0, WAIT, "pylsp attached")
     s.nvim.command("ClaudeContext open")
     wait_until(lambda: re.search(READY, s.terminal_text()), WAIT, "the CLI prompt")
 
-    # Turn 1: the code tool, then an edit proposed as a diff.
+    # Turn 1: an edit proposed as a diff.
     parser = str(s.project / "src/parser.py")
 
     def edit(_req):
@@ -277,8 +396,7 @@ def run(s: Session, out: Path) -> None:
         }
 
     s.stub.push(
-        {"text": "Let me look at the file's structure first.", "tool_use": {"name": "mcp__claude-context__code_outline", "input": {"path": "src/parser.py"}}},
-        {"tool_use": {"name": "Read", "input": {"file_path": parser}}},
+        {"text": "Reading it first.", "tool_use": {"name": "Read", "input": {"file_path": parser}}},
         edit,
         {"tool_use": {"name": "Edit", "input": {"file_path": parser, "old_string": "for t in parse(text)", "new_string": "for t in read_tokens(text)"}}},
         {"text": "Renamed `parse` to `read_tokens` and updated `total`."},
@@ -300,6 +418,7 @@ def run(s: Session, out: Path) -> None:
     wait_until(lambda: [t for t in s.lua("return require('claude_context').turns()") if t.get("end_ms")], WAIT, "the turn recorded")
     s.lua("vim.cmd('tabonly'); vim.cmd.edit(vim.fn.fnameescape(...)); vim.cmd('checktime')", parser)
     time.sleep(1.5)
+    s.repaint()
     s.redraw()
     render(s.capture(), "Claude's terminal beside the code, connected to Neovim", out / "terminal.svg")
 
@@ -309,6 +428,36 @@ def run(s: Session, out: Path) -> None:
     s.redraw()
     render(s.capture(), ":ClaudeContext review: the turn's files, hunk by hunk", out / "review.svg")
     s.lua("pcall(vim.cmd, 'ClaudeContext review close'); vim.cmd('tabonly')")
+
+    # Turn 2: the code tools, asked from Claude's terminal. The model's answer is made from the
+    # tools' real answers (pylsp's).
+    s.focus_terminal()
+    s.repaint()
+
+    def where(req):
+        d, r = (json.loads(t) for t in req.tool_result_texts(last_only=False)[-2:])
+        at = [f"{f['path']}:{loc['line']}" for f in d["sections"][0]["files"] for loc in f["locations"]]
+        used = [f"{f['path']}:{loc['line']}" for f in r["sections"][0]["files"] for loc in f["locations"]]
+        return {"text": f"`read_tokens`: defined at {', '.join(at)}, used at {', '.join(used)}."}
+
+    where_args = {"symbol": "read_tokens", "file": "src/parser.py"}
+    s.stub.push(
+        {"text": "Asking your language server.", "tool_use": {"name": "mcp__claude-context__lsp_definition", "input": where_args}},
+        {"tool_use": {"name": "mcp__claude-context__lsp_references", "input": where_args}},
+        where,
+    )
+    s.type_prompt("where is read_tokens used?")
+    wait_until(lambda: "`read_tokens`: defined at" in s.terminal_text() or "read_tokens: defined at" in s.terminal_text(), WAIT, "the answer from the code tools")
+    # Claude Code folds a tool's call and answer; its transcript (ctrl+o) shows them.
+    s.send_terminal("\x0f")
+    wait_until(lambda: "ctrl+o to toggle" in s.terminal_screen(), WAIT, "the transcript")
+    time.sleep(1.0)
+    s.terminal_from("lsp_references (MCP)")
+    s.redraw()
+    render(s.capture(), "The model asks your language server: lsp_definition, lsp_references (Claude's transcript, ctrl+o)", out / "code.svg")
+    s.send_terminal("\x0f")
+    wait_until(lambda: "ctrl+o to toggle" not in s.terminal_screen(), WAIT, "the transcript closed")
+    s.terminal_from(None)
 
     # A second session in plan mode.
     s.lua("require('claude_context.config').options.terminal.args = { '--permission-mode', 'plan' }")
@@ -339,18 +488,58 @@ def run(s: Session, out: Path) -> None:
     render(s.capture(), "Plan review: :w approves, an edited plan goes back to Claude", out / "plan.svg")
     render(s.capture(-2, -1), "The statusline: the bridge and the sessions' states", out / "statusline.svg")
 
-    # The sessions picker (vim.ui.select), typed as a person would: it waits for a key.
-    s.nvim.input(":lua require('claude_context.sessions_state').pick()\r")
-    time.sleep(2)
-    render(s.capture(), "The sessions and their states (require('claude_context.sessions_state').pick())", out / "sessions.svg")
-    s.nvim.input("<Esc>")
-    time.sleep(0.5)
-
     # The memory bank the model reads: `:ClaudeContext context main`.
     s.nvim.command("tab ClaudeContext context main")
     time.sleep(1.5)
     s.redraw()
     render(s.capture(), ":ClaudeContext context: the memory bank Claude reads for this branch", out / "memory.svg")
+
+    # Background sessions in worktrees: `:ClaudeContext new NAME PROMPT`, one after the other
+    # (the stub answers them in order). Edits are accepted there; a command asks the person.
+    s.lua("vim.cmd('tabclose | tabfirst'); local t = require('claude_context.config').options.terminal; t.args = {}; t.permission_mode = 'acceptEdits'")
+    (doc_name, doc_prompt), (test_name, test_prompt) = AGENTS
+    doc_wt = s.project / ".claude/worktrees" / doc_name
+    s.stub.push(
+        {"tool_use": {"name": "Read", "input": {"file_path": str(doc_wt / "src/parser.py")}}},
+        {
+            "tool_use": {
+                "name": "Edit",
+                "input": {
+                    "file_path": str(doc_wt / "src/parser.py"),
+                    "old_string": "def total(text):\n",
+                    "new_string": 'def total(text):\n    """The sum of the numbers in text; operators are skipped."""\n',
+                },
+            }
+        },
+        {"text": "`total` documents that it skips operators."},
+    )
+    s.nvim.command(f"ClaudeContext new {doc_name} {doc_prompt}")
+    wait_until(lambda: s.agent_state(doc_name) == "done", WAIT * 3, f"{doc_name} done", interval=2)
+
+    test_wt = s.project / ".claude/worktrees" / test_name
+    s.stub.push(
+        {
+            "tool_use": {
+                "name": "Write",
+                "input": {
+                    "file_path": str(test_wt / "tests/test_parser.py"),
+                    "content": 'from src.parser import read_tokens\n\n\ndef test_read_tokens():\n    assert read_tokens("1 + 2") == [1, "+", 2]\n',
+                },
+            }
+        },
+        {"tool_use": {"name": "Bash", "input": {"command": "python -m pytest -q tests", "description": "Run the tests"}}},
+        {"text": "The test passes."},
+    )
+    s.nvim.command(f"ClaudeContext new {test_name} {test_prompt}")
+    wait_until(lambda: s.agent_state(test_name) == "waiting", WAIT * 3, f"{test_name} waiting", interval=2)
+    time.sleep(1.0)
+    s.redraw()
+    # The picker (vim.ui.select), typed as a person would: it waits for a key.
+    s.nvim.input(":ClaudeContext agents\r")
+    time.sleep(2)
+    render(s.capture(), ":ClaudeContext agents: every Claude session of the project, background ones in their worktrees", out / "agents.svg")
+    s.nvim.input("<Esc>")
+    time.sleep(0.5)
 
 
 if __name__ == "__main__":

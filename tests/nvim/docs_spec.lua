@@ -1,6 +1,7 @@
 -- Nothing the README leaves out is lost: every option (the defaults and the documented fields of
 -- each config module) and every :ClaudeContext subcommand is documented in the README or in
--- :help (doc/claude-context.txt). The README stays a newcomer's read: 200 lines at most.
+-- :help (doc/claude-context.txt). The README stays a newcomer's read: 200 lines at most, and
+-- every picture in it is one `make screenshots` makes from a real session (doc/screenshots/make.py).
 local h = require("helpers")
 local eq, ok = h.eq, h.ok
 
@@ -46,6 +47,73 @@ local function documents_option(text, name)
     or text:find("{" .. name .. "}", 1, true) ~= nil
 end
 
+---What doc/screenshots/make.py makes: `outputs` (its OUTPUTS, in order), `rendered` (the names
+---some render() call writes: `out / "NAME.svg"`) and `max_bytes` (its MAX_BYTES).
+---@return {outputs:string[], rendered:table<string,boolean>, max_bytes:integer?}
+local function shots_made()
+  local text = read("doc/screenshots/make.py")
+  local list = text:match("\nOUTPUTS = %(([^)]*)%)")
+  local outputs = {}
+  for name in (list or ""):gmatch('"([%w_-]+)"') do
+    outputs[#outputs + 1] = name
+  end
+  local rendered = {}
+  for name in text:gmatch('out / "([%w_-]+)%.svg"') do
+    rendered[name] = true
+  end
+  local a, b = text:match("\nMAX_BYTES = (%d+) %* (%d+)")
+  return { outputs = outputs, rendered = rendered, max_bytes = a and tonumber(a) * tonumber(b) or nil }
+end
+
+local function stat(path)
+  return vim.uv.fs_stat(root .. "/" .. path)
+end
+
+---What is wrong with the README's pictures: each one it shows must be made by make.py (one of
+---its OUTPUTS, written by a render() call), be committed and be at most make.py's MAX_BYTES;
+---make.py makes no picture the README does not show, and doc/screenshots holds no other.
+---@param readme string[] the README's lines
+---@param shots table see shots_made()
+---@param files string[] the committed pictures (doc/screenshots/*.svg)
+---@param stat_of fun(path:string):table?
+---@return string[] problems, sorted
+local function picture_problems(readme, shots, files, stat_of)
+  local out, shown, made = {}, {}, {}
+  for _, name in ipairs(shots.outputs) do
+    made["doc/screenshots/" .. name .. ".svg"] = name
+  end
+  for _, l in ipairs(readme) do
+    for pic in l:gmatch("!%b[]%(([^)%s]+)%)") do
+      shown[pic] = true
+      if not made[pic] then
+        out[#out + 1] = pic .. ": the README shows a picture make.py does not make"
+      else
+        local st = stat_of(pic)
+        if not st then
+          out[#out + 1] = pic .. " is missing (run `make screenshots` and commit it)"
+        elseif st.size > (shots.max_bytes or 0) then
+          out[#out + 1] = ("%s is %d bytes (at most %d)"):format(pic, st.size, shots.max_bytes or 0)
+        end
+      end
+    end
+  end
+  for pic, name in pairs(made) do
+    if not shown[pic] then
+      out[#out + 1] = pic .. ": make.py makes it (OUTPUTS) but the README does not show it"
+    end
+    if not shots.rendered[name] then
+      out[#out + 1] = pic .. ": make.py's OUTPUTS names it but no render() writes it"
+    end
+  end
+  for _, pic in ipairs(files) do
+    if not made[pic] then
+      out[#out + 1] = pic .. ": committed, but make.py does not make it"
+    end
+  end
+  table.sort(out)
+  return out
+end
+
 return {
   {
     "every option is documented in the README or in :help",
@@ -79,17 +147,48 @@ return {
     end,
   },
   {
-    "the README is at most 200 lines and every picture it shows is in the repository and small",
+    "the README is at most 200 lines",
     function()
       local lines = vim.fn.readfile(root .. "/README.md")
       ok(#lines <= 200, ("README.md has %d lines"):format(#lines))
-      for _, l in ipairs(lines) do
-        for pic in l:gmatch("%((doc/[^)]+%.svg)%)") do
-          local st = vim.uv.fs_stat(root .. "/" .. pic)
-          ok(st ~= nil, pic .. " exists")
-          ok(st.size <= 300 * 1024, ("%s is %d bytes (at most 300 KB)"):format(pic, st.size))
-        end
+    end,
+  },
+  {
+    "every picture the README shows is made by make.py from a real session, is committed and is small",
+    function()
+      local shots = shots_made()
+      ok(#shots.outputs >= 8, "make.py's OUTPUTS: " .. vim.inspect(shots.outputs))
+      eq(300 * 1024, shots.max_bytes, "make.py's MAX_BYTES (it refuses a bigger picture)")
+      local files = {}
+      for _, f in ipairs(vim.fn.glob(root .. "/doc/screenshots/*.svg", false, true)) do
+        files[#files + 1] = "doc/screenshots/" .. vim.fn.fnamemodify(f, ":t")
       end
+      local readme = vim.fn.readfile(root .. "/README.md")
+      eq({}, picture_problems(readme, shots, files, stat), "the README's pictures")
+      -- The check sees each kind of gap: a picture missing, too big, not made by make.py, left
+      -- out of the README, made but not committed, committed but made by no one.
+      local fake = {
+        outputs = { "a", "b", "c", "d" },
+        rendered = { a = true, b = true, c = true },
+        max_bytes = 300 * 1024,
+      }
+      local sizes = { ["doc/screenshots/a.svg"] = 10, ["doc/screenshots/b.svg"] = 301 * 1024, ["doc/screenshots/old.svg"] = 1 }
+      local got = picture_problems({
+        "![A](doc/screenshots/a.svg) ![B](doc/screenshots/b.svg)",
+        "![C](doc/screenshots/c.svg)",
+        "![Old](doc/screenshots/old.svg) ![Elsewhere](doc/elsewhere.png)",
+      }, fake, { "doc/screenshots/a.svg", "doc/screenshots/b.svg", "doc/screenshots/old.svg" }, function(path)
+        return sizes[path] and { size = sizes[path] } or nil
+      end)
+      eq({
+        "doc/elsewhere.png: the README shows a picture make.py does not make",
+        "doc/screenshots/b.svg is 308224 bytes (at most 307200)",
+        "doc/screenshots/c.svg is missing (run `make screenshots` and commit it)",
+        "doc/screenshots/d.svg: make.py makes it (OUTPUTS) but the README does not show it",
+        "doc/screenshots/d.svg: make.py's OUTPUTS names it but no render() writes it",
+        "doc/screenshots/old.svg: committed, but make.py does not make it",
+        "doc/screenshots/old.svg: the README shows a picture make.py does not make",
+      }, got)
     end,
   },
 }
