@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from conftest import CLAUDE, WAIT, wait_until
+from conftest import WAIT, wait_until
 from test_terminal_relay import READY, descends_from, stub_env, terminal_text
 
 VIEW = """
@@ -23,7 +23,7 @@ def test_a_diff_arriving_while_in_claudes_terminal_leaves_it_alone(make_bridge, 
     f = world.project / "hello.txt"
     f.write_text("hello\nworld\n")
     terminal = {"args": [], "env": stub_env(claude), "side": "right", "size": 0.5}
-    b = make_bridge("nvim", setup_opts={"claude": {"cmd": str(CLAUDE)}, "terminal": terminal, "handshake_timeout_ms": 15000})
+    b = make_bridge("nvim", setup_opts={"claude": {"cmd": str(claude.exe)}, "terminal": terminal, "handshake_timeout_ms": 15000})
     b.lua("vim.o.columns = 200; vim.o.lines = 50")
     b.lua("vim.cmd.edit(vim.fn.fnameescape(...))", str(f))
     b.nvim.command("ClaudeContext open")
@@ -64,11 +64,17 @@ def test_a_diff_arriving_while_in_claudes_terminal_leaves_it_alone(make_bridge, 
     assert b.lua("return vim.o.showtabline") == 0
 
     b.lua("vim.cmd('ClaudeContext reject')")
-    wait_until(lambda: re.search(r"User rejected update to hello\.txt", terminal_text(b)), WAIT * 2, 0.2, "the rejection on Claude's screen")
+    # "User rejected update to …" up to 2.1.197; "Rejected update to …" since (2.1.330, 2.1.332).
+    rejected = r"(?:User rejected|Rejected) update to hello\.txt"
+    try:
+        wait_until(lambda: re.search(rejected, terminal_text(b)), WAIT * 2, 0.2, "the rejection on Claude's screen")
+    except BaseException:
+        print("terminal:\n" + terminal_text(b)[-4000:])
+        raise
     wait_until(lambda: b.lua("return #vim.api.nvim_list_tabpages()") == 1, WAIT, 0.2, "the diff tab to close")
     text = terminal_text(b)
-    assert len(re.findall(r"User rejected update to hello\.txt", text)) == 1, text[-3000:]
-    assert "UpdUser" not in text, text[-3000:]
+    assert len(re.findall(rejected, text)) == 1, text[-3000:]
+    assert not re.search(r"Upd(?:User|Rejected)", text), text[-3000:]
     assert b.lua("return vim.o.showtabline") == 1
     assert f.read_text() == "hello\nworld\n"
     b.nvim.command("ClaudeContext close")
