@@ -88,6 +88,12 @@ local function skipped(path)
   return path == ".git" or vim.startswith(path, ".git/") or vim.startswith(path, names.DIR .. "/")
 end
 
+---Marks `f` a conflict of the whole file (a line-by-line merge cannot apply), with `why`.
+local function whole_file_conflict(f, why)
+  f.action = "conflict"
+  f.conflicts = { { line = 1, count = 0, why = why } }
+end
+
 ---The plan of a land: `{ files = { {path, absolute, action, before, after, conflicts, applied} }, conflicts, skipped }`.
 ---`action`: "write" | "create" | "remove" | "conflict" | "same" | "binary".
 ---@param rel string
@@ -109,8 +115,7 @@ function M.plan_file(rel, base, ours, theirs)
     elseif base ~= nil and ours == base then
       f.action, f.after, f.applied = "remove", nil, 1
     else
-      f.action = "conflict"
-      f.conflicts = { { line = 1, count = 0, why = "deleted in the worktree, changed here" } }
+      whole_file_conflict(f, "deleted in the worktree, changed here")
     end
     return f
   end
@@ -118,8 +123,7 @@ function M.plan_file(rel, base, ours, theirs)
     if base == nil then
       f.action, f.after, f.applied = "create", theirs, 1
     else
-      f.action = "conflict"
-      f.conflicts = { { line = 1, count = 0, why = "changed in the worktree, deleted here" } }
+      whole_file_conflict(f, "changed in the worktree, deleted here")
     end
     return f
   end
@@ -129,8 +133,7 @@ function M.plan_file(rel, base, ours, theirs)
   end
   if base == nil then
     -- Added on both sides, differently.
-    f.action = "conflict"
-    f.conflicts = { { line = 1, count = 0, why = "added on both sides" } }
+    whole_file_conflict(f, "added on both sides")
     return f
   end
   local m = merge.merge(base, ours, theirs)
