@@ -228,6 +228,39 @@ return {
     end,
   },
   {
+    "slices.each: every item in order, at least one a turn, then done (at once for an empty list)",
+    function()
+      local slices = require("claude_context.ide.slices")
+      local seen, finished = {}, false
+      slices.each({ "a", "b", "c" }, 0, function(item, i)
+        seen[#seen + 1] = item .. i
+      end, function()
+        finished = true
+      end)
+      -- A slice of 0 ms holds one item: the others come on later event-loop turns.
+      eq({ "a1" }, seen)
+      eq(false, finished)
+      wait_for(function()
+        return finished
+      end, 5000, "the last item")
+      eq({ "a1", "b2", "c3" }, seen)
+      -- An unlimited slice runs them all in the call.
+      seen, finished = {}, false
+      slices.each({ "x", "y" }, math.huge, function(item)
+        seen[#seen + 1] = item
+      end, function()
+        finished = true
+      end)
+      eq({ "x", "y" }, seen)
+      eq(true, finished)
+      local empty_done = false
+      slices.each({}, 0, function() end, function()
+        empty_done = true
+      end)
+      eq(true, empty_done)
+    end,
+  },
+  {
     "openFile's text search reads a big buffer a block per slice and yields between slices",
     function()
       local slices = require("claude_context.ide.slices")

@@ -86,20 +86,7 @@ function M.apply(plan, cb)
     end
   end
   -- The writes are started in slices, so the editor is never held long.
-  local i = 1
-  local function slice()
-    local t0 = vim.uv.hrtime()
-    while i <= #plan.files and (vim.uv.hrtime() - t0) < M.SLICE_NS do
-      one_file(plan.files[i])
-      i = i + 1
-    end
-    if i <= #plan.files then
-      vim.schedule(slice)
-    else
-      one()
-    end
-  end
-  slice()
+  require("claude_context.ide.slices").each(plan.files, M.SLICE_NS / 1e6, one_file, one)
 end
 
 ---Lines summing up a land's report.

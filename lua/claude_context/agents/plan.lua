@@ -172,29 +172,19 @@ end
 ---loaded), in slices so the editor is never held long; `cb(nil, plan)` at the end.
 local function merge_in_slices(plan, files, based, ours_paths, theirs_paths, cb)
   local fs = require("claude_context.review.fs")
-  local i = 1
-  local function slice()
-    local t0 = vim.uv.hrtime()
-    while i <= #files and (vim.uv.hrtime() - t0) < M.SLICE_NS do
-      local f = files[i]
-      local ours, oerr = fs.read(ours_paths[i])
-      local theirs, terr = fs.read(theirs_paths[i])
-      if (oerr and oerr ~= "missing") or (terr and terr ~= "missing") then
-        plan.files[#plan.files + 1] = { path = f.path, action = "unreadable", why = oerr ~= "missing" and oerr or terr, conflicts = {} }
-      else
-        local p = M.plan_file(f.path, based[i], ours, theirs)
-        p.absolute = ours_paths[i]
-        plan.files[#plan.files + 1] = p
-      end
-      i = i + 1
-    end
-    if i <= #files then
-      vim.schedule(slice)
+  require("claude_context.ide.slices").each(files, M.SLICE_NS / 1e6, function(f, i)
+    local ours, oerr = fs.read(ours_paths[i])
+    local theirs, terr = fs.read(theirs_paths[i])
+    if (oerr and oerr ~= "missing") or (terr and terr ~= "missing") then
+      plan.files[#plan.files + 1] = { path = f.path, action = "unreadable", why = oerr ~= "missing" and oerr or terr, conflicts = {} }
     else
-      cb(nil, plan)
+      local p = M.plan_file(f.path, based[i], ours, theirs)
+      p.absolute = ours_paths[i]
+      plan.files[#plan.files + 1] = p
     end
-  end
-  slice()
+  end, function()
+    cb(nil, plan)
+  end)
 end
 
 ---Reads the base texts of `files` (at `base`) and both sides, then plans them; `cb(err, plan)`.

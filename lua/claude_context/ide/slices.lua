@@ -1,7 +1,7 @@
 ---@mod claude_context.ide.slices Work spread over event-loop turns, so the editor never waits
 ---
---- `sliced` runs a piece of work a few milliseconds per turn; `find_text` searches a buffer that
---- way.
+--- `sliced` runs a piece of work a few milliseconds per turn, `each` a function on each item of a
+--- list that way; `find_text` searches a buffer that way.
 
 local M = {}
 
@@ -28,6 +28,27 @@ function M.sliced(slice_ms, piece, alive)
     vim.defer_fn(step, 0)
   end
   step()
+end
+
+---Calls `fn(item, i)` for each item of `list` in order, over event-loop turns as |sliced| does
+---(`slice_ms` per turn), then `done()` (at once for an empty list).
+---@param list any[]
+---@param slice_ms number
+---@param fn fun(item: any, i: integer)
+---@param done fun()?
+function M.each(list, slice_ms, fn, done)
+  local i = 1
+  M.sliced(slice_ms, function()
+    if i > #list then
+      if done then
+        done()
+      end
+      return false
+    end
+    fn(list[i], i)
+    i = i + 1
+    return true
+  end)
 end
 
 ---Lines searched per block; blocks go on for `find_slice_ms` per event-loop turn.

@@ -13,6 +13,7 @@ local view = require("claude_context.review.view")
 local signs = require("claude_context.review.signs")
 local comments = require("claude_context.review.comments")
 local notify = require("claude_context.notify")
+local slices = require("claude_context.ide.slices")
 
 ---The active review (nil: none).
 ---@type claude_context.Review?
@@ -209,24 +210,15 @@ end
 local function act_in_slices(review, groups, action, o)
   local step = { review = review, items = {} }
   local total = { done = 0, refused = {} }
-  local i = 1
-  local function slice()
-    local t0 = vim.uv.hrtime()
-    while i <= #groups and (vim.uv.hrtime() - t0) < M.SLICE_MS * 1e6 do
-      local out = actions.apply(review, groups[i], action, o.reason, step)
-      after_action(review, groups[i])
-      total.done = total.done + out.done
-      vim.list_extend(total.refused, out.refused)
-      i = i + 1
-    end
-    if i <= #groups then
-      vim.schedule(slice)
-    else
-      actions.push(step)
-      report_outcome(action, o, total)
-    end
-  end
-  slice()
+  slices.each(groups, M.SLICE_MS, function(group)
+    local out = actions.apply(review, group, action, o.reason, step)
+    after_action(review, group)
+    total.done = total.done + out.done
+    vim.list_extend(total.refused, out.refused)
+  end, function()
+    actions.push(step)
+    report_outcome(action, o, total)
+  end)
 end
 
 ---Keeps or rejects hunks of the active review: `o.targets`, or the hunks lines
@@ -334,21 +326,11 @@ function M.undo(on_done)
       on_done()
     end
   end
-  local i = 1
-  local function slice()
-    local t0 = vim.uv.hrtime()
-    while i <= #groups and (#groups <= M.SYNC_FILES or (vim.uv.hrtime() - t0) < M.SLICE_MS * 1e6) do
-      vim.list_extend(refused, actions.undo_items(groups[i]))
-      after_action(step.review, groups[i])
-      i = i + 1
-    end
-    if i <= #groups then
-      vim.schedule(slice)
-    else
-      finish()
-    end
-  end
-  slice()
+  -- A few files at once (math.huge: one slice), more in slices.
+  slices.each(groups, #groups <= M.SYNC_FILES and math.huge or M.SLICE_MS, function(group)
+    vim.list_extend(refused, actions.undo_items(group))
+    after_action(step.review, group)
+  end, finish)
   return true
 end
 
