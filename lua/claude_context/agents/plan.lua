@@ -106,42 +106,28 @@ function M.plan_file(rel, base, ours, theirs)
   local f = { path = rel, base = base, before = ours, theirs = theirs, conflicts = {}, applied = 0 }
   if is_binary(base) or is_binary(ours) or is_binary(theirs) then
     f.action = (ours == theirs) and "same" or "binary"
-    return f
-  end
-  if theirs == nil then
-    -- Deleted in the worktree.
-    if ours == nil then
-      f.action = "same"
-    elseif base ~= nil and ours == base then
-      f.action, f.after, f.applied = "remove", nil, 1
-    else
-      whole_file_conflict(f, "deleted in the worktree, changed here")
-    end
-    return f
-  end
-  if ours == nil then
-    if base == nil then
-      f.action, f.after, f.applied = "create", theirs, 1
-    else
-      whole_file_conflict(f, "changed in the worktree, deleted here")
-    end
-    return f
-  end
-  if ours == theirs then
+  elseif ours == theirs then
     f.action = "same"
-    return f
-  end
-  if base == nil then
+  elseif theirs == nil and base ~= nil and ours == base then
+    -- Deleted in the worktree, unchanged here.
+    f.action, f.after, f.applied = "remove", nil, 1
+  elseif theirs == nil then
+    whole_file_conflict(f, "deleted in the worktree, changed here")
+  elseif ours == nil and base == nil then
+    f.action, f.after, f.applied = "create", theirs, 1
+  elseif ours == nil then
+    whole_file_conflict(f, "changed in the worktree, deleted here")
+  elseif base == nil then
     -- Added on both sides, differently.
     whole_file_conflict(f, "added on both sides")
-    return f
-  end
-  local m = merge.merge(base, ours, theirs)
-  f.after, f.applied, f.conflicts = m.text, m.applied, m.conflicts
-  if m.applied > 0 and m.text ~= ours then
-    f.action = "write"
   else
-    f.action = #m.conflicts > 0 and "conflict" or "same"
+    local m = merge.merge(base, ours, theirs)
+    f.after, f.applied, f.conflicts = m.text, m.applied, m.conflicts
+    if m.applied > 0 and m.text ~= ours then
+      f.action = "write"
+    else
+      f.action = #m.conflicts > 0 and "conflict" or "same"
+    end
   end
   return f
 end
