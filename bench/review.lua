@@ -1,7 +1,7 @@
 -- The review view at size: a change set of F files with H hunks each (default 200 × 5, files
 -- of 100 lines), opened with claude_context.review.open. Prints the time until the whole view
 -- is built, the longest the main thread was held meanwhile (the longest of the open call and
--- of each callback run through vim.schedule, the view's slices), the time of keeping and of
+-- of each callback run through vim.schedule or vim.defer_fn: the slices), the time of keeping and of
 -- rejecting one hunk (a reject writes the file atomically and redraws its section; median and
 -- max over 50 of each), then of rejecting all the other hunks at once (in slices, a file's
 -- hunks in one write) with its longest slice. The CPU time (getrusage, user + system) says
@@ -43,16 +43,23 @@ local function median(t)
   return t[math.ceil(#t / 2)]
 end
 
--- The longest the main thread is held: every callback scheduled with vim.schedule (the
--- slices) is timed, and so is each synchronous call.
+-- The longest the main thread is held: every callback run through vim.schedule (the view's
+-- slices) or vim.defer_fn (a keep/reject's slices, claude_context.ide.slices) is timed, and so
+-- is each synchronous call.
 local max_gap = 0
-local orig_schedule = vim.schedule
-vim.schedule = function(fn)
-  return orig_schedule(function()
+local function timed(fn)
+  return function()
     local s = uv.hrtime()
     fn()
     max_gap = math.max(max_gap, (uv.hrtime() - s) / 1e6)
-  end)
+  end
+end
+local orig_schedule, orig_defer = vim.schedule, vim.defer_fn
+vim.schedule = function(fn)
+  return orig_schedule(timed(fn))
+end
+vim.defer_fn = function(fn, ms)
+  return orig_defer(timed(fn), ms)
 end
 
 local function cpu_ms()
@@ -90,15 +97,7 @@ local function mx(t)
 end
 
 -- Reject everything left (sliced over the files): its wall time and longest block.
-local all = {}
-for i = 1, F do
-  local f = model.file(v.review, i)
-  for hi, hk in ipairs(f.hunks) do
-    if hk.state == "pending" then
-      all[#all + 1] = { f = f, hi = hi }
-    end
-  end
-end
+local all = model.pending(v.review)
 local all_done
 max_gap = 0
 local ta = uv.hrtime()

@@ -180,6 +180,31 @@ return {
     end,
   },
   {
+    "gA keeps every pending hunk of every file (model.pending); a rejected one stays rejected",
+    function()
+      reset()
+      local cs = changeset({
+        { path = "a.txt", before = text(BEFORE), after = text(AFTER) },
+        { path = "b.txt", before = "x\n", after = "y\n" },
+      })
+      local v = open(cs)
+      local model = require("claude_context.review.model")
+      local a = model.file(R().active(), 1)
+      R().act("reject", { targets = { { f = a, hi = 2 } } })
+      eq({ { 1, 1 }, { 1, 3 }, { 2, 1 } }, vim.tbl_map(function(t)
+        return { t.f == a and 1 or 2, t.hi }
+      end, model.pending(R().active())))
+      eq(v.buf, vim.api.nvim_get_current_buf())
+      vim.cmd("normal gA")
+      local b = model.file(R().active(), 2)
+      eq({ "kept", "rejected", "kept" }, vim.tbl_map(function(h)
+        return h.state
+      end, a.hunks))
+      eq("kept", b.hunks[1].state)
+      eq({}, model.pending(R().active()))
+    end,
+  },
+  {
     "reject in a file's buffer reverts that hunk on disk and in the buffer; unsaved edits elsewhere stay; undo puts Claude's lines back",
     function()
       reset()

@@ -43,16 +43,7 @@ function M.map(v)
   end
   local all = function(action)
     return function()
-      local t = {}
-      for i = 1, #v.review.cs.files do
-        local f = model.file(v.review, i)
-        for hi, h in ipairs(f.hunks) do
-          if h.state == "pending" then
-            t[#t + 1] = { f = f, hi = hi }
-          end
-        end
-      end
-      r().act(action, { targets = t })
+      r().act(action, { targets = model.pending(v.review) })
     end
   end
   local maps = {

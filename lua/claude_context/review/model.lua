@@ -188,6 +188,22 @@ function M.build_all(review)
   end
 end
 
+---Every pending hunk of the review, as targets of a keep or reject (each file built).
+---@param review claude_context.Review
+---@return {f:claude_context.ReviewFileState, hi:integer}[]
+function M.pending(review)
+  local out = {}
+  for i = 1, #review.cs.files do
+    local f = M.file(review, i)
+    for hi, h in ipairs(f.hunks) do
+      if h.state == "pending" then
+        out[#out + 1] = { f = f, hi = hi }
+      end
+    end
+  end
+  return out
+end
+
 ---The text the file should hold now: `after` with rejected hunks reverted; and each hunk's
 ---region in it ({start, count}).
 ---@param f claude_context.ReviewFileState
