@@ -127,21 +127,15 @@ function M.targets_in_buf(review, buf, l1, l2)
     return {}
   end
   model.refresh(f)
-  local out = {}
-  for hi, h in ipairs(f.hunks) do
-    if h.state == "pending" then
-      local s = h.cur or (f.proposal and h.a or h.b)
-      local n = model.span(f, h)
-      local e = s + math.max(n, 1) - 1
-      if n == 0 then
-        s = s - 1 -- a deletion belongs to the line above it too
-      end
-      if h.opaque or f.kind ~= "text" or (s <= l2 and e >= l1) then
-        out[#out + 1] = { f = f, hi = hi }
-      end
+  return model.pending_of(f, function(h)
+    local s = h.cur or (f.proposal and h.a or h.b)
+    local n = model.span(f, h)
+    local e = s + math.max(n, 1) - 1
+    if n == 0 then
+      s = s - 1 -- a deletion belongs to the line above it too
     end
-  end
-  return out
+    return h.opaque or f.kind ~= "text" or (s <= l2 and e >= l1)
+  end)
 end
 
 ---Redraws the view's sections and the signs of the files of `targets`.

@@ -188,18 +188,28 @@ function M.build_all(review)
   end
 end
 
----Every pending hunk of the review, as targets of a keep or reject (each file built).
+---The pending hunks of file `f` (those `where(h)` holds for, when given), as targets of a keep
+---or reject.
+---@param f claude_context.ReviewFileState
+---@param where (fun(h: table): boolean)?
+---@return {f:claude_context.ReviewFileState, hi:integer}[]
+function M.pending_of(f, where)
+  local out = {}
+  for hi, h in ipairs(f.hunks) do
+    if h.state == "pending" and (not where or where(h)) then
+      out[#out + 1] = { f = f, hi = hi }
+    end
+  end
+  return out
+end
+
+---Every pending hunk of the review, as targets (each file built).
 ---@param review claude_context.Review
 ---@return {f:claude_context.ReviewFileState, hi:integer}[]
 function M.pending(review)
   local out = {}
   for i = 1, #review.cs.files do
-    local f = M.file(review, i)
-    for hi, h in ipairs(f.hunks) do
-      if h.state == "pending" then
-        out[#out + 1] = { f = f, hi = hi }
-      end
-    end
+    vim.list_extend(out, M.pending_of(M.file(review, i)))
   end
   return out
 end
