@@ -17,61 +17,25 @@ local M = {}
 ---@type table<string, claude_context.Subcommand>
 M.subcommands = {}
 
----The groups `:ClaudeContext` without arguments shows, in order, with what they are for.
+---The groups `:ClaudeContext` without arguments shows, in order: each with what it is for and the
+---subcommands the plugin registers in it (one registered elsewhere says its own `group`).
 M.GROUPS = {
-  { "terminal", "Claude's terminal" },
-  { "context", "Send context to Claude" },
-  { "changes", "Claude's changes: diffs, review, rewind" },
-  { "sessions", "Many sessions" },
-  { "sub-agent", "The sub-agent (execute_claude)" },
-  { "memory", "Memory bank and decisions" },
-  { "bridge", "The bridge and setup" },
+  { "terminal", "Claude's terminal", { "open", "focus", "close", "sessions", "model", "send-text", "compose" } },
+  { "context", "Send context to Claude", { "send", "add", "add-terminal", "add-diagnostics", "add-quickfix" } },
+  { "changes", "Claude's changes: diffs, review, rewind", { "accept", "reject", "diff", "review", "checkpoints", "rewind" } },
+  { "sessions", "Many sessions", { "new", "agents", "attach", "permissions", "land", "discard" } },
+  { "sub-agent", "The sub-agent (execute_claude)", { "ask", "history", "session", "reset", "cancel" } },
+  { "memory", "Memory bank and decisions", { "context", "memory", "decision" } },
+  { "bridge", "The bridge and setup", { "start", "stop", "restart", "status", "info", "log", "build", "claude-plugin", "mcp-command" } },
 }
 
----The group of the subcommands registered without one.
-M.GROUP_OF = {
-  open = "terminal",
-  focus = "terminal",
-  close = "terminal",
-  sessions = "terminal",
-  model = "terminal",
-  ["send-text"] = "terminal",
-  compose = "terminal",
-  send = "context",
-  add = "context",
-  ["add-terminal"] = "context",
-  ["add-diagnostics"] = "context",
-  ["add-quickfix"] = "context",
-  accept = "changes",
-  reject = "changes",
-  diff = "changes",
-  review = "changes",
-  checkpoints = "changes",
-  rewind = "changes",
-  new = "sessions",
-  agents = "sessions",
-  attach = "sessions",
-  permissions = "sessions",
-  land = "sessions",
-  discard = "sessions",
-  ask = "sub-agent",
-  history = "sub-agent",
-  session = "sub-agent",
-  reset = "sub-agent",
-  cancel = "sub-agent",
-  context = "memory",
-  memory = "memory",
-  decision = "memory",
-  start = "bridge",
-  stop = "bridge",
-  restart = "bridge",
-  status = "bridge",
-  info = "bridge",
-  log = "bridge",
-  build = "bridge",
-  ["claude-plugin"] = "bridge",
-  ["mcp-command"] = "bridge",
-}
+---The group of each subcommand M.GROUPS names.
+M.GROUP_OF = {}
+for _, g in ipairs(M.GROUPS) do
+  for _, name in ipairs(g[3]) do
+    M.GROUP_OF[name] = g[1]
+  end
+end
 
 ---@param name string
 ---@param spec claude_context.Subcommand
