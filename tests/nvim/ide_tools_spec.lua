@@ -53,9 +53,14 @@ return {
       ok(cc().status(), "bridge running")
       dir = h.tmpdir()
       vim.cmd.cd(dir)
-      for _, t in ipairs({ "openFile", "openDiff", "getCurrentSelection", "getLatestSelection", "getOpenEditors", "getDiagnostics", "checkDocumentDirty", "saveDocument", "close_tab", "closeAllDiffTabs" }) do
+      local ide = require("claude_context.ide")
+      eq(10, #ide.tools)
+      for _, t in ipairs(ide.tools) do
         ok(vim.tbl_contains(cc().status().tools, t), t .. " is served")
+        eq("function", type(require("claude_context.ide." .. ide.module_of(t))), t .. "'s handler")
       end
+      eq("close_all_diff_tabs", ide.module_of("closeAllDiffTabs"))
+      eq("close_tab", ide.module_of("close_tab"))
     end,
   },
   {

@@ -10,21 +10,24 @@ local M = {}
 local rpc = require("claude_context.rpc")
 local util = require("claude_context.ide.util")
 
----tool name -> module under claude_context.ide
+---The IDE tools the editor answers. Each one's handler is the module under claude_context.ide
+---named as the tool in snake case (openFile: ide/open_file.lua).
 M.tools = {
-  openFile = "open_file",
-  openDiff = "open_diff",
-  getCurrentSelection = "get_current_selection",
-  getLatestSelection = "get_latest_selection",
-  getOpenEditors = "get_open_editors",
-  getDiagnostics = "get_diagnostics",
-  checkDocumentDirty = "check_document_dirty",
-  saveDocument = "save_document",
-  close_tab = "close_tab",
-  closeAllDiffTabs = "close_all_diff_tabs",
+  "openFile", "openDiff", "getCurrentSelection", "getLatestSelection", "getOpenEditors",
+  "getDiagnostics", "checkDocumentDirty", "saveDocument", "close_tab", "closeAllDiffTabs",
 }
 
-for tool, mod in pairs(M.tools) do
+---The module of IDE tool `tool` (openFile -> "open_file").
+---@param tool string
+---@return string
+function M.module_of(tool)
+  return (tool:gsub("%u", function(c)
+    return "_" .. c:lower()
+  end))
+end
+
+for _, tool in ipairs(M.tools) do
+  local mod = M.module_of(tool)
   rpc.register(tool, function(params, respond)
     return require("claude_context.ide." .. mod)(params, respond)
   end)
