@@ -21,19 +21,25 @@ local M = {}
 ---(crates/core/src/config.rs, crates/core/src/claude): a key not given is not sent.
 M.defaults = { progress = "echo" }
 
----Keys that go to the native side, with their types.
-local NATIVE_KEYS = {
-  cmd = "string",
-  args = "table",
-  env = "table",
-  max_context_bytes = "number",
-  allowed_tools = "table",
-  permission_mode = "string",
-  setting_sources = "table",
-  add_dirs = "table",
+---The keys with their types, in the order the error on an unknown key names them. `native`:
+---the key goes to the native side; the others are used by the Lua side only.
+local KEYS = {
+  { "cmd", "string", native = true },
+  { "args", "table", native = true },
+  { "env", "table", native = true },
+  { "max_context_bytes", "number", native = true },
+  { "allowed_tools", "table", native = true },
+  { "permission_mode", "string", native = true },
+  { "setting_sources", "table", native = true },
+  { "add_dirs", "table", native = true },
+  { "timeout", "number" },
+  { "progress", "string" },
 }
----Keys used by the Lua side only.
-local LUA_KEYS = { timeout = "number", progress = "string" }
+---key -> its type
+local TYPE_OF = {}
+for _, k in ipairs(KEYS) do
+  TYPE_OF[k[1]] = k[2]
+end
 
 ---Checks `setup{claude = …}`; raises a clear error on a typo or a wrong type.
 ---@param c table?
@@ -46,9 +52,12 @@ function M.resolve(c)
     error(("claude-context: option claude must be a table, got %s (see :help claude-context-session)"):format(type(c)), 0)
   end
   for k, v in pairs(c) do
-    local want = NATIVE_KEYS[k] or LUA_KEYS[k]
+    local want = TYPE_OF[k]
     if not want then
-      error(("claude-context: unknown option claude.%s (known: cmd, args, env, max_context_bytes, allowed_tools, permission_mode, setting_sources, add_dirs, timeout, progress)"):format(tostring(k)), 0)
+      local known = vim.tbl_map(function(key)
+        return key[1]
+      end, KEYS)
+      error(("claude-context: unknown option claude.%s (known: %s)"):format(tostring(k), table.concat(known, ", ")), 0)
     end
     if type(v) ~= want then
       error(("claude-context: option claude.%s must be a %s, got %s"):format(k, want, type(v)), 0)
@@ -104,9 +113,9 @@ function M.native(cfg, t)
   if cmd then
     out.cmd = vim.fn.expand(cmd)
   end
-  for k in pairs(NATIVE_KEYS) do
-    if k ~= "cmd" and c[k] ~= nil then
-      out[k] = c[k]
+  for _, k in ipairs(KEYS) do
+    if k.native and k[1] ~= "cmd" and c[k[1]] ~= nil then
+      out[k[1]] = c[k[1]]
     end
   end
   if out.add_dirs then
