@@ -41,18 +41,19 @@ M.defaults = {
 ---The bridge's options whose default is nil.
 local OPTIONAL = { project_root = true, log_file = true }
 
----The bridge's options the native side takes as they are, with their types. Their defaults are
----the native side's (crates/core/src/config.rs: Config::default): a key not given is not sent.
-local NATIVE = {
-  port_range = "table",
-  max_message_size = "number",
-  handshake_timeout_ms = "number",
-  max_inflight_per_client = "number",
-  max_inflight_bytes_per_client = "number",
-  stats_time_budget_ms = "number",
-  editor_wait_ms = "number",
-  client_request_timeout_ms = "number",
+---The bridge's options the native side takes as they are: `port_range` ({min, max}) and these
+---numbers. Their defaults are the native side's (crates/core/src/config.rs: Config::default): a
+---key not given is not sent.
+local NATIVE_NUMBERS = {
+  "max_message_size",
+  "handshake_timeout_ms",
+  "max_inflight_per_client",
+  "max_inflight_bytes_per_client",
+  "stats_time_budget_ms",
+  "editor_wait_ms",
+  "client_request_timeout_ms",
 }
+local NATIVE = vim.list_extend({ "port_range" }, NATIVE_NUMBERS)
 
 ---The sections: option key -> module. `merged` sections are kept merged over their defaults
 ---in `options`; the others as given (their modules read them when needed, so that setup()
@@ -88,7 +89,7 @@ function M.resolve(opts)
   opts = opts or {}
   vim.validate("opts", opts, "table")
   for k in pairs(opts) do
-    if M.defaults[k] == nil and not OPTIONAL[k] and not NATIVE[k] and not SECTIONS[k] then
+    if M.defaults[k] == nil and not OPTIONAL[k] and not vim.tbl_contains(NATIVE, k) and not SECTIONS[k] then
       error(("claude-context: unknown option %q (see :help claude-context-config)"):format(k), 0)
     end
   end
@@ -101,9 +102,10 @@ function M.resolve(opts)
   vim.validate("log_file", cfg.log_file, "string", true)
   -- Types here; ranges are checked by the native side (its message names the option and the
   -- bound).
-  for k, want in pairs(NATIVE) do
-    vim.validate(k, cfg[k], want, true)
+  for _, k in ipairs(NATIVE_NUMBERS) do
+    vim.validate(k, cfg[k], "number", true)
   end
+  vim.validate("port_range", cfg.port_range, "table", true)
   if cfg.port_range then
     vim.validate("port_range.min", cfg.port_range.min, "number")
     vim.validate("port_range.max", cfg.port_range.max, "number")
@@ -125,7 +127,7 @@ end
 ---@return string
 function M.to_native(cfg)
   local t = {}
-  for k in pairs(NATIVE) do
+  for _, k in ipairs(NATIVE) do
     t[k] = cfg[k]
   end
   t.project_root = cfg.project_root and vim.fn.expand(cfg.project_root) or nil
