@@ -163,35 +163,35 @@ local group
 
 ---Installs the autocmds (idempotent) and sends the first route.
 function M.start()
-  if not group then
-    group = vim.api.nvim_create_augroup("ClaudeContextRoute", { clear = true })
-    vim.api.nvim_create_autocmd({ "BufEnter", "TermEnter" }, {
-      group = group,
-      callback = function(ev)
-        M.entered(ev.buf)
-      end,
-      desc = "claude-context: the Claude terminal entered gets the selection and mentions",
+  group = group
+    or require("claude_context.autocmds").group("ClaudeContextRoute", {
+      {
+        { "BufEnter", "TermEnter" },
+        function(ev)
+          M.entered(ev.buf)
+        end,
+        desc = "claude-context: the Claude terminal entered gets the selection and mentions",
+      },
+      {
+        "TabEnter",
+        function()
+          M.update()
+        end,
+      },
+      {
+        "User",
+        function(ev)
+          remember(ev.data and ev.data.buf)
+        end,
+        pattern = "ClaudeContextTerminalOpen",
+      },
+      {
+        { "TermClose", "BufWipeout" },
+        function()
+          vim.schedule(M.update)
+        end,
+      },
     })
-    vim.api.nvim_create_autocmd("TabEnter", {
-      group = group,
-      callback = function()
-        M.update()
-      end,
-    })
-    vim.api.nvim_create_autocmd("User", {
-      group = group,
-      pattern = "ClaudeContextTerminalOpen",
-      callback = function(ev)
-        remember(ev.data and ev.data.buf)
-      end,
-    })
-    vim.api.nvim_create_autocmd({ "TermClose", "BufWipeout" }, {
-      group = group,
-      callback = function()
-        vim.schedule(M.update)
-      end,
-    })
-  end
   M.sent, M.port = nil, nil
   M.update()
 end

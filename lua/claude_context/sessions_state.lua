@@ -245,30 +245,29 @@ function M.start()
     local ok, err = pcall(M.on_change, params)
     respond(nil, not ok and tostring(err) or nil)
   end)
-  if group then
-    return
-  end
-  group = vim.api.nvim_create_augroup("ClaudeContextSessions", { clear = true })
-  vim.api.nvim_create_autocmd({ "BufEnter", "WinEnter", "TermEnter" }, {
-    group = group,
-    callback = function(ev)
-      M.entered(ev.buf)
-    end,
-    desc = "claude-context: a finished session is seen when you enter its terminal",
-  })
-  vim.api.nvim_create_autocmd("FocusLost", {
-    group = group,
-    callback = function()
-      M.focused = false
-    end,
-  })
-  vim.api.nvim_create_autocmd("FocusGained", {
-    group = group,
-    callback = function()
-      M.focused = true
-      M.entered(vim.api.nvim_get_current_buf())
-    end,
-  })
+  group = group
+    or require("claude_context.autocmds").group("ClaudeContextSessions", {
+      {
+        { "BufEnter", "WinEnter", "TermEnter" },
+        function(ev)
+          M.entered(ev.buf)
+        end,
+        desc = "claude-context: a finished session is seen when you enter its terminal",
+      },
+      {
+        "FocusLost",
+        function()
+          M.focused = false
+        end,
+      },
+      {
+        "FocusGained",
+        function()
+          M.focused = true
+          M.entered(vim.api.nvim_get_current_buf())
+        end,
+      },
+    })
 end
 
 ---Counts by state: `{ working = n, waiting = n, done = n, idle = n, ended = n }`.

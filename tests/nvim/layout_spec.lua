@@ -23,6 +23,7 @@ local LAYERS = {
     "claude_context.explorers",
     "claude_context.check_native",
     "claude_context.complete",
+    "claude_context.autocmds",
     "claude_context._native",
   },
   { "native", "claude_context.native", "claude_context.state" },
