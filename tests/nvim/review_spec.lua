@@ -571,6 +571,31 @@ return {
     end,
   },
   {
+    "comments.send: nothing to send says so; a refused send keeps the comments; a sent one clears them",
+    function()
+      local comments = require("claude_context.review.comments")
+      comments.clear()
+      eq({ false, "nothing to send: no comments and no rejected hunks" }, { comments.send(nil, nil, false) })
+      local buf = vim.api.nvim_create_buf(false, true)
+      comments.add({ absolute = "/p/a.txt", root = "/p", line1 = 1, line2 = 1, text = "why?", buf = buf, row = 1 })
+      local saved, typed = comments.sender, {}
+      comments.sender = function()
+        return false, "no claude terminal is running (:ClaudeContext open)"
+      end
+      eq({ false, "no claude terminal is running (:ClaudeContext open)" }, { comments.send(nil, nil, false) })
+      eq(1, #comments.items)
+      comments.sender = function(text)
+        typed[#typed + 1] = text
+        return true
+      end
+      eq({ true }, { comments.send(nil, nil, false) })
+      comments.sender = saved
+      eq({ "Review comments on your changes:\n- @a.txt#L1 why?" }, typed)
+      eq(0, #comments.items)
+      vim.api.nvim_buf_delete(buf, { force = true })
+    end,
+  },
+  {
     "in the view, <CR> on the list goes to the file's diff and on a line opens the file there; a comment there names the file's line",
     function()
       reset()

@@ -126,10 +126,7 @@ function M.prompt(review)
       lines[#lines + 1] = ("- %s%s"):format(ref, h.reason and (": " .. h.reason) or "")
     end
   end
-  if #lines == 0 then
-    return nil
-  end
-  return table.concat(lines, "\n")
+  return #lines > 0 and table.concat(lines, "\n") or nil
 end
 
 ---Sends the prompt to the terminal `terminal` (nil: the current one); clears the comments and
@@ -144,14 +141,13 @@ function M.send(review, terminal, submit)
     return false, "nothing to send: no comments and no rejected hunks"
   end
   local ok, err = M.sender(text, submit, terminal)
-  if not ok then
-    return false, err
+  if ok then
+    for _, r in ipairs(M.rejected(review)) do
+      r.h.sent = true
+    end
+    M.clear()
   end
-  for _, r in ipairs(M.rejected(review)) do
-    r.h.sent = true
-  end
-  M.clear()
-  return true
+  return ok, err
 end
 
 ---Types text into a Claude terminal: claude_context.terminal.input's send_text (replaceable
