@@ -146,6 +146,24 @@ function M.of(buf)
   return M.by_filetype[vim.bo[buf].filetype]
 end
 
+---The module explorer `ex` works through (nil when it names none), or nil and why not (`ex` nil:
+---the buffer is no explorer's; or the explorer is not installed).
+---@param ex claude_context.Explorer?
+---@return table? module, string? err
+local function load_module(ex)
+  if not ex then
+    return nil, "not a file explorer buffer"
+  end
+  if not ex.module then
+    return nil
+  end
+  local ok, m = pcall(require, ex.module)
+  if not ok then
+    return nil, ("%s is not installed (require(%q) failed)"):format(ex.name, ex.module)
+  end
+  return m
+end
+
 ---The paths the person means in explorer buffer `buf`: the range's nodes, or the node under the
 ---cursor. Errors name the explorer (not installed, nothing under the cursor).
 ---@param buf integer
@@ -154,16 +172,9 @@ end
 ---@return string[]? paths, string? err
 function M.paths(buf, l1, l2)
   local ex = M.of(buf)
-  if not ex then
-    return nil, "not a file explorer buffer"
-  end
-  local mod
-  if ex.module then
-    local ok, m = pcall(require, ex.module)
-    if not ok then
-      return nil, ("%s is not installed (require(%q) failed)"):format(ex.name, ex.module)
-    end
-    mod = m
+  local mod, err = load_module(ex)
+  if err then
+    return nil, err
   end
   local cur = vim.api.nvim_win_get_cursor(0)[1]
   local ok, paths = pcall(ex.paths, buf, l1 or cur, l2 or l1 or cur, mod)
