@@ -26,10 +26,7 @@ function M.write(name, lines)
   name = name:gsub("[^%w%._%-]", "_")
   local path = M.dir() .. "/" .. name
   local ok, err = require("claude_context.install.files").write_atomic(path, table.concat(lines, "\n") .. "\n", tonumber("600", 8))
-  if not ok then
-    return nil, err
-  end
-  return path
+  return ok and path or nil, err
 end
 
 ---Writes and mentions; reports with one line.

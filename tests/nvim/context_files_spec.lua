@@ -122,4 +122,23 @@ return {
       A:close()
     end,
   },
+  {
+    "write gives the file's path (0600, name made safe), or nil and why when it cannot write",
+    function()
+      local cf = require("claude_context.context_files")
+      local path, err = cf.write("a/b c.txt", { "one", "two" })
+      eq(nil, err)
+      eq(cf.dir() .. "/a_b_c.txt", path)
+      eq("one\ntwo\n", h.read(path))
+      eq(tonumber("600", 8), bit.band(vim.uv.fs_stat(path).mode, tonumber("777", 8)))
+      local saved = cf.dir
+      cf.dir = function()
+        return "/nonexistent-claude-context-dir"
+      end
+      path, err = cf.write("x.txt", { "x" })
+      cf.dir = saved
+      eq(nil, path)
+      ok(type(err) == "string" and err ~= "", "why: " .. tostring(err))
+    end,
+  },
 }
