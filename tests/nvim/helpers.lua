@@ -109,17 +109,8 @@ function M.call(name, args)
   return r
 end
 
----A file's bytes, or nil when it cannot be read.
----@return string?
-function M.read(path)
-  local f = io.open(path, "rb")
-  if not f then
-    return nil
-  end
-  local s = f:read("*a")
-  f:close()
-  return s
-end
+---A file's bytes, or nil when it cannot be read (the plugin's own reader).
+M.read = require("claude_context.install.files").read
 
 ---Writes `text` to `path` exactly (binary), replacing it.
 function M.write(path, text)
