@@ -86,6 +86,14 @@ AFTER[2] = "CHANGED 2"
 table.insert(AFTER, 6, "ADDED")
 table.remove(AFTER, 10) -- "line 9"
 
+---The change set most tests use: a.txt (three hunks: BEFORE -> AFTER) and b.txt (one).
+local function two_files(turn)
+  return changeset({
+    { path = "a.txt", before = text(BEFORE), after = text(AFTER) },
+    { path = "b.txt", before = "x\n", after = "y\n" },
+  }, turn)
+end
+
 local function row_of(v, pattern, from)
   for i, l in ipairs(vim.api.nvim_buf_get_lines(v.buf, 0, -1, false)) do
     if i >= (from or 1) and l:find(pattern, 1, true) then
@@ -99,10 +107,7 @@ return {
     "the view lists each file with its counts and state, and every hunk",
     function()
       reset()
-      local cs = changeset({
-        { path = "a.txt", before = text(BEFORE), after = text(AFTER) },
-        { path = "b.txt", before = "x\n", after = "y\n" },
-      })
+      local cs = two_files()
       local v = open(cs)
       local t = buf_text(v)
       contains(t, "Claude's changes: 1 turn, 2 files — \"fix it\"")
@@ -140,10 +145,7 @@ return {
     "]c and [c move between hunks",
     function()
       reset()
-      local cs = changeset({
-        { path = "a.txt", before = text(BEFORE), after = text(AFTER) },
-        { path = "b.txt", before = "x\n", after = "y\n" },
-      })
+      local cs = two_files()
       local v = open(cs)
       vim.api.nvim_win_set_cursor(0, { 1, 0 })
       local got = {}
@@ -183,10 +185,7 @@ return {
     "gA keeps every pending hunk of every file (model.pending); a rejected one stays rejected",
     function()
       reset()
-      local cs = changeset({
-        { path = "a.txt", before = text(BEFORE), after = text(AFTER) },
-        { path = "b.txt", before = "x\n", after = "y\n" },
-      })
+      local cs = two_files()
       local v = open(cs)
       local model = require("claude_context.review.model")
       local a = model.file(R().active(), 1)
@@ -524,10 +523,7 @@ return {
     "comments and rejection reasons go to the turn's terminal as one prompt",
     function()
       reset()
-      local cs, root = changeset({
-        { path = "a.txt", before = text(BEFORE), after = text(AFTER) },
-        { path = "b.txt", before = "x\n", after = "y\n" },
-      }, { terminal = "review-test" })
+      local cs, root = two_files({ terminal = "review-test" })
       -- A fake terminal: `cat` echoes what is typed into it.
       local got = {}
       local tbuf = vim.api.nvim_create_buf(false, true)
@@ -599,10 +595,7 @@ return {
     "in the view, <CR> on the list goes to the file's diff and on a line opens the file there; a comment there names the file's line",
     function()
       reset()
-      local cs, root = changeset({
-        { path = "a.txt", before = text(BEFORE), after = text(AFTER) },
-        { path = "b.txt", before = "x\n", after = "y\n" },
-      })
+      local cs, root = two_files()
       local v = open(cs)
       vim.api.nvim_win_set_cursor(0, { v.list_row + 2, 0 })
       vim.cmd("execute \"normal \\<CR>\"")
