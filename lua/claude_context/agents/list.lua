@@ -40,17 +40,50 @@ function M.list()
   if not c.running and (not c.at or vim.uv.now() - c.at > agents().STALE_MS) then
     cli.refresh()
   end
-  -- Built again only when something it is made of changed (the service's list, a hook event,
-  -- a session started here, the current directory).
+  return vim.list_extend({}, M.memoized())
+end
+
+---|build|'s answer, built again only when something it is made of changed (the service's list,
+---a hook event, a session started here, the current directory). Runs nothing.
+---@return table[] (not to be changed)
+function M.memoized()
+  local c = cli.cache
   local cwd = vim.fn.getcwd()
   local m = M.memo
   if m and m.at == c.at and m.cwd == cwd and m.gen == agents().generation then
-    return vim.list_extend({}, m.list)
+    return m.list
   end
   local out = M.build()
   M.memo = { at = c.at, cwd = cwd, gen = agents().generation, list = out }
-  return vim.list_extend({}, out)
+  return out
 end
+
+---What the statusline counts of the background sessions (claude_context.sessions_state's
+---`sources`), from what is cached (it never runs the CLI): `{ { session_id?, state } }`, the
+---background sessions (one started here and not listed yet counts as working when it was given
+---a prompt) and the sessions the hooks reported that have gone from the service (`ended`).
+---@return table[]
+function M.counted()
+  agents().watch()
+  if not cli.cache.at and next(agents().started) == nil then
+    return {}
+  end
+  local out = {}
+  for _, e in ipairs(M.memoized()) do
+    if e.kind == "background" then
+      local st = e.state
+      if st == "starting" then
+        st = (e.prompt and e.prompt ~= "") and "working" or "idle"
+      end
+      out[#out + 1] = { session_id = e.session_id, state = st }
+    elseif e.session_id and e.state == "ended" then
+      out[#out + 1] = { session_id = e.session_id, state = "ended" }
+    end
+  end
+  return out
+end
+
+require("claude_context.sessions_state").sources.agents = M.counted
 
 ---The |list| entry of the service's background session `e` whose directory `cwd` is inside
 ---the project `root`.
