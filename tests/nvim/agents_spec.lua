@@ -613,6 +613,7 @@ return {
       contains(line, "feat")
       contains(line, "waiting")
       contains(line, "[2 files]")
+      contains(C.format({ kind = "background", name = "feat", state = "done", files_changed = 1 }), "[1 file] ")
       ok(not line:find("\n"), "one line")
       -- The picker lists the sessions through vim.ui.select.
       local items

@@ -27,7 +27,7 @@ function M.format(e)
     e.kind,
     (e.name or e.id or "?"):gsub("[%c]", " "),
     e.state or "?",
-    (e.files_changed or 0) > 0 and ("[%d files] "):format(e.files_changed) or "",
+    (e.files_changed or 0) > 0 and ("[%d file%s] "):format(e.files_changed, e.files_changed == 1 and "" or "s") or "",
     prompt
   )
 end
