@@ -351,6 +351,21 @@ return {
       eq("", SS.statusline())
       h.write(agents_json, saved)
       refresh()
+      -- Hooks under another session id than the service lists, in its worktree: the same
+      -- session (one entry, the hooks' state), counted once.
+      local orig_list = SS.list
+      SS.list = function()
+        return { { id = "h-other", cwd = wt, state = "waiting", name = "feat", prompt = "asks", files_changed = 2 } }
+      end
+      A().generation = A().generation + 1
+      local feat = vim.tbl_filter(function(e)
+        return e.name == "feat"
+      end, A().list())
+      eq(1, #feat, vim.inspect(feat))
+      eq({ "background", "waiting", "asks", 2, "h-other" }, { feat[1].kind, feat[1].state, feat[1].prompt, feat[1].files_changed, feat[1].hook_session_id })
+      eq("1 waiting", SS.statusline())
+      SS.list = orig_list
+      A().generation = A().generation + 1
     end,
   },
   {

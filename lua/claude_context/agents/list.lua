@@ -75,7 +75,7 @@ function M.counted()
       if st == "starting" then
         st = (e.prompt and e.prompt ~= "") and "working" or "idle"
       end
-      out[#out + 1] = { session_id = e.session_id, state = st }
+      out[#out + 1] = { session_id = e.hook_session_id or e.session_id, state = st }
     elseif e.session_id and e.state == "ended" then
       out[#out + 1] = { session_id = e.session_id, state = "ended" }
     end
@@ -112,6 +112,7 @@ local function background_entry(root, e, cwd, hooks)
     files_changed = h and h.files_changed or 0,
     started_ms = e.startedAt,
     pid = e.pid,
+    hook_session_id = h and h.id or nil,
   }
   return entry
 end
@@ -121,17 +122,29 @@ end
 ---@type table<string, boolean>
 M.gone_sessions = {}
 
----Adds to `out` the sessions the hooks know that the service does not list (`seen`).
-local function add_hook_entries(out, root, hooks, seen)
+---Adds to `out` the sessions the hooks know that the service does not list (`seen`). A hook
+---session in the worktree of a background session whose hooks were not matched by id (`by_name`:
+---the service's or a just-started entry; Claude Code may list another session id than its hooks
+---give) is that session: its state, prompt and files go to that entry (`hook_session_id`).
+local function add_hook_entries(out, root, hooks, seen, by_name)
   for _, h in pairs(hooks) do
+    local cwd = h.cwd
+    local wname = root and names.of_cwd(root, cwd)
+    local bg = not seen[h.id] and wname and by_name[wname]
+    if bg and not bg.hook_session_id and not M.gone_sessions[h.id] then
+      seen[h.id] = true
+      bg.hook_session_id = h.id
+      bg.state = h.state
+      bg.prompt = h.prompt or bg.prompt
+      bg.files_changed = h.files_changed or 0
+    end
     if not seen[h.id] then
-      local cwd = h.cwd
-      local wname = root and names.of_cwd(root, cwd)
       local gone = M.gone_sessions[h.id] and wname
       out[#out + 1] = {
         id = gone and wname or h.id,
         session_id = h.id,
-        name = gone and wname or h.name or h.id,
+        -- (Another session in a background session's worktree: not named as that one.)
+        name = gone and wname or (by_name[wname or ""] and h.id:sub(1, 8)) or h.name or h.id,
         kind = gone and "worktree" or h.terminal and "terminal" or "external",
         state = gone and "ended" or h.state,
         cwd = cwd,
@@ -197,7 +210,7 @@ function M.build()
     if inside and e.kind == "background" then
       local entry = background_entry(root, e, cwd, hooks)
       seen[e.sessionId or ""] = true
-      by_name[entry.name] = true
+      by_name[entry.name] = entry
       out[#out + 1] = entry
     end
   end
@@ -207,7 +220,7 @@ function M.build()
     if by_name[n] then
       s.listed = true
     elseif s.root == root and not s.listed then
-      out[#out + 1] = {
+      by_name[n] = {
         id = s.id,
         name = n,
         kind = "background",
@@ -219,9 +232,10 @@ function M.build()
         files_changed = 0,
         started_ms = s.started_ms,
       }
+      out[#out + 1] = by_name[n]
     end
   end
-  add_hook_entries(out, root, hooks, seen)
+  add_hook_entries(out, root, hooks, seen, by_name)
   if root and c.at and not c.err then
     -- (Only once the service has answered: until then nothing is known to have ended.)
     add_ended_worktrees(out, root)
