@@ -1,7 +1,8 @@
 -- Background sessions (claude_context.agents), the editor's side, with a fake `claude` (the real
 -- CLI's time is its own: `new` returns before it runs). Prints:
 --   * `new(name, prompt)`: the time the call holds the main thread, over 20 starts (p50, p99,
---     max), and the time until its callback (the fake CLI's `--bg` answered);
+--     max), the time until its callback (the fake CLI's `--bg` answered), and the editor's
+--     longest block meanwhile (a 1 ms timer's largest gap; the same doing nothing beside it);
 --   * `agents()` from its cache with 20 background sessions listed (p50, p99 over 1000 calls);
 --   * the picker: from `:ClaudeContext agents` until vim.ui.select is handed the sessions;
 --   * a permission decided here: from `decide()` until the hook process (what Claude Code runs)
@@ -82,8 +83,23 @@ vim.wait(10000, function()
   return warmed
 end)
 
-local held, until_cb = {}, {}
+-- The editor's longest block while each `new` runs: a timer on the main loop ticks every 1 ms
+-- and keeps the largest gap between two ticks, from before the call until its callback (about
+-- 1 ms is no block); beside it, the same over a second of doing nothing (the machine's floor).
+local tick_gap, tick_last = 0, uv.hrtime()
+local ticker = uv.new_timer()
+ticker:start(1, 1, function()
+  local now = uv.hrtime()
+  tick_gap = math.max(tick_gap, (now - tick_last) / 1e6)
+  tick_last = now
+end)
+vim.wait(1000, function()
+  return false
+end, 1)
+local idle_gap = tick_gap
+local held, until_cb, gaps = {}, {}, {}
 for i = 1, 20 do
+  tick_gap, tick_last = 0, uv.hrtime()
   local t0 = uv.hrtime()
   local got
   local ok = agents.new("bench-" .. i, "a prompt for the bench", {
@@ -98,8 +114,12 @@ for i = 1, 20 do
     return got ~= nil
   end, 1)
   until_cb[i] = (got - t0) / 1e6
+  gaps[i] = tick_gap
 end
+ticker:stop()
+ticker:close()
 print(("new(): main thread held p50 %.2f ms, p99 %.2f ms, max %.2f ms; callback after p50 %.1f ms (20 starts)"):format(pct(held, 0.5), pct(held, 0.99), pct(vim.deepcopy(held), 1), pct(until_cb, 0.5)))
+print(("new(): the editor's longest block until the callback (1 ms ticks) p50 %.1f ms, p99 %.1f ms, max %.1f ms; doing nothing for 1 s: %.1f ms"):format(pct(gaps, 0.5), pct(gaps, 0.99), pct(vim.deepcopy(gaps), 1), idle_gap))
 
 local refreshed
 agents.refresh(function()

@@ -55,6 +55,26 @@ local function install_autocmds()
     end,
     desc = "claude-context: stop the bridge and remove the lock file",
   })
+  -- A background session's hook reaches an editor that has not used the background sessions
+  -- yet (a restarted Neovim): that feature loads and reads Claude Code's list, so agents() and
+  -- the statusline know the project's background sessions, those no hook reported too.
+  vim.api.nvim_create_autocmd("User", {
+    group = group,
+    pattern = "ClaudeContextSessionState",
+    callback = function(ev)
+      if package.loaded["claude_context.agents"] then
+        return true
+      end
+      local s = type(ev.data) == "table" and ev.data.session
+      if type(s) == "table" and s.terminal == nil and require("claude_context.sessions_state").worktree_name(s.cwd) then
+        vim.schedule(function()
+          pcall(M.agents)
+        end)
+        return true
+      end
+    end,
+    desc = "claude-context: a background session's hook loads the background sessions' list",
+  })
 end
 
 ---What setup() turns on: the reload of changed buffers, the key tracker, the Connected /

@@ -31,7 +31,19 @@ local function nonnil(x)
   return x
 end
 
----A session or change table from JSON with `vim.NIL` turned into nil (in place).
+---The worktree's name when `cwd` is in one of the background sessions' worktrees
+---(`…/.claude/worktrees/NAME[/…]`), else nil.
+---@param cwd string?
+---@return string?
+function M.worktree_name(cwd)
+  if type(cwd) ~= "string" then
+    return nil
+  end
+  return cwd:match(".*/%.claude/worktrees/([^/]+)")
+end
+
+---A session or change table from JSON with `vim.NIL` turned into nil (in place). A session
+---without a terminal of the plugin that works in a worktree is named after it.
 ---@param t table
 ---@return table
 function M.clean(t)
@@ -41,6 +53,9 @@ function M.clean(t)
     elseif type(v) == "table" and k == "session" then
       M.clean(v)
     end
+  end
+  if t.id and t.terminal == nil then
+    t.name = M.worktree_name(t.cwd) or t.name
   end
   return t
 end
@@ -90,13 +105,29 @@ end
 ---Whether Neovim has the focus (FocusLost/FocusGained; true until told otherwise).
 M.focused = true
 
----Whether the person is looking at session `s`: its terminal is the current window's buffer
----and Neovim has the focus.
+---The buffer of the `claude attach` terminal of background session `s` (by its worktree's
+---name), if one is open (looking loads nothing).
+---@param s table
+---@return integer?
+function M.attach_buffer_of(s)
+  local agents = package.loaded["claude_context.agents"]
+  local buf = agents and s.name and agents.attached and agents.attached[s.name]
+  if buf and vim.api.nvim_buf_is_valid(buf) then
+    return buf
+  end
+  return nil
+end
+
+---Whether the person is looking at session `s`: its terminal (or the `claude attach` terminal
+---of a background session) is the current window's buffer and Neovim has the focus.
 ---@param s table
 ---@return boolean
 function M.looking_at(s)
-  local buf = M.buffer_of(s)
-  return buf ~= nil and M.focused and vim.api.nvim_get_current_buf() == buf
+  if not M.focused then
+    return false
+  end
+  local cur = vim.api.nvim_get_current_buf()
+  return M.buffer_of(s) == cur or M.attach_buffer_of(s) == cur
 end
 
 ---Removes control characters (a notification's text goes to the terminal in OSC sequences): the
@@ -202,8 +233,18 @@ function M.seen(id)
   return true
 end
 
+---How long a terminal-less session's `PermissionRequest` waits for its ask to reach the
+---permission queue (which tells the person, with the tool's input) before it is told here (ms).
+M.ASK_GRACE_MS = 1000
+
+---When each session's permission request last reached the queue (claude_context.agents
+---.permissions notes it): `{ [session id] = uv.now() }`.
+---@type table<string, integer>
+M.asked = {}
+
 ---A change from the bridge (`session_state`): the event, then a notification when the person
----is not looking at that session.
+---is not looking at that session. A permission request of a session without a terminal of the
+---plugin (a background session) is told once: by the permission queue when the ask reaches it.
 ---@param change table
 function M.on_change(change)
   M.clean(change)
@@ -217,6 +258,13 @@ function M.on_change(change)
       if s.state == "done" then
         M.seen(s.id)
       end
+    elseif s.state == "waiting" and change.event == "PermissionRequest" and s.terminal == nil then
+      local since = vim.uv.now()
+      vim.defer_fn(function()
+        if (M.asked[s.id] or -1) < since and not M.looking_at(s) then
+          M.notify(s)
+        end
+      end, M.ASK_GRACE_MS)
     else
       M.notify(s)
     end
@@ -224,14 +272,15 @@ function M.on_change(change)
   pcall(vim.cmd.redrawstatus)
 end
 
----The person entered buffer `buf`: the sessions of that terminal that were done are seen.
+---The person entered buffer `buf`: the sessions of that terminal (or of that `claude attach`
+---terminal) that were done are seen.
 ---@param buf integer
 function M.entered(buf)
-  if not vim.b[buf].claude_context_terminal then
+  if not (vim.b[buf].claude_context_terminal or vim.b[buf].claude_context_attach) then
     return
   end
   for _, s in ipairs(M.list()) do
-    if s.state == "done" and M.buffer_of(s) == buf then
+    if s.state == "done" and (M.buffer_of(s) == buf or M.attach_buffer_of(s) == buf) then
       M.seen(s.id)
     end
   end
@@ -270,12 +319,40 @@ function M.start()
     })
 end
 
----Counts by state: `{ working = n, waiting = n, done = n, idle = n, ended = n }`.
+---Other sessions to count, by source: a function returning `{ { session_id?, state } }` from
+---what it already has (never running anything). claude_context.agents adds the background
+---sessions Claude Code's service lists: those the hooks have not reported (a session still
+---running from before this Neovim started, one just started), and the state of those that are
+---gone from the service (`ended`).
+---@type table<string, fun(): table[]>
+M.sources = {}
+
+---Counts by state: `{ working = n, waiting = n, done = n, idle = n, ended = n }`, of the
+---sessions the hooks reported and those of |sources|.
 ---@return table<string, integer>
 function M.counts()
   local c = { working = 0, waiting = 0, done = 0, idle = 0, ended = 0 }
+  local others, by_id = {}, {}
+  for _, src in pairs(M.sources) do
+    local ok, list = pcall(src)
+    for _, e in ipairs(ok and type(list) == "table" and list or {}) do
+      others[#others + 1] = e
+      if e.session_id then
+        by_id[e.session_id] = e
+      end
+    end
+  end
+  local known = {}
   for _, s in ipairs(M.list()) do
-    c[s.state] = (c[s.state] or 0) + 1
+    known[s.id] = true
+    local o = by_id[s.id]
+    local st = (o and o.state == "ended") and "ended" or s.state
+    c[st] = (c[st] or 0) + 1
+  end
+  for _, e in ipairs(others) do
+    if not (e.session_id and known[e.session_id]) and e.state then
+      c[e.state] = (c[e.state] or 0) + 1
+    end
   end
   return c
 end

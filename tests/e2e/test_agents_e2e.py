@@ -194,9 +194,9 @@ def test_new_agents_land_restart_attach_discard(make_bridge, claude, model_stub,
     assert e["prompt"] == "edit a and write new", e
     assert (wt / "new.txt").read_text() == "made in the worktree\n"
     assert "line 2 by claude\n" in (wt / "a.txt").read_text()
-    # Nobody looks at a background session: its finish was notified.
+    # Nobody looks at a background session: its finish was notified, by the worktree's name.
     notified = b.lua("return require('claude_context.sessions_state').notified")
-    assert any(n["state"] == "done" and "edit a and write new" in n["message"] for n in notified), notified
+    assert any(n["state"] == "done" and n["message"].startswith("Claude [feat] finished: edit a and write new") for n in notified), notified
     git("rev-parse", "--verify", "refs/heads/worktree-feat", cwd=project)
 
     # The person's uncommitted edits in the main checkout: another file, another region.
@@ -253,7 +253,8 @@ def test_new_agents_land_restart_attach_discard(make_bridge, claude, model_stub,
 
     def listed():
         b2.lua("require('claude_context.agents').refresh()")
-        return entry(b2, "feat")
+        e = entry(b2, "feat")
+        return e if e and e["kind"] == "background" else None
 
     e2 = wait_until(listed, WAIT, 0.5, "the session listed by a new Neovim")
     assert e2["kind"] == "background" and e2["id"] == e["id"], e2
@@ -323,6 +324,12 @@ def test_a_background_permission_waits_for_decide(make_bridge, claude, model_stu
     assert b.lua("return #require('claude_context').permissions()") == 1
     waiting = entry(b, "perm")
     assert waiting and waiting["state"] == "waiting", waiting
+    # Told once, by the worktree's name, with what it asks; the statusline counts it.
+    told = [n for n in b.lua("return require('claude_context.sessions_state').notified") if n["state"] == "waiting"]
+    assert len(told) == 1, told
+    assert told[0]["message"].startswith("Claude [perm] needs you: permission to run Bash"), told
+    assert "touch made-by-bash.txt" in told[0]["message"], told
+    assert "1 waiting" in b.lua("return require('claude_context.sessions_state').statusline()")
 
     assert b.lua("return require('claude_context').decide(...)", ask["id"], "allow") is True
     wait_until(lambda: (wt / "made-by-bash.txt").exists(), WAIT * 2, 0.2, "the allowed command to run")
@@ -473,10 +480,12 @@ def test_two_neovims_on_one_project(make_bridge, claude, model_stub, world, serv
     owner, asks = got[0]
     assert not (wt / "made-by-both.txt").exists()
 
-    # Both list it.
+    # Both list it (its hooks may reach a Neovim before the service's list does: listed by its
+    # worktree's name at once, as a background session once the service lists it).
     def listed(b):
         b.lua("require('claude_context.agents').refresh()")
-        return entry(b, "both")
+        e = entry(b, "both")
+        return e if e and e["kind"] == "background" else None
 
     for b in (b1, b2):
         e = wait_until(lambda: listed(b), WAIT, 0.5, "the session listed")

@@ -294,15 +294,46 @@ return {
         landed = landed + (t == merged and 1 or 0)
       end
       ok(landed > 0)
+      -- Temporary files beside the files: one a killed write left long ago goes at the next
+      -- land; one being written now (another Neovim's), another name, a link of that name, one
+      -- outside the land's folders stay.
+      local dir = project .. "/big-killed/"
+      local old = os.time() - 3600
+      local stale, fresh = dir .. ".f001.txt.claude-context-0123456789ab.tmp", dir .. ".f002.txt.claude-context-abcdefabcdef.tmp"
+      local other, link, outside = dir .. ".f003.txt.other-0123456789ab.tmp", dir .. ".f004.txt.claude-context-000000000000.tmp", project .. "/.a.txt.claude-context-111111111111.tmp"
+      for _, p in ipairs({ stale, fresh, other, outside }) do
+        h.write(p, "half a file\n")
+      end
+      h.write(tmp .. "/target.txt", "not the project's\n")
+      assert(vim.uv.fs_symlink(tmp .. "/target.txt", link))
+      for _, p in ipairs({ stale, other, outside }) do
+        assert(vim.uv.fs_utime(p, old, old))
+      end
       -- Again, from this Neovim: the rest lands, nothing twice.
-      local report
+      local report, cleaned
       A().land("killed", { all = true, cb = function(err, r)
         eq(nil, err)
         report = r
+      end, on_cleaned = function(removed)
+        cleaned = removed
       end })
       wait_for(function()
-        return report
+        return report and cleaned
       end, 60000, "the second land")
+      ok(vim.tbl_contains(cleaned, stale), vim.inspect(cleaned))
+      for _, p in ipairs(cleaned) do
+        ok(vim.fs.basename(p):match("^%.f%d+%.txt%.claude%-context%-%x+%.tmp$") and vim.fs.dirname(p) .. "/" == dir, p)
+        ok(p ~= fresh and p ~= link, p)
+      end
+      eq(nil, vim.uv.fs_lstat(stale))
+      for _, p in ipairs({ fresh, other, outside, link }) do
+        ok(vim.uv.fs_lstat(p), p .. " stays")
+      end
+      eq("not the project's\n", h.read(tmp .. "/target.txt"))
+      contains(vim.inspect(messages), "removed ")
+      for _, p in ipairs({ fresh, other, outside, link }) do
+        os.remove(p)
+      end
       require("claude_context.review").flush(10000)
       eq(#paths - landed, #report.written)
       eq({}, report.conflicts)

@@ -2,7 +2,7 @@
 -- fzf-lua stood in for by stub modules in package.loaded (no plugin installed, no network); each
 -- is given the sessions and its chosen entry and keys run the actions; vim.ui.select otherwise.
 local h = require("helpers")
-local eq, ok, contains = h.eq, h.ok, h.contains
+local eq, ok, contains, wait_for = h.eq, h.ok, h.contains, h.wait_for
 local messages = h.record_notify()
 
 local C = require("claude_context.agents.commands")
@@ -16,6 +16,16 @@ local ENTRIES = {
 A.list = function()
   return ENTRIES
 end
+-- The list read again while a picker is open (every REFRESH_MS): from ENTRIES, at once.
+require("claude_context.agents.cli").refresh = function(cb)
+  if cb then
+    vim.schedule(function()
+      cb({})
+    end)
+  end
+end
+C.REFRESH_MS = 30
+local NEW_ENTRY = { id = "beef0001", name = "second", kind = "background", state = "starting", worktree = "/p/.claude/worktrees/second", files_changed = 1, prompt = "more" }
 
 -- What the picker ran: { action, entry name } (the actions menu is vim.ui.select, answered by
 -- `menu_choice`).
@@ -79,16 +89,35 @@ return {
     function()
       reset()
       local got
+      local finds = 0
+      local shown = { find = function()
+        finds = finds + 1
+      end }
       _G.Snacks = { picker = { pick = function(o)
         got = o
+        return shown
       end } }
       local _, name = P.resolve("auto")
       eq("snacks", name)
       C.pick()
       ok(got, "Snacks.picker.pick was called")
+      got.items = got.finder()
       eq(2, #got.items)
       eq(C.format(ENTRIES[1]), got.items[1].text)
       eq({ { C.format(ENTRIES[2]) } }, got.format(got.items[2]))
+      -- While it is open, a changed list is shown: the finder gives it, the picker finds again.
+      vim.wait(100)
+      eq(0, finds, "nothing changed: nothing shown anew")
+      table.insert(ENTRIES, NEW_ENTRY)
+      wait_for(function()
+        return finds > 0
+      end, 5000, "the new list shown")
+      eq(3, #got.finder())
+      eq(C.format(NEW_ENTRY), got.finder()[3].text)
+      table.remove(ENTRIES, 3)
+      wait_for(function()
+        return finds > 1
+      end, 5000, "the list shown again")
       contains(got.title, "<M-l> land")
       local closed = 0
       local picker = { close = function()
@@ -106,6 +135,12 @@ return {
       eq(2, #ran)
       contains(vim.inspect(messages), "not an action of main")
       got.on_close()
+      -- Closed: nothing shown any more.
+      local before = finds
+      table.insert(ENTRIES, NEW_ENTRY)
+      vim.wait(150)
+      table.remove(ENTRIES, 3)
+      eq(before, finds)
       _G.Snacks = nil
     end,
   },
@@ -113,7 +148,7 @@ return {
     "telescope: a picker of the sessions; <CR> opens the menu; a mapped key runs its action",
     function()
       reset()
-      local spec, found, selected, closed_buf
+      local spec, found, selected, closed_buf, refreshed
       local maps = {}
       local default_fn
       local unstub = stub({
@@ -137,9 +172,16 @@ return {
             default_fn = fn
           end },
         },
-        ["telescope.actions.state"] = { get_selected_entry = function()
-          return selected
-        end },
+        ["telescope.actions.state"] = {
+          get_selected_entry = function()
+            return selected
+          end,
+          get_current_picker = function(b)
+            return { refresh = function(_, finder, o)
+              refreshed = { buf = b, finder = finder, opts = o }
+            end }
+          end,
+        },
       })
       local _, name = P.resolve("auto")
       eq("telescope", name)
@@ -156,6 +198,16 @@ return {
       for _, k in ipairs(P.KEYS) do
         ok(maps[k.key], k.key .. " is mapped")
       end
+      -- While it is open, a changed list: the picker refreshed with it, the prompt kept.
+      table.insert(ENTRIES, NEW_ENTRY)
+      wait_for(function()
+        return refreshed
+      end, 5000, "the picker refreshed")
+      eq(buf, refreshed.buf)
+      eq(NEW_ENTRY, refreshed.finder.results[3])
+      eq(C.format(NEW_ENTRY), refreshed.finder.entry_maker(NEW_ENTRY).display)
+      eq({ reset_prompt = false }, refreshed.opts)
+      table.remove(ENTRIES, 3)
       selected = e1
       maps["<M-d>"].fn()
       eq({ { "discard", "feat" } }, ran)

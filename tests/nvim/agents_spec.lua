@@ -279,6 +279,96 @@ return {
     end,
   },
   {
+    "the statusline counts background sessions; their notifications name the worktree; its attach terminal is looking",
+    function()
+      local SS = require("claude_context.sessions_state")
+      -- Listed by the service (busy), not reported by any hook yet: counted.
+      eq("1 working", SS.statusline())
+      eq(1, SS.counts().working)
+      -- Its hooks reach the editor: the hooks' state, counted once, and a notification naming
+      -- the worktree (not the session id's first characters).
+      local wt = project .. "/.claude/worktrees/feat"
+      vim.fn.mkdir(wt, "p")
+      local bin = assert(require("claude_context.hooks").binary(), "claude-context-mcp is built")
+      local function hook(event, input)
+        input.hook_event_name = event
+        input.cwd = wt
+        input.session_id = "s-1"
+        local res
+        vim.system({ bin, "hook", event }, { stdin = vim.json.encode(input), env = { CLAUDE_CODE_SSE_PORT = tostring(h.cc().status().port) } }, function(r)
+          res = r
+        end)
+        wait_for(function()
+          return res
+        end, 10000, "the hook " .. event)
+      end
+      SS.notified = {}
+      hook("UserPromptSubmit", { prompt = "do the thing" })
+      hook("Stop", {})
+      local n = wait_for(function()
+        return SS.notified[1]
+      end, 10000, "the notification")
+      eq("s-1", n.session)
+      contains(n.message, "Claude [feat] finished: do the thing")
+      eq("1 done", SS.statusline())
+      local s = vim.tbl_filter(function(x)
+        return x.id == "s-1"
+      end, h.cc().status().sessions)[1]
+      eq("feat", s.name)
+      -- Its `claude attach` terminal in view: the person looks at it (not told), and entering it
+      -- sees the finished turn.
+      local buf = vim.api.nvim_create_buf(false, true)
+      vim.b[buf].claude_context_attach = "abcd1234"
+      A().attached.feat = buf
+      local prev = vim.api.nvim_get_current_buf()
+      vim.api.nvim_set_current_buf(buf)
+      ok(SS.looking_at({ id = "s-1", name = "feat" }), "looking at its attach terminal")
+      wait_for(function()
+        return SS.counts().done == 0 and SS.counts().idle == 1
+      end, 5000, "the finished turn seen")
+      vim.api.nvim_set_current_buf(prev)
+      ok(not SS.looking_at({ id = "s-1", name = "feat" }))
+      A().attached.feat = nil
+      vim.api.nvim_buf_delete(buf, { force = true })
+      -- Gone from the service: counted as ended, not as what its hooks said last.
+      hook("UserPromptSubmit", { prompt = "do the thing" })
+      wait_for(function()
+        return SS.statusline() == "1 working"
+      end, 5000, "working again")
+      local saved = h.read(agents_json)
+      local function refresh()
+        local got
+        A().refresh(function(l)
+          got = l
+        end)
+        wait_for(function()
+          return got
+        end, 10000, "the refresh")
+      end
+      h.write(agents_json, "[]")
+      refresh()
+      eq(1, SS.counts().ended)
+      eq("", SS.statusline())
+      h.write(agents_json, saved)
+      refresh()
+      -- Hooks under another session id than the service lists, in its worktree: the same
+      -- session (one entry, the hooks' state), counted once.
+      local orig_list = SS.list
+      SS.list = function()
+        return { { id = "h-other", cwd = wt, state = "waiting", name = "feat", prompt = "asks", files_changed = 2 } }
+      end
+      A().generation = A().generation + 1
+      local feat = vim.tbl_filter(function(e)
+        return e.name == "feat"
+      end, A().list())
+      eq(1, #feat, vim.inspect(feat))
+      eq({ "background", "waiting", "asks", 2, "h-other" }, { feat[1].kind, feat[1].state, feat[1].prompt, feat[1].files_changed, feat[1].hook_session_id })
+      eq("1 waiting", SS.statusline())
+      SS.list = orig_list
+      A().generation = A().generation + 1
+    end,
+  },
+  {
     "attach opens claude attach in a terminal; closing it leaves the session alone",
     function()
       local buf
@@ -538,6 +628,7 @@ return {
       contains(line, "feat")
       contains(line, "waiting")
       contains(line, "[2 files]")
+      contains(C.format({ kind = "background", name = "feat", state = "done", files_changed = 1 }), "[1 file] ")
       ok(not line:find("\n"), "one line")
       -- The picker lists the sessions through vim.ui.select.
       local items
@@ -694,9 +785,15 @@ return {
       eq("s-perm", asks[1].session)
       eq("touch made.txt", asks[1].input.command)
       ok(asks[1].asked_ms > 0)
-      contains(vim.inspect(messages), "feat asks to run Bash: touch made.txt")
+      -- Told once, naming the worktree, with what it asks (not also by its state's change).
+      local SS = require("claude_context.sessions_state")
+      vim.wait(SS.ASK_GRACE_MS + 300)
+      local told = vim.tbl_filter(function(m)
+        return m.msg:find("needs you", 1, true) ~= nil
+      end, messages)
+      eq(1, #told, vim.inspect(messages))
+      eq("Claude [feat] needs you: permission to run Bash (:ClaudeContext permissions): touch made.txt", told[1].msg)
       -- Not answered by itself.
-      vim.wait(300)
       eq(nil, done(), "the hook still waits")
       eq(true, h.cc().decide(asks[1].id, "allow"))
       local r = wait_for(done, 10000, "the hook's exit")
@@ -748,6 +845,16 @@ return {
       wait_for(function()
         return #h.cc().permissions() == 0
       end, 10000, "the ask to leave the queue")
+
+      -- A permission request whose ask never reaches the queue is still told, by its state.
+      h.clear(messages)
+      SS.ASK_GRACE_MS = 50
+      SS.on_change({ previous = "working", event = "PermissionRequest", session = { id = "s-lost", state = "waiting", cwd = project .. "/.claude/worktrees/feat", waiting_for = "permission for Bash" } })
+      local lost = wait_for(function()
+        return messages[1]
+      end, 5000, "the waiting session told")
+      eq("Claude [feat] needs you: permission for Bash", lost.msg)
+      SS.ASK_GRACE_MS = 1000
     end,
   },
 }

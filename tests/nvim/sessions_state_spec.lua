@@ -292,4 +292,44 @@ return {
       cc().setup({})
     end,
   },
+  {
+    "a background session's hook (its worktree) loads the background sessions' list: the statusline counts the service's sessions",
+    function()
+      eq(nil, package.loaded["claude_context.agents"], "not used yet")
+      local dir = assert(vim.uv.fs_realpath(h.tmpdir()))
+      vim.system({ "git", "init", "-q", dir }):wait()
+      local wt = dir .. "/.claude/worktrees/bg1"
+      vim.fn.mkdir(wt, "p")
+      -- A fake claude listing one more background session of this project, which no hook
+      -- reported (it works, from before this Neovim started).
+      local fake = dir .. "/claude"
+      h.write(
+        fake,
+        ("#!/bin/sh\ncase \"$1\" in\n  agents) printf '%%s' %s ;;\n  *) echo ok ;;\nesac\n"):format(
+          vim.fn.shellescape(vim.json.encode({ { id = "0000aaaa", cwd = dir .. "/.claude/worktrees/bg2", kind = "background", startedAt = 1, sessionId = "s-bg2", status = "busy" } }))
+        )
+      )
+      vim.fn.setfperm(fake, "rwxr-xr-x")
+      cc().setup({ claude = { cmd = fake } })
+      vim.cmd.cd(dir)
+      local bin = assert(require("claude_context.hooks").binary())
+      local r
+      vim.system({ bin, "hook", "UserPromptSubmit" }, {
+        stdin = vim.json.encode({ hook_event_name = "UserPromptSubmit", session_id = "s-bg1", prompt = "in the background", cwd = wt, transcript_path = "/tmp/t.jsonl" }),
+        env = { CLAUDE_CODE_SSE_PORT = tostring(cc().status().port) },
+      }, function(res)
+        r = res
+      end)
+      wait_for(function()
+        return r
+      end, 10000, "the hook")
+      wait_for(function()
+        return package.loaded["claude_context.agents"]
+      end, 10000, "the background sessions' list loaded")
+      wait_for(function()
+        return S().statusline() == "2 working"
+      end, 10000, "both counted: " .. S().statusline())
+      eq("bg1", session("s-bg1").name)
+    end,
+  },
 }

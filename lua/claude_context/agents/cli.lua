@@ -187,6 +187,8 @@ function M.refresh(cb)
       pcall(w, c.list, err)
     end
     pcall(vim.api.nvim_exec_autocmds, "User", { pattern = "ClaudeContextAgents", modeline = false })
+    -- The sessions' statusline counts the background sessions too.
+    pcall(vim.cmd.redrawstatus)
   end
   if not exe then
     return finish(nil, why)

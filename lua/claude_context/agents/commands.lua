@@ -2,7 +2,7 @@
 ---
 --- The picker (`:ClaudeContext agents`) is snacks.nvim's, telescope's, fzf-lua's or
 --- |vim.ui.select()| (claude_context.agents.pickers, `sessions.picker`); while it is open the
---- list is refreshed every few seconds.
+--- list is read again every few seconds, and snacks' and telescope's show it when it changed.
 
 local M = {}
 
@@ -27,7 +27,7 @@ function M.format(e)
     e.kind,
     (e.name or e.id or "?"):gsub("[%c]", " "),
     e.state or "?",
-    (e.files_changed or 0) > 0 and ("[%d files] "):format(e.files_changed) or "",
+    (e.files_changed or 0) > 0 and ("[%d file%s] "):format(e.files_changed, e.files_changed == 1 and "" or "s") or "",
     prompt
   )
 end
@@ -105,10 +105,29 @@ end
 function M.pick()
   local timer = vim.uv.new_timer()
   local open = true
+  -- What the picker shows, and how to show a new list (pickers that can, while open).
+  local update, shown
+  local function lines(list)
+    return table.concat(vim.tbl_map(M.format, list), "\n")
+  end
   timer:start(M.REFRESH_MS, M.REFRESH_MS, function()
     vim.schedule(function()
       if open then
-        require("claude_context.agents.cli").refresh()
+        require("claude_context.agents.cli").refresh(function()
+          if not (open and update) then
+            return
+          end
+          local list = agents().list()
+          local now = lines(list)
+          if now ~= shown then
+            shown = now
+            local ok, err = pcall(update, list)
+            if not ok then
+              update = nil
+              notify(("claude-context: the picker could not show the new list: %s"):format(tostring(err)), vim.log.levels.WARN)
+            end
+          end
+        end)
       end
     end)
   end)
@@ -137,6 +156,7 @@ function M.pick()
   if why then
     notify("claude-context: " .. why, vim.log.levels.WARN)
   end
+  shown = lines(list)
   local ok, err = pcall(adapter.pick, {
     entries = list,
     prompt = name == "select" and "Claude sessions" or ("Claude sessions  (<CR> actions  %s)"):format(pickers.keys_hint()),
@@ -154,6 +174,8 @@ function M.pick()
   if not ok then
     closed()
     notify.error(("claude-context: the %s picker failed: %s"):format(name, tostring(err)))
+  elseif type(err) == "function" then
+    update = err
   end
 end
 

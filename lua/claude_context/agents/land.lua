@@ -210,6 +210,93 @@ function M.proposal(name, plan)
   return cs, report
 end
 
+---How long before a land started a temporary file of the plugin's writes must have last
+---changed to be taken for one that a Neovim killed in the middle of a write left (seconds): a
+---write under way (another Neovim's land) changes its file until it renames it into place.
+M.STALE_TMP_S = 10
+
+---The name of a temporary file of the plugin's atomic writes (claude-context-core's capfs):
+---`.NAME.claude-context-<12 hex digits>.tmp`, beside the file NAME it was to replace.
+M.TMP_PATTERN = "^%..+%.claude%-context%-" .. ("%x"):rep(12) .. "%.tmp$"
+
+---Removes the temporary files of the plugin's writes that a Neovim killed in the middle of a
+---write left in the directories of the plan's files: only names of |TMP_PATTERN|, only regular
+---files last changed |STALE_TMP_S| or more before `since` (seconds), each through the review's
+---file layer (confined to the project; read, then removed only while it holds what was read,
+---never a link; what it held is kept in the checkpoint store). The directories are listed off
+---the main thread. `cb(removed)` with the paths removed.
+---@param plan table
+---@param since integer os.time() when the land started
+---@param cb fun(removed:string[])?
+function M.clean_stale_temps(plan, since, cb)
+  local dirs, seen = {}, {}
+  for _, f in ipairs(plan.files) do
+    local d = f.absolute and vim.fs.dirname(f.absolute)
+    if d and not seen[d] then
+      seen[d] = true
+      dirs[#dirs + 1] = d
+    end
+  end
+  local found, left = {}, #dirs
+  local function listed()
+    left = left - 1
+    if left > 0 then
+      return
+    end
+    vim.schedule(function()
+      if #found == 0 then
+        return cb and cb({})
+      end
+      local fs = require("claude_context.review.fs")
+      fs.load(plan.root, found, function()
+        local removed, pending = {}, #found
+        local function one(path, ok)
+          if ok then
+            removed[#removed + 1] = path
+          end
+          pending = pending - 1
+          if pending == 0 and cb then
+            table.sort(removed)
+            cb(removed)
+          end
+        end
+        for _, path in ipairs(found) do
+          local started = fs.remove_async(path, { root = plan.root }, function(ok)
+            one(path, ok)
+          end)
+          if not started then
+            one(path, false)
+          end
+        end
+      end)
+    end)
+  end
+  if left == 0 then
+    return cb and cb({})
+  end
+  for _, d in ipairs(dirs) do
+    local ok = pcall(vim.uv.fs_scandir, d, function(err, handle)
+      while not err and handle do
+        local name, t = vim.uv.fs_scandir_next(handle)
+        if not name then
+          break
+        end
+        if (t == "file" or t == nil) and name:match(M.TMP_PATTERN) then
+          local path = d .. "/" .. name
+          local st = vim.uv.fs_lstat(path)
+          if st and st.type == "file" and st.mtime.sec <= since - M.STALE_TMP_S then
+            found[#found + 1] = path
+          end
+        end
+      end
+      listed()
+    end)
+    if not ok then
+      listed()
+    end
+  end
+end
+
 ---Lands worktree `name` (see the module's text). Returns at once; `opts.cb(err, report)` later.
 ---With `all`, every hunk that merges is written (`report.written`); without, the review view
 ---opens on the land as a proposal (`report.view`; nothing written until a hunk is kept).
@@ -218,7 +305,19 @@ end
 function M.land(name, opts)
   opts = opts or {}
   local cb = opts.cb
+  local since = os.time()
   return prepared(name, cb, function(plan)
+    M.clean_stale_temps(plan, since, function(removed)
+      if #removed > 0 then
+        local shown = vim.tbl_map(function(p)
+          return require("claude_context.review.model").shown(p:sub(#plan.root + 2))
+        end, removed)
+        notify(("claude-context: removed %d temporary file(s) an interrupted write had left: %s"):format(#removed, table.concat(shown, ", ")))
+      end
+      if opts.on_cleaned then
+        opts.on_cleaned(removed)
+      end
+    end)
     if not opts.all then
       local cs, report = M.proposal(name, plan)
       quickfix(plan, report)

@@ -40,17 +40,50 @@ function M.list()
   if not c.running and (not c.at or vim.uv.now() - c.at > agents().STALE_MS) then
     cli.refresh()
   end
-  -- Built again only when something it is made of changed (the service's list, a hook event,
-  -- a session started here, the current directory).
+  return vim.list_extend({}, M.memoized())
+end
+
+---|build|'s answer, built again only when something it is made of changed (the service's list,
+---a hook event, a session started here, the current directory). Runs nothing.
+---@return table[] (not to be changed)
+function M.memoized()
+  local c = cli.cache
   local cwd = vim.fn.getcwd()
   local m = M.memo
   if m and m.at == c.at and m.cwd == cwd and m.gen == agents().generation then
-    return vim.list_extend({}, m.list)
+    return m.list
   end
   local out = M.build()
   M.memo = { at = c.at, cwd = cwd, gen = agents().generation, list = out }
-  return vim.list_extend({}, out)
+  return out
 end
+
+---What the statusline counts of the background sessions (claude_context.sessions_state's
+---`sources`), from what is cached (it never runs the CLI): `{ { session_id?, state } }`, the
+---background sessions (one started here and not listed yet counts as working when it was given
+---a prompt) and the sessions the hooks reported that have gone from the service (`ended`).
+---@return table[]
+function M.counted()
+  agents().watch()
+  if not cli.cache.at and next(agents().started) == nil then
+    return {}
+  end
+  local out = {}
+  for _, e in ipairs(M.memoized()) do
+    if e.kind == "background" then
+      local st = e.state
+      if st == "starting" then
+        st = (e.prompt and e.prompt ~= "") and "working" or "idle"
+      end
+      out[#out + 1] = { session_id = e.hook_session_id or e.session_id, state = st }
+    elseif e.session_id and e.state == "ended" then
+      out[#out + 1] = { session_id = e.session_id, state = "ended" }
+    end
+  end
+  return out
+end
+
+require("claude_context.sessions_state").sources.agents = M.counted
 
 ---The |list| entry of the service's background session `e` whose directory `cwd` is inside
 ---the project `root`.
@@ -79,6 +112,7 @@ local function background_entry(root, e, cwd, hooks)
     files_changed = h and h.files_changed or 0,
     started_ms = e.startedAt,
     pid = e.pid,
+    hook_session_id = h and h.id or nil,
   }
   return entry
 end
@@ -88,17 +122,29 @@ end
 ---@type table<string, boolean>
 M.gone_sessions = {}
 
----Adds to `out` the sessions the hooks know that the service does not list (`seen`).
-local function add_hook_entries(out, root, hooks, seen)
+---Adds to `out` the sessions the hooks know that the service does not list (`seen`). A hook
+---session in the worktree of a background session whose hooks were not matched by id (`by_name`:
+---the service's or a just-started entry; Claude Code may list another session id than its hooks
+---give) is that session: its state, prompt and files go to that entry (`hook_session_id`).
+local function add_hook_entries(out, root, hooks, seen, by_name)
   for _, h in pairs(hooks) do
+    local cwd = h.cwd
+    local wname = root and names.of_cwd(root, cwd)
+    local bg = not seen[h.id] and wname and by_name[wname]
+    if bg and not bg.hook_session_id and not M.gone_sessions[h.id] then
+      seen[h.id] = true
+      bg.hook_session_id = h.id
+      bg.state = h.state
+      bg.prompt = h.prompt or bg.prompt
+      bg.files_changed = h.files_changed or 0
+    end
     if not seen[h.id] then
-      local cwd = h.cwd
-      local wname = root and names.of_cwd(root, cwd)
       local gone = M.gone_sessions[h.id] and wname
       out[#out + 1] = {
         id = gone and wname or h.id,
         session_id = h.id,
-        name = gone and wname or h.name or h.id,
+        -- (Another session in a background session's worktree: not named as that one.)
+        name = gone and wname or (by_name[wname or ""] and h.id:sub(1, 8)) or h.name or h.id,
         kind = gone and "worktree" or h.terminal and "terminal" or "external",
         state = gone and "ended" or h.state,
         cwd = cwd,
@@ -164,7 +210,7 @@ function M.build()
     if inside and e.kind == "background" then
       local entry = background_entry(root, e, cwd, hooks)
       seen[e.sessionId or ""] = true
-      by_name[entry.name] = true
+      by_name[entry.name] = entry
       out[#out + 1] = entry
     end
   end
@@ -174,7 +220,7 @@ function M.build()
     if by_name[n] then
       s.listed = true
     elseif s.root == root and not s.listed then
-      out[#out + 1] = {
+      by_name[n] = {
         id = s.id,
         name = n,
         kind = "background",
@@ -186,9 +232,10 @@ function M.build()
         files_changed = 0,
         started_ms = s.started_ms,
       }
+      out[#out + 1] = by_name[n]
     end
   end
-  add_hook_entries(out, root, hooks, seen)
+  add_hook_entries(out, root, hooks, seen, by_name)
   if root and c.at and not c.err then
     -- (Only once the service has answered: until then nothing is known to have ended.)
     add_ended_worktrees(out, root)

@@ -65,13 +65,6 @@ local function fire()
   pcall(vim.api.nvim_exec_autocmds, "User", { pattern = "ClaudeContextPermissions", modeline = false, data = { count = #M.queue } })
 end
 
----Whether the person looks at session `name`'s attach terminal.
-local function looking_at(name)
-  local buf = vim.api.nvim_get_current_buf()
-  local ok, agents = pcall(require, "claude_context.agents")
-  return ok and agents.attached[name] == buf
-end
-
 ---The bridge's `permission_request` handler.
 ---@param params table `{ session_id, terminal, cwd, tool, input }`
 ---@param respond fun(result:any, err?:string)
@@ -95,8 +88,16 @@ function M.handle(params, respond)
   }
   table.insert(M.queue, ask)
   fire()
-  if not looking_at(ask.name) then
-    notify(("claude-context: %s asks to run %s: %s (:ClaudeContext permissions)"):format(ask.name, ask.tool, M.summary(ask.input)), vim.log.levels.WARN)
+  -- Told once, as any session that starts waiting (the sessions' options: notify, bell,
+  -- desktop), with what it asks; not when its `claude attach` terminal is in view.
+  local states = require("claude_context.sessions_state")
+  if ask.session then
+    states.asked[ask.session] = vim.uv.now()
+  end
+  local s = { id = ask.session, name = ask.name, state = "waiting", cwd = ask.cwd }
+  if not states.looking_at(s) then
+    s.waiting_for = ("permission to run %s (:ClaudeContext permissions): %s"):format(tostring(ask.tool), M.summary(ask.input))
+    states.notify(s)
   end
   return function()
     -- The hook went away (Claude Code's dialog was answered, or its time ran out).

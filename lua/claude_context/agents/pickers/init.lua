@@ -20,7 +20,7 @@ local M = {}
 
 ---@class claude_context.AgentsPicker
 ---@field available fun(): boolean installed (and set up, for snacks)
----@field pick fun(p: claude_context.AgentsPick)
+---@field pick fun(p: claude_context.AgentsPick): fun(entries: table[])? shows the picker; returns, when the picker can show a new list while open (snacks, telescope), the function that shows `entries` instead
 
 ---The adapters, in the order "auto" tries them.
 M.ORDER = { "snacks", "telescope", "fzf-lua", "select" }

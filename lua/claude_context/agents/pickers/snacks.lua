@@ -1,8 +1,9 @@
 ---@mod claude_context.agents.pickers.snacks The sessions picker in snacks.nvim's picker
 ---
---- Over snacks.nvim's documented picker API: `Snacks.picker.pick(opts)` with `items` (each with
---- its `text`, matched and shown by `format`), `confirm(picker, item)`, named `actions` and their
---- keys in `win.input.keys`, and `on_close(picker)`.
+--- Over snacks.nvim's picker API: `Snacks.picker.pick(opts)` with a `finder` giving the items
+--- (each with its `text`, matched and shown by `format`), `confirm(picker, item)`, named
+--- `actions` and their keys in `win.input.keys`, and `on_close(picker)`; a new list while it is
+--- open: the picker's `find()` runs the finder again.
 
 local M = {}
 
@@ -28,10 +29,14 @@ end
 ---@param p claude_context.AgentsPick
 function M.pick(p)
   local pick = assert(api(), "snacks.nvim's picker is not set up")
-  local items = {}
-  for i, e in ipairs(p.entries) do
-    items[i] = { idx = i, text = p.format(e), entry = e }
+  local items
+  local function set(entries)
+    items = {}
+    for i, e in ipairs(entries) do
+      items[i] = { idx = i, text = p.format(e), entry = e }
+    end
   end
+  set(p.entries)
   local actions, keys = {}, {}
   for _, k in ipairs(p.keys) do
     local name = "claude_context_" .. k.action
@@ -43,10 +48,13 @@ function M.pick(p)
     end
     keys[k.key] = { name, mode = { "n", "i" }, desc = k.action }
   end
-  pick({
+  local picker = pick({
     source = "claude_context_agents",
     title = p.prompt,
-    items = items,
+    -- A finder (not fixed `items`): a refresh while open runs it again (`picker:find()`).
+    finder = function()
+      return items
+    end,
     format = function(item)
       return { { item.text } }
     end,
@@ -64,6 +72,12 @@ function M.pick(p)
       p.closed()
     end,
   })
+  return function(entries)
+    set(entries)
+    if type(picker) == "table" and not picker.closed and type(picker.find) == "function" then
+      picker:find()
+    end
+  end
 end
 
 return M

@@ -2,7 +2,8 @@
 ---
 --- Over telescope's documented API for a picker of one's own: `pickers.new(opts, { finder =
 --- finders.new_table{ results, entry_maker }, sorter, attach_mappings })`, `actions.select_default
---- :replace()`, `actions.state.get_selected_entry()`, `actions.close()`.
+--- :replace()`, `actions.state.get_selected_entry()`, `actions.close()`; a new list while it is
+--- open: `actions.state.get_current_picker(bufnr):refresh(finder, { reset_prompt = false })`.
 
 local M = {}
 
@@ -20,18 +21,23 @@ function M.pick(p)
   local actions = require("telescope.actions")
   local state = require("telescope.actions.state")
   local opts = {}
+  local function finder(entries)
+    return finders.new_table({
+      results = entries,
+      entry_maker = function(e)
+        local line = p.format(e)
+        return { value = e, display = line, ordinal = line }
+      end,
+    })
+  end
+  local prompt_buf
   pickers
     .new(opts, {
       prompt_title = p.prompt,
-      finder = finders.new_table({
-        results = p.entries,
-        entry_maker = function(e)
-          local line = p.format(e)
-          return { value = e, display = line, ordinal = line }
-        end,
-      }),
+      finder = finder(p.entries),
       sorter = conf.generic_sorter(opts),
       attach_mappings = function(bufnr, map)
+        prompt_buf = bufnr
         vim.api.nvim_create_autocmd("BufWipeout", {
           buffer = bufnr,
           once = true,
@@ -59,6 +65,15 @@ function M.pick(p)
       end,
     })
     :find()
+  return function(entries)
+    if not (prompt_buf and vim.api.nvim_buf_is_valid(prompt_buf)) then
+      return
+    end
+    local picker = state.get_current_picker(prompt_buf)
+    if picker and picker.refresh then
+      picker:refresh(finder(entries), { reset_prompt = false })
+    end
+  end
 end
 
 return M
