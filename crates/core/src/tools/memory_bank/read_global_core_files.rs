@@ -16,9 +16,7 @@ pub fn def() -> ToolDef {
                       coding-standards, domain-models, glossary, tech-stack, user-guide). \
                       Returns {\"globalMemory\": {file: {path, content, tags, lastModified}}}.",
         input_schema: schema_of::<Args>(),
-        output_schema: Some(schema_of::<
-            crate::tools::memory_bank::read_context::ContextOutput,
-        >()),
+        output_schema: Some(super::read_context::section_schema()),
         run,
     }
 }

@@ -16,9 +16,7 @@ pub fn def() -> ToolDef {
                       or ja. Returns {\"rules\": {\"content\"}}, the rules section of \
                       read_context.",
         input_schema: schema_of::<Args>(),
-        output_schema: Some(schema_of::<
-            crate::tools::memory_bank::read_context::ContextOutput,
-        >()),
+        output_schema: Some(super::read_context::section_schema()),
         run,
     }
 }
