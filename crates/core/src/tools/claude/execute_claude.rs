@@ -6,13 +6,17 @@
 use crate::claude::args::{RunOptions, DEFAULT_TIMEOUT_SECS, MAX_TIMEOUT_SECS};
 use crate::claude::manager::ExecRequest;
 use crate::claude::results::ExecResult;
-use crate::tools::{parse_args, schema_of, Ctx, ToolDef, ToolError, ToolFuture, ToolOutput};
+use crate::tools::{
+    parse_args, schema_of, Ctx, Schema, ToolDef, ToolError, ToolFuture, ToolOutput,
+};
 use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
 use serde::Deserialize;
 use serde_json::Value;
 use std::time::Duration;
 
-fn default_timeout() -> f64 {
+/// The `timeout` of the execute tools when none is given.
+pub fn default_timeout() -> f64 {
     DEFAULT_TIMEOUT_SECS as f64
 }
 
@@ -69,22 +73,45 @@ pub fn def() -> ToolDef {
                       execution_time, timestamp, error}. Optional options {model, max_turns, \
                       allowed_tools, append_system_prompt}.",
         input_schema: schema_of::<Args>(),
-        output_schema: Some(schema_of::<
-            crate::tools::claude::session_compat::Named<ExecResult>,
-        >()),
+        output_schema: Some(result_schema()),
         run,
     }
 }
 
+/// The output schema of the execute tools: the session server's answer.
+pub fn result_schema() -> Schema {
+    schema_of::<crate::tools::claude::session_compat::Named<ExecResult>>()
+}
+
+impl ExecArgs for Args {
+    fn into_parts(self) -> RunParts {
+        (self.prompt, None, self.timeout, self.options)
+    }
+}
+
 fn run(ctx: Ctx, args: Value) -> ToolFuture {
+    run_as::<Args>(ctx, "execute_claude", args)
+}
+
+/// What an execute tool's arguments ask for: the prompt, the context file, the timeout and the
+/// CLI options.
+pub type RunParts = (String, Option<String>, f64, Option<RunOptions>);
+
+/// The arguments of a tool that runs the sub-agent.
+pub trait ExecArgs: DeserializeOwned + Send + 'static {
+    fn into_parts(self) -> RunParts;
+}
+
+/// The entry point of the execute tools: `args` decoded as `A`, and the [`Run`] they ask for.
+pub fn run_as<A: ExecArgs>(ctx: Ctx, tool: &'static str, args: Value) -> ToolFuture {
     Box::pin(async move {
-        let a: Args = parse_args("execute_claude", args)?;
+        let (prompt, file_path, timeout, options) = parse_args::<A>(tool, args)?.into_parts();
         let run = Run {
-            tool: "execute_claude",
-            prompt: a.prompt,
-            file_path: None,
-            timeout: a.timeout,
-            options: a.options,
+            tool,
+            prompt,
+            file_path,
+            timeout,
+            options,
         };
         run.execute(&ctx).await
     })
