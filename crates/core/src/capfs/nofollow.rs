@@ -261,7 +261,8 @@ impl CapDir {
         Ok(Some((cur, PathBuf::from(last))))
     }
 
-    fn clone_handle(&self) -> Result<CapDir, CapError> {
+    /// A second handle on this directory (errors as opening `.`).
+    pub(super) fn clone_handle(&self) -> Result<CapDir, CapError> {
         Ok(CapDir {
             dir: self
                 .dir

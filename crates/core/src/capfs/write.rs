@@ -25,14 +25,7 @@ impl CapDir {
     /// the directory reached is the one named, inside this one. Returns it and whether the
     /// last component was created.
     pub fn create_dir_all(&self, rel: &Path) -> Result<(CapDir, bool), CapError> {
-        let mut cur = CapDir {
-            dir: self
-                .dir
-                .try_clone()
-                .map_err(|e| self.map_err("open", Path::new("."), e))?,
-            shown: self.shown.clone(),
-            root: self.root.clone(),
-        };
+        let mut cur = self.clone_handle()?;
         let mut created = false;
         let mut so_far = PathBuf::new();
         for c in rel.components() {
