@@ -2,7 +2,7 @@
 //! (`textDocument/references`), grouped by file and capped. Handler:
 //! `lua/claude_context/code/lsp.lua`.
 
-use crate::tools::code::{output_schema, run_targeted, Target, Targeted};
+use crate::tools::code::{output_schema, run_targeted, Target};
 use crate::tools::{schema_of, Ctx, ToolDef, ToolFuture};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -34,12 +34,6 @@ pub fn def() -> ToolDef {
     }
 }
 
-impl Targeted for Args {
-    fn target(&self) -> &Target {
-        &self.target
-    }
-}
-
 fn run(ctx: Ctx, args: Value) -> ToolFuture {
-    run_targeted::<Args>(ctx, "lsp_references", args)
+    run_targeted::<Args>(ctx, "lsp_references", args, |a| &a.target)
 }

@@ -156,24 +156,18 @@ impl Target {
     }
 }
 
-/// Arguments made of a [`Target`] and options of the tool's own (`lsp_references`,
-/// `lsp_calls`, …): checked and forwarded alike by [`run_targeted`].
-pub trait Targeted {
-    fn target(&self) -> &Target;
-}
-
-impl Targeted for Target {
-    fn target(&self) -> &Target {
-        self
-    }
-}
-
-/// The `run` of the tools whose arguments are a [`Target`] plus their own options.
-pub fn run_targeted<A>(ctx: Ctx, tool: &'static str, args: Value) -> ToolFuture
+/// The `run` of the tools whose arguments are a [`Target`] (`target` finds it in them) plus
+/// options of the tool's own (`lsp_references`, `lsp_calls`, …): checked and forwarded alike.
+pub fn run_targeted<A>(
+    ctx: Ctx,
+    tool: &'static str,
+    args: Value,
+    target: fn(&A) -> &Target,
+) -> ToolFuture
 where
-    A: Targeted + serde::de::DeserializeOwned + Serialize + Send + 'static,
+    A: serde::de::DeserializeOwned + Serialize + Send + 'static,
 {
-    run_with::<A>(ctx, tool, args, |a, tool| a.target().check(tool))
+    run_with::<A>(ctx, tool, args, move |a, tool| target(a).check(tool))
 }
 
 /// The schema of [`Answer`], every tool's `outputSchema`.
@@ -186,7 +180,7 @@ pub fn run_with<A>(
     ctx: Ctx,
     tool: &'static str,
     args: Value,
-    check: fn(&A, &'static str) -> Result<(), CodeError>,
+    check: impl FnOnce(&A, &'static str) -> Result<(), CodeError>,
 ) -> ToolFuture
 where
     A: serde::de::DeserializeOwned + Serialize + Send + 'static,
@@ -349,7 +343,7 @@ fn read_text(door: &Door, path: &Path) -> Option<String> {
 
 /// The `run` of the tools whose arguments are a [`Target`] only.
 pub fn run_target(ctx: Ctx, tool: &'static str, args: Value) -> ToolFuture {
-    run_targeted::<Target>(ctx, tool, args)
+    run_targeted::<Target>(ctx, tool, args, |t| t)
 }
 
 #[cfg(test)]
