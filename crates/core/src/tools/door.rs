@@ -344,25 +344,53 @@ fn filter_diagnostics(door: &Door, out: ToolOutput) -> Result<ToolOutput, ToolEr
     Ok(ToolOutput::texts([text]))
 }
 
+/// The door tests' tree (here and in the code tools' tests).
+#[cfg(test)]
+pub(crate) mod testing {
+    use super::Door;
+    use std::path::PathBuf;
+
+    /// A temporary project `proj` (with an empty `src/`) and, beside it, a directory `outside`.
+    pub struct Tree {
+        pub _d: tempfile::TempDir,
+        pub proj: PathBuf,
+        pub outside: PathBuf,
+    }
+
+    impl Tree {
+        /// The tree, `outside` named `outside_name`.
+        pub fn new(outside_name: &str) -> Tree {
+            let d = tempfile::tempdir().unwrap();
+            let base = d.path().canonicalize().unwrap();
+            let proj = base.join("proj");
+            let outside = base.join(outside_name);
+            std::fs::create_dir_all(proj.join("src")).unwrap();
+            std::fs::create_dir_all(&outside).unwrap();
+            Tree {
+                _d: d,
+                proj,
+                outside,
+            }
+        }
+    }
+
+    /// The door of the project alone.
+    pub fn door(t: &Tree) -> Door {
+        Door::with_roots([t.proj.clone()], Some(t.proj.clone()))
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    use super::testing::{door, Tree};
     use super::*;
     use serde_json::json;
     use std::os::unix::fs::symlink;
 
-    struct Tree {
-        _d: tempfile::TempDir,
-        proj: PathBuf,
-        outside: PathBuf,
-    }
-
     /// A project and, beside it, a secret, with links from inside pointing out.
     fn tree() -> Tree {
-        let d = tempfile::tempdir().unwrap();
-        let base = d.path().canonicalize().unwrap();
-        let proj = base.join("proj");
-        let outside = base.join("home");
-        std::fs::create_dir_all(proj.join("src")).unwrap();
+        let t = Tree::new("home");
+        let (proj, outside) = (&t.proj, &t.outside);
         std::fs::create_dir_all(outside.join(".aws")).unwrap();
         std::fs::write(proj.join("src/a.rs"), "fn main() {}\n").unwrap();
         std::fs::write(outside.join(".aws/credentials"), "SECRET\n").unwrap();
@@ -370,15 +398,7 @@ mod tests {
         symlink(outside.join(".aws/credentials"), proj.join("creds")).unwrap();
         symlink(proj.join("src/a.rs"), proj.join("inner-link")).unwrap();
         symlink(outside.join("nothing-yet"), proj.join("dangling")).unwrap();
-        Tree {
-            _d: d,
-            proj,
-            outside,
-        }
-    }
-
-    fn door(t: &Tree) -> Door {
-        Door::with_roots([t.proj.clone()], Some(t.proj.clone()))
+        t
     }
 
     #[test]
