@@ -46,12 +46,30 @@ pub enum DoorRule {
     OpenEditors,
     /// The diagnostics answer without the files outside.
     Diagnostics,
+    /// Claude Code's hook tool ([`crate::tools::hook`]): listed on neither door (offered to no
+    /// one), callable on `/mcp` only; the IDE door does not know it.
+    Hook,
 }
 
 impl DoorRule {
-    /// Whether a client of `/mcp` sees and may call the tool.
+    /// Whether a client of `/mcp` may call the tool (and sees it, when it is [`listed`]).
+    ///
+    /// [`listed`]: DoorRule::listed
     pub fn on_mcp(self) -> bool {
         self != DoorRule::IdeOnly
+    }
+
+    /// Whether a client of the IDE door may call the tool (and sees it, when it is
+    /// [`listed`]).
+    ///
+    /// [`listed`]: DoorRule::listed
+    pub fn on_ide(self) -> bool {
+        self != DoorRule::Hook
+    }
+
+    /// Whether `tools/list` names the tool where it may be called.
+    pub fn listed(self) -> bool {
+        self != DoorRule::Hook
     }
 }
 
@@ -190,25 +208,30 @@ fn resolve(path: &Path) -> Option<PathBuf> {
 
 /// Runs `tool` for a client of `/mcp`, through its [`DoorRule`]. (The dispatch refuses an
 /// [`DoorRule::IdeOnly`] tool before it gets here.)
-pub async fn run(ctx: Ctx, tool: &Entry, args: Value) -> Result<ToolOutput, ToolError> {
+pub async fn run(
+    ctx: Ctx,
+    tool: &Entry,
+    run: fn(Ctx, Value) -> crate::tools::ToolFuture,
+    args: Value,
+) -> Result<ToolOutput, ToolError> {
     match tool.door {
         DoorRule::PathInside => {
             let args = check_path_arg(ctx.clone(), tool.name, args).await?;
-            (tool.run)(ctx, args).await
+            run(ctx, args).await
         }
         DoorRule::Diagnostics => {
-            let out = (tool.run)(ctx.clone(), args).await?;
+            let out = run(ctx.clone(), args).await?;
             blocking(move || filter_diagnostics(&Door::of(&ctx), out)).await
         }
         DoorRule::Selection { latest } => {
-            let out = (tool.run)(ctx.clone(), args).await?;
+            let out = run(ctx.clone(), args).await?;
             blocking(move || filter_selection(&Door::of(&ctx), out, latest)).await
         }
         DoorRule::OpenEditors => {
-            let out = (tool.run)(ctx.clone(), args).await?;
+            let out = run(ctx.clone(), args).await?;
             blocking(move || filter_editors(&Door::of(&ctx), out)).await
         }
-        DoorRule::Open | DoorRule::IdeOnly => (tool.run)(ctx, args).await,
+        DoorRule::Open | DoorRule::IdeOnly | DoorRule::Hook => run(ctx, args).await,
     }
 }
 

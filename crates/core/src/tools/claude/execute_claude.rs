@@ -74,7 +74,7 @@ pub fn def() -> ToolDef {
                       allowed_tools, append_system_prompt}.",
         input_schema: schema_of::<Args>(),
         output_schema: Some(result_schema()),
-        run,
+        run: crate::tools::Run::State(run),
     }
 }
 

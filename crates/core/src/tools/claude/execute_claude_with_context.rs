@@ -4,7 +4,7 @@
 
 use crate::claude::args::RunOptions;
 use crate::tools::claude::execute_claude::{result_schema, run_as, ExecArgs, RunParts};
-use crate::tools::{schema_of, Ctx, ToolDef, ToolFuture};
+use crate::tools::{schema_of, Ctx, Run, ToolDef, ToolFuture};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
@@ -34,7 +34,7 @@ pub fn def() -> ToolDef {
                       response, execution_time, timestamp, error, context_file}.",
         input_schema: schema_of::<Args>(),
         output_schema: Some(result_schema()),
-        run,
+        run: Run::State(run),
     }
 }
 

@@ -3,7 +3,7 @@
 //! `lua/claude_context/code/lsp.lua`.
 
 use crate::tools::code::{output_schema, run_targeted, Target};
-use crate::tools::{schema_of, Ctx, ToolDef, ToolFuture};
+use crate::tools::{schema_of, Ctx, Run, ToolDef, ToolFuture};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -39,7 +39,7 @@ pub fn def() -> ToolDef {
                       `line` + `column` or `text`). Answers path:line:col with the line's text.",
         input_schema: schema_of::<Args>(),
         output_schema: Some(output_schema()),
-        run,
+        run: Run::State(run),
     }
 }
 

@@ -18,7 +18,9 @@
 //!    registered options) and answers them in mcp-decisive's shape `{tripwires, metadata}`.
 
 use crate::memory_bank::document::now_rfc3339;
-use crate::tools::{decision_store, parse_args, schema_of, Ctx, ToolDef, ToolError, ToolOutput};
+use crate::tools::{
+    decision_store, parse_args, schema_of, Ctx, Run, ToolDef, ToolError, ToolOutput,
+};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
@@ -128,7 +130,7 @@ pub fn def() -> ToolDef {
                       Options default to the current issue's registered options.",
         input_schema: schema_of::<Args>(),
         output_schema: Some(schema_of::<Answer>()),
-        run,
+        run: Run::State(run),
     }
 }
 

@@ -2,7 +2,7 @@
 //! `activeContext.md`, `systemPatterns.md`, `progress.md`), as in read_context's `branchMemory`.
 
 use crate::memory_bank::{Language, Scope};
-use crate::tools::{memory_bank, parse_args, schema_of, Ctx, ToolDef, ToolError, ToolOutput};
+use crate::tools::{memory_bank, parse_args, schema_of, Ctx, Run, ToolDef, ToolError, ToolOutput};
 use serde_json::{Map, Value};
 
 bank_args! {
@@ -25,7 +25,7 @@ pub fn def() -> ToolDef {
                       `notes` when the bank or a core file does not exist yet.",
         input_schema: schema_of::<Args>(),
         output_schema: Some(super::read_context::section_schema()),
-        run,
+        run: Run::State(run),
     }
 }
 

@@ -1,7 +1,7 @@
 //! `read_branch_memory_bank {branch, path}` — one document of a branch's memory bank.
 
 use crate::memory_bank::document::Document;
-use crate::tools::{schema_of, Ctx, ToolDef};
+use crate::tools::{schema_of, Ctx, Run, ToolDef};
 use serde_json::Value;
 
 bank_args! {
@@ -20,7 +20,7 @@ pub fn def() -> ToolDef {
         description: read_description!("a branch's memory bank"),
         input_schema: schema_of::<Args>(),
         output_schema: Some(schema_of::<Document>()),
-        run,
+        run: Run::State(run),
     }
 }
 

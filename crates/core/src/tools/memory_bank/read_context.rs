@@ -4,7 +4,9 @@
 
 use crate::memory_bank::document::Document;
 use crate::memory_bank::{notes_for, Bank, BankError, Language, Scope};
-use crate::tools::{memory_bank, parse_args, schema_of, yes, Ctx, ToolDef, ToolError, ToolOutput};
+use crate::tools::{
+    memory_bank, parse_args, schema_of, yes, Ctx, Run, ToolDef, ToolError, ToolOutput,
+};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -82,7 +84,7 @@ pub fn def() -> ToolDef {
                       bank) at once",
         input_schema: schema_of::<Args>(),
         output_schema: Some(section_schema()),
-        run,
+        run: Run::State(run),
     }
 }
 

@@ -5,7 +5,7 @@
 
 use crate::memory_bank::document::Document;
 use crate::memory_bank::Scope;
-use crate::tools::{memory_bank, parse_args, schema_of, Ctx, ToolDef, ToolOutput};
+use crate::tools::{memory_bank, parse_args, schema_of, Ctx, Run, ToolDef, ToolOutput};
 use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::Value;
@@ -40,7 +40,7 @@ pub fn def() -> ToolDef {
         ),
         input_schema: schema_of::<Args>(),
         output_schema: Some(schema_of::<Read>()),
-        run,
+        run: Run::State(run),
     }
 }
 

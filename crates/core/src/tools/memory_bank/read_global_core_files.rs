@@ -2,7 +2,7 @@
 //! `globalMemory`.
 
 use crate::memory_bank::Scope;
-use crate::tools::{memory_bank, parse_args, schema_of, Ctx, ToolDef, ToolOutput};
+use crate::tools::{memory_bank, parse_args, schema_of, Ctx, Run, ToolDef, ToolOutput};
 use serde_json::Value;
 
 /// The tool's arguments (a language).
@@ -17,7 +17,7 @@ pub fn def() -> ToolDef {
                       Returns {\"globalMemory\": {file: {path, content, tags, lastModified}}}.",
         input_schema: schema_of::<Args>(),
         output_schema: Some(super::read_context::section_schema()),
-        run,
+        run: Run::State(run),
     }
 }
 

@@ -1,7 +1,7 @@
 //! `read_global_memory_bank {path}` — one document of the global memory bank.
 
 use crate::memory_bank::document::Document;
-use crate::tools::{schema_of, Ctx, ToolDef};
+use crate::tools::{schema_of, Ctx, Run, ToolDef};
 use serde_json::Value;
 
 bank_args! {
@@ -18,7 +18,7 @@ pub fn def() -> ToolDef {
         description: read_description!("the global memory bank"),
         input_schema: schema_of::<Args>(),
         output_schema: Some(schema_of::<Document>()),
-        run,
+        run: Run::State(run),
     }
 }
 

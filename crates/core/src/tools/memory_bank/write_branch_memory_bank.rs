@@ -3,7 +3,7 @@
 //! lacks seeded from the templates in `language`.
 
 use crate::memory_bank::WriteOutcome;
-use crate::tools::{schema_of, Ctx, ToolDef};
+use crate::tools::{schema_of, Ctx, Run, ToolDef};
 use serde_json::Value;
 
 bank_args! {
@@ -22,7 +22,7 @@ pub fn def() -> ToolDef {
         description: write_description!("a branch's memory bank", "the branch has"),
         input_schema: schema_of::<Args>(),
         output_schema: Some(schema_of::<WriteOutcome>()),
-        run,
+        run: Run::State(run),
     }
 }
 

@@ -15,7 +15,7 @@
 //! is accepted and ignored: the bank is the one the person configured.
 
 use crate::memory_bank::{Edit, Language, Scope, WriteOutcome};
-use crate::tools::{memory_bank, parse_args, schema_of, Ctx, ToolDef, ToolError, ToolOutput};
+use crate::tools::{memory_bank, parse_args, schema_of, Ctx, Run, ToolDef, ToolError, ToolOutput};
 use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::Value;
@@ -90,7 +90,7 @@ pub fn def() -> ToolDef {
         ),
         input_schema: schema_of::<Args>(),
         output_schema: Some(schema_of::<Written>()),
-        run,
+        run: Run::State(run),
     }
 }
 

@@ -2,7 +2,7 @@
 //! memory bank atomically, creating the bank (seeded from templates) when there is none.
 
 use crate::memory_bank::WriteOutcome;
-use crate::tools::{schema_of, Ctx, ToolDef};
+use crate::tools::{schema_of, Ctx, Run, ToolDef};
 use serde_json::Value;
 
 bank_args! {
@@ -19,7 +19,7 @@ pub fn def() -> ToolDef {
         description: write_description!("the global memory bank", "there is"),
         input_schema: schema_of::<Args>(),
         output_schema: Some(schema_of::<WriteOutcome>()),
-        run,
+        run: Run::State(run),
     }
 }
 

@@ -2,7 +2,7 @@
 //! optionally a window of lines (`offset` is the 0-based first line, `limit` the line count).
 
 use crate::capfs::{CapDir, CapError};
-use crate::tools::{parse_args, schema_of, Ctx, ToolDef, ToolError, ToolOutput};
+use crate::tools::{parse_args, schema_of, Ctx, Run, ToolDef, ToolError, ToolOutput};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -47,7 +47,7 @@ pub fn def() -> ToolDef {
                       line) and limit (line count).",
         input_schema: schema_of::<Args>(),
         output_schema: Some(schema_of::<ReadResult>()),
-        run,
+        run: Run::State(run),
     }
 }
 

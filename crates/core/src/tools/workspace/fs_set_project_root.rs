@@ -11,7 +11,7 @@
 //! working directory is never changed (the bridge lives in Neovim). Answers cl-mcp's fields
 //! `{project_root, cwd, previous_root, status}` plus `project_root_source` and `allowed_by`.
 
-use crate::tools::{parse_args, schema_of, Ctx, ToolDef, ToolError, ToolOutput};
+use crate::tools::{parse_args, schema_of, Ctx, Run, ToolDef, ToolError, ToolOutput};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -50,7 +50,7 @@ pub fn def() -> ToolDef {
                       status}.",
         input_schema: schema_of::<Args>(),
         output_schema: Some(schema_of::<SetRoot>()),
-        run,
+        run: Run::State(run),
     }
 }
 
