@@ -123,19 +123,19 @@ pub enum CodeError {
     Editor(#[from] crate::editor::EditorError),
 }
 
-impl From<CodeError> for ToolError {
-    fn from(e: CodeError) -> ToolError {
-        match e {
+/// Arguments that name no place, or too much, are the caller's mistake (-32602); a path the
+/// door refuses and the editor's failure are the tool's (`isError: true`).
+impl crate::error::Fault for CodeError {
+    fn is_callers(&self) -> bool {
+        match self {
             CodeError::NoPlace { .. }
             | CodeError::LineWithoutFile { .. }
             | CodeError::ZeroBased { .. }
             | CodeError::NoFileNorQuery { .. }
             | CodeError::NoFiles { .. }
             | CodeError::TooManyFiles { .. }
-            | CodeError::EmptyFile { .. } => ToolError::InvalidParams(e.to_string()),
-            CodeError::Relative { .. } | CodeError::Outside { .. } | CodeError::Editor(_) => {
-                ToolError::Failed(e.to_string())
-            }
+            | CodeError::EmptyFile { .. } => true,
+            CodeError::Relative { .. } | CodeError::Outside { .. } | CodeError::Editor(_) => false,
         }
     }
 }
