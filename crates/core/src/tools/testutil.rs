@@ -260,7 +260,7 @@ fn every_tool_returning_structure_has_an_output_schema_it_fits() {
         "closeAllDiffTabs",
         "fs-set-project-root",
         "test_panic",
-        // Claude Code's hook tool, on /mcp only: tests/turn_checkpoints.rs.
+        // Claude Code's hook tool, on /mcp only: tests/it/turn_checkpoints.rs.
         "claudeContextHook",
         // The code tools: their schema is checked against a fake editor in tools/code/tests.rs.
         "lsp_definition",
