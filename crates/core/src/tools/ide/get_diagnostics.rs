@@ -80,9 +80,8 @@ fn run(ctx: Ctx, args: Value) -> crate::tools::ToolFuture {
         }
         let params = serde_json::to_value(&args).unwrap_or_default();
         let files: Vec<FileDiagnostics> = forward(&ctx, "getDiagnostics", params).await?;
-        let text = serde_json::to_string(&files).map_err(|e| {
-            crate::tools::ToolError::Failed(format!("cannot encode the diagnostics: {e}"))
-        })?;
+        let text = serde_json::to_string(&files)
+            .map_err(crate::tools::ide::AnswerError::EncodeDiagnostics)?;
         Ok(ToolOutput::texts([text]))
     })
 }
