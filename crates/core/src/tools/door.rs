@@ -283,7 +283,7 @@ async fn check_path_arg(ctx: Ctx, tool: &'static str, mut args: Value) -> Result
         blocking(move || {
             let abs = door
                 .absolute(&arg)
-                .ok_or_else(|| DoorError::Relative { tool, arg })?;
+                .ok_or(DoorError::Relative { tool, arg })?;
             if door.admits(&abs) {
                 Ok(abs)
             } else {
