@@ -4,7 +4,7 @@
 //! one conversion to a JSON-RPC error lives here (a tool's caller gets its mistakes as -32602
 //! "invalid params", anything else as -32603). The Neovim side turns any of them into a Lua
 //! error the same way (`src/api.rs`, `lua_error`). No production code returns a bare `String`
-//! error (`tests/layout.rs` holds it).
+//! error (`tests/it/layout.rs` holds it).
 //!
 //! Low in the layers: it uses only [`crate::jsonrpc`], and the modules whose errors it holds
 //! depend on it, not it on them.

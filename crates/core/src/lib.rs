@@ -11,7 +11,7 @@
 //!   tool may send the client it serves. The modules depend on each other one way: `state` ←
 //!   `tools`, `turns` ← `mcp` ← `server` ← `relay`, all over the lower layers (configuration,
 //!   [`editor`], storage, the hooks' events, [`jsonrpc`]: the JSON-RPC wire helpers);
-//!   `tests/layout.rs` holds every module to its layer and ARCHITECTURE.md lists them.
+//!   `tests/it/layout.rs` holds every module to its layer and ARCHITECTURE.md lists them.
 //! * [`memory_bank`], [`decision`] — the context tools' storage: the memory bank documents and
 //!   the WRAP decision store.
 //! * [`checkpoint`] — checkpoints of the project's files (content-addressed, per project, in the

@@ -4,6 +4,25 @@
 
 use std::path::{Component, Path, PathBuf};
 
+/// The last component of `dir` as part of a file name (the plugin's per-project stores): every
+/// character but an ASCII letter or digit, `-`, `_` and those in `keep` made `_`, at most 48
+/// of them; empty when `dir` has no last component.
+pub fn name_part(dir: &Path, keep: &[char]) -> String {
+    dir.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' || keep.contains(&c) {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(48)
+        .collect()
+}
+
 /// Removes `.` and folds `..` lexically. `..` above the start is kept at the front, so the
 /// result of a path that climbs out still climbs out.
 pub fn normalize(p: &Path) -> PathBuf {
@@ -47,6 +66,18 @@ pub fn relative_inside(root: &Path, path: &Path) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn name_part_keeps_safe_characters_only() {
+        let dir = Path::new("/home/me/my project.v2-ü_x");
+        assert_eq!(name_part(dir, &[]), "my_project_v2-__x");
+        assert_eq!(name_part(dir, &['.']), "my_project.v2-__x");
+        assert_eq!(name_part(Path::new("/"), &[]), "");
+        assert_eq!(
+            name_part(&Path::new("/").join("a".repeat(60)), &[]).len(),
+            48
+        );
+    }
 
     #[test]
     fn normalize_keeps_leading_parents() {

@@ -261,7 +261,8 @@ impl CapDir {
         Ok(Some((cur, PathBuf::from(last))))
     }
 
-    fn clone_handle(&self) -> Result<CapDir, CapError> {
+    /// A second handle on this directory (errors as opening `.`).
+    pub(super) fn clone_handle(&self) -> Result<CapDir, CapError> {
         Ok(CapDir {
             dir: self
                 .dir
@@ -351,30 +352,12 @@ impl CapDir {
                 });
             }
         }
-        let base: String = name.to_string_lossy().chars().take(64).collect();
-        for _ in 0..16 {
-            let mut rnd = [0u8; 6];
-            let _ = getrandom::fill(&mut rnd);
-            let suffix: String = rnd.iter().map(|b| format!("{b:02x}")).collect();
-            let tmp = PathBuf::from(format!(".{base}.claude-context-{suffix}.tmp"));
-            match dir.dir.symlink_contents(target, &tmp) {
-                Ok(()) => {
-                    return match dir.dir.rename(&tmp, &dir.dir, name) {
-                        Ok(()) => Ok(()),
-                        Err(e) => {
-                            let _ = dir.dir.remove_file(&tmp);
-                            Err(self.map_err("write the link", rel, e))
-                        }
-                    };
-                }
-                Err(e) if e.kind() == ErrorKind::AlreadyExists => continue,
-                Err(e) => return Err(self.map_err("write the link", rel, e)),
-            }
-        }
-        Err(CapError::Io {
-            what: "write the link",
-            path: self.display(rel),
-            err: std::io::Error::new(ErrorKind::AlreadyExists, "no free temp name"),
+        let (tmp, ()) = self.with_temp_name(name, rel, "write the link", |tmp| {
+            dir.dir.symlink_contents(target, tmp)
+        })?;
+        dir.dir.rename(&tmp, &dir.dir, name).map_err(|e| {
+            let _ = dir.dir.remove_file(&tmp);
+            self.map_err("write the link", rel, e)
         })
     }
 }

@@ -25,14 +25,7 @@ impl CapDir {
     /// the directory reached is the one named, inside this one. Returns it and whether the
     /// last component was created.
     pub fn create_dir_all(&self, rel: &Path) -> Result<(CapDir, bool), CapError> {
-        let mut cur = CapDir {
-            dir: self
-                .dir
-                .try_clone()
-                .map_err(|e| self.map_err("open", Path::new("."), e))?,
-            shown: self.shown.clone(),
-            root: self.root.clone(),
-        };
+        let mut cur = self.clone_handle()?;
         let mut created = false;
         let mut so_far = PathBuf::new();
         for c in rel.components() {
@@ -232,29 +225,44 @@ impl CapDir {
         top: &CapDir,
         rel: &Path,
     ) -> Result<(PathBuf, std::fs::File), CapError> {
-        let base = name.to_string_lossy();
-        let base: String = base.chars().take(64).collect();
+        let mut opts = OpenOptions::new();
+        opts.write(true).create_new(true);
+        #[cfg(unix)]
+        {
+            use cap_std::fs::OpenOptionsExt;
+            opts.mode(0o666);
+        }
+        top.with_temp_name(name, rel, "create a temp file for", |tmp| {
+            self.dir.open_with(tmp, &opts).map(|f| f.into_std())
+        })
+    }
+
+    /// Makes a new entry next to `name` with `make` under a fresh temp name
+    /// (`.<name>.claude-context-<random>.tmp`), trying another while the name is taken (16
+    /// tries); the name and what `make` gave. Errors name `rel` (under this, the top directory)
+    /// and `what` was being done.
+    pub(super) fn with_temp_name<T>(
+        &self,
+        name: &Path,
+        rel: &Path,
+        what: &'static str,
+        mut make: impl FnMut(&Path) -> std::io::Result<T>,
+    ) -> Result<(PathBuf, T), CapError> {
+        let base: String = name.to_string_lossy().chars().take(64).collect();
         for _ in 0..16 {
             let mut rnd = [0u8; 6];
             let _ = getrandom::fill(&mut rnd);
             let suffix: String = rnd.iter().map(|b| format!("{b:02x}")).collect();
             let tmp = PathBuf::from(format!(".{base}.claude-context-{suffix}.tmp"));
-            let mut opts = OpenOptions::new();
-            opts.write(true).create_new(true);
-            #[cfg(unix)]
-            {
-                use cap_std::fs::OpenOptionsExt;
-                opts.mode(0o666);
-            }
-            match self.dir.open_with(&tmp, &opts) {
-                Ok(f) => return Ok((tmp, f.into_std())),
+            match make(&tmp) {
+                Ok(made) => return Ok((tmp, made)),
                 Err(e) if e.kind() == ErrorKind::AlreadyExists => continue,
-                Err(e) => return Err(top.map_err("create a temp file for", rel, e)),
+                Err(e) => return Err(self.map_err(what, rel, e)),
             }
         }
         Err(CapError::Io {
-            what: "create a temp file for",
-            path: top.display(rel),
+            what,
+            path: self.display(rel),
             err: std::io::Error::new(ErrorKind::AlreadyExists, "no free temp name"),
         })
     }

@@ -204,20 +204,7 @@ pub struct GcReport {
 /// `<state_dir>/checkpoints/<project dir name>-<hash of the full root>`.
 pub fn store_dir(state_dir: &Path, project_root: &Path) -> PathBuf {
     let hash = blake3::hash(project_root.as_os_str().as_encoded_bytes());
-    let base: String = project_root
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default()
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .take(48)
-        .collect();
+    let base = crate::paths::name_part(project_root, &[]);
     let base = if base.is_empty() { "root".into() } else { base };
     state_dir
         .join("checkpoints")

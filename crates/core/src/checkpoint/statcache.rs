@@ -29,37 +29,21 @@ pub fn trustworthy(mtime_ns: i64, now_ns: i64) -> bool {
     mtime_ns < now_ns - window
 }
 
+/// A file's `lstat` when it was read, and what it held.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Cached {
-    pub size: u64,
-    pub mtime_ns: i64,
-    pub ctime_ns: i64,
-    pub ino: u64,
-    pub dev: u64,
-    pub executable: bool,
+    pub stat: Stat,
     pub id: ObjectId,
 }
 
 impl Cached {
     pub fn new(s: &Stat, id: ObjectId) -> Cached {
-        Cached {
-            size: s.size,
-            mtime_ns: s.mtime_ns,
-            ctime_ns: s.ctime_ns,
-            ino: s.ino,
-            dev: s.dev,
-            executable: s.executable,
-            id,
-        }
+        Cached { stat: *s, id }
     }
 
+    /// Whether `s` says the file is unchanged since it was read.
     pub fn matches(&self, s: &Stat) -> bool {
-        self.size == s.size
-            && self.mtime_ns == s.mtime_ns
-            && self.ctime_ns == s.ctime_ns
-            && self.ino == s.ino
-            && self.dev == s.dev
-            && self.executable == s.executable
+        self.stat == *s
     }
 }
 
@@ -108,18 +92,15 @@ impl StatCache {
             let dev = u64_at(&mut at)?;
             let executable = take(&mut at, 1)?[0] == 1;
             let id = ObjectId(take(&mut at, 32)?.try_into().ok()?);
-            map.insert(
-                path,
-                Cached {
-                    size,
-                    mtime_ns,
-                    ctime_ns,
-                    ino,
-                    dev,
-                    executable,
-                    id,
-                },
-            );
+            let stat = Stat {
+                size,
+                mtime_ns,
+                ctime_ns,
+                ino,
+                dev,
+                executable,
+            };
+            map.insert(path, Cached { stat, id });
         }
         (at == body.len()).then_some(StatCache { map })
     }
@@ -156,10 +137,11 @@ impl Encoder {
         let out = &mut self.out;
         out.extend_from_slice(&(path.len() as u16).to_le_bytes());
         out.extend_from_slice(path);
-        for v in [c.size, c.mtime_ns as u64, c.ctime_ns as u64, c.ino, c.dev] {
+        let s = &c.stat;
+        for v in [s.size, s.mtime_ns as u64, s.ctime_ns as u64, s.ino, s.dev] {
             out.extend_from_slice(&v.to_le_bytes());
         }
-        out.push(u8::from(c.executable));
+        out.push(u8::from(s.executable));
         out.extend_from_slice(&c.id.0);
         self.n += 1;
     }

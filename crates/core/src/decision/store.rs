@@ -245,20 +245,7 @@ fn fnv1a64(bytes: &[u8]) -> u64 {
 /// `<state_dir>/decisions/<project dir name>-<hash of the full root>.json`.
 pub fn store_path(state_dir: &Path, project_root: &Path) -> PathBuf {
     let hash = fnv1a64(project_root.as_os_str().as_encoded_bytes());
-    let base: String = project_root
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default()
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .take(48)
-        .collect();
+    let base = crate::paths::name_part(project_root, &['.']);
     let base = if base.is_empty() || base.starts_with('.') {
         format!("root{base}")
     } else {

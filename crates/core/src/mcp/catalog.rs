@@ -43,9 +43,17 @@ impl Surface {
         }
     }
 
-    /// Whether a client on this surface may see and call `tool`.
+    /// Whether a client on this surface may call `tool`.
     pub fn offers(self, tool: &Entry) -> bool {
-        self == Surface::Ide || tool.door.on_mcp()
+        match self {
+            Surface::Ide => tool.door.on_ide(),
+            Surface::Mcp => tool.door.on_mcp(),
+        }
+    }
+
+    /// Whether a client on this surface sees `tool` in `tools/list`.
+    pub fn lists(self, tool: &Entry) -> bool {
+        self.offers(tool) && tool.door.listed()
     }
 }
 
@@ -126,7 +134,7 @@ impl Catalog {
             let tools: Vec<Value> = self
                 .tools
                 .iter()
-                .filter(|t| surface.offers(t))
+                .filter(|t| surface.lists(t))
                 .map(|t| {
                     let mut d = describe(t);
                     // The default a caller gets is the configured language, not the schema's.
@@ -146,8 +154,12 @@ impl Catalog {
         self.by_name.get(name).map(|&i| &self.tools[i])
     }
 
+    /// The tools listed on some door (every tool but the hook tool's).
     pub fn names(&self) -> impl Iterator<Item = &'static str> + '_ {
-        self.tools.iter().map(|t| t.name)
+        self.tools
+            .iter()
+            .filter(|t| t.door.listed())
+            .map(|t| t.name)
     }
 }
 

@@ -9,7 +9,7 @@ pub mod inflight;
 use crate::jsonrpc::{json_text, payload_text, shorten, RpcError};
 use crate::state::client;
 use crate::state::State;
-use crate::tools::{ToolError, ToolOutput};
+use crate::tools::{Run, ToolError, ToolOutput};
 use crate::turns::Tracker;
 use catalog::{Catalog, Surface};
 use futures_util::{FutureExt, StreamExt};
@@ -542,13 +542,10 @@ async fn tools_call(
         Some(a @ Value::Object(_)) => a,
         Some(_) => return invalid("Invalid params: 'arguments' must be an object"),
     };
-    if name == crate::hook::MCP_TOOL && surface == Surface::Mcp {
-        return hook_tool(shared, args).await;
-    }
     if shared
         .catalog
         .get(&name)
-        .is_some_and(|t| !surface.offers(t))
+        .is_some_and(|t| surface == Surface::Mcp && !surface.offers(t))
     {
         return invalid(&format!(
             "{} belongs to Claude Code's IDE connection (the lock file's URL); it is not offered \
@@ -558,27 +555,6 @@ async fn tools_call(
         ));
     }
     call_tool_on(shared, surface, &name, args).await
-}
-
-/// Claude Code's `mcp_tool` hook of a tool call ([`crate::hook::MCP_TOOL`], on `/mcp` only; not
-/// a tool the model is offered): recorded with the session's turns.
-async fn hook_tool(shared: &Service, args: Value) -> Result<Value, RpcError> {
-    // A capture reads and stores a file: off the runtime's threads.
-    let turns = shared.turns.clone();
-    let done =
-        tokio::task::spawn_blocking(move || crate::turns::record_tool_call(&turns, &args)).await;
-    match done {
-        Ok(Ok(())) => Ok(tool_result(ToolOutput::texts(["{}".to_string()]))),
-        Ok(Err(e)) => Err(RpcError::new(
-            ErrorCode::INVALID_PARAMS,
-            format!("Invalid params: {e}"),
-        )),
-        // A panic while recording (contained by the blocking pool): ours, not the caller's.
-        Err(e) => Err(RpcError::new(
-            ErrorCode::INTERNAL_ERROR,
-            format!("the hook could not be recorded: {e}"),
-        )),
-    }
 }
 
 fn initialize_result(version: &str) -> Value {
@@ -615,7 +591,7 @@ pub async fn call_tool_on(
     name: &str,
     args: Value,
 ) -> Result<Value, RpcError> {
-    let Some(tool) = shared.catalog.get(name) else {
+    let Some(tool) = shared.catalog.get(name).filter(|t| surface.offers(t)) else {
         return Err(RpcError::new(
             ErrorCode::INVALID_PARAMS,
             format!("Unknown tool: {}", shorten(name, NAME_ECHO)),
@@ -623,9 +599,12 @@ pub async fn call_tool_on(
     };
     let args = shared.catalog.with_default_language(tool, args);
     let fut = AssertUnwindSafe(async {
-        match surface {
-            Surface::Mcp => crate::tools::door::run(shared.state.clone(), tool, args).await,
-            Surface::Ide => (tool.run)(shared.state.clone(), args).await,
+        match (tool.run, surface) {
+            (Run::Turns(run), _) => run(shared.turns.clone(), args).await,
+            (Run::State(run), Surface::Mcp) => {
+                crate::tools::door::run(shared.state.clone(), tool, run, args).await
+            }
+            (Run::State(run), Surface::Ide) => run(shared.state.clone(), args).await,
         }
     });
     let outcome = match AssertUnwindSafe(fut).catch_unwind().await {
@@ -641,6 +620,7 @@ pub async fn call_tool_on(
     match outcome {
         Ok(out) => Ok(tool_result(out)),
         Err(ToolError::InvalidParams(m)) => Err(RpcError::new(ErrorCode::INVALID_PARAMS, m)),
+        Err(ToolError::Internal(m)) => Err(RpcError::new(ErrorCode::INTERNAL_ERROR, m)),
         Err(ToolError::Failed(m)) => {
             Ok(
                 serde_json::to_value(CallToolResult::error(vec![Content::text(m)]))

@@ -8,7 +8,7 @@
 //! by `lua/claude_context/sessions_state.lua`), without waiting for it: the hook's answer never
 //! waits for Neovim's main thread.
 
-use super::Shared;
+use super::{door, Shared};
 use crate::turns::HookEvent;
 use futures_util::{SinkExt, StreamExt};
 use serde_json::{json, Value};
@@ -132,14 +132,14 @@ where
         Ok(ev) => match (review, ask) {
             (Some(r), _) => {
                 record(&shared, ev.clone());
-                match super::plans::decide(&shared, &ev, r, &mut ws).await {
+                match door::decide(&shared, &ev, r, &mut ws).await {
                     Some(v) => Ok(v),
                     None => return, // the hook went away
                 }
             }
             (None, Some(a)) => {
                 record(&shared, ev.clone());
-                match super::permissions::decide(&shared, &ev, a, &mut ws).await {
+                match door::decide(&shared, &ev, a, &mut ws).await {
                     Some(v) => Ok(v),
                     None => return, // the hook went away
                 }

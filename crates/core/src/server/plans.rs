@@ -11,29 +11,13 @@
 //! bridge goes away, the hook's connection ends and it prints nothing: the CLI asks in the
 //! terminal.
 
-use super::door::{self, Slot};
-use super::Shared;
+use super::door::{self, Decidable, MAX_WAIT};
 use crate::editor::EditorError;
 use crate::plans::{hook_output, Decision, Review};
 use crate::turns::HookEvent;
 use serde_json::{json, Value};
 use std::sync::atomic::AtomicUsize;
-use std::sync::Arc;
-use std::time::Duration;
-use tokio::io::{AsyncRead, AsyncWrite};
-use tokio_tungstenite::WebSocketStream;
-
-/// The most reviews open at once (each is a buffer in Neovim); more are left to the terminal.
-pub const MAX_OPEN: usize = 8;
-/// The longest a review is waited for (Claude Code's timeout of the hook ends it sooner).
-pub const MAX_WAIT: Duration = crate::hook::REVIEW_TIMEOUT;
-
-static OPEN: AtomicUsize = AtomicUsize::new(0);
-
-/// One more open review, unless [`MAX_OPEN`] are open already.
-fn slot() -> Option<Slot> {
-    Slot::take(&OPEN, MAX_OPEN)
-}
+use tokio::time::error::Elapsed;
 
 /// The review a hook request asks for (`params.review`), if any.
 pub fn from_request(text: &str) -> Option<Review> {
@@ -73,64 +57,62 @@ pub fn result_for(r: &Review, answer: Result<Value, EditorError>) -> Value {
     }
 }
 
-/// Asks the editor to decide `r` and returns the hook's answer (`result`); `None` when the hook
-/// went away first (nothing to answer).
-pub async fn decide<S>(
-    shared: &Arc<Shared>,
-    ev: &HookEvent,
-    r: Review,
-    ws: &mut WebSocketStream<S>,
-) -> Option<Value>
-where
-    S: AsyncRead + AsyncWrite + Unpin,
-{
-    let Some(_slot) = slot() else {
-        tracing::info!("too many reviews open; the terminal asks");
-        return Some(json!({}));
-    };
-    // The session waits for the person while the editor has it.
-    super::hooks::record(
-        shared,
-        HookEvent {
+/// A review, asked with [`door::decide`].
+impl Decidable for Review {
+    const METHOD: &'static str = "plan_review";
+    /// The most reviews open at once (each is a buffer in Neovim); more are left to the
+    /// terminal.
+    const MAX_OPEN: usize = 8;
+    const BUSY: &'static str = "too many reviews open; the terminal asks";
+    const GONE: &'static str = "the hook went away before the decision";
+
+    fn open() -> &'static AtomicUsize {
+        static OPEN: AtomicUsize = AtomicUsize::new(0);
+        &OPEN
+    }
+
+    fn tool_input(&self) -> (&str, &Value) {
+        (&self.tool, &self.input)
+    }
+
+    /// The session waits for the person while the editor has it.
+    fn waiting(&self, ev: &HookEvent) -> Option<HookEvent> {
+        Some(HookEvent {
             event: "Notification".into(),
             notification_type: Some("permission_prompt".into()),
-            message: Some(waiting_message(&r)),
+            message: Some(waiting_message(self)),
             ..ev.clone()
-        },
-    );
-    let asked = shared.rpc.call("plan_review", editor_params(ev, &r));
-    let Some(a) = door::answer_unless_gone(asked, MAX_WAIT, ws).await else {
-        tracing::debug!(session = %ev.session_id, "the hook went away before the decision");
-        return None;
-    };
-    let result = result_for(
-        &r,
-        a.unwrap_or_else(|_| {
-            Err(EditorError::Timeout {
-                method: "plan_review".into(),
-                waited_ms: MAX_WAIT.as_millis() as u64,
-            })
-        }),
-    );
-    if result.get("output").is_some() {
-        // The person decided in Neovim: the session works on (Claude revises, or goes ahead).
-        // (No PostToolUse follows a denial, and the sessions `:ClaudeContext open` starts have
-        // no PostToolUse hook at all.)
-        let denied = result.get("denied") == Some(&Value::Bool(true));
-        super::hooks::record(
-            shared,
-            HookEvent {
-                event: if denied {
-                    "PostToolUseFailure"
-                } else {
-                    "PostToolUse"
-                }
-                .into(),
-                ..ev.clone()
-            },
-        );
+        })
     }
-    Some(result)
+
+    fn result(&self, answer: Result<Result<Value, EditorError>, Elapsed>) -> Value {
+        result_for(
+            self,
+            answer.unwrap_or_else(|_| {
+                Err(EditorError::Timeout {
+                    method: Self::METHOD.into(),
+                    waited_ms: MAX_WAIT.as_millis() as u64,
+                })
+            }),
+        )
+    }
+
+    /// The person decided in Neovim: the session works on (Claude revises, or goes ahead).
+    /// (No PostToolUse follows a denial, and the sessions `:ClaudeContext open` starts have no
+    /// PostToolUse hook at all.)
+    fn decided(&self, ev: &HookEvent, result: &Value) -> Option<HookEvent> {
+        result.get("output")?;
+        let denied = result.get("denied") == Some(&Value::Bool(true));
+        Some(HookEvent {
+            event: if denied {
+                "PostToolUseFailure"
+            } else {
+                "PostToolUse"
+            }
+            .into(),
+            ..ev.clone()
+        })
+    }
 }
 
 #[cfg(test)]
@@ -149,15 +131,6 @@ mod tests {
         let bad = bad.replace(r#""tool":"ExitPlanMode""#, r#""tool":"Bash""#);
         assert!(from_request(&bad).is_none());
         assert!(from_request(r#"{"params":{}}"#).is_none());
-    }
-
-    #[test]
-    fn at_most_max_open_reviews_at_once() {
-        let slots: Vec<Slot> = std::iter::from_fn(slot).take(MAX_OPEN + 1).collect();
-        assert_eq!(slots.len(), MAX_OPEN);
-        assert!(slot().is_none());
-        drop(slots);
-        assert!(slot().is_some());
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //! the Claude-session manager and the write policy; and, in [`client`], the connection a
 //! request came on, so that a tool can ask its client (elicitation, sampling).
 //!
-//! The modules depend on each other one way only (`tests/layout.rs` checks it, ARCHITECTURE.md
+//! The modules depend on each other one way only (`tests/it/layout.rs` checks it, ARCHITECTURE.md
 //! lists the layers):
 //!
 //! ```text

@@ -23,6 +23,7 @@
 //! file). The checks are filters around the tools' ordinary `run` ([`run`]), so they hold
 //! whatever way a tool gets its answer (the editor's main thread or a snapshot).
 
+use super::ide::AnswerError;
 use super::{Ctx, Entry, ToolError, ToolOutput};
 use crate::state::State;
 use serde_json::Value;
@@ -46,12 +47,30 @@ pub enum DoorRule {
     OpenEditors,
     /// The diagnostics answer without the files outside.
     Diagnostics,
+    /// Claude Code's hook tool ([`crate::tools::hook`]): listed on neither door (offered to no
+    /// one), callable on `/mcp` only; the IDE door does not know it.
+    Hook,
 }
 
 impl DoorRule {
-    /// Whether a client of `/mcp` sees and may call the tool.
+    /// Whether a client of `/mcp` may call the tool (and sees it, when it is [`listed`]).
+    ///
+    /// [`listed`]: DoorRule::listed
     pub fn on_mcp(self) -> bool {
         self != DoorRule::IdeOnly
+    }
+
+    /// Whether a client of the IDE door may call the tool (and sees it, when it is
+    /// [`listed`]).
+    ///
+    /// [`listed`]: DoorRule::listed
+    pub fn on_ide(self) -> bool {
+        self != DoorRule::Hook
+    }
+
+    /// Whether `tools/list` names the tool where it may be called.
+    pub fn listed(self) -> bool {
+        self != DoorRule::Hook
     }
 }
 
@@ -190,31 +209,60 @@ fn resolve(path: &Path) -> Option<PathBuf> {
 
 /// Runs `tool` for a client of `/mcp`, through its [`DoorRule`]. (The dispatch refuses an
 /// [`DoorRule::IdeOnly`] tool before it gets here.)
-pub async fn run(ctx: Ctx, tool: &Entry, args: Value) -> Result<ToolOutput, ToolError> {
+pub async fn run(
+    ctx: Ctx,
+    tool: &Entry,
+    run: fn(Ctx, Value) -> crate::tools::ToolFuture,
+    args: Value,
+) -> Result<ToolOutput, ToolError> {
     match tool.door {
         DoorRule::PathInside => {
             let args = check_path_arg(ctx.clone(), tool.name, args).await?;
-            (tool.run)(ctx, args).await
+            run(ctx, args).await
         }
         DoorRule::Diagnostics => {
-            let out = (tool.run)(ctx.clone(), args).await?;
+            let out = run(ctx.clone(), args).await?;
             blocking(move || filter_diagnostics(&Door::of(&ctx), out)).await
         }
         DoorRule::Selection { latest } => {
-            let out = (tool.run)(ctx.clone(), args).await?;
+            let out = run(ctx.clone(), args).await?;
             blocking(move || filter_selection(&Door::of(&ctx), out, latest)).await
         }
         DoorRule::OpenEditors => {
-            let out = (tool.run)(ctx.clone(), args).await?;
+            let out = run(ctx.clone(), args).await?;
             blocking(move || filter_editors(&Door::of(&ctx), out)).await
         }
-        DoorRule::Open | DoorRule::IdeOnly => (tool.run)(ctx, args).await,
+        DoorRule::Open | DoorRule::IdeOnly | DoorRule::Hook => run(ctx, args).await,
     }
 }
 
 /// The door's checks on the blocking pool, with the connection's project root along (a relative
 /// path resolves against the root this connection set, as in the fs-* tools).
 use crate::tools::on_blocking_pool as blocking;
+
+/// The door's refusal of a tool's `filePath` on `/mcp` (the tool's failure).
+#[derive(Debug, thiserror::Error)]
+pub enum DoorError {
+    #[error(
+        "{tool}: {arg} is relative and there is no project root to take it from; give an \
+         absolute path"
+    )]
+    Relative { tool: &'static str, arg: String },
+    /// `leads`: where a link at `path` leads, said as " (it leads to …)", or empty.
+    #[error(
+        "{tool}: refused: {path}{leads} is outside the project and the workspace folders \
+         ({roots}). On this connection (/mcp) the editor's files are reachable inside them \
+         only."
+    )]
+    Outside {
+        tool: &'static str,
+        path: String,
+        leads: String,
+        roots: String,
+    },
+}
+
+impl crate::error::Fault for DoorError {}
 
 /// A tool's arguments with `filePath` checked and made absolute, or the refusal.
 async fn check_path_arg(ctx: Ctx, tool: &'static str, mut args: Value) -> Result<Value, ToolError> {
@@ -233,12 +281,9 @@ async fn check_path_arg(ctx: Ctx, tool: &'static str, mut args: Value) -> Result
     let checked = {
         let door = door.clone();
         blocking(move || {
-            let abs = door.absolute(&arg).ok_or_else(|| {
-                ToolError::Failed(format!(
-                    "{tool}: {arg} is relative and there is no project root to take it from; \
-                     give an absolute path"
-                ))
-            })?;
+            let abs = door
+                .absolute(&arg)
+                .ok_or(DoorError::Relative { tool, arg })?;
             if door.admits(&abs) {
                 Ok(abs)
             } else {
@@ -246,13 +291,13 @@ async fn check_path_arg(ctx: Ctx, tool: &'static str, mut args: Value) -> Result
                     .filter(|r| r != &abs)
                     .map(|r| format!(" (it leads to {})", r.display()))
                     .unwrap_or_default();
-                Err(ToolError::Failed(format!(
-                    "{tool}: refused: {}{leads} is outside the project and the workspace \
-                     folders ({}). On this connection (/mcp) the editor's files are reachable \
-                     inside them only.",
-                    abs.display(),
-                    door.describe()
-                )))
+                Err(DoorError::Outside {
+                    tool,
+                    path: abs.display().to_string(),
+                    leads,
+                    roots: door.describe(),
+                }
+                .into())
             }
         })
         .await?
@@ -298,9 +343,7 @@ fn filter_selection(door: &Door, out: ToolOutput, latest: bool) -> Result<ToolOu
 fn filter_editors(door: &Door, out: ToolOutput) -> Result<ToolOutput, ToolError> {
     let mut v = out.value;
     let Some(tabs) = v.get_mut("tabs").and_then(Value::as_array_mut) else {
-        return Err(ToolError::Failed(
-            "the editor's answer to getOpenEditors has no tabs".into(),
-        ));
+        return Err(AnswerError::NoTabs.into());
     };
     tabs.retain(|t| {
         let name = t.get("fileName").and_then(Value::as_str).map(String::from);
@@ -320,11 +363,11 @@ fn filter_editors(door: &Door, out: ToolOutput) -> Result<ToolOutput, ToolError>
 /// `getDiagnostics`' answer (JSON text `[{uri, diagnostics}]`) without the files outside.
 fn filter_diagnostics(door: &Door, out: ToolOutput) -> Result<ToolOutput, ToolError> {
     let text = out.text.as_deref().unwrap_or_default();
-    let mut files: Vec<Value> = serde_json::from_str(text).map_err(|e| {
-        ToolError::Failed(format!(
-            "the editor's answer to getDiagnostics is malformed: {e}"
-        ))
-    })?;
+    let mut files: Vec<Value> =
+        serde_json::from_str(text).map_err(|err| AnswerError::Malformed {
+            method: "getDiagnostics".into(),
+            err,
+        })?;
     files.retain(|f| {
         let uri = f.get("uri").and_then(Value::as_str).unwrap_or_default();
         // `file://` + the path as is (Claude Code's form), or percent-encoded.
@@ -339,30 +382,100 @@ fn filter_diagnostics(door: &Door, out: ToolOutput) -> Result<ToolOutput, ToolEr
             ),
         }
     });
-    let text = serde_json::to_string(&files)
-        .map_err(|e| ToolError::Failed(format!("cannot encode the diagnostics: {e}")))?;
+    let text = serde_json::to_string(&files).map_err(AnswerError::EncodeDiagnostics)?;
     Ok(ToolOutput::texts([text]))
+}
+
+/// The door tests' tree (here and in the code tools' tests).
+#[cfg(test)]
+pub(crate) mod testing {
+    use super::Door;
+    use std::path::PathBuf;
+
+    /// A temporary project `proj` (with an empty `src/`) and, beside it, a directory `outside`.
+    pub struct Tree {
+        pub _d: tempfile::TempDir,
+        pub proj: PathBuf,
+        pub outside: PathBuf,
+    }
+
+    impl Tree {
+        /// The tree, `outside` named `outside_name`.
+        pub fn new(outside_name: &str) -> Tree {
+            let d = tempfile::tempdir().unwrap();
+            let base = d.path().canonicalize().unwrap();
+            let proj = base.join("proj");
+            let outside = base.join(outside_name);
+            std::fs::create_dir_all(proj.join("src")).unwrap();
+            std::fs::create_dir_all(&outside).unwrap();
+            Tree {
+                _d: d,
+                proj,
+                outside,
+            }
+        }
+    }
+
+    /// The door of the project alone.
+    pub fn door(t: &Tree) -> Door {
+        Door::with_roots([t.proj.clone()], Some(t.proj.clone()))
+    }
 }
 
 #[cfg(test)]
 mod tests {
+    use super::testing::{door, Tree};
     use super::*;
     use serde_json::json;
     use std::os::unix::fs::symlink;
 
-    struct Tree {
-        _d: tempfile::TempDir,
-        proj: PathBuf,
-        outside: PathBuf,
+    #[test]
+    fn the_refusals_keep_their_words_and_are_the_tools_failures() {
+        let failed = |e: ToolError| match e {
+            ToolError::Failed(m) => m,
+            other => panic!("not the tool's failure: {other:?}"),
+        };
+        let e = DoorError::Relative {
+            tool: "openFile",
+            arg: "a.rs".into(),
+        };
+        assert_eq!(
+            failed(e.into()),
+            "openFile: a.rs is relative and there is no project root to take it from; give an \
+             absolute path"
+        );
+        let e = DoorError::Outside {
+            tool: "openFile",
+            path: "/home/x".into(),
+            leads: " (it leads to /etc/x)".into(),
+            roots: "'/p'".into(),
+        };
+        assert_eq!(
+            failed(e.into()),
+            "openFile: refused: /home/x (it leads to /etc/x) is outside the project and the \
+             workspace folders ('/p'). On this connection (/mcp) the editor's files are \
+             reachable inside them only."
+        );
+        assert_eq!(
+            failed(AnswerError::NoTabs.into()),
+            "the editor's answer to getOpenEditors has no tabs"
+        );
+        let err = serde_json::from_str::<Value>("[").unwrap_err();
+        let why = err.to_string();
+        let e = AnswerError::Malformed {
+            method: "getDiagnostics".into(),
+            err,
+        };
+        assert_eq!(
+            failed(e.into()),
+            format!("the editor's answer to getDiagnostics is malformed: {why}")
+        );
     }
 
     /// A project and, beside it, a secret, with links from inside pointing out.
     fn tree() -> Tree {
-        let d = tempfile::tempdir().unwrap();
-        let base = d.path().canonicalize().unwrap();
-        let proj = base.join("proj");
-        let outside = base.join("home");
-        std::fs::create_dir_all(proj.join("src")).unwrap();
+        let t = Tree::new("home");
+        let (proj, outside) = (&t.proj, &t.outside);
         std::fs::create_dir_all(outside.join(".aws")).unwrap();
         std::fs::write(proj.join("src/a.rs"), "fn main() {}\n").unwrap();
         std::fs::write(outside.join(".aws/credentials"), "SECRET\n").unwrap();
@@ -370,15 +483,7 @@ mod tests {
         symlink(outside.join(".aws/credentials"), proj.join("creds")).unwrap();
         symlink(proj.join("src/a.rs"), proj.join("inner-link")).unwrap();
         symlink(outside.join("nothing-yet"), proj.join("dangling")).unwrap();
-        Tree {
-            _d: d,
-            proj,
-            outside,
-        }
-    }
-
-    fn door(t: &Tree) -> Door {
-        Door::with_roots([t.proj.clone()], Some(t.proj.clone()))
+        t
     }
 
     #[test]

@@ -6,6 +6,7 @@
 
 use crate::error::Fault;
 use crate::state::State;
+use crate::turns::Tracker;
 use futures_util::future::BoxFuture;
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
@@ -20,6 +21,7 @@ pub mod memory_bank;
 pub mod workspace;
 
 pub mod door;
+pub mod hook;
 #[cfg(feature = "test-tools")]
 pub mod test_panic;
 
@@ -73,6 +75,10 @@ pub enum ToolError {
     /// The tool ran and failed; the message says what to do about it (`isError: true`).
     #[error("{0}")]
     Failed(String),
+    /// The server could not do what was asked, through no fault of the caller (JSON-RPC
+    /// -32603): the hook tool when recording a hook event panicked.
+    #[error("{0}")]
+    Internal(String),
 }
 
 /// A module's error as a tool's: the caller's mistakes are invalid params (-32602), anything
@@ -102,7 +108,17 @@ pub struct ToolDef {
     pub description: &'static str,
     pub input_schema: Schema,
     pub output_schema: Option<Schema>,
-    pub run: fn(Ctx, Value) -> ToolFuture,
+    pub run: Run,
+}
+
+/// What a tool runs over.
+#[derive(Clone, Copy)]
+pub enum Run {
+    /// The state every tool reads ([`Ctx`]): every tool but one.
+    State(fn(Ctx, Value) -> ToolFuture),
+    /// The sessions' turns over it: the hook tool ([`hook`]), which records Claude Code's hook
+    /// events with the sessions.
+    Turns(fn(Arc<Tracker>, Value) -> ToolFuture),
 }
 
 /// A tool as the catalog holds it: its definition and its door rule ([`door::DoorRule`]: what
@@ -194,6 +210,8 @@ pub fn registry() -> Vec<Entry> {
         code::lsp_calls::def().open(),
         code::code_outline::def().open(),
         code::lsp_diagnostics::def().open(),
+        // Claude Code's hook before each tool: on /mcp only, offered to no one.
+        hook::claude_context_hook::def().on_door(door::DoorRule::Hook),
     ];
     #[cfg(feature = "test-tools")]
     tools.push(test_panic::def().open());

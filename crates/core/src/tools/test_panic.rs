@@ -15,7 +15,7 @@ pub fn def() -> ToolDef {
         description: "Test only: panics.",
         input_schema: schema_of::<NoArgs>(),
         output_schema: None,
-        run,
+        run: crate::tools::Run::State(run),
     }
 }
 

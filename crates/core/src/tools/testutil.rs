@@ -6,7 +6,7 @@ use crate::mcp::Service;
 use crate::memory_bank::{Bank, Language, Scope};
 use crate::state::State;
 use serde_json::Value;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use tempfile::TempDir;
 
@@ -32,6 +32,15 @@ pub fn seeded_bank(branch: &str) -> (TempDir, Bank) {
     )
     .unwrap();
     (d, bank)
+}
+
+/// A server on a new, empty project (`<tmp>/p`, no bank yet), the state under `<tmp>`.
+pub fn empty_project() -> (TempDir, PathBuf, TestServer) {
+    let d = tempfile::tempdir().unwrap();
+    let project = d.path().canonicalize().unwrap().join("p");
+    std::fs::create_dir_all(&project).unwrap();
+    let s = TestServer::new(&project, d.path());
+    (d, project, s)
 }
 
 pub fn is_rfc3339_utc(s: &str) -> bool {
@@ -251,6 +260,8 @@ fn every_tool_returning_structure_has_an_output_schema_it_fits() {
         "closeAllDiffTabs",
         "fs-set-project-root",
         "test_panic",
+        // Claude Code's hook tool, on /mcp only: tests/it/turn_checkpoints.rs.
+        "claudeContextHook",
         // The code tools: their schema is checked against a fake editor in tools/code/tests.rs.
         "lsp_definition",
         "lsp_references",

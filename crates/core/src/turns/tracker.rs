@@ -1,6 +1,6 @@
 //! What the turns work with: the state every tool reads, and over it the sessions and
 //! checkpoints heard of through Claude Code's hooks. The state does not hold these (it is a
-//! layer below the turns, `tests/layout.rs`); the MCP dispatch's `Service` holds a [`Tracker`]
+//! layer below the turns, `tests/it/layout.rs`); the MCP dispatch's `Service` holds a [`Tracker`]
 //! and dereferences to it, so `shared.sessions` and `shared.config` read the same at every layer
 //! above.
 

@@ -94,7 +94,7 @@ impl Dirs {
 
     /// Starts the hook for `event` with `input` on stdin (left open).
     /// A `cwd` of "/p" stands for the workspace: the hook door takes no folder the editor does
-    /// not know (tests/hook_cwd.rs).
+    /// not know (tests/it/hook_cwd.rs).
     pub fn spawn_hook(&self, event: &str, input: &Value, port: Option<u16>) -> Child {
         let mut input = input.clone();
         if input["cwd"] == "/p" {

@@ -330,18 +330,19 @@ impl Manager {
             p.session_cwd = None;
         }
         let c = &mut p.stats;
-        c.since.get_or_insert(timestamp);
-        c.runs += 1;
+        let t = &mut c.totals;
+        t.since.get_or_insert(timestamp);
+        t.runs += 1;
         if result.success {
-            c.successes += 1;
+            t.successes += 1;
         } else {
-            c.failures += 1;
+            t.failures += 1;
         }
-        c.total_cost_usd += reply.total_cost_usd.unwrap_or(0.0);
-        c.input_tokens += usage.input_tokens;
-        c.output_tokens += usage.output_tokens;
-        c.cache_creation_input_tokens += usage.cache_creation_input_tokens;
-        c.cache_read_input_tokens += usage.cache_read_input_tokens;
+        t.total_cost_usd += reply.total_cost_usd.unwrap_or(0.0);
+        t.input_tokens += usage.input_tokens;
+        t.output_tokens += usage.output_tokens;
+        t.cache_creation_input_tokens += usage.cache_creation_input_tokens;
+        t.cache_read_input_tokens += usage.cache_read_input_tokens;
         if let Some(d) = reply.duration_ms {
             c.duration_ms_total += d;
             c.duration_ms_runs += 1;

@@ -109,18 +109,11 @@ impl Manager {
         let c = &st.p.stats;
         StatsResult {
             success: true,
-            since: c.since.clone(),
-            runs: c.runs,
-            successes: c.successes,
-            failures: c.failures,
-            total_cost_usd: c.total_cost_usd,
-            input_tokens: c.input_tokens,
-            output_tokens: c.output_tokens,
-            cache_creation_input_tokens: c.cache_creation_input_tokens,
-            cache_read_input_tokens: c.cache_read_input_tokens,
+            totals: c.totals.clone(),
             mean_duration_ms: (c.duration_ms_runs > 0)
                 .then(|| c.duration_ms_total as f64 / c.duration_ms_runs as f64),
-            mean_execution_time: (c.runs > 0).then(|| c.execution_time_total / c.runs as f64),
+            mean_execution_time: (c.totals.runs > 0)
+                .then(|| c.execution_time_total / c.totals.runs as f64),
             current_session_id: st.p.current_session_id.clone(),
         }
     }

@@ -3,7 +3,9 @@
 //! `:ClaudeContext cancel`.
 
 use crate::claude::results::CancelResult;
-use crate::tools::{parse_args, ready, schema_of, Ctx, NoArgs, ToolDef, ToolFuture, ToolOutput};
+use crate::tools::{
+    parse_args, ready, schema_of, Ctx, NoArgs, Run, ToolDef, ToolFuture, ToolOutput,
+};
 use serde_json::Value;
 
 pub fn def() -> ToolDef {
@@ -16,7 +18,7 @@ pub fn def() -> ToolDef {
         output_schema: Some(schema_of::<
             crate::tools::claude::session_compat::Named<CancelResult>,
         >()),
-        run,
+        run: Run::State(run),
     }
 }
 

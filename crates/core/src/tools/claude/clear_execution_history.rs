@@ -1,7 +1,7 @@
 //! `clear_execution_history {}` — Clear the Claude CLI run history (the current session is kept). Returns {success, message, cleared_count}.
 
 use crate::claude::results::ClearResult;
-use crate::tools::{parse_args, schema_of, Ctx, NoArgs, ToolDef, ToolFuture, ToolOutput};
+use crate::tools::{parse_args, schema_of, Ctx, NoArgs, Run, ToolDef, ToolFuture, ToolOutput};
 use serde_json::Value;
 
 pub fn def() -> ToolDef {
@@ -11,7 +11,7 @@ pub fn def() -> ToolDef {
         description: "Clear the Claude CLI run history (the current session is kept). Returns {success, message, cleared_count}.",
         input_schema: schema_of::<NoArgs>(),
         output_schema: Some(schema_of::<crate::tools::claude::session_compat::Named<ClearResult>>()),
-        run,
+        run: Run::State(run),
     }
 }
 

@@ -3,16 +3,11 @@
 //! sent to the CLI on stdin before the prompt. The result adds `context_file`.
 
 use crate::claude::args::RunOptions;
-use crate::claude::results::ExecResult;
-use crate::tools::claude::execute_claude::Run;
-use crate::tools::{parse_args, schema_of, Ctx, ToolDef, ToolFuture};
+use crate::tools::claude::execute_claude::{result_schema, run_as, ExecArgs, RunParts};
+use crate::tools::{schema_of, Ctx, Run, ToolDef, ToolFuture};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
-
-fn default_timeout() -> f64 {
-    crate::claude::args::DEFAULT_TIMEOUT_SECS as f64
-}
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -22,7 +17,7 @@ pub struct Args {
     /// The context file: relative to the project root, or absolute inside it.
     pub file_path: String,
     /// Seconds before the CLI (its whole process group) is killed. Default 300.
-    #[serde(default = "default_timeout")]
+    #[serde(default = "crate::tools::claude::execute_claude::default_timeout")]
     pub timeout: f64,
     /// Optional CLI flags for this run.
     #[serde(default)]
@@ -38,23 +33,22 @@ pub fn def() -> ToolDef {
                       current conversation like execute_claude. Returns {success, prompt, \
                       response, execution_time, timestamp, error, context_file}.",
         input_schema: schema_of::<Args>(),
-        output_schema: Some(schema_of::<
-            crate::tools::claude::session_compat::Named<ExecResult>,
-        >()),
-        run,
+        output_schema: Some(result_schema()),
+        run: Run::State(run),
+    }
+}
+
+impl ExecArgs for Args {
+    fn into_parts(self) -> RunParts {
+        (
+            self.prompt,
+            Some(self.file_path),
+            self.timeout,
+            self.options,
+        )
     }
 }
 
 fn run(ctx: Ctx, args: Value) -> ToolFuture {
-    Box::pin(async move {
-        let a: Args = parse_args("execute_claude_with_context", args)?;
-        let run = Run {
-            tool: "execute_claude_with_context",
-            prompt: a.prompt,
-            file_path: Some(a.file_path),
-            timeout: a.timeout,
-            options: a.options,
-        };
-        run.execute(&ctx).await
-    })
+    run_as::<Args>(ctx, "execute_claude_with_context", args)
 }

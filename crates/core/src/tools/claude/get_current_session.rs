@@ -1,7 +1,7 @@
 //! `get_current_session {}` — Get the Claude session the next run resumes. Returns {success, session_id, has_session}.
 
 use crate::claude::results::SessionResult;
-use crate::tools::{parse_args, schema_of, Ctx, NoArgs, ToolDef, ToolFuture, ToolOutput};
+use crate::tools::{parse_args, schema_of, Ctx, NoArgs, Run, ToolDef, ToolFuture, ToolOutput};
 use serde_json::Value;
 
 pub fn def() -> ToolDef {
@@ -11,7 +11,7 @@ pub fn def() -> ToolDef {
         description: "Get the Claude session the next run resumes. Returns {success, session_id, has_session}.",
         input_schema: schema_of::<NoArgs>(),
         output_schema: Some(schema_of::<crate::tools::claude::session_compat::Named<SessionResult>>()),
-        run,
+        run: Run::State(run),
     }
 }
 

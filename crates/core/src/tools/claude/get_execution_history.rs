@@ -1,7 +1,7 @@
 //! `get_execution_history {limit = 10}` — the newest `limit` runs (oldest first), how many are
 //! kept (at most 100, persisted across restarts) and the current session id.
 
-use crate::tools::{parse_args, schema_of, Ctx, ToolDef, ToolFuture, ToolOutput};
+use crate::tools::{parse_args, schema_of, Ctx, Run, ToolDef, ToolFuture, ToolOutput};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
@@ -27,7 +27,7 @@ pub fn def() -> ToolDef {
                       total_entries, current_session_id}.",
         input_schema: schema_of::<Args>(),
         output_schema: Some(schema_of::<crate::tools::claude::session_compat::History>()),
-        run,
+        run: Run::State(run),
     }
 }
 

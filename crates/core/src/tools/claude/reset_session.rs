@@ -1,7 +1,7 @@
 //! `reset_session {}` — Forget the current Claude session: the next run starts a new conversation. Returns {success, message, old_session_id}.
 
 use crate::claude::results::ResetResult;
-use crate::tools::{parse_args, schema_of, Ctx, NoArgs, ToolDef, ToolFuture, ToolOutput};
+use crate::tools::{parse_args, schema_of, Ctx, NoArgs, Run, ToolDef, ToolFuture, ToolOutput};
 use serde_json::Value;
 
 pub fn def() -> ToolDef {
@@ -11,7 +11,7 @@ pub fn def() -> ToolDef {
         description: "Forget the current Claude session: the next run starts a new conversation. Returns {success, message, old_session_id}.",
         input_schema: schema_of::<NoArgs>(),
         output_schema: Some(schema_of::<crate::tools::claude::session_compat::Named<ResetResult>>()),
-        run,
+        run: Run::State(run),
     }
 }
 

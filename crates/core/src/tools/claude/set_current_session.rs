@@ -2,7 +2,7 @@
 //! example one taken from `get_execution_history`). Returns `{success, message, session_id,
 //! old_session_id}`.
 
-use crate::tools::{parse_args, schema_of, Ctx, ToolDef, ToolError, ToolFuture, ToolOutput};
+use crate::tools::{parse_args, schema_of, Ctx, Run, ToolDef, ToolError, ToolFuture, ToolOutput};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
@@ -23,7 +23,7 @@ pub fn def() -> ToolDef {
                       old_session_id}.",
         input_schema: schema_of::<Args>(),
         output_schema: Some(schema_of::<crate::tools::claude::session_compat::SetSession>()),
-        run,
+        run: Run::State(run),
     }
 }
 

@@ -1,6 +1,6 @@
 //! `test_claude_cli {}` — Find the Claude Code CLI (setup{claude.cmd}, PATH, common install locations, CLAUDE_PATH) and run `claude --version`. Returns {success, path, source, version, error}.
 
-use crate::tools::{parse_args, schema_of, Ctx, NoArgs, ToolDef, ToolFuture, ToolOutput};
+use crate::tools::{parse_args, schema_of, Ctx, NoArgs, Run, ToolDef, ToolFuture, ToolOutput};
 use serde_json::Value;
 
 pub fn def() -> ToolDef {
@@ -10,7 +10,7 @@ pub fn def() -> ToolDef {
         description: "Find the Claude Code CLI (setup{claude.cmd}, PATH, common install locations, CLAUDE_PATH) and run `claude --version`. Returns {success, path, source, version, error}.",
         input_schema: schema_of::<NoArgs>(),
         output_schema: Some(schema_of::<crate::tools::claude::session_compat::CliTest>()),
-        run,
+        run: Run::State(run),
     }
 }
 

@@ -5,7 +5,7 @@
 //! so. Handler: `lua/claude_context/code/outline.lua`.
 
 use crate::tools::code::{output_schema, run_with, CodeError};
-use crate::tools::{schema_of, Ctx, ToolDef, ToolFuture};
+use crate::tools::{schema_of, Ctx, Run, ToolDef, ToolFuture};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -29,7 +29,7 @@ pub fn def() -> ToolDef {
                       needed). Cheaper than reading the file to find where things are.",
         input_schema: schema_of::<Args>(),
         output_schema: Some(output_schema()),
-        run,
+        run: Run::State(run),
     }
 }
 

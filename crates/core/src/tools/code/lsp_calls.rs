@@ -2,8 +2,8 @@
 //! (`callHierarchy/incomingCalls`, `callHierarchy/outgoingCalls`). Handler:
 //! `lua/claude_context/code/lsp.lua`.
 
-use crate::tools::code::{output_schema, run_targeted, Target, Targeted};
-use crate::tools::{schema_of, Ctx, ToolDef, ToolFuture};
+use crate::tools::code::{output_schema, run_targeted, Target};
+use crate::tools::{schema_of, Ctx, Run, ToolDef, ToolFuture};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -39,16 +39,10 @@ pub fn def() -> ToolDef {
                       `line` + `column` or `text`). Answers path:line:col with the line's text.",
         input_schema: schema_of::<Args>(),
         output_schema: Some(output_schema()),
-        run,
-    }
-}
-
-impl Targeted for Args {
-    fn target(&self) -> &Target {
-        &self.target
+        run: Run::State(run),
     }
 }
 
 fn run(ctx: Ctx, args: Value) -> ToolFuture {
-    run_targeted::<Args>(ctx, "lsp_calls", args)
+    run_targeted::<Args>(ctx, "lsp_calls", args, |a| &a.target)
 }

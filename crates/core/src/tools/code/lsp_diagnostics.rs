@@ -3,7 +3,7 @@
 //! `timeout_ms`, then the buffer is unloaded. Handler: `lua/claude_context/code/diagnostics.lua`.
 
 use crate::tools::code::{output_schema, run_with, CodeError};
-use crate::tools::{schema_of, Ctx, ToolDef, ToolFuture};
+use crate::tools::{schema_of, Ctx, Run, ToolDef, ToolFuture};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -40,7 +40,7 @@ pub fn def() -> ToolDef {
                       with severity, message and the line's text.",
         input_schema: schema_of::<Args>(),
         output_schema: Some(output_schema()),
-        run,
+        run: Run::State(run),
     }
 }
 

@@ -1,7 +1,7 @@
 //! `lsp_hover` — a symbol's signature and documentation (`textDocument/hover`). Handler: `lua/claude_context/code/lsp.lua`.
 
 use crate::tools::code::{output_schema, run_target, Target};
-use crate::tools::{schema_of, Ctx, ToolDef, ToolFuture};
+use crate::tools::{schema_of, Ctx, Run, ToolDef, ToolFuture};
 use serde_json::Value;
 
 pub fn def() -> ToolDef {
@@ -11,7 +11,7 @@ pub fn def() -> ToolDef {
         description: "A symbol's signature, type and documentation, from the editor's language servers (LSP hover). Name the symbol (`symbol`, optionally `file` and `kind`) or a place (`file` + 1-based `line` + `column` or `text`).",
         input_schema: schema_of::<Target>(),
         output_schema: Some(output_schema()),
-        run,
+        run: Run::State(run),
     }
 }
 

@@ -2,8 +2,8 @@
 //! (`textDocument/references`), grouped by file and capped. Handler:
 //! `lua/claude_context/code/lsp.lua`.
 
-use crate::tools::code::{output_schema, run_targeted, Target, Targeted};
-use crate::tools::{schema_of, Ctx, ToolDef, ToolFuture};
+use crate::tools::code::{output_schema, run_targeted, Target};
+use crate::tools::{schema_of, Ctx, Run, ToolDef, ToolFuture};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -30,16 +30,10 @@ pub fn def() -> ToolDef {
                       finding usages.",
         input_schema: schema_of::<Args>(),
         output_schema: Some(output_schema()),
-        run,
-    }
-}
-
-impl Targeted for Args {
-    fn target(&self) -> &Target {
-        &self.target
+        run: Run::State(run),
     }
 }
 
 fn run(ctx: Ctx, args: Value) -> ToolFuture {
-    run_targeted::<Args>(ctx, "lsp_references", args)
+    run_targeted::<Args>(ctx, "lsp_references", args, |a| &a.target)
 }

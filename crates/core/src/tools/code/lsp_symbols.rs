@@ -3,7 +3,7 @@
 //! `lua/claude_context/code/lsp.lua`.
 
 use crate::tools::code::{output_schema, run_with, CodeError};
-use crate::tools::{schema_of, Ctx, ToolDef, ToolFuture};
+use crate::tools::{schema_of, Ctx, Run, ToolDef, ToolFuture};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -35,7 +35,7 @@ pub fn def() -> ToolDef {
                       path:line:col with kind and name.",
         input_schema: schema_of::<Args>(),
         output_schema: Some(output_schema()),
-        run,
+        run: Run::State(run),
     }
 }
 

@@ -123,19 +123,19 @@ pub enum CodeError {
     Editor(#[from] crate::editor::EditorError),
 }
 
-impl From<CodeError> for ToolError {
-    fn from(e: CodeError) -> ToolError {
-        match e {
+/// Arguments that name no place, or too much, are the caller's mistake (-32602); a path the
+/// door refuses and the editor's failure are the tool's (`isError: true`).
+impl crate::error::Fault for CodeError {
+    fn is_callers(&self) -> bool {
+        match self {
             CodeError::NoPlace { .. }
             | CodeError::LineWithoutFile { .. }
             | CodeError::ZeroBased { .. }
             | CodeError::NoFileNorQuery { .. }
             | CodeError::NoFiles { .. }
             | CodeError::TooManyFiles { .. }
-            | CodeError::EmptyFile { .. } => ToolError::InvalidParams(e.to_string()),
-            CodeError::Relative { .. } | CodeError::Outside { .. } | CodeError::Editor(_) => {
-                ToolError::Failed(e.to_string())
-            }
+            | CodeError::EmptyFile { .. } => true,
+            CodeError::Relative { .. } | CodeError::Outside { .. } | CodeError::Editor(_) => false,
         }
     }
 }
@@ -156,24 +156,18 @@ impl Target {
     }
 }
 
-/// Arguments made of a [`Target`] and options of the tool's own (`lsp_references`,
-/// `lsp_calls`, …): checked and forwarded alike by [`run_targeted`].
-pub trait Targeted {
-    fn target(&self) -> &Target;
-}
-
-impl Targeted for Target {
-    fn target(&self) -> &Target {
-        self
-    }
-}
-
-/// The `run` of the tools whose arguments are a [`Target`] plus their own options.
-pub fn run_targeted<A>(ctx: Ctx, tool: &'static str, args: Value) -> ToolFuture
+/// The `run` of the tools whose arguments are a [`Target`] (`target` finds it in them) plus
+/// options of the tool's own (`lsp_references`, `lsp_calls`, …): checked and forwarded alike.
+pub fn run_targeted<A>(
+    ctx: Ctx,
+    tool: &'static str,
+    args: Value,
+    target: fn(&A) -> &Target,
+) -> ToolFuture
 where
-    A: Targeted + serde::de::DeserializeOwned + Serialize + Send + 'static,
+    A: serde::de::DeserializeOwned + Serialize + Send + 'static,
 {
-    run_with::<A>(ctx, tool, args, |a, tool| a.target().check(tool))
+    run_with::<A>(ctx, tool, args, move |a, tool| target(a).check(tool))
 }
 
 /// The schema of [`Answer`], every tool's `outputSchema`.
@@ -186,7 +180,7 @@ pub fn run_with<A>(
     ctx: Ctx,
     tool: &'static str,
     args: Value,
-    check: fn(&A, &'static str) -> Result<(), CodeError>,
+    check: impl FnOnce(&A, &'static str) -> Result<(), CodeError>,
 ) -> ToolFuture
 where
     A: serde::de::DeserializeOwned + Serialize + Send + 'static,
@@ -349,7 +343,7 @@ fn read_text(door: &Door, path: &Path) -> Option<String> {
 
 /// The `run` of the tools whose arguments are a [`Target`] only.
 pub fn run_target(ctx: Ctx, tool: &'static str, args: Value) -> ToolFuture {
-    run_targeted::<Target>(ctx, tool, args)
+    run_targeted::<Target>(ctx, tool, args, |t| t)
 }
 
 #[cfg(test)]

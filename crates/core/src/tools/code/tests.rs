@@ -2,16 +2,11 @@
 
 use super::answer::{chars_of, RawLoc, RawSection};
 use super::*;
+use crate::tools::door::testing::{door, Tree};
 use crate::tools::ide::testing::{ctx, texts, FakeEditor};
 use crate::tools::testutil::TestServer;
 use serde_json::json;
 use std::sync::Arc;
-
-struct Tree {
-    _d: tempfile::TempDir,
-    proj: PathBuf,
-    outside: PathBuf,
-}
 
 /// A server over the project of `t` whose editor answers with `answer`.
 fn server(
@@ -27,28 +22,15 @@ fn server(
 }
 
 fn tree() -> Tree {
-    let d = tempfile::tempdir().unwrap();
-    let base = d.path().canonicalize().unwrap();
-    let proj = base.join("proj");
-    let outside = base.join("lib");
-    std::fs::create_dir_all(proj.join("src")).unwrap();
-    std::fs::create_dir_all(&outside).unwrap();
+    let t = Tree::new("lib");
     std::fs::write(
-        proj.join("src/a.py"),
+        t.proj.join("src/a.py"),
         "import os\n\ndef área(x):\n    return x\n\nprint(área(1), área(2))\n",
     )
     .unwrap();
-    std::fs::write(outside.join("os.py"), "SECRET = 1\ndef getcwd(): pass\n").unwrap();
-    std::os::unix::fs::symlink(outside.join("os.py"), proj.join("link.py")).unwrap();
-    Tree {
-        _d: d,
-        proj,
-        outside,
-    }
-}
-
-fn door(t: &Tree) -> Door {
-    Door::with_roots([t.proj.clone()], Some(t.proj.clone()))
+    std::fs::write(t.outside.join("os.py"), "SECRET = 1\ndef getcwd(): pass\n").unwrap();
+    std::os::unix::fs::symlink(t.outside.join("os.py"), t.proj.join("link.py")).unwrap();
+    t
 }
 
 fn loc(path: &Path, line: u64, ch: u64, enc: &str) -> RawLoc {

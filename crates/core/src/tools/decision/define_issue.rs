@@ -7,7 +7,9 @@
 //! it. The answer carries the original's `issue` beside our fields.
 
 use crate::decision::Issue;
-use crate::tools::{decision_store, parse_args, schema_of, Ctx, ToolDef, ToolError, ToolOutput};
+use crate::tools::{
+    decision_store, parse_args, schema_of, Ctx, Run, ToolDef, ToolError, ToolOutput,
+};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
@@ -48,7 +50,7 @@ pub fn def() -> ToolDef {
                       and createdAt. Defining again replaces the current issue (kept in history).",
         input_schema: schema_of::<Args>(),
         output_schema: Some(schema_of::<Defined>()),
-        run,
+        run: Run::State(run),
     }
 }
 

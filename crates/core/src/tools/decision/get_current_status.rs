@@ -8,7 +8,7 @@ use crate::decision::{
     workflow, DecisionOption, Issue, StoreData, WidenOptionsStep, Workflow, NO_ISSUE,
 };
 use crate::tools::{
-    decision_store, parse_args, schema_of, Ctx, NoArgs, ToolDef, ToolError, ToolOutput,
+    decision_store, parse_args, schema_of, Ctx, NoArgs, Run, ToolDef, ToolError, ToolOutput,
 };
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -82,7 +82,7 @@ pub fn def() -> ToolDef {
                       Answers \"課題が定義されていません\" when no issue is defined (issue: null).",
         input_schema: schema_of::<NoArgs>(),
         output_schema: Some(schema_of::<Status>()),
-        run,
+        run: Run::State(run),
     }
 }
 

@@ -18,7 +18,9 @@
 //!    registered options) and answers them in mcp-decisive's shape `{tripwires, metadata}`.
 
 use crate::memory_bank::document::now_rfc3339;
-use crate::tools::{decision_store, parse_args, schema_of, Ctx, ToolDef, ToolError, ToolOutput};
+use crate::tools::{
+    decision_store, parse_args, schema_of, Ctx, Run, ToolDef, ToolError, ToolOutput,
+};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
@@ -128,7 +130,7 @@ pub fn def() -> ToolDef {
                       Options default to the current issue's registered options.",
         input_schema: schema_of::<Args>(),
         output_schema: Some(schema_of::<Answer>()),
-        run,
+        run: Run::State(run),
     }
 }
 
@@ -301,6 +303,38 @@ fn compute(ctx: Ctx, a: Args) -> crate::tools::ToolFuture {
     })
 }
 
+/// Why tripwires cannot be made or recorded. Empty `options` are the caller's mistake
+/// (-32602); the rest the tool's refusal (`isError: true`), which says what to give instead.
+#[derive(Debug, thiserror::Error)]
+pub enum TripwireError {
+    #[error(
+        "no options: register them with register_options, or pass `options: [{{id, name, \
+         description}}]`"
+    )]
+    NoOptions,
+    #[error("make_tripwire: `options` must not be empty")]
+    EmptyOptions,
+    #[error("no criteria for option '{name}' (id {id}): every option needs at least one")]
+    NoCriteria { name: String, id: String },
+    #[error("option '{name}' (id {id}) has an empty criteria list")]
+    EmptyCriteria { name: String, id: String },
+    #[error("criteria for an unknown option id '{id}'")]
+    UnknownOption { id: String },
+    /// Criterion `n` (1-based) of option `option` is malformed: `why`.
+    #[error("criterion {n} of option {option}: {why}")]
+    BadCriterion {
+        n: usize,
+        option: String,
+        why: String,
+    },
+}
+
+impl crate::error::Fault for TripwireError {
+    fn is_callers(&self) -> bool {
+        matches!(self, TripwireError::EmptyOptions)
+    }
+}
+
 /// The options given, else the registered ones.
 fn options_of(
     store: &crate::decision::Store,
@@ -312,11 +346,7 @@ fn options_of(
             let data = store.load()?;
             let opts = data.map(|d| d.options).unwrap_or_default();
             if opts.is_empty() {
-                return Err(ToolError::Failed(
-                    "no options: register them with register_options, or pass `options: \
-                     [{id, name, description}]`"
-                        .into(),
-                ));
+                return Err(TripwireError::NoOptions.into());
             }
             opts.into_iter()
                 .map(|o| OptionArg {
@@ -328,9 +358,7 @@ fn options_of(
         }
     };
     if options.is_empty() {
-        return Err(ToolError::InvalidParams(
-            "make_tripwire: `options` must not be empty".into(),
-        ));
+        return Err(TripwireError::EmptyOptions.into());
     }
     Ok(options)
 }
@@ -380,16 +408,18 @@ fn tripwires_of(
     let mut total = 0;
     for o in options {
         let Some(t) = answers.iter().find(|t| t.option_id == o.id) else {
-            return Err(ToolError::Failed(format!(
-                "no criteria for option '{}' (id {}): every option needs at least one",
-                o.name, o.id
-            )));
+            return Err(TripwireError::NoCriteria {
+                name: o.name.clone(),
+                id: o.id.clone(),
+            }
+            .into());
         };
         if t.criteria.is_empty() {
-            return Err(ToolError::Failed(format!(
-                "option '{}' (id {}) has an empty criteria list",
-                o.name, o.id
-            )));
+            return Err(TripwireError::EmptyCriteria {
+                name: o.name.clone(),
+                id: o.id.clone(),
+            }
+            .into());
         }
         let criteria = t
             .criteria
@@ -408,10 +438,10 @@ fn tripwires_of(
         .iter()
         .find(|t| !options.iter().any(|o| o.id == t.option_id))
     {
-        return Err(ToolError::Failed(format!(
-            "criteria for an unknown option id '{}'",
-            extra.option_id
-        )));
+        return Err(TripwireError::UnknownOption {
+            id: extra.option_id.clone(),
+        }
+        .into());
     }
     Ok((tripwires, total))
 }
@@ -419,11 +449,12 @@ fn tripwires_of(
 /// Criterion `i` (0-based) of option `o`, checked.
 fn criterion(o: &OptionArg, i: usize, c: &CriterionArg) -> Result<Criterion, ToolError> {
     let bad = |why: String| {
-        Err(ToolError::Failed(format!(
-            "criterion {} of option {}: {why}",
-            i + 1,
-            o.id
-        )))
+        Err(TripwireError::BadCriterion {
+            n: i + 1,
+            option: o.id.clone(),
+            why,
+        }
+        .into())
     };
     if !TYPES.contains(&c.kind.as_str()) {
         return bad(format!(
@@ -472,8 +503,58 @@ fn recorded_text(out: &Answer, total: usize) -> String {
 
 #[cfg(test)]
 mod tests {
+    use super::TripwireError;
     use crate::tools::testutil::*;
+    use crate::tools::ToolError;
     use serde_json::json;
+
+    #[test]
+    fn the_refusals_keep_their_words_and_their_kind() {
+        assert_eq!(
+            ToolError::from(TripwireError::EmptyOptions),
+            ToolError::InvalidParams("make_tripwire: `options` must not be empty".into())
+        );
+        let failed = |e: TripwireError| match ToolError::from(e) {
+            ToolError::Failed(m) => m,
+            other => panic!("not the tool's refusal: {other:?}"),
+        };
+        let (name, id) = ("Rewrite".to_string(), "opt-1".to_string());
+        for (e, said) in [
+            (
+                TripwireError::NoOptions,
+                "no options: register them with register_options, or pass `options: [{id, \
+                 name, description}]`",
+            ),
+            (
+                TripwireError::NoCriteria {
+                    name: name.clone(),
+                    id: id.clone(),
+                },
+                "no criteria for option 'Rewrite' (id opt-1): every option needs at least one",
+            ),
+            (
+                TripwireError::EmptyCriteria {
+                    name: name.clone(),
+                    id: id.clone(),
+                },
+                "option 'Rewrite' (id opt-1) has an empty criteria list",
+            ),
+            (
+                TripwireError::UnknownOption { id: id.clone() },
+                "criteria for an unknown option id 'opt-1'",
+            ),
+            (
+                TripwireError::BadCriterion {
+                    n: 2,
+                    option: id,
+                    why: "description and threshold must not be empty".into(),
+                },
+                "criterion 2 of option opt-1: description and threshold must not be empty",
+            ),
+        ] {
+            assert_eq!(failed(e), said);
+        }
+    }
 
     #[test]
     fn asks_then_records_criteria_for_the_registered_options() {

@@ -10,7 +10,9 @@
 //! all. The outcome is in the result's `elicitation`.
 
 use crate::decision::{workflow, DecisionOption, OptionInput, WidenOptionsStep, Workflow};
-use crate::tools::{decision_store, parse_args, schema_of, Ctx, ToolDef, ToolError, ToolOutput};
+use crate::tools::{
+    decision_store, parse_args, schema_of, Ctx, Run, ToolDef, ToolError, ToolOutput,
+};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
@@ -65,7 +67,7 @@ pub fn def() -> ToolDef {
                       elicitation asks the person which to keep.",
         input_schema: schema_of::<Args>(),
         output_schema: Some(schema_of::<Registered>()),
-        run,
+        run: Run::State(run),
     }
 }
 

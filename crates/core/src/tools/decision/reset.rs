@@ -1,6 +1,6 @@
 //! `reset {}` — clears the decision store after moving it into a backup (also a corrupt one).
 
-use crate::tools::{decision_store, parse_args, schema_of, Ctx, NoArgs, ToolDef, ToolOutput};
+use crate::tools::{decision_store, parse_args, schema_of, Ctx, NoArgs, Run, ToolDef, ToolOutput};
 use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::Value;
@@ -26,7 +26,7 @@ pub fn def() -> ToolDef {
                       after keeping the previous store as a backup file (its path is returned).",
         input_schema: schema_of::<NoArgs>(),
         output_schema: Some(schema_of::<ResetResult>()),
-        run,
+        run: Run::State(run),
     }
 }
 

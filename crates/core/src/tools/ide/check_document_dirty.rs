@@ -5,7 +5,7 @@
 //! (`lua/claude_context/ide/check_document_dirty.lua`) answers only while it is not live.
 
 use crate::tools::ide::{forward, FilePathArgs};
-use crate::tools::{parse_args, schema_of, Ctx, ToolDef, ToolOutput};
+use crate::tools::{parse_args, schema_of, Ctx, Run, ToolDef, ToolOutput};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -34,7 +34,7 @@ pub fn def() -> ToolDef {
         description: "Check whether a file open in the editor has unsaved changes.",
         input_schema: schema_of::<FilePathArgs>(),
         output_schema: Some(schema_of::<DirtyResult>()),
-        run,
+        run: Run::State(run),
     }
 }
 

@@ -7,7 +7,7 @@
 //! Handler: `lua/claude_context/ide/close_all_diff_tabs.lua`.
 
 use crate::tools::ide::{forward, Empty};
-use crate::tools::{parse_args, schema_of, Ctx, ToolDef, ToolOutput};
+use crate::tools::{parse_args, schema_of, Ctx, Run, ToolDef, ToolOutput};
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -26,7 +26,7 @@ pub fn def() -> ToolDef {
         description: "Close every diff view opened by openDiff.",
         input_schema: schema_of::<Empty>(),
         output_schema: None,
-        run,
+        run: Run::State(run),
     }
 }
 

@@ -4,7 +4,7 @@
 //! already when the person decided). Handler: `lua/claude_context/ide/close_tab.lua`.
 
 use crate::tools::ide::forward;
-use crate::tools::{parse_args, schema_of, Ctx, ToolDef, ToolOutput};
+use crate::tools::{parse_args, schema_of, Ctx, Run, ToolDef, ToolOutput};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -25,7 +25,7 @@ pub fn def() -> ToolDef {
         description: "Close the diff view opened by openDiff with this tab_name.",
         input_schema: schema_of::<Args>(),
         output_schema: None,
-        run,
+        run: Run::State(run),
     }
 }
 

@@ -5,7 +5,7 @@
 //! Handler: `lua/claude_context/ide/get_current_selection.lua`.
 
 use crate::tools::ide::{forward_selection, Empty, SelectionResult};
-use crate::tools::{schema_of, Ctx, ToolDef};
+use crate::tools::{schema_of, Ctx, Run, ToolDef};
 use serde_json::Value;
 
 /// The door rule: on `/mcp`, a selection in a file outside the project is withheld.
@@ -19,7 +19,7 @@ pub fn def() -> ToolDef {
         description: "Get the current text selection (or cursor position) in the active editor.",
         input_schema: schema_of::<Empty>(),
         output_schema: Some(schema_of::<SelectionResult>()),
-        run,
+        run: Run::State(run),
     }
 }
 

@@ -10,7 +10,7 @@
 //! (`lua/claude_context/ide/get_diagnostics.lua`) answers only while the snapshot is not live.
 
 use crate::tools::ide::{forward, Range};
-use crate::tools::{parse_args, schema_of, Ctx, ToolDef, ToolOutput};
+use crate::tools::{parse_args, schema_of, Ctx, Run, ToolDef, ToolOutput};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -60,7 +60,7 @@ pub fn def() -> ToolDef {
         input_schema: schema_of::<Args>(),
         // The answer is a JSON array (in the text): no structuredContent, hence no schema.
         output_schema: None,
-        run,
+        run: Run::State(run),
     }
 }
 
@@ -80,9 +80,8 @@ fn run(ctx: Ctx, args: Value) -> crate::tools::ToolFuture {
         }
         let params = serde_json::to_value(&args).unwrap_or_default();
         let files: Vec<FileDiagnostics> = forward(&ctx, "getDiagnostics", params).await?;
-        let text = serde_json::to_string(&files).map_err(|e| {
-            crate::tools::ToolError::Failed(format!("cannot encode the diagnostics: {e}"))
-        })?;
+        let text = serde_json::to_string(&files)
+            .map_err(crate::tools::ide::AnswerError::EncodeDiagnostics)?;
         Ok(ToolOutput::texts([text]))
     })
 }

@@ -6,7 +6,7 @@
 //! snapshot is not live or holds no selection yet.
 
 use crate::tools::ide::{decode, forward_selection, Empty, SelectionResult};
-use crate::tools::{parse_args, schema_of, Ctx, ToolDef, ToolOutput};
+use crate::tools::{parse_args, schema_of, Ctx, Run, ToolDef, ToolOutput};
 use serde_json::Value;
 use std::sync::Arc;
 
@@ -22,7 +22,7 @@ pub fn def() -> ToolDef {
                       moved elsewhere since.",
         input_schema: schema_of::<Empty>(),
         output_schema: Some(schema_of::<SelectionResult>()),
-        run,
+        run: Run::State(run),
     }
 }
 

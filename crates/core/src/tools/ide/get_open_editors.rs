@@ -6,7 +6,7 @@
 //! snapshot is not live.
 
 use crate::tools::ide::{forward, Empty};
-use crate::tools::{parse_args, schema_of, Ctx, ToolDef, ToolOutput};
+use crate::tools::{parse_args, schema_of, Ctx, Run, ToolDef, ToolOutput};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -47,7 +47,7 @@ pub fn def() -> ToolDef {
                       have unsaved changes.",
         input_schema: schema_of::<Empty>(),
         output_schema: Some(schema_of::<OpenEditors>()),
-        run,
+        run: Run::State(run),
     }
 }
 

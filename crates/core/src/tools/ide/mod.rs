@@ -47,10 +47,31 @@ pub fn forward_selection(ctx: Ctx, tool: &'static str, args: Value) -> ToolFutur
     })
 }
 
+/// An editor's answer that is not what the protocol says (the editor's bug), or one that
+/// cannot be passed on: the tool's failure.
+#[derive(Debug, thiserror::Error)]
+pub enum AnswerError {
+    #[error("the editor's answer to {method} is malformed: {err}")]
+    Malformed {
+        method: String,
+        err: serde_json::Error,
+    },
+    #[error("the editor's answer to getOpenEditors has no tabs")]
+    NoTabs,
+    #[error("cannot encode the diagnostics: {0}")]
+    EncodeDiagnostics(serde_json::Error),
+}
+
+impl crate::error::Fault for AnswerError {}
+
 /// Decodes a handler's answer; a malformed one is the editor's bug, reported as a failure.
 pub fn decode<T: DeserializeOwned>(method: &str, v: Value) -> Result<T, ToolError> {
-    serde_json::from_value(v).map_err(|e| {
-        ToolError::Failed(format!("the editor's answer to {method} is malformed: {e}"))
+    serde_json::from_value(v).map_err(|err| {
+        AnswerError::Malformed {
+            method: method.to_string(),
+            err,
+        }
+        .into()
     })
 }
 

@@ -13,7 +13,7 @@
 //! lines come back in slices and are joined here.
 
 use crate::tools::ide::forward;
-use crate::tools::{parse_args, schema_of, Ctx, ToolDef, ToolError, ToolOutput};
+use crate::tools::{parse_args, schema_of, Ctx, Run, ToolDef, ToolError, ToolOutput};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
@@ -70,7 +70,7 @@ pub fn def() -> ToolDef {
                       user made), DIFF_REJECTED plus the tab name when rejected.",
         input_schema: schema_of::<Args>(),
         output_schema: None,
-        run,
+        run: Run::State(run),
     }
 }
 

@@ -6,7 +6,7 @@
 //! `{success, filePath, languageId, lineCount}`. Handler: `lua/claude_context/ide/open_file.lua`.
 
 use crate::tools::ide::forward;
-use crate::tools::{parse_args, schema_of, Ctx, ToolDef, ToolOutput};
+use crate::tools::{parse_args, schema_of, Ctx, Run, ToolDef, ToolOutput};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -74,7 +74,7 @@ pub fn def() -> ToolDef {
                       into a buffer without changing what is on screen.",
         input_schema: schema_of::<Args>(),
         output_schema: None,
-        run,
+        run: Run::State(run),
     }
 }
 

@@ -2,7 +2,7 @@
 //! `{success, filePath, saved, message}`. Handler: `lua/claude_context/ide/save_document.lua`.
 
 use crate::tools::ide::{forward, FilePathArgs};
-use crate::tools::{parse_args, schema_of, Ctx, ToolDef, ToolOutput};
+use crate::tools::{parse_args, schema_of, Ctx, Run, ToolDef, ToolOutput};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -26,7 +26,7 @@ pub fn def() -> ToolDef {
         description: "Save a file open in the editor (write its unsaved changes to disk).",
         input_schema: schema_of::<FilePathArgs>(),
         output_schema: Some(schema_of::<SaveResult>()),
-        run,
+        run: Run::State(run),
     }
 }
 

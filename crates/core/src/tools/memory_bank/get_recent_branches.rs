@@ -1,7 +1,7 @@
 //! `get_recent_branches {limit = 10}` — branch banks by their last modification, newest first.
 
 use crate::memory_bank::BranchInfo;
-use crate::tools::{memory_bank, parse_args, schema_of, Ctx, ToolDef, ToolError, ToolOutput};
+use crate::tools::{memory_bank, parse_args, schema_of, Ctx, Run, ToolDef, ToolError, ToolOutput};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -95,7 +95,7 @@ pub fn def() -> ToolDef {
                       (the newest change to the bank or any document in it).",
         input_schema: schema_of::<Args>(),
         output_schema: Some(schema_of::<Recent>()),
-        run,
+        run: Run::State(run),
     }
 }
 

@@ -3,7 +3,7 @@
 
 use crate::memory_bank::{ListedDocument, SearchScope};
 use crate::tools::memory_bank::search_documents_by_tags::ScopeArg;
-use crate::tools::{memory_bank, parse_args, schema_of, Ctx, ToolDef, ToolOutput};
+use crate::tools::{memory_bank, parse_args, schema_of, Ctx, Run, ToolDef, ToolOutput};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -38,7 +38,7 @@ pub fn def() -> ToolDef {
                       their paths and lastModified, and the bank root in use.",
         input_schema: schema_of::<Args>(),
         output_schema: Some(schema_of::<Listing>()),
-        run,
+        run: Run::State(run),
     }
 }
 

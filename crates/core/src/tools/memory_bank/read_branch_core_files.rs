@@ -2,24 +2,18 @@
 //! `activeContext.md`, `systemPatterns.md`, `progress.md`), as in read_context's `branchMemory`.
 
 use crate::memory_bank::{Language, Scope};
-use crate::tools::{memory_bank, parse_args, schema_of, Ctx, ToolDef, ToolError, ToolOutput};
-use schemars::JsonSchema;
-use serde::Deserialize;
+use crate::tools::{memory_bank, parse_args, schema_of, Ctx, Run, ToolDef, ToolError, ToolOutput};
 use serde_json::{Map, Value};
 
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct Args {
-    /// The git branch ("feature/x" is kept in branch-memory-bank/feature-x).
-    pub branch: String,
-    /// Language code (en, ja or zh) of the notes; default "ja".
-    #[serde(default = "crate::memory_bank::default_language")]
-    #[schemars(extend("enum" = ["en", "ja", "zh"]))]
-    pub language: String,
-    /// The original server's bank directory (t3ta/memory-bank-mcp-server's `docs`): accepted
-    /// and ignored; the bank is the one configured (setup / MEMORY_BANK_ROOT).
-    #[serde(default)]
-    pub docs: Option<String>,
+bank_args! {
+    pub struct Args {
+        /// The git branch ("feature/x" is kept in branch-memory-bank/feature-x).
+        pub branch: String,
+        /// Language code (en, ja or zh) of the notes; default "ja".
+        #[serde(default = "crate::memory_bank::default_language")]
+        #[schemars(extend("enum" = ["en", "ja", "zh"]))]
+        pub language: String,
+    }
 }
 
 pub fn def() -> ToolDef {
@@ -30,10 +24,8 @@ pub fn def() -> ToolDef {
                       {file: {path, content, tags, lastModified}}} like read_context, with \
                       `notes` when the bank or a core file does not exist yet.",
         input_schema: schema_of::<Args>(),
-        output_schema: Some(schema_of::<
-            crate::tools::memory_bank::read_context::ContextOutput,
-        >()),
-        run,
+        output_schema: Some(super::read_context::section_schema()),
+        run: Run::State(run),
     }
 }
 

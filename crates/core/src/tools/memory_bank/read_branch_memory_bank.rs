@@ -1,43 +1,33 @@
 //! `read_branch_memory_bank {branch, path}` — one document of a branch's memory bank.
 
 use crate::memory_bank::document::Document;
-use crate::tools::{parse_args, schema_of, Ctx, ToolDef};
-use schemars::JsonSchema;
-use serde::Deserialize;
+use crate::tools::{schema_of, Ctx, Run, ToolDef};
 use serde_json::Value;
 
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct Args {
-    /// The git branch ("feature/x" is kept in branch-memory-bank/feature-x).
-    pub branch: String,
-    /// The document's path relative to the branch bank, e.g. "activeContext.md".
-    pub path: String,
-    /// The original server's bank directory (t3ta/memory-bank-mcp-server's `docs`): accepted
-    /// and ignored; the bank is the one configured (setup / MEMORY_BANK_ROOT).
-    #[serde(default)]
-    pub docs: Option<String>,
+bank_args! {
+    pub struct Args {
+        /// The git branch ("feature/x" is kept in branch-memory-bank/feature-x).
+        pub branch: String,
+        /// The document's path relative to the branch bank, e.g. "activeContext.md".
+        pub path: String,
+    }
 }
 
 pub fn def() -> ToolDef {
     ToolDef {
         name: "read_branch_memory_bank",
         aliases: &[],
-        description: "Read a document from a branch's memory bank. `path` is relative to the \
-                      bank; paths leading outside it are refused. Returns {path, content, tags, \
-                      lastModified}.",
+        description: read_description!("a branch's memory bank"),
         input_schema: schema_of::<Args>(),
         output_schema: Some(schema_of::<Document>()),
-        run,
+        run: Run::State(run),
     }
 }
 
 fn run(ctx: Ctx, args: Value) -> crate::tools::ToolFuture {
-    let args: Args = match parse_args("read_branch_memory_bank", args) {
-        Ok(a) => a,
-        Err(e) => return crate::tools::ready(Err(e)),
-    };
-    super::read_bank_document(ctx, Some(args.branch), args.path)
+    super::run_read::<Args>(ctx, "read_branch_memory_bank", args, |a| {
+        (Some(a.branch), a.path)
+    })
 }
 
 #[cfg(test)]

@@ -4,7 +4,9 @@
 
 use crate::memory_bank::document::Document;
 use crate::memory_bank::{notes_for, Bank, BankError, Language, Scope};
-use crate::tools::{memory_bank, parse_args, schema_of, yes, Ctx, ToolDef, ToolError, ToolOutput};
+use crate::tools::{
+    memory_bank, parse_args, schema_of, yes, Ctx, Run, ToolDef, ToolError, ToolOutput,
+};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -67,6 +69,12 @@ pub struct RulesOutput {
     pub content: String,
 }
 
+/// The output schema of read_context and of the tools that answer one of its sections
+/// (read_rules, read_branch_core_files, read_global_core_files).
+pub fn section_schema() -> crate::tools::Schema {
+    schema_of::<ContextOutput>()
+}
+
 pub fn def() -> ToolDef {
     ToolDef {
         name: "read_context",
@@ -75,8 +83,8 @@ pub fn def() -> ToolDef {
         description: "Read all context information (rules, branch memory bank, global memory \
                       bank) at once",
         input_schema: schema_of::<Args>(),
-        output_schema: Some(schema_of::<ContextOutput>()),
-        run,
+        output_schema: Some(section_schema()),
+        run: Run::State(run),
     }
 }
 
@@ -310,22 +318,21 @@ mod tests {
         assert_eq!(editor.0.load(std::sync::atomic::Ordering::SeqCst), 0);
     }
 
+    /// The keys of the object `v`, in order.
+    fn keys_of(v: &Value) -> Vec<String> {
+        v.as_object().unwrap().keys().cloned().collect()
+    }
+
     #[test]
     fn full_context_matches_the_spec_shape() {
         let (_d, bank) = seeded_bank("feature/login");
         let v = context(&bank, &args(json!({"branch": "feature/login"}))).unwrap();
-        let keys: Vec<_> = v.as_object().unwrap().keys().cloned().collect();
-        assert_eq!(keys, vec!["rules", "branchMemory", "globalMemory"]);
+        assert_eq!(keys_of(&v), vec!["rules", "branchMemory", "globalMemory"]);
         assert!(v["rules"]["content"]
             .as_str()
             .unwrap()
             .contains("メモリバンク"));
-        let branch: Vec<_> = v["branchMemory"]
-            .as_object()
-            .unwrap()
-            .keys()
-            .cloned()
-            .collect();
+        let branch = keys_of(&v["branchMemory"]);
         assert_eq!(
             branch,
             vec![
@@ -335,12 +342,7 @@ mod tests {
                 "progress.md"
             ]
         );
-        let global: Vec<_> = v["globalMemory"]
-            .as_object()
-            .unwrap()
-            .keys()
-            .cloned()
-            .collect();
+        let global = keys_of(&v["globalMemory"]);
         assert_eq!(
             global,
             vec![

@@ -5,25 +5,19 @@
 
 use crate::memory_bank::document::Document;
 use crate::memory_bank::Scope;
-use crate::memory_bank::{branch_for, DocScope};
-use crate::tools::{memory_bank, parse_args, schema_of, Ctx, ToolDef, ToolOutput};
+use crate::tools::{memory_bank, parse_args, schema_of, Ctx, Run, ToolDef, ToolOutput};
 use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::Value;
 
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct Args {
-    /// "branch" or "global".
-    pub scope: DocScope,
-    /// The branch (scope "branch"); the project's current git branch when omitted.
-    #[serde(default)]
-    pub branch: Option<String>,
-    /// The document's path relative to the bank.
-    pub path: String,
-    /// The original server's bank directory: accepted and ignored.
-    #[serde(default)]
-    pub docs: Option<String>,
+bank_args! {
+    pub struct Args {
+        /// The document's path relative to the bank.
+        pub path: String,
+        /// The original server's bank directory: accepted and ignored.
+        #[serde(default)]
+        pub docs: Option<String>,
+    } v3
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -39,13 +33,14 @@ pub fn def() -> ToolDef {
     ToolDef {
         name: "read_document",
         aliases: &[],
-        description: "Memory bank v3: read a document from the global bank (scope \"global\") \
-                      or a branch's bank (scope \"branch\"; branch defaults to the current git \
-                      branch). The text is the document; structured: {success, scope, branch, \
-                      data: {path, content, tags, lastModified}}.",
+        description: v3_description!(
+            "read a document from",
+            "The text is the document; structured: {success, scope, branch, data: {path, \
+             content, tags, lastModified}}."
+        ),
         input_schema: schema_of::<Args>(),
         output_schema: Some(schema_of::<Read>()),
-        run,
+        run: Run::State(run),
     }
 }
 
@@ -55,20 +50,13 @@ fn run(ctx: Ctx, args: Value) -> crate::tools::ToolFuture {
         Err(e) => return crate::tools::ready(Err(e)),
     };
     crate::tools::blocking(move || {
-        let branch = branch_for(a.scope, a.branch, || {
-            ctx.project_root_dir()
-                .map_err(crate::tools::ToolError::from)
-        })?;
-        let scope = match &branch {
-            Some(b) => Scope::Branch(b),
-            None => Scope::Global,
-        };
+        let branch = super::doc_branch(&ctx, a.scope, a.branch)?;
         let bank = memory_bank(&ctx)?;
-        let doc = bank.read(scope, &a.path)?;
+        let doc = bank.read(Scope::of(&branch), &a.path)?;
         let text = doc.content.clone();
         let mut out = ToolOutput::of(&Read {
             success: true,
-            scope: if branch.is_some() { "branch" } else { "global" },
+            scope: super::scope_name(&branch),
             branch,
             data: doc,
         })?;

@@ -2,7 +2,7 @@
 //! `globalMemory`.
 
 use crate::memory_bank::Scope;
-use crate::tools::{memory_bank, parse_args, schema_of, Ctx, ToolDef, ToolOutput};
+use crate::tools::{memory_bank, parse_args, schema_of, Ctx, Run, ToolDef, ToolOutput};
 use serde_json::Value;
 
 /// The tool's arguments (a language).
@@ -16,10 +16,8 @@ pub fn def() -> ToolDef {
                       coding-standards, domain-models, glossary, tech-stack, user-guide). \
                       Returns {\"globalMemory\": {file: {path, content, tags, lastModified}}}.",
         input_schema: schema_of::<Args>(),
-        output_schema: Some(schema_of::<
-            crate::tools::memory_bank::read_context::ContextOutput,
-        >()),
-        run,
+        output_schema: Some(super::read_context::section_schema()),
+        run: Run::State(run),
     }
 }
 

@@ -1,41 +1,29 @@
 //! `read_global_memory_bank {path}` — one document of the global memory bank.
 
 use crate::memory_bank::document::Document;
-use crate::tools::{parse_args, schema_of, Ctx, ToolDef};
-use schemars::JsonSchema;
-use serde::Deserialize;
+use crate::tools::{schema_of, Ctx, Run, ToolDef};
 use serde_json::Value;
 
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct Args {
-    /// The document's path relative to the global bank, e.g. "architecture.md".
-    pub path: String,
-    /// The original server's bank directory (t3ta/memory-bank-mcp-server's `docs`): accepted
-    /// and ignored; the bank is the one configured (setup / MEMORY_BANK_ROOT).
-    #[serde(default)]
-    pub docs: Option<String>,
+bank_args! {
+    pub struct Args {
+        /// The document's path relative to the global bank, e.g. "architecture.md".
+        pub path: String,
+    }
 }
 
 pub fn def() -> ToolDef {
     ToolDef {
         name: "read_global_memory_bank",
         aliases: &[],
-        description: "Read a document from the global memory bank. `path` is relative to the \
-                      bank; paths leading outside it are refused. Returns {path, content, tags, \
-                      lastModified}.",
+        description: read_description!("the global memory bank"),
         input_schema: schema_of::<Args>(),
         output_schema: Some(schema_of::<Document>()),
-        run,
+        run: Run::State(run),
     }
 }
 
 fn run(ctx: Ctx, args: Value) -> crate::tools::ToolFuture {
-    let args: Args = match parse_args("read_global_memory_bank", args) {
-        Ok(a) => a,
-        Err(e) => return crate::tools::ready(Err(e)),
-    };
-    super::read_bank_document(ctx, None, args.path)
+    super::run_read::<Args>(ctx, "read_global_memory_bank", args, |a| (None, a.path))
 }
 
 #[cfg(test)]

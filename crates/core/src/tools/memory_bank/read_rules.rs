@@ -2,7 +2,7 @@
 //! `<bank root>/rules-<language>.md`, else the rules shipped with the plugin.
 
 use crate::memory_bank::Language;
-use crate::tools::{memory_bank, parse_args, schema_of, Ctx, ToolDef, ToolOutput};
+use crate::tools::{memory_bank, parse_args, schema_of, Ctx, Run, ToolDef, ToolOutput};
 use serde_json::{Map, Value};
 
 /// The tool's arguments (a language).
@@ -16,10 +16,8 @@ pub fn def() -> ToolDef {
                       or ja. Returns {\"rules\": {\"content\"}}, the rules section of \
                       read_context.",
         input_schema: schema_of::<Args>(),
-        output_schema: Some(schema_of::<
-            crate::tools::memory_bank::read_context::ContextOutput,
-        >()),
-        run,
+        output_schema: Some(super::read_context::section_schema()),
+        run: Run::State(run),
     }
 }
 

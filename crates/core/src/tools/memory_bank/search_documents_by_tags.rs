@@ -1,7 +1,7 @@
 //! `search_documents_by_tags {tags, match, scope, branch?}` — documents whose tags match.
 
 use crate::memory_bank::{SearchHit, SearchScope};
-use crate::tools::{memory_bank, parse_args, schema_of, Ctx, ToolDef, ToolOutput};
+use crate::tools::{memory_bank, parse_args, schema_of, Ctx, Run, ToolDef, ToolOutput};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -105,7 +105,7 @@ pub fn def() -> ToolDef {
                       branch, path, tags and lastModified; read it with read_*_memory_bank.",
         input_schema: schema_of::<Args>(),
         output_schema: Some(schema_of::<SearchResult>()),
-        run,
+        run: Run::State(run),
     }
 }
 

@@ -3,69 +3,33 @@
 //! lacks seeded from the templates in `language`.
 
 use crate::memory_bank::WriteOutcome;
-use crate::tools::{parse_args, schema_of, Ctx, ToolDef};
-use schemars::JsonSchema;
-use serde::Deserialize;
+use crate::tools::{schema_of, Ctx, Run, ToolDef};
 use serde_json::Value;
 
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct Args {
-    /// The git branch ("feature/x" is kept in branch-memory-bank/feature-x).
-    pub branch: String,
-    /// The document's path relative to the branch bank, e.g. "activeContext.md".
-    pub path: String,
-    /// The complete new content (a write replaces the whole document). Not with `patches`.
-    #[serde(default)]
-    pub content: Option<String>,
-    /// JSON Patch operations (RFC 6902) for a JSON document, applied all or nothing (as in
-    /// write_document). Not with `content`.
-    #[serde(default)]
-    pub patches: Option<Vec<Value>>,
-    /// Sets the document's tags (as in write_document).
-    #[serde(default)]
-    pub tags: Option<Vec<String>>,
-    /// Language (en, ja or zh) of the templates a new bank is seeded from; default "ja".
-    #[serde(default = "crate::memory_bank::default_language")]
-    #[schemars(extend("enum" = ["en", "ja", "zh"]))]
-    pub language: String,
-    /// The original server's bank directory (t3ta/memory-bank-mcp-server's `docs`): accepted
-    /// and ignored; the bank is the one configured (setup / MEMORY_BANK_ROOT).
-    #[serde(default)]
-    pub docs: Option<String>,
+bank_args! {
+    pub struct Args {
+        /// The git branch ("feature/x" is kept in branch-memory-bank/feature-x).
+        pub branch: String,
+        /// The document's path relative to the branch bank, e.g. "activeContext.md".
+        pub path: String,
+    } write
 }
 
 pub fn def() -> ToolDef {
     ToolDef {
         name: "write_branch_memory_bank",
         aliases: &[],
-        description: "Write a document to a branch's memory bank (atomically; the content \
-                      replaces the whole document). Creates the bank when the branch has none \
-                      yet, seeding the missing core files from templates in `language`.",
+        description: write_description!("a branch's memory bank", "the branch has"),
         input_schema: schema_of::<Args>(),
         output_schema: Some(schema_of::<WriteOutcome>()),
-        run,
+        run: Run::State(run),
     }
 }
 
 fn run(ctx: Ctx, args: Value) -> crate::tools::ToolFuture {
-    let args: Args = match parse_args("write_branch_memory_bank", args) {
-        Ok(a) => a,
-        Err(e) => return crate::tools::ready(Err(e)),
-    };
-    let branch = Some(args.branch);
-    super::write_or_edit(
-        ctx,
-        "write_branch_memory_bank",
-        branch,
-        args.path,
-        super::Edit {
-            content: args.content.map(Value::String),
-            patches: args.patches,
-            tags: args.tags,
-        },
-        args.language,
-    )
+    super::run_write::<Args>(ctx, "write_branch_memory_bank", args, |a| {
+        Some(a.branch.clone())
+    })
 }
 
 #[cfg(test)]
@@ -75,10 +39,7 @@ mod tests {
 
     #[test]
     fn creates_a_bank_seeded_in_the_chosen_language() {
-        let d = tempfile::tempdir().unwrap();
-        let project = d.path().canonicalize().unwrap().join("p");
-        std::fs::create_dir_all(&project).unwrap();
-        let s = TestServer::new(&project, d.path());
+        let (_d, project, s) = empty_project();
         let r = s.call(
             "write_branch_memory_bank",
             json!({"branch": "feature/login", "path": "activeContext.md",
@@ -125,10 +86,7 @@ mod tests {
 
     #[test]
     fn japanese_templates_when_asked_and_nested_paths() {
-        let d = tempfile::tempdir().unwrap();
-        let project = d.path().canonicalize().unwrap().join("p");
-        std::fs::create_dir_all(&project).unwrap();
-        let s = TestServer::new(&project, d.path());
+        let (_d, project, s) = empty_project();
         let r = s.call(
             "write_branch_memory_bank",
             json!({"branch": "a/b/c", "path": "notes/設計.md", "content": "tags: #設計", "language": "ja"}),

@@ -14,44 +14,40 @@
 //! bank's confinement and atomic writes apply unchanged. `docs` (the original's bank directory)
 //! is accepted and ignored: the bank is the one the person configured.
 
-use crate::memory_bank::{branch_for, DocScope, Edit, Language, Scope, WriteOutcome};
-use crate::tools::{memory_bank, parse_args, schema_of, Ctx, ToolDef, ToolError, ToolOutput};
+use crate::memory_bank::{Edit, Language, Scope, WriteOutcome};
+use crate::tools::{memory_bank, parse_args, schema_of, Ctx, Run, ToolDef, ToolError, ToolOutput};
 use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::Value;
 
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct Args {
-    /// "branch" or "global".
-    pub scope: DocScope,
-    /// The branch (scope "branch"); the project's current git branch when omitted.
-    #[serde(default)]
-    pub branch: Option<String>,
-    /// The document's path relative to the bank, e.g. "progress.md" or "data/config.json".
-    pub path: String,
-    /// The whole new content: a string, or a JSON value (written as pretty JSON). Not with
-    /// `patches`.
-    #[serde(default)]
-    pub content: Option<Value>,
-    /// JSON Patch operations (RFC 6902) for a JSON document: [{op, path, value?, from?}],
-    /// applied all or nothing. Not with `content`.
-    #[serde(default)]
-    pub patches: Option<Vec<Value>>,
-    /// The document's tags (without "#").
-    #[serde(default)]
-    pub tags: Option<Vec<String>>,
-    /// Return the written content as well (default false).
-    #[serde(default)]
-    pub return_content: bool,
-    /// Language (en, ja or zh) of the templates a new bank is seeded from; default "ja".
-    #[serde(default = "crate::memory_bank::default_language")]
-    #[schemars(extend("enum" = ["en", "ja", "zh"]))]
-    pub language: String,
-    /// The original server's bank directory: accepted and ignored (the bank is the one
-    /// configured in setup / MEMORY_BANK_ROOT).
-    #[serde(default)]
-    pub docs: Option<String>,
+bank_args! {
+    #[serde(rename_all = "camelCase")]
+    pub struct Args {
+        /// The document's path relative to the bank, e.g. "progress.md" or "data/config.json".
+        pub path: String,
+        /// The whole new content: a string, or a JSON value (written as pretty JSON). Not with
+        /// `patches`.
+        #[serde(default)]
+        pub content: Option<Value>,
+        /// JSON Patch operations (RFC 6902) for a JSON document: [{op, path, value?, from?}],
+        /// applied all or nothing. Not with `content`.
+        #[serde(default)]
+        pub patches: Option<Vec<Value>>,
+        /// The document's tags (without "#").
+        #[serde(default)]
+        pub tags: Option<Vec<String>>,
+        /// Return the written content as well (default false).
+        #[serde(default)]
+        pub return_content: bool,
+        /// Language (en, ja or zh) of the templates a new bank is seeded from; default "ja".
+        #[serde(default = "crate::memory_bank::default_language")]
+        #[schemars(extend("enum" = ["en", "ja", "zh"]))]
+        pub language: String,
+        /// The original server's bank directory: accepted and ignored (the bank is the one
+        /// configured in setup / MEMORY_BANK_ROOT).
+        #[serde(default)]
+        pub docs: Option<String>,
+    } v3
 }
 
 /// The document as the original answered it.
@@ -85,15 +81,16 @@ pub fn def() -> ToolDef {
     ToolDef {
         name: "write_document",
         aliases: &[],
-        description: "Memory bank v3: write a document to the global bank (scope \"global\") \
-                      or a branch's bank (scope \"branch\"; branch defaults to the current git \
-                      branch). Give the whole `content`, or `patches` (JSON Patch, RFC 6902) to \
-                      edit a JSON document: all operations apply or none (a failing \"test\" \
-                      writes nothing). `tags` sets the document's tags. Returns {success, data: \
-                      {path, tags, lastModified, content if returnContent}}.",
+        description: v3_description!(
+            "write a document to",
+            "Give the whole `content`, or `patches` (JSON Patch, RFC 6902) to edit a JSON \
+             document: all operations apply or none (a failing \"test\" writes nothing). `tags` \
+             sets the document's tags. Returns {success, data: {path, tags, lastModified, \
+             content if returnContent}}."
+        ),
         input_schema: schema_of::<Args>(),
         output_schema: Some(schema_of::<Written>()),
-        run,
+        run: Run::State(run),
     }
 }
 
@@ -113,9 +110,7 @@ fn run(ctx: Ctx, args: Value) -> crate::tools::ToolFuture {
         )));
     }
     crate::tools::blocking(move || {
-        let branch = branch_for(a.scope, a.branch, || {
-            ctx.project_root_dir().map_err(ToolError::from)
-        })?;
+        let branch = super::doc_branch(&ctx, a.scope, a.branch)?;
         let w = perform(
             &ctx,
             branch,
@@ -148,7 +143,7 @@ fn perform(
     let outcome = edited.outcome;
     Ok(Written {
         success: true,
-        scope: if branch.is_some() { "branch" } else { "global" },
+        scope: super::scope_name(&branch),
         data: DocData {
             path: outcome.path.clone(),
             content: return_content.then_some(edited.content),

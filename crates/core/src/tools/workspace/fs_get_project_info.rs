@@ -5,7 +5,7 @@
 use crate::capfs::CapDir;
 use crate::paths::relative_inside;
 use crate::project::{ProjectRoot, UNAVAILABLE};
-use crate::tools::{parse_args, schema_of, Ctx, ToolDef, ToolOutput};
+use crate::tools::{parse_args, schema_of, Ctx, Run, ToolDef, ToolOutput};
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -61,7 +61,7 @@ pub fn def() -> ToolDef {
                       against project_root. Pass {\"stats\": true} for file statistics.",
         input_schema: schema_of::<Args>(),
         output_schema: Some(schema_of::<ProjectInfo>()),
-        run,
+        run: Run::State(run),
     }
 }
 

@@ -1,7 +1,7 @@
 //! `fs-list-directory {path}` — the entries of a directory inside the project root.
 
 use crate::capfs::CapDir;
-use crate::tools::{parse_args, schema_of, Ctx, ToolDef, ToolError, ToolOutput};
+use crate::tools::{parse_args, schema_of, Ctx, Run, ToolDef, ToolError, ToolOutput};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -36,7 +36,7 @@ pub fn def() -> ToolDef {
                       project_root; see fs-get-project-info). Entries are sorted by name.",
         input_schema: schema_of::<Args>(),
         output_schema: Some(schema_of::<Listing>()),
-        run,
+        run: Run::State(run),
     }
 }
 

@@ -2,7 +2,7 @@
 //! optionally a window of lines (`offset` is the 0-based first line, `limit` the line count).
 
 use crate::capfs::{CapDir, CapError};
-use crate::tools::{parse_args, schema_of, Ctx, ToolDef, ToolError, ToolOutput};
+use crate::tools::{parse_args, schema_of, Ctx, Run, ToolDef, ToolError, ToolOutput};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -11,6 +11,36 @@ use std::path::Path;
 
 /// Files larger than this are refused unless read by line window.
 pub const MAX_WHOLE_FILE: u64 = 16 << 20;
+
+/// Why a file cannot be read as asked: the tool's failure (`isError: true`), said as it is.
+#[derive(Debug, thiserror::Error)]
+pub enum ReadError {
+    #[error("'{path}' is a directory: use fs-list-directory")]
+    Directory { path: String },
+    #[error(
+        "'{path}' is {size} bytes, over the {MAX_WHOLE_FILE} byte limit for a whole read: pass \
+         offset and limit"
+    )]
+    TooLarge { path: String, size: u64 },
+    #[error(
+        "'{path}' grew past the {MAX_WHOLE_FILE} byte limit for a whole read: pass offset and \
+         limit"
+    )]
+    Grew { path: String },
+    #[error("cannot read '{path}': {err}")]
+    Io { path: String, err: std::io::Error },
+    #[error("'{path}' is not UTF-8 text")]
+    NotUtf8 { path: String },
+    #[error("line {line} of '{path}' is longer than {cap} bytes and cannot be returned")]
+    LongLine { path: String, line: u64, cap: usize },
+}
+
+impl crate::error::Fault for ReadError {}
+
+/// `path` as the errors show it.
+fn shown(path: &Path) -> String {
+    path.display().to_string()
+}
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -47,7 +77,7 @@ pub fn def() -> ToolDef {
                       line) and limit (line count).",
         input_schema: schema_of::<Args>(),
         output_schema: Some(schema_of::<ReadResult>()),
-        run,
+        run: Run::State(run),
     }
 }
 
@@ -76,19 +106,15 @@ pub fn read(root: &std::path::Path, a: &Args) -> Result<ReadResult, ToolError> {
         CapError::NotRegular {
             kind: "a directory",
             ..
-        } => ToolError::Failed(format!(
-            "'{}' is a directory: use fs-list-directory",
-            path.display()
-        )),
-        e => e.into(),
+        } => ToolError::from(ReadError::Directory { path: shown(&path) }),
+        e => ToolError::from(e),
     })?;
     if meta.len() > MAX_WHOLE_FILE && a.limit.is_none() {
-        return Err(ToolError::Failed(format!(
-            "'{}' is {} bytes, over the {} byte limit for a whole read: pass offset and limit",
-            path.display(),
-            meta.len(),
-            MAX_WHOLE_FILE
-        )));
+        return Err(ReadError::TooLarge {
+            path: shown(&path),
+            size: meta.len(),
+        }
+        .into());
     }
     let offset = a.offset.unwrap_or(0);
     if a.offset.is_some() || a.limit.is_some() {
@@ -105,14 +131,13 @@ pub fn read(root: &std::path::Path, a: &Args) -> Result<ReadResult, ToolError> {
     }
     // At most one byte over the limit is read: the file may have grown since it was measured.
     let bytes = crate::capfs::read_capped_from(file, MAX_WHOLE_FILE).map_err(|e| match e {
-        None => ToolError::Failed(format!(
-            "'{}' grew past the {MAX_WHOLE_FILE} byte limit for a whole read: pass offset and limit",
-            path.display()
-        )),
-        Some(e) => ToolError::Failed(format!("cannot read '{}': {e}", path.display())),
+        None => ReadError::Grew { path: shown(&path) },
+        Some(err) => ReadError::Io {
+            path: shown(&path),
+            err,
+        },
     })?;
-    let text = String::from_utf8(bytes)
-        .map_err(|_| ToolError::Failed(format!("'{}' is not UTF-8 text", path.display())))?;
+    let text = String::from_utf8(bytes).map_err(|_| ReadError::NotUtf8 { path: shown(&path) })?;
     let total_lines = text.lines().count() as u64;
     Ok(ReadResult {
         path: path.to_string_lossy().into_owned(),
@@ -140,9 +165,11 @@ fn read_window(
     offset: u64,
     limit: u64,
     cap: usize,
-) -> Result<Window, ToolError> {
-    let fail =
-        |e: std::io::Error| ToolError::Failed(format!("cannot read '{}': {e}", path.display()));
+) -> Result<Window, ReadError> {
+    let fail = |err: std::io::Error| ReadError::Io {
+        path: shown(path),
+        err,
+    };
     let mut r = BufReader::with_capacity(64 << 10, file);
     let end = offset.saturating_add(limit);
     let (mut window, mut kept) = (Vec::new(), 0usize); // kept: bytes of whole lines in window
@@ -161,11 +188,11 @@ fn read_window(
             if !cut && line_no >= offset && line_no < end {
                 if window.len() + (seg_end - i) > cap {
                     if kept == 0 {
-                        return Err(ToolError::Failed(format!(
-                            "line {line_no} of '{}' is longer than {cap} bytes and cannot be \
-                             returned",
-                            path.display()
-                        )));
+                        return Err(ReadError::LongLine {
+                            path: shown(path),
+                            line: line_no,
+                            cap,
+                        });
                     }
                     window.truncate(kept);
                     cut = true;
@@ -189,8 +216,8 @@ fn read_window(
     if window.len() > kept {
         lines += 1; // the last line, without a newline
     }
-    let content = String::from_utf8(window)
-        .map_err(|_| ToolError::Failed(format!("'{}' is not UTF-8 text", path.display())))?;
+    let content =
+        String::from_utf8(window).map_err(|_| ReadError::NotUtf8 { path: shown(path) })?;
     Ok(Window {
         content,
         lines,
@@ -202,6 +229,43 @@ fn read_window(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_refusals_say_what_to_do_and_are_the_tools_failures() {
+        let path = "/p/a.txt".to_string();
+        let said = |e: ReadError| match ToolError::from(e) {
+            ToolError::Failed(m) => m,
+            other => panic!("not a failure: {other:?}"),
+        };
+        assert_eq!(
+            said(ReadError::Directory { path: path.clone() }),
+            "'/p/a.txt' is a directory: use fs-list-directory"
+        );
+        assert_eq!(
+            said(ReadError::TooLarge {
+                path: path.clone(),
+                size: 20 << 20
+            }),
+            "'/p/a.txt' is 20971520 bytes, over the 16777216 byte limit for a whole read: pass \
+             offset and limit"
+        );
+        assert_eq!(
+            said(ReadError::Grew { path: path.clone() }),
+            "'/p/a.txt' grew past the 16777216 byte limit for a whole read: pass offset and limit"
+        );
+        assert_eq!(
+            said(ReadError::NotUtf8 { path: path.clone() }),
+            "'/p/a.txt' is not UTF-8 text"
+        );
+        assert_eq!(
+            said(ReadError::LongLine {
+                path,
+                line: 3,
+                cap: 10
+            }),
+            "line 3 of '/p/a.txt' is longer than 10 bytes and cannot be returned"
+        );
+    }
 
     #[test]
     fn reads_whole_and_windows() {

@@ -11,7 +11,7 @@
 //! working directory is never changed (the bridge lives in Neovim). Answers cl-mcp's fields
 //! `{project_root, cwd, previous_root, status}` plus `project_root_source` and `allowed_by`.
 
-use crate::tools::{parse_args, schema_of, Ctx, ToolDef, ToolError, ToolOutput};
+use crate::tools::{parse_args, schema_of, Ctx, Run, ToolDef, ToolError, ToolOutput};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -50,7 +50,42 @@ pub fn def() -> ToolDef {
                       status}.",
         input_schema: schema_of::<Args>(),
         output_schema: Some(schema_of::<SetRoot>()),
-        run,
+        run: Run::State(run),
+    }
+}
+
+/// Why a directory cannot be the project root. An empty path is the caller's mistake (-32602);
+/// the rest the tool's refusal (`isError: true`).
+#[derive(Debug, thiserror::Error)]
+pub enum RootError {
+    #[error("fs-set-project-root: path must be a non-empty path")]
+    EmptyPath,
+    #[error("fs-set-project-root sets the root of a client connection; this call came from none")]
+    NoConnection,
+    #[error("cannot use '{path}' as the project root: {err}")]
+    Unusable { path: String, err: std::io::Error },
+    #[error("'{path}' is not a directory")]
+    NotADirectory { path: String },
+    /// `bases`: the allowed bases, each quoted, joined with " or "; `which`: "it" or "one of
+    /// them".
+    #[error(
+        "'{path}' is outside what the setup allows: the project root must be {bases} or a \
+         directory inside {which} (the person adds roots with setup{{workspace = \
+         {{extra_roots = {{…}}}}}}; language servers' folders count with \
+         allow_lsp_roots = true)"
+    )]
+    Outside {
+        path: String,
+        bases: String,
+        which: &'static str,
+    },
+    #[error("'{path}' is inside a .git directory; refused")]
+    InGit { path: String },
+}
+
+impl crate::error::Fault for RootError {
+    fn is_callers(&self) -> bool {
+        matches!(self, RootError::EmptyPath)
     }
 }
 
@@ -62,6 +97,7 @@ fn allowed_base<'a>(p: &Path, bases: &'a [PathBuf]) -> Option<&'a PathBuf> {
 /// `path` (relative to the current project root) made canonical, and the allowed base it lies
 /// in: a directory inside the roots the setup allows, not inside a `.git` directory.
 fn checked_root(ctx: &Ctx, path: &str) -> Result<(PathBuf, PathBuf), ToolError> {
+    let shown = |p: &Path| p.display().to_string();
     let current = ctx.project_root_dir()?;
     let requested = {
         let p = PathBuf::from(path.trim());
@@ -71,39 +107,36 @@ fn checked_root(ctx: &Ctx, path: &str) -> Result<(PathBuf, PathBuf), ToolError> 
             current.join(p)
         }
     };
-    let canon = requested.canonicalize().map_err(|e| {
-        ToolError::Failed(format!(
-            "cannot use '{}' as the project root: {e}",
-            requested.display()
-        ))
-    })?;
+    let canon = requested
+        .canonicalize()
+        .map_err(|err| RootError::Unusable {
+            path: shown(&requested),
+            err,
+        })?;
     if !canon.is_dir() {
-        return Err(ToolError::Failed(format!(
-            "'{}' is not a directory",
-            canon.display()
-        )));
+        return Err(RootError::NotADirectory {
+            path: shown(&canon),
+        }
+        .into());
     }
     // The project root, the working directory and the roots the person added; a language
     // server's folder only when the person allows them (setup{workspace}).
     let bases: Vec<PathBuf> = ctx.model_roots();
     let Some(base) = allowed_base(&canon, &bases).cloned() else {
-        return Err(ToolError::Failed(format!(
-            "'{}' is outside what the setup allows: the project root must be {} or a \
-             directory inside {} (the person adds roots with setup{{workspace = \
-             {{extra_roots = {{…}}}}}}; language servers' folders count with \
-             allow_lsp_roots = true)",
-            canon.display(),
-            bases
+        return Err(RootError::Outside {
+            path: shown(&canon),
+            bases: bases
                 .iter()
                 .map(|b| format!("'{}'", b.display()))
                 .collect::<Vec<_>>()
                 .join(" or "),
-            if bases.len() == 1 {
+            which: if bases.len() == 1 {
                 "it"
             } else {
                 "one of them"
-            }
-        )));
+            },
+        }
+        .into());
     };
     let inner = canon.strip_prefix(&base).unwrap_or(Path::new(""));
     if inner
@@ -111,10 +144,10 @@ fn checked_root(ctx: &Ctx, path: &str) -> Result<(PathBuf, PathBuf), ToolError> 
         // Any case: `.GIT` is `.git` on a case-insensitive file system (as capfs sees it).
         .any(|c| matches!(c, Component::Normal(n) if n.eq_ignore_ascii_case(".git")))
     {
-        return Err(ToolError::Failed(format!(
-            "'{}' is inside a .git directory; refused",
-            canon.display()
-        )));
+        return Err(RootError::InGit {
+            path: shown(&canon),
+        }
+        .into());
     }
     Ok((canon, base))
 }
@@ -126,16 +159,10 @@ fn run(ctx: Ctx, args: Value) -> crate::tools::ToolFuture {
     };
     crate::tools::blocking(move || {
         let Some(slot) = crate::project::connection_slot() else {
-            return Err(ToolError::Failed(
-                "fs-set-project-root sets the root of a client connection; this call came \
-                 from none"
-                    .into(),
-            ));
+            return Err(RootError::NoConnection.into());
         };
         if a.path.trim().is_empty() || a.path.contains('\0') {
-            return Err(ToolError::InvalidParams(
-                "fs-set-project-root: path must be a non-empty path".into(),
-            ));
+            return Err(RootError::EmptyPath.into());
         }
         let default = ctx.default_project();
         let (canon, base) = checked_root(&ctx, &a.path)?;
@@ -161,4 +188,49 @@ fn run(ctx: Ctx, args: Value) -> crate::tools::ToolFuture {
             allowed_by: base.display().to_string(),
         })
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_refusals_keep_their_words_and_their_kind() {
+        let e = ToolError::from(RootError::EmptyPath);
+        assert_eq!(
+            e,
+            ToolError::InvalidParams("fs-set-project-root: path must be a non-empty path".into())
+        );
+        let failed = |e: RootError| match ToolError::from(e) {
+            ToolError::Failed(m) => m,
+            other => panic!("not the tool's failure: {other:?}"),
+        };
+        assert_eq!(
+            failed(RootError::NoConnection),
+            "fs-set-project-root sets the root of a client connection; this call came from none"
+        );
+        assert_eq!(
+            failed(RootError::NotADirectory {
+                path: "/p/f".into()
+            }),
+            "'/p/f' is not a directory"
+        );
+        assert_eq!(
+            failed(RootError::InGit {
+                path: "/p/.git/x".into()
+            }),
+            "'/p/.git/x' is inside a .git directory; refused"
+        );
+        assert_eq!(
+            failed(RootError::Outside {
+                path: "/elsewhere".into(),
+                bases: "'/p' or '/q'".into(),
+                which: "one of them",
+            }),
+            "'/elsewhere' is outside what the setup allows: the project root must be '/p' or \
+             '/q' or a directory inside one of them (the person adds roots with \
+             setup{workspace = {extra_roots = {…}}}; language servers' folders count with \
+             allow_lsp_roots = true)"
+        );
+    }
 }

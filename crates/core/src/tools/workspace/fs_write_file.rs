@@ -2,7 +2,7 @@
 //! (temp file + rename), creating missing parent directories inside the root.
 
 use crate::capfs::{CapDir, WritePolicy};
-use crate::tools::{parse_args, schema_of, Ctx, ToolDef, ToolError, ToolOutput};
+use crate::tools::{parse_args, schema_of, Ctx, Run, ToolDef, ToolError, ToolOutput};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -32,7 +32,7 @@ pub fn def() -> ToolDef {
                       directories are created.",
         input_schema: schema_of::<Args>(),
         output_schema: Some(schema_of::<WriteResult>()),
-        run,
+        run: Run::State(run),
     }
 }
 

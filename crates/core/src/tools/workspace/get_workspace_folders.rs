@@ -3,7 +3,7 @@
 //! Served from the editor snapshot: no hop to Neovim's main thread.
 
 use crate::editor::EditorState;
-use crate::tools::{parse_args, ready, schema_of, Ctx, NoArgs, ToolDef, ToolOutput};
+use crate::tools::{parse_args, ready, schema_of, Ctx, NoArgs, Run, ToolDef, ToolOutput};
 use crate::uri::file_uri;
 use arc_swap::ArcSwapOption;
 use schemars::JsonSchema;
@@ -38,7 +38,7 @@ pub fn def() -> ToolDef {
                       followed by every LSP client's workspace folders.",
         input_schema: schema_of::<NoArgs>(),
         output_schema: Some(schema_of::<WorkspaceFolders>()),
-        run,
+        run: Run::State(run),
     }
 }
 

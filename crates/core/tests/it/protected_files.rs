@@ -6,7 +6,7 @@
 //! `capfs::tests::code_running_files_are_protected`).
 #![cfg(unix)]
 
-mod common;
+use crate::common;
 
 use serde_json::json;
 use std::os::unix::fs::symlink;

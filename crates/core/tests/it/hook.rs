@@ -3,7 +3,7 @@
 //! nothing on stdout and exits 0 whether the bridge is there, gone, or hung; the hook door
 //! takes only the token's holders and only hook events, and its connections are not clients.
 
-mod common;
+use crate::common;
 
 use common::bridge::{Dirs, Recorder};
 

@@ -4,7 +4,7 @@
 //! person's decision; when the editor fails, the hook prints nothing (the CLI asks in the
 //! terminal); when the hook goes away first, the editor's request is dropped (its review closes).
 
-mod common;
+use crate::common;
 
 use claude_context_core::editor::{EditorError, EditorRpc, RpcFuture};
 use claude_context_core::server::Server;

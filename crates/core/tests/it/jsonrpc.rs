@@ -2,7 +2,7 @@
 //! mistyped params, 100,000-level nesting, huge numbers, NUL bytes. Each gets the error the spec
 //! prescribes (or no answer, for notifications and responses) and the connection goes on.
 
-mod common;
+use crate::common;
 
 use common::Raw;
 use serde_json::{json, Value};

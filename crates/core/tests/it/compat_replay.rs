@@ -15,7 +15,7 @@
 //!   tools resolving against the root it sets, for that connection only.
 #![cfg(unix)]
 
-mod common;
+use crate::common;
 
 use serde_json::{json, Value};
 use std::collections::HashMap;

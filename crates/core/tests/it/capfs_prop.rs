@@ -5,7 +5,7 @@
 //! component of the written path is a real directory, under the canonical root).
 #![cfg(unix)]
 
-mod common;
+use crate::common;
 
 use claude_context_core::capfs::CapDir;
 use proptest::prelude::*;

@@ -5,7 +5,7 @@
 // Unix only: it measures file modes and /proc.
 #![cfg(unix)]
 
-mod common;
+use crate::common;
 
 use claude_context_core::config::Config;
 use claude_context_core::editor::{EditorState, NoEditor};

@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-mod ws_async;
+use crate::ws_async;
 
 use ws_async::{connect, next, send};
 

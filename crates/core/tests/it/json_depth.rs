@@ -5,7 +5,7 @@
 //! its own: an overflow there is this test's failure, named, not the end of the test binary.
 #![cfg(unix)]
 
-mod common;
+use crate::common;
 
 use claude_context_core::json_limits::{nested_array_text, MAX_DEPTH};
 use serde_json::{json, Value};
@@ -24,8 +24,13 @@ fn in_child(name: &str, body: impl FnOnce()) {
         body();
         return;
     }
+    // The test's path in the binary: its module's, without the crate's name.
+    let path = match module_path!().split_once("::") {
+        Some((_, module)) => format!("{module}::{name}"),
+        None => name.to_string(),
+    };
     let out = Command::new(std::env::current_exe().unwrap())
-        .args([name, "--exact", "--test-threads=1", "--nocapture"])
+        .args([path.as_str(), "--exact", "--test-threads=1", "--nocapture"])
         .env(CHILD_ENV, name)
         .output()
         .expect("run the test binary");

@@ -4,7 +4,7 @@
 //! other, and overlapping), rewind and its undo, a full and a damaged store said to the editor,
 //! never a crash.
 
-mod common;
+use crate::common;
 
 use claude_context_core::checkpoint::StoreOptions;
 use claude_context_core::config::Config;

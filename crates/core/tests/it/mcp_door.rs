@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-mod ws_async;
+use crate::ws_async;
 
 use ws_async::{connect, next, send, Ws};
 

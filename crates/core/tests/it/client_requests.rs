@@ -4,7 +4,7 @@
 //! `initialize`, and falling back to what it does without when the client declines, errs, does
 //! not answer in time, or goes away.
 
-mod common;
+use crate::common;
 
 use serde_json::{json, Value};
 

@@ -1,7 +1,7 @@
 //! The `claude-context-mcp` relay against a real bridge (`Server::start` + `NoEditor`): once in
 //! process over in-memory pipes, once as the built binary with real stdio.
 
-mod common;
+use crate::common;
 
 use claude_context_core::discovery::{self, Candidate, Query};
 use claude_context_core::editor::NoEditor;

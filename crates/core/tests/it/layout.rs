@@ -28,6 +28,7 @@ const FAMILIES: &[&str] = &[
     "decision",
     "claude",
     "code",
+    "hook",
 ];
 
 /// Tool files allowed outside the families: `test_panic` is a fixture compiled only with the

@@ -6,7 +6,7 @@
 //! servers' folders (`workspace.allow_lsp_roots`).
 #![cfg(unix)]
 
-mod common;
+use crate::common;
 
 use claude_context_core::editor::EditorState;
 use serde_json::{json, Value};

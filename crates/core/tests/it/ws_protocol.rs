@@ -3,7 +3,7 @@
 //! UTF-8 and absurd lengths are refused with the close code the RFC prescribes, and the other
 //! connections never notice. The maximum message size is enforced before anything is buffered.
 
-mod common;
+use crate::common;
 
 use common::{encode, padded_ping, Raw};
 use serde_json::json;

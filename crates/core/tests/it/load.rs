@@ -3,7 +3,7 @@
 // Unix only: it measures SO_LINGER through libc.
 #![cfg(unix)]
 
-mod common;
+use crate::common;
 
 use common::Raw;
 use serde_json::{json, Value};

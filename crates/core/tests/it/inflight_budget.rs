@@ -4,7 +4,7 @@
 //! finish; then every request is answered, none lost.
 #![cfg(unix)]
 
-mod common;
+use crate::common;
 
 use serde_json::json;
 use std::io::Write;
