@@ -1,4 +1,4 @@
--- The Lua modules depend on each other one way, as crates/core/tests/layout.rs holds the Rust
+-- The Lua modules depend on each other one way, as crates/core/tests/it/layout.rs holds the Rust
 -- side to its layers. Each module of lua/claude_context belongs to one layer (LAYERS, bottom
 -- first); a module may require modules of its own layer or below, never above. What counts is
 -- what a module loads: `require("claude_context…")`, wherever it stands (at the top or inside a

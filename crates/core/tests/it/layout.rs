@@ -1234,6 +1234,81 @@ fn production_functions_are_short() {
     assert_eq!(long_functions(&lua, true, 80), [("f".to_string(), 81)]);
 }
 
+/// The longest a production file may be, in lines: a Lua module, and a Rust file's code outside
+/// its tests.
+const MAX_LUA_FILE_LINES: usize = 500;
+const MAX_RUST_FILE_LINES: usize = 700;
+
+/// The production files over their limit among `files` (path, text): Rust outside tests and
+/// test support (its `#[cfg(test)]` modules not counted), and Lua.
+fn long_file_violations(files: &[(String, String)]) -> Vec<String> {
+    let mut test_only: Vec<String> = Vec::new();
+    for (path, text) in files {
+        if path.ends_with(".rs") {
+            for m in non_test_code(text).1 {
+                test_only.extend(test_only_files(path, &m));
+            }
+        }
+    }
+    let mut bad = Vec::new();
+    for (path, text) in files {
+        let lua = path.ends_with(".lua");
+        if !lua && (test_only.contains(path) || path.ends_with("/tests.rs")) {
+            continue;
+        }
+        let (n, max) = if lua {
+            (text.lines().count(), MAX_LUA_FILE_LINES)
+        } else {
+            (non_test_code(text).0.lines().count(), MAX_RUST_FILE_LINES)
+        };
+        if n > max {
+            bad.push(format!("{path} is {n} lines (at most {max})"));
+        }
+    }
+    bad
+}
+
+#[test]
+fn production_files_are_short() {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .unwrap();
+    let mut tree = read_all(&repo, &repo.join("crates/core/src"));
+    tree.extend(read_all(&repo, &repo.join("src")));
+    for p in lua_files(&repo.join("lua")) {
+        let rel = p
+            .strip_prefix(&repo)
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
+        tree.push((rel, std::fs::read_to_string(&p).unwrap()));
+    }
+    assert!(tree.len() > 100, "the tree is read");
+    let bad = long_file_violations(&tree);
+    assert!(bad.is_empty(), "long files:\n{}", bad.join("\n"));
+    // The check itself: a Lua file one line over; a Rust file whose tests make it long is not.
+    let lines = |n: usize| "x()\n".repeat(n);
+    let rust = format!(
+        "{}#[cfg(test)]\nmod tests {{\n{}}}\n",
+        lines(690),
+        lines(400)
+    );
+    let got = long_file_violations(&files(&[
+        ("lua/a.lua", &lines(501)),
+        ("lua/b.lua", &lines(500)),
+        ("src/c.rs", &rust),
+        ("src/d.rs", &lines(701)),
+    ]));
+    assert_eq!(
+        got,
+        [
+            "lua/a.lua is 501 lines (at most 500)",
+            "src/d.rs is 701 lines (at most 700)"
+        ]
+    );
+}
+
 /// Every `.lua` file under `dir`, sorted.
 fn lua_files(dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
