@@ -24,7 +24,7 @@
    With --debug-log, the runs with the plugin's hooks also write Claude Code's debug log, and
    each hook call's time in it is reported (from its "calling" line to its result).
 
-   With --mods (Claude Code 2.1.287 and later), three kinds more: the tool call's hook as a hooks
+   With --mods (Claude Code 2.1.287 and later), four kinds more: the tool call's hook as a hooks
    module ("mod", run inside Claude Code) instead of the `mcp_tool` hook, every other hook as
    today. Each is a plugin installed the way a person would (a local marketplace, `claude plugin
    install`) into a Claude Code configuration of its own, its folder trusted there, and checked
@@ -35,7 +35,9 @@
    connection (`$.mcp.call`), what carrying the event takes. The bridge's hook tool is not listed
    in `tools/list` (it is not the model's), and a module can call only listed tools, so
    `mod-call` calls a listed tool that answers from memory (`get_current_session`, answered in
-   about the hook tool's time: see "The bridge's answer").
+   about the hook tool's time: see "The bridge's answer"). And `command`: the hooks a session
+   without the bridge's MCP server gets (the hook binary before the edit tools, waited for, and
+   after every tool, not waited for), what a module would replace there.
 
 3. The first checkpoint. A prompt in a project never checkpointed (20,000 files, ~200 MB): the
    prompt's hook against the same hook in a checkpointed project, the edit tools' PreToolUse
@@ -243,6 +245,11 @@ def overhead(world: World, nvim, stub: ModelStub, runs: int, calls: int, debug_l
         for kind in MODS:
             configs[kind] = install_mod(world, kind)
             kinds[kind] = "--settings=" + json.dumps({"hooks": rest})
+        # What a module would replace where the session has no bridge's server of its own (the
+        # Claude Code plugin's sessions started outside Neovim): the hook binary before the edit
+        # tools, waited for, and after every tool, not waited for.
+        command = nvim.exec_lua("local h = require('claude_context.hooks') return h.hooks_table(h.binary(), false)")
+        kinds["command"] = "--settings=" + json.dumps({"hooks": command})
     names = list(kinds)
     logged = {}
     gaps = {k: [] for k in names}
@@ -480,7 +487,7 @@ def main() -> int:
     ap.add_argument("--n", type=int, default=300, help="hook invocations for the latency")
     ap.add_argument("--cold-files", type=int, default=20000, help="files of the never-checkpointed project (0: skip)")
     ap.add_argument("--debug-log", action="store_true", help="the runs with the plugin's hooks write Claude Code's debug log: each hook call's time in it (the log itself slows those runs)")
-    ap.add_argument("--mods", action="store_true", help="three kinds more: the tool call's hook as a hooks module (Claude Code 2.1.287+): passing the event on, reading the session, carrying it to the bridge")
+    ap.add_argument("--mods", action="store_true", help="four kinds more: the tool call's hook as a hooks module (Claude Code 2.1.287+): passing the event on, reading the session, carrying it to the bridge; and the hook binary without the bridge's server")
     ap.add_argument("--json")
     a = ap.parse_args()
     # A relative path is the caller's (the bench changes its directory).
@@ -509,7 +516,8 @@ def main() -> int:
     print(f"Claude Code {version}; {a.runs} rounds, each one run of every kind, {a.calls} Write calls a run")
     print(f"  a tool call's time, p50 without hooks  {ov['without']['p50_ms']:6.1f} ms  (n={ov['without']['n']})")
     label = {"with": "the plugin's hooks", "previous": "the previous design (two hooks)", "nomatch": "hooks that never match (noise floor)",
-             "mod-noop": "hooks module passing the event on", "mod-session": "hooks module reading the session's id, cwd", "mod-call": "hooks module carrying it to the bridge"}
+             "mod-noop": "hooks module passing the event on", "mod-session": "hooks module reading the session's id, cwd", "mod-call": "hooks module carrying it to the bridge",
+             "command": "the hook binary (no bridge's server)"}
     for k in [k for k in label if k in ov]:
         q1, q3 = ov[k]["paired_q1_q3_ms"]
         print(f"  {label[k]:38s} {ov[k]['paired_ms']:+6.1f} ms paired median (q1 {q1:+.1f}, q3 {q3:+.1f}); pooled p50 {ov[k]['pooled_ms']:+.1f} ms")
