@@ -19,10 +19,25 @@
    Then the bridge's own share of the hook: N calls of the hook tool over one WebSocket on
    `/mcp`, send to answer, from a Python client.
 
-    .deps/venv/bin/python bench/hooks.py [--claude PATH] [--runs 30] [--calls 10] [--n 300] [--cold-files 20000] [--debug-log]
+    .deps/venv/bin/python bench/hooks.py [--claude PATH] [--runs 30] [--calls 10] [--n 300] [--cold-files 20000] [--debug-log] [--mods]
 
    With --debug-log, the runs with the plugin's hooks also write Claude Code's debug log, and
    each hook call's time in it is reported (from its "calling" line to its result).
+
+   With --mods (Claude Code 2.1.287 and later), four kinds more: the tool call's hook as a hooks
+   module ("mod", run inside Claude Code) instead of the `mcp_tool` hook, every other hook as
+   today. Each is a plugin installed the way a person would (a local marketplace, `claude plugin
+   install`) into a Claude Code configuration of its own, its folder trusted there, and checked
+   with `claude plugin validate`; its first run writes the debug log, which must show the module
+   loaded and run on every tool call. `mod-noop` hooks `classic.PreToolUse` and only passes it on
+   (the in-process dispatch alone); `mod-session` also reads the session's id and folder (what
+   the bridge needs with the event); `mod-call` also calls the bridge over the session's MCP
+   connection (`$.mcp.call`), what carrying the event takes. The bridge's hook tool is not listed
+   in `tools/list` (it is not the model's), and a module can call only listed tools, so
+   `mod-call` calls a listed tool that answers from memory (`get_current_session`, answered in
+   about the hook tool's time: see "The bridge's answer"). And `command`: the hooks a session
+   without the bridge's MCP server gets (the hook binary before the edit tools, waited for, and
+   after every tool, not waited for), what a module would replace there.
 
 3. The first checkpoint. A prompt in a project never checkpointed (20,000 files, ~200 MB): the
    prompt's hook against the same hook in a checkpointed project, the edit tools' PreToolUse
@@ -35,6 +50,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import os
 import shlex
 import shutil
@@ -93,6 +109,59 @@ class World:
         return env
 
 
+# The plugins of the `--mods` kinds: the module (its source is all it is), by kind.
+MODS = {
+    # Only passes the event on: what the in-process dispatch costs.
+    "mod-noop": """export function register(on) {
+  on('classic.PreToolUse', { tool: /^(?!mcp__)/ }, ($, e, next) => next(e)).catch(($, e, next) => next(e))
+}
+""",
+    # Reads the session's id and folder (what the bridge needs with the event), calls nothing.
+    "mod-session": """export function register(on) {
+  on('classic.PreToolUse', { tool: /^(?!mcp__)/ }, async ($, e, next) => {
+    const [session_id, cwd] = await Promise.all([$.session.id(), $.session.cwd()])
+    if (typeof session_id !== 'string' || typeof cwd !== 'string') throw new Error('no session')
+    return next(e)
+  }).catch(($, e, next) => next(e))
+}
+""",
+    # Carries the event to the bridge: the session's id and folder, and a call over the session's
+    # MCP connection (a listed tool of the bridge: the hook tool is not listed).
+    "mod-call": """export function register(on) {
+  on('classic.PreToolUse', { tool: /^(?!mcp__)/ }, async ($, e, next) => {
+    const [session_id, cwd] = await Promise.all([$.session.id(), $.session.cwd()])
+    if (typeof session_id !== 'string' || typeof cwd !== 'string') throw new Error('no session')
+    await $.mcp.call('claude-context', 'get_current_session', {})
+    return next(e)
+  }).catch(($, e, next) => next(e))
+}
+""",
+}
+
+
+def install_mod(world: World, kind: str) -> Path:
+    """A Claude Code configuration of its own for `kind`, with the plugin holding its module
+    installed from a local marketplace and the project trusted; returns the configuration."""
+    config = world.root / f"config-{kind}"
+    config.mkdir()
+    (config / ".claude.json").write_text(json.dumps({"hasCompletedOnboarding": True, "projects": {str(world.project): {"hasTrustDialogAccepted": True}}}))
+    market = world.root / f"market-{kind}"
+    plugin = market / "plugin"
+    (market / ".claude-plugin").mkdir(parents=True)
+    (plugin / ".claude-plugin").mkdir(parents=True)
+    (plugin / "hooks").mkdir()
+    (market / ".claude-plugin" / "marketplace.json").write_text(json.dumps({"name": f"bench-{kind}", "owner": {"name": "bench"}, "plugins": [{"name": kind, "source": "./plugin"}]}))
+    (plugin / ".claude-plugin" / "plugin.json").write_text(json.dumps({"name": kind, "version": "0.0.1", "description": "claude-context.nvim bench: the tool call's hook as a hooks module", "license": "MIT"}))
+    (plugin / "hooks" / "hooks.json").write_text(json.dumps({"modules": ["./mod.mjs"]}))
+    (plugin / "hooks" / "mod.mjs").write_text(MODS[kind])
+    env = world.env(CLAUDE_CONFIG_DIR=config, DISABLE_AUTOUPDATER=1, CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1)
+    for argv in (["plugin", "validate", str(plugin)], ["plugin", "marketplace", "add", str(market)], ["plugin", "install", f"{kind}@bench-{kind}"]):
+        p = subprocess.run([CLAUDE, *argv], cwd=world.project, env=env, capture_output=True, text=True, timeout=120)
+        if p.returncode != 0:
+            raise RuntimeError(f"claude {' '.join(argv)}: {p.stdout[-2000:]} {p.stderr[-2000:]}")
+    return config
+
+
 def start_nvim(world: World):
     import pynvim
 
@@ -137,7 +206,7 @@ def hook_call_times(log: Path) -> list:
     return out
 
 
-def overhead(world: World, nvim, stub: ModelStub, runs: int, calls: int, debug_log: bool = False) -> dict:
+def overhead(world: World, nvim, stub: ModelStub, runs: int, calls: int, debug_log: bool = False, mods: bool = False) -> dict:
     port = nvim.exec_lua("return require('claude_context').status().port")
     # The bridge's MCP server in every run (as :ClaudeContext open gives it): the hook before a
     # tool is a call of its hook tool.
@@ -168,7 +237,21 @@ def overhead(world: World, nvim, stub: ModelStub, runs: int, calls: int, debug_l
         "nomatch": "--settings=" + json.dumps({"hooks": nomatch}),
         "previous": "--settings=" + json.dumps({"hooks": previous}),
     }
+    # The tool call's hook as a module: the settings' hooks without the `mcp_tool` one.
+    configs = {}
+    if mods:
+        rest = json.loads(json.dumps(hooks))
+        rest["PreToolUse"] = [e for e in hooks["PreToolUse"] if e["hooks"][0]["type"] != "mcp_tool"]
+        for kind in MODS:
+            configs[kind] = install_mod(world, kind)
+            kinds[kind] = "--settings=" + json.dumps({"hooks": rest})
+        # What a module would replace where the session has no bridge's server of its own (the
+        # Claude Code plugin's sessions started outside Neovim): the hook binary before the edit
+        # tools, waited for, and after every tool, not waited for.
+        command = nvim.exec_lua("local h = require('claude_context.hooks') return h.hooks_table(h.binary(), false)")
+        kinds["command"] = "--settings=" + json.dumps({"hooks": command})
     names = list(kinds)
+    logged = {}
     gaps = {k: [] for k in names}
     rounds = {k: [] for k in names}
     hook_calls: list = []
@@ -185,9 +268,11 @@ def overhead(world: World, nvim, stub: ModelStub, runs: int, calls: int, debug_l
             if kinds[kind]:
                 argv.append(kinds[kind])
             log = world.root / f"debug-{r}-{kind}.log"
-            if debug_log and kind == "with":
+            # A module's first round writes the debug log: the check that it ran.
+            if debug_log and kind == "with" or kind in configs and r == 0:
                 argv.append(f"--debug-file={log}")
             env = world.env(
+                **({"CLAUDE_CONFIG_DIR": configs[kind]} if kind in configs else {}),
                 ANTHROPIC_BASE_URL=stub.url,
                 ANTHROPIC_API_KEY=API_KEY,
                 CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1,
@@ -202,6 +287,8 @@ def overhead(world: World, nvim, stub: ModelStub, runs: int, calls: int, debug_l
             written = len(list(out.glob("f*.txt"))) if out.exists() else 0
             if written != calls:
                 raise RuntimeError(f"run {r} ({kind}): {written} of {calls} files written")
+            if kind in configs and r == 0:
+                logged[kind] = check_mod(kind, log, calls)
             times = [q.time for q in stub.agent_requests()]
             # The gaps after the answers with a tool_use (the last answer is the text).
             g = [b - a for a, b in zip(times, times[1:])][:calls]
@@ -215,9 +302,30 @@ def overhead(world: World, nvim, stub: ModelStub, runs: int, calls: int, debug_l
         res[k]["pooled_ms"] = res[k]["p50_ms"] - res["without"]["p50_ms"]
         res[k]["paired_ms"] = statistics.median(paired)
         res[k]["paired_q1_q3_ms"] = (pct(paired, 25), pct(paired, 75))
+    # A module against the plugin's hooks of the same round.
+    for k in configs:
+        against = [(a - b) * 1000 for a, b in zip(rounds[k], rounds["with"])]
+        res[k]["vs_with_ms"] = statistics.median(against)
+        res[k]["vs_with_q1_q3_ms"] = (pct(against, 25), pct(against, 75))
+        res[k]["debug_log"] = {what: {"n": len(v), "p50_ms": pct(v, 50)} for what, v in logged[k].items() if v}
     if hook_calls:
         res["hook_call"] = {"n": len(hook_calls), "p50_ms": pct(hook_calls, 50)}
     return res
+
+
+def check_mod(kind: str, log: Path, calls: int) -> dict:
+    """That the module loaded, ran on every tool call and (`mod-call`) reached the bridge, from
+    Claude Code's debug log; returns the times the log gives (ms): each run of the module from
+    its dispatch until it settled (the tool's run is after it), and each `$.mcp.call`."""
+    text = log.read_text(errors="replace")
+    if f"hooks module {kind}@bench-{kind} loaded" not in text:
+        raise RuntimeError(f"{kind}: the hooks module did not load (debug log {log})")
+    settled = [float(m) for m in re.findall(rf"hooks module {re.escape(kind)}@bench-{re.escape(kind)} classic\.PreToolUse settled in ([0-9.]+)ms", text)]
+    answered = [float(m) for m in re.findall(rf"\$\.mcp\.call \({re.escape(kind)}\): mcp__claude-context__get_current_session answered in ([0-9.]+)ms", text)]
+    failed = text.count(f"hook failed closed: {kind}")
+    if len(settled) != calls or failed or (kind == "mod-call" and len(answered) != calls):
+        raise RuntimeError(f"{kind}: ran on {len(settled)} of {calls} tool calls, {len(answered)} calls answered, {failed} failed (debug log {log})")
+    return {"settled": settled, "mcp_call": answered}
 
 
 def latency(world: World, nvim, n: int) -> dict:
@@ -251,7 +359,7 @@ def latency(world: World, nvim, n: int) -> dict:
     }
 
 
-def bridge_answer(world: World, nvim, n: int) -> dict:
+def bridge_answer(world: World, nvim, n: int, tool_name: str | None = None) -> dict:
     """The bridge's own share of the hook: N calls of the hook tool (a `PreToolUse` of a Write,
     as Claude Code's `mcp_tool` hook sends it) over one WebSocket on `/mcp`, each timed from send
     to answer by a Python client on loopback."""
@@ -263,7 +371,7 @@ def bridge_answer(world: World, nvim, n: int) -> dict:
         "local l = require('claude_context.terminal.launch') return require('claude_context.native').load().write_mcp_config(l.mcp_config_dir())"
     )).read_text())
     server = next(iter(cfg["mcpServers"].values()))
-    tool = nvim.exec_lua("return require('claude_context.native').load().hook_tool.tool")
+    tool = tool_name or nvim.exec_lua("return require('claude_context.native').load().hook_tool.tool")
 
     async def run() -> list:
         async with websockets.connect(server["url"], additional_headers=server["headers"], subprotocols=["mcp"]) as ws:
@@ -278,7 +386,7 @@ def bridge_answer(world: World, nvim, n: int) -> dict:
                 args = {"hook_event_name": "PreToolUse", "session_id": "bench-answer", "cwd": str(world.project), "tool_name": "Write",
                         "file_path": str(world.project / f"answer-{i}.txt"), "notebook_path": "${tool_input.notebook_path}", "permission_mode": "bypassPermissions"}
                 t0 = time.perf_counter()
-                r = await call(i, "tools/call", {"name": tool, "arguments": args})
+                r = await call(i, "tools/call", {"name": tool, "arguments": args if tool_name is None else {}})
                 times.append((time.perf_counter() - t0) * 1000)
                 if r.get("result", {}).get("isError") is not False:
                     raise RuntimeError(f"the hook tool failed: {r}")
@@ -379,6 +487,7 @@ def main() -> int:
     ap.add_argument("--n", type=int, default=300, help="hook invocations for the latency")
     ap.add_argument("--cold-files", type=int, default=20000, help="files of the never-checkpointed project (0: skip)")
     ap.add_argument("--debug-log", action="store_true", help="the runs with the plugin's hooks write Claude Code's debug log: each hook call's time in it (the log itself slows those runs)")
+    ap.add_argument("--mods", action="store_true", help="four kinds more: the tool call's hook as a hooks module (Claude Code 2.1.287+): passing the event on, reading the session, carrying it to the bridge; and the hook binary without the bridge's server")
     ap.add_argument("--json")
     a = ap.parse_args()
     # A relative path is the caller's (the bench changes its directory).
@@ -391,9 +500,10 @@ def main() -> int:
     nvim = start_nvim(world)
     try:
         version = subprocess.run([CLAUDE, "--version"], capture_output=True, text=True).stdout.strip()
-        ov = overhead(world, nvim, stub, a.runs, a.calls, a.debug_log)
+        ov = overhead(world, nvim, stub, a.runs, a.calls, a.debug_log, a.mods)
         lat = latency(world, nvim, a.n)
         answer = bridge_answer(world, nvim, a.n)
+        proxy = bridge_answer(world, nvim, a.n, "get_current_session") if a.mods else None
         cp = cold(world, nvim, a.cold_files, 20) if a.cold_files > 0 else None
     finally:
         try:
@@ -405,10 +515,18 @@ def main() -> int:
         shutil.rmtree(world.root, ignore_errors=True)
     print(f"Claude Code {version}; {a.runs} rounds, each one run of every kind, {a.calls} Write calls a run")
     print(f"  a tool call's time, p50 without hooks  {ov['without']['p50_ms']:6.1f} ms  (n={ov['without']['n']})")
-    label = {"with": "the plugin's hooks", "previous": "the previous design (two hooks)", "nomatch": "hooks that never match (noise floor)"}
-    for k in ("with", "previous", "nomatch"):
+    label = {"with": "the plugin's hooks", "previous": "the previous design (two hooks)", "nomatch": "hooks that never match (noise floor)",
+             "mod-noop": "hooks module passing the event on", "mod-session": "hooks module reading the session's id, cwd", "mod-call": "hooks module carrying it to the bridge",
+             "command": "the hook binary (no bridge's server)"}
+    for k in [k for k in label if k in ov]:
         q1, q3 = ov[k]["paired_q1_q3_ms"]
         print(f"  {label[k]:38s} {ov[k]['paired_ms']:+6.1f} ms paired median (q1 {q1:+.1f}, q3 {q3:+.1f}); pooled p50 {ov[k]['pooled_ms']:+.1f} ms")
+    for k in MODS:
+        if k in ov:
+            q1, q3 = ov[k]["vs_with_q1_q3_ms"]
+            print(f"  {k} against the plugin's hooks, paired: {ov[k]['vs_with_ms']:+.1f} ms (q1 {q1:+.1f}, q3 {q3:+.1f})")
+            for what, v in ov[k]["debug_log"].items():
+                print(f"    its debug log (first round, logging on): {what} p50 {v['p50_ms']:.1f} ms (n={v['n']})")
     print("  target: the plugin's hooks <= 10 ms (p50)")
     if "hook_call" in ov:
         print(f"  one mcp_tool hook in Claude Code's debug log, calling to result: p50 {ov['hook_call']['p50_ms']:.1f} ms (n={ov['hook_call']['n']})")
@@ -416,13 +534,15 @@ def main() -> int:
     print(f"  p50 {lat['visible_p50_ms']:.1f} ms  p99 {lat['visible_p99_ms']:.1f} ms  max {lat['visible_max_ms']:.1f} ms   target p99 <= 50 ms")
     print(f"  (one hook process, spawn to exit, p50 {lat['hook_process_p50_ms']:.1f} ms)")
     print(f"The bridge's answer to the hook tool ({answer['n']} calls over one WebSocket): p50 {answer['p50_ms']:.2f} ms  p99 {answer['p99_ms']:.2f} ms")
+    if proxy:
+        print(f"  (get_current_session, what mod-call calls: p50 {proxy['p50_ms']:.2f} ms  p99 {proxy['p99_ms']:.2f} ms)")
     if cp:
         print(f"A prompt in a project never checkpointed ({cp['files']} files, {cp['bytes'] / 1e6:.0f} MB): its first checkpoint runs in the background")
         print(f"  prompt hook, spawn to exit   {cp['cold_prompt_ms']:8.1f} ms  (a checkpointed project: p50 {cp['warm_prompt_p50_ms']:.1f} ms; delay {cp['cold_prompt_ms'] - cp['warm_prompt_p50_ms']:.1f} ms, target <= 10 ms)")
         print(f"  20 edits' PreToolUse during the walk: p50 {cp['pre_edit_p50_ms']:.1f} ms, max {cp['pre_edit_max_ms']:.1f} ms; Stop {cp['stop_ms']:.1f} ms")
         print(f"  the turn's {cp['turn_files']} files known {cp['walk_after_stop_s']:.1f} s after Stop; the editor's longest stall meanwhile {cp['editor_longest_gap_ms']:.1f} ms (a 2 ms timer)")
     if a.json:
-        Path(a.json).write_text(json.dumps({"cli": version, "overhead": ov, "latency": lat, "answer": answer, "cold": cp}, indent=2))
+        Path(a.json).write_text(json.dumps({"cli": version, "overhead": ov, "latency": lat, "answer": answer, "proxy_answer": proxy, "cold": cp}, indent=2))
     return 0
 
 

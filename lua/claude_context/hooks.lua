@@ -64,7 +64,9 @@ end
 ---A hook as Claude Code's `mcp_tool` hook: a call of the bridge's hook tool over the MCP
 ---connection the session already has (`--mcp-config`), so no process starts on every tool
 ---call. Claude Code interpolates the hook input's fields; of the tool's input only the path (a
----write's content is never sent).
+---write's content is never sent). A hooks module (Claude Code 2.1.287+) would carry it dearer:
+---its only way to the bridge is `$.mcp.call`, a whole tool call of Claude Code's own
+---(BENCHMARKS.md, "Hooks modules").
 ---@param event string
 ---@return table
 function M.tool_hook(event)
