@@ -145,6 +145,21 @@ function M.is_running()
   return ok and require("claude_context.native").load().status() ~= nil or false
 end
 
+---Background sessions of this project still running from before this Neovim started (in its
+---git worktrees, `.claude/worktrees/`): Claude Code's list is read (off the main thread) so that
+---the statusline and the notifications know them before any of their hooks arrives.
+local function look_for_background_sessions()
+  if package.loaded["claude_context.agents"] or not M.is_running() then
+    return
+  end
+  local root = vim.fs.root(vim.fn.getcwd(), ".git")
+  root = root and (root:match("^(.*)/%.claude/worktrees/[^/]+$") or root)
+  local st = root and vim.uv.fs_stat(root .. "/.claude/worktrees")
+  if st and st.type == "directory" then
+    pcall(M.agents)
+  end
+end
+
 ---Starts the bridge (no-op when it runs).
 ---@param o {silent:boolean}?
 ---@return boolean ok, string? err
@@ -184,6 +199,8 @@ function M.start(o)
     notify(("bridge listening on 127.0.0.1:%d"):format(st.port))
   end
   vim.api.nvim_exec_autocmds("User", { pattern = "ClaudeContextStarted", modeline = false, data = st })
+  -- Off the startup path: a moment after the bridge is up.
+  vim.defer_fn(look_for_background_sessions, 200)
   return true
 end
 

@@ -332,4 +332,40 @@ return {
       eq("bg1", session("s-bg1").name)
     end,
   },
+  {
+    "a restarted Neovim in a project with worktrees reads the background sessions' list at start: the statusline counts one no hook reported",
+    function()
+      cc().stop({ silent = true })
+      -- As in a Neovim that has not used the background sessions yet.
+      for m in pairs(package.loaded) do
+        if m:find("^claude_context%.agents") then
+          package.loaded[m] = nil
+        end
+      end
+      local dir = assert(vim.uv.fs_realpath(h.tmpdir()))
+      vim.system({ "git", "init", "-q", dir }):wait()
+      vim.fn.mkdir(dir .. "/.claude/worktrees/bg3", "p")
+      local fake = dir .. "/claude"
+      h.write(
+        fake,
+        ("#!/bin/sh\ncase \"$1\" in\n  agents) printf '%%s' %s ;;\n  *) echo ok ;;\nesac\n"):format(
+          vim.fn.shellescape(vim.json.encode({ { id = "0000bbbb", cwd = dir .. "/.claude/worktrees/bg3", kind = "background", startedAt = 1, sessionId = "s-bg3", status = "busy" } }))
+        )
+      )
+      vim.fn.setfperm(fake, "rwxr-xr-x")
+      local before = vim.fn.getcwd()
+      vim.cmd.cd(dir)
+      local okc, err = pcall(function()
+        cc().setup({ claude = { cmd = fake } })
+        wait_for(function()
+          return package.loaded["claude_context.agents"]
+        end, 10000, "the background sessions' list read at start")
+        wait_for(function()
+          return S().statusline() == "1 working"
+        end, 10000, "the background session counted: " .. S().statusline() .. " " .. vim.inspect(require("claude_context.agents").list()))
+      end)
+      vim.cmd.cd(before)
+      assert(okc, err)
+    end,
+  },
 }
