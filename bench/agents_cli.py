@@ -30,7 +30,6 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -42,7 +41,7 @@ sys.path.insert(0, str(ROOT / "tests" / "e2e"))
 
 import conftest as C  # noqa: E402
 from model_stub import ModelStub  # noqa: E402
-from test_agents_e2e import service_dirs, service_pids  # noqa: E402
+from cc_service import Service  # noqa: E402
 from test_terminal_relay import stub_env  # noqa: E402
 
 PROMPT = "say hello"
@@ -162,7 +161,7 @@ def main() -> None:
 
     stub = ModelStub().start()
     stub.default = {"text": "hello from the stub"}
-    pids, dirs = set(), set()
+    service = Service(world.config_dir)
     bridge = None
     try:
         claude = C.Claude(world, stub, exe=Path(args.claude))
@@ -179,8 +178,7 @@ def main() -> None:
         def stop(sid):
             if can_stop and sid:
                 subprocess.run([args.claude, "stop", sid], cwd=project, env=env, capture_output=True, timeout=60)
-            pids.update(service_pids(world))
-            dirs.update(service_dirs(world))
+            service.note()
 
         hand, plug_wall, plug_call, plug_gap, slices, idle_gap = [], [], [], [], [], []
         plug_cpu, idle_cpu = [], []
@@ -225,15 +223,7 @@ def main() -> None:
         if bridge is not None:
             bridge.stop()
         stub.stop()
-        pids.update(service_pids(world))
-        dirs.update(service_dirs(world))
-        for pid in pids:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-        for d in dirs:
-            shutil.rmtree(d, ignore_errors=True)
+        service.end()
         world.procs.cleanup()
         shutil.rmtree(root, ignore_errors=True)
 

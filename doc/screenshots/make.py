@@ -29,7 +29,6 @@ import json
 import os
 import re
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -40,6 +39,7 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "tests/e2e"))
 
 import pynvim  # noqa: E402
+from cc_service import Service  # noqa: E402
 from model_stub import ModelStub  # noqa: E402
 
 API_KEY = "sk-ant-screenshots-0123456789abcdef"
@@ -177,47 +177,13 @@ class Session:
     def lua(self, code, *args):
         return self.nvim.exec_lua(code, *args)
 
-    def service(self):
-        """The pids of Claude Code's background service of this run (`claude daemon run`, its
-        helpers and sessions: every `claude` process with this run's CLAUDE_CONFIG_DIR) and its
-        socket directories (/tmp/cc-daemon-<uid>/<id>, from their argv)."""
-        pids, dirs = [], set()
-        marker = f"CLAUDE_CONFIG_DIR={self.config}".encode()
-        for d in os.listdir("/proc"):
-            if not d.isdigit():
-                continue
-            try:
-                with open(f"/proc/{d}/environ", "rb") as f:
-                    if marker not in f.read().split(b"\0"):
-                        continue
-                with open(f"/proc/{d}/cmdline", "rb") as f:
-                    cmd = f.read().split(b"\0")
-            except OSError:
-                continue
-            if os.path.basename(cmd[0]).startswith(b"claude"):
-                pids.append(int(d))
-            for a in cmd:
-                a = a.decode(errors="replace")
-                if "/cc-daemon-" in a:
-                    parts = a.split("/")
-                    i = next(i for i, x in enumerate(parts) if x.startswith("cc-daemon-"))
-                    dirs.add("/".join(parts[: i + 2]))
-        return pids, dirs
-
     def close(self):
         try:
             subprocess.run([*self.tmux, "kill-server"], check=False)
         finally:
             # The background service outlives Neovim (it is Claude Code's own daemon): ended here,
             # by pid, with its socket directories.
-            pids, dirs = self.service()
-            for pid in pids:
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
-            for d in dirs:
-                shutil.rmtree(d, ignore_errors=True)
+            Service(self.config).end()
             self.stub.stop()
             if self.keep:
                 print(f"kept {self.root}")

@@ -21,13 +21,11 @@ A CLI without `--bg` is skipped (the reason says which version is needed).
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import signal
 import subprocess
 
 import pytest
 
+from cc_service import Service
 from conftest import REPO, WAIT, wait_until
 from test_terminal_relay import stub_env
 
@@ -64,70 +62,13 @@ def make_project(world):
     return p
 
 
-def service_pids(world) -> list:
-    """The pids of the Claude Code service of this test's config dir: `claude daemon run`, its
-    helpers and its sessions."""
-    out = []
-    marker = f"CLAUDE_CONFIG_DIR={world.config_dir}".encode()
-    for d in os.listdir("/proc"):
-        if not d.isdigit():
-            continue
-        try:
-            with open(f"/proc/{d}/environ", "rb") as f:
-                env = f.read().split(b"\0")
-            with open(f"/proc/{d}/cmdline", "rb") as f:
-                cmd = f.read().split(b"\0")
-        except OSError:
-            continue
-        # The service, its helpers (--bg-pty-host, --bg-spare) and its sessions: every Claude
-        # Code process of this test (not the Neovims, which the test stops itself).
-        if marker in env and os.path.basename(cmd[0]).startswith(b"claude"):
-            out.append(int(d))
-    return out
-
-
-def service_dirs(world) -> set:
-    """The service's socket directories (/tmp/cc-daemon-<uid>/<id>), from its processes' argv."""
-    dirs = set()
-    marker = f"CLAUDE_CONFIG_DIR={world.config_dir}".encode()
-    for d in os.listdir("/proc"):
-        if not d.isdigit():
-            continue
-        try:
-            with open(f"/proc/{d}/environ", "rb") as f:
-                if marker not in f.read().split(b"\0"):
-                    continue
-            with open(f"/proc/{d}/cmdline", "rb") as f:
-                cmd = f.read().decode(errors="replace").split("\0")
-        except OSError:
-            continue
-        for a in cmd:
-            if "/cc-daemon-" in a:
-                parts = a.split("/")
-                i = next(i for i, x in enumerate(parts) if x.startswith("cc-daemon-"))
-                dirs.add("/".join(parts[: i + 2]))
-    return dirs
-
-
 @pytest.fixture
 def service(world):
-    """Ends the service this test started, by pid, and removes its socket directory."""
-    seen = {"pids": set(), "dirs": set()}
-
-    def note():
-        seen["pids"].update(service_pids(world))
-        seen["dirs"].update(service_dirs(world))
-
-    yield note
-    note()
-    for pid in seen["pids"]:
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-    # The sessions' processes carry the test's config dir: the world fixture kills them next.
-    for d in seen["dirs"]:
-        shutil.rmtree(d, ignore_errors=True)
+    """Ends the service this test started, by pid, and removes its socket directory (the sessions'
+    processes carry the test's config dir: the world fixture kills any left after)."""
+    svc = Service(world.config_dir)
+    yield svc.note
+    svc.end()
 
 
 def nvim_with_cli(make_bridge, claude, **terminal):
@@ -437,7 +378,7 @@ def test_the_service_not_running(make_bridge, claude, world):
     msgs = wait_until(lambda: b.lua("return #_G.seen_messages > 0 and _G.seen_messages or nil"), WAIT, 0.2, "the picker's message")
     assert any("no Claude session in this project" in m and ":ClaudeContext new" in m for m in msgs), msgs
     # Listing started no service.
-    assert not service_pids(world), service_pids(world)
+    assert not Service(world.config_dir).running(), Service(world.config_dir).running()
 
 
 def test_two_neovims_on_one_project(make_bridge, claude, model_stub, world, service):
