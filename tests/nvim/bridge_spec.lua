@@ -16,6 +16,15 @@ end
 
 local fake_lsp = h.fake_lsp
 
+
+---A headless Neovim with this checkout (the spec's own init), then `args`.
+---@param args string[]
+---@return string[]
+local function child_nvim(args)
+  local init = vim.env.MYVIMRC ~= "" and vim.env.MYVIMRC or (require("claude_context.native").plugin_root() .. "/tests/minimal_init.lua")
+  return vim.list_extend({ vim.v.progpath, "--headless", "--clean", "-u", init }, args)
+end
+
 return {
   {
     "plugin/ defines :ClaudeContext without loading the native library",
@@ -286,19 +295,14 @@ return {
     function()
       local mine = cc().status()
       local flag = h.tmpdir() .. "/go"
-      local job = vim.system({
-        vim.v.progpath,
-        "--headless",
-        "--clean",
-        "-u",
-        vim.env.MYVIMRC ~= "" and vim.env.MYVIMRC or (require("claude_context.native").plugin_root() .. "/tests/minimal_init.lua"),
+      local job = vim.system(child_nvim({
         "-c",
         "lua require('claude_context').setup({})",
         "-c",
         ("lua vim.wait(20000, function() return vim.uv.fs_stat(%q) ~= nil end, 20)"):format(flag),
         "-c",
         "qa",
-      }, { env = { CLAUDE_CONFIG_DIR = vim.env.CLAUDE_CONFIG_DIR } })
+      }), { env = { CLAUDE_CONFIG_DIR = vim.env.CLAUDE_CONFIG_DIR } })
       wait_for(function()
         return #lock_files() == 2
       end, 10000, "second editor's lock file")
@@ -332,15 +336,10 @@ vim.defer_fn(function() vim.bo.filetype = "cc_hup" end, 50)
 ]]
       )
       local before = #lock_files()
-      local res = vim.system({
-        vim.v.progpath,
-        "--headless",
-        "--clean",
-        "-u",
-        vim.env.MYVIMRC ~= "" and vim.env.MYVIMRC or (require("claude_context.native").plugin_root() .. "/tests/minimal_init.lua"),
+      local res = vim.system(child_nvim({
         "-c",
         "luafile " .. script,
-      }, { env = { CLAUDE_CONFIG_DIR = vim.env.CLAUDE_CONFIG_DIR }, text = true }):wait(20000)
+      }), { env = { CLAUDE_CONFIG_DIR = vim.env.CLAUDE_CONFIG_DIR }, text = true }):wait(20000)
       eq(0, res.signal, "no abort (signal) — output: " .. tostring(res.stderr) .. tostring(res.stdout))
       eq(1, res.code, "Neovim's own exit code for a deadly signal")
       contains(res.stdout .. res.stderr, "Caught deadly signal 'SIGHUP'")

@@ -68,6 +68,23 @@ end
 
 local term_buf
 
+
+---A git project with worktrees `names` under .claude/worktrees/, and a fake `claude` whose
+---`agents --json` lists one busy background session (id `id`) in worktree `listed`.
+---@return string dir, string fake
+local function project_with_worktrees(names, listed, id)
+  local dir = assert(vim.uv.fs_realpath(h.tmpdir()))
+  vim.system({ "git", "init", "-q", dir }):wait()
+  for _, n in ipairs(names) do
+    vim.fn.mkdir(dir .. "/.claude/worktrees/" .. n, "p")
+  end
+  local fake = dir .. "/claude"
+  local list = { { id = id, cwd = dir .. "/.claude/worktrees/" .. listed, kind = "background", startedAt = 1, sessionId = "s-" .. listed, status = "busy" } }
+  h.write(fake, ("#!/bin/sh\ncase \"$1\" in\n  agents) printf '%%s' %s ;;\n  *) echo ok ;;\nesac\n"):format(vim.fn.shellescape(vim.json.encode(list))))
+  vim.fn.setfperm(fake, "rwxr-xr-x")
+  return dir, fake
+end
+
 return {
   {
     "setup{sessions} is checked",
@@ -296,20 +313,10 @@ return {
     "a background session's hook (its worktree) loads the background sessions' list: the statusline counts the service's sessions",
     function()
       eq(nil, package.loaded["claude_context.agents"], "not used yet")
-      local dir = assert(vim.uv.fs_realpath(h.tmpdir()))
-      vim.system({ "git", "init", "-q", dir }):wait()
-      local wt = dir .. "/.claude/worktrees/bg1"
-      vim.fn.mkdir(wt, "p")
       -- A fake claude listing one more background session of this project, which no hook
       -- reported (it works, from before this Neovim started).
-      local fake = dir .. "/claude"
-      h.write(
-        fake,
-        ("#!/bin/sh\ncase \"$1\" in\n  agents) printf '%%s' %s ;;\n  *) echo ok ;;\nesac\n"):format(
-          vim.fn.shellescape(vim.json.encode({ { id = "0000aaaa", cwd = dir .. "/.claude/worktrees/bg2", kind = "background", startedAt = 1, sessionId = "s-bg2", status = "busy" } }))
-        )
-      )
-      vim.fn.setfperm(fake, "rwxr-xr-x")
+      local dir, fake = project_with_worktrees({ "bg1" }, "bg2", "0000aaaa")
+      local wt = dir .. "/.claude/worktrees/bg1"
       cc().setup({ claude = { cmd = fake } })
       vim.cmd.cd(dir)
       local bin = assert(require("claude_context.hooks").binary())
@@ -342,17 +349,7 @@ return {
           package.loaded[m] = nil
         end
       end
-      local dir = assert(vim.uv.fs_realpath(h.tmpdir()))
-      vim.system({ "git", "init", "-q", dir }):wait()
-      vim.fn.mkdir(dir .. "/.claude/worktrees/bg3", "p")
-      local fake = dir .. "/claude"
-      h.write(
-        fake,
-        ("#!/bin/sh\ncase \"$1\" in\n  agents) printf '%%s' %s ;;\n  *) echo ok ;;\nesac\n"):format(
-          vim.fn.shellescape(vim.json.encode({ { id = "0000bbbb", cwd = dir .. "/.claude/worktrees/bg3", kind = "background", startedAt = 1, sessionId = "s-bg3", status = "busy" } }))
-        )
-      )
-      vim.fn.setfperm(fake, "rwxr-xr-x")
+      local dir, fake = project_with_worktrees({ "bg3" }, "bg3", "0000bbbb")
       local before = vim.fn.getcwd()
       vim.cmd.cd(dir)
       local okc, err = pcall(function()
