@@ -11,11 +11,7 @@ local A = function()
   return require("claude_context.agents")
 end
 
-local function sh(cmd, cwd)
-  local r = vim.system({ "sh", "-c", cmd }, { cwd = cwd, text = true }):wait(60000)
-  eq(0, r.code, cmd .. ": " .. (r.stderr or ""))
-  return r.stdout
-end
+local sh = h.sh
 
 local tmp = h.tmpdir()
 local log = tmp .. "/fake-calls.log"
@@ -44,9 +40,7 @@ local function answer(path, text)
   assert(os.rename(path .. ".new", path))
 end
 
-local project = tmp .. "/project"
-vim.fn.mkdir(project, "p")
-sh("git init -q -b main . && git config user.email t@t && git config user.name t", project)
+local project = h.git_repo(tmp .. "/project")
 h.write(project .. "/a.txt", "one\ntwo\nthree\n")
 sh("git add -A && git commit -qm init", project)
 
@@ -154,15 +148,7 @@ return {
         err = x
       end)
       contains(err, "not running any more")
-      local report
-      A().land("gone-bg", { all = true, cb = function(x, r)
-        eq(nil, x)
-        report = r
-      end })
-      wait_for(function()
-        return report
-      end, 20000, "the land")
-      require("claude_context.review").flush()
+      eq(nil, (h.land_all("gone-bg")))
       eq("one\nTWO\nthree\n", h.read(project .. "/a.txt"))
       local info
       A().discard("gone-bg", function(x, i)

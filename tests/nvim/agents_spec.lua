@@ -10,17 +10,7 @@ local A = function()
   return require("claude_context.agents")
 end
 
-local function sh(cmd, cwd)
-  local r = vim.system({ "sh", "-c", cmd }, { cwd = cwd, text = true }):wait(20000)
-  eq(0, r.code, cmd .. ": " .. (r.stderr or ""))
-  return r.stdout
-end
-
-local function git_repo(dir)
-  vim.fn.mkdir(dir, "p")
-  sh("git init -q -b main . && git config user.email t@t && git config user.name t", dir)
-  return dir
-end
+local sh, git_repo = h.sh, h.git_repo
 
 local tmp = h.tmpdir()
 local log = tmp .. "/fake-calls.log"
@@ -416,29 +406,15 @@ return {
       vim.cmd("split " .. vim.fn.fnameescape(project .. "/a.txt"))
       local abuf = vim.api.nvim_get_current_buf()
       vim.api.nvim_buf_set_lines(abuf, 0, 1, false, { "one (unsaved)" })
-      local report
-      h.cc().land("work", { all = true, cb = function(err, rep)
-        eq(nil, err)
-        report = rep
-      end })
-      wait_for(function()
-        return report
-      end, 20000, "the land")
-      require("claude_context.review.fs").flush(nil, 5000)
+      local err, report = h.land_all("work")
+      eq(nil, err)
       eq("one\ntwo\nthree\nfour\nFIVE (mine)\nsix\nseven\neight\nnine\nten\n", h.read(project .. "/a.txt"))
       contains(vim.inspect(report.skipped), "unsaved changes in its buffer")
       eq("one (unsaved)", vim.api.nvim_buf_get_lines(abuf, 0, 1, false)[1])
       eq({ "sub/new.txt" }, report.written)
       vim.api.nvim_buf_delete(abuf, { force = true })
-      report = nil
-      h.cc().land("work", { all = true, cb = function(err, rep)
-        eq(nil, err)
-        report = rep
-      end })
-      wait_for(function()
-        return report
-      end, 20000, "the land")
-      require("claude_context.review.fs").flush(nil, 5000)
+      err, report = h.land_all("work")
+      eq(nil, err)
       eq("one\nTWO\nthree\nfour\nFIVE (mine)\nsix\nseven\neight\nNINE\nten\n", h.read(project .. "/a.txt"))
       eq("brand new\n", h.read(project .. "/sub/new.txt"))
       eq("mine\n", h.read(project .. "/keep.txt"), "a conflict never overwrites the person's text")

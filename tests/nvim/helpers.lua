@@ -100,6 +100,41 @@ function M.tmpdir()
   return vim.uv.fs_realpath(d)
 end
 
+---Runs shell command `cmd` in `cwd` (waiting up to `ms`, default 60 s); fails the test unless it
+---succeeds; returns its output.
+---@return string
+function M.sh(cmd, cwd, ms)
+  local r = vim.system({ "sh", "-c", cmd }, { cwd = cwd, text = true }):wait(ms or 60000)
+  M.eq(0, r.code, cmd .. ": " .. (r.stderr or ""))
+  return r.stdout
+end
+
+---A new git repository at `dir` (branch main, an author set).
+---@return string dir
+function M.git_repo(dir)
+  vim.fn.mkdir(dir, "p")
+  M.sh("git init -q -b main . && git config user.email t@t && git config user.name t", dir)
+  return dir
+end
+
+---`land(name, {all = true})` of a background session's worktree, waited for with its writes:
+---returns its error and report.
+---@return string? err, table? report
+function M.land_all(name)
+  local done, err, report = false, nil, nil
+  require("claude_context").land(name, {
+    all = true,
+    cb = function(e, r)
+      done, err, report = true, e, r
+    end,
+  })
+  M.wait_for(function()
+    return done
+  end, 20000, "the land of " .. name)
+  require("claude_context.review.fs").flush(nil, 5000)
+  return err, report
+end
+
 ---Calls a tool and waits for its result table.
 function M.call(name, args)
   local r, err = require("claude_context").call_tool_sync(name, args or {}, 10000)
