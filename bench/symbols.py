@@ -149,7 +149,8 @@ table.sort(slow, function(a, b) return a.cpu_ms > b.cpu_ms end)
 local top = {}
 for i = 1, math.min(6, #slow) do
   local w = slow[i].where:gsub("\\n%s*%[C%][^\\n]*", ""):gsub("stack traceback:%s*", "")
-  top[i] = ("%.2f ms (%.2f CPU): %s"):format(slow[i].ms, slow[i].cpu_ms, w:sub(1, 400))
+  local f = (slow[i].from or ""):gsub("\\n%s*%[C%][^\\n]*", "")
+  top[i] = ("%.2f ms (%.2f CPU): ended %s\\n  started %s"):format(slow[i].ms, slow[i].cpu_ms, w:sub(1, 400), f:sub(1, 300))
 end
 task.slow_slices = nil
 return { gap_ms = math.max(0, p.worst / 1e6 - 1), slice_ms = task.longest_slice_ns / 1e6, slice_cpu_ms = task.longest_slice_cpu_s * 1000, slow = top, nslow = #slow }
@@ -199,6 +200,10 @@ def run(files: int, rounds: int, parser: bool) -> dict:
         )
         has_parser = n.exec_lua("return vim.treesitter.language.add('python') == true")
         out = {"files": files, "python_parser": has_parser, "generated_s": round(made_s, 1)}
+        # The floor: the same editor doing nothing for 2 s, the same 1 ms timer.
+        n.exec_lua(PROBE_START)
+        time.sleep(2)
+        out["idle_gap_ms"] = round(n.exec_lua(PROBE_STOP)["gap_ms"], 1)
         n.exec_lua(PROBE_START)
         for tool, extra in (("lsp_definition", {}), ("lsp_hover", {}), ("lsp_references", {"include_declaration": True})):
             args = dict({"symbol": "compute_total"}, **extra)

@@ -96,6 +96,7 @@ function M.run(fn, respond)
     if task.done or coroutine.status(co) ~= "suspended" then
       return
     end
+    local from = M.slow_slices and debug.traceback(co, "", 1)
     local t0, c0 = vim.uv.hrtime(), thread_cpu()
     local ok, err = coroutine.resume(co, ...)
     local took, cpu = vim.uv.hrtime() - t0, thread_cpu() - c0
@@ -110,7 +111,7 @@ function M.run(fn, respond)
       table.insert(M.trace, { at = t0 / 1e6, ms = took / 1e6, cpu_ms = cpu * 1000, where = where })
     end
     if M.slow_slices and took > M.slice_ms * 1e6 then
-      table.insert(M.slow_slices, { ms = took / 1e6, cpu_ms = cpu * 1000, where = debug.traceback(co) })
+      table.insert(M.slow_slices, { ms = took / 1e6, cpu_ms = cpu * 1000, where = debug.traceback(co), from = from })
     end
     if not ok then
       finish(nil, tostring(err))
