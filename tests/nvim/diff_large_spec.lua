@@ -567,4 +567,38 @@ return {
       vim.cmd("silent! %bwipeout!")
     end,
   },
+  {
+    "a big reload of a file with CRLF line ends and a BOM: the lines without CR, the BOM not in the first line",
+    function()
+      local reload = require("claude_context.ide.diff.reload")
+      local min_lines = reload.min_lines
+      reload.min_lines = 1000
+      knobs().chunk_bytes = 4096
+      local function crlf(t)
+        return (t:gsub("\n", "\r\n"))
+      end
+      h.write(target, "\239\187\191" .. crlf(text(3000)))
+      vim.cmd.edit(target)
+      local buf = vim.api.nvim_get_current_buf()
+      eq({ "dos", true }, { vim.bo[buf].fileformat, vim.bo[buf].bomb })
+      local new = text(2000, { [1] = "FIRST", [7] = "CHANGED seven" })
+      local box = request_diff("reload-dos", new)
+      local v = view_of("reload-dos")
+      local pieces = reload.stats.native_pieces
+      diff().accept(v)
+      h.decided(box, 10000, "the answer")
+      vim.wait(50)
+      h.write(target, "\239\187\191" .. crlf(new))
+      vim.cmd("checktime")
+      wait_for(function()
+        return not reload.running[buf] and vim.api.nvim_buf_line_count(buf) == 2000 and not vim.bo[buf].modified
+      end, 20000, "the buffer reloaded")
+      ok(reload.stats.native_pieces > pieces, "split by the native side")
+      eq(vim.split(new, "\n", { plain = true, trimempty = true }), lines(buf))
+      reload.min_lines = min_lines
+      knobs().chunk_bytes = saved.chunk_bytes
+      cleanup()
+      vim.cmd("silent! %bwipeout!")
+    end,
+  },
 }
