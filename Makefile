@@ -235,6 +235,9 @@ bench: build deps
 	$(PY) bench/run.py
 	$(PY) bench/nowait.py --scale 1 $(if $(REFERENCE),--reference $(REFERENCE))
 	$(PY) bench/code_intel.py
+	@# openDiff of a 200,000-line file open in the current window, accepted and reloaded; a symbol alone (pylsp).
+	$(PY) bench/diff_turns.py --open --old-lines 200000 --new-lines 90000 --name big.py --accept
+	$(PY) bench/symbols.py --files 10000 --rounds 10
 	$(PY) bench/nowait.py --scale 10 --rounds 3 $(if $(REFERENCE),--reference $(REFERENCE))
 	@# The transport's own time for the prompt turn's getDiagnostics answer (2.9 MB, x10: 29 MB).
 	target/release/examples/bench_rpc 0 - floor 2900000 20

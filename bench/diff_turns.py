@@ -30,20 +30,35 @@ INSTR = r"""
 local uv = vim.uv
 _G.PROF = { iters = {}, marks = {} }
 local P = _G.PROF
-local last_check
+local last_check, last_cpu
 local prep = uv.new_prepare()
 local chk = uv.new_check()
-chk:start(function() last_check = uv.hrtime() end)
+local ffi = require("ffi")
+pcall(ffi.cdef, "struct bt_ts { long s; long ns; }; int clock_gettime(int, struct bt_ts *);")
+local ts = ffi.new("struct bt_ts")
+-- The main thread's own CPU time (ms): not the editor's other threads (libuv's pool, the bridge).
+local function cpu()
+  ffi.C.clock_gettime(3, ts)
+  return tonumber(ts.s) * 1e3 + tonumber(ts.ns) / 1e6
+end
+-- A 1 ms timer: every gap over 2 ms between its ticks (whatever held the loop, the machine's
+-- pauses included), with the main thread's CPU time in it.
+P.gaps = {}
+local tick = uv.new_timer()
+local last_t, last_c = uv.hrtime(), cpu()
+tick:start(1, 1, function()
+  local now, c = uv.hrtime(), cpu()
+  local d = (now - last_t) / 1e6
+  if d > 2 and P.on then P.gaps[#P.gaps + 1] = { t = last_t / 1e6, d = d, c = c - last_c } end
+  last_t, last_c = now, c
+end)
+chk:start(function() last_check = uv.hrtime(); last_cpu = cpu() end)
 prep:start(function()
   if last_check then
     local d = (uv.hrtime() - last_check) / 1e6
-    if d > 4 and P.on then P.iters[#P.iters + 1] = { t = last_check / 1e6, d = d } end
+    if d > 4 and P.on then P.iters[#P.iters + 1] = { t = last_check / 1e6, d = d, c = cpu() - last_cpu } end
   end
 end)
-local function cpu()
-  local r = uv.getrusage()
-  return (r.utime.sec + r.stime.sec) * 1e3 + (r.utime.usec + r.stime.usec) / 1e3
-end
 P.cpu = cpu
 function P.mark(name, t0, c0)
   if P.on then P.marks[#P.marks + 1] = { n = name, t = t0 / 1e6, d = (uv.hrtime() - t0) / 1e6, c = c0 and (cpu() - c0) or -1 } end
@@ -78,7 +93,9 @@ wrap("claude_context.windows", "unused_buffer_name", "windows.unused_buffer_name
 wrap("claude_context.ide.util", "find_buf", "util.find_buf")
 wrap("claude_context.ide.diff.inline", "render", "inline.render")
 wrap("vim.filetype", "match", "filetype.match")
-for _, k in ipairs({"nvim_create_buf", "nvim_buf_set_name", "nvim_win_set_buf", "nvim_buf_delete", "nvim_exec_autocmds", "nvim_set_current_tabpage", "nvim_set_current_win"}) do wrap("vim.api", k, "api." .. k) end
+for _, k in ipairs({"nvim_buf_set_lines", "nvim_create_buf", "nvim_buf_set_name", "nvim_win_set_buf", "nvim_buf_delete", "nvim_exec_autocmds", "nvim_set_current_tabpage", "nvim_set_current_win"}) do wrap("vim.api", k, "api." .. k) end
+local split = vim.split
+vim.split = function(...) local t0, c0 = uv.hrtime(), cpu(); local r = split(...); P.mark("vim.split", t0, c0); return r end
 local cmd = vim.cmd
 vim.cmd = setmetatable({}, { __call = function(_, c) local t0, c0 = uv.hrtime(), cpu(); local r = cmd(c); P.mark("cmd " .. tostring(c):sub(1, 20), t0, c0); return r end, __index = cmd })
 local snap = require("claude_context.ide.snapshot")
@@ -96,6 +113,7 @@ def main():
     ap.add_argument("--name", default="big.txt", help="the file's name (its extension sets the filetype)")
     ap.add_argument("--accept", action="store_true", help="accept, then write the file as Claude Code does (the open buffer reloads)")
     ap.add_argument("--neovim-reload", action="store_true", help="the buffer reloaded by Neovim at once (:checktime), as before the sliced reload")
+    ap.add_argument("--lua-split", action="store_true", help="the sliced reload splitting the lines in Lua (vim.split), as before buf_put_text")
     a = ap.parse_args()
     scale = a.scale
     tmp = Path(tempfile.mkdtemp(prefix="cc-bench-turns-"))
@@ -110,14 +128,33 @@ def main():
         s.nvim.exec_lua(INSTR)
         if a.neovim_reload:
             s.nvim.exec_lua("local r = require('claude_context.ide.diff.reload'); r.min_lines = math.huge; r.min_bytes = math.huge")
+        if a.lua_split:
+            s.nvim.exec_lua("require('claude_context.ide.diff.reload').native = false")
         sampler = nw.Sampler(s.sock)
         nw.settle(sampler)
         s.nvim.exec_lua("_G.PROF.on = true")
         out = nw.opendiff(s, sampler, scale, 120, a.open, a.old_lines, a.new_lines, a.name, a.accept)
+        kept_iters = s.nvim.exec_lua("return _G.PROF.iters")
+        kept_gaps = s.nvim.exec_lua("local g = _G.PROF.gaps; _G.PROF.gaps = {}; return g")
+        # The floor: the same editor doing nothing, the same sampler, windows as long as the
+        # reload (or the view's showing): what the machine alone costs at this load.
+        import time
+        span = (out.get("reload_ms") or out.get("on_screen_ms") or 200) / 1000
+        floors, idle_turns = [], []
+        for _ in range(5):
+            s.nvim.exec_lua("_G.PROF.iters = {}")
+            a0 = time.perf_counter()
+            time.sleep(span)
+            floors.append(sampler.blocked_max_ms(a0, time.perf_counter()))
+            idle_turns += s.nvim.exec_lua("return _G.PROF.iters")
+        idle_gaps = s.nvim.exec_lua("return _G.PROF.gaps")
+        out["floor_blocked_ms"] = [round(f, 1) for f in floors]
+        out["floor_longest_turn_ms"] = round(max([i["d"] for i in idle_turns] or [0]), 1)
         s.nvim.exec_lua("_G.PROF.on = false")
         sampler.close()
-        P = s.nvim.exec_lua("return { iters = _G.PROF.iters, marks = _G.PROF.marks }")
-        print(json.dumps({k: v for k, v in out.items() if k in ("lines", "on_screen_ms", "blocked_ms_max", "reload_ms", "reload_blocked_ms_max", "note")}))
+        P = s.nvim.exec_lua("return { iters = _G.PROF.iters, marks = _G.PROF.marks, gaps = _G.PROF.gaps }")
+        P["iters"] = kept_iters
+        print(json.dumps({k: v for k, v in out.items() if k in ("lines", "on_screen_ms", "blocked_ms_max", "reload_ms", "reload_blocked_ms_max", "floor_blocked_ms", "floor_longest_turn_ms", "note")}))
         opened = [m for m in P["marks"] if m["n"] == "diff.open"]
         shown = [m for m in P["marks"] if m["n"] == "view.show"]
         if opened and shown and out.get("on_screen_ms"):
@@ -133,7 +170,12 @@ def main():
             t0 = opened[0]["t"]
             for i in iters[:6]:
                 inside = sorted({m["n"] for m in P["marks"] if i["t"] <= m["t"] <= i["t"] + i["d"]})
-                print(f"  turn of {i['d']:.1f} ms at +{i['t'] - t0:.1f} ms: {', '.join(inside) or 'none of the steps timed'}")
+                print(f"  turn of {i['d']:.1f} ms ({i['c']:.1f} ms CPU) at +{i['t'] - t0:.1f} ms: {', '.join(inside) or 'none of the steps timed'}")
+        gaps = sorted((g for g in kept_gaps if g["t"] + g["d"] >= start), key=lambda g: -g["d"])
+        print("1 ms timer: longest gaps from the request on (ms, main thread's CPU in it):",
+              [(round(g["d"], 1), round(g["c"], 1)) for g in gaps[:8]])
+        print("  most main-thread CPU in one gap: %.1f ms; idle floor (same editor doing nothing, %d windows): longest gap %.1f ms" % (
+            max([g["c"] for g in gaps] or [0]), 5, max([g["d"] for g in idle_gaps] or [0])))
         print("longest calls:")
         for m in sorted(P["marks"], key=lambda m: -m["c"])[:12]:
             print(f"  {m['n']}: {m['d']:.2f} ms wall, {m['c']:.2f} ms CPU")

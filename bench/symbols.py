@@ -112,10 +112,26 @@ local total = sc.sections and sc.sections[1] and sc.sections[1].total or 0
 return { ms = (done[2] - t0) / 1e6, total = total, note = sc.note, error = r.isError and r.content[1].text or nil }
 """
 
+TRACE = """
+local sym = ...
+local task = require('claude_context.code.task')
+task.trace = {}
+local done, t0 = nil, vim.uv.hrtime()
+require('claude_context').call_tool('lsp_definition', { symbol = sym }, function(r) done = vim.uv.hrtime() end)
+vim.wait(300000, function() return done ~= nil end, 1)
+local out = {}
+for _, s in ipairs(task.trace) do
+  out[#out + 1] = ("+%.1f ms: %.2f ms (%.2f CPU) %s"):format(s.at - t0 / 1e6, s.ms, s.cpu_ms, s.where)
+end
+task.trace = nil
+return { ms = (done - t0) / 1e6, slices = out }
+"""
+
 PROBE_START = """
 local task = require('claude_context.code.task')
 task.longest_slice_ns = 0
 task.longest_slice_cpu_s = 0
+task.slow_slices = {}
 _G.__cc_probe = { worst = 0, last = vim.uv.hrtime(), timer = vim.uv.new_timer() }
 local p = _G.__cc_probe
 p.timer:start(1, 1, function()
@@ -128,7 +144,16 @@ PROBE_STOP = """
 local p = _G.__cc_probe
 p.timer:stop(); p.timer:close()
 local task = require('claude_context.code.task')
-return { gap_ms = math.max(0, p.worst / 1e6 - 1), slice_ms = task.longest_slice_ns / 1e6, slice_cpu_ms = task.longest_slice_cpu_s * 1000 }
+local slow = task.slow_slices or {}
+table.sort(slow, function(a, b) return a.cpu_ms > b.cpu_ms end)
+local top = {}
+for i = 1, math.min(6, #slow) do
+  local w = slow[i].where:gsub("\\n%s*%[C%][^\\n]*", ""):gsub("stack traceback:%s*", "")
+  local f = (slow[i].from or ""):gsub("\\n%s*%[C%][^\\n]*", "")
+  top[i] = ("%.2f ms (%.2f CPU): ended %s\\n  started %s"):format(slow[i].ms, slow[i].cpu_ms, w:sub(1, 400), f:sub(1, 300))
+end
+task.slow_slices = nil
+return { gap_ms = math.max(0, p.worst / 1e6 - 1), slice_ms = task.longest_slice_ns / 1e6, slice_cpu_ms = task.longest_slice_cpu_s * 1000, slow = top, nslow = #slow }
 """
 
 
@@ -175,6 +200,10 @@ def run(files: int, rounds: int, parser: bool) -> dict:
         )
         has_parser = n.exec_lua("return vim.treesitter.language.add('python') == true")
         out = {"files": files, "python_parser": has_parser, "generated_s": round(made_s, 1)}
+        # The floor: the same editor doing nothing for 2 s, the same 1 ms timer.
+        n.exec_lua(PROBE_START)
+        time.sleep(2)
+        out["idle_gap_ms"] = round(n.exec_lua(PROBE_STOP)["gap_ms"], 1)
         n.exec_lua(PROBE_START)
         for tool, extra in (("lsp_definition", {}), ("lsp_hover", {}), ("lsp_references", {"include_declaration": True})):
             args = dict({"symbol": "compute_total"}, **extra)
@@ -199,10 +228,19 @@ def run(files: int, rounds: int, parser: bool) -> dict:
             r = n.exec_lua(CALL, "lsp_definition", {"symbol": "no_such_name_anywhere"})
             times.append(r["ms"])
         out["absent_name_p50_ms"] = round(statistics.median(times), 1)
+        if os.environ.get("SYMBOLS_TRACE"):
+            for sym in ("compute_total", "no_such_name_anywhere"):
+                tr = n.exec_lua(TRACE, sym)
+                print(f"trace of a warm lsp_definition {sym}: {tr['ms']:.1f} ms", file=sys.stderr)
+                for line in tr["slices"]:
+                    print("  ", line, file=sys.stderr)
         probe = n.exec_lua(PROBE_STOP)
         out["longest_slice_ms"] = round(probe["slice_ms"], 2)
         out["longest_slice_cpu_ms"] = round(probe["slice_cpu_ms"], 2)
         out["main_loop_gap_ms"] = round(probe["gap_ms"], 1)
+        out["slices_over_budget"] = probe["nslow"]
+        for w in probe["slow"]:
+            print("slow slice:", w, file=sys.stderr)
         out["load"] = os.getloadavg()
         n.close()
         return out

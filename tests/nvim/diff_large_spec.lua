@@ -517,4 +517,88 @@ return {
       vim.cmd("silent! %bwipeout!")
     end,
   },
+  {
+    "a big reload makes no Lua string per line: no piece allocates Lua memory near the chunk it puts",
+    function()
+      local reload = require("claude_context.ide.diff.reload")
+      local slices = require("claude_context.ide.slices")
+      local min_lines = reload.min_lines
+      reload.min_lines = 1000
+      knobs().chunk_bytes = 64 * 1024
+      local old = text(30000)
+      h.write(target, old)
+      vim.cmd.edit(target)
+      local buf = vim.api.nvim_get_current_buf()
+      local new = text(25000, { [7] = "CHANGED seven" })
+      local box = request_diff("reload-alloc", new)
+      local v = view_of("reload-alloc")
+      -- Each piece of the reload, with Lua's collector stopped: the Lua memory it allocated.
+      local real, worst, pieces = slices.sliced, 0, 0
+      slices.sliced = function(ms, piece, alive)
+        return real(ms, function()
+          local running = collectgarbage("isrunning")
+          collectgarbage("stop")
+          local before = collectgarbage("count")
+          local more = piece()
+          worst = math.max(worst, collectgarbage("count") - before)
+          pieces = pieces + 1
+          if running then
+            collectgarbage("restart")
+          end
+          return more
+        end, alive)
+      end
+      diff().accept(v)
+      h.decided(box, 10000, "the answer")
+      vim.wait(50)
+      h.write(target, new)
+      vim.cmd("checktime")
+      wait_for(function()
+        return not reload.running[buf] and vim.api.nvim_buf_line_count(buf) == 25000
+      end, 20000, "the buffer reloaded")
+      slices.sliced = real
+      eq(vim.split(new, "\n", { plain = true, trimempty = true }), lines(buf))
+      ok(pieces > 10, "in pieces")
+      -- A 64 KiB chunk split in Lua allocates its text and a string per line: over 100 KiB.
+      ok(worst < 16, ("a piece allocated %.1f KiB of Lua memory"):format(worst))
+      reload.min_lines = min_lines
+      knobs().chunk_bytes = saved.chunk_bytes
+      cleanup()
+      vim.cmd("silent! %bwipeout!")
+    end,
+  },
+  {
+    "a big reload of a file with CRLF line ends and a BOM: the lines without CR, the BOM not in the first line",
+    function()
+      local reload = require("claude_context.ide.diff.reload")
+      local min_lines = reload.min_lines
+      reload.min_lines = 1000
+      knobs().chunk_bytes = 4096
+      local function crlf(t)
+        return (t:gsub("\n", "\r\n"))
+      end
+      h.write(target, "\239\187\191" .. crlf(text(3000)))
+      vim.cmd.edit(target)
+      local buf = vim.api.nvim_get_current_buf()
+      eq({ "dos", true }, { vim.bo[buf].fileformat, vim.bo[buf].bomb })
+      local new = text(2000, { [1] = "FIRST", [7] = "CHANGED seven" })
+      local box = request_diff("reload-dos", new)
+      local v = view_of("reload-dos")
+      local pieces = reload.stats.native_pieces
+      diff().accept(v)
+      h.decided(box, 10000, "the answer")
+      vim.wait(50)
+      h.write(target, "\239\187\191" .. crlf(new))
+      vim.cmd("checktime")
+      wait_for(function()
+        return not reload.running[buf] and vim.api.nvim_buf_line_count(buf) == 2000 and not vim.bo[buf].modified
+      end, 20000, "the buffer reloaded")
+      ok(reload.stats.native_pieces > pieces, "split by the native side")
+      eq(vim.split(new, "\n", { plain = true, trimempty = true }), lines(buf))
+      reload.min_lines = min_lines
+      knobs().chunk_bytes = saved.chunk_bytes
+      cleanup()
+      vim.cmd("silent! %bwipeout!")
+    end,
+  },
 }

@@ -21,11 +21,32 @@ M.longest_slice_cpu_s = 0
 
 ---For the bench: set to a list, it gets every slice over `slice_ms` with where it ended.
 M.slow_slices = nil
+---For the bench: set to a list, it gets every slice (start, wall and CPU ms, where it ended).
+M.trace = nil
 
 local Task = {}
 Task.__index = Task
 
 local unpack = unpack or table.unpack ---@diagnostic disable-line: deprecated
+
+---This thread's CPU time (s): the main thread's own work, not the bridge's threads' (which
+---`os.clock()`, the whole process's, counts too); `os.clock()` where LuaJIT's ffi is missing.
+local thread_cpu = os.clock
+do
+  local ok, ffi = pcall(require, "ffi")
+  if ok and jit and jit.os == "Linux" then
+    local defined = pcall(ffi.cdef, "struct cc_timespec { long tv_sec; long tv_nsec; }; int clock_gettime(int, struct cc_timespec *);")
+    if defined then
+      local ts = ffi.new("struct cc_timespec")
+      thread_cpu = function()
+        if ffi.C.clock_gettime(3, ts) ~= 0 then -- CLOCK_THREAD_CPUTIME_ID
+          return os.clock()
+        end
+        return tonumber(ts.tv_sec) + tonumber(ts.tv_nsec) / 1e9
+      end
+    end
+  end
+end
 
 local function pack(...)
   return { n = select("#", ...), ... }
@@ -75,17 +96,22 @@ function M.run(fn, respond)
     if task.done or coroutine.status(co) ~= "suspended" then
       return
     end
-    local t0, c0 = vim.uv.hrtime(), os.clock()
+    local from = M.slow_slices and debug.traceback(co, "", 1)
+    local t0, c0 = vim.uv.hrtime(), thread_cpu()
     local ok, err = coroutine.resume(co, ...)
-    local took, cpu = vim.uv.hrtime() - t0, os.clock() - c0
+    local took, cpu = vim.uv.hrtime() - t0, thread_cpu() - c0
     if took > M.longest_slice_ns then
       M.longest_slice_ns = took
     end
     if cpu > M.longest_slice_cpu_s then
       M.longest_slice_cpu_s = cpu
     end
+    if M.trace then
+      local where = debug.traceback(co, "", 1):match("\n%s*([^\n]*)\n%s*([^\n]*)") or "?"
+      table.insert(M.trace, { at = t0 / 1e6, ms = took / 1e6, cpu_ms = cpu * 1000, where = where })
+    end
     if M.slow_slices and took > M.slice_ms * 1e6 then
-      table.insert(M.slow_slices, { ms = took / 1e6, cpu_ms = cpu * 1000, where = debug.traceback(co) })
+      table.insert(M.slow_slices, { ms = took / 1e6, cpu_ms = cpu * 1000, where = debug.traceback(co), from = from })
     end
     if not ok then
       finish(nil, tostring(err))

@@ -23,12 +23,16 @@ pub const MAX_CANDIDATES: usize = 300;
 struct Entry {
     stat: Stat,
     words: Box<[u32]>,
+    /// The last search that saw the file.
+    pass: u64,
 }
 
 /// A root's files by their path relative to it.
 #[derive(Default)]
 struct RootIndex {
     files: HashMap<PathBuf, Entry>,
+    /// Searches made (each marks the entries it saw).
+    pass: u64,
 }
 
 /// Every root's index, by the root's path.
@@ -228,24 +232,37 @@ fn search_root(root: &Path, word: &str, found: &mut Found) {
         &mut listed,
         &mut found.truncated,
     );
-    let old = std::mem::take(&mut index.files);
     let fresh: Vec<Option<Fresh>> = listed
         .par_iter()
-        .map(|l| entry(l, old.get(&l.rel)))
+        .map(|l| entry(l, index.files.get(&l.rel)))
         .collect();
-    let mut old = old;
+    // The index updated in place: an unchanged file's entry stays where it is (no map rebuilt
+    // per question); what the walk did not see again is dropped at the end.
+    index.pass = index.pass.wrapping_add(1);
+    let pass = index.pass;
     let want = hash(word.as_bytes());
     for (l, e) in listed.into_iter().zip(fresh) {
-        let Some((stat, words)) = e else { continue };
-        let words = match words {
-            Some(w) => w,
-            None => match old.remove(&l.rel) {
-                Some(o) => o.words,
+        let Some((stat, words)) = e else {
+            index.files.remove(&l.rel);
+            continue;
+        };
+        let kept = match words {
+            Some(words) => index
+                .files
+                .entry(l.rel.clone())
+                .insert_entry(Entry { stat, words, pass })
+                .into_mut(),
+            None => match index.files.get_mut(&l.rel) {
+                Some(o) => {
+                    o.stat = stat;
+                    o.pass = pass;
+                    o
+                }
                 None => continue,
             },
         };
         found.files += 1;
-        if words.binary_search(&want).is_ok() {
+        if kept.words.binary_search(&want).is_ok() {
             if found.candidates.len() < MAX_CANDIDATES {
                 found.candidates.push(Candidate {
                     path: root.join(&l.rel).to_string_lossy().into_owned(),
@@ -255,8 +272,8 @@ fn search_root(root: &Path, word: &str, found: &mut Found) {
                 found.truncated = true;
             }
         }
-        index.files.insert(l.rel, Entry { stat, words });
     }
+    index.files.retain(|_, e| e.pass == pass);
 }
 
 /// The files under `roots` whose text holds `symbol`'s name as a word (a hash of it: a rare
@@ -310,6 +327,22 @@ mod tests {
         let f = search(std::slice::from_ref(&root), "target_fn");
         assert_eq!(f.candidates.len(), 2);
         assert_eq!(f.files, 3);
+        // Gone from disk: gone from the index (updated in place, not rebuilt).
+        std::fs::remove_file(root.join("pkg/deep/a.py")).unwrap();
+        let f = search(std::slice::from_ref(&root), "target_fn");
+        let paths: Vec<_> = f.candidates.iter().map(|c| c.path.clone()).collect();
+        assert_eq!(
+            paths,
+            vec![root.join("pkg/b.py").to_string_lossy().into_owned()]
+        );
+        assert_eq!(f.files, 2);
+        std::fs::write(root.join("pkg/deep/a.py"), "def target_fn():\n  pass\n").unwrap();
+        assert_eq!(
+            search(std::slice::from_ref(&root), "target_fn")
+                .candidates
+                .len(),
+            2
+        );
     }
 
     #[cfg(unix)]
