@@ -63,6 +63,26 @@ local function read(path, done)
   end)
 end
 
+---The lines of `data` from byte `off` to the end of the first line past `chunk` bytes, and where
+---that piece ends (without the native library: split in Lua; a CR before each LF dropped when
+---`dos`).
+---@return string[] lines, integer nl
+local function lua_piece(data, off, chunk, dos)
+  local nl = data:find("\n", math.min(#data, off + chunk), true) or #data
+  local lines = vim.split(data:sub(off, nl), "\n", { plain = true })
+  if data:sub(nl, nl) == "\n" then
+    lines[#lines] = nil
+  end
+  if dos then
+    for i, l in ipairs(lines) do
+      if l:sub(-1) == "\r" then
+        lines[i] = l:sub(1, -2)
+      end
+    end
+  end
+  return lines, nl
+end
+
 ---Replaces `buf`'s lines with `data`'s, a chunk per piece; `done(ok)` at the end.
 local function refill(buf, data, done)
   local dos = vim.bo[buf].fileformat == "dos"
@@ -116,18 +136,7 @@ local function refill(buf, data, done)
       return true
     end
     if off <= #data then
-      local nl = data:find("\n", math.min(#data, off + cfg.chunk_bytes), true) or #data
-      local lines = vim.split(data:sub(off, nl), "\n", { plain = true })
-      if data:sub(nl, nl) == "\n" then
-        lines[#lines] = nil
-      end
-      if dos then
-        for i, l in ipairs(lines) do
-          if l:sub(-1) == "\r" then
-            lines[i] = l:sub(1, -2)
-          end
-        end
-      end
+      local lines, nl = lua_piece(data, off, cfg.chunk_bytes, dos)
       local take = math.min(#lines, rest)
       put(pos, pos + take, lines)
       rest, pos, off = rest - take, pos + #lines, nl + 1
