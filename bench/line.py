@@ -13,6 +13,7 @@ turn (the order alternates):
   process, the echo floors' (bare tokio-tungstenite servers that send each frame back: the
   minimal one with a `send` per frame, the batched one with a flush per batch), rounds
   interleaved; the ratio ours / echo per round;
+* `bench_rpc latency 3000 300`: sequential round trips (p50), what batching must not cost;
 * an idle window (0.4 s, nothing runs) and a flood window (`bench_rpc bigflood 4194304 ping 8 1`:
   eight connections each send one 4 MB `ping` at once), while a sampler process per Neovim
   times `nvim_eval("1")` over its `--listen` socket every millisecond throughout the run.
@@ -81,6 +82,7 @@ def main():
             order = nvims if rnd % 2 == 0 else nvims[::-1]
             for n in order:
                 n["line"].append(client(n, "line", 20000, 2))
+                n.setdefault("lat", []).append(client(n, "latency", 3000, 300)["us"]["p50"])
                 t = time.monotonic()
                 time.sleep(0.4)
                 n["spans"]["idle"].append((t, time.monotonic()))
@@ -121,6 +123,7 @@ def main():
                                        "echo_batched": statistics.median(cpu_b)},
             "flood": run.lat_stats(within("flood")), "idle": run.lat_stats(within("idle")),
             "flood_total_ms_median": statistics.median(n["flood_ms"]),
+            "latency_p50_us_median": statistics.median(n["lat"]),
         }
     if a.json:
         with open(a.json, "w") as f:
@@ -139,7 +142,8 @@ def main():
               f"nvim_eval 8x4MB p50/p99/max {r['flood']['p50_ms']:.2f}/{r['flood']['p99_ms']:.2f}/"
               f"{r['flood']['max_ms']:.1f} ms ({r['flood']['n']}) vs idle "
               f"{r['idle']['p50_ms']:.2f}/{r['idle']['p99_ms']:.2f}/{r['idle']['max_ms']:.1f} ms "
-              f"({r['idle']['n']}); flood total median {r['flood_total_ms_median']:.0f} ms")
+              f"({r['idle']['n']}); flood total median {r['flood_total_ms_median']:.0f} ms; "
+              f"sequential round trip p50 {r['latency_p50_us_median']:.0f} µs")
 
 
 if __name__ == "__main__":
