@@ -638,8 +638,8 @@ async fn line(c: &Client, n: usize, rounds: usize, tool: &str) -> Res<serde_json
         pipeline_rounds(ws, n, 1, tool, e).await?;
     }
     let tids = [tids[0], tids[1]];
-    let mut rates = vec![Vec::new(), Vec::new(), Vec::new()];
-    let mut cpus = vec![Vec::new(), Vec::new(), Vec::new()];
+    let mut rates = [Vec::new(), Vec::new(), Vec::new()];
+    let mut cpus = [Vec::new(), Vec::new(), Vec::new()];
     for round in 0..rounds {
         for k in 0..3 {
             let i = (round + k) % 3;

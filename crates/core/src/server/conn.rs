@@ -459,7 +459,7 @@ async fn read_loop(
             match first {
                 Ok(std::task::Poll::Ready(())) => {}
                 Ok(std::task::Poll::Pending) => {
-                    let _ = tokio::spawn(fut);
+                    tokio::spawn(fut);
                 }
                 Err(p) => {
                     let msg = jsonrpc::payload_text(p.as_ref());
