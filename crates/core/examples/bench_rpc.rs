@@ -15,6 +15,16 @@
 //!   `getWorkspaceFolders`, answered from the editor snapshot; `getCurrentSelection` is answered
 //!   on Neovim's main thread) written back to back on one connection while a second task reads
 //!   the answers; calls/s per round (first write to last answer).
+//! * `line <n> <rounds> [tool]` — the pipelined throughput against its floor, in one run: two
+//!   echo servers in this process (bare tokio-tungstenite servers that send each text frame
+//!   back as it is, on a thread of their own at the bridge threads' nice value: the minimal
+//!   one `send`s each frame, one write per message; the batched one flushes what is already
+//!   read at once, as the bridge's writer does) and the bridge are driven by the same
+//!   `pipeline` client, rounds interleaved (the order rotates); per round calls/s, and per
+//!   round the ratios ours / echo and ours / batched echo. The CPU time each server spent per
+//!   call, too (`/proc/…/schedstat`: the echo's thread; the bridge's process but its main
+//!   thread, given its pid in `BENCH_SERVER_PID`): on a loaded machine calls/s follow the
+//!   scheduler, CPU time per call much less.
 //! * `big <bytes> <kind> <reps>` — `reps` sequential requests carrying a `bytes`-long string:
 //!   `ping` (params `{"blob": …}`, ignored), `ignore` (`tools/call getWorkspaceFolders` with the
 //!   blob in `_meta`, ignored by the tool), `write` (`tools/call fs-write-file` with the blob as
@@ -30,7 +40,7 @@
 //! Every answer is checked (a JSON-RPC result, not an error; `isError` is not true), so a fast
 //! error can never pass for a fast answer.
 
-use futures_util::{SinkExt, StreamExt};
+use futures_util::{FutureExt, SinkExt, StreamExt};
 use std::time::{Duration, Instant};
 use tokio::net::TcpStream;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
@@ -90,6 +100,10 @@ fn main() {
                 let tool = a.get(5).map_or("getWorkspaceFolders", String::as_str);
                 c.pipeline(num(a.get(3), None), num(a.get(4), Some(1)), tool)
                     .await
+            }
+            "line" => {
+                let tool = a.get(5).map_or("getWorkspaceFolders", String::as_str);
+                line(&c, num(a.get(3), None), num(a.get(4), Some(5)), tool).await
             }
             "big" => {
                 let kind = a.get(4).cloned().unwrap_or_else(|| usage());
@@ -172,44 +186,10 @@ impl Client {
     }
 
     async fn pipeline(&self, n: usize, rounds: usize, tool: &str) -> Res<serde_json::Value> {
-        let ws = self.connect().await?;
-        let (mut sink, mut source) = ws.split();
-        // Build every message before the clock starts.
-        let msgs: Vec<Utf8Bytes> = (0..n).map(|i| call(tool, i + 1).into()).collect();
-        let mut rates = Vec::new();
-        let mut secs = Vec::new();
-        for _ in 0..rounds {
-            let batch = msgs.clone();
-            let t = Instant::now();
-            let writer = async {
-                for (i, m) in batch.into_iter().enumerate() {
-                    sink.feed(Message::Text(m))
-                        .await
-                        .map_err(|e| e.to_string())?;
-                    if i % 64 == 63 {
-                        sink.flush().await.map_err(|e| e.to_string())?;
-                    }
-                }
-                sink.flush().await.map_err(|e| e.to_string())
-            };
-            let reader = async {
-                let mut got = 0;
-                while got < n {
-                    let text = next_text(&mut source).await?;
-                    if !text.contains(r#""result""#) || text.contains(r#""isError":true"#) {
-                        return Err(format!("unexpected answer: {}", clip(&text)));
-                    }
-                    got += 1;
-                }
-                Ok::<_, String>(())
-            };
-            let (w, r) = tokio::join!(writer, reader);
-            w?;
-            r?;
-            let dt = t.elapsed().as_secs_f64();
-            secs.push(dt);
-            rates.push(n as f64 / dt);
-        }
+        let mut ws = self.connect().await?;
+        let rates = pipeline_rounds(&mut ws, n, rounds, tool, r#""result""#).await?;
+        let _ = ws.close(None).await;
+        let secs: Vec<f64> = rates.iter().map(|r| n as f64 / r).collect();
         let mut sorted = rates.clone();
         sorted.sort_by(f64::total_cmp);
         Ok(serde_json::json!({
@@ -463,4 +443,233 @@ fn stats(samples: &mut [Duration]) -> serde_json::Value {
         "max": us(samples[samples.len() - 1]), "min": us(samples[0]),
         "mean": (mean * 1e7).round() / 10.0, "n": samples.len(),
     })
+}
+
+/// `rounds` rounds of `n` pipelined calls of `tool` on `ws` (every answer must contain
+/// `expect` and no `"isError":true`); calls/s per round (first write to last answer).
+async fn pipeline_rounds(
+    ws: &mut Ws,
+    n: usize,
+    rounds: usize,
+    tool: &str,
+    expect: &str,
+) -> Res<Vec<f64>> {
+    Ok(pipeline_cpu(ws, n, rounds, tool, expect, &|| None)
+        .await?
+        .into_iter()
+        .map(|(rate, _)| rate)
+        .collect())
+}
+
+/// [`pipeline_rounds`], with the server's CPU time per call in each round (nanoseconds; `cpu`
+/// reads the server's CPU time so far, `None` when it cannot).
+async fn pipeline_cpu(
+    ws: &mut Ws,
+    n: usize,
+    rounds: usize,
+    tool: &str,
+    expect: &str,
+    cpu: &dyn Fn() -> Option<u64>,
+) -> Res<Vec<(f64, Option<f64>)>> {
+    let (mut sink, mut source) = ws.split();
+    // Build every message before the clock starts.
+    let msgs: Vec<Utf8Bytes> = (0..n).map(|i| call(tool, i + 1).into()).collect();
+    let mut rates = Vec::new();
+    for _ in 0..rounds {
+        let batch = msgs.clone();
+        let cpu0 = cpu();
+        let t = Instant::now();
+        let writer = async {
+            for (i, m) in batch.into_iter().enumerate() {
+                sink.feed(Message::Text(m))
+                    .await
+                    .map_err(|e| e.to_string())?;
+                if i % 64 == 63 {
+                    sink.flush().await.map_err(|e| e.to_string())?;
+                }
+            }
+            sink.flush().await.map_err(|e| e.to_string())
+        };
+        let reader = async {
+            let mut got = 0;
+            while got < n {
+                let text = next_text(&mut source).await?;
+                if !text.contains(expect) || text.contains(r#""isError":true"#) {
+                    return Err(format!("unexpected answer: {}", clip(&text)));
+                }
+                got += 1;
+            }
+            Ok::<_, String>(())
+        };
+        let (w, r) = tokio::join!(writer, reader);
+        w?;
+        r?;
+        let rate = n as f64 / t.elapsed().as_secs_f64();
+        let per_call = cpu0
+            .zip(cpu())
+            .map(|(a, b)| b.saturating_sub(a) as f64 / n as f64);
+        rates.push((rate, per_call));
+    }
+    Ok(rates)
+}
+
+/// CPU time (ns) of the threads of process `pid` (all but its main thread when `skip_main`), or
+/// of one thread of this process (`pid` 0, `tid`), from `/proc/…/schedstat` (Linux).
+fn cpu_ns(pid: u32, tid: u32, skip_main: bool) -> Option<u64> {
+    let read = |path: String| -> Option<u64> {
+        std::fs::read_to_string(path)
+            .ok()?
+            .split_whitespace()
+            .next()?
+            .parse()
+            .ok()
+    };
+    if pid == 0 {
+        return read(format!("/proc/self/task/{tid}/schedstat"));
+    }
+    let mut sum = 0;
+    for e in std::fs::read_dir(format!("/proc/{pid}/task")).ok()? {
+        let name = e.ok()?.file_name().to_string_lossy().into_owned();
+        if skip_main && name == pid.to_string() {
+            continue;
+        }
+        sum += read(format!("/proc/{pid}/task/{name}/schedstat")).unwrap_or(0);
+    }
+    Some(sum)
+}
+
+/// The echo floors: bare tokio-tungstenite servers on a thread of their own (at the nice value
+/// the bridge's threads take) that send every text frame back unchanged. `batch == false`: the
+/// minimal echo, `ws.send` of each frame (one write and flush per message); `batch == true`:
+/// what is already read goes out in one flush (at most 64 frames), as the bridge's writer does.
+/// Returns the port.
+fn echo_server(batch: bool) -> Res<(u16, u32)> {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").map_err(|e| e.to_string())?;
+    let port = listener.local_addr().map_err(|e| e.to_string())?.port();
+    listener.set_nonblocking(true).map_err(|e| e.to_string())?;
+    let (tid_tx, tid_rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        // SAFETY: gettid has no preconditions.
+        let _ = tid_tx.send(unsafe { libc::syscall(libc::SYS_gettid) } as u32);
+        claude_context_core::threads::yield_to_the_editor(
+            claude_context_core::threads::thread_nice(),
+        )();
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("a runtime for the echo server");
+        rt.block_on(async move {
+            let listener = tokio::net::TcpListener::from_std(listener).expect("listener");
+            while let Ok((tcp, _)) = listener.accept().await {
+                let _ = tcp.set_nodelay(true);
+                tokio::spawn(async move {
+                    let cfg = WebSocketConfig::default()
+                        .max_message_size(Some(256 << 20))
+                        .max_frame_size(Some(256 << 20));
+                    let Ok(mut ws) = tokio_tungstenite::accept_hdr_async_with_config(
+                        tcp,
+                        echo_protocol,
+                        Some(cfg),
+                    )
+                    .await
+                    else {
+                        return;
+                    };
+                    while let Some(Ok(m)) = ws.next().await {
+                        if !m.is_text() {
+                            continue;
+                        }
+                        if !batch {
+                            if ws.send(m).await.is_err() {
+                                return;
+                            }
+                            continue;
+                        }
+                        if ws.feed(m).await.is_err() {
+                            return;
+                        }
+                        for _ in 0..64 {
+                            match ws.next().now_or_never() {
+                                Some(Some(Ok(m))) if m.is_text() => {
+                                    if ws.feed(m).await.is_err() {
+                                        return;
+                                    }
+                                }
+                                Some(Some(Ok(_))) => {}
+                                Some(_) => return,
+                                None => break,
+                            }
+                        }
+                        if ws.flush().await.is_err() {
+                            return;
+                        }
+                    }
+                });
+            }
+        });
+    });
+    let tid = tid_rx.recv().map_err(|e| e.to_string())?;
+    Ok((port, tid))
+}
+
+/// `line` mode: the bridge's pipelined calls/s against both echo floors', rounds interleaved
+/// (the order rotates: ours, echo, batched echo; echo, batched echo, ours; ...) on one
+/// connection to each, after one warm-up round each.
+async fn line(c: &Client, n: usize, rounds: usize, tool: &str) -> Res<serde_json::Value> {
+    let mut wss = vec![c.connect().await?];
+    // The bridge's CPU: its process's threads but the editor's main thread (BENCH_SERVER_PID).
+    let server: Option<u32> = std::env::var("BENCH_SERVER_PID")
+        .ok()
+        .and_then(|p| p.parse().ok());
+    let mut tids = Vec::new();
+    for batch in [false, true] {
+        let (port, tid) = echo_server(batch)?;
+        tids.push(tid);
+        let echo = Client {
+            port,
+            token: "-".into(),
+        };
+        let mut ws = echo.connect().await?;
+        next_text(&mut ws).await?; // the echo of notifications/initialized
+        wss.push(ws);
+    }
+    let expect = [r#""result""#, r#""method""#, r#""method""#];
+    for (ws, e) in wss.iter_mut().zip(expect) {
+        pipeline_rounds(ws, n, 1, tool, e).await?;
+    }
+    let tids = [tids[0], tids[1]];
+    let mut rates = [Vec::new(), Vec::new(), Vec::new()];
+    let mut cpus = [Vec::new(), Vec::new(), Vec::new()];
+    for round in 0..rounds {
+        for k in 0..3 {
+            let i = (round + k) % 3;
+            let cpu = move || match i {
+                0 => server.and_then(|p| cpu_ns(p, 0, true)),
+                _ => cpu_ns(0, tids[i - 1], false),
+            };
+            let (rate, per_call) = pipeline_cpu(&mut wss[i], n, 1, tool, expect[i], &cpu).await?[0];
+            rates[i].push(rate);
+            cpus[i].push(per_call);
+        }
+    }
+    for mut ws in wss {
+        let _ = ws.close(None).await;
+    }
+    let median = |v: &[f64]| {
+        let mut s = v.to_vec();
+        s.sort_by(f64::total_cmp);
+        s[s.len() / 2]
+    };
+    let ratio: Vec<f64> = rates[0].iter().zip(&rates[1]).map(|(o, e)| o / e).collect();
+    let ratio_batched: Vec<f64> = rates[0].iter().zip(&rates[2]).map(|(o, e)| o / e).collect();
+    Ok(serde_json::json!({
+        "mode": "line", "tool": tool, "n": n, "rounds": rounds,
+        "ours_calls_per_s": rates[0], "echo_calls_per_s": rates[1],
+        "echo_batched_calls_per_s": rates[2],
+        "ratio": ratio, "ratio_batched": ratio_batched,
+        "ours_cpu_ns_per_call": cpus[0], "echo_cpu_ns_per_call": cpus[1],
+        "echo_batched_cpu_ns_per_call": cpus[2],
+        "median_ratio": median(&ratio), "median_ours": median(&rates[0]),
+        "median_echo": median(&rates[1]), "median_echo_batched": median(&rates[2]),
+    }))
 }

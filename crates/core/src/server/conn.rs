@@ -419,7 +419,6 @@ async fn read_loop(
             _ = tx.closed() => break,
         };
         let (started_tx, started_rx) = tokio::sync::oneshot::channel();
-        let after = prev_started.replace(started_rx);
         let job = Job {
             shared: r.shared.clone(),
             id: r.id,
@@ -427,6 +426,49 @@ async fn read_loop(
             tx: tx.clone(),
             flow: flow.clone(),
         };
+        // The one before has started (or there is none): this one may start now, here. Most
+        // messages (answered from snapshots, notifications, pings) finish in that first poll;
+        // they then cost no task, no wake-up of another worker and no cross-thread hand-off,
+        // which is most of what a small message costs beyond the transport. One that waits
+        // (the editor, the disk, the blocking pool) goes on in a task of its own, as before.
+        let prev_done = match prev_started.as_mut() {
+            None => true,
+            // (Closed: it ended without starting, its connection gone.)
+            Some(rx) => !matches!(
+                rx.try_recv(),
+                Err(tokio::sync::oneshot::error::TryRecvError::Empty)
+            ),
+        };
+        if prev_done {
+            prev_started = None;
+            let mut fut = Box::pin(async move {
+                job.run(text, started_tx).await;
+                drop(permit);
+                drop(bytes_permit);
+            });
+            // Polled with the reader's context: a wake-up that arrives before the task below
+            // first polls it wakes the reader instead (harmless), and that first poll registers
+            // the task's own. A panic here is contained as a task's would be: the message is
+            // dropped (its permits with it) and the connection goes on.
+            let first = std::future::poll_fn(|cx| {
+                std::task::Poll::Ready(std::panic::catch_unwind(AssertUnwindSafe(|| {
+                    std::future::Future::poll(fut.as_mut(), cx)
+                })))
+            })
+            .await;
+            match first {
+                Ok(std::task::Poll::Ready(())) => {}
+                Ok(std::task::Poll::Pending) => {
+                    tokio::spawn(fut);
+                }
+                Err(p) => {
+                    let msg = jsonrpc::payload_text(p.as_ref());
+                    tracing::error!(panic = %msg, "message task panicked");
+                }
+            }
+            continue;
+        }
+        let after = prev_started.replace(started_rx);
         tokio::spawn(async move {
             if let Some(prev) = after {
                 let _ = prev.await;
