@@ -1,13 +1,13 @@
 //! The integration tests, one module each, in one test binary (one link instead of one per
 //! file). The tests that change something of the whole process (its umask, an environment
-//! variable, a thread's priority) or need a feature (`panic`) keep binaries of their own.
+//! variable, a thread's priority), measure it (`backpressure`: its RSS) or need a feature
+//! (`panic`) keep binaries of their own.
 
 #[path = "../common/mod.rs"]
 mod common;
 #[path = "../ws_async/mod.rs"]
 mod ws_async;
 
-mod backpressure;
 mod capfs_prop;
 mod capfs_race;
 mod checkpoint;

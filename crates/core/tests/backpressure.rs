@@ -6,7 +6,7 @@
 // Unix only: it measures the page size and RSS through libc.
 #![cfg(unix)]
 
-use crate::common;
+mod common;
 
 use claude_context_core::server::OUT_BYTES;
 use serde_json::json;
