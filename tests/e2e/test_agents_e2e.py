@@ -312,7 +312,8 @@ def test_a_session_stopped_outside_neovim(make_bridge, claude, model_stub, world
     def done():
         b.lua("require('claude_context.agents').refresh()")
         e = entry(b, "stopped")
-        return e if e and e["kind"] == "background" and e["state"] == "done" else None
+        # (Its session id comes with the service's list or its first hook, whichever is first.)
+        return e if e and e["kind"] == "background" and e["state"] == "done" and e.get("session_id") else None
 
     e = wait_until(done, WAIT * 3, 0.5, "the background session to be done")
     assert (wt / "made.txt").exists()

@@ -354,6 +354,20 @@ return {
       eq(1, #feat, vim.inspect(feat))
       eq({ "background", "waiting", "asks", 2, "h-other" }, { feat[1].kind, feat[1].state, feat[1].prompt, feat[1].files_changed, feat[1].hook_session_id })
       eq("1 waiting", SS.statusline())
+      -- Listed by the service before it has its Claude session id: the hooks' is it.
+      local listed = vim.json.decode(saved)
+      for _, x in ipairs(listed) do
+        x.sessionId = nil
+      end
+      h.write(agents_json, vim.json.encode(listed))
+      refresh()
+      A().generation = A().generation + 1
+      feat = vim.tbl_filter(function(e)
+        return e.name == "feat"
+      end, A().list())
+      eq({ "h-other", "h-other" }, { feat[1].session_id, feat[1].hook_session_id }, vim.inspect(feat))
+      h.write(agents_json, saved)
+      refresh()
       SS.list = orig_list
       A().generation = A().generation + 1
     end,

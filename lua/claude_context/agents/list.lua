@@ -134,6 +134,8 @@ local function add_hook_entries(out, root, hooks, seen, by_name)
     if bg and not bg.hook_session_id and not M.gone_sessions[h.id] then
       seen[h.id] = true
       bg.hook_session_id = h.id
+      -- The service may list a session before it has its Claude session id: the hooks' is it.
+      bg.session_id = bg.session_id or h.id
       bg.state = h.state
       bg.prompt = h.prompt or bg.prompt
       bg.files_changed = h.files_changed or 0
