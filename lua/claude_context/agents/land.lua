@@ -276,20 +276,33 @@ function M.clean_stale_temps(plan, since, cb)
   end
   for _, d in ipairs(dirs) do
     local ok = pcall(vim.uv.fs_scandir, d, function(err, handle)
+      local names = {}
       while not err and handle do
         local name, t = vim.uv.fs_scandir_next(handle)
         if not name then
           break
         end
         if (t == "file" or t == nil) and name:match(M.TMP_PATTERN) then
-          local path = d .. "/" .. name
-          local st = vim.uv.fs_lstat(path)
+          names[#names + 1] = d .. "/" .. name
+        end
+      end
+      -- Each candidate's age, asked without blocking this callback.
+      local waiting = #names + 1
+      local function one()
+        waiting = waiting - 1
+        if waiting == 0 then
+          listed()
+        end
+      end
+      for _, path in ipairs(names) do
+        vim.uv.fs_lstat(path, function(_, st)
           if st and st.type == "file" and st.mtime.sec <= since - M.STALE_TMP_S then
             found[#found + 1] = path
           end
-        end
+          one()
+        end)
       end
-      listed()
+      one()
     end)
     if not ok then
       listed()
