@@ -152,9 +152,9 @@ local function look_for_background_sessions()
   if package.loaded["claude_context.agents"] or not M.is_running() then
     return
   end
-  local root = vim.fs.root(vim.fn.getcwd(), ".git")
-  root = root and (root:match("^(.*)/%.claude/worktrees/[^/]+$") or root)
-  local st = root and vim.uv.fs_stat(root .. "/.claude/worktrees")
+  local names = require("claude_context.agents.names")
+  local root = names.project_of(vim.fn.getcwd())
+  local st = root and vim.uv.fs_stat(root .. "/" .. names.DIR)
   if st and st.type == "directory" then
     pcall(M.agents)
   end

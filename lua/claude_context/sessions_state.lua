@@ -31,16 +31,8 @@ local function nonnil(x)
   return x
 end
 
----The worktree's name when `cwd` is in one of the background sessions' worktrees
----(`…/.claude/worktrees/NAME[/…]`), else nil.
----@param cwd string?
----@return string?
-function M.worktree_name(cwd)
-  if type(cwd) ~= "string" then
-    return nil
-  end
-  return cwd:match(".*/%.claude/worktrees/([^/]+)")
-end
+---The worktree's name when `cwd` is in one of the background sessions' worktrees, else nil.
+M.worktree_name = require("claude_context.agents.names").of_any
 
 ---A session or change table from JSON with `vim.NIL` turned into nil (in place). A session
 ---without a terminal of the plugin that works in a worktree is named after it.

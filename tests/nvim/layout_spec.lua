@@ -25,6 +25,8 @@ local LAYERS = {
     "claude_context.complete",
     "claude_context.autocmds",
     "claude_context._native",
+    -- Worktree names, and the project a worktree belongs to (no requires).
+    "claude_context.agents.names",
   },
   { "native", "claude_context.native", "claude_context.state" },
   { "config", "claude_context.config", "claude_context.cli" },

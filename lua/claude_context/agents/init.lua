@@ -29,13 +29,11 @@ M.STALE_MS = 2000
 ---@return string? root, string? err
 function M.root()
   local cwd = vim.fn.getcwd()
-  local root = vim.fs.root(cwd, ".git")
+  local root = names.project_of(cwd)
   if not root then
     return nil, ("%s is not in a git repository: background sessions work in git worktrees"):format(cwd)
   end
-  -- Inside one of the worktrees: the project is the checkout that holds it.
-  local outer = root:match("^(.*)/%.claude/worktrees/[^/]+$")
-  return outer or root
+  return root
 end
 
 local fail = notify.fail

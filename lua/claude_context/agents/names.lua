@@ -3,12 +3,33 @@
 --- `claude --bg --worktree NAME` makes the worktree `.claude/worktrees/NAME` on the branch
 --- `worktree-NAME`. A name is one component of a git reference name (git-check-ref-format):
 --- no slash, no space or control character, none of `~ ^ : ? * [ \`, no `..` or `@{`, not
---- starting with `-` or `.`, not ending with `.` or `.lock`, at most 100 bytes.
+--- starting with `-` or `.`, not ending with `.` or `.lock`, at most 100 bytes. (No requires: the
+--- base layer, so that the entry module and the session states use it without loading agents.)
 
 local M = {}
 
 ---The directory of the worktrees, under the project root.
 M.DIR = ".claude/worktrees"
+
+---The project whose worktrees a session in `dir` works in: the git work tree holding `dir`, or
+---the checkout that holds it when that is one of the worktrees; nil outside git.
+---@param dir string
+---@return string?
+function M.project_of(dir)
+  local root = vim.fs.root(dir, ".git")
+  return root and (root:match("^(.*)/%.claude/worktrees/[^/]+$") or root)
+end
+
+---The worktree's name when `cwd` is in one of any project's background-session worktrees
+---(`…/.claude/worktrees/NAME[/…]`), else nil.
+---@param cwd string?
+---@return string?
+function M.of_any(cwd)
+  if type(cwd) ~= "string" then
+    return nil
+  end
+  return cwd:match(".*/%.claude/worktrees/([^/]+)")
+end
 
 ---The most bytes a name may have.
 M.MAX = 100
