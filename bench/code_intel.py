@@ -51,6 +51,9 @@ import threading
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import headless  # noqa: E402
+
 REPO = Path(__file__).resolve().parent.parent
 NVIM = REPO / ".deps/venv/bin/nvim"
 PYLSP = REPO / ".deps/lsp/venv/bin/pylsp"
@@ -195,22 +198,9 @@ def ours(lang: str, spec: dict, rounds: int, open_core: bool) -> dict:
     proj = tmp / "project"
     (proj / ".git").mkdir(parents=True)
     spec["make"](proj)
-    sock = tmp / "nvim.sock"
-    env = dict(os.environ, XDG_STATE_HOME=str(tmp / "state"), XDG_DATA_HOME=str(tmp / "data"), HOME=str(tmp))
-    nv = subprocess.Popen(
-        [str(NVIM), "--headless", "--clean", "-u", str(REPO / "tests/minimal_init.lua"), "--listen", str(sock)],
-        cwd=proj,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    nv = None
     try:
-        for _ in range(300):
-            if sock.exists():
-                break
-            time.sleep(0.1)
-        n = pynvim.attach("socket", path=str(sock))
+        nv, n = headless.start(tmp, proj)
         n.exec_lua(
             """
             local cmd, fts, dir, start = ...
@@ -233,7 +223,7 @@ def ours(lang: str, spec: dict, rounds: int, open_core: bool) -> dict:
         worst = [0.0]
 
         def sampler():
-            s = pynvim.attach("socket", path=str(sock))
+            s = pynvim.attach("socket", path=str(tmp / "nvim.sock"))
             while not stop.is_set():
                 t = time.perf_counter()
                 s.eval("1")
@@ -291,11 +281,8 @@ def ours(lang: str, spec: dict, rounds: int, open_core: bool) -> dict:
         n.close()
         return out
     finally:
-        nv.terminate()
-        try:
-            nv.wait(10)
-        except subprocess.TimeoutExpired:
-            nv.kill()
+        if nv is not None:
+            headless.stop(nv)
         shutil.rmtree(tmp, ignore_errors=True)
 
 

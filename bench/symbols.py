@@ -35,6 +35,9 @@ import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import headless  # noqa: E402
+
 REPO = Path(__file__).resolve().parent.parent
 NVIM = REPO / ".deps/venv/bin/nvim"
 PYLSP = REPO / ".deps/lsp/venv/bin/pylsp"
@@ -166,22 +169,9 @@ def run(files: int, rounds: int, parser: bool) -> dict:
     make_project(proj, files)
     made_s = time.perf_counter() - t0
     ts = build_parser(tmp) if parser else None
-    sock = tmp / "nvim.sock"
-    env = dict(os.environ, XDG_STATE_HOME=str(tmp / "state"), XDG_DATA_HOME=str(tmp / "data"), HOME=str(tmp))
-    nv = subprocess.Popen(
-        [str(NVIM), "--headless", "--clean", "-u", str(REPO / "tests/minimal_init.lua"), "--listen", str(sock)],
-        cwd=proj,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    nv = None
     try:
-        for _ in range(300):
-            if sock.exists():
-                break
-            time.sleep(0.1)
-        n = pynvim.attach("socket", path=str(sock))
+        nv, n = headless.start(tmp, proj)
         n.exec_lua(
             """
             local cmd, dir, ts = ...
@@ -245,11 +235,8 @@ def run(files: int, rounds: int, parser: bool) -> dict:
         n.close()
         return out
     finally:
-        nv.terminate()
-        try:
-            nv.wait(10)
-        except subprocess.TimeoutExpired:
-            nv.kill()
+        if nv is not None:
+            headless.stop(nv)
         shutil.rmtree(tmp, ignore_errors=True)
 
 
