@@ -37,8 +37,7 @@ local function opts()
   return require("claude_context.config.review").options()
 end
 
-M.counts, M.section, M.SHARED = text.counts, text.section, text.SHARED
-local list_line = text.list_line
+local list_line, section = text.list_line, text.section
 
 ---Highlights of a section's lines (extmarks: no syntax file to load).
 local HL = { ["+"] = "Added", ["-"] = "Removed", ["@"] = "Special" }
@@ -64,7 +63,7 @@ local function render_next(v)
   local i = v.built + 1
   local f = model.file(v.review, i)
   model.refresh(f)
-  local lines, rel, ends = M.section(f)
+  local lines, rel, ends = section(f)
   local row = vim.api.nvim_buf_line_count(v.buf)
   set_lines(v, row, row, lines)
   highlight(v, row, lines)
@@ -115,7 +114,7 @@ function M.redraw_file(v, i)
   end
   local f = v.review.files[i]
   local row = vim.api.nvim_buf_get_extmark_by_id(v.buf, ns, v.marks[i], {})[1]
-  local lines, rel, ends = M.section(f)
+  local lines, rel, ends = section(f)
   vim.api.nvim_buf_clear_namespace(v.buf, ns_hl, row, row + v.layout[i].len)
   set_lines(v, row, row + v.layout[i].len, lines)
   highlight(v, row, lines)
