@@ -66,7 +66,7 @@ local function install_autocmds()
         return true
       end
       local s = type(ev.data) == "table" and ev.data.session
-      if type(s) == "table" and s.terminal == nil and require("claude_context.sessions_state").worktree_name(s.cwd) then
+      if type(s) == "table" and s.terminal == nil and require("claude_context.agents.names").of_any(s.cwd) then
         vim.schedule(function()
           pcall(M.agents)
         end)

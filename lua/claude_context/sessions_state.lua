@@ -31,8 +31,7 @@ local function nonnil(x)
   return x
 end
 
----The worktree's name when `cwd` is in one of the background sessions' worktrees, else nil.
-M.worktree_name = require("claude_context.agents.names").of_any
+local worktree_name = require("claude_context.agents.names").of_any
 
 ---A session or change table from JSON with `vim.NIL` turned into nil (in place). A session
 ---without a terminal of the plugin that works in a worktree is named after it.
@@ -47,7 +46,7 @@ function M.clean(t)
     end
   end
   if t.id and t.terminal == nil then
-    t.name = M.worktree_name(t.cwd) or t.name
+    t.name = worktree_name(t.cwd) or t.name
   end
   return t
 end
