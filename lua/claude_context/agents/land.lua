@@ -219,6 +219,38 @@ M.STALE_TMP_S = 10
 ---`.NAME.claude-context-<12 hex digits>.tmp`, beside the file NAME it was to replace.
 M.TMP_PATTERN = "^%..+%.claude%-context%-" .. ("%x"):rep(12) .. "%.tmp$"
 
+---Adds to `found` the paths of |TMP_PATTERN| in directory `d` (its scandir `handle`) that are
+---regular files last changed |STALE_TMP_S| or more before `since`; then `done()`. Their ages
+---are asked without blocking (this runs in a libuv callback).
+local function stale_in(d, handle, since, found, done)
+  local names = {}
+  while handle do
+    local name, t = vim.uv.fs_scandir_next(handle)
+    if not name then
+      break
+    end
+    if (t == "file" or t == nil) and name:match(M.TMP_PATTERN) then
+      names[#names + 1] = d .. "/" .. name
+    end
+  end
+  local waiting = #names + 1
+  local function one()
+    waiting = waiting - 1
+    if waiting == 0 then
+      done()
+    end
+  end
+  for _, path in ipairs(names) do
+    vim.uv.fs_lstat(path, function(_, st)
+      if st and st.type == "file" and st.mtime.sec <= since - M.STALE_TMP_S then
+        found[#found + 1] = path
+      end
+      one()
+    end)
+  end
+  one()
+end
+
 ---Removes the temporary files of the plugin's writes that a Neovim killed in the middle of a
 ---write left in the directories of the plan's files: only names of |TMP_PATTERN|, only regular
 ---files last changed |STALE_TMP_S| or more before `since` (seconds), each through the review's
@@ -276,33 +308,7 @@ function M.clean_stale_temps(plan, since, cb)
   end
   for _, d in ipairs(dirs) do
     local ok = pcall(vim.uv.fs_scandir, d, function(err, handle)
-      local names = {}
-      while not err and handle do
-        local name, t = vim.uv.fs_scandir_next(handle)
-        if not name then
-          break
-        end
-        if (t == "file" or t == nil) and name:match(M.TMP_PATTERN) then
-          names[#names + 1] = d .. "/" .. name
-        end
-      end
-      -- Each candidate's age, asked without blocking this callback.
-      local waiting = #names + 1
-      local function one()
-        waiting = waiting - 1
-        if waiting == 0 then
-          listed()
-        end
-      end
-      for _, path in ipairs(names) do
-        vim.uv.fs_lstat(path, function(_, st)
-          if st and st.type == "file" and st.mtime.sec <= since - M.STALE_TMP_S then
-            found[#found + 1] = path
-          end
-          one()
-        end)
-      end
-      one()
+      stale_in(d, not err and handle or nil, since, found, listed)
     end)
     if not ok then
       listed()
