@@ -19,6 +19,12 @@ pub struct RestoreRequest {
     pub overwrite_changed: bool,
 }
 
+/// Why a path is left alone.
+enum Hold {
+    Conflict(String),
+    Failed(String),
+}
+
 /// A path a restore left alone, and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Kept {
@@ -108,31 +114,11 @@ impl Inner {
             if same(&cur, &want) {
                 continue;
             }
-            if !same(&cur, &exp) && !req.overwrite_changed {
-                report.conflicts.push(Kept {
-                    path: rel,
-                    why: "changed since the checkpoint it was expected to match (kept; \
-                          confirm to overwrite)"
-                        .into(),
-                });
-                continue;
-            }
-            if cur.is_some_and(|c| c.kind == Kind::OverCap) {
-                report.conflicts.push(Kept {
-                    path: rel,
-                    why: "over the size cap now, so its content could not be saved first \
-                          (kept)"
-                        .into(),
-                });
-                continue;
-            }
-            // Changed between the checkpoint above and now (the person saving)?
-            let again = probe::probe(&self.root, &self.objects, &rel, self.opts.max_file_bytes)?;
-            if !same(&again, &cur) {
-                report.conflicts.push(Kept {
-                    path: rel,
-                    why: "changed while the restore ran (kept)".into(),
-                });
+            if let Some(hold) = self.held_back(&rel, &cur, &exp, req.overwrite_changed) {
+                match hold {
+                    Hold::Conflict(why) => report.conflicts.push(Kept { path: rel, why }),
+                    Hold::Failed(why) => report.failed.push(Kept { path: rel, why }),
+                }
                 continue;
             }
             match self.write_back(&rel, want) {
@@ -146,6 +132,52 @@ impl Inner {
         }
         report.after = self.snapshot(Origin::AfterRestore, "after restore", &extra)?;
         Ok(report)
+    }
+
+    /// Why `rel` (`cur` at the checkpoint taken before the restore, `exp` expected) is not to
+    /// be written: the person changed it (a conflict), or it cannot be read again now (failed,
+    /// listed; the rest of the restore goes on).
+    fn held_back(
+        &self,
+        rel: &Path,
+        cur: &Option<FileState>,
+        exp: &Option<FileState>,
+        overwrite: bool,
+    ) -> Option<Hold> {
+        if !same(cur, exp) && !overwrite {
+            return Some(Hold::Conflict(
+                "changed since the checkpoint it was expected to match (kept; confirm to \
+                 overwrite)"
+                    .into(),
+            ));
+        }
+        if cur.is_some_and(|c| c.kind == Kind::OverCap) {
+            return Some(Hold::Conflict(
+                "over the size cap now, so its content could not be saved first (kept)".into(),
+            ));
+        }
+        // Changed between the checkpoint above and now (the person saving)?
+        match self.probe_again(rel) {
+            Ok(again) if same(&again, cur) => None,
+            Ok(_) => Some(Hold::Conflict(
+                "changed while the restore ran (kept)".into(),
+            )),
+            Err(e) => Some(Hold::Failed(format!(
+                "could not be read again before writing it (left as it is): {e}"
+            ))),
+        }
+    }
+
+    fn probe_again(&self, rel: &Path) -> Result<Option<FileState>, CheckpointError> {
+        #[cfg(test)]
+        if tests::FAIL_PROBE.with(|f| f.borrow().as_deref() == Some(rel)) {
+            return Err(CheckpointError::Io {
+                what: "read",
+                path: self.root.display(rel),
+                err: std::io::Error::from_raw_os_error(13),
+            });
+        }
+        probe::probe(&self.root, &self.objects, rel, self.opts.max_file_bytes)
     }
 
     /// Writes `want` at `rel` (`None`: removes what is there). `Ok(true)`: written.
@@ -213,5 +245,62 @@ pub(super) fn same(a: &Option<FileState>, b: &Option<FileState>) -> bool {
         (None, None) => true,
         (Some(x), Some(y)) => x.kind == y.kind && x.id == y.id,
         _ => false,
+    }
+}
+
+#[cfg(test)]
+pub(super) mod tests {
+    use super::*;
+    use std::cell::RefCell;
+
+    thread_local! {
+        /// A path whose re-read before the write fails (as a permission denied would), in
+        /// this thread's restores: the root cannot be denied a read by its permissions.
+        pub static FAIL_PROBE: RefCell<Option<PathBuf>> = const { RefCell::new(None) };
+    }
+
+    #[test]
+    fn a_file_that_cannot_be_read_again_is_listed_failed_and_the_rest_restored() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("project");
+        std::fs::create_dir_all(&root).unwrap();
+        let root = root.canonicalize().unwrap();
+        for (name, text) in [("a.txt", "a before\n"), ("b.txt", "b before\n")] {
+            std::fs::write(root.join(name), text).unwrap();
+        }
+        let mut store =
+            Store::open(&tmp.path().join("state"), &root, StoreOptions::default()).unwrap();
+        let start = store.checkpoint("start").unwrap();
+        for name in ["a.txt", "b.txt"] {
+            std::fs::write(root.join(name), format!("{name} by Claude\n")).unwrap();
+        }
+        let end = store.checkpoint("end").unwrap();
+        FAIL_PROBE.with(|f| *f.borrow_mut() = Some(PathBuf::from("a.txt")));
+        let report = store
+            .restore(&RestoreRequest {
+                target: start,
+                expected: end,
+                paths: Some(vec![PathBuf::from("a.txt"), PathBuf::from("b.txt")]),
+                overwrite_changed: false,
+            })
+            .expect("one file's failure does not fail the restore");
+        FAIL_PROBE.with(|f| *f.borrow_mut() = None);
+        assert_eq!(report.written, vec![PathBuf::from("b.txt")]);
+        assert_eq!(report.failed.len(), 1, "{report:?}");
+        assert_eq!(report.failed[0].path, PathBuf::from("a.txt"));
+        assert!(
+            report.failed[0].why.contains("could not be read again"),
+            "{}",
+            report.failed[0].why
+        );
+        assert_eq!(
+            std::fs::read_to_string(root.join("b.txt")).unwrap(),
+            "b before\n"
+        );
+        assert_eq!(
+            std::fs::read_to_string(root.join("a.txt")).unwrap(),
+            "a.txt by Claude\n",
+            "the file that could not be checked is left as it is"
+        );
     }
 }
