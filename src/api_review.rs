@@ -65,7 +65,8 @@ fn undo(p: &Project, q: &TurnQuery) -> Result<Value, TurnError> {
     checkpoints::rewind_undo(p, q.overwrite)
 }
 
-/// Adds `review_changeset`, `review_turns`, `review_rewind` and `review_rewind_undo` to `t`.
+/// Adds `review_changeset`, `review_turns`, `review_rewind`, `review_rewind_undo` and
+/// `review_restore_file` to `t`.
 /// `shared` gives the running bridge (none when stopped); `main` the main-thread queue.
 pub fn register(
     lua: &Lua,
@@ -74,11 +75,12 @@ pub fn register(
     main: fn() -> mlua::Result<MainThread>,
 ) -> mlua::Result<()> {
     let _ = SHARED.set(shared);
-    let fns: [(&'static str, Work); 4] = [
+    let fns: [(&'static str, Work); 5] = [
         ("review_changeset", checkpoints::changeset),
         ("review_turns", checkpoints::list_turns),
         ("review_rewind", checkpoints::rewind),
         ("review_rewind_undo", undo),
+        ("review_restore_file", checkpoints::restore_file),
     ];
     for (name, work) in fns {
         export(lua, t, name, move |_, (opts, cb): (String, Function)| {

@@ -11,7 +11,7 @@ local source = function()
   return require("claude_context.review.source")
 end
 
-h.record_notify()
+local messages = h.record_notify()
 
 local project = h.tmpdir()
 -- The second sessions' project (the overlapping turns' test).
@@ -320,6 +320,69 @@ return {
       contains(shown, "removed  e\\x1bx")
       contains(shown, "failed   caf\\xe9.txt: over the size cap")
       require("claude_context.output").close()
+    end,
+  },
+  {
+    "the review rejects a whole file (binary, a name that is not UTF-8) from the checkpoints, never over the person's change; undo",
+    function()
+      local root = other_root
+      local function p(rel)
+        return root .. "/" .. rel
+      end
+      h.write(p("bin.dat"), "\0\1\2")
+      h.write(p("mine.dat"), "\0\1\2")
+      local odd = "caf\xe9.txt"
+      local before = #checkpointed
+      hook("UserPromptSubmit", { session_id = "rv-2", cwd = root, prompt = "binary things" })
+      eq(nil, (await(source().turns, { root = root })))
+      h.write(p("bin.dat"), "\0\9\9")
+      h.write(p("mine.dat"), "\0CLAUDE")
+      h.write(p(odd), "new\n")
+      hook("Stop", { session_id = "rv-2", cwd = root })
+      wait_for(function()
+        return #checkpointed == before + 1
+      end, 20000, "the turn checkpointed")
+      -- The person changes one of Claude's binary files after the turn.
+      h.write(p("mine.dat"), "\0MINE")
+      local err, cs = await(source().changeset, { root = root, session = "rv-2" })
+      eq(nil, err)
+      local M = require("claude_context.review.model")
+      local R = require("claude_context.review")
+      R.set_active(M.new(cs))
+      R.flush()
+      local by = {}
+      for i, rf in ipairs(cs.files) do
+        by[rf.path] = M.file(R.active(), i)
+      end
+      eq("binary", by["bin.dat"].file.status)
+      eq("odd_name", by["caf\\xe9.txt"].file.status)
+      h.clear(messages)
+      local targets = {}
+      for _, name in ipairs({ "bin.dat", "mine.dat", "caf\\xe9.txt" }) do
+        targets[#targets + 1] = { f = by[name], hi = 1 }
+      end
+      R.act("reject", { targets = targets })
+      wait_for(function()
+        return not (by["bin.dat"].restoring or by["mine.dat"].restoring or by["caf\\xe9.txt"].restoring)
+      end, 20000, "the rejects")
+      eq("\0\1\2", h.read(p("bin.dat")))
+      eq(nil, vim.uv.fs_lstat(p(odd)), "the file Claude created removed")
+      eq("pending", by["mine.dat"].hunks[1].state)
+      eq("rejected", by["bin.dat"].hunks[1].state)
+      eq("rejected", by["caf\\xe9.txt"].hunks[1].state)
+      eq("\0MINE", h.read(p("mine.dat")), "the person's change kept")
+      local said = table.concat(vim.tbl_map(function(n)
+        return n.msg
+      end, messages), "\n")
+      contains(said, "mine.dat not rejected: the file changed since Claude's turn")
+      -- Undo brings Claude's files back, from the checkpoint taken right before the reject.
+      R.undo()
+      wait_for(function()
+        return h.read(p("bin.dat")) == "\0\9\9" and h.read(p(odd)) == "new\n"
+      end, 20000, "the undo")
+      eq("pending", by["bin.dat"].hunks[1].state)
+      eq("pending", by["caf\\xe9.txt"].hunks[1].state)
+      R.set_active(nil)
     end,
   },
   {

@@ -462,17 +462,18 @@ return {
       vim.api.nvim_win_set_cursor(0, { row_of(v, "plain.txt"), 0 })
       vim.cmd("normal x")
       eq("1\n", disk(root .. "/plain.txt"))
-      -- The odd name can only be kept.
+      -- The odd name is rejected from the checkpoints (checkpoints_spec); a change set without
+      -- them says so.
       h.clear(messages)
       vim.api.nvim_win_set_cursor(0, { row_of(v, "caf\\xe9.txt"), 0 })
       vim.cmd("normal x")
-      contains(messages[#messages].msg, "name is not UTF-8")
+      contains(messages[#messages].msg, "caf\\xe9.txt: the bridge gave no checkpoints")
       local shown = require("claude_context.review.model").shown
       eq("a\\x1b\\n\\t\\xff\\u{9b}é", shown("a\27\n\t\255\194\155é"))
     end,
   },
   {
-    "a renamed file shows both names and its hunks revert in the new name; a binary file can only be kept",
+    "a renamed file shows both names and its hunks revert in the new name; a binary file needs the checkpoints",
     function()
       reset()
       local cs, root = changeset({
@@ -491,7 +492,7 @@ return {
       h.clear(messages)
       vim.api.nvim_win_set_cursor(0, { v.list_row + 1, 0 })
       vim.cmd("normal x")
-      contains(messages[#messages].msg, "bin.dat: a binary file can only be kept")
+      contains(messages[#messages].msg, "bin.dat: the bridge gave no checkpoints")
       eq("\0\1\2", disk(root .. "/bin.dat"))
       vim.cmd("normal a")
       eq("kept", R().active().files[1].hunks[1].state)
@@ -921,7 +922,7 @@ return {
       contains(msg, "sub/f.txt: refused: '" .. root .. "/sub' is a symbolic link")
       eq("q\n", disk(outdir .. "/f.txt"))
       contains(msg, "link.txt: refused: '" .. root .. "/link.txt' is a symbolic link")
-      contains(msg, "huge.log: a too large file can only be kept")
+      contains(msg, "huge.log: the bridge gave no checkpoints")
       eq("y\n", disk(outside))
       eq("link", vim.uv.fs_lstat(root .. "/link.txt").type)
       contains(buf_text(v), "  partly        +2 −2  a.txt")

@@ -9,7 +9,8 @@
 --- the same careful way. A file Claude created is removed on reject (and one Claude deleted,
 --- restored by a reject, on its undo) only while it holds exactly Claude's text, on disk and in a
 --- modified buffer: a line the person added anywhere in it is a conflict, and the file stays.
---- One Claude deleted is restored on reject. Binary and too large files can only be kept.
+--- One Claude deleted is restored on reject. A binary or too large file, or one whose name is not
+--- UTF-8, is taken whole: see claude_context.review.whole.
 ---
 --- A proposal (a land, see claude_context.review.model's `shows_new`) is the other way round:
 --- nothing of it is on disk yet, a keep writes the hunk's new lines (the same careful way: a
@@ -82,10 +83,10 @@ end
 function M.swap(f, hi, to)
   local h = f.hunks[hi]
   if h.opaque then
-    if f.file.status == "odd_name" then
-      return false, ("%s: a file whose name is not UTF-8 can only be kept here (:ClaudeContext rewind restores it)"):format(model.shown(f.path))
+    if f.proposal then
+      return false, ("%s: a %s file of a land can only be left out (merge it by hand)"):format(model.shown(f.path), model.OPAQUE[f.file.status] or "whole")
     end
-    return false, ("%s: a %s file can only be kept (its contents are not in the change set)"):format(model.shown(f.path), f.file.status == "binary" and "binary" or "too large")
+    return require("claude_context.review.whole").swap(f, h, to, failed)
   end
   if f.kind == "text" then
     return unpack(M.swap_file(f, { hi }, to)[hi])

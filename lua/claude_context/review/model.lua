@@ -31,8 +31,9 @@ function M.span(f, h)
   return M.shows_new(f, h.state) and h.bc or h.ac
 end
 
----Statuses whose file is one opaque whole (keep only): contents not in the change set, or a
----name that is not UTF-8 (the bridge gives it escaped; a rewind restores it by its bytes).
+---Statuses whose file is one opaque whole: contents not in the change set, or a name that is
+---not UTF-8 (the bridge gives it escaped, and its bytes as `key`). Kept as it is, or rejected
+---whole from the checkpoints (see claude_context.review.whole).
 M.OPAQUE = { binary = "binary", too_large = "too large", odd_name = "name not UTF-8" }
 
 ---`name` as the review shows it: control characters and bytes that are not UTF-8 escaped
@@ -52,7 +53,7 @@ end
 ---@field new string[] Claude's lines
 ---@field state "pending"|"kept"|"rejected"
 ---@field reason? string why it was rejected (given with the reject)
----@field opaque? boolean a binary or too large file's one pseudo-hunk (keep only)
+---@field opaque? boolean a whole file's one pseudo-hunk (binary, too large, a name not UTF-8)
 ---@field conflict? boolean the person edited its region (as of the last refresh)
 ---@field cur? integer its start in the current text (as of the last refresh; nil in conflict)
 ---@field above string[] up to `context` lines of `after` above it (for the view)
@@ -65,6 +66,8 @@ end
 ---@field root string the change set's root
 ---@field kind "text"|"added"|"deleted"|"opaque"|"conflict"
 ---@field proposal? boolean the change set is a proposal (see |shows_new|)
+---@field checkpoints? {before:integer, after:integer} the change set's checkpoints (a reject of a whole file restores it from them)
+---@field restored? {before:integer, after:integer} the checkpoints around a whole file's reject (its undo restores `before`)
 ---@field before claude_context.ReviewText
 ---@field after claude_context.ReviewText
 ---@field hunks claude_context.ReviewHunk[]
@@ -127,6 +130,7 @@ function M.file(review, i)
     absolute = absolute,
     root = review.cs.root,
     proposal = review.cs.proposal or nil,
+    checkpoints = review.cs.checkpoints,
     hunks = {},
     added = 0,
     removed = 0,

@@ -19,7 +19,8 @@
 ---@field path string          project-relative path (its name after the change set)
 ---@field absolute string      absolute path
 ---@field old_path? string     project-relative path before, for a rename
----@field status "modified"|"added"|"deleted"|"renamed"|"binary"|"too_large"|"conflict"
+---@field key? string        the path relative to the root in the journal's form: every byte, `\` as `\\`, a byte that is not UTF-8 as `\xNN` (for restore_file)
+---@field status "modified"|"added"|"deleted"|"renamed"|"binary"|"too_large"|"odd_name"|"conflict"
 ---@field before? string       content before the change set's first turn (nil: did not exist, binary, too large)
 ---@field after? string        content when the change set's last turn ended: what Claude left (nil: deleted, binary, too large)
 ---@field shared? boolean      changed while another session's turn overlapped, by no edit tool of this turn's alone (Bash, a formatter, or both sessions' edit tools)
@@ -29,6 +30,7 @@
 ---@field root string          the project root (absolute)
 ---@field turns claude_context.ReviewTurn[]   oldest first
 ---@field files claude_context.ReviewFile[]   sorted by path
+---@field checkpoints? {before:integer, after:integer} the checkpoints at the first turn's start and the last turn's end (a whole file's reject restores it from them)
 ---@field proposal? boolean    nothing of it is on disk yet: `before` is, a keep writes a hunk (a land)
 ---@field land? string         the worktree a land's proposal comes from (its comments are for that session)
 ---@field title? string        the view's first line (default: the turns' summary)
@@ -132,6 +134,15 @@ end
 ---@param cb fun(err?:string, report?:{root:string, written:string[], removed:string[], conflicts:{path:string, why:string}[], failed:{path:string, why:string}[], others?:{path:string, why:string}[]})
 function M.rewind(opts, cb)
   M.call("review_rewind", opts or {}, cb)
+end
+
+---Restores one file to what it held at checkpoint `opts.target`, only while it still holds what
+---it held at `opts.expected` (else it is listed in `conflicts`); the project is checkpointed
+---first (the report's `checkpoints`). `opts.path` is the change set file's `key` (its bytes).
+---@param opts {root:string, path:string, target:integer, expected:integer}
+---@param cb fun(err?:string, report?:table)
+function M.restore_file(opts, cb)
+  M.call("review_restore_file", opts, cb)
 end
 
 ---Undoes the last rewind (a file changed since is kept unless `opts.overwrite`).

@@ -62,8 +62,8 @@ function M.section(f)
     head = head
       .. (
         f.file.status == "binary" and "  (binary: keep or reject the whole file)"
-        or f.file.status == "odd_name" and "  (its name is not UTF-8: keep it here; :ClaudeContext rewind restores it)"
-        or "  (too large to show)"
+        or f.file.status == "odd_name" and "  (its name is not UTF-8: keep or reject the whole file)"
+        or "  (too large to show: keep or reject the whole file)"
       )
   elseif KIND[f.kind] then
     head = head .. "  (" .. KIND[f.kind] .. ")"

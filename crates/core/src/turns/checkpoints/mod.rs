@@ -32,7 +32,9 @@ pub mod pathcode;
 mod review;
 
 pub use events::{after_pending, on_event};
-pub use review::{changeset, list_turns, query_project, rewind, rewind_undo, TurnQuery};
+pub use review::{
+    changeset, list_turns, query_project, restore_file, rewind, rewind_undo, TurnQuery,
+};
 
 use crate::capfs::CapError;
 use crate::checkpoint::{Capturer, CheckpointError, CheckpointId, FileState, Store, StoreOptions};
@@ -97,6 +99,8 @@ pub enum TurnError {
     },
     #[error("no rewind to undo in {}", .0.display())]
     NothingToUndo(PathBuf),
+    #[error("restoring one file needs {0}")]
+    FileRestoreNeeds(&'static str),
 }
 
 impl TurnError {
@@ -108,6 +112,7 @@ impl TurnError {
                 | TurnError::NotAProject(_)
                 | TurnError::TooFewTurns { .. }
                 | TurnError::NothingToUndo(_)
+                | TurnError::FileRestoreNeeds(_)
         )
     }
 }

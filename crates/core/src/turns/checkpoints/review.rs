@@ -27,6 +27,13 @@ pub struct TurnQuery {
     pub overwrite: bool,
     /// Change set: only this turn (its id), instead of the last `n`.
     pub turn: Option<String>,
+    /// Restoring one file ([`restore_file`]): its path relative to the root, in the journal's
+    /// form (a change set's `key`: [`pathcode::encode`], so any bytes).
+    pub path: Option<String>,
+    /// Restoring one file: the checkpoint whose content is written back, and the one the file
+    /// must still match (else the person changed it: kept, a conflict).
+    pub target: Option<CheckpointId>,
+    pub expected: Option<CheckpointId>,
 }
 
 /// The journal's finished turns of `q.session` (all when none), oldest first.
@@ -106,7 +113,12 @@ pub fn changeset(p: &Project, q: &TurnQuery) -> Result<Value, TurnError> {
         files.push(f);
     }
     let turns: Vec<Value> = turns.iter().map(turn_json).collect();
-    Ok(json!({"root": pathcode::shown(&p.root), "turns": turns, "files": files}))
+    Ok(json!({
+        "root": pathcode::shown(&p.root),
+        "turns": turns,
+        "files": files,
+        "checkpoints": {"before": before, "after": after},
+    }))
 }
 
 fn turn_json(t: &TurnRecord) -> Value {
@@ -134,10 +146,11 @@ fn review_file(
     let path = pathcode::shown(&c.path);
     let old_path = old.map(|o| pathcode::shown(o));
     if c.path.to_str().is_none() || old.is_some_and(|o| o.to_str().is_none()) {
-        // A name that is not UTF-8: shown escaped; the review keeps it whole (a rewind
-        // restores it by its bytes).
+        // A name that is not UTF-8: shown escaped; the review takes it whole, by its bytes
+        // (`key`, for [`restore_file`]).
         return Ok(json!({
             "path": path,
+            "key": pathcode::encode(&c.path),
             "absolute": pathcode::shown(&p.root.join(&c.path)),
             "old_path": old_path,
             "status": "odd_name",
@@ -183,6 +196,7 @@ fn review_file(
     };
     Ok(json!({
         "path": path,
+        "key": pathcode::encode(&c.path),
         "absolute": pathcode::shown(&p.root.join(&c.path)),
         "old_path": old_path,
         "status": status,
@@ -222,7 +236,34 @@ fn report_json(p: &Project, r: &crate::checkpoint::RestoreReport) -> Value {
         "removed": abs(&r.removed),
         "conflicts": kept(&r.conflicts),
         "failed": kept(&r.failed),
+        "checkpoints": {"before": r.before, "after": r.after},
     })
+}
+
+/// Restores one file, `q.path`, to what it held at checkpoint `q.target`, while it still holds
+/// what it held at `q.expected` (else it is the person's now: kept, a conflict): the review's
+/// reject of a file it shows whole (binary, too large, a name that is not UTF-8), and the undo
+/// of that (the report's `checkpoints` the other way round). The project is checkpointed first.
+pub fn restore_file(p: &Project, q: &TurnQuery) -> Result<Value, TurnError> {
+    let path = q
+        .path
+        .as_deref()
+        .ok_or(TurnError::FileRestoreNeeds("a path"))?;
+    let path = pathcode::decode(path).ok_or(TurnError::FileRestoreNeeds(
+        "a path in the change set's form (its `key`)",
+    ))?;
+    let (Some(target), Some(expected)) = (q.target, q.expected) else {
+        return Err(TurnError::FileRestoreNeeds(
+            "target and expected checkpoints",
+        ));
+    };
+    let report = p.store().restore(&RestoreRequest {
+        target,
+        expected,
+        paths: Some(vec![path]),
+        overwrite_changed: false,
+    })?;
+    Ok(report_json(p, &report))
 }
 
 /// Restores the project's files to before the `q.n`-th last turn (of `q.session`, else of every
