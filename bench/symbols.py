@@ -212,6 +212,18 @@ def run(files: int, rounds: int, parser: bool) -> dict:
                 "warm_max_ms": round(max(times), 1),
                 "total": first.get("total"),
             }
+        # The same questions at the place (file, line, column given): the server's own time, with
+        # no symbol lookup; the difference is what a symbol alone costs.
+        place = {"file": f"pkg{(files // 2) // 100:03}/mod{files // 2:05}.py", "line": 1, "column": 5}
+        for tool, extra in (("lsp_hover", {}), ("lsp_references", {"include_declaration": True})):
+            args = dict(place, **extra)
+            times = []
+            for _ in range(rounds):
+                r = n.exec_lua(CALL, tool, args)
+                if r.get("error"):
+                    raise RuntimeError(f"{tool} at the place: {r['error']}")
+                times.append(r["ms"])
+            out[tool]["at_place_warm_p50_ms"] = round(statistics.median(times), 1)
         # A name in no file: the walk and the index alone (nothing to parse, no server asked).
         times = []
         for _ in range(rounds):
