@@ -66,22 +66,54 @@ pub fn init(file: Option<PathBuf>, level: &str) -> Result<(), LogError> {
             .with_target(false)
             .with_thread_names(true)
             .with_writer(|| LogWriter);
-        let filter = tracing_subscriber::filter::dynamic_filter_fn(|meta, _| {
-            let max = match LEVEL.load(Ordering::Relaxed) {
-                0 => LevelFilter::OFF,
-                1 => LevelFilter::ERROR,
-                2 => LevelFilter::WARN,
-                3 => LevelFilter::INFO,
-                4 => LevelFilter::DEBUG,
-                _ => LevelFilter::TRACE,
-            };
-            *meta.level() <= max
-        });
         let sub = tracing_subscriber::registry()
-            .with(tracing_subscriber::Layer::with_filter(layer, filter));
+            .with(tracing_subscriber::Layer::with_filter(layer, Gate));
         let _ = tracing::subscriber::set_global_default(sub);
     });
+    // The macros' global maximum follows the level (see `Gate`).
+    tracing::callsite::rebuild_interest_cache();
     Ok(())
+}
+
+/// The level set last.
+fn current() -> LevelFilter {
+    match LEVEL.load(Ordering::Relaxed) {
+        0 => LevelFilter::OFF,
+        1 => LevelFilter::ERROR,
+        2 => LevelFilter::WARN,
+        3 => LevelFilter::INFO,
+        4 => LevelFilter::DEBUG,
+        _ => LevelFilter::TRACE,
+    }
+}
+
+/// The log's filter: the level set last. It is also the global maximum `tracing`'s macros
+/// check first (`max_level_hint`, recomputed when the level changes), so a `debug!`, `trace!`
+/// or `enabled!` below the level costs an atomic load where it is written: no call into the
+/// subscriber, and nothing the call would compute first (a request's trace line looks its tool
+/// up in the catalog and reads the clock).
+struct Gate;
+
+impl<S> tracing_subscriber::layer::Filter<S> for Gate {
+    fn enabled(
+        &self,
+        meta: &tracing::Metadata<'_>,
+        _: &tracing_subscriber::layer::Context<'_, S>,
+    ) -> bool {
+        *meta.level() <= current()
+    }
+
+    fn callsite_enabled(
+        &self,
+        _: &'static tracing::Metadata<'static>,
+    ) -> tracing::subscriber::Interest {
+        // Decided per event: the level can change at any time.
+        tracing::subscriber::Interest::sometimes()
+    }
+
+    fn max_level_hint(&self) -> Option<LevelFilter> {
+        Some(current())
+    }
 }
 
 pub fn current_file() -> Option<PathBuf> {
@@ -182,6 +214,17 @@ mod tests {
             "{s}"
         );
         assert!(!s.contains("hidden-error"), "{s}");
+        // The macros' global maximum is the level: below it a call site never reaches the
+        // subscriber (nor computes what it would log); above it again after a change.
+        init(Some(f.clone()), "info").unwrap();
+        assert_eq!(LevelFilter::current(), LevelFilter::INFO);
+        assert!(!tracing::enabled!(tracing::Level::TRACE));
+        assert!(!tracing::enabled!(tracing::Level::DEBUG));
+        init(Some(f.clone()), "trace").unwrap();
+        assert_eq!(LevelFilter::current(), LevelFilter::TRACE);
+        assert!(tracing::enabled!(tracing::Level::TRACE));
+        tracing::trace!("shown-trace");
+        assert!(std::fs::read_to_string(&f).unwrap().contains("shown-trace"));
         // The panic hook's raw lines go to the same file, with a timestamp.
         init(Some(f.clone()), "info").unwrap();
         append_line("ERROR raw-line");
