@@ -3,7 +3,9 @@
 //! cannot: malformed JSON (-32700, and the connection goes on), batches, odd ids, notifications
 //! Claude Code invents (`ide_connected`), and it must do so in microseconds.
 
+pub mod answer;
 pub mod catalog;
+pub mod incoming;
 pub mod inflight;
 
 use crate::jsonrpc::{json_text, payload_text, shorten, RpcError};
@@ -11,8 +13,10 @@ use crate::state::client;
 use crate::state::State;
 use crate::tools::{Run, ToolError, ToolOutput};
 use crate::turns::Tracker;
+pub use answer::Answer;
 use catalog::{Catalog, Surface};
 use futures_util::{FutureExt, StreamExt};
+pub use incoming::{parse, Incoming, Parsed};
 pub use inflight::Inflight;
 use rmcp::model::{
     CallToolResult, ContentBlock as Content, ErrorCode, Implementation, InitializeResult,
@@ -170,11 +174,6 @@ impl ParseError {
     }
 }
 
-/// Parses a message; a syntax error is answered with [`ParseError::reply`].
-pub fn parse(text: &str) -> Result<Value, ParseError> {
-    serde_json::from_str(text).map_err(ParseError)
-}
-
 /// Handles one WebSocket text message; returns the reply text, if any, and what was learned.
 /// Its `tools/call` requests cannot be cancelled (see [`handle_text_in`]).
 pub async fn handle_text(shared: &Service, text: &str) -> (Option<String>, Vec<PeerEvent>) {
@@ -201,19 +200,19 @@ pub async fn handle_text_in(
 /// batch is answered with one -32600 error asking for smaller batches.
 pub async fn handle_message(
     shared: &Service,
-    v: Value,
+    v: Parsed,
     inflight: &Inflight,
 ) -> (Option<String>, Vec<PeerEvent>) {
     let mut events = Vec::new();
     let reply = match v {
-        Value::Array(items) if items.is_empty() => Some(
+        Parsed::Other(Value::Array(items)) if items.is_empty() => Some(
             error_response(
                 &Value::Null,
                 &RpcError::new(ErrorCode::INVALID_REQUEST, "Invalid Request: empty batch"),
             )
             .to_string(),
         ),
-        Value::Array(items) => {
+        Parsed::Other(Value::Array(items)) => {
             let cap = shared.config.max_message_size;
             let n = items.len();
             let mut answers = futures_util::stream::iter(items)
@@ -228,7 +227,7 @@ pub async fn handle_message(
                     if out.len() > 1 {
                         out.push(',');
                     }
-                    out.push_str(&json_text(&r));
+                    out.push_str(&r);
                     if out.len() > cap {
                         too_big = true;
                         break;
@@ -258,9 +257,13 @@ pub async fn handle_message(
             }
         }
         v => {
-            let (r, ev) = handle_value_in(shared, v, inflight).await;
+            let one = match v {
+                Parsed::One(m) => Ok(m),
+                Parsed::Other(v) => Err(v),
+            };
+            let (r, ev) = handle_one(shared, one, inflight).await;
             events.extend(ev);
-            r.map(crate::jsonrpc::reply_text)
+            r
         }
     };
     (reply, events)
@@ -271,21 +274,26 @@ pub fn valid_id(id: &Value) -> bool {
     matches!(id, Value::String(_) | Value::Number(_) | Value::Null)
 }
 
-/// Handles one JSON-RPC message (an element of a batch or a whole message).
-pub async fn handle_value(shared: &Service, v: Value) -> (Option<Value>, Vec<PeerEvent>) {
-    handle_value_in(shared, v, &Inflight::default()).await
-}
-
-/// [`handle_value`] with the connection's cancellable requests.
+/// Handles one JSON-RPC message (an element of a batch or a whole message) with the
+/// connection's cancellable requests; returns the reply's text, if any, and what was learned.
 pub async fn handle_value_in(
     shared: &Service,
     v: Value,
     inflight: &Inflight,
-) -> (Option<Value>, Vec<PeerEvent>) {
+) -> (Option<String>, Vec<PeerEvent>) {
+    handle_one(shared, Incoming::of(v), inflight).await
+}
+
+/// Handles one message's members (`Err`: a message that is not an object).
+async fn handle_one(
+    shared: &Service,
+    msg: Result<Incoming, Value>,
+    inflight: &Inflight,
+) -> (Option<String>, Vec<PeerEvent>) {
     let mut events = Vec::new();
-    let (id, method, params) = match read_message(v, inflight) {
+    let (id, method, params) = match read_message(msg, inflight) {
         Ok(parts) => parts,
-        Err(reply) => return (reply, events),
+        Err(reply) => return (reply.map(|r| json_text(&r)), events),
     };
     let Some(id) = id else {
         notification(&method, params.as_ref(), &mut events, inflight);
@@ -319,18 +327,14 @@ pub async fn handle_value_in(
     if let Some(t) = traced {
         trace_end(t, &method, &id, &result, inflight);
     }
-    let out = match result {
-        Ok(r) => response(&id, r),
-        Err(e) => error_response(&id, &e),
-    };
-    (Some(out), events)
+    (Some(answer::reply(&id, result)), events)
 }
 
 /// A message's id (`None`: a notification), method and params; or what to answer at once (an
 /// invalid request's error, or nothing for a response to one of our requests).
 #[allow(clippy::type_complexity)]
 fn read_message(
-    v: Value,
+    msg: Result<Incoming, Value>,
     inflight: &Inflight,
 ) -> Result<(Option<Value>, String, Option<Value>), Option<Value>> {
     let invalid = |id: &Value, why: &str| {
@@ -340,24 +344,24 @@ fn read_message(
         );
         Err(Some(error_response(id, &e)))
     };
-    let Value::Object(mut m) = v else {
+    let Ok(mut m) = msg else {
         return invalid(&Value::Null, "not an object");
     };
-    let id = m.remove("id");
+    let id = m.id.take();
     let reply_id = id.clone().filter(valid_id).unwrap_or(Value::Null);
-    if m.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
+    if m.jsonrpc.as_ref().and_then(Value::as_str) != Some("2.0") {
         return invalid(&reply_id, "jsonrpc must be \"2.0\"");
     }
     if id.as_ref().is_some_and(|i| !valid_id(i)) {
         return invalid(&Value::Null, "id must be a string, a number or null");
     }
-    let method = match m.remove("method") {
+    let method = match m.method.take() {
         Some(Value::String(s)) => s,
-        None if m.contains_key("result") || m.contains_key("error") => {
+        None if m.result.is_some() || m.error.is_some() => {
             // A response: to one of our requests to the client (routed to its waiter), or to
             // one we never made (ignored).
             if let Some(id) = &id {
-                if !inflight.link().resolve(id, &m) {
+                if !inflight.link().resolve(id, &m.response_members()) {
                     tracing::debug!(%id, "ignoring a response to no request of ours");
                 }
             }
@@ -365,7 +369,7 @@ fn read_message(
         }
         _ => return invalid(&reply_id, "method must be a string"),
     };
-    Ok((id, method, m.remove("params")))
+    Ok((id, method, m.params.take()))
 }
 
 /// With log_level = "trace": when the request started and the tool it calls, for one line per
@@ -397,10 +401,10 @@ fn trace_end(
     (start, tool): (std::time::Instant, Option<String>),
     method: &str,
     id: &Value,
-    result: &Result<Value, RpcError>,
+    result: &Result<Answer, RpcError>,
     inflight: &Inflight,
 ) {
-    let ok = matches!(result, Ok(r) if r.get("isError") != Some(&Value::Bool(true)));
+    let ok = matches!(result, Ok(r) if !r.is_tool_error());
     let unknown = matches!(result, Err(e) if e.code == ErrorCode::METHOD_NOT_FOUND.0);
     tracing::trace!(
         method = %if unknown { "(unknown method)" } else { method },
@@ -460,6 +464,20 @@ async fn request(
     method: &str,
     params: Option<Value>,
     events: &mut Vec<PeerEvent>,
+) -> Result<Answer, RpcError> {
+    if method == "tools/call" {
+        return tools_call(shared, surface, params).await;
+    }
+    request_value(shared, surface, method, params, events).map(Answer::Value)
+}
+
+/// The answer of every request but `tools/call`.
+fn request_value(
+    shared: &Service,
+    surface: Surface,
+    method: &str,
+    params: Option<Value>,
+    events: &mut Vec<PeerEvent>,
 ) -> Result<Value, RpcError> {
     if method == "server/discover" {
         return Err(discover_error());
@@ -489,7 +507,6 @@ async fn request(
                 RpcError::new(ErrorCode::INVALID_PARAMS, format!("Invalid params: {m}"))
             })
         }
-        "tools/call" => tools_call(shared, surface, params).await,
         _ => Err(RpcError::new(
             ErrorCode::METHOD_NOT_FOUND,
             format!("Method not found: {}", shorten(method, NAME_ECHO)),
@@ -531,7 +548,7 @@ async fn tools_call(
     shared: &Service,
     surface: Surface,
     params: Option<Value>,
-) -> Result<Value, RpcError> {
+) -> Result<Answer, RpcError> {
     let invalid = |m: &str| Err(RpcError::new(ErrorCode::INVALID_PARAMS, m.to_string()));
     let mut p = params_object(params)?;
     let Some(Value::String(name)) = p.remove("name") else {
@@ -554,7 +571,8 @@ async fn tools_call(
             catalog::MCP_PATH
         ));
     }
-    call_tool_on(shared, surface, &name, args).await
+    let outcome = run_tool_on(shared, surface, &name, args).await?;
+    finish(outcome, answer::tool_answer)
 }
 
 fn initialize_result(version: &str) -> Value {
@@ -591,6 +609,17 @@ pub async fn call_tool_on(
     name: &str,
     args: Value,
 ) -> Result<Value, RpcError> {
+    let outcome = run_tool_on(shared, surface, name, args).await?;
+    finish(outcome, tool_result)
+}
+
+/// Runs tool `name` for a client of `surface` (an unknown one: -32602), containing panics.
+async fn run_tool_on(
+    shared: &Service,
+    surface: Surface,
+    name: &str,
+    args: Value,
+) -> Result<Result<ToolOutput, ToolError>, RpcError> {
     let Some(tool) = shared.catalog.get(name).filter(|t| surface.offers(t)) else {
         return Err(RpcError::new(
             ErrorCode::INVALID_PARAMS,
@@ -617,16 +646,23 @@ pub async fn call_tool_on(
             )))
         }
     };
+    Ok(outcome)
+}
+
+/// A tool's outcome as MCP answers it: a success rendered by `success`, `InvalidParams` as
+/// -32602, `Internal` as -32603, a failure as a result with `isError: true`.
+fn finish<T: From<Value>>(
+    outcome: Result<ToolOutput, ToolError>,
+    success: fn(ToolOutput) -> T,
+) -> Result<T, RpcError> {
     match outcome {
-        Ok(out) => Ok(tool_result(out)),
+        Ok(out) => Ok(success(out)),
         Err(ToolError::InvalidParams(m)) => Err(RpcError::new(ErrorCode::INVALID_PARAMS, m)),
         Err(ToolError::Internal(m)) => Err(RpcError::new(ErrorCode::INTERNAL_ERROR, m)),
-        Err(ToolError::Failed(m)) => {
-            Ok(
-                serde_json::to_value(CallToolResult::error(vec![Content::text(m)]))
-                    .unwrap_or(Value::Null),
-            )
-        }
+        Err(ToolError::Failed(m)) => Ok(T::from(
+            serde_json::to_value(CallToolResult::error(vec![Content::text(m)]))
+                .unwrap_or(Value::Null),
+        )),
     }
 }
 
@@ -705,12 +741,13 @@ mod tests {
             ToolOutput {
                 value: json!({"k": 1}),
                 text: Some("custom text".into()),
-                extra_text: vec![],
+                ..Default::default()
             },
             ToolOutput {
                 value: json!("FILE_SAVED"),
                 text: Some("FILE_SAVED".into()),
                 extra_text: vec!["final contents\n".into(), "more".into()],
+                ..Default::default()
             },
         ];
         for out in cases {

@@ -173,12 +173,12 @@ async fn answer(
         Err(reply) => return (Some(reply), Vec::new()),
     };
     let reply_id = match &v {
-        Value::Object(m) => m.get("id").map(|id| {
+        mcp::Parsed::One(m) => m.id.as_ref().map(|id| {
             Some(id.clone())
                 .filter(mcp::valid_id)
                 .unwrap_or(Value::Null)
         }),
-        _ => Some(Value::Null),
+        mcp::Parsed::Other(_) => Some(Value::Null),
     };
     match AssertUnwindSafe(mcp::handle_message(shared, v, requests))
         .catch_unwind()

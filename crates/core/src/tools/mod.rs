@@ -39,6 +39,10 @@ pub struct ToolOutput {
     /// Further text content blocks after the first (`openDiff` answers two:
     /// `FILE_SAVED` and the final contents).
     pub extra_text: Vec<String>,
+    /// The MCP result's JSON for exactly this output, when the tool has it already (an answer
+    /// kept for the snapshot it was built from): the reply copies it. Whoever changes the
+    /// output must clear it.
+    pub rendered: Option<Arc<str>>,
 }
 
 impl ToolOutput {
@@ -57,7 +61,30 @@ impl ToolOutput {
             value: Value::Null,
             text: Some(it.next().unwrap_or_default()),
             extra_text: it.collect(),
+            rendered: None,
         }
+    }
+
+    /// The MCP result's JSON for this output (what `mcp::tool_result` gives, written),
+    /// written straight: for an object value with no text of its own and no further text
+    /// blocks, whose JSON is at most `max` bytes (else `None`). The value's JSON is written
+    /// once, as the text block, and copied as `structuredContent`.
+    pub fn result_json(&self, max: usize) -> Option<String> {
+        if self.text.is_some() || !self.extra_text.is_empty() || !self.value.is_object() {
+            return None;
+        }
+        let text = crate::jsonrpc::json_text(&self.value);
+        if text.len() > max {
+            return None;
+        }
+        let mut b: Vec<u8> = Vec::with_capacity(2 * text.len() + 80);
+        b.extend_from_slice(br#"{"content":[{"type":"text","text":"#);
+        // (A `&str` serializes to its quoted, escaped form; it cannot fail into a Vec.)
+        let _ = serde_json::to_writer(&mut b, text.as_str());
+        b.extend_from_slice(br#"}],"structuredContent":"#);
+        b.extend_from_slice(text.as_bytes());
+        b.extend_from_slice(br#","isError":false}"#);
+        String::from_utf8(b).ok()
     }
 
     pub fn of<T: serde::Serialize>(v: &T) -> Result<Self, ToolError> {

@@ -49,7 +49,7 @@ fn run(ctx: Ctx, args: Value) -> crate::tools::ToolFuture {
     )
 }
 
-/// The answer for the last snapshot seen, with its JSON text already rendered.
+/// The answer for the last snapshot seen, with its MCP result's JSON already written.
 struct Rendered {
     state: Arc<EditorState>,
     out: ToolOutput,
@@ -58,8 +58,8 @@ struct Rendered {
 static LAST: ArcSwapOption<Rendered> = ArcSwapOption::const_empty();
 
 /// The tool's output for `st`. Claude Code calls this tool far more often than the snapshot
-/// changes, so the output (URIs, JSON value and text) is built once per snapshot and cloned
-/// afterwards: about half the work of a call. Keyed by the snapshot's identity (`Arc::ptr_eq`),
+/// changes, so the output (URIs, JSON value, and the whole result's JSON the reply copies) is
+/// built once per snapshot and cloned afterwards. Keyed by the snapshot's identity (`Arc::ptr_eq`),
 /// so it is right for any number of servers in one process.
 fn rendered(st: Arc<EditorState>) -> Result<ToolOutput, crate::tools::ToolError> {
     if let Some(r) = LAST.load().as_ref() {
@@ -68,7 +68,7 @@ fn rendered(st: Arc<EditorState>) -> Result<ToolOutput, crate::tools::ToolError>
         }
     }
     let mut out = ToolOutput::of(&folders(&st))?;
-    out.text = Some(crate::jsonrpc::json_text(&out.value));
+    out.rendered = out.result_json(usize::MAX).map(Arc::from);
     LAST.store(Some(Arc::new(Rendered {
         state: st,
         out: out.clone(),
@@ -110,11 +110,16 @@ mod tests {
         };
         let a = st("/w/a");
         let first = rendered(a.clone()).unwrap();
-        // The same snapshot again: the same answer (from the cache), text = JSON of the value.
+        // The same snapshot again: the same answer (from the cache), its result's JSON kept:
+        // what the value's result writes.
         let again = rendered(a.clone()).unwrap();
         assert_eq!(first, again);
-        let text: Value = serde_json::from_str(again.text.as_deref().unwrap()).unwrap();
-        assert_eq!(text, again.value);
+        let kept = again.rendered.as_deref().unwrap();
+        let fresh = ToolOutput::json(again.value.clone());
+        assert_eq!(
+            kept,
+            crate::jsonrpc::json_text(&crate::mcp::tool_result(fresh))
+        );
         assert_eq!(again.value["rootPath"], "/w/a");
         // A new snapshot (even with equal content) is rendered from itself.
         let b = st("/w/b");

@@ -1,0 +1,133 @@
+//! What a request answers, and its reply's text on the wire.
+//!
+//! Most results are `Value`s that serde_json writes at the end. A tool's small success is
+//! written straight to its JSON text instead ([`tool_answer`]): its structured content is the
+//! very JSON its text block holds, so it is written once and copied, and neither the result's
+//! maps nor the reply's envelope are built only to be written and dropped. These are the
+//! answers Claude Code asks for most (the editor's state, from the snapshot), where building
+//! and writing the JSON is most of what a call costs beyond the transport.
+
+use super::{error_response, response, tool_result};
+use crate::jsonrpc::{json_text, RpcError};
+use crate::tools::ToolOutput;
+use serde_json::Value;
+
+/// A request's result.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Answer {
+    Value(Value),
+    /// The result's JSON text, already written.
+    Json(String),
+    /// The same, shared (kept by the tool for the snapshot it answers from).
+    Shared(std::sync::Arc<str>),
+}
+
+impl From<Value> for Answer {
+    fn from(v: Value) -> Self {
+        Answer::Value(v)
+    }
+}
+
+impl Answer {
+    /// Whether it is a tool's failure (`isError: true`).
+    pub fn is_tool_error(&self) -> bool {
+        matches!(self, Answer::Value(v) if v.get("isError") == Some(&Value::Bool(true)))
+    }
+}
+
+/// A tool's JSON up to this many bytes is answered straight; a bigger one goes as a `Value`
+/// through [`crate::jsonrpc::reply_text`], which reuses the text of a big answer asked again.
+const STRAIGHT_MAX: usize = 64 * 1024;
+
+/// A tool's success: the bytes [`tool_result`] would give once written; written straight
+/// when the tool has them already or its output is the common shape and small (see
+/// [`ToolOutput::result_json`]).
+pub fn tool_answer(out: ToolOutput) -> Answer {
+    if let Some(r) = out.rendered {
+        return Answer::Shared(r);
+    }
+    match out.result_json(STRAIGHT_MAX) {
+        Some(json) => Answer::Json(json),
+        None => Answer::Value(tool_result(out)),
+    }
+}
+
+/// The reply to request `id`: `{"jsonrpc":"2.0","id":…,"result":…}` or its `error`.
+pub fn reply(id: &Value, r: Result<Answer, RpcError>) -> String {
+    match r {
+        Ok(Answer::Json(result)) => envelope(id, &result),
+        Ok(Answer::Shared(result)) => envelope(id, &result),
+        Ok(Answer::Value(v)) => crate::jsonrpc::reply_text(response(id, v)),
+        Err(e) => json_text(&error_response(id, &e)),
+    }
+}
+
+/// `{"jsonrpc":"2.0","id":…,"result":…}` around a result's JSON.
+fn envelope(id: &Value, result: &str) -> String {
+    let id = json_text(id);
+    let mut out = String::with_capacity(result.len() + id.len() + 32);
+    out.push_str("{\"jsonrpc\":\"2.0\",\"id\":");
+    out.push_str(&id);
+    out.push_str(",\"result\":");
+    out.push_str(result);
+    out.push('}');
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// Written straight or not, a reply is the bytes serde_json writes for the `Value` reply.
+    #[test]
+    fn a_straight_answer_is_the_text_of_the_value_reply() {
+        let quoted = "\"q\" \\ \n\t\u{1b}[201~ 日本語 \u{7f}";
+        let big = "x".repeat(STRAIGHT_MAX + 1);
+        let cases = [
+            (
+                ToolOutput::json(json!({"success": true, "folders": [{"name": quoted}]})),
+                true,
+            ),
+            (ToolOutput::json(json!({})), true),
+            (ToolOutput::json(json!({"big": big})), false),
+            (ToolOutput::json(json!(["not", "an", "object"])), false),
+            (ToolOutput::json(json!("just text")), false),
+            (
+                ToolOutput {
+                    value: json!({"k": 1}),
+                    text: Some("custom".into()),
+                    ..Default::default()
+                },
+                false,
+            ),
+            (
+                ToolOutput {
+                    value: json!({"k": 1}),
+                    extra_text: vec!["more".into()],
+                    ..Default::default()
+                },
+                false,
+            ),
+        ];
+        // A tool's kept rendering is copied as it is.
+        let mut kept = ToolOutput::json(json!({"success": true}));
+        kept.rendered = kept.result_json(usize::MAX).map(std::sync::Arc::from);
+        assert!(matches!(tool_answer(kept.clone()), Answer::Shared(_)));
+        assert_eq!(
+            reply(&json!(9), Ok(tool_answer(kept.clone()))),
+            json_text(&response(&json!(9), tool_result(kept)))
+        );
+        for (out, straight) in cases {
+            let want = json_text(&response(&json!(9), tool_result(out.clone())));
+            let a = tool_answer(out);
+            assert_eq!(matches!(a, Answer::Json(_)), straight, "{a:?}");
+            assert_eq!(reply(&json!(9), Ok(a)), want);
+        }
+        let e = RpcError::new(rmcp::model::ErrorCode::INVALID_PARAMS, "bad");
+        assert_eq!(
+            reply(&json!("x"), Err(e.clone())),
+            json_text(&error_response(&json!("x"), &e))
+        );
+    }
+}
