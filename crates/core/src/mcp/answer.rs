@@ -41,15 +41,23 @@ const STRAIGHT_MAX: usize = 64 * 1024;
 
 /// A tool's success: the bytes [`tool_result`] would give once written; written straight
 /// when the tool has them already or its output is the common shape and small (see
-/// [`ToolOutput::result_json`]).
+/// [`ToolOutput::result_json_of`]).
 pub fn tool_answer(out: ToolOutput) -> Answer {
     if let Some(r) = out.rendered {
         return Answer::Shared(r);
     }
-    match out.result_json(STRAIGHT_MAX) {
-        Some(json) => Answer::Json(json),
-        None => Answer::Value(tool_result(out)),
+    if !out.straight() {
+        return Answer::Value(tool_result(out));
     }
+    let text = json_text(&out.value);
+    if text.len() > STRAIGHT_MAX {
+        // (The text is not written again.)
+        return Answer::Value(tool_result(ToolOutput {
+            text: Some(text),
+            ..out
+        }));
+    }
+    Answer::Json(ToolOutput::result_json_of(&text))
 }
 
 /// The reply to request `id`: `{"jsonrpc":"2.0","id":…,"result":…}` or its `error`.
@@ -112,7 +120,8 @@ mod tests {
         ];
         // A tool's kept rendering is copied as it is.
         let mut kept = ToolOutput::json(json!({"success": true}));
-        kept.rendered = kept.result_json(usize::MAX).map(std::sync::Arc::from);
+        let text = json_text(&kept.value);
+        kept.rendered = Some(ToolOutput::result_json_of(&text).into());
         assert!(matches!(tool_answer(kept.clone()), Answer::Shared(_)));
         assert_eq!(
             reply(&json!(9), Ok(tool_answer(kept.clone()))),

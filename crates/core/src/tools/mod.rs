@@ -65,26 +65,28 @@ impl ToolOutput {
         }
     }
 
-    /// The MCP result's JSON for this output (what `mcp::tool_result` gives, written),
-    /// written straight: for an object value with no text of its own and no further text
-    /// blocks, whose JSON is at most `max` bytes (else `None`). The value's JSON is written
-    /// once, as the text block, and copied as `structuredContent`.
-    pub fn result_json(&self, max: usize) -> Option<String> {
-        if self.text.is_some() || !self.extra_text.is_empty() || !self.value.is_object() {
-            return None;
-        }
-        let text = crate::jsonrpc::json_text(&self.value);
-        if text.len() > max {
-            return None;
-        }
+    /// Whether the MCP result of this output can be written straight from its value's JSON
+    /// ([`ToolOutput::result_json_of`]): an object value, with no text of its own and no
+    /// further text blocks.
+    pub fn straight(&self) -> bool {
+        self.text.is_none() && self.extra_text.is_empty() && self.value.is_object()
+    }
+
+    /// The MCP result's JSON (what `mcp::tool_result` gives, written) of a [`straight`]
+    /// output whose value's JSON is `text`: written once as the text block, copied as
+    /// `structuredContent`.
+    ///
+    /// [`straight`]: ToolOutput::straight
+    pub fn result_json_of(text: &str) -> String {
         let mut b: Vec<u8> = Vec::with_capacity(2 * text.len() + 80);
         b.extend_from_slice(br#"{"content":[{"type":"text","text":"#);
         // (A `&str` serializes to its quoted, escaped form; it cannot fail into a Vec.)
-        let _ = serde_json::to_writer(&mut b, text.as_str());
+        let _ = serde_json::to_writer(&mut b, text);
         b.extend_from_slice(br#"}],"structuredContent":"#);
         b.extend_from_slice(text.as_bytes());
         b.extend_from_slice(br#","isError":false}"#);
-        String::from_utf8(b).ok()
+        // (Every piece is UTF-8.)
+        String::from_utf8(b).unwrap_or_default()
     }
 
     pub fn of<T: serde::Serialize>(v: &T) -> Result<Self, ToolError> {

@@ -68,7 +68,10 @@ fn rendered(st: Arc<EditorState>) -> Result<ToolOutput, crate::tools::ToolError>
         }
     }
     let mut out = ToolOutput::of(&folders(&st))?;
-    out.rendered = out.result_json(usize::MAX).map(Arc::from);
+    if out.straight() {
+        let text = crate::jsonrpc::json_text(&out.value);
+        out.rendered = Some(ToolOutput::result_json_of(&text).into());
+    }
     LAST.store(Some(Arc::new(Rendered {
         state: st,
         out: out.clone(),
