@@ -195,17 +195,21 @@ def run(files: int, rounds: int, parser: bool) -> dict:
         time.sleep(2)
         out["idle_gap_ms"] = round(n.exec_lua(PROBE_STOP)["gap_ms"], 1)
         n.exec_lua(PROBE_START)
-        for tool, extra in (("lsp_definition", {}), ("lsp_hover", {}), ("lsp_references", {"include_declaration": True})):
-            args = dict({"symbol": "compute_total"}, **extra)
-            first = n.exec_lua(CALL, tool, args)
-            if first.get("error"):
-                raise RuntimeError(f"{tool}: {first['error']}")
+        def calls(tool, args, count, what=""):
+            """`count` calls' times (ms); a tool error ends the bench."""
             times = []
-            for _ in range(rounds):
+            for _ in range(count):
                 r = n.exec_lua(CALL, tool, args)
                 if r.get("error"):
-                    raise RuntimeError(f"{tool}: {r['error']}")
-                times.append(r["ms"])
+                    raise RuntimeError(f"{tool}{what}: {r['error']}")
+                times.append(r)
+            return times
+
+        extras = {"lsp_hover": {}, "lsp_references": {"include_declaration": True}}
+        for tool in ("lsp_definition", "lsp_hover", "lsp_references"):
+            args = dict({"symbol": "compute_total"}, **extras.get(tool, {}))
+            first = calls(tool, args, 1)[0]
+            times = [r["ms"] for r in calls(tool, args, rounds)]
             out[tool] = {
                 "first_ms": round(first["ms"], 1),
                 "warm_p50_ms": round(statistics.median(times), 1),
@@ -215,20 +219,11 @@ def run(files: int, rounds: int, parser: bool) -> dict:
         # The same questions at the place (file, line, column given): the server's own time, with
         # no symbol lookup; the difference is what a symbol alone costs.
         place = {"file": f"pkg{(files // 2) // 100:03}/mod{files // 2:05}.py", "line": 1, "column": 5}
-        for tool, extra in (("lsp_hover", {}), ("lsp_references", {"include_declaration": True})):
-            args = dict(place, **extra)
-            times = []
-            for _ in range(rounds):
-                r = n.exec_lua(CALL, tool, args)
-                if r.get("error"):
-                    raise RuntimeError(f"{tool} at the place: {r['error']}")
-                times.append(r["ms"])
+        for tool, extra in extras.items():
+            times = [r["ms"] for r in calls(tool, dict(place, **extra), rounds, " at the place")]
             out[tool]["at_place_warm_p50_ms"] = round(statistics.median(times), 1)
         # A name in no file: the walk and the index alone (nothing to parse, no server asked).
-        times = []
-        for _ in range(rounds):
-            r = n.exec_lua(CALL, "lsp_definition", {"symbol": "no_such_name_anywhere"})
-            times.append(r["ms"])
+        times = [r["ms"] for r in calls("lsp_definition", {"symbol": "no_such_name_anywhere"}, rounds)]
         out["absent_name_p50_ms"] = round(statistics.median(times), 1)
         if os.environ.get("SYMBOLS_TRACE"):
             for sym in ("compute_total", "no_such_name_anywhere"):

@@ -74,6 +74,36 @@ local function await(fn, opts)
   return err, val
 end
 
+---Records one turn of `session` in `root`: its prompt, `edit()` (and the hooks it reports),
+---its end; returns once the end's checkpoint is taken.
+local function turn(root, session, prompt, edit)
+  local before = #checkpointed
+  hook("UserPromptSubmit", { session_id = session, cwd = root, prompt = prompt })
+  -- The start's checkpoint is taken before anything of the project's is read back.
+  eq(nil, (await(source().turns, { root = root })))
+  edit()
+  hook("Stop", { session_id = session, cwd = root })
+  wait_for(function()
+    return #checkpointed == before + 1
+  end, 20000, "the turn checkpointed")
+end
+
+---Makes the change set of `session`'s last turn in `root` the active review.
+---@return table review_module, table cs
+local function review_of(root, session)
+  local err, cs = await(source().changeset, { root = root, session = session })
+  eq(nil, err)
+  local R = require("claude_context.review")
+  R.set_active(require("claude_context.review.model").new(cs))
+  R.flush()
+  return R, cs
+end
+
+---`rel` in the second project.
+local function in_other(rel)
+  return other_root .. "/" .. rel
+end
+
 local function path(rel)
   return project .. "/" .. rel
 end
@@ -280,28 +310,16 @@ return {
   {
     "a reject in the review keeps what it replaces in the store: rewind undo gives the person's text back",
     function()
-      local root = other_root
-      local function p(rel)
-        return root .. "/" .. rel
-      end
+      local root, p = other_root, in_other
       h.write(p("r.txt"), "one\ntwo\nthree\n")
-      local before = #checkpointed
-      hook("UserPromptSubmit", { session_id = "rv-1", cwd = root, prompt = "edit r" })
-      eq(nil, (await(source().turns, { root = root })))
-      local input = { session_id = "rv-1", cwd = root, tool_name = "Edit", tool_input = { file_path = p("r.txt") } }
-      hook("PreToolUse", input)
-      h.write(p("r.txt"), "one\nTWO\nthree\n")
-      hook("Stop", { session_id = "rv-1", cwd = root })
-      wait_for(function()
-        return #checkpointed == before + 1
-      end, 20000, "the turn checkpointed")
+      turn(root, "rv-1", "edit r", function()
+        local input = { session_id = "rv-1", cwd = root, tool_name = "Edit", tool_input = { file_path = p("r.txt") } }
+        hook("PreToolUse", input)
+        h.write(p("r.txt"), "one\nTWO\nthree\n")
+      end)
       -- The person adds a line of their own after the turn.
       h.write(p("r.txt"), "one\nTWO\nthree\nmine\n")
-      local err, cs = await(source().changeset, { root = root, session = "rv-1" })
-      eq(nil, err)
-      local R = require("claude_context.review")
-      R.set_active(require("claude_context.review.model").new(cs))
-      R.flush()
+      local R = review_of(root, "rv-1")
       local f = require("claude_context.review.model").file(R.active(), 1)
       eq(1, R.act("reject", { targets = { { f = f, hi = 1 } } }).done)
       R.flush()
@@ -325,31 +343,19 @@ return {
   {
     "the review rejects a whole file (binary, a name that is not UTF-8) from the checkpoints, never over the person's change; undo",
     function()
-      local root = other_root
-      local function p(rel)
-        return root .. "/" .. rel
-      end
+      local root, p = other_root, in_other
       h.write(p("bin.dat"), "\0\1\2")
       h.write(p("mine.dat"), "\0\1\2")
       local odd = "caf\xe9.txt"
-      local before = #checkpointed
-      hook("UserPromptSubmit", { session_id = "rv-2", cwd = root, prompt = "binary things" })
-      eq(nil, (await(source().turns, { root = root })))
-      h.write(p("bin.dat"), "\0\9\9")
-      h.write(p("mine.dat"), "\0CLAUDE")
-      h.write(p(odd), "new\n")
-      hook("Stop", { session_id = "rv-2", cwd = root })
-      wait_for(function()
-        return #checkpointed == before + 1
-      end, 20000, "the turn checkpointed")
+      turn(root, "rv-2", "binary things", function()
+        h.write(p("bin.dat"), "\0\9\9")
+        h.write(p("mine.dat"), "\0CLAUDE")
+        h.write(p(odd), "new\n")
+      end)
       -- The person changes one of Claude's binary files after the turn.
       h.write(p("mine.dat"), "\0MINE")
-      local err, cs = await(source().changeset, { root = root, session = "rv-2" })
-      eq(nil, err)
+      local R, cs = review_of(root, "rv-2")
       local M = require("claude_context.review.model")
-      local R = require("claude_context.review")
-      R.set_active(M.new(cs))
-      R.flush()
       local by = {}
       for i, rf in ipairs(cs.files) do
         by[rf.path] = M.file(R.active(), i)

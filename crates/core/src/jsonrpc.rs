@@ -55,16 +55,8 @@ pub fn reply_text(r: Value) -> String {
         Value::Object(m) if is_result_envelope(&m) => m,
         other => return json_text(&other),
     };
-    let id = json_text(&m["id"]);
-    let envelope = |result_text: &str| {
-        let mut out = String::with_capacity(result_text.len() + id.len() + 32);
-        out.push_str("{\"jsonrpc\":\"2.0\",\"id\":");
-        out.push_str(&id);
-        out.push_str(",\"result\":");
-        out.push_str(result_text);
-        out.push('}');
-        out
-    };
+    let id = m["id"].clone();
+    let envelope = |result_text: &str| result_envelope(&id, result_text);
     let result = m.remove("result").unwrap_or(Value::Null);
     {
         let last = LAST.lock().unwrap_or_else(|e| e.into_inner());
@@ -79,6 +71,19 @@ pub fn reply_text(r: Value) -> String {
     if (REUSE_MIN..=REUSE_MAX).contains(&text.len()) {
         *LAST.lock().unwrap_or_else(|e| e.into_inner()) = Some((result, text));
     }
+    out
+}
+
+/// `{"jsonrpc":"2.0","id":…,"result":…}` around a result's JSON text, in the order
+/// serde_json writes a response's keys.
+pub fn result_envelope(id: &Value, result: &str) -> String {
+    let id = json_text(id);
+    let mut out = String::with_capacity(result.len() + id.len() + 32);
+    out.push_str("{\"jsonrpc\":\"2.0\",\"id\":");
+    out.push_str(&id);
+    out.push_str(",\"result\":");
+    out.push_str(result);
+    out.push('}');
     out
 }
 

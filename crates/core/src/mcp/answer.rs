@@ -8,7 +8,7 @@
 //! and writing the JSON is most of what a call costs beyond the transport.
 
 use super::{error_response, response, tool_result};
-use crate::jsonrpc::{json_text, RpcError};
+use crate::jsonrpc::{json_text, result_envelope, RpcError};
 use crate::tools::ToolOutput;
 use serde_json::Value;
 
@@ -63,23 +63,11 @@ pub fn tool_answer(out: ToolOutput) -> Answer {
 /// The reply to request `id`: `{"jsonrpc":"2.0","id":…,"result":…}` or its `error`.
 pub fn reply(id: &Value, r: Result<Answer, RpcError>) -> String {
     match r {
-        Ok(Answer::Json(result)) => envelope(id, &result),
-        Ok(Answer::Shared(result)) => envelope(id, &result),
+        Ok(Answer::Json(result)) => result_envelope(id, &result),
+        Ok(Answer::Shared(result)) => result_envelope(id, &result),
         Ok(Answer::Value(v)) => crate::jsonrpc::reply_text(response(id, v)),
         Err(e) => json_text(&error_response(id, &e)),
     }
-}
-
-/// `{"jsonrpc":"2.0","id":…,"result":…}` around a result's JSON.
-fn envelope(id: &Value, result: &str) -> String {
-    let id = json_text(id);
-    let mut out = String::with_capacity(result.len() + id.len() + 32);
-    out.push_str("{\"jsonrpc\":\"2.0\",\"id\":");
-    out.push_str(&id);
-    out.push_str(",\"result\":");
-    out.push_str(result);
-    out.push('}');
-    out
 }
 
 #[cfg(test)]
