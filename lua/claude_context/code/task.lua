@@ -19,8 +19,23 @@ M.slice_ms = 2
 M.longest_slice_ns = 0
 M.longest_slice_cpu_s = 0
 
----For the bench: set to a list, it gets every slice over `slice_ms` with where it ended.
+---For the bench: set to a list, it gets every slice over `slice_ms` with where it started and
+---ended, the Lua heap's size (KiB) before and after it, and how many LuaJIT traces were
+---compiled or aborted in it (`M.count_traces()` first).
 M.slow_slices = nil
+---LuaJIT's trace events seen since `count_traces` (the bench's).
+M.jit_traces = 0
+
+---For the bench: counts LuaJIT's trace events (compilations, aborts), which run on the main
+---thread inside whatever Lua code makes a loop hot.
+function M.count_traces()
+  local ok, jit = pcall(require, "jit")
+  if ok and jit.attach then
+    jit.attach(function()
+      M.jit_traces = M.jit_traces + 1
+    end, "trace")
+  end
+end
 ---For the bench: set to a list, it gets every slice (start, wall and CPU ms, where it ended).
 M.trace = nil
 
@@ -97,6 +112,8 @@ function M.run(fn, respond)
       return
     end
     local from = M.slow_slices and debug.traceback(co, "", 1)
+    local kb0 = M.slow_slices and collectgarbage("count")
+    local traces0 = M.jit_traces
     local t0, c0 = vim.uv.hrtime(), thread_cpu()
     local ok, err = coroutine.resume(co, ...)
     local took, cpu = vim.uv.hrtime() - t0, thread_cpu() - c0
@@ -111,7 +128,10 @@ function M.run(fn, respond)
       table.insert(M.trace, { at = t0 / 1e6, ms = took / 1e6, cpu_ms = cpu * 1000, where = where })
     end
     if M.slow_slices and took > M.slice_ms * 1e6 then
-      table.insert(M.slow_slices, { ms = took / 1e6, cpu_ms = cpu * 1000, where = debug.traceback(co), from = from })
+      -- (The Lua heap's size before and after: a drop is the collector finishing a cycle in it.)
+      local kb = { kb0, collectgarbage("count") }
+      local traces = M.jit_traces - traces0
+      table.insert(M.slow_slices, { ms = took / 1e6, cpu_ms = cpu * 1000, where = debug.traceback(co), from = from, kb = kb, traces = traces })
     end
     if not ok then
       finish(nil, tostring(err))
