@@ -173,6 +173,12 @@ end
 ---the person's set-up, at a fraction of the cost, and nobody sees this buffer's syntax or
 ---ftplugins); with none, FileType runs (their set-up decides), in its own slice.
 local function after_read(task, buf, path)
+  -- (The read's last piece ended the slice before: these autocommands are Neovim's and the
+  -- person's, and take what they take.)
+  task:yield()
+  if not vim.api.nvim_buf_is_valid(buf) then
+    return nil, "the buffer was closed while it was loading"
+  end
   local ei = vim.o.eventignore
   vim.o.eventignore = (ei == "" and "" or ei .. ",") .. "FileType"
   local aok = pcall(vim.api.nvim_exec_autocmds, "BufReadPost", { buffer = buf })
