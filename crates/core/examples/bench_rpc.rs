@@ -276,6 +276,19 @@ fn echo_protocol(
     Ok(resp)
 }
 
+/// A floor server's side of the WebSocket handshake (256 MiB messages, the `mcp` protocol
+/// answered); `None` when the client gave up.
+async fn accept_floor(
+    tcp: tokio::net::TcpStream,
+) -> Option<tokio_tungstenite::WebSocketStream<tokio::net::TcpStream>> {
+    let cfg = WebSocketConfig::default()
+        .max_message_size(Some(256 << 20))
+        .max_frame_size(Some(256 << 20));
+    tokio_tungstenite::accept_hdr_async_with_config(tcp, echo_protocol, Some(cfg))
+        .await
+        .ok()
+}
+
 /// `floor` mode: a bare server on its own thread answering every message with one prebuilt
 /// `bytes`-long result; the client side is [`Client::latency`]'s.
 async fn floor(bytes: usize, reps: usize) -> Res<serde_json::Value> {
@@ -303,16 +316,7 @@ async fn floor(bytes: usize, reps: usize) -> Res<serde_json::Value> {
             while let Ok((tcp, _)) = listener.accept().await {
                 let answer = answer.clone();
                 tokio::spawn(async move {
-                    let cfg = WebSocketConfig::default()
-                        .max_message_size(Some(256 << 20))
-                        .max_frame_size(Some(256 << 20));
-                    let Ok(mut ws) = tokio_tungstenite::accept_hdr_async_with_config(
-                        tcp,
-                        echo_protocol,
-                        Some(cfg),
-                    )
-                    .await
-                    else {
+                    let Some(mut ws) = accept_floor(tcp).await else {
                         return;
                     };
                     while let Some(Ok(m)) = ws.next().await {
@@ -563,16 +567,7 @@ fn echo_server(batch: bool) -> Res<(u16, u32)> {
             while let Ok((tcp, _)) = listener.accept().await {
                 let _ = tcp.set_nodelay(true);
                 tokio::spawn(async move {
-                    let cfg = WebSocketConfig::default()
-                        .max_message_size(Some(256 << 20))
-                        .max_frame_size(Some(256 << 20));
-                    let Ok(mut ws) = tokio_tungstenite::accept_hdr_async_with_config(
-                        tcp,
-                        echo_protocol,
-                        Some(cfg),
-                    )
-                    .await
-                    else {
+                    let Some(mut ws) = accept_floor(tcp).await else {
                         return;
                     };
                     while let Some(Ok(m)) = ws.next().await {
