@@ -40,15 +40,6 @@ local function failed(f, msg)
   notify.error(msg)
 end
 
----Reloads the unmodified buffer `buf` from disk (a file the review created or removed).
-local function reload(buf)
-  if buf and not vim.bo[buf].modified then
-    vim.api.nvim_buf_call(buf, function()
-      pcall(vim.cmd, "silent! edit")
-    end)
-  end
-end
-
 ---The past participle of a move to state `to` (for messages).
 local function verb(to)
   return to == "rejected" and "rejected" or to == "kept" and "kept" or "undone"
@@ -115,13 +106,7 @@ function M.swap(f, hi, to)
   local from = h.state
   local function written(ok, err)
     if ok then
-      if exists then
-        if buf and vim.api.nvim_buf_is_valid(buf) and not vim.bo[buf].modified then
-          pcall(vim.api.nvim_buf_delete, buf, {})
-        end
-      else
-        reload(buf)
-      end
+      own_writes.follow(buf, exists)
       return
     end
     if h.state == to then

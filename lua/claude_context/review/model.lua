@@ -68,6 +68,7 @@ end
 ---@field proposal? boolean the change set is a proposal (see |shows_new|)
 ---@field checkpoints? {before:integer, after:integer} the change set's checkpoints (a reject of a whole file restores it from them)
 ---@field restored? {before:integer, after:integer} the checkpoints around a whole file's reject (its undo restores `before`)
+---@field restoring? boolean a whole file's reject or undo is being written
 ---@field before claude_context.ReviewText
 ---@field after claude_context.ReviewText
 ---@field hunks claude_context.ReviewHunk[]

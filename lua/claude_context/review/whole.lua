@@ -54,21 +54,6 @@ local function outcome(report, to)
   return x and x.why or "it already holds that content"
 end
 
----Reloads or (when the restore removed the file) wipes an unmodified buffer of `f`.
-local function follow(f, removed)
-  local buf = model.loaded_buf(f.absolute)
-  if not buf or vim.bo[buf].modified then
-    return
-  end
-  if removed then
-    pcall(vim.api.nvim_buf_delete, buf, {})
-  else
-    vim.api.nvim_buf_call(buf, function()
-      pcall(vim.cmd, "silent! checktime")
-    end)
-  end
-end
-
 ---Moves the whole file `f`'s pseudo-hunk `h` to `to` ("rejected": the file as before the turn;
 ---"pending": the undo of that). Asynchronous: `h.state` is `to` at once; when the bridge refuses
 ---or fails, `h.state` goes back and `on_fail(f, message)` runs.
@@ -97,7 +82,7 @@ function M.swap(f, h, to, on_fail)
       return on_fail(f, ("review: %s %s: %s"):format(model.shown(f.path), verb, fail))
     end
     f.restored = to == "rejected" and report.checkpoints or nil
-    follow(f, #(report.removed or {}) > 0)
+    require("claude_context.review.written").follow(model.loaded_buf(f.absolute), #(report.removed or {}) > 0)
   end)
   h.state = to
   return true

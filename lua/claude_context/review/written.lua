@@ -96,4 +96,21 @@ function M.settle()
   end
 end
 
+---After the review wrote or removed the file of `buf` as a whole: an unmodified buffer is
+---wiped when the file was `removed`, else read again; a buffer with unsaved edits is left alone.
+---@param buf integer?
+---@param removed boolean
+function M.follow(buf, removed)
+  if not (buf and vim.api.nvim_buf_is_valid(buf)) or vim.bo[buf].modified then
+    return
+  end
+  if removed then
+    pcall(vim.api.nvim_buf_delete, buf, {})
+  else
+    vim.api.nvim_buf_call(buf, function()
+      pcall(vim.cmd, "silent! edit")
+    end)
+  end
+end
+
 return M
