@@ -242,6 +242,8 @@ bench: build deps
 	@# The transport's own time for the prompt turn's getDiagnostics answer (2.9 MB, x10: 29 MB).
 	target/release/examples/bench_rpc 0 - floor 2900000 20
 	target/release/examples/bench_rpc 0 - floor 29000000 10
+	@# The dispatch alone: one getWorkspaceFolders call answered in process (no transport).
+	target/release/examples/bench_dispatch
 	@# At the line: pipelined calls against the echo floors, and the editor's stall under 8 x 4 MB.
 	$(PY) bench/line.py --rounds 10
 	$(PY) bench/rss_steps.py
