@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 pub fn def() -> ToolDef {
     ToolDef {
-        name: crate::hook::MCP_TOOL,
+        name: "claudeContextHook",
         aliases: &[],
         description: "Claude Code's hook before each tool (not offered to the model): records \
                       the tool call with its session's turn.",
