@@ -20,7 +20,7 @@ M.cache = {}
 M.max_server_files = 20
 ---Where a slice ends (ms): its steps (a file read, parsed or matched) may take part of a ms
 ---each, so the slice stops short of `task.slice_ms`.
-M.step_budget_ms = 1.0
+M.step_budget_ms = 0.5
 ---The largest file parsed.
 M.max_bytes = 1024 * 1024
 

@@ -12,14 +12,18 @@ local buffers = require("claude_context.code.buffers")
 
 ---How long one LSP request may take (ms).
 M.request_timeout_ms = 10000
----The main-thread budget of one slice of work (ms).
-M.slice_ms = 2
+---The longest the main thread may be held by one slice of a task (ms): the goal.
+M.block_goal_ms = 2
+---When a slice yields (ms of work done): half the goal, so that the step under way when the
+---budget runs out, and what Lua's runtime does inside the slice (its collector finishing a
+---cycle, LuaJIT compiling a trace: up to ~0.8 ms seen), still end it within `block_goal_ms`.
+M.slice_ms = 1
 ---The longest single run of a task's coroutine on the main thread, for the bench: wall time
 ---(ns) and the process's CPU time (s; what the run cost, without the waits of a busy machine).
 M.longest_slice_ns = 0
 M.longest_slice_cpu_s = 0
 
----For the bench: set to a list, it gets every slice over `slice_ms` with where it started and
+---For the bench: set to a list, it gets every slice over `block_goal_ms` with where it started and
 ---ended, the Lua heap's size (KiB) before and after it, and how many LuaJIT traces were
 ---compiled or aborted in it (`M.count_traces()` first).
 M.slow_slices = nil
@@ -36,7 +40,8 @@ function M.count_traces()
     end, "trace")
   end
 end
----For the bench: set to a list, it gets every slice (start, wall and CPU ms, where it ended).
+---For the bench: set to a list, it gets every slice (start, wall and CPU ms, where it began
+---and ended: `M.where`).
 M.trace = nil
 
 local Task = {}
@@ -60,6 +65,42 @@ do
         return tonumber(ts.tv_sec) + tonumber(ts.tv_nsec) / 1e9
       end
     end
+  end
+end
+
+---For the bench: where a task's coroutine stands, its first two frames outside this file and the
+---C functions ("" before it starts, "done" once it has ended).
+function M.where(co)
+  if coroutine.status(co) == "dead" then
+    return "done"
+  end
+  local out = {}
+  for line in debug.traceback(co, "", 1):gmatch("\n%s*([^\n]+)") do
+    if #out < 2 and not line:find("^%[C%]") and not line:find("code/task%.lua") and line ~= "stack traceback:" then
+      out[#out + 1] = (line:gsub("^.*/lua/claude_context/", ""))
+    end
+  end
+  return table.concat(out, " < ")
+end
+
+---For the bench: what a slice of `co` cost, with where it began (`from`: `M.where` and a
+---traceback, taken before it ran) and the Lua heap (KiB) and trace events before it.
+local function record(co, t0, took, cpu, from, kb0, traces0)
+  if took > M.longest_slice_ns then
+    M.longest_slice_ns = took
+  end
+  if cpu > M.longest_slice_cpu_s then
+    M.longest_slice_cpu_s = cpu
+  end
+  if M.trace then
+    local where = from.where .. " ==> " .. M.where(co)
+    table.insert(M.trace, { at = t0 / 1e6, ms = took / 1e6, cpu_ms = cpu * 1000, where = where })
+  end
+  if M.slow_slices and took > M.block_goal_ms * 1e6 then
+    -- (The Lua heap's size before and after: a drop is the collector finishing a cycle in it.)
+    local kb = { kb0, collectgarbage("count") }
+    local traces = M.jit_traces - traces0
+    table.insert(M.slow_slices, { ms = took / 1e6, cpu_ms = cpu * 1000, where = debug.traceback(co), from = from.stack, kb = kb, traces = traces })
   end
 end
 
@@ -111,28 +152,15 @@ function M.run(fn, respond)
     if task.done or coroutine.status(co) ~= "suspended" then
       return
     end
-    local from = M.slow_slices and debug.traceback(co, "", 1)
+    local from = (M.trace or M.slow_slices) and {
+      stack = M.slow_slices and debug.traceback(co, "", 1),
+      where = M.trace and M.where(co),
+    }
     local kb0 = M.slow_slices and collectgarbage("count")
     local traces0 = M.jit_traces
     local t0, c0 = vim.uv.hrtime(), thread_cpu()
     local ok, err = coroutine.resume(co, ...)
-    local took, cpu = vim.uv.hrtime() - t0, thread_cpu() - c0
-    if took > M.longest_slice_ns then
-      M.longest_slice_ns = took
-    end
-    if cpu > M.longest_slice_cpu_s then
-      M.longest_slice_cpu_s = cpu
-    end
-    if M.trace then
-      local where = debug.traceback(co, "", 1):match("\n%s*([^\n]*)\n%s*([^\n]*)") or "?"
-      table.insert(M.trace, { at = t0 / 1e6, ms = took / 1e6, cpu_ms = cpu * 1000, where = where })
-    end
-    if M.slow_slices and took > M.slice_ms * 1e6 then
-      -- (The Lua heap's size before and after: a drop is the collector finishing a cycle in it.)
-      local kb = { kb0, collectgarbage("count") }
-      local traces = M.jit_traces - traces0
-      table.insert(M.slow_slices, { ms = took / 1e6, cpu_ms = cpu * 1000, where = debug.traceback(co), from = from, kb = kb, traces = traces })
-    end
+    record(co, t0, vim.uv.hrtime() - t0, thread_cpu() - c0, from, kb0, traces0)
     if not ok then
       finish(nil, tostring(err))
     end
