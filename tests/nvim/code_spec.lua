@@ -628,6 +628,37 @@ return {
     end,
   },
   {
+    "a request waiting for another's load, cancelled before the load began, loads the file itself",
+    function()
+      local task = require("claude_context.code.task")
+      local buffers = require("claude_context.code.buffers")
+      local f = dir .. "/big/data.txt"
+      local want = #vim.fn.readfile(f)
+      local cancel_first, got
+      -- The first request marks the file as loading and yields before the load (its own slice).
+      cancel_first = task.run(function(t)
+        t:buffer(f)
+        return {}
+      end, function() end)
+      -- The second runs in the slice after: it waits for the first; the third cancels the first.
+      task.run(function(t)
+        local buf, err = t:buffer(f)
+        got = { buf, err, buf and vim.api.nvim_buf_line_count(buf) }
+        return {}
+      end, function() end)
+      task.run(function()
+        ok(buffers.loading[vim.fn.bufnr(f)], "the first request's load is under way")
+        cancel_first()
+        return {}
+      end, function() end)
+      wait_for(function()
+        return got
+      end, 20000, "the second request's answer")
+      eq({ true, want }, { got[1] ~= nil, got[3] }, got[2])
+      not_loaded(f)
+    end,
+  },
+  {
     "a hidden buffer gets the running server attached directly; shown in a window, its FileType autocommands run then",
     function()
       local task = require("claude_context.code.task")
