@@ -228,8 +228,8 @@ end
 ---permission queue (which tells the person, with the tool's input) before it is told here (ms).
 M.ASK_GRACE_MS = 1000
 
----When each session's permission request last reached the queue (claude_context.agents
----.permissions notes it): `{ [session id] = uv.now() }`.
+---When each session's permission request reached the queue (claude_context.agents.permissions
+---notes it), while the session waits: `{ [session id] = uv.now() }`; forgotten when it moves on.
 ---@type table<string, integer>
 M.asked = {}
 
@@ -244,15 +244,18 @@ function M.on_change(change)
     return
   end
   fire(change)
+  if s.state ~= "waiting" then
+    M.asked[s.id] = nil
+  end
   if s.state ~= change.previous and (s.state == "waiting" or s.state == "done") then
     if M.looking_at(s) then
       if s.state == "done" then
         M.seen(s.id)
       end
     elseif s.state == "waiting" and change.event == "PermissionRequest" and s.terminal == nil then
-      local since = vim.uv.now()
+      -- Its ask may reach the queue a loop turn before this change or within the grace after.
       vim.defer_fn(function()
-        if (M.asked[s.id] or -1) < since and not M.looking_at(s) then
+        if not M.asked[s.id] and not M.looking_at(s) then
           M.notify(s)
         end
       end, M.ASK_GRACE_MS)

@@ -844,6 +844,15 @@ return {
         return messages[1]
       end, 5000, "the waiting session told")
       eq("Claude [feat] needs you: permission for Bash", lost.msg)
+      -- An ask that reached the queue a loop turn before the state's change is told once (by the
+      -- queue), not again by the state; once the session moves on it is forgotten.
+      h.clear(messages)
+      SS.asked["s-early"] = vim.uv.now() - 5
+      SS.on_change({ previous = "working", event = "PermissionRequest", session = { id = "s-early", state = "waiting", cwd = project .. "/.claude/worktrees/feat", waiting_for = "permission for Bash" } })
+      vim.wait(SS.ASK_GRACE_MS + 200)
+      eq({}, messages)
+      SS.on_change({ previous = "waiting", event = "PostToolUse", session = { id = "s-early", state = "working", cwd = project .. "/.claude/worktrees/feat" } })
+      eq(nil, SS.asked["s-early"])
       SS.ASK_GRACE_MS = 1000
     end,
   },
