@@ -269,6 +269,37 @@ return {
     end,
   },
   {
+    "the worktrees folder is scanned again only when it changed (the statusline rebuilds after each hook event)",
+    function()
+      local L = require("claude_context.agents.list")
+      local dir = tmp .. "/scan/.claude/worktrees"
+      vim.fn.mkdir(dir .. "/one", "p")
+      vim.fn.mkdir(dir .. "/bad name", "p")
+      h.write(dir .. "/a-file", "x")
+      local old = os.time() - 60
+      vim.uv.fs_utime(dir, old, old)
+      local real, scans = vim.uv.fs_scandir, 0
+      vim.uv.fs_scandir = function(...)
+        scans = scans + 1
+        return real(...)
+      end
+      local ok1, first = pcall(L.worktree_dirs, dir)
+      local ok2, second = pcall(L.worktree_dirs, dir)
+      vim.fn.mkdir(dir .. "/two", "p")
+      vim.uv.fs_utime(dir, old + 1, old + 1)
+      local ok3, third = pcall(L.worktree_dirs, dir)
+      -- Changed a moment ago: scanned each time.
+      vim.fn.mkdir(dir .. "/three", "p")
+      local ok4, fourth = pcall(L.worktree_dirs, dir)
+      local ok5 = pcall(L.worktree_dirs, dir)
+      vim.uv.fs_scandir = real
+      ok(ok1 and ok2 and ok3 and ok4 and ok5, "no error")
+      eq({ { "one" }, { "one" }, { "one", "two" }, { "one", "three", "two" } }, { first, second, third, fourth })
+      eq(4, scans, "the unchanged folder's second look read nothing")
+      eq({}, L.worktree_dirs(tmp .. "/scan/none"))
+    end,
+  },
+  {
     "the statusline counts background sessions; their notifications name the worktree; its attach terminal is looking",
     function()
       local SS = require("claude_context.sessions_state")

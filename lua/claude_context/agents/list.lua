@@ -160,6 +160,40 @@ local function add_hook_entries(out, root, hooks, seen, by_name)
   end
 end
 
+---The last scan of a worktrees folder: `{ dir, mtime, names }`.
+local scanned = nil
+
+---The worktrees' names in `dir` (valid names of folders), scanned again only when the folder
+---changed (its mtime: one `stat` where a rebuild after each hook event listed it). A folder
+---changed in the last two seconds is scanned every time (a file system with coarse times could
+---hide a second change in the same second).
+---@param dir string
+---@return string[]
+function M.worktree_dirs(dir)
+  local st = vim.uv.fs_stat(dir)
+  if not st then
+    return {}
+  end
+  local mtime = st.mtime.sec * 1e9 + (st.mtime.nsec or 0)
+  if scanned and scanned.dir == dir and scanned.mtime == mtime then
+    return scanned.names
+  end
+  local found = {}
+  local handle = vim.uv.fs_scandir(dir)
+  while handle do
+    local n, t = vim.uv.fs_scandir_next(handle)
+    if not n then
+      break
+    end
+    if t == "directory" and not names.invalid(n) then
+      found[#found + 1] = n
+    end
+  end
+  table.sort(found)
+  scanned = os.time() - st.mtime.sec >= 2 and { dir = dir, mtime = mtime, names = found } or nil
+  return found
+end
+
 ---Adds to `out` the worktrees under `root` no session in `out` works in: sessions that ended
 ---(stopped outside Neovim, the service gone): kind "worktree", state "ended", their work still
 ---there to land or discard.
@@ -171,14 +205,9 @@ local function add_ended_worktrees(out, root)
     end
   end
   local dir = root .. "/" .. names.DIR
-  local handle = vim.uv.fs_scandir(dir)
-  while handle do
-    local n, t = vim.uv.fs_scandir_next(handle)
-    if not n then
-      break
-    end
+  for _, n in ipairs(M.worktree_dirs(dir)) do
     local wt = dir .. "/" .. n
-    if t == "directory" and not taken[wt] and not names.invalid(n) then
+    if not taken[wt] then
       out[#out + 1] = {
         id = n,
         name = n,
