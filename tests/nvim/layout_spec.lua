@@ -25,6 +25,7 @@ local LAYERS = {
     "claude_context.complete",
     "claude_context.autocmds",
     "claude_context._native",
+    "claude_context.join",
     -- Worktree names, and the project a worktree belongs to (no requires).
     "claude_context.agents.names",
   },

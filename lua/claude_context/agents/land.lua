@@ -33,13 +33,10 @@ local fail = notify.fail
 function M.apply(plan, cb)
   local fs = require("claude_context.review.fs")
   local report = { written = {}, conflicts = {}, skipped = {}, failed = {} }
-  local left = 1
-  local function one()
-    left = left - 1
-    if left == 0 then
-      cb(report)
-    end
-  end
+  -- (One for the slices that start the writes, one more for each write started.)
+  local one, add = require("claude_context.join").countdown(1, function()
+    cb(report)
+  end)
   -- The files with unsaved edits in a loaded buffer (by the buffer's exact name).
   local unsaved = {}
   for _, b in ipairs(vim.api.nvim_list_bufs()) do
@@ -66,13 +63,13 @@ function M.apply(plan, cb)
       one()
     end
     if f.action == "write" then
-      left = left + 1
+      add()
       started, err = fs.write_async(f.absolute, f.after, { root = plan.root }, done)
     elseif f.action == "create" then
-      left = left + 1
+      add()
       started, err = fs.create_async(f.absolute, f.after, { root = plan.root }, done)
     elseif f.action == "remove" then
-      left = left + 1
+      add()
       started, err = fs.remove_async(f.absolute, { root = plan.root }, done)
     else
       started = true
@@ -233,13 +230,7 @@ local function stale_in(d, handle, since, found, done)
       names[#names + 1] = d .. "/" .. name
     end
   end
-  local waiting = #names + 1
-  local function one()
-    waiting = waiting - 1
-    if waiting == 0 then
-      done()
-    end
-  end
+  local one = require("claude_context.join").countdown(#names, done)
   for _, path in ipairs(names) do
     vim.uv.fs_lstat(path, function(_, st)
       if st and st.type == "file" and st.mtime.sec <= since - M.STALE_TMP_S then
@@ -248,7 +239,31 @@ local function stale_in(d, handle, since, found, done)
       one()
     end)
   end
-  one()
+end
+
+---Removes the stale temporary files `found` through the review's file layer; `cb(removed)`.
+local function remove_stale(plan, found, cb)
+  cb = cb or function() end
+  if #found == 0 then
+    return cb({})
+  end
+  local fs = require("claude_context.review.fs")
+  fs.load(plan.root, found, function()
+    local removed = {}
+    local one = require("claude_context.join").countdown(#found, function()
+      table.sort(removed)
+      cb(removed)
+    end)
+    for _, path in ipairs(found) do
+      local started = fs.remove_async(path, { root = plan.root }, function(ok)
+        removed[#removed + 1] = ok and path or nil
+        one()
+      end)
+      if not started then
+        one()
+      end
+    end
+  end)
 end
 
 ---Removes the temporary files of the plugin's writes that a Neovim killed in the middle of a
@@ -269,43 +284,12 @@ function M.clean_stale_temps(plan, since, cb)
       dirs[#dirs + 1] = d
     end
   end
-  local found, left = {}, #dirs
-  local function listed()
-    left = left - 1
-    if left > 0 then
-      return
-    end
+  local found = {}
+  local listed = require("claude_context.join").countdown(#dirs, function()
     vim.schedule(function()
-      if #found == 0 then
-        return cb and cb({})
-      end
-      local fs = require("claude_context.review.fs")
-      fs.load(plan.root, found, function()
-        local removed, pending = {}, #found
-        local function one(path, ok)
-          if ok then
-            removed[#removed + 1] = path
-          end
-          pending = pending - 1
-          if pending == 0 and cb then
-            table.sort(removed)
-            cb(removed)
-          end
-        end
-        for _, path in ipairs(found) do
-          local started = fs.remove_async(path, { root = plan.root }, function(ok)
-            one(path, ok)
-          end)
-          if not started then
-            one(path, false)
-          end
-        end
-      end)
+      remove_stale(plan, found, cb)
     end)
-  end
-  if left == 0 then
-    return cb and cb({})
-  end
+  end)
   for _, d in ipairs(dirs) do
     local ok = pcall(vim.uv.fs_scandir, d, function(err, handle)
       stale_in(d, not err and handle or nil, since, found, listed)

@@ -85,19 +85,7 @@ end
 function M.load(root, paths, cb)
   install()
   local fs, err = native()
-  local left = #paths
-  local function one_done()
-    left = left - 1
-    if left == 0 and cb then
-      cb()
-    end
-  end
-  if left == 0 then
-    if cb then
-      cb()
-    end
-    return
-  end
+  local one_done = require("claude_context.join").countdown(#paths, cb or function() end)
   for _, path in ipairs(paths) do
     if not fs then
       known[path] = { root = root, err = err }
