@@ -19,6 +19,10 @@ Figures:
                  the main loop could not run), during the calls
 
     .deps/venv/bin/python bench/symbols.py [--files 10000] [--rounds 10] [--no-parser] [--json FILE]
+
+The slices over 2 ms of wall time are printed on stderr with where they began and ended, the Lua
+heap around them and LuaJIT's trace events in them; SYMBOLS_SLOW_MS=1 prints those over 1 ms.
+SYMBOLS_TRACE=1 prints every slice of one warm call.
 """
 
 from __future__ import annotations
@@ -135,6 +139,7 @@ local task = require('claude_context.code.task')
 task.longest_slice_ns = 0
 task.longest_slice_cpu_s = 0
 task.slow_slices = {}
+task.slow_over_ms = tonumber(vim.env.SYMBOLS_SLOW_MS or '')
 if not task.counting then task.counting = true; task.count_traces() end
 _G.__cc_probe = { worst = 0, last = vim.uv.hrtime(), timer = vim.uv.new_timer() }
 local p = _G.__cc_probe

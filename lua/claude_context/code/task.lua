@@ -23,6 +23,8 @@ M.slice_ms = 1
 M.longest_slice_ns = 0
 M.longest_slice_cpu_s = 0
 
+---For the bench: the slices `slow_slices` gets are those over this (ms; nil: `block_goal_ms`).
+M.slow_over_ms = nil
 ---For the bench: set to a list, it gets every slice over `block_goal_ms` with where it started and
 ---ended, the Lua heap's size (KiB) before and after it, and how many LuaJIT traces were
 ---compiled or aborted in it (`M.count_traces()` first).
@@ -96,7 +98,7 @@ local function record(co, t0, took, cpu, from, kb0, traces0)
     local where = from.where .. " ==> " .. M.where(co)
     table.insert(M.trace, { at = t0 / 1e6, ms = took / 1e6, cpu_ms = cpu * 1000, where = where })
   end
-  if M.slow_slices and took > M.block_goal_ms * 1e6 then
+  if M.slow_slices and took > (M.slow_over_ms or M.block_goal_ms) * 1e6 then
     -- (The Lua heap's size before and after: a drop is the collector finishing a cycle in it.)
     local kb = { kb0, collectgarbage("count") }
     local traces = M.jit_traces - traces0
