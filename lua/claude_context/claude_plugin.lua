@@ -48,18 +48,7 @@ end
 ---Reads a small JSON file of Claude's config: opened first without waiting (a FIFO put there
 ---never holds the editor), then the open file checked (a regular file, at most 4 MiB) and read.
 local function read_json(path)
-  local uv = vim.uv
-  local c = uv.constants
-  local fd = uv.fs_open(path, bit.bor(c.O_RDONLY, c.O_NONBLOCK), 0)
-  if not fd then
-    return nil
-  end
-  local st = uv.fs_fstat(fd)
-  local text
-  if st and st.type == "file" and st.size <= 4 * 1024 * 1024 then
-    text = uv.fs_read(fd, st.size, 0)
-  end
-  uv.fs_close(fd)
+  local text = require("claude_context.small_file").read(path, 4 * 1024 * 1024)
   if not text then
     return nil
   end

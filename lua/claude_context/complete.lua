@@ -37,14 +37,12 @@ local function offerable(name)
   return type(name) == "string" and name ~= "" and not name:find("[%c%s]")
 end
 
----The first line of the small file at `path`, or nil.
+local small_file = require("claude_context.small_file")
+
+---The first line of the small file at `path` (a FIFO or a device there is never waited on), or
+---nil.
 local function first_line(path)
-  local fd = uv.fs_open(path, "r", 438)
-  if not fd then
-    return nil
-  end
-  local data = uv.fs_read(fd, 4096, 0)
-  uv.fs_close(fd)
+  local data = small_file.read(path, 64 * 1024)
   return data and data:match("^([^\r\n]*)") or nil
 end
 
@@ -119,13 +117,9 @@ function M.branches(dir)
     end
   end
   walk(common .. "/refs/heads", "", 0)
-  local fd = uv.fs_open(common .. "/packed-refs", "r", 438)
-  if fd then
-    local data = uv.fs_read(fd, 1024 * 1024, 0) or ""
-    uv.fs_close(fd)
-    for ref in data:gmatch("%x+ refs/heads/([^\r\n]+)") do
-      out[#out + 1] = ref
-    end
+  local packed = small_file.read(common .. "/packed-refs", 1024 * 1024, true) or ""
+  for ref in packed:gmatch("%x+ refs/heads/([^\r\n]+)") do
+    out[#out + 1] = ref
   end
   return M.matching(vim.tbl_filter(offerable, out), "")
 end

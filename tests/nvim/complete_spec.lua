@@ -51,6 +51,36 @@ return {
     end,
   },
   {
+    "a FIFO in the repository's git files (packed-refs, commondir, a worktree's gitdir) is never waited on",
+    function()
+      local dir = repo()
+      local _, common = require("claude_context.complete").git_dirs(dir)
+      local function fifo(path)
+        os.remove(path)
+        local r = vim.system({ "mkfifo", path }, { text = true }):wait()
+        eq(0, r.code, r.stderr)
+      end
+      fifo(common .. "/packed-refs")
+      fifo(common .. "/commondir")
+      for _, wt in ipairs(vim.fn.glob(common .. "/worktrees/*", false, true)) do
+        fifo(wt .. "/gitdir")
+      end
+      -- In another Neovim, which a blocking open would hold until the timeout.
+      local script = vim.fn.tempname() .. ".lua"
+      vim.fn.writefile({
+        "local c = require('claude_context.complete')",
+        ("local b, w = c.branches(%q), c.worktrees(%q)"):format(dir, dir),
+        "io.stdout:write(vim.json.encode({ b, w }))",
+      }, script)
+      local init = vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":p:h:h") .. "/minimal_init.lua"
+      local r = vim.system({ vim.v.progpath, "--headless", "--clean", "-u", init, "-l", script }, { text = true, timeout = 20000 }):wait()
+      eq(0, r.code, "the completion returned: " .. (r.stderr or ""))
+      local got = vim.json.decode(r.stdout)
+      eq({ "feature/deep", "wt-branch" }, got[1], "the packed branches (main, packed) left out, the loose ones offered")
+      contains(table.concat(got[2], " "), "agent-a")
+    end,
+  },
+  {
     ":ClaudeContext context / memory <Tab> complete branches; rewind and review turn numbers",
     function()
       local dir = repo()

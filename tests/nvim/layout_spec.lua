@@ -26,6 +26,7 @@ local LAYERS = {
     "claude_context.autocmds",
     "claude_context._native",
     "claude_context.join",
+    "claude_context.small_file",
     -- Worktree names, and the project a worktree belongs to (no requires).
     "claude_context.agents.names",
   },
