@@ -7,7 +7,7 @@
 
 use super::ParseError;
 use serde::{Deserialize, Deserializer};
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 /// The JSON-RPC members of one message object (other members are ignored).
 #[derive(Debug, Default, Deserialize)]
@@ -54,17 +54,6 @@ impl Incoming {
             result: m.remove("result"),
             error: m.remove("error"),
         })
-    }
-
-    /// A response's `result` and `error` as a map (what a waiting request is given).
-    pub fn response_members(&self) -> Map<String, Value> {
-        let mut m = Map::new();
-        for (k, v) in [("result", &self.result), ("error", &self.error)] {
-            if let Some(v) = v {
-                m.insert(k.into(), v.clone());
-            }
-        }
-        m
     }
 }
 

@@ -361,7 +361,7 @@ fn read_message(
             // A response: to one of our requests to the client (routed to its waiter), or to
             // one we never made (ignored).
             if let Some(id) = &id {
-                if !inflight.link().resolve(id, &m.response_members()) {
+                if !inflight.link().resolve(id, m.result.take(), m.error.take()) {
                     tracing::debug!(%id, "ignoring a response to no request of ours");
                 }
             }

@@ -11,7 +11,7 @@
 
 use crate::jsonrpc::{json_text, RpcError};
 use rmcp::model::ErrorCode;
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -130,17 +130,17 @@ impl ClientLink {
         Self::lock(&self.pending).len()
     }
 
-    /// Routes a response (`id` and the rest of the message: `result` or `error`) to its waiter.
-    /// Returns false when no request of ours has that id.
-    pub fn resolve(&self, id: &Value, msg: &Map<String, Value>) -> bool {
+    /// Routes a response (`id` and the rest of the message: `result` or `error`, taken as they
+    /// are) to its waiter. Returns false when no request of ours has that id.
+    pub fn resolve(&self, id: &Value, result: Option<Value>, error: Option<Value>) -> bool {
         let Some(key) = id.as_str() else {
             return false;
         };
         let Some(w) = Self::lock(&self.pending).remove(key) else {
             return false;
         };
-        let r = match (msg.get("result"), msg.get("error")) {
-            (Some(r), _) => Ok(r.clone()),
+        let r = match (result, error) {
+            (Some(r), _) => Ok(r),
             (None, Some(e)) => Err(RpcError {
                 code: e.get("code").and_then(Value::as_i64).unwrap_or(-32603) as i32,
                 message: e
@@ -242,24 +242,18 @@ mod tests {
         let v: Value = serde_json::from_str(t.as_str()).unwrap();
         assert_eq!(v["id"], "cc-1");
         assert_eq!(v["method"], "elicitation/create");
-        let mut m = Map::new();
         assert!(
-            !link.resolve(&json!(1), &m),
+            !link.resolve(&json!(1), None, None),
             "a number is not one of our ids"
         );
-        m.insert("result".into(), json!({"action": "decline"}));
-        assert!(link.resolve(&json!("cc-1"), &m));
+        assert!(link.resolve(&json!("cc-1"), Some(json!({"action": "decline"})), None));
         assert_eq!(asked.await.unwrap(), Ok(json!({"action": "decline"})));
         assert_eq!(link.waiting(), 0);
         // A client's own error is its error, even with the text a closed connection had.
         let asked = ask_later(&link);
         let _ = rx.recv().await.unwrap();
-        let mut m = Map::new();
-        m.insert(
-            "error".into(),
-            json!({"code": -32603, "message": "connection closed"}),
-        );
-        assert!(link.resolve(&json!("cc-2"), &m));
+        let error = json!({"code": -32603, "message": "connection closed"});
+        assert!(link.resolve(&json!("cc-2"), None, Some(error)));
         assert!(
             matches!(asked.await.unwrap(), Err(AskError::Rpc(_))),
             "not taken for a closed connection"

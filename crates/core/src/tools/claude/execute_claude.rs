@@ -7,7 +7,7 @@ use crate::claude::args::{RunOptions, DEFAULT_TIMEOUT_SECS, MAX_TIMEOUT_SECS};
 use crate::claude::manager::ExecRequest;
 use crate::claude::results::ExecResult;
 use crate::tools::{
-    parse_args, schema_of, Ctx, Schema, ToolDef, ToolError, ToolFuture, ToolOutput,
+    parse_args, schema_of, Ctx, Run, Schema, ToolDef, ToolError, ToolFuture, ToolOutput,
 };
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
@@ -96,7 +96,7 @@ pub fn def() -> ToolDef {
                       allowed_tools, append_system_prompt}.",
         input_schema: schema_of::<Args>(),
         output_schema: Some(result_schema()),
-        run: crate::tools::Run::State(run),
+        run: Run::State(run),
     }
 }
 
@@ -124,11 +124,12 @@ pub trait ExecArgs: DeserializeOwned + Send + 'static {
     fn into_parts(self) -> RunParts;
 }
 
-/// The entry point of the execute tools: `args` decoded as `A`, and the [`Run`] they ask for.
+/// The entry point of the execute tools: `args` decoded as `A`, and the [`SubAgentRun`] they ask
+/// for.
 pub fn run_as<A: ExecArgs>(ctx: Ctx, tool: &'static str, args: Value) -> ToolFuture {
     Box::pin(async move {
         let (prompt, file_path, timeout, options) = parse_args::<A>(tool, args)?.into_parts();
-        let run = Run {
+        let run = SubAgentRun {
             tool,
             prompt,
             file_path,
@@ -141,7 +142,7 @@ pub fn run_as<A: ExecArgs>(ctx: Ctx, tool: &'static str, args: Value) -> ToolFut
 
 /// One run of the sub-agent as a tool asks for it: `execute_claude`, or
 /// `execute_claude_with_context` with its file.
-pub struct Run {
+pub struct SubAgentRun {
     /// The tool asking (errors name it).
     pub tool: &'static str,
     pub prompt: String,
@@ -150,7 +151,7 @@ pub struct Run {
     pub options: Option<RunOptions>,
 }
 
-impl Run {
+impl SubAgentRun {
     /// Checks the run and queues it; the answer in the session server's shape.
     pub async fn execute(self, ctx: &Ctx) -> Result<ToolOutput, ToolError> {
         let tool = self.tool;
