@@ -67,10 +67,7 @@ function M.reload(paths)
 end
 
 local function rel(root, p)
-  if vim.startswith(p, root .. "/") then
-    return p:sub(#root + 2)
-  end
-  return p
+  return require("claude_context.paths").relative(p, root)
 end
 
 ---Says what a rewind (or its undo) did; reloads the buffers it changed.

@@ -59,10 +59,7 @@ function M.missing_message(tried)
   local root = M.root or M.plugin_root()
   local parts = {}
   for _, t in ipairs(tried) do
-    local p = t.path
-    if p:sub(1, #root + 1) == root .. "/" then
-      p = p:sub(#root + 2)
-    end
+    local p = require("claude_context.paths").relative(t.path, root)
     table.insert(parts, t.reason == "not found" and p or (p .. ": " .. t.reason))
   end
   return ("claude-context: the native library is not built (tried %s in %s; none loaded). Build it: %s."):format(

@@ -27,6 +27,7 @@ local LAYERS = {
     "claude_context._native",
     "claude_context.join",
     "claude_context.small_file",
+    "claude_context.paths",
     -- Worktree names, and the project a worktree belongs to (no requires).
     "claude_context.agents.names",
   },

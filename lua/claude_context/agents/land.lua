@@ -313,7 +313,7 @@ function M.land(name, opts)
     M.clean_stale_temps(plan, since, function(removed)
       if #removed > 0 then
         local shown = vim.tbl_map(function(p)
-          return require("claude_context.review.model").shown(p:sub(#plan.root + 2))
+          return require("claude_context.review.model").shown(require("claude_context.paths").relative(p, plan.root))
         end, removed)
         notify(("claude-context: removed %d temporary file(s) an interrupted write had left: %s"):format(#removed, table.concat(shown, ", ")))
       end

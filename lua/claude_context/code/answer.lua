@@ -17,9 +17,9 @@ end
 ---`path` relative to the first root it lies under, for messages.
 local function rel(path, roots)
   for _, r in ipairs(roots or {}) do
-    local prefix = r:gsub("/+$", "") .. "/"
-    if vim.startswith(path, prefix) then
-      return path:sub(#prefix + 1)
+    local shown = require("claude_context.paths").relative(path, (r:gsub("/+$", "")))
+    if shown ~= path then
+      return shown
     end
   end
   return path

@@ -27,10 +27,7 @@ M.items = {}
 ---@param root string?
 ---@return string
 function M.relative(absolute, root)
-  if root and vim.startswith(absolute, root .. "/") then
-    return absolute:sub(#root + 2)
-  end
-  return absolute
+  return require("claude_context.paths").relative(absolute, root)
 end
 
 ---An `@path#Lx-y` reference.
