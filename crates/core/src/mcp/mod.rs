@@ -673,6 +673,14 @@ fn finish<T: From<Value>>(
 /// together), built by moving the values in: going through `serde_json::to_value` would copy the
 /// text and the structured content once more on every call.
 pub fn tool_result(out: ToolOutput) -> Value {
+    if let Some(v) = out
+        .rendered
+        .as_deref()
+        .and_then(|r| serde_json::from_str(r).ok())
+    {
+        // (What the tool kept is this output's result already.)
+        return v;
+    }
     let text_block = |text: String| {
         let mut block = Map::with_capacity(2);
         block.insert("type".into(), Value::from("text"));

@@ -41,7 +41,7 @@ pub struct ToolOutput {
     pub extra_text: Vec<String>,
     /// The MCP result's JSON for exactly this output, when the tool has it already (an answer
     /// kept for the snapshot it was built from): the reply copies it. Whoever changes the
-    /// output must clear it.
+    /// output must clear it. An output made by [`ToolOutput::kept`] has only this.
     pub rendered: Option<Arc<str>>,
 }
 
@@ -62,6 +62,17 @@ impl ToolOutput {
             text: Some(it.next().unwrap_or_default()),
             extra_text: it.collect(),
             rendered: None,
+        }
+    }
+
+    /// An answer the tool kept whole, as its MCP result's JSON: nothing else is filled in (a
+    /// copy of the value would cost more than the rest of the call), so it is read only as a
+    /// whole: written by the reply as it is, read back by `mcp::tool_result`. Not for a tool
+    /// whose door filters its value.
+    pub fn kept(rendered: Arc<str>) -> Self {
+        ToolOutput {
+            rendered: Some(rendered),
+            ..Default::default()
         }
     }
 
