@@ -15,6 +15,7 @@
 local M = {}
 
 local uv = vim.uv or vim.loop
+local small_file = require("claude_context.small_file")
 
 ---The words of `list` that start with `arglead`, sorted, without duplicates.
 ---@param list string[]
@@ -36,8 +37,6 @@ end
 local function offerable(name)
   return type(name) == "string" and name ~= "" and not name:find("[%c%s]")
 end
-
-local small_file = require("claude_context.small_file")
 
 ---The first line of the small file at `path` (a FIFO or a device there is never waited on), or
 ---nil.

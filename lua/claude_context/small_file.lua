@@ -1,37 +1,69 @@
----@mod claude_context.small_file Reading a small file that may not be one
+---@mod claude_context.small_file Reading a file that may not be a regular one, capped
 ---
---- Files the plugin reads on the main thread that a repository or another program controls
---- (git's refs, Claude Code's settings): opened without waiting (a FIFO put there never holds
---- the editor), then the open descriptor checked (a regular file, at most `max` bytes) and read.
+--- Files the plugin reads on the main thread that a repository, Claude or another program
+--- controls (git's refs, Claude Code's settings, the old file of an `openDiff`): opened without
+--- waiting (a FIFO put there never holds the editor), then the open descriptor checked (a regular
+--- file, at most `max` bytes) and read to its end, never more than `max` bytes whatever its size
+--- said (it may grow meanwhile).
 
 local M = {}
 
+local uv = vim.uv or vim.loop
+
+---How much one read takes.
+local CHUNK = 1024 * 1024
+
+---Reads `fd` from its start to its end or past `limit` bytes; returns (text) or (nil, err).
+local function read_to(fd, limit)
+  local parts, total = {}, 0
+  while total <= limit do
+    local chunk, rerr = uv.fs_read(fd, math.min(CHUNK, limit + 1 - total), total)
+    if not chunk then
+      return nil, tostring(rerr)
+    end
+    if chunk == "" then
+      break
+    end
+    parts[#parts + 1] = chunk
+    total = total + #chunk
+  end
+  return table.concat(parts)
+end
+
 ---The bytes of the regular file at `path` (at most `max`, default 1 MiB; a larger file is
----refused, or with `prefix` its first `max` bytes are read), or nil and why not.
+---refused, or with `prefix` its first `max` bytes are read), or nil, why not and, when the file
+---was opened, what it was judged by (its `fstat`, or the size it grew to): `{ type, size }`.
 ---@param path string
 ---@param max integer?
 ---@param prefix boolean?
----@return string? bytes, string? err
+---@return string? bytes, string? err, {type:string, size:integer}? judged
 function M.read(path, max, prefix)
   max = max or 1024 * 1024
-  local uv = vim.uv or vim.loop
   local c = uv.constants
-  local fd, oerr = uv.fs_open(path, bit.bor(c.O_RDONLY, c.O_NONBLOCK or 0), 0)
+  local fd, oerr = uv.fs_open(path, bit.bor(c.O_RDONLY, c.O_NONBLOCK or 0, c.O_NOCTTY or 0), 0)
   if not fd then
     return nil, tostring(oerr)
   end
-  local st = uv.fs_fstat(fd)
+  local st, serr = uv.fs_fstat(fd)
   local data, why
-  if not st or st.type ~= "file" then
+  if not st then
+    why = tostring(serr)
+  elseif st.type ~= "file" then
     why = "not a regular file"
   elseif st.size > max and not prefix then
     why = ("larger than %d bytes"):format(max)
   else
-    data = uv.fs_read(fd, math.min(st.size, max), 0)
-    why = not data and "unreadable" or nil
+    data, why = read_to(fd, max)
+    if data and #data > max then
+      if prefix then
+        data = data:sub(1, max)
+      else
+        st, data, why = { type = "file", size = #data }, nil, ("larger than %d bytes"):format(max)
+      end
+    end
   end
   uv.fs_close(fd)
-  return data, why
+  return data, why, st
 end
 
 return M

@@ -62,45 +62,20 @@ function M.regular_file(path, max)
 end
 
 ---Lines of a file on disk, with how it ended: `lines, eol, crlf` (nil, err when unreadable, not a
----regular file, or larger than `max` bytes, default `MAX_FILE_BYTES`). Opened non-blocking and
----checked on the open descriptor, so a file swapped for a FIFO after a check cannot block.
+---regular file, or larger than `max` bytes, default `MAX_FILE_BYTES`), read by
+---claude_context.small_file: opened non-blocking and checked on the open descriptor, so a file
+---swapped for a FIFO after a check cannot block.
 ---@param path string
 ---@param max integer?
 ---@return string[]? lines, boolean|string eol_or_err, boolean? crlf
 function M.read_lines(path, max)
   max = max or M.MAX_FILE_BYTES
-  local c = uv.constants or {}
-  local flags = bit.bor(c.O_RDONLY or 0, c.O_NONBLOCK or 0)
-  local fd, err = uv.fs_open(path, flags, 0)
-  if not fd then
-    return nil, tostring(err)
+  local data, err, judged = require("claude_context.small_file").read(path, max)
+  if not data then
+    -- (Refused by what it is or its size: said as the IDE handlers say it.)
+    return nil, judged and refusal(path, judged, max) or err
   end
-  local st, serr = uv.fs_fstat(fd)
-  local why = st and refusal(path, st, max) or (not st and tostring(serr))
-  if why then
-    uv.fs_close(fd)
-    return nil, why
-  end
-  local parts, total = {}, 0
-  while true do
-    -- Never more than `max` in all, whatever the size said (the file may grow meanwhile).
-    local chunk, rerr = uv.fs_read(fd, math.min(1048576, max + 1 - total), total)
-    if not chunk then
-      uv.fs_close(fd)
-      return nil, tostring(rerr)
-    end
-    if chunk == "" then
-      break
-    end
-    parts[#parts + 1] = chunk
-    total = total + #chunk
-    if total > max then
-      uv.fs_close(fd)
-      return nil, refusal(path, { type = "file", size = total }, max)
-    end
-  end
-  uv.fs_close(fd)
-  return M.split(table.concat(parts))
+  return M.split(data)
 end
 
 ---Splits text into buffer lines: `lines, eol, crlf` (eol: the text ended with a newline; crlf:
