@@ -66,9 +66,7 @@ function M.reload(paths)
   return kept
 end
 
-local function rel(root, p)
-  return require("claude_context.paths").relative(p, root)
-end
+local relative = require("claude_context.paths").relative
 
 ---Says what a rewind (or its undo) did; reloads the buffers it changed.
 ---@param what string
@@ -79,30 +77,30 @@ function M.report(what, r, bang_hint)
   local unsaved = M.reload(changed)
   local lines = { ("%s: %d written, %d removed in %s"):format(what, #(r.written or {}), #(r.removed or {}), r.root) }
   for _, p in ipairs(r.written or {}) do
-    table.insert(lines, "  restored " .. shown(rel(r.root, p)))
+    table.insert(lines, "  restored " .. shown(relative(p, r.root)))
   end
   for _, p in ipairs(r.removed or {}) do
-    table.insert(lines, "  removed  " .. shown(rel(r.root, p)))
+    table.insert(lines, "  removed  " .. shown(relative(p, r.root)))
   end
   if #(r.conflicts or {}) > 0 then
     table.insert(lines, "Kept (you changed them after Claude)" .. (bang_hint and ("; " .. bang_hint) or "") .. ":")
     for _, c in ipairs(r.conflicts) do
-      table.insert(lines, "  " .. shown(rel(r.root, c.path)))
+      table.insert(lines, "  " .. shown(relative(c.path, r.root)))
     end
   end
   if #(r.others or {}) > 0 then
     table.insert(lines, "Kept (another session's overlapping turn edited them too):")
     for _, c in ipairs(r.others) do
-      table.insert(lines, "  " .. shown(rel(r.root, c.path)))
+      table.insert(lines, "  " .. shown(relative(c.path, r.root)))
     end
   end
   for _, c in ipairs(r.failed or {}) do
-    table.insert(lines, ("  failed   %s: %s"):format(shown(rel(r.root, c.path)), c.why))
+    table.insert(lines, ("  failed   %s: %s"):format(shown(relative(c.path, r.root)), c.why))
   end
   if #unsaved > 0 then
     table.insert(lines, "Buffers with unsaved edits, not reloaded (:e! to see the restored file):")
     for _, p in ipairs(unsaved) do
-      table.insert(lines, "  " .. shown(rel(r.root, p)))
+      table.insert(lines, "  " .. shown(relative(p, r.root)))
     end
   end
   require("claude_context.output").show(lines, { title = "claude-context " .. what })

@@ -5,7 +5,7 @@
 
 local M = {}
 
----`path` relative to `root` when it lies under it (`root` with or without a trailing slash),
+---`path` relative to `root` when it lies under it (`root` with or without trailing slashes),
 ---else `path` as it is.
 ---@param path string
 ---@param root string?
@@ -14,7 +14,7 @@ function M.relative(path, root)
   if not root or root == "" then
     return path
   end
-  local prefix = root:sub(-1) == "/" and root or root .. "/"
+  local prefix = root:gsub("/+$", "") .. "/"
   if #path > #prefix and path:sub(1, #prefix) == prefix then
     return path:sub(#prefix + 1)
   end

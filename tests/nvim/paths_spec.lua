@@ -10,6 +10,7 @@ return {
     function()
       eq("a/b.txt", paths.relative("/p/a/b.txt", "/p"))
       eq("a/b.txt", paths.relative("/p/a/b.txt", "/p/"))
+      eq("a/b.txt", paths.relative("/p/a/b.txt", "/p//"))
       eq("/pa/b.txt", paths.relative("/pa/b.txt", "/p"), "a sibling folder is not under the root")
       eq("/p", paths.relative("/p", "/p"))
       eq("/p/x", paths.relative("/p/x", nil))

@@ -20,7 +20,7 @@ M.max_file_bytes = 8 * 1024 * 1024
 M.hidden = {}
 
 ---How much of a file one read takes (bytes); each read is one slice of the fill (its lines
----appended: ~0.4 ms of the main thread for 32 KiB of short lines).
+---appended: a 64 KiB piece took 0.7–1.3 ms of the main thread, BENCHMARKS.md "Shorter slices").
 M.read_chunk = 32 * 1024
 
 ---Hidden buffers being filled: buf -> true (another request waits for the fill to end).

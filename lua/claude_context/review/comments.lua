@@ -22,14 +22,6 @@ M.ns = vim.api.nvim_create_namespace("claude_context_review_comments")
 ---@type claude_context.ReviewComment[]
 M.items = {}
 
----`absolute` relative to `root` when it is inside it.
----@param absolute string
----@param root string?
----@return string
-function M.relative(absolute, root)
-  return require("claude_context.paths").relative(absolute, root)
-end
-
 ---An `@path#Lx-y` reference.
 ---@param path string
 ---@param l1 integer?
@@ -49,7 +41,7 @@ end
 ---@param o {absolute:string, root?:string, line1:integer, line2:integer, text:string, buf:integer, row:integer}
 ---@return claude_context.ReviewComment
 function M.add(o)
-  local c = { path = M.relative(o.absolute, o.root), line1 = o.line1, line2 = o.line2, text = o.text, buf = o.buf }
+  local c = { path = require("claude_context.paths").relative(o.absolute, o.root), line1 = o.line1, line2 = o.line2, text = o.text, buf = o.buf }
   if vim.api.nvim_buf_is_valid(o.buf) then
     c.mark = vim.api.nvim_buf_set_extmark(o.buf, M.ns, o.row - 1, 0, {
       virt_text = { { "  💬 " .. o.text, "Comment" } },
