@@ -7,10 +7,10 @@
 //! answers Claude Code asks for most (the editor's state, from the snapshot), where building
 //! and writing the JSON is most of what a call costs beyond the transport.
 
-use super::{error_response, response, tool_result};
+use super::{error_response, response};
 use crate::jsonrpc::{json_text, result_envelope, RpcError};
 use crate::tools::ToolOutput;
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 /// A request's result.
 #[derive(Debug, Clone, PartialEq)]
@@ -33,6 +33,40 @@ impl Answer {
     pub fn is_tool_error(&self) -> bool {
         matches!(self, Answer::Value(v) if v.get("isError") == Some(&Value::Bool(true)))
     }
+}
+
+/// A success as MCP wants it: the JSON (or given text) as text content (then any further text
+/// blocks), plus `structuredContent` when the value is an object.
+///
+/// This is exactly what rmcp's `CallToolResult::success` serializes to (a test holds the two
+/// together), built by moving the values in: going through `serde_json::to_value` would copy the
+/// text and the structured content once more on every call.
+pub fn tool_result(out: ToolOutput) -> Value {
+    if let Some(v) = out
+        .rendered
+        .as_deref()
+        .and_then(|r| serde_json::from_str(r).ok())
+    {
+        // (What the tool kept is this output's result already.)
+        return v;
+    }
+    let text_block = |text: String| {
+        let mut block = Map::with_capacity(2);
+        block.insert("type".into(), Value::from("text"));
+        block.insert("text".into(), Value::String(text));
+        Value::Object(block)
+    };
+    let text = out.text.unwrap_or_else(|| json_text(&out.value));
+    let mut content = Vec::with_capacity(1 + out.extra_text.len());
+    content.push(text_block(text));
+    content.extend(out.extra_text.into_iter().map(text_block));
+    let mut r = Map::with_capacity(3);
+    r.insert("content".into(), Value::Array(content));
+    if out.value.is_object() {
+        r.insert("structuredContent".into(), out.value);
+    }
+    r.insert("isError".into(), Value::Bool(false));
+    Value::Object(r)
 }
 
 /// A tool's JSON up to this many bytes is answered straight; a bigger one goes as a `Value`
@@ -73,7 +107,50 @@ pub fn reply(id: &Value, r: Result<Answer, RpcError>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rmcp::model::{CallToolResult, ContentBlock as Content};
     use serde_json::json;
+
+    /// The rmcp rendering `tool_result` replaces (kept here as the reference).
+    fn rmcp_tool_result(out: ToolOutput) -> Value {
+        let text = out.text.unwrap_or_else(|| out.value.to_string());
+        let mut content = vec![Content::text(text)];
+        content.extend(out.extra_text.into_iter().map(Content::text));
+        let mut r = CallToolResult::success(content);
+        if out.value.is_object() {
+            r.structured_content = Some(out.value);
+        }
+        r.result_type = None;
+        serde_json::to_value(r).unwrap()
+    }
+
+    #[test]
+    fn tool_result_is_what_rmcp_serializes() {
+        let cases = [
+            ToolOutput::json(
+                json!({"success": true, "folders": [{"name": "a b", "uri": "file:///a%20b"}]}),
+            ),
+            ToolOutput::json(json!(["not", "an", "object"])),
+            ToolOutput::json(json!("just text")),
+            ToolOutput {
+                value: json!({"k": 1}),
+                text: Some("custom text".into()),
+                ..Default::default()
+            },
+            ToolOutput {
+                value: json!("FILE_SAVED"),
+                text: Some("FILE_SAVED".into()),
+                extra_text: vec!["final contents\n".into(), "more".into()],
+                ..Default::default()
+            },
+        ];
+        for out in cases {
+            let ours = tool_result(out.clone());
+            let theirs = rmcp_tool_result(out);
+            assert_eq!(ours, theirs);
+            // Same bytes on the wire, key order included.
+            assert_eq!(json_text(&ours), theirs.to_string());
+        }
+    }
 
     /// Written straight or not, a reply is the bytes serde_json writes for the `Value` reply.
     #[test]
