@@ -19,6 +19,8 @@ local M = {}
 
 local names = require("claude_context.agents.names")
 local notify = require("claude_context.notify")
+-- (Loaded here: the stale files' listing counts down inside libuv's callbacks.)
+local countdown = require("claude_context.join").countdown
 
 ---The plan's machinery (claude_context.agents.plan), here too for the callers of land.
 local plan_mod = require("claude_context.agents.plan")
@@ -34,7 +36,7 @@ function M.apply(plan, cb)
   local fs = require("claude_context.review.fs")
   local report = { written = {}, conflicts = {}, skipped = {}, failed = {} }
   -- (One for the slices that start the writes, one more for each write started.)
-  local one, add = require("claude_context.join").countdown(1, function()
+  local one, add = countdown(1, function()
     cb(report)
   end)
   -- The files with unsaved edits in a loaded buffer (by the buffer's exact name).
@@ -230,7 +232,7 @@ local function stale_in(d, handle, since, found, done)
       names[#names + 1] = d .. "/" .. name
     end
   end
-  local one = require("claude_context.join").countdown(#names, done)
+  local one = countdown(#names, done)
   for _, path in ipairs(names) do
     vim.uv.fs_lstat(path, function(_, st)
       if st and st.type == "file" and st.mtime.sec <= since - M.STALE_TMP_S then
@@ -250,7 +252,7 @@ local function remove_stale(plan, found, cb)
   local fs = require("claude_context.review.fs")
   fs.load(plan.root, found, function()
     local removed = {}
-    local one = require("claude_context.join").countdown(#found, function()
+    local one = countdown(#found, function()
       table.sort(removed)
       cb(removed)
     end)
@@ -285,7 +287,7 @@ function M.clean_stale_temps(plan, since, cb)
     end
   end
   local found = {}
-  local listed = require("claude_context.join").countdown(#dirs, function()
+  local listed = countdown(#dirs, function()
     vim.schedule(function()
       remove_stale(plan, found, cb)
     end)
