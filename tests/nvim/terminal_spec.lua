@@ -530,7 +530,14 @@ return {
       end
       -- A CLI that becomes Neovim: to /proc it looks like a child before its exec() all along.
       local nvim_cli = tmp .. "/nvim-cli"
-      h.write(nvim_cli, ("#!/bin/sh\nexec %s --clean --headless -n\n"):format(vim.fn.shellescape(vim.v.progpath)))
+      -- Its own mark on the command line tells the exec'd Neovim from the child before any exec
+      -- (right after the fork, /proc shows Neovim's image and command line too).
+      h.write(
+        nvim_cli,
+        ("#!/bin/sh\nexec %s --clean --headless -n --cmd 'let g:cc_cli_mark = 1'\n"):format(
+          vim.fn.shellescape(vim.v.progpath)
+        )
+      )
       vim.fn.setfperm(nvim_cli, "rwx------")
       local limit = stop.limit_ms
       stop.limit_ms = 300
@@ -543,9 +550,15 @@ return {
         cc().setup({ claude = { cmd = nvim_cli } })
         vim.cmd("ClaudeContext open")
         local job = term()._state.job
+        local pid = vim.fn.jobpid(job)
         wait_for(function()
-          return stop.started(vim.fn.jobpid(job)) == false
-        end, 10000, "the job to run Neovim's program")
+          local f = io.open(("/proc/%d/cmdline"):format(pid), "rb")
+          local cmdline = f and f:read("*a") or ""
+          if f then
+            f:close()
+          end
+          return cmdline:find("cc_cli_mark", 1, true) ~= nil and stop.started(pid) == false
+        end, 10000, "the job to run Neovim's program (after the script's exec)")
         local closed = vim.uv.now()
         term().close()
         eq({}, calls, "not stopped while the child runs Neovim's image")
