@@ -659,6 +659,55 @@ return {
     end,
   },
   {
+    "a request waiting for another's fill is woken when it ends, never polls; cancelled halfway, the waiter loads the file",
+    function()
+      local task = require("claude_context.code.task")
+      local buffers = require("claude_context.code.buffers")
+      local f = dir .. "/big/data.txt"
+      local want = #vim.fn.readfile(f)
+      for _, existing in ipairs({ false, true }) do
+        if existing then
+          vim.fn.bufadd(f) -- a buffer the person has, not loaded: unloaded again, never deleted
+        end
+        local started, waiter, got, users, release = false, nil, nil, nil, false
+        local cancel_first = task.run(function(t)
+          started = true
+          t:buffer(f)
+          return {}
+        end, function() end)
+        wait_for(function()
+          return started and vim.fn.bufloaded(f) == 1
+        end, 10000, "the first fill under way")
+        local buf = vim.fn.bufnr(f)
+        task.run(function(t)
+          waiter = t
+          local b, err = t:buffer(f)
+          got = { b, err, b and vim.api.nvim_buf_line_count(b) }
+          users = b and buffers.hidden[b] and buffers.hidden[b].users
+          while not release do
+            t:sleep(10)
+          end
+          return {}
+        end, function() end)
+        wait_for(function()
+          return buffers.waiting[buf] ~= nil
+        end, 5000, "the second request waiting for the fill")
+        eq(nil, next(waiter.timers), "no timer while it waits")
+        cancel_first()
+        wait_for(function()
+          return got
+        end, 20000, "the waiting request's answer")
+        eq({ true, want, 1 }, { got[1] ~= nil, got[3], users }, got[2])
+        release = true
+        wait_for(function()
+          return vim.fn.bufloaded(f) == 0
+        end, 5000, "the hidden buffer unloaded")
+        eq(existing, vim.fn.bufexists(f) == 1, "the person's buffer kept, a created one gone")
+        pcall(vim.cmd.bwipeout, f)
+      end
+    end,
+  },
+  {
     "a hidden buffer gets the running server attached directly; shown in a window, its FileType autocommands run then",
     function()
       local task = require("claude_context.code.task")

@@ -26,6 +26,19 @@ M.read_chunk = 32 * 1024
 ---Hidden buffers being filled: buf -> true (another request waits for the fill to end).
 M.loading = {}
 
+---The requests waiting for a fill to end: buf -> their callbacks (`M.get`).
+M.waiting = {}
+
+---The fill of `buf` has ended (done, failed, cancelled or left): the requests waiting for it go on.
+local function fill_ended(buf)
+  M.loading[buf] = nil
+  local cbs = M.waiting[buf]
+  M.waiting[buf] = nil
+  for _, cb in ipairs(cbs or {}) do
+    cb()
+  end
+end
+
 ---The buffer holding `path`, if any (by name, then by real path: claude_context.ide.util's, which
 ---resolves only the buffers whose file name matches, never one per buffer).
 ---@param path string
@@ -47,7 +60,7 @@ function M.release(buf)
     return
   end
   M.hidden[buf] = nil
-  M.loading[buf] = nil
+  fill_ended(buf)
   if not vim.api.nvim_buf_is_valid(buf) then
     return
   end
@@ -116,24 +129,29 @@ function M.running_clients(ft, path)
 end
 
 ---What a task ends with: its files closed, and the hidden buffers it used released (a fill it
----left halfway ends: the requests waiting for it stop waiting, and fail).
+---left halfway ends: the requests waiting for it go on, and one of them loads the file anew).
 function M.release_all(task)
   for fd in pairs(task.fds or {}) do
     pcall(vim.uv.fs_close, fd)
   end
   task.fds = nil
-  local bufs = task.bufs
+  local bufs, left = task.bufs, {}
   task.bufs = {}
   for buf in pairs(bufs) do
-    -- A fill this task left halfway: the requests waiting for it stop waiting (and fail).
+    -- A fill this task left halfway: ended now; the requests waiting for it go on once the
+    -- buffer is released (unloaded, when half filled: one of them loads the file anew).
     local h = M.hidden[buf]
     if h and h.filler == task and (h.loading or M.loading[buf]) then
       M.loading[buf] = nil
+      left[#left + 1] = buf
     end
   end
   vim.schedule(function()
     for buf in pairs(bufs) do
       M.release(buf)
+    end
+    for _, buf in ipairs(left) do
+      fill_ended(buf)
     end
   end)
 end
@@ -213,7 +231,7 @@ end
 ---Ends a fill: the descriptors closed, the buffer's options back, and on success its line
 ---endings set and `after_read`. Returns (true) or (nil, err).
 local function end_fill(task, buf, path, st, ok, err)
-  M.loading[buf] = nil
+  fill_ended(buf)
   if task.fds then
     for fd in pairs(task.fds) do
       pcall(vim.uv.fs_close, fd)
@@ -327,7 +345,7 @@ local function fill(task, buf, path)
   M.hidden[buf].filler = task
   task:yield()
   if task.done or not vim.api.nvim_buf_is_valid(buf) then
-    M.loading[buf] = nil
+    fill_ended(buf)
     return nil, task.done and "cancelled" or "the buffer was closed while it was loading"
   end
   local st, berr = begin_fill(task, buf)
@@ -366,7 +384,11 @@ function M.get(task, path)
     -- cancelled before the load began: this one loads it.)
     share(task, buf)
     while M.loading[buf] and not task.done do
-      task:sleep(5)
+      -- Woken when the fill ends (`fill_ended`), not by polling.
+      task:await(function(cb)
+        M.waiting[buf] = M.waiting[buf] or {}
+        table.insert(M.waiting[buf], cb)
+      end)
     end
     if task.done then
       return nil, "cancelled"
@@ -396,6 +418,9 @@ function M.get(task, path)
   buf = buf or vim.fn.bufadd(path)
   if not M.hidden[buf] then
     M.hidden[buf] = { users = 0, created = created, listed = vim.bo[buf].buflisted }
+    -- A fill this task waited for was left halfway and its buffer released: this task's use
+    -- counted there; it counts in the new one.
+    task.bufs[buf] = nil
   end
   share(task, buf)
   if not vim.api.nvim_buf_is_loaded(buf) then
