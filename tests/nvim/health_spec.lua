@@ -110,6 +110,27 @@ return {
       t = capture(health.check_cli)
       health.CLI_WAIT_MS = wait
       contains(t, "WARN the background service does not answer: `claude agents --json` gave no answer within")
+
+      -- Its --help and its agents both hang: the checks share one wait, not one each.
+      local f = fake_claude("2.1.300", "--bg", "sleep 30")
+      vim.fn.writefile({ "#!/bin/sh", 'case "$1" in', "  --version) echo '2.1.300 (Claude Code)';;", "  *) sleep 30;;", "esac" }, f)
+      local system, given = vim.system, {}
+      vim.system = function(...)
+        local proc = system(...)
+        local wait = proc.wait
+        proc.wait = function(self, ms)
+          table.insert(given, ms)
+          return wait(self, ms)
+        end
+        return proc
+      end
+      health.CLI_WAIT_MS = 300
+      local okc, cerr = pcall(capture, health.check_cli)
+      vim.system, health.CLI_WAIT_MS = system, wait
+      assert(okc, cerr)
+      eq(3, #given, vim.inspect(given))
+      -- (--help used the budget up: little or nothing is left for the agents' check.)
+      ok(given[3] <= 50, "one budget for the three: " .. vim.inspect(given))
       require("claude_context.config").resolve({})
     end,
   },
