@@ -392,6 +392,46 @@ return {
     end,
   },
   {
+    "a turn's end told after its review was made active keeps that review: its reject, and the undo",
+    function()
+      local root, p = other_root, in_other
+      h.write(p("late.txt"), "one\n")
+      turn(root, "rv-late", "a late end", function()
+        h.write(p("late.txt"), "ONE\n")
+      end)
+      local R, cs = review_of(root, "rv-late")
+      local review = R.active()
+      local f
+      for i, rf in ipairs(cs.files) do
+        if rf.path == "late.txt" then
+          f = require("claude_context.review.model").file(review, i)
+        end
+      end
+      R.act("reject", { targets = { { f = f, hi = 1 } } })
+      R.flush()
+      eq("one\n", h.read(p("late.txt")))
+      -- The turn's end reaches the review now (a loaded machine): its change set is this one.
+      local load, loaded = R.load, false
+      R.load = function(o, cb)
+        return load(o, function(...)
+          cb(...)
+          loaded = true
+        end)
+      end
+      R.on_session_state({ id = "rv-late", state = "done" })
+      R.load = load
+      wait_for(function()
+        return loaded
+      end, 20000, "the turn's change set")
+      ok(R.active() == review, "the review the person acts on stays the active one")
+      eq("rejected", f.hunks[1].state)
+      ok(R.undo(), "its reject can be undone")
+      R.flush()
+      eq("ONE\n", h.read(p("late.txt")))
+      R.set_active(nil)
+    end,
+  },
+  {
     "the Claude Code plugin: its files, the commands shown, the registration read from Claude's config",
     function()
       local cp = require("claude_context.claude_plugin")

@@ -454,6 +454,14 @@ function M.on_session_state(data)
     if err or not cs or #cs.files == 0 then
       return
     end
+    if M.review and model.same_changes(M.review.cs, cs) then
+      -- This turn's review is the active one already (the person opened it as the turn ended):
+      -- it stays, with what was kept, rejected and can be undone.
+      if o.auto_open and not view.current then
+        view.open(M.review)
+      end
+      return
+    end
     if o.auto_open then
       M.open(cs)
     elseif not view.current then

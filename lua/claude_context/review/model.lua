@@ -92,6 +92,25 @@ local lazy_texts = {
   end,
 }
 
+---Whether change sets `a` and `b` hold the same changes: the same project, the same turns ended
+---alike, between the same checkpoints (a turn's change set loaded twice).
+---@param a claude_context.ChangeSet?
+---@param b claude_context.ChangeSet?
+---@return boolean
+function M.same_changes(a, b)
+  if not (a and b) or a.root ~= b.root or #(a.turns or {}) ~= #(b.turns or {}) or a.proposal or b.proposal then
+    return false
+  end
+  for i, t in ipairs(a.turns) do
+    local u = b.turns[i]
+    if t.id ~= u.id or t.ended_ms ~= u.ended_ms then
+      return false
+    end
+  end
+  local ca, cb = a.checkpoints or {}, b.checkpoints or {}
+  return ca.before == cb.before and ca.after == cb.after
+end
+
 ---A review of change set `cs` (all hunks pending). Hunks are computed here, one vim.diff per
 ---file; callers that must not block slice the work with `file(review, i)`.
 ---@param cs claude_context.ChangeSet
