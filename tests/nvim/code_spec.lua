@@ -79,6 +79,20 @@ local function not_loaded(path)
   eq(-1, vim.fn.bufnr(path), path .. " left no buffer behind")
 end
 
+---Starts a request that loads `path` and waits until its fill is under way; returns its cancel.
+local function start_fill(path)
+  local started = false
+  local cancel = require("claude_context.code.task").run(function(t)
+    started = true
+    t:buffer(path)
+    return {}
+  end, function() end)
+  wait_for(function()
+    return started and vim.fn.bufloaded(path) == 1
+  end, 10000, "the fill of " .. path .. " under way")
+  return cancel
+end
+
 local n = 0
 local function mcp_call(name, args)
   n = n + 1
@@ -669,15 +683,8 @@ return {
         if existing then
           vim.fn.bufadd(f) -- a buffer the person has, not loaded: unloaded again, never deleted
         end
-        local started, waiter, got, users, release = false, nil, nil, nil, false
-        local cancel_first = task.run(function(t)
-          started = true
-          t:buffer(f)
-          return {}
-        end, function() end)
-        wait_for(function()
-          return started and vim.fn.bufloaded(f) == 1
-        end, 10000, "the first fill under way")
+        local waiter, got, users, release = nil, nil, nil, false
+        local cancel_first = start_fill(f)
         local buf = vim.fn.bufnr(f)
         task.run(function(t)
           waiter = t
@@ -752,17 +759,8 @@ return {
   {
     "a load cancelled halfway leaves no buffer behind",
     function()
-      local task = require("claude_context.code.task")
       local f = dir .. "/big/data.txt"
-      local started = false
-      local cancel = task.run(function(t)
-        started = true
-        t:buffer(f)
-        return {}
-      end, function() end)
-      wait_for(function()
-        return started and vim.fn.bufloaded(f) == 1
-      end, 10000, "the load started")
+      local cancel = start_fill(f)
       ok(require("claude_context.code.buffers").loading[vim.fn.bufnr(f)], "still loading")
       cancel()
       not_loaded(f)
