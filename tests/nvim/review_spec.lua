@@ -104,6 +104,27 @@ end
 
 return {
   {
+    "same_changes: a turn's change set loaded twice is the same; another turn, its end, a checkpoint or a land is not",
+    function()
+      local same = require("claude_context.review.model").same_changes
+      local function cs(o)
+        return vim.tbl_extend("force", {
+          root = "/p",
+          turns = { { id = "t1", ended_ms = 5 } },
+          checkpoints = { before = 1, after = 2 },
+        }, o or {})
+      end
+      ok(same(cs(), cs()))
+      ok(same(cs({ turns = false }), cs({ turns = false })), "no turns on either side")
+      ok(not same(cs(), nil))
+      ok(not same(cs(), cs({ root = "/q" })))
+      ok(not same(cs(), cs({ turns = { { id = "t2", ended_ms = 5 } } })))
+      ok(not same(cs(), cs({ turns = { { id = "t1" } } })), "loaded while the turn ran")
+      ok(not same(cs(), cs({ checkpoints = { before = 1, after = 3 } })))
+      ok(not same(cs({ proposal = true }), cs({ proposal = true })), "a land's proposal is never taken for another")
+    end,
+  },
+  {
     "the view lists each file with its counts and state, and every hunk",
     function()
       reset()

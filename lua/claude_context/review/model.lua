@@ -101,7 +101,7 @@ function M.same_changes(a, b)
   if not (a and b) or a.root ~= b.root or #(a.turns or {}) ~= #(b.turns or {}) or a.proposal or b.proposal then
     return false
   end
-  for i, t in ipairs(a.turns) do
+  for i, t in ipairs(a.turns or {}) do
     local u = b.turns[i]
     if t.id ~= u.id or t.ended_ms ~= u.ended_ms then
       return false
