@@ -97,6 +97,27 @@ def wait_until(pred, timeout: float = WAIT, interval: float = 0.05, what: str = 
         time.sleep(interval)
 
 
+def attach_started(sock: Path, alive):
+    """A pynvim session on the Neovim listening on `sock`, once its startup is over (its `-u` file
+    has run: the plugin is on the runtimepath). The socket exists a moment before Neovim listens
+    on it (ConnectionRefusedError on a loaded machine), and requests are answered before the
+    startup ends (a TUI Neovim answers them while it waits for the terminal's replies), where a
+    `require` of the plugin fails."""
+    import pynvim
+
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            nvim = pynvim.attach("socket", path=str(sock))
+            break
+        except ConnectionRefusedError:
+            if time.monotonic() > deadline or not alive():
+                raise
+            time.sleep(0.1)
+    wait_until(lambda: not alive() or nvim.eval("v:vim_did_enter") == 1, 30, 0.05, "Neovim's startup to end")
+    return nvim
+
+
 # --------------------------------------------------------------------------------------------
 # Processes: everything a test starts is killed at teardown, even when the test fails; then any
 # process still carrying the test's CLAUDE_CONFIG_DIR in its environment is killed too.
@@ -440,8 +461,6 @@ class NvimBridge(Bridge):
     kind = "nvim"
 
     def __init__(self, world: World, cwd: Path, setup_opts: Optional[dict] = None, extra_env: Optional[dict] = None):
-        import pynvim
-
         self.world = world
         self.sock = world.root / f"nvim-{len(world.procs.popens)}.sock"
         env = world.base_env(**(extra_env or {}))
@@ -462,17 +481,7 @@ class NvimBridge(Bridge):
         wait_until(lambda: self.sock.exists() or self.proc.poll() is not None, 30, what="nvim's socket")
         if self.proc.poll() is not None:
             pytest.fail(f"nvim exited at start: {self.proc.stderr.read().decode(errors='replace')}")
-        # The socket file can exist a moment before Neovim listens on it (seen on a loaded
-        # machine as ConnectionRefusedError): try again for a while.
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                self.nvim = pynvim.attach("socket", path=str(self.sock))
-                break
-            except ConnectionRefusedError:
-                if time.monotonic() > deadline or self.proc.poll() is not None:
-                    raise
-                time.sleep(0.1)
+        self.nvim = attach_started(self.sock, lambda: self.proc.poll() is None)
         opts = {"log_file": str(self.log_file), "log_level": "debug"}
         opts.update(setup_opts or {})
         err = self.nvim.exec_lua(

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from websockets.sync.client import connect
 
-from conftest import NVIM, REPO, wait_until
+from conftest import NVIM, REPO, attach_started, wait_until
 from ptyproc import PtyProcess
 
 AUTH = "x-claude-code-ide-authorization"
@@ -29,8 +29,6 @@ class Tui:
     --listen socket."""
 
     def __init__(self, world, setup_opts=None):
-        import pynvim
-
         self.world = world
         self.sock = world.root / "tui.sock"
         self.log_file = world.root / "claude-context.log"
@@ -47,7 +45,7 @@ class Tui:
         )
         world.procs.ptys.append(self.pty)
         wait_until(lambda: self.sock.exists() or not self.pty.alive(), 30, what="nvim's socket")
-        self.nvim = pynvim.attach("socket", path=str(self.sock))
+        self.nvim = attach_started(self.sock, self.pty.alive)
         opts = {"log_file": str(self.log_file), "log_level": "debug"}
         opts.update(setup_opts or {})
         err = self.nvim.exec_lua(
