@@ -93,6 +93,26 @@ local function start_fill(path)
   return cancel
 end
 
+---Runs a request that gets `path`'s buffer and holds it: `got(t, buf, err)` runs once it has it
+---(`t` is the request's task, also given to `started(t)` before it asks). Returns the function
+---that lets the request end.
+local function hold_buffer(path, got, started)
+  local released = false
+  require("claude_context.code.task").run(function(t)
+    if started then
+      started(t)
+    end
+    got(t, t:buffer(path))
+    while not released do
+      t:sleep(10)
+    end
+    return {}
+  end, function() end)
+  return function()
+    released = true
+  end
+end
+
 local n = 0
 local function mcp_call(name, args)
   n = n + 1
@@ -675,7 +695,6 @@ return {
   {
     "a request waiting for another's fill is woken when it ends, never polls; cancelled halfway, the waiter loads the file",
     function()
-      local task = require("claude_context.code.task")
       local buffers = require("claude_context.code.buffers")
       local f = dir .. "/big/data.txt"
       local want = #vim.fn.readfile(f)
@@ -683,19 +702,15 @@ return {
         if existing then
           vim.fn.bufadd(f) -- a buffer the person has, not loaded: unloaded again, never deleted
         end
-        local waiter, got, users, release = nil, nil, nil, false
+        local waiter, got, users
         local cancel_first = start_fill(f)
         local buf = vim.fn.bufnr(f)
-        task.run(function(t)
-          waiter = t
-          local b, err = t:buffer(f)
+        local release = hold_buffer(f, function(_, b, err)
           got = { b, err, b and vim.api.nvim_buf_line_count(b) }
           users = b and buffers.hidden[b] and buffers.hidden[b].users
-          while not release do
-            t:sleep(10)
-          end
-          return {}
-        end, function() end)
+        end, function(t)
+          waiter = t
+        end)
         wait_for(function()
           return buffers.waiting[buf] ~= nil
         end, 5000, "the second request waiting for the fill")
@@ -705,7 +720,7 @@ return {
           return got
         end, 20000, "the waiting request's answer")
         eq({ true, want, 1 }, { got[1] ~= nil, got[3], users }, got[2])
-        release = true
+        release()
         wait_for(function()
           return vim.fn.bufloaded(f) == 0
         end, 5000, "the hidden buffer unloaded")
@@ -717,7 +732,6 @@ return {
   {
     "a hidden buffer gets the running server attached directly; shown in a window, its FileType autocommands run then",
     function()
-      local task = require("claude_context.code.task")
       local f = write("py/shown.py", "x = 1\n")
       local fired = 0
       local au = vim.api.nvim_create_autocmd("FileType", {
@@ -728,17 +742,12 @@ return {
           end
         end,
       })
-      local loaded, attached, release = nil, nil, false
-      task.run(function(t)
-        local buf, err = t:buffer(f)
+      local loaded, attached
+      local release = hold_buffer(f, function(t, buf, err)
         ok(buf, err)
         attached = #t:clients(buf)
         loaded = buf
-        while not release do
-          t:sleep(10)
-        end
-        return {}
-      end, function() end)
+      end)
       wait_for(function()
         return loaded
       end, 20000, "the load")
@@ -748,7 +757,7 @@ return {
         return fired == 1
       end, 5000, "FileType once the buffer is shown")
       vim.cmd("close")
-      release = true
+      release()
       vim.api.nvim_del_autocmd(au)
       wait_for(function()
         return not require("claude_context.code.buffers").hidden[loaded]
