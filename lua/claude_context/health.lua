@@ -118,20 +118,26 @@ end
 ---How long the CLI checks may take, all of them (they run side by side).
 M.CLI_WAIT_MS = 5000
 
----Waits for `proc` until `deadline` (|vim.uv.hrtime()|, ns): the checks share one budget, so a
----hung CLI costs `CLI_WAIT_MS` once, not once per check.
+---A wait of `ms` from now, which several checks share.
+---@param ms integer
+---@return {ms:integer, deadline:number}
+local function budget(ms)
+  return { ms = ms, deadline = vim.uv.hrtime() + ms * 1e6 }
+end
+
+---Waits for `proc` within what is left of `b`: checks that share one budget cost it once, not
+---once each (a hung CLI: `CLI_WAIT_MS`, not three times that).
 ---@param proc vim.SystemObj?
----@param deadline number
----@param budget_ms integer the whole wait, for the message
+---@param b {ms:integer, deadline:number}
 ---@return vim.SystemCompleted? res, string? err
-local function finish(proc, deadline, budget_ms)
+local function finish(proc, b)
   if not proc then
     return nil, "could not be started"
   end
-  local res = proc:wait(math.max(0, math.floor((deadline - vim.uv.hrtime()) / 1e6)))
+  local res = proc:wait(math.max(0, math.floor((b.deadline - vim.uv.hrtime()) / 1e6)))
   if not res or res.code == 124 then
     pcall(proc.kill, proc, 9)
-    return nil, ("gave no answer within %.1f s"):format(budget_ms / 1000)
+    return nil, ("gave no answer within %.1f s"):format(b.ms / 1000)
   end
   return res
 end
@@ -157,10 +163,10 @@ function M.check_cli()
   end
   -- Side by side: the version, the options it knows, its background sessions.
   local pv, ph, pa = spawn({ claude, "--version" }), spawn({ claude, "--help" }), spawn({ claude, "agents", "--json" })
-  local deadline = vim.uv.hrtime() + M.CLI_WAIT_MS * 1e6
-  local res, err = finish(pv, deadline, M.CLI_WAIT_MS)
-  local help = finish(ph, deadline, M.CLI_WAIT_MS)
-  local agents, aerr = finish(pa, deadline, M.CLI_WAIT_MS)
+  local b = budget(M.CLI_WAIT_MS)
+  local res, err = finish(pv, b)
+  local help = finish(ph, b)
+  local agents, aerr = finish(pa, b)
   if not res or res.code ~= 0 then
     h.warn(("%s --version failed (%s): %s"):format(claude, err or ("exit " .. tostring(res.code)), vim.trim(res and res.stderr or "")))
     return
@@ -259,7 +265,7 @@ function M.check_git()
     h.warn("git is not on PATH: no worktrees for sessions, the memory bank uses the branch `main`", { "Install git" })
     return
   end
-  local res, err = finish(spawn({ "git", "--version" }), vim.uv.hrtime() + 3000 * 1e6, 3000)
+  local res, err = finish(spawn({ "git", "--version" }), budget(3000))
   local v = res and res.code == 0 and (res.stdout or ""):match("(%d+%.%d+%.?%d*)")
   if not v then
     h.warn("git --version failed: " .. tostring(err or (res and res.stderr)))
