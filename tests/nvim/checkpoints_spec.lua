@@ -411,23 +411,34 @@ return {
       R.flush()
       eq("one\n", h.read(p("late.txt")))
       -- The turn's end reaches the review now (a loaded machine): its change set is this one.
-      local load, loaded = R.load, false
-      R.load = function(o, cb)
-        return load(o, function(...)
-          cb(...)
-          loaded = true
-        end)
+      local function turn_end_told()
+        local load, loaded = R.load, false
+        R.load = function(o, cb)
+          return load(o, function(...)
+            cb(...)
+            loaded = true
+          end)
+        end
+        R.on_session_state({ id = "rv-late", state = "done" })
+        R.load = load
+        wait_for(function()
+          return loaded
+        end, 20000, "the turn's change set")
       end
-      R.on_session_state({ id = "rv-late", state = "done" })
-      R.load = load
-      wait_for(function()
-        return loaded
-      end, 20000, "the turn's change set")
+      turn_end_told()
       ok(R.active() == review, "the review the person acts on stays the active one")
       eq("rejected", f.hunks[1].state)
       ok(R.undo(), "its reject can be undone")
       R.flush()
       eq("ONE\n", h.read(p("late.txt")))
+      -- With review.auto_open, the view opens on that same review.
+      local config = require("claude_context.config")
+      config.resolve({ workspace = { extra_roots = { project, other_root } }, review = { auto_open = true } })
+      turn_end_told()
+      config.resolve({ workspace = { extra_roots = { project, other_root } } })
+      local view = require("claude_context.review.view").current
+      ok(view and view.review == review, "the view shows the review the person acts on")
+      R.close()
       R.set_active(nil)
     end,
   },
