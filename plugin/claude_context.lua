@@ -29,3 +29,14 @@ vim.api.nvim_create_autocmd("User", {
   end,
   desc = "claude-context: review the turn that ended",
 })
+
+-- setup() has taken effect: claudecode.nvim's commands and events (claudecode.commands), and the
+-- once-a-session check for a second bridge on the project.
+vim.api.nvim_create_autocmd("User", {
+  group = vim.api.nvim_create_augroup("ClaudeContextSetupDone", { clear = true }),
+  pattern = "ClaudeContextSetup",
+  callback = function()
+    require("claude_context.claudecode").apply()
+  end,
+  desc = "claude-context: apply the claudecode options",
+})

@@ -136,6 +136,9 @@ function M.activate()
   pending = nil
   if p then
     activate(p.start)
+    -- Features that follow the options hear it (plugin/claude_context.lua: claudecode.nvim's
+    -- commands, the check for a second bridge).
+    vim.api.nvim_exec_autocmds("User", { pattern = "ClaudeContextSetup", modeline = false })
   end
 end
 

@@ -30,6 +30,8 @@ local LAYERS = {
     "claude_context.paths",
     -- Worktree names, and the project a worktree belongs to (no requires).
     "claude_context.agents.names",
+    -- Other bridges serving the project (claudecode.nvim, other editors' lock files).
+    "claude_context.bridges",
   },
   { "native", "claude_context.native", "claude_context.state" },
   { "config", "claude_context.config", "claude_context.cli" },
@@ -52,7 +54,7 @@ local LAYERS = {
     "claude_context.claude_plugin",
     "claude_context.agents",
   },
-  { "commands", "claude_context.commands" },
+  { "commands", "claude_context.commands", "claude_context.claudecode" },
 }
 
 ---The entry module's functions that forward to a feature, loading it on first use (the public
