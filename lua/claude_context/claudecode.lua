@@ -19,11 +19,7 @@ local function sessions()
   return require("claude_context.terminal.sessions")
 end
 
-local function or_error(ok, err)
-  if not ok then
-    notify.error(err)
-  end
-end
+local or_error = notify.check
 
 ---Runs the :ClaudeContext subcommand `name` with the user command's opts.
 local function sub(name)

@@ -299,18 +299,9 @@ return {
     ":checkhealth lists each translated key and its new name, and the keys left behind",
     function()
       setup(readme_opts())
-      local lines = {}
-      local orig = vim.health
-      local function rec(kind)
-        return function(m)
-          table.insert(lines, kind .. " " .. m)
-        end
-      end
-      vim.health = { start = rec("START"), ok = rec("OK"), warn = rec("WARN"), info = rec("INFO"), error = rec("ERROR") }
-      local okk, err = pcall(require("claude_context.health").check_claudecode, cc().status())
-      vim.health = orig
-      assert(okk, err)
-      local text = table.concat(lines, "\n")
+      local text = h.health_lines(function()
+        require("claude_context.health").check_claudecode(cc().status())
+      end)
       contains(text, "OK terminal.split_side → terminal.side = right")
       contains(text, "OK terminal.split_width_percentage → terminal.size = 0.3")
       contains(text, "OK terminal_cmd → claude.cmd = " .. fake)
@@ -556,18 +547,9 @@ return {
       contains(warns[1].msg, "41001.lock")
       contains(warns[1].msg, ":help claude-context-from-claudecode")
       -- :checkhealth says so, and what to do.
-      local lines = {}
-      local orig = vim.health
-      local function rec(kind)
-        return function(m, advice)
-          table.insert(lines, kind .. " " .. m .. (advice and (" | " .. table.concat(advice, " | ")) or ""))
-        end
-      end
-      vim.health = { start = rec("START"), ok = rec("OK"), warn = rec("WARN"), info = rec("INFO"), error = rec("ERROR") }
-      local okk, err = pcall(require("claude_context.health").check_claudecode, cc().status())
-      vim.health = orig
-      assert(okk, err)
-      local text = table.concat(lines, "\n")
+      local text = h.health_lines(function()
+        require("claude_context.health").check_claudecode(cc().status())
+      end, true)
       contains(text, "WARN claudecode.nvim is on the runtimepath (" .. other)
       contains(text, "Remove coder/claudecode.nvim")
       contains(text, "WARN " .. dir .. "/41001.lock: Neovim (pid " .. vim.fn.getpid() .. ", this Neovim) serves " .. project .. " too")

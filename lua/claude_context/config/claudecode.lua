@@ -114,7 +114,7 @@ local WHY = {
   hide_terminal_in_new_tab = "a diff's own tab page (diff.tab = \"new\") never shows Claude's terminal here",
   on_new_file_reject = "a rejected new file leaves no window behind here",
   legacy = "a legacy key claudecode.nvim accepted and ignored",
-  provider_table = "a provider table has another interface here: { open = function(cmd, env, cwd, events) … } (:help claude-context-terminal-providers)",
+  provider_table = "a provider table has another interface here: { open = function(cmd, env, cwd, events) … } (:help claude-context-providers)",
   external_fn = "a function cannot be translated: set terminal.external_cmd, a list of words with a \"{cmd}\" element",
   external_str = "only a command of plain words with %s as whole words can be translated: set terminal.external_cmd",
   snacks_other = "only position, width, height and border of snacks_win_opts carry over",
@@ -176,6 +176,16 @@ end
 ---Notes key `from` as having no equivalent.
 local function drop(tr, from, why)
   table.insert(tr.report, { from = from, why = why })
+end
+
+---Notes each of `keys` that `t` has (named `prefix .. key`) as having no equivalent: why is
+---`why`, else WHY[key].
+local function drop_keys(tr, t, prefix, keys, why)
+  for _, k in ipairs(keys) do
+    if t[k] ~= nil then
+      drop(tr, prefix .. k, why or WHY[k])
+    end
+  end
 end
 
 ---`terminal_cmd` ("~/.claude/local/claude", "claude --verbose"): the CLI and its arguments.
@@ -276,16 +286,8 @@ local function terminal(tr, t)
   if t.snacks_win_opts ~= nil then
     snacks_win(tr, t.snacks_win_opts)
   end
-  for _, k in ipairs({ "cwd", "git_repo_cwd", "cwd_provider" }) do
-    if t[k] ~= nil then
-      drop(tr, key(k), WHY.cwd)
-    end
-  end
-  for _, k in ipairs({ "diff_split_width_percentage", "auto_close", "show_native_term_exit_tip", "fix_streamed_paste" }) do
-    if t[k] ~= nil then
-      drop(tr, key(k), WHY[k])
-    end
-  end
+  drop_keys(tr, t, "terminal.", { "cwd", "git_repo_cwd", "cwd_provider" }, WHY.cwd)
+  drop_keys(tr, t, "terminal.", { "diff_split_width_percentage", "auto_close", "show_native_term_exit_tip", "fix_streamed_paste" })
   for _, k in ipairs(SAME_TERMINAL) do
     local theirs = k == "provider" and type(t.provider) == "table" and t.provider.simple_toggle ~= nil
     if t[k] ~= nil and not theirs then
@@ -318,16 +320,8 @@ local function diff_opts(tr, d)
   if d.keep_terminal_focus ~= nil then
     put(tr, key("keep_terminal_focus"), "diff.focus", d.keep_terminal_focus == true and "never" or "normal")
   end
-  for _, k in ipairs({ "hide_terminal_in_new_tab", "on_new_file_reject", "auto_resize_terminal" }) do
-    if d[k] ~= nil then
-      drop(tr, key(k), WHY[k])
-    end
-  end
-  for _, k in ipairs({ "auto_close_on_accept", "show_diff_stats" }) do
-    if d[k] ~= nil then
-      drop(tr, key(k), WHY.legacy)
-    end
-  end
+  drop_keys(tr, d, "diff_opts.", { "hide_terminal_in_new_tab", "on_new_file_reject", "auto_resize_terminal" })
+  drop_keys(tr, d, "diff_opts.", { "auto_close_on_accept", "show_diff_stats" }, WHY.legacy)
   local known = { layout = 1, vertical_split = 1, open_in_new_tab = 1, open_in_current_tab = 1, keep_terminal_focus = 1, hide_terminal_in_new_tab = 1 }
   known.on_new_file_reject, known.auto_resize_terminal, known.auto_close_on_accept, known.show_diff_stats = 1, 1, 1, 1
   for k in pairs(d) do
@@ -354,16 +348,8 @@ local function top(tr, opts)
       put(tr, from, to, opts[from])
     end
   end
-  for _, k in ipairs({ "cwd", "git_repo_cwd", "cwd_provider" }) do
-    if opts[k] ~= nil then
-      drop(tr, k, WHY.cwd)
-    end
-  end
-  for _, k in ipairs({ "visual_demotion_delay_ms", "connection_wait_delay", "connection_timeout" }) do
-    if opts[k] ~= nil then
-      drop(tr, k, WHY[k])
-    end
-  end
+  drop_keys(tr, opts, "", { "cwd", "git_repo_cwd", "cwd_provider" }, WHY.cwd)
+  drop_keys(tr, opts, "", { "visual_demotion_delay_ms", "connection_wait_delay", "connection_timeout" })
   if opts.diff_opts ~= nil then
     diff_opts(tr, opts.diff_opts)
   end
