@@ -2,8 +2,8 @@
 ---
 --- With `claudecode.commands = true`, `apply()` (run when setup() has taken effect) defines
 --- :ClaudeCode, :ClaudeCodeSend, … with claudecode.nvim's arguments, ranges and bangs, each
---- running the equivalent action here, and fires its `User ClaudeCodeDiffOpened` /
---- `ClaudeCodeDiffClosed` beside this plugin's own diff events. Turned off, they are removed.
+--- running the equivalent action here, and fires its `User ClaudeCodeDiffOpened`,
+--- `ClaudeCodeDiffClosed` and `ClaudeCodeSendComplete` beside this plugin's own events. Turned off, they are removed.
 --- `claudecode.focus_after_send` moves the cursor to Claude's terminal after a send. Once a
 --- session, it also warns when another bridge serves the project (claude_context.bridges).
 
@@ -212,6 +212,19 @@ function M.opened_data(d)
   }
 end
 
+---ClaudeContextSendComplete's data (a mention) as claudecode.nvim's ClaudeCodeSendComplete gives
+---it: 0-based lines, nil for a whole file.
+---@param d table
+---@return table
+function M.sent_data(d)
+  return {
+    file_path = d.path,
+    start_line = d.line1 and d.line1 - 1 or nil,
+    end_line = (d.line2 or d.line1) and (d.line2 or d.line1) - 1 or nil,
+    context = "ClaudeContextSendComplete",
+  }
+end
+
 local REASONS = { accepted = "diff accepted", rejected = "diff rejected", cancelled = "diff cancelled" }
 
 ---The diff events, and the focus after a send.
@@ -235,6 +248,17 @@ local function install_autocmds(cfg)
         fire("ClaudeCodeDiffClosed", { tab_name = d.name, file_path = d.file, reason = REASONS[d.decision] or "diff closed" })
       end,
       desc = "claude-context: claudecode.nvim's User ClaudeCodeDiffClosed",
+    })
+    vim.api.nvim_create_autocmd("User", {
+      group = group,
+      pattern = "ClaudeContextSendComplete",
+      callback = function(ev)
+        local d = ev.data or {}
+        if d.kind == "mention" then
+          fire("ClaudeCodeSendComplete", M.sent_data(d))
+        end
+      end,
+      desc = "claude-context: claudecode.nvim's User ClaudeCodeSendComplete",
     })
   end
   if cfg.focus_after_send then

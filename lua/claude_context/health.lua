@@ -139,6 +139,14 @@ function M.check_claudecode(st)
   if not found.claudecode and #found.locks == 0 then
     h.ok(("no other bridge serves %s"):format(found.dir))
   end
+  if require("claude_context.config").options.claudecode.commands then
+    local line = "claudecode.commands: :ClaudeCode, :ClaudeCodeSend, … run this plugin's actions"
+    if found.claudecode then
+      h.warn(line .. ", but claudecode.nvim defines the same commands: whichever loads last wins")
+    else
+      h.ok(line)
+    end
+  end
   local lines = require("claude_context.config.claudecode").report_lines()
   if not lines then
     h.info("setup() had none of claudecode.nvim's options")

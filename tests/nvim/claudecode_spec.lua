@@ -398,8 +398,16 @@ return {
       record_mentions()
       vim.cmd.edit(target)
       h.clear(mentions)
+      local sent_events = {}
+      vim.api.nvim_create_autocmd("User", {
+        pattern = "ClaudeCodeSendComplete",
+        callback = function(ev)
+          table.insert(sent_events, ev.data)
+        end,
+      })
       vim.cmd("2,3ClaudeCodeSend")
       eq({ { target, 1, 2 } }, mentions, ":2,3ClaudeCodeSend")
+      eq({ { file_path = target, start_line = 1, end_line = 2, context = "ClaudeContextSendComplete" } }, sent_events, "User ClaudeCodeSendComplete, 0-based lines")
       h.clear(mentions)
       vim.keymap.set("x", "<F2>", "<cmd>ClaudeCodeSend<cr>")
       vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes("ggjVj<F2>", true, false, true), "x", false)
@@ -412,6 +420,7 @@ return {
       vim.cmd("ClaudeCodeAdd " .. target .. " 2 3")
       vim.cmd("ClaudeCodeAdd %")
       eq({ { target, 1, 2 }, { target } }, mentions, ":ClaudeCodeAdd {path} 2 3, :ClaudeCodeAdd %")
+      eq({ file_path = target, context = "ClaudeContextSendComplete" }, sent_events[#sent_events], "a whole file: no lines")
       -- netrw is a file explorer here: TreeAdd sends the file under the cursor.
       h.clear(mentions)
       vim.cmd("Explore " .. vim.fn.fnameescape(project))
@@ -506,7 +515,7 @@ return {
     "a second bridge: claudecode.nvim on the runtimepath and a live lock file for the project are reported by :checkhealth and once by setup()",
     function()
       local bridges = require("claude_context.bridges")
-      setup({})
+      setup({ claudecode = { commands = true } })
       eq(nil, bridges.claudecode())
       -- claudecode.nvim on the runtimepath (not loaded).
       local other = tmp .. "/claudecode.nvim"
@@ -536,8 +545,8 @@ return {
       eq(true, found.locks[2].ours, "another Neovim with this plugin, its folder holding the project")
       -- setup() warns once a session, whatever the number of setup() calls.
       h.clear(messages)
-      setup({})
-      setup({ log_level = "debug" })
+      setup({ claudecode = { commands = true } })
+      setup({ log_level = "debug", claudecode = { commands = true } })
       local warns = vim.tbl_filter(function(m)
         return m.level == vim.log.levels.WARN
       end, messages)
@@ -554,6 +563,7 @@ return {
       contains(text, "Remove coder/claudecode.nvim")
       contains(text, "WARN " .. dir .. "/41001.lock: Neovim (pid " .. vim.fn.getpid() .. ", this Neovim) serves " .. project .. " too")
       contains(text, "INFO " .. dir .. "/41005.lock")
+      contains(text, "WARN claudecode.commands: :ClaudeCode, :ClaudeCodeSend, … run this plugin's actions, but claudecode.nvim defines the same commands")
       ok(not text:find("41002", 1, true) and not text:find("41003", 1, true) and not text:find("41004", 1, true), text)
     end,
   },
