@@ -290,6 +290,11 @@ return {
       eq("bottom", mixed.terminal.side)
       local bad = pcall(require("claude_context.config").resolve, { terminal_cmd = "claude", terminal = { split_sid = "left" } })
       eq(false, bad, "an unknown key is refused")
+      for _, t in ipairs({ { split_width_percentage = 1.5 }, { split_side = "top" } }) do
+        local okk, e = pcall(require("claude_context.config").resolve, { terminal = t })
+        eq(false, okk)
+        contains(e, "terminal." .. next(t) .. " (claudecode.nvim's) must be")
+      end
       -- A table without claudecode.nvim's keys is this plugin's own: nothing translated.
       require("claude_context.config").resolve({ terminal = { side = "left" } })
       eq(nil, translate.report)
@@ -523,6 +528,9 @@ return {
       h.write(other .. "/lua/claudecode/init.lua", "return {}\n")
       vim.opt.runtimepath:append(other)
       eq({ loaded = false, path = other .. "/lua/claudecode/init.lua" }, bridges.claudecode())
+      package.loaded.claudecode = {}
+      eq(true, bridges.claudecode().loaded, "require('claudecode') ran")
+      package.loaded.claudecode = nil
       -- A live lock file (this Neovim's pid, as claudecode.nvim in this editor writes it) for the
       -- project; a dead one, another project's, and a symlink are not counted.
       local dir = vim.env.CLAUDE_CONFIG_DIR .. "/ide"

@@ -267,11 +267,19 @@ local function terminal(tr, t)
   local function key(k)
     return "terminal." .. k
   end
+  local function check(name, good, want)
+    if t[name] ~= nil and not good then
+      error(("claude-context: option terminal.%s (claudecode.nvim's) must be %s"):format(name, want), 0)
+    end
+  end
+  check("split_side", t.split_side == "left" or t.split_side == "right", '"left" or "right"')
+  local w = t.split_width_percentage
+  check("split_width_percentage", type(w) == "number" and w > 0 and w < 1, "a number between 0 and 1")
   if t.split_side ~= nil then
     put(tr, key("split_side"), "terminal.side", t.split_side)
   end
-  if t.split_width_percentage ~= nil then
-    put(tr, key("split_width_percentage"), "terminal.size", t.split_width_percentage)
+  if w ~= nil then
+    put(tr, key("split_width_percentage"), "terminal.size", w)
   end
   if type(t.provider) == "table" and t.provider.simple_toggle ~= nil then
     drop(tr, key("provider"), WHY.provider_table)
