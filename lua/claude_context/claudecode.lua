@@ -231,46 +231,49 @@ local REASONS = { accepted = "diff accepted", rejected = "diff rejected", cancel
 ---@param cfg claude_context.ClaudecodeConfig
 local function install_autocmds(cfg)
   local group = vim.api.nvim_create_augroup("ClaudeContextClaudeCode", { clear = true })
+  -- This plugin's event, and what to do with its data (a mention only for a send).
+  local on = {}
   if cfg.commands then
-    vim.api.nvim_create_autocmd("User", {
-      group = group,
-      pattern = "ClaudeContextDiffOpened",
-      callback = function(ev)
-        fire("ClaudeCodeDiffOpened", M.opened_data(ev.data or {}))
+    on[#on + 1] = {
+      "ClaudeContextDiffOpened",
+      function(d)
+        fire("ClaudeCodeDiffOpened", M.opened_data(d))
       end,
-      desc = "claude-context: claudecode.nvim's User ClaudeCodeDiffOpened",
-    })
-    vim.api.nvim_create_autocmd("User", {
-      group = group,
-      pattern = "ClaudeContextDiffClosed",
-      callback = function(ev)
-        local d = ev.data or {}
+    }
+    on[#on + 1] = {
+      "ClaudeContextDiffClosed",
+      function(d)
         fire("ClaudeCodeDiffClosed", { tab_name = d.name, file_path = d.file, reason = REASONS[d.decision] or "diff closed" })
       end,
-      desc = "claude-context: claudecode.nvim's User ClaudeCodeDiffClosed",
-    })
-    vim.api.nvim_create_autocmd("User", {
-      group = group,
-      pattern = "ClaudeContextSendComplete",
-      callback = function(ev)
-        local d = ev.data or {}
-        if d.kind == "mention" then
-          fire("ClaudeCodeSendComplete", M.sent_data(d))
-        end
+    }
+    on[#on + 1] = {
+      "ClaudeContextSendComplete",
+      function(d)
+        fire("ClaudeCodeSendComplete", M.sent_data(d))
       end,
-      desc = "claude-context: claudecode.nvim's User ClaudeCodeSendComplete",
-    })
+      mention = true,
+    }
   end
   if cfg.focus_after_send then
+    on[#on + 1] = {
+      "ClaudeContextSendComplete",
+      function()
+        vim.schedule(M.focus_terminal)
+      end,
+      mention = true,
+    }
+  end
+  for _, e in ipairs(on) do
     vim.api.nvim_create_autocmd("User", {
       group = group,
-      pattern = "ClaudeContextSendComplete",
+      pattern = e[1],
       callback = function(ev)
-        if type(ev.data) == "table" and ev.data.kind == "mention" then
-          vim.schedule(M.focus_terminal)
+        local d = type(ev.data) == "table" and ev.data or {}
+        if not e.mention or d.kind == "mention" then
+          e[2](d)
         end
       end,
-      desc = "claude-context: the cursor to Claude's terminal after a send (claudecode.focus_after_send)",
+      desc = "claude-context: claudecode.nvim's events, focus after a send (claudecode options)",
     })
   end
 end
