@@ -58,6 +58,14 @@ local function holding(folders, dir)
   return best
 end
 
+---`s` (a path, a name another program wrote) as a message shows it: control characters and
+---bytes that are not UTF-8 made printable (|strtrans()|), so none reaches the screen raw.
+---@param s string
+---@return string
+function M.shown(s)
+  return vim.fn.strtrans(s)
+end
+
 ---A lock file of the lock directory read as JSON, or nil (not a regular file of this user, a
 ---symlink, too large, not JSON).
 ---@param path string
@@ -111,7 +119,7 @@ function M.other_locks(dir, own)
           path = path,
           port = port,
           pid = pid,
-          ide = type(t.ideName) == "string" and t.ideName or "?",
+          ide = type(t.ideName) == "string" and M.shown(t.ideName:sub(1, 200)) or "?",
           ours = t.ideKind == "Neovim",
           this_nvim = pid == me,
           folder = folder,
@@ -179,11 +187,11 @@ M.ADVICE = "Claude Code's /ide connects by itself only when one editor serves th
 function M.message(found)
   local what = {}
   if found.claudecode then
-    table.insert(what, found.claudecode.loaded and "claudecode.nvim is loaded" or ("claudecode.nvim is on the runtimepath (%s)"):format(found.claudecode.path))
+    table.insert(what, found.claudecode.loaded and "claudecode.nvim is loaded" or ("claudecode.nvim is on the runtimepath (%s)"):format(M.shown(found.claudecode.path)))
   end
   for _, l in ipairs(found.locks) do
     if not l.ours then
-      table.insert(what, ("%s (%s, pid %d%s) serves %s too"):format(vim.fn.fnamemodify(l.path, ":t"), l.ide, l.pid, l.this_nvim and ", this Neovim" or "", l.folder))
+      table.insert(what, ("%s (%s, pid %d%s) serves %s too"):format(M.shown(vim.fn.fnamemodify(l.path, ":t")), l.ide, l.pid, l.this_nvim and ", this Neovim" or "", M.shown(l.folder)))
     end
   end
   return ("claude-context: two bridges for this project: %s. %s."):format(table.concat(what, "; "), M.ADVICE)

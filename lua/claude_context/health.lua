@@ -118,17 +118,17 @@ function M.check_claudecode(st)
   if found.claudecode then
     h.warn(
       found.claudecode.loaded and "claudecode.nvim is loaded: it runs a bridge of its own"
-        or ("claudecode.nvim is on the runtimepath (%s): loaded, it runs a bridge of its own"):format(found.claudecode.path),
+        or ("claudecode.nvim is on the runtimepath (%s): loaded, it runs a bridge of its own"):format(bridges.shown(found.claudecode.path)),
       { "Remove coder/claudecode.nvim from your plugins (or `enabled = false` in its lazy.nvim spec)", ":help claude-context-from-claudecode" }
     )
   end
   for _, l in ipairs(found.locks) do
     local line = ("%s: %s (pid %d%s) serves %s too: Claude Code's /ide connects by itself only when one editor serves the folder"):format(
-      l.path,
+      bridges.shown(l.path),
       l.ide,
       l.pid,
       l.this_nvim and ", this Neovim" or "",
-      l.folder
+      bridges.shown(l.folder)
     )
     if l.ours then
       h.info(line .. " (another Neovim with this plugin: pick one with /ide)")
@@ -137,7 +137,7 @@ function M.check_claudecode(st)
     end
   end
   if not found.claudecode and #found.locks == 0 then
-    h.ok(("no other bridge serves %s"):format(found.dir))
+    h.ok(("no other bridge serves %s"):format(bridges.shown(found.dir)))
   end
   if require("claude_context.config").options.claudecode.commands then
     local line = "claudecode.commands: :ClaudeCode, :ClaudeCodeSend, … run this plugin's actions"

@@ -542,7 +542,7 @@ return {
       lock(41001, vim.fn.getpid(), { project })
       lock(41002, 999999, { project })
       lock(41003, vim.fn.getpid(), { tmp .. "/elsewhere" })
-      lock(41005, vim.fn.getpid(), { tmp }, { ideKind = "Neovim", ideName = "Neovim (tmp, pid 1)" })
+      lock(41005, vim.fn.getpid(), { tmp }, { ideKind = "Neovim", ideName = "Neovim\27[31m (tmp, pid 1)" })
       vim.uv.fs_symlink(dir .. "/41001.lock", dir .. "/41004.lock")
       local found = bridges.find(cc().status())
       eq({ 41001, 41005 }, vim.tbl_map(function(l)
@@ -570,7 +570,7 @@ return {
       contains(text, "WARN claudecode.nvim is on the runtimepath (" .. other)
       contains(text, "Remove coder/claudecode.nvim")
       contains(text, "WARN " .. dir .. "/41001.lock: Neovim (pid " .. vim.fn.getpid() .. ", this Neovim) serves " .. project .. " too")
-      contains(text, "INFO " .. dir .. "/41005.lock")
+      contains(text, "INFO " .. dir .. "/41005.lock: Neovim^[[31m (tmp, pid 1)", "another program's ideName is shown escaped")
       contains(text, "WARN claudecode.commands: :ClaudeCode, :ClaudeCodeSend, … run this plugin's actions, but claudecode.nvim defines the same commands")
       ok(not text:find("41002", 1, true) and not text:find("41003", 1, true) and not text:find("41004", 1, true), text)
     end,
