@@ -92,14 +92,11 @@ pub fn create(lua: &Lua) -> mlua::Result<Table> {
     Ok(t)
 }
 
-/// What a function that needs the bridge says when it is not running.
-pub const NOT_RUNNING: &str = "claude-context: the bridge is not running (:ClaudeContext start)";
-
 /// The running server, or the error saying it is not running.
 fn running<T>(f: impl FnOnce(&Server) -> T) -> mlua::Result<T> {
     SERVER
         .with(|s| s.borrow().as_ref().map(f))
-        .ok_or_else(|| lua_error(NOT_RUNNING))
+        .ok_or_else(|| lua_error(binding::NOT_RUNNING))
 }
 
 /// With the running server, if there is one.

@@ -102,7 +102,7 @@ fn start(
         .map_err(|e| lua_error(format!("claude-context: {name}: bad options: {e}")))?;
     let state = shared()
         .map(|s| s.turns.clone())
-        .ok_or_else(|| lua_error(crate::api::NOT_RUNNING))?;
+        .ok_or_else(|| lua_error(binding::NOT_RUNNING))?;
     let main = main()?;
     let id = binding::hold(name, cb, false);
     let spawned = std::thread::Builder::new()

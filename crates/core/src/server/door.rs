@@ -123,7 +123,7 @@ where
         return Some(json!({}));
     };
     if let Some(waiting) = d.waiting(ev) {
-        super::hooks::record(shared, waiting);
+        crate::turns::record(&shared.turns, waiting);
     }
     let (tool, input) = d.tool_input();
     let asked = shared.rpc.call(D::METHOD, editor_params(ev, tool, input));
@@ -133,7 +133,7 @@ where
     };
     let result = d.result(a);
     if let Some(next) = d.decided(ev, &result) {
-        super::hooks::record(shared, next);
+        crate::turns::record(&shared.turns, next);
     }
     Some(result)
 }

@@ -16,6 +16,7 @@ mod client_requests;
 mod client_status;
 mod compat_replay;
 mod facts;
+mod file_cycles;
 mod hook;
 mod hook_cwd;
 mod ide_connection;
