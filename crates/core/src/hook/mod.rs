@@ -331,7 +331,7 @@ pub fn request_with_review(ev: &HookEvent, review: Option<&crate::plans::Review>
             serde_json::to_value(r).unwrap_or(Value::Null),
         );
     }
-    serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": METHOD, "params": params}).to_string()
+    crate::jsonrpc::request(&Value::from(1), METHOD, params).to_string()
 }
 
 /// The review a PreToolUse input asks for (`ExitPlanMode`, `AskUserQuestion`), if any.

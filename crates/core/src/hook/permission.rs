@@ -68,7 +68,7 @@ pub fn request_text(ev: &HookEvent, ask: &Ask) -> String {
             serde_json::to_value(ask).unwrap_or(Value::Null),
         );
     }
-    json!({"jsonrpc": "2.0", "id": 1, "method": crate::hook::METHOD, "params": params}).to_string()
+    crate::jsonrpc::request(&Value::from(1), crate::hook::METHOD, params).to_string()
 }
 
 /// The ask of a hook request (checked again: any holder of the token may send to the door).
