@@ -276,17 +276,23 @@ pub(super) mod tests {
         pub static FAIL_PROBE: RefCell<Option<PathBuf>> = const { RefCell::new(None) };
     }
 
-    #[test]
-    fn a_file_that_cannot_be_read_again_is_listed_failed_and_the_rest_restored() {
+    /// A project holding `files` (name, text) and its store.
+    fn project_with(files: &[(&str, &str)]) -> (tempfile::TempDir, PathBuf, Store) {
         let tmp = tempfile::tempdir().unwrap();
         let root = tmp.path().join("project");
         std::fs::create_dir_all(&root).unwrap();
         let root = root.canonicalize().unwrap();
-        for (name, text) in [("a.txt", "a before\n"), ("b.txt", "b before\n")] {
+        for (name, text) in files {
             std::fs::write(root.join(name), text).unwrap();
         }
-        let mut store =
-            Store::open(&tmp.path().join("state"), &root, StoreOptions::default()).unwrap();
+        let store = Store::open(&tmp.path().join("state"), &root, StoreOptions::default()).unwrap();
+        (tmp, root, store)
+    }
+
+    #[test]
+    fn a_file_that_cannot_be_read_again_is_listed_failed_and_the_rest_restored() {
+        let (_tmp, root, mut store) =
+            project_with(&[("a.txt", "a before\n"), ("b.txt", "b before\n")]);
         let start = store.checkpoint("start").unwrap();
         for name in ["a.txt", "b.txt"] {
             std::fs::write(root.join(name), format!("{name} by Claude\n")).unwrap();
@@ -323,17 +329,12 @@ pub(super) mod tests {
 
     #[test]
     fn a_file_the_walk_skips_that_cannot_be_read_fails_alone_not_the_whole_restore() {
-        let tmp = tempfile::tempdir().unwrap();
-        let root = tmp.path().join("project");
-        std::fs::create_dir_all(&root).unwrap();
-        let root = root.canonicalize().unwrap();
         // Ignored: the walk never reads it; the restore asks for it by name.
-        std::fs::write(root.join(".gitignore"), "secret.cfg\n").unwrap();
-        for (name, text) in [("secret.cfg", "s before\n"), ("b.txt", "b before\n")] {
-            std::fs::write(root.join(name), text).unwrap();
-        }
-        let mut store =
-            Store::open(&tmp.path().join("state"), &root, StoreOptions::default()).unwrap();
+        let (_tmp, root, mut store) = project_with(&[
+            (".gitignore", "secret.cfg\n"),
+            ("secret.cfg", "s before\n"),
+            ("b.txt", "b before\n"),
+        ]);
         let start = store.checkpoint("start").unwrap();
         let start = store
             .capture_file(start, root.join("secret.cfg").to_str().unwrap())
