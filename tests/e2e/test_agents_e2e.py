@@ -285,6 +285,56 @@ def test_a_background_permission_waits_for_decide(make_bridge, claude, model_stu
     service()
 
 
+def test_a_padded_permission_shows_its_end_and_cannot_be_allowed_cut(make_bridge, claude, model_stub, world, service):
+    """A Bash command padded past 64 KiB, then `; touch ran.txt` (for `; curl … | sh`): the ask
+    reaches Neovim as its start and its end with the count of what is cut between; it cannot be
+    allowed there; a deny reaches the CLI and nothing of it runs."""
+    if not RELAY.exists():
+        pytest.fail(f"{RELAY} is missing: run `make build`")
+    need_bg(claude)
+    project = make_project(world)
+    wt = project / ".claude/worktrees/pad"
+    world.trust(wt)
+    b = nvim_with_cli(make_bridge, claude, permission_mode="default")
+    command = "echo hello" + " " * (70 * 1024) + "; touch ran.txt"
+    model_stub.push(
+        {"tool_use": {"name": "Bash", "input": {"command": command, "description": "Greet"}}},
+        {"text": "pad-turn-done"},
+    )
+    started = lua_wait(
+        b,
+        "require('claude_context').new('pad', 'greet', { cb = function(err, s) _G.agents_result = { err = err, s = s } end })",
+        "new's callback",
+    )
+    service()
+    assert not started.get("err"), started
+
+    def asked():
+        ps = b.lua("return require('claude_context').permissions()")
+        return ps[0] if ps else None
+
+    ask = wait_until(asked, WAIT * 3, 0.5, "the padded Bash permission in permissions()")
+    assert ask["tool"] == "Bash", ask
+    cut = ask.get("cut")
+    assert cut, "the ask says it is cut"
+    assert "; touch ran.txt" in cut["tail"], cut["tail"][-200:]
+    assert cut["omitted_bytes"] > 0 and cut["total_bytes"] > 70 * 1024, {k: cut[k] for k in ("omitted_bytes", "total_bytes")}
+    line = b.lua("return (require('claude_context.agents.permissions').summary(...))", None, cut)
+    assert "; touch ran.txt" in line and "not sent to the editor" in line, line
+    allowed = b.lua("return { require('claude_context').decide(...) }", ask["id"], "allow")
+    assert allowed[0] is None and "cannot be allowed here" in allowed[1], allowed
+    assert b.lua("return require('claude_context').decide(...)", ask["id"], "deny") is True
+
+    def done():
+        b.lua("require('claude_context.agents').refresh()")
+        e = entry(b, "pad")
+        return e if e and e["state"] == "done" else None
+
+    wait_until(done, WAIT * 2, 0.5, "the session to finish after the deny")
+    assert not (wt / "ran.txt").exists()
+    service()
+
+
 def test_a_session_stopped_outside_neovim(make_bridge, claude, model_stub, world, service):
     """`claude stop` run in a shell: the editor says so once, lists the worktree as ended, attach
     says it is not running, and its work still lands."""
