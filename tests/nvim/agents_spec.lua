@@ -58,6 +58,25 @@ local function last_call(first)
   return found
 end
 
+---Opens the land view of worktree `name` and waits until it is built: the review module, the
+---review, and its files' states by path.
+local function land_view(name)
+  local ready
+  h.cc().land(name, { on_ready = function()
+    ready = true
+  end })
+  wait_for(function()
+    return ready
+  end, 20000, "the land's view")
+  local R = require("claude_context.review")
+  local review = R.active()
+  local by = {}
+  for i, rf in ipairs(review.cs.files) do
+    by[rf.path] = require("claude_context.review.model").file(review, i)
+  end
+  return R, review, by
+end
+
 local project = git_repo(tmp .. "/project")
 h.write(project .. "/a.txt", "one\ntwo\nthree\nfour\nfive\nsix\nseven\neight\nnine\nten\n")
 h.write(project .. "/keep.txt", "keep\n")
@@ -597,19 +616,7 @@ return {
       sh("git rm -q gone.txt && git commit -qm 'rm gone'", wt)
       vim.fn.mkdir(wt .. "/deep/er", "p")
       h.write(wt .. "/deep/er/fresh.txt", "fresh\n")
-      local ready
-      h.cc().land("files", { on_ready = function()
-        ready = true
-      end })
-      wait_for(function()
-        return ready
-      end, 20000, "the land's view")
-      local R = require("claude_context.review")
-      local review = R.active()
-      local by = {}
-      for i, rf in ipairs(review.cs.files) do
-        by[rf.path] = require("claude_context.review.model").file(review, i)
-      end
+      local R, _, by = land_view("files")
       eq("deleted", by["gone.txt"].kind)
       eq("added", by["deep/er/fresh.txt"].kind)
       eq("to be deleted\n", h.read(project .. "/gone.txt"))
@@ -660,20 +667,8 @@ return {
       contains(msg, ":ClaudeContext land code")
       contains(msg, ".github/workflows/ci.yml")
       -- The land's view marks them; keep all keeps the rest only; a keep of one lands it.
-      local ready
-      h.cc().land("code", { on_ready = function()
-        ready = true
-      end })
-      wait_for(function()
-        return ready
-      end, 20000, "the land's view")
-      local R = require("claude_context.review")
+      local R, review, by = land_view("code")
       local M = require("claude_context.review.model")
-      local review = R.active()
-      local by = {}
-      for i, rf in ipairs(review.cs.files) do
-        by[rf.path] = M.file(review, i)
-      end
       contains(by[".envrc"].file.runs_code, "direnv")
       local text = table.concat(vim.api.nvim_buf_get_lines(require("claude_context.review.view").current.buf, 0, -1, false), "\n")
       contains(text, "file(s) that run code by themselves")
