@@ -27,6 +27,10 @@ end
 ---claimed is marked with.
 M.SHARED = "changed while another session was working: it may be that session's too"
 
+---What marks a file that runs code by itself (a land's `.envrc`, CI workflow, git hook
+---manager's file, …): it lands only when the person keeps it.
+M.RUNS_CODE_MARK = "⚠ runs code"
+
 local KIND = {
   added = "new file",
   deleted = "deleted",
@@ -48,6 +52,9 @@ function M.list_line(f, rf)
   end
   if f.kind ~= "conflict" and f.file.conflicts then
     extra = extra .. (" (! %d conflict%s, not landed)"):format(#f.file.conflicts, #f.file.conflicts == 1 and "" or "s")
+  end
+  if f.file.runs_code then
+    extra = extra .. " (" .. M.RUNS_CODE_MARK .. ")"
   end
   return ("  %-9s %11s  %s%s"):format(model.state(f), M.counts(f.added, f.removed), name, extra)
 end
@@ -71,6 +78,9 @@ function M.section(f)
   local lines = { ("%s  %s  [%s]"):format(head, M.counts(f.added, f.removed), model.state(f)) }
   if f.file.shared then
     lines[#lines + 1] = "   (" .. M.SHARED .. ")"
+  end
+  if f.file.runs_code then
+    lines[#lines + 1] = ("   %s: it %s; it lands only when you keep it"):format(M.RUNS_CODE_MARK, f.file.runs_code)
   end
   -- A land's changes that touch the person's edits: listed, never written.
   for _, c in ipairs(f.file.conflicts or {}) do

@@ -178,6 +178,10 @@ pub struct RewindRecord {
     #[serde(with = "pathcode::list")]
     pub paths: Vec<PathBuf>,
     pub undone: bool,
+    /// The batch of the editor's writes this one belongs to (a land): the records of one
+    /// group are undone together.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub group: Option<String>,
 }
 
 /// A project's `turns.json`.
