@@ -31,6 +31,7 @@ local M = {}
 ---@field memory_bank claude_context.MemoryBankConfig? The memory bank (as given; see config.memory_bank)
 ---@field install claude_context.InstallConfig? The installer (as given; see config.install)
 ---@field review claude_context.ReviewConfig? The review of Claude's changes (as given; see config.review)
+---@field edit claude_context.EditConfig? Edit in place (as given; see config.edit)
 M.defaults = {
   auto_start = true,
   project_root = nil,
@@ -69,6 +70,7 @@ local SECTIONS = {
   memory_bank = { module = "claude_context.config.memory_bank" },
   install = { module = "claude_context.config.install" },
   review = { module = "claude_context.config.review" },
+  edit = { module = "claude_context.config.edit" },
 }
 
 ---The values `log_level` takes.
