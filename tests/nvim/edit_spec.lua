@@ -349,7 +349,7 @@ return {
     "repeat: :ClaudeContext edit! and the operator's . reuse the last instruction",
     function()
       os.remove(dir .. "/prompts.log")
-      answers({ { text = block({ "R1" }) }, { text = block({ "R2" }) }, { text = block({ "R3" }) } })
+      answers({ { text = block({ "R1" }) }, { text = block({ "R2" }) }, { text = block({ "R3" }) }, { text = block({ "R4" }) } })
       local buf = buffer({ "a", "b", "c" })
       vim.cmd("1ClaudeContext edit make it R")
       idle()
@@ -376,6 +376,15 @@ return {
       eq(3, count, prompts)
       hunks().act(buf, "keep_all")
       eq({ "R1", "R2", "R3" }, lines(buf))
+      -- `.` on another line: the same instruction, no prompt.
+      vim.api.nvim_win_set_cursor(0, { 1, 0 })
+      vim.cmd("normal .")
+      eq(nil, input.win)
+      idle()
+      eq({ "R4", "R2", "R3" }, lines(buf))
+      _, count = h.read(dir .. "/prompts.log"):gsub("Instruction: make it R", "")
+      eq(4, count)
+      hunks().act(buf, "keep_all")
     end,
   },
   {
