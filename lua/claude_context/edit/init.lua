@@ -23,11 +23,13 @@ local uv = vim.uv
 ---@type string[]
 M.history = {}
 
----The figures of the last edit (ms): `request` from the call to the request leaving,
----`first_change` to the first line shown, `pieces` each streamed piece from its arrival to it
----shown (the largest), `slice` the longest main-thread step of the edit's own.
----@type {request: number?, first_change: number?, piece_max: number, pieces: integer, slice_max: number, done: number?}
-M.stats = { piece_max = 0, pieces = 0, slice_max = 0 }
+---The figures of the last edit (ms, for bench/edit.py): `request` from the call to the request
+---leaving, `first_change` to the first line shown, `piece_ms` each streamed piece that changed
+---the buffer from its line's arrival to it written (`piece_max` the largest), `slice_max` the
+---longest main-thread step of the edit's own (`slice_cpu_max` its CPU time: without the waits
+---of a loaded machine's scheduler), `done` to its end.
+---@type {request: number?, first_change: number?, piece_ms: number[], piece_max: number, slice_max: number, slice_cpu_max: number, done: number?}
+M.stats = { piece_ms = {}, piece_max = 0, slice_max = 0, slice_cpu_max = 0 }
 
 ---The edit under way.
 ---@type {buf: integer, live: claude_context.EditLive, parser: table, t0: number, turn: table}?
@@ -95,9 +97,10 @@ local function refuse(e)
 end
 
 local function timed(fn)
-  local t = uv.hrtime()
+  local t, c = uv.hrtime(), os.clock()
   fn()
   M.stats.slice_max = math.max(M.stats.slice_max, (uv.hrtime() - t) / 1e6)
+  M.stats.slice_cpu_max = math.max(M.stats.slice_cpu_max, (os.clock() - c) * 1000)
 end
 
 local function on_text(e, text, arrived)
@@ -112,8 +115,9 @@ local function on_text(e, text, arrived)
     return refuse(e)
   end
   local now = uv.hrtime()
-  M.stats.pieces = M.stats.pieces + 1
-  M.stats.piece_max = math.max(M.stats.piece_max, (now - arrived) / 1e6)
+  local ms = (now - arrived) / 1e6
+  M.stats.piece_ms[#M.stats.piece_ms + 1] = ms
+  M.stats.piece_max = math.max(M.stats.piece_max, ms)
   M.stats.first_change = M.stats.first_change or (now - e.t0) / 1e6
 end
 
@@ -174,7 +178,7 @@ local function run(buf, s, en, instruction, t0)
   end
   remember(instruction)
   local text = prompt.build({ buf = buf, s = s, e = en, instruction = instruction, root = process.root(), context = opts().context_lines })
-  M.stats = { piece_max = 0, pieces = 0, slice_max = 0 }
+  M.stats = { piece_ms = {}, piece_max = 0, slice_max = 0, slice_cpu_max = 0 }
   local e = { buf = buf, parser = prompt.parser(), t0 = t0 }
   e.live = live.start(buf, s, en)
   e.turn = {
