@@ -41,6 +41,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 import conftest as C  # noqa: E402
 import headless  # noqa: E402
+from agents_cli import pct  # noqa: E402
 from model_stub import ModelStub  # noqa: E402
 
 GAPS = """
@@ -67,12 +68,6 @@ return { done = _G.bench_done, stats = s, gap = _G.bench_gap.max }
 """
 
 
-def pct(xs: list, p: float) -> float:
-    xs = sorted(xs)
-    k = min(len(xs) - 1, max(0, round(p / 100 * (len(xs) - 1))))
-    return xs[k]
-
-
 def summary(xs: list) -> str:
     return f"p50 {pct(xs, 50):.2f} ms, p99 {pct(xs, 99):.2f} ms, max {max(xs):.2f} ms (n={len(xs)})"
 
@@ -81,22 +76,12 @@ def fenced(lines: list) -> str:
     return "```lua\n" + "\n".join(lines) + "\n```\n"
 
 
-def wait(pred, timeout=300.0, what="condition"):
-    end = time.time() + timeout
-    while time.time() < end:
-        v = pred()
-        if v:
-            return v
-        time.sleep(0.02)
-    raise SystemExit(f"timed out waiting for {what}")
-
-
 def edit_round(nvim, stub, answer, rng, instruction="rewrite it"):
     """One edit through the plugin: its stats and the editor's longest block meanwhile."""
     stub.push({"text": answer, "pieces": "lines"})
     nvim.exec_lua("_G.bench_gap.reset()")
     nvim.exec_lua(EDIT, rng, instruction)
-    r = wait(lambda: (lambda v: v if v["done"] else None)(nvim.exec_lua(DONE)), what="the edit")
+    r = C.wait_until(lambda: (lambda v: v if v["done"] else None)(nvim.exec_lua(DONE)), 300, 0.02, "the edit")
     nvim.exec_lua("require('claude_context.edit.hunks').act(0, 'keep_all'); vim.cmd('silent undo')")
     return r
 

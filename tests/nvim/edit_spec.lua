@@ -388,6 +388,21 @@ return {
     end,
   },
   {
+    "the buffer wiped while the answer streams: the edit ends quietly",
+    function()
+      answers({ { text = block({ "W1", "W2" }), by_line = true, wait = "go", wait_after = 3 } })
+      local buf = buffer({ "a", "b" })
+      require("claude_context").edit({ buf = buf, range = { 1, 2 }, instruction = "w" })
+      wait_for(function()
+        return lines(buf)[1] == "W1"
+      end, 20000, "the first line")
+      vim.cmd("bwipeout! " .. buf)
+      h.write(dir .. "/go", "")
+      idle()
+      eq(nil, hunks().active[buf])
+    end,
+  },
+  {
     "completion and :checkhealth name the edit",
     function()
       local cmds = require("claude_context.commands")
@@ -409,6 +424,18 @@ return {
       require("claude_context.health").check_edit()
       vim.health = orig
       contains(table.concat(out, "\n"), "warm process: ready")
+    end,
+  },
+  {
+    "Neovim leaving stops the warm process (its own process group)",
+    function()
+      local pid = edit().state().pid
+      ok(pid, "a process runs")
+      vim.api.nvim_exec_autocmds("VimLeavePre", { group = "claude_context_edit_process" })
+      wait_for(function()
+        return vim.uv.kill(pid, 0) ~= 0
+      end, 10000, "the process to end")
+      eq("stopped", edit().state().state)
     end,
   },
 }

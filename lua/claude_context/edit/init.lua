@@ -83,6 +83,9 @@ end
 local function refuse(e)
   process.cancel()
   local l = e.live
+  if not vim.api.nvim_buf_is_valid(e.buf) then
+    return done(e)
+  end
   local top = live.top(l)
   -- The answer's lines go when they are still as written; the person's lines stay.
   if top and #l.new > 0 then

@@ -261,6 +261,16 @@ function M.start()
   p.handle, p.pid, p.stdin = handle, pid, stdin
   P = p
   M.starts = M.starts + 1
+  -- Its own process group outlives Neovim unless stopped: stopped when Neovim leaves.
+  require("claude_context.autocmds").group("claude_context_edit_process", {
+    {
+      "VimLeavePre",
+      function()
+        M.stop()
+      end,
+      desc = "claude-context: stop edit in place's Claude Code process",
+    },
+  })
   stdout:read_start(function(e, data)
     if data and P == p then
       on_stdout(p, data)
