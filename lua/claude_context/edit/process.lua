@@ -100,7 +100,28 @@ function M.state()
   }
 end
 
+-- The answer's text decoded in this slice, given to the turn at once at the slice's end (or
+-- before anything else happens): one write of many lines, not one per delta.
+local pending, pending_at = {}, nil
+
+local function emit(text, arrived)
+  pending[#pending + 1] = text
+  pending_at = pending_at or arrived
+end
+
+local function flush()
+  if #pending == 0 then
+    return
+  end
+  local text, at = table.concat(pending), pending_at
+  pending, pending_at = {}, nil
+  if T then
+    T.on_text(text, at)
+  end
+end
+
 local function finish_turn(err, result)
+  flush()
   local t = T
   T = nil
   if t then
@@ -123,22 +144,22 @@ local function handle(m, arrived)
     elseif ev.type == "content_block_start" and type(ev.content_block) == "table" and ev.content_block.type == "text" then
       -- Text blocks of one answer are one text, a line apart.
       if t.texts > 0 then
-        t.on_text("\n", arrived)
+        emit("\n", arrived)
       end
       t.texts = t.texts + 1
     elseif ev.type == "content_block_delta" and type(ev.delta) == "table" and ev.delta.type == "text_delta" then
       t.saw_delta = true
-      t.on_text(tostring(ev.delta.text or ""), arrived)
+      emit(tostring(ev.delta.text or ""), arrived)
     end
   elseif m.type == "assistant" and m.parent_tool_use_id == nil and not t.saw_delta and type(m.message) == "table" then
     -- A CLI that streams no deltas: the whole message at once.
     for _, b in ipairs(type(m.message.content) == "table" and m.message.content or {}) do
       if type(b) == "table" and b.type == "text" and type(b.text) == "string" then
         if t.texts > 0 then
-          t.on_text("\n", arrived)
+          emit("\n", arrived)
         end
         t.texts = t.texts + 1
-        t.on_text(b.text, arrived)
+        emit(b.text, arrived)
       end
     end
   elseif m.type == "result" then
@@ -180,11 +201,13 @@ local function drain()
       return
     end
     if uv.hrtime() > deadline and p.head <= p.tail then
+      flush()
       draining = true
       vim.schedule(drain)
       return
     end
   end
+  flush()
   p.lines, p.head, p.tail = {}, 1, 0
 end
 
@@ -293,6 +316,7 @@ end
 function M.stop()
   local p = P
   P, T = nil, nil
+  pending, pending_at = {}, nil
   if p then
     pcall(uv.kill, -p.pid, "sigterm")
     pcall(uv.kill, p.pid, "sigterm")
