@@ -162,6 +162,13 @@ return {
         ok(vim.api.nvim_buf_get_changedtick(buf) >= tick)
         eq({}, vim.api.nvim_buf_get_extmarks(buf, require("claude_context.edit.live").ns, 0, -1, {}))
       end
+      -- A buffer without undo: the answer's lines go all the same.
+      answers({ { text = block({ "a", "b" }) } })
+      local buf = buffer({ "a", "b", "c" })
+      vim.bo[buf].undolevels = -1
+      require("claude_context").edit({ buf = buf, range = { 1, 2 }, instruction = "nothing" })
+      idle()
+      eq({ "a", "b", "c" }, lines(buf))
     end,
   },
   {

@@ -157,7 +157,8 @@ function M.revert(l)
       vim.api.nvim_buf_call(l.buf, function()
         if vim.fn.changenr() == l.seq then
           vim.cmd("silent undo")
-          undone = true
+          -- Nothing undone in a buffer without undo ('undolevels' -1): the lines go below.
+          undone = tick(l.buf) ~= l.tick
         end
       end)
     end
