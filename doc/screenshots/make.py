@@ -406,7 +406,7 @@ def run(s: Session, out: Path) -> None:
     # Edit in place: read_tokens rewritten, the answer streamed into the buffer as hunks.
     s.stub.push({"text": "Here it is:\n```python\n" + "\n".join(EDITED) + "\n```\n", "pieces": "lines", "delay": 0.05})
     s.lua(
-        "vim.fn.win_gotoid(vim.fn.bufwinid(vim.fn.bufnr(...))); vim.cmd('normal! gg');"
+        "vim.fn.win_gotoid(vim.fn.bufwinid(vim.fn.bufnr(...))); vim.cmd('tab split | normal! gg');"
         " local a = vim.fn.search('^def read_tokens'); local b = vim.fn.search('return tokens');"
         " vim.cmd(a .. ',' .. b .. 'ClaudeContext edit use a comprehension and type hints')",
         parser,
@@ -415,7 +415,7 @@ def run(s: Session, out: Path) -> None:
     time.sleep(1.0)
     s.redraw()
     render(s.capture(), ":'<,'>ClaudeContext edit: Claude's change streamed into the buffer, hunk by hunk (a keeps, x rejects)", out / "edit.svg")
-    s.lua("require('claude_context.edit.hunks').act(0, 'reject_all'); vim.cmd('silent update')")
+    s.lua("require('claude_context.edit.hunks').act(0, 'reject_all'); vim.cmd('silent update | tabclose')")
 
     # Turn 2: the code tools, asked from Claude's terminal. The model's answer is made from the
     # tools' real answers (pylsp's).
