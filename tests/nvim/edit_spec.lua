@@ -350,6 +350,9 @@ return {
       s, e, what = rng.around(buf, 7)
       eq({ 6, 8, "paragraph" }, { s, e, what })
       eq({ 9, 10 }, { rng.paragraph_at(buf, 9) })
+      -- A paragraph without end is capped each way.
+      local long = buffer(numbered(5000))
+      eq({ 2000 - rng.MAX_PARAGRAPH, 2000 + rng.MAX_PARAGRAPH }, { rng.paragraph_at(long, 2000) })
     end,
   },
   {

@@ -54,7 +54,12 @@ function M.function_at(buf, row)
   return nil
 end
 
----The rows [s, e) of the paragraph around row `row` (the line alone when it is blank).
+---How far a paragraph reaches from the cursor, each way (a file without blank lines is not read
+---whole on the main thread).
+M.MAX_PARAGRAPH = 1000
+
+---The rows [s, e) of the paragraph around row `row` (the line alone when it is blank; at most
+---MAX_PARAGRAPH lines each way).
 ---@param buf integer
 ---@param row integer 0-based
 ---@return integer s, integer e
@@ -67,10 +72,10 @@ function M.paragraph_at(buf, row)
     return row, row + 1
   end
   local s, e = row, row + 1
-  while s > 0 and not blank(s - 1) do
+  while s > 0 and row - s < M.MAX_PARAGRAPH and not blank(s - 1) do
     s = s - 1
   end
-  while e < n and not blank(e) do
+  while e < n and e - row < M.MAX_PARAGRAPH and not blank(e) do
     e = e + 1
   end
   return s, e
