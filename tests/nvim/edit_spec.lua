@@ -205,6 +205,16 @@ return {
       vim.cmd("silent undo")
       eq({ "a", "b", "c", "d", "tail" }, lines(buf))
       eq(seq, vim.fn.changenr())
+      -- `u` while hunks are pending: the whole edit goes, and its hunks with it.
+      answers({ { text = block({ "A", "b", "c", "D" }) } })
+      require("claude_context").edit({ buf = buf, range = { 1, 4 }, instruction = "ends upper" })
+      idle()
+      ok(hunks().active[buf], "pending")
+      vim.cmd("silent undo")
+      vim.api.nvim_exec_autocmds("TextChanged", { buffer = buf })
+      eq({ "a", "b", "c", "d", "tail" }, lines(buf))
+      eq(nil, hunks().active[buf])
+      eq({}, vim.api.nvim_buf_get_extmarks(buf, hunks().ns, 0, -1, {}))
     end,
   },
   {
