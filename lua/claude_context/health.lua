@@ -100,6 +100,7 @@ function M.check()
 
   M.check_cli()
   M.check_sub_agent()
+  M.check_edit()
   M.check_hooks()
   M.check_claude_plugin()
   M.check_git()
@@ -476,6 +477,29 @@ function M.check_sub_agent()
       table.concat(p.setting_sources or {}, ", ")
     )
   )
+end
+
+---:checkhealth section: edit in place's warm Claude Code process (loaded only when an edit ran).
+function M.check_edit()
+  local h = vim.health
+  h.start("Edit in place (:ClaudeContext edit)")
+  local e = package.loaded["claude_context.edit"]
+  if not e then
+    h.ok("no edit yet: the warm Claude Code process starts with the first edit")
+    return
+  end
+  local st = e.state()
+  local line = ("warm process: %s%s; %d edit(s) answered by it, %d process(es) started"):format(
+    st.state,
+    st.pid and (" (pid " .. st.pid .. ")") or "",
+    st.edits,
+    st.starts
+  )
+  if st.died then
+    h.warn(line .. "; the last one ended by itself: " .. st.died, { "The next edit starts a new one" })
+  else
+    h.ok(line)
+  end
 end
 
 return M

@@ -281,6 +281,13 @@ for api, fn in pairs(agents_api) do
   end
 end
 
+---Edit in place (claude_context.edit, loaded on first use): `edit({buf, range, instruction})`
+---rewrites the range as the instruction says, Claude's change shown as a diff in the buffer.
+---@param opts {buf: integer?, range: integer[]?, instruction: string?}?
+function M.edit(opts)
+  return require("claude_context.edit").edit(opts)
+end
+
 ---Calls a bridge tool; `cb(result)` gets the MCP CallToolResult table (or `{error=…}`).
 ---@param name string
 ---@param args table?

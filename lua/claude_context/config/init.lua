@@ -32,6 +32,7 @@ local M = {}
 ---@field install claude_context.InstallConfig? The installer (as given; see config.install)
 ---@field review claude_context.ReviewConfig? The review of Claude's changes (as given; see config.review)
 ---@field claudecode claude_context.ClaudecodeConfig For people coming from claudecode.nvim (see config.claudecode)
+---@field edit claude_context.EditConfig? Edit in place (as given; see config.edit)
 M.defaults = {
   auto_start = true,
   project_root = nil,
@@ -72,6 +73,7 @@ local SECTIONS = {
   review = { module = "claude_context.config.review" },
   -- Arriving from claudecode.nvim: its commands, focus after a send, its models.
   claudecode = { module = "claude_context.config.claudecode", merged = true },
+  edit = { module = "claude_context.config.edit" },
 }
 
 ---The values `log_level` takes.
