@@ -50,6 +50,9 @@ def main():
     ap.add_argument("--lib", action="append", default=[], metavar="NAME=PATH")
     ap.add_argument("--env", action="append", default=[], metavar="NAME:K=V",
                     help="an environment variable for the Neovim of library NAME (experiments)")
+    ap.add_argument("--settle", type=float, default=0.0, metavar="S",
+                    help="seconds to wait after each flood before the next round (the trim after a "
+                    "large message runs 100 ms after it: does the next round pay for it?)")
     ap.add_argument("--json")
     a = ap.parse_args()
     libs = [tuple(x.split("=", 1)) for x in a.lib] or [("checkout", "")]
@@ -90,6 +93,8 @@ def main():
                 o = run.run_client(n["port"], n["token"], "bigflood", 4 << 20, "ping", 8, 1)
                 n["spans"]["flood"].append((t, time.monotonic()))
                 n["flood_ms"].append(o["total_ms"][0])
+                if a.settle:
+                    time.sleep(a.settle)
         for n in nvims:
             n["samples"] = n.pop("sampler").stop()
     finally:
@@ -116,6 +121,10 @@ def main():
         echo_b = [r for x in n["line"] for r in x["echo_batched_calls_per_s"]]
         out["libs"][n["name"]] = {
             "ratio": ratios, "ratio_min": min(ratios), "ratio_median": statistics.median(ratios),
+            # Per position in a `line` call: the first measured round comes right after the
+            # previous round's flood (and the trim it schedules), the last one later.
+            "ratio_by_position": [[x["ratio"][i] for x in n["line"] if i < len(x["ratio"])]
+                                  for i in range(max(len(x["ratio"]) for x in n["line"]))],
             "ours_median": statistics.median(ours), "echo_median": statistics.median(echo),
             "ratio_batched": batched, "ratio_batched_median": statistics.median(batched),
             "echo_batched_median": statistics.median(echo_b),
@@ -143,7 +152,9 @@ def main():
               f"{r['flood']['max_ms']:.1f} ms ({r['flood']['n']}) vs idle "
               f"{r['idle']['p50_ms']:.2f}/{r['idle']['p99_ms']:.2f}/{r['idle']['max_ms']:.1f} ms "
               f"({r['idle']['n']}); flood total median {r['flood_total_ms_median']:.0f} ms; "
-              f"sequential round trip p50 {r['latency_p50_us_median']:.0f} µs")
+              f"sequential round trip p50 {r['latency_p50_us_median']:.0f} µs; "
+              f"ratio median by round of a call {', '.join(f'{statistics.median(p):.2f}' for p in r['ratio_by_position'])} "
+              f"(min {', '.join(f'{min(p):.2f}' for p in r['ratio_by_position'])})")
 
 
 if __name__ == "__main__":

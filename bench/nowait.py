@@ -191,15 +191,7 @@ class Sampler:
         """The longest sample overlapping [a, b], in ms (a sample still waiting counts up to now)."""
         if not self.p.is_alive():
             raise RuntimeError("the sampler process died")
-        n = self.count.value
-        ov = []
-        for i in range(n - 1, max(-1, n - SAMPLES - 1), -1):
-            k = (i % SAMPLES) * 2
-            s, e = self.ring[k], self.ring[k + 1]
-            if e < a:
-                break
-            if s <= b:
-                ov.append(e - s)
+        ov = [e - s for s, e in self.samples(a, b)]
         p = self.pending.value
         if p and p <= b:
             ov.append(time.perf_counter() - p)
