@@ -126,6 +126,7 @@ def main():
             "ratio_by_position": [[x["ratio"][i] for x in n["line"] if i < len(x["ratio"])]
                                   for i in range(max(len(x["ratio"]) for x in n["line"]))],
             "ours_median": statistics.median(ours), "echo_median": statistics.median(echo),
+            "ours_calls_per_s": ours, "echo_calls_per_s": echo,
             "ratio_batched": batched, "ratio_batched_median": statistics.median(batched),
             "echo_batched_median": statistics.median(echo_b),
             "cpu_ns_per_call_median": {"ours": statistics.median(cpu_o), "echo": statistics.median(cpu_e),
@@ -154,7 +155,9 @@ def main():
               f"({r['idle']['n']}); flood total median {r['flood_total_ms_median']:.0f} ms; "
               f"sequential round trip p50 {r['latency_p50_us_median']:.0f} µs; "
               f"ratio median by round of a call {', '.join(f'{statistics.median(p):.2f}' for p in r['ratio_by_position'])} "
-              f"(min {', '.join(f'{min(p):.2f}' for p in r['ratio_by_position'])})")
+              f"(min {', '.join(f'{min(p):.2f}' for p in r['ratio_by_position'])}); "
+              f"calls/s min–max: ours {min(r['ours_calls_per_s']) / 1e3:.0f}k–{max(r['ours_calls_per_s']) / 1e3:.0f}k, "
+              f"echo {min(r['echo_calls_per_s']) / 1e3:.0f}k–{max(r['echo_calls_per_s']) / 1e3:.0f}k")
 
 
 if __name__ == "__main__":
