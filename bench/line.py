@@ -3,7 +3,7 @@
 while eight clients each send a 4 MB `ping`, with builds of the native library compared in one
 run, rounds interleaved (issue 27, "At the line"; figures in BENCHMARKS.md).
 
-    .deps/venv/bin/python bench/line.py [--rounds N] [--lib NAME=PATH ...] [--json FILE]
+    .deps/venv/bin/python bench/line.py [--rounds N] [--lib NAME=PATH ...] [--settle S] [--json FILE]
 
 Each `--lib` (default: this checkout's, as the plugin finds it) gets a headless Neovim of its own
 with the plugin set up on that library (`CLAUDE_CONTEXT_NATIVE`). Per round, for each Neovim in
