@@ -225,6 +225,13 @@ def main():
         slept = sorted(gaps, key=lambda g: g["c"] + g["w"] - g["d"])[:3]
         print("  gaps the main thread slept through most (wall, asleep):",
               [(round(g["d"], 1), round(g["d"] - g["c"] - g["w"], 1)) for g in slept])
+        for g in sorted(gaps, key=lambda g: -g["c"])[:3]:
+            inside = {}
+            for m in P["marks"]:
+                if g["t"] <= m["t"] <= g["t"] + g["d"]:
+                    inside[m["n"]] = inside.get(m["n"], 0) + max(m["c"], 0)
+            print(f"  a gap with {g['c']:.1f} ms of main-thread CPU in {g['d']:.1f} ms at {g['t'] - start:+.1f} ms: "
+                  + (", ".join(f"{k} {v:.1f}" for k, v in sorted(inside.items(), key=lambda kv: -kv[1])) or "none of the steps timed"))
         print("  most main-thread CPU in one gap: %.1f ms; idle floor (same editor doing nothing, %d windows): longest gap %.1f ms" % (
             max([g["c"] for g in gaps] or [0]), 5, max([g["d"] for g in idle_gaps] or [0])))
         # The sampler's longest waits (outside, nvim_eval("1") over the --listen socket), on the
