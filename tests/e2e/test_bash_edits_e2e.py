@@ -34,6 +34,12 @@ def git(project, *args):
     subprocess.run(["git", *args], cwd=project, check=True, capture_output=True)
 
 
+def turn_ended(b, files: list) -> bool:
+    """Whether the last turn ended with `files` (absolute) as its checkpoints found them."""
+    t = b.lua("return require('claude_context').turns()")
+    return bool(t) and t[-1]["files"] == files and bool(t[-1].get("end_ms"))
+
+
 def test_a_bash_edit_is_shown_with_its_command_beside_its_hunk(make_bridge, claude, model_stub, world):
     if version(claude.version) < FIRST:
         pytest.skip(f"Claude Code {claude.version} does not report what a Bash call changed (bashEditDiff needs 2.1.269 or newer)")
@@ -56,15 +62,9 @@ def test_a_bash_edit_is_shown_with_its_command_beside_its_hunk(make_bridge, clau
     wait_until(lambda: "upper-case beta" in terminal_text(b), WAIT, 0.2, "the typed prompt to show")
     b.lua("vim.fn.chansend(..., '\\r')", job)
     try:
-        wait_until(
-            lambda: (t := b.lua("return require('claude_context').turns()")) and t[-1]["files"] == [str(sedded)] and t[-1].get("end_ms"),
-            WAIT * 3,
-            0.2,
-            "the turn's file from its checkpoints",
-        )
+        wait_until(lambda: turn_ended(b, [str(sedded)]), WAIT * 3, 0.2, "the turn's file from its checkpoints")
     except BaseException:
         print("terminal:\n" + terminal_text(b)[-3000:])
-        print("turns:", b.lua("return require('claude_context').turns()"))
         raise
     assert sedded.read_text() == "alpha\nBETA\ngamma\n"
 
