@@ -30,6 +30,27 @@ M.SHARED = "changed while another session was working: it may be that session's 
 ---What marks a file that runs code by itself (a land's `.envrc`, CI workflow, git hook
 ---manager's file, …): it lands only when the person keeps it.
 M.RUNS_CODE_MARK = "⚠ runs code"
+---Characters of a Bash command shown beside its hunks (its start and its end; `…` between).
+M.COMMAND_CHARS = 72
+
+---What the `@@` line of a hunk Bash `commands` changed ends with: the first one, escaped and
+---shortened to its start and end (the model's text: no control character reaches the screen),
+---and how many more.
+---@param commands string[]
+---@return string
+function M.command_label(commands)
+  if #commands == 0 then
+    return ""
+  end
+  local c = model.shown(commands[1])
+  local n = vim.fn.strchars(c)
+  if n > M.COMMAND_CHARS then
+    local tail = math.floor(M.COMMAND_CHARS / 3)
+    c = vim.fn.strcharpart(c, 0, M.COMMAND_CHARS - tail - 1) .. "…" .. vim.fn.strcharpart(c, n - tail)
+  end
+  local more = #commands > 1 and (" (+%d more)"):format(#commands - 1) or ""
+  return ("  ← Bash: %s%s"):format(c, more)
+end
 
 local KIND = {
   added = "new file",
@@ -101,7 +122,7 @@ function M.section(f)
     if h.opaque then
       lines[#lines + 1] = ("@@ whole file @@ %s"):format(st)
     else
-      lines[#lines + 1] = ("@@ -%d,%d +%d,%d @@ %s"):format(h.a, h.ac, h.cur or h.b, h.bc, st)
+      lines[#lines + 1] = ("@@ -%d,%d +%d,%d @@ %s%s"):format(h.a, h.ac, h.cur or h.b, h.bc, st, M.command_label(model.commands_of(f, h)))
     end
     if h.state == "pending" then
       for _, l in ipairs(h.above or {}) do

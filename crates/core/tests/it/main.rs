@@ -8,6 +8,7 @@ mod common;
 #[path = "../ws_async/mod.rs"]
 mod ws_async;
 
+mod bash_edits;
 mod capfs_prop;
 mod capfs_race;
 mod checkpoint;

@@ -18,14 +18,14 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-struct Bridge {
+pub(crate) struct Bridge {
     server: Server,
     editor: Arc<Recorder>,
     project: PathBuf,
     _tmp: tempfile::TempDir,
 }
 
-fn bridge() -> Bridge {
+pub(crate) fn bridge() -> Bridge {
     let tmp = tempfile::tempdir().unwrap();
     let base = std::fs::canonicalize(tmp.path()).unwrap();
     let project = base.join("project");
@@ -51,11 +51,11 @@ fn bridge() -> Bridge {
 }
 
 impl Bridge {
-    fn shared(&self) -> &Arc<Shared> {
+    pub(crate) fn shared(&self) -> &Arc<Shared> {
         self.server.shared()
     }
 
-    fn hook(&self, event: &str, session: &str, tool: Option<&str>, file: Option<&Path>) {
+    pub(crate) fn hook(&self, event: &str, session: &str, tool: Option<&str>, file: Option<&Path>) {
         let ev = HookEvent {
             event: event.into(),
             session_id: session.into(),
@@ -69,17 +69,17 @@ impl Bridge {
         record(self.shared(), ev);
     }
 
-    fn proj(&self) -> Arc<Project> {
+    pub(crate) fn proj(&self) -> Arc<Project> {
         let root = checkpoints::project_root(&self.project).unwrap();
         self.shared().checkpoints.project(&root).unwrap()
     }
 
     /// Waits for the checkpoints asked for so far.
-    fn settle(&self) {
+    pub(crate) fn settle(&self) {
         checkpoints::after_pending(&self.proj(), |_| ()).unwrap();
     }
 
-    fn changeset(&self, n: usize, session: Option<&str>) -> Value {
+    pub(crate) fn changeset(&self, n: usize, session: Option<&str>) -> Value {
         self.settle();
         let q = TurnQuery {
             n: Some(n),
@@ -89,7 +89,7 @@ impl Bridge {
         checkpoints::changeset(&self.proj(), &q).unwrap()
     }
 
-    fn path(&self, rel: &str) -> PathBuf {
+    pub(crate) fn path(&self, rel: &str) -> PathBuf {
         self.project.join(rel)
     }
 
@@ -105,7 +105,7 @@ impl Bridge {
     }
 }
 
-fn file<'a>(cs: &'a Value, path: &str) -> &'a Value {
+pub(crate) fn file<'a>(cs: &'a Value, path: &str) -> &'a Value {
     cs["files"]
         .as_array()
         .unwrap()
@@ -114,7 +114,7 @@ fn file<'a>(cs: &'a Value, path: &str) -> &'a Value {
         .unwrap_or_else(|| panic!("{path} not in {cs:#}"))
 }
 
-fn paths(cs: &Value) -> Vec<String> {
+pub(crate) fn paths(cs: &Value) -> Vec<String> {
     cs["files"]
         .as_array()
         .unwrap()

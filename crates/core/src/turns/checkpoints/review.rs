@@ -110,6 +110,10 @@ pub fn changeset(p: &Project, q: &TurnQuery) -> Result<Value, TurnError> {
         if shared.contains(c.path.as_path()) {
             f["shared"] = true.into();
         }
+        let commands = commands_of(&turns, &c.path);
+        if !commands.is_empty() {
+            f["commands"] = commands.into();
+        }
         files.push(f);
     }
     let turns: Vec<Value> = turns.iter().map(turn_json).collect();
@@ -119,6 +123,17 @@ pub fn changeset(p: &Project, q: &TurnQuery) -> Result<Value, TurnError> {
         "files": files,
         "checkpoints": {"before": before, "after": after},
     }))
+}
+
+/// The Bash commands of `turns` that changed `path`, in order, each with its hunks' ranges
+/// (`{command, hunks = {{old_start, old_lines, new_start, new_lines}}}`).
+fn commands_of(turns: &[TurnRecord], path: &Path) -> Vec<Value> {
+    turns
+        .iter()
+        .flat_map(|t| &t.commands)
+        .filter(|b| b.path == path)
+        .map(|b| json!({"command": b.command, "hunks": b.hunks}))
+        .collect()
 }
 
 fn turn_json(t: &TurnRecord) -> Value {
