@@ -30,6 +30,7 @@ M.SHARED = "changed while another session was working: it may be that session's 
 ---What marks a file that runs code by itself (a land's `.envrc`, CI workflow, git hook
 ---manager's file, …): it lands only when the person keeps it.
 M.RUNS_CODE_MARK = "⚠ runs code"
+
 ---Characters of a Bash command shown beside its hunks (its start and its end; `…` between).
 M.COMMAND_CHARS = 72
 
