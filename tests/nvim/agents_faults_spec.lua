@@ -195,7 +195,7 @@ return {
     end,
   },
   {
-    "a worktree removed by hand: land names the branch that keeps its commits; discard prunes it; new with its name is refused",
+    "a worktree removed by hand: land names the branch that keeps its commits; discard removes its registration; new with its name is refused",
     function()
       sh("git worktree add -q .claude/worktrees/byhand -b worktree-byhand", project)
       local wt = project .. "/.claude/worktrees/byhand"
@@ -206,12 +206,18 @@ return {
       A().land("byhand", { all = true, cb = function(x)
         err = x
       end })
+      wait_for(function()
+        return err
+      end, 10000, "the refusal")
       contains(err, "is gone")
       contains(err, "worktree-byhand")
       err = nil
       A().land("byhand", { cb = function(x)
         err = x
       end })
+      wait_for(function()
+        return err
+      end, 10000, "the refusal")
       contains(err, "is gone")
       local info
       A().discard("byhand", function(x, i)

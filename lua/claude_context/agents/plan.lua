@@ -31,6 +31,12 @@ function M.git(args, cb, stdin)
 end
 git = M.git
 
+---Runs git on worktree `w` (claude_context.agents.worktree: its registered git dir, nothing
+---of the worktree choosing what runs).
+local function wgit(w, args, cb, stdin)
+  return require("claude_context.agents.worktree").git(w, args, cb, stdin)
+end
+
 ---The changed paths of `out` (`git diff --name-status -z`): `{ {status, path} }`.
 ---@param out string
 ---@return {status:string, path:string}[]
@@ -174,12 +180,13 @@ local function merge_in_slices(plan, files, based, ours_paths, theirs_paths, cb)
 end
 
 ---Reads the base texts of `files` (at `base`) and both sides, then plans them; `cb(err, plan)`.
-local function plan_files(root, wt, base, files, cb)
+local function plan_files(root, w, base, files, cb)
+  local wt = w.path
   local q = {}
   for _, f in ipairs(files) do
     q[#q + 1] = base .. ":" .. f.path
   end
-  git({ "-C", wt, "cat-file", "--batch" }, function(c5, blobs, e5)
+  wgit(w, { "cat-file", "--batch" }, function(c5, blobs, e5)
     if c5 ~= 0 then
       return cb("git cat-file failed: " .. vim.trim(e5))
     end
@@ -202,24 +209,25 @@ end
 
 ---Reads what a land needs; `cb(err, plan)` on the main thread.
 ---@param root string the main checkout
----@param wt string the worktree
+---@param w table the worktree, as claude_context.agents.worktree's `open` found it registered
 ---@param cb fun(err?:string, plan?:table)
-function M.prepare(root, wt, cb)
-  git({ "-C", root, "rev-parse", "--verify", "HEAD" }, function(c1, head, e1)
+function M.prepare(root, w, cb)
+  local wt = w.path
+  git(require("claude_context.agents.worktree").project_args(root, { "rev-parse", "--verify", "HEAD" }), function(c1, head, e1)
     if c1 ~= 0 then
       return cb("the main checkout has no commit: " .. vim.trim(e1))
     end
     head = vim.trim(head)
-    git({ "-C", wt, "merge-base", "HEAD", head }, function(c2, base, e2)
+    wgit(w, { "merge-base", "HEAD", head }, function(c2, base, e2)
       if c2 ~= 0 then
         return cb("no merge-base between the worktree and the main checkout: " .. vim.trim(e2))
       end
       base = vim.trim(base)
-      git({ "-C", wt, "diff", "--name-status", "-z", "--no-renames", base, "--" }, function(c3, diff, e3)
+      wgit(w, { "diff", "--name-status", "-z", "--no-renames", "--no-ext-diff", "--no-textconv", "--ignore-submodules=all", base, "--" }, function(c3, diff, e3)
         if c3 ~= 0 then
           return cb("git diff failed in the worktree: " .. vim.trim(e3))
         end
-        git({ "-C", wt, "ls-files", "-z", "--others", "--exclude-standard" }, function(c4, others, e4)
+        wgit(w, { "ls-files", "-z", "--others", "--exclude-standard" }, function(c4, others, e4)
           if c4 ~= 0 then
             return cb("git ls-files failed in the worktree: " .. vim.trim(e4))
           end
@@ -227,7 +235,7 @@ function M.prepare(root, wt, cb)
           if #files == 0 then
             return cb(nil, { root = root, worktree = wt, base = base, files = {} })
           end
-          plan_files(root, wt, base, files, cb)
+          plan_files(root, w, base, files, cb)
         end)
       end)
     end)

@@ -1,0 +1,369 @@
+-- A background session's worktree is the model's ground (issue 38): land, its view, the review of
+-- a worktree and discard run git only on a worktree the project's git registers, with its
+-- registered git dir, so nothing in the worktree chooses where git acts or what it runs (a
+-- worktree whose .git file was removed, points at another repository, or at a git dir the model
+-- built with a command in its config); discard removes only the named worktree and says when
+-- there is none; stopping on an older CLI signals only the session's own process; names Claude
+-- Code refuses are refused by `new`, and a session the service lists as failed is told of as one.
+local h = require("helpers")
+local eq, ok, contains, wait_for = h.eq, h.ok, h.contains, h.wait_for
+local messages = h.record_notify()
+
+local A = function()
+  return require("claude_context.agents")
+end
+
+local sh = h.sh
+
+local tmp = h.tmpdir()
+local log = tmp .. "/fake-calls.log"
+local agents_json = tmp .. "/agents.json"
+local help_text = tmp .. "/help.txt"
+local fake = tmp .. "/claude"
+h.write(
+  fake,
+  ([[#!/bin/sh
+printf '%%s\n' "$*" >> %q
+case "$1" in
+  --help) cat %q ;;
+  agents) cat %q ;;
+  stop) echo "stopped $2" ;;
+  *) printf 'backgrounded \302\267 abcd1234\n' ;;
+esac
+]]):format(log, help_text, agents_json)
+)
+vim.fn.setfperm(fake, "rwxr-xr-x")
+local HELP = "Options:\n  --bg, --background  x\nCommands:\n  agents [options]  x\n  attach <id|name>  x\n  stop|kill <id>  x\n  rm <id>  x\n"
+-- Claude Code before `claude stop`: a session is ended by its pid.
+local HELP_NO_STOP = "Options:\n  --bg, --background  x\nCommands:\n  agents [options]  x\n  attach <id|name>  x\n"
+h.write(help_text, HELP)
+h.write(agents_json, "[]")
+
+local function answer(path, text)
+  h.write(path .. ".new", text)
+  assert(os.rename(path .. ".new", path))
+end
+
+---Reads `claude agents --json` anew (after a refresh already under way, which may have read the
+---fake's answer before the test changed it).
+local function refresh()
+  wait_for(function()
+    return not require("claude_context.agents.cli").cache.running
+  end, 10000, "the refresh under way")
+  local got
+  A().refresh(function(l)
+    got = l
+  end)
+  return wait_for(function()
+    return got
+  end, 10000, "the refresh")
+end
+
+local function called(what)
+  return (h.read(log) or ""):find(what, 1, true) ~= nil
+end
+
+local project = h.git_repo(tmp .. "/project")
+h.write(project .. "/a.txt", "one\ntwo\nthree\n")
+sh("git add -A && git commit -qm init", project)
+-- The person's own work in progress: uncommitted and untracked.
+h.write(project .. "/a.txt", "one\ntwo\nthree\nmine\n")
+h.write(project .. "/untracked.txt", "not committed\n")
+
+h.cc().setup({ claude = { cmd = fake } })
+vim.cmd.cd(project)
+
+---What the person's checkout is: its HEAD, its index and status, its branches.
+local function checkout_state(dir)
+  return sh("git rev-parse HEAD && git status --porcelain=v1 -uall && git branch -a && git stash list && git ls-files -s", dir)
+end
+
+---A command the model wrote into a git config: it makes `marker` when it runs.
+local marker = tmp .. "/MARKER"
+local evil = tmp .. "/evil.sh"
+h.write(evil, ("#!/bin/sh\necho ran >> %q\nexit 1\n"):format(marker))
+vim.fn.setfperm(evil, "rwxr-xr-x")
+
+---A new worktree `name` of the project, registered by git, with a change of the session's.
+local function worktree(name)
+  sh(("git worktree add -q .claude/worktrees/%s -b worktree-%s"):format(name, name), project)
+  local wt = project .. "/.claude/worktrees/" .. name
+  h.write(wt .. "/a.txt", "one\nTWO\nthree\n")
+  return wt
+end
+
+---A git dir the model built in the worktree `wt` from the project's objects, whose config runs
+---`evil.sh` (fsmonitor, hooks, filters, an external diff), and the worktree's .git pointing at it.
+local function model_git_dir(wt)
+  local fakedir = wt .. "/.fakegit"
+  sh(("git clone -q --no-checkout %q %q && mv %q/.git %q && rmdir %q"):format(project, tmp .. "/clone", tmp .. "/clone", fakedir, tmp .. "/clone"), tmp)
+  sh(("git --git-dir=%q update-ref refs/heads/main HEAD && git --git-dir=%q symbolic-ref HEAD refs/heads/main"):format(fakedir, fakedir), tmp)
+  vim.fn.mkdir(fakedir .. "/hooks-evil", "p")
+  for _, hook in ipairs({ "pre-commit", "post-commit", "prepare-commit-msg", "commit-msg", "post-index-change", "reference-transaction" }) do
+    vim.uv.fs_copyfile(evil, fakedir .. "/hooks-evil/" .. hook)
+    vim.fn.setfperm(fakedir .. "/hooks-evil/" .. hook, "rwxr-xr-x")
+  end
+  local cfg = ("[core]\n\tfsmonitor = %s\n\thooksPath = %s\n\tpager = %s\n[diff]\n\texternal = %s\n[filter \"evil\"]\n\tclean = %s\n\tsmudge = %s\n[diff \"evil\"]\n\ttextconv = %s\n"):format(evil, fakedir .. "/hooks-evil", evil, evil, evil, evil, evil)
+  h.write(fakedir .. "/config", h.read(fakedir .. "/config") .. cfg)
+  h.write(wt .. "/.gitattributes", "* filter=evil diff=evil\n")
+  h.write(wt .. "/.git", "gitdir: " .. fakedir .. "\n")
+end
+
+---Every operation that runs git on worktree `name`: each must fail with a message, none succeed.
+local function every_operation(name)
+  local errs = {}
+  h.clear(messages)
+  local done = 0
+  local function cb(e)
+    errs[#errs + 1] = e or "(succeeded)"
+    done = done + 1
+  end
+  A().land(name, { all = true, cb = cb })
+  A().land(name, { cb = cb })
+  require("claude_context.agents.land").review(name, cb)
+  A().discard(name, cb)
+  wait_for(function()
+    return done == 4
+  end, 30000, "the four operations on " .. name)
+  return errs
+end
+
+return {
+  {
+    "the registered-worktree check: paths named by git's files, one registration",
+    function()
+      local W = require("claude_context.agents.worktree")
+      eq("/p/.git/worktrees/x", W.named_path("gitdir: /p/.git/worktrees/x\n", "gitdir", "/w"))
+      eq("/p/.git/worktrees/x", W.named_path("gitdir: ../../.git/worktrees/x", "gitdir", "/p/.claude/w"))
+      eq(nil, W.named_path("gitdir:/p", "gitdir", "/w"))
+      eq(nil, W.named_path("gitdir: ../../../../x", "gitdir", "/p/w"))
+      eq(nil, W.named_path("gitdir: /a\n/b", "gitdir", "/w"))
+      eq(nil, W.named_path("", nil, "/w"))
+      eq("/p/.claude/worktrees/x/.git", W.named_path("/p/.claude/worktrees/x/.git\n", nil, "/p/.git/worktrees/x"))
+      eq("/c/worktrees/x", (W.registered({ ["/c/worktrees/x"] = "/p/w/x/.git\n", ["/c/worktrees/y"] = "/p/w/y/.git\n" }, "/p/w/x/.git")))
+      eq({ nil, "not registered" }, { W.registered({ ["/c/worktrees/y"] = "/p/w/y/.git\n" }, "/p/w/x/.git") })
+      eq({ nil, "registered more than once" }, { W.registered({ ["/c/worktrees/x"] = "/p/w/x/.git", ["/c/worktrees/x1"] = "/p/w/x/.git" }, "/p/w/x/.git") })
+    end,
+  },
+  {
+    "a worktree whose .git file was removed: land, its view, review and discard refuse; the person's checkout is untouched",
+    function()
+      local wt = worktree("nogit")
+      os.remove(wt .. "/.git")
+      local before = checkout_state(project)
+      local errs = every_operation("nogit")
+      eq(before, checkout_state(project))
+      eq("one\ntwo\nthree\nmine\n", h.read(project .. "/a.txt"))
+      ok(vim.uv.fs_stat(wt), "the worktree stays")
+      for _, e in ipairs(errs) do
+        contains(e, "has no .git file")
+      end
+    end,
+  },
+  {
+    "a worktree whose .git points at another repository: every operation refuses; that repository and the checkout are untouched",
+    function()
+      local other = h.git_repo(tmp .. "/other")
+      h.write(other .. "/a.txt", "one\ntwo\nthree\n")
+      sh("git add -A && git commit -qm other", other)
+      h.write(other .. "/a.txt", "other's own work\n")
+      h.write(other .. "/new.txt", "other's untracked\n")
+      local wt = worktree("elsewhere")
+      h.write(wt .. "/.git", "gitdir: " .. other .. "/.git\n")
+      local before, before_other = checkout_state(project), checkout_state(other)
+      local errs = every_operation("elsewhere")
+      eq(before, checkout_state(project))
+      eq(before_other, checkout_state(other))
+      for _, e in ipairs(errs) do
+        contains(e, "points elsewhere than the project's git")
+      end
+    end,
+  },
+  {
+    "a worktree whose .git points at a git dir the model built, with commands in its config: nothing of it runs",
+    function()
+      local wt = worktree("built")
+      model_git_dir(wt)
+      local before = checkout_state(project)
+      local errs = every_operation("built")
+      ok(not vim.uv.fs_stat(marker), "the model's command ran: " .. (h.read(marker) or ""))
+      eq(before, checkout_state(project))
+      for _, e in ipairs(errs) do
+        contains(e, "points elsewhere than the project's git")
+      end
+    end,
+  },
+  {
+    "a registered worktree with .gitattributes filters and a nested repository's fsmonitor: land and discard run none of them",
+    function()
+      local wt = worktree("attrs")
+      -- The person's config defines a filter (as git-lfs does); the worktree's attributes may not
+      -- choose to run it on the model's files.
+      sh(("git config filter.evil.clean %q && git config filter.evil.smudge %q"):format(evil, evil), project)
+      h.write(wt .. "/.gitattributes", "* filter=evil diff=evil\n")
+      -- A nested repository committed as a submodule, whose own config runs a command.
+      local sub = wt .. "/sub"
+      h.git_repo(sub)
+      h.write(sub .. "/s.txt", "s\n")
+      sh(("git add -A && git commit -qm s && git config core.fsmonitor %q"):format(evil), sub)
+      sh("git -c core.hooksPath=/dev/null add a.txt sub && git -c core.hooksPath=/dev/null commit -qm 'sub'", wt)
+      h.write(sub .. "/s.txt", "changed\n")
+      os.remove(marker)
+      local err = h.land_all("attrs")
+      eq(nil, err)
+      eq("one\nTWO\nthree\nmine\n", h.read(project .. "/a.txt"))
+      local info
+      A().discard("attrs", function(e, i)
+        eq(nil, e)
+        info = i
+      end)
+      wait_for(function()
+        return info
+      end, 30000, "the discard")
+      sh("git config --unset filter.evil.clean && git config --unset filter.evil.smudge", project)
+      ok(not vim.uv.fs_stat(marker), "a command the worktree chose ran: " .. (h.read(marker) or ""))
+      ok(not vim.uv.fs_stat(wt), "the worktree is gone")
+      sh("git checkout -q -- a.txt && printf 'one\\ntwo\\nthree\\nmine\\n' > a.txt", project)
+    end,
+  },
+  {
+    "discard: a name with no session and no worktree is an error; only the named worktree goes, the project's others stay",
+    function()
+      -- Another worktree whose folder was removed by hand: git would prune it, discard may not.
+      local stale = worktree("stale-other")
+      sh("rm -rf " .. vim.fn.shellescape(stale), project)
+      local err
+      A().discard("nosuch", function(e)
+        err = e or "(succeeded)"
+      end)
+      wait_for(function()
+        return err
+      end, 20000, "the discard")
+      contains(err, 'no session or worktree "nosuch"')
+      contains(sh("git worktree list --porcelain", project), "stale-other")
+      local keep = worktree("keep-me")
+      sh("rm -rf " .. vim.fn.shellescape(keep), project)
+      local info
+      A().discard("stale-other", function(e, i)
+        eq(nil, e)
+        info = i
+      end)
+      wait_for(function()
+        return info
+      end, 20000, "the discard")
+      local list = sh("git worktree list --porcelain", project)
+      ok(not list:find("stale-other", 1, true), list)
+      contains(list, "keep-me")
+      sh("git worktree remove --force --force .claude/worktrees/keep-me", project)
+    end,
+  },
+  {
+    "stop on a CLI without `claude stop`: the pid the service names is signalled only when it is the session's own process",
+    function()
+      local wt = worktree("pidded")
+      -- An unrelated process of the person's (a claude of theirs in their checkout), and the
+      -- session's own (a claude working in its worktree).
+      local bin = tmp .. "/claude-sleep"
+      vim.uv.fs_copyfile(vim.fn.exepath("sleep"), bin)
+      vim.fn.setfperm(bin, "rwxr-xr-x")
+      local unrelated = vim.system({ bin, "120" }, { cwd = project })
+      local plain = vim.system({ "sleep", "120" }, { cwd = wt })
+      h.write(help_text, HELP_NO_STOP)
+      require("claude_context.agents.cli").features_cache = {}
+      answer(agents_json, vim.json.encode({ { id = "dead0001", pid = unrelated.pid, cwd = wt, kind = "background", startedAt = 5, sessionId = "s-pid", status = "busy" } }))
+      refresh()
+      h.clear(messages)
+      local info
+      A().discard("pidded", function(e, i)
+        eq(nil, e)
+        info = i
+      end)
+      wait_for(function()
+        return info
+      end, 20000, "the discard")
+      vim.wait(300)
+      ok(vim.uv.kill(unrelated.pid, 0) == 0, "the unrelated process was signalled")
+      contains(vim.inspect(messages), "not stopped")
+      local D = require("claude_context.agents.discard")
+      eq(false, (D.is_session_process(unrelated.pid, wt)))
+      eq(false, (D.is_session_process(plain.pid, wt)))
+      for _, bad in ipairs({ 0, -1, 1, 1.5, "12", 2 ^ 40 }) do
+        eq(false, (D.is_session_process(bad, wt)), vim.inspect(bad))
+      end
+      -- The session's own process: a claude working in its worktree is ended.
+      local wt2 = worktree("pidded2")
+      local own = vim.system({ bin, "120" }, { cwd = wt2 })
+      eq(true, (D.is_session_process(own.pid, wt2)))
+      answer(agents_json, vim.json.encode({ { id = "dead0002", pid = own.pid, cwd = wt2, kind = "background", startedAt = 5, sessionId = "s-pid2", status = "busy" } }))
+      refresh()
+      info = nil
+      A().discard("pidded2", function(e, i)
+        eq(nil, e)
+        info = i
+      end)
+      wait_for(function()
+        return info
+      end, 20000, "the discard")
+      eq(15, own:wait(10000).signal)
+      unrelated:kill("sigkill")
+      plain:kill("sigkill")
+      h.write(help_text, HELP)
+      require("claude_context.agents.cli").features_cache = {}
+      answer(agents_json, "[]")
+    end,
+  },
+  {
+    "new: a name Claude Code refuses is refused before anything runs; a session the service lists as failed is a failure, not shown working",
+    function()
+      for _, bad in ipairs({ "a+b", "caf\195\169", ("x"):rep(65), "x\255y" }) do
+        local r, err = A().new(bad, "p")
+        eq(nil, r)
+        contains(err, bad == "x\255y" and 'the name "x\\xffy" is not UTF-8' or "not a name Claude Code takes")
+      end
+      ok(not called("--bg"), "nothing started")
+      -- Claude Code prints an id, then its service lists the session as failed.
+      answer(agents_json, vim.json.encode({ { id = "abcd1234", cwd = project, kind = "background", startedAt = 5, sessionId = "s-f", state = "failed" } }))
+      A().CONFIRM_EVERY_MS = 50
+      local started, failed
+      A().new("refused-later", "p", {
+        cb = function(e, s)
+          started = { e, s }
+        end,
+        on_failed = function(e)
+          failed = e
+        end,
+      })
+      wait_for(function()
+        return failed
+      end, 20000, "the failure")
+      eq(nil, started[1])
+      contains(failed, "did not start")
+      contains(failed, "failed")
+      eq(nil, A().started["refused-later"])
+      for _, e in ipairs(A().build()) do
+        ok(e.name ~= "refused-later" or e.state ~= "working", vim.inspect(e))
+      end
+      answer(agents_json, "[]")
+    end,
+  },
+  {
+    "land and discard of a worktree whose name is not UTF-8: said in words",
+    function()
+      local name = "bad\255name"
+      local errs = {}
+      A().land(name, { all = true, cb = function(e)
+        errs[#errs + 1] = e or "(succeeded)"
+      end })
+      A().discard(name, function(e)
+        errs[#errs + 1] = e or "(succeeded)"
+      end)
+      wait_for(function()
+        return #errs == 2
+      end, 20000, "the answers")
+      for _, e in ipairs(errs) do
+        contains(e, "not UTF-8")
+        ok(not e:find("\255", 1, true), "shown escaped")
+      end
+    end,
+  },
+}
