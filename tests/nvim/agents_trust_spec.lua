@@ -7,60 +7,14 @@
 -- Code refuses are refused by `new`, and a session the service lists as failed is told of as one.
 local h = require("helpers")
 local eq, ok, contains, wait_for = h.eq, h.ok, h.contains, h.wait_for
-local messages = h.record_notify()
+local sh, messages, tmp = h.sh, h.record_notify(), h.tmpdir()
+local F = h.load("agents_fake")
+local fake = F.new(tmp)
+local agents_json, answer, called, refresh = fake.agents_json, fake.answer, fake.called, fake.refresh
 
-local A = function()
+---The background sessions' module.
+local function A()
   return require("claude_context.agents")
-end
-
-local sh = h.sh
-
-local tmp = h.tmpdir()
-local log = tmp .. "/fake-calls.log"
-local agents_json = tmp .. "/agents.json"
-local help_text = tmp .. "/help.txt"
-local fake = tmp .. "/claude"
-h.write(
-  fake,
-  ([[#!/bin/sh
-printf '%%s\n' "$*" >> %q
-case "$1" in
-  --help) cat %q ;;
-  agents) cat %q ;;
-  stop) echo "stopped $2" ;;
-  *) printf 'backgrounded \302\267 abcd1234\n' ;;
-esac
-]]):format(log, help_text, agents_json)
-)
-vim.fn.setfperm(fake, "rwxr-xr-x")
-local HELP = "Options:\n  --bg, --background  x\nCommands:\n  agents [options]  x\n  attach <id|name>  x\n  stop|kill <id>  x\n  rm <id>  x\n"
--- Claude Code before `claude stop`: a session is ended by its pid.
-local HELP_NO_STOP = "Options:\n  --bg, --background  x\nCommands:\n  agents [options]  x\n  attach <id|name>  x\n"
-h.write(help_text, HELP)
-h.write(agents_json, "[]")
-
-local function answer(path, text)
-  h.write(path .. ".new", text)
-  assert(os.rename(path .. ".new", path))
-end
-
----Reads `claude agents --json` anew (after a refresh already under way, which may have read the
----fake's answer before the test changed it).
-local function refresh()
-  wait_for(function()
-    return not require("claude_context.agents.cli").cache.running
-  end, 10000, "the refresh under way")
-  local got
-  A().refresh(function(l)
-    got = l
-  end)
-  return wait_for(function()
-    return got
-  end, 10000, "the refresh")
-end
-
-local function called(what)
-  return (h.read(log) or ""):find(what, 1, true) ~= nil
 end
 
 local project = h.git_repo(tmp .. "/project")
@@ -70,7 +24,7 @@ sh("git add -A && git commit -qm init", project)
 h.write(project .. "/a.txt", "one\ntwo\nthree\nmine\n")
 h.write(project .. "/untracked.txt", "not committed\n")
 
-h.cc().setup({ claude = { cmd = fake } })
+h.cc().setup({ claude = { cmd = fake.exe } })
 vim.cmd.cd(project)
 
 ---What the person's checkout is: its HEAD, its index and status, its branches.
@@ -128,6 +82,33 @@ local function every_operation(name)
   return errs
 end
 
+---Worktree `name` made hostile by `spoil(wt)`: every operation refuses with `expected`, no
+---command of the model's runs, the person's checkout stays as it was. Returns the worktree.
+local function hostile(name, spoil, expected)
+  local wt = worktree(name)
+  spoil(wt)
+  local before = checkout_state(project)
+  local errs = every_operation(name)
+  ok(not vim.uv.fs_stat(marker), "the model's command ran: " .. (h.read(marker) or ""))
+  eq(before, checkout_state(project))
+  for _, e in ipairs(errs) do
+    contains(e, expected)
+  end
+  return wt
+end
+
+---Discards `name`, waited for: its info (the discard must succeed).
+local function discarded(name)
+  local info
+  A().discard(name, function(e, i)
+    eq(nil, e)
+    info = i
+  end)
+  return wait_for(function()
+    return info
+  end, 30000, "the discard of " .. name)
+end
+
 return {
   {
     "the registered-worktree check: paths named by git's files, one registration",
@@ -148,16 +129,11 @@ return {
   {
     "a worktree whose .git file was removed: land, its view, review and discard refuse; the person's checkout is untouched",
     function()
-      local wt = worktree("nogit")
-      os.remove(wt .. "/.git")
-      local before = checkout_state(project)
-      local errs = every_operation("nogit")
-      eq(before, checkout_state(project))
+      local wt = hostile("nogit", function(wt)
+        os.remove(wt .. "/.git")
+      end, "has no .git file")
       eq("one\ntwo\nthree\nmine\n", h.read(project .. "/a.txt"))
       ok(vim.uv.fs_stat(wt), "the worktree stays")
-      for _, e in ipairs(errs) do
-        contains(e, "has no .git file")
-      end
     end,
   },
   {
@@ -168,29 +144,17 @@ return {
       sh("git add -A && git commit -qm other", other)
       h.write(other .. "/a.txt", "other's own work\n")
       h.write(other .. "/new.txt", "other's untracked\n")
-      local wt = worktree("elsewhere")
-      h.write(wt .. "/.git", "gitdir: " .. other .. "/.git\n")
-      local before, before_other = checkout_state(project), checkout_state(other)
-      local errs = every_operation("elsewhere")
-      eq(before, checkout_state(project))
+      local before_other = checkout_state(other)
+      hostile("elsewhere", function(wt)
+        h.write(wt .. "/.git", "gitdir: " .. other .. "/.git\n")
+      end, "points elsewhere than the project's git")
       eq(before_other, checkout_state(other))
-      for _, e in ipairs(errs) do
-        contains(e, "points elsewhere than the project's git")
-      end
     end,
   },
   {
     "a worktree whose .git points at a git dir the model built, with commands in its config: nothing of it runs",
     function()
-      local wt = worktree("built")
-      model_git_dir(wt)
-      local before = checkout_state(project)
-      local errs = every_operation("built")
-      ok(not vim.uv.fs_stat(marker), "the model's command ran: " .. (h.read(marker) or ""))
-      eq(before, checkout_state(project))
-      for _, e in ipairs(errs) do
-        contains(e, "points elsewhere than the project's git")
-      end
+      hostile("built", model_git_dir, "points elsewhere than the project's git")
     end,
   },
   {
@@ -212,14 +176,7 @@ return {
       local err = h.land_all("attrs")
       eq(nil, err)
       eq("one\nTWO\nthree\nmine\n", h.read(project .. "/a.txt"))
-      local info
-      A().discard("attrs", function(e, i)
-        eq(nil, e)
-        info = i
-      end)
-      wait_for(function()
-        return info
-      end, 30000, "the discard")
+      discarded("attrs")
       sh("git config --unset filter.evil.clean && git config --unset filter.evil.smudge", project)
       ok(not vim.uv.fs_stat(marker), "a command the worktree chose ran: " .. (h.read(marker) or ""))
       ok(not vim.uv.fs_stat(wt), "the worktree is gone")
@@ -243,14 +200,7 @@ return {
       contains(sh("git worktree list --porcelain", project), "stale-other")
       local keep = worktree("keep-me")
       sh("rm -rf " .. vim.fn.shellescape(keep), project)
-      local info
-      A().discard("stale-other", function(e, i)
-        eq(nil, e)
-        info = i
-      end)
-      wait_for(function()
-        return info
-      end, 20000, "the discard")
+      discarded("stale-other")
       local list = sh("git worktree list --porcelain", project)
       ok(not list:find("stale-other", 1, true), list)
       contains(list, "keep-me")
@@ -268,19 +218,11 @@ return {
       vim.fn.setfperm(bin, "rwxr-xr-x")
       local unrelated = vim.system({ bin, "120" }, { cwd = project })
       local plain = vim.system({ "sleep", "120" }, { cwd = wt })
-      h.write(help_text, HELP_NO_STOP)
-      require("claude_context.agents.cli").features_cache = {}
+      fake.help_is(F.HELP_NO_STOP)
       answer(agents_json, vim.json.encode({ { id = "dead0001", pid = unrelated.pid, cwd = wt, kind = "background", startedAt = 5, sessionId = "s-pid", status = "busy" } }))
       refresh()
       h.clear(messages)
-      local info
-      A().discard("pidded", function(e, i)
-        eq(nil, e)
-        info = i
-      end)
-      wait_for(function()
-        return info
-      end, 20000, "the discard")
+      discarded("pidded")
       vim.wait(300)
       ok(vim.uv.kill(unrelated.pid, 0) == 0, "the unrelated process was signalled")
       contains(vim.inspect(messages), "not stopped")
@@ -296,19 +238,11 @@ return {
       eq(true, (D.is_session_process(own.pid, wt2)))
       answer(agents_json, vim.json.encode({ { id = "dead0002", pid = own.pid, cwd = wt2, kind = "background", startedAt = 5, sessionId = "s-pid2", status = "busy" } }))
       refresh()
-      info = nil
-      A().discard("pidded2", function(e, i)
-        eq(nil, e)
-        info = i
-      end)
-      wait_for(function()
-        return info
-      end, 20000, "the discard")
+      discarded("pidded2")
       eq(15, own:wait(10000).signal)
       unrelated:kill("sigkill")
       plain:kill("sigkill")
-      h.write(help_text, HELP)
-      require("claude_context.agents.cli").features_cache = {}
+      fake.help_is(F.HELP)
       answer(agents_json, "[]")
     end,
   },
