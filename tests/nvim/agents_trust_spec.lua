@@ -255,18 +255,32 @@ return {
         contains(err, bad == "x\255y" and 'the name "x\\xffy" is not UTF-8' or "not a name Claude Code takes")
       end
       ok(not called("--bg"), "nothing started")
-      -- Claude Code prints an id, then its service lists the session as failed.
-      answer(agents_json, vim.json.encode({ { id = "abcd1234", cwd = project, kind = "background", startedAt = 5, sessionId = "s-f", state = "failed" } }))
+      -- Claude Code prints an id; its service lists the session in the project (as 2.1.197 does
+      -- until the worktree is made), then as failed.
+      local function entry(state, cwd)
+        answer(agents_json, vim.json.encode({ { id = "abcd1234", cwd = cwd or project, kind = "background", startedAt = 5, sessionId = "s-f", state = state } }))
+      end
+      entry("working")
       A().CONFIRM_EVERY_MS = 50
       local started, failed
-      A().new("refused-later", "p", {
-        cb = function(e, s)
-          started = { e, s }
-        end,
-        on_failed = function(e)
-          failed = e
-        end,
-      })
+      local function start(name)
+        started, failed = nil, nil
+        A().new(name, "p", {
+          cb = function(e, s)
+            started = { e, s }
+          end,
+          on_failed = function(e)
+            failed = e
+          end,
+        })
+        wait_for(function()
+          return started
+        end, 10000, "new's callback")
+      end
+      start("refused-later")
+      vim.wait(300)
+      eq(nil, failed)
+      entry("failed")
       wait_for(function()
         return failed
       end, 20000, "the failure")
@@ -277,6 +291,13 @@ return {
       for _, e in ipairs(A().build()) do
         ok(e.name ~= "refused-later" or e.state ~= "working", vim.inspect(e))
       end
+      -- Listed in its worktree: started, nothing told.
+      entry("working", project .. "/.claude/worktrees/in-place")
+      start("in-place")
+      vim.wait(500)
+      eq(nil, failed)
+      ok(A().started["in-place"], "still known")
+      A().started["in-place"] = nil
       answer(agents_json, "[]")
     end,
   },

@@ -142,10 +142,11 @@ end
 ---failed (ms), and how often it is asked meanwhile.
 M.CONFIRM_MS, M.CONFIRM_EVERY_MS = 120000, 2000
 
----Watches session `s` that `claude --bg` said it started until the service lists it: one the
----service lists as failed (Claude Code refused its name or could not make its worktree), or
----never lists in |CONFIRM_MS|, is told of as a failure (`on_failed(err)` too) and forgotten, never
----shown working. Asks `claude agents --json --all` (an older CLI without `--all`: the cache).
+---Watches session `s` that `claude --bg` said it started until the service lists it in its
+---worktree: one the service lists as failed (Claude Code refused its name or could not make its
+---worktree), or does not list there in |CONFIRM_MS|, is told of as a failure (`on_failed(err)`
+---too) and forgotten, never shown working. Asks `claude agents --json --all` (a CLI without
+---`--all`: the cache).
 ---@param exe string
 ---@param s table the session as |new| started it
 ---@param on_failed fun(err:string)?
@@ -167,15 +168,15 @@ function M.confirm(exe, s, on_failed)
       end
       local list = r.code == 0 and cli.parse_agents(r.stdout) or cli.cache.list
       for _, e in ipairs(list or {}) do
-        if e.id == s.id then
-          if e.state == "failed" or e.status == "failed" then
-            return failed(("Claude Code's service lists it as failed (it refused the name, or could not make the worktree): claude logs %s may say why"):format(s.id))
-          end
+        if e.id == s.id and (e.state == "failed" or e.status == "failed") then
+          return failed(("Claude Code's service lists it as failed (it refused the name, or could not make the worktree): claude logs %s may say why"):format(s.id))
+        elseif e.id == s.id and names.of_cwd(s.root, e.cwd) == s.name then
+          -- In its worktree: started. (Claude Code 2.1.197 lists the project until it made it.)
           return
         end
       end
       if vim.uv.now() >= deadline then
-        return failed(("Claude Code's service did not list it in %d s"):format(M.CONFIRM_MS / 1000))
+        return failed(("Claude Code's service did not list it in its worktree in %d s"):format(M.CONFIRM_MS / 1000))
       end
       vim.defer_fn(ask, M.CONFIRM_EVERY_MS)
     end)
