@@ -127,6 +127,18 @@ return {
     end,
   },
   {
+    "the project of a folder in a worktree is the outer checkout, whatever .git the model made inside",
+    function()
+      local wt = worktree("nested")
+      h.git_repo(wt .. "/sub")
+      local N = require("claude_context.agents.names")
+      eq(project, N.project_of(wt .. "/sub"))
+      eq(project, N.project_of(wt))
+      eq(project, N.project_of(project))
+      sh("git worktree remove --force --force .claude/worktrees/nested", project)
+    end,
+  },
+  {
     "a worktree whose .git file was removed: land, its view, review and discard refuse; the person's checkout is untouched",
     function()
       local wt = hostile("nogit", function(wt)

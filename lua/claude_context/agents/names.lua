@@ -12,10 +12,15 @@ local M = {}
 M.DIR = ".claude/worktrees"
 
 ---The project whose worktrees a session in `dir` works in: the git work tree holding `dir`, or
----the checkout that holds it when that is one of the worktrees; nil outside git.
+---the checkout that holds it when that is one of the worktrees (the outermost: a `.git` the
+---model made inside a worktree does not make a project of its own); nil outside git.
 ---@param dir string
 ---@return string?
 function M.project_of(dir)
+  local outer = dir:match("^(.-)/%.claude/worktrees/[^/]+")
+  if outer and outer ~= "" and vim.uv.fs_stat(outer .. "/.git") then
+    return outer
+  end
   local root = vim.fs.root(dir, ".git")
   return root and (root:match("^(.*)/%.claude/worktrees/[^/]+$") or root)
 end
