@@ -192,6 +192,29 @@ return {
       sh("git config --unset filter.evil.clean && git config --unset filter.evil.smudge", project)
       ok(not vim.uv.fs_stat(marker), "a command the worktree chose ran: " .. (h.read(marker) or ""))
       ok(not vim.uv.fs_stat(wt), "the worktree is gone")
+      os.remove(project .. "/.gitattributes")
+      sh("git checkout -q -- a.txt && printf 'one\\ntwo\\nthree\\nmine\\n' > a.txt", project)
+    end,
+  },
+  {
+    "land: a name with a line break, a nested .git, are never landed; the line break is said",
+    function()
+      local wt = worktree("odd")
+      local nl = "x\nHEAD:a.txt"
+      h.write(wt .. "/" .. nl, "the model's\n")
+      vim.fn.mkdir(wt .. "/deep/.GIT", "p")
+      h.write(wt .. "/deep/.GIT/config", "[core]\n")
+      local err, report = h.land_all("odd")
+      eq(nil, err)
+      ok(not vim.uv.fs_lstat(project .. "/" .. nl), "a name with a line break was landed")
+      ok(not vim.uv.fs_lstat(project .. "/deep"), "a .git folder was landed")
+      contains(vim.inspect(report.skipped), "line break")
+      eq("one\nTWO\nthree\nmine\n", h.read(project .. "/a.txt"))
+      -- A path git will not add (a `.GIT` folder) does not keep the worktree from going: said.
+      h.clear(messages)
+      discarded("odd")
+      contains(vim.inspect(messages), "not saved, git would not add it")
+      eq("the model's\n", sh("git show worktree-odd:" .. vim.fn.shellescape(nl), project))
       sh("git checkout -q -- a.txt && printf 'one\\ntwo\\nthree\\nmine\\n' > a.txt", project)
     end,
   },

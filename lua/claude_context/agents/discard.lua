@@ -19,10 +19,15 @@ local function git(w, args, cb)
 end
 
 ---Commits what worktree `w` (claude_context.agents.worktree's, registered) of session `name`
----holds uncommitted on its branch, then `done()`; on failure `cb(err)` (nothing removed).
-local function save_work(w, name, cb, done)
-  git(w, { "add", "-A" }, function(ca, _, ea)
-    if ca ~= 0 then
+---holds uncommitted on its branch, then `done(refused)` (`refused`: what git would not add, such
+---as a path git calls invalid: its message, or nil); on failure `cb(err)` (nothing removed).
+local function save_work(w, name, cb, done0)
+  git(w, { "add", "-A", "--ignore-errors" }, function(ca, _, ea)
+    local refused = ca ~= 0 and vim.trim(ea):sub(1, 400) or nil
+    local function done()
+      done0(refused)
+    end
+    if ca ~= 0 and not ea:find("unable to add", 1, true) then
       return fail(cb, ("cannot save the worktree's work (git add): %s; nothing removed"):format(vim.trim(ea)))
     end
     local msg = "claude-context: work left in worktree " .. name .. " when it was discarded"
@@ -59,13 +64,14 @@ end
 ---Removes the registered worktree `w` of session `name` (its work saved on `branch` first;
 ---only this worktree: the project's others are left as they are); `cb(err, {branch})`.
 local function remove_worktree(agents, root, w, name, branch, cb)
-  local function remove()
+  local function remove(refused)
     local args = worktree.project_args(root, { "worktree", "remove", "--force", "--force", w.path })
     require("claude_context.agents.plan").git(args, function(cr, _, er)
       if cr ~= 0 then
         return fail(cb, ("git worktree remove failed: %s"):format(vim.trim(er)))
       end
-      notify(("claude-context: discarded %s; its work stays on branch %s"):format(name, branch))
+      local lost = refused and ("; not saved, git would not add it: " .. refused) or ""
+      notify(("claude-context: discarded %s; its work stays on branch %s%s"):format(name, branch, lost), refused and vim.log.levels.WARN or nil)
       forget(agents, name, branch, cb)
     end)
   end

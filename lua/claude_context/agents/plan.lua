@@ -8,7 +8,6 @@
 
 local M = {}
 
-local names = require("claude_context.agents.names")
 local merge = require("claude_context.agents.merge")
 ---How long one slice of the merges may hold the main thread (ns).
 M.SLICE_NS = 8e6
@@ -37,27 +36,23 @@ local function wgit(w, args, cb, stdin)
   return require("claude_context.agents.worktree").git(w, args, cb, stdin)
 end
 
----The changed paths of `out` (`git diff --name-status -z`): `{ {status, path} }`.
+---The core's reading of what git printed for the worktree (crates/core/src/worktree.rs, through
+---the native API's `worktree` table): bytes in, bytes out, every byte of it untrusted.
+---@return table
+function M.native()
+  local api, err = require("claude_context.native").get()
+  if not api or not api.worktree then
+    error("claude-context: " .. (err or "the native library cannot read a worktree (rebuild it: make)"), 0)
+  end
+  return api.worktree
+end
+
+---The changed paths of `out` (`git diff --name-status -z`): `{ {status, path} }` (a rename's
+---old path as `D`, its new as `A`); raises when git's output is cut short or unknown.
 ---@param out string
 ---@return {status:string, path:string}[]
 function M.parse_name_status(out)
-  local parts = vim.split(out, "\0", { plain = true, trimempty = true })
-  local list = {}
-  local i = 1
-  while i <= #parts do
-    local st = parts[i]
-    local c = st:sub(1, 1)
-    if c == "R" or c == "C" then
-      -- (--no-renames is passed; kept for safety) old and new path follow.
-      list[#list + 1] = { status = "D", path = parts[i + 1] }
-      list[#list + 1] = { status = "A", path = parts[i + 2] }
-      i = i + 3
-    else
-      list[#list + 1] = { status = c, path = parts[i + 1] }
-      i = i + 2
-    end
-  end
-  return list
+  return M.native().name_status(out)
 end
 
 ---The blobs of `git cat-file --batch` output, in order: a string, or false when missing.
@@ -65,33 +60,11 @@ end
 ---@param n integer
 ---@return (string|false)[]
 function M.parse_batch(out, n)
-  local res, pos = {}, 1
-  for i = 1, n do
-    local nl = out:find("\n", pos, true)
-    if not nl then
-      break
-    end
-    local head = out:sub(pos, nl - 1)
-    local size = head:match("^%x+ %a+ (%d+)$")
-    if size then
-      size = tonumber(size)
-      res[i] = out:sub(nl + 1, nl + size)
-      pos = nl + size + 2
-    else
-      res[i] = false
-      pos = nl + 1
-    end
-  end
-  return res
+  return M.native().batch(out, n)
 end
 
 local function is_binary(t)
   return type(t) == "string" and t:find("\0", 1, true) ~= nil
-end
-
----Whether `path` (relative) is one of the project's paths the plugin never lands.
-local function skipped(path)
-  return path == ".git" or vim.startswith(path, ".git/") or vim.startswith(path, names.DIR .. "/")
 end
 
 ---Marks `f` a conflict of the whole file (a line-by-line merge cannot apply), with `why`.
@@ -139,20 +112,29 @@ function M.plan_file(rel, base, ours, theirs)
 end
 
 ---The files the worktree changed since `base` (git's `--name-status -z` output `diff`) and its
----untracked files (`others`), sorted by path, the skipped ones left out.
+---untracked files (`others`, `ls-files -z`), sorted by path. Git's own files and the sessions'
+---worktrees are left out; a path land may not write (not a plain relative path, a line break
+---in its name) is listed with why (`unreadable`), never read or written.
 local function changed_files(diff, others)
+  local W = M.native()
   local files, seen = {}, {}
-  for _, e in ipairs(M.parse_name_status(diff)) do
-    if e.path and not seen[e.path] and not skipped(e.path) then
-      seen[e.path] = true
-      files[#files + 1] = { path = e.path, status = e.status }
+  local function add(path, status)
+    if seen[path] then
+      return
+    end
+    seen[path] = true
+    local why = W.landable(path)
+    if why == nil then
+      files[#files + 1] = { path = path, status = status }
+    elseif why ~= "git's own files" and why ~= "a session's worktree" then
+      files[#files + 1] = { path = path, status = status, why = why }
     end
   end
-  for _, p in ipairs(vim.split(others, "\0", { plain = true, trimempty = true })) do
-    if not seen[p] and not skipped(p) then
-      seen[p] = true
-      files[#files + 1] = { path = p, status = "A" }
-    end
+  for _, e in ipairs(M.parse_name_status(diff)) do
+    add(e.path, e.status)
+  end
+  for _, p in ipairs(W.z_list(others)) do
+    add(p, "A")
   end
   table.sort(files, function(a, b)
     return a.path < b.path
@@ -180,8 +162,20 @@ local function merge_in_slices(plan, files, based, ours_paths, theirs_paths, cb)
 end
 
 ---Reads the base texts of `files` (at `base`) and both sides, then plans them; `cb(err, plan)`.
-local function plan_files(root, w, base, files, cb)
+local function plan_files(root, w, base, all, cb)
   local wt = w.path
+  -- The paths land may not write are listed with why, never read.
+  local files, refused = {}, {}
+  for _, f in ipairs(all) do
+    if f.why then
+      refused[#refused + 1] = { path = f.path, action = "unreadable", why = f.why, conflicts = {} }
+    else
+      files[#files + 1] = f
+    end
+  end
+  if #files == 0 then
+    return cb(nil, { root = root, worktree = wt, base = base, files = refused })
+  end
   local q = {}
   for _, f in ipairs(files) do
     q[#q + 1] = base .. ":" .. f.path
@@ -199,7 +193,7 @@ local function plan_files(root, w, base, files, cb)
     end
     fs.load(root, ours_paths, function()
       fs.load(wt, theirs_paths, function()
-        local plan = { root = root, worktree = wt, base = base, files = {} }
+        local plan = { root = root, worktree = wt, base = base, files = refused }
         -- The merges in slices, so the editor is never held long.
         merge_in_slices(plan, files, based, ours_paths, theirs_paths, cb)
       end)
@@ -231,9 +225,9 @@ function M.prepare(root, w, cb)
           if c4 ~= 0 then
             return cb("git ls-files failed in the worktree: " .. vim.trim(e4))
           end
-          local files = changed_files(diff, others)
-          if #files == 0 then
-            return cb(nil, { root = root, worktree = wt, base = base, files = {} })
+          local okf, files = pcall(changed_files, diff, others)
+          if not okf then
+            return cb("cannot read what git printed for the worktree: " .. tostring(files))
           end
           plan_files(root, w, base, files, cb)
         end)

@@ -70,51 +70,15 @@ function M.git(w, args, cb, stdin)
   return run(M.args(w, args), cb, stdin)
 end
 
----The path `p` with `.` and `..` components resolved (no file system access); nil when it
----climbs above `/` or is not absolute.
----@param p string
----@return string?
-function M.clean(p)
-  if p:sub(1, 1) ~= "/" then
-    return nil
-  end
-  local out = {}
-  for c in p:gmatch("[^/]+") do
-    if c == ".." then
-      if #out == 0 then
-        return nil
-      end
-      out[#out] = nil
-    elseif c ~= "." then
-      out[#out + 1] = c
-    end
-  end
-  return "/" .. table.concat(out, "/")
-end
-
----The path a git file's text names (`gitdir: X` in a `.git` file; `X` in a registration's
----`gitdir`), absolute and cleaned, `X` taken relative to `base` when it is relative; nil when
----the text is not one path (`prefix` the word before it, or none).
+---The path a git file's text names (`gitdir: X` in a `.git` file, `prefix` "gitdir"; `X` in a
+---registration's `gitdir`, no prefix), absolute and cleaned, `X` taken relative to `base` when
+---it is relative; nil when the text is not one path. (The core's check: crates/core/src/worktree.rs.)
 ---@param text string
 ---@param prefix string?
 ---@param base string
 ---@return string?
 function M.named_path(text, prefix, base)
-  local p = text
-  if prefix then
-    if p:sub(1, #prefix + 2) ~= prefix .. ": " then
-      return nil
-    end
-    p = p:sub(#prefix + 3)
-  end
-  p = p:gsub("\r?\n$", "", 1)
-  if p == "" or p:find("\0", 1, true) or p:find("\n", 1, true) then
-    return nil
-  end
-  if p:sub(1, 1) ~= "/" then
-    p = base .. "/" .. p
-  end
-  return M.clean(p)
+  return require("claude_context.agents.plan").native().named_path(text, prefix, base)
 end
 
 ---The registered worktree of `gitdirs` (`{ [admin dir] = its gitdir file's text }`) whose
@@ -123,16 +87,7 @@ end
 ---@param dotgit string
 ---@return string? admin, string? err
 function M.registered(gitdirs, dotgit)
-  local found = {}
-  for admin, text in pairs(gitdirs) do
-    if M.named_path(text, nil, admin) == dotgit then
-      found[#found + 1] = admin
-    end
-  end
-  if #found == 1 then
-    return found[1]
-  end
-  return nil, #found == 0 and "not registered" or "registered more than once"
+  return require("claude_context.agents.plan").native().registered(gitdirs, dotgit)
 end
 
 ---The text of the small regular file `path` (never a link or a FIFO), or nil.
@@ -220,8 +175,10 @@ function M.open(root, name, cb)
         path = real_root .. "/" .. names.DIR .. "/" .. name,
         attr_source = c2 == 0 and vim.trim(head) or M.EMPTY_TREE[format] or M.EMPTY_TREE.sha1,
       }
-      local err = check(w, real_common, name)
-      if err then
+      local okc, err = pcall(check, w, real_common, name)
+      if not okc then
+        return cb(tostring(err))
+      elseif err then
         return cb(err, w.unregistered and w or nil)
       end
       cb(nil, w)

@@ -127,6 +127,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "text",
             "threads",
             "uri",
+            "worktree",
         ],
     ),
     (
