@@ -6,7 +6,7 @@
 set -uo pipefail
 cd "$(dirname "$0")"
 TIME="${FUZZ_TIME:-60}"
-TARGETS="${FUZZ_TARGETS:-ws_frames ws_handshake mcp_message tool_args capfs_ops hook_door store_disk review_apply}"
+TARGETS="${FUZZ_TARGETS:-ws_frames ws_handshake mcp_message tool_args capfs_ops hook_door store_disk review_apply worktree_files}"
 CARGO="${CARGO:-cargo}"
 export RUSTC_BOOTSTRAP=1
 if ! "$CARGO" fuzz --version >/dev/null 2>&1; then

@@ -11,6 +11,7 @@ mod api_edit;
 mod api_fs;
 mod api_review;
 mod api_route;
+mod api_worktree;
 mod binding;
 mod editor;
 mod logging;

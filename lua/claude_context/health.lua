@@ -329,7 +329,7 @@ function M.check_git()
   if vim.version.ge(vim.version.parse(v), vim.version.parse(M.GIT_WORKTREES)) then
     h.ok(("git %s (worktrees need %s or newer)"):format(v, M.GIT_WORKTREES))
   else
-    h.warn(("git %s: sessions in their own worktree need git %s or newer (git worktree remove)"):format(v, M.GIT_WORKTREES))
+    h.warn(("git %s: sessions in their own worktree need git %s or newer (git worktree remove; --attr-source, so a worktree's attributes choose no filter)"):format(v, M.GIT_WORKTREES))
   end
   local complete = require("claude_context.complete")
   if not complete.git_dirs() then
@@ -340,8 +340,9 @@ function M.check_git()
   h.info(("worktrees: %s"):format(#wts == 0 and "none besides the main one" or table.concat(wts, ", ")))
 end
 
----The oldest git with every `git worktree` command the sessions use.
-M.GIT_WORKTREES = "2.17.0"
+---The oldest git with every `git worktree` command the sessions use, and `--attr-source`
+---(claude_context.agents.worktree: a worktree's `.gitattributes` names no filter or driver).
+M.GIT_WORKTREES = "2.40.0"
 
 ---The filetypes the code tools may meet: those of the enabled language servers' configurations
 ---and of the loaded buffers. Returns them with the servers configured for each.

@@ -472,3 +472,32 @@ def test_two_neovims_on_one_project(make_bridge, claude, model_stub, world, serv
     assert not b1.lua("return require('claude_context').permissions()")
     assert not b2.lua("return require('claude_context').permissions()")
     service()
+
+
+def test_a_session_the_service_fails_is_told_as_a_failure(make_bridge, claude, model_stub, world, service):
+    """`claude --bg` prints an id, then its service fails the session (here: `.claude/worktrees` is
+    a file, so no worktree can be made): `new` tells of the failure (`on_failed`), and the session
+    is neither listed nor counted as working."""
+    if not RELAY.exists():
+        pytest.fail(f"{RELAY} is missing: run `make build`")
+    need_bg(claude)
+    project = make_project(world)
+    (project / ".claude").mkdir()
+    (project / ".claude/worktrees").write_text("not a folder\n")
+    b = nvim_with_cli(make_bridge, claude)
+    b.lua("_G.failed = nil; require('claude_context.agents').CONFIRM_EVERY_MS = 500")
+    started = lua_wait(
+        b,
+        "require('claude_context').new('blocked', 'do something', { cb = function(err, s) _G.agents_result = { err = err or false, s = s } end,"
+        " on_failed = function(err) _G.failed = err end })",
+        "new's callback",
+    )
+    service()
+    if started.get("err"):
+        # (A CLI that refuses at once says so through the callback: a failure too.)
+        return
+    failed = wait_until(lambda: b.lua("return _G.failed"), WAIT * 3, 0.5, "the failure")
+    assert "did not start" in failed, failed
+    assert b.lua("return require('claude_context.agents').started.blocked") is None
+    e = entry(b, "blocked")
+    assert e is None or e["state"] != "working", e

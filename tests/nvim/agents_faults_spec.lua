@@ -14,57 +14,17 @@ end
 local sh = h.sh
 
 local tmp = h.tmpdir()
-local log = tmp .. "/fake-calls.log"
-local agents_json = tmp .. "/agents.json"
-local agents_fail = tmp .. "/agents.fail"
-local fake = tmp .. "/claude"
--- `agents --json` prints agents.json, or fails with agents.fail's text when that file exists.
-h.write(
-  fake,
-  ([[#!/bin/sh
-printf '%%s\n' "$*" >> %q
-case "$1" in
-  --help) printf 'Options:\n  --bg, --background  x\nCommands:\n  agents [options]  x\n  attach <id|name>  x\n  stop|kill <id>  x\n  rm <id>  x\n  logs <id|name>  x\n' ;;
-  agents) if [ -f %q ]; then cat %q >&2; exit 1; fi; cat %q ;;
-  stop) echo "stopped $2" ;;
-  *) printf 'backgrounded \302\267 abcd1234\n' ;;
-esac
-]]):format(log, agents_fail, agents_fail, agents_json)
-)
-vim.fn.setfperm(fake, "rwxr-xr-x")
-h.write(agents_json, "[]")
-
--- The fake's answers are replaced whole (a `claude agents` run meanwhile never reads half a file).
-local function answer(path, text)
-  h.write(path .. ".new", text)
-  assert(os.rename(path .. ".new", path))
-end
+local fake = h.load("agents_fake").new(tmp)
+local agents_json, agents_fail, answer = fake.agents_json, fake.agents_fail, fake.answer
 
 local project = h.git_repo(tmp .. "/project")
 h.write(project .. "/a.txt", "one\ntwo\nthree\n")
 sh("git add -A && git commit -qm init", project)
 
-h.cc().setup({ claude = { cmd = fake } })
+h.cc().setup({ claude = { cmd = fake.exe } })
 vim.cmd.cd(project)
 
-local function refresh()
-  -- A refresh already under way (agents() starts one when its cache is old) may have read the
-  -- fake's files before the test changed them: wait for it, then read anew.
-  wait_for(function()
-    return not require("claude_context.agents.cli").cache.running
-  end, 10000, "the refresh under way")
-  local got
-  A().refresh(function(l, err)
-    got = { list = l, err = err }
-  end)
-  return wait_for(function()
-    return got
-  end, 10000, "the refresh")
-end
-
-local function called(what)
-  return (h.read(log) or ""):find(what, 1, true) ~= nil
-end
+local refresh, called = fake.refresh, fake.called
 
 local function by_name(list, name)
   for _, e in ipairs(list) do
@@ -108,7 +68,7 @@ end
 ---A child Neovim with the plugin set up in the project.
 local function child()
   local c = h.load("child").start(project)
-  c:lua("local cmd, dir = ...; require('claude_context').setup({ claude = { cmd = cmd } }); vim.cmd.cd(dir)", fake, project)
+  c:lua("local cmd, dir = ...; require('claude_context').setup({ claude = { cmd = cmd } }); vim.cmd.cd(dir)", fake.exe, project)
   return c
 end
 
@@ -195,7 +155,7 @@ return {
     end,
   },
   {
-    "a worktree removed by hand: land names the branch that keeps its commits; discard prunes it; new with its name is refused",
+    "a worktree removed by hand: land names the branch that keeps its commits; discard removes its registration; new with its name is refused",
     function()
       sh("git worktree add -q .claude/worktrees/byhand -b worktree-byhand", project)
       local wt = project .. "/.claude/worktrees/byhand"
@@ -206,12 +166,18 @@ return {
       A().land("byhand", { all = true, cb = function(x)
         err = x
       end })
+      wait_for(function()
+        return err
+      end, 10000, "the refusal")
       contains(err, "is gone")
       contains(err, "worktree-byhand")
       err = nil
       A().land("byhand", { cb = function(x)
         err = x
       end })
+      wait_for(function()
+        return err
+      end, 10000, "the refusal")
       contains(err, "is gone")
       local info
       A().discard("byhand", function(x, i)

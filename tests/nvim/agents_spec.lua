@@ -495,6 +495,9 @@ return {
       h.cc().land("gone", { all = true, cb = function(e)
         err = e
       end })
+      wait_for(function()
+        return err
+      end, 10000, "the refusal")
       contains(err, "is gone")
     end,
   },

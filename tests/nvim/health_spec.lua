@@ -145,7 +145,7 @@ return {
       local t = capture(health.check_git)
       vim.cmd.cd("-")
       contains(t, "OK git ")
-      contains(t, "worktrees need 2.17.0 or newer")
+      contains(t, "worktrees need 2.40.0 or newer")
       contains(t, "INFO worktrees: agent-x")
     end,
   },

@@ -23,7 +23,8 @@
 //!   hooks (`claude-context-mcp hook <Event>` sends them to the bridge's hook door); the plans
 //!   and questions the person decides in Neovim.
 //! * Small helpers: [`auth`], [`error`], [`fsutil`], [`json_limits`], [`logging`], [`paths`],
-//!   [`text`], [`threads`], [`uri`], [`prompts`], [`proposal`], [`project`].
+//!   [`text`], [`threads`], [`uri`], [`prompts`], [`proposal`], [`project`], [`worktree`] (what
+//!   land reads of a background session's worktree: git's `-z` outputs, its registration).
 //! * [`editor`] — the snapshot of editor state that Neovim keeps current, and the hop to Neovim's
 //!   main thread for tools that must touch the editor.
 //!
@@ -60,6 +61,7 @@ pub mod threads;
 pub mod tools;
 pub mod turns;
 pub mod uri;
+pub mod worktree;
 
 /// The plugin's version; the Lua loader refuses a native library built from another version.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -72,15 +72,16 @@ M.mcp_config, M.settings, M.argv = launch.mcp_config, launch.settings, launch.ar
 ---Starts a background session in worktree `name` (`claude --bg --worktree name [prompt]`).
 ---Returns at once: true, or nil and why not when the name is refused before anything runs;
 ---`cb(err, started)` later on the main thread (`started = { id, name, worktree, branch }`).
----Errors are also notified.
+---Errors are also notified. A name Claude Code would refuse is refused here; a session the
+---service then lists as failed, or never lists, is a failure told later (|confirm|).
 ---@param name string
 ---@param prompt string?
----@param opts {permission_mode?:string|false, cb?:fun(err?:string, s?:table)}?
+---@param opts {permission_mode?:string|false, cb?:fun(err?:string, s?:table), on_failed?:fun(err:string)}?
 ---@return boolean? ok, string? err
 function M.new(name, prompt, opts)
   opts = opts or {}
   local cb = opts.cb
-  local why = names.invalid(name)
+  local why = names.invalid(name) or names.refused(name)
   if why then
     fail(cb, why)
     return nil, why
@@ -127,6 +128,7 @@ function M.new(name, prompt, opts)
         M.generation = M.generation + 1
         cli.refresh()
         notify(("claude-context: background session %s started (%s)"):format(name, id))
+        M.confirm(exe, s, opts.on_failed)
         if cb then
           cb(nil, s)
         end
@@ -134,6 +136,52 @@ function M.new(name, prompt, opts)
     end)
   end)
   return true
+end
+
+---How long the service may take to list a session |new| started before it is taken to have
+---failed (ms), and how often it is asked meanwhile.
+M.CONFIRM_MS, M.CONFIRM_EVERY_MS = 120000, 2000
+
+---Watches session `s` that `claude --bg` said it started until the service lists it in its
+---worktree: one the service lists as failed (Claude Code refused its name or could not make its
+---worktree), or does not list there in |CONFIRM_MS|, is told of as a failure (`on_failed(err)`
+---too) and forgotten, never shown working. Asks `claude agents --json --all` (a CLI without
+---`--all`: the cache).
+---@param exe string
+---@param s table the session as |new| started it
+---@param on_failed fun(err:string)?
+function M.confirm(exe, s, on_failed)
+  local deadline = vim.uv.now() + M.CONFIRM_MS
+  local function failed(why)
+    M.started[s.name] = nil
+    M.generation = M.generation + 1
+    cli.refresh()
+    fail(on_failed, ("background session %s did not start: %s"):format(s.name, why))
+  end
+  local function ask()
+    if M.started[s.name] ~= s then
+      return
+    end
+    cli.run({ exe, "agents", "--json", "--all" }, { env = cli.env(), timeout = 30000 }, function(r)
+      if M.started[s.name] ~= s then
+        return
+      end
+      local list = r.code == 0 and cli.parse_agents(r.stdout) or cli.cache.list
+      for _, e in ipairs(list or {}) do
+        if e.id == s.id and (e.state == "failed" or e.status == "failed") then
+          return failed(("Claude Code's service lists it as failed (it refused the name, or could not make the worktree): claude logs %s may say why"):format(s.id))
+        elseif e.id == s.id and names.of_cwd(s.root, e.cwd) == s.name then
+          -- In its worktree: started. (Claude Code 2.1.197 lists the project until it made it.)
+          return
+        end
+      end
+      if vim.uv.now() >= deadline then
+        return failed(("Claude Code's service did not list it in its worktree in %d s"):format(M.CONFIRM_MS / 1000))
+      end
+      vim.defer_fn(ask, M.CONFIRM_EVERY_MS)
+    end)
+  end
+  vim.defer_fn(ask, M.CONFIRM_EVERY_MS)
 end
 
 -- The list of sessions (the service's, the hooks', the ended worktrees): agents/list.lua.

@@ -185,15 +185,21 @@ local function prepared(name, cb, go)
   if not root then
     return fail(cb, rerr)
   end
-  local wt = names.worktree(root, name)
-  if not vim.uv.fs_stat(wt .. "/.git") then
-    return fail(cb, ("the worktree %s is gone (removed by hand?): its commits stay on branch %s"):format(wt, names.branch(name)))
-  end
-  M.prepare(root, wt, function(err, plan)
-    if err then
-      return fail(cb, err)
+  -- Only a worktree the project's git registers, run on with its registered git dir.
+  require("claude_context.agents.worktree").open(root, name, function(werr, w)
+    if werr and not (w and w.unregistered) then
+      return fail(cb, werr)
     end
-    go(plan, wt)
+    if w.missing or w.unregistered then
+      local how = w.unregistered and ", or the project's git does not register it: nothing run" or ""
+      return fail(cb, ("the worktree %s is gone (removed by hand?)%s; its commits stay on branch %s"):format(vim.inspect(w.path), how, names.branch(name)))
+    end
+    M.prepare(root, w, function(err, plan)
+      if err then
+        return fail(cb, err)
+      end
+      go(plan, w.path)
+    end)
   end)
 end
 

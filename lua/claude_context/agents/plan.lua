@@ -8,7 +8,6 @@
 
 local M = {}
 
-local names = require("claude_context.agents.names")
 local merge = require("claude_context.agents.merge")
 ---How long one slice of the merges may hold the main thread (ns).
 M.SLICE_NS = 8e6
@@ -31,27 +30,29 @@ function M.git(args, cb, stdin)
 end
 git = M.git
 
----The changed paths of `out` (`git diff --name-status -z`): `{ {status, path} }`.
+---Runs git on worktree `w` (claude_context.agents.worktree: its registered git dir, nothing
+---of the worktree choosing what runs).
+local function wgit(w, args, cb, stdin)
+  return require("claude_context.agents.worktree").git(w, args, cb, stdin)
+end
+
+---The core's reading of what git printed for the worktree (crates/core/src/worktree.rs, through
+---the native API's `worktree` table): bytes in, bytes out, every byte of it untrusted.
+---@return table
+function M.native()
+  local api, err = require("claude_context.native").get()
+  if not api or not api.worktree then
+    error("claude-context: " .. (err or "the native library cannot read a worktree (rebuild it: make)"), 0)
+  end
+  return api.worktree
+end
+
+---The changed paths of `out` (`git diff --name-status -z`): `{ {status, path} }` (a rename's
+---old path as `D`, its new as `A`); raises when git's output is cut short or unknown.
 ---@param out string
 ---@return {status:string, path:string}[]
 function M.parse_name_status(out)
-  local parts = vim.split(out, "\0", { plain = true, trimempty = true })
-  local list = {}
-  local i = 1
-  while i <= #parts do
-    local st = parts[i]
-    local c = st:sub(1, 1)
-    if c == "R" or c == "C" then
-      -- (--no-renames is passed; kept for safety) old and new path follow.
-      list[#list + 1] = { status = "D", path = parts[i + 1] }
-      list[#list + 1] = { status = "A", path = parts[i + 2] }
-      i = i + 3
-    else
-      list[#list + 1] = { status = c, path = parts[i + 1] }
-      i = i + 2
-    end
-  end
-  return list
+  return M.native().name_status(out)
 end
 
 ---The blobs of `git cat-file --batch` output, in order: a string, or false when missing.
@@ -59,33 +60,11 @@ end
 ---@param n integer
 ---@return (string|false)[]
 function M.parse_batch(out, n)
-  local res, pos = {}, 1
-  for i = 1, n do
-    local nl = out:find("\n", pos, true)
-    if not nl then
-      break
-    end
-    local head = out:sub(pos, nl - 1)
-    local size = head:match("^%x+ %a+ (%d+)$")
-    if size then
-      size = tonumber(size)
-      res[i] = out:sub(nl + 1, nl + size)
-      pos = nl + size + 2
-    else
-      res[i] = false
-      pos = nl + 1
-    end
-  end
-  return res
+  return M.native().batch(out, n)
 end
 
 local function is_binary(t)
   return type(t) == "string" and t:find("\0", 1, true) ~= nil
-end
-
----Whether `path` (relative) is one of the project's paths the plugin never lands.
-local function skipped(path)
-  return path == ".git" or vim.startswith(path, ".git/") or vim.startswith(path, names.DIR .. "/")
 end
 
 ---Marks `f` a conflict of the whole file (a line-by-line merge cannot apply), with `why`.
@@ -133,20 +112,29 @@ function M.plan_file(rel, base, ours, theirs)
 end
 
 ---The files the worktree changed since `base` (git's `--name-status -z` output `diff`) and its
----untracked files (`others`), sorted by path, the skipped ones left out.
+---untracked files (`others`, `ls-files -z`), sorted by path. Git's own files and the sessions'
+---worktrees are left out; a path land may not write (not a plain relative path, a line break
+---in its name) is listed with why (`unreadable`), never read or written.
 local function changed_files(diff, others)
+  local W = M.native()
   local files, seen = {}, {}
-  for _, e in ipairs(M.parse_name_status(diff)) do
-    if e.path and not seen[e.path] and not skipped(e.path) then
-      seen[e.path] = true
-      files[#files + 1] = { path = e.path, status = e.status }
+  local function add(path, status)
+    if seen[path] then
+      return
+    end
+    seen[path] = true
+    local why = W.landable(path)
+    if why == nil then
+      files[#files + 1] = { path = path, status = status }
+    elseif why ~= "git's own files" and why ~= "a session's worktree" then
+      files[#files + 1] = { path = path, status = status, why = why }
     end
   end
-  for _, p in ipairs(vim.split(others, "\0", { plain = true, trimempty = true })) do
-    if not seen[p] and not skipped(p) then
-      seen[p] = true
-      files[#files + 1] = { path = p, status = "A" }
-    end
+  for _, e in ipairs(M.parse_name_status(diff)) do
+    add(e.path, e.status)
+  end
+  for _, p in ipairs(W.z_list(others)) do
+    add(p, "A")
   end
   table.sort(files, function(a, b)
     return a.path < b.path
@@ -174,12 +162,25 @@ local function merge_in_slices(plan, files, based, ours_paths, theirs_paths, cb)
 end
 
 ---Reads the base texts of `files` (at `base`) and both sides, then plans them; `cb(err, plan)`.
-local function plan_files(root, wt, base, files, cb)
+local function plan_files(root, w, base, all, cb)
+  local wt = w.path
+  -- The paths land may not write are listed with why, never read.
+  local files, refused = {}, {}
+  for _, f in ipairs(all) do
+    if f.why then
+      refused[#refused + 1] = { path = f.path, action = "unreadable", why = f.why, conflicts = {} }
+    else
+      files[#files + 1] = f
+    end
+  end
+  if #files == 0 then
+    return cb(nil, { root = root, worktree = wt, base = base, files = refused })
+  end
   local q = {}
   for _, f in ipairs(files) do
     q[#q + 1] = base .. ":" .. f.path
   end
-  git({ "-C", wt, "cat-file", "--batch" }, function(c5, blobs, e5)
+  wgit(w, { "cat-file", "--batch" }, function(c5, blobs, e5)
     if c5 ~= 0 then
       return cb("git cat-file failed: " .. vim.trim(e5))
     end
@@ -192,7 +193,7 @@ local function plan_files(root, wt, base, files, cb)
     end
     fs.load(root, ours_paths, function()
       fs.load(wt, theirs_paths, function()
-        local plan = { root = root, worktree = wt, base = base, files = {} }
+        local plan = { root = root, worktree = wt, base = base, files = refused }
         -- The merges in slices, so the editor is never held long.
         merge_in_slices(plan, files, based, ours_paths, theirs_paths, cb)
       end)
@@ -202,32 +203,33 @@ end
 
 ---Reads what a land needs; `cb(err, plan)` on the main thread.
 ---@param root string the main checkout
----@param wt string the worktree
+---@param w table the worktree, as claude_context.agents.worktree's `open` found it registered
 ---@param cb fun(err?:string, plan?:table)
-function M.prepare(root, wt, cb)
-  git({ "-C", root, "rev-parse", "--verify", "HEAD" }, function(c1, head, e1)
+function M.prepare(root, w, cb)
+  local wt = w.path
+  git(require("claude_context.agents.worktree").project_args(root, { "rev-parse", "--verify", "HEAD" }), function(c1, head, e1)
     if c1 ~= 0 then
       return cb("the main checkout has no commit: " .. vim.trim(e1))
     end
     head = vim.trim(head)
-    git({ "-C", wt, "merge-base", "HEAD", head }, function(c2, base, e2)
+    wgit(w, { "merge-base", "HEAD", head }, function(c2, base, e2)
       if c2 ~= 0 then
         return cb("no merge-base between the worktree and the main checkout: " .. vim.trim(e2))
       end
       base = vim.trim(base)
-      git({ "-C", wt, "diff", "--name-status", "-z", "--no-renames", base, "--" }, function(c3, diff, e3)
+      wgit(w, { "diff", "--name-status", "-z", "--no-renames", "--no-ext-diff", "--no-textconv", "--ignore-submodules=all", base, "--" }, function(c3, diff, e3)
         if c3 ~= 0 then
           return cb("git diff failed in the worktree: " .. vim.trim(e3))
         end
-        git({ "-C", wt, "ls-files", "-z", "--others", "--exclude-standard" }, function(c4, others, e4)
+        wgit(w, { "ls-files", "-z", "--others", "--exclude-standard" }, function(c4, others, e4)
           if c4 ~= 0 then
             return cb("git ls-files failed in the worktree: " .. vim.trim(e4))
           end
-          local files = changed_files(diff, others)
-          if #files == 0 then
-            return cb(nil, { root = root, worktree = wt, base = base, files = {} })
+          local okf, files = pcall(changed_files, diff, others)
+          if not okf then
+            return cb("cannot read what git printed for the worktree: " .. tostring(files))
           end
-          plan_files(root, wt, base, files, cb)
+          plan_files(root, w, base, files, cb)
         end)
       end)
     end)

@@ -128,6 +128,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "text",
             "threads",
             "uri",
+            "worktree",
         ],
     ),
     (
