@@ -10,6 +10,7 @@ mod api;
 mod api_fs;
 mod api_review;
 mod api_route;
+mod api_transcript;
 mod binding;
 mod editor;
 mod logging;
