@@ -3,7 +3,8 @@ with the real CLI in the plugin's terminal (`:ClaudeContext open`: its hooks, it
 and the model stub, on every CLI of the matrix:
 
 - with `follow` on, the stub's scripted `Read` (of a file, from line 3) shows that file at that
-  line in the follow window, the person's window staying current; the trail has it;
+  line in the follow window, the person's window staying current; the trail has it (2.1.330 and
+  newer: 2.1.197's hook brings no tool call of a Read);
 - the session's transcript (found by its id in Claude Code's projects folder) shows the prompt
   as a heading, the answer, and the tool call;
 - `usage()` has the session, with the cost Claude Code wrote in the conversation file when the
@@ -55,23 +56,31 @@ def test_transcript_follow_and_usage_of_a_real_session(make_bridge, claude, mode
     b.lua("vim.fn.chansend(..., 'read the notes')", job)
     wait_until(lambda: "read the notes" in terminal_text(b), WAIT, 0.2, "the typed prompt to show")
     b.lua("vim.fn.chansend(..., '\\r')", job)
+    # Claude Code 2.1.197's hook before a tool brings the bridge no tool call of a Read (seen
+    # here: no trail at all); 2.1.330 and newer do.
+    follows = tuple(int(x) for x in claude.version.split(".")[:3]) >= (2, 1, 330)
     try:
-        shown = wait_until(lambda: b.lua("return require('claude_context.follow').last"), WAIT * 2, 0.1, "the follow window")
         wait_until(lambda: "answer-5521" in terminal_text(b), WAIT * 2, 0.2, "the answer on screen")
+        if follows:
+            wait_until(lambda: b.lua("return require('claude_context.follow').last"), WAIT, 0.1, "the follow window")
     except BaseException:
         print("terminal:\n" + terminal_text(b)[-3000:])
+        print("trails:", b.lua("return require('claude_context.follow.trail').trails"))
         raise
-    assert shown["file"] == str(target), shown
-    assert shown["tool"] == "Read"
-    assert shown["line"] == 3, shown
-    assert b.lua("return vim.api.nvim_get_current_win()") == mine, "the person's window stays current"
-    win = b.lua("return require('claude_context.follow').win")
-    assert win != mine
-    assert b.lua("return vim.api.nvim_buf_get_name(vim.api.nvim_win_get_buf(...))", win) == str(target)
-    assert b.lua("return vim.api.nvim_win_get_cursor(...)[1]", win) == 3
-    session = shown["session"]
-    items = b.lua("return require('claude_context.follow').items(...)", session)
-    assert [(i["filename"], i["lnum"]) for i in items] == [(str(target), 3)], items
+    session = wait_until(lambda: (s := b.lua("return require('claude_context').status().sessions")) and s[0]["id"], WAIT, 0.1, "the session")
+    if follows:
+        shown = b.lua("return require('claude_context.follow').last")
+        assert shown["file"] == str(target), shown
+        assert shown["tool"] == "Read"
+        assert shown["line"] == 3, shown
+        assert shown["session"] == session
+        assert b.lua("return vim.api.nvim_get_current_win()") == mine, "the person's window stays current"
+        win = b.lua("return require('claude_context.follow').win")
+        assert win != mine
+        assert b.lua("return vim.api.nvim_buf_get_name(vim.api.nvim_win_get_buf(...))", win) == str(target)
+        assert b.lua("return vim.api.nvim_win_get_cursor(...)[1]", win) == 3
+        items = b.lua("return require('claude_context.follow').items(...)", session)
+        assert [(i["filename"], i["lnum"]) for i in items] == [(str(target), 3)], items
 
     # The transcript, found by the session's id.
     b.lua("_G.tr_buf = require('claude_context').transcript(...)", session)
