@@ -65,14 +65,18 @@ native.transcript_read = function(opts, cb)
 end
 
 local T = require("claude_context.transcript")
-local ready
+local ready, first
 local t0 = uv.hrtime()
 local buf = timed(T.transcript)("big", { on_ready = function()
   ready = uv.hrtime()
 end })
-vim.wait(60000, function()
+vim.wait(120000, function()
+  if not first and vim.api.nvim_buf_line_count(buf) > 1 then
+    first = uv.hrtime()
+  end
   return ready ~= nil
 end, 1)
+local first_ms = (first - t0) / 1e6
 local open_ms = (ready - t0) / 1e6
 local lines = vim.api.nvim_buf_line_count(buf)
 vim.api.nvim_win_set_buf(0, buf)
@@ -80,8 +84,8 @@ T.window_options(0)
 local tf = uv.hrtime()
 vim.fn.foldlevel(lines)
 local fold_ms = (uv.hrtime() - tf) / 1e6
-io.stdout:write(("transcript of %.1f MB (%d lines): open until every line is in %.0f ms, longest main-thread block %.1f ms; first fold computation over the whole buffer %.0f ms\n"):format(
-  size / 1048576, lines, open_ms, max_block, fold_ms))
+io.stdout:write(("transcript of %.1f MB (%d lines): first lines in %.0f ms, every line in %.0f ms, longest main-thread block %.1f ms; first fold computation over the whole buffer %.0f ms\n"):format(
+  size / 1048576, lines, first_ms, open_ms, max_block, fold_ms))
 
 -- 2. Live growth.
 vim.cmd("enew")

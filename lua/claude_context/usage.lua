@@ -9,7 +9,7 @@
 --- conversation file does not carry it.
 ---
 --- `statusline()`: "$0.12 · all $0.40" (the current session's and the total); "" when nothing
---- cost anything yet.
+--- cost anything yet. `lualine()`: the same as a lualine component.
 
 local M = {}
 
@@ -139,6 +139,17 @@ function M.statusline()
   local mine = cur and (M.known[cur.id] or {}).usage
   local head = mine and mine.cost_usd and ("$%.2f · "):format(mine.cost_usd) or ""
   return ("%sall $%.2f"):format(head, total)
+end
+
+---A lualine component with the costs: `lualine_x = { require("claude_context.usage").lualine() }`.
+---@return table
+function M.lualine()
+  M.start()
+  return {
+    function()
+      return M.statusline()
+    end,
+  }
 end
 
 local group

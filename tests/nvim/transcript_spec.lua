@@ -277,6 +277,8 @@ return {
       end, 10000, "the hook")
       write_conversation("s-cost", table.concat({ prompt("hi"), rec({ type = "cost-state", sessionId = "s-cost",
         totalCostUSD = 0.5, totalAPIDuration = 1500, totalLinesAdded = 7, totalLinesRemoved = 2 }) }, "\n") .. "\n")
+      -- :ClaudeContext transcript <Tab> offers the sessions' ids.
+      contains(table.concat(require("claude_context.complete").session_ids(), " "), "s-cost")
       local U = require("claude_context.usage")
       local refreshed
       U.refresh(function()
@@ -297,6 +299,7 @@ return {
       eq(2, e.lines_removed)
       eq(1500, e.api_ms)
       contains(U.statusline(), "all $0.50")
+      contains(U.lualine()[1](), "all $0.50")
       -- A CLI that writes no cost record (2.1.197) saves its last session's cost in its config
       -- when the session ends.
       h.write(vim.env.CLAUDE_CONFIG_DIR .. "/.claude.json", vim.json.encode({ projects = { [project] = {

@@ -13,8 +13,16 @@ local M = {}
 local uv = vim.uv or vim.loop
 local notify = require("claude_context.notify")
 
----Lines put in the buffer per slice of the main thread.
+---Lines put in the buffer per slice of the main thread, at most.
 M.SLICE_LINES = 2000
+
+---How long one slice may hold the main thread (ms).
+M.SLICE_MS = 8
+
+---The first read takes this many bytes (the first screen comes quickly), later ones
+---`READ_BYTES` (the library's pieces are each taken in short slices).
+M.FIRST_BYTES = 256 * 1024
+M.READ_BYTES = 2 * 1024 * 1024
 
 ---The URI scheme of transcript buffers.
 M.SCHEME = "claude-transcript://"
@@ -100,10 +108,15 @@ local function put_lines(buf, st, body, count, done)
       return
     end
     local slice = {}
+    local t0 = uv.hrtime()
     while pos <= #body + 1 and #slice < M.SLICE_LINES and (#slice + st.put) < count do
       local nl = body:find("\n", pos, true)
       slice[#slice + 1] = body:sub(pos, (nl or #body + 1) - 1)
       pos = (nl or #body + 1) + 1
+      -- Half the slice for cutting lines: putting them in the buffer takes the rest.
+      if #slice % 200 == 0 and (uv.hrtime() - t0) > M.SLICE_MS * 5e5 then
+        break
+      end
     end
     st.put = st.put + #slice
     if #slice > 0 then
@@ -136,6 +149,9 @@ local function take(buf, st, answer)
     st.links[base + l[1] + 1] = { path = l[2], lnum = l[3] }
   end
   st.levels = st.levels .. (h.levels or "")
+  -- More to read now: the file is longer than what this piece took, and the piece took some
+  -- (a last record cut short waits for the watcher: the CLI is still writing it).
+  local more = h.offset < h.size and (h.offset > st.offset or h.reset)
   st.path, st.offset, st.prompts = h.path, h.offset, h.prompts
   st.usage = h.usage or st.usage
   st.title = h.title or st.title
@@ -143,16 +159,17 @@ local function take(buf, st, answer)
   put_lines(buf, st, body, h.lines or 0, function()
     st.reading = false
     st.ready = true
+    if more or st.again then
+      st.again = false
+      read(buf)
+      return
+    end
+    st.caught_up = true
     for _, cb in ipairs(st.done_cbs) do
       pcall(cb, buf)
     end
     st.done_cbs = {}
-    if h.offset < h.size or st.again then
-      st.again = false
-      read(buf)
-    else
-      M.watch(buf)
-    end
+    M.watch(buf)
   end)
 end
 
@@ -170,7 +187,14 @@ function read(buf)
   end
   local native = require("claude_context.native").load()
   st.reading = true
-  local opts = { offset = st.offset, prompts = st.prompts, path = st.path, id = not st.path and st.id or nil, cwds = cwds() }
+  local opts = {
+    offset = st.offset,
+    prompts = st.prompts,
+    path = st.path,
+    id = not st.path and st.id or nil,
+    cwds = cwds(),
+    max_bytes = st.ready and M.READ_BYTES or M.FIRST_BYTES,
+  }
   native.transcript_read(vim.json.encode(opts), function(err, answer)
     if not vim.api.nvim_buf_is_valid(buf) then
       return
@@ -285,7 +309,7 @@ end
 ---The transcript buffer of session `id` (or of the file `opts.path`), made and filled
 ---off the main thread: returned at once, its lines come in as they are read.
 ---@param id string a session id
----@param opts {path: string?, on_ready: fun(buf: integer)?}?
+---@param opts {path: string?, on_ready: fun(buf: integer)?}? `on_ready`: once the whole file as it was is in
 ---@return integer buf
 function M.transcript(id, opts)
   opts = opts or {}
@@ -300,7 +324,7 @@ function M.transcript(id, opts)
   if existing then
     local st = M.bufs[existing]
     if opts.on_ready then
-      if st.ready and not st.reading then
+      if st.caught_up and not st.reading then
         opts.on_ready(existing)
       else
         table.insert(st.done_cbs, opts.on_ready)

@@ -15,8 +15,12 @@ use serde::{Deserialize, Serialize};
 use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
-/// At most this many bytes are read at once (a larger file is read in several answers).
-pub const READ_BYTES: u64 = 256 << 20;
+/// At most this many bytes are read at once by default (a larger file is read in several
+/// answers, each small enough for the editor to take in short slices).
+pub const READ_BYTES: u64 = 4 << 20;
+
+/// The most a caller may ask to read at once.
+pub const MAX_READ_BYTES: u64 = 64 << 20;
 
 /// Claude Code cuts a project folder's name to this many characters, then adds a hash.
 const NAME_CHARS: usize = 200;
@@ -50,6 +54,8 @@ pub struct Query {
     pub prompts: u64,
     /// Only the session's cost ([`Rendered::usage_only`]): no lines.
     pub usage_only: bool,
+    /// At most this many bytes ([`READ_BYTES`] when 0; at most [`MAX_READ_BYTES`]).
+    pub max_bytes: u64,
 }
 
 /// The answer's header (the lines follow it).
@@ -187,7 +193,17 @@ pub fn read(q: &Query) -> Result<Vec<u8>, TranscriptError> {
     let (offset, prompts) = if reset { (0, 0) } else { (q.offset, q.prompts) };
     file.seek(SeekFrom::Start(offset)).map_err(io)?;
     let mut bytes = Vec::new();
-    file.take(READ_BYTES).read_to_end(&mut bytes).map_err(io)?;
+    let max = match q.max_bytes {
+        0 => READ_BYTES,
+        n => n.min(MAX_READ_BYTES),
+    };
+    let mut cap = max;
+    (&mut file).take(max).read_to_end(&mut bytes).map_err(io)?;
+    // One record longer than a piece: read on until it is whole (at most MAX_READ_BYTES).
+    while complete(&bytes) == 0 && bytes.len() as u64 == cap && cap < MAX_READ_BYTES {
+        (&mut file).take(max).read_to_end(&mut bytes).map_err(io)?;
+        cap += max;
+    }
     let used = complete(&bytes);
     let mut r = Rendered::after(prompts);
     if q.usage_only {

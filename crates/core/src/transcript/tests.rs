@@ -144,6 +144,27 @@ fn a_session_is_found_by_id_and_read_from_an_offset() {
         (Some(1200.0), "")
     );
     q.usage_only = false;
+    // Read in pieces: a piece ends at a whole record, the next goes on from there.
+    let mut pieces = Query {
+        id: q.id.clone(),
+        config_dir: q.config_dir.clone(),
+        cwds: q.cwds.clone(),
+        max_bytes: 200,
+        ..Query::default()
+    };
+    let mut all = Vec::new();
+    loop {
+        let (hp, bp) = header(&read(&pieces).unwrap());
+        if hp["lines"].as_u64() != Some(0) {
+            all.push(bp);
+        }
+        pieces.offset = hp["offset"].as_u64().unwrap();
+        pieces.prompts = hp["prompts"].as_u64().unwrap();
+        if pieces.offset >= hp["size"].as_u64().unwrap() {
+            break;
+        }
+    }
+    assert_eq!(all.join("\n"), body);
     // Nothing new: nothing rendered; a shrunk file is read again from its start.
     q.offset = h["offset"].as_u64().unwrap();
     let (h2, body2) = header(&read(&q).unwrap());
