@@ -45,29 +45,31 @@ while size < MB * 1024 * 1024 do
 end
 f:close()
 
-local max_block = 0
-local function timed(fn)
+local max_block, blocks = 0, {}
+local function timed(fn, what)
   return function(...)
     local t = uv.hrtime()
     local r = { fn(...) }
-    max_block = math.max(max_block, (uv.hrtime() - t) / 1e6)
+    local ms = (uv.hrtime() - t) / 1e6
+    max_block = math.max(max_block, ms)
+    blocks[what] = math.max(blocks[what] or 0, ms)
     return unpack(r)
   end
 end
 local orig_schedule = vim.schedule
 vim.schedule = function(fn)
-  return orig_schedule(timed(fn))
+  return orig_schedule(timed(fn, "slice"))
 end
 local native = require("claude_context.native").load()
 local orig_read = native.transcript_read
 native.transcript_read = function(opts, cb)
-  return orig_read(opts, timed(cb))
+  return orig_read(opts, timed(cb, "answer"))
 end
 
 local T = require("claude_context.transcript")
 local ready, first
 local t0 = uv.hrtime()
-local buf = timed(T.transcript)("big", { on_ready = function()
+local buf = timed(T.transcript, "open call")("big", { on_ready = function()
   ready = uv.hrtime()
 end })
 vim.wait(120000, function()
@@ -84,8 +86,8 @@ T.window_options(0)
 local tf = uv.hrtime()
 vim.fn.foldlevel(lines)
 local fold_ms = (uv.hrtime() - tf) / 1e6
-io.stdout:write(("transcript of %.1f MB (%d lines): first lines in %.0f ms, every line in %.0f ms, longest main-thread block %.1f ms; first fold computation over the whole buffer %.0f ms\n"):format(
-  size / 1048576, lines, first_ms, open_ms, max_block, fold_ms))
+io.stdout:write(("transcript of %.1f MB (%d lines): first lines in %.0f ms, every line in %.0f ms, longest main-thread block %.1f ms (open call %.1f, an answer taken %.1f, a slice %.1f); first fold computation over the whole buffer %.0f ms\n"):format(
+  size / 1048576, lines, first_ms, open_ms, max_block, blocks["open call"] or 0, blocks.answer or 0, blocks.slice or 0, fold_ms))
 
 -- 2. Live growth.
 vim.cmd("enew")
