@@ -250,6 +250,7 @@ bench: build deps
 	$(NVIM) --headless --clean -l bench/diffmode.lua 100000 1000000
 	$(NVIM) --headless --clean -u tests/minimal_init.lua -l bench/review.lua 200 5
 	$(NVIM) --headless --clean -u tests/minimal_init.lua -l bench/agents.lua 200 5
+	$(NVIM) --headless --clean -u tests/minimal_init.lua -l bench/transcript.lua 50 200
 	$(PY) bench/agents_cli.py --rounds 10
 	$(PY) bench/agents_cli.py --rounds 20 --claude $(CLAUDE_NEW)
 	target/release/examples/bench_context

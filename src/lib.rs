@@ -12,6 +12,7 @@ mod api_fs;
 mod api_review;
 mod api_route;
 mod api_worktree;
+mod api_transcript;
 mod binding;
 mod editor;
 mod logging;

@@ -252,5 +252,7 @@ require("claude_context.claude_plugin").register(M)
 require("claude_context.agents.commands").register(M)
 -- edit (Claude's change to a range, shown in place)
 require("claude_context.edit.commands").register(M)
+-- transcript, follow, trail, usage
+require("claude_context.transcript.commands").register(M)
 
 return M

@@ -174,6 +174,23 @@ function M.sessions()
   )
 end
 
+---The ids of the Claude Code sessions the hooks reported, newest first (looking loads nothing).
+---@return string[]
+function M.session_ids()
+  local ss = package.loaded["claude_context.sessions_state"]
+  if not (ss and package.loaded["claude_context._native"]) then
+    return {}
+  end
+  local ok, list = pcall(ss.list)
+  local out = {}
+  for _, s in ipairs(ok and list or {}) do
+    if type(s.id) == "string" and s.id:match("^[%w%-_]+$") then
+      out[#out + 1] = s.id
+    end
+  end
+  return out
+end
+
 ---Turn numbers counted from the last (1 = the last turn): as many as the bridge knows of turns,
 ---at least 1 and at most 20.
 ---@return string[]

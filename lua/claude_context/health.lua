@@ -102,6 +102,7 @@ function M.check()
   M.check_sub_agent()
   M.check_edit()
   M.check_hooks()
+  M.check_transcripts()
   M.check_claude_plugin()
   M.check_git()
   M.check_code_tools()
@@ -290,12 +291,25 @@ function M.check_hooks()
   if arg then
     h.ok(("on: %s runs them (mcp_tool hooks over the session's MCP connection for the tool calls)"):format(hooks.binary()))
   elseif why == "sessions.hooks = false" then
-    h.info("off (setup{sessions = {hooks = false}}): no session states, turns, checkpoints or plan review")
+    h.info("off (setup{sessions = {hooks = false}}): no session states, turns, checkpoints, plan review or follow")
   else
     h.warn(("not added: %s"):format(why), {
       why:find("not built", 1, true) and ("Build it: " .. require("claude_context.native").HOW_TO_BUILD)
         or "Remove --settings from setup{terminal = {args}}, or merge the plugin's hooks into it",
     })
+  end
+end
+
+---:checkhealth line: where the transcripts are read from (|claude-context-transcript|).
+function M.check_transcripts()
+  local h = vim.health
+  local dir = (vim.env.CLAUDE_CONFIG_DIR ~= nil and vim.env.CLAUDE_CONFIG_DIR ~= "" and vim.env.CLAUDE_CONFIG_DIR or (vim.env.HOME or "~") .. "/.claude") .. "/projects"
+  local st = vim.uv.fs_stat(dir)
+  local shown = vim.fn.strtrans(dir)
+  if st and st.type == "directory" then
+    h.ok(("transcripts, trail and usage read Claude Code's conversations in %s"):format(shown))
+  else
+    h.info(("no conversations yet in %s (:ClaudeContext transcript shows them once Claude Code wrote one)"):format(shown))
   end
 end
 

@@ -97,6 +97,8 @@ function M.tool_hook(event)
       tool_name = "${tool_name}",
       file_path = "${tool_input.file_path}",
       notebook_path = "${tool_input.notebook_path}",
+      -- A Read's first line (the follow window shows the file there).
+      offset = "${tool_input.offset}",
       permission_mode = "${permission_mode}",
     },
     -- Claude waits for these on every tool call: a bridge that hangs costs at most this.

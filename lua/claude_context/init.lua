@@ -197,6 +197,8 @@ function M.start(o)
   require("claude_context.route").start()
   -- The state mark in the Claude terminals' winbar.
   require("claude_context.session_mark").start()
+  -- Each session's trail of tool calls (the bridge's tool_call requests; claude_context.follow).
+  require("claude_context.follow.trail").start()
   local st = vim.json.decode(res)
   if not o.silent then
     notify(("bridge listening on 127.0.0.1:%d"):format(st.port))
@@ -268,6 +270,20 @@ end
 ---@return table[]
 function M.turns(session)
   return require("claude_context.sessions_state").turns(session)
+end
+
+-- A conversation as a buffer, following the agent, what sessions cost (features loaded on first
+-- use): `transcript(id)`, `follow(on, opts)`, `usage()`.
+M.transcript = function(...)
+  return require("claude_context.transcript").transcript(...)
+end
+M.follow = function(...)
+  return require("claude_context.follow").follow(...)
+end
+M.usage = function(...)
+  local usage = require("claude_context.usage")
+  usage.start()
+  return usage.usage(...)
 end
 
 -- Background sessions in worktrees (claude_context.agents, a feature loaded on first use):

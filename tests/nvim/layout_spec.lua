@@ -36,7 +36,8 @@ local LAYERS = {
   { "native", "claude_context.native", "claude_context.state" },
   { "config", "claude_context.config", "claude_context.cli" },
   -- What the bridge asks of the editor: the IDE tools, the code tools, the session states.
-  { "ide", "claude_context.ide", "claude_context.code", "claude_context.sessions_state", "claude_context.plans", "claude_context.route", "claude_context.session_mark" },
+  -- (claude_context.follow.trail: each session's trail of tool calls, the bridge's tool_call requests.)
+  { "ide", "claude_context.ide", "claude_context.code", "claude_context.sessions_state", "claude_context.plans", "claude_context.route", "claude_context.session_mark", "claude_context.follow.trail" },
   -- Checkpoints of Claude's turns (the bridge's messages, the review's source, rewind).
   { "checkpoints", "claude_context.checkpoints", "claude_context.review.source" },
   { "api", "=claude_context", "claude_context.status" },
@@ -54,13 +55,24 @@ local LAYERS = {
     "claude_context.claude_plugin",
     "claude_context.agents",
     "claude_context.edit",
+    "claude_context.transcript",
+    "claude_context.follow",
+    "claude_context.usage",
   },
   { "commands", "claude_context.commands", "claude_context.claudecode" },
 }
 
 ---The entry module's functions that forward to a feature, loading it on first use (the public
 ---API names them on `require("claude_context")`): { [module] = { [feature] = true } }.
-local FORWARDS = { ["claude_context"] = { ["claude_context.agents"] = true, ["claude_context.edit"] = true } }
+local FORWARDS = {
+  ["claude_context"] = {
+    ["claude_context.agents"] = true,
+    ["claude_context.edit"] = true,
+    ["claude_context.transcript"] = true,
+    ["claude_context.follow"] = true,
+    ["claude_context.usage"] = true,
+  },
+}
 
 ---The layer (index into LAYERS) of module `m`, or nil when no entry covers it.
 local function layer_of(m)

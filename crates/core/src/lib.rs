@@ -59,6 +59,7 @@ pub mod state;
 pub mod text;
 pub mod threads;
 pub mod tools;
+pub mod transcript;
 pub mod turns;
 pub mod uri;
 pub mod worktree;

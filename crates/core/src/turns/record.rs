@@ -9,7 +9,13 @@ use std::sync::Arc;
 /// Records `ev` in the session registry, takes the checkpoints it calls for (never waiting for
 /// a walk), and tells the editor when a session's state changed.
 pub fn record(state: &Arc<State>, ev: HookEvent) {
+    record_at(state, ev, None)
+}
+
+/// [`record`], the tool's file at `line` (a `Read`'s `offset`, when the hook sent it).
+fn record_at(state: &Arc<State>, ev: HookEvent, line: Option<u64>) {
     let ev = crate::hook::bound(ev);
+    send_tool_call(state, &ev, line);
     let change = state.sessions.apply(&ev, super::now_ms());
     // Checkpoints (after the registry: a prompt's turn exists); never waits for a walk.
     super::checkpoints::on_event(state, &ev);
@@ -28,14 +34,46 @@ pub fn record(state: &Arc<State>, ev: HookEvent) {
 /// Sends a registry change to the editor (`session_state`), not waiting for it.
 fn send_change(state: &State, change: &Change) {
     let params = serde_json::to_value(change).unwrap_or(Value::Null);
-    let fut = state.rpc.call("session_state", params);
+    tell_editor(state, "session_state", params);
+}
+
+/// Sends `method` to the editor, not waiting for its answer.
+fn tell_editor(state: &State, method: &'static str, params: Value) {
+    let fut = state.rpc.call(method, params);
     if let Ok(rt) = tokio::runtime::Handle::try_current() {
         rt.spawn(async move {
             if let Err(e) = fut.await {
-                tracing::debug!(error = %e, "the editor did not take session_state");
+                tracing::debug!(error = %e, method, "the editor did not take it");
             }
         });
     }
+}
+
+/// Tells the editor of a tool call on a file (`tool_call`: the follow window and the trail,
+/// `lua/claude_context/follow.lua`), not waiting for it.
+fn send_tool_call(state: &State, ev: &HookEvent, line: Option<u64>) {
+    let (Some(tool), Some(file)) = (&ev.tool_name, &ev.file) else {
+        return;
+    };
+    if !matches!(ev.event.as_str(), "PreToolUse" | "PostToolUse") || file.is_empty() {
+        return;
+    }
+    let params = serde_json::json!({
+        "event": ev.event, "session_id": ev.session_id, "terminal": ev.terminal,
+        "cwd": ev.cwd, "tool": tool, "file": file, "line": line,
+    });
+    tell_editor(state, "tool_call", params);
+}
+
+/// The line a tool call's hook names: the `offset` the hook interpolated (a number, or its
+/// text), when it is one.
+fn line_of(args: &Value) -> Option<u64> {
+    match args.get("offset")? {
+        Value::Number(n) => n.as_u64(),
+        Value::String(s) => s.trim().parse().ok(),
+        _ => None,
+    }
+    .filter(|n| *n > 0)
 }
 
 /// Records the hook event Claude Code sends as a call of the hook tool
@@ -46,6 +84,6 @@ fn send_change(state: &State, change: &Change) {
 pub fn record_tool_call(state: &Arc<State>, args: &Value) -> Result<(), crate::hook::HookError> {
     let mut ev = crate::hook::event_from_tool_args(args)?;
     crate::hook::admit_cwd(&mut ev, &state.model_roots())?;
-    record(state, ev);
+    record_at(state, ev, line_of(args));
     Ok(())
 }

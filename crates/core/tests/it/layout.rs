@@ -147,6 +147,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "decision",
             "checkpoint",
             "claude",
+            "transcript",
         ],
     ),
     (

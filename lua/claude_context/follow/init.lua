@@ -1,0 +1,179 @@
+---@mod claude_context.follow Follow the agent: each file a session reads or edits, at its line
+---
+--- `follow(true|false, {session = id})` (`:ClaudeContext follow`, a toggle): while on, each file
+--- the session's tools read or edit (the hook before each tool: claude_context.follow.trail) is
+--- shown at its line in one window of the plugin's own, split off once and reused — never the
+--- person's current window: their window, cursor, mode and typed keys stay as they are (the
+--- window is filled without being entered). Without a session: the current session's (the
+--- current Claude terminal's), whichever that is when the call comes.
+---
+--- `trail(session)` (`:ClaudeContext trail`): the session's trail (file, line, tool, time) as
+--- the current window's location list.
+
+local M = {}
+
+local trail = require("claude_context.follow.trail")
+local notify = require("claude_context.notify")
+
+---Files larger than this are not loaded into the follow window (bytes).
+M.MAX_BYTES = 8 * 1024 * 1024
+
+---What is followed: nil when off, else `{ session = id? }` (nil: the current session).
+---@type {session: string?}?
+M.following = nil
+
+---The follow window (made once, while following; reused).
+---@type integer?
+M.win = nil
+
+---The last file shown: `{ file, line, tool, session, shown_ms }` (for the tests and benches).
+M.last = nil
+
+local ns = vim.api.nvim_create_namespace("claude_context_follow")
+
+---Whether following is on.
+---@return boolean
+function M.enabled()
+  return M.following ~= nil
+end
+
+local function window()
+  if M.win and vim.api.nvim_win_is_valid(M.win) then
+    return M.win
+  end
+  local scratch = vim.api.nvim_create_buf(false, true)
+  vim.bo[scratch].bufhidden = "wipe"
+  local width = math.max(40, math.floor(vim.o.columns * 0.4))
+  -- A split of the whole editor, not entered: the person's window stays current.
+  M.win = vim.api.nvim_open_win(scratch, false, { split = "right", win = -1, width = width })
+  vim.wo[M.win].winfixwidth = true
+  vim.wo[M.win].cursorline = true
+  vim.w[M.win].claude_context_follow = true
+  return M.win
+end
+
+---The buffer of `file` loaded (no swap file is made or asked about for a buffer made here);
+---nil when it is not a regular file or is too large.
+local function buffer_of(file)
+  local st = vim.uv.fs_stat(file)
+  if not (st and st.type == "file" and st.size <= M.MAX_BYTES) then
+    return nil
+  end
+  local existing = vim.fn.bufnr(file)
+  local buf = existing > 0 and existing or vim.fn.bufadd(file)
+  if not vim.api.nvim_buf_is_loaded(buf) then
+    if existing <= 0 then
+      vim.bo[buf].swapfile = false
+    end
+    vim.bo[buf].buflisted = true
+    local ok = pcall(vim.fn.bufload, buf)
+    if not ok then
+      return nil
+    end
+  end
+  return buf
+end
+
+---Shows `e.file` at `e.line` in the follow window, without entering it.
+---@param session string
+---@param e table a trail entry
+function M.show(session, e)
+  local buf = buffer_of(e.file)
+  if not buf then
+    return
+  end
+  local win = window()
+  if vim.api.nvim_win_get_buf(win) ~= buf then
+    vim.api.nvim_win_set_buf(win, buf)
+  end
+  local count = vim.api.nvim_buf_line_count(buf)
+  local line = math.min(math.max(e.line or 1, 1), count)
+  vim.api.nvim_win_set_cursor(win, { line, 0 })
+  local height = vim.api.nvim_win_get_height(win)
+  vim.api.nvim_win_call(win, function()
+    vim.fn.winrestview({ topline = math.max(1, line - math.floor(height / 3)) })
+  end)
+  vim.api.nvim_buf_clear_namespace(buf, ns, 0, -1)
+  vim.api.nvim_buf_set_extmark(buf, ns, line - 1, 0, {
+    line_hl_group = "Visual",
+    virt_text = { { ("  ◂ %s"):format(e.tool), "Comment" } },
+    virt_text_pos = "eol",
+  })
+  M.last = { file = e.file, line = line, tool = e.tool, session = session, shown_ms = vim.uv.now() }
+end
+
+local function wanted(session)
+  local f = M.following
+  if not f then
+    return false
+  end
+  if f.session then
+    return f.session == session
+  end
+  local cur = trail.current()
+  return cur == nil or cur.id == session
+end
+
+local function on_tool(session, e)
+  if wanted(session) then
+    M.show(session, e)
+  end
+end
+
+---Turns following on or off (`on` nil: toggles).
+---@param on boolean?
+---@param opts {session: string?}?
+---@return boolean on
+function M.follow(on, opts)
+  if on == nil then
+    on = not M.enabled()
+  end
+  if not on then
+    M.following = nil
+    trail.listeners.follow = nil
+    if M.win and vim.api.nvim_win_is_valid(M.win) and #vim.api.nvim_list_wins() > 1 then
+      pcall(vim.api.nvim_win_close, M.win, false)
+    end
+    M.win = nil
+    return false
+  end
+  M.following = { session = opts and opts.session or nil }
+  trail.listeners.follow = on_tool
+  return true
+end
+
+---The trail of `session` (default: the current session) as location-list items, oldest first.
+---@param session string?
+---@return table[] items, string? session
+function M.items(session)
+  session = session or (trail.current() or {}).id
+  local items = {}
+  for _, e in ipairs(session and trail.trails[session] or {}) do
+    items[#items + 1] = {
+      filename = e.file,
+      lnum = e.line,
+      col = 1,
+      text = ("%s %s"):format(os.date("%H:%M:%S", e.wall), e.tool),
+    }
+  end
+  return items, session
+end
+
+---Sets the current window's location list to `session`'s trail and opens it.
+---@param session string?
+---@param opts {open: boolean?}?
+---@return table[] items
+function M.trail(session, opts)
+  local items, id = M.items(session)
+  if not id then
+    notify.prefixed("no Claude session (one appears once its hooks run)")
+    return items
+  end
+  vim.fn.setloclist(0, {}, " ", { title = ("Claude trail %s"):format(id:sub(1, 8)), items = items })
+  if (opts or {}).open ~= false then
+    vim.cmd("lopen")
+  end
+  return items
+end
+
+return M

@@ -1,0 +1,311 @@
+-- A conversation as a buffer (claude_context.transcript), following the agent
+-- (claude_context.follow), each session's trail and what it cost (claude_context.usage): the
+-- conversation files are Claude Code's JSON lines, written here in CLAUDE_CONFIG_DIR as the CLI
+-- writes them; the tool calls come through the real hook binary and the bridge.
+local h = require("helpers")
+local eq, ok, contains, wait_for = h.eq, h.ok, h.contains, h.wait_for
+local cc = h.cc
+h.record_notify()
+
+local T = function()
+  return require("claude_context.transcript")
+end
+
+local project = assert(vim.uv.fs_realpath(vim.fn.getcwd()))
+local folder = vim.env.CLAUDE_CONFIG_DIR .. "/projects/" .. project:gsub("[^%w]", "-")
+vim.fn.mkdir(folder, "p")
+h.write(project .. "/a.txt", table.concat({ "one", "two", "three", "four", "five", "six" }, "\n") .. "\n")
+
+local function rec(t)
+  return vim.json.encode(t)
+end
+
+local function prompt(text)
+  return rec({ type = "user", cwd = project, message = { role = "user", content = text } })
+end
+
+local function said(text)
+  return rec({ type = "assistant", cwd = project, message = { content = { { type = "text", text = text } } } })
+end
+
+local function read_call(file, offset)
+  return rec({ type = "assistant", cwd = project, message = { content = {
+    { type = "tool_use", id = "t1", name = "Read", input = { file_path = file, offset = offset } },
+  } } })
+end
+
+local function result(text, file, line)
+  return rec({ type = "user", message = { content = { { type = "tool_result", tool_use_id = "t1", content = text } } },
+    toolUseResult = { type = "text", file = { filePath = file, startLine = line } } })
+end
+
+local function write_conversation(id, lines, mode)
+  local f = assert(io.open(folder .. "/" .. id .. ".jsonl", mode or "w"))
+  f:write(lines)
+  f:close()
+end
+
+---Opens the transcript of `id` in the current window; waits until its lines are in.
+local function open(id)
+  local ready
+  local buf = cc().transcript(id, { on_ready = function()
+    ready = true
+  end })
+  ok(type(buf) == "number", "a buffer at once")
+  wait_for(function()
+    return ready
+  end, 10000, "the transcript read")
+  vim.api.nvim_win_set_buf(0, buf)
+  T().window_options(0)
+  return buf
+end
+
+local function lines(buf)
+  return vim.api.nvim_buf_get_lines(buf, 0, -1, false)
+end
+
+local function find(buf, pat)
+  for i, l in ipairs(lines(buf)) do
+    if l:find(pat, 1, true) then
+      return i
+    end
+  end
+end
+
+return {
+  {
+    "a transcript is a read-only Markdown buffer: prompts as headings, Claude's text, tool calls folded, <CR>/gf open the file at its line",
+    function()
+      write_conversation("s-one", table.concat({
+        prompt("read a.txt please\nand tell me"),
+        said("Reading it."),
+        read_call(project .. "/a.txt", 3),
+        result("3\tthree\n4\tfour", project .. "/a.txt", 3),
+        said("The answer is \27[31m42\7."),
+        rec({ type = "file-history-snapshot", whatever = true }),
+      }, "\n") .. "\n")
+      local buf = open("s-one")
+      eq("claude-transcript://s-one", vim.api.nvim_buf_get_name(buf))
+      eq(false, vim.bo[buf].modifiable)
+      eq("nofile", vim.bo[buf].buftype)
+      eq("markdown", vim.bo[buf].filetype)
+      local l = lines(buf)
+      eq("## read a.txt please", l[1])
+      eq("and tell me", l[2])
+      ok(find(buf, "Reading it."), vim.inspect(l))
+      -- The escape sequence and the bell are shown, not passed to the screen.
+      ok(find(buf, "The answer is \\x1b[31m42\\x07."), vim.inspect(l))
+      local tool = assert(find(buf, "▸ Read a.txt:3"), vim.inspect(l))
+      -- The tool call is one closed fold; its result a fold inside it.
+      eq(tool, vim.fn.foldclosed(tool))
+      eq(1, vim.fn.foldlevel(tool))
+      eq(2, vim.fn.foldlevel(tool + 1))
+      eq(tool + 3, vim.fn.foldclosedend(tool))
+      eq(-1, vim.fn.foldclosed(1), "text is not folded")
+      -- Search, yank and marks as in any buffer.
+      vim.api.nvim_win_set_cursor(0, { 1, 0 })
+      vim.cmd("normal! /Reading\r")
+      eq(find(buf, "Reading it."), vim.api.nvim_win_get_cursor(0)[1])
+      vim.cmd("normal! yy")
+      eq("Reading it.\n", vim.fn.getreg('"'))
+      vim.cmd("normal! ma")
+      eq(find(buf, "Reading it."), vim.api.nvim_buf_get_mark(buf, "a")[1])
+      -- gf on the tool call opens the file at the line it read.
+      vim.api.nvim_win_set_cursor(0, { tool, 0 })
+      vim.cmd("normal gf")
+      eq(project .. "/a.txt", vim.api.nvim_buf_get_name(0))
+      eq(3, vim.api.nvim_win_get_cursor(0)[1])
+      vim.cmd("buffer " .. buf)
+      vim.api.nvim_win_set_cursor(0, { tool + 1, 0 })
+      vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes("<CR>", true, false, true), "x", false)
+      eq(project .. "/a.txt", vim.api.nvim_buf_get_name(0))
+      -- The same id gives the same buffer.
+      eq(buf, cc().transcript("s-one"))
+      vim.cmd("buffer " .. buf)
+      ok(not pcall(vim.api.nvim_buf_set_lines, buf, 0, 1, false, { "x" }), "read-only")
+    end,
+  },
+  {
+    "a damaged file shows what can be read: a line that is not JSON, bytes that are not UTF-8, a last line cut short; a FIFO is refused at once",
+    function()
+      write_conversation("s-bad", table.concat({
+        "this is not json",
+        prompt("first"),
+        '{"type":"user","message":{"content":"bad \255 byte"}}',
+        said("fine"),
+        '{"type":"assistant","message":{"content":[{"type":"text","te',
+      }, "\n"))
+      local buf = open("s-bad")
+      local l = lines(buf)
+      contains(l[1], "not JSON")
+      ok(find(buf, "## first"), vim.inspect(l))
+      ok(find(buf, "## bad \239\191\189 byte"), vim.inspect(l))
+      ok(find(buf, "fine"), vim.inspect(l))
+      -- A FIFO in the file's place: the buffer says why, nothing waits on it.
+      local fifo = folder .. "/s-fifo.jsonl"
+      vim.system({ "mkfifo", fifo }):wait()
+      local start = vim.uv.hrtime()
+      local fb = cc().transcript("s-fifo")
+      wait_for(function()
+        return T().bufs[fb].error
+      end, 10000, "the FIFO refused")
+      ok((vim.uv.hrtime() - start) / 1e6 < 10000)
+      contains(lines(fb)[1], "<!--")
+      -- An id that is no id never names a path.
+      local bad = cc().transcript("../../etc/passwd")
+      wait_for(function()
+        return T().bufs[bad].error
+      end, 10000, "a bad id refused")
+      contains(T().bufs[bad].error, "not a session id")
+    end,
+  },
+  {
+    "a running session's transcript grows; a window at its end follows, another keeps its cursor and scroll",
+    function()
+      write_conversation("s-grow", prompt("go") .. "\n")
+      local buf = open("s-grow")
+      vim.bo[buf].modifiable = false
+      local many = {}
+      for i = 1, 60 do
+        many[#many + 1] = said("line " .. i)
+      end
+      write_conversation("s-grow", table.concat(many, "\n") .. "\n", "a")
+      wait_for(function()
+        return find(buf, "line 60")
+      end, 10000, "the first growth")
+      vim.cmd("only")
+      local reader = vim.api.nvim_get_current_win()
+      vim.api.nvim_win_set_cursor(reader, { 10, 0 })
+      vim.fn.winrestview({ topline = 5 })
+      vim.cmd("split")
+      local tail = vim.api.nvim_get_current_win()
+      vim.api.nvim_win_set_buf(tail, buf)
+      local n = vim.api.nvim_buf_line_count(buf)
+      vim.api.nvim_win_set_cursor(tail, { n, 0 })
+      vim.api.nvim_set_current_win(reader)
+      local view = vim.fn.winsaveview()
+      -- The CLI writes a record in two pieces: nothing shows until its line is whole.
+      local f = assert(io.open(folder .. "/s-grow.jsonl", "a"))
+      f:write(said("the newest"):sub(1, 20))
+      f:flush()
+      vim.wait(200)
+      ok(not find(buf, "the newest"))
+      f:write(said("the newest"):sub(21) .. "\n")
+      f:close()
+      wait_for(function()
+        return find(buf, "the newest")
+      end, 10000, "the growth")
+      eq({ 10, 0 }, vim.api.nvim_win_get_cursor(reader))
+      eq(view.topline, vim.fn.winsaveview().topline)
+      eq(vim.api.nvim_buf_line_count(buf), vim.api.nvim_win_get_cursor(tail)[1], "the window at the end follows")
+      eq(reader, vim.api.nvim_get_current_win())
+      vim.api.nvim_win_close(tail, true)
+    end,
+  },
+  {
+    "follow: each file the session reads shows at its line in one window of the plugin's own; the person's window, cursor, mode and typed keys never change",
+    function()
+      -- A child Neovim, whose own main loop handles typed keys while the tool calls arrive.
+      local child = h.load("child").start(project)
+      local okk, err = pcall(function()
+        child:lua("require('claude_context').setup({})")
+        local port = child:wait("local s = require('claude_context').status(); return s and s.port", "the child's bridge", 10000)
+        child:lua("vim.cmd('enew'); _G.mine = vim.api.nvim_get_current_win(); _G.typed = vim.api.nvim_get_current_buf()")
+        eq(true, child:lua("return require('claude_context').follow(true)"))
+        child:input("ihel")
+        child:wait("return vim.api.nvim_get_mode().mode == 'i' and vim.api.nvim_get_current_line() == 'hel'", "typing")
+        local bin = assert(require("claude_context.hooks").binary(), "claude-context-mcp is built")
+        local input = { hook_event_name = "PostToolUse", session_id = "s-follow", cwd = project, tool_name = "Read",
+          tool_input = { file_path = project .. "/a.txt" }, transcript_path = "/tmp/t.jsonl" }
+        local r = vim.system({ bin, "hook", "PostToolUse" }, { stdin = vim.json.encode(input),
+          env = { CLAUDE_CODE_SSE_PORT = tostring(port) } }):wait(20000)
+        eq(0, r.code, r.stderr)
+        local last = child:wait("return require('claude_context.follow').last", "the follow window shows the file", 10000)
+        eq(project .. "/a.txt", last.file)
+        eq("i", child:mode())
+        eq(true, child:lua("return vim.api.nvim_get_current_win() == _G.mine and vim.api.nvim_get_current_buf() == _G.typed"))
+        child:input("lo")
+        child:wait("return vim.api.nvim_get_current_line() == 'hello'", "the typed keys")
+        eq({ 1, 5 }, child:lua("return vim.api.nvim_win_get_cursor(_G.mine)"))
+        eq("i", child:mode())
+        local win = child:lua("return require('claude_context.follow').win")
+        ok(win ~= child:lua("return _G.mine"))
+        eq(project .. "/a.txt", child:lua("return vim.api.nvim_buf_get_name(vim.api.nvim_win_get_buf(...))", win))
+        -- A second call (with its line) reuses the window and goes to the line.
+        child:lua("require('claude_context.follow.trail').on_tool_call({ session_id = 's-follow', tool = 'Read', file = ..., line = 4 })", project .. "/a.txt")
+        eq(win, child:lua("return require('claude_context.follow').win"))
+        eq(4, child:lua("return vim.api.nvim_win_get_cursor(...)[1]", win))
+        eq(true, child:lua("return vim.api.nvim_get_current_win() == _G.mine"))
+        eq({ 1, 5 }, child:lua("return vim.api.nvim_win_get_cursor(_G.mine)"))
+        eq("i", child:mode())
+        child:input("<Esc>")
+        -- The trail, as the location list.
+        eq(2, child:lua("return #require('claude_context.follow').trail('s-follow', { open = false })"))
+        local ll = child:lua("return vim.tbl_map(function(i) return { name = vim.api.nvim_buf_get_name(i.bufnr), lnum = i.lnum, text = i.text } end, vim.fn.getloclist(0))")
+        eq(2, #ll)
+        eq(project .. "/a.txt", ll[1].name)
+        eq(4, ll[2].lnum)
+        contains(ll[1].text, "Read")
+        -- A FIFO named by a tool is never opened.
+        local fifo = project .. "/pipe"
+        vim.system({ "mkfifo", fifo }):wait()
+        child:lua("require('claude_context.follow.trail').on_tool_call({ session_id = 's-follow', tool = 'Read', file = ... })", fifo)
+        eq(project .. "/a.txt", child:lua("return require('claude_context.follow').last.file"))
+        eq(false, child:lua("return require('claude_context').follow(false)"))
+        eq(false, child:lua("return vim.api.nvim_win_is_valid(...)", win), "the follow window closes")
+      end)
+      child:lua("require('claude_context').stop()")
+      child:stop()
+      assert(okk, err)
+    end,
+  },
+  {
+    "usage: every session the hooks reported, with Claude Code's own cost; the statusline shows it",
+    function()
+      cc().setup({})
+      wait_for(function()
+        return cc().status()
+      end, 10000, "the bridge")
+      local bin = assert(require("claude_context.hooks").binary(), "claude-context-mcp is built")
+      local done
+      vim.system({ bin, "hook", "UserPromptSubmit" }, { stdin = vim.json.encode({ hook_event_name = "UserPromptSubmit",
+        session_id = "s-cost", cwd = project, prompt = "hi" }), env = { CLAUDE_CODE_SSE_PORT = tostring(cc().status().port) } }, function(r)
+        done = r
+      end)
+      wait_for(function()
+        return done
+      end, 10000, "the hook")
+      write_conversation("s-cost", table.concat({ prompt("hi"), rec({ type = "cost-state", sessionId = "s-cost",
+        totalCostUSD = 0.5, totalAPIDuration = 1500, totalLinesAdded = 7, totalLinesRemoved = 2 }) }, "\n") .. "\n")
+      -- :ClaudeContext transcript <Tab> offers the sessions' ids.
+      contains(table.concat(require("claude_context.complete").session_ids(), " "), "s-cost")
+      local U = require("claude_context.usage")
+      local refreshed
+      U.refresh(function()
+        refreshed = true
+      end)
+      wait_for(function()
+        return refreshed
+      end, 10000, "the usage read")
+      local e
+      for _, x in ipairs(cc().usage()) do
+        if x.session == "s-cost" then
+          e = x
+        end
+      end
+      ok(e, vim.inspect(cc().usage()))
+      eq(0.5, e.cost_usd)
+      eq(7, e.lines_added)
+      eq(2, e.lines_removed)
+      eq(1500, e.api_ms)
+      contains(U.statusline(), "all $0.50")
+      contains(U.lualine()[1](), "all $0.50")
+      -- A CLI that writes no cost record (2.1.197) saves its last session's cost in its config
+      -- when the session ends.
+      h.write(vim.env.CLAUDE_CONFIG_DIR .. "/.claude.json", vim.json.encode({ projects = { [project] = {
+        lastSessionId = "s-old", lastCost = 0.25, lastAPIDuration = 900, lastLinesAdded = 1, lastLinesRemoved = 0 } } }))
+      eq({ cost_usd = 0.25, api_ms = 900, lines_added = 1, lines_removed = 0 }, U.saved({ id = "s-old" }))
+      eq(nil, U.saved({ id = "s-other" }))
+    end,
+  },
+}
