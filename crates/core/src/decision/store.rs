@@ -7,7 +7,8 @@ use serde_json::Value;
 use std::fmt;
 use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::sync::mpsc;
+use std::time::Duration;
 
 /// What `get_current_status` says when no issue is defined, word for word (doc/protocol.md,
 /// WRAP decisions).
@@ -335,22 +336,12 @@ impl Store {
             .write(true)
             .open(&lp)
             .map_err(io(&lp, "open the lock file of"))?;
-        let mut lock = fd_lock::RwLock::new(file);
-        let deadline = Instant::now() + LOCK_WAIT;
-        let _guard = loop {
-            match lock.try_write() {
-                Ok(g) => break g,
-                Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::Interrupted) => {
-                    if Instant::now() >= deadline {
-                        return Err(StoreError::Locked {
-                            path: self.path.clone(),
-                        });
-                    }
-                    std::thread::sleep(Duration::from_millis(5));
-                }
-                Err(e) => return Err(io(&lp, "lock")(e)),
-            }
-        };
+        let _hold = LockHold::take(file, LOCK_WAIT).map_err(|e| match e {
+            Some(e) => io(&lp, "lock")(e),
+            None => StoreError::Locked {
+                path: self.path.clone(),
+            },
+        })?;
         f()
     }
 
@@ -577,6 +568,69 @@ impl Store {
             if let Err(e) = std::fs::remove_file(p) {
                 tracing::warn!(path = %p.display(), error = %e, "cannot remove an old decision backup");
             }
+        }
+    }
+}
+
+/// The store's exclusive lock, held by a helper thread blocked in `flock` until it is released.
+///
+/// A blocking wait is woken by the kernel as soon as the lock is free, so a waiter is never
+/// starved by others that happen to retry at the right moment (as polling `try_write` was, past
+/// [`LOCK_WAIT`] on a loaded machine); the deadline is enforced here, on the channel. Dropping it
+/// releases the lock before returning.
+struct LockHold {
+    release: Option<mpsc::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl LockHold {
+    /// Takes the exclusive lock on `file`, waiting up to `wait`: `Err(None)` when it stayed
+    /// held. A helper that gives up keeps waiting in `flock` and lets go as soon as it gets it.
+    fn take(file: std::fs::File, wait: Duration) -> Result<LockHold, Option<std::io::Error>> {
+        let (got_tx, got_rx) = mpsc::channel::<std::io::Result<()>>();
+        let (release, release_rx) = mpsc::channel::<()>();
+        let thread = std::thread::Builder::new()
+            .name("decision-store-lock".into())
+            .spawn(move || {
+                let mut lock = fd_lock::RwLock::new(file);
+                let guard = loop {
+                    match lock.write() {
+                        Err(e) if e.kind() == ErrorKind::Interrupted => continue,
+                        other => break other,
+                    }
+                };
+                match guard {
+                    // Held until the holder drops `release` (or gave up waiting).
+                    Ok(_guard) => {
+                        if got_tx.send(Ok(())).is_ok() {
+                            let _ = release_rx.recv();
+                        }
+                    }
+                    Err(e) => {
+                        let _ = got_tx.send(Err(e));
+                    }
+                }
+            })
+            .map_err(Some)?;
+        match got_rx.recv_timeout(wait) {
+            Ok(Ok(())) => Ok(LockHold {
+                release: Some(release),
+                thread: Some(thread),
+            }),
+            Ok(Err(e)) => Err(Some(e)),
+            Err(mpsc::RecvTimeoutError::Timeout) => Err(None),
+            Err(mpsc::RecvTimeoutError::Disconnected) => {
+                Err(Some(std::io::Error::other("the lock thread ended")))
+            }
+        }
+    }
+}
+
+impl Drop for LockHold {
+    fn drop(&mut self) {
+        drop(self.release.take());
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
         }
     }
 }
