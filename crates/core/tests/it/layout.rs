@@ -145,6 +145,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "decision",
             "checkpoint",
             "claude",
+            "conversations",
         ],
     ),
     (
