@@ -88,6 +88,7 @@ pub fn create(lua: &Lua) -> mlua::Result<Table> {
         main_thread,
     )?;
     crate::api_route::register(lua, &t)?;
+    crate::api_conversations::register(lua, &t, main_thread)?;
     t.set("fs", crate::api_fs::create(lua)?)?;
     Ok(t)
 }

@@ -250,5 +250,7 @@ require("claude_context.checkpoints").register(M)
 require("claude_context.claude_plugin").register(M)
 
 require("claude_context.agents.commands").register(M)
+-- conversations, resume
+require("claude_context.conversations.commands").register(M)
 
 return M

@@ -51,13 +51,14 @@ local LAYERS = {
     "claude_context.review",
     "claude_context.claude_plugin",
     "claude_context.agents",
+    "claude_context.conversations",
   },
   { "commands", "claude_context.commands" },
 }
 
 ---The entry module's functions that forward to a feature, loading it on first use (the public
 ---API names them on `require("claude_context")`): { [module] = { [feature] = true } }.
-local FORWARDS = { ["claude_context"] = { ["claude_context.agents"] = true } }
+local FORWARDS = { ["claude_context"] = { ["claude_context.agents"] = true, ["claude_context.conversations"] = true } }
 
 ---The layer (index into LAYERS) of module `m`, or nil when no entry covers it.
 local function layer_of(m)

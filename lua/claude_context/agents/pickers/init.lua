@@ -17,6 +17,8 @@ local M = {}
 ---@field default fun(e: table) the entry chosen (<CR>): the actions menu
 ---@field action fun(name: string, e: table) an action's key pressed on an entry
 ---@field closed fun() the picker closed (called once, however often)
+---@field preview (fun(e: table): string[])? an entry's preview lines (Markdown; snacks and telescope show it)
+---@field source string? the picker's source name (snacks)
 
 ---@class claude_context.AgentsPicker
 ---@field available fun(): boolean installed (and set up, for snacks)
