@@ -258,7 +258,7 @@ bench: build deps
 	$(PY) bench/hooks.py
 	$(PY) bench/hooks.py --claude $(CLAUDE_NEW) --cold-files 0
 	@# 1,000 conversations made by the real CLI (copied): listing, cached, a query vs rg -l, the picker.
-	$(PY) bench/conversations.py --n 1000
+	$(PY) bench/conversations.py --n 1000 --claude $(CLAUDE_NEW)
 
 ## fuzz: every cargo-fuzz target in fuzz/ for FUZZ_TIME seconds each (results: FUZZING.md).
 FUZZ_TIME ?= 60

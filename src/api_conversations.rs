@@ -11,7 +11,9 @@ use mlua::{Function, Lua, Table};
 use std::cell::RefCell;
 use std::sync::mpsc::{channel, Sender};
 
-type Work = Box<dyn FnOnce(Result<&conversations::Pool, &conversations::ConversationError>) + Send + 'static>;
+type Work = Box<
+    dyn FnOnce(Result<&conversations::Pool, &conversations::ConversationError>) + Send + 'static,
+>;
 
 thread_local! {
     static WORKER: RefCell<Option<Sender<Work>>> = const { RefCell::new(None) };
@@ -19,9 +21,12 @@ thread_local! {
 
 /// Adds `conversations` to the API table `t`; `main` gives the main-thread queue.
 pub fn register(lua: &Lua, t: &Table, main: fn() -> mlua::Result<MainThread>) -> mlua::Result<()> {
-    export(lua, t, "conversations", move |_, (opts, cb): (String, Function)| {
-        start(&opts, cb, main)
-    })
+    export(
+        lua,
+        t,
+        "conversations",
+        move |_, (opts, cb): (String, Function)| start(&opts, cb, main),
+    )
 }
 
 /// The conversations thread (started on first use), below the editor's priority, with its pool
@@ -61,9 +66,7 @@ fn start(opts: &str, cb: Function, main: fn() -> mlua::Result<MainThread>) -> ml
             Err(_) => conversations::list(&o),
         };
         let answer = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)) {
-            Ok(Ok(list)) => serde_json::to_vec(&list)
-                .map(Some)
-                .map_err(Failure::new),
+            Ok(Ok(list)) => serde_json::to_vec(&list).map(Some).map_err(Failure::new),
             Ok(Err(e)) => Err(Failure::new(e)),
             Err(p) => {
                 crate::logging::log_panic("conversations", p.as_ref());
@@ -76,7 +79,9 @@ fn start(opts: &str, cb: Function, main: fn() -> mlua::Result<MainThread>) -> ml
     });
     if tx.send(job).is_err() {
         binding::forget(id);
-        return Err(lua_error("claude-context: the conversations thread is gone"));
+        return Err(lua_error(
+            "claude-context: the conversations thread is gone",
+        ));
     }
     Ok(())
 }

@@ -14,6 +14,7 @@ local base = h.tmpdir()
 local cfg = base .. "/claude"
 local root = base .. "/proj"
 vim.fn.mkdir(root .. "/.claude/worktrees/feat", "p")
+vim.fn.mkdir(root .. "/.git", "p") -- the project a worktree belongs to is the git work tree
 root = uv.fs_realpath(root)
 vim.env.CLAUDE_CONFIG_DIR = cfg
 
@@ -204,6 +205,8 @@ return {
         end
       end
       require("claude_context.config").options.sessions.picker = "select"
+      -- The picker lists the project of the current directory.
+      vim.cmd.cd(vim.fn.fnameescape(root))
       PK.pick()
       wait_for(function()
         return #calls >= 2

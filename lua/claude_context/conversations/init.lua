@@ -192,7 +192,9 @@ end
 ---@param id string
 function M.copy_id(id)
   vim.fn.setreg('"', id)
-  pcall(vim.fn.setreg, "+", id)
+  if vim.fn.has("clipboard") == 1 then
+    pcall(vim.fn.setreg, "+", id)
+  end
   notify("claude-context: copied " .. id)
 end
 

@@ -32,6 +32,8 @@ pub enum ConversationError {
     Options(String),
     #[error("claude-context: conversations: {0}")]
     Files(#[from] CapError),
+    #[error("claude-context: conversations: no threads to read them: {0}")]
+    Pool(#[from] rayon::ThreadPoolBuildError),
 }
 
 impl crate::error::Fault for ConversationError {
@@ -79,6 +81,28 @@ pub struct Conversation {
     pub partial: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub matches: Option<Vec<search::Match>>,
+}
+
+/// Threads below the editor's priority that read the files of a listing in parallel.
+pub struct Pool(rayon::ThreadPool);
+
+impl Pool {
+    /// At most four threads, as many as there are cores.
+    pub fn new() -> Result<Pool, ConversationError> {
+        let n = std::thread::available_parallelism().map_or(2, |n| n.get().min(4));
+        let base = crate::threads::thread_nice();
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(n)
+            .thread_name(|i| format!("cc-conversations-{i}"))
+            .start_handler(move |_| crate::threads::yield_to_the_editor(base)())
+            .build()?;
+        Ok(Pool(pool))
+    }
+
+    /// [`list`], its files read by this pool's threads.
+    pub fn list(&self, opts: &ListOptions) -> Result<Vec<Conversation>, ConversationError> {
+        self.0.install(|| list(opts))
+    }
 }
 
 /// Claude Code's configuration folder for an environment: `CLAUDE_CONFIG_DIR`, else

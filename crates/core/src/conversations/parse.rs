@@ -217,16 +217,12 @@ impl Meta {
     /// Reads `head` (the file's start) and `tail` (its end, from a line's start; empty when
     /// `head` is the whole file) into a listing's facts.
     pub fn read(head: &[u8], tail: &[u8]) -> Meta {
-        let mut m = Meta {
-            partial: !tail.is_empty(),
-            ..Meta::default()
-        };
+        let mut m = Meta::default();
         m.started_ms = find_time(head, false);
         m.updated_ms = find_time(if tail.is_empty() { head } else { tail }, true);
-        let finder = aho();
         for part in [head, tail] {
             for line in lines(part) {
-                if finder.is_match(line) {
+                if interesting(line) {
                     m.record(line);
                 }
             }
@@ -290,6 +286,21 @@ impl Meta {
         }
         self.last_prompt = Some(text);
     }
+}
+
+/// How far into a line a record's own `"type"` is looked for: every CLI writes it before the
+/// message (after a few ids and the working directory), so a line's bulk (a system prompt, a
+/// tool's output) is never scanned; the line's last bytes too (an object's last member).
+const TYPE_WITHIN: usize = 4096;
+const TYPE_AT_END: usize = 256;
+
+/// Whether `line` may be a record a listing reads.
+fn interesting(line: &[u8]) -> bool {
+    let finder = aho();
+    if line.len() <= TYPE_WITHIN + TYPE_AT_END {
+        return finder.is_match(line);
+    }
+    finder.is_match(&line[..TYPE_WITHIN]) || finder.is_match(&line[line.len() - TYPE_AT_END..])
 }
 
 fn aho() -> &'static aho_corasick::AhoCorasick {

@@ -72,7 +72,10 @@ pub fn read(dir: &CapDir, name: &Path) -> Result<Read1, CapError> {
         (&mut file).take(TAIL).read_to_end(&mut tail).map_err(io)?;
         // From the first whole line.
         let from = memchr::memchr(b'\n', &tail).map_or(tail.len(), |i| i + 1);
-        Meta::read(&head, &tail[from..])
+        Meta {
+            partial: true,
+            ..Meta::read(&head, &tail[from..])
+        }
     };
     Ok(Read1 {
         stat,

@@ -154,6 +154,19 @@ fn a_conversation_is_read_with_its_title_prompts_times_and_cost() {
         line(serde_json::json!({"type": "custom-title", "customTitle": "Mine"}))
     );
     assert_eq!(Meta::read(named.as_bytes(), &[]).title(), Some("Mine"));
+    // A long prompt (its type is near the line's start) counts; a long attachment that holds a
+    // user record's words deep inside is not one.
+    let long = format!(
+        "{}{}{}",
+        user(&"x".repeat(200_000), "2026-11-29T02:20:29.656Z", "/p"),
+        line(
+            serde_json::json!({"attachment": {"x": "y".repeat(10_000), "inner": {"type": "user", "message": {"content": "no"}}}, "type": "attachment"})
+        ),
+        user("short", "2026-11-29T02:20:29.656Z", "/p")
+    );
+    let m = Meta::read(long.as_bytes(), &[]);
+    assert_eq!(m.prompts, 2);
+    assert_eq!(m.last_prompt.as_deref(), Some("short"));
 }
 
 #[test]
