@@ -6,7 +6,6 @@ there sends the model the earlier prompt with the new one."""
 
 from __future__ import annotations
 
-import json
 import re
 
 from conftest import WAIT, wait_until
@@ -24,10 +23,10 @@ return { list = got, err = err }
 def make_conversation(claude, model_stub):
     model_stub.push({"text": "Noted: the colour is TEAL-4711."}, {"text": "Still TEAL-4711."})
     r = claude.run("Remember my colour, TEAL-4711.")
-    assert r.code == 0, r.stderr[-2000:]
-    sid = json.loads(r.stdout)["session_id"]
+    assert r.returncode == 0, r.stderr[-2000:]
+    sid = r.json["session_id"]
     r = claude.run("What was my colour?", resume=sid)
-    assert r.code == 0, r.stderr[-2000:]
+    assert r.returncode == 0, r.stderr[-2000:]
     return sid
 
 
