@@ -70,3 +70,4 @@ def test_a_real_conversation_is_listed_found_and_resumed(make_bridge, claude, mo
         raise
     sent = model_stub.agent_requests()[-1].all_text()
     assert "Remember my colour, TEAL-4711." in sent and "and now?" in sent
+    b.nvim.command("ClaudeContext close")

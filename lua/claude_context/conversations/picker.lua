@@ -118,15 +118,6 @@ function M.menu(c)
   end)
 end
 
----The title's tail naming the keys.
-local function keys_hint()
-  local parts = {}
-  for _, k in ipairs(M.KEYS) do
-    parts[#parts + 1] = ("%s %s"):format(k.key, k.action)
-  end
-  return table.concat(parts, "  ")
-end
-
 ---Shows `list` in the picker.
 ---@param list table[]
 ---@param title string
@@ -139,7 +130,7 @@ function M.show(list, title)
   local ok, err = pcall(adapter.pick, {
     entries = list,
     source = "conversations",
-    prompt = name == "select" and title or ("%s  (<CR> actions  %s)"):format(title, keys_hint()),
+    prompt = name == "select" and title or ("%s  (<CR> actions  %s)"):format(title, pickers.keys_hint(M.KEYS)),
     format = M.format,
     preview = M.preview,
     keys = M.KEYS,

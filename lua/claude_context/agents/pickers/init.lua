@@ -65,11 +65,12 @@ function M.resolve(name)
   return require(MODULES.select), "select", ("sessions.picker = %q is not installed (or not set up): vim.ui.select instead"):format(tostring(name))
 end
 
----The title's tail naming the keys.
+---The title's tail naming the keys (`keys`, default the sessions picker's).
+---@param keys {action:string, key:string}[]?
 ---@return string
-function M.keys_hint()
+function M.keys_hint(keys)
   local parts = {}
-  for _, k in ipairs(M.KEYS) do
+  for _, k in ipairs(keys or M.KEYS) do
     parts[#parts + 1] = ("%s %s"):format(k.key, k.action)
   end
   return table.concat(parts, "  ")
