@@ -105,7 +105,7 @@ def main():
         cfg.mkdir(parents=True)
         project.mkdir()
         subprocess.run(["git", "init", "-q", "."], cwd=project)
-        one = make_one(Path(a.claude), cfg, project)
+        one = make_one(Path(a.claude).absolute(), cfg, project)
         query, want = multiply(one, a.n)
         files = list(one.parent.glob("*.jsonl"))
         size = sum(f.stat().st_size for f in files)

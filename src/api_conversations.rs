@@ -1,8 +1,8 @@
 //! `require("claude_context.native").conversations(opts_json, cb)`: Claude Code's conversations
 //! of a project (`claude_context_core::conversations`), listed or searched on a thread of their
-//! own, below the editor's priority; `cb(nil, json)` later on the main thread with the list, or
+//! own; `cb(nil, json)` later on the main thread with the list, or
 //! `cb(message)` (the binding's one convention, `src/binding.rs`). Returns at once. Calls run in
-//! the order made; the files are read in parallel by a small pool of the same priority.
+//! the order made; the files are read in parallel by a small pool ([`conversations::Pool`]).
 
 use crate::binding::{self, export, lua_error, Failure};
 use crate::main_thread::MainThread;
@@ -29,19 +29,16 @@ pub fn register(lua: &Lua, t: &Table, main: fn() -> mlua::Result<MainThread>) ->
     )
 }
 
-/// The conversations thread (started on first use), below the editor's priority, with its pool
-/// for the files.
+/// The conversations thread (started on first use), with its pool for the files.
 fn worker() -> mlua::Result<Sender<Work>> {
     WORKER.with(|w| {
         if let Some(tx) = w.borrow().as_ref() {
             return Ok(tx.clone());
         }
         let (tx, rx) = channel::<Work>();
-        let base = claude_context_core::threads::thread_nice();
         std::thread::Builder::new()
             .name("cc-conversations".into())
             .spawn(move || {
-                claude_context_core::threads::yield_to_the_editor(base)();
                 let pool = conversations::Pool::new();
                 while let Ok(job) = rx.recv() {
                     job(pool.as_ref());

@@ -83,18 +83,18 @@ pub struct Conversation {
     pub matches: Option<Vec<search::Match>>,
 }
 
-/// Threads below the editor's priority that read the files of a listing in parallel.
+/// Threads that read the files of a listing in parallel. At the editor's own priority: a listing
+/// is something the person waits for (a lower one made it ten times slower on a busy machine);
+/// the editor's main thread only waits for the answer meanwhile.
 pub struct Pool(rayon::ThreadPool);
 
 impl Pool {
     /// At most four threads, as many as there are cores.
     pub fn new() -> Result<Pool, ConversationError> {
         let n = std::thread::available_parallelism().map_or(2, |n| n.get().min(4));
-        let base = crate::threads::thread_nice();
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(n)
             .thread_name(|i| format!("cc-conversations-{i}"))
-            .start_handler(move |_| crate::threads::yield_to_the_editor(base)())
             .build()?;
         Ok(Pool(pool))
     }

@@ -208,8 +208,14 @@ fn find_time(bytes: &[u8], last: bool) -> Option<i64> {
 /// The complete lines of `bytes` (a last line without its newline included: a truncated one
 /// simply fails to parse).
 pub fn lines(bytes: &[u8]) -> impl Iterator<Item = &[u8]> {
-    bytes
-        .split(|&b| b == b'\n')
+    let mut start = 0;
+    memchr::memchr_iter(b'\n', bytes)
+        .chain(std::iter::once(bytes.len()))
+        .map(move |end| {
+            let l = &bytes[start.min(end)..end];
+            start = end + 1;
+            l
+        })
         .filter(|l| l.first() == Some(&b'{'))
 }
 

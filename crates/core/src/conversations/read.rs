@@ -61,7 +61,7 @@ pub fn read(dir: &CapDir, name: &Path) -> Result<Read1, CapError> {
         err,
     };
     let m = if stat.size <= WHOLE {
-        let mut buf = Vec::new();
+        let mut buf = Vec::with_capacity(stat.size as usize + 1);
         (&mut file).take(WHOLE).read_to_end(&mut buf).map_err(io)?;
         Meta::read(&buf, &[])
     } else {
@@ -86,7 +86,7 @@ pub fn read(dir: &CapDir, name: &Path) -> Result<Read1, CapError> {
 /// Reads at most `limit` bytes of the file `name` of `dir` (for a search); whether it was cut.
 pub fn read_capped(dir: &CapDir, name: &Path, limit: u64) -> Result<(Vec<u8>, bool), CapError> {
     let (file, meta) = dir.open_file_nofollow(name)?;
-    let mut buf = Vec::new();
+    let mut buf = Vec::with_capacity(meta.len().min(limit) as usize + 1);
     file.take(limit)
         .read_to_end(&mut buf)
         .map_err(|err| CapError::Io {

@@ -8,7 +8,6 @@ use super::parse::{message_text, short};
 use super::read;
 use super::Conversation;
 use crate::capfs::CapDir;
-use aho_corasick::{AhoCorasick, AhoCorasickBuilder};
 use rayon::prelude::*;
 use serde::Serialize;
 use std::path::PathBuf;
@@ -31,10 +30,60 @@ pub struct Match {
     pub text: String,
 }
 
+/// A text found in bytes: by `memmem` when case matters; else by the rarest letter of it in
+/// either case (`memchr2`, as fast as `memchr`) and a comparison of what is around.
+struct Needle {
+    bytes: Vec<u8>,
+    insensitive: bool,
+    exact: memchr::memmem::Finder<'static>,
+    /// The byte searched for first (its index in `bytes`), when case does not matter.
+    pivot: usize,
+}
+
+impl Needle {
+    fn new(text: &str, insensitive: bool) -> Needle {
+        let bytes = text.as_bytes().to_vec();
+        // The letter least common in English text and JSON, of the needle (else its last byte).
+        const COMMON: &[u8] = b"etaoinshrdlcumwfgypbvkjxqz";
+        let rank = |b: u8| match b {
+            b' ' | b'"' | b'\\' | b',' | b'.' | b':' => 0,
+            b'0'..=b'9' => 20,
+            _ => COMMON
+                .iter()
+                .position(|&c| c == b.to_ascii_lowercase())
+                .map_or(COMMON.len() + 1, |p| p + 1),
+        };
+        let pivot = (0..bytes.len())
+            .max_by_key(|&i| rank(bytes[i]))
+            .unwrap_or(0);
+        Needle {
+            exact: memchr::memmem::Finder::new(&bytes).into_owned(),
+            bytes,
+            insensitive,
+            pivot,
+        }
+    }
+
+    /// Where the needle starts in `hay`, the first time.
+    fn find(&self, hay: &[u8]) -> Option<usize> {
+        if !self.insensitive || self.bytes.is_empty() {
+            return self.exact.find(hay);
+        }
+        let p = self.bytes[self.pivot];
+        let (lo, up) = (p.to_ascii_lowercase(), p.to_ascii_uppercase());
+        let n = self.bytes.len();
+        memchr::memchr2_iter(lo, up, hay).find_map(|i| {
+            let start = i.checked_sub(self.pivot)?;
+            let cand = hay.get(start..start + n)?;
+            cand.eq_ignore_ascii_case(&self.bytes).then_some(start)
+        })
+    }
+}
+
 /// The finder of `query` in a file's bytes (its JSON-escaped form) and in a message's text.
 struct Finder {
-    raw: AhoCorasick,
-    text: AhoCorasick,
+    raw: Needle,
+    text: Needle,
 }
 
 impl Finder {
@@ -42,15 +91,9 @@ impl Finder {
         let insensitive = !query.chars().any(char::is_uppercase);
         let escaped = serde_json::to_string(query).ok()?;
         let escaped = &escaped[1..escaped.len() - 1];
-        let build = |p: &str| {
-            AhoCorasickBuilder::new()
-                .ascii_case_insensitive(insensitive)
-                .build([p])
-                .ok()
-        };
         Some(Finder {
-            raw: build(escaped)?,
-            text: build(query)?,
+            raw: Needle::new(escaped, insensitive),
+            text: Needle::new(query, insensitive),
         })
     }
 }
@@ -84,7 +127,7 @@ fn matches(bytes: &[u8], finder: &Finder) -> Vec<Match> {
     let mut out = Vec::new();
     let mut from = 0;
     while let Some(hit) = finder.raw.find(&bytes[from..]) {
-        let at = from + hit.start();
+        let at = from + hit;
         let start = memchr::memrchr(b'\n', &bytes[..at]).map_or(0, |i| i + 1);
         let end = memchr::memchr(b'\n', &bytes[at..]).map_or(bytes.len(), |i| at + i);
         from = (end + 1).min(bytes.len());
@@ -104,8 +147,8 @@ fn matches(bytes: &[u8], finder: &Finder) -> Vec<Match> {
 /// The line's message around the query, when the line is a message that contains it.
 fn message_match(line: &[u8], finder: &Finder) -> Option<Match> {
     let (role, text, ts) = message_text(line)?;
-    let hit = finder.text.find(&text)?;
-    let mut start = hit.start();
+    let hit = finder.text.find(text.as_bytes())?;
+    let mut start = hit;
     for _ in 0..AROUND {
         match text[..start].chars().next_back() {
             Some(c) => start -= c.len_utf8(),
@@ -114,15 +157,11 @@ fn message_match(line: &[u8], finder: &Finder) -> Option<Match> {
     }
     let around: String = text[start..]
         .chars()
-        .take(AROUND * 2 + query_len(hit))
+        .take(AROUND * 2 + finder.text.bytes.len())
         .collect();
     Some(Match {
         ts: ts.as_deref().and_then(super::parse::iso_ms),
         role,
         text: short(&around),
     })
-}
-
-fn query_len(hit: aho_corasick::Match) -> usize {
-    hit.end() - hit.start()
 }
