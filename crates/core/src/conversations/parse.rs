@@ -223,9 +223,11 @@ impl Meta {
     /// Reads `head` (the file's start) and `tail` (its end, from a line's start; empty when
     /// `head` is the whole file) into a listing's facts.
     pub fn read(head: &[u8], tail: &[u8]) -> Meta {
-        let mut m = Meta::default();
-        m.started_ms = find_time(head, false);
-        m.updated_ms = find_time(if tail.is_empty() { head } else { tail }, true);
+        let mut m = Meta {
+            started_ms: find_time(head, false),
+            updated_ms: find_time(if tail.is_empty() { head } else { tail }, true),
+            ..Meta::default()
+        };
         for part in [head, tail] {
             for line in lines(part) {
                 if interesting(line) {
