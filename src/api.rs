@@ -90,6 +90,7 @@ pub fn create(lua: &Lua) -> mlua::Result<Table> {
     crate::api_route::register(lua, &t)?;
     crate::api_edit::register(lua, &t)?;
     crate::api_transcript::register(lua, &t)?;
+    crate::api_conversations::register(lua, &t, main_thread)?;
     t.set("fs", crate::api_fs::create(lua)?)?;
     t.set("worktree", crate::api_worktree::create(lua)?)?;
     Ok(t)

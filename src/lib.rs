@@ -8,6 +8,7 @@
 
 mod api;
 mod api_edit;
+mod api_conversations;
 mod api_fs;
 mod api_review;
 mod api_route;

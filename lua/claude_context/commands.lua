@@ -254,5 +254,7 @@ require("claude_context.agents.commands").register(M)
 require("claude_context.edit.commands").register(M)
 -- transcript, follow, trail, usage
 require("claude_context.transcript.commands").register(M)
+-- conversations, resume
+require("claude_context.conversations.commands").register(M)
 
 return M

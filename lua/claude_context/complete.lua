@@ -191,6 +191,17 @@ function M.session_ids()
   return out
 end
 
+---The ids of the project's conversations the last listing found (claude_context.conversations
+---keeps them; looking loads nothing and reads no file).
+---@return string[]
+function M.conversations()
+  local c = package.loaded["claude_context.conversations"]
+  if not (c and type(c.ids) == "table") then
+    return {}
+  end
+  return vim.tbl_filter(offerable, c.ids)
+end
+
 ---Turn numbers counted from the last (1 = the last turn): as many as the bridge knows of turns,
 ---at least 1 and at most 20.
 ---@return string[]

@@ -107,6 +107,7 @@ function M.check()
   M.check_git()
   M.check_code_tools()
   M.check_claudecode(st)
+  M.check_conversations()
 end
 
 ---:checkhealth section: another bridge serving the project (claudecode.nvim, another editor)
@@ -159,6 +160,34 @@ function M.check_claudecode(st)
   end
   for _, l in ipairs(lines.dropped) do
     h.info(l)
+  end
+end
+
+---Claude Code's conversations of this project (:ClaudeContext conversations): where they are and
+---how many (listed off the main thread; health waits at most two seconds for the answer).
+function M.check_conversations()
+  local h = vim.health
+  h.start("Conversations (:ClaudeContext conversations)")
+  local cfg = vim.env.CLAUDE_CONFIG_DIR
+  cfg = (cfg and cfg ~= "") and cfg or ((vim.env.HOME or "~") .. "/.claude")
+  local dir = cfg .. "/projects"
+  if vim.fn.isdirectory(dir) == 0 then
+    h.info(("no conversations yet: %s does not exist (Claude Code makes it with the first conversation)"):format(dir))
+    return
+  end
+  local got, err
+  require("claude_context.conversations").list({}, function(list, e)
+    got, err = list, e
+  end)
+  vim.wait(2000, function()
+    return got ~= nil
+  end, 20)
+  if err then
+    h.warn(("%s: %s"):format(dir, err))
+  elseif not got then
+    h.warn(("%s: no answer within 2 s (a slow disk?)"):format(dir))
+  else
+    h.ok(("%s: %d conversation(s) of this project"):format(dir, #got))
   end
 end
 

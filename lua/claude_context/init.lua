@@ -304,6 +304,16 @@ function M.edit(opts)
   return require("claude_context.edit").edit(opts)
 end
 
+---Claude Code's conversations of this project (claude_context.conversations, loaded on first
+---use), newest first: `on_done(list, err)` with `{ id, title, cwd, branch, worktree, started_ms,
+---updated_ms, prompts, first_prompt, last_prompt, cost_usd, running, bytes }`; `opts.all`: every
+---project's; `opts.query`: only those whose messages contain the text, each with `matches`.
+---@param opts {all?:boolean, query?:string}?
+---@param on_done fun(list: table[], err: string?)
+function M.conversations(opts, on_done)
+  return require("claude_context.conversations").list(opts, on_done)
+end
+
 ---Calls a bridge tool; `cb(result)` gets the MCP CallToolResult table (or `{error=…}`).
 ---@param name string
 ---@param args table?

@@ -58,6 +58,7 @@ local LAYERS = {
     "claude_context.transcript",
     "claude_context.follow",
     "claude_context.usage",
+    "claude_context.conversations",
   },
   { "commands", "claude_context.commands", "claude_context.claudecode" },
 }
@@ -71,6 +72,7 @@ local FORWARDS = {
     ["claude_context.transcript"] = true,
     ["claude_context.follow"] = true,
     ["claude_context.usage"] = true,
+    ["claude_context.conversations"] = true,
   },
 }
 

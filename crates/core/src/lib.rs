@@ -35,6 +35,7 @@ pub mod capfs;
 pub mod checkpoint;
 pub mod claude;
 pub mod config;
+pub mod conversations;
 pub mod decision;
 pub mod discovery;
 pub mod editor;

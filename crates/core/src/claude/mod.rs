@@ -43,6 +43,13 @@ pub enum ClaudeError {
          123e4567-e89b-12d3-a456-426614174000 (letters, digits, '-', '_')"
     )]
     InvalidSessionId(String),
+    /// The session is not one of the project's conversations (another project's, or none): the
+    /// model may not resume it.
+    #[error(
+        "session_id {0:?} is not one of this project's conversations: only a session of this \
+         project (or of its worktrees) can be resumed"
+    )]
+    NotThisProjects(String),
     /// The context file cannot be used.
     #[error(transparent)]
     ContextFile(#[from] context::ContextFileError),
@@ -69,6 +76,7 @@ impl crate::error::Fault for ClaudeError {
             ClaudeError::InvalidOption(_)
                 | ClaudeError::ToolNotAllowed(_)
                 | ClaudeError::InvalidSessionId(_)
+                | ClaudeError::NotThisProjects(_)
         )
     }
 }

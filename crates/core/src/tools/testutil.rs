@@ -242,8 +242,18 @@ fn every_tool_returning_structure_has_an_output_schema_it_fits() {
     let (d, bank) = seeded_bank("main");
     let project = bank.root.parent().unwrap().to_path_buf();
     std::fs::write(project.join("a.txt"), "hello\n").unwrap();
+    // One conversation of the project in Claude Code's files, for set_current_session.
+    let cfg = d.path().join("claude-config");
+    let folder = cfg
+        .join("projects")
+        .join(crate::conversations::folders::encode(&project));
+    std::fs::create_dir_all(&folder).unwrap();
+    std::fs::write(folder.join("abc.jsonl"), "").unwrap();
     let s = TestServer::with(&project, &d.path().join("state"), |c| {
         c.claude.cmd = Some("/nonexistent/claude-for-the-schema-test".into());
+        c.claude
+            .env
+            .insert("CLAUDE_CONFIG_DIR".into(), cfg.display().to_string());
     });
     // Need the editor's main thread (NoEditor here), a client connection, or answer text only
     // as the IDE protocol says.

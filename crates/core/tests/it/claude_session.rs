@@ -164,15 +164,15 @@ async fn continuity_resumes_the_previous_session_and_maps_the_spec_fields() {
         Some("sess-3")
     );
 
-    // set_current_session: the next run resumes the given id.
-    let s = m.set_session(Some(d.path()), "abc-123").await.unwrap();
+    // set_current_session: the next run resumes the given id (one of the project's).
+    let s = m.set_session(Some(d.path()), "sess-1").await.unwrap();
     assert_eq!(s.old_session_id.as_deref(), Some("sess-3"));
     m.execute(req("fourth", d.path())).await;
     assert!(read(&d.path().join("args.log"))
         .lines()
         .nth(3)
         .unwrap()
-        .ends_with("--resume abc-123"));
+        .ends_with("--resume sess-1"));
     assert!(m.set_session(Some(d.path()), "--evil").await.is_err());
     assert!(m.set_session(Some(d.path()), "").await.is_err());
     assert!(m.set_session(Some(d.path()), "a b").await.is_err());
@@ -557,7 +557,20 @@ async fn a_stale_session_is_forgotten() {
         &d.path().join("claude"),
         "#!/bin/sh\ncat >/dev/null\ncase \"$*\" in *--resume*) echo 'No conversation found with session ID: gone' >&2; exit 1;; esac\necho '{\"result\":\"new\",\"session_id\":\"fresh\"}'\n",
     );
-    let m = Manager::new(cfg(&cli), None);
+    // A conversation of the project the person may resume, which the CLI then cannot find.
+    let claude_cfg = d.path().join("claude-config");
+    let folder =
+        claude_cfg
+            .join("projects")
+            .join(claude_context_core::conversations::folders::encode(
+                d.path(),
+            ));
+    std::fs::create_dir_all(&folder).unwrap();
+    std::fs::write(folder.join("gone.jsonl"), "").unwrap();
+    let mut c = cfg(&cli);
+    c.env
+        .insert("CLAUDE_CONFIG_DIR".into(), claude_cfg.display().to_string());
+    let m = Manager::new(c, None);
     m.set_session(Some(d.path()), "gone").await.unwrap();
     let r = m.execute(req("q", d.path())).await;
     let e = r.error.unwrap();
@@ -939,10 +952,10 @@ fn tools_return_the_spec_objects_field_for_field() {
         ["message", "old_session_id", "success", "tool_name"]
     );
     assert_eq!(v["old_session_id"], "sess-1");
-    let v = sc(call("set_current_session", json!({"session_id": "xyz"})));
-    assert_eq!(v["session_id"], "xyz");
+    let v = sc(call("set_current_session", json!({"session_id": "sess-1"})));
+    assert_eq!(v["session_id"], "sess-1");
     // The original's name for it, beside ours.
-    assert_eq!(v["new_session_id"], "xyz");
+    assert_eq!(v["new_session_id"], "sess-1");
     assert_eq!(v["tool_name"], "set_current_session");
     let v = sc(call("clear_execution_history", json!({})));
     assert_eq!(
@@ -1073,6 +1086,67 @@ async fn history_is_per_project() {
     assert_eq!(m.history(None, 100).await.total_entries, 0);
     m.flush().await;
     assert_ne!(m.state_file(&a), m.state_file(&b));
+}
+
+/// The attack: the model of project A called `set_current_session` with a session id of
+/// project B (found in a log, a file, guessed from another listing), then `execute_claude`: the
+/// CLI resumes a session of any project by its id, so the sub-agent read B's conversation to the
+/// model. Only the project's own conversations (its root's, its worktrees') may be resumed.
+#[tokio::test]
+async fn set_current_session_refuses_another_projects_conversation() {
+    use claude_context_core::conversations::folders::encode;
+    let d = tempfile::tempdir().unwrap();
+    let (a, b) = (d.path().join("A"), d.path().join("B"));
+    std::fs::create_dir_all(&a).unwrap();
+    std::fs::create_dir_all(&b).unwrap();
+    let claude_cfg = d.path().join("claude-config");
+    let conversation = |dir: &Path, id: &str| {
+        let folder = claude_cfg.join("projects").join(encode(dir));
+        std::fs::create_dir_all(&folder).unwrap();
+        std::fs::write(folder.join(format!("{id}.jsonl")), "{}\n").unwrap();
+    };
+    let b_id = "bbbbbbbb-0000-4000-8000-000000000000";
+    let a_id = "aaaaaaaa-0000-4000-8000-000000000000";
+    let wt_id = "cccccccc-0000-4000-8000-000000000000";
+    conversation(&b, b_id);
+    conversation(&a, a_id);
+    let wt = a.join(".claude/worktrees/feat");
+    let folder = claude_cfg.join("projects").join(encode(&wt));
+    std::fs::create_dir_all(&folder).unwrap();
+    std::fs::write(
+        folder.join(format!("{wt_id}.jsonl")),
+        format!(
+            "{}\n",
+            json!({"type": "user", "cwd": wt, "message": {"role": "user", "content": "hi"}})
+        ),
+    )
+    .unwrap();
+    let cli = fake_cli(d.path(), "");
+    let mut c = cfg(&cli);
+    c.env
+        .insert("CLAUDE_CONFIG_DIR".into(), claude_cfg.display().to_string());
+    let m = Manager::new(c, None);
+    let e = m.set_session(Some(&a), b_id).await.unwrap_err();
+    assert!(e.to_string().contains("not one of this project's"), "{e}");
+    // Nor an id that is no conversation at all.
+    assert!(m
+        .set_session(Some(&a), "dddddddd-0000-4000-8000-000000000000")
+        .await
+        .is_err());
+    assert!(m.execute(req("what did they say?", &a)).await.success);
+    let args = read(&d.path().join("args.log"));
+    assert!(!args.contains(b_id), "{args}");
+    assert!(!args.contains("--resume"), "{args}");
+    // The project's own conversations, and its worktrees', are resumed.
+    m.set_session(Some(&a), a_id).await.unwrap();
+    m.set_session(Some(&a), wt_id).await.unwrap();
+    m.execute(req("go on", &a)).await;
+    let last = read(&d.path().join("args.log"));
+    assert!(last
+        .lines()
+        .last()
+        .unwrap()
+        .ends_with(&format!("--resume {wt_id}")));
 }
 
 /// The attack: four 8 MB prompts left 16.8 MB on disk, all read back into Neovim at start.

@@ -148,6 +148,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "checkpoint",
             "claude",
             "transcript",
+            "conversations",
         ],
     ),
     (

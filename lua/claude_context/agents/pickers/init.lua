@@ -17,6 +17,8 @@ local M = {}
 ---@field default fun(e: table) the entry chosen (<CR>): the actions menu
 ---@field action fun(name: string, e: table) an action's key pressed on an entry
 ---@field closed fun() the picker closed (called once, however often)
+---@field preview (fun(e: table): string[])? an entry's preview lines (Markdown; snacks and telescope show it)
+---@field source string? the picker's source name (snacks)
 
 ---@class claude_context.AgentsPicker
 ---@field available fun(): boolean installed (and set up, for snacks)
@@ -63,11 +65,12 @@ function M.resolve(name)
   return require(MODULES.select), "select", ("sessions.picker = %q is not installed (or not set up): vim.ui.select instead"):format(tostring(name))
 end
 
----The title's tail naming the keys.
+---The title's tail naming the keys (`keys`, default the sessions picker's).
+---@param keys {action:string, key:string}[]?
 ---@return string
-function M.keys_hint()
+function M.keys_hint(keys)
   local parts = {}
-  for _, k in ipairs(M.KEYS) do
+  for _, k in ipairs(keys or M.KEYS) do
     parts[#parts + 1] = ("%s %s"):format(k.key, k.action)
   end
   return table.concat(parts, "  ")

@@ -14,7 +14,7 @@ end
 function M.pick(p)
   vim.ui.select(p.entries, {
     prompt = p.prompt,
-    kind = "claude_context.agents",
+    kind = p.source and ("claude_context." .. p.source) or "claude_context.agents",
     format_item = p.format,
   }, function(e)
     p.closed()

@@ -48,8 +48,18 @@ function M.pick(p)
     end
     keys[k.key] = { name, mode = { "n", "i" }, desc = k.action }
   end
+  local preview, layout = "none", { preview = false }
+  if p.preview then
+    -- An entry's preview (the conversations picker): its lines, as Markdown.
+    preview = function(ctx)
+      ctx.preview:reset()
+      ctx.preview:set_lines(p.preview(ctx.item.entry))
+      ctx.preview:highlight({ ft = "markdown" })
+    end
+    layout = nil
+  end
   local picker = pick({
-    source = "claude_context_agents",
+    source = p.source or "claude_context_agents",
     title = p.prompt,
     -- A finder (not fixed `items`): a refresh while open runs it again (`picker:find()`).
     finder = function()
@@ -58,8 +68,8 @@ function M.pick(p)
     format = function(item)
       return { { item.text } }
     end,
-    preview = "none",
-    layout = { preview = false },
+    preview = preview,
+    layout = layout,
     confirm = function(picker, item)
       picker:close()
       if item then

@@ -31,9 +31,20 @@ function M.pick(p)
     })
   end
   local prompt_buf
+  local previewer
+  if p.preview then
+    -- An entry's preview (the conversations picker): its lines, as Markdown.
+    previewer = require("telescope.previewers").new_buffer_previewer({
+      define_preview = function(self, entry)
+        vim.api.nvim_buf_set_lines(self.state.bufnr, 0, -1, false, p.preview(entry.value))
+        vim.bo[self.state.bufnr].filetype = "markdown"
+      end,
+    })
+  end
   pickers
     .new(opts, {
       prompt_title = p.prompt,
+      previewer = previewer,
       finder = finder(p.entries),
       sorter = conf.generic_sorter(opts),
       attach_mappings = function(bufnr, map)

@@ -77,8 +77,10 @@ impl Manager {
         }
     }
 
-    /// Makes `id` the session the next run resumes. The id is checked for shape only; the CLI
-    /// reports an unknown one on the next run (and the session is then reset).
+    /// Makes `id` the session the next run resumes: one of the project's own conversations only
+    /// (a session its runs made, or a conversation of the project or its worktrees in Claude
+    /// Code's files). The CLI would resume a session of any project by its id, so another
+    /// project's conversation, which is the person's, is refused.
     pub async fn set_session(
         &self,
         root: Option<&Path>,
@@ -86,6 +88,9 @@ impl Manager {
     ) -> Result<SetSessionResult, ClaudeError> {
         if !crate::claude::args::valid_session_id(id) {
             return Err(ClaudeError::InvalidSessionId(id.to_string()));
+        }
+        if !self.owns(root, id).await {
+            return Err(ClaudeError::NotThisProjects(id.to_string()));
         }
         let pr = self.project(root).await;
         let old = {
@@ -101,6 +106,32 @@ impl Manager {
             session_id: id.to_string(),
             old_session_id: old,
         })
+    }
+
+    /// Whether session `id` is the project's: named by its history, or one of its conversations
+    /// on disk ([`crate::conversations::owns`], on the blocking pool).
+    async fn owns(&self, root: Option<&Path>, id: &str) -> bool {
+        let Some(root) = root else { return false };
+        {
+            let state = self.state(Some(root)).await;
+            let st = lock(&state);
+            let p = &st.p;
+            let named = |s: &Option<String>| s.as_deref() == Some(id);
+            if named(&p.current_session_id)
+                || p.history
+                    .iter()
+                    .any(|e| named(&e.session_id) || named(&e.resumed_session_id))
+            {
+                return true;
+            }
+        }
+        let Some(cfg) = self.claude_config_dir() else {
+            return false;
+        };
+        let (root, id) = (root.to_path_buf(), id.to_string());
+        tokio::task::spawn_blocking(move || crate::conversations::owns(&cfg, &root, &id))
+            .await
+            .unwrap_or(false)
     }
 
     pub async fn stats(&self, root: Option<&Path>) -> StatsResult {

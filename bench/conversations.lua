@@ -1,0 +1,89 @@
+-- Conversations (claude_context.conversations), the editor's side, over a CLAUDE_CONFIG_DIR that
+-- bench/conversations.py filled (1,000 copies of a conversation the real CLI made). Prints JSON:
+--   * `conversations()` of the project: the first call (nothing cached), the second (all
+--     cached), a third after 10 files grew (those read again), from the call to its callback;
+--   * `conversations({all = true, query = Q})`: from the call to its callback;
+--   * the picker: from `:ClaudeContext conversations` until vim.ui.select is handed the list and
+--     every line is formatted;
+--   and for each, the longest the main thread was held meanwhile (a 1 ms timer's largest gap).
+--
+--   CLAUDE_CONFIG_DIR=… nvim --headless --clean -u tests/minimal_init.lua -l bench/conversations.lua ROOT QUERY
+local uv = vim.uv
+local ROOT, QUERY = _G.arg[1], _G.arg[2]
+vim.notify = function() end
+local cc = require("claude_context")
+
+---The longest gap of a 1 ms timer while `fn(done)` runs until `done()` is called; and the time.
+local function measure(fn)
+  local last, worst = uv.hrtime(), 0
+  local t = uv.new_timer()
+  t:start(1, 1, function()
+    local now = uv.hrtime()
+    worst = math.max(worst, now - last)
+    last = now
+  end)
+  local finished
+  local t0 = uv.hrtime()
+  fn(function()
+    finished = finished or uv.hrtime()
+  end)
+  vim.wait(120000, function()
+    return finished ~= nil
+  end, 1)
+  assert(finished, "no answer in 120 s")
+  t:stop()
+  t:close()
+  return { ms = (finished - t0) / 1e6, block_ms = worst / 1e6 }
+end
+
+local out = {}
+local n
+out.first = measure(function(done)
+  cc.conversations({ root = ROOT }, function(l)
+    n = #l
+    done()
+  end)
+end)
+out.count = n
+out.second = measure(function(done)
+  cc.conversations({ root = ROOT }, done)
+end)
+-- Ten conversations grow (the CLI appends a turn): read again, the others not.
+local list
+cc.conversations({ root = ROOT }, function(l)
+  list = l
+end)
+vim.wait(60000, function()
+  return list ~= nil
+end, 1)
+local dir = vim.env.CLAUDE_CONFIG_DIR .. "/projects/" .. ROOT:gsub("[^%w]", "-")
+for i = 1, 10 do
+  local f = assert(io.open(dir .. "/" .. list[i].id .. ".jsonl", "ab"))
+  f:write(vim.json.encode({ type = "user", message = { role = "user", content = "one more" }, timestamp = "2026-12-01T00:00:00.000Z" }) .. "\n")
+  f:close()
+end
+out.changed10 = measure(function(done)
+  cc.conversations({ root = ROOT }, done)
+end)
+local hits
+out.query = measure(function(done)
+  cc.conversations({ all = true, query = QUERY }, function(l)
+    hits = #l
+    done()
+  end)
+end)
+out.query_hits = hits
+-- The picker: vim.ui.select handed the list, every line formatted (what it draws).
+require("claude_context.config").options.sessions.picker = "select"
+vim.cmd.cd(vim.fn.fnameescape(ROOT))
+out.picker = measure(function(done)
+  vim.ui.select = function(items, opts)
+    for _, it in ipairs(items) do
+      opts.format_item(it)
+    end
+    done()
+  end
+  vim.cmd("ClaudeContext conversations")
+end)
+io.stdout:write(vim.json.encode(out) .. "\n")
+vim.cmd("qa!")

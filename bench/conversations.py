@@ -1,0 +1,143 @@
+#!/usr/bin/env python3
+"""Conversations at scale (issue 36's targets): 1,000 conversations of realistic size, made by
+the real Claude Code CLI against the loopback model stub (one conversation of three turns with a
+tool call, then copied with new session ids and one distinct word each), then measured in
+headless Neovim by bench/conversations.lua (first / cached / after 10 changes, a query over all,
+the picker) beside `rg -l` over the same folder in the same run (skipped with a line when rg is
+missing: `apt-get install ripgrep`).
+
+    .deps/venv/bin/python bench/conversations.py [--n 1000] [--claude PATH] [--rounds 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+sys.path.insert(0, str(REPO / "tests" / "e2e"))
+from model_stub import ModelStub  # noqa: E402
+
+NVIM = REPO / ".deps/venv/bin/nvim"
+CLAUDE = REPO / ".deps/node_modules/.bin/claude"
+KEY = "sk-ant-bench-0000000000000000000000000000"
+
+
+def make_one(claude: Path, cfg: Path, project: Path) -> Path:
+    """One conversation by the real CLI: three prompts, a Read tool call, the stub's answers."""
+    stub = ModelStub().start()
+    try:
+        (project / "notes.txt").write_text("".join(f"line {i}: the quick brown fox\n" for i in range(200)))
+        stub.push(
+            {"tool_use": {"name": "Read", "input": {"file_path": str(project / "notes.txt")}}},
+            {"text": "The notes list 200 lines about a fox. " * 20},
+            {"text": "Here is a longer answer about the parser and its tests. " * 40},
+            {"text": "Done: MARKER-0 checked."},
+        )
+        env = dict(os.environ, HOME=str(cfg.parent), CLAUDE_CONFIG_DIR=str(cfg), ANTHROPIC_BASE_URL=stub.url,
+                   ANTHROPIC_API_KEY=KEY, CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1", DISABLE_AUTOUPDATER="1",
+                   IS_SANDBOX="1", NO_PROXY="127.0.0.1,localhost", ENABLE_TOOL_SEARCH="false")
+        sid = None
+        for prompt in ("Read notes.txt and summarise it.", "Explain the parser, at length.", "Check MARKER-0."):
+            argv = [str(claude), "-p", prompt, "--output-format", "json", "--dangerously-skip-permissions"]
+            if sid:
+                argv += ["--resume", sid]
+            r = subprocess.run(argv, cwd=project, env=env, capture_output=True, text=True, timeout=180)
+            assert r.returncode == 0, r.stderr[-2000:]
+            sid = json.loads(r.stdout)["session_id"]
+    finally:
+        stub.stop()
+    files = list((cfg / "projects").glob(f"*/{sid}.jsonl"))
+    assert files, list((cfg / "projects").rglob("*"))
+    return files[0]
+
+
+def multiply(src: Path, n: int) -> tuple[str, int]:
+    """n copies in src's folder, each with its own id and word (MARKER-i); one in ten holds the
+    query's word. Returns the query and how many hold it."""
+    text = src.read_text()
+    sid = src.stem
+    hits = 0
+    for i in range(1, n):
+        new = str(uuid.uuid4())
+        body = text.replace(sid, new).replace("MARKER-0", f"MARKER-{i}")
+        if i % 10 == 0:
+            body = body.replace("Check MARKER", "Check needle-word MARKER")
+            hits += 1
+        p = src.with_name(f"{new}.jsonl")
+        p.write_text(body)
+        t = time.time() - (n - i)
+        os.utime(p, (t, t))
+    return "needle-word", hits
+
+
+def rg_time(query: str, folder: Path, rounds: int):
+    rg = shutil.which("rg")
+    if not rg:
+        return None
+    times = []
+    for _ in range(rounds):
+        t0 = time.perf_counter()
+        subprocess.run([rg, "-l", "-i", "-F", query, str(folder)], capture_output=True)
+        times.append((time.perf_counter() - t0) * 1000)
+    return statistics.median(times)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--n", type=int, default=1000)
+    ap.add_argument("--claude", default=str(CLAUDE))
+    ap.add_argument("--rounds", type=int, default=3)
+    a = ap.parse_args()
+    tmp = Path(tempfile.mkdtemp(prefix="cc-conv-bench-")).resolve()
+    try:
+        cfg, project = tmp / "home" / ".claude", tmp / "project"
+        cfg.mkdir(parents=True)
+        project.mkdir()
+        subprocess.run(["git", "init", "-q", "."], cwd=project)
+        one = make_one(Path(a.claude).absolute(), cfg, project)
+        query, want = multiply(one, a.n)
+        files = list(one.parent.glob("*.jsonl"))
+        size = sum(f.stat().st_size for f in files)
+        print(f"{len(files)} conversations, {size / 1e6:.1f} MB ({one.stat().st_size / 1e3:.0f} kB each), "
+              f"CLI {subprocess.run([a.claude, '--version'], capture_output=True, text=True).stdout.strip()}")
+        rows = []
+        for _ in range(a.rounds):
+            env = dict(os.environ, CLAUDE_CONFIG_DIR=str(cfg))
+            r = subprocess.run([str(NVIM), "--headless", "--clean", "-u", str(REPO / "tests/minimal_init.lua"), "-l",
+                                str(HERE / "conversations.lua"), str(project), query], cwd=REPO, env=env,
+                               capture_output=True, text=True, timeout=600)
+            line = [x for x in r.stdout.splitlines() + r.stderr.splitlines() if x.startswith("{")]
+            assert line, r.stdout + r.stderr
+            rows.append(json.loads(line[-1]))
+        assert rows[0]["count"] == len(files), rows[0]
+        assert rows[0]["query_hits"] == want, rows[0]
+
+        def med(k, f="ms"):
+            return statistics.median(r[k][f] for r in rows)
+
+        for k, what in (("first", "conversations(), first call"), ("second", "conversations(), cached"),
+                        ("changed10", "conversations(), 10 files grew"), ("query", f"query {query!r} over all"),
+                        ("picker", "picker drawn (vim.ui.select, lines formatted)")):
+            print(f"{what:48s} {med(k):8.1f} ms   longest main-thread block {max(r[k]['block_ms'] for r in rows):5.1f} ms")
+        rg = rg_time(query, cfg / "projects", a.rounds)
+        if rg is None:
+            print("rg -l: ripgrep is not installed (apt-get install ripgrep): not compared")
+        else:
+            print(f"{'rg -l -i -F over the same folder':48s} {rg:8.1f} ms   (query / rg = {med('query') / rg:.2f})")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

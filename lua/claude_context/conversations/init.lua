@@ -1,0 +1,218 @@
+---@mod claude_context.conversations Every conversation of the project, listed, searched, resumed
+---
+--- Claude Code keeps each conversation in `$CLAUDE_CONFIG_DIR/projects/<folder>/<id>.jsonl`
+--- (default `~/.claude`). The native library lists and searches them off the main thread
+--- (`native.conversations`, crates/core/src/conversations/): the project's own and its
+--- worktrees' (background sessions), newest first. Here: the Lua API, what "running" means to
+--- the plugin, and the actions (resume in the terminal or in the background, fork).
+---
+--- `list(opts, on_done)`: `on_done(list, err)` with `{ id, title, cwd, branch, worktree,
+--- started_ms, updated_ms, prompts, first_prompt, last_prompt, cost_usd, running, bytes,
+--- matches? }`; `opts.all`: every project; `opts.query`: only conversations whose messages
+--- contain the text, each with `matches` (`{ ts, role, text }`).
+
+local M = {}
+
+local notify = require("claude_context.notify")
+
+---The project whose conversations are listed: the worktree's project when Neovim runs in one of
+---its background-session worktrees, else the git work tree, else the current directory.
+---@return string
+function M.root()
+  local cwd = vim.fn.getcwd()
+  return require("claude_context.agents.names").project_of(cwd) or cwd
+end
+
+---Session ids the plugin knows are live: its terminals' and background sessions' (from the hooks
+---and Claude Code's own list), not ended.
+---@return table<string, boolean>
+function M.known_running()
+  local out = {}
+  local ok, list = pcall(require("claude_context.sessions_state").list)
+  for _, s in ipairs(ok and list or {}) do
+    if s.id and s.state ~= "ended" then
+      out[s.id] = true
+    end
+  end
+  local agents = package.loaded["claude_context.agents"]
+  if agents then
+    local aok, alist = pcall(agents.list)
+    for _, e in ipairs(aok and alist or {}) do
+      local sid = e.hook_session_id or e.session_id
+      if sid and e.kind == "background" and e.state ~= "ended" then
+        out[sid] = true
+      end
+    end
+  end
+  return out
+end
+
+---The ids the last listing of the project found (newest first), for completion.
+---@type string[]
+M.ids = {}
+
+---Lists the conversations (see the module's doc); `on_done(list, err)` on the main thread later.
+---@param opts {all?:boolean, query?:string, root?:string}?
+---@param on_done fun(list: table[], err: string?)
+function M.list(opts, on_done)
+  opts = opts or {}
+  vim.validate("on_done", on_done, "function")
+  local native, missing = require("claude_context.native").get()
+  if not native or not native.conversations then
+    vim.schedule(function()
+      on_done({}, missing or "claude-context: this native library has no conversations(): rebuild it (:ClaudeContext build)")
+    end)
+    return
+  end
+  local req = {
+    root = not opts.all and (opts.root or M.root()) or nil,
+    all = opts.all == true,
+    query = (type(opts.query) == "string" and opts.query ~= "") and opts.query or nil,
+  }
+  native.conversations(vim.json.encode(req), function(err, json)
+    if err then
+      return on_done({}, err)
+    end
+    local list = vim.json.decode(json, { luanil = { object = true, array = true } })
+    local live = M.known_running()
+    local ids = {}
+    for _, c in ipairs(list) do
+      c.running = c.running or live[c.id] == true
+      ids[#ids + 1] = c.id
+    end
+    if not req.all and not req.query then
+      M.ids = ids
+    end
+    on_done(list)
+  end)
+end
+
+---`on_done(c)` with the conversation `id` of the project (nil when there is none).
+---@param id string
+---@param on_done fun(c: table?, err: string?)
+function M.find(id, on_done)
+  M.list({}, function(list, err)
+    for _, c in ipairs(list) do
+      if c.id == id then
+        return on_done(c)
+      end
+    end
+    on_done(nil, err or ("no conversation %s in this project"):format(id))
+  end)
+end
+
+---Whether `id` looks like a session id (nothing else is passed to the CLI).
+---@param id any
+---@return boolean
+function M.valid_id(id)
+  return type(id) == "string" and #id <= 200 and id:match("^[%w_][%w_%-]*$") ~= nil
+end
+
+---A terminal session's name for resuming `id` (the current one when it runs nothing).
+local function session_name(id)
+  return "resume " .. id:sub(1, 8)
+end
+
+---Resumes conversation `id` in Claude's terminal (`claude --resume ID`, `--fork-session` with
+---`fork`): in the current terminal session when it runs nothing, else in a new one of its own.
+---@param id string
+---@param fork boolean?
+---@return boolean ok, string? err
+function M.resume(id, fork)
+  if not M.valid_id(id) then
+    return false, ("not a session id: %s"):format(vim.inspect(id))
+  end
+  local extra = { "--resume", id }
+  if fork then
+    extra[#extra + 1] = "--fork-session"
+  end
+  local terminal = require("claude_context.terminal")
+  local sessions = require("claude_context.terminal.sessions")
+  sessions.sync_tab()
+  if sessions.job_running() then
+    if #sessions.windows() > 0 then
+      terminal.hide()
+    end
+    sessions.select(session_name(id) .. (fork and " fork" or ""))
+    if sessions.job_running() then
+      return terminal.show()
+    end
+  end
+  return terminal.show(extra)
+end
+
+---Resumes conversation `c` as a background session (`claude --bg --resume ID`, with the
+---plugin's MCP server and hooks), in the directory it ran in when that still exists.
+---@param c table a conversation
+---@param cb fun(err: string?)?
+function M.resume_background(c, cb)
+  local done = cb or function(err)
+    if err then
+      notify.error("claude-context: " .. err)
+    end
+  end
+  if not M.valid_id(c.id) then
+    return done(("not a session id: %s"):format(vim.inspect(c.id)))
+  end
+  local cli = require("claude_context.agents.cli")
+  local launch = require("claude_context.agents.launch")
+  local exe, why = cli.exe()
+  if not exe then
+    return done(why)
+  end
+  local relay = require("claude_context.hooks").binary()
+  if not relay then
+    return done("claude-context-mcp is not built (run `make` in the plugin's directory)")
+  end
+  cli.features(exe, function(f)
+    if not f.bg then
+      return done(cli.too_old("bg"))
+    end
+    local argv = { exe, "--bg", "--resume", c.id, "--mcp-config=" .. launch.mcp_config(relay) }
+    local topts = require("claude_context.config.terminal").options()
+    local settings = launch.settings(relay, topts.env)
+    if settings then
+      argv[#argv + 1] = "--settings=" .. settings
+    end
+    local cwd = (c.cwd and vim.fn.isdirectory(c.cwd) == 1) and c.cwd or M.root()
+    cli.run(argv, { cwd = cwd, env = cli.env() }, function(r)
+      local id = cli.parse_started((r.stdout or "") .. "\n" .. (r.stderr or ""))
+      if r.code ~= 0 then
+        local msg = vim.trim((r.stderr ~= "" and r.stderr) or r.stdout or "")
+        return done(("claude --bg --resume failed (exit %s): %s"):format(r.code, msg:sub(1, 400)))
+      end
+      cli.refresh()
+      notify(("claude-context: conversation %s resumed in the background%s"):format(c.id, id and (" (" .. id .. ")") or ""))
+      done(nil)
+    end)
+  end)
+end
+
+---Copies `id` to the unnamed register and the clipboard registers.
+---@param id string
+function M.copy_id(id)
+  vim.fn.setreg('"', id)
+  if vim.fn.has("clipboard") == 1 then
+    pcall(vim.fn.setreg, "+", id)
+  end
+  notify("claude-context: copied " .. id)
+end
+
+---Opens conversation `id`'s transcript (`require("claude_context").transcript`), when the
+---plugin has it.
+---@param id string
+---@return boolean ok, string? err
+function M.open_transcript(id)
+  local ok, cc = pcall(require, "claude_context")
+  local open = ok and rawget(cc, "transcript")
+  if type(open) ~= "function" then
+    return false, "this claude-context.nvim cannot show a transcript yet (require('claude_context').transcript is missing)"
+  end
+  local opened, err = pcall(open, id)
+  if not opened then
+    return false, tostring(err)
+  end
+  return true
+end
+
+return M

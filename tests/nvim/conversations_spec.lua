@@ -1,0 +1,265 @@
+-- Claude Code's conversations of the project (claude_context.conversations): listed off the main
+-- thread from a temporary CLAUDE_CONFIG_DIR, damaged files listed with what can be read, a
+-- conversation being written while it is listed, a worktree's conversations, a query, the picker
+-- through vim.ui.select and a fake snacks.nvim, completion of ids.
+local h = require("helpers")
+local eq, ok, contains, wait_for = h.eq, h.ok, h.contains, h.wait_for
+local messages = h.record_notify()
+local uv = vim.uv or vim.loop
+
+local CV = require("claude_context.conversations")
+local PK = require("claude_context.conversations.picker")
+
+local base = h.tmpdir()
+local cfg = base .. "/claude"
+local root = base .. "/proj"
+vim.fn.mkdir(root .. "/.claude/worktrees/feat", "p")
+vim.fn.mkdir(root .. "/.git", "p") -- the project a worktree belongs to is the git work tree
+root = uv.fs_realpath(root)
+vim.env.CLAUDE_CONFIG_DIR = cfg
+
+local ID1 = "11111111-1111-4111-8111-111111111111"
+local ID2 = "22222222-2222-4222-8222-222222222222"
+local ID3 = "33333333-3333-4333-8333-333333333333"
+
+local function folder(cwd)
+  local f = cfg .. "/projects/" .. cwd:gsub("[^%w]", "-")
+  vim.fn.mkdir(f, "p")
+  return f
+end
+
+local function user(text, ts, cwd)
+  return vim.json.encode({ type = "user", message = { role = "user", content = text }, timestamp = ts, cwd = cwd, gitBranch = "main" }) .. "\n"
+end
+
+local function assistant(text, ts)
+  return vim.json.encode({ type = "assistant", message = { role = "assistant", content = { { type = "text", text = text } } }, timestamp = ts }) .. "\n"
+end
+
+local function write(path, text, mode)
+  local f = assert(io.open(path, mode or "wb"))
+  f:write(text)
+  f:close()
+end
+
+---Lists (opts) and waits for the answer.
+local function list(opts)
+  local got, err
+  CV.list(vim.tbl_extend("force", { root = root }, opts or {}), function(l, e)
+    got, err = l, e
+  end)
+  wait_for(function()
+    return got ~= nil
+  end, 20000, "the conversations listed")
+  return got, err
+end
+
+local function ids(l)
+  return vim.tbl_map(function(c)
+    return c.id
+  end, l)
+end
+
+-- The project's conversation, and its worktree's (newer).
+write(folder(root) .. "/" .. ID1 .. ".jsonl", user("fix the parser", "2026-01-01T10:00:00.000Z", root) .. assistant("The parser is fixed.", "2026-01-01T10:01:00.000Z") .. vim.json.encode({ type = "custom-title", customTitle = "Parser fix" }) .. "\n")
+local wt = root .. "/.claude/worktrees/feat"
+write(folder(wt) .. "/" .. ID2 .. ".jsonl", user("work in the worktree", "2026-01-02T10:00:00.000Z", wt))
+
+return {
+  {
+    "the project's conversations and its worktree's, newest first, with their facts",
+    function()
+      local l, err = list()
+      eq(nil, err)
+      eq({ ID2, ID1 }, ids(l))
+      eq("feat", l[1].worktree)
+      eq("Parser fix", l[2].title)
+      eq("fix the parser", l[2].first_prompt)
+      eq(1, l[2].prompts)
+      eq("main", l[2].branch)
+      eq(root, l[2].cwd)
+      ok(l[2].bytes > 0)
+      eq(false, l[2].running)
+      -- From inside the worktree, the same project.
+      local here = vim.fn.getcwd()
+      vim.cmd.cd(vim.fn.fnameescape(wt))
+      eq(root, CV.root())
+      vim.cmd.cd(vim.fn.fnameescape(here))
+      -- The public API.
+      local got
+      require("claude_context").conversations({ root = root }, function(x)
+        got = x
+      end)
+      wait_for(function()
+        return got
+      end, 20000)
+      eq(2, #got)
+    end,
+  },
+  {
+    "damaged files: a truncated line, not JSON, not UTF-8, a FIFO and a 2 GB sparse file are listed with what can be read",
+    function()
+      local f = folder(root)
+      write(f .. "/" .. ID3 .. ".jsonl", "not json\n\255\254\n" .. user("still readable", "2026-01-03T10:00:00.000Z", root) .. '{"type":"user","message":{"content":"trunc')
+      -- A FIFO: never opened (a read would wait for a writer forever).
+      eq(0, vim.fn.system({ "mkfifo", f .. "/44444444-4444-4444-8444-444444444444.jsonl" }) == "" and 0 or vim.v.shell_error)
+      -- 2 GB, sparse: a prompt at its start, nothing readable after.
+      local big = f .. "/55555555-5555-4555-8555-555555555555.jsonl"
+      write(big, user("a huge one", "2026-01-04T10:00:00.000Z", root))
+      local fh = assert(io.open(big, "r+b"))
+      fh:seek("set", 2 * 1024 * 1024 * 1024)
+      fh:write("\n")
+      fh:close()
+      local t0 = uv.hrtime()
+      local l, err = list()
+      eq(nil, err)
+      local by = {}
+      for _, c in ipairs(l) do
+        by[c.id] = c
+      end
+      eq("still readable", by[ID3].first_prompt)
+      eq(1, by[ID3].prompts)
+      local b = by["55555555-5555-4555-8555-555555555555"]
+      ok(b and b.partial and b.bytes > 2 * 1024 * 1024 * 1024, vim.inspect(b))
+      eq("a huge one", b.first_prompt)
+      eq(nil, by["44444444-4444-4444-8444-444444444444"])
+      ok((uv.hrtime() - t0) / 1e9 < 20, "no stall")
+      os.remove(big)
+      os.remove(f .. "/44444444-4444-4444-8444-444444444444.jsonl")
+    end,
+  },
+  {
+    "a conversation being written while it is listed: each listing reads what is there, the last all of it",
+    function()
+      local path = folder(root) .. "/" .. ID3 .. ".jsonl"
+      write(path, "")
+      local n = 0
+      local timer = uv.new_timer()
+      timer:start(0, 2, function()
+        if n < 200 then
+          n = n + 1
+          write(path, user("prompt " .. n, ("2026-01-05T10:00:%02d.000Z"):format(n % 60), root), "ab")
+        end
+      end)
+      local last = -1
+      for _ = 1, 5 do
+        local l, err = list()
+        eq(nil, err)
+        for _, c in ipairs(l) do
+          if c.id == ID3 then
+            ok(c.prompts >= last, "never fewer")
+            last = c.prompts
+          end
+        end
+      end
+      wait_for(function()
+        return n >= 200
+      end, 20000)
+      timer:stop()
+      timer:close()
+      local l = list()
+      for _, c in ipairs(l) do
+        if c.id == ID3 then
+          eq(200, c.prompts)
+          eq("prompt 200", c.last_prompt)
+        end
+      end
+      -- Known to the plugin as live: running.
+      local ss = require("claude_context.sessions_state")
+      local orig = ss.list
+      ss.list = function()
+        return { { id = ID3, state = "working" } }
+      end
+      local l2 = list()
+      ss.list = orig
+      for _, c in ipairs(l2) do
+        eq(c.id == ID3, c.running, c.id)
+      end
+      os.remove(path)
+    end,
+  },
+  {
+    "a query keeps the conversations whose messages contain it, with the matches",
+    function()
+      local l = list({ query = "parser is FIXED" })
+      eq(0, #l)
+      l = list({ query = "parser is fixed" })
+      eq({ ID1 }, ids(l))
+      eq("assistant", l[1].matches[1].role)
+      contains(l[1].matches[1].text, "The parser is fixed.")
+      eq(0, #list({ query = "nowhere at all" }))
+    end,
+  },
+  {
+    "the picker through vim.ui.select: the lines, then the actions menu (copy id)",
+    function()
+      _G.Snacks = nil
+      local calls = {}
+      local orig = vim.ui.select
+      vim.ui.select = function(items, opts, cb)
+        calls[#calls + 1] = { items = items, opts = opts }
+        if opts.kind == "claude_context.conversations" then
+          cb(items[2])
+        else
+          cb("copy id")
+        end
+      end
+      require("claude_context.config").options.sessions.picker = "select"
+      -- The picker lists the project of the current directory.
+      vim.cmd.cd(vim.fn.fnameescape(root))
+      PK.pick()
+      wait_for(function()
+        return #calls >= 2
+      end, 20000, "the picker and the menu")
+      vim.ui.select = orig
+      eq("Claude conversations", calls[1].opts.prompt)
+      contains(calls[1].opts.format_item(calls[1].items[2]), "Parser fix")
+      eq(PK.ACTIONS, calls[2].items)
+      eq(ID1, vim.fn.getreg('"'))
+      -- Completion offers the ids the listing found.
+      local words = require("claude_context.commands").complete("", "ClaudeContext resume ")
+      ok(vim.tbl_contains(words, ID1), vim.inspect(words))
+    end,
+  },
+  {
+    "the picker in a fake snacks.nvim: items, a Markdown preview, a key per action",
+    function()
+      local got
+      _G.Snacks = { picker = { pick = function(o)
+        got = o
+        return {}
+      end } }
+      require("claude_context.config").options.sessions.picker = "auto"
+      PK.pick({ query = "parser" })
+      wait_for(function()
+        return got
+      end, 20000, "Snacks.picker.pick called")
+      _G.Snacks = nil
+      local items = got.finder()
+      eq(1, #items)
+      eq(ID1, items[1].entry.id)
+      contains(got.title, "<M-r> resume")
+      local lines
+      got.preview({ item = items[1], preview = {
+        reset = function() end,
+        set_lines = function(_, l)
+          lines = l
+        end,
+        highlight = function() end,
+      } })
+      eq("# Parser fix", lines[1])
+      contains(table.concat(lines, "\n"), "## Matches")
+      -- A transcript asked for before the plugin has one: said, no error.
+      h.clear(messages)
+      got.actions.claude_context_transcript({ close = function() end }, items[1])
+      local cc = require("claude_context")
+      if rawget(cc, "transcript") == nil then
+        contains(vim.inspect(messages), "cannot show a transcript")
+      end
+      -- copy id by its key.
+      vim.fn.setreg('"', "")
+      got.actions["claude_context_copy id"]({ close = function() end }, items[1])
+      eq(ID1, vim.fn.getreg('"'))
+    end,
+  },
+}
