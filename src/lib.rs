@@ -7,13 +7,13 @@
 //! thread ([`main_thread`]).
 
 mod api;
-mod api_edit;
 mod api_conversations;
+mod api_edit;
 mod api_fs;
 mod api_review;
 mod api_route;
-mod api_worktree;
 mod api_transcript;
+mod api_worktree;
 mod binding;
 mod editor;
 mod logging;
