@@ -66,7 +66,7 @@ end
 local function remove_worktree(agents, root, w, name, branch, cb)
   local function remove(refused)
     local args = worktree.project_args(root, { "worktree", "remove", "--force", "--force", w.path })
-    require("claude_context.agents.plan").git(args, function(cr, _, er)
+    require("claude_context.agents.worktree").run(args, function(cr, _, er)
       if cr ~= 0 then
         return fail(cb, ("git worktree remove failed: %s"):format(vim.trim(er)))
       end

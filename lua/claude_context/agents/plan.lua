@@ -9,42 +9,14 @@
 local M = {}
 
 local merge = require("claude_context.agents.merge")
+local worktree = require("claude_context.agents.worktree")
 ---How long one slice of the merges may hold the main thread (ns).
 M.SLICE_NS = 8e6
-
-local git
-
----Runs git with `args` off the main thread; `cb(code, stdout, stderr)` on the main thread.
-function M.git(args, cb, stdin)
-  local argv = vim.list_extend({ "git" }, args)
-  local ok, err = pcall(vim.system, argv, { text = true, stdin = stdin or false, timeout = 120000 }, function(r)
-    vim.schedule(function()
-      cb(r.code, r.stdout or "", r.stderr or "")
-    end)
-  end)
-  if not ok then
-    vim.schedule(function()
-      cb(-1, "", tostring(err))
-    end)
-  end
-end
-git = M.git
 
 ---Runs git on worktree `w` (claude_context.agents.worktree: its registered git dir, nothing
 ---of the worktree choosing what runs).
 local function wgit(w, args, cb, stdin)
-  return require("claude_context.agents.worktree").git(w, args, cb, stdin)
-end
-
----The core's reading of what git printed for the worktree (crates/core/src/worktree.rs, through
----the native API's `worktree` table): bytes in, bytes out, every byte of it untrusted.
----@return table
-function M.native()
-  local api, err = require("claude_context.native").get()
-  if not api or not api.worktree then
-    error("claude-context: " .. (err or "the native library cannot read a worktree (rebuild it: make)"), 0)
-  end
-  return api.worktree
+  return worktree.git(w, args, cb, stdin)
 end
 
 ---The changed paths of `out` (`git diff --name-status -z`): `{ {status, path} }` (a rename's
@@ -52,7 +24,7 @@ end
 ---@param out string
 ---@return {status:string, path:string}[]
 function M.parse_name_status(out)
-  return M.native().name_status(out)
+  return worktree.native().name_status(out)
 end
 
 ---The blobs of `git cat-file --batch` output, in order: a string, or false when missing.
@@ -60,7 +32,7 @@ end
 ---@param n integer
 ---@return (string|false)[]
 function M.parse_batch(out, n)
-  return M.native().batch(out, n)
+  return worktree.native().batch(out, n)
 end
 
 local function is_binary(t)
@@ -116,7 +88,7 @@ end
 ---worktrees are left out; a path land may not write (not a plain relative path, a line break
 ---in its name) is listed with why (`unreadable`), never read or written.
 local function changed_files(diff, others)
-  local W = M.native()
+  local W = worktree.native()
   local files, seen = {}, {}
   local function add(path, status)
     if seen[path] then
@@ -207,7 +179,7 @@ end
 ---@param cb fun(err?:string, plan?:table)
 function M.prepare(root, w, cb)
   local wt = w.path
-  git(require("claude_context.agents.worktree").project_args(root, { "rev-parse", "--verify", "HEAD" }), function(c1, head, e1)
+  worktree.run(worktree.project_args(root, { "rev-parse", "--verify", "HEAD" }), function(c1, head, e1)
     if c1 ~= 0 then
       return cb("the main checkout has no commit: " .. vim.trim(e1))
     end

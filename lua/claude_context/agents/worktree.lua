@@ -15,6 +15,32 @@ local M = {}
 local names = require("claude_context.agents.names")
 local uv = vim.uv
 
+---Runs git with `args` off the main thread; `cb(code, stdout, stderr)` on the main thread.
+function M.run(args, cb, stdin)
+  local argv = vim.list_extend({ "git" }, args)
+  local ok, err = pcall(vim.system, argv, { text = true, stdin = stdin or false, timeout = 120000 }, function(r)
+    vim.schedule(function()
+      cb(r.code, r.stdout or "", r.stderr or "")
+    end)
+  end)
+  if not ok then
+    vim.schedule(function()
+      cb(-1, "", tostring(err))
+    end)
+  end
+end
+
+---The core's reading of what git printed for the worktree (crates/core/src/worktree.rs, through
+---the native API's `worktree` table): bytes in, bytes out, every byte of it untrusted.
+---@return table
+function M.native()
+  local api, err = require("claude_context.native").get()
+  if not api or not api.worktree then
+    error("claude-context: " .. (err or "the native library cannot read a worktree (rebuild it: make)"), 0)
+  end
+  return api.worktree
+end
+
 ---Git's empty tree, by object format (the attributes' source when the project has no commit).
 M.EMPTY_TREE = {
   sha1 = "4b825dc642cb6eb9a060e54bf8d69288fbee4904",
@@ -39,7 +65,7 @@ M.HARDEN = {
 
 ---Runs git with `args` off the main thread; `cb(code, stdout, stderr)` on the main thread.
 local function run(args, cb, stdin)
-  return require("claude_context.agents.plan").git(args, cb, stdin)
+  return M.run(args, cb, stdin)
 end
 
 ---`git` args of the project's own checkout `root` (the person's), hardened the same way.
@@ -78,7 +104,7 @@ end
 ---@param base string
 ---@return string?
 function M.named_path(text, prefix, base)
-  return require("claude_context.agents.plan").native().named_path(text, prefix, base)
+  return M.native().named_path(text, prefix, base)
 end
 
 ---The registered worktree of `gitdirs` (`{ [admin dir] = its gitdir file's text }`) whose
@@ -87,7 +113,7 @@ end
 ---@param dotgit string
 ---@return string? admin, string? err
 function M.registered(gitdirs, dotgit)
-  return require("claude_context.agents.plan").native().registered(gitdirs, dotgit)
+  return M.native().registered(gitdirs, dotgit)
 end
 
 ---The text of the small regular file `path` (never a link or a FIFO), or nil.
