@@ -22,9 +22,6 @@ pub const READ_BYTES: u64 = 4 << 20;
 /// The most a caller may ask to read at once.
 pub const MAX_READ_BYTES: u64 = 64 << 20;
 
-/// Claude Code cuts a project folder's name to this many characters, then adds a hash.
-const NAME_CHARS: usize = 200;
-
 #[derive(Debug, thiserror::Error)]
 pub enum TranscriptError {
     #[error("not a session id: {0:?} (letters, digits, '-' and '_' only)")]
@@ -76,49 +73,6 @@ pub struct Header {
     pub lines: usize,
 }
 
-/// Claude Code's name of a project's folder under `projects/`: every UTF-16 unit that is not
-/// an ASCII letter or digit becomes `-`; a name over 200 characters is cut and given the hash
-/// of the whole path (as its `cli.js` does).
-pub fn folder_name(path: &Path) -> String {
-    let s = path.to_string_lossy();
-    let name: String = s
-        .encode_utf16()
-        .map(|u| match char::from_u32(u32::from(u)) {
-            Some(c) if c.is_ascii_alphanumeric() => c,
-            _ => '-',
-        })
-        .collect();
-    if name.len() <= NAME_CHARS {
-        return name;
-    }
-    format!(
-        "{}-{}",
-        &name[..NAME_CHARS],
-        base36(js_hash(&s).unsigned_abs())
-    )
-}
-
-/// Java's string hash over UTF-16 units, as 32-bit integers (Claude Code's).
-fn js_hash(s: &str) -> i32 {
-    s.encode_utf16().fold(0i32, |h, u| {
-        h.wrapping_shl(5).wrapping_sub(h).wrapping_add(i32::from(u))
-    })
-}
-
-fn base36(mut n: u32) -> String {
-    let digits = b"0123456789abcdefghijklmnopqrstuvwxyz";
-    let mut out = Vec::new();
-    loop {
-        out.push(digits[(n % 36) as usize]);
-        n /= 36;
-        if n == 0 {
-            break;
-        }
-    }
-    out.reverse();
-    String::from_utf8(out).unwrap_or_default()
-}
-
 /// Claude Code's folder: `config_dir`, else `$CLAUDE_CONFIG_DIR`, else `~/.claude`.
 pub fn config_dir(given: Option<&Path>) -> Result<PathBuf, TranscriptError> {
     if let Some(d) = given.filter(|d| !d.as_os_str().is_empty()) {
@@ -156,7 +110,7 @@ pub fn locate(
     let file = format!("{id}.jsonl");
     let exists = |rel: &Path| root.metadata(rel).is_ok_and(|m| m.is_file());
     for cwd in cwds {
-        let rel = Path::new(&folder_name(cwd)).join(&file);
+        let rel = Path::new(&crate::conversations::folders::encode(cwd)).join(&file);
         if exists(&rel) {
             return Ok((root, rel));
         }

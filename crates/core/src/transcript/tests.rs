@@ -93,25 +93,13 @@ fn long_results_are_cut() {
     assert_eq!(r.lines.last().unwrap(), "    … 300 more lines");
 }
 
-#[test]
-fn folder_names_are_claude_codes() {
-    assert_eq!(folder_name(Path::new("/home/u/my.proj")), "-home-u-my-proj");
-    assert_eq!(folder_name(Path::new("/tmp/é")), "-tmp--");
-    let long = format!("/{}", "a".repeat(250));
-    let name = folder_name(Path::new(&long));
-    assert!(name.starts_with(&format!("-{}", "a".repeat(199))));
-    assert_eq!(
-        name.len(),
-        201 + base36(js_hash(&long).unsigned_abs()).len()
-    );
-    assert_eq!(base36(35), "z");
-    assert_eq!(js_hash("ab"), 3105);
-}
-
 fn world() -> (tempfile::TempDir, PathBuf) {
     let t = tempfile::tempdir().unwrap();
     let project = t.path().join("proj");
-    let dir = t.path().join("config/projects").join(folder_name(&project));
+    let dir = t
+        .path()
+        .join("config/projects")
+        .join(crate::conversations::folders::encode(&project));
     std::fs::create_dir_all(&dir).unwrap();
     let lines: Vec<String> = conversation().iter().map(|r| r.to_string()).collect();
     std::fs::write(dir.join("abc-1.jsonl"), lines.join("\n") + "\n").unwrap();
@@ -183,7 +171,10 @@ fn a_session_is_found_by_id_and_read_from_an_offset() {
 #[test]
 fn a_fifo_in_place_of_the_file_is_refused_at_once() {
     let (t, project) = world();
-    let dir = t.path().join("config/projects").join(folder_name(&project));
+    let dir = t
+        .path()
+        .join("config/projects")
+        .join(crate::conversations::folders::encode(&project));
     let fifo = dir.join("fifo-1.jsonl");
     let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
     // SAFETY: a valid C string; mkfifo only creates the node.
