@@ -18,6 +18,7 @@ use super::memo::{Seen, What};
 use super::object::{ObjectId, ObjectType, Objects};
 use super::statcache::{trustworthy, StatCache};
 use super::tree::{self, os_bytes, FileState, Kind};
+use super::watch::{Changes, Dirty, Watch};
 use super::CheckpointError;
 use crate::capfs::{self, CapDir, EntryType, Stat};
 use ignore::gitignore::Gitignore;
@@ -48,6 +49,11 @@ pub struct ScanStats {
     pub cache_hits: u64,
     /// Directories whose stat was the same as when they were last listed: not listed again.
     pub dirs_unchanged: u64,
+    /// Directories not even opened: the watch saw no change in or beneath them
+    /// ([`super::watch`]); their trees are the last walk's.
+    pub dirs_skipped: u64,
+    /// The walk went over every directory (not only those the watch said changed).
+    pub whole: bool,
     pub files_read: u64,
     pub bytes_read: u64,
     pub objects_written: u64,
@@ -102,6 +108,7 @@ impl Out {
         a.unreadable += b.unreadable;
         a.cache_hits += b.cache_hits;
         a.dirs_unchanged += b.dirs_unchanged;
+        a.dirs_skipped += b.dirs_skipped;
         a.files_read += b.files_read;
         a.bytes_read += b.bytes_read;
         a.objects_written += b.objects_written;
@@ -142,6 +149,10 @@ struct Ctx<'a> {
     /// [`trustworthy`]).
     now: i64,
     parallel: bool,
+    /// Watches every directory walked (before it is listed).
+    watch: Option<&'a Watch>,
+    /// Only these directories changed (`None`: look at everything).
+    changes: Option<&'a Dirty>,
 }
 
 impl Ctx<'_> {
@@ -289,35 +300,67 @@ impl Ctx<'_> {
 
     /// The directory `dir` (at `rel`, its path from the root), given what the walk before saw
     /// there (`old`) and the rules in force above it.
+    /// `force`: walk everything beneath, whatever the watch says (the rules above changed, or
+    /// the directory is not the one remembered).
+    #[allow(clippy::too_many_arguments)]
     fn dir(
         &self,
         dir: &CapDir,
         rel: &[u8],
         old: Option<DirMemo>,
         rules: &Rules,
+        force: bool,
         out: &mut Out,
     ) -> Result<DirMemo, CheckpointError> {
+        if let Some(w) = self.watch {
+            // Before the listing: what changes after it is an event.
+            w.add(dir, rel);
+        }
         out.stats.dirs += 1;
         let trusted_before = out.trusted;
         let known_before = old.is_some();
         let mut old = old.unwrap_or_default();
         // Taken before the listing: a change during it shows next time.
         let dir_stat = dir.stat_self().ok();
-        let same_listing = dir_stat.is_some() && old.listed_at == dir_stat;
+        let ident = dir_stat.map(|s| (s.dev, s.ino));
+        let force = force || (known_before && old.ident != ident);
+        let scoped = self.changes.filter(|_| !force);
+        // No event in it: the same names, the same files (only subdirectories may differ).
+        let quiet = known_before && scoped.is_some_and(|c| !c.is_dirty(rel));
+        let same_listing = quiet || (dir_stat.is_some() && old.listed_at == dir_stat);
         let Some(listed) = listing(dir, rel, &mut old, same_listing, out)? else {
             return Ok(DirMemo::default());
         };
-        let listed_at = dir_stat.filter(|s| trustworthy(s.mtime_ns, self.now));
+        let listed_at = if quiet {
+            old.listed_at
+        } else {
+            dir_stat.filter(|s| trustworthy(s.mtime_ns, self.now))
+        };
         let prefix = if rel.is_empty() { 0 } else { rel.len() + 1 };
         // This directory's own ignore file: parsed again only when its bytes changed.
-        let own_ignore = own_ignore(dir, &listed, &mut old);
+        let own_ignore = if quiet {
+            old.own_ignore.take()
+        } else {
+            own_ignore(dir, &listed, &mut old)
+        };
         let here = match &own_ignore {
             Some((bytes, gi)) => rules.with(prefix, bytes, gi.as_ref()),
             None => rules.clone(),
         };
         let same_rules = known_before && old.rules == here.sig;
+        let quiet = quiet && same_rules;
         // A directory that had no tree (or whose tree was forgotten) gets one computed again.
         let mut changed = !known_before || old.tree.is_none();
+        // The tree the last walk kept here: a changed one is stored as its changes against it.
+        let base = old.tree.map(|id| Base {
+            id,
+            depth: old.depth,
+            entries: old
+                .entries
+                .iter()
+                .filter_map(|e| e.kept.map(|k| (e.name.clone(), k)))
+                .collect(),
+        });
         let mut olds = std::mem::take(&mut old.entries).into_iter().peekable();
         let mut entries: Vec<Seen> = Vec::with_capacity(listed.len());
         let mut subdirs: Vec<Subdir> = Vec::new();
@@ -343,7 +386,16 @@ impl Ctx<'_> {
                 subdirs.push((entries.len(), old_subdir(prev), prev_kept));
                 (None, What::Other)
             } else {
-                self.entry(dir, &name, kind, &full, prev.as_ref(), out)?
+                match prev {
+                    // Unchanged since the last walk (no event): kept as it was.
+                    Some(p) if quiet => {
+                        if matches!(p.what, What::File { trusted: true, .. }) {
+                            out.trusted += 1;
+                        }
+                        (p.kept, p.what)
+                    }
+                    prev => self.entry(dir, &name, kind, &full, prev.as_ref(), out)?,
+                }
             };
             if kind != EntryType::Dir || matches!(what, What::Ignored) {
                 changed |= kept != prev_kept;
@@ -356,16 +408,23 @@ impl Ctx<'_> {
             });
         }
         changed |= olds.any(|o| o.kept.is_some());
-        changed |= self.subdirs(dir, &full[..prefix], &here, &mut entries, subdirs, out)?;
-        let tree = if changed {
-            self.tree(rel, &entries, out)?
+        let below = Below {
+            rules: &here,
+            force: force || !same_rules,
+            scoped,
+        };
+        changed |= self.subdirs(dir, &full[..prefix], &below, &mut entries, subdirs, out)?;
+        let (tree, depth) = if changed {
+            self.tree(rel, &entries, base, out)?
         } else {
-            old.tree
+            (old.tree, old.depth)
         };
         Ok(DirMemo {
             tree,
             rules: here.sig,
             listed_at,
+            ident,
+            depth,
             own_ignore,
             entries,
             trusted: out.trusted - trusted_before,
@@ -417,21 +476,27 @@ impl Ctx<'_> {
         &self,
         dir: &CapDir,
         prefix: &[u8],
-        here: &Rules,
+        below: &Below,
         entries: &mut [Seen],
         subdirs: Vec<Subdir>,
         out: &mut Out,
     ) -> Result<bool, CheckpointError> {
+        let subdirs = self.skip_unchanged(dir, prefix, below, entries, subdirs, out);
         let walk_sub = |(at, old_sub, _): Subdir| {
             let mut sub_out = Out::default();
             let name = &entries[at].name;
             let r = match dir.open_subdir_nofollow(as_path(name).as_ref()) {
                 Ok(sub) => {
-                    let mut sub_rel = Vec::with_capacity(prefix.len() + name.len());
-                    sub_rel.extend_from_slice(prefix);
-                    sub_rel.extend_from_slice(name);
-                    self.dir(&sub, &sub_rel, old_sub, here, &mut sub_out)
-                        .map(Some)
+                    let sub_rel = join_rel(prefix, name);
+                    self.dir(
+                        &sub,
+                        &sub_rel,
+                        old_sub,
+                        below.rules,
+                        below.force,
+                        &mut sub_out,
+                    )
+                    .map(Some)
                 }
                 Err(_) => {
                     sub_out.stats.unreadable += 1;
@@ -465,26 +530,137 @@ impl Ctx<'_> {
         Ok(changed)
     }
 
+    /// Of `subdirs`, those to walk: the others (no event in or beneath them, the same
+    /// directory as remembered, the same rules) keep what the last walk found, put back in
+    /// `entries` as it was.
+    fn skip_unchanged(
+        &self,
+        dir: &CapDir,
+        prefix: &[u8],
+        below: &Below,
+        entries: &mut [Seen],
+        subdirs: Vec<Subdir>,
+        out: &mut Out,
+    ) -> Vec<Subdir> {
+        let Some(changes) = below.scoped.filter(|_| !below.force) else {
+            return subdirs;
+        };
+        let mut walk = Vec::with_capacity(subdirs.len());
+        for (at, old_sub, prev_kept) in subdirs {
+            let e = &mut entries[at];
+            let keep = match &old_sub {
+                Some(m) if !changes.wanted(&join_rel(prefix, &e.name)) => {
+                    // The same directory as the one remembered (its inode, without following).
+                    match dir.stat_nofollow(as_path(&e.name).as_ref()) {
+                        Ok((EntryType::Dir, st)) => m.ident == Some((st.dev, st.ino)),
+                        _ => false,
+                    }
+                }
+                _ => false,
+            };
+            match (keep, old_sub) {
+                (true, Some(m)) => {
+                    out.stats.dirs_skipped += 1;
+                    out.trusted += m.trusted;
+                    e.kept = prev_kept;
+                    e.what = What::Dir(Box::new(m));
+                }
+                (_, old_sub) => walk.push((at, old_sub, prev_kept)),
+            }
+        }
+        walk
+    }
+
     /// The tree of a changed directory (at `rel`) holding `entries`, stored; none for an empty
     /// directory other than the root.
     fn tree(
         &self,
         rel: &[u8],
         entries: &[Seen],
+        base: Option<Base>,
         out: &mut Out,
-    ) -> Result<Option<ObjectId>, CheckpointError> {
+    ) -> Result<(Option<ObjectId>, u8), CheckpointError> {
         if !rel.is_empty() && !entries.iter().any(|e| e.kept.is_some()) {
-            return Ok(None);
+            return Ok((None, 0));
         }
-        let bytes = tree::encode_parts(
+        let kept = || {
             entries
                 .iter()
-                .filter_map(|e| e.kept.as_ref().map(|k| (e.name.as_slice(), k))),
-        );
+                .filter_map(|e| e.kept.as_ref().map(|k| (e.name.as_slice(), k)))
+        };
+        let bytes = tree::encode_parts(kept());
         let id = ObjectId::of_tree(&bytes);
-        self.store(ObjectType::Tree, id, &bytes, out)?;
-        Ok(Some(id))
+        let new = match self.known.lock() {
+            Ok(mut k) => k.insert(id),
+            Err(_) => true,
+        };
+        if !new {
+            // Stored before, as whatever it was: not a base for a delta.
+            return Ok((Some(id), tree::MAX_DELTA_DEPTH));
+        }
+        let edits = base
+            .as_ref()
+            .map(|b| edits(&b.entries, kept()))
+            .unwrap_or_default();
+        let (n, depth) = tree::put_tree(
+            self.objects,
+            &id,
+            &bytes,
+            base.as_ref().map(|b| (&b.id, b.depth)),
+            edits.iter().map(|(n, s)| (*n, *s)),
+        )?;
+        if n > 0 {
+            out.stats.objects_written += 1;
+            out.stats.bytes_written += n;
+        }
+        Ok((Some(id), depth))
     }
+}
+
+/// The path of `name` in the directory whose entries' paths start with `prefix`.
+fn join_rel(prefix: &[u8], name: &[u8]) -> Vec<u8> {
+    let mut p = Vec::with_capacity(prefix.len() + name.len());
+    p.extend_from_slice(prefix);
+    p.extend_from_slice(name);
+    p
+}
+
+/// The tree a directory had at the last walk: its id, how many deltas it is stored as, its
+/// entries.
+struct Base {
+    id: ObjectId,
+    depth: u8,
+    entries: Vec<(Vec<u8>, FileState)>,
+}
+
+/// The changes from `old` to `new` (both sorted by name): each name set or removed.
+fn edits<'a>(
+    old: &'a [(Vec<u8>, FileState)],
+    new: impl Iterator<Item = (&'a [u8], &'a FileState)>,
+) -> Vec<tree::Edit<'a>> {
+    let mut out = Vec::new();
+    let mut old = old.iter().peekable();
+    for (name, st) in new {
+        while let Some((n, _)) = old.next_if(|(n, _)| n.as_slice() < name) {
+            out.push((n.as_slice(), None));
+        }
+        match old.next_if(|(n, _)| n.as_slice() == name) {
+            Some((_, was)) if was == st => {}
+            _ => out.push((name, Some(st))),
+        }
+    }
+    out.extend(old.map(|(n, _)| (n.as_slice(), None)));
+    out
+}
+
+/// What a directory's subdirectories are walked with.
+struct Below<'a> {
+    /// The rules in force in the directory.
+    rules: &'a Rules,
+    /// Walk every subdirectory whole.
+    force: bool,
+    /// Only the directories with events changed (`None`: everything may have).
+    scoped: Option<&'a Dirty>,
 }
 
 /// `rel` and, unless it is the root, a slash: `prefix` bytes, the start of its entries' paths.
@@ -611,6 +787,8 @@ pub fn walk(
     flat: &StatCache,
     known: &mut HashSet<ObjectId>,
     pool: Option<&rayon::ThreadPool>,
+    watch: Option<&Watch>,
+    changes: &Changes,
 ) -> Result<Walked, CheckpointError> {
     let mut rules = Rules::none();
     if let Some(gi) = global.filter(|g| !g.is_empty()) {
@@ -635,11 +813,17 @@ pub fn walk(
         known: &shared,
         now: now_ns(),
         parallel: pool.is_some(),
+        watch,
+        changes: match changes {
+            Changes::Dirs(d) if memo.is_some() => Some(d),
+            _ => None,
+        },
     };
     let mut out = Out::default();
+    out.stats.whole = cx.changes.is_none();
     let r = match pool {
-        Some(p) => p.install(|| cx.dir(root, &[], memo, &rules, &mut out)),
-        None => cx.dir(root, &[], memo, &rules, &mut out),
+        Some(p) => p.install(|| cx.dir(root, &[], memo, &rules, false, &mut out)),
+        None => cx.dir(root, &[], memo, &rules, false, &mut out),
     };
     *known = shared.into_inner().unwrap_or_default();
     let memo = r?;

@@ -11,6 +11,7 @@ mod ws_async;
 mod capfs_prop;
 mod capfs_race;
 mod checkpoint;
+mod checkpoint_watch;
 mod claude_session;
 mod client_requests;
 mod client_status;
