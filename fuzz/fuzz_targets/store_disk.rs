@@ -35,6 +35,7 @@ fn opts() -> StoreOptions {
         lock_timeout: Duration::from_millis(200),
         writer_threads: 1,
         watch: false,
+        progress_every: Duration::from_secs(1),
     }
 }
 

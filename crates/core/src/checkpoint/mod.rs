@@ -134,6 +134,9 @@ pub struct StoreOptions {
     /// Watch the project's directories (inotify, on Linux) so that a checkpoint walks only
     /// those that changed ([`watch`]); `false`: every checkpoint walks the whole project.
     pub watch: bool,
+    /// A whole walk that lasts longer tells how far it got this often
+    /// ([`Store::checkpoint_reporting`]).
+    pub progress_every: Duration,
 }
 
 impl Default for StoreOptions {
@@ -148,6 +151,7 @@ impl Default for StoreOptions {
                 .map(|n| n.get().clamp(1, 8))
                 .unwrap_or(1),
             watch: true,
+            progress_every: Duration::from_secs(1),
         }
     }
 }
@@ -433,7 +437,22 @@ impl Store {
         label: &str,
         extra: &[String],
     ) -> Result<CheckpointId, CheckpointError> {
-        self.locked(true, |s| s.snapshot(Origin::Snapshot, label, extra))
+        self.locked(true, |s| s.snapshot(Origin::Snapshot, label, extra, None))
+    }
+
+    /// Checkpoints the whole project like [`Store::checkpoint`]; a walk of every directory (the
+    /// project's first, or one after events were lost) that lasts longer than
+    /// [`StoreOptions::progress_every`] calls `progress(directories, files)` that often.
+    pub fn checkpoint_reporting(
+        &mut self,
+        label: &str,
+        progress: &(dyn Fn(u64, u64) + Sync),
+    ) -> Result<CheckpointId, CheckpointError> {
+        let every = self.inner.opts.progress_every;
+        self.locked(true, |s| {
+            let r = scan::Reporter::new(progress, every);
+            s.snapshot(Origin::Snapshot, label, &[], Some(&r))
+        })
     }
 
     /// A checkpoint like `base` with `path` as it is now (content stored): called right
@@ -650,6 +669,7 @@ impl Inner {
         origin: Origin,
         label: &str,
         extra: &[String],
+        progress: Option<&scan::Reporter>,
     ) -> Result<CheckpointId, CheckpointError> {
         let cfg = self.scan_config();
         let threads = self.opts.writer_threads;
@@ -675,6 +695,7 @@ impl Inner {
             self.pool.as_deref(),
             self.watch.as_ref(),
             &changes,
+            progress,
         )?;
         self.after_walk(walked.stats.whole);
         let mut root = walked.root;

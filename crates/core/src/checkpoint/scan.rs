@@ -153,6 +153,47 @@ struct Ctx<'a> {
     watch: Option<&'a Watch>,
     /// Only these directories changed (`None`: look at everything).
     changes: Option<&'a Dirty>,
+    /// Told how far a whole walk got, now and then.
+    progress: Option<&'a Reporter<'a>>,
+}
+
+/// Tells how far a walk got (directories and files so far), at most once every `every`.
+pub struct Reporter<'a> {
+    tell: &'a (dyn Fn(u64, u64) + Sync),
+    every: std::time::Duration,
+    next: Mutex<std::time::Instant>,
+    dirs: std::sync::atomic::AtomicU64,
+    files: std::sync::atomic::AtomicU64,
+}
+
+impl<'a> Reporter<'a> {
+    pub fn new(tell: &'a (dyn Fn(u64, u64) + Sync), every: std::time::Duration) -> Reporter<'a> {
+        Reporter {
+            tell,
+            every,
+            next: Mutex::new(std::time::Instant::now() + every),
+            dirs: Default::default(),
+            files: Default::default(),
+        }
+    }
+
+    /// One more directory of `files` entries walked.
+    fn tick(&self, files: u64) {
+        use std::sync::atomic::Ordering::Relaxed;
+        let dirs = self.dirs.fetch_add(1, Relaxed) + 1;
+        let files = self.files.fetch_add(files, Relaxed) + files;
+        let now = std::time::Instant::now();
+        let due = match self.next.try_lock() {
+            Ok(mut next) if now >= *next => {
+                *next = now + self.every;
+                true
+            }
+            _ => false,
+        };
+        if due {
+            (self.tell)(dirs, files);
+        }
+    }
 }
 
 impl Ctx<'_> {
@@ -408,6 +449,14 @@ impl Ctx<'_> {
             });
         }
         changed |= olds.any(|o| o.kept.is_some());
+        if let Some(p) = self.progress {
+            p.tick(
+                entries
+                    .iter()
+                    .filter(|e| e.listed != EntryType::Dir)
+                    .count() as u64,
+            );
+        }
         let below = Below {
             rules: &here,
             force: force || !same_rules,
@@ -789,6 +838,7 @@ pub fn walk(
     pool: Option<&rayon::ThreadPool>,
     watch: Option<&Watch>,
     changes: &Changes,
+    progress: Option<&Reporter>,
 ) -> Result<Walked, CheckpointError> {
     let mut rules = Rules::none();
     if let Some(gi) = global.filter(|g| !g.is_empty()) {
@@ -805,6 +855,10 @@ pub fn walk(
         Some(m) => m.trusted_count(),
         None => flat.map.len() as u64,
     };
+    let scoped = match changes {
+        Changes::Dirs(d) if memo.is_some() => Some(d),
+        _ => None,
+    };
     let shared = Mutex::new(std::mem::take(known));
     let cx = Ctx {
         objects,
@@ -814,10 +868,9 @@ pub fn walk(
         now: now_ns(),
         parallel: pool.is_some(),
         watch,
-        changes: match changes {
-            Changes::Dirs(d) if memo.is_some() => Some(d),
-            _ => None,
-        },
+        changes: scoped,
+        // Only a whole walk takes long enough to tell.
+        progress: progress.filter(|_| scoped.is_none()),
     };
     let mut out = Out::default();
     out.stats.whole = cx.changes.is_none();
