@@ -361,6 +361,17 @@ impl Ctx<'_> {
         let trusted_before = out.trusted;
         let known_before = old.is_some();
         let mut old = old.unwrap_or_default();
+        // The tree the last walk kept here (before the listing takes the names): a changed one
+        // is stored as its changes against it.
+        let base = old.tree.map(|id| Base {
+            id,
+            depth: old.depth,
+            entries: old
+                .entries
+                .iter()
+                .filter_map(|e| e.kept.map(|k| (e.name.clone(), k)))
+                .collect(),
+        });
         // Taken before the listing: a change during it shows next time.
         let dir_stat = dir.stat_self().ok();
         let ident = dir_stat.map(|s| (s.dev, s.ino));
@@ -392,16 +403,6 @@ impl Ctx<'_> {
         let quiet = quiet && same_rules;
         // A directory that had no tree (or whose tree was forgotten) gets one computed again.
         let mut changed = !known_before || old.tree.is_none();
-        // The tree the last walk kept here: a changed one is stored as its changes against it.
-        let base = old.tree.map(|id| Base {
-            id,
-            depth: old.depth,
-            entries: old
-                .entries
-                .iter()
-                .filter_map(|e| e.kept.map(|k| (e.name.clone(), k)))
-                .collect(),
-        });
         let mut olds = std::mem::take(&mut old.entries).into_iter().peekable();
         let mut entries: Vec<Seen> = Vec::with_capacity(listed.len());
         let mut subdirs: Vec<Subdir> = Vec::new();

@@ -874,3 +874,75 @@ fn the_folder_listing_the_projects_stores_is_the_persons_only() {
     assert_eq!(mode(store.dir().parent().unwrap()), 0o700);
     assert_eq!(mode(store.dir()), 0o700);
 }
+
+/// A directory of many files, one changed per checkpoint: each checkpoint stores the changed
+/// directory as its changes against the last (far smaller than the whole listing), more times
+/// than a chain of deltas may grow, and every checkpoint reads back whole, each file as it was
+/// then, also after a collection dropped the older checkpoints the newer ones' deltas start from.
+#[test]
+fn a_changed_directory_is_stored_as_its_changes_and_reads_back_whole() {
+    let f = fixture();
+    const FILES: usize = 200;
+    const ROUNDS: usize = 2 * tree::MAX_DELTA_DEPTH as usize + 3;
+    for i in 0..FILES {
+        f.write(&format!("big/f{i:03}.txt"), format!("{i}\n").as_bytes());
+    }
+    let mut s = f.store();
+    let mut ids = vec![s.checkpoint("first").unwrap()];
+    let whole = s.last_stats().bytes_written;
+    let mut big = Vec::new();
+    for round in 0..ROUNDS {
+        f.write(
+            &format!("big/f{round:03}.txt"),
+            format!("round {round}\n").as_bytes(),
+        );
+        ids.push(s.checkpoint(&format!("round {round}")).unwrap());
+        if s.last_stats().bytes_written * 20 >= whole {
+            big.push(round);
+        }
+    }
+    // Whole again only when the chain is as long as it may grow.
+    let every = tree::MAX_DELTA_DEPTH as usize + 1;
+    assert!(
+        big.len() <= ROUNDS / every,
+        "whole listings written in rounds {big:?}"
+    );
+    let expect = |n: usize, i: usize| {
+        if i < n {
+            format!("round {i}\n")
+        } else {
+            format!("{i}\n")
+        }
+    };
+    for (n, id) in ids.iter().enumerate() {
+        assert_eq!(s.diff_files(*id).len(), FILES);
+        for i in [0, n.saturating_sub(1), n, ROUNDS - 1] {
+            let got = s
+                .file_at(*id, &format!("big/f{i:03}.txt"))
+                .unwrap()
+                .unwrap();
+            assert_eq!(
+                String::from_utf8(got).unwrap(),
+                expect(n, i),
+                "checkpoint {n}, file {i}"
+            );
+        }
+    }
+    drop(s);
+    // A cap that keeps only the newest checkpoint.
+    let mut s = f.store_with(StoreOptions {
+        max_store_bytes: 1,
+        ..opts()
+    });
+    let report = s.gc().unwrap();
+    assert_eq!(report.dropped_checkpoints.len(), ROUNDS, "{report:?}");
+    let newest = *ids.last().unwrap();
+    assert_eq!(s.diff_files(newest).len(), FILES);
+    for i in 0..FILES {
+        let got = s
+            .file_at(newest, &format!("big/f{i:03}.txt"))
+            .unwrap()
+            .unwrap();
+        assert_eq!(String::from_utf8(got).unwrap(), expect(ROUNDS, i));
+    }
+}
