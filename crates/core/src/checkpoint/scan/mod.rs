@@ -14,6 +14,15 @@
 
 use super::ignore_rules::{as_path, parse_ignore, read_ignore_bytes, Rules};
 pub use super::memo::DirMemo;
+use delta::Base;
+use listing::{listing, own_ignore, previous};
+pub use progress::Reporter;
+use subdirs::Below;
+
+mod delta;
+mod listing;
+mod progress;
+mod subdirs;
 use super::memo::{Seen, What};
 use super::object::{ObjectId, ObjectType, Objects};
 use super::statcache::{trustworthy, StatCache};
@@ -155,45 +164,6 @@ struct Ctx<'a> {
     changes: Option<&'a Dirty>,
     /// Told how far a whole walk got, now and then.
     progress: Option<&'a Reporter<'a>>,
-}
-
-/// Tells how far a walk got (directories and files so far), at most once every `every`.
-pub struct Reporter<'a> {
-    tell: &'a (dyn Fn(u64, u64) + Sync),
-    every: std::time::Duration,
-    next: Mutex<std::time::Instant>,
-    dirs: std::sync::atomic::AtomicU64,
-    files: std::sync::atomic::AtomicU64,
-}
-
-impl<'a> Reporter<'a> {
-    pub fn new(tell: &'a (dyn Fn(u64, u64) + Sync), every: std::time::Duration) -> Reporter<'a> {
-        Reporter {
-            tell,
-            every,
-            next: Mutex::new(std::time::Instant::now() + every),
-            dirs: Default::default(),
-            files: Default::default(),
-        }
-    }
-
-    /// One more directory of `files` entries walked.
-    fn tick(&self, files: u64) {
-        use std::sync::atomic::Ordering::Relaxed;
-        let dirs = self.dirs.fetch_add(1, Relaxed) + 1;
-        let files = self.files.fetch_add(files, Relaxed) + files;
-        let now = std::time::Instant::now();
-        let due = match self.next.try_lock() {
-            Ok(mut next) if now >= *next => {
-                *next = now + self.every;
-                true
-            }
-            _ => false,
-        };
-        if due {
-            (self.tell)(dirs, files);
-        }
-    }
 }
 
 impl Ctx<'_> {
@@ -363,15 +333,7 @@ impl Ctx<'_> {
         let mut old = old.unwrap_or_default();
         // The tree the last walk kept here (before the listing takes the names): a changed one
         // is stored as its changes against it.
-        let base = old.tree.map(|id| Base {
-            id,
-            depth: old.depth,
-            entries: old
-                .entries
-                .iter()
-                .filter_map(|e| e.kept.map(|k| (e.name.clone(), k)))
-                .collect(),
-        });
+        let base = Base::of(&old);
         // Taken before the listing: a change during it shows next time.
         let dir_stat = dir.stat_self().ok();
         let ident = dir_stat.map(|s| (s.dev, s.ino));
@@ -402,8 +364,60 @@ impl Ctx<'_> {
         let same_rules = known_before && old.rules == here.sig;
         let quiet = quiet && same_rules;
         // A directory that had no tree (or whose tree was forgotten) gets one computed again.
-        let mut changed = !known_before || old.tree.is_none();
-        let mut olds = std::mem::take(&mut old.entries).into_iter().peekable();
+        let changed = !known_before || old.tree.is_none();
+        let look = Look {
+            rel,
+            prefix,
+            here: &here,
+            same_listing,
+            same_rules,
+            quiet,
+        };
+        let olds = std::mem::take(&mut old.entries);
+        let (mut entries, subdirs, mut changed, full) =
+            self.entries(dir, &look, listed, olds, changed, out)?;
+        if let Some(p) = self.progress {
+            p.tick(&entries);
+        }
+        let below = Below {
+            rules: &here,
+            force: force || !same_rules,
+            scoped,
+        };
+        changed |= self.subdirs(dir, &full[..prefix], &below, &mut entries, subdirs, out)?;
+        let (tree, depth) = if changed {
+            self.tree(rel, &entries, base, out)?
+        } else {
+            (old.tree, old.depth)
+        };
+        Ok(DirMemo {
+            tree,
+            rules: here.sig,
+            listed_at,
+            ident,
+            depth,
+            own_ignore,
+            entries,
+            trusted: out.trusted - trusted_before,
+        })
+    }
+
+    /// The entries of the directory `look` describes, from its listing and the last walk's
+    /// entries (`olds`): each file looked at (or kept as it was when nothing happened in the
+    /// directory), the subdirectories to walk, whether any entry changed (`changed` so far), and
+    /// the paths' prefix.
+    fn entries(
+        &self,
+        dir: &CapDir,
+        look: &Look,
+        listed: Listing,
+        olds: Vec<Seen>,
+        mut changed: bool,
+        out: &mut Out,
+    ) -> Result<(Vec<Seen>, Vec<Subdir>, bool, Vec<u8>), CheckpointError> {
+        let (rel, prefix, here) = (look.rel, look.prefix, look.here);
+        let (same_listing, same_rules, quiet) = (look.same_listing, look.same_rules, look.quiet);
+        let mut olds = olds.into_iter().peekable();
         let mut entries: Vec<Seen> = Vec::with_capacity(listed.len());
         let mut subdirs: Vec<Subdir> = Vec::new();
         let mut full = path_prefix(rel, prefix);
@@ -431,9 +445,8 @@ impl Ctx<'_> {
                 match prev {
                     // Unchanged since the last walk (no event): kept as it was.
                     Some(p) if quiet => {
-                        if matches!(p.what, What::File { trusted: true, .. }) {
-                            out.trusted += 1;
-                        }
+                        out.trusted +=
+                            u64::from(matches!(p.what, What::File { trusted: true, .. }));
                         (p.kept, p.what)
                     }
                     prev => self.entry(dir, &name, kind, &full, prev.as_ref(), out)?,
@@ -450,35 +463,7 @@ impl Ctx<'_> {
             });
         }
         changed |= olds.any(|o| o.kept.is_some());
-        if let Some(p) = self.progress {
-            p.tick(
-                entries
-                    .iter()
-                    .filter(|e| e.listed != EntryType::Dir)
-                    .count() as u64,
-            );
-        }
-        let below = Below {
-            rules: &here,
-            force: force || !same_rules,
-            scoped,
-        };
-        changed |= self.subdirs(dir, &full[..prefix], &below, &mut entries, subdirs, out)?;
-        let (tree, depth) = if changed {
-            self.tree(rel, &entries, base, out)?
-        } else {
-            (old.tree, old.depth)
-        };
-        Ok(DirMemo {
-            tree,
-            rules: here.sig,
-            listed_at,
-            ident,
-            depth,
-            own_ignore,
-            entries,
-            trusted: out.trusted - trusted_before,
-        })
+        Ok((entries, subdirs, changed, full))
     }
 
     /// A listed entry that is neither a directory nor ignored: a special file (counted), a
@@ -519,198 +504,21 @@ impl Ctx<'_> {
             EntryType::Dir => (None, What::Other),
         })
     }
-
-    /// Walks the subdirectories `subdirs` of `dir` (whose path prefix is `prefix`), on the
-    /// pool's threads when there is one, and notes their trees in `entries`: whether one changed.
-    fn subdirs(
-        &self,
-        dir: &CapDir,
-        prefix: &[u8],
-        below: &Below,
-        entries: &mut [Seen],
-        subdirs: Vec<Subdir>,
-        out: &mut Out,
-    ) -> Result<bool, CheckpointError> {
-        let subdirs = self.skip_unchanged(dir, prefix, below, entries, subdirs, out);
-        let walk_sub = |(at, old_sub, _): Subdir| {
-            let mut sub_out = Out::default();
-            let name = &entries[at].name;
-            let r = match dir.open_subdir_nofollow(as_path(name).as_ref()) {
-                Ok(sub) => {
-                    let sub_rel = join_rel(prefix, name);
-                    self.dir(
-                        &sub,
-                        &sub_rel,
-                        old_sub,
-                        below.rules,
-                        below.force,
-                        &mut sub_out,
-                    )
-                    .map(Some)
-                }
-                Err(_) => {
-                    sub_out.stats.unreadable += 1;
-                    Ok(None)
-                }
-            };
-            r.map(|m| (at, m, sub_out))
-        };
-        let prev_kepts: Vec<(usize, Option<FileState>)> =
-            subdirs.iter().map(|(at, _, k)| (*at, *k)).collect();
-        let results: Vec<Result<_, CheckpointError>> = if self.parallel && subdirs.len() > 1 {
-            subdirs.into_par_iter().map(walk_sub).collect()
-        } else {
-            subdirs.into_iter().map(walk_sub).collect()
-        };
-        let mut changed = false;
-        for (r, (_, prev_kept)) in results.into_iter().zip(prev_kepts) {
-            let (at, memo, sub_out) = r?;
-            out.add(sub_out);
-            let e = &mut entries[at];
-            if let Some(m) = memo {
-                e.kept = m.tree.map(|id| FileState {
-                    kind: Kind::Dir,
-                    size: 0,
-                    id,
-                });
-                e.what = What::Dir(Box::new(m));
-            }
-            changed |= e.kept != prev_kept;
-        }
-        Ok(changed)
-    }
-
-    /// Of `subdirs`, those to walk: the others (no event in or beneath them, the same
-    /// directory as remembered, the same rules) keep what the last walk found, put back in
-    /// `entries` as it was.
-    fn skip_unchanged(
-        &self,
-        dir: &CapDir,
-        prefix: &[u8],
-        below: &Below,
-        entries: &mut [Seen],
-        subdirs: Vec<Subdir>,
-        out: &mut Out,
-    ) -> Vec<Subdir> {
-        let Some(changes) = below.scoped.filter(|_| !below.force) else {
-            return subdirs;
-        };
-        let mut walk = Vec::with_capacity(subdirs.len());
-        for (at, old_sub, prev_kept) in subdirs {
-            let e = &mut entries[at];
-            let keep = match &old_sub {
-                Some(m) if !changes.wanted(&join_rel(prefix, &e.name)) => {
-                    // The same directory as the one remembered (its inode, without following).
-                    match dir.stat_nofollow(as_path(&e.name).as_ref()) {
-                        Ok((EntryType::Dir, st)) => m.ident == Some((st.dev, st.ino)),
-                        _ => false,
-                    }
-                }
-                _ => false,
-            };
-            match (keep, old_sub) {
-                (true, Some(m)) => {
-                    out.stats.dirs_skipped += 1;
-                    out.trusted += m.trusted;
-                    e.kept = prev_kept;
-                    e.what = What::Dir(Box::new(m));
-                }
-                (_, old_sub) => walk.push((at, old_sub, prev_kept)),
-            }
-        }
-        walk
-    }
-
-    /// The tree of a changed directory (at `rel`) holding `entries`, stored; none for an empty
-    /// directory other than the root.
-    fn tree(
-        &self,
-        rel: &[u8],
-        entries: &[Seen],
-        base: Option<Base>,
-        out: &mut Out,
-    ) -> Result<(Option<ObjectId>, u8), CheckpointError> {
-        if !rel.is_empty() && !entries.iter().any(|e| e.kept.is_some()) {
-            return Ok((None, 0));
-        }
-        let kept = || {
-            entries
-                .iter()
-                .filter_map(|e| e.kept.as_ref().map(|k| (e.name.as_slice(), k)))
-        };
-        let bytes = tree::encode_parts(kept());
-        let id = ObjectId::of_tree(&bytes);
-        let new = match self.known.lock() {
-            Ok(mut k) => k.insert(id),
-            Err(_) => true,
-        };
-        if !new {
-            // Stored before, as whatever it was: not a base for a delta.
-            return Ok((Some(id), tree::MAX_DELTA_DEPTH));
-        }
-        let edits = base
-            .as_ref()
-            .map(|b| edits(&b.entries, kept()))
-            .unwrap_or_default();
-        let (n, depth) = tree::put_tree(
-            self.objects,
-            &id,
-            &bytes,
-            base.as_ref().map(|b| (&b.id, b.depth)),
-            edits.iter().map(|(n, s)| (*n, *s)),
-        )?;
-        if n > 0 {
-            out.stats.objects_written += 1;
-            out.stats.bytes_written += n;
-        }
-        Ok((Some(id), depth))
-    }
 }
 
-/// The path of `name` in the directory whose entries' paths start with `prefix`.
-fn join_rel(prefix: &[u8], name: &[u8]) -> Vec<u8> {
-    let mut p = Vec::with_capacity(prefix.len() + name.len());
-    p.extend_from_slice(prefix);
-    p.extend_from_slice(name);
-    p
-}
-
-/// The tree a directory had at the last walk: its id, how many deltas it is stored as, its
-/// entries.
-struct Base {
-    id: ObjectId,
-    depth: u8,
-    entries: Vec<(Vec<u8>, FileState)>,
-}
-
-/// The changes from `old` to `new` (both sorted by name): each name set or removed.
-fn edits<'a>(
-    old: &'a [(Vec<u8>, FileState)],
-    new: impl Iterator<Item = (&'a [u8], &'a FileState)>,
-) -> Vec<tree::Edit<'a>> {
-    let mut out = Vec::new();
-    let mut old = old.iter().peekable();
-    for (name, st) in new {
-        while let Some((n, _)) = old.next_if(|(n, _)| n.as_slice() < name) {
-            out.push((n.as_slice(), None));
-        }
-        match old.next_if(|(n, _)| n.as_slice() == name) {
-            Some((_, was)) if was == st => {}
-            _ => out.push((name, Some(st))),
-        }
-    }
-    out.extend(old.map(|(n, _)| (n.as_slice(), None)));
-    out
-}
-
-/// What a directory's subdirectories are walked with.
-struct Below<'a> {
-    /// The rules in force in the directory.
-    rules: &'a Rules,
-    /// Walk every subdirectory whole.
-    force: bool,
-    /// Only the directories with events changed (`None`: everything may have).
-    scoped: Option<&'a Dirty>,
+/// How a directory's entries are looked at.
+struct Look<'a> {
+    /// Its path from the root, and the length of its entries' paths' prefix.
+    rel: &'a [u8],
+    prefix: usize,
+    /// The rules in force in it.
+    here: &'a Rules,
+    /// The listing is the last walk's (entries in the same order).
+    same_listing: bool,
+    /// The same rules as at the last walk: what they ignored is ignored.
+    same_rules: bool,
+    /// Nothing happened in it since the last walk (the watch says): files kept as they were.
+    quiet: bool,
 }
 
 /// `rel` and, unless it is the root, a slash: `prefix` bytes, the start of its entries' paths.
@@ -739,88 +547,6 @@ type Listing = Vec<(Vec<u8>, EntryType)>;
 /// A subdirectory to walk: its index in the entries, what the walk before saw there, and what
 /// was kept for it before.
 type Subdir = (usize, Option<DirMemo>, Option<FileState>);
-
-/// The entries of `dir` (at `rel`), sorted by name: the old ones when the listing is the same
-/// (`same_listing`, their names taken from `old`), else listed again. `None`: not readable
-/// (counted; an error for the root).
-fn listing(
-    dir: &CapDir,
-    rel: &[u8],
-    old: &mut DirMemo,
-    same_listing: bool,
-    out: &mut Out,
-) -> Result<Option<Listing>, CheckpointError> {
-    if same_listing {
-        out.stats.dirs_unchanged += 1;
-        return Ok(Some(
-            old.entries
-                .iter_mut()
-                .map(|e| (std::mem::take(&mut e.name), e.listed))
-                .collect(),
-        ));
-    }
-    let listed = match dir.list_nofollow() {
-        Ok(l) => l,
-        Err(e) if rel.is_empty() => return Err(e.into()),
-        Err(_) => {
-            out.stats.unreadable += 1;
-            return Ok(None);
-        }
-    };
-    let mut listed: Listing = listed
-        .into_iter()
-        .map(|l| (l.name.into_encoded_bytes(), l.kind))
-        .collect();
-    listed.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-    Ok(Some(listed))
-}
-
-/// The bytes and rules of the directory's own `.gitignore` (when `listed` has one), parsed
-/// again only when its bytes differ from those of the walk before (`old`).
-fn own_ignore(
-    dir: &CapDir,
-    listed: &[(Vec<u8>, EntryType)],
-    old: &mut DirMemo,
-) -> Option<(Vec<u8>, Option<Arc<Gitignore>>)> {
-    let has_ignore = listed
-        .iter()
-        .any(|(n, k)| n == b".gitignore" && *k == EntryType::File);
-    if !has_ignore {
-        return None;
-    }
-    read_ignore_bytes(dir, Path::new(".gitignore")).map(|bytes| match old.own_ignore.take() {
-        Some((b, gi)) if b == bytes => (b, gi),
-        _ => {
-            let gi = parse_ignore(&bytes).map(Arc::new);
-            (bytes, gi)
-        }
-    })
-}
-
-/// The entry of the walk before named `name`: the next of `olds` when the listing is the same,
-/// else found by name in the sorted `olds` (those passed by were removed: `changed` when one
-/// was kept).
-fn previous(
-    olds: &mut std::iter::Peekable<std::vec::IntoIter<Seen>>,
-    name: &[u8],
-    same_listing: bool,
-    changed: &mut bool,
-) -> Option<Seen> {
-    if same_listing {
-        // The old entries are the listing, in its order.
-        return olds.next();
-    }
-    while let Some(o) = olds.peek() {
-        match o.name.as_slice().cmp(name) {
-            std::cmp::Ordering::Less => {
-                *changed |= olds.next().is_some_and(|o| o.kept.is_some());
-            }
-            std::cmp::Ordering::Equal => return olds.next(),
-            std::cmp::Ordering::Greater => break,
-        }
-    }
-    None
-}
 
 /// Walks the project under `root` and stores what the store does not have. `global`: the
 /// person's global git excludes (`core.excludesFile`); `memo`: what the walk before found
