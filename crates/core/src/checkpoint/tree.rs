@@ -104,6 +104,23 @@ fn get_varint(b: &[u8], at: &mut usize) -> Option<u64> {
     None
 }
 
+/// The entry name at `at` (its length first), moving past it; `None` for one that is not a
+/// plain name.
+fn take_name(b: &[u8], at: &mut usize) -> Option<Vec<u8>> {
+    let len = get_varint(b, at)? as usize;
+    let name = b.get(*at..at.checked_add(len)?)?.to_vec();
+    *at += len;
+    let plain = !(name.is_empty() || name == b"." || name == b".." || name.contains(&b'/'));
+    plain.then_some(name)
+}
+
+/// The object id at `at`, moving past it.
+fn take_id(b: &[u8], at: &mut usize) -> Option<ObjectId> {
+    let id = ObjectId(b.get(*at..at.checked_add(32)?)?.try_into().ok()?);
+    *at += 32;
+    Some(id)
+}
+
 /// The bytes of a tree (entries sorted by name, no duplicates).
 pub fn encode(entries: &[Entry]) -> Vec<u8> {
     encode_with(
@@ -149,15 +166,9 @@ pub fn decode(b: &[u8]) -> Option<Vec<Entry>> {
     for _ in 0..n {
         let kind = Kind::from_byte(*b.get(at)?)?;
         at += 1;
-        let len = get_varint(b, &mut at)? as usize;
-        let name = b.get(at..at.checked_add(len)?)?.to_vec();
-        at += len;
-        if name.is_empty() || name == b"." || name == b".." || name.contains(&b'/') {
-            return None;
-        }
+        let name = take_name(b, &mut at)?;
         let size = get_varint(b, &mut at)?;
-        let id = ObjectId(b.get(at..at + 32)?.try_into().ok()?);
-        at += 32;
+        let id = take_id(b, &mut at)?;
         if out.last().is_some_and(|p| p.name >= name) {
             return None;
         }
@@ -277,12 +288,7 @@ fn decode_delta(b: &[u8]) -> Option<(ObjectId, u8, Edits)> {
     for _ in 0..n {
         let op = *b.get(at)?;
         at += 1;
-        let len = get_varint(b, &mut at)? as usize;
-        let name = b.get(at..at.checked_add(len)?)?.to_vec();
-        at += len;
-        if name.is_empty() || name == b"." || name == b".." || name.contains(&b'/') {
-            return None;
-        }
+        let name = take_name(b, &mut at)?;
         if out.last().is_some_and(|p| p.0 >= name) {
             return None;
         }
@@ -291,8 +297,7 @@ fn decode_delta(b: &[u8]) -> Option<(ObjectId, u8, Edits)> {
         } else {
             let kind = Kind::from_byte(op)?;
             let size = get_varint(b, &mut at)?;
-            let id = ObjectId(b.get(at..at + 32)?.try_into().ok()?);
-            at += 32;
+            let id = take_id(b, &mut at)?;
             Some(FileState { kind, size, id })
         };
         out.push((name, st));

@@ -51,6 +51,16 @@ fn build(f: &Fixture) {
     age_recent(&f.root);
 }
 
+/// The project of [`build`], checkpointed once whole and once through the watch.
+fn watched_project() -> (Fixture, Store) {
+    let f = fixture();
+    build(&f);
+    let mut s = watching(&f);
+    step(&f, &mut s, "the first checkpoint");
+    watched_step(&f, &mut s, "nothing");
+    (f, s)
+}
+
 #[test]
 fn every_change_the_watch_reports_gives_what_a_whole_walk_gives() {
     let f = fixture();
@@ -154,11 +164,7 @@ fn every_change_the_watch_reports_gives_what_a_whole_walk_gives() {
 #[test]
 fn events_lost_to_an_overflow_make_the_next_walk_whole() {
     use std::os::unix::fs::PermissionsExt;
-    let f = fixture();
-    build(&f);
-    let mut s = watching(&f);
-    step(&f, &mut s, "the first checkpoint");
-    watched_step(&f, &mut s, "nothing");
+    let (f, mut s) = watched_project();
     let max: usize = std::fs::read_to_string("/proc/sys/fs/inotify/max_queued_events")
         .ok()
         .and_then(|t| t.trim().parse().ok())
@@ -181,11 +187,7 @@ fn events_lost_to_an_overflow_make_the_next_walk_whole() {
 /// Another process writing the store: its memory of the walk is dropped, the walk is whole.
 #[test]
 fn another_process_writing_the_store_makes_the_next_walk_whole() {
-    let f = fixture();
-    build(&f);
-    let mut s = watching(&f);
-    step(&f, &mut s, "the first checkpoint");
-    watched_step(&f, &mut s, "nothing");
+    let (f, mut s) = watched_project();
     {
         let mut other = watching(&f);
         std::fs::write(f.root.join("a/0.txt"), b"other process\n").unwrap();

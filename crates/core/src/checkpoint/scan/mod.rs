@@ -414,7 +414,7 @@ impl Ctx<'_> {
         olds: Vec<Seen>,
         mut changed: bool,
         out: &mut Out,
-    ) -> Result<(Vec<Seen>, Vec<Subdir>, bool, Vec<u8>), CheckpointError> {
+    ) -> Result<Looked, CheckpointError> {
         let (rel, prefix, here) = (look.rel, look.prefix, look.here);
         let (same_listing, same_rules, quiet) = (look.same_listing, look.same_rules, look.quiet);
         let mut olds = olds.into_iter().peekable();
@@ -505,6 +505,10 @@ impl Ctx<'_> {
         })
     }
 }
+
+/// A directory's entries looked at: the entries, the subdirectories to walk, whether any entry
+/// changed, the paths' prefix.
+type Looked = (Vec<Seen>, Vec<Subdir>, bool, Vec<u8>);
 
 /// How a directory's entries are looked at.
 struct Look<'a> {

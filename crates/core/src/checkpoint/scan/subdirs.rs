@@ -15,7 +15,8 @@ impl Ctx<'_> {
         subdirs: Vec<Subdir>,
         out: &mut Out,
     ) -> Result<bool, CheckpointError> {
-        let subdirs = self.skip_unchanged(dir, prefix, below, entries, subdirs, out);
+        let place = Place { dir, prefix, below };
+        let subdirs = self.skip_unchanged(&place, entries, subdirs, out);
         let walk_sub = |(at, old_sub, _): Subdir| {
             let mut sub_out = Out::default();
             let name = &entries[at].name;
@@ -69,13 +70,12 @@ impl Ctx<'_> {
     /// `entries` as it was.
     fn skip_unchanged(
         &self,
-        dir: &CapDir,
-        prefix: &[u8],
-        below: &Below,
+        place: &Place,
         entries: &mut [Seen],
         subdirs: Vec<Subdir>,
         out: &mut Out,
     ) -> Vec<Subdir> {
+        let (dir, prefix, below) = (place.dir, place.prefix, place.below);
         let Some(changes) = below.scoped.filter(|_| !below.force) else {
             return subdirs;
         };
@@ -122,4 +122,12 @@ pub(super) struct Below<'a> {
     pub(super) force: bool,
     /// Only the directories with events changed (`None`: everything may have).
     pub(super) scoped: Option<&'a Dirty>,
+}
+
+/// A directory whose subdirectories are looked at: its handle, its entries' paths' prefix, what
+/// they are walked with.
+struct Place<'a> {
+    dir: &'a CapDir,
+    prefix: &'a [u8],
+    below: &'a Below<'a>,
 }
