@@ -259,6 +259,9 @@ bench: build deps
 	target/release/examples/bench_checkpoint 20000,200000,1000000 40 20
 	$(PY) bench/hooks.py
 	$(PY) bench/hooks.py --claude $(CLAUDE_NEW) --cold-files 0
+	@# Edit in place: warm process against a fresh claude -p, a 2,000-line answer into 20,000 lines.
+	$(PY) bench/edit.py --rounds 10
+	$(PY) bench/edit.py --rounds 10 --claude $(CLAUDE_NEW)
 
 ## fuzz: every cargo-fuzz target in fuzz/ for FUZZ_TIME seconds each (results: FUZZING.md).
 FUZZ_TIME ?= 60

@@ -3,7 +3,7 @@
 while eight clients each send a 4 MB `ping`, with builds of the native library compared in one
 run, rounds interleaved (issue 27, "At the line"; figures in BENCHMARKS.md).
 
-    .deps/venv/bin/python bench/line.py [--rounds N] [--lib NAME=PATH ...] [--json FILE]
+    .deps/venv/bin/python bench/line.py [--rounds N] [--lib NAME=PATH ...] [--settle S] [--json FILE]
 
 Each `--lib` (default: this checkout's, as the plugin finds it) gets a headless Neovim of its own
 with the plugin set up on that library (`CLAUDE_CONTEXT_NATIVE`). Per round, for each Neovim in
@@ -50,6 +50,9 @@ def main():
     ap.add_argument("--lib", action="append", default=[], metavar="NAME=PATH")
     ap.add_argument("--env", action="append", default=[], metavar="NAME:K=V",
                     help="an environment variable for the Neovim of library NAME (experiments)")
+    ap.add_argument("--settle", type=float, default=0.0, metavar="S",
+                    help="seconds to wait after each flood before the next round (the trim after a "
+                    "large message runs 100 ms after it: does the next round pay for it?)")
     ap.add_argument("--json")
     a = ap.parse_args()
     libs = [tuple(x.split("=", 1)) for x in a.lib] or [("checkout", "")]
@@ -90,6 +93,8 @@ def main():
                 o = run.run_client(n["port"], n["token"], "bigflood", 4 << 20, "ping", 8, 1)
                 n["spans"]["flood"].append((t, time.monotonic()))
                 n["flood_ms"].append(o["total_ms"][0])
+                if a.settle:
+                    time.sleep(a.settle)
         for n in nvims:
             n["samples"] = n.pop("sampler").stop()
     finally:
@@ -116,7 +121,12 @@ def main():
         echo_b = [r for x in n["line"] for r in x["echo_batched_calls_per_s"]]
         out["libs"][n["name"]] = {
             "ratio": ratios, "ratio_min": min(ratios), "ratio_median": statistics.median(ratios),
+            # Per position in a `line` call: the first measured round comes right after the
+            # previous round's flood (and the trim it schedules), the last one later.
+            "ratio_by_position": [[x["ratio"][i] for x in n["line"] if i < len(x["ratio"])]
+                                  for i in range(max(len(x["ratio"]) for x in n["line"]))],
             "ours_median": statistics.median(ours), "echo_median": statistics.median(echo),
+            "ours_calls_per_s": ours, "echo_calls_per_s": echo,
             "ratio_batched": batched, "ratio_batched_median": statistics.median(batched),
             "echo_batched_median": statistics.median(echo_b),
             "cpu_ns_per_call_median": {"ours": statistics.median(cpu_o), "echo": statistics.median(cpu_e),
@@ -143,7 +153,11 @@ def main():
               f"{r['flood']['max_ms']:.1f} ms ({r['flood']['n']}) vs idle "
               f"{r['idle']['p50_ms']:.2f}/{r['idle']['p99_ms']:.2f}/{r['idle']['max_ms']:.1f} ms "
               f"({r['idle']['n']}); flood total median {r['flood_total_ms_median']:.0f} ms; "
-              f"sequential round trip p50 {r['latency_p50_us_median']:.0f} µs")
+              f"sequential round trip p50 {r['latency_p50_us_median']:.0f} µs; "
+              f"ratio median by round of a call {', '.join(f'{statistics.median(p):.2f}' for p in r['ratio_by_position'])} "
+              f"(min {', '.join(f'{min(p):.2f}' for p in r['ratio_by_position'])}); "
+              f"calls/s min–max: ours {min(r['ours_calls_per_s']) / 1e3:.0f}k–{max(r['ours_calls_per_s']) / 1e3:.0f}k, "
+              f"echo {min(r['echo_calls_per_s']) / 1e3:.0f}k–{max(r['echo_calls_per_s']) / 1e3:.0f}k")
 
 
 if __name__ == "__main__":

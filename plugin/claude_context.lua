@@ -17,6 +17,12 @@ end, {
   end,
 })
 
+-- Edit in place as an operator (over a motion or a Visual selection): `.` repeats the last
+-- instruction on a new range. The feature loads on first use.
+vim.keymap.set({ "n", "x" }, "<Plug>(claude-context-edit)", function()
+  return require("claude_context.edit").operator()
+end, { expr = true, desc = "claude-context: edit in place (operator)" })
+
 -- A Claude turn ended: its changes become the active review (signs; the view with
 -- review.auto_open). The review's code loads only then.
 vim.api.nvim_create_autocmd("User", {
@@ -28,4 +34,15 @@ vim.api.nvim_create_autocmd("User", {
     end
   end,
   desc = "claude-context: review the turn that ended",
+})
+
+-- setup() has taken effect: claudecode.nvim's commands and events (claudecode.commands), and the
+-- once-a-session check for a second bridge on the project.
+vim.api.nvim_create_autocmd("User", {
+  group = vim.api.nvim_create_augroup("ClaudeContextSetupDone", { clear = true }),
+  pattern = "ClaudeContextSetup",
+  callback = function()
+    require("claude_context.claudecode").apply()
+  end,
+  desc = "claude-context: apply the claudecode options",
 })

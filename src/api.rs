@@ -88,18 +88,16 @@ pub fn create(lua: &Lua) -> mlua::Result<Table> {
         main_thread,
     )?;
     crate::api_route::register(lua, &t)?;
+    crate::api_edit::register(lua, &t)?;
     t.set("fs", crate::api_fs::create(lua)?)?;
     Ok(t)
 }
-
-/// What a function that needs the bridge says when it is not running.
-pub const NOT_RUNNING: &str = "claude-context: the bridge is not running (:ClaudeContext start)";
 
 /// The running server, or the error saying it is not running.
 fn running<T>(f: impl FnOnce(&Server) -> T) -> mlua::Result<T> {
     SERVER
         .with(|s| s.borrow().as_ref().map(f))
-        .ok_or_else(|| lua_error(NOT_RUNNING))
+        .ok_or_else(|| lua_error(binding::NOT_RUNNING))
 }
 
 /// With the running server, if there is one.

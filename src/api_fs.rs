@@ -14,12 +14,17 @@
 //!
 //! `replace`, `create` and `remove` keep what they change first: the file's current content
 //! goes into the project's checkpoint store and the write is recorded for `:ClaudeContext
-//! rewind undo` ([`crate::api_review::kept_write`]; refused when the store cannot keep it).
+//! rewind undo` ([`crate::api_review::kept_write`]; refused when the store cannot keep it). An
+//! optional last argument `group` (a string) names the batch (a land) one undo takes back whole.
+//!
+//! * `protected(rel)`: why the project-relative path `rel` runs code by itself (the core's
+//!   protected-file list, [`claude_context_core::capfs::protected_reason`]), or nil.
 
 use crate::binding::{self, export_as, lua_error, main_thread, Failure};
 use claude_context_core::capfs::{CapError, ProjectFile};
 use mlua::{Function, Lua, Table};
 use std::cell::RefCell;
+use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 use std::sync::mpsc::{channel, Sender};
 
@@ -79,6 +84,9 @@ fn submit(
     Ok(())
 }
 
+/// A write's arguments: root, path, bytes, `X`, cb and the optional group.
+type Args<X> = (String, String, mlua::String, X, Function, Option<String>);
+
 fn bytes(s: Option<mlua::String>) -> Option<Vec<u8>> {
     s.map(|s| s.as_bytes().to_vec())
 }
@@ -90,7 +98,14 @@ pub fn create(lua: &Lua) -> mlua::Result<Table> {
     export_as(lua, &t, "replace", "fs.replace", replace)?;
     export_as(lua, &t, "create", "fs.create", create_file)?;
     export_as(lua, &t, "remove", "fs.remove", remove)?;
+    export_as(lua, &t, "protected", "fs.protected", protected)?;
     Ok(t)
+}
+
+/// protected(rel): why `rel` is one of the files that run code by themselves, or nil.
+fn protected(_: &Lua, rel: mlua::String) -> mlua::Result<Option<&'static str>> {
+    let rel = PathBuf::from(std::ffi::OsStr::from_bytes(&rel.as_bytes()));
+    Ok(claude_context_core::capfs::protected_reason(&rel))
 }
 
 /// read(root, path, cb)
@@ -103,13 +118,13 @@ fn read(_: &Lua, (root, path, cb): (String, String, Function)) -> mlua::Result<(
 /// replace(root, path, bytes, expect, cb)
 fn replace(
     _: &Lua,
-    (root, path, data, expect, cb): (String, String, mlua::String, Option<mlua::String>, Function),
+    (root, path, data, expect, cb, group): Args<Option<mlua::String>>,
 ) -> mlua::Result<()> {
     let data = data.as_bytes().to_vec();
     let expect = bytes(expect);
     let keep = crate::api_review::keeper();
     submit("fs.replace", cb, move || {
-        crate::api_review::kept_write(keep, &root, &path, || {
+        crate::api_review::kept_write(keep, &root, &path, group.as_deref(), || {
             ProjectFile::open(&PathBuf::from(&root), &path)?
                 .replace(&data, expect.as_deref())
                 .map(|_| None)
@@ -120,12 +135,12 @@ fn replace(
 /// create(root, path, bytes, cb)
 fn create_file(
     _: &Lua,
-    (root, path, data, cb): (String, String, mlua::String, Function),
+    (root, path, data, cb, group): (String, String, mlua::String, Function, Option<String>),
 ) -> mlua::Result<()> {
     let data = data.as_bytes().to_vec();
     let keep = crate::api_review::keeper();
     submit("fs.create", cb, move || {
-        crate::api_review::kept_write(keep, &root, &path, || {
+        crate::api_review::kept_write(keep, &root, &path, group.as_deref(), || {
             ProjectFile::open(&PathBuf::from(&root), &path)?
                 .create(&data)
                 .map(|_| None)
@@ -136,12 +151,18 @@ fn create_file(
 /// remove(root, path, expect, cb)
 fn remove(
     _: &Lua,
-    (root, path, expect, cb): (String, String, Option<mlua::String>, Function),
+    (root, path, expect, cb, group): (
+        String,
+        String,
+        Option<mlua::String>,
+        Function,
+        Option<String>,
+    ),
 ) -> mlua::Result<()> {
     let expect = bytes(expect);
     let keep = crate::api_review::keeper();
     submit("fs.remove", cb, move || {
-        crate::api_review::kept_write(keep, &root, &path, || {
+        crate::api_review::kept_write(keep, &root, &path, group.as_deref(), || {
             ProjectFile::open(&PathBuf::from(&root), &path)?
                 .remove(expect.as_deref())
                 .map(|_| None)

@@ -29,11 +29,13 @@ pub fn keeper() -> Option<Arc<Tracker>> {
 /// what it replaces first: the file's current content goes into the project's checkpoint store,
 /// and the write is recorded so that `:ClaudeContext rewind undo` can undo it (see
 /// [`keep`]). When the store cannot keep it, the write is refused. Without a running bridge
-/// (`state` `None`) there is no store to keep it in: the write runs as asked.
+/// (`state` `None`) there is no store to keep it in: the write runs as asked. `group` names the
+/// batch (a land) whose writes one undo takes back together.
 pub fn kept_write<T>(
     state: Option<Arc<Tracker>>,
     root: &str,
     path: &str,
+    group: Option<&str>,
     op: impl FnOnce() -> Result<T, CapError>,
 ) -> Result<T, CapError> {
     let abs = match Path::new(path).is_absolute() {
@@ -42,13 +44,15 @@ pub fn kept_write<T>(
     };
     let kept = match state {
         None => None,
-        Some(st) => keep::before_write(&st.checkpoints, Path::new(root), &abs).map_err(|e| {
-            CapError::Io {
-                what: "keep its content in the checkpoint store before the review writes it",
-                path: abs.clone(),
-                err: std::io::Error::other(e.to_string()),
-            }
-        })?,
+        Some(st) => {
+            keep::before_write(&st.checkpoints, Path::new(root), &abs, group).map_err(|e| {
+                CapError::Io {
+                    what: "keep its content in the checkpoint store before the review writes it",
+                    path: abs.clone(),
+                    err: std::io::Error::other(e.to_string()),
+                }
+            })?
+        }
     };
     let out = op()?;
     if let Some(k) = kept {
@@ -102,7 +106,7 @@ fn start(
         .map_err(|e| lua_error(format!("claude-context: {name}: bad options: {e}")))?;
     let state = shared()
         .map(|s| s.turns.clone())
-        .ok_or_else(|| lua_error(crate::api::NOT_RUNNING))?;
+        .ok_or_else(|| lua_error(binding::NOT_RUNNING))?;
     let main = main()?;
     let id = binding::hold(name, cb, false);
     let spawned = std::thread::Builder::new()

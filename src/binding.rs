@@ -16,6 +16,9 @@ use mlua::{FromLuaMulti, Function, IntoLuaMulti, Lua, Table};
 use std::cell::RefCell;
 use std::collections::HashMap;
 
+/// What a function that needs the bridge says when it is not running.
+pub const NOT_RUNNING: &str = "claude-context: the bridge is not running (:ClaudeContext start)";
+
 /// The one conversion of the core's errors (any of `claude_context_core::error`'s, or a
 /// message) to a Lua error: its text, as the person reads it.
 pub fn lua_error(e: impl std::fmt::Display) -> mlua::Error {

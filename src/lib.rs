@@ -7,6 +7,7 @@
 //! thread ([`main_thread`]).
 
 mod api;
+mod api_edit;
 mod api_fs;
 mod api_review;
 mod api_route;

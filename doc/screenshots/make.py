@@ -10,7 +10,8 @@ with its colours (`tmux capture-pane -e -p`) and rendered to SVG by `rich`.
 
 The project is ~/demo in a temporary HOME (so no path of this machine shows). The session: the
 model proposes an edit, which opens as a diff in Neovim (diff.svg); the diff is accepted and the
-turn ends (terminal.svg); the turn is reviewed (review.svg). Next the model asks the person's
+turn ends (terminal.svg); the turn is reviewed (review.svg). A function is rewritten in place
+(`:'<,'>ClaudeContext edit`, the answer streamed into the buffer as hunks: edit.svg). Next the model asks the person's
 language server (python-lsp-server from .deps/lsp) through the plugin's code tools where
 `read_tokens` is defined and used; Claude's transcript (ctrl+o) shows the calls and their answers
 (code.svg). A second session, in plan mode, proposes a plan (plan.svg); while it waits the
@@ -52,7 +53,7 @@ MAX_BYTES = 300 * 1024
 PYLSP = REPO / ".deps/lsp/venv/bin/pylsp"
 # Every picture this script makes, in the order it makes them (tests/nvim/docs_spec.lua checks the
 # README shows only these).
-OUTPUTS = ("diff", "terminal", "review", "code", "plan", "statusline", "memory", "agents")
+OUTPUTS = ("diff", "terminal", "review", "edit", "code", "plan", "statusline", "memory", "agents")
 # The background sessions of agents.svg: name, prompt.
 AGENTS = (("doc-total", "document that total skips operators"), ("add-test", "add a test for read_tokens"))
 
@@ -77,6 +78,13 @@ def parse(text):
 def total(text):
     return sum(t for t in parse(text) if isinstance(t, int))
 '''
+
+# What edit.svg's answer makes of read_tokens.
+EDITED = (
+    "def read_tokens(text: str) -> list[int | str]:",
+    '    """Split text into numbers and operators, in order."""',
+    "    return [int(n) if n else op for n, op in TOKEN.findall(text) if n or op.strip()]",
+)
 
 PLAN = """# Plan: rename parse to read_tokens
 
@@ -394,6 +402,20 @@ def run(s: Session, out: Path) -> None:
     s.redraw()
     render(s.capture(), ":ClaudeContext review: the turn's files, hunk by hunk", out / "review.svg")
     s.lua("pcall(vim.cmd, 'ClaudeContext review close'); vim.cmd('tabonly')")
+
+    # Edit in place: read_tokens rewritten, the answer streamed into the buffer as hunks.
+    s.stub.push({"text": "Here it is:\n```python\n" + "\n".join(EDITED) + "\n```\n", "pieces": "lines", "delay": 0.05})
+    s.lua(
+        "vim.fn.win_gotoid(vim.fn.bufwinid(vim.fn.bufnr(...))); vim.cmd('tab split | normal! gg');"
+        " local a = vim.fn.search('^def read_tokens'); local b = vim.fn.search('return tokens');"
+        " vim.cmd(a .. ',' .. b .. 'ClaudeContext edit use a comprehension and type hints')",
+        parser,
+    )
+    wait_until(lambda: s.lua("return require('claude_context.edit.hunks').active[vim.api.nvim_get_current_buf()] ~= nil"), WAIT, "the edit's hunks")
+    time.sleep(1.0)
+    s.redraw()
+    render(s.capture(), ":'<,'>ClaudeContext edit: Claude's change streamed into the buffer, hunk by hunk (a keeps, x rejects)", out / "edit.svg")
+    s.lua("require('claude_context.edit.hunks').act(0, 'reject_all'); vim.cmd('silent update | tabclose')")
 
     # Turn 2: the code tools, asked from Claude's terminal. The model's answer is made from the
     # tools' real answers (pylsp's).

@@ -22,7 +22,7 @@ M.subcommands = {}
 M.GROUPS = {
   { "terminal", "Claude's terminal", { "open", "focus", "close", "sessions", "model", "send-text", "compose" } },
   { "context", "Send context to Claude", { "send", "add", "add-terminal", "add-diagnostics", "add-quickfix" } },
-  { "changes", "Claude's changes: diffs, review, rewind", { "accept", "reject", "diff", "review", "checkpoints", "rewind" } },
+  { "changes", "Claude's changes: diffs, review, rewind", { "accept", "reject", "diff", "review", "checkpoints", "rewind", "edit", "edit!" } },
   { "sessions", "Many sessions", { "new", "agents", "attach", "permissions", "land", "discard" } },
   { "sub-agent", "The sub-agent (execute_claude)", { "ask", "history", "session", "reset", "cancel" } },
   { "memory", "Memory bank and decisions", { "context", "memory", "decision" } },
@@ -250,5 +250,7 @@ require("claude_context.checkpoints").register(M)
 require("claude_context.claude_plugin").register(M)
 
 require("claude_context.agents.commands").register(M)
+-- edit (Claude's change to a range, shown in place)
+require("claude_context.edit.commands").register(M)
 
 return M

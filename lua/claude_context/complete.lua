@@ -222,4 +222,16 @@ function M.args(...)
   end
 end
 
+---The instructions `:ClaudeContext edit` was given, newest first (claude_context.edit's history,
+---when that feature is loaded).
+---@return string[]
+function M.edit_instructions()
+  local e = package.loaded["claude_context.edit"]
+  local out = {}
+  for i = #(e and e.history or {}), 1, -1 do
+    out[#out + 1] = e.history[i]
+  end
+  return out
+end
+
 return M

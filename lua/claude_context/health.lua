@@ -100,10 +100,65 @@ function M.check()
 
   M.check_cli()
   M.check_sub_agent()
+  M.check_edit()
   M.check_hooks()
   M.check_claude_plugin()
   M.check_git()
   M.check_code_tools()
+  M.check_claudecode(st)
+end
+
+---:checkhealth section: another bridge serving the project (claudecode.nvim, another editor)
+---and claudecode.nvim's options setup() translated (claude_context.config.claudecode).
+---@param st table? the bridge's status
+function M.check_claudecode(st)
+  local h = vim.health
+  h.start("Arriving from claudecode.nvim: a second bridge, its options")
+  local bridges = require("claude_context.bridges")
+  local found = bridges.find(st)
+  if found.claudecode then
+    h.warn(
+      found.claudecode.loaded and "claudecode.nvim is loaded: it runs a bridge of its own"
+        or ("claudecode.nvim is on the runtimepath (%s): loaded, it runs a bridge of its own"):format(bridges.shown(found.claudecode.path)),
+      { "Remove coder/claudecode.nvim from your plugins (or `enabled = false` in its lazy.nvim spec)", ":help claude-context-from-claudecode" }
+    )
+  end
+  for _, l in ipairs(found.locks) do
+    local line = ("%s: %s (pid %d%s) serves %s too: Claude Code's /ide connects by itself only when one editor serves the folder"):format(
+      bridges.shown(l.path),
+      l.ide,
+      l.pid,
+      l.this_nvim and ", this Neovim" or "",
+      bridges.shown(l.folder)
+    )
+    if l.ours then
+      h.info(line .. " (another Neovim with this plugin: pick one with /ide)")
+    else
+      h.warn(line, { bridges.ADVICE })
+    end
+  end
+  if not found.claudecode and #found.locks == 0 then
+    h.ok(("no other bridge serves %s"):format(bridges.shown(found.dir)))
+  end
+  if require("claude_context.config").options.claudecode.commands then
+    local line = "claudecode.commands: :ClaudeCode, :ClaudeCodeSend, … run this plugin's actions"
+    if found.claudecode then
+      h.warn(line .. ", but claudecode.nvim defines the same commands: whichever loads last wins")
+    else
+      h.ok(line)
+    end
+  end
+  local lines = require("claude_context.config.claudecode").report_lines()
+  if not lines then
+    h.info("setup() had none of claudecode.nvim's options")
+    return
+  end
+  for _, l in ipairs(lines.ok) do
+    h.ok(l)
+  end
+  for _, l in ipairs(lines.dropped) do
+    h.info(l)
+  end
 end
 
 ---Runs `argv` (without a shell) and gives its result, waiting at most `ms`: health may block a
@@ -422,6 +477,29 @@ function M.check_sub_agent()
       table.concat(p.setting_sources or {}, ", ")
     )
   )
+end
+
+---:checkhealth section: edit in place's warm Claude Code process (loaded only when an edit ran).
+function M.check_edit()
+  local h = vim.health
+  h.start("Edit in place (:ClaudeContext edit)")
+  local e = package.loaded["claude_context.edit"]
+  if not e then
+    h.ok("no edit yet: the warm Claude Code process starts with the first edit")
+    return
+  end
+  local st = e.state()
+  local line = ("warm process: %s%s; %d edit(s) answered by it, %d process(es) started"):format(
+    st.state,
+    st.pid and (" (pid " .. st.pid .. ")") or "",
+    st.edits,
+    st.starts
+  )
+  if st.died then
+    h.warn(line .. "; the last one ended by itself: " .. st.died, { "The next edit starts a new one" })
+  else
+    h.ok(line)
+  end
 end
 
 return M

@@ -9,11 +9,26 @@
 ---
 --- Off with `setup{ sessions = { hooks = false } }`; not added when the command line carries its
 --- own `--settings` (the CLI takes one).
+---
+--- Bash edits (`sessions.bash_edits`, default on): the settings also turn on Claude Code's report
+--- of what each Bash call changed (`bashEditDiffEnabled`, Claude Code 2.1.269 and later: its
+--- PostToolUse input carries `tool_response.bashEditDiff`), and a hook after each Bash call
+--- that Claude waits for (so it comes before the turn's Stop) sends it to the bridge: the
+--- turn claims those files, named by the command (the review shows it beside their hunks).
+--- Only these sessions' settings: the person's own settings files are not touched. Older CLIs
+--- send no report; their Bash changes are found by the turn's end checkpoint, as before.
 
 local M = {}
 
 ---The tools whose edits a turn records (PreToolUse runs before each of them).
 M.EDIT_TOOLS = "Edit|Write|MultiEdit|NotebookEdit"
+
+---The tools of the report after every tool but Bash (a regular expression: Bash has its own hook
+---after it, waited for).
+M.NOT_BASH = "^(?!Bash$)"
+
+---Claude Code's setting that makes a Bash call's PostToolUse carry what it changed.
+M.BASH_EDIT_SETTING = "bashEditDiffEnabled"
 
 ---How long Claude Code waits for the hook tool (the hook before every tool), in seconds.
 M.TOOL_HOOK_TIMEOUT_S = 2
@@ -108,12 +123,17 @@ function M.hooks_table(bin, mcp)
     -- Without it: the binary before the edit tools (waited for) and after every tool, only a
     -- report Claude does not wait for (a late one never moves a finished session).
     PreToolUse = mcp and { { hooks = { M.tool_hook("PreToolUse") } } } or entry("PreToolUse", M.EDIT_TOOLS),
-    PostToolUse = not mcp and entry("PostToolUse", nil, true) or nil,
+    PostToolUse = not mcp and entry("PostToolUse", M.bash_edits() and M.NOT_BASH or nil, true) or nil,
     PermissionRequest = entry("PermissionRequest"),
     Notification = entry("Notification"),
     Stop = entry("Stop"),
     SessionEnd = entry("SessionEnd"),
   }
+  -- What a Bash call changed (Claude Code's report), waited for: it must come before the Stop.
+  if M.bash_edits() then
+    t.PostToolUse = t.PostToolUse or {}
+    table.insert(t.PostToolUse, { matcher = "Bash", hooks = { command(bin, "PostToolUse", M.TIMEOUT_S) } })
+  end
   -- Plans and questions the person answers in Neovim (claude_context.plans).
   local review = M.review_entry(bin)
   if review then
@@ -150,6 +170,26 @@ end
 function M.enabled()
   local o = require("claude_context.config.sessions").options()
   return o.hooks ~= false
+end
+
+---Whether Bash edits are named (`sessions.bash_edits`, default true; needs the hooks).
+---@return boolean
+function M.bash_edits()
+  local o = require("claude_context.config.sessions").options()
+  return o.hooks ~= false and o.bash_edits ~= false
+end
+
+---The `--settings` table of a session the plugin starts: its hooks for binary `bin` and, with
+---Bash edits named, Claude Code's setting that reports them.
+---@param bin string
+---@param mcp boolean?
+---@return table
+function M.settings_table(bin, mcp)
+  local s = { hooks = M.hooks_table(bin, mcp) }
+  if M.bash_edits() then
+    s[M.BASH_EDIT_SETTING] = true
+  end
+  return s
 end
 
 local function has_settings(argv)
@@ -190,7 +230,7 @@ function M.settings_arg(argv)
   if not bin then
     return nil, "claude-context-mcp is not built"
   end
-  return "--settings=" .. vim.json.encode({ hooks = M.hooks_table(bin, M.has_bridge_server(argv)) })
+  return "--settings=" .. vim.json.encode(M.settings_table(bin, M.has_bridge_server(argv)))
 end
 
 ---Appends `--settings=<hooks>` to `cmd` (the job's argv) unless hooks are off.

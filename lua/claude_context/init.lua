@@ -136,6 +136,9 @@ function M.activate()
   pending = nil
   if p then
     activate(p.start)
+    -- Features that follow the options hear it (plugin/claude_context.lua: claudecode.nvim's
+    -- commands, the check for a second bridge).
+    vim.api.nvim_exec_autocmds("User", { pattern = "ClaudeContextSetup", modeline = false })
   end
 end
 
@@ -276,6 +279,13 @@ for api, fn in pairs(agents_api) do
   M[api] = function(...)
     return require("claude_context.agents")[fn](...)
   end
+end
+
+---Edit in place (claude_context.edit, loaded on first use): `edit({buf, range, instruction})`
+---rewrites the range as the instruction says, Claude's change shown as a diff in the buffer.
+---@param opts {buf: integer?, range: integer[]?, instruction: string?}?
+function M.edit(opts)
+  return require("claude_context.edit").edit(opts)
 end
 
 ---Calls a bridge tool; `cb(result)` gets the MCP CallToolResult table (or `{error=…}`).

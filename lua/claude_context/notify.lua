@@ -25,6 +25,15 @@ function M.error(msg)
   M.notify(msg, vim.log.levels.ERROR)
 end
 
+---Reports a failed action's message as an error (nothing when `ok`).
+---@param ok boolean?
+---@param err string?
+function M.check(ok, err)
+  if not ok then
+    M.error(err)
+  end
+end
+
 ---An error message starting with "claude-context: ", then `cb(msg)` when there is a `cb`.
 ---@param cb fun(err:string)?
 ---@param msg string

@@ -334,8 +334,13 @@ function M.register_commands(commands)
     end,
   })
   commands.register("cancel", {
-    desc = "cancel the Claude run in progress and those waiting",
+    desc = "cancel the Claude run in progress and those waiting (or the edit in place under way)",
     run = function()
+      -- An edit in place streaming: that is what the person stops.
+      local edit = package.loaded["claude_context.edit"]
+      if edit and edit.cancel() then
+        return
+      end
       M.call("cancel_claude_execution", {}, function(sc, err)
         notify(err or sc.message, err and vim.log.levels.ERROR or nil)
       end)

@@ -36,8 +36,10 @@ end
 ---@param path string
 ---@param max integer?
 ---@param prefix boolean?
+---@param nofollow boolean? a symbolic link at `path` is refused: nothing is read unless `path`
+---itself (lstat) is the regular file that was opened (luv has no O_NOFOLLOW)
 ---@return string? bytes, string? err, {type:string, size:integer}? judged
-function M.read(path, max, prefix)
+function M.read(path, max, prefix, nofollow)
   max = max or 1024 * 1024
   local c = uv.constants
   local fd, oerr = uv.fs_open(path, bit.bor(c.O_RDONLY, c.O_NONBLOCK or 0, c.O_NOCTTY or 0), 0)
@@ -45,9 +47,12 @@ function M.read(path, max, prefix)
     return nil, tostring(oerr)
   end
   local st, serr = uv.fs_fstat(fd)
+  local l = nofollow and st and uv.fs_lstat(path)
   local data, why
   if not st then
     why = tostring(serr)
+  elseif nofollow and not (l and l.type == "file" and l.ino == st.ino and l.dev == st.dev) then
+    why = "a symbolic link, not followed"
   elseif st.type ~= "file" then
     why = "not a regular file"
   elseif st.size > max and not prefix then

@@ -34,6 +34,11 @@ A spec is a dict (or a callable ``request -> dict``):
 * ``{"content": [raw content blocks], "stop_reason": "end_turn"}`` for anything else;
 * ``{"error": {"status": 500, "type": "api_error", "message": "…"}}`` → an HTTP error.
 
+A streamed text block comes in two deltas; ``"pieces": N`` alongside a spec's text cuts it in
+``N`` deltas instead (``"pieces": "lines"``: one delta per line), and ``"delay": seconds`` waits
+that long before each delta after the first (an answer streaming slowly, e.g. a fenced block
+that edit in place shows as it arrives).
+
 Standalone (for tests in other languages)::
 
     python tests/e2e/model_stub.py [--port N] [--script FILE.json] [--record FILE.jsonl]
@@ -375,20 +380,32 @@ def build_message(spec: dict, req: Request) -> dict:
     }
 
 
-def sse_events(msg: dict):
-    """The server-sent events streaming ``msg``, as (event, data) pairs."""
+def text_pieces(text: str, pieces=None) -> list:
+    """The deltas a streamed text block is cut in: two halves, or ``pieces`` (a count, or
+    ``"lines"``)."""
+    if not text:
+        return []
+    if pieces == "lines":
+        return text.splitlines(keepends=True)
+    if isinstance(pieces, int) and pieces > 0:
+        size = max(1, -(-len(text) // pieces))
+        return [text[i : i + size] for i in range(0, len(text), size)]
+    half = len(text) // 2
+    return [p for p in (text[:half], text[half:]) if p]
+
+
+def sse_events(msg: dict, pieces=None):
+    """The server-sent events streaming ``msg``, as (event, data) pairs; ``pieces`` as
+    :func:`text_pieces` takes it."""
     start = dict(msg, content=[], stop_reason=None, stop_sequence=None)
     start["usage"] = dict(msg["usage"], output_tokens=1)
     yield "message_start", {"type": "message_start", "message": start}
     for i, b in enumerate(msg["content"]):
         if b["type"] == "text":
             yield "content_block_start", {"type": "content_block_start", "index": i, "content_block": {"type": "text", "text": ""}}
-            text = b["text"]
-            # Two deltas, so the client's accumulation is exercised.
-            half = len(text) // 2
-            for part in (text[:half], text[half:]):
-                if part:
-                    yield "content_block_delta", {"type": "content_block_delta", "index": i, "delta": {"type": "text_delta", "text": part}}
+            # Two deltas at least, so the client's accumulation is exercised.
+            for part in text_pieces(b["text"], pieces):
+                yield "content_block_delta", {"type": "content_block_delta", "index": i, "delta": {"type": "text_delta", "text": part}}
         elif b["type"] == "tool_use":
             head = {"type": "tool_use", "id": b["id"], "name": b["name"], "input": {}}
             yield "content_block_start", {"type": "content_block_start", "index": i, "content_block": head}
@@ -478,7 +495,7 @@ class _Handler(BaseHTTPRequestHandler):
             req.response = msg
             stub._record_request(req)
             if body.get("stream"):
-                return self._stream(msg)
+                return self._stream(msg, spec.get("pieces"), spec.get("delay"))
             return self._json(200, msg)
         stub._record_request(req)
         if bare.endswith("/v1/messages/count_tokens"):
@@ -489,7 +506,7 @@ class _Handler(BaseHTTPRequestHandler):
         # Anything else (telemetry, feature flags, account look-ups): an empty success.
         return self._json(200, {})
 
-    def _stream(self, msg: dict) -> None:
+    def _stream(self, msg: dict, pieces=None, delay=None) -> None:
         self.send_response(200)
         self.send_header("content-type", "text/event-stream")
         self.send_header("cache-control", "no-cache")
@@ -498,7 +515,12 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.close_connection = True
         try:
-            for ev, data in sse_events(msg):
+            first = True
+            for ev, data in sse_events(msg, pieces):
+                if ev == "content_block_delta" and delay:
+                    if not first:
+                        time.sleep(float(delay))
+                    first = False
                 self.wfile.write(f"event: {ev}\ndata: {json.dumps(data)}\n\n".encode())
                 self.wfile.flush()
         except (BrokenPipeError, ConnectionResetError):

@@ -225,22 +225,23 @@ def test_new_agents_land_restart_attach_discard(make_bridge, claude, model_stub,
     service()
 
 
-def test_a_background_permission_waits_for_decide(make_bridge, claude, model_stub, world, service):
+def bash_asking(make_bridge, claude, model_stub, world, service, name: str, command: str):
+    """A background session `name` whose model runs Bash `command` under "default" (Bash asks
+    the person): the Neovim, the worktree, and a function giving the first ask waiting."""
     if not RELAY.exists():
         pytest.fail(f"{RELAY} is missing: run `make build`")
     need_bg(claude)
     project = make_project(world)
-    wt = project / ".claude/worktrees/perm"
+    wt = project / f".claude/worktrees/{name}"
     world.trust(wt)
-    # "default": Bash asks the person.
     b = nvim_with_cli(make_bridge, claude, permission_mode="default")
     model_stub.push(
-        {"tool_use": {"name": "Bash", "input": {"command": "touch made-by-bash.txt", "description": "Make a file"}}},
-        {"text": "perm-turn-done"},
+        {"tool_use": {"name": "Bash", "input": {"command": command, "description": "Make a file"}}},
+        {"text": f"{name}-turn-done"},
     )
     started = lua_wait(
         b,
-        "require('claude_context').new('perm', 'run a command', { cb = function(err, s) _G.agents_result = { err = err, s = s } end })",
+        f"require('claude_context').new('{name}', 'run a command', {{ cb = function(err, s) _G.agents_result = {{ err = err, s = s }} end }})",
         "new's callback",
     )
     service()
@@ -250,6 +251,12 @@ def test_a_background_permission_waits_for_decide(make_bridge, claude, model_stu
         ps = b.lua("return require('claude_context').permissions()")
         return ps[0] if ps else None
 
+    return b, wt, asked
+
+
+def test_a_background_permission_waits_for_decide(make_bridge, claude, model_stub, world, service):
+    # "default": Bash asks the person.
+    b, wt, asked = bash_asking(make_bridge, claude, model_stub, world, service, "perm", "touch made-by-bash.txt")
     try:
         ask = wait_until(asked, WAIT * 3, 0.5, "the Bash permission in permissions()")
     except BaseException:
@@ -282,6 +289,33 @@ def test_a_background_permission_waits_for_decide(make_bridge, claude, model_stu
 
     wait_until(done, WAIT * 2, 0.5, "the session to finish")
     assert not b.lua("return require('claude_context').permissions()")
+    service()
+
+
+def test_a_padded_permission_shows_its_end_and_cannot_be_allowed_cut(make_bridge, claude, model_stub, world, service):
+    """A Bash command padded past 64 KiB, then `; touch ran.txt` (for `; curl … | sh`): the ask
+    reaches Neovim as its start and its end with the count of what is cut between; it cannot be
+    allowed there; a deny reaches the CLI and nothing of it runs."""
+    b, wt, asked = bash_asking(make_bridge, claude, model_stub, world, service, "pad", "echo hello" + " " * (70 * 1024) + "; touch ran.txt")
+    ask = wait_until(asked, WAIT * 3, 0.5, "the padded Bash permission in permissions()")
+    assert ask["tool"] == "Bash", ask
+    cut = ask.get("cut")
+    assert cut, "the ask says it is cut"
+    assert "; touch ran.txt" in cut["tail"], cut["tail"][-200:]
+    assert cut["omitted_bytes"] > 0 and cut["total_bytes"] > 70 * 1024, {k: cut[k] for k in ("omitted_bytes", "total_bytes")}
+    line = b.lua("return (require('claude_context.agents.permissions').summary(...))", None, cut)
+    assert "; touch ran.txt" in line and "not sent to the editor" in line, line
+    allowed = b.lua("return { require('claude_context').decide(...) }", ask["id"], "allow")
+    assert allowed[0] is None and "cannot be allowed here" in allowed[1], allowed
+    assert b.lua("return require('claude_context').decide(...)", ask["id"], "deny") is True
+
+    def done():
+        b.lua("require('claude_context.agents').refresh()")
+        e = entry(b, "pad")
+        return e if e and e["state"] == "done" else None
+
+    wait_until(done, WAIT * 2, 0.5, "the session to finish after the deny")
+    assert not (wt / "ran.txt").exists()
     service()
 
 

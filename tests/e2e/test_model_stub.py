@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import time
 import subprocess
 import sys
 from pathlib import Path
@@ -67,6 +68,29 @@ def test_streamed_tool_use_and_text_reassemble():
         assert json.loads(js) == {"a": [1, "b"]}
         assert ev[-2]["delta"]["stop_reason"] == "tool_use"
         assert stub.requests[0].response["content"][1]["id"] == tool["id"]
+
+
+def test_text_streamed_in_pieces_with_a_delay():
+    block = "Here:\n```py\nx = 1\ny = 2\n```\n"
+    with ModelStub() as stub:
+        stub.push({"text": block, "pieces": "lines", "delay": 0.2}, {"text": block, "pieces": 4}, {"text": block})
+        t0 = time.time()
+        ev = parse_sse(post(stub.port, "/v1/messages", agent_body())[2])
+        deltas = [e["delta"]["text"] for e in ev if e["type"] == "content_block_delta"]
+        assert deltas == block.splitlines(keepends=True)
+        assert time.time() - t0 >= 0.2 * (len(deltas) - 1)
+        ev = parse_sse(post(stub.port, "/v1/messages", agent_body())[2])
+        deltas = [e["delta"]["text"] for e in ev if e["type"] == "content_block_delta"]
+        assert len(deltas) == 4 and "".join(deltas) == block
+        # Without pieces: the two halves, as before.
+        ev = parse_sse(post(stub.port, "/v1/messages", agent_body())[2])
+        deltas = [e["delta"]["text"] for e in ev if e["type"] == "content_block_delta"]
+        assert len(deltas) == 2 and "".join(deltas) == block
+        # The non-streamed answer carries the whole text, no stub keys.
+        stub.push({"text": block, "pieces": 3})
+        body = dict(agent_body(), stream=False)
+        msg = json.loads(post(stub.port, "/v1/messages", body)[2])
+        assert msg["content"] == [{"type": "text", "text": block}]
 
 
 def test_non_streaming_and_other_endpoints():

@@ -443,6 +443,45 @@ return {
     end,
   },
   {
+    ":ClaudeContext! rewind where one file became a FIFO and one a directory restores the others and lists those two",
+    function()
+      vim.cmd.cd(vim.fn.fnameescape(project))
+      for _, f in ipairs({ "r1.txt", "rfifo.txt", "rdir.txt" }) do
+        h.write(path(f), f .. " before\n")
+      end
+      turn(project, "cp-fifo", "change three", function()
+        for _, f in ipairs({ "r1.txt", "rfifo.txt", "rdir.txt" }) do
+          hook("PreToolUse", { session_id = "cp-fifo", tool_name = "Write", tool_input = { file_path = path(f) } })
+          h.write(path(f), f .. " by Claude\n")
+        end
+      end)
+      vim.fn.delete(path("rfifo.txt"))
+      eq(0, vim.system({ "mkfifo", path("rfifo.txt") }):wait().code)
+      vim.fn.delete(path("rdir.txt"))
+      vim.fn.mkdir(path("rdir.txt"), "p")
+      h.write(path("rdir.txt") .. "/inside", "x\n")
+      local before = #rewinds
+      vim.cmd("ClaudeContext! rewind 1")
+      wait_for(function()
+        return #rewinds == before + 1
+      end, 20000, "the rewind")
+      local r = rewinds[#rewinds]
+      eq("r1.txt before\n", h.read(path("r1.txt")))
+      local listed = {}
+      for _, k in ipairs({ "failed", "conflicts" }) do
+        for _, x in ipairs(r[k] or {}) do
+          listed[#listed + 1] = x.path
+        end
+      end
+      contains(table.concat(listed, " "), "rfifo.txt")
+      contains(table.concat(listed, " "), "rdir.txt")
+      eq("fifo", vim.uv.fs_lstat(path("rfifo.txt")).type, "the FIFO is left as it is")
+      eq("x\n", h.read(path("rdir.txt") .. "/inside"))
+      vim.fn.delete(path("rfifo.txt"))
+      vim.fn.delete(path("rdir.txt"), "rf")
+    end,
+  },
+  {
     "the Claude Code plugin: its files, the commands shown, the registration read from Claude's config",
     function()
       local cp = require("claude_context.claude_plugin")

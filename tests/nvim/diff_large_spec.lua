@@ -601,4 +601,107 @@ return {
       vim.cmd("silent! %bwipeout!")
     end,
   },
+  {
+    "a big file open in a window: its proposal goes into the view a chunk per call, with input read between calls and between the view's steps",
+    function()
+      -- Issue 38: no call puts the whole file (or a side) at once, and the buffers' set-up and the
+      -- tab's showing are separate event-loop turns (chained with vim.schedule they ran as one).
+      knobs().slice_ms = 0
+      knobs().chunk_bytes = 4096
+      local n = 3000
+      local changed = {}
+      for i = 500, n, 1000 do
+        changed[i] = ("line %d CHANGED by the proposal"):format(i)
+      end
+      h.write(target, text(n))
+      vim.cmd.edit(target)
+      local uv = vim.uv
+      local polls = 0 -- event-loop turns that read input (libuv's check phase follows each poll)
+      local check = uv.new_check()
+      check:start(function()
+        polls = polls + 1
+      end)
+      local native = require("claude_context.native").get()
+      local view = require("claude_context.ide.diff.view")
+      local fill, set_up, show = native.proposal_fill, view.set_up_buffers, view.show
+      local calls, steps = {}, {}
+      native.proposal_fill = function(id, side, buf, from, max_bytes)
+        local put = fill(id, side, buf, from, max_bytes)
+        calls[#calls + 1] = { side = side, max_bytes = max_bytes, put = put, polls = polls }
+        return put
+      end
+      view.set_up_buffers = function(v)
+        steps.set_up = polls
+        return set_up(v)
+      end
+      view.show = function(v)
+        steps.show = polls
+        return show(v)
+      end
+      local restore = function()
+        native.proposal_fill, view.set_up_buffers, view.show = fill, set_up, show
+        check:stop()
+        check:close()
+      end
+      local okc, err = pcall(function()
+        local box = request_diff("chunks", text(n, changed))
+        local v = view_of("chunks")
+        eq(true, v.large)
+        eq(n, vim.api.nvim_buf_line_count(v.prop_buf))
+        local per_side = { old = 0, new = 0 }
+        for i, c in ipairs(calls) do
+          ok(c.max_bytes <= 4096, "a chunk at most chunk_bytes asked")
+          ok((c.put or 0) <= 4096 / 50, ("call %d put %s lines: more than a chunk"):format(i, tostring(c.put)))
+          ok(i == 1 or c.polls > calls[i - 1].polls, ("input read between calls %d and %d"):format(i - 1, i))
+          per_side[c.side] = per_side[c.side] + 1
+        end
+        -- ~57 bytes a line: a side is ~170 KB, over 40 chunks of 4 KiB.
+        ok(per_side.old >= 40 and per_side.new >= 40, vim.inspect(per_side))
+        ok(steps.set_up and steps.show and steps.show > steps.set_up, "input read between the buffers' set-up and the view's showing")
+        vim.cmd("ClaudeContext reject")
+        h.decided(box)
+      end)
+      restore()
+      knobs().slice_ms = saved.slice_ms
+      knobs().chunk_bytes = saved.chunk_bytes
+      cleanup()
+      vim.cmd("silent! %bwipeout!")
+      assert(okc, err)
+    end,
+  },
+  {
+    "a direct openDiff (no bridge) puts its lines chunk_lines at a time",
+    function()
+      knobs().slice_ms = 0
+      knobs().chunk_lines = 100
+      h.write(target, text(1000))
+      local set_lines = vim.api.nvim_buf_set_lines
+      local sizes = {}
+      vim.api.nvim_buf_set_lines = function(buf, s, e, strict, repl)
+        if vim.b[buf].claude_context_diff or vim.api.nvim_buf_get_name(buf):find("^claude%-context://") then
+          sizes[#sizes + 1] = #repl
+        end
+        return set_lines(buf, s, e, strict, repl)
+      end
+      local okc, err = pcall(function()
+        local box = {}
+        diff().open({ old_file_path = target, new_file_path = target, new_file_contents = text(1000, { [7] = "x" }), tab_name = "direct" }, function(r, e)
+          box.result, box.err = r or {}, e
+        end)
+        local v = view_of("direct")
+        eq(1000, vim.api.nvim_buf_line_count(v.prop_buf))
+        ok(#sizes >= 20, ("%d calls"):format(#sizes))
+        for _, k in ipairs(sizes) do
+          ok(k <= 100, ("a call put %d lines"):format(k))
+        end
+        vim.cmd("ClaudeContext reject")
+        h.decided(box)
+      end)
+      vim.api.nvim_buf_set_lines = set_lines
+      knobs().slice_ms = saved.slice_ms
+      knobs().chunk_lines = saved.chunk_lines
+      cleanup()
+      assert(okc, err)
+    end,
+  },
 }

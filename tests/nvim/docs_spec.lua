@@ -114,7 +114,62 @@ local function picture_problems(readme, shots, files, stat_of)
   return out
 end
 
+---The paths ARCHITECTURE.md names (in backquotes, with a `/`) that no file or folder of the
+---checkout answers: `files` is every path of the checkout (relative, `/`-separated). A name is
+---found where it is a path from the root, from one of the source roots, or the end of a path (a
+---table row names `manager/` inside the `claude/` it just named); a Lua module may leave out
+---`.lua` (`agents/names`). Placeholders (`<tool>`, `*`), the doors (`/mcp`) and MCP methods are
+---not paths.
+local function architecture_gaps(text, files)
+  local METHODS = { ["tools/call"] = true, ["tools/list"] = true, ["prompts/get"] = true, ["prompts/list"] = true }
+  local known = {}
+  for _, f in ipairs(files) do
+    local parts = vim.split(f, "/", { plain = true })
+    for i = 1, #parts do
+      local tail = table.concat(parts, "/", i)
+      known[tail] = true
+      for j = i, #parts - 1 do
+        known[table.concat(parts, "/", i, j) .. "/"] = true
+      end
+    end
+  end
+  local function found(name)
+    for _, cand in ipairs({ name, name .. ".lua", name .. "/init.lua", name .. ".rs", name .. "/mod.rs" }) do
+      if known[cand] or known[cand .. "/"] then
+        return true
+      end
+    end
+    return false
+  end
+  local gaps, seen = {}, {}
+  for name in text:gmatch("`([^`%s]+)`") do
+    name = name:gsub("[,.:]$", "")
+    local skip = not name:find("/", 1, true) or name:find("^/") or name:find("[<*]") or name:find("://", 1, true) or METHODS[name]
+    if not skip and not seen[name] and not found(name) then
+      seen[name] = true
+      gaps[#gaps + 1] = name
+    end
+  end
+  table.sort(gaps)
+  return gaps
+end
+
 return {
+  {
+    "every path ARCHITECTURE.md names exists",
+    function()
+      local files = vim.fn.systemlist({ "git", "-C", root, "ls-files" })
+      eq(0, vim.v.shell_error, "git ls-files")
+      ok(#files > 100, "the checkout's files")
+      eq({}, architecture_gaps(read("ARCHITECTURE.md"), files), "paths in ARCHITECTURE.md that do not exist")
+      -- The check sees a stale name, and spares what is found another way.
+      local fake = { "crates/core/src/hook/mod.rs", "crates/core/src/claude/manager/mod.rs", "lua/claude_context/agents/names.lua" }
+      eq(
+        { "crates/core/src/hook.rs", "lua/claude_context/gone.lua" },
+        architecture_gaps("`crates/core/src/hook.rs`, `manager/`, `agents/names`, `lua/claude_context/gone.lua`, `tools/call`, `ide/<tool>.lua`, `hook/mod.rs`.", fake)
+      )
+    end,
+  },
   {
     "every option is documented in the README or in :help",
     function()

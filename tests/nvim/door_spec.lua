@@ -10,6 +10,7 @@
 --   1 TiB sparse file.
 local h = require("helpers")
 local ws = h.load("wsclient")
+local text_of = ws.text_of
 local eq, ok, contains, wait_for = h.eq, h.ok, h.contains, h.wait_for
 local cc = h.cc
 
@@ -19,34 +20,12 @@ local SECRET = "SECRET-KEY-MATERIAL"
 local dir, home, secret, inside
 local IDE, MCP
 
----Calls a tool on a client and waits for its result.
-local n = 0
-local function call(c, name, args)
-  n = n + 1
-  local id = "c" .. n
-  c:call(id, name, args)
-  local m = c:wait_for(function(m)
-    return m.id == id
-  end, name .. " answer")
-  ok(m.result, "no result: " .. vim.inspect(m))
-  return m.result
-end
-
-local function text_of(r)
-  return r.content and r.content[1] and r.content[1].text or ""
-end
 
 ---Everything the client was sent (since message `from`), as one string.
 local function everything(c, from)
   return vim.json.encode(vim.list_slice(c.messages, from or 1))
 end
 
-local function sync(c, id)
-  c:send({ jsonrpc = "2.0", id = id, method = "ping" })
-  c:wait_for(function(m)
-    return m.id == id
-  end, "ping " .. id)
-end
 
 ---A process writing to the FIFO `path`: it stays blocked as long as nobody opens it to read.
 local function writer(path)
@@ -92,10 +71,10 @@ return {
     function()
       vim.cmd.edit(inside)
       for _, p in ipairs({ secret, dir .. "/../" .. vim.fs.basename(home) .. "/id_rsa", dir .. "/keylink", "homelink/id_rsa", "/etc/passwd" }) do
-        local r = call(MCP, "openFile", { filePath = p, startLine = 1, endLine = 3 })
+        local r = MCP:result("openFile", { filePath = p, startLine = 1, endLine = 3 })
         eq(true, r.isError, p .. ": " .. vim.inspect(r))
         contains(text_of(r), "outside the project", p)
-        local s = call(MCP, "getCurrentSelection")
+        local s = MCP:result("getCurrentSelection")
         ok(not text_of(s):find(SECRET, 1, true), p .. ": the secret leaked: " .. text_of(s))
         if vim.api.nvim_get_mode().mode ~= "n" then
           vim.cmd("normal! \27")
@@ -104,7 +83,7 @@ return {
       eq(-1, vim.fn.bufnr(secret), "the secret was never loaded into a buffer")
       eq(inside, vim.api.nvim_buf_get_name(0), "the editor still shows the project file")
       -- A file inside opens as before, relative paths from the project root.
-      local r = call(MCP, "openFile", { filePath = "inside.txt", startLine = 2, endLine = 2 })
+      local r = MCP:result("openFile", { filePath = "inside.txt", startLine = 2, endLine = 2 })
       eq(false, r.isError, vim.inspect(r))
       eq("Opened file: " .. inside, text_of(r))
       ok(not everything(MCP):find(SECRET, 1, true), "nothing the /mcp client got holds the secret")
@@ -117,15 +96,15 @@ return {
       vim.cmd.edit(secret)
       vim.cmd("normal! ggVj")
       eq("V", vim.api.nvim_get_mode().mode)
-      local s = call(MCP, "getCurrentSelection")
+      local s = MCP:result("getCurrentSelection")
       local v = vim.json.decode(text_of(s))
       eq(false, v.success)
       contains(v.message, "outside the project")
       vim.cmd("normal! \27") -- leaving Visual mode records it as the latest selection
-      local l = vim.json.decode(text_of(call(MCP, "getLatestSelection")))
+      local l = vim.json.decode(text_of(MCP:result("getLatestSelection")))
       eq(false, l.success)
       contains(l.message, "outside the project")
-      local e = vim.json.decode(text_of(call(MCP, "getOpenEditors")))
+      local e = vim.json.decode(text_of(MCP:result("getOpenEditors")))
       local names = vim.tbl_map(function(t)
         return t.fileName
       end, e.tabs)
@@ -134,17 +113,17 @@ return {
       local ns = vim.api.nvim_create_namespace("door_spec")
       vim.diagnostic.set(ns, vim.fn.bufnr(secret), { { lnum = 0, col = 0, message = SECRET .. " is a key", severity = 1 } })
       vim.diagnostic.set(ns, vim.fn.bufnr(inside), { { lnum = 0, col = 0, message = "inside note", severity = 2 } })
-      local d = text_of(call(MCP, "getDiagnostics"))
+      local d = text_of(MCP:result("getDiagnostics"))
       contains(d, "inside note")
       ok(not everything(MCP):find(SECRET, 1, true), "nothing the /mcp client got holds the secret")
       ok(not everything(MCP, from):find("id_rsa", 1, true), "the secret's name was not reported either")
 
       -- Claude Code's own connection (the IDE door) is unchanged.
-      local si = vim.json.decode(text_of(call(IDE, "getLatestSelection")))
+      local si = vim.json.decode(text_of(IDE:result("getLatestSelection")))
       eq(true, si.success)
       contains(si.text, SECRET)
-      eq(2, #vim.json.decode(text_of(call(IDE, "getOpenEditors"))).tabs)
-      contains(text_of(call(IDE, "getDiagnostics")), SECRET)
+      eq(2, #vim.json.decode(text_of(IDE:result("getOpenEditors"))).tabs)
+      contains(text_of(IDE:result("getDiagnostics")), SECRET)
       vim.diagnostic.reset(ns)
       vim.cmd.edit(inside)
     end,
@@ -167,7 +146,7 @@ return {
         return m.method == "at_mentioned" and m.params.filePath == inside
       end, "at_mentioned on the IDE door")
       vim.wait(300)
-      sync(MCP, "n1")
+      MCP:sync("n1")
       eq({}, MCP:notifications("selection_changed"))
       eq({}, MCP:notifications("at_mentioned"))
     end,
@@ -183,7 +162,7 @@ return {
       eq(true, r.isError, vim.inspect(r))
       contains(text_of(r), "FIFO")
       -- Over /mcp too (the FIFO is inside the project: the Lua check refuses it).
-      local rm = call(MCP, "openFile", { filePath = fifo, makeFrontmost = false })
+      local rm = MCP:result("openFile", { filePath = fifo, makeFrontmost = false })
       eq(true, rm.isError, vim.inspect(rm))
       contains(text_of(rm), "FIFO")
       ok(still_blocked(w), "nobody opened the FIFO (its writer still waits)")

@@ -9,20 +9,7 @@ local eq, ok, contains = h.eq, h.ok, h.contains
 local health = require("claude_context.health")
 
 ---The lines `fn` reports through vim.health, as "KIND message".
-local function capture(fn)
-  local lines = {}
-  local orig = vim.health
-  local function rec(kind)
-    return function(m)
-      table.insert(lines, kind .. " " .. m)
-    end
-  end
-  vim.health = { start = rec("START"), ok = rec("OK"), warn = rec("WARN"), info = rec("INFO"), error = rec("ERROR") }
-  local okk, err = pcall(fn)
-  vim.health = orig
-  assert(okk, err)
-  return table.concat(lines, "\n")
-end
+local capture = h.health_lines
 
 ---A fake `claude`: --version prints `version`, --help prints `help`, `agents --json` runs
 ---`agents` (shell).

@@ -93,6 +93,26 @@ function M.wait_for(fn, timeout, what)
   return v
 end
 
+---The lines `fn` reports through vim.health, as "KIND message" (with `advice`, each line's advice
+---after " | "), joined by newlines.
+---@param fn fun()
+---@param advice boolean?
+---@return string
+function M.health_lines(fn, advice)
+  local lines = {}
+  local orig = vim.health
+  local function rec(kind)
+    return function(m, adv)
+      table.insert(lines, kind .. " " .. m .. ((advice and adv) and (" | " .. table.concat(adv, " | ")) or ""))
+    end
+  end
+  vim.health = { start = rec("START"), ok = rec("OK"), warn = rec("WARN"), info = rec("INFO"), error = rec("ERROR") }
+  local okk, err = pcall(fn)
+  vim.health = orig
+  assert(okk, err)
+  return table.concat(lines, "\n")
+end
+
 ---A fresh directory (resolved, no symlinks).
 function M.tmpdir()
   local d = vim.fn.tempname()

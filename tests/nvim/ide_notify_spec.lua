@@ -19,14 +19,6 @@ end
 
 local read, write = h.read, h.write
 
----Lets the editor and the client exchange everything pending: a ping's answer arrives after
----whatever the bridge sent this client before it.
-local function sync(c, id)
-  c:send({ jsonrpc = "2.0", id = id, method = "ping" })
-  c:wait_for(function(m)
-    return m.id == id
-  end, "ping " .. id)
-end
 
 local function moved()
   vim.api.nvim_exec_autocmds("CursorMoved", {})
@@ -68,8 +60,8 @@ return {
     "selection_changed: debounced cursor moves, one notification with the last position, to every client",
     function()
       vim.wait(200) -- let the selection sent on connecting go out first
-      sync(A, "s0")
-      sync(B, "s0")
+      A:sync("s0")
+      B:sync("s0")
       local before_a, before_b = #A:notifications("selection_changed"), #B:notifications("selection_changed")
       for _, pos in ipairs({ { 1, 1 }, { 3, 2 }, { 4, 0 }, { 2, 3 } }) do
         vim.api.nvim_win_set_cursor(0, pos)
@@ -87,7 +79,7 @@ return {
       }, n.params)
       -- The moves happened in one go, so one timer fired once: exactly one notification.
       vim.wait(400)
-      sync(A, "s1")
+      A:sync("s1")
       eq(before_a + 1, #A:notifications("selection_changed"))
       B:wait_for(function(m)
         return m.method == "selection_changed" and m.params.selection.start.line == 1
@@ -96,7 +88,7 @@ return {
       -- Moving to where it already is sends nothing new.
       moved()
       vim.wait(300)
-      sync(A, "s2")
+      A:sync("s2")
       eq(before_a + 1, #A:notifications("selection_changed"))
     end,
   },
@@ -114,7 +106,7 @@ return {
       end, "the visual selection")
       eq({ start = { line = 1, character = 0 }, ["end"] = { line = 1, character = 3 }, isEmpty = false }, n.params.selection)
       vim.wait(300)
-      sync(A, "v1")
+      A:sync("v1")
       eq(before + 1, #A:notifications("selection_changed"), "only the visual selection was sent")
 
       -- Moving into a terminal sends nothing, and the latest selection stays the visual one.
@@ -123,7 +115,7 @@ return {
       moved()
       vim.api.nvim_exec_autocmds("CursorMovedI", {})
       vim.wait(300)
-      sync(A, "v2")
+      A:sync("v2")
       eq(before + 1, #A:notifications("selection_changed"), "nothing from a terminal buffer")
       local r = h.call("getLatestSelection")
       local latest = vim.json.decode(r.content[1].text)
@@ -136,7 +128,7 @@ return {
   {
     "at_mentioned from :ClaudeContext add and :ClaudeContext send reaches the interactive client only",
     function()
-      sync(B, "m0")
+      B:sync("m0")
       local b_before = #B:notifications("at_mentioned")
       vim.cmd("ClaudeContext add " .. vim.fn.fnameescape(file) .. " 2 4")
       local m = A:wait_for(function(x)
@@ -157,7 +149,7 @@ return {
       A:wait_for(function(x)
         return x.method == "at_mentioned" and x.params.filePath == dir
       end, "a directory")
-      sync(B, "m1")
+      B:sync("m1")
       eq(b_before, #B:notifications("at_mentioned"), "not for a client that never sent ide_connected")
     end,
   },
@@ -178,7 +170,7 @@ return {
       ok(said("not directories"), "lines of a directory")
       vim.cmd("ClaudeContext add")
       ok(said("usage"), "no path")
-      sync(A, "bad")
+      A:sync("bad")
       eq(sent, #A:notifications("at_mentioned"))
     end,
   },
@@ -264,7 +256,7 @@ return {
       wait_for(function()
         return diff().views.cancel == nil and not vim.api.nvim_tabpage_is_valid(v.tab)
       end, 10000, "the view to close")
-      sync(E, "after-cancel")
+      E:sync("after-cancel")
       eq({}, E:find(function(m)
         return m.id == 41
       end), "no answer to the cancelled request")
@@ -299,7 +291,7 @@ return {
       vim.cmd("normal! v")
       vim.cmd("normal! \27")
       vim.wait(400)
-      sync(C, "t1")
+      C:sync("t1")
       eq(0, #C:notifications("selection_changed"))
       C:close()
     end,
@@ -314,12 +306,12 @@ return {
       D:handshake(true)
       vim.api.nvim_win_set_cursor(0, { 1, 0 })
       vim.wait(300)
-      sync(D, "d0")
+      D:sync("d0")
       local before = #D:notifications("selection_changed") -- what connecting sent
       vim.api.nvim_win_set_cursor(0, { 4, 1 })
       moved()
       vim.wait(300)
-      sync(D, "d1")
+      D:sync("d1")
       eq(before, #D:notifications("selection_changed"), "sent before the cursor rested 1500 ms")
       local n = D:wait_for(function(m)
         return m.method == "selection_changed" and m.params.selection.start.line == 3

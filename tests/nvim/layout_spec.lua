@@ -30,6 +30,8 @@ local LAYERS = {
     "claude_context.paths",
     -- Worktree names, and the project a worktree belongs to (no requires).
     "claude_context.agents.names",
+    -- Other bridges serving the project (claudecode.nvim, other editors' lock files).
+    "claude_context.bridges",
   },
   { "native", "claude_context.native", "claude_context.state" },
   { "config", "claude_context.config", "claude_context.cli" },
@@ -51,13 +53,14 @@ local LAYERS = {
     "claude_context.review",
     "claude_context.claude_plugin",
     "claude_context.agents",
+    "claude_context.edit",
   },
-  { "commands", "claude_context.commands" },
+  { "commands", "claude_context.commands", "claude_context.claudecode" },
 }
 
 ---The entry module's functions that forward to a feature, loading it on first use (the public
 ---API names them on `require("claude_context")`): { [module] = { [feature] = true } }.
-local FORWARDS = { ["claude_context"] = { ["claude_context.agents"] = true } }
+local FORWARDS = { ["claude_context"] = { ["claude_context.agents"] = true, ["claude_context.edit"] = true } }
 
 ---The layer (index into LAYERS) of module `m`, or nil when no entry covers it.
 local function layer_of(m)

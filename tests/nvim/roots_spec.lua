@@ -5,6 +5,7 @@
 -- setup{workspace = {allow_lsp_roots = true}}; and the default root does not follow it.
 local h = require("helpers")
 local ws = h.load("wsclient")
+local text_of = ws.text_of
 local eq, ok, contains, wait_for = h.eq, h.ok, h.contains, h.wait_for
 local cc = h.cc
 
@@ -12,21 +13,6 @@ local SECRET = "lsp-folder-secret"
 
 local fake_lsp = h.fake_lsp
 
-local n = 0
-local function call(c, name, args)
-  n = n + 1
-  local id = "r" .. n
-  c:call(id, name, args)
-  local m = c:wait_for(function(m)
-    return m.id == id
-  end, name .. " answer")
-  ok(m.result, "no result: " .. vim.inspect(m))
-  return m.result
-end
-
-local function text_of(r)
-  return r.content and r.content[1] and r.content[1].text or ""
-end
 
 local project, outside, extra, client
 
@@ -88,7 +74,7 @@ return {
       -- The default root stays where Neovim works.
       local info = h.call("fs-get-project-info").structuredContent
       eq(project, info.project_root)
-      local r = call(m, "fs-set-project-root", { path = outside })
+      local r = m:result("fs-set-project-root", { path = outside })
       eq(true, r.isError, vim.inspect(r))
       contains(text_of(r), "extra_roots")
       for _, c in ipairs({
@@ -96,7 +82,7 @@ return {
         { "openFile", { filePath = outside .. "/init.lua" } },
         { "getCurrentSelection", vim.empty_dict() },
       }) do
-        local res = call(m, c[1], c[2])
+        local res = m:result(c[1], c[2])
         ok(not vim.json.encode(res):find(SECRET, 1, true), c[1] .. " leaked: " .. vim.inspect(res))
       end
       -- The IDE door still lists it (Claude Code's getWorkspaceFolders, as before).
@@ -111,13 +97,13 @@ return {
     "setup{workspace = {extra_roots, allow_lsp_roots}}: the person's roots are reachable",
     function()
       local m = start({ workspace = { extra_roots = { extra } } })
-      eq(false, call(m, "fs-set-project-root", { path = extra }).isError)
-      contains(text_of(call(m, "fs-read-file", { path = "notes.txt" })), "shared notes")
-      eq(true, call(m, "fs-set-project-root", { path = outside }).isError)
+      eq(false, m:result("fs-set-project-root", { path = extra }).isError)
+      contains(text_of(m:result("fs-read-file", { path = "notes.txt" })), "shared notes")
+      eq(true, m:result("fs-set-project-root", { path = outside }).isError)
       m:close()
       m = start({ workspace = { allow_lsp_roots = true } })
-      eq(false, call(m, "fs-set-project-root", { path = outside }).isError)
-      contains(text_of(call(m, "fs-read-file", { path = "init.lua" })), SECRET)
+      eq(false, m:result("fs-set-project-root", { path = outside }).isError)
+      contains(text_of(m:result("fs-read-file", { path = "init.lua" })), SECRET)
       m:close()
       cc().stop({ silent = true })
       cc().setup({})

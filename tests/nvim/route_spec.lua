@@ -39,12 +39,6 @@ local function connect(pid)
   return c
 end
 
-local function sync(c, id)
-  c:send({ jsonrpc = "2.0", id = id, method = "ping" })
-  c:wait_for(function(m)
-    return m.id == id
-  end, "ping " .. id)
-end
 
 ---Mentions the file; returns the message and which clients got it.
 local n = 0
@@ -54,7 +48,7 @@ local function mention()
   local sent, msg = require("claude_context.ide.mentions").mention(file, n, n)
   ok(sent, msg)
   for i, c in ipairs({ A, B, C }) do
-    sync(c, "m" .. n .. i)
+    c:sync("m" .. n .. i)
   end
   local got = {}
   for i, c in ipairs({ A, B, C }) do
@@ -123,7 +117,7 @@ return {
       enter(ta)
       vim.cmd("split " .. vim.fn.fnameescape(file))
       for i, c in ipairs({ A, B, C }) do
-        sync(c, "s0" .. i)
+        c:sync("s0" .. i)
       end
       local before = { #A:notifications("selection_changed"), #B:notifications("selection_changed"), #C:notifications("selection_changed") }
       vim.api.nvim_win_set_cursor(0, { 3, 0 })
@@ -132,7 +126,7 @@ return {
         return m.method == "selection_changed" and m.params.selection.start.line == 2
       end, "A's selection_changed")
       for i, c in ipairs({ A, B, C }) do
-        sync(c, "s1" .. i)
+        c:sync("s1" .. i)
       end
       eq(before[2], #B:notifications("selection_changed"), "not to B")
       eq(before[3], #C:notifications("selection_changed"), "not to C")

@@ -148,7 +148,8 @@ return {
       eq("${tool_input.file_path}", c.input.file_path)
       ok(not vim.json.encode(c.input):find("${tool_input}", 1, true), "never the whole tool input")
       eq(nil, over_mcp.PreToolUse[1].matcher, "before every tool")
-      eq(nil, over_mcp.PostToolUse, "no hook after the tool")
+      eq(1, #over_mcp.PostToolUse, "no hook after the tool but Bash's (claude_context.hooks: Bash edits)")
+      eq("Bash", over_mcp.PostToolUse[1].matcher)
       -- Beside it, the plan and question reviews' own hook (the binary, its long timeout).
       local review = over_mcp.PreToolUse[2]
       eq("ExitPlanMode|AskUserQuestion", review.matcher)
@@ -165,7 +166,7 @@ return {
         hk.cli_supported("3.0.0"),
       })
       eq(nil, hk.cli_supported("claude: not found"))
-      eq(nil, hooks.PostToolUse[1].matcher, "after every tool")
+      eq(require("claude_context.hooks").NOT_BASH, hooks.PostToolUse[1].matcher, "after every tool but Bash (its own hook follows)")
       eq(nil, (require("claude_context.hooks").settings_arg({ "claude", "--settings", "x.json" })), "the person's --settings wins")
       cc().setup({ sessions = { hooks = false } })
       eq(nil, (require("claude_context.hooks").settings_arg({ "claude" })))

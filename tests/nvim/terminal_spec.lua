@@ -145,7 +145,9 @@ return {
       eq({ "hook", "Stop" }, settings.hooks.Stop[1].hooks[1].args, vim.inspect(settings.hooks.Stop))
       -- The session has the bridge's MCP server: a tool call's one hook calls its hook tool.
       eq("mcp_tool", settings.hooks.PreToolUse[1].hooks[1].type)
-      eq(nil, settings.hooks.PostToolUse)
+      eq({ "Bash" }, vim.tbl_map(function(e)
+        return e.matcher
+      end, settings.hooks.PostToolUse), "after Bash alone (Bash edits)")
       for _, a in ipairs(args) do
         ok(not a:find(token, 1, true), "the token is not on the command line")
       end

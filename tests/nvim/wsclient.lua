@@ -93,6 +93,35 @@ function Client:call(id, name, args)
   self:send({ jsonrpc = "2.0", id = id, method = "tools/call", params = { name = name, arguments = args or vim.empty_dict() } })
 end
 
+---Calls tool `name` with a fresh id and waits for its answer; returns its `result` (an error
+---when the answer has none).
+function Client:result(name, args)
+  self.calls = (self.calls or 0) + 1
+  local id = "call-" .. self.calls
+  self:call(id, name, args)
+  local m = self:wait_for(function(m)
+    return m.id == id
+  end, name .. " answer")
+  if not m.result then
+    error("no result: " .. vim.inspect(m), 2)
+  end
+  return m.result
+end
+
+---Lets the editor and the client exchange everything pending: a ping's answer (id `id`)
+---arrives after whatever the bridge sent this client before it.
+function Client:sync(id)
+  self:send({ jsonrpc = "2.0", id = id, method = "ping" })
+  self:wait_for(function(m)
+    return m.id == id
+  end, "ping " .. id)
+end
+
+---The text of a tool result's first content block ("" without one).
+function M.text_of(r)
+  return r.content and r.content[1] and r.content[1].text or ""
+end
+
 ---The messages matching `pred`.
 function Client:find(pred)
   return vim.tbl_filter(pred, self.messages)

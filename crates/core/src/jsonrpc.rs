@@ -2,7 +2,7 @@
 //! of contained panics and of names a client sent. A leaf: it uses no other module of the crate.
 
 use rmcp::model::ErrorCode;
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 /// A JSON-RPC error object.
 #[derive(Debug, Clone, PartialEq)]
@@ -27,6 +27,61 @@ impl RpcError {
         self.data = Some(data);
         self
     }
+}
+
+/// The JSON-RPC envelope of a success. Every envelope the crate sends is made by one of
+/// [`response`], [`error_response`], [`request`], [`notification`] (or written straight as text
+/// by [`result_envelope`] and [`notification_text`]).
+pub fn response(id: &Value, result: Value) -> Value {
+    envelope(id, "result", result)
+}
+
+/// The JSON-RPC envelope of an error.
+pub fn error_response(id: &Value, e: &RpcError) -> Value {
+    let mut err = Map::with_capacity(3);
+    err.insert("code".into(), e.code.into());
+    err.insert("message".into(), e.message.clone().into());
+    if let Some(d) = &e.data {
+        err.insert("data".into(), d.clone());
+    }
+    envelope(id, "error", Value::Object(err))
+}
+
+/// The JSON-RPC envelope of request `id` of `method`.
+pub fn request(id: &Value, method: &str, params: Value) -> Value {
+    let mut m = envelope(id, "method", Value::from(method));
+    if let Value::Object(m) = &mut m {
+        m.insert("params".into(), params);
+    }
+    m
+}
+
+/// The JSON-RPC envelope of a notification of `method`.
+pub fn notification(method: &str, params: Value) -> Value {
+    let mut m = Map::with_capacity(3);
+    m.insert("jsonrpc".into(), Value::from("2.0"));
+    m.insert("method".into(), Value::from(method));
+    m.insert("params".into(), params);
+    Value::Object(m)
+}
+
+/// The text of a notification of `method` whose params are the JSON text `params` (already
+/// encoded, not parsed again).
+pub fn notification_text(method: &str, params: &str) -> String {
+    format!(
+        r#"{{"jsonrpc":"2.0","method":{},"params":{params}}}"#,
+        json_text(&Value::from(method))
+    )
+}
+
+/// `{"jsonrpc": "2.0", "id": id, key: value}`, moving `value` in. (`json!` would serialize an
+/// interpolated `Value` into a deep copy: a whole extra copy of every answer.)
+fn envelope(id: &Value, key: &str, value: Value) -> Value {
+    let mut m = Map::with_capacity(4);
+    m.insert("jsonrpc".into(), Value::from("2.0"));
+    m.insert("id".into(), id.clone());
+    m.insert(key.into(), value);
+    Value::Object(m)
 }
 
 /// The JSON text of `v`. `serde_json::to_string` writes straight into a byte buffer; `Display`

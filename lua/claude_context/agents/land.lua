@@ -14,6 +14,13 @@
 --- kept there is written into the main checkout (atomic, confined, refused as a conflict when the
 --- person changed its lines since); a rejected one never touches it. The changes that touch
 --- the person's edits are listed in the view and the quickfix list, never written.
+---
+--- Files that run code by themselves (git hooks managers' files, CI workflows, `.envrc`,
+--- `.claude/settings.json`, `.nvim.lua`, `.vscode/tasks.json`, …: the core's one list,
+--- claude_context.review.fs's `runs_code`) land only when the person keeps them in the view:
+--- `{all}` skips them and names them, and the view marks them. A land `{all}` is one batch
+--- of the review's kept writes: `:ClaudeContext rewind undo` takes all of it back, in a project
+--- where no turn ran too, never over a change the person made since.
 
 local M = {}
 
@@ -29,12 +36,25 @@ M.git, M.parse_name_status, M.parse_batch, M.plan_file, M.prepare = plan_mod.git
 
 local fail = notify.fail
 
----Writes the plan's files; `cb(report)` once all are on disk or refused.
+---Whether land `{all}` writes plan file `f`: a file that runs code by itself is the person's
+---to keep in the view. Returns nil, or why not.
+---@param f table a plan's file
+---@return string? why
+function M.needs_keep(f)
+  if f.action == "write" or f.action == "create" or f.action == "remove" then
+    return require("claude_context.review.fs").runs_code(f.path)
+  end
+end
+
+---Writes the plan's files; `cb(report)` once all are on disk or refused. The writes are one
+---batch (`opts.group`): one `rewind undo` takes them back.
 ---@param plan table
 ---@param cb fun(report:table)
-function M.apply(plan, cb)
+---@param opts {group?:string}?
+function M.apply(plan, cb, opts)
   local fs = require("claude_context.review.fs")
-  local report = { written = {}, conflicts = {}, skipped = {}, failed = {} }
+  local group = opts and opts.group
+  local report = { written = {}, conflicts = {}, skipped = {}, failed = {}, runs_code = {} }
   -- (One for the slices that start the writes, one more for each write started.)
   local one, add = countdown(1, function()
     cb(report)
@@ -56,6 +76,12 @@ function M.apply(plan, cb)
       report.skipped[#report.skipped + 1] = { path = f.path, why = "unsaved changes in its buffer: save it, then land again" }
       return
     end
+    local why = M.needs_keep(f)
+    if why then
+      -- It runs code by itself: landed only when the person keeps it in the land's view.
+      report.runs_code[#report.runs_code + 1] = { path = f.path, why = why }
+      return
+    end
     local function done(ok, werr)
       if ok then
         report.written[#report.written + 1] = f.path
@@ -66,13 +92,13 @@ function M.apply(plan, cb)
     end
     if f.action == "write" then
       add()
-      started, err = fs.write_async(f.absolute, f.after, { root = plan.root }, done)
+      started, err = fs.write_async(f.absolute, f.after, { root = plan.root, group = group }, done)
     elseif f.action == "create" then
       add()
-      started, err = fs.create_async(f.absolute, f.after, { root = plan.root }, done)
+      started, err = fs.create_async(f.absolute, f.after, { root = plan.root, group = group }, done)
     elseif f.action == "remove" then
       add()
-      started, err = fs.remove_async(f.absolute, { root = plan.root }, done)
+      started, err = fs.remove_async(f.absolute, { root = plan.root, group = group }, done)
     else
       started = true
       if f.action == "binary" or f.action == "unreadable" then
@@ -117,6 +143,17 @@ function M.summary(name, report)
       c[#c + 1] = ("%s (%s)"):format(x.path, tostring(x.why))
     end
     parts[#parts + 1] = "not written: " .. table.concat(c, ", ")
+  end
+  if #(report.runs_code or {}) > 0 then
+    level = vim.log.levels.WARN
+    local c = {}
+    for _, x in ipairs(report.runs_code) do
+      c[#c + 1] = require("claude_context.review.model").shown(x.path)
+    end
+    parts[#parts + 1] = ("not landed, they run code by themselves (keep each in the land's view: :ClaudeContext land %s): %s"):format(name, table.concat(c, ", "))
+  end
+  if #report.written > 0 then
+    parts[#parts + 1] = ":ClaudeContext rewind undo takes this land back"
   end
   return table.concat(parts, "; "), level
 end
@@ -167,13 +204,15 @@ end
 ---@param plan table
 ---@return claude_context.ChangeSet cs, table report
 function M.proposal(name, plan)
-  local files, report = {}, { written = {}, conflicts = {}, skipped = {}, failed = {} }
+  local files, report = {}, { written = {}, conflicts = {}, skipped = {}, failed = {}, runs_code = {} }
   for _, f in ipairs(plan.files) do
     if #(f.conflicts or {}) > 0 then
       report.conflicts[#report.conflicts + 1] = { path = f.path, hunks = f.conflicts }
     end
     local status = f.action == "create" and "added" or f.action == "remove" and "deleted" or f.action == "write" and "modified" or f.action == "conflict" and "conflict"
     if status then
+      local runs_code = M.needs_keep(f)
+      report.runs_code[#report.runs_code + 1] = runs_code and { path = f.path, why = runs_code } or nil
       files[#files + 1] = {
         path = f.path,
         absolute = f.absolute,
@@ -181,6 +220,7 @@ function M.proposal(name, plan)
         before = status ~= "conflict" and f.before or nil,
         after = status ~= "conflict" and f.after or nil,
         conflicts = #(f.conflicts or {}) > 0 and f.conflicts or nil,
+        runs_code = runs_code,
       }
     elseif f.action == "binary" or f.action == "unreadable" then
       report.skipped[#report.skipped + 1] = { path = f.path, why = f.why or "a binary file: copy it by hand" }
@@ -196,6 +236,9 @@ function M.proposal(name, plan)
       c[#c + 1] = ("%s (%s)"):format(require("claude_context.review.model").shown(x.path), x.why)
     end
     notes[#notes + 1] = "Not landed: " .. table.concat(c, ", ")
+  end
+  if #report.runs_code > 0 then
+    notes[#notes + 1] = ("%d file(s) that run code by themselves (marked %s below): land {all} leaves them out; keep each here only after reading it"):format(#report.runs_code, require("claude_context.review.text").RUNS_CODE_MARK)
   end
   local cs = {
     root = plan.root,
@@ -348,7 +391,7 @@ function M.land(name, opts)
       if cb then
         cb(nil, report)
       end
-    end)
+    end, { group = ("land %s %d"):format(name, vim.uv.hrtime()) })
   end)
 end
 

@@ -29,7 +29,7 @@ function M.settings(relay, env)
   local hooks = require("claude_context.hooks")
   local s = {}
   if hooks.enabled() then
-    s.hooks = hooks.hooks_table(relay, false)
+    s = hooks.settings_table(relay, false)
     -- The person answers a permission in Neovim, maybe much later: the hook may wait as long as
     -- a plan review (Claude Code's own dialog stands meanwhile; a timeout is no answer).
     local wait = require("claude_context.config.sessions").options().plan_timeout or 3600

@@ -18,19 +18,57 @@ M.queue = {}
 
 local next_id = 0
 
----A one-line summary of an ask's input (the command, the file, else its JSON).
+---How much of an ask's one line is shown: its start and its end, in characters.
+M.SHOWN_HEAD, M.SHOWN_TAIL = 120, 100
+
+---The text of an ask's input: the command, the file, else its JSON; for an ask the bridge sent
+---cut (`cut`: longer than it sends), its start and its end with what is between them said.
 ---@param input any
+---@param cut {head:string, tail:string, omitted_bytes:integer, total_bytes:integer}?
 ---@return string
-function M.summary(input)
+function M.text(input, cut)
+  if type(cut) == "table" then
+    return ("%s\n… [%d of its %d bytes not sent to the editor: it cannot be allowed here] …\n%s"):format(tostring(cut.head), cut.omitted_bytes or 0, cut.total_bytes or 0, tostring(cut.tail))
+  end
   if type(input) == "table" then
     local s = input.command or input.file_path or input.notebook_path or input.url or input.pattern
     if type(s) == "string" then
-      return (s:gsub("[%c]", " "))
+      return s
     end
     local ok, j = pcall(vim.json.encode, input)
     return ok and j or "?"
   end
   return tostring(input)
+end
+
+---`s` on one line (control characters as spaces), its first `head` and its last `tail`
+---characters, and how many are between them (0: `s` whole, as the first).
+local function ends(s, head, tail)
+  s = tostring(s):gsub("%c", " ")
+  local n = vim.fn.strchars(s)
+  if n <= head + tail then
+    return s, "", 0
+  end
+  return vim.fn.strcharpart(s, 0, head), vim.fn.strcharpart(s, n - tail), n - head - tail
+end
+
+---A one-line summary of an ask's input (see |M.text|): when longer than shown, its start and
+---its end with a mark of how much is cut between them; `true` second when something is cut.
+---@param input any
+---@param cut table? the bridge's cut (see |M.text|)
+---@return string line, boolean cut
+function M.summary(input, cut)
+  if type(cut) == "table" then
+    local head, _, h_hidden = ends(cut.head, M.SHOWN_HEAD, 0)
+    local t_head, tail, t_hidden = ends(cut.tail, 0, M.SHOWN_TAIL)
+    tail = t_hidden == 0 and t_head or tail
+    return ("%s …[%d bytes not sent to the editor and %d characters not shown: it cannot be allowed here]… %s"):format(head, cut.omitted_bytes or 0, h_hidden + t_hidden, tail), true
+  end
+  local head, tail, hidden = ends(M.text(input), M.SHOWN_HEAD, M.SHOWN_TAIL)
+  if hidden == 0 then
+    return head, false
+  end
+  return ("%s …[%d characters not shown]… %s"):format(head, hidden, tail), true
 end
 
 ---The session name of an ask: the worktree's name when the session runs in one.
@@ -82,6 +120,7 @@ function M.handle(params, respond)
     name = name_of(params),
     tool = params.tool,
     input = params.input,
+    cut = type(params.cut) == "table" and params.cut or nil,
     cwd = params.cwd,
     asked_ms = os.time() * 1000,
     respond = respond,
@@ -96,7 +135,7 @@ function M.handle(params, respond)
   end
   local s = { id = ask.session, name = ask.name, state = "waiting", cwd = ask.cwd }
   if not states.looking_at(s) then
-    s.waiting_for = ("permission to run %s (:ClaudeContext permissions): %s"):format(tostring(ask.tool), M.summary(ask.input))
+    s.waiting_for = ("permission to run %s (:ClaudeContext permissions): %s"):format(tostring(ask.tool), (M.summary(ask.input, ask.cut)))
     states.notify(s)
   end
   return function()
@@ -107,12 +146,13 @@ function M.handle(params, respond)
   end
 end
 
----The asks waiting, oldest first: `{ { id, session, name, tool, input, asked_ms } }`.
+---The asks waiting, oldest first: `{ { id, session, name, tool, input, cut, asked_ms } }`
+---(`cut`: the input was too long to send whole, see |M.text|; such an ask cannot be allowed).
 ---@return table[]
 function M.list()
   local out = {}
   for _, a in ipairs(M.queue) do
-    out[#out + 1] = { id = a.id, session = a.session, name = a.name, tool = a.tool, input = a.input, asked_ms = a.asked_ms, cwd = a.cwd }
+    out[#out + 1] = { id = a.id, session = a.session, name = a.name, tool = a.tool, input = a.input, cut = a.cut, asked_ms = a.asked_ms, cwd = a.cwd }
   end
   return out
 end
@@ -128,6 +168,9 @@ function M.decide(id, decision, reason)
   end
   id = tostring(id)
   for _, a in ipairs(M.queue) do
+    if a.id == id and decision == "allow" and a.cut then
+      return nil, ("permission request %s was too long to reach the editor whole (%d of %d bytes not sent): it cannot be allowed here; deny it, or answer in the session's own dialog (:ClaudeContext attach %s)"):format(id, a.cut.omitted_bytes or 0, a.cut.total_bytes or 0, tostring(a.name))
+    end
     if a.id == id then
       remove(a)
       a.respond({ decision = decision, reason = reason })
@@ -159,7 +202,78 @@ function M.on_session_state(data)
   end
 end
 
----`:ClaudeContext permissions`: the queue, then allow / deny / deny with a reason.
+---Opens ask `a`'s whole input in a scratch buffer (read-only, in a new tab).
+---@param a table
+function M.open_in_full(a)
+  local buf = vim.api.nvim_create_buf(false, true)
+  vim.bo[buf].bufhidden = "wipe"
+  local text = M.text(a.input, a.cut)
+  if not a.cut and type(a.input) == "table" then
+    local ok, j = pcall(vim.json.encode, a.input)
+    text = text .. "\n\n" .. (ok and j or "")
+  end
+  vim.api.nvim_buf_set_lines(buf, 0, -1, false, vim.split(text, "\n", { plain = true }))
+  vim.bo[buf].modifiable = false
+  vim.cmd("tabnew")
+  vim.api.nvim_win_set_buf(0, buf)
+  pcall(vim.api.nvim_buf_set_name, buf, ("claude-context://permission/%s"):format(a.id))
+  return buf
+end
+
+---The choices for ask `a` (`seen`: its whole input was opened): "Allow" only for an ask shown
+---whole, or seen in full; never for one the bridge sent cut.
+---@return string[]
+function M.choices(a, seen)
+  local _, cut = M.summary(a.input, a.cut)
+  local out = {}
+  if cut and not seen then
+    out[#out + 1] = "Open in full (before allowing)"
+  end
+  if not a.cut and (seen or not cut) then
+    out[#out + 1] = "Allow"
+  end
+  vim.list_extend(out, { "Deny", "Deny, with a reason for Claude" })
+  return out
+end
+
+local function answer(a, choice, ask_again)
+  local ok, err
+  if choice == "Allow" then
+    ok, err = M.decide(a.id, "allow")
+  elseif choice == "Deny" then
+    ok, err = M.decide(a.id, "deny")
+  elseif choice and choice:find("^Open in full") then
+    M.open_in_full(a)
+    return ask_again(true)
+  elseif choice then
+    vim.ui.input({ prompt = "Reason: " }, function(reason)
+      local ok2, err2 = M.decide(a.id, "deny", reason)
+      if not ok2 then
+        notify.error("claude-context: " .. err2)
+      end
+    end)
+    return
+  else
+    return
+  end
+  if not ok then
+    notify.error("claude-context: " .. err)
+  end
+end
+
+---Asks what to do with ask `a` (`seen`: its whole input was opened).
+local function ask_about(a, seen)
+  local line = M.summary(a.input, a.cut)
+  vim.ui.select(M.choices(a, seen), { prompt = ("%s: %s"):format(a.tool, line), kind = "claude_context.permission" }, function(choice)
+    answer(a, choice, function(now_seen)
+      ask_about(a, now_seen)
+    end)
+  end)
+end
+
+---`:ClaudeContext permissions`: the queue, then allow / deny / deny with a reason. An ask
+---longer than what a line shows is shown by its start and its end with what is cut between them
+---said, and is allowed only after "Open in full"; one the bridge sent cut is never allowed here.
 function M.pick()
   local list = M.list()
   if #list == 0 then
@@ -169,33 +283,12 @@ function M.pick()
     prompt = "Permission requests",
     kind = "claude_context.permissions",
     format_item = function(a)
-      return ("%s: %s %s"):format(a.name, a.tool, M.summary(a.input))
+      return ("%s: %s %s"):format(a.name, a.tool, (M.summary(a.input, a.cut)))
     end,
   }, function(a)
-    if not a then
-      return
+    if a then
+      ask_about(a, false)
     end
-    vim.ui.select({ "Allow", "Deny", "Deny, with a reason for Claude" }, { prompt = ("%s: %s"):format(a.tool, M.summary(a.input)) }, function(choice)
-      local ok, err
-      if choice == "Allow" then
-        ok, err = M.decide(a.id, "allow")
-      elseif choice == "Deny" then
-        ok, err = M.decide(a.id, "deny")
-      elseif choice then
-        vim.ui.input({ prompt = "Reason: " }, function(reason)
-          local ok2, err2 = M.decide(a.id, "deny", reason)
-          if not ok2 then
-            notify.error("claude-context: " .. err2)
-          end
-        end)
-        return
-      else
-        return
-      end
-      if not ok then
-        notify.error("claude-context: " .. err)
-      end
-    end)
   end)
 end
 

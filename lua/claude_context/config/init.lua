@@ -31,6 +31,8 @@ local M = {}
 ---@field memory_bank claude_context.MemoryBankConfig? The memory bank (as given; see config.memory_bank)
 ---@field install claude_context.InstallConfig? The installer (as given; see config.install)
 ---@field review claude_context.ReviewConfig? The review of Claude's changes (as given; see config.review)
+---@field claudecode claude_context.ClaudecodeConfig For people coming from claudecode.nvim (see config.claudecode)
+---@field edit claude_context.EditConfig? Edit in place (as given; see config.edit)
 M.defaults = {
   auto_start = true,
   project_root = nil,
@@ -69,6 +71,9 @@ local SECTIONS = {
   memory_bank = { module = "claude_context.config.memory_bank" },
   install = { module = "claude_context.config.install" },
   review = { module = "claude_context.config.review" },
+  -- Arriving from claudecode.nvim: its commands, focus after a send, its models.
+  claudecode = { module = "claude_context.config.claudecode", merged = true },
+  edit = { module = "claude_context.config.edit" },
 }
 
 ---The values `log_level` takes.
@@ -88,6 +93,8 @@ end
 function M.resolve(opts)
   opts = opts or {}
   vim.validate("opts", opts, "table")
+  -- claudecode.nvim's options, as its README writes them, become this plugin's (then checked).
+  opts = require("claude_context.config.claudecode").adopt(opts)
   for k in pairs(opts) do
     if M.defaults[k] == nil and not OPTIONAL[k] and not vim.tbl_contains(NATIVE, k) and not SECTIONS[k] then
       error(("claude-context: unknown option %q (see :help claude-context-config)"):format(k), 0)

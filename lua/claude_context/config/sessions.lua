@@ -8,6 +8,7 @@ local M = {}
 
 ---@class claude_context.SessionsConfig
 ---@field hooks boolean Add the hooks to the sessions :ClaudeContext open starts (default true)
+---@field bash_edits boolean Name Bash edits by their command: Claude Code's report of what a Bash call changed (bashEditDiffEnabled, 2.1.269+) in those sessions' settings, and a hook after Bash (default true)
 ---@field notify {waiting:boolean, done:boolean} vim.notify when a session you are not looking at waits or finishes (setup also takes one boolean for both)
 ---@field bell boolean Also ring the terminal bell (default false)
 ---@field desktop false|"osc9"|"osc777" Also a desktop notification through the terminal (default false)
@@ -20,6 +21,7 @@ local M = {}
 ---@field picker "auto"|"select"|"snacks"|"telescope"|"fzf-lua" The :ClaudeContext agents picker (default "auto": snacks, telescope, fzf-lua, else vim.ui.select)
 M.defaults = {
   hooks = true,
+  bash_edits = true,
   notify = { waiting = true, done = true },
   bell = false,
   desktop = false,
@@ -73,7 +75,7 @@ function M.resolve(user)
       fail("notify", "a boolean or a table {waiting = boolean, done = boolean}")
     end
   end
-  for _, k in ipairs({ "hooks", "bell", "plan_review", "questions", "route", "mark" }) do
+  for _, k in ipairs({ "hooks", "bash_edits", "bell", "plan_review", "questions", "route", "mark" }) do
     if user[k] ~= nil then
       if type(user[k]) ~= "boolean" then
         fail(k, "a boolean")

@@ -408,4 +408,34 @@ function M.reset()
   M.stack = {}
 end
 
+---A keep of several files at once (keep all, a Visual range over files) leaves out those that
+---run code by themselves (a land's `.envrc`, CI workflow, git hook manager's file: the change
+---set's `runs_code`), and says so: each is kept only on its own.
+---@return table[] targets
+function M.explicit_keeps(action, targets)
+  if action ~= "keep" then
+    return targets
+  end
+  local files, left, out = {}, {}, {}
+  for _, t in ipairs(targets) do
+    files[t.f] = true
+  end
+  if vim.tbl_count(files) <= 1 then
+    return targets
+  end
+  for _, t in ipairs(targets) do
+    if t.f.file.runs_code then
+      left[t.f.path] = true
+    else
+      out[#out + 1] = t
+    end
+  end
+  if next(left) then
+    local names = vim.tbl_map(model.shown, vim.tbl_keys(left))
+    table.sort(names)
+    notify(("review: not kept with the others, they run code by themselves (keep each on its own after reading it): %s"):format(table.concat(names, ", ")), vim.log.levels.WARN)
+  end
+  return out
+end
+
 return M

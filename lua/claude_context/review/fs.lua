@@ -135,7 +135,7 @@ end
 ---Starts native operation `op` (`fs[op](root, path, ...args, cb)`) changing `path` to `text`
 ---(nil: removed); `cb(ok, err)` on the main thread. What the review knows becomes `text` at
 ---once (later actions build on it); when the operation fails, the file is read again.
-local function change(op, path, root, text, args, cb)
+local function change(op, path, root, text, args, cb, group)
   install()
   local fs, err = native()
   if not fs then
@@ -162,7 +162,9 @@ local function change(op, path, root, text, args, cb)
     end
   end
   table.insert(args, done)
-  local ok, perr = pcall(fs[op], root, path, unpack(args))
+  -- (The batch a land's writes share: one `rewind undo` takes them back together.)
+  args[#args + 1] = group
+  local ok, perr = pcall(fs[op], root, path, unpack(args, 1, #args))
   if not ok then
     known[path] = nil
     finished()
@@ -176,7 +178,7 @@ end
 ---runs on the main thread once the file is in place (or refused).
 ---@param path string
 ---@param text string
----@param opts {root:string}
+---@param opts {root:string, group?:string} `group`: the batch (a land) one undo takes back whole
 ---@param cb fun(ok:boolean, err?:string)
 ---@return boolean ok, string? err
 function M.write_async(path, text, opts, cb)
@@ -184,13 +186,13 @@ function M.write_async(path, text, opts, cb)
   if not expect then
     return false, rerr == "missing" and ("%s is gone"):format(path) or rerr
   end
-  return change("replace", path, opts.root, text, { text, expect }, cb)
+  return change("replace", path, opts.root, text, { text, expect }, cb, opts.group)
 end
 
 ---Creates `path` with `text` (refused when anything is there).
 ---@param path string
 ---@param text string
----@param opts {root:string}
+---@param opts {root:string, group?:string} `group`: the batch (a land) one undo takes back whole
 ---@param cb fun(ok:boolean, err?:string)
 ---@return boolean ok, string? err
 function M.create_async(path, text, opts, cb)
@@ -198,12 +200,12 @@ function M.create_async(path, text, opts, cb)
   if rerr ~= "missing" then
     return false, rerr or ("%s exists"):format(path)
   end
-  return change("create", path, opts.root, text, { text }, cb)
+  return change("create", path, opts.root, text, { text }, cb, opts.group)
 end
 
 ---Removes the regular file `path`, only when it still holds what |M.read| gives.
 ---@param path string
----@param opts {root:string}
+---@param opts {root:string, group?:string} `group`: the batch (a land) one undo takes back whole
 ---@param cb fun(ok:boolean, err?:string)
 ---@return boolean ok, string? err
 function M.remove_async(path, opts, cb)
@@ -211,7 +213,17 @@ function M.remove_async(path, opts, cb)
   if not expect then
     return false, rerr == "missing" and ("%s is gone"):format(path) or rerr
   end
-  return change("remove", path, opts.root, nil, { expect }, cb)
+  return change("remove", path, opts.root, nil, { expect }, cb, opts.group)
+end
+
+---Why `rel` (a path relative to the project root) is a file that runs code by itself (a git
+---hook manager's, CI, `.envrc`, `.claude/settings.json`, …): the core's one list of protected
+---files (|claude-context-security-protected|), or nil.
+---@param rel string
+---@return string? why
+function M.runs_code(rel)
+  local fs = native()
+  return fs and fs.protected and fs.protected(rel) or nil
 end
 
 ---Whether no read or write is under way.

@@ -250,8 +250,12 @@ function M.act(action, o)
       targets = M.targets_in_buf(review, buf, l1, l2)
     end
   end
+  local asked = #targets
+  targets = actions.explicit_keeps(action, targets)
   if #targets == 0 then
-    notify("review: no pending hunk there")
+    if asked == 0 then
+      notify("review: no pending hunk there")
+    end
     return { done = 0, refused = {} }
   end
   local groups, per = {}, {}

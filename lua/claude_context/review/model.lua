@@ -204,6 +204,51 @@ function M.file(review, i)
   return f
 end
 
+---Whether a Bash command's hunk `c` (its line ranges as the command left the file) and the
+---review's hunk `h` (its lines in `after`) meet (a hunk of no lines stands at its line).
+local function meets(c, h)
+  local c1, h1 = c.new_start or 0, h.b
+  local c2, h2 = c1 + math.max(c.new_lines or 0, 1) - 1, h1 + math.max(h.bc, 1) - 1
+  return c1 <= h2 + 1 and h1 <= c2 + 1
+end
+
+---The Bash commands that changed hunk `h` of file `f` (the change set's `commands`, Claude
+---Code's report: the model's text, to show escaped): a command whose hunks meet it, or one
+---known only to have changed the file (no hunks, or none that meets any of the file's hunks:
+---later edits moved its lines).
+---@param f claude_context.ReviewFileState
+---@param h claude_context.ReviewHunk
+---@return string[]
+function M.commands_of(f, h)
+  local out = {}
+  for _, c in ipairs(f.file.commands or {}) do
+    local hunks = c.hunks or {}
+    local function any(pred)
+      for _, ch in ipairs(hunks) do
+        if pred(ch) then
+          return true
+        end
+      end
+      return false
+    end
+    local placed = any(function(ch)
+      for _, fh in ipairs(f.hunks) do
+        if meets(ch, fh) then
+          return true
+        end
+      end
+      return false
+    end)
+    local mine = any(function(ch)
+      return meets(ch, h)
+    end)
+    if (mine or not placed) and not vim.tbl_contains(out, c.command) then
+      out[#out + 1] = c.command
+    end
+  end
+  return out
+end
+
 ---Builds every file's state (tests and small change sets).
 ---@param review claude_context.Review
 function M.build_all(review)

@@ -38,6 +38,7 @@ function M.items(review)
         if f.file.shared then
           text = text .. " [changed while another session was working]"
         end
+        text = text .. require("claude_context.review.text").command_label(model.commands_of(f, h))
         local lnum = f.kind == "deleted" and 1 or math.max(h.cur or h.b, 1)
         out[#out + 1] = { filename = f.absolute, lnum = lnum, col = 1, text = text }
       end

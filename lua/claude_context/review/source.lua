@@ -24,6 +24,7 @@
 ---@field before? string       content before the change set's first turn (nil: did not exist, binary, too large)
 ---@field after? string        content when the change set's last turn ended: what Claude left (nil: deleted, binary, too large)
 ---@field shared? boolean      changed while another session's turn overlapped, by no edit tool of this turn's alone (Bash, a formatter, or both sessions' edit tools)
+---@field commands? {command:string, hunks:{old_start:integer, old_lines:integer, new_start:integer, new_lines:integer}[]}[] the Bash calls of the turns that changed it, as Claude Code reported them (2.1.269+): the command (the model's text) and its hunks' lines as it left the file
 ---@field conflicts? {line:integer, count:integer, why?:string}[] a land's changes left out: they touch the person's edits (status "conflict": all of them)
 
 ---@class claude_context.ChangeSet

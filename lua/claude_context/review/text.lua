@@ -27,6 +27,32 @@ end
 ---claimed is marked with.
 M.SHARED = "changed while another session was working: it may be that session's too"
 
+---What marks a file that runs code by itself (a land's `.envrc`, CI workflow, git hook
+---manager's file, …): it lands only when the person keeps it.
+M.RUNS_CODE_MARK = "⚠ runs code"
+
+---Characters of a Bash command shown beside its hunks (its start and its end; `…` between).
+M.COMMAND_CHARS = 72
+
+---What the `@@` line of a hunk Bash `commands` changed ends with: the first one, escaped and
+---shortened to its start and end (the model's text: no control character reaches the screen),
+---and how many more.
+---@param commands string[]
+---@return string
+function M.command_label(commands)
+  if #commands == 0 then
+    return ""
+  end
+  local c = model.shown(commands[1])
+  local n = vim.fn.strchars(c)
+  if n > M.COMMAND_CHARS then
+    local tail = math.floor(M.COMMAND_CHARS / 3)
+    c = vim.fn.strcharpart(c, 0, M.COMMAND_CHARS - tail - 1) .. "…" .. vim.fn.strcharpart(c, n - tail)
+  end
+  local more = #commands > 1 and (" (+%d more)"):format(#commands - 1) or ""
+  return ("  ← Bash: %s%s"):format(c, more)
+end
+
 local KIND = {
   added = "new file",
   deleted = "deleted",
@@ -48,6 +74,9 @@ function M.list_line(f, rf)
   end
   if f.kind ~= "conflict" and f.file.conflicts then
     extra = extra .. (" (! %d conflict%s, not landed)"):format(#f.file.conflicts, #f.file.conflicts == 1 and "" or "s")
+  end
+  if f.file.runs_code then
+    extra = extra .. " (" .. M.RUNS_CODE_MARK .. ")"
   end
   return ("  %-9s %11s  %s%s"):format(model.state(f), M.counts(f.added, f.removed), name, extra)
 end
@@ -72,6 +101,9 @@ function M.section(f)
   if f.file.shared then
     lines[#lines + 1] = "   (" .. M.SHARED .. ")"
   end
+  if f.file.runs_code then
+    lines[#lines + 1] = ("   %s: it %s; it lands only when you keep it"):format(M.RUNS_CODE_MARK, f.file.runs_code)
+  end
   -- A land's changes that touch the person's edits: listed, never written.
   for _, c in ipairs(f.file.conflicts or {}) do
     lines[#lines + 1] = ("   ! line %d: %s"):format(c.line, c.why or "the worktree's change touches your edit here: not landed (your text stays)")
@@ -91,7 +123,7 @@ function M.section(f)
     if h.opaque then
       lines[#lines + 1] = ("@@ whole file @@ %s"):format(st)
     else
-      lines[#lines + 1] = ("@@ -%d,%d +%d,%d @@ %s"):format(h.a, h.ac, h.cur or h.b, h.bc, st)
+      lines[#lines + 1] = ("@@ -%d,%d +%d,%d @@ %s%s"):format(h.a, h.ac, h.cur or h.b, h.bc, st, M.command_label(model.commands_of(f, h)))
     end
     if h.state == "pending" then
       for _, l in ipairs(h.above or {}) do

@@ -80,11 +80,7 @@ function M.mcp_command()
 end
 
 ---Reports a failed action's message as an error.
-local function or_error(ok, err)
-  if not ok then
-    notify.error(err)
-  end
-end
+local or_error = notify.check
 
 local function sessions_command(_, args)
   local sessions = require("claude_context.terminal.sessions")

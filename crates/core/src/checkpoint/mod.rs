@@ -455,6 +455,17 @@ impl Store {
         })
     }
 
+    /// A checkpoint holding nothing: the base of a first capture in a project that has no
+    /// checkpoint yet (the editor's write before any turn ran: a land), with no walk of the
+    /// project. Only the paths captured on it are meaningful.
+    pub fn empty(&mut self, label: &str) -> Result<CheckpointId, CheckpointError> {
+        self.locked(true, |s| {
+            let (tree, added) = tree::write(&s.objects, &[])?;
+            s.add_bytes(added);
+            s.record(Origin::Capture, label, tree)
+        })
+    }
+
     /// A checkpoint like `base` with `path` as it is now (content stored): called right
     /// before an edit tool writes `path`. Only the directories on the way are written.
     pub fn capture_file(
@@ -705,7 +716,9 @@ impl Inner {
             if tree::lookup(&self.objects, &root, &rel)?.is_some() {
                 continue;
             }
-            if let Some(st) = probe::probe(&self.root, &self.objects, &rel, cfg.max_file_bytes)? {
+            // One that cannot be read now (unreadable, swapped) is left out, as the walk leaves
+            // it out: a restore lists it failed and goes on with the rest.
+            if let Ok(Some(st)) = self.probe_again(&rel) {
                 let (r, n) = tree::with_path(&self.objects, &root, &rel, Some(st))?;
                 root = r;
                 added += n;

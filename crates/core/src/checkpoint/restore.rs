@@ -156,6 +156,13 @@ impl Inner {
                 "over the size cap now, so its content could not be saved first (kept)".into(),
             ));
         }
+        // Neither a file nor a link now (a FIFO, a directory, …): nothing of it could be kept
+        // first, so it is not written over.
+        if let Some(what) = self.not_a_file(rel) {
+            return Some(Hold::Failed(format!(
+                "is {what} now, not a file (left as it is)"
+            )));
+        }
         // Changed between the checkpoint above and now (the person saving)?
         match self.probe_again(rel) {
             Ok(again) if same(&again, cur) => None,
@@ -168,7 +175,7 @@ impl Inner {
         }
     }
 
-    fn probe_again(&self, rel: &Path) -> Result<Option<FileState>, CheckpointError> {
+    pub(super) fn probe_again(&self, rel: &Path) -> Result<Option<FileState>, CheckpointError> {
         #[cfg(test)]
         if tests::FAIL_PROBE.with(|f| f.borrow().as_deref() == Some(rel)) {
             return Err(CheckpointError::Io {
@@ -178,6 +185,16 @@ impl Inner {
             });
         }
         probe::probe(&self.root, &self.objects, rel, self.opts.max_file_bytes)
+    }
+
+    /// What `rel` is when it is there but neither a regular file nor a link.
+    fn not_a_file(&self, rel: &Path) -> Option<&'static str> {
+        let (dir, name) = self.root.parent_nofollow(rel).ok()??;
+        match dir.stat_nofollow(&name).ok()?.0 {
+            crate::capfs::EntryType::Dir => Some("a directory"),
+            crate::capfs::EntryType::Special => Some("a FIFO, socket or device"),
+            _ => None,
+        }
     }
 
     /// Writes `want` at `rel` (`None`: removes what is there). `Ok(true)`: written.
@@ -259,17 +276,23 @@ pub(super) mod tests {
         pub static FAIL_PROBE: RefCell<Option<PathBuf>> = const { RefCell::new(None) };
     }
 
-    #[test]
-    fn a_file_that_cannot_be_read_again_is_listed_failed_and_the_rest_restored() {
+    /// A project holding `files` (name, text) and its store.
+    fn project_with(files: &[(&str, &str)]) -> (tempfile::TempDir, PathBuf, Store) {
         let tmp = tempfile::tempdir().unwrap();
         let root = tmp.path().join("project");
         std::fs::create_dir_all(&root).unwrap();
         let root = root.canonicalize().unwrap();
-        for (name, text) in [("a.txt", "a before\n"), ("b.txt", "b before\n")] {
+        for (name, text) in files {
             std::fs::write(root.join(name), text).unwrap();
         }
-        let mut store =
-            Store::open(&tmp.path().join("state"), &root, StoreOptions::default()).unwrap();
+        let store = Store::open(&tmp.path().join("state"), &root, StoreOptions::default()).unwrap();
+        (tmp, root, store)
+    }
+
+    #[test]
+    fn a_file_that_cannot_be_read_again_is_listed_failed_and_the_rest_restored() {
+        let (_tmp, root, mut store) =
+            project_with(&[("a.txt", "a before\n"), ("b.txt", "b before\n")]);
         let start = store.checkpoint("start").unwrap();
         for name in ["a.txt", "b.txt"] {
             std::fs::write(root.join(name), format!("{name} by Claude\n")).unwrap();
@@ -301,6 +324,47 @@ pub(super) mod tests {
             std::fs::read_to_string(root.join("a.txt")).unwrap(),
             "a.txt by Claude\n",
             "the file that could not be checked is left as it is"
+        );
+    }
+
+    #[test]
+    fn a_file_the_walk_skips_that_cannot_be_read_fails_alone_not_the_whole_restore() {
+        // Ignored: the walk never reads it; the restore asks for it by name.
+        let (_tmp, root, mut store) = project_with(&[
+            (".gitignore", "secret.cfg\n"),
+            ("secret.cfg", "s before\n"),
+            ("b.txt", "b before\n"),
+        ]);
+        let start = store.checkpoint("start").unwrap();
+        let start = store
+            .capture_file(start, root.join("secret.cfg").to_str().unwrap())
+            .unwrap();
+        for name in ["secret.cfg", "b.txt"] {
+            std::fs::write(root.join(name), format!("{name} by Claude\n")).unwrap();
+        }
+        let end = store
+            .checkpoint_with("end", &["secret.cfg".into()])
+            .unwrap();
+        // Unreadable now (as a permission denied would make it).
+        FAIL_PROBE.with(|f| *f.borrow_mut() = Some(PathBuf::from("secret.cfg")));
+        let report = store.restore(&RestoreRequest {
+            target: start,
+            expected: end,
+            paths: Some(vec![PathBuf::from("secret.cfg"), PathBuf::from("b.txt")]),
+            overwrite_changed: true,
+        });
+        FAIL_PROBE.with(|f| *f.borrow_mut() = None);
+        let report = report.expect("one unreadable file does not fail the restore");
+        assert_eq!(report.written, vec![PathBuf::from("b.txt")]);
+        assert_eq!(report.failed.len(), 1, "{report:?}");
+        assert_eq!(report.failed[0].path, PathBuf::from("secret.cfg"));
+        assert_eq!(
+            std::fs::read_to_string(root.join("secret.cfg")).unwrap(),
+            "secret.cfg by Claude\n"
+        );
+        assert_eq!(
+            std::fs::read_to_string(root.join("b.txt")).unwrap(),
+            "b before\n"
         );
     }
 }

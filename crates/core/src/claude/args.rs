@@ -372,6 +372,45 @@ pub fn sub_agent_args(
     a
 }
 
+/// A run's environment on top of the editor's: setup{claude.env}, and the CLI's own directory
+/// appended to PATH (an nvm-installed `claude` is a node script that needs the `node` next to
+/// it).
+pub fn child_env(cfg: &ClaudeConfig, cli: &Path) -> Vec<(String, String)> {
+    let mut env: Vec<(String, String)> = cfg
+        .env
+        .iter()
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    if let Some(dir) = cli.parent().and_then(Path::to_str) {
+        let base = cfg
+            .env
+            .get("PATH")
+            .cloned()
+            .or_else(|| std::env::var("PATH").ok())
+            .unwrap_or_default();
+        if !base.split(':').any(|p| p == dir) {
+            let path = if base.is_empty() {
+                dir.to_string()
+            } else {
+                format!("{base}:{dir}")
+            };
+            env.retain(|(k, _)| k != "PATH");
+            env.push(("PATH".into(), path));
+        }
+    }
+    env
+}
+
+/// The home folder the CLI sees: setup{claude.env}'s HOME, else ours.
+pub fn child_home(cfg: &ClaudeConfig) -> Option<PathBuf> {
+    cfg.env
+        .get("HOME")
+        .cloned()
+        .or_else(|| std::env::var("HOME").ok())
+        .filter(|h| !h.is_empty())
+        .map(PathBuf::from)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

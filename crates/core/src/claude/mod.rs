@@ -2,6 +2,8 @@
 //! across calls (doc/protocol.md, Claude CLI session server).
 //!
 //! * [`args`] — argument policy: the per-call options, the tools a run may use, the command line.
+//! * [`edit`] — the warm edit-in-place process's command line (the sub-agent's, read tools only,
+//!   stream-json both ways).
 //! * [`discovery`] — where the CLI is (config, PATH, common locations, `CLAUDE_PATH`).
 //! * [`runner`] — one CLI process in its own process group, killed as a group on timeout.
 //! * [`reply`] and [`outcome`] — the CLI's JSON answer, and what a finished run means (a pure
@@ -16,6 +18,7 @@
 pub mod args;
 pub mod context;
 pub mod discovery;
+pub mod edit;
 pub mod manager;
 pub mod outcome;
 mod projects;

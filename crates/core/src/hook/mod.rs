@@ -18,6 +18,7 @@
 //! Code's timeout of the hook) and prints it as Claude Code's PreToolUse output; when the editor
 //! or the bridge goes away it prints nothing and the CLI asks in its terminal.
 
+pub mod bash_edit;
 pub mod permission;
 
 use crate::discovery::Candidate;
@@ -110,6 +111,10 @@ pub struct HookEvent {
     pub reason: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub permission_mode: Option<String>,
+    /// A Bash call's PostToolUse: its command and what it changed, when Claude Code reports it
+    /// ([`bash_edit`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bash: Option<bash_edit::BashEdit>,
 }
 
 impl HookEvent {
@@ -150,6 +155,28 @@ struct ToolInput {
     file_path: Option<String>,
     #[serde(deserialize_with = "lenient")]
     notebook_path: Option<String>,
+    /// Bash's command.
+    #[serde(deserialize_with = "lenient")]
+    command: Option<String>,
+}
+
+/// Of a tool's response, only Bash's `bashEditDiff` (anything else, of any shape, is skipped).
+fn edit_diff<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
+    #[derive(Deserialize)]
+    struct Response {
+        #[serde(rename = "bashEditDiff")]
+        diff: Option<Value>,
+    }
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Shape {
+        Object(Response),
+        Other(serde::de::IgnoredAny),
+    }
+    Ok(match Shape::deserialize(d)? {
+        Shape::Object(r) => r.diff,
+        Shape::Other(_) => None,
+    })
 }
 
 /// The part of Claude Code's hook input that is read (the rest — a Write's content, a tool's
@@ -168,6 +195,8 @@ struct Input {
     #[serde(deserialize_with = "lenient")]
     tool_name: Option<String>,
     tool_input: Option<ToolInput>,
+    #[serde(deserialize_with = "edit_diff")]
+    tool_response: Option<Value>,
     #[serde(deserialize_with = "lenient")]
     notification_type: Option<String>,
     #[serde(deserialize_with = "lenient")]
@@ -203,6 +232,7 @@ pub fn bound(ev: HookEvent) -> HookEvent {
         source: ev.source.map(|s| cut(&s, 64).to_string()),
         reason: ev.reason.map(|s| cut(&s, 256).to_string()),
         permission_mode: ev.permission_mode.map(|s| cut(&s, 64).to_string()),
+        bash: ev.bash.map(bash_edit::bound),
     }
 }
 
@@ -228,6 +258,7 @@ pub fn event_from_input(event: &str, input: &[u8], terminal: Option<String>) -> 
                 prompt: s("prompt"),
                 tool_name: s("tool_name"),
                 tool_input: None,
+                tool_response: None,
                 notification_type: s("notification_type"),
                 message: s("message"),
                 model: s("model"),
@@ -237,14 +268,23 @@ pub fn event_from_input(event: &str, input: &[u8], terminal: Option<String>) -> 
             }
         }
     };
-    let file = parsed
-        .tool_input
-        .and_then(|t| t.file_path.or(t.notebook_path));
+    let event = parsed
+        .hook_event_name
+        .filter(|e| !e.is_empty())
+        .unwrap_or_else(|| event.to_string());
+    let (file, command) = match parsed.tool_input {
+        Some(t) => (t.file_path.or(t.notebook_path), t.command),
+        None => (None, None),
+    };
+    // Only a Bash call's report after it ran.
+    let bash = match (&parsed.tool_response, parsed.tool_name.as_deref()) {
+        (Some(diff), Some("Bash")) if event == "PostToolUse" => {
+            bash_edit::from_diff(diff, command.as_deref().unwrap_or(""))
+        }
+        _ => None,
+    };
     Some(bound(HookEvent {
-        event: parsed
-            .hook_event_name
-            .filter(|e| !e.is_empty())
-            .unwrap_or_else(|| event.to_string()),
+        event,
         session_id: parsed.session_id.unwrap_or_default(),
         terminal: terminal.filter(|t| !t.is_empty()),
         cwd: parsed.cwd,
@@ -257,6 +297,7 @@ pub fn event_from_input(event: &str, input: &[u8], terminal: Option<String>) -> 
         source: parsed.source,
         reason: parsed.reason,
         permission_mode: parsed.permission_mode,
+        bash,
     }))
 }
 
@@ -331,7 +372,7 @@ pub fn request_with_review(ev: &HookEvent, review: Option<&crate::plans::Review>
             serde_json::to_value(r).unwrap_or(Value::Null),
         );
     }
-    serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": METHOD, "params": params}).to_string()
+    crate::jsonrpc::request(&Value::from(1), METHOD, params).to_string()
 }
 
 /// The review a PreToolUse input asks for (`ExitPlanMode`, `AskUserQuestion`), if any.

@@ -7,8 +7,7 @@
 //! answers Claude Code asks for most (the editor's state, from the snapshot), where building
 //! and writing the JSON is most of what a call costs beyond the transport.
 
-use super::{error_response, response};
-use crate::jsonrpc::{json_text, result_envelope, RpcError};
+use crate::jsonrpc::{error_response, json_text, response, result_envelope, RpcError};
 use crate::tools::ToolOutput;
 use serde_json::{Map, Value};
 

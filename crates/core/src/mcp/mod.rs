@@ -8,7 +8,8 @@ pub mod catalog;
 pub mod incoming;
 pub mod inflight;
 
-use crate::jsonrpc::{json_text, payload_text, shorten, RpcError};
+pub use crate::jsonrpc::response;
+use crate::jsonrpc::{error_response, json_text, payload_text, shorten, RpcError};
 use crate::state::client;
 use crate::state::State;
 use crate::tools::{Run, ToolError, ToolOutput};
@@ -100,32 +101,6 @@ fn unsupported_meta_version(params: Option<&Value>) -> Option<RpcError> {
         )
         .with_data(json!({ "supported": SUPPORTED_VERSIONS, "requested": asked })),
     )
-}
-
-/// The JSON-RPC envelope of a success.
-pub fn response(id: &Value, result: Value) -> Value {
-    envelope(id, "result", result)
-}
-
-/// The JSON-RPC envelope of an error.
-pub fn error_response(id: &Value, e: &RpcError) -> Value {
-    let mut err = Map::with_capacity(3);
-    err.insert("code".into(), e.code.into());
-    err.insert("message".into(), e.message.clone().into());
-    if let Some(d) = &e.data {
-        err.insert("data".into(), d.clone());
-    }
-    envelope(id, "error", Value::Object(err))
-}
-
-/// `{"jsonrpc": "2.0", "id": id, key: value}`, moving `value` in. (`json!` would serialize an
-/// interpolated `Value` into a deep copy: a whole extra copy of every answer.)
-fn envelope(id: &Value, key: &str, value: Value) -> Value {
-    let mut m = Map::with_capacity(3);
-    m.insert("jsonrpc".into(), Value::from("2.0"));
-    m.insert("id".into(), id.clone());
-    m.insert(key.into(), value);
-    Value::Object(m)
 }
 
 /// How much of a client-supplied name errors and logs repeat.

@@ -2,13 +2,15 @@
 //! device and inode of the file opened, its size, and its modification and change times. A file
 //! rewritten in place or replaced (an atomic write is a new inode) no longer matches and is read
 //! again; a hit still costs the open and the `fstat` through the capability layer
-//! ([`super::document::read_cached`]), never a read. A file changed within the last
+//! ([`read_cached`]), never a read. A file changed within the last
 //! [`SETTLE`] is not kept: a file system's clock is coarse (a tick of milliseconds, or whole
 //! seconds on some), so a second write of the same size within one tick would keep the same
 //! times. Bounded: only core files come here.
 
-use super::document::Document;
+use super::document::{self, Document};
+use crate::capfs::CapDir;
 use std::collections::HashMap;
+use std::path::Path;
 use std::path::PathBuf;
 use std::sync::{LazyLock, Mutex};
 use std::time::SystemTime;
@@ -85,4 +87,25 @@ pub fn put(key: Key, doc: &Document) {
         c.clear();
     }
     c.insert(key, doc.clone());
+}
+
+/// [`super::document::read`], answered from this cache when the file opened is the one read last time (same
+/// device, inode, size, modification and change times, last changed a while ago): the core
+/// files `read_context` returns at every call are opened and checked each time, and read again
+/// only when they changed.
+pub fn read_cached(
+    dir: &CapDir,
+    rel_path: &Path,
+    rel: &str,
+) -> Result<Document, document::ReadError> {
+    let (f, meta) = document::open(dir, rel_path)?;
+    let key = Key::new(dir.display(rel_path), rel, &meta);
+    if let Some(doc) = get(&key) {
+        return Ok(doc);
+    }
+    let doc = document::read_open(f, &meta, rel)?;
+    if key.settled() {
+        put(key, &doc);
+    }
+    Ok(doc)
 }

@@ -130,24 +130,11 @@ pub fn read(dir: &CapDir, rel_path: &Path, rel: &str) -> Result<Document, ReadEr
     read_open(f, &meta, rel)
 }
 
-/// [`read`], answered from [`super::cache`] when the file opened is the one read last time (same
-/// device, inode, size, modification and change times, last changed a while ago): the core
-/// files `read_context` returns at every call are opened and checked each time, and read again
-/// only when they changed.
-pub fn read_cached(dir: &CapDir, rel_path: &Path, rel: &str) -> Result<Document, ReadError> {
-    let (f, meta) = open(dir, rel_path)?;
-    let key = super::cache::Key::new(dir.display(rel_path), rel, &meta);
-    if let Some(doc) = super::cache::get(&key) {
-        return Ok(doc);
-    }
-    let doc = read_open(f, &meta, rel)?;
-    if key.settled() {
-        super::cache::put(key, &doc);
-    }
-    Ok(doc)
-}
-
-fn open(dir: &CapDir, rel_path: &Path) -> Result<(std::fs::File, std::fs::Metadata), ReadError> {
+/// `rel_path` inside `dir` opened without blocking: regular files only, capped.
+pub(super) fn open(
+    dir: &CapDir,
+    rel_path: &Path,
+) -> Result<(std::fs::File, std::fs::Metadata), ReadError> {
     dir.open_regular_capped(rel_path, super::MAX_DOCUMENT_BYTES)
         .map_err(|e| match e {
             e if e.is_not_found() => ReadError::NotFound,
@@ -157,7 +144,12 @@ fn open(dir: &CapDir, rel_path: &Path) -> Result<(std::fs::File, std::fs::Metada
         })
 }
 
-fn read_open(f: std::fs::File, meta: &std::fs::Metadata, rel: &str) -> Result<Document, ReadError> {
+/// The document in the opened file `f` (`meta` its `fstat`).
+pub(super) fn read_open(
+    f: std::fs::File,
+    meta: &std::fs::Metadata,
+    rel: &str,
+) -> Result<Document, ReadError> {
     let bytes =
         crate::capfs::read_capped_from(f, super::MAX_DOCUMENT_BYTES).map_err(|e| match e {
             None => ReadError::TooLarge,

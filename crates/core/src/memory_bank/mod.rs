@@ -433,7 +433,7 @@ impl Bank {
             return Ok(out);
         };
         for &name in scope.core_files() {
-            match document::read_cached(&dir, Path::new(name), name) {
+            match cache::read_cached(&dir, Path::new(name), name) {
                 Ok(doc) => {
                     out.docs.insert(name.to_string(), doc.into_value());
                 }

@@ -203,7 +203,7 @@ async fn answer(
 
 fn internal_error(id: &Value, message: &str) -> String {
     let e = jsonrpc::RpcError::new(rmcp::model::ErrorCode::INTERNAL_ERROR, message);
-    mcp::error_response(id, &e).to_string()
+    crate::jsonrpc::error_response(id, &e).to_string()
 }
 
 /// The door a client came in by (its request path).

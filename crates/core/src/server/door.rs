@@ -91,6 +91,10 @@ pub trait Decidable {
     fn open() -> &'static AtomicUsize;
     /// The tool asked about and its input.
     fn tool_input(&self) -> (&str, &Value);
+    /// More for the editor's request (`params.cut`), if any.
+    fn extra(&self) -> Option<Value> {
+        None
+    }
     /// The event recorded while the editor has the ask (the session waits), if any.
     fn waiting(&self, _ev: &HookEvent) -> Option<HookEvent> {
         None
@@ -123,17 +127,21 @@ where
         return Some(json!({}));
     };
     if let Some(waiting) = d.waiting(ev) {
-        super::hooks::record(shared, waiting);
+        crate::turns::record(&shared.turns, waiting);
     }
     let (tool, input) = d.tool_input();
-    let asked = shared.rpc.call(D::METHOD, editor_params(ev, tool, input));
+    let mut params = editor_params(ev, tool, input);
+    if let Some(x) = d.extra() {
+        params["cut"] = x;
+    }
+    let asked = shared.rpc.call(D::METHOD, params);
     let Some(a) = answer_unless_gone(asked, MAX_WAIT, ws).await else {
         tracing::debug!(session = %ev.session_id, "{}", D::GONE);
         return None;
     };
     let result = d.result(a);
     if let Some(next) = d.decided(ev, &result) {
-        super::hooks::record(shared, next);
+        crate::turns::record(&shared.turns, next);
     }
     Some(result)
 }

@@ -9,6 +9,7 @@
 //! waits for Neovim's main thread.
 
 use super::{door, Shared};
+use crate::jsonrpc;
 use crate::turns::HookEvent;
 use futures_util::{SinkExt, StreamExt};
 use serde_json::{json, Value};
@@ -48,12 +49,17 @@ enum DoorError {
     Refused(crate::hook::HookError),
 }
 
+/// Every refusal is the caller's: a request the door cannot take.
+impl crate::error::Fault for DoorError {
+    fn is_callers(&self) -> bool {
+        true
+    }
+}
+
 fn answer(id: &Value, result: Result<Value, DoorError>) -> String {
     match result {
-        Ok(r) => json!({"jsonrpc": "2.0", "id": id, "result": r}).to_string(),
-        Err(e) => json!({"jsonrpc": "2.0", "id": id,
-                         "error": {"code": -32602, "message": e.to_string()}})
-        .to_string(),
+        Ok(r) => jsonrpc::response(id, r).to_string(),
+        Err(e) => jsonrpc::error_response(id, &crate::error::Error::from(e).into()).to_string(),
     }
 }
 

@@ -171,10 +171,7 @@ impl Shared {
 
     /// [`Shared::broadcast_raw`] for params this crate encoded itself (not checked again).
     pub fn broadcast_encoded(&self, method: &str, params: &str, ide_only: bool) -> usize {
-        let text = format!(
-            r#"{{"jsonrpc":"2.0","method":{},"params":{params}}}"#,
-            Value::from(method)
-        );
+        let text = crate::jsonrpc::notification_text(method, params);
         // One copy of the text for all the clients (the message's bytes are shared).
         let msg = Message::text(text);
         let clients = lock(&self.clients);

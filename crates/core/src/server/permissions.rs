@@ -17,7 +17,11 @@ use tokio::time::error::Elapsed;
 
 /// The editor's request for ask `a` of the session of `ev`.
 pub fn editor_params(ev: &HookEvent, a: &Ask) -> Value {
-    door::editor_params(ev, &a.tool, &a.input)
+    let mut p = door::editor_params(ev, &a.tool, &a.input);
+    if let Some(c) = a.extra() {
+        p["cut"] = c;
+    }
+    p
 }
 
 /// A permission request, asked with [`door::decide`].
@@ -37,9 +41,14 @@ impl Decidable for Ask {
         (&self.tool, &self.input)
     }
 
+    /// An input sent cut: its start, its end and what is left out (`params.cut`).
+    fn extra(&self) -> Option<Value> {
+        self.cut.as_ref().and_then(|c| serde_json::to_value(c).ok())
+    }
+
     fn result(&self, answer: Result<Result<Value, EditorError>, Elapsed>) -> Value {
         match answer {
-            Ok(Ok(v)) => result_for(Some(v)),
+            Ok(Ok(v)) => result_for(Some(v), self.cut.is_some()),
             Ok(Err(e)) => {
                 tracing::info!(error = %e, "the editor did not take the permission request");
                 json!({})
@@ -72,6 +81,7 @@ mod tests {
         let a = Ask {
             tool: "Bash".into(),
             input: json!({"command": "ls"}),
+            cut: None,
         };
         let p = editor_params(&ev, &a);
         assert_eq!(p["session_id"], "s1");

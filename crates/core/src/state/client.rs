@@ -190,7 +190,7 @@ impl ClientLink {
             }
         }
         let _forget = Forget(self, &id);
-        let req = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        let req = crate::jsonrpc::request(&Value::from(id.as_str()), method, params);
         if !self.send(&req) {
             return Err(AskError::Closed);
         }
@@ -199,10 +199,10 @@ impl ClientLink {
             Ok(Ok(Err(e))) => Err(AskError::Rpc(e)),
             Ok(Err(_)) => Err(AskError::Closed),
             Err(_) => {
-                self.send(
-                    &json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
-                    "params": {"requestId": id, "reason": "timed out"}}),
-                );
+                self.send(&crate::jsonrpc::notification(
+                    "notifications/cancelled",
+                    json!({"requestId": id, "reason": "timed out"}),
+                ));
                 Err(AskError::Timeout(timeout))
             }
         }

@@ -13,8 +13,9 @@
 //!                                   -> waiting (Claude asks the person)
 //! PreToolUse / PostToolUse          -> working (from waiting: the person answered, Claude
 //!                                      goes on); an edit tool's PreToolUse adds its file to
-//!                                      the turn's files (the end checkpoint then lists what
-//!                                      changed on disk)
+//!                                      the turn's files, and so does a Bash call's PostToolUse
+//!                                      with what Claude Code says it changed (the end
+//!                                      checkpoint then lists what changed on disk)
 //! Stop                              -> done   (unseen until the person looks: Registry::seen -> idle)
 //! SessionEnd                        -> ended
 //! ```
@@ -456,11 +457,16 @@ fn tool_use(
     // hooks); the end checkpoint then replaces the list with what changed. Not
     // after it: a PostToolUse Claude did not wait for can come after the next
     // prompt, and would credit the file to the new turn.
+    let mut named: Vec<&str> = Vec::new();
     if ev.event == "PreToolUse" && ev.is_edit_tool() {
-        if let (Some(f), Some(t)) = (
-            ev.file.as_deref().filter(|f| !f.is_empty()),
-            s.turn.and_then(|id| find_turn(turns, id)),
-        ) {
+        named.extend(ev.file.as_deref());
+    }
+    // After a Bash call, the files Claude Code says it changed (a hook Claude waits for).
+    if let (Some(b), "PostToolUse") = (&ev.bash, ev.event.as_str()) {
+        named.extend(b.files.iter().map(|f| f.path.as_str()));
+    }
+    if let Some(t) = s.turn.and_then(|id| find_turn(turns, id)) {
+        for f in named.into_iter().filter(|f| !f.is_empty()) {
             if t.files.len() < MAX_FILES && !t.files.iter().any(|x| x == f) {
                 t.files.push(f.to_string());
                 files_changed = true;

@@ -10,6 +10,7 @@
 //! * The tools are grouped by family: every file defining a tool (`fn def() -> ToolDef`) lives in
 //!   `src/tools/<family>/` for one of the six families, defines exactly one tool, and the files
 //!   and [`tools::registry`] name the same tools.
+//! * The files inside the modules depend one way too: `file_cycles.rs`.
 //! * Errors are typed: no production code of either crate (`crates/core/src/`, `src/`) has a
 //!   `Result` whose error is a bare `String` (or `&str`, or a tuple holding one), nor makes one
 //!   with `.map_err(|e| e.to_string())` or `.map_err(|e| format!(…))`; each module has its
@@ -188,7 +189,7 @@ fn module_path(path: &str) -> Vec<&str> {
 
 /// `code` with the whitespace around `::`, `{`, `}` and `,` taken out, so that a path reads as
 /// one word (`use crate :: {\n    mcp,` is `use crate::{mcp,`).
-fn squeeze_paths(code: &str) -> String {
+pub(crate) fn squeeze_paths(code: &str) -> String {
     let joins = |c: char| matches!(c, ':' | '{' | '}' | ',');
     let chars: Vec<char> = code.chars().collect();
     let mut out = String::with_capacity(code.len());
@@ -349,7 +350,7 @@ fn way_round(
 
 /// Every cycle among the modules of `graph`: one line per group of modules that reach each
 /// other, with one way round it.
-fn cycles(graph: &BTreeMap<String, BTreeSet<String>>) -> Vec<String> {
+pub(crate) fn cycles(graph: &BTreeMap<String, BTreeSet<String>>) -> Vec<String> {
     let mut done = BTreeSet::new();
     let mut out = Vec::new();
     for m in graph.keys() {
@@ -403,7 +404,7 @@ fn brace_delta(line: &str) -> i32 {
 
 /// `text` without comment lines and without the items under `#[cfg(test)]`; and the names of
 /// the test-only modules it declares in files of their own (`#[cfg(test)] mod testutil;`).
-fn non_test_code(text: &str) -> (String, Vec<String>) {
+pub(crate) fn non_test_code(text: &str) -> (String, Vec<String>) {
     let mut out = Vec::new();
     let mut test_mods = Vec::new();
     let mut lines = text.lines();
@@ -549,7 +550,7 @@ fn family_violations(files: &[(String, String)], registered: &BTreeSet<String>) 
     bad
 }
 
-fn read_all(base: &Path, under: &Path) -> Vec<(String, String)> {
+pub(crate) fn read_all(base: &Path, under: &Path) -> Vec<(String, String)> {
     rust_files(under)
         .into_iter()
         .map(|p| {

@@ -8,6 +8,7 @@ mod common;
 #[path = "../ws_async/mod.rs"]
 mod ws_async;
 
+mod bash_edits;
 mod capfs_prop;
 mod capfs_race;
 mod checkpoint;
@@ -17,6 +18,7 @@ mod client_requests;
 mod client_status;
 mod compat_replay;
 mod facts;
+mod file_cycles;
 mod hook;
 mod hook_cwd;
 mod ide_connection;

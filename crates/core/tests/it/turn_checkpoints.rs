@@ -18,14 +18,14 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-struct Bridge {
+pub(crate) struct Bridge {
     server: Server,
     editor: Arc<Recorder>,
     project: PathBuf,
     _tmp: tempfile::TempDir,
 }
 
-fn bridge() -> Bridge {
+pub(crate) fn bridge() -> Bridge {
     let tmp = tempfile::tempdir().unwrap();
     let base = std::fs::canonicalize(tmp.path()).unwrap();
     let project = base.join("project");
@@ -51,11 +51,11 @@ fn bridge() -> Bridge {
 }
 
 impl Bridge {
-    fn shared(&self) -> &Arc<Shared> {
+    pub(crate) fn shared(&self) -> &Arc<Shared> {
         self.server.shared()
     }
 
-    fn hook(&self, event: &str, session: &str, tool: Option<&str>, file: Option<&Path>) {
+    pub(crate) fn hook(&self, event: &str, session: &str, tool: Option<&str>, file: Option<&Path>) {
         let ev = HookEvent {
             event: event.into(),
             session_id: session.into(),
@@ -69,17 +69,17 @@ impl Bridge {
         record(self.shared(), ev);
     }
 
-    fn proj(&self) -> Arc<Project> {
+    pub(crate) fn proj(&self) -> Arc<Project> {
         let root = checkpoints::project_root(&self.project).unwrap();
         self.shared().checkpoints.project(&root).unwrap()
     }
 
     /// Waits for the checkpoints asked for so far.
-    fn settle(&self) {
+    pub(crate) fn settle(&self) {
         checkpoints::after_pending(&self.proj(), |_| ()).unwrap();
     }
 
-    fn changeset(&self, n: usize, session: Option<&str>) -> Value {
+    pub(crate) fn changeset(&self, n: usize, session: Option<&str>) -> Value {
         self.settle();
         let q = TurnQuery {
             n: Some(n),
@@ -89,7 +89,7 @@ impl Bridge {
         checkpoints::changeset(&self.proj(), &q).unwrap()
     }
 
-    fn path(&self, rel: &str) -> PathBuf {
+    pub(crate) fn path(&self, rel: &str) -> PathBuf {
         self.project.join(rel)
     }
 
@@ -105,7 +105,7 @@ impl Bridge {
     }
 }
 
-fn file<'a>(cs: &'a Value, path: &str) -> &'a Value {
+pub(crate) fn file<'a>(cs: &'a Value, path: &str) -> &'a Value {
     cs["files"]
         .as_array()
         .unwrap()
@@ -114,7 +114,7 @@ fn file<'a>(cs: &'a Value, path: &str) -> &'a Value {
         .unwrap_or_else(|| panic!("{path} not in {cs:#}"))
 }
 
-fn paths(cs: &Value) -> Vec<String> {
+pub(crate) fn paths(cs: &Value) -> Vec<String> {
     cs["files"]
         .as_array()
         .unwrap()
@@ -806,7 +806,7 @@ fn a_review_write_keeps_what_it_replaces_and_can_be_undone() {
     // The person adds a line after the turn; then a reject in the review writes the file.
     std::fs::write(b.path("a.txt"), b"Claude's\nmine\n").unwrap();
     let cps = &b.shared().checkpoints;
-    let kept = keep::before_write(cps, &b.project, &b.path("a.txt"))
+    let kept = keep::before_write(cps, &b.project, &b.path("a.txt"), None)
         .unwrap()
         .expect("kept");
     std::fs::write(b.path("a.txt"), b"before\nmine\n").unwrap();
@@ -819,7 +819,7 @@ fn a_review_write_keeps_what_it_replaces_and_can_be_undone() {
         "{r:#}"
     );
     // A later change of the person's is never overwritten by such an undo: kept, and said.
-    let kept = keep::before_write(cps, &b.project, &b.path("a.txt"))
+    let kept = keep::before_write(cps, &b.project, &b.path("a.txt"), None)
         .unwrap()
         .unwrap();
     std::fs::write(b.path("a.txt"), b"before\nmine\n").unwrap();
@@ -895,4 +895,102 @@ fn the_first_checkpoint_never_holds_the_prompt_and_tells_its_progress() {
     assert!(last["files"].as_u64().unwrap() >= 41, "{told:?}");
     checkpoints::rewind(&b.proj(), &TurnQuery::default()).unwrap();
     assert_eq!(std::fs::read(b.path("a.txt")).unwrap(), b"before\n");
+}
+
+/// The editor's write of `rel` (`None`: removed) through the review's keeping, in `group`.
+fn kept_write(b: &Bridge, rel: &str, bytes: Option<&[u8]>, group: Option<&str>) {
+    use claude_context_core::turns::checkpoints::keep;
+    let cps = &b.shared().checkpoints;
+    let kept = keep::before_write(cps, &b.project, &b.path(rel), group)
+        .unwrap()
+        .expect("kept, also in a project with no checkpoint yet");
+    match bytes {
+        Some(x) => std::fs::write(b.path(rel), x).unwrap(),
+        None => std::fs::remove_file(b.path(rel)).unwrap(),
+    }
+    keep::after_write(kept).unwrap();
+}
+
+#[test]
+fn a_land_in_a_project_where_no_turn_ran_is_undone_whole_and_never_over_a_later_change() {
+    let b = bridge();
+    std::fs::write(b.path("a.txt"), b"mine\n").unwrap();
+    std::fs::write(b.path("old.txt"), b"to go\n").unwrap();
+    std::fs::write(b.path("c.txt"), b"c mine\n").unwrap();
+    // No turn ran: the store has no checkpoint. A land writes four files as one batch.
+    kept_write(&b, "a.txt", Some(b"landed\n"), Some("land w1"));
+    kept_write(&b, "new.txt", Some(b"brand new\n"), Some("land w1"));
+    kept_write(&b, "old.txt", None, Some("land w1"));
+    kept_write(&b, "c.txt", Some(b"c landed\n"), Some("land w1"));
+    // The person changes one of them afterwards.
+    std::fs::write(b.path("c.txt"), b"c landed\nand my line\n").unwrap();
+    let r = checkpoints::rewind_undo(&b.proj(), false).unwrap();
+    assert_eq!(std::fs::read(b.path("a.txt")).unwrap(), b"mine\n", "{r:#}");
+    assert!(!b.path("new.txt").exists(), "{r:#}");
+    assert_eq!(std::fs::read(b.path("old.txt")).unwrap(), b"to go\n");
+    assert_eq!(
+        std::fs::read(b.path("c.txt")).unwrap(),
+        b"c landed\nand my line\n",
+        "the person's later change is never overwritten"
+    );
+    assert_eq!(r["group"], "land w1");
+    let conflicts = r["conflicts"].as_array().unwrap();
+    assert_eq!(conflicts.len(), 1, "{r:#}");
+    assert_eq!(conflicts[0]["path"], b.path("c.txt").to_str().unwrap());
+    // Confirmed (`!`), the one left is undone too; then nothing of the land is left to undo.
+    checkpoints::rewind_undo(&b.proj(), true).unwrap();
+    assert_eq!(std::fs::read(b.path("c.txt")).unwrap(), b"c mine\n");
+    assert!(checkpoints::rewind_undo(&b.proj(), false).is_err());
+}
+
+#[cfg(unix)]
+#[test]
+fn a_rewind_where_one_file_cannot_be_read_restores_the_others_and_lists_it() {
+    let b = bridge();
+    for f in ["a.txt", "fifo.txt", "dir.txt", "z.txt"] {
+        std::fs::write(b.path(f), format!("{f} before\n")).unwrap();
+    }
+    b.hook("UserPromptSubmit", "s", None, None);
+    b.settle();
+    for f in ["a.txt", "fifo.txt", "dir.txt", "z.txt"] {
+        b.hook("PreToolUse", "s", Some("Write"), Some(&b.path(f)));
+        std::fs::write(b.path(f), format!("{f} by Claude\n")).unwrap();
+    }
+    b.hook("Stop", "s", None, None);
+    b.settle();
+    // After the turn, one file becomes a FIFO and one a directory.
+    std::fs::remove_file(b.path("fifo.txt")).unwrap();
+    let c = std::ffi::CString::new(b.path("fifo.txt").to_str().unwrap()).unwrap();
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+    std::fs::remove_file(b.path("dir.txt")).unwrap();
+    std::fs::create_dir(b.path("dir.txt")).unwrap();
+    std::fs::write(b.path("dir.txt").join("inside"), b"x\n").unwrap();
+    for overwrite in [false, true] {
+        let q = TurnQuery {
+            overwrite,
+            ..Default::default()
+        };
+        let r = checkpoints::rewind(&b.proj(), &q)
+            .unwrap_or_else(|e| panic!("one unreadable file fails the whole rewind: {e}"));
+        assert_eq!(std::fs::read(b.path("a.txt")).unwrap(), b"a.txt before\n");
+        assert_eq!(std::fs::read(b.path("z.txt")).unwrap(), b"z.txt before\n");
+        let said: Vec<&str> = ["failed", "conflicts"]
+            .iter()
+            .flat_map(|k| r[*k].as_array().unwrap())
+            .map(|c| c["path"].as_str().unwrap())
+            .collect();
+        for f in ["fifo.txt", "dir.txt"] {
+            assert!(said.contains(&b.path(f).to_str().unwrap()), "{f}: {r:#}");
+        }
+        // Neither is replaced: the FIFO stays a FIFO, the directory and its file stay.
+        use std::os::unix::fs::FileTypeExt;
+        let ft = std::fs::symlink_metadata(b.path("fifo.txt"))
+            .unwrap()
+            .file_type();
+        assert!(ft.is_fifo(), "{overwrite}");
+        assert!(b.path("dir.txt").join("inside").exists());
+        if !overwrite {
+            checkpoints::rewind_undo(&b.proj(), false).unwrap();
+        }
+    }
 }

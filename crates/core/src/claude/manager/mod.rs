@@ -7,7 +7,7 @@
 
 mod sessions;
 
-use super::args::{narrow_tools, sub_agent_args, RunOptions};
+use super::args::{child_env, child_home, narrow_tools, sub_agent_args, RunOptions};
 use super::context::{compose_with_context, read_context_file, ContextReader};
 use super::discovery::{self, DiscoveryEnv, Found};
 use super::outcome::{self, describe_status};
@@ -161,45 +161,14 @@ impl Manager {
         lock(&self.cli).take();
     }
 
-    /// The child's environment: setup{claude.env}, and the CLI's own directory appended to PATH
-    /// (an nvm-installed `claude` is a node script that needs the `node` next to it).
+    /// The child's environment ([`child_env`]).
     fn child_env(&self, cli: &Path) -> Vec<(String, String)> {
-        let mut env: Vec<(String, String)> = self
-            .cfg
-            .env
-            .iter()
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect();
-        if let Some(dir) = cli.parent().and_then(Path::to_str) {
-            let base = self
-                .cfg
-                .env
-                .get("PATH")
-                .cloned()
-                .or_else(|| std::env::var("PATH").ok())
-                .unwrap_or_default();
-            if !base.split(':').any(|p| p == dir) {
-                let path = if base.is_empty() {
-                    dir.to_string()
-                } else {
-                    format!("{base}:{dir}")
-                };
-                env.retain(|(k, _)| k != "PATH");
-                env.push(("PATH".into(), path));
-            }
-        }
-        env
+        child_env(&self.cfg, cli)
     }
 
-    /// The home folder the CLI sees: setup{claude.env}'s HOME, else ours.
+    /// The home folder the child sees ([`child_home`]).
     fn child_home(&self) -> Option<PathBuf> {
-        self.cfg
-            .env
-            .get("HOME")
-            .cloned()
-            .or_else(|| std::env::var("HOME").ok())
-            .filter(|h| !h.is_empty())
-            .map(PathBuf::from)
+        child_home(&self.cfg)
     }
 
     /// The tools a run with these options may use, or why the options ask for more than the

@@ -3,7 +3,8 @@
 //! each edit tool's file belongs to when turns overlap.
 
 use super::{
-    project_root, Live, OtherClaim, Project, TurnError, TurnRecord, MAX_CAPTURES, MAX_LIVE_TURNS,
+    project_root, BashRecord, Live, OtherClaim, Project, TurnError, TurnRecord, MAX_BASH,
+    MAX_BASH_HUNKS, MAX_CAPTURES, MAX_LIVE_TURNS,
 };
 use crate::checkpoint::{Change, CheckpointError, FileState, Kind};
 use crate::turns::HookEvent;
@@ -38,6 +39,17 @@ pub fn on_event(shared: &Arc<State>, ev: &HookEvent) {
             if let (true, Some(file)) = (ev.is_edit_tool(), ev.file.as_deref()) {
                 claim(shared, &ev.session_id, file);
                 capture(shared, &ev.session_id, file);
+            }
+        }
+        // After a Bash call, what Claude Code says it changed (a hook Claude waits for, so it
+        // comes before the turn's Stop): the files are the turn's, named by the command.
+        "PostToolUse" => {
+            if let Some(bash) = &ev.bash {
+                for f in &bash.files {
+                    if let Some(rel) = claim(shared, &ev.session_id, &f.path) {
+                        note_command(shared, &ev.session_id, rel, &bash.command, &f.hunks);
+                    }
+                }
             }
         }
         "Stop" | "SessionEnd" => {
@@ -121,6 +133,7 @@ fn follow(shared: &Arc<State>, key: u64, project: &Arc<Project>, record: TurnRec
             captured: HashSet::new(),
             ending: false,
             edited: HashSet::new(),
+            bash: Vec::new(),
             foreign: HashMap::new(),
             overlapped,
         },
@@ -182,19 +195,14 @@ fn rel_path(root: &Path, file: &str) -> Option<String> {
     crate::paths::relative_inside(root, &crate::paths::normalize(&abs)).filter(|r| r != ".")
 }
 
-/// Session `session`'s edit tool touches `file`: its turn claims it, and every other session's
-/// turn followed in the same project leaves it to that turn.
-fn claim(shared: &Arc<State>, session: &str, file: &str) {
-    let Some(key) = shared.sessions.current_turn(session) else {
-        return;
-    };
+/// Session `session`'s edit tool (or Bash call, by Claude Code's report) touches `file`: its
+/// turn claims it, and every other session's turn followed in the same project leaves it to
+/// that turn. Returns the project-relative path claimed.
+fn claim(shared: &Arc<State>, session: &str, file: &str) -> Option<String> {
+    let key = shared.sessions.current_turn(session)?;
     let mut t = shared.checkpoints.tables();
-    let Some(l) = t.live.get_mut(&key) else {
-        return;
-    };
-    let Some(rel) = rel_path(&l.project.root, file) else {
-        return;
-    };
+    let l = t.live.get_mut(&key)?;
+    let rel = rel_path(&l.project.root, file)?;
     if l.edited.len() < MAX_CAPTURES {
         l.edited.insert(rel.clone());
     }
@@ -206,6 +214,37 @@ fn claim(shared: &Arc<State>, session: &str, file: &str) {
         if o.foreign.len() < MAX_CAPTURES || o.foreign.contains_key(&rel) {
             o.foreign.entry(rel.clone()).or_default().insert(id.clone());
         }
+    }
+    Some(rel)
+}
+
+/// Session `session`'s Bash call `command` changed `rel` (at `hunks`): noted in its turn, for
+/// the review to name the command beside those hunks.
+fn note_command(
+    shared: &Arc<State>,
+    session: &str,
+    rel: String,
+    command: &str,
+    hunks: &[crate::hook::bash_edit::HunkRange],
+) {
+    let Some(key) = shared.sessions.current_turn(session) else {
+        return;
+    };
+    let mut t = shared.checkpoints.tables();
+    let Some(l) = t.live.get_mut(&key).filter(|l| l.bash.len() < MAX_BASH) else {
+        return;
+    };
+    // (The turn's journal record stays small: so many records, so many hunks.)
+    let kept: usize = l.bash.iter().map(|b| b.hunks.len()).sum();
+    let hunks = &hunks[..hunks.len().min(MAX_BASH_HUNKS.saturating_sub(kept))];
+    let record = BashRecord {
+        path: rel.into(),
+        command: command.to_string(),
+        hunks: hunks.to_vec(),
+    };
+    // (The same report twice is once.)
+    if !l.bash.contains(&record) {
+        l.bash.push(record);
     }
 }
 
@@ -365,9 +404,10 @@ fn end_checkpoint(
 }
 
 /// Sets `rec`'s files from the `changes` between its start and end: a file another session's
-/// overlapping turn claimed is left to it, unless this turn's edit tools touched it too (then
-/// it is shared, and noted in `others`); a file no edit tool claimed is shared when another
-/// session's turn overlapped this one.
+/// overlapping turn claimed is left to it, unless this turn's edit tools (or Bash calls, as
+/// Claude Code reported them) touched it too (then it is shared, and noted in `others`); a file
+/// nothing claimed is shared when another session's turn overlapped this one. The Bash
+/// commands that changed a file of the turn go with it (`commands`).
 fn attribute(rec: &mut TurnRecord, live: &Live, changes: &[Change]) {
     for c in changes {
         let path = c.path.clone();
@@ -390,6 +430,8 @@ fn attribute(rec: &mut TurnRecord, live: &Live, changes: &[Change]) {
             None if !mine && live.overlapped => rec.shared.push(path.clone()),
             None => {}
         }
+        rec.commands
+            .extend(live.bash.iter().filter(|b| b.path == path).cloned());
         rec.files.push(path);
     }
 }

@@ -4,6 +4,9 @@
 //! state is recorded beside it as an undoable step in the journal (`:ClaudeContext rewind
 //! undo` puts the file back, keeping a later change of the person's). A rewind and its undo
 //! checkpoint the project themselves before writing ([`crate::checkpoint::Store::restore`]).
+//! In a project with no checkpoint yet (a land before any turn ran) the first capture stands on
+//! an empty checkpoint ([`crate::checkpoint::Store::empty`]): such a write is undoable too. The
+//! writes of one batch (a land) share a `group` and are undone together.
 
 use super::{project_root, Checkpoints, Project, RewindRecord, TurnError};
 use crate::checkpoint::CheckpointId;
@@ -15,15 +18,17 @@ pub struct Kept {
     project: Arc<Project>,
     before: CheckpointId,
     rel: PathBuf,
+    group: Option<String>,
 }
 
 /// Keeps the current content of `path` (absolute, in the project of `root`) in the store before
-/// the review writes it. `Ok(None)`: nothing to keep in (no checkpointed project there, or no
-/// checkpoint yet: then no turn could be under review).
+/// the review writes it. `Ok(None)`: nothing to keep in (no checkpointed project there). `group`
+/// names the batch the write belongs to (undone with the rest of it), if any.
 pub fn before_write(
     cps: &Checkpoints,
     root: &Path,
     path: &Path,
+    group: Option<&str>,
 ) -> Result<Option<Kept>, TurnError> {
     let Some(root) = project_root(root) else {
         return Ok(None);
@@ -38,8 +43,9 @@ pub fn before_write(
     };
     let before = {
         let mut store = project.store();
-        let Some(last) = store.latest()? else {
-            return Ok(None);
+        let last = match store.latest()? {
+            Some(last) => last,
+            None => store.empty("before the first write of the editor's")?,
         };
         store.capture_file(last, text)?
     };
@@ -51,6 +57,7 @@ pub fn before_write(
         project,
         before,
         rel,
+        group: group.map(str::to_string),
     }))
 }
 
@@ -61,17 +68,19 @@ pub fn after_write(kept: Kept) -> Result<(), TurnError> {
         project,
         before,
         rel,
+        group,
     } = kept;
     let after = project
         .store()
         .capture_file(before, &project.root.join(&rel).to_string_lossy())?;
     let rec = RewindRecord {
         time_ms: crate::turns::now_ms(),
-        turn: "review".into(),
+        turn: group.clone().unwrap_or_else(|| "review".into()),
         before,
         after,
         paths: vec![rel],
         undone: false,
+        group,
     };
     project.update_journal(|j| j.rewinds.push(rec))
 }

@@ -17,7 +17,9 @@
 //! Two sessions' turns may overlap in one project. Each edit tool's file (`PreToolUse`,
 //! `PostToolUse`) is claimed by its session's turn: another session's overlapping turn leaves
 //! it out of its files (so out of its review and rewind) unless its own edit tools touched it
-//! too. A change no edit tool claims (Bash, a formatter) while turns overlap cannot be told
+//! too. So is each file a Bash call changed when Claude Code reports it (its PostToolUse's
+//! `bashEditDiff`, [`crate::hook::bash_edit`]): the turn records the command beside it. A
+//! change nothing claims (Bash on an older CLI, a formatter) while turns overlap cannot be told
 //! apart: it stays in each of them, marked `shared`. A rewind never writes back a file that
 //! another session's overlapping turn (not rewound with it) edited too; it lists it as kept.
 //!
@@ -56,6 +58,11 @@ pub const MAX_REWINDS: usize = 50;
 const MAX_LIVE_TURNS: usize = 500;
 /// Paths captured per turn before the start checkpoint finished.
 const MAX_CAPTURES: usize = 1000;
+/// Files a turn's Bash calls changed, recorded with their commands (the rest are the turn's
+/// all the same, unnamed).
+const MAX_BASH: usize = 128;
+/// Hunks of those recorded per turn (all files together).
+const MAX_BASH_HUNKS: usize = 1000;
 /// The journal file read back at most (200 turns of 1000 paths are far below).
 const JOURNAL_LIMIT: u64 = 64 << 20;
 
@@ -151,6 +158,22 @@ pub struct TurnRecord {
     /// kept, so neither reviewable nor restorable (said in the review and the turn list).
     #[serde(skip_serializing_if = "Vec::is_empty", with = "pathcode::list")]
     pub not_kept: Vec<PathBuf>,
+    /// Of `files`: those a Bash call of this turn changed, by Claude Code's report, with the
+    /// command and its hunks (the review shows the command beside them).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub commands: Vec<BashRecord>,
+}
+
+/// A file of a turn's that one of its Bash calls changed.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+#[serde(default)]
+pub struct BashRecord {
+    #[serde(with = "pathcode::one")]
+    pub path: PathBuf,
+    /// The command (the model's text: shown escaped, never run).
+    pub command: String,
+    /// The hunks' line ranges as the command left the file.
+    pub hunks: Vec<crate::hook::bash_edit::HunkRange>,
 }
 
 /// A file of a turn's that another session's turn edited too.
@@ -178,6 +201,10 @@ pub struct RewindRecord {
     #[serde(with = "pathcode::list")]
     pub paths: Vec<PathBuf>,
     pub undone: bool,
+    /// The batch of the editor's writes this one belongs to (a land): the records of one
+    /// group are undone together.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub group: Option<String>,
 }
 
 /// A project's `turns.json`.
@@ -270,8 +297,11 @@ struct Live {
     captured: HashSet<String>,
     /// The end was asked for.
     ending: bool,
-    /// Project-relative paths this session's edit tools touched during the turn.
+    /// Project-relative paths this session's edit tools (and Bash calls, as Claude Code
+    /// reported them) touched during the turn.
     edited: HashSet<String>,
+    /// What this session's Bash calls changed, with their commands (Claude Code's report).
+    bash: Vec<BashRecord>,
     /// Paths other sessions' edit tools touched while this turn was followed, with their
     /// turns' ids: theirs, not this turn's.
     foreign: HashMap<String, HashSet<String>>,

@@ -110,6 +110,10 @@ pub fn changeset(p: &Project, q: &TurnQuery) -> Result<Value, TurnError> {
         if shared.contains(c.path.as_path()) {
             f["shared"] = true.into();
         }
+        let commands = commands_of(&turns, &c.path);
+        if !commands.is_empty() {
+            f["commands"] = commands.into();
+        }
         files.push(f);
     }
     let turns: Vec<Value> = turns.iter().map(turn_json).collect();
@@ -119,6 +123,17 @@ pub fn changeset(p: &Project, q: &TurnQuery) -> Result<Value, TurnError> {
         "files": files,
         "checkpoints": {"before": before, "after": after},
     }))
+}
+
+/// The Bash commands of `turns` that changed `path`, in order, each with its hunks' ranges
+/// (`{command, hunks = {{old_start, old_lines, new_start, new_lines}}}`).
+fn commands_of(turns: &[TurnRecord], path: &Path) -> Vec<Value> {
+    turns
+        .iter()
+        .flat_map(|t| &t.commands)
+        .filter(|b| b.path == path)
+        .map(|b| json!({"command": b.command, "hunks": b.hunks}))
+        .collect()
 }
 
 fn turn_json(t: &TurnRecord) -> Value {
@@ -346,6 +361,7 @@ fn restore(
             after: report.after,
             paths: changed,
             undone: false,
+            group: None,
         };
         p.update_journal(|j| j.rewinds.push(rec))?;
     }
@@ -353,25 +369,55 @@ fn restore(
 }
 
 /// Undoes the last rewind not undone yet: the files it wrote get back what they held right
-/// before it (a file changed since the rewind is kept unless `overwrite`).
+/// before it (a file changed since the rewind is kept unless `overwrite`). The editor's writes
+/// of one batch (a land: one `group`) are undone together, the last first.
 pub fn rewind_undo(p: &Project, overwrite: bool) -> Result<Value, TurnError> {
     let j = p.journal()?;
     let Some(at) = j.rewinds.iter().rposition(|r| !r.undone) else {
         return Err(TurnError::NothingToUndo(p.root.clone()));
     };
-    let r = j.rewinds[at].clone();
-    let report = p.store().restore(&RestoreRequest {
-        target: r.before,
-        expected: r.after,
-        paths: Some(r.paths.clone()),
-        overwrite_changed: overwrite,
-    })?;
-    if report.conflicts.is_empty() {
+    let group = j.rewinds[at].group.clone();
+    let steps: Vec<RewindRecord> = match &group {
+        None => vec![j.rewinds[at].clone()],
+        Some(g) => j.rewinds[..=at]
+            .iter()
+            .rev()
+            .filter(|r| !r.undone)
+            .take_while(|r| r.group.as_ref() == Some(g))
+            .cloned()
+            .collect(),
+    };
+    let mut all = crate::checkpoint::RestoreReport::default();
+    let mut undone = Vec::new();
+    for r in &steps {
+        let report = p.store().restore(&RestoreRequest {
+            target: r.before,
+            expected: r.after,
+            paths: Some(r.paths.clone()),
+            overwrite_changed: overwrite,
+        })?;
+        if report.conflicts.is_empty() {
+            undone.push(r.clone());
+        }
+        if all.before == 0 {
+            all.before = report.before;
+        }
+        all.after = report.after;
+        all.written.extend(report.written);
+        all.removed.extend(report.removed);
+        all.conflicts.extend(report.conflicts);
+        all.failed.extend(report.failed);
+    }
+    if !undone.is_empty() {
         p.update_journal(|j| {
-            if let Some(x) = j.rewinds.iter_mut().find(|x| **x == r) {
+            for x in j.rewinds.iter_mut().filter(|x| undone.contains(x)) {
                 x.undone = true;
             }
         })?;
     }
-    Ok(report_json(p, &report))
+    let mut v = report_json(p, &all);
+    if let Some(g) = group {
+        v["group"] = Value::String(g);
+    }
+    Ok(v)
 }

@@ -1,0 +1,188 @@
+#!/usr/bin/env python3
+"""Edit in place (`:ClaudeContext edit`) with the real CLI against the loopback model stub.
+
+In one run, with its own HOME and CLAUDE_CONFIG_DIR, a headless Neovim with the plugin set up
+(`claude.cmd` = the CLI under test) and:
+
+1. Warm edits: N rounds of a 10-line edit of a 40-line buffer, the answer streamed one line per
+   delta. Per round, from `require("claude_context").edit{…}` (what a key press calls):
+   `request` = until the request left (written to the warm process's stdin), `first change` =
+   until the answer's first line was in the buffer; each streamed piece from its line's arrival
+   on the process's stdout to it written in the buffer. The first round starts the process
+   (reported apart, "cold").
+2. The same edit through a fresh `claude -p` (the same arguments but stream-json input, the same
+   prompt on stdin, a new process each time), interleaved with the warm rounds: from the spawn to
+   the answer's first line complete on its stdout. The ratio warm / fresh (p50 over p50).
+3. A 2,000-line answer streamed into a 20,000-line buffer (a 2,000-line range in its middle,
+   every 10th line changed: 200 hunks): the editor's longest block while it streams and while
+   the hunks are shown (a libuv timer on Neovim's main loop ticks every 1 ms and records the
+   largest gap between two ticks), and the edit's own longest main-thread step.
+
+    .deps/venv/bin/python bench/edit.py [--claude PATH] [--rounds 10]
+
+A benchmark, not a test: it fails only when something does not start.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests" / "e2e"))
+sys.path.insert(0, str(ROOT / "bench"))
+
+import conftest as C  # noqa: E402
+import headless  # noqa: E402
+from agents_cli import pct  # noqa: E402
+from model_stub import ModelStub  # noqa: E402
+
+GAPS = """
+_G.bench_gap = { max = 0 }
+local t = vim.uv.new_timer()
+local last = vim.uv.hrtime()
+t:start(1, 1, function()
+  local now = vim.uv.hrtime()
+  _G.bench_gap.max = math.max(_G.bench_gap.max, (now - last) / 1e6)
+  last = now
+end)
+_G.bench_gap.reset = function() _G.bench_gap.max = 0; last = vim.uv.hrtime() end
+"""
+
+EDIT = """
+local range, instruction = ...
+_G.bench_done = false
+require("claude_context").edit({ buf = 0, range = range, instruction = instruction })
+"""
+
+DONE = """
+local s = require("claude_context.edit").stats
+return { done = _G.bench_done, stats = s, gap = _G.bench_gap.max }
+"""
+
+
+def summary(xs: list) -> str:
+    return f"p50 {pct(xs, 50):.2f} ms, p99 {pct(xs, 99):.2f} ms, max {max(xs):.2f} ms (n={len(xs)})"
+
+
+def fenced(lines: list) -> str:
+    return "```lua\n" + "\n".join(lines) + "\n```\n"
+
+
+def edit_round(nvim, stub, answer, rng, instruction="rewrite it"):
+    """One edit through the plugin: its stats and the editor's longest block meanwhile."""
+    stub.push({"text": answer, "pieces": "lines"})
+    nvim.exec_lua("_G.bench_gap.reset()")
+    nvim.exec_lua(EDIT, rng, instruction)
+    r = C.wait_until(lambda: (lambda v: v if v["done"] else None)(nvim.exec_lua(DONE)), 300, 0.02, "the edit")
+    nvim.exec_lua("require('claude_context.edit.hunks').act(0, 'keep_all'); vim.cmd('silent undo')")
+    return r
+
+
+def fresh_round(cli, args, prompt, env, cwd):
+    """The same edit through a new `claude -p`: ms from the spawn to the first answer line."""
+    argv = [cli] + [a for a in args if a != "--input-format=stream-json"]
+    t0 = time.perf_counter()
+    p = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, cwd=cwd, text=True)
+    p.stdin.write(prompt)
+    p.stdin.close()
+    text, first = "", None
+    for line in p.stdout:
+        try:
+            m = json.loads(line)
+        except ValueError:
+            continue
+        ev = m.get("event") or {}
+        if m.get("type") == "stream_event" and ev.get("type") == "content_block_delta":
+            text += (ev.get("delta") or {}).get("text", "")
+            if first is None and text.count("\n") >= 2:
+                first = (time.perf_counter() - t0) * 1000
+        if m.get("type") == "result":
+            break
+    p.wait(60)
+    return first
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--claude", default=str(C.CLAUDE))
+    ap.add_argument("--rounds", type=int, default=10)
+    ap.add_argument("--buffer-lines", type=int, default=20000)
+    ap.add_argument("--answer-lines", type=int, default=2000)
+    a = ap.parse_args()
+    tmp = Path(tempfile.mkdtemp(prefix="bench-edit-"))
+    project = tmp / "project"
+    project.mkdir()
+    config = tmp / "claude-config"
+    C.seed_cli_config(config, project)
+    stub = ModelStub().start()
+    env = dict(
+        os.environ,
+        HOME=str(tmp),
+        CLAUDE_CONFIG_DIR=str(config),
+        ANTHROPIC_BASE_URL=stub.url,
+        ANTHROPIC_API_KEY=C.API_KEY,
+        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
+        DISABLE_AUTOUPDATER="1",
+    )
+    os.environ.update({k: env[k] for k in ("CLAUDE_CONFIG_DIR", "ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "DISABLE_AUTOUPDATER")})
+    proc, nvim = headless.start(tmp, project)
+    try:
+        nvim.exec_lua("require('claude_context').setup({ auto_start = false, claude = { cmd = ... } })", a.claude)
+        nvim.exec_lua(GAPS)
+        nvim.exec_lua("vim.api.nvim_create_autocmd('User', { pattern = 'ClaudeContextEdit', callback = function(e) if e.data.state == 'done' then _G.bench_done = true end end })")
+        version = C.cli_version(Path(a.claude))
+        print(f"Claude Code {version} ({a.claude}); load average {os.getloadavg()[0]:.2f}")
+        # 1 and 2: warm edits and fresh runs, interleaved.
+        nvim.exec_lua("vim.api.nvim_buf_set_lines(0, 0, -1, false, vim.tbl_map(function(i) return 'line ' .. i end, vim.fn.range(1, 40))); vim.bo.filetype = 'lua'")
+        answer = fenced([f"LINE {i}" for i in range(1, 11)])
+        prompt = nvim.exec_lua("return (require('claude_context.edit.prompt').build({ buf = 0, s = 0, e = 10, instruction = 'rewrite it', root = vim.fn.getcwd(), context = 30 }))")
+        cmd = json.loads(
+            nvim.exec_lua(
+                "local c = require('claude_context.config'); return require('claude_context.native').get().edit_command(c.to_native(c.options), ..., vim.fn.getcwd(), false)",
+                a.claude,
+            )
+        )
+        fresh_env = dict(env, **cmd["env"])
+        cold = edit_round(nvim, stub, answer, [1, 10])
+        requests, firsts, pieces, fresh = [], [], [], []
+        for _ in range(a.rounds):
+            r = edit_round(nvim, stub, answer, [1, 10])
+            requests.append(r["stats"]["request"])
+            firsts.append(r["stats"]["first_change"])
+            pieces.extend(r["stats"]["piece_ms"])
+            stub.push({"text": answer, "pieces": "lines"})
+            f = fresh_round(a.claude, cmd["args"], prompt, fresh_env, project)
+            if f is not None:
+                fresh.append(f)
+        print(f"cold first edit: request {cold['stats']['request']:.2f} ms, first change {cold['stats']['first_change']:.1f} ms")
+        print(f"warm request leaving: {summary(requests)}")
+        print(f"warm first change: {summary(firsts)}")
+        print(f"fresh claude -p first line: {summary(fresh)}")
+        print(f"ratio warm/fresh (p50): {pct(firsts, 50) / pct(fresh, 50):.3f}")
+        print(f"streamed piece -> in the buffer: {summary(pieces)}")
+        # 3: the big answer.
+        nvim.exec_lua("vim.api.nvim_buf_set_lines(0, 0, -1, false, vim.tbl_map(function(i) return 'line ' .. i end, vim.fn.range(1, ...)))", a.buffer_lines)
+        s = a.buffer_lines // 2 - a.answer_lines // 2
+        big = fenced([f"line {s + i}" if i % 10 else f"changed {s + i}" for i in range(1, a.answer_lines + 1)])
+        r = edit_round(nvim, stub, big, [s + 1, s + a.answer_lines], "change every 10th line")
+        st = r["stats"]
+        print(
+            f"{a.answer_lines}-line answer into a {a.buffer_lines}-line buffer: editor's longest block {r['gap']:.2f} ms; "
+            f"the edit's longest step {st['slice_max']:.2f} ms wall, {st['slice_cpu_max']:.2f} ms CPU; pieces {summary(st['piece_ms'])}; whole edit {st['done']:.0f} ms"
+        )
+    finally:
+        headless.stop(proc)
+        stub.stop()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

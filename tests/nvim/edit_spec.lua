@@ -1,0 +1,461 @@
+-- Edit in place (:ClaudeContext edit) against a fake CLI speaking stream-json
+-- (tests/nvim/fake_edit_cli.py): the range at the end of the file, unsaved edits elsewhere, the
+-- person's edit while the answer streams (elsewhere: rebased; inside: refused), cancel halfway,
+-- a dead process (restarted on the next edit, with a message), no change, an answer far larger
+-- than the range, hunks kept and rejected, `u` undoing the whole edit, the warm process, the
+-- prompt and the command line, the range without a selection, repeat.
+local h = require("helpers")
+local eq, ok, contains, wait_for = h.eq, h.ok, h.contains, h.wait_for
+local messages = h.record_notify()
+
+local dir = h.tmpdir()
+local fake = dir .. "/claude"
+h.write(fake, h.read(h.here .. "/fake_edit_cli.py"))
+vim.uv.fs_chmod(fake, tonumber("755", 8))
+h.write(dir .. "/CLAUDE.md", "Use tabs, never spaces.\n")
+vim.fn.chdir(dir)
+
+require("claude_context").setup({ auto_start = false, claude = { cmd = fake, env = { FAKE_EDIT_DIR = dir } } })
+
+local function edit()
+  return require("claude_context.edit")
+end
+
+local function hunks()
+  return require("claude_context.edit.hunks")
+end
+
+---The fake's answers, from now on (its message count starts again).
+local function answers(list)
+  h.write(dir .. "/answers.json", vim.json.encode(list))
+  os.remove(dir .. "/count")
+  os.remove(dir .. "/go")
+end
+
+local function block(lines)
+  return "Here it is:\n```lua\n" .. table.concat(lines, "\n") .. "\n```\n"
+end
+
+local function starts()
+  return tonumber(h.read(dir .. "/starts") or "0") or 0
+end
+
+local function buffer(lines, name)
+  local buf = vim.api.nvim_create_buf(true, false)
+  vim.api.nvim_set_current_buf(buf)
+  if name then
+    vim.api.nvim_buf_set_name(buf, name)
+  end
+  vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines)
+  vim.bo[buf].filetype = "lua"
+  return buf
+end
+
+local function lines(buf)
+  return vim.api.nvim_buf_get_lines(buf, 0, -1, false)
+end
+
+local function numbered(n, fmt)
+  local t = {}
+  for i = 1, n do
+    t[i] = (fmt or "line %d"):format(i)
+  end
+  return t
+end
+
+local function idle()
+  wait_for(function()
+    return not edit().busy()
+  end, 20000, "the edit to end")
+end
+
+local function said(text)
+  for _, m in ipairs(messages) do
+    if tostring(m.msg):find(text, 1, true) then
+      return true
+    end
+  end
+  return false
+end
+
+return {
+  {
+    "a range at the end of the file: streamed in place, hunks kept; lines outside untouched",
+    function()
+      answers({ { text = block({ "LINE 9", "line 10", "LINE 11" }), pieces = 5 } })
+      local buf = buffer(numbered(10))
+      require("claude_context").edit({ buf = buf, range = { 9, 10 }, instruction = "upper case" })
+      idle()
+      eq(vim.list_extend(numbered(8), { "LINE 9", "line 10", "LINE 11" }), lines(buf))
+      ok(hunks().active[buf], "hunks pending")
+      -- The removed line shows as a virtual line of the hunk.
+      local marks = vim.api.nvim_buf_get_extmarks(buf, hunks().ns, 0, -1, { details = true })
+      ok(#marks >= 1, "hunk marks")
+      local virt = vim.inspect(vim.tbl_map(function(m)
+        return m[4].virt_lines
+      end, marks))
+      contains(virt, "line 9")
+      ok(hunks().act(buf, "keep_all"), "kept")
+      eq(nil, hunks().active[buf])
+      eq(vim.list_extend(numbered(8), { "LINE 9", "line 10", "LINE 11" }), lines(buf))
+      eq({}, vim.api.nvim_buf_get_extmarks(buf, hunks().ns, 0, -1, {}))
+    end,
+  },
+  {
+    "the process is warm: the second edit starts no CLI; its command line is the read-only, stream-json one",
+    function()
+      local before = starts()
+      answers({ { text = block({ "x" }) } })
+      local buf = buffer({ "a", "b" })
+      require("claude_context").edit({ buf = buf, range = { 1, 1 }, instruction = "x it" })
+      idle()
+      eq(before, starts(), "no new process")
+      hunks().act(buf, "keep_all")
+      local args = " " .. h.read(dir .. "/args.log")
+      for _, a in ipairs({ "-p", "--tools=Read,Grep,Glob", "--input-format=stream-json", "--output-format=stream-json", "--verbose", "--include-partial-messages", "--no-session-persistence", "--permission-mode=dontAsk" }) do
+        contains(args, " " .. a, a)
+      end
+      ok(not args:find("--output-format json", 1, true), args)
+      eq("ready", edit().state().state)
+    end,
+  },
+  {
+    "the prompt: the range, path, language, lines around, diagnostics in range, CLAUDE.md",
+    function()
+      os.remove(dir .. "/prompts.log")
+      answers({ { text = "nothing to do" } })
+      local buf = buffer(numbered(40), dir .. "/src.lua")
+      local ns = vim.api.nvim_create_namespace("edit_spec")
+      vim.diagnostic.set(ns, buf, {
+        { lnum = 20, col = 0, message = "undefined global x", severity = vim.diagnostic.severity.WARN },
+        { lnum = 2, col = 0, message = "outside the range", severity = vim.diagnostic.severity.ERROR },
+      })
+      require("claude_context").edit({ buf = buf, range = { 20, 22 }, instruction = "fix the warning" })
+      idle()
+      local p = h.read(dir .. "/prompts.log")
+      contains(p, "File: src.lua (language: lua)")
+      contains(p, "Instruction: fix the warning")
+      contains(p, "Lines 20 to 22")
+      contains(p, "line 20\nline 21\nline 22")
+      contains(p, "19: line 19")
+      contains(p, "23: line 23")
+      contains(p, "line 21: WARN: undefined global x")
+      ok(not p:find("outside the range", 1, true), "only the range's diagnostics")
+      contains(p, "Use tabs, never spaces.")
+      vim.diagnostic.reset(ns, buf)
+    end,
+  },
+  {
+    "an answer with no change: a message, nothing written (not even an undo step)",
+    function()
+      for _, text in ipairs({ "It is fine as it is.", block({ "a", "b" }) }) do
+        answers({ { text = text } })
+        h.clear(messages)
+        local buf = buffer({ "a", "b", "c" })
+        local tick, seq = vim.api.nvim_buf_get_changedtick(buf), vim.fn.changenr()
+        require("claude_context").edit({ buf = buf, range = { 1, 2 }, instruction = "nothing" })
+        idle()
+        eq({ "a", "b", "c" }, lines(buf))
+        ok(said("no change"), vim.inspect(messages))
+        eq(nil, hunks().active[buf])
+        eq(seq, vim.fn.changenr(), "no undo step left")
+        ok(vim.api.nvim_buf_get_changedtick(buf) >= tick)
+        eq({}, vim.api.nvim_buf_get_extmarks(buf, require("claude_context.edit.live").ns, 0, -1, {}))
+      end
+      -- A buffer without undo: the answer's lines go all the same.
+      answers({ { text = block({ "a", "b" }) } })
+      local buf = buffer({ "a", "b", "c" })
+      vim.bo[buf].undolevels = -1
+      require("claude_context").edit({ buf = buf, range = { 1, 2 }, instruction = "nothing" })
+      idle()
+      eq({ "a", "b", "c" }, lines(buf))
+    end,
+  },
+  {
+    "a buffer with unsaved edits elsewhere: they stay, the file on disk is not written",
+    function()
+      local path = dir .. "/unsaved.lua"
+      h.write(path, table.concat(numbered(6), "\n") .. "\n")
+      vim.cmd.edit(path)
+      local buf = vim.api.nvim_get_current_buf()
+      vim.api.nvim_buf_set_lines(buf, 0, 1, false, { "my unsaved line" })
+      answers({ { text = block({ "NEW 4" }) } })
+      require("claude_context").edit({ buf = buf, range = { 4, 4 }, instruction = "new" })
+      idle()
+      hunks().act(buf, "keep_all")
+      eq({ "my unsaved line", "line 2", "line 3", "NEW 4", "line 5", "line 6" }, lines(buf))
+      ok(vim.bo[buf].modified)
+      eq(table.concat(numbered(6), "\n") .. "\n", h.read(path))
+    end,
+  },
+  {
+    "reject one hunk, keep the other; u undoes the whole edit in one step",
+    function()
+      answers({ { text = block({ "A", "b", "c", "D" }), pieces = 3 } })
+      local buf = buffer({ "a", "b", "c", "d", "tail" })
+      local seq = vim.fn.changenr()
+      require("claude_context").edit({ buf = buf, range = { 1, 4 }, instruction = "ends upper" })
+      idle()
+      eq({ "A", "b", "c", "D", "tail" }, lines(buf))
+      eq(2, #hunks().active[buf].hunks)
+      ok(hunks().act(buf, "reject", 0), "rejected the first")
+      eq({ "a", "b", "c", "D", "tail" }, lines(buf))
+      ok(hunks().act(buf, "keep", 3), "kept the second")
+      eq(nil, hunks().active[buf])
+      vim.cmd("silent undo")
+      eq({ "a", "b", "c", "d", "tail" }, lines(buf))
+      eq(seq, vim.fn.changenr())
+      -- `u` while hunks are pending: the whole edit goes, and its hunks with it.
+      answers({ { text = block({ "A", "b", "c", "D" }) } })
+      require("claude_context").edit({ buf = buf, range = { 1, 4 }, instruction = "ends upper" })
+      idle()
+      ok(hunks().active[buf], "pending")
+      vim.cmd("silent undo")
+      vim.api.nvim_exec_autocmds("TextChanged", { buffer = buf })
+      eq({ "a", "b", "c", "d", "tail" }, lines(buf))
+      eq(nil, hunks().active[buf])
+      eq({}, vim.api.nvim_buf_get_extmarks(buf, hunks().ns, 0, -1, {}))
+    end,
+  },
+  {
+    "the review's keys act on a hunk and do what they always do elsewhere",
+    function()
+      answers({ { text = block({ "ONE", "two" }) } })
+      local buf = buffer({ "one", "two", "three" })
+      require("claude_context").edit({ buf = buf, range = { 1, 2 }, instruction = "upper" })
+      idle()
+      vim.api.nvim_win_set_cursor(0, { 3, 0 })
+      -- `x` outside a hunk deletes a character as always.
+      vim.cmd("normal x")
+      eq("hree", lines(buf)[3])
+      ok(hunks().active[buf], "still pending (a change below the hunks)")
+      vim.api.nvim_win_set_cursor(0, { 1, 0 })
+      vim.cmd("normal x")
+      eq({ "one", "two", "hree" }, lines(buf))
+      eq(nil, hunks().active[buf])
+      eq("", vim.fn.maparg("x", "n"))
+    end,
+  },
+  {
+    "an edit typed while the answer streams: elsewhere it is rebased onto, inside it wins and the answer is refused",
+    function()
+      -- Elsewhere: a line added above the range.
+      answers({ { text = block({ "X1", "X2", "X3" }), by_line = true, wait = "go", wait_after = 3 } })
+      local buf = buffer({ "top", "a", "b", "bottom" })
+      require("claude_context").edit({ buf = buf, range = { 2, 3 }, instruction = "x" })
+      wait_for(function()
+        return lines(buf)[2] == "X1"
+      end, 20000, "the first line")
+      vim.api.nvim_buf_set_lines(buf, 0, 0, false, { "mine" })
+      h.write(dir .. "/go", "")
+      idle()
+      eq({ "mine", "top", "X1", "X2", "X3", "bottom" }, lines(buf))
+      hunks().act(buf, "keep_all")
+      -- Inside: the person changes an old line of the range.
+      answers({ { text = block({ "Y1", "Y2", "Y3" }), by_line = true, wait = "go", wait_after = 3 } })
+      h.clear(messages)
+      buf = buffer({ "top", "a", "b", "bottom" })
+      require("claude_context").edit({ buf = buf, range = { 2, 3 }, instruction = "y" })
+      wait_for(function()
+        return lines(buf)[2] == "Y1"
+      end, 20000, "the first line")
+      vim.api.nvim_buf_set_lines(buf, 3, 4, false, { "b changed by me" })
+      h.write(dir .. "/go", "")
+      idle()
+      eq({ "top", "a", "b changed by me", "bottom" }, lines(buf))
+      ok(said("edit refused"), vim.inspect(messages))
+      eq(nil, hunks().active[buf])
+    end,
+  },
+  {
+    "cancel halfway (:ClaudeContext cancel, <C-c>): the buffer as it was; the next edit finds a warm process",
+    function()
+      for _, how in ipairs({ "command", "key" }) do
+        answers({ { text = block({ "P1", "P2", "P3", "P4" }), by_line = true, wait = "go", wait_after = 3 }, { text = block({ "after" }) } })
+        h.clear(messages)
+        local buf = buffer({ "a", "b", "c" })
+        vim.bo[buf].modified = false
+        local seq = vim.fn.changenr()
+        require("claude_context").edit({ buf = buf, range = { 1, 2 }, instruction = "p" })
+        wait_for(function()
+          return lines(buf)[1] == "P1"
+        end, 20000, "the first line")
+        local n = starts()
+        if how == "command" then
+          vim.cmd("ClaudeContext cancel")
+        else
+          vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes("<C-c>", true, false, true), "x", false)
+        end
+        eq(false, edit().busy())
+        eq({ "a", "b", "c" }, lines(buf))
+        eq(seq, vim.fn.changenr())
+        eq(false, vim.bo[buf].modified)
+        ok(said("cancelled"), vim.inspect(messages))
+        h.write(dir .. "/go", "")
+        -- A fresh process was started for the next edit.
+        wait_for(function()
+          return starts() == n + 1
+        end, 20000, "a new warm process")
+        answers({ { text = block({ "after" }) } })
+        require("claude_context").edit({ buf = buf, range = { 1, 1 }, instruction = "after" })
+        idle()
+        eq({ "after", "b", "c" }, lines(buf))
+        hunks().act(buf, "keep_all")
+      end
+    end,
+  },
+  {
+    "a dead CLI process: a clear message, restarted on the next edit",
+    function()
+      answers({ { die = true } })
+      h.clear(messages)
+      local buf = buffer({ "a", "b" })
+      local n = starts()
+      require("claude_context").edit({ buf = buf, range = { 1, 1 }, instruction = "die" })
+      idle()
+      eq({ "a", "b" }, lines(buf))
+      ok(said("ended (exit code 3"), vim.inspect(messages))
+      ok(said("the next edit starts a new one"), vim.inspect(messages))
+      eq("stopped", edit().state().state)
+      answers({ { text = block({ "alive" }) } })
+      h.clear(messages)
+      require("claude_context").edit({ buf = buf, range = { 1, 1 }, instruction = "live" })
+      idle()
+      eq({ "alive", "b" }, lines(buf))
+      ok(said("a new one was started for this edit"), vim.inspect(messages))
+      eq(n + 1, starts())
+      hunks().act(buf, "keep_all")
+      -- An error result: a message, nothing written.
+      answers({ { error = "model overloaded" } })
+      h.clear(messages)
+      require("claude_context").edit({ buf = buf, range = { 1, 1 }, instruction = "err" })
+      idle()
+      eq({ "alive", "b" }, lines(buf))
+      ok(said("model overloaded"), vim.inspect(messages))
+    end,
+  },
+  {
+    "an answer far larger than the range",
+    function()
+      local big = numbered(600, "new %d")
+      answers({ { text = block(big), pieces = 40 } })
+      local buf = buffer({ "head", "one line", "tail" })
+      require("claude_context").edit({ buf = buf, range = { 2, 2 }, instruction = "grow" })
+      idle()
+      local want = { "head" }
+      vim.list_extend(want, big)
+      want[#want + 1] = "tail"
+      eq(want, lines(buf))
+      hunks().act(buf, "keep_all")
+      eq(want, lines(buf))
+    end,
+  },
+  {
+    "without a range: the function at the cursor (tree-sitter), else the paragraph",
+    function()
+      local rng = require("claude_context.edit.range")
+      local buf = buffer({ "local x = 1", "", "local function f()", "  return 1", "end", "", "a", "b", "", "c" })
+      local s, e, what = rng.around(buf, 3)
+      eq({ 2, 5, "function" }, { s, e, what })
+      s, e, what = rng.around(buf, 7)
+      eq({ 6, 8, "paragraph" }, { s, e, what })
+      eq({ 9, 10 }, { rng.paragraph_at(buf, 9) })
+      -- A paragraph without end is capped each way.
+      local long = buffer(numbered(5000))
+      eq({ 2000 - rng.MAX_PARAGRAPH, 2000 + rng.MAX_PARAGRAPH }, { rng.paragraph_at(long, 2000) })
+    end,
+  },
+  {
+    "repeat: :ClaudeContext edit! and the operator's . reuse the last instruction",
+    function()
+      os.remove(dir .. "/prompts.log")
+      answers({ { text = block({ "R1" }) }, { text = block({ "R2" }) }, { text = block({ "R3" }) }, { text = block({ "R4" }) } })
+      local buf = buffer({ "a", "b", "c" })
+      vim.cmd("1ClaudeContext edit make it R")
+      idle()
+      hunks().act(buf, "keep_all")
+      vim.cmd("2ClaudeContext edit!")
+      idle()
+      hunks().act(buf, "keep_all")
+      eq({ "R1", "R2", "c" }, lines(buf))
+      -- The operator, repeated with `.` on another line.
+      vim.keymap.set("n", "<Space>e", "<Plug>(claude-context-edit)")
+      vim.api.nvim_win_set_cursor(0, { 3, 0 })
+      edit().operator()
+      vim.cmd("normal! g@_")
+      -- A fresh operator asks for the instruction: the prompt is open.
+      local input = require("claude_context.edit.input")
+      ok(input.win, "the prompt opened")
+      vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes("<Up><CR>", true, false, true), "x", false)
+      idle()
+      wait_for(function()
+        return lines(buf)[3] == "R3"
+      end, 20000, "the third edit")
+      local prompts = h.read(dir .. "/prompts.log")
+      local _, count = prompts:gsub("Instruction: make it R", "")
+      eq(3, count, prompts)
+      hunks().act(buf, "keep_all")
+      eq({ "R1", "R2", "R3" }, lines(buf))
+      -- `.` on another line: the same instruction, no prompt.
+      vim.api.nvim_win_set_cursor(0, { 1, 0 })
+      vim.cmd("normal .")
+      eq(nil, input.win)
+      idle()
+      eq({ "R4", "R2", "R3" }, lines(buf))
+      _, count = h.read(dir .. "/prompts.log"):gsub("Instruction: make it R", "")
+      eq(4, count)
+      hunks().act(buf, "keep_all")
+    end,
+  },
+  {
+    "the buffer wiped while the answer streams: the edit ends quietly",
+    function()
+      answers({ { text = block({ "W1", "W2" }), by_line = true, wait = "go", wait_after = 3 } })
+      local buf = buffer({ "a", "b" })
+      require("claude_context").edit({ buf = buf, range = { 1, 2 }, instruction = "w" })
+      wait_for(function()
+        return lines(buf)[1] == "W1"
+      end, 20000, "the first line")
+      vim.cmd("bwipeout! " .. buf)
+      h.write(dir .. "/go", "")
+      idle()
+      eq(nil, hunks().active[buf])
+    end,
+  },
+  {
+    "completion and :checkhealth name the edit",
+    function()
+      local cmds = require("claude_context.commands")
+      contains(table.concat(cmds.complete("ed", "ClaudeContext ed"), " "), "edit")
+      contains(table.concat(cmds.complete("", "ClaudeContext edit "), "\n"), "make it R")
+      local out = {}
+      local orig = vim.health
+      vim.health = {
+        start = function(m)
+          out[#out + 1] = m
+        end,
+        ok = function(m)
+          out[#out + 1] = m
+        end,
+        warn = function(m)
+          out[#out + 1] = m
+        end,
+      }
+      require("claude_context.health").check_edit()
+      vim.health = orig
+      contains(table.concat(out, "\n"), "warm process: ready")
+    end,
+  },
+  {
+    "Neovim leaving stops the warm process (its own process group)",
+    function()
+      local pid = edit().state().pid
+      ok(pid, "a process runs")
+      vim.api.nvim_exec_autocmds("VimLeavePre", { group = "claude_context_edit_process" })
+      wait_for(function()
+        return vim.uv.kill(pid, 0) ~= 0
+      end, 10000, "the process to end")
+      eq("stopped", edit().state().state)
+    end,
+  },
+}
