@@ -256,6 +256,8 @@ bench: build deps
 	target/release/examples/bench_context
 	target/release/examples/bench_session
 	target/release/examples/bench_checkpoint
+	@# A prompt's checkpoint at 20k / 200k / 1M files (2 KB each), 20 changed per turn, beside git's snapshot.
+	target/release/examples/bench_checkpoint 20000,200000,1000000 40 20
 	$(PY) bench/hooks.py
 	$(PY) bench/hooks.py --claude $(CLAUDE_NEW) --cold-files 0
 	@# Edit in place: warm process against a fresh claude -p, a 2,000-line answer into 20,000 lines.

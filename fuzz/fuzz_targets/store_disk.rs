@@ -34,6 +34,8 @@ fn opts() -> StoreOptions {
         global_gitignore: false,
         lock_timeout: Duration::from_millis(200),
         writer_threads: 1,
+        watch: false,
+        progress_every: Duration::from_secs(1),
     }
 }
 

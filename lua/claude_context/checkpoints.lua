@@ -226,7 +226,33 @@ end
 
 local started = false
 
----Registers the bridge's `checkpoint_error` and `turn_checkpointed` handlers.
+---The text shown while a project's first checkpoint (a walk of every file) runs, and once done.
+---@param p {root:string, files:integer, dirs:integer, done:boolean}
+---@return string
+function M.progress_text(p)
+  local root = vim.fn.strtrans(vim.fn.fnamemodify(tostring(p.root or "?"), ":~"))
+  local files = tonumber(p.files) or 0
+  if p.done then
+    return ("claude-context: checkpoint of %s taken (%d files); later ones look only at what changed"):format(root, files)
+  end
+  return ("claude-context: first checkpoint of %s: %d files so far (the prompt is not held)"):format(root, files)
+end
+
+---Shows a `checkpoint_progress` message: on the message line while running (not kept in
+---|:messages|), as a notification once done; then the `User ClaudeContextCheckpointProgress`
+---autocommand with the message's fields as its data.
+---@param p table
+function M.progress(p)
+  local text = M.progress_text(p)
+  if p.done then
+    notify.notify(text, vim.log.levels.INFO)
+  else
+    vim.api.nvim_echo({ { text } }, false, {})
+  end
+  vim.api.nvim_exec_autocmds("User", { pattern = "ClaudeContextCheckpointProgress", modeline = false, data = p })
+end
+
+---Registers the bridge's `checkpoint_error`, `checkpoint_progress` and `turn_checkpointed` handlers.
 function M.start()
   if started then
     return
@@ -236,6 +262,10 @@ function M.start()
   rpc.register("checkpoint_error", function(params, respond)
     notify.notify("claude-context: " .. tostring(params.message), vim.log.levels.WARN)
     respond({})
+  end)
+  rpc.register("checkpoint_progress", function(params, respond)
+    respond({})
+    M.progress(params)
   end)
   rpc.register("turn_checkpointed", function(params, respond)
     respond({})

@@ -522,4 +522,28 @@ return {
       eq(0, rr.code)
     end,
   },
+  {
+    "a first checkpoint's progress is shown on the message line while it runs, then said once done",
+    function()
+      local cps = require("claude_context.checkpoints")
+      local seen = {}
+      local au = vim.api.nvim_create_autocmd("User", {
+        pattern = "ClaudeContextCheckpointProgress",
+        callback = function(ev)
+          table.insert(seen, ev.data)
+        end,
+      })
+      local before = #messages
+      -- A root with a control character is shown escaped.
+      cps.progress({ root = "/tmp/big\27repo", dirs = 10, files = 1234, done = false })
+      eq(before, #messages, "no notification while it runs")
+      contains(cps.progress_text({ root = "/x", files = 1234 }), "1234 files so far")
+      ok(not cps.progress_text({ root = "/tmp/a\27b", files = 1 }):find("\27", 1, true), "escaped")
+      cps.progress({ root = "/tmp/big", dirs = 20, files = 5000, done = true })
+      eq(before + 1, #messages)
+      contains(messages[#messages].msg, "5000 files")
+      eq({ false, true }, { seen[1].done, seen[2].done })
+      vim.api.nvim_del_autocmd(au)
+    end,
+  },
 }

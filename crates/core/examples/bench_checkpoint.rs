@@ -5,6 +5,12 @@
 //! `GIT_INDEX_FILE`), alternating which goes first.
 //!
 //!     cargo run --release -p claude-context-core --example bench_checkpoint -- [FILES] [MB] [TURNS]
+//!     cargo run --release -p claude-context-core --example bench_checkpoint -- 20000,200000,1000000 40 20
+//!
+//! FILES may be a comma-separated list of project sizes, each run in turn in a project of its
+//! own; MB is the first size's total and the others keep its average file size. The store
+//! watches the project's directories (`StoreOptions::watch`) as the plugin's do; with
+//! `BENCH_NO_WATCH=1` set every checkpoint walks the whole tree, as before the watch.
 //!
 //! Prints the first (cold) checkpoint and git's first snapshot, each turn's checkpoint and git
 //! snapshot (wall time median / p90 / max, the ratio of the medians and the median of the
@@ -137,14 +143,27 @@ fn stats(v: &mut [f64]) -> (f64, f64, f64) {
     (at(0.5), at(0.9), v[v.len() - 1])
 }
 
+const CHANGED: usize = 20;
+const PER_DIR: usize = 40;
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let files: usize = args.first().and_then(|a| a.parse().ok()).unwrap_or(20_000);
+    let sizes: Vec<usize> = args
+        .first()
+        .map(|a| a.split(',').filter_map(|n| n.parse().ok()).collect())
+        .filter(|v: &Vec<usize>| !v.is_empty())
+        .unwrap_or_else(|| vec![20_000]);
     let mb: usize = args.get(1).and_then(|a| a.parse().ok()).unwrap_or(200);
     let turns: usize = args.get(2).and_then(|a| a.parse().ok()).unwrap_or(100);
-    const CHANGED: usize = 20;
-    const PER_DIR: usize = 40;
+    for &files in &sizes {
+        // The same average file size at every size.
+        let mb = (mb as u128 * files as u128 / sizes[0] as u128).max(1) as usize;
+        run(files, mb, turns);
+    }
+}
 
+fn run(files: usize, mb: usize, turns: usize) {
+    println!("== {files} files ==");
     let tmp = tempfile::tempdir().unwrap();
     let project = tmp.path().join("project");
     let state = tmp.path().join("state");
@@ -183,7 +202,8 @@ fn main() {
 
     let opts = StoreOptions {
         global_gitignore: false,
-        max_store_bytes: 4 << 30,
+        max_store_bytes: 16 << 30,
+        watch: std::env::var_os("BENCH_NO_WATCH").is_none(),
         ..StoreOptions::default()
     };
     let mut store = Store::open(&state, &project, opts).unwrap();
@@ -191,6 +211,7 @@ fn main() {
     let cold_stats = store.last_stats().clone();
     let (git_cold, git_cold_cpu) = git_snapshot(&project, &index);
     let store0 = dir_bytes(&state);
+    let objects0 = dir_bytes(&store.dir().join("objects"));
     println!(
         "cold: checkpoint {:.0} ms (CPU {:.0} ms; {} files read, {:.1} MB stored), \
          git add -A + write-tree {:.0} ms (CPU {:.0} ms)",
@@ -212,6 +233,7 @@ fn main() {
     let mut theirs_cpu = Vec::new();
     let mut changed_bytes = 0u64;
     let mut read = 0u64;
+    let mut whole = 0usize;
     for turn in 0..turns {
         for _ in 0..CHANGED {
             let rel = &paths[rng.below(files as u64) as usize];
@@ -238,18 +260,21 @@ fn main() {
         ours_cpu.push(ms(oc));
         theirs_cpu.push(ms(gc));
         read += store.last_stats().files_read;
+        whole += usize::from(store.last_stats().whole);
         ours.push(ms(o));
         theirs.push(ms(g));
         ratios.push(ms(o) / ms(g));
     }
     let store1 = dir_bytes(&state);
+    let objects1 = dir_bytes(&store.dir().join("objects"));
     let (om, o90, omax) = stats(&mut ours);
     let (gm, g90, gmax) = stats(&mut theirs);
     let (rm, _, _) = stats(&mut ratios);
     let (ocm, oc90, _) = stats(&mut ours_cpu);
     let (gcm, gc90, _) = stats(&mut theirs_cpu);
     println!(
-        "turns: {turns} × {CHANGED} changed files ({:.1} files read per turn on average)",
+        "turns: {turns} × {CHANGED} changed files ({:.1} files read per turn on average; \
+         {whole} whole walks)",
         read as f64 / turns as f64
     );
     println!("  checkpoint            median {om:.1} ms  p90 {o90:.1} ms  max {omax:.1} ms");
@@ -268,8 +293,13 @@ fn main() {
          for {:.2} MB of changed contents = {:.2}×",
         store0 as f64 / 1e6,
         store1 as f64 / 1e6,
-        (store1 - store0) as f64 / 1e6,
+        (store1 as f64 - store0 as f64) / 1e6,
         changed_bytes as f64 / 1e6,
-        (store1 - store0) as f64 / changed_bytes as f64
+        (store1 as f64 - store0 as f64) / changed_bytes as f64
+    );
+    println!(
+        "  of which objects: grew {:.2} MB = {:.2}× the changed contents",
+        (objects1 as f64 - objects0 as f64) / 1e6,
+        (objects1 as f64 - objects0 as f64) / changed_bytes as f64
     );
 }

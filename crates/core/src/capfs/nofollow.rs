@@ -361,3 +361,29 @@ impl CapDir {
         })
     }
 }
+
+#[cfg(target_os = "linux")]
+impl CapDir {
+    /// Adds an inotify watch (`mask`) on this very directory to the inotify instance `ifd`:
+    /// through `/proc/self/fd/<its descriptor>`, which names the directory this handle holds,
+    /// never a path that could be swapped for a link. Returns the watch and the directory's
+    /// file system type (`statfs`'s `f_type`: events are reliable only on local ones).
+    pub fn inotify_watch(&self, ifd: std::os::fd::RawFd, mask: u32) -> std::io::Result<(i32, i64)> {
+        use std::os::fd::AsRawFd;
+        let fd = self.dir.as_raw_fd();
+        // SAFETY: fstatfs fills the struct we pass, on a descriptor this handle owns.
+        let mut fs: libc::statfs = unsafe { std::mem::zeroed() };
+        if unsafe { libc::fstatfs(fd, &mut fs) } != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        let path = std::ffi::CString::new(format!("/proc/self/fd/{fd}"))
+            .map_err(|_| std::io::Error::from(ErrorKind::InvalidInput))?;
+        // SAFETY: a NUL-terminated path and a descriptor the caller owns.
+        let wd = unsafe { libc::inotify_add_watch(ifd, path.as_ptr(), mask | libc::IN_ONLYDIR) };
+        if wd < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        #[allow(clippy::unnecessary_cast)]
+        Ok((wd, fs.f_type as i64))
+    }
+}

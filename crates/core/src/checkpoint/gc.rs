@@ -4,20 +4,27 @@
 use super::*;
 
 impl Inner {
-    /// Every object checkpoint tree `id` reaches that `seen` does not hold yet (added to it).
+    /// Every object checkpoint tree `id` reaches that `seen` does not hold yet (added to it),
+    /// the trees its deltas are against included. `walked`: the trees whose entries were
+    /// already followed (a delta's base is needed without its entries being so).
     pub(super) fn reach(
         &self,
         id: &ObjectId,
         seen: &mut HashMap<ObjectId, CheckpointId>,
+        walked: &mut HashSet<ObjectId>,
         by: CheckpointId,
     ) -> Result<(), CheckpointError> {
-        if seen.contains_key(id) {
+        if !walked.insert(*id) {
             return Ok(());
         }
-        seen.insert(*id, by);
-        for e in tree::read(&self.objects, id)? {
+        seen.entry(*id).or_insert(by);
+        let t = tree::read_full(&self.objects, id)?;
+        for b in &t.bases {
+            seen.entry(*b).or_insert(by);
+        }
+        for e in t.entries {
             match e.kind {
-                Kind::Dir => self.reach(&e.id, seen, by)?,
+                Kind::Dir => self.reach(&e.id, seen, walked, by)?,
                 Kind::OverCap => {}
                 _ => {
                     seen.entry(e.id).or_insert(by);
@@ -35,10 +42,11 @@ impl Inner {
         // already seen was reached by a newer one, and so was everything under it.
         let mut newest: HashMap<ObjectId, CheckpointId> = HashMap::new();
         let mut readable = Vec::new();
+        let mut walked = HashSet::new();
         for &id in ids.iter().rev() {
             let Ok(info) = self.info(id) else { continue };
             // A damaged tree keeps what it could reach; what it could not is already lost.
-            let _ = self.reach(&info.tree, &mut newest, id);
+            let _ = self.reach(&info.tree, &mut newest, &mut walked, id);
             readable.push(id);
         }
         readable.reverse();
@@ -106,6 +114,7 @@ impl Inner {
             if let Some(m) = &mut self.memo {
                 m.forget_trees_and(&|id| deleted.contains(id));
                 self.cache_dirty = true;
+                self.unwatch();
             }
         }
         report.store_bytes = total - report.freed_bytes;

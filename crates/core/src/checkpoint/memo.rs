@@ -24,6 +24,11 @@ pub struct DirMemo {
     /// the same stat next time means the same names (adding, removing or renaming an entry
     /// moves its directory's mtime), so the listing is not read again.
     pub(super) listed_at: Option<Stat>,
+    /// The directory's device and inode when it was walked: another directory at the same
+    /// path later (renamed over it, a new one) is walked whole.
+    pub(super) ident: Option<(u64, u64)>,
+    /// How many deltas its tree is stored as ([`super::tree::put_tree`]).
+    pub(super) depth: u8,
     /// Its own `.gitignore`: the bytes read and their rules (`None`: no rules in them).
     pub(super) own_ignore: Option<(Vec<u8>, Option<Arc<Gitignore>>)>,
     /// Its entries, sorted by name.

@@ -58,6 +58,7 @@ mod restore;
 pub mod scan;
 pub mod statcache;
 pub mod tree;
+pub mod watch;
 
 use crate::capfs::{CapDir, CapError};
 use object::{ObjectId, ObjectType, Objects};
@@ -130,6 +131,12 @@ pub struct StoreOptions {
     /// Threads walking the project's directories side by side and storing new contents
     /// (1: the calling thread only).
     pub writer_threads: usize,
+    /// Watch the project's directories (inotify, on Linux) so that a checkpoint walks only
+    /// those that changed ([`watch`]); `false`: every checkpoint walks the whole project.
+    pub watch: bool,
+    /// A whole walk that lasts longer tells how far it got this often
+    /// ([`Store::checkpoint_reporting`]).
+    pub progress_every: Duration,
 }
 
 impl Default for StoreOptions {
@@ -143,6 +150,8 @@ impl Default for StoreOptions {
             writer_threads: std::thread::available_parallelism()
                 .map(|n| n.get().clamp(1, 8))
                 .unwrap_or(1),
+            watch: true,
+            progress_every: Duration::from_secs(1),
         }
     }
 }
@@ -235,7 +244,17 @@ struct Inner {
     last_stats: ScanStats,
     /// The person's global git excludes, read once.
     global_ignore: Option<std::sync::Arc<ignore::gitignore::Gitignore>>,
+    /// The directories that changed since the last walk, as the OS tells ([`watch`]).
+    watch: Option<watch::Watch>,
+    /// Watching was given up (not available, or a directory could not be watched).
+    watch_off: bool,
+    /// When the stat cache was last written: while the watch spares walks, it is written at
+    /// most every [`CACHE_WRITE_EVERY`] (it only spares a later process's first walk reads).
+    cache_written: Option<Instant>,
 }
+
+/// How often the stat cache is written back at most while directories are watched.
+const CACHE_WRITE_EVERY: Duration = Duration::from_secs(60);
 
 /// Stores one file's current content (see [`Store::capturer`]).
 #[derive(Debug)]
@@ -321,6 +340,7 @@ impl Store {
             .open(&lock_path)
             .map_err(io_err("open the lock file", &lock_path))?;
         let objects = Objects::new(dir.join("objects"), opts.compress);
+        let opts_watch = opts.watch;
         let global_ignore = opts
             .global_gitignore
             .then(|| std::sync::Arc::new(ignore::gitignore::Gitignore::global().0));
@@ -340,6 +360,9 @@ impl Store {
                 store_bytes: None,
                 last_stats: ScanStats::default(),
                 global_ignore,
+                watch: None,
+                watch_off: !opts_watch,
+                cache_written: None,
             },
         })
     }
@@ -391,6 +414,7 @@ impl Store {
             inner.known.clear();
             inner.store_bytes = None;
             inner.memo = None;
+            inner.unwatch();
             inner.cache_dirty = false;
             inner.cache = StatCache::load(&inner.cache_path());
         }
@@ -413,7 +437,22 @@ impl Store {
         label: &str,
         extra: &[String],
     ) -> Result<CheckpointId, CheckpointError> {
-        self.locked(true, |s| s.snapshot(Origin::Snapshot, label, extra))
+        self.locked(true, |s| s.snapshot(Origin::Snapshot, label, extra, None))
+    }
+
+    /// Checkpoints the whole project like [`Store::checkpoint`]; a walk of every directory (the
+    /// project's first, or one after events were lost) that lasts longer than
+    /// [`StoreOptions::progress_every`] calls `progress(directories, files)` that often.
+    pub fn checkpoint_reporting(
+        &mut self,
+        label: &str,
+        progress: &(dyn Fn(u64, u64) + Sync),
+    ) -> Result<CheckpointId, CheckpointError> {
+        let every = self.inner.opts.progress_every;
+        self.locked(true, |s| {
+            let r = scan::Reporter::new(progress, every);
+            s.snapshot(Origin::Snapshot, label, &[], Some(&r))
+        })
     }
 
     /// A checkpoint holding nothing: the base of a first capture in a project that has no
@@ -583,6 +622,7 @@ impl Inner {
         self.cache = StatCache::load(&self.cache_path());
         self.cache_dirty = false;
         self.memo = None;
+        self.unwatch();
         self.known.clear();
         self.store_bytes = None;
         self.seen_version = on_disk;
@@ -590,13 +630,18 @@ impl Inner {
 
     /// Saves the stat cache if it changed and marks the store as written by this process.
     fn bump_version(&mut self) {
-        if self.cache_dirty {
+        let due = self.watch.is_none()
+            || self
+                .cache_written
+                .is_none_or(|t| t.elapsed() >= CACHE_WRITE_EVERY);
+        if self.cache_dirty && due {
             let bytes = match &self.memo {
                 Some(m) => m.encode_stat_cache(),
                 None => self.cache.encode(),
             };
             if crate::fsutil::write_atomic_volatile(&self.cache_path(), &bytes, 0o600).is_ok() {
                 self.cache_dirty = false;
+                self.cache_written = Some(Instant::now());
             }
         }
         let mut rnd = [0u8; 16];
@@ -635,12 +680,21 @@ impl Inner {
         origin: Origin,
         label: &str,
         extra: &[String],
+        progress: Option<&scan::Reporter>,
     ) -> Result<CheckpointId, CheckpointError> {
         let cfg = self.scan_config();
         let threads = self.opts.writer_threads;
         if self.pool.is_none() && threads > 1 {
             self.pool = scan::shared_pool(threads);
         }
+        if self.watch.is_none() && !self.watch_off {
+            self.watch = watch::Watch::new();
+            self.watch_off = self.watch.is_none();
+        }
+        let changes = match &self.watch {
+            Some(w) => w.take(),
+            None => watch::Changes::All,
+        };
         let walked = scan::walk(
             &self.root,
             &self.objects,
@@ -650,7 +704,11 @@ impl Inner {
             &self.cache,
             &mut self.known,
             self.pool.as_deref(),
+            self.watch.as_ref(),
+            &changes,
+            progress,
         )?;
+        self.after_walk(walked.stats.whole);
         let mut root = walked.root;
         let mut added = walked.stats.bytes_written;
         for p in extra {
@@ -675,6 +733,30 @@ impl Inner {
         self.last_stats = walked.stats;
         self.add_bytes(added);
         self.record(origin, label, root)
+    }
+
+    /// The watch after a walk: ready when a whole walk watched every directory; given up for
+    /// good when a directory could not be watched.
+    fn after_walk(&mut self, whole: bool) {
+        let Some(w) = &self.watch else { return };
+        if let Some(why) = w.failed() {
+            tracing::info!(
+                root = %self.root.path().display(),
+                reason = %why,
+                "checkpoints: the project's directories cannot be watched; every checkpoint walks it whole"
+            );
+            self.watch = None;
+            self.watch_off = true;
+        } else if whole {
+            w.set_ready();
+        }
+    }
+
+    /// The memory of the last walk is gone or changed: the next walk is whole.
+    pub(super) fn unwatch(&self) {
+        if let Some(w) = &self.watch {
+            w.unready();
+        }
     }
 
     pub(super) fn blob(&self, st: &FileState) -> Result<Vec<u8>, CheckpointError> {

@@ -76,6 +76,9 @@ const HEADER: usize = 4 + 1 + 1 + 8;
 pub enum ObjectType {
     Blob,
     Tree,
+    /// A tree stored as its changes against another tree ([`super::tree`]): named, like every
+    /// tree, by the hash of the whole tree, which is checked once it is rebuilt.
+    TreeDelta,
 }
 
 impl ObjectType {
@@ -83,6 +86,7 @@ impl ObjectType {
         match self {
             ObjectType::Blob => b'b',
             ObjectType::Tree => b't',
+            ObjectType::TreeDelta => b'd',
         }
     }
 }
@@ -167,6 +171,44 @@ impl Objects {
         ty: ObjectType,
         limit: u64,
     ) -> Result<Vec<u8>, CheckpointError> {
+        let (_, raw) = self.read(id, &[ty], limit)?;
+        let back = match ty {
+            ObjectType::Blob => ObjectId::of_blob(&raw),
+            ObjectType::Tree => ObjectId::of_tree(&raw),
+            // Checked by the caller, once the whole tree is rebuilt.
+            ObjectType::TreeDelta => return Ok(raw),
+        };
+        if back != *id {
+            return Err(self.corrupt(id, "the object's content does not match its name".into()));
+        }
+        Ok(raw)
+    }
+
+    /// Reads tree `id`, stored whole or as a delta: (whether a delta, the bytes). A whole tree
+    /// is checked against its name here; a delta by the caller once rebuilt.
+    pub fn get_tree(&self, id: &ObjectId, limit: u64) -> Result<(bool, Vec<u8>), CheckpointError> {
+        let (ty, raw) = self.read(id, &[ObjectType::Tree, ObjectType::TreeDelta], limit)?;
+        if ty == ObjectType::Tree && ObjectId::of_tree(&raw) != *id {
+            return Err(self.corrupt(id, "the object's content does not match its name".into()));
+        }
+        Ok((ty == ObjectType::TreeDelta, raw))
+    }
+
+    pub fn corrupt(&self, id: &ObjectId, what: String) -> CheckpointError {
+        CheckpointError::Corrupt {
+            path: self.path_of(id),
+            what,
+        }
+    }
+
+    /// Reads object `id`'s bytes, unpacked: its type must be one of `types`, its size at most
+    /// `limit`.
+    fn read(
+        &self,
+        id: &ObjectId,
+        types: &[ObjectType],
+        limit: u64,
+    ) -> Result<(ObjectType, Vec<u8>), CheckpointError> {
         let path = self.path_of(id);
         let mut f = match std::fs::File::open(&path) {
             Ok(f) => f,
@@ -192,11 +234,12 @@ impl Objects {
         if f.read_exact(&mut header).is_err() {
             return Err(corrupt("the object is truncated (no header)".into()));
         }
-        if &header[..4] != MAGIC || header[4] != ty.byte() || header[5] > 1 {
+        let ty = types.iter().find(|t| t.byte() == header[4]).copied();
+        let Some(ty) = ty.filter(|_| &header[..4] == MAGIC && header[5] <= 1) else {
             return Err(corrupt(
                 "the object's header is not a checkpoint object's".into(),
             ));
-        }
+        };
         let len = u64::from_le_bytes(header[6..14].try_into().unwrap_or([0; 8]));
         if len > limit {
             return Err(corrupt(format!(
@@ -229,16 +272,7 @@ impl Objects {
                 raw.len()
             )));
         }
-        let back = match ty {
-            ObjectType::Blob => ObjectId::of_blob(&raw),
-            ObjectType::Tree => ObjectId::of_tree(&raw),
-        };
-        if back != *id {
-            return Err(corrupt(
-                "the object's content does not match its name".into(),
-            ));
-        }
-        Ok(raw)
+        Ok((ty, raw))
     }
 
     /// Every object file: its id and size on disk.

@@ -94,7 +94,7 @@ impl Inner {
             .filter_map(|p| p.to_str().map(str::to_string))
             .collect();
         // The state being replaced is checkpointed first: nothing is lost, and this undoes it.
-        let before = self.snapshot(Origin::BeforeRestore, "before restore", &extra)?;
+        let before = self.snapshot(Origin::BeforeRestore, "before restore", &extra, None)?;
         let now = self.info(before)?.tree;
         let paths: Vec<PathBuf> = match rels {
             Some(r) => r,
@@ -130,7 +130,7 @@ impl Inner {
                 }),
             }
         }
-        report.after = self.snapshot(Origin::AfterRestore, "after restore", &extra)?;
+        report.after = self.snapshot(Origin::AfterRestore, "after restore", &extra, None)?;
         Ok(report)
     }
 

@@ -104,6 +104,23 @@ fn get_varint(b: &[u8], at: &mut usize) -> Option<u64> {
     None
 }
 
+/// The entry name at `at` (its length first), moving past it; `None` for one that is not a
+/// plain name.
+fn take_name(b: &[u8], at: &mut usize) -> Option<Vec<u8>> {
+    let len = get_varint(b, at)? as usize;
+    let name = b.get(*at..at.checked_add(len)?)?.to_vec();
+    *at += len;
+    let plain = !(name.is_empty() || name == b"." || name == b".." || name.contains(&b'/'));
+    plain.then_some(name)
+}
+
+/// The object id at `at`, moving past it.
+fn take_id(b: &[u8], at: &mut usize) -> Option<ObjectId> {
+    let id = ObjectId(b.get(*at..at.checked_add(32)?)?.try_into().ok()?);
+    *at += 32;
+    Some(id)
+}
+
 /// The bytes of a tree (entries sorted by name, no duplicates).
 pub fn encode(entries: &[Entry]) -> Vec<u8> {
     encode_with(
@@ -149,15 +166,9 @@ pub fn decode(b: &[u8]) -> Option<Vec<Entry>> {
     for _ in 0..n {
         let kind = Kind::from_byte(*b.get(at)?)?;
         at += 1;
-        let len = get_varint(b, &mut at)? as usize;
-        let name = b.get(at..at.checked_add(len)?)?.to_vec();
-        at += len;
-        if name.is_empty() || name == b"." || name == b".." || name.contains(&b'/') {
-            return None;
-        }
+        let name = take_name(b, &mut at)?;
         let size = get_varint(b, &mut at)?;
-        let id = ObjectId(b.get(at..at + 32)?.try_into().ok()?);
-        at += 32;
+        let id = take_id(b, &mut at)?;
         if out.last().is_some_and(|p| p.name >= name) {
             return None;
         }
@@ -181,11 +192,175 @@ pub fn write(objects: &Objects, entries: &[Entry]) -> Result<(ObjectId, u64), Ch
 
 /// Reads tree `id`.
 pub fn read(objects: &Objects, id: &ObjectId) -> Result<Vec<Entry>, CheckpointError> {
-    let bytes = objects.get(id, ObjectType::Tree, TREE_LIMIT)?;
-    decode(&bytes).ok_or_else(|| CheckpointError::Corrupt {
-        path: objects.path_of(id),
-        what: "the directory listing is malformed".into(),
+    Ok(read_full(objects, id)?.entries)
+}
+
+/// A tree as read: its entries, how many deltas it is stored as, and the trees those deltas
+/// are against (each needs the next; a collection keeps them).
+#[derive(Debug)]
+pub struct Stored {
+    pub entries: Vec<Entry>,
+    pub depth: u8,
+    pub bases: Vec<ObjectId>,
+}
+
+/// The most deltas on the way from a tree to one stored whole.
+pub const MAX_DELTA_DEPTH: u8 = 16;
+
+/// Reads tree `id`, rebuilding it from the deltas it is stored as (the whole checked against
+/// its name).
+pub fn read_full(objects: &Objects, id: &ObjectId) -> Result<Stored, CheckpointError> {
+    let malformed = || objects.corrupt(id, "the directory listing is malformed".into());
+    let (delta, bytes) = objects.get_tree(id, TREE_LIMIT)?;
+    if !delta {
+        let entries = decode(&bytes).ok_or_else(malformed)?;
+        return Ok(Stored {
+            entries,
+            depth: 0,
+            bases: Vec::new(),
+        });
+    }
+    let (base, depth, edits) = decode_delta(&bytes).ok_or_else(malformed)?;
+    if depth == 0 || depth > MAX_DELTA_DEPTH || base == *id {
+        return Err(malformed());
+    }
+    let mut b = read_full(objects, &base)?;
+    // Each delta is one more than its base: a chain ends, and never loops.
+    if b.depth + 1 != depth {
+        return Err(malformed());
+    }
+    let entries = apply(std::mem::take(&mut b.entries), edits);
+    if ObjectId::of_tree(&encode(&entries)) != *id {
+        return Err(objects.corrupt(
+            id,
+            "the directory listing rebuilt from its delta does not match its name".into(),
+        ));
+    }
+    b.bases.push(base);
+    Ok(Stored {
+        entries,
+        depth,
+        bases: b.bases,
     })
+}
+
+/// One change of a delta: the entry `name` set to a state, or removed (`None`).
+pub type Edit<'a> = (&'a [u8], Option<&'a FileState>);
+
+/// The bytes of a delta against `base` (whose depth is `depth - 1`): `edits` sorted by name.
+pub fn encode_delta<'a>(
+    base: &ObjectId,
+    depth: u8,
+    edits: impl Iterator<Item = Edit<'a>>,
+) -> Vec<u8> {
+    let mut body = Vec::with_capacity(256);
+    let mut n = 0u64;
+    for (name, st) in edits {
+        n += 1;
+        body.push(st.map_or(0xff, |s| s.kind.byte()));
+        put_varint(&mut body, name.len() as u64);
+        body.extend_from_slice(name);
+        if let Some(s) = st {
+            put_varint(&mut body, s.size);
+            body.extend_from_slice(&s.id.0);
+        }
+    }
+    let mut out = Vec::with_capacity(body.len() + 44);
+    out.extend_from_slice(&base.0);
+    out.push(depth);
+    put_varint(&mut out, n);
+    out.extend_from_slice(&body);
+    out
+}
+
+type Edits = Vec<(Vec<u8>, Option<FileState>)>;
+
+/// A delta's base, depth and edits; `None` for anything malformed.
+fn decode_delta(b: &[u8]) -> Option<(ObjectId, u8, Edits)> {
+    let base = ObjectId(b.get(..32)?.try_into().ok()?);
+    let depth = *b.get(32)?;
+    let mut at = 33;
+    let n = get_varint(b, &mut at)?;
+    if n > b.len() as u64 {
+        return None;
+    }
+    let mut out: Edits = Vec::with_capacity(n as usize);
+    for _ in 0..n {
+        let op = *b.get(at)?;
+        at += 1;
+        let name = take_name(b, &mut at)?;
+        if out.last().is_some_and(|p| p.0 >= name) {
+            return None;
+        }
+        let st = if op == 0xff {
+            None
+        } else {
+            let kind = Kind::from_byte(op)?;
+            let size = get_varint(b, &mut at)?;
+            let id = take_id(b, &mut at)?;
+            Some(FileState { kind, size, id })
+        };
+        out.push((name, st));
+    }
+    (at == b.len()).then_some((base, depth, out))
+}
+
+/// `entries` with `edits` applied (both sorted by name).
+fn apply(entries: Vec<Entry>, edits: Edits) -> Vec<Entry> {
+    let mut out = Vec::with_capacity(entries.len() + edits.len());
+    let mut edits = edits.into_iter().peekable();
+    let set = |out: &mut Vec<Entry>, name: Vec<u8>, st: Option<FileState>| {
+        if let Some(s) = st {
+            out.push(Entry {
+                name,
+                kind: s.kind,
+                size: s.size,
+                id: s.id,
+            });
+        }
+    };
+    for e in entries {
+        while let Some((n, _)) = edits.peek() {
+            if n.as_slice() >= e.name.as_slice() {
+                break;
+            }
+            let (n, st) = edits.next().unwrap_or_default();
+            set(&mut out, n, st);
+        }
+        match edits.peek() {
+            Some((n, _)) if *n == e.name => {
+                let (n, st) = edits.next().unwrap_or_default();
+                set(&mut out, n, st);
+            }
+            _ => out.push(e),
+        }
+    }
+    for (n, st) in edits {
+        set(&mut out, n, st);
+    }
+    out
+}
+
+/// Stores the tree `id` (whose whole bytes are `whole`) as a delta against `base` (of depth
+/// `base_depth`) when that is at most half the size and the chain not too long, else whole:
+/// the bytes added and the depth it is stored at ([`MAX_DELTA_DEPTH`] when it was stored
+/// before, as whatever it was: not a base for a delta).
+pub fn put_tree<'a>(
+    objects: &Objects,
+    id: &ObjectId,
+    whole: &[u8],
+    base: Option<(&ObjectId, u8)>,
+    edits: impl Iterator<Item = Edit<'a>>,
+) -> Result<(u64, u8), CheckpointError> {
+    if let Some((b, d)) = base.filter(|(b, d)| *d < MAX_DELTA_DEPTH && *b != id) {
+        let delta = encode_delta(b, d + 1, edits);
+        if delta.len() <= whole.len() / 2 {
+            let n = objects.put(id, ObjectType::TreeDelta, &delta)?;
+            return Ok((n, if n > 0 { d + 1 } else { MAX_DELTA_DEPTH }));
+        }
+    }
+    let n = objects.put(id, ObjectType::Tree, whole)?;
+    Ok((n, if n > 0 { 0 } else { MAX_DELTA_DEPTH }))
 }
 
 pub fn os_bytes(s: &OsStr) -> Vec<u8> {
@@ -428,9 +603,12 @@ fn set_in(
     state: Option<FileState>,
     added: &mut u64,
 ) -> Result<(Option<ObjectId>, bool), CheckpointError> {
-    let mut entries = match dir {
-        Some(id) => read(objects, id)?,
-        None => Vec::new(),
+    let (mut entries, depth) = match dir {
+        Some(id) => {
+            let r = read_full(objects, id)?;
+            (r.entries, r.depth)
+        }
+        None => (Vec::new(), 0),
     };
     let name = &parts[0];
     let at = entries.binary_search_by(|e| e.name.as_slice().cmp(name));
@@ -454,6 +632,7 @@ fn set_in(
             id,
         })
     };
+    let edit = new_entry.as_ref().map(Entry::state);
     match (at, new_entry) {
         (Ok(i), Some(e)) => entries[i] = e,
         (Ok(i), None) => {
@@ -465,7 +644,10 @@ fn set_in(
     if entries.is_empty() {
         return Ok((None, true));
     }
-    let (id, n) = write(objects, &entries)?;
+    let whole = encode(&entries);
+    let id = ObjectId::of_tree(&whole);
+    let edits = std::iter::once((name.as_slice(), edit.as_ref()));
+    let (n, _) = put_tree(objects, &id, &whole, dir.map(|d| (d, depth)), edits)?;
     *added += n;
     Ok((Some(id), true))
 }

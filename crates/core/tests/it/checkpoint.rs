@@ -8,13 +8,13 @@ use claude_context_core::checkpoint::{
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
-struct Fixture {
+pub(crate) struct Fixture {
     _tmp: tempfile::TempDir,
-    root: PathBuf,
-    state: PathBuf,
+    pub(crate) root: PathBuf,
+    pub(crate) state: PathBuf,
 }
 
-fn fixture() -> Fixture {
+pub(crate) fn fixture() -> Fixture {
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path().join("project");
     let state = tmp.path().join("state");
@@ -26,7 +26,7 @@ fn fixture() -> Fixture {
     }
 }
 
-fn opts() -> StoreOptions {
+pub(crate) fn opts() -> StoreOptions {
     StoreOptions {
         max_file_bytes: 1024,
         global_gitignore: false,
@@ -36,8 +36,17 @@ fn opts() -> StoreOptions {
 }
 
 impl Fixture {
-    fn store(&self) -> Store {
+    pub(crate) fn store(&self) -> Store {
         Store::open(&self.state, &self.root, opts()).unwrap()
+    }
+
+    /// A store that walks the whole project every time (the watch off): what the stat cache
+    /// and the memory of the last walk spare.
+    fn unwatched(&self) -> Store {
+        self.store_with(StoreOptions {
+            watch: false,
+            ..opts()
+        })
     }
 
     fn store_with(&self, o: StoreOptions) -> Store {
@@ -45,7 +54,7 @@ impl Fixture {
     }
 
     /// Writes a file with an mtime a minute ago (old enough for the stat cache to trust).
-    fn write(&self, rel: &str, bytes: &[u8]) {
+    pub(crate) fn write(&self, rel: &str, bytes: &[u8]) {
         let p = self.root.join(rel);
         std::fs::create_dir_all(p.parent().unwrap()).unwrap();
         std::fs::write(&p, bytes).unwrap();
@@ -356,7 +365,7 @@ fn the_stat_cache_spares_reading_unchanged_files() {
             format!("file {i}\n").as_bytes(),
         );
     }
-    let mut s = f.store();
+    let mut s = f.unwatched();
     s.checkpoint("cold").unwrap();
     assert_eq!(s.last_stats().files_read, 50);
     s.checkpoint("warm").unwrap();
@@ -370,7 +379,7 @@ fn the_stat_cache_spares_reading_unchanged_files() {
     assert_eq!(s.file_at(b, "d3/f3.txt").unwrap().unwrap(), b"FILE 3\n");
     // A new process reads the persisted cache.
     drop(s);
-    let mut s = f.store();
+    let mut s = f.unwatched();
     s.checkpoint("another process").unwrap();
     assert_eq!(s.last_stats().files_read, 0, "{:?}", s.last_stats());
     // A file written just now is read again next time (its mtime is too recent to trust).
@@ -690,7 +699,7 @@ fn gc_deletes_only_what_no_checkpoint_reaches() {
 
 /// Ages to a minute ago every file and directory under `dir` whose mtime is recent (what a
 /// test just changed), leaving the rest as they are.
-fn age_recent(dir: &Path) {
+pub(crate) fn age_recent(dir: &Path) {
     for e in std::fs::read_dir(dir).unwrap().flatten() {
         let p = e.path();
         let m = std::fs::symlink_metadata(&p).unwrap();
@@ -714,13 +723,14 @@ fn age_recent(dir: &Path) {
 
 /// The root tree a store that knows nothing yet (no memory, no stat cache, one thread) gives
 /// for the project as it is now.
-fn fresh_tree(f: &Fixture) -> claude_context_core::checkpoint::object::ObjectId {
+pub(crate) fn fresh_tree(f: &Fixture) -> claude_context_core::checkpoint::object::ObjectId {
     let state = tempfile::tempdir().unwrap();
     let mut s = Store::open(
         state.path(),
         &f.root,
         StoreOptions {
             writer_threads: 1,
+            watch: false,
             ..opts()
         },
     )
@@ -812,7 +822,7 @@ fn a_directory_changed_just_now_is_listed_again_until_its_mtime_is_old() {
     let f = fixture();
     f.write("a/1.txt", b"one\n");
     age_recent(&f.root);
-    let mut s = f.store();
+    let mut s = f.unwatched();
     s.checkpoint("first").unwrap();
     s.checkpoint("second").unwrap();
     assert_eq!(s.last_stats().dirs_unchanged, 2);
@@ -863,4 +873,76 @@ fn the_folder_listing_the_projects_stores_is_the_persons_only() {
     let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode(store.dir().parent().unwrap()), 0o700);
     assert_eq!(mode(store.dir()), 0o700);
+}
+
+/// A directory of many files, one changed per checkpoint: each checkpoint stores the changed
+/// directory as its changes against the last (far smaller than the whole listing), more times
+/// than a chain of deltas may grow, and every checkpoint reads back whole, each file as it was
+/// then, also after a collection dropped the older checkpoints the newer ones' deltas start from.
+#[test]
+fn a_changed_directory_is_stored_as_its_changes_and_reads_back_whole() {
+    let f = fixture();
+    const FILES: usize = 200;
+    const ROUNDS: usize = 2 * tree::MAX_DELTA_DEPTH as usize + 3;
+    for i in 0..FILES {
+        f.write(&format!("big/f{i:03}.txt"), format!("{i}\n").as_bytes());
+    }
+    let mut s = f.store();
+    let mut ids = vec![s.checkpoint("first").unwrap()];
+    let whole = s.last_stats().bytes_written;
+    let mut big = Vec::new();
+    for round in 0..ROUNDS {
+        f.write(
+            &format!("big/f{round:03}.txt"),
+            format!("round {round}\n").as_bytes(),
+        );
+        ids.push(s.checkpoint(&format!("round {round}")).unwrap());
+        if s.last_stats().bytes_written * 20 >= whole {
+            big.push(round);
+        }
+    }
+    // Whole again only when the chain is as long as it may grow.
+    let every = tree::MAX_DELTA_DEPTH as usize + 1;
+    assert!(
+        big.len() <= ROUNDS / every,
+        "whole listings written in rounds {big:?}"
+    );
+    let expect = |n: usize, i: usize| {
+        if i < n {
+            format!("round {i}\n")
+        } else {
+            format!("{i}\n")
+        }
+    };
+    for (n, id) in ids.iter().enumerate() {
+        assert_eq!(s.diff_files(*id).len(), FILES);
+        for i in [0, n.saturating_sub(1), n, ROUNDS - 1] {
+            let got = s
+                .file_at(*id, &format!("big/f{i:03}.txt"))
+                .unwrap()
+                .unwrap();
+            assert_eq!(
+                String::from_utf8(got).unwrap(),
+                expect(n, i),
+                "checkpoint {n}, file {i}"
+            );
+        }
+    }
+    drop(s);
+    // A cap that keeps only the newest checkpoint.
+    let mut s = f.store_with(StoreOptions {
+        max_store_bytes: 1,
+        ..opts()
+    });
+    let report = s.gc().unwrap();
+    assert_eq!(report.dropped_checkpoints.len(), ROUNDS, "{report:?}");
+    let newest = *ids.last().unwrap();
+    assert_eq!(s.diff_files(newest).len(), FILES);
+    for i in 0..FILES {
+        let got = s
+            .file_at(newest, &format!("big/f{i:03}.txt"))
+            .unwrap()
+            .unwrap();
+        assert_eq!(String::from_utf8(got).unwrap(), expect(ROUNDS, i));
+    }
 }

@@ -12,6 +12,7 @@ mod bash_edits;
 mod capfs_prop;
 mod capfs_race;
 mod checkpoint;
+mod checkpoint_watch;
 mod claude_session;
 mod client_requests;
 mod client_status;

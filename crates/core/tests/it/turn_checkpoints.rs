@@ -833,6 +833,70 @@ fn a_review_write_keeps_what_it_replaces_and_can_be_undone() {
     assert_eq!(r["conflicts"].as_array().unwrap().len(), 1, "{r:#}");
 }
 
+/// A project's first checkpoint (a walk of every file) never holds the prompt: while the walk
+/// has the store (held here as a long walk holds it), the prompt's hook and an edit's hook
+/// answer, the edit's file is captured; once the walk runs it tells the editor how far it got
+/// (`checkpoint_progress`), then that it is done; the turn's before is restored by a rewind.
+#[test]
+fn the_first_checkpoint_never_holds_the_prompt_and_tells_its_progress() {
+    let b = bridge();
+    b.shared().checkpoints.configure(StoreOptions {
+        progress_every: std::time::Duration::ZERO,
+        ..StoreOptions::default()
+    });
+    for i in 0..40 {
+        let p = b.path(&format!("d{}/f{i}.txt", i % 4));
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, format!("{i}\n")).unwrap();
+    }
+    std::fs::write(b.path("a.txt"), b"before\n").unwrap();
+    let p = b.proj();
+    let held = p.store();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let answered = std::thread::scope(|s| {
+        s.spawn(|| {
+            b.hook("UserPromptSubmit", "s", None, None);
+            b.hook("PreToolUse", "s", Some("Edit"), Some(&b.path("a.txt")));
+            let _ = tx.send(());
+        });
+        let r = rx.recv_timeout(std::time::Duration::from_secs(120));
+        // Let the walk go (the hooks' thread too, were it waiting for it).
+        drop(held);
+        r
+    });
+    assert!(
+        answered.is_ok(),
+        "the prompt's hook waited for the checkpoint"
+    );
+    std::fs::write(b.path("a.txt"), b"after\n").unwrap();
+    b.hook("Stop", "s", None, None);
+    b.settle();
+    let mut told = Vec::new();
+    for _ in 0..600 {
+        told = b.editor_calls("checkpoint_progress");
+        if told.iter().any(|t| t["done"] == true) {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    // The messages are sent without waiting: they may arrive in any order.
+    let last = told
+        .iter()
+        .find(|t| t["done"] == true)
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(last["done"], true, "{told:?}");
+    assert!(told.iter().any(|t| t["done"] == false), "{told:?}");
+    assert_eq!(
+        last["root"],
+        b.project.to_string_lossy().as_ref(),
+        "{told:?}"
+    );
+    assert!(last["files"].as_u64().unwrap() >= 41, "{told:?}");
+    checkpoints::rewind(&b.proj(), &TurnQuery::default()).unwrap();
+    assert_eq!(std::fs::read(b.path("a.txt")).unwrap(), b"before\n");
+}
+
 /// The editor's write of `rel` (`None`: removed) through the review's keeping, in `group`.
 fn kept_write(b: &Bridge, rel: &str, bytes: Option<&[u8]>, group: Option<&str>) {
     use claude_context_core::turns::checkpoints::keep;

@@ -140,10 +140,33 @@ fn follow(shared: &Arc<State>, key: u64, project: &Arc<Project>, record: TurnRec
     );
 }
 
-/// On the project's worker: the start checkpoint of turn `key`.
+/// On the project's worker: the start checkpoint of turn `key`. A walk of the whole project
+/// that takes a while (its first) tells the editor how far it got (`checkpoint_progress`), then
+/// that it is done.
 fn take_start(shared: &Arc<State>, p: &Project, key: u64) {
-    let r = p.store().checkpoint(&format!("turn {key} start"));
     let cps = &shared.checkpoints;
+    let told = std::sync::atomic::AtomicBool::new(false);
+    let root = p.root.to_string_lossy().into_owned();
+    let tell = |dirs: u64, files: u64, done: bool| {
+        cps.tell(
+            shared,
+            "checkpoint_progress",
+            serde_json::json!({ "root": root, "dirs": dirs, "files": files, "done": done }),
+        );
+    };
+    let progress = |dirs: u64, files: u64| {
+        told.store(true, std::sync::atomic::Ordering::Relaxed);
+        tell(dirs, files, false);
+    };
+    let r = {
+        let mut store = p.store();
+        let r = store.checkpoint_reporting(&format!("turn {key} start"), &progress);
+        if told.load(std::sync::atomic::Ordering::Relaxed) {
+            let st = store.last_stats();
+            tell(st.dirs, st.files + st.symlinks + st.over_cap, true);
+        }
+        r
+    };
     match r {
         Ok(id) => {
             if let Some(l) = cps.tables().live.get_mut(&key) {

@@ -14,10 +14,20 @@
 
 use super::ignore_rules::{as_path, parse_ignore, read_ignore_bytes, Rules};
 pub use super::memo::DirMemo;
+use delta::Base;
+use listing::{listing, own_ignore, previous};
+pub use progress::Reporter;
+use subdirs::Below;
+
+mod delta;
+mod listing;
+mod progress;
+mod subdirs;
 use super::memo::{Seen, What};
 use super::object::{ObjectId, ObjectType, Objects};
 use super::statcache::{trustworthy, StatCache};
 use super::tree::{self, os_bytes, FileState, Kind};
+use super::watch::{Changes, Dirty, Watch};
 use super::CheckpointError;
 use crate::capfs::{self, CapDir, EntryType, Stat};
 use ignore::gitignore::Gitignore;
@@ -48,6 +58,11 @@ pub struct ScanStats {
     pub cache_hits: u64,
     /// Directories whose stat was the same as when they were last listed: not listed again.
     pub dirs_unchanged: u64,
+    /// Directories not even opened: the watch saw no change in or beneath them
+    /// ([`super::watch`]); their trees are the last walk's.
+    pub dirs_skipped: u64,
+    /// The walk went over every directory (not only those the watch said changed).
+    pub whole: bool,
     pub files_read: u64,
     pub bytes_read: u64,
     pub objects_written: u64,
@@ -102,6 +117,7 @@ impl Out {
         a.unreadable += b.unreadable;
         a.cache_hits += b.cache_hits;
         a.dirs_unchanged += b.dirs_unchanged;
+        a.dirs_skipped += b.dirs_skipped;
         a.files_read += b.files_read;
         a.bytes_read += b.bytes_read;
         a.objects_written += b.objects_written;
@@ -142,6 +158,12 @@ struct Ctx<'a> {
     /// [`trustworthy`]).
     now: i64,
     parallel: bool,
+    /// Watches every directory walked (before it is listed).
+    watch: Option<&'a Watch>,
+    /// Only these directories changed (`None`: look at everything).
+    changes: Option<&'a Dirty>,
+    /// Told how far a whole walk got, now and then.
+    progress: Option<&'a Reporter<'a>>,
 }
 
 impl Ctx<'_> {
@@ -289,36 +311,113 @@ impl Ctx<'_> {
 
     /// The directory `dir` (at `rel`, its path from the root), given what the walk before saw
     /// there (`old`) and the rules in force above it.
+    /// `force`: walk everything beneath, whatever the watch says (the rules above changed, or
+    /// the directory is not the one remembered).
+    #[allow(clippy::too_many_arguments)]
     fn dir(
         &self,
         dir: &CapDir,
         rel: &[u8],
         old: Option<DirMemo>,
         rules: &Rules,
+        force: bool,
         out: &mut Out,
     ) -> Result<DirMemo, CheckpointError> {
+        if let Some(w) = self.watch {
+            // Before the listing: what changes after it is an event.
+            w.add(dir, rel);
+        }
         out.stats.dirs += 1;
         let trusted_before = out.trusted;
         let known_before = old.is_some();
         let mut old = old.unwrap_or_default();
+        // The tree the last walk kept here (before the listing takes the names): a changed one
+        // is stored as its changes against it.
+        let base = Base::of(&old);
         // Taken before the listing: a change during it shows next time.
         let dir_stat = dir.stat_self().ok();
-        let same_listing = dir_stat.is_some() && old.listed_at == dir_stat;
+        let ident = dir_stat.map(|s| (s.dev, s.ino));
+        let force = force || (known_before && old.ident != ident);
+        let scoped = self.changes.filter(|_| !force);
+        // No event in it: the same names, the same files (only subdirectories may differ).
+        let quiet = known_before && scoped.is_some_and(|c| !c.is_dirty(rel));
+        let same_listing = quiet || (dir_stat.is_some() && old.listed_at == dir_stat);
         let Some(listed) = listing(dir, rel, &mut old, same_listing, out)? else {
             return Ok(DirMemo::default());
         };
-        let listed_at = dir_stat.filter(|s| trustworthy(s.mtime_ns, self.now));
+        let listed_at = if quiet {
+            old.listed_at
+        } else {
+            dir_stat.filter(|s| trustworthy(s.mtime_ns, self.now))
+        };
         let prefix = if rel.is_empty() { 0 } else { rel.len() + 1 };
         // This directory's own ignore file: parsed again only when its bytes changed.
-        let own_ignore = own_ignore(dir, &listed, &mut old);
+        let own_ignore = if quiet {
+            old.own_ignore.take()
+        } else {
+            own_ignore(dir, &listed, &mut old)
+        };
         let here = match &own_ignore {
             Some((bytes, gi)) => rules.with(prefix, bytes, gi.as_ref()),
             None => rules.clone(),
         };
         let same_rules = known_before && old.rules == here.sig;
+        let quiet = quiet && same_rules;
         // A directory that had no tree (or whose tree was forgotten) gets one computed again.
-        let mut changed = !known_before || old.tree.is_none();
-        let mut olds = std::mem::take(&mut old.entries).into_iter().peekable();
+        let changed = !known_before || old.tree.is_none();
+        let look = Look {
+            rel,
+            prefix,
+            here: &here,
+            same_listing,
+            same_rules,
+            quiet,
+        };
+        let olds = std::mem::take(&mut old.entries);
+        let (mut entries, subdirs, mut changed, full) =
+            self.entries(dir, &look, listed, olds, changed, out)?;
+        if let Some(p) = self.progress {
+            p.tick(&entries);
+        }
+        let below = Below {
+            rules: &here,
+            force: force || !same_rules,
+            scoped,
+        };
+        changed |= self.subdirs(dir, &full[..prefix], &below, &mut entries, subdirs, out)?;
+        let (tree, depth) = if changed {
+            self.tree(rel, &entries, base, out)?
+        } else {
+            (old.tree, old.depth)
+        };
+        Ok(DirMemo {
+            tree,
+            rules: here.sig,
+            listed_at,
+            ident,
+            depth,
+            own_ignore,
+            entries,
+            trusted: out.trusted - trusted_before,
+        })
+    }
+
+    /// The entries of the directory `look` describes, from its listing and the last walk's
+    /// entries (`olds`): each file looked at (or kept as it was when nothing happened in the
+    /// directory), the subdirectories to walk, whether any entry changed (`changed` so far), and
+    /// the paths' prefix.
+    fn entries(
+        &self,
+        dir: &CapDir,
+        look: &Look,
+        listed: Listing,
+        olds: Vec<Seen>,
+        mut changed: bool,
+        out: &mut Out,
+    ) -> Result<Looked, CheckpointError> {
+        let (rel, prefix, here) = (look.rel, look.prefix, look.here);
+        let (same_listing, same_rules, quiet) = (look.same_listing, look.same_rules, look.quiet);
+        let mut olds = olds.into_iter().peekable();
         let mut entries: Vec<Seen> = Vec::with_capacity(listed.len());
         let mut subdirs: Vec<Subdir> = Vec::new();
         let mut full = path_prefix(rel, prefix);
@@ -343,7 +442,15 @@ impl Ctx<'_> {
                 subdirs.push((entries.len(), old_subdir(prev), prev_kept));
                 (None, What::Other)
             } else {
-                self.entry(dir, &name, kind, &full, prev.as_ref(), out)?
+                match prev {
+                    // Unchanged since the last walk (no event): kept as it was.
+                    Some(p) if quiet => {
+                        out.trusted +=
+                            u64::from(matches!(p.what, What::File { trusted: true, .. }));
+                        (p.kept, p.what)
+                    }
+                    prev => self.entry(dir, &name, kind, &full, prev.as_ref(), out)?,
+                }
             };
             if kind != EntryType::Dir || matches!(what, What::Ignored) {
                 changed |= kept != prev_kept;
@@ -356,20 +463,7 @@ impl Ctx<'_> {
             });
         }
         changed |= olds.any(|o| o.kept.is_some());
-        changed |= self.subdirs(dir, &full[..prefix], &here, &mut entries, subdirs, out)?;
-        let tree = if changed {
-            self.tree(rel, &entries, out)?
-        } else {
-            old.tree
-        };
-        Ok(DirMemo {
-            tree,
-            rules: here.sig,
-            listed_at,
-            own_ignore,
-            entries,
-            trusted: out.trusted - trusted_before,
-        })
+        Ok((entries, subdirs, changed, full))
     }
 
     /// A listed entry that is neither a directory nor ignored: a special file (counted), a
@@ -410,81 +504,25 @@ impl Ctx<'_> {
             EntryType::Dir => (None, What::Other),
         })
     }
+}
 
-    /// Walks the subdirectories `subdirs` of `dir` (whose path prefix is `prefix`), on the
-    /// pool's threads when there is one, and notes their trees in `entries`: whether one changed.
-    fn subdirs(
-        &self,
-        dir: &CapDir,
-        prefix: &[u8],
-        here: &Rules,
-        entries: &mut [Seen],
-        subdirs: Vec<Subdir>,
-        out: &mut Out,
-    ) -> Result<bool, CheckpointError> {
-        let walk_sub = |(at, old_sub, _): Subdir| {
-            let mut sub_out = Out::default();
-            let name = &entries[at].name;
-            let r = match dir.open_subdir_nofollow(as_path(name).as_ref()) {
-                Ok(sub) => {
-                    let mut sub_rel = Vec::with_capacity(prefix.len() + name.len());
-                    sub_rel.extend_from_slice(prefix);
-                    sub_rel.extend_from_slice(name);
-                    self.dir(&sub, &sub_rel, old_sub, here, &mut sub_out)
-                        .map(Some)
-                }
-                Err(_) => {
-                    sub_out.stats.unreadable += 1;
-                    Ok(None)
-                }
-            };
-            r.map(|m| (at, m, sub_out))
-        };
-        let prev_kepts: Vec<(usize, Option<FileState>)> =
-            subdirs.iter().map(|(at, _, k)| (*at, *k)).collect();
-        let results: Vec<Result<_, CheckpointError>> = if self.parallel && subdirs.len() > 1 {
-            subdirs.into_par_iter().map(walk_sub).collect()
-        } else {
-            subdirs.into_iter().map(walk_sub).collect()
-        };
-        let mut changed = false;
-        for (r, (_, prev_kept)) in results.into_iter().zip(prev_kepts) {
-            let (at, memo, sub_out) = r?;
-            out.add(sub_out);
-            let e = &mut entries[at];
-            if let Some(m) = memo {
-                e.kept = m.tree.map(|id| FileState {
-                    kind: Kind::Dir,
-                    size: 0,
-                    id,
-                });
-                e.what = What::Dir(Box::new(m));
-            }
-            changed |= e.kept != prev_kept;
-        }
-        Ok(changed)
-    }
+/// A directory's entries looked at: the entries, the subdirectories to walk, whether any entry
+/// changed, the paths' prefix.
+type Looked = (Vec<Seen>, Vec<Subdir>, bool, Vec<u8>);
 
-    /// The tree of a changed directory (at `rel`) holding `entries`, stored; none for an empty
-    /// directory other than the root.
-    fn tree(
-        &self,
-        rel: &[u8],
-        entries: &[Seen],
-        out: &mut Out,
-    ) -> Result<Option<ObjectId>, CheckpointError> {
-        if !rel.is_empty() && !entries.iter().any(|e| e.kept.is_some()) {
-            return Ok(None);
-        }
-        let bytes = tree::encode_parts(
-            entries
-                .iter()
-                .filter_map(|e| e.kept.as_ref().map(|k| (e.name.as_slice(), k))),
-        );
-        let id = ObjectId::of_tree(&bytes);
-        self.store(ObjectType::Tree, id, &bytes, out)?;
-        Ok(Some(id))
-    }
+/// How a directory's entries are looked at.
+struct Look<'a> {
+    /// Its path from the root, and the length of its entries' paths' prefix.
+    rel: &'a [u8],
+    prefix: usize,
+    /// The rules in force in it.
+    here: &'a Rules,
+    /// The listing is the last walk's (entries in the same order).
+    same_listing: bool,
+    /// The same rules as at the last walk: what they ignored is ignored.
+    same_rules: bool,
+    /// Nothing happened in it since the last walk (the watch says): files kept as they were.
+    quiet: bool,
 }
 
 /// `rel` and, unless it is the root, a slash: `prefix` bytes, the start of its entries' paths.
@@ -514,88 +552,6 @@ type Listing = Vec<(Vec<u8>, EntryType)>;
 /// was kept for it before.
 type Subdir = (usize, Option<DirMemo>, Option<FileState>);
 
-/// The entries of `dir` (at `rel`), sorted by name: the old ones when the listing is the same
-/// (`same_listing`, their names taken from `old`), else listed again. `None`: not readable
-/// (counted; an error for the root).
-fn listing(
-    dir: &CapDir,
-    rel: &[u8],
-    old: &mut DirMemo,
-    same_listing: bool,
-    out: &mut Out,
-) -> Result<Option<Listing>, CheckpointError> {
-    if same_listing {
-        out.stats.dirs_unchanged += 1;
-        return Ok(Some(
-            old.entries
-                .iter_mut()
-                .map(|e| (std::mem::take(&mut e.name), e.listed))
-                .collect(),
-        ));
-    }
-    let listed = match dir.list_nofollow() {
-        Ok(l) => l,
-        Err(e) if rel.is_empty() => return Err(e.into()),
-        Err(_) => {
-            out.stats.unreadable += 1;
-            return Ok(None);
-        }
-    };
-    let mut listed: Listing = listed
-        .into_iter()
-        .map(|l| (l.name.into_encoded_bytes(), l.kind))
-        .collect();
-    listed.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-    Ok(Some(listed))
-}
-
-/// The bytes and rules of the directory's own `.gitignore` (when `listed` has one), parsed
-/// again only when its bytes differ from those of the walk before (`old`).
-fn own_ignore(
-    dir: &CapDir,
-    listed: &[(Vec<u8>, EntryType)],
-    old: &mut DirMemo,
-) -> Option<(Vec<u8>, Option<Arc<Gitignore>>)> {
-    let has_ignore = listed
-        .iter()
-        .any(|(n, k)| n == b".gitignore" && *k == EntryType::File);
-    if !has_ignore {
-        return None;
-    }
-    read_ignore_bytes(dir, Path::new(".gitignore")).map(|bytes| match old.own_ignore.take() {
-        Some((b, gi)) if b == bytes => (b, gi),
-        _ => {
-            let gi = parse_ignore(&bytes).map(Arc::new);
-            (bytes, gi)
-        }
-    })
-}
-
-/// The entry of the walk before named `name`: the next of `olds` when the listing is the same,
-/// else found by name in the sorted `olds` (those passed by were removed: `changed` when one
-/// was kept).
-fn previous(
-    olds: &mut std::iter::Peekable<std::vec::IntoIter<Seen>>,
-    name: &[u8],
-    same_listing: bool,
-    changed: &mut bool,
-) -> Option<Seen> {
-    if same_listing {
-        // The old entries are the listing, in its order.
-        return olds.next();
-    }
-    while let Some(o) = olds.peek() {
-        match o.name.as_slice().cmp(name) {
-            std::cmp::Ordering::Less => {
-                *changed |= olds.next().is_some_and(|o| o.kept.is_some());
-            }
-            std::cmp::Ordering::Equal => return olds.next(),
-            std::cmp::Ordering::Greater => break,
-        }
-    }
-    None
-}
-
 /// Walks the project under `root` and stores what the store does not have. `global`: the
 /// person's global git excludes (`core.excludesFile`); `memo`: what the walk before found
 /// (`None`: nothing known, a first walk); `flat`: the stat cache read from disk, used where the
@@ -611,6 +567,9 @@ pub fn walk(
     flat: &StatCache,
     known: &mut HashSet<ObjectId>,
     pool: Option<&rayon::ThreadPool>,
+    watch: Option<&Watch>,
+    changes: &Changes,
+    progress: Option<&Reporter>,
 ) -> Result<Walked, CheckpointError> {
     let mut rules = Rules::none();
     if let Some(gi) = global.filter(|g| !g.is_empty()) {
@@ -627,6 +586,10 @@ pub fn walk(
         Some(m) => m.trusted_count(),
         None => flat.map.len() as u64,
     };
+    let scoped = match changes {
+        Changes::Dirs(d) if memo.is_some() => Some(d),
+        _ => None,
+    };
     let shared = Mutex::new(std::mem::take(known));
     let cx = Ctx {
         objects,
@@ -635,11 +598,16 @@ pub fn walk(
         known: &shared,
         now: now_ns(),
         parallel: pool.is_some(),
+        watch,
+        changes: scoped,
+        // Only a whole walk takes long enough to tell.
+        progress: progress.filter(|_| scoped.is_none()),
     };
     let mut out = Out::default();
+    out.stats.whole = cx.changes.is_none();
     let r = match pool {
-        Some(p) => p.install(|| cx.dir(root, &[], memo, &rules, &mut out)),
-        None => cx.dir(root, &[], memo, &rules, &mut out),
+        Some(p) => p.install(|| cx.dir(root, &[], memo, &rules, false, &mut out)),
+        None => cx.dir(root, &[], memo, &rules, false, &mut out),
     };
     *known = shared.into_inner().unwrap_or_default();
     let memo = r?;
