@@ -305,7 +305,7 @@ return {
     function()
       setup(readme_opts())
       local text = h.health_lines(function()
-        require("claude_context.health").check_claudecode(cc().status())
+        require("claude_context.health.features").check_claudecode(cc().status())
       end)
       contains(text, "OK terminal.split_side → terminal.side = right")
       contains(text, "OK terminal.split_width_percentage → terminal.size = 0.3")
@@ -565,7 +565,7 @@ return {
       contains(warns[1].msg, ":help claude-context-from-claudecode")
       -- :checkhealth says so, and what to do.
       local text = h.health_lines(function()
-        require("claude_context.health").check_claudecode(cc().status())
+        require("claude_context.health.features").check_claudecode(cc().status())
       end, true)
       contains(text, "WARN claudecode.nvim is on the runtimepath (" .. other)
       contains(text, "Remove coder/claudecode.nvim")

@@ -441,7 +441,7 @@ return {
           out[#out + 1] = m
         end,
       }
-      require("claude_context.health").check_edit()
+      require("claude_context.health.features").check_edit()
       vim.health = orig
       contains(table.concat(out, "\n"), "warm process: ready")
     end,
