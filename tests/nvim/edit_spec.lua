@@ -391,6 +391,9 @@ return {
       wait_for(function()
         return lines(buf)[3] == "R3"
       end, 20000, "the third edit")
+      -- The prompt's <CR> may start the edit after the first idle(): its first line shows while
+      -- the answer still streams (the old line below it), so wait for it to end.
+      idle()
       local prompts = h.read(dir .. "/prompts.log")
       local _, count = prompts:gsub("Instruction: make it R", "")
       eq(3, count, prompts)
