@@ -232,7 +232,7 @@ return {
         ok(win ~= child:lua("return _G.mine"))
         eq(project .. "/a.txt", child:lua("return vim.api.nvim_buf_get_name(vim.api.nvim_win_get_buf(...))", win))
         -- A second call (with its line) reuses the window and goes to the line.
-        child:lua("require('claude_context.follow.trail').on_tool_call({ session_id = 's-follow', tool = 'Read', file = ..., line = 4 })", project .. "/a.txt")
+        child:lua("require('claude_context.follow.trail').on_tool_call({ session_id = 's-follow', tool = 'Read', file = ..., line = 4, cwd = select(2, ...) })", project .. "/a.txt", project)
         eq(win, child:lua("return require('claude_context.follow').win"))
         eq(4, child:lua("return vim.api.nvim_win_get_cursor(...)[1]", win))
         eq(true, child:lua("return vim.api.nvim_get_current_win() == _G.mine"))
@@ -249,8 +249,18 @@ return {
         -- A FIFO named by a tool is never opened.
         local fifo = project .. "/pipe"
         vim.system({ "mkfifo", fifo }):wait()
-        child:lua("require('claude_context.follow.trail').on_tool_call({ session_id = 's-follow', tool = 'Read', file = ... })", fifo)
+        child:lua("require('claude_context.follow.trail').on_tool_call({ session_id = 's-follow', tool = 'Read', file = ..., cwd = select(2, ...) })", fifo, project)
         eq(project .. "/a.txt", child:lua("return require('claude_context.follow').last.file"))
+        -- A file outside the session's folder (or one `..` leads out of) is never shown.
+        local outside = vim.fn.tempname()
+        vim.fn.writefile({ "secret" }, outside)
+        for _, f in ipairs({ outside, project .. "/../" .. vim.fs.basename(project) .. "-x/a.txt" }) do
+          child:lua("require('claude_context.follow.trail').on_tool_call({ session_id = 's-follow', tool = 'Read', file = ..., cwd = select(2, ...) })", f, project)
+          eq(project .. "/a.txt", child:lua("return require('claude_context.follow').last.file"), f)
+        end
+        eq(true, require("claude_context.follow").inside(project .. "/sub/../a.txt", project))
+        eq(false, require("claude_context.follow").inside(project .. "/../x", project))
+        eq(false, require("claude_context.follow").inside(project .. "x/a.txt", project))
         eq(false, child:lua("return require('claude_context').follow(false)"))
         eq(false, child:lua("return vim.api.nvim_win_is_valid(...)", win), "the follow window closes")
       end)

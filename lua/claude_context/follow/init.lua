@@ -74,10 +74,28 @@ local function buffer_of(file)
   return buf
 end
 
----Shows `e.file` at `e.line` in the follow window, without entering it.
+---Whether `file` lies in the session's folder `cwd` (lexically, `..` resolved): a tool call
+---names any path it likes (the model can call the hook tool itself), and the follow window shows
+---the session's files only, never one elsewhere on the person's disk.
+---@param file string
+---@param cwd string?
+---@return boolean
+function M.inside(file, cwd)
+  if type(cwd) ~= "string" or cwd == "" or not vim.startswith(file, "/") then
+    return false
+  end
+  local f, c = vim.fs.normalize(file), vim.fs.normalize(cwd)
+  return f == c or vim.startswith(f, c == "/" and c or (c .. "/"))
+end
+
+---Shows `e.file` at `e.line` in the follow window, without entering it; a file outside the
+---session's folder (`e.cwd`) is not shown.
 ---@param session string
 ---@param e table a trail entry
 function M.show(session, e)
+  if not M.inside(e.file, e.cwd) then
+    return
+  end
   local buf = buffer_of(e.file)
   if not buf then
     return
