@@ -81,12 +81,9 @@ pub fn create(lua: &Lua) -> mlua::Result<Table> {
     facts(lua, &t)?;
     // Native functions of other families, each in its own file (`src/api_<family>.rs`), join
     // the table here, one line each: `crate::api_<family>::register(lua, &t)?;`
-    crate::api_review::register(
-        lua,
-        &t,
-        || SERVER.with(|s| s.borrow().as_ref().map(|v| v.shared().clone())),
-        main_thread,
-    )?;
+    crate::api_review::register(lua, &t, || {
+        SERVER.with(|s| s.borrow().as_ref().map(|v| v.shared().clone()))
+    })?;
     crate::api_route::register(lua, &t)?;
     crate::api_edit::register(lua, &t)?;
     crate::api_transcript::register(lua, &t)?;

@@ -6,7 +6,6 @@
 //! `src/binding.rs`).
 
 use crate::binding::{self, export, lua_error, Failure};
-use crate::main_thread::MainThread;
 use claude_context_core::capfs::CapError;
 use claude_context_core::server::Shared;
 use claude_context_core::turns::checkpoints::{self, keep, Project, TurnError, TurnQuery};
@@ -71,13 +70,8 @@ fn undo(p: &Project, q: &TurnQuery) -> Result<Value, TurnError> {
 
 /// Adds `review_changeset`, `review_turns`, `review_rewind`, `review_rewind_undo` and
 /// `review_restore_file` to `t`.
-/// `shared` gives the running bridge (none when stopped); `main` the main-thread queue.
-pub fn register(
-    lua: &Lua,
-    t: &Table,
-    shared: fn() -> Option<Arc<Shared>>,
-    main: fn() -> mlua::Result<MainThread>,
-) -> mlua::Result<()> {
+/// `shared` gives the running bridge (none when stopped).
+pub fn register(lua: &Lua, t: &Table, shared: fn() -> Option<Arc<Shared>>) -> mlua::Result<()> {
     let _ = SHARED.set(shared);
     let fns: [(&'static str, Work); 5] = [
         ("review_changeset", checkpoints::changeset),
@@ -88,7 +82,7 @@ pub fn register(
     ];
     for (name, work) in fns {
         export(lua, t, name, move |_, (opts, cb): (String, Function)| {
-            start(name, work, &opts, cb, shared, main)
+            start(name, work, &opts, cb, shared)
         })?;
     }
     Ok(())
@@ -100,37 +94,17 @@ fn start(
     opts: &str,
     cb: Function,
     shared: fn() -> Option<Arc<Shared>>,
-    main: fn() -> mlua::Result<MainThread>,
 ) -> mlua::Result<()> {
     let q: TurnQuery = serde_json::from_str(opts)
         .map_err(|e| lua_error(format!("claude-context: {name}: bad options: {e}")))?;
     let state = shared()
         .map(|s| s.turns.clone())
         .ok_or_else(|| lua_error(binding::NOT_RUNNING))?;
-    let main = main()?;
-    let id = binding::hold(name, cb, false);
-    let spawned = std::thread::Builder::new()
-        .name("cc-review".into())
-        .spawn(move || {
-            let run = || -> Result<Value, TurnError> {
-                let project = checkpoints::query_project(&state, &q)?;
-                checkpoints::after_pending(&project, move |p| work(p, &q))?
-            };
-            let answer = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)) {
-                Ok(Ok(v)) => Ok(Some(v.to_string().into_bytes())),
-                Ok(Err(e)) => Err(Failure::new(e)),
-                Err(p) => {
-                    crate::logging::log_panic(name, p.as_ref());
-                    Err(Failure::new(format!("internal error in {name} (logged)")))
-                }
-            };
-            binding::answer_later(&main, id, answer);
-        });
-    if let Err(e) = spawned {
-        binding::forget(id);
-        return Err(lua_error(format!(
-            "claude-context: {name}: cannot start a thread: {e}"
-        )));
-    }
-    Ok(())
+    binding::answer_off_thread(name, "cc-review", cb, move || {
+        let project = checkpoints::query_project(&state, &q).map_err(Failure::new)?;
+        checkpoints::after_pending(&project, move |p| work(p, &q))
+            .and_then(|r| r)
+            .map(|v| v.to_string().into_bytes())
+            .map_err(Failure::new)
+    })
 }

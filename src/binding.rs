@@ -143,6 +143,38 @@ pub fn forget(id: u64) {
     WAITING.with(|c| c.borrow_mut().remove(&id));
 }
 
+/// Runs `run` on a thread of its own (named `thread`) and answers the callback held as `name`
+/// (`cb`) on the main thread with its bytes or its failure. A panic in `run` is logged and
+/// answered as an internal error: it never reaches Neovim, and the callback is always answered.
+pub fn answer_off_thread(
+    name: &'static str,
+    thread: &str,
+    cb: Function,
+    run: impl FnOnce() -> Result<Vec<u8>, Failure> + Send + 'static,
+) -> mlua::Result<()> {
+    let main = main_thread()?;
+    let id = hold(name, cb, false);
+    let spawned = std::thread::Builder::new()
+        .name(thread.into())
+        .spawn(move || {
+            let answer = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)) {
+                Ok(r) => r.map(Some),
+                Err(p) => {
+                    crate::logging::log_panic(name, p.as_ref());
+                    Err(Failure::new(format!("internal error in {name} (logged)")))
+                }
+            };
+            answer_later(&main, id, answer);
+        });
+    if let Err(e) = spawned {
+        forget(id);
+        return Err(lua_error(format!(
+            "claude-context: {name}: cannot start a thread: {e}"
+        )));
+    }
+    Ok(())
+}
+
 /// Calls callback `id` with `answer` on the main thread, later (from any thread).
 pub fn answer_later(main: &MainThread, id: u64, answer: Answer) {
     main.run(Box::new(move |lua| call(lua, id, answer)));
