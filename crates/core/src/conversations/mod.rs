@@ -23,6 +23,7 @@ use folders::{Fit, Project};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::collections::HashSet;
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 
 /// Why conversations cannot be listed.
@@ -106,8 +107,8 @@ impl Pool {
 }
 
 /// Claude Code's configuration folder for an environment: `CLAUDE_CONFIG_DIR`, else
-/// `HOME/.claude`.
-pub fn config_dir_from(config_env: Option<&str>, home: Option<&str>) -> Option<PathBuf> {
+/// `HOME/.claude` (bytes kept: a folder name need not be UTF-8).
+pub fn config_dir_from(config_env: Option<&OsStr>, home: Option<&OsStr>) -> Option<PathBuf> {
     match config_env.filter(|s| !s.is_empty()) {
         Some(c) => Some(PathBuf::from(c)),
         None => home
@@ -119,8 +120,8 @@ pub fn config_dir_from(config_env: Option<&str>, home: Option<&str>) -> Option<P
 /// Claude Code's configuration folder for this process's environment.
 pub fn config_dir() -> Option<PathBuf> {
     config_dir_from(
-        std::env::var("CLAUDE_CONFIG_DIR").ok().as_deref(),
-        std::env::var("HOME").ok().as_deref(),
+        std::env::var_os("CLAUDE_CONFIG_DIR").as_deref(),
+        std::env::var_os("HOME").as_deref(),
     )
 }
 

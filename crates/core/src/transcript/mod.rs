@@ -75,15 +75,10 @@ pub struct Header {
 
 /// Claude Code's folder: `config_dir`, else `$CLAUDE_CONFIG_DIR`, else `~/.claude`.
 pub fn config_dir(given: Option<&Path>) -> Result<PathBuf, TranscriptError> {
-    if let Some(d) = given.filter(|d| !d.as_os_str().is_empty()) {
-        return Ok(d.to_path_buf());
+    match given.filter(|d| !d.as_os_str().is_empty()) {
+        Some(d) => Ok(d.to_path_buf()),
+        None => crate::conversations::config_dir().ok_or(TranscriptError::NoConfigDir),
     }
-    if let Some(d) = std::env::var_os("CLAUDE_CONFIG_DIR").filter(|d| !d.is_empty()) {
-        return Ok(PathBuf::from(d));
-    }
-    let home = std::env::var_os("HOME").filter(|d| !d.is_empty());
-    home.map(|h| PathBuf::from(h).join(".claude"))
-        .ok_or(TranscriptError::NoConfigDir)
 }
 
 fn check_id(id: &str) -> Result<(), TranscriptError> {

@@ -169,17 +169,12 @@ impl Manager {
     /// Claude Code's configuration folder the CLI sees (where its conversations are):
     /// setup{claude.env}'s `CLAUDE_CONFIG_DIR`, else ours, else its home's `.claude`.
     pub fn claude_config_dir(&self) -> Option<PathBuf> {
-        let env = self
-            .cfg
-            .env
-            .get("CLAUDE_CONFIG_DIR")
-            .cloned()
-            .or_else(|| std::env::var("CLAUDE_CONFIG_DIR").ok());
+        let env = match self.cfg.env.get("CLAUDE_CONFIG_DIR") {
+            Some(v) => Some(std::ffi::OsString::from(v)),
+            None => std::env::var_os("CLAUDE_CONFIG_DIR"),
+        };
         let home = self.child_home();
-        crate::conversations::config_dir_from(
-            env.as_deref(),
-            home.as_deref().and_then(Path::to_str),
-        )
+        crate::conversations::config_dir_from(env.as_deref(), home.as_deref().map(Path::as_os_str))
     }
 
     /// The home folder the child sees ([`child_home`]).
