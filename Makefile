@@ -68,7 +68,7 @@ export CLAUDE_CONTEXT_TEST_CLAUDE := $(CLAUDE)
 export CLAUDE_CONTEXT_TEST_CLAUDES := $(CLAUDE):$(CLAUDE_NEW)
 CLAUDE_LATEST_DIR := $(DEPS)/claude-latest
 
-.PHONY: lint-workflows test-fuzz-smoke build run screenshots test deps fmt-check clippy test-rust test-tools-lib test-nvim test-e2e bench fuzz clean
+.PHONY: lint-lua fmt-lua lint-workflows test-fuzz-smoke build run screenshots test deps fmt-check clippy test-rust test-tools-lib test-nvim test-e2e bench fuzz clean
 
 ## build: release library + the claude-context-mcp relay, installed into lib/ by rename
 ## (never overwrite a library a running Neovim has mapped).
@@ -225,7 +225,24 @@ lint-workflows: $(ACTIONLINT_DIR)/.installed
 	  echo "actionlint accepted tests/workflows/broken.yml: the linter is not working"; exit 1; fi
 	@echo "actionlint: tests/workflows/broken.yml rejected, as it must be"
 
-test: fmt-check clippy lint-workflows test-rust test-fuzz-smoke test-nvim test-e2e
+## lint-lua: StyLua's formatting of every Lua file (.stylua.toml). StyLua's native binaries download
+## from GitHub, which the machines here cannot reach; the npm package @johnnymorganz/stylua is
+## StyLua compiled to WebAssembly, run by tests/stylua.cjs. `make fmt-lua` rewrites the files.
+STYLUA_NPM := 2.5.2
+STYLUA_DIR := $(DEPS)/stylua-$(STYLUA_NPM)
+LUA_FILES   = $(shell git ls-files '*.lua' 2>/dev/null || find lua plugin tests bench -name '*.lua')
+$(STYLUA_DIR)/.installed:
+	@mkdir -p $(STYLUA_DIR)
+	npm install --prefix $(STYLUA_DIR) --no-audit --no-fund --loglevel=error @johnnymorganz/stylua@$(STYLUA_NPM)
+	@touch $@
+
+lint-lua: $(STYLUA_DIR)/.installed
+	@STYLUA_MODULE=$(STYLUA_DIR)/node_modules/@johnnymorganz/stylua node tests/stylua.cjs --check $(LUA_FILES)
+
+fmt-lua: $(STYLUA_DIR)/.installed
+	@STYLUA_MODULE=$(STYLUA_DIR)/node_modules/@johnnymorganz/stylua node tests/stylua.cjs --write $(LUA_FILES)
+
+test: fmt-check lint-lua clippy lint-workflows test-rust test-fuzz-smoke test-nvim test-e2e
 
 ## REFERENCE=<a checkout of coder/claudecode.nvim> measures the pure-Lua reference side by side in
 ## bench/nowait.py (issue 10's scenarios, at the issue's sizes and ×10); never committed here.

@@ -59,7 +59,15 @@ sh("git add -A && git commit -qm init", project)
 
 local entries = {}
 for i = 1, 20 do
-  entries[i] = { id = ("%08x"):format(i), cwd = project .. "/.claude/worktrees/s" .. i, kind = "background", startedAt = i, sessionId = "sid-" .. i, status = "busy", state = "working" }
+  entries[i] = {
+    id = ("%08x"):format(i),
+    cwd = project .. "/.claude/worktrees/s" .. i,
+    kind = "background",
+    startedAt = i,
+    sessionId = "sid-" .. i,
+    status = "busy",
+    state = "working",
+  }
 end
 local h = assert(io.open(agents_json, "w"))
 h:write(vim.json.encode(entries))
@@ -118,8 +126,22 @@ for i = 1, 20 do
 end
 ticker:stop()
 ticker:close()
-print(("new(): main thread held p50 %.2f ms, p99 %.2f ms, max %.2f ms; callback after p50 %.1f ms (20 starts)"):format(pct(held, 0.5), pct(held, 0.99), pct(vim.deepcopy(held), 1), pct(until_cb, 0.5)))
-print(("new(): the editor's longest block until the callback (1 ms ticks) p50 %.1f ms, p99 %.1f ms, max %.1f ms; doing nothing for 1 s: %.1f ms"):format(pct(gaps, 0.5), pct(gaps, 0.99), pct(vim.deepcopy(gaps), 1), idle_gap))
+print(
+  ("new(): main thread held p50 %.2f ms, p99 %.2f ms, max %.2f ms; callback after p50 %.1f ms (20 starts)"):format(
+    pct(held, 0.5),
+    pct(held, 0.99),
+    pct(vim.deepcopy(held), 1),
+    pct(until_cb, 0.5)
+  )
+)
+print(
+  ("new(): the editor's longest block until the callback (1 ms ticks) p50 %.1f ms, p99 %.1f ms, max %.1f ms; doing nothing for 1 s: %.1f ms"):format(
+    pct(gaps, 0.5),
+    pct(gaps, 0.99),
+    pct(vim.deepcopy(gaps), 1),
+    idle_gap
+  )
+)
 
 local refreshed
 agents.refresh(function()
@@ -154,7 +176,13 @@ for i = 1, 20 do
   opened[i] = (got - t0) / 1e6
 end
 vim.ui.select = orig_select
-print(("picker (%d sessions) handed to vim.ui.select: p50 %.2f ms, p99 %.2f ms (20 opens)"):format(n, pct(opened, 0.5), pct(opened, 0.99)))
+print(
+  ("picker (%d sessions) handed to vim.ui.select: p50 %.2f ms, p99 %.2f ms (20 opens)"):format(
+    n,
+    pct(opened, 0.5),
+    pct(opened, 0.99)
+  )
+)
 
 -- A permission decided here: from decide() until the hook process (what Claude Code runs) has
 -- printed its answer and exited, over 20 asks.
@@ -164,7 +192,13 @@ local lat = {}
 for i = 1, 20 do
   local exited
   vim.system({ bin, "hook", "PermissionRequest" }, {
-    stdin = vim.json.encode({ hook_event_name = "PermissionRequest", session_id = "bench-" .. i, tool_name = "Bash", tool_input = { command = "ls" }, cwd = project }),
+    stdin = vim.json.encode({
+      hook_event_name = "PermissionRequest",
+      session_id = "bench-" .. i,
+      tool_name = "Bash",
+      tool_input = { command = "ls" },
+      cwd = project,
+    }),
     env = { CLAUDE_CODE_SSE_PORT = tostring(port) },
   }, function()
     exited = uv.hrtime()
@@ -180,7 +214,12 @@ for i = 1, 20 do
   end, 1)
   lat[i] = (exited - t0) / 1e6
 end
-print(("decide() until the hook printed its answer and exited: p50 %.1f ms, p99 %.1f ms (20 asks)"):format(pct(lat, 0.5), pct(lat, 0.99)))
+print(
+  ("decide() until the hook printed its answer and exited: p50 %.1f ms, p99 %.1f ms (20 asks)"):format(
+    pct(lat, 0.5),
+    pct(lat, 0.99)
+  )
+)
 
 -- Land: a worktree changing H lines of every file, the person's edit in another region.
 local wt = project .. "/.claude/worktrees/land"
@@ -245,14 +284,31 @@ for _, f in ipairs(R.active().files) do
 end
 local kept, kept_at
 t0 = uv.hrtime()
-R.keep({ targets = targets, on_done = function(out)
-  kept, kept_at = out, uv.hrtime()
-end })
+R.keep({
+  targets = targets,
+  on_done = function(out)
+    kept, kept_at = out, uv.hrtime()
+  end,
+})
 vim.wait(120000, function()
   return kept ~= nil and require("claude_context.review.fs").idle()
 end, 1)
 local keep_ms = (uv.hrtime() - t0) / 1e6
-print(("land (view): %d files, %d hunks: the view built in %.0f ms (longest slice %.1f ms, %s); keep all: %.0f ms until every file is written (the editor's part done at %.0f ms; %d hunks kept, %d refused; longest slice %.1f ms, %s)"):format(#got.view.review.cs.files, #targets, view_ms, view_slice, view_where, keep_ms, (kept_at - t0) / 1e6, kept.done, #kept.refused, max_slice, max_where))
+print(
+  ("land (view): %d files, %d hunks: the view built in %.0f ms (longest slice %.1f ms, %s); keep all: %.0f ms until every file is written (the editor's part done at %.0f ms; %d hunks kept, %d refused; longest slice %.1f ms, %s)"):format(
+    #got.view.review.cs.files,
+    #targets,
+    view_ms,
+    view_slice,
+    view_where,
+    keep_ms,
+    (kept_at - t0) / 1e6,
+    kept.done,
+    #kept.refused,
+    max_slice,
+    max_where
+  )
+)
 R.close()
 -- The main checkout as the person had it again, for the land without the view.
 for i = 1, F do
@@ -278,6 +334,16 @@ vim.wait(120000, function()
 end, 1)
 local wall = (uv.hrtime() - t0) / 1e6
 vim.schedule = orig
-print(("land {all}: %d files, %d hunks: %.0f ms until every file is written (%d written, %d conflicts); longest main-thread slice %.1f ms (%s)"):format(F, F * HN, wall, #report.written, #report.conflicts, max_slice, max_where))
+print(
+  ("land {all}: %d files, %d hunks: %.0f ms until every file is written (%d written, %d conflicts); longest main-thread slice %.1f ms (%s)"):format(
+    F,
+    F * HN,
+    wall,
+    #report.written,
+    #report.conflicts,
+    max_slice,
+    max_where
+  )
+)
 sh("rm -rf " .. vim.fn.shellescape(tmp), "/")
 vim.cmd("qa!")

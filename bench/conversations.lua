@@ -59,7 +59,11 @@ end, 1)
 local dir = vim.env.CLAUDE_CONFIG_DIR .. "/projects/" .. ROOT:gsub("[^%w]", "-")
 for i = 1, 10 do
   local f = assert(io.open(dir .. "/" .. list[i].id .. ".jsonl", "ab"))
-  f:write(vim.json.encode({ type = "user", message = { role = "user", content = "one more" }, timestamp = "2026-12-01T00:00:00.000Z" }) .. "\n")
+  f:write(vim.json.encode({
+    type = "user",
+    message = { role = "user", content = "one more" },
+    timestamp = "2026-12-01T00:00:00.000Z",
+  }) .. "\n")
   f:close()
 end
 out.changed10 = measure(function(done)

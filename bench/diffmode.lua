@@ -39,8 +39,16 @@ for _, a in ipairs(_G.arg) do
   local vd = ms(function()
     vim.diff(old, new, { result_type = "indices" })
   end)
-  io.stdout:write(("%d lines, %.1f MB a side: set_lines %.0f ms, diffthis x2 %.0f ms, diffupdate %.0f ms, vim.diff %.0f ms\n"):format(
-    n, #new / 1e6, set, this, upd, vd))
+  io.stdout:write(
+    ("%d lines, %.1f MB a side: set_lines %.0f ms, diffthis x2 %.0f ms, diffupdate %.0f ms, vim.diff %.0f ms\n"):format(
+      n,
+      #new / 1e6,
+      set,
+      this,
+      upd,
+      vd
+    )
+  )
   vim.cmd("tabclose!")
   vim.api.nvim_buf_delete(b1, { force = true })
   vim.api.nvim_buf_delete(b2, { force = true })

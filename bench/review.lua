@@ -18,7 +18,8 @@ local review = require("claude_context.review")
 local root = vim.fn.tempname()
 vim.fn.mkdir(root, "p")
 root = uv.fs_realpath(root)
-local cs = { root = root, turns = { { id = "t", session = "s", prompt = "bench", started_ms = 0, files = {} } }, files = {} }
+local cs =
+  { root = root, turns = { { id = "t", session = "s", prompt = "bench", started_ms = 0, files = {} } }, files = {} }
 for i = 1, F do
   local before, after = {}, {}
   for l = 1, 100 do

@@ -31,10 +31,31 @@ local chunk = {}
 local body = ("x"):rep(70) .. "\n"
 local result = body:rep(60)
 for i = 1, 40 do
-  chunk[#chunk + 1] = rec({ type = "user", cwd = tmp, message = { content = ("prompt %d: please look at the code"):format(i) } })
-  chunk[#chunk + 1] = rec({ type = "assistant", cwd = tmp, message = { content = { { type = "text", text = ("Looking at file %d.\nIt has several parts."):format(i) } } } })
-  chunk[#chunk + 1] = rec({ type = "assistant", cwd = tmp, message = { content = { { type = "tool_use", id = "t" .. i, name = "Read", input = { file_path = tmp .. "/src/f" .. i .. ".rs", offset = i } } } } })
-  chunk[#chunk + 1] = rec({ type = "user", message = { content = { { type = "tool_result", tool_use_id = "t" .. i, content = result } } } })
+  chunk[#chunk + 1] =
+    rec({ type = "user", cwd = tmp, message = { content = ("prompt %d: please look at the code"):format(i) } })
+  chunk[#chunk + 1] = rec({
+    type = "assistant",
+    cwd = tmp,
+    message = { content = { { type = "text", text = ("Looking at file %d.\nIt has several parts."):format(i) } } },
+  })
+  chunk[#chunk + 1] = rec({
+    type = "assistant",
+    cwd = tmp,
+    message = {
+      content = {
+        {
+          type = "tool_use",
+          id = "t" .. i,
+          name = "Read",
+          input = { file_path = tmp .. "/src/f" .. i .. ".rs", offset = i },
+        },
+      },
+    },
+  })
+  chunk[#chunk + 1] = rec({
+    type = "user",
+    message = { content = { { type = "tool_result", tool_use_id = "t" .. i, content = result } } },
+  })
 end
 local block = table.concat(chunk, "\n") .. "\n"
 local f = assert(io.open(folder .. "/big.jsonl", "wb"))
@@ -69,9 +90,11 @@ end
 local T = require("claude_context.transcript")
 local ready, first
 local t0 = uv.hrtime()
-local buf = timed(T.transcript, "open call")("big", { on_ready = function()
-  ready = uv.hrtime()
-end })
+local buf = timed(T.transcript, "open call")("big", {
+  on_ready = function()
+    ready = uv.hrtime()
+  end,
+})
 vim.wait(120000, function()
   if not first and vim.api.nvim_buf_line_count(buf) > 1 then
     first = uv.hrtime()
@@ -86,8 +109,19 @@ T.window_options(0)
 local tf = uv.hrtime()
 vim.fn.foldlevel(lines)
 local fold_ms = (uv.hrtime() - tf) / 1e6
-io.stdout:write(("transcript of %.1f MB (%d lines): first lines in %.0f ms, every line in %.0f ms, longest main-thread block %.1f ms (open call %.1f, an answer taken %.1f, a slice %.1f); first fold computation over the whole buffer %.0f ms\n"):format(
-  size / 1048576, lines, first_ms, open_ms, max_block, blocks["open call"] or 0, blocks.answer or 0, blocks.slice or 0, fold_ms))
+io.stdout:write(
+  ("transcript of %.1f MB (%d lines): first lines in %.0f ms, every line in %.0f ms, longest main-thread block %.1f ms (open call %.1f, an answer taken %.1f, a slice %.1f); first fold computation over the whole buffer %.0f ms\n"):format(
+    size / 1048576,
+    lines,
+    first_ms,
+    open_ms,
+    max_block,
+    blocks["open call"] or 0,
+    blocks.answer or 0,
+    blocks.slice or 0,
+    fold_ms
+  )
+)
 
 -- 2. Live growth.
 vim.cmd("enew")
@@ -96,9 +130,11 @@ local g = assert(io.open(grow, "wb"))
 g:write(rec({ type = "user", message = { content = "go" } }) .. "\n")
 g:close()
 local gready
-local gbuf = T.transcript("grow", { on_ready = function()
-  gready = true
-end })
+local gbuf = T.transcript("grow", {
+  on_ready = function()
+    gready = true
+  end,
+})
 vim.wait(10000, function()
   return gready
 end)
@@ -115,14 +151,14 @@ vim.api.nvim_buf_attach(gbuf, false, {
     end
   end,
 })
-local writer = ([[
+local writer = [[
 import json, random, sys, time
 with open(sys.argv[1], "ab", buffering=0) as f:
     for i in range(int(sys.argv[2])):
         time.sleep(random.uniform(0.02, 0.06))
         rec = {"type": "assistant", "message": {"content": [{"type": "text", "text": "w=%.3f" % (time.time() * 1000)}]}}
         f.write((json.dumps(rec) + "\n").encode())
-]])
+]]
 local wdone
 vim.system({ "python3", "-c", writer, grow, tostring(N) }, {}, function()
   wdone = true
@@ -134,8 +170,14 @@ local function pct(t, p)
   table.sort(t)
   return t[math.max(1, math.ceil(#t * p))] or 0
 end
-io.stdout:write(("live growth, %d records 20-60 ms apart: write -> line in the buffer p50 %.1f ms, p99 %.1f ms, max %.1f ms\n"):format(
-  #lat, pct(lat, 0.5), pct(lat, 0.99), pct(lat, 1)))
+io.stdout:write(
+  ("live growth, %d records 20-60 ms apart: write -> line in the buffer p50 %.1f ms, p99 %.1f ms, max %.1f ms\n"):format(
+    #lat,
+    pct(lat, 0.5),
+    pct(lat, 0.99),
+    pct(lat, 1)
+  )
+)
 
 -- 3. Follow, from the hook.
 require("claude_context").setup({})
@@ -153,7 +195,13 @@ local port = tostring(require("claude_context").status().port)
 local flat = {}
 for i = 1, math.min(N, 100) do
   F.last = nil
-  local input = vim.json.encode({ hook_event_name = "PostToolUse", session_id = "bench", cwd = tmp, tool_name = "Read", tool_input = { file_path = target } })
+  local input = vim.json.encode({
+    hook_event_name = "PostToolUse",
+    session_id = "bench",
+    cwd = tmp,
+    tool_name = "Read",
+    tool_input = { file_path = target },
+  })
   local start = uv.now()
   uv.update_time()
   start = uv.now()
@@ -166,8 +214,14 @@ for i = 1, math.min(N, 100) do
   end
   vim.wait(i % 5 == 0 and 50 or 10)
 end
-io.stdout:write(("follow, %d Read calls: hook binary started -> file shown in the follow window p50 %.1f ms, p99 %.1f ms, max %.1f ms\n"):format(
-  #flat, pct(flat, 0.5), pct(flat, 0.99), pct(flat, 1)))
+io.stdout:write(
+  ("follow, %d Read calls: hook binary started -> file shown in the follow window p50 %.1f ms, p99 %.1f ms, max %.1f ms\n"):format(
+    #flat,
+    pct(flat, 0.5),
+    pct(flat, 0.99),
+    pct(flat, 1)
+  )
+)
 require("claude_context").stop()
 vim.fn.delete(tmp, "rf")
 vim.cmd("qa!")

@@ -187,11 +187,24 @@ M.ADVICE = "Claude Code's /ide connects by itself only when one editor serves th
 function M.message(found)
   local what = {}
   if found.claudecode then
-    table.insert(what, found.claudecode.loaded and "claudecode.nvim is loaded" or ("claudecode.nvim is on the runtimepath (%s)"):format(M.shown(found.claudecode.path)))
+    table.insert(
+      what,
+      found.claudecode.loaded and "claudecode.nvim is loaded"
+        or ("claudecode.nvim is on the runtimepath (%s)"):format(M.shown(found.claudecode.path))
+    )
   end
   for _, l in ipairs(found.locks) do
     if not l.ours then
-      table.insert(what, ("%s (%s, pid %d%s) serves %s too"):format(M.shown(vim.fn.fnamemodify(l.path, ":t")), l.ide, l.pid, l.this_nvim and ", this Neovim" or "", M.shown(l.folder)))
+      table.insert(
+        what,
+        ("%s (%s, pid %d%s) serves %s too"):format(
+          M.shown(vim.fn.fnamemodify(l.path, ":t")),
+          l.ide,
+          l.pid,
+          l.this_nvim and ", this Neovim" or "",
+          M.shown(l.folder)
+        )
+      )
     end
   end
   return ("claude-context: two bridges for this project: %s. %s."):format(table.concat(what, "; "), M.ADVICE)

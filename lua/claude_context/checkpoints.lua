@@ -20,7 +20,11 @@ function M.shown(name)
   local named = { [9] = "\\t", [10] = "\\n", [13] = "\\r" }
   while i <= n do
     local b = name:byte(i)
-    local len = b < 0x80 and 1 or (b >= 0xC2 and b <= 0xDF) and 2 or (b >= 0xE0 and b <= 0xEF) and 3 or (b >= 0xF0 and b <= 0xF4) and 4 or 0
+    local len = b < 0x80 and 1
+      or (b >= 0xC2 and b <= 0xDF) and 2
+      or (b >= 0xE0 and b <= 0xEF) and 3
+      or (b >= 0xF0 and b <= 0xF4) and 4
+      or 0
     local ch = len > 0 and name:sub(i, i + len - 1) or nil
     if ch and len > 1 and (#ch < len or not ch:sub(2):match("^[\128-\191]+$") or not pcall(vim.str_utfindex, ch)) then
       ch = nil
@@ -153,7 +157,10 @@ function M.preview(cs)
     table.insert(lines, "  not kept  " .. shown(p) .. " (over the size cap before Claude's edit)")
   end
   for _, f in ipairs(cs.files) do
-    table.insert(lines, ("  %-9s %s%s"):format(f.status, shown(f.path), f.old_path and (" (from " .. shown(f.old_path) .. ")") or ""))
+    table.insert(
+      lines,
+      ("  %-9s %s%s"):format(f.status, shown(f.path), f.old_path and (" (from " .. shown(f.old_path) .. ")") or "")
+    )
   end
   if #cs.files == 0 then
     table.insert(lines, "  (no file changed)")
@@ -166,7 +173,12 @@ end
 ---@return string
 function M.format_turn(t)
   local n = #(t.files or {})
-  return ("%s  %s  (%d file%s)"):format(os.date("%m-%d %H:%M", math.floor(t.started_ms / 1000)), t.prompt ~= "" and shown(t.prompt) or "(no prompt)", n, n == 1 and "" or "s")
+  return ("%s  %s  (%d file%s)"):format(
+    os.date("%m-%d %H:%M", math.floor(t.started_ms / 1000)),
+    t.prompt ~= "" and shown(t.prompt) or "(no prompt)",
+    n,
+    n == 1 and "" or "s"
+  )
 end
 
 ---Lists the project's turns (newest first); the one chosen is previewed.
@@ -209,7 +221,9 @@ function M.register(commands)
   })
   commands.register("rewind", {
     desc = "rewind {n} | undo: restore the files to before the n-th last turn (! overwrites your later changes)",
-    complete = require("claude_context.complete").args(require("claude_context.complete").any(require("claude_context.complete").turns, { "undo" })),
+    complete = require("claude_context.complete").args(
+      require("claude_context.complete").any(require("claude_context.complete").turns, { "undo" })
+    ),
     run = function(o, args)
       local a = args[1] or "1"
       if a == "undo" then
@@ -233,7 +247,10 @@ function M.progress_text(p)
   local root = vim.fn.strtrans(vim.fn.fnamemodify(tostring(p.root or "?"), ":~"))
   local files = tonumber(p.files) or 0
   if p.done then
-    return ("claude-context: checkpoint of %s taken (%d files); later ones look only at what changed"):format(root, files)
+    return ("claude-context: checkpoint of %s taken (%d files); later ones look only at what changed"):format(
+      root,
+      files
+    )
   end
   return ("claude-context: first checkpoint of %s: %d files so far (the prompt is not held)"):format(root, files)
 end

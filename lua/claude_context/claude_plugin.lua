@@ -30,7 +30,10 @@ function M.commands()
   }
   local bin = require("claude_context.hooks").binary()
   if bin then
-    table.insert(lines, ("export CLAUDE_CONTEXT_MCP=%s  # in your shell's profile: the relay the plugin runs"):format(q(bin)))
+    table.insert(
+      lines,
+      ("export CLAUDE_CONTEXT_MCP=%s  # in your shell's profile: the relay the plugin runs"):format(q(bin))
+    )
   end
   return lines
 end
@@ -73,7 +76,14 @@ function M.show()
   local lines = M.commands()
   local r = M.registered()
   table.insert(lines, "")
-  table.insert(lines, ("# now: marketplace %s, plugin %s (in %s)"):format(r.marketplace and "added" or "not added", r.installed and "installed" or "not installed", M.config_dir()))
+  table.insert(
+    lines,
+    ("# now: marketplace %s, plugin %s (in %s)"):format(
+      r.marketplace and "added" or "not added",
+      r.installed and "installed" or "not installed",
+      M.config_dir()
+    )
+  )
   if vim.fn.has("clipboard") == 1 then
     pcall(vim.fn.setreg, "+", table.concat(M.commands(), "\n") .. "\n")
     table.insert(lines, "# (copied to the + register)")

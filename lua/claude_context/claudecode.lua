@@ -154,9 +154,21 @@ M.COMMANDS = {
       terminal().close()
     end,
   },
-  { "ClaudeCodeSendText", { nargs = "+", bang = true, desc = "Type {text} into Claude's prompt and submit it (! only types it)" }, send_text },
-  { "ClaudeCodeSend", { range = true, desc = "@-mention the range or Visual selection (in an explorer: its files)" }, send },
-  { "ClaudeCodeAdd", { nargs = "+", complete = "file", desc = "@-mention {path} [start-line] [end-line]" }, sub("add") },
+  {
+    "ClaudeCodeSendText",
+    { nargs = "+", bang = true, desc = "Type {text} into Claude's prompt and submit it (! only types it)" },
+    send_text,
+  },
+  {
+    "ClaudeCodeSend",
+    { range = true, desc = "@-mention the range or Visual selection (in an explorer: its files)" },
+    send,
+  },
+  {
+    "ClaudeCodeAdd",
+    { nargs = "+", complete = "file", desc = "@-mention {path} [start-line] [end-line]" },
+    sub("add"),
+  },
   { "ClaudeCodeTreeAdd", { desc = "@-mention the file explorer's file(s) under the cursor or selection" }, tree_add },
   { "ClaudeCodeDiffAccept", { desc = "Accept Claude's diff" }, sub("accept") },
   { "ClaudeCodeDiffDeny", { desc = "Reject Claude's diff" }, sub("reject") },
@@ -243,7 +255,10 @@ local function install_autocmds(cfg)
     on[#on + 1] = {
       "ClaudeContextDiffClosed",
       function(d)
-        fire("ClaudeCodeDiffClosed", { tab_name = d.name, file_path = d.file, reason = REASONS[d.decision] or "diff closed" })
+        fire(
+          "ClaudeCodeDiffClosed",
+          { tab_name = d.name, file_path = d.file, reason = REASONS[d.decision] or "diff closed" }
+        )
       end,
     }
     on[#on + 1] = {

@@ -22,7 +22,8 @@ end
 ---@return {official: string, npm: string}
 function M.install()
   local n = native()
-  return n and n.claude_install or { official = "curl -fsSL https://claude.ai/install.sh | bash", npm = "npm install -g @anthropic-ai/claude-code" }
+  return n and n.claude_install
+    or { official = "curl -fsSL https://claude.ai/install.sh | bash", npm = "npm install -g @anthropic-ai/claude-code" }
 end
 
 ---One line saying how to get the CLI.
@@ -82,7 +83,9 @@ function M.find(options, strict)
       path, source = vim.fn.exepath("claude"), "PATH"
     end
     source = source
-      or ("Claude CLI not found (no `claude` in PATH; the native library, which looks in more places, is not built): %s"):format(M.install_hint())
+      or ("Claude CLI not found (no `claude` in PATH; the native library, which looks in more places, is not built): %s"):format(
+        M.install_hint()
+      )
   end
   if strict and prog and source ~= "config" then
     return nil, ("claude.cmd = %q is not executable: %s"):format(prog, M.install_hint())

@@ -22,11 +22,19 @@ M.subcommands = {}
 M.GROUPS = {
   { "terminal", "Claude's terminal", { "open", "focus", "close", "sessions", "model", "send-text", "compose" } },
   { "context", "Send context to Claude", { "send", "add", "add-terminal", "add-diagnostics", "add-quickfix" } },
-  { "changes", "Claude's changes: diffs, review, rewind", { "accept", "reject", "diff", "review", "checkpoints", "rewind", "edit", "edit!" } },
+  {
+    "changes",
+    "Claude's changes: diffs, review, rewind",
+    { "accept", "reject", "diff", "review", "checkpoints", "rewind", "edit", "edit!" },
+  },
   { "sessions", "Many sessions", { "new", "agents", "attach", "permissions", "land", "discard" } },
   { "sub-agent", "The sub-agent (execute_claude)", { "ask", "history", "session", "reset", "cancel" } },
   { "memory", "Memory bank and decisions", { "context", "memory", "decision" } },
-  { "bridge", "The bridge and setup", { "start", "stop", "restart", "status", "info", "log", "build", "claude-plugin", "mcp-command" } },
+  {
+    "bridge",
+    "The bridge and setup",
+    { "start", "stop", "restart", "status", "info", "log", "build", "claude-plugin", "mcp-command" },
+  },
 }
 
 ---The group of each subcommand M.GROUPS names.
@@ -135,7 +143,16 @@ M.register("info", {
     end
     local info = r.structuredContent or {}
     local lines = { "claude-context project info:" }
-    for _, k in ipairs({ "project_root", "project_root_source", "cwd", "relative_cwd", "env_mcp_project_root", "nvim_version", "os", "plugin_version" }) do
+    for _, k in ipairs({
+      "project_root",
+      "project_root_source",
+      "cwd",
+      "relative_cwd",
+      "env_mcp_project_root",
+      "nvim_version",
+      "os",
+      "plugin_version",
+    }) do
       if info[k] ~= nil then
         table.insert(lines, ("  %-20s %s"):format(k, tostring(info[k])))
       end

@@ -198,7 +198,9 @@ function M.context(o, args)
   -- process, no wait) and names it in its answer.
   local r, e = M.call("read_context", { branch = branch, language = M.options().language })
   if not r and not branch and tostring(e):find("needs 'branch'", 1, true) then
-    return err("claude-context: no current git branch here (not a repository, or detached HEAD); use :ClaudeContext context {branch}")
+    return err(
+      "claude-context: no current git branch here (not a repository, or detached HEAD); use :ClaudeContext context {branch}"
+    )
   end
   if not r then
     return err("claude-context: read_context: " .. tostring(e))

@@ -25,7 +25,8 @@ end
 function M.write(name, lines)
   name = name:gsub("[^%w%._%-]", "_")
   local path = M.dir() .. "/" .. name
-  local ok, err = require("claude_context.install.files").write_atomic(path, table.concat(lines, "\n") .. "\n", tonumber("600", 8))
+  local ok, err =
+    require("claude_context.install.files").write_atomic(path, table.concat(lines, "\n") .. "\n", tonumber("600", 8))
   return ok and path or nil, err
 end
 
@@ -42,7 +43,10 @@ function M.send(name, lines, what)
     return nil
   end
   local ok, msg = require("claude_context.ide.mentions").mention(path)
-  vim.notify("claude-context: " .. (ok and (what .. ": " .. msg) or msg), ok and vim.log.levels.INFO or vim.log.levels.ERROR)
+  vim.notify(
+    "claude-context: " .. (ok and (what .. ": " .. msg) or msg),
+    ok and vim.log.levels.INFO or vim.log.levels.ERROR
+  )
   if ok then
     cmds.send_complete({ kind = "file", what = what, path = path })
   end
@@ -71,7 +75,11 @@ function M.terminal_buf(arg)
   end
   local best, used = nil, -1
   for _, info in ipairs(vim.fn.getbufinfo()) do
-    if vim.bo[info.bufnr].buftype == "terminal" and not vim.b[info.bufnr].claude_context_terminal and info.lastused > used then
+    if
+      vim.bo[info.bufnr].buftype == "terminal"
+      and not vim.b[info.bufnr].claude_context_terminal
+      and info.lastused > used
+    then
       best, used = info.bufnr, info.lastused
     end
   end
@@ -124,7 +132,14 @@ function M.add_diagnostics()
     local msg = d.message:gsub("\n", " ")
     table.insert(
       lines,
-      ("%s:%d:%d: %s%s %s"):format(rel, d.lnum + 1, d.col + 1, SEV[d.severity] or "?", d.source and (" [" .. d.source .. "]") or "", msg)
+      ("%s:%d:%d: %s%s %s"):format(
+        rel,
+        d.lnum + 1,
+        d.col + 1,
+        SEV[d.severity] or "?",
+        d.source and (" [" .. d.source .. "]") or "",
+        msg
+      )
     )
   end
   return M.send(("diagnostics-%s.txt"):format(vim.fn.fnamemodify(rel, ":t")), lines, ("%d diagnostics"):format(#diags))
@@ -143,7 +158,10 @@ function M.add_quickfix()
     local file = it.bufnr > 0 and vim.fn.fnamemodify(vim.api.nvim_buf_get_name(it.bufnr), ":~:.") or ""
     local text = it.text:gsub("\n", " ")
     if file ~= "" then
-      table.insert(lines, ("%s:%d:%d: %s%s"):format(file, it.lnum, it.col, it.type ~= "" and (it.type .. ": ") or "", text))
+      table.insert(
+        lines,
+        ("%s:%d:%d: %s%s"):format(file, it.lnum, it.col, it.type ~= "" and (it.type .. ": ") or "", text)
+      )
     else
       table.insert(lines, text)
     end

@@ -93,7 +93,13 @@ function M.check()
       elseif fm == tonumber("600", 8) and dm == tonumber("700", 8) then
         h.ok(("lock file %s (0600 in a 0700 directory)"):format(st.lock_file))
       else
-        h.error(("lock file %s has mode %o in a directory of mode %o; expected 600 / 700"):format(st.lock_file, fm or 0, dm or 0))
+        h.error(
+          ("lock file %s has mode %o in a directory of mode %o; expected 600 / 700"):format(
+            st.lock_file,
+            fm or 0,
+            dm or 0
+          )
+        )
       end
     else
       h.error("the lock file is missing: Claude Code cannot find the editor", { ":ClaudeContext restart" })
@@ -174,7 +180,13 @@ function M.check_cli()
   local help = finish(ph, b)
   local agents, aerr = finish(pa, b)
   if not res or res.code ~= 0 then
-    h.warn(("%s --version failed (%s): %s"):format(claude, err or ("exit " .. tostring(res.code)), vim.trim(res and res.stderr or "")))
+    h.warn(
+      ("%s --version failed (%s): %s"):format(
+        claude,
+        err or ("exit " .. tostring(res.code)),
+        vim.trim(res and res.stderr or "")
+      )
+    )
     return
   end
   h.ok(("%s (%s): %s"):format(claude, source, vim.trim(res.stdout or "")))
@@ -192,11 +204,17 @@ function M.cli_features(version, help, agents, agents_err)
   h.ok("Claude's terminal and /ide (diffs, selections, @-mentions): every supported Claude Code")
   if hooks.enabled() and hooks.cli_supported(version) == false then
     h.warn(
-      ("Claude Code %s or newer is needed for the session hooks (states, turns, checkpoints, plan review): older CLIs do not run hooks without a shell"):format(hooks.MIN_CLI),
+      ("Claude Code %s or newer is needed for the session hooks (states, turns, checkpoints, plan review): older CLIs do not run hooks without a shell"):format(
+        hooks.MIN_CLI
+      ),
       { "Update Claude Code (`claude update`), or turn the hooks off: setup({ sessions = { hooks = false } })" }
     )
   elseif hooks.enabled() then
-    h.ok(("session hooks (states, turns, checkpoints, review of a turn, plan review): Claude Code %s or newer"):format(hooks.MIN_CLI))
+    h.ok(
+      ("session hooks (states, turns, checkpoints, review of a turn, plan review): Claude Code %s or newer"):format(
+        hooks.MIN_CLI
+      )
+    )
   end
   local function knows(flag)
     return help:find(flag, 1, true) ~= nil
@@ -209,20 +227,41 @@ function M.cli_features(version, help, agents, agents_err)
   local need = require("claude_context.agents.cli").REQUIRED
   local agents_said = agents and vim.trim((agents.stderr or "") .. " " .. (agents.stdout or "")) or ""
   if not knows("--bg") then
-    h.info(("this Claude Code has no --bg: background sessions (:ClaudeContext new, agents) need a newer CLI: Claude Code %s or newer (`claude update`)"):format(need.bg))
-  elseif agents and agents.code ~= 0 and (agents_said:find("unknown command", 1, true) or agents_said:find("unknown option", 1, true)) then
-    h.info(("this Claude Code has no `claude agents --json`: background sessions need Claude Code %s or newer (`claude update`)"):format(need.bg))
+    h.info(
+      ("this Claude Code has no --bg: background sessions (:ClaudeContext new, agents) need a newer CLI: Claude Code %s or newer (`claude update`)"):format(
+        need.bg
+      )
+    )
+  elseif
+    agents
+    and agents.code ~= 0
+    and (agents_said:find("unknown command", 1, true) or agents_said:find("unknown option", 1, true))
+  then
+    h.info(
+      ("this Claude Code has no `claude agents --json`: background sessions need Claude Code %s or newer (`claude update`)"):format(
+        need.bg
+      )
+    )
   elseif not agents or agents.code ~= 0 then
-    h.warn(("the background service does not answer: `claude agents --json` %s"):format(agents_err or ("failed (exit " .. tostring(agents.code) .. "): " .. vim.trim(agents.stderr or ""))), {
-      "Run `claude agents` in a shell to see why (signed in? `claude /login`)",
-    })
+    h.warn(
+      ("the background service does not answer: `claude agents --json` %s"):format(
+        agents_err or ("failed (exit " .. tostring(agents.code) .. "): " .. vim.trim(agents.stderr or ""))
+      ),
+      {
+        "Run `claude agents` in a shell to see why (signed in? `claude /login`)",
+      }
+    )
   else
     local ok, list = pcall(vim.json.decode, agents.stdout or "")
     if ok and type(list) == "table" then
       h.ok(("background sessions (claude --bg; `claude agents --json` lists %d)"):format(#list))
       local f = require("claude_context.agents.cli").parse_features(help)
       if not (f.attach and f.stop) then
-        h.info(("this Claude Code has no `claude attach` / `claude stop`: attaching to and stopping background sessions need Claude Code %s or newer (`claude update`)"):format(need.manage))
+        h.info(
+          ("this Claude Code has no `claude attach` / `claude stop`: attaching to and stopping background sessions need Claude Code %s or newer (`claude update`)"):format(
+            need.manage
+          )
+        )
       end
     else
       h.warn("`claude agents --json` did not print JSON: background sessions cannot be listed")
@@ -239,7 +278,9 @@ function M.check_hooks()
   local targs = require("claude_context.config.terminal").options().args or {}
   local arg, why = hooks.settings_arg(targs)
   if arg then
-    h.ok(("on: %s runs them (mcp_tool hooks over the session's MCP connection for the tool calls)"):format(hooks.binary()))
+    h.ok(
+      ("on: %s runs them (mcp_tool hooks over the session's MCP connection for the tool calls)"):format(hooks.binary())
+    )
   elseif why == "sessions.hooks = false" then
     h.info("off (setup{sessions = {hooks = false}}): no session states, turns, checkpoints, plan review or follow")
   else
@@ -259,7 +300,13 @@ function M.check_claude_plugin()
   if r.marketplace and r.installed then
     h.ok(("registered: marketplace %s (%s), plugin %s"):format(cp.MARKETPLACE, r.path or "?", cp.PLUGIN))
   else
-    h.info(("not registered (marketplace %s, plugin %s): only sessions started by :ClaudeContext open report turns and checkpoints"):format(r.marketplace and "added" or "not added", r.installed and "installed" or "not installed"), { "Run the commands :ClaudeContext claude-plugin shows" })
+    h.info(
+      ("not registered (marketplace %s, plugin %s): only sessions started by :ClaudeContext open report turns and checkpoints"):format(
+        r.marketplace and "added" or "not added",
+        r.installed and "installed" or "not installed"
+      ),
+      { "Run the commands :ClaudeContext claude-plugin shows" }
+    )
   end
 end
 
@@ -280,7 +327,12 @@ function M.check_git()
   if vim.version.ge(vim.version.parse(v), vim.version.parse(M.GIT_WORKTREES)) then
     h.ok(("git %s (worktrees need %s or newer)"):format(v, M.GIT_WORKTREES))
   else
-    h.warn(("git %s: sessions in their own worktree need git %s or newer (git worktree remove; --attr-source, so a worktree's attributes choose no filter)"):format(v, M.GIT_WORKTREES))
+    h.warn(
+      ("git %s: sessions in their own worktree need git %s or newer (git worktree remove; --attr-source, so a worktree's attributes choose no filter)"):format(
+        v,
+        M.GIT_WORKTREES
+      )
+    )
   end
   local complete = require("claude_context.complete")
   if not complete.git_dirs() then
@@ -358,7 +410,9 @@ function M.check_code_tools()
   h.start("Code tools (lsp_*, code_outline): language servers and tree-sitter parsers")
   local fts, by_ft, problems = M.code_filetypes()
   if #fts == 0 then
-    h.info("no language server enabled (vim.lsp.enable) and no file open: lsp_* answer that no server is attached; code_outline needs a tree-sitter parser or a server")
+    h.info(
+      "no language server enabled (vim.lsp.enable) and no file open: lsp_* answer that no server is attached; code_outline needs a tree-sitter parser or a server"
+    )
     return
   end
   for name, why in pairs(problems) do
@@ -375,10 +429,18 @@ function M.check_code_tools()
     if #servers > 0 and parser then
       h.ok(line)
     elseif #servers > 0 or parser then
-      h.info(line .. (parser and " (lsp_* tools answer that no server is attached)" or " (code_outline uses the server's document symbols)"))
+      h.info(
+        line
+          .. (
+            parser and " (lsp_* tools answer that no server is attached)"
+            or " (code_outline uses the server's document symbols)"
+          )
+      )
     else
       h.warn(line .. ": the code tools cannot read these files' structure", {
-        "Enable a language server (:help lsp-config) or install the parser (:TSInstall " .. lang .. " with nvim-treesitter)",
+        "Enable a language server (:help lsp-config) or install the parser (:TSInstall "
+          .. lang
+          .. " with nvim-treesitter)",
       })
     end
   end

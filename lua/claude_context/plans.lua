@@ -184,7 +184,10 @@ function M.review_plan(params, decide)
       if vim.api.nvim_buf_is_valid(buf) then
         pcall(vim.api.nvim_buf_delete, buf, { force = true })
       end
-      vim.notify("claude-context: Claude stopped waiting for the plan review; answer in its terminal", vim.log.levels.WARN)
+      vim.notify(
+        "claude-context: Claude stopped waiting for the plan review; answer in its terminal",
+        vim.log.levels.WARN
+      )
     end)
   end
 end

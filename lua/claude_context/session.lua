@@ -73,11 +73,15 @@ end
 local function progress_update()
   if active() > 0 and not timer then
     timer = vim.uv.new_timer()
-    timer:start(0, 120, vim.schedule_wrap(function()
-      if active() > 0 then
-        tick()
-      end
-    end))
+    timer:start(
+      0,
+      120,
+      vim.schedule_wrap(function()
+        if active() > 0 then
+          tick()
+        end
+      end)
+    )
   elseif active() == 0 and timer then
     timer:stop()
     timer:close()
@@ -117,16 +121,21 @@ function M.call(name, args, cb)
     return cb(nil, e)
   end
   -- The native callback runs inside a libuv callback: hop out of it before touching windows.
-  local ok, err = pcall(cc().call_tool, name, args, vim.schedule_wrap(function(r)
-    if r.error then
-      return cb(nil, r.error.message)
-    end
-    if r.isError then
-      local t = r.content and r.content[1] and r.content[1].text or "the tool failed"
-      return cb(nil, t)
-    end
-    cb(r.structuredContent or {}, nil)
-  end))
+  local ok, err = pcall(
+    cc().call_tool,
+    name,
+    args,
+    vim.schedule_wrap(function(r)
+      if r.error then
+        return cb(nil, r.error.message)
+      end
+      if r.isError then
+        local t = r.content and r.content[1] and r.content[1].text or "the tool failed"
+        return cb(nil, t)
+      end
+      cb(r.structuredContent or {}, nil)
+    end)
+  )
   if not ok then
     cb(nil, require("claude_context.native").message(err))
   end
@@ -187,7 +196,16 @@ function M.with_selection(prompt, buf, l1, l2)
   local fence = ("`"):rep(longest + 1)
   local name = vim.api.nvim_buf_get_name(buf)
   name = name ~= "" and vim.fn.fnamemodify(name, ":~:.") or "[No Name]"
-  return ("%s\n\nSelected lines %d-%d of %s:\n%s%s\n%s\n%s"):format(prompt, l1, l2, name, fence, vim.bo[buf].filetype, body, fence)
+  return ("%s\n\nSelected lines %d-%d of %s:\n%s%s\n%s\n%s"):format(
+    prompt,
+    l1,
+    l2,
+    name,
+    fence,
+    vim.bo[buf].filetype,
+    body,
+    fence
+  )
 end
 
 ---Asks Claude in the background; the answer opens in a Markdown scratch buffer.
@@ -263,7 +281,11 @@ function M.history()
     vim.ui.select(items, {
       prompt = ("Claude history (%d)"):format(sc.total_entries),
       format_item = function(e)
-        return ("%s %s %s"):format((e.timestamp or ""):sub(1, 19):gsub("T", " "), e.success and "✓" or "✗", first_line(e.prompt, 70))
+        return ("%s %s %s"):format(
+          (e.timestamp or ""):sub(1, 19):gsub("T", " "),
+          e.success and "✓" or "✗",
+          first_line(e.prompt, 70)
+        )
       end,
     }, function(choice)
       if choice then
@@ -283,7 +305,11 @@ function M.session_lines(cb)
     local lines = {
       ("Claude session: %s"):format(st.current_session_id or "(none: the next run starts a new conversation)"),
       ("  runs: %d (%d ok, %d failed) since %s"):format(st.runs, st.successes, st.failures, st.since or "-"),
-      ("  cost: $%.4f · tokens in %d / out %d"):format(st.total_cost_usd or 0, st.input_tokens or 0, st.output_tokens or 0),
+      ("  cost: $%.4f · tokens in %d / out %d"):format(
+        st.total_cost_usd or 0,
+        st.input_tokens or 0,
+        st.output_tokens or 0
+      ),
     }
     if st.mean_execution_time then
       table.insert(lines, ("  mean run: %.1f s"):format(st.mean_execution_time))

@@ -87,7 +87,10 @@ function M.refresh()
   for _, win in ipairs(vim.api.nvim_list_wins()) do
     local buf = vim.api.nvim_win_get_buf(win)
     local has = vim.wo[win].winbar == WINBAR
-    local want = on and vim.b[buf].claude_context_terminal == true and terminal_of(buf) ~= nil and M.by_terminal[terminal_of(buf)] ~= nil
+    local want = on
+      and vim.b[buf].claude_context_terminal == true
+      and terminal_of(buf) ~= nil
+      and M.by_terminal[terminal_of(buf)] ~= nil
     if want and not has and vim.api.nvim_win_get_config(win).relative == "" then
       vim.wo[win].winbar = WINBAR
     elseif not want and has then

@@ -357,7 +357,11 @@ end
 ---@return string
 function M.statusline(opts)
   opts = opts or {}
-  local labels = vim.tbl_extend("force", { working = "working", waiting = "waiting", done = "done", idle = "idle", ended = "ended" }, opts.labels or {})
+  local labels = vim.tbl_extend(
+    "force",
+    { working = "working", waiting = "waiting", done = "done", idle = "idle", ended = "ended" },
+    opts.labels or {}
+  )
   local c = M.counts()
   local parts = {}
   for _, st in ipairs(opts.states or { "waiting", "working", "done" }) do
@@ -419,28 +423,32 @@ function M.pick()
     notify.prefixed("no Claude sessions (they appear once their hooks run)")
     return
   end
-  vim.ui.select(list, { prompt = "Claude sessions", kind = "claude_context.sessions_state", format_item = M.format }, function(s)
-    if not s then
-      return
-    end
-    local sessions = package.loaded["claude_context.terminal.sessions"]
-    local term = package.loaded["claude_context.terminal"]
-    local name = s.terminal
-    if not (term and sessions and name and sessions.by_name[name]) then
-      notify.prefixed(("session %s runs outside this Neovim's terminals"):format(s.name))
-      return
-    end
-    vim.ui.select({ "jump", "close" }, { prompt = ("Claude [%s]"):format(name) }, function(action)
-      if action == "jump" then
-        term.switch(name)
-      elseif action == "close" then
-        if sessions.name ~= name then
-          term.switch(name)
-        end
-        term.close()
+  vim.ui.select(
+    list,
+    { prompt = "Claude sessions", kind = "claude_context.sessions_state", format_item = M.format },
+    function(s)
+      if not s then
+        return
       end
-    end)
-  end)
+      local sessions = package.loaded["claude_context.terminal.sessions"]
+      local term = package.loaded["claude_context.terminal"]
+      local name = s.terminal
+      if not (term and sessions and name and sessions.by_name[name]) then
+        notify.prefixed(("session %s runs outside this Neovim's terminals"):format(s.name))
+        return
+      end
+      vim.ui.select({ "jump", "close" }, { prompt = ("Claude [%s]"):format(name) }, function(action)
+        if action == "jump" then
+          term.switch(name)
+        elseif action == "close" then
+          if sessions.name ~= name then
+            term.switch(name)
+          end
+          term.close()
+        end
+      end)
+    end
+  )
 end
 
 return M

@@ -137,9 +137,13 @@ function M.watch()
     return
   end
   timer = assert(uv.new_timer())
-  timer:start(M.WATCH_MS, M.WATCH_MS, vim.schedule_wrap(function()
-    pcall(M.check)
-  end))
+  timer:start(
+    M.WATCH_MS,
+    M.WATCH_MS,
+    vim.schedule_wrap(function()
+      pcall(M.check)
+    end)
+  )
 end
 
 return M

@@ -83,7 +83,12 @@ function M.saved(s)
   end
   for _, p in pairs(cfg.projects) do
     if type(p) == "table" and p.lastSessionId == s.id and type(p.lastCost) == "number" then
-      return { cost_usd = p.lastCost, api_ms = p.lastAPIDuration, lines_added = p.lastLinesAdded, lines_removed = p.lastLinesRemoved }
+      return {
+        cost_usd = p.lastCost,
+        api_ms = p.lastAPIDuration,
+        lines_added = p.lastLinesAdded,
+        lines_removed = p.lastLinesRemoved,
+      }
     end
   end
   return nil

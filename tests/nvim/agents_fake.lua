@@ -8,7 +8,8 @@ local h = require("helpers")
 local M = {}
 
 ---A CLI with every background command, and one before `claude stop` (a session is ended by pid).
-M.HELP = "Options:\n  --bg, --background  x\nCommands:\n  agents [options]  x\n  attach <id|name>  x\n  stop|kill <id>  x\n  rm <id>  x\n  logs <id|name>  x\n"
+M.HELP =
+  "Options:\n  --bg, --background  x\nCommands:\n  agents [options]  x\n  attach <id|name>  x\n  stop|kill <id>  x\n  rm <id>  x\n  logs <id|name>  x\n"
 M.HELP_NO_STOP = "Options:\n  --bg, --background  x\nCommands:\n  agents [options]  x\n  attach <id|name>  x\n"
 
 ---Writes the fake into directory `tmp`; returns `{ exe, log, agents_json, agents_fail, help }`
@@ -16,7 +17,13 @@ M.HELP_NO_STOP = "Options:\n  --bg, --background  x\nCommands:\n  agents [option
 ---@param tmp string
 ---@return table
 function M.new(tmp)
-  local f = { exe = tmp .. "/claude", log = tmp .. "/fake-calls.log", agents_json = tmp .. "/agents.json", agents_fail = tmp .. "/agents.fail", help = tmp .. "/help.txt" }
+  local f = {
+    exe = tmp .. "/claude",
+    log = tmp .. "/fake-calls.log",
+    agents_json = tmp .. "/agents.json",
+    agents_fail = tmp .. "/agents.fail",
+    help = tmp .. "/help.txt",
+  }
   h.write(
     f.exe,
     ([[#!/bin/sh

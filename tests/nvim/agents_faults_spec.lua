@@ -68,7 +68,11 @@ end
 ---A child Neovim with the plugin set up in the project.
 local function child()
   local c = h.load("child").start(project)
-  c:lua("local cmd, dir = ...; require('claude_context').setup({ claude = { cmd = cmd } }); vim.cmd.cd(dir)", fake.exe, project)
+  c:lua(
+    "local cmd, dir = ...; require('claude_context').setup({ claude = { cmd = cmd } }); vim.cmd.cd(dir)",
+    fake.exe,
+    project
+  )
   return c
 end
 
@@ -79,7 +83,12 @@ return {
       sh("git worktree add -q .claude/worktrees/gone-bg -b worktree-gone-bg", project)
       local wt = project .. "/.claude/worktrees/gone-bg"
       h.write(wt .. "/a.txt", "one\nTWO\nthree\n")
-      answer(agents_json, vim.json.encode({ { id = "feed0001", cwd = wt, kind = "background", startedAt = 5, sessionId = "s-gone", status = "idle" } }))
+      answer(
+        agents_json,
+        vim.json.encode({
+          { id = "feed0001", cwd = wt, kind = "background", startedAt = 5, sessionId = "s-gone", status = "idle" },
+        })
+      )
       local e = by_name(refresh().list, "gone-bg")
       eq("background", e.kind)
       -- `claude stop feed0001` in a shell: the service lists it no more.
@@ -163,18 +172,23 @@ return {
       sh("git add made.txt && git commit -qm made", wt)
       sh("rm -rf " .. vim.fn.shellescape(wt), project)
       local err
-      A().land("byhand", { all = true, cb = function(x)
-        err = x
-      end })
+      A().land("byhand", {
+        all = true,
+        cb = function(x)
+          err = x
+        end,
+      })
       wait_for(function()
         return err
       end, 10000, "the refusal")
       contains(err, "is gone")
       contains(err, "worktree-byhand")
       err = nil
-      A().land("byhand", { cb = function(x)
-        err = x
-      end })
+      A().land("byhand", {
+        cb = function(x)
+          err = x
+        end,
+      })
       wait_for(function()
         return err
       end, 10000, "the refusal")
@@ -190,9 +204,11 @@ return {
       ok(not sh("git worktree list --porcelain", project):find("byhand", 1, true), "pruned")
       eq("made\n", sh("git show worktree-byhand:made.txt", project))
       local got
-      A().new("byhand", nil, { cb = function(x)
-        got = x
-      end })
+      A().new("byhand", nil, {
+        cb = function(x)
+          got = x
+        end,
+      })
       wait_for(function()
         return got
       end, 10000, "the refusal")
@@ -207,9 +223,12 @@ return {
         local r, e = A().new(bad, "p")
         eq(nil, r)
         errs[#errs + 1] = e
-        A().land(bad, { all = true, cb = function(x)
-          errs[#errs + 1] = x
-        end })
+        A().land(bad, {
+          all = true,
+          cb = function(x)
+            errs[#errs + 1] = x
+          end,
+        })
         A().discard(bad, function(x)
           errs[#errs + 1] = x
         end)
@@ -251,8 +270,12 @@ return {
       -- outside the land's folders stay.
       local dir = project .. "/big-killed/"
       local old = os.time() - 3600
-      local stale, fresh = dir .. ".f001.txt.claude-context-0123456789ab.tmp", dir .. ".f002.txt.claude-context-abcdefabcdef.tmp"
-      local other, link, outside = dir .. ".f003.txt.other-0123456789ab.tmp", dir .. ".f004.txt.claude-context-000000000000.tmp", project .. "/.a.txt.claude-context-111111111111.tmp"
+      local stale, fresh =
+        dir .. ".f001.txt.claude-context-0123456789ab.tmp", dir .. ".f002.txt.claude-context-abcdefabcdef.tmp"
+      local other, link, outside =
+        dir .. ".f003.txt.other-0123456789ab.tmp",
+        dir .. ".f004.txt.claude-context-000000000000.tmp",
+        project .. "/.a.txt.claude-context-111111111111.tmp"
       for _, p in ipairs({ stale, fresh, other, outside }) do
         h.write(p, "half a file\n")
       end
@@ -263,12 +286,16 @@ return {
       end
       -- Again, from this Neovim: the rest lands, nothing twice.
       local report, cleaned
-      A().land("killed", { all = true, cb = function(err, r)
-        eq(nil, err)
-        report = r
-      end, on_cleaned = function(removed)
-        cleaned = removed
-      end })
+      A().land("killed", {
+        all = true,
+        cb = function(err, r)
+          eq(nil, err)
+          report = r
+        end,
+        on_cleaned = function(removed)
+          cleaned = removed
+        end,
+      })
       wait_for(function()
         return report and cleaned
       end, 60000, "the second land")
@@ -298,18 +325,35 @@ return {
     "two Neovims on one project: both list the sessions; landing the same worktree from both at once lands each hunk once",
     function()
       local paths, _, merged = big_land("twice", 60)
-      answer(agents_json, vim.json.encode({ { id = "beef0002", cwd = project .. "/.claude/worktrees/twice", kind = "background", startedAt = 7, sessionId = "s-two", status = "busy" } }))
+      answer(
+        agents_json,
+        vim.json.encode({
+          {
+            id = "beef0002",
+            cwd = project .. "/.claude/worktrees/twice",
+            kind = "background",
+            startedAt = 7,
+            sessionId = "s-two",
+            status = "busy",
+          },
+        })
+      )
       local c = child()
       eq("twice", by_name(refresh().list, "twice") and "twice")
       c:lua("_G.listed = nil; require('claude_context.agents').refresh(function(l) _G.listed = l end)")
       local listed = c:wait("return _G.listed and #_G.listed", "the child's list", 10000)
       ok(listed >= 1)
-      c:lua("_G.rep = nil; require('claude_context').land('twice', { all = true, cb = function(e, r) _G.rep = { err = e, r = r } end })")
+      c:lua(
+        "_G.rep = nil; require('claude_context').land('twice', { all = true, cb = function(e, r) _G.rep = { err = e, r = r } end })"
+      )
       local report
-      A().land("twice", { all = true, cb = function(err, r)
-        eq(nil, err)
-        report = r
-      end })
+      A().land("twice", {
+        all = true,
+        cb = function(err, r)
+          eq(nil, err)
+          report = r
+        end,
+      })
       wait_for(function()
         return report
       end, 60000, "this Neovim's land")

@@ -10,7 +10,15 @@ local P = require("claude_context.agents.pickers")
 local A = require("claude_context.agents")
 
 local ENTRIES = {
-  { id = "abcd1234", name = "feat", kind = "background", state = "working", worktree = "/p/.claude/worktrees/feat", files_changed = 3, prompt = "fix it" },
+  {
+    id = "abcd1234",
+    name = "feat",
+    kind = "background",
+    state = "working",
+    worktree = "/p/.claude/worktrees/feat",
+    files_changed = 3,
+    prompt = "fix it",
+  },
   { id = "t1", name = "main", kind = "terminal", state = "idle" },
 }
 A.list = function()
@@ -25,7 +33,15 @@ require("claude_context.agents.cli").refresh = function(cb)
   end
 end
 C.REFRESH_MS = 30
-local NEW_ENTRY = { id = "beef0001", name = "second", kind = "background", state = "starting", worktree = "/p/.claude/worktrees/second", files_changed = 1, prompt = "more" }
+local NEW_ENTRY = {
+  id = "beef0001",
+  name = "second",
+  kind = "background",
+  state = "starting",
+  worktree = "/p/.claude/worktrees/second",
+  files_changed = 1,
+  prompt = "more",
+}
 
 -- What the picker ran: { action, entry name } (the actions menu is vim.ui.select, answered by
 -- `menu_choice`).
@@ -90,13 +106,17 @@ return {
       reset()
       local got
       local finds = 0
-      local shown = { find = function()
-        finds = finds + 1
-      end }
-      _G.Snacks = { picker = { pick = function(o)
-        got = o
-        return shown
-      end } }
+      local shown = {
+        find = function()
+          finds = finds + 1
+        end,
+      }
+      _G.Snacks = { picker = {
+        pick = function(o)
+          got = o
+          return shown
+        end,
+      } }
       local _, name = P.resolve("auto")
       eq("snacks", name)
       C.pick()
@@ -120,9 +140,11 @@ return {
       end, 5000, "the list shown again")
       contains(got.title, "<M-l> land")
       local closed = 0
-      local picker = { close = function()
-        closed = closed + 1
-      end }
+      local picker = {
+        close = function()
+          closed = closed + 1
+        end,
+      }
       eq({ "claude_context_land", mode = { "n", "i" }, desc = "land" }, got.win.input.keys["<M-l>"])
       got.actions.claude_context_land(picker, got.items[1])
       eq({ { "land", "feat" } }, ran)
@@ -152,34 +174,48 @@ return {
       local maps = {}
       local default_fn
       local unstub = stub({
-        ["telescope.pickers"] = { new = function(_, s)
-          spec = s
-          return { find = function()
-            found = true
-          end }
-        end },
-        ["telescope.finders"] = { new_table = function(t)
-          return t
-        end },
-        ["telescope.config"] = { values = { generic_sorter = function()
-          return "sorter"
-        end } },
+        ["telescope.pickers"] = {
+          new = function(_, s)
+            spec = s
+            return {
+              find = function()
+                found = true
+              end,
+            }
+          end,
+        },
+        ["telescope.finders"] = {
+          new_table = function(t)
+            return t
+          end,
+        },
+        ["telescope.config"] = {
+          values = {
+            generic_sorter = function()
+              return "sorter"
+            end,
+          },
+        },
         ["telescope.actions"] = {
           close = function(b)
             closed_buf = b
           end,
-          select_default = { replace = function(_, fn)
-            default_fn = fn
-          end },
+          select_default = {
+            replace = function(_, fn)
+              default_fn = fn
+            end,
+          },
         },
         ["telescope.actions.state"] = {
           get_selected_entry = function()
             return selected
           end,
           get_current_picker = function(b)
-            return { refresh = function(_, finder, o)
-              refreshed = { buf = b, finder = finder, opts = o }
-            end }
+            return {
+              refresh = function(_, finder, o)
+                refreshed = { buf = b, finder = finder, opts = o }
+              end,
+            }
           end,
         },
       })
@@ -192,9 +228,12 @@ return {
       eq(C.format(ENTRIES[1]), e1.display)
       eq(ENTRIES[1], e1.value)
       local buf = vim.api.nvim_create_buf(false, true)
-      eq(true, spec.attach_mappings(buf, function(modes, key, fn)
-        maps[key] = { modes = modes, fn = fn }
-      end))
+      eq(
+        true,
+        spec.attach_mappings(buf, function(modes, key, fn)
+          maps[key] = { modes = modes, fn = fn }
+        end)
+      )
       for _, k in ipairs(P.KEYS) do
         ok(maps[k.key], k.key .. " is mapped")
       end
@@ -224,13 +263,19 @@ return {
     function()
       reset()
       local lines, opts
-      local unstub = stub({ ["fzf-lua"] = { fzf_exec = function(l, o)
-        lines, opts = l, o
-      end } })
+      local unstub = stub({
+        ["fzf-lua"] = {
+          fzf_exec = function(l, o)
+            lines, opts = l, o
+          end,
+        },
+      })
       -- Snacks is set up too, but the option asks for fzf-lua.
-      _G.Snacks = { picker = { pick = function()
-        error("not this one")
-      end } }
+      _G.Snacks = { picker = {
+        pick = function()
+          error("not this one")
+        end,
+      } }
       require("claude_context.config").options.sessions.picker = "fzf-lua"
       C.pick()
       eq(2, #lines)
@@ -251,9 +296,11 @@ return {
     "a picker that fails: a message, the editor goes on",
     function()
       reset()
-      _G.Snacks = { picker = { pick = function()
-        error("boom")
-      end } }
+      _G.Snacks = { picker = {
+        pick = function()
+          error("boom")
+        end,
+      } }
       C.pick()
       contains(vim.inspect(messages), "the snacks picker failed")
       _G.Snacks = nil

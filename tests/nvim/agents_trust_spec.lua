@@ -29,7 +29,10 @@ vim.cmd.cd(project)
 
 ---What the person's checkout is: its HEAD, its index and status, its branches.
 local function checkout_state(dir)
-  return sh("git rev-parse HEAD && git status --porcelain=v1 -uall && git branch -a && git stash list && git ls-files -s", dir)
+  return sh(
+    "git rev-parse HEAD && git status --porcelain=v1 -uall && git branch -a && git stash list && git ls-files -s",
+    dir
+  )
 end
 
 ---A command the model wrote into a git config: it makes `marker` when it runs.
@@ -50,14 +53,44 @@ end
 ---`evil.sh` (fsmonitor, hooks, filters, an external diff), and the worktree's .git pointing at it.
 local function model_git_dir(wt)
   local fakedir = wt .. "/.fakegit"
-  sh(("git clone -q --no-checkout %q %q && mv %q/.git %q && rmdir %q"):format(project, tmp .. "/clone", tmp .. "/clone", fakedir, tmp .. "/clone"), tmp)
-  sh(("git --git-dir=%q update-ref refs/heads/main HEAD && git --git-dir=%q symbolic-ref HEAD refs/heads/main"):format(fakedir, fakedir), tmp)
+  sh(
+    ("git clone -q --no-checkout %q %q && mv %q/.git %q && rmdir %q"):format(
+      project,
+      tmp .. "/clone",
+      tmp .. "/clone",
+      fakedir,
+      tmp .. "/clone"
+    ),
+    tmp
+  )
+  sh(
+    ("git --git-dir=%q update-ref refs/heads/main HEAD && git --git-dir=%q symbolic-ref HEAD refs/heads/main"):format(
+      fakedir,
+      fakedir
+    ),
+    tmp
+  )
   vim.fn.mkdir(fakedir .. "/hooks-evil", "p")
-  for _, hook in ipairs({ "pre-commit", "post-commit", "prepare-commit-msg", "commit-msg", "post-index-change", "reference-transaction" }) do
+  for _, hook in ipairs({
+    "pre-commit",
+    "post-commit",
+    "prepare-commit-msg",
+    "commit-msg",
+    "post-index-change",
+    "reference-transaction",
+  }) do
     vim.uv.fs_copyfile(evil, fakedir .. "/hooks-evil/" .. hook)
     vim.fn.setfperm(fakedir .. "/hooks-evil/" .. hook, "rwxr-xr-x")
   end
-  local cfg = ("[core]\n\tfsmonitor = %s\n\thooksPath = %s\n\tpager = %s\n[diff]\n\texternal = %s\n[filter \"evil\"]\n\tclean = %s\n\tsmudge = %s\n[diff \"evil\"]\n\ttextconv = %s\n"):format(evil, fakedir .. "/hooks-evil", evil, evil, evil, evil, evil)
+  local cfg = ('[core]\n\tfsmonitor = %s\n\thooksPath = %s\n\tpager = %s\n[diff]\n\texternal = %s\n[filter "evil"]\n\tclean = %s\n\tsmudge = %s\n[diff "evil"]\n\ttextconv = %s\n'):format(
+    evil,
+    fakedir .. "/hooks-evil",
+    evil,
+    evil,
+    evil,
+    evil,
+    evil
+  )
   h.write(fakedir .. "/config", h.read(fakedir .. "/config") .. cfg)
   h.write(wt .. "/.gitattributes", "* filter=evil diff=evil\n")
   h.write(wt .. "/.git", "gitdir: " .. fakedir .. "\n")
@@ -121,9 +154,15 @@ return {
       eq(nil, W.named_path("gitdir: /a\n/b", "gitdir", "/w"))
       eq(nil, W.named_path("", nil, "/w"))
       eq("/p/.claude/worktrees/x/.git", W.named_path("/p/.claude/worktrees/x/.git\n", nil, "/p/.git/worktrees/x"))
-      eq("/c/worktrees/x", (W.registered({ ["/c/worktrees/x"] = "/p/w/x/.git\n", ["/c/worktrees/y"] = "/p/w/y/.git\n" }, "/p/w/x/.git")))
+      eq(
+        "/c/worktrees/x",
+        (W.registered({ ["/c/worktrees/x"] = "/p/w/x/.git\n", ["/c/worktrees/y"] = "/p/w/y/.git\n" }, "/p/w/x/.git"))
+      )
       eq({ nil, "not registered" }, { W.registered({ ["/c/worktrees/y"] = "/p/w/y/.git\n" }, "/p/w/x/.git") })
-      eq({ nil, "registered more than once" }, { W.registered({ ["/c/worktrees/x"] = "/p/w/x/.git", ["/c/worktrees/x1"] = "/p/w/x/.git" }, "/p/w/x/.git") })
+      eq(
+        { nil, "registered more than once" },
+        { W.registered({ ["/c/worktrees/x"] = "/p/w/x/.git", ["/c/worktrees/x1"] = "/p/w/x/.git" }, "/p/w/x/.git") }
+      )
     end,
   },
   {
@@ -254,7 +293,20 @@ return {
       local unrelated = vim.system({ bin, "120" }, { cwd = project })
       local plain = vim.system({ "sleep", "120" }, { cwd = wt })
       fake.help_is(F.HELP_NO_STOP)
-      answer(agents_json, vim.json.encode({ { id = "dead0001", pid = unrelated.pid, cwd = wt, kind = "background", startedAt = 5, sessionId = "s-pid", status = "busy" } }))
+      answer(
+        agents_json,
+        vim.json.encode({
+          {
+            id = "dead0001",
+            pid = unrelated.pid,
+            cwd = wt,
+            kind = "background",
+            startedAt = 5,
+            sessionId = "s-pid",
+            status = "busy",
+          },
+        })
+      )
       refresh()
       h.clear(messages)
       discarded("pidded")
@@ -271,7 +323,20 @@ return {
       local wt2 = worktree("pidded2")
       local own = vim.system({ bin, "120" }, { cwd = wt2 })
       eq(true, (D.is_session_process(own.pid, wt2)))
-      answer(agents_json, vim.json.encode({ { id = "dead0002", pid = own.pid, cwd = wt2, kind = "background", startedAt = 5, sessionId = "s-pid2", status = "busy" } }))
+      answer(
+        agents_json,
+        vim.json.encode({
+          {
+            id = "dead0002",
+            pid = own.pid,
+            cwd = wt2,
+            kind = "background",
+            startedAt = 5,
+            sessionId = "s-pid2",
+            status = "busy",
+          },
+        })
+      )
       refresh()
       discarded("pidded2")
       eq(15, own:wait(10000).signal)
@@ -293,7 +358,19 @@ return {
       -- Claude Code prints an id; its service lists the session in the project (as 2.1.197 does
       -- until the worktree is made), then as failed.
       local function entry(state, cwd)
-        answer(agents_json, vim.json.encode({ { id = "abcd1234", cwd = cwd or project, kind = "background", startedAt = 5, sessionId = "s-f", state = state } }))
+        answer(
+          agents_json,
+          vim.json.encode({
+            {
+              id = "abcd1234",
+              cwd = cwd or project,
+              kind = "background",
+              startedAt = 5,
+              sessionId = "s-f",
+              state = state,
+            },
+          })
+        )
       end
       entry("working")
       A().CONFIRM_EVERY_MS = 50
@@ -341,9 +418,12 @@ return {
     function()
       local name = "bad\255name"
       local errs = {}
-      A().land(name, { all = true, cb = function(e)
-        errs[#errs + 1] = e or "(succeeded)"
-      end })
+      A().land(name, {
+        all = true,
+        cb = function(e)
+          errs[#errs + 1] = e or "(succeeded)"
+        end,
+      })
       A().discard(name, function(e)
         errs[#errs + 1] = e or "(succeeded)"
       end)

@@ -98,7 +98,10 @@ function M.publish(srv, version, o)
   h.write(vdir .. "/" .. names.relay, assert(h.read(M.real_relay)))
   local lib_sha = o.lib_sha or install.sha256_file(vdir .. "/" .. names.lib)
   h.write(vdir .. "/" .. names.lib .. ".sha256", lib_sha .. "  " .. names.lib .. "\n")
-  h.write(vdir .. "/" .. names.relay .. ".sha256", install.sha256_file(vdir .. "/" .. names.relay) .. "  " .. names.relay .. "\n")
+  h.write(
+    vdir .. "/" .. names.relay .. ".sha256",
+    install.sha256_file(vdir .. "/" .. names.relay) .. "  " .. names.relay .. "\n"
+  )
   return names
 end
 

@@ -16,12 +16,12 @@ end
 
 local fake_lsp = h.fake_lsp
 
-
 ---A headless Neovim with this checkout (the spec's own init), then `args`.
 ---@param args string[]
 ---@return string[]
 local function child_nvim(args)
-  local init = vim.env.MYVIMRC ~= "" and vim.env.MYVIMRC or (require("claude_context.native").plugin_root() .. "/tests/minimal_init.lua")
+  local init = vim.env.MYVIMRC ~= "" and vim.env.MYVIMRC
+    or (require("claude_context.native").plugin_root() .. "/tests/minimal_init.lua")
   return vim.list_extend({ vim.v.progpath, "--headless", "--clean", "-u", init }, args)
 end
 
@@ -114,9 +114,12 @@ return {
         local r = folders()
         return #r.folders == 3 and r
       end, 3000, "LSP folders")
-      eq({ cwd, lsp_root, extra }, vim.tbl_map(function(x)
-        return x.path
-      end, f.folders))
+      eq(
+        { cwd, lsp_root, extra },
+        vim.tbl_map(function(x)
+          return x.path
+        end, f.folders)
+      )
       wait_for(function()
         return #h.read_json(cc().status().lock_file).workspaceFolders == 3
       end, 2000, "lock file has LSP folders")
@@ -295,14 +298,17 @@ return {
     function()
       local mine = cc().status()
       local flag = h.tmpdir() .. "/go"
-      local job = vim.system(child_nvim({
-        "-c",
-        "lua require('claude_context').setup({})",
-        "-c",
-        ("lua vim.wait(20000, function() return vim.uv.fs_stat(%q) ~= nil end, 20)"):format(flag),
-        "-c",
-        "qa",
-      }), { env = { CLAUDE_CONFIG_DIR = vim.env.CLAUDE_CONFIG_DIR } })
+      local job = vim.system(
+        child_nvim({
+          "-c",
+          "lua require('claude_context').setup({})",
+          "-c",
+          ("lua vim.wait(20000, function() return vim.uv.fs_stat(%q) ~= nil end, 20)"):format(flag),
+          "-c",
+          "qa",
+        }),
+        { env = { CLAUDE_CONFIG_DIR = vim.env.CLAUDE_CONFIG_DIR } }
+      )
       wait_for(function()
         return #lock_files() == 2
       end, 10000, "second editor's lock file")
@@ -336,10 +342,15 @@ vim.defer_fn(function() vim.bo.filetype = "cc_hup" end, 50)
 ]]
       )
       local before = #lock_files()
-      local res = vim.system(child_nvim({
-        "-c",
-        "luafile " .. script,
-      }), { env = { CLAUDE_CONFIG_DIR = vim.env.CLAUDE_CONFIG_DIR }, text = true }):wait(20000)
+      local res = vim
+        .system(
+          child_nvim({
+            "-c",
+            "luafile " .. script,
+          }),
+          { env = { CLAUDE_CONFIG_DIR = vim.env.CLAUDE_CONFIG_DIR }, text = true }
+        )
+        :wait(20000)
       eq(0, res.signal, "no abort (signal) — output: " .. tostring(res.stderr) .. tostring(res.stdout))
       eq(1, res.code, "Neovim's own exit code for a deadly signal")
       contains(res.stdout .. res.stderr, "Caught deadly signal 'SIGHUP'")

@@ -141,7 +141,10 @@ return {
           return f.path
         end, cs.files)
       )
-      eq({ "modified", "one\n", "ONE\n", path("a.txt") }, { cs.files[1].status, cs.files[1].before, cs.files[1].after, cs.files[1].absolute })
+      eq(
+        { "modified", "one\n", "ONE\n", path("a.txt") },
+        { cs.files[1].status, cs.files[1].before, cs.files[1].after, cs.files[1].absolute }
+      )
       eq({ "alpha\r\nbeta\r\n", "alpha\r\nBETA\r\n" }, { cs.files[2].before, cs.files[2].after })
       eq({ "added", nil, "new\n" }, { cs.files[3].status, cs.files[3].before, cs.files[3].after })
       -- turns(): the files from the checkpoints, Bash's included.
@@ -172,7 +175,10 @@ return {
       eq({ "one" }, vim.api.nvim_buf_get_lines(abuf, 0, -1, false), "the unmodified buffer reloaded")
       eq("my unsaved edit", vim.api.nvim_buf_get_lines(bbuf, 0, 1, false)[1], "the modified buffer untouched")
       ok(vim.bo[bbuf].modified)
-      local shown = table.concat(vim.api.nvim_buf_get_lines(vim.api.nvim_win_get_buf(require("claude_context.output").win), 0, -1, false), "\n")
+      local shown = table.concat(
+        vim.api.nvim_buf_get_lines(vim.api.nvim_win_get_buf(require("claude_context.output").win), 0, -1, false),
+        "\n"
+      )
       contains(shown, "unsaved edits")
       contains(shown, "b.txt")
       vim.bo[bbuf].modified = false
@@ -221,7 +227,8 @@ return {
       contains(items[1], "change things")
       contains(items[1], "(3 files)")
       eq("cp-1", shown_item.session)
-      local lines = vim.api.nvim_buf_get_lines(vim.api.nvim_win_get_buf(require("claude_context.output").win), 0, -1, false)
+      local lines =
+        vim.api.nvim_buf_get_lines(vim.api.nvim_win_get_buf(require("claude_context.output").win), 0, -1, false)
       local text = table.concat(lines, "\n")
       contains(text, "modified  a.txt")
       contains(text, "added     c.txt")
@@ -299,10 +306,16 @@ return {
       eq("old mine.txt\n", h.read(p("mine.txt")))
       eq("by ov-2\n", h.read(p("theirs.txt")), "the other session's file untouched")
       eq("by both\n", h.read(p("both.txt")), "the file both edited kept")
-      eq({ p("both.txt") }, vim.tbl_map(function(k)
-        return k.path
-      end, rewinds[n + 1].others))
-      local shown = table.concat(vim.api.nvim_buf_get_lines(vim.api.nvim_win_get_buf(require("claude_context.output").win), 0, -1, false), "\n")
+      eq(
+        { p("both.txt") },
+        vim.tbl_map(function(k)
+          return k.path
+        end, rewinds[n + 1].others)
+      )
+      local shown = table.concat(
+        vim.api.nvim_buf_get_lines(vim.api.nvim_win_get_buf(require("claude_context.output").win), 0, -1, false),
+        "\n"
+      )
       contains(shown, "Kept (another session's overlapping turn edited them too):\n  both.txt")
       require("claude_context.output").close()
     end,
@@ -332,8 +345,17 @@ return {
       -- A report names every file escaped: a newline, ESC, a name that is not UTF-8 (as the
       -- bridge gives it), a file that could not be restored.
       local cp = require("claude_context.checkpoints")
-      cp.report("rewind", { root = root, written = { p("a\nb.txt") }, removed = { p("e\27x") }, conflicts = {}, failed = { { path = p("caf\\xe9.txt"), why = "over the size cap" } } })
-      local shown = table.concat(vim.api.nvim_buf_get_lines(vim.api.nvim_win_get_buf(require("claude_context.output").win), 0, -1, false), "\n")
+      cp.report("rewind", {
+        root = root,
+        written = { p("a\nb.txt") },
+        removed = { p("e\27x") },
+        conflicts = {},
+        failed = { { path = p("caf\\xe9.txt"), why = "over the size cap" } },
+      })
+      local shown = table.concat(
+        vim.api.nvim_buf_get_lines(vim.api.nvim_win_get_buf(require("claude_context.output").win), 0, -1, false),
+        "\n"
+      )
       contains(shown, "restored a\\nb.txt")
       contains(shown, "removed  e\\x1bx")
       contains(shown, "failed   caf\\xe9.txt: over the size cap")
@@ -377,9 +399,12 @@ return {
       eq("rejected", by["bin.dat"].hunks[1].state)
       eq("rejected", by["caf\\xe9.txt"].hunks[1].state)
       eq("\0MINE", h.read(p("mine.dat")), "the person's change kept")
-      local said = table.concat(vim.tbl_map(function(n)
-        return n.msg
-      end, messages), "\n")
+      local said = table.concat(
+        vim.tbl_map(function(n)
+          return n.msg
+        end, messages),
+        "\n"
+      )
       contains(said, "mine.dat not rejected: the file changed since Claude's turn")
       -- Undo brings Claude's files back, from the checkpoint taken right before the reject.
       R.undo()
@@ -490,14 +515,17 @@ return {
       eq(cp.MARKETPLACE, m.name)
       local hooks = h.read_json(dir .. "/plugin/hooks/hooks.json").hooks
       for _, ev in ipairs({ "SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop", "SessionEnd" }) do
-        contains(hooks[ev][1].hooks[1].command, "/bin/relay\" hook " .. ev)
+        contains(hooks[ev][1].hooks[1].command, '/bin/relay" hook ' .. ev)
         -- Only PostToolUse (a report on every tool) is not waited for.
         eq(ev == "PostToolUse" or nil, hooks[ev][1].hooks[1].async, ev)
       end
       eq(1, vim.fn.executable(dir .. "/plugin/bin/relay"))
       -- The skill is the memory bank's own rules (kept the same).
       local rules = h.read(require("claude_context.native").plugin_root() .. "/crates/core/src/memory_bank/rules/en.md")
-      ok(rules and h.read(dir .. "/plugin/skills/memory-bank/SKILL.md"):find(rules, 1, true), "SKILL.md holds rules/en.md")
+      ok(
+        rules and h.read(dir .. "/plugin/skills/memory-bank/SKILL.md"):find(rules, 1, true),
+        "SKILL.md holds rules/en.md"
+      )
       local lines = cp.commands()
       eq("claude plugin marketplace add " .. dir, lines[1])
       eq("claude plugin install claude-context@claude-context-nvim", lines[2])
@@ -506,8 +534,14 @@ return {
       vim.env.CLAUDE_CONFIG_DIR = cfg
       eq(false, cp.registered().marketplace)
       vim.fn.mkdir(cfg .. "/plugins", "p")
-      h.write(cfg .. "/plugins/known_marketplaces.json", vim.json.encode({ [cp.MARKETPLACE] = { source = { source = "directory", path = dir } } }))
-      h.write(cfg .. "/plugins/installed_plugins.json", vim.json.encode({ version = 2, plugins = { [cp.PLUGIN] = { { scope = "user" } } } }))
+      h.write(
+        cfg .. "/plugins/known_marketplaces.json",
+        vim.json.encode({ [cp.MARKETPLACE] = { source = { source = "directory", path = dir } } })
+      )
+      h.write(
+        cfg .. "/plugins/installed_plugins.json",
+        vim.json.encode({ version = 2, plugins = { [cp.PLUGIN] = { { scope = "user" } } } })
+      )
       local r = cp.registered()
       eq({ true, true, dir }, { r.marketplace, r.installed, r.path })
       -- A FIFO in its place is never waited on (nor a file over the cap read): not registered.
@@ -518,7 +552,12 @@ return {
       eq({ false, false }, { r.marketplace, r.installed })
       vim.env.CLAUDE_CONFIG_DIR = nil
       -- The relay script runs the hook through the binary, or exits 0 without one.
-      local rr = vim.system({ dir .. "/plugin/bin/relay", "hook", "Stop" }, { stdin = "{}", env = { CLAUDE_CONTEXT_MCP = "/nonexistent", PATH = "/usr/bin:/bin" } }):wait(20000)
+      local rr = vim
+        .system(
+          { dir .. "/plugin/bin/relay", "hook", "Stop" },
+          { stdin = "{}", env = { CLAUDE_CONTEXT_MCP = "/nonexistent", PATH = "/usr/bin:/bin" } }
+        )
+        :wait(20000)
       eq(0, rr.code)
     end,
   },

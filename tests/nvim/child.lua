@@ -15,10 +15,13 @@ Child.__index = Child
 ---@param cwd string?
 ---@return ChildNvim
 function M.start(cwd)
-  local ch = vim.fn.jobstart({ vim.v.progpath, "--embed", "--headless", "--clean", "-u", root .. "/tests/minimal_init.lua" }, {
-    rpc = true,
-    cwd = cwd,
-  })
+  local ch = vim.fn.jobstart(
+    { vim.v.progpath, "--embed", "--headless", "--clean", "-u", root .. "/tests/minimal_init.lua" },
+    {
+      rpc = true,
+      cwd = cwd,
+    }
+  )
   assert(ch > 0, "cannot start a child Neovim")
   local self = setmetatable({ ch = ch }, Child)
   -- Messages are recorded, not shown (an error message would wait for a key).

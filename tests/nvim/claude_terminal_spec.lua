@@ -86,7 +86,9 @@ return {
       end
       ok(not info.ls:find("claude://", 1, true), ":ls does not list it")
       -- The tabline/statusline shows the readable name.
-      local shown = c:lua([[return vim.api.nvim_eval_statusline("%f", { winid = vim.fn.bufwinid(require("claude_context.terminal")._state.buf) }).str]])
+      local shown = c:lua(
+        [[return vim.api.nvim_eval_statusline("%f", { winid = vim.fn.bufwinid(require("claude_context.terminal")._state.buf) }).str]]
+      )
       eq("claude://myproject", shown)
     end,
   },
@@ -150,7 +152,10 @@ return {
       ]],
         target
       )
-      c:wait("local v = require('claude_context.ide.diff').views.g2 return v ~= nil and v.prop_win == vim.api.nvim_get_current_win()", "the focused view")
+      c:wait(
+        "local v = require('claude_context.ide.diff').views.g2 return v ~= nil and v.prop_win == vim.api.nvim_get_current_win()",
+        "the focused view"
+      )
       c:lua("vim.cmd('redraw!')")
       c:input(":w<CR>")
       c:wait("return _G.R ~= nil", "the decision")

@@ -14,7 +14,10 @@ local tmp = h.tmpdir()
 local out = tmp .. "/fake-out"
 -- A stand-in for the Claude Code CLI: records its arguments, then waits for input.
 local fake = tmp .. "/fake-claude"
-h.write(fake, '#!/bin/sh\nprintf \'%s\\n\' "$@" > "$FAKE_OUT.args.tmp"\nmv "$FAKE_OUT.args.tmp" "$FAKE_OUT.args"\necho ready\nwhile read -r l; do echo "got $l"; done\n')
+h.write(
+  fake,
+  '#!/bin/sh\nprintf \'%s\\n\' "$@" > "$FAKE_OUT.args.tmp"\nmv "$FAKE_OUT.args.tmp" "$FAKE_OUT.args"\necho ready\nwhile read -r l; do echo "got $l"; done\n'
+)
 vim.fn.setfperm(fake, "rwx------")
 
 local project = tmp .. "/project"
@@ -252,7 +255,14 @@ return {
       local function key_paths(t, prefix, acc)
         for k, v in pairs(t) do
           local p = prefix .. k
-          if type(v) == "table" and not vim.islist(v) and k ~= "port_range" and k ~= "env" and k ~= "keys" and k ~= "models" then
+          if
+            type(v) == "table"
+            and not vim.islist(v)
+            and k ~= "port_range"
+            and k ~= "env"
+            and k ~= "keys"
+            and k ~= "models"
+          then
             key_paths(v, p .. ".", acc)
           else
             table.insert(acc, p)
@@ -288,7 +298,8 @@ return {
       -- This plugin's own option wins over a translated one; a typo is still refused.
       local mixed = require("claude_context.config").resolve({ terminal = { split_side = "left", side = "bottom" } })
       eq("bottom", mixed.terminal.side)
-      local bad = pcall(require("claude_context.config").resolve, { terminal_cmd = "claude", terminal = { split_sid = "left" } })
+      local bad =
+        pcall(require("claude_context.config").resolve, { terminal_cmd = "claude", terminal = { split_sid = "left" } })
       eq(false, bad, "an unknown key is refused")
       for _, t in ipairs({ { split_width_percentage = 1.5 }, { split_side = "top" } }) do
         local okk, e = pcall(require("claude_context.config").resolve, { terminal = t })
@@ -359,7 +370,12 @@ return {
   {
     "with the option on, the terminal commands: toggle with arguments, open, focus, close, select a model (restarts with --model)",
     function()
-      setup({ terminal_cmd = fake, env = { FAKE_OUT = out }, terminal = { auto_insert = false }, claudecode = { commands = true } })
+      setup({
+        terminal_cmd = fake,
+        env = { FAKE_OUT = out },
+        terminal = { auto_insert = false },
+        claudecode = { commands = true },
+      })
       local s = require("claude_context.terminal.sessions")
       local t = open_terminal("ClaudeCode --resume")
       ok(vim.tbl_contains(read_args(), "--resume"), "the arguments reach claude")
@@ -412,7 +428,11 @@ return {
       })
       vim.cmd("2,3ClaudeCodeSend")
       eq({ { target, 1, 2 } }, mentions, ":2,3ClaudeCodeSend")
-      eq({ { file_path = target, start_line = 1, end_line = 2, context = "ClaudeContextSendComplete" } }, sent_events, "User ClaudeCodeSendComplete, 0-based lines")
+      eq(
+        { { file_path = target, start_line = 1, end_line = 2, context = "ClaudeContextSendComplete" } },
+        sent_events,
+        "User ClaudeCodeSendComplete, 0-based lines"
+      )
       h.clear(mentions)
       vim.keymap.set("x", "<F2>", "<cmd>ClaudeCodeSend<cr>")
       vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes("ggjVj<F2>", true, false, true), "x", false)
@@ -425,7 +445,11 @@ return {
       vim.cmd("ClaudeCodeAdd " .. target .. " 2 3")
       vim.cmd("ClaudeCodeAdd %")
       eq({ { target, 1, 2 }, { target } }, mentions, ":ClaudeCodeAdd {path} 2 3, :ClaudeCodeAdd %")
-      eq({ file_path = target, context = "ClaudeContextSendComplete" }, sent_events[#sent_events], "a whole file: no lines")
+      eq(
+        { file_path = target, context = "ClaudeContextSendComplete" },
+        sent_events[#sent_events],
+        "a whole file: no lines"
+      )
       -- netrw is a file explorer here: TreeAdd sends the file under the cursor.
       h.clear(mentions)
       vim.cmd("Explore " .. vim.fn.fnameescape(project))
@@ -470,7 +494,10 @@ return {
       eq(target, events[1][2].file_path)
       eq(false, events[1][2].is_new_file)
       ok(events[1][2].diff_window, "diff_window")
-      eq({ "ClaudeCodeDiffClosed", { tab_name = "cc-accept", file_path = target, reason = "diff accepted" } }, events[2])
+      eq(
+        { "ClaudeCodeDiffClosed", { tab_name = "cc-accept", file_path = target, reason = "diff accepted" } },
+        events[2]
+      )
       h.close_diffs()
       box = h.request_diff(target, "cc-deny", "one\nTWO\nthree\n")
       vim.api.nvim_set_current_win(h.diff_view("cc-deny").prop_win)
@@ -504,7 +531,12 @@ return {
   {
     "claudecode.focus_after_send: the cursor goes to Claude's terminal after a send",
     function()
-      setup({ terminal_cmd = fake, env = { FAKE_OUT = out }, terminal = { auto_insert = false }, focus_after_send = true })
+      setup({
+        terminal_cmd = fake,
+        env = { FAKE_OUT = out },
+        terminal = { auto_insert = false },
+        focus_after_send = true,
+      })
       open_terminal()
       vim.cmd("wincmd p")
       vim.cmd.edit({ target, bang = true })
@@ -536,7 +568,11 @@ return {
       local dir = vim.env.CLAUDE_CONFIG_DIR .. "/ide"
       vim.fn.mkdir(dir, "p")
       local function lock(port, pid, folders, extra)
-        local t = vim.tbl_extend("force", { pid = pid, workspaceFolders = folders, ideName = "Neovim", transport = "ws", authToken = "x" }, extra or {})
+        local t = vim.tbl_extend(
+          "force",
+          { pid = pid, workspaceFolders = folders, ideName = "Neovim", transport = "ws", authToken = "x" },
+          extra or {}
+        )
         h.write(("%s/%d.lock"):format(dir, port), vim.json.encode(t))
       end
       lock(41001, vim.fn.getpid(), { project })
@@ -545,9 +581,12 @@ return {
       lock(41005, vim.fn.getpid(), { tmp }, { ideKind = "Neovim", ideName = "Neovim\27[31m (tmp, pid 1)" })
       vim.uv.fs_symlink(dir .. "/41001.lock", dir .. "/41004.lock")
       local found = bridges.find(cc().status())
-      eq({ 41001, 41005 }, vim.tbl_map(function(l)
-        return l.port
-      end, found.locks))
+      eq(
+        { 41001, 41005 },
+        vim.tbl_map(function(l)
+          return l.port
+        end, found.locks)
+      )
       eq(true, found.locks[1].this_nvim)
       eq(false, found.locks[1].ours)
       eq(true, found.locks[2].ours, "another Neovim with this plugin, its folder holding the project")
@@ -569,9 +608,25 @@ return {
       end, true)
       contains(text, "WARN claudecode.nvim is on the runtimepath (" .. other)
       contains(text, "Remove coder/claudecode.nvim")
-      contains(text, "WARN " .. dir .. "/41001.lock: Neovim (pid " .. vim.fn.getpid() .. ", this Neovim) serves " .. project .. " too")
-      contains(text, "INFO " .. dir .. "/41005.lock: Neovim^[[31m (tmp, pid 1)", "another program's ideName is shown escaped")
-      contains(text, "WARN claudecode.commands: :ClaudeCode, :ClaudeCodeSend, … run this plugin's actions, but claudecode.nvim defines the same commands")
+      contains(
+        text,
+        "WARN "
+          .. dir
+          .. "/41001.lock: Neovim (pid "
+          .. vim.fn.getpid()
+          .. ", this Neovim) serves "
+          .. project
+          .. " too"
+      )
+      contains(
+        text,
+        "INFO " .. dir .. "/41005.lock: Neovim^[[31m (tmp, pid 1)",
+        "another program's ideName is shown escaped"
+      )
+      contains(
+        text,
+        "WARN claudecode.commands: :ClaudeCode, :ClaudeCodeSend, … run this plugin's actions, but claudecode.nvim defines the same commands"
+      )
       ok(not text:find("41002", 1, true) and not text:find("41003", 1, true) and not text:find("41004", 1, true), text)
     end,
   },

@@ -82,7 +82,10 @@ return {
         contains(err, "terminal.args")
       end
       -- What a list `{ program, args… }` meant: the program in claude.cmd, the rest in terminal.args.
-      cc().setup({ claude = { cmd = fake }, terminal = { args = { "--verbose" }, mcp_config = false, permission_mode = false } })
+      cc().setup({
+        claude = { cmd = fake },
+        terminal = { args = { "--verbose" }, mcp_config = false, permission_mode = false },
+      })
       eq(fake, native_cmd())
       local term = require("claude_context.terminal")
       vim.cmd("ClaudeContext open")

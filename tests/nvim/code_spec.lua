@@ -129,7 +129,10 @@ return {
   {
     "setup: a Python and a TypeScript project, their servers running, no file of theirs open",
     function()
-      ok(vim.fn.executable(PYLSP) == 1 and vim.fn.executable(TSLS) == 1, "run `make deps` (.deps/lsp: pylsp, typescript-language-server)")
+      ok(
+        vim.fn.executable(PYLSP) == 1 and vim.fn.executable(TSLS) == 1,
+        "run `make deps` (.deps/lsp: pylsp, typescript-language-server)"
+      )
       dir = h.tmpdir()
       cc().setup({ project_root = dir })
       -- The machine running the specs is shared and slow: the servers get time.
@@ -210,9 +213,15 @@ return {
         }, "\n")
       )
       write("ts/start.ts", "export const x = 1;\n")
-      write("notes/tool.lua", "local M = {}\n\nfunction M.run()\n  return 1\nend\n\nlocal function helper() end\n\nreturn M\n")
+      write(
+        "notes/tool.lua",
+        "local M = {}\n\nfunction M.run()\n  return 1\nend\n\nlocal function helper() end\n\nreturn M\n"
+      )
       vim.lsp.config("pylsp", { cmd = { PYLSP }, filetypes = { "python" }, root_markers = { ".git" } })
-      vim.lsp.config("tsls", { cmd = { TSLS, "--stdio" }, filetypes = { "typescript" }, root_markers = { "tsconfig.json" } })
+      vim.lsp.config(
+        "tsls",
+        { cmd = { TSLS, "--stdio" }, filetypes = { "typescript" }, root_markers = { "tsconfig.json" } }
+      )
       vim.lsp.enable({ "pylsp", "tsls" })
       -- The person opens a file of each language (their servers start), and closes the Python one
       -- (tsserver only knows a project while one of its files is open).
@@ -253,7 +262,12 @@ return {
       contains(text, "py/shapes.py\n  14:5-10  | def total(shapes):")
       contains(text, "4:7-12  | print(total([Square(2), Square(3)]))")
       -- Capped, with the count of the rest.
-      local capped = sc(h.call("lsp_references", { file = "py/main.py", line = 4, text = "total", include_declaration = true, limit = 1 }))
+      local capped = sc(
+        h.call(
+          "lsp_references",
+          { file = "py/main.py", line = 4, text = "total", include_declaration = true, limit = 1 }
+        )
+      )
       eq(#want, capped.sections[1].total)
       eq(#want - 1, capped.sections[1].more)
       not_loaded(main)
@@ -268,10 +282,15 @@ return {
       contains(ans.note, "2 symbols are named")
       -- Where the server's own document symbols put them.
       local want = {}
-      for _, s in ipairs(require("claude_context.code.lsp").flatten(ask("pylsp", shapes, "textDocument/documentSymbol", {}))) do
+      for _, s in
+        ipairs(require("claude_context.code.lsp").flatten(ask("pylsp", shapes, "textDocument/documentSymbol", {})))
+      do
         if s.name == "area" then
           local line = vim.fn.readfile(shapes)[s.sel.start.line + 1]
-          table.insert(want, ("py/shapes.py:%d:%d"):format(s.sel.start.line + 1, line:find("area", s.sel.start.character + 1, true)))
+          table.insert(
+            want,
+            ("py/shapes.py:%d:%d"):format(s.sel.start.line + 1, line:find("area", s.sel.start.character + 1, true))
+          )
         end
       end
       table.sort(want)
@@ -333,9 +352,15 @@ return {
       defs.cache[tool] = nil
       local got
       require("claude_context.code.task").run(function(task)
-        return (defs.find(task, { symbol = "helper", roots = { dir }, candidates = { { path = tool, key = "1:2.3:4" } } }, function(a, b)
-          return a == b
-        end))
+        return (
+          defs.find(
+            task,
+            { symbol = "helper", roots = { dir }, candidates = { { path = tool, key = "1:2.3:4" } } },
+            function(a, b)
+              return a == b
+            end
+          )
+        )
       end, function(r)
         got = r
       end)
@@ -385,13 +410,20 @@ return {
       ok(vim.tbl_contains(d, "ts/shapes.ts:7:3") and vim.tbl_contains(d, "ts/shapes.ts:14:3"), vim.inspect(d))
       contains(defs.note, "symbols are named")
       local impl = sc(h.call("lsp_implementations", { file = "ts/shapes.ts", line = 1, text = "Shape" }))
-      eq(server_places(ask("tsls", shapes, "textDocument/implementation", { position = { line = 0, character = 17 } })), places(impl))
+      eq(
+        server_places(ask("tsls", shapes, "textDocument/implementation", { position = { line = 0, character = 17 } })),
+        places(impl)
+      )
       eq({ "ts/shapes.ts:12:14", "ts/shapes.ts:5:14" }, places(impl))
       local td = sc(h.call("lsp_type_definition", { file = "ts/main.ts", line = 4, text = "c," }))
-      eq(server_places(ask("tsls", main, "textDocument/typeDefinition", { position = { line = 3, character = 25 } })), places(td))
+      eq(
+        server_places(ask("tsls", main, "textDocument/typeDefinition", { position = { line = 3, character = 25 } })),
+        places(td)
+      )
       eq({ "ts/shapes.ts:5:14" }, places(td))
       local calls = sc(h.call("lsp_calls", { symbol = "sum", file = "ts/shapes.ts", direction = "incoming" }))
-      local item = ask("tsls", shapes, "textDocument/prepareCallHierarchy", { position = { line = 18, character = 16 } })[1]
+      local item =
+        ask("tsls", shapes, "textDocument/prepareCallHierarchy", { position = { line = 18, character = 16 } })[1]
       local tsls = vim.lsp.get_clients({ name = "tsls" })[1]
       local inc = tsls:request_sync("callHierarchy/incomingCalls", { item = item }, 20000)
       local want = {}
@@ -552,7 +584,11 @@ return {
       wait_for(function()
         return #fake.requests > asked and fake.requests[#fake.requests] == "textDocument/references"
       end, 5000, "the request at the server")
-      MCP:send({ jsonrpc = "2.0", method = "notifications/cancelled", params = { requestId = 77, reason = "interrupted" } })
+      MCP:send({
+        jsonrpc = "2.0",
+        method = "notifications/cancelled",
+        params = { requestId = 77, reason = "interrupted" },
+      })
       wait_for(function()
         return #fake.cancelled == 2
       end, 5000, "the cancelled request cancelled at the server")

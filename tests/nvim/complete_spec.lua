@@ -73,7 +73,9 @@ return {
         "io.stdout:write(vim.json.encode({ b, w }))",
       }, script)
       local init = vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":p:h:h") .. "/minimal_init.lua"
-      local r = vim.system({ vim.v.progpath, "--headless", "--clean", "-u", init, "-l", script }, { text = true, timeout = 20000 }):wait()
+      local r = vim
+        .system({ vim.v.progpath, "--headless", "--clean", "-u", init, "-l", script }, { text = true, timeout = 20000 })
+        :wait()
       eq(0, r.code, "the completion returned: " .. (r.stderr or ""))
       local got = vim.json.decode(r.stdout)
       eq({ "feature/deep", "wt-branch" }, got[1], "the packed branches (main, packed) left out, the loose ones offered")

@@ -18,7 +18,11 @@ return {
       end
       okk, e = pcall(config.resolve, { port_range = { min = 9000 } })
       contains(e, "port_range.max")
-      local cfg = config.resolve({ port_range = { min = 9000, max = 9010 }, client_request_timeout_ms = 500, log_level = "debug" })
+      local cfg = config.resolve({
+        port_range = { min = 9000, max = 9010 },
+        client_request_timeout_ms = 500,
+        log_level = "debug",
+      })
       local native = vim.json.decode(config.to_native(cfg))
       eq({ min = 9000, max = 9010 }, native.port_range)
       eq(500, native.client_request_timeout_ms)
@@ -34,11 +38,17 @@ return {
       local claude = require("claude_context.config.claude")
       local okk, e = pcall(claude.resolve, { colour = "red" })
       eq(false, okk)
-      eq("claude-context: unknown option claude.colour (known: cmd, args, env, max_context_bytes, allowed_tools, permission_mode, setting_sources, add_dirs, timeout, progress)", e)
+      eq(
+        "claude-context: unknown option claude.colour (known: cmd, args, env, max_context_bytes, allowed_tools, permission_mode, setting_sources, add_dirs, timeout, progress)",
+        e
+      )
       okk, e = pcall(claude.resolve, { timeout = "soon" })
       eq("claude-context: option claude.timeout must be a number, got string", e)
       local t = {}
-      claude.native({ claude = { args = { "--verbose" }, max_context_bytes = 1000, timeout = 5, progress = "none" } }, t)
+      claude.native(
+        { claude = { args = { "--verbose" }, max_context_bytes = 1000, timeout = 5, progress = "none" } },
+        t
+      )
       eq({ args = { "--verbose" }, max_context_bytes = 1000 }, t.claude)
     end,
   },

@@ -46,7 +46,10 @@ return {
     ":ClaudeContext add-terminal: the last terminal.context_lines lines, a private file, mentioned",
     function()
       vim.cmd("enew")
-      vim.fn.jobstart({ "sh", "-c", "i=1; while [ $i -le 300 ]; do echo line $i; i=$((i+1)); done; sleep 30" }, { term = true })
+      vim.fn.jobstart(
+        { "sh", "-c", "i=1; while [ $i -le 300 ]; do echo line $i; i=$((i+1)); done; sleep 30" },
+        { term = true }
+      )
       local tbuf = vim.api.nvim_get_current_buf()
       wait_for(function()
         return vim.iter(vim.api.nvim_buf_get_lines(tbuf, 0, -1, false)):any(function(l)
@@ -93,7 +96,13 @@ return {
       contains(messages[#messages].msg, "has no diagnostics")
       local ns = vim.api.nvim_create_namespace("spec")
       vim.diagnostic.set(ns, 0, {
-        { lnum = 1, col = 6, message = "undefined global 'y'", severity = vim.diagnostic.severity.WARN, source = "lua_ls" },
+        {
+          lnum = 1,
+          col = 6,
+          message = "undefined global 'y'",
+          severity = vim.diagnostic.severity.WARN,
+          source = "lua_ls",
+        },
         { lnum = 0, col = 6, message = "unused local\n'x'", severity = vim.diagnostic.severity.ERROR },
       })
       local from = #A:notifications("at_mentioned")

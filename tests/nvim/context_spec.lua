@@ -233,7 +233,10 @@ return {
       contains(text, "## ルール")
       contains(text, "メモリバンクのルール")
       contains(text, "ブランチ 'feature/ja-none' のメモリバンクはまだありません")
-      ok(text:find("## ルール", 1, true) < text:find("メモリバンクのルール", 1, true), "the heading, then the rules")
+      ok(
+        text:find("## ルール", 1, true) < text:find("メモリバンクのルール", 1, true),
+        "the heading, then the rules"
+      )
       cc().stop({ silent = true })
       cc().setup({ memory_bank = { root = bank } })
     end,

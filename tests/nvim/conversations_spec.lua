@@ -29,11 +29,21 @@ local function folder(cwd)
 end
 
 local function user(text, ts, cwd)
-  return vim.json.encode({ type = "user", message = { role = "user", content = text }, timestamp = ts, cwd = cwd, gitBranch = "main" }) .. "\n"
+  return vim.json.encode({
+    type = "user",
+    message = { role = "user", content = text },
+    timestamp = ts,
+    cwd = cwd,
+    gitBranch = "main",
+  }) .. "\n"
 end
 
 local function assistant(text, ts)
-  return vim.json.encode({ type = "assistant", message = { role = "assistant", content = { { type = "text", text = text } } }, timestamp = ts }) .. "\n"
+  return vim.json.encode({
+    type = "assistant",
+    message = { role = "assistant", content = { { type = "text", text = text } } },
+    timestamp = ts,
+  }) .. "\n"
 end
 
 local function write(path, text, mode)
@@ -61,7 +71,13 @@ local function ids(l)
 end
 
 -- The project's conversation, and its worktree's (newer).
-write(folder(root) .. "/" .. ID1 .. ".jsonl", user("fix the parser", "2026-01-01T10:00:00.000Z", root) .. assistant("The parser is fixed.", "2026-01-01T10:01:00.000Z") .. vim.json.encode({ type = "custom-title", customTitle = "Parser fix" }) .. "\n")
+write(
+  folder(root) .. "/" .. ID1 .. ".jsonl",
+  user("fix the parser", "2026-01-01T10:00:00.000Z", root)
+    .. assistant("The parser is fixed.", "2026-01-01T10:01:00.000Z")
+    .. vim.json.encode({ type = "custom-title", customTitle = "Parser fix" })
+    .. "\n"
+)
 local wt = root .. "/.claude/worktrees/feat"
 write(folder(wt) .. "/" .. ID2 .. ".jsonl", user("work in the worktree", "2026-01-02T10:00:00.000Z", wt))
 
@@ -100,9 +116,17 @@ return {
     "damaged files: a truncated line, not JSON, not UTF-8, a FIFO and a 2 GB sparse file are listed with what can be read",
     function()
       local f = folder(root)
-      write(f .. "/" .. ID3 .. ".jsonl", "not json\n\255\254\n" .. user("still readable", "2026-01-03T10:00:00.000Z", root) .. '{"type":"user","message":{"content":"trunc')
+      write(
+        f .. "/" .. ID3 .. ".jsonl",
+        "not json\n\255\254\n"
+          .. user("still readable", "2026-01-03T10:00:00.000Z", root)
+          .. '{"type":"user","message":{"content":"trunc'
+      )
       -- A FIFO: never opened (a read would wait for a writer forever).
-      eq(0, vim.fn.system({ "mkfifo", f .. "/44444444-4444-4444-8444-444444444444.jsonl" }) == "" and 0 or vim.v.shell_error)
+      eq(
+        0,
+        vim.fn.system({ "mkfifo", f .. "/44444444-4444-4444-8444-444444444444.jsonl" }) == "" and 0 or vim.v.shell_error
+      )
       -- 2 GB, sparse: a prompt at its start, nothing readable after.
       local big = f .. "/55555555-5555-4555-8555-555555555555.jsonl"
       write(big, user("a huge one", "2026-01-04T10:00:00.000Z", root))
@@ -225,10 +249,12 @@ return {
     "the picker in a fake snacks.nvim: items, a Markdown preview, a key per action",
     function()
       local got
-      _G.Snacks = { picker = { pick = function(o)
-        got = o
-        return {}
-      end } }
+      _G.Snacks = { picker = {
+        pick = function(o)
+          got = o
+          return {}
+        end,
+      } }
       require("claude_context.config").options.sessions.picker = "auto"
       PK.pick({ query = "parser" })
       wait_for(function()
@@ -240,13 +266,16 @@ return {
       eq(ID1, items[1].entry.id)
       contains(got.title, "<M-r> resume")
       local lines
-      got.preview({ item = items[1], preview = {
-        reset = function() end,
-        set_lines = function(_, l)
-          lines = l
-        end,
-        highlight = function() end,
-      } })
+      got.preview({
+        item = items[1],
+        preview = {
+          reset = function() end,
+          set_lines = function(_, l)
+            lines = l
+          end,
+          highlight = function() end,
+        },
+      })
       eq("# Parser fix", lines[1])
       contains(table.concat(lines, "\n"), "## Matches")
       -- A transcript asked for before the plugin has one: said, no error.

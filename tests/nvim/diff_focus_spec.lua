@@ -54,9 +54,15 @@ return {
         c:lua("require('claude_context').setup({}) vim.cmd.edit(...)", notes)
         local nwin = c:lua("return vim.api.nvim_get_current_win()")
         c:input("ihello ")
-        c:wait("return vim.api.nvim_get_current_line() == 'hello ' and vim.api.nvim_get_mode().mode == 'i'", "Insert mode")
+        c:wait(
+          "return vim.api.nvim_get_current_line() == 'hello ' and vim.api.nvim_get_mode().mode == 'i'",
+          "Insert mode"
+        )
         c:lua(REQUEST, target, "insert-case", "one\nTWO\n")
-        c:wait("local v = require('claude_context.ide.diff').views['insert-case'] return v ~= nil and v.prop_win ~= nil", "the view")
+        c:wait(
+          "local v = require('claude_context.ide.diff').views['insert-case'] return v ~= nil and v.prop_win ~= nil",
+          "the view"
+        )
         eq("i", c:mode(), "still in Insert mode after the diff opened")
         eq(nwin, c:lua("return vim.api.nvim_get_current_win()"), "the cursor stayed in the person's window")
         eq(1, c:lua("return vim.fn.tabpagenr()"), "and in their tab")
@@ -66,7 +72,9 @@ return {
         eq("hello world\n", h.read(notes), "every key went to the person's buffer; :w wrote their file")
         eq(
           { "one", "TWO" },
-          c:lua("local v = require('claude_context.ide.diff').views['insert-case'] return vim.api.nvim_buf_get_lines(v.prop_buf, 0, -1, false)"),
+          c:lua(
+            "local v = require('claude_context.ide.diff').views['insert-case'] return vim.api.nvim_buf_get_lines(v.prop_buf, 0, -1, false)"
+          ),
           "the proposal got none of the keys"
         )
         vim.wait(100)
@@ -95,7 +103,10 @@ return {
       local c = child.start(dir)
       local okr, err = pcall(function()
         c:lua("require('claude_context').setup({})")
-        c:lua("vim.cmd('enew') _G.J = vim.fn.jobstart({ 'sh', '-c', 'stty -echo; cat > ' .. vim.fn.shellescape(...) }, { term = true })", got)
+        c:lua(
+          "vim.cmd('enew') _G.J = vim.fn.jobstart({ 'sh', '-c', 'stty -echo; cat > ' .. vim.fn.shellescape(...) }, { term = true })",
+          got
+        )
         local twin = c:lua("return vim.api.nvim_get_current_win()")
         c:input("i")
         c:wait("return vim.api.nvim_get_mode().mode == 't'", "Terminal-Job mode")
@@ -104,7 +115,10 @@ return {
           return h.read(got) == "abc\n"
         end, 3000, "the first line to reach the job")
         c:lua(REQUEST, target, "term-case", "one\nTHREE\n")
-        c:wait("local v = require('claude_context.ide.diff').views['term-case'] return v ~= nil and v.prop_win ~= nil", "the view")
+        c:wait(
+          "local v = require('claude_context.ide.diff').views['term-case'] return v ~= nil and v.prop_win ~= nil",
+          "the view"
+        )
         eq("t", c:mode(), "still in Terminal-Job mode")
         eq(twin, c:lua("return vim.api.nvim_get_current_win()"))
         c:input("def<CR>")
@@ -113,7 +127,9 @@ return {
         end, 3000, "the second line to reach the job: " .. tostring(h.read(got)))
         eq(
           { "one", "THREE" },
-          c:lua("local v = require('claude_context.ide.diff').views['term-case'] return vim.api.nvim_buf_get_lines(v.prop_buf, 0, -1, false)")
+          c:lua(
+            "local v = require('claude_context.ide.diff').views['term-case'] return vim.api.nvim_buf_get_lines(v.prop_buf, 0, -1, false)"
+          )
         )
         eq(vim.NIL, c:lua("return _G.R"))
         contains(c:lua("return _G.messages[#_G.messages].msg"), "terminal")

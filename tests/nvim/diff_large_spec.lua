@@ -99,7 +99,10 @@ return {
           hl[m[2] + 1] = m[4].line_hl_group
         end
       end
-      eq({ [10] = "- line 10 of the file, with some words to make it longer", [2000] = "- line 2000 of the file, with some words to make it longer" }, virt)
+      eq({
+        [10] = "- line 10 of the file, with some words to make it longer",
+        [2000] = "- line 2000 of the file, with some words to make it longer",
+      }, virt)
       eq({ [10] = "DiffChange", [3000] = "DiffAdd" }, hl)
 
       -- Accepted unedited: exactly what Claude sent, from the bridge's copy.
@@ -305,7 +308,8 @@ return {
       end
       lines[199990] = "the very end is here"
       h.write(big, table.concat(lines, "\n") .. "\n")
-      local res = h.call("openFile", { filePath = big, startText = "very end", endText = "here", selectToEndOfLine = false })
+      local res =
+        h.call("openFile", { filePath = big, startText = "very end", endText = "here", selectToEndOfLine = false })
       eq(false, res.isError, vim.inspect(res))
       -- Visual mode from "very end" to the end of "here" (the cursor at the end).
       eq("v", vim.api.nvim_get_mode().mode)
@@ -657,7 +661,10 @@ return {
         end
         -- ~57 bytes a line: a side is ~170 KB, over 40 chunks of 4 KiB.
         ok(per_side.old >= 40 and per_side.new >= 40, vim.inspect(per_side))
-        ok(steps.set_up and steps.show and steps.show > steps.set_up, "input read between the buffers' set-up and the view's showing")
+        ok(
+          steps.set_up and steps.show and steps.show > steps.set_up,
+          "input read between the buffers' set-up and the view's showing"
+        )
         vim.cmd("ClaudeContext reject")
         h.decided(box)
       end)
@@ -685,7 +692,12 @@ return {
       end
       local okc, err = pcall(function()
         local box = {}
-        diff().open({ old_file_path = target, new_file_path = target, new_file_contents = text(1000, { [7] = "x" }), tab_name = "direct" }, function(r, e)
+        diff().open({
+          old_file_path = target,
+          new_file_path = target,
+          new_file_contents = text(1000, { [7] = "x" }),
+          tab_name = "direct",
+        }, function(r, e)
           box.result, box.err = r or {}, e
         end)
         local v = view_of("direct")

@@ -144,7 +144,11 @@ local function architecture_gaps(text, files)
   local gaps, seen = {}, {}
   for name in text:gmatch("`([^`%s]+)`") do
     name = name:gsub("[,.:]$", "")
-    local skip = not name:find("/", 1, true) or name:find("^/") or name:find("[<*]") or name:find("://", 1, true) or METHODS[name]
+    local skip = not name:find("/", 1, true)
+      or name:find("^/")
+      or name:find("[<*]")
+      or name:find("://", 1, true)
+      or METHODS[name]
     if not skip and not seen[name] and not found(name) then
       seen[name] = true
       gaps[#gaps + 1] = name
@@ -163,10 +167,17 @@ return {
       ok(#files > 100, "the checkout's files")
       eq({}, architecture_gaps(read("ARCHITECTURE.md"), files), "paths in ARCHITECTURE.md that do not exist")
       -- The check sees a stale name, and spares what is found another way.
-      local fake = { "crates/core/src/hook/mod.rs", "crates/core/src/claude/manager/mod.rs", "lua/claude_context/agents/names.lua" }
+      local fake = {
+        "crates/core/src/hook/mod.rs",
+        "crates/core/src/claude/manager/mod.rs",
+        "lua/claude_context/agents/names.lua",
+      }
       eq(
         { "crates/core/src/hook.rs", "lua/claude_context/gone.lua" },
-        architecture_gaps("`crates/core/src/hook.rs`, `manager/`, `agents/names`, `lua/claude_context/gone.lua`, `tools/call`, `ide/<tool>.lua`, `hook/mod.rs`.", fake)
+        architecture_gaps(
+          "`crates/core/src/hook.rs`, `manager/`, `agents/names`, `lua/claude_context/gone.lua`, `tools/call`, `ide/<tool>.lua`, `hook/mod.rs`.",
+          fake
+        )
       )
     end,
   },
@@ -227,14 +238,20 @@ return {
         rendered = { a = true, b = true, c = true },
         max_bytes = 300 * 1024,
       }
-      local sizes = { ["doc/screenshots/a.svg"] = 10, ["doc/screenshots/b.svg"] = 301 * 1024, ["doc/screenshots/old.svg"] = 1 }
-      local got = picture_problems({
-        "![A](doc/screenshots/a.svg) ![B](doc/screenshots/b.svg)",
-        "![C](doc/screenshots/c.svg)",
-        "![Old](doc/screenshots/old.svg) ![Elsewhere](doc/elsewhere.png)",
-      }, fake, { "doc/screenshots/a.svg", "doc/screenshots/b.svg", "doc/screenshots/old.svg" }, function(path)
-        return sizes[path] and { size = sizes[path] } or nil
-      end)
+      local sizes =
+        { ["doc/screenshots/a.svg"] = 10, ["doc/screenshots/b.svg"] = 301 * 1024, ["doc/screenshots/old.svg"] = 1 }
+      local got = picture_problems(
+        {
+          "![A](doc/screenshots/a.svg) ![B](doc/screenshots/b.svg)",
+          "![C](doc/screenshots/c.svg)",
+          "![Old](doc/screenshots/old.svg) ![Elsewhere](doc/elsewhere.png)",
+        },
+        fake,
+        { "doc/screenshots/a.svg", "doc/screenshots/b.svg", "doc/screenshots/old.svg" },
+        function(path)
+          return sizes[path] and { size = sizes[path] } or nil
+        end
+      )
       eq({
         "doc/elsewhere.png: the README shows a picture make.py does not make",
         "doc/screenshots/b.svg is 308224 bytes (at most 307200)",

@@ -20,12 +20,10 @@ local SECRET = "SECRET-KEY-MATERIAL"
 local dir, home, secret, inside
 local IDE, MCP
 
-
 ---Everything the client was sent (since message `from`), as one string.
 local function everything(c, from)
   return vim.json.encode(vim.list_slice(c.messages, from or 1))
 end
-
 
 ---A process writing to the FIFO `path`: it stays blocked as long as nobody opens it to read.
 local function writer(path)
@@ -70,7 +68,13 @@ return {
     "attack: through /mcp, openFile(secret outside) then getCurrentSelection never returns the secret",
     function()
       vim.cmd.edit(inside)
-      for _, p in ipairs({ secret, dir .. "/../" .. vim.fs.basename(home) .. "/id_rsa", dir .. "/keylink", "homelink/id_rsa", "/etc/passwd" }) do
+      for _, p in ipairs({
+        secret,
+        dir .. "/../" .. vim.fs.basename(home) .. "/id_rsa",
+        dir .. "/keylink",
+        "homelink/id_rsa",
+        "/etc/passwd",
+      }) do
         local r = MCP:result("openFile", { filePath = p, startLine = 1, endLine = 3 })
         eq(true, r.isError, p .. ": " .. vim.inspect(r))
         contains(text_of(r), "outside the project", p)
@@ -111,7 +115,11 @@ return {
       eq({ inside }, names)
       -- Diagnostics quote code: those of a file outside are left out.
       local ns = vim.api.nvim_create_namespace("door_spec")
-      vim.diagnostic.set(ns, vim.fn.bufnr(secret), { { lnum = 0, col = 0, message = SECRET .. " is a key", severity = 1 } })
+      vim.diagnostic.set(
+        ns,
+        vim.fn.bufnr(secret),
+        { { lnum = 0, col = 0, message = SECRET .. " is a key", severity = 1 } }
+      )
       vim.diagnostic.set(ns, vim.fn.bufnr(inside), { { lnum = 0, col = 0, message = "inside note", severity = 2 } })
       local d = text_of(MCP:result("getDiagnostics"))
       contains(d, "inside note")

@@ -112,7 +112,16 @@ return {
       eq(before, starts(), "no new process")
       hunks().act(buf, "keep_all")
       local args = " " .. h.read(dir .. "/args.log")
-      for _, a in ipairs({ "-p", "--tools=Read,Grep,Glob", "--input-format=stream-json", "--output-format=stream-json", "--verbose", "--include-partial-messages", "--no-session-persistence", "--permission-mode=dontAsk" }) do
+      for _, a in ipairs({
+        "-p",
+        "--tools=Read,Grep,Glob",
+        "--input-format=stream-json",
+        "--output-format=stream-json",
+        "--verbose",
+        "--include-partial-messages",
+        "--no-session-persistence",
+        "--permission-mode=dontAsk",
+      }) do
         contains(args, " " .. a, a)
       end
       ok(not args:find("--output-format json", 1, true), args)
@@ -271,7 +280,10 @@ return {
     "cancel halfway (:ClaudeContext cancel, <C-c>): the buffer as it was; the next edit finds a warm process",
     function()
       for _, how in ipairs({ "command", "key" }) do
-        answers({ { text = block({ "P1", "P2", "P3", "P4" }), by_line = true, wait = "go", wait_after = 3 }, { text = block({ "after" }) } })
+        answers({
+          { text = block({ "P1", "P2", "P3", "P4" }), by_line = true, wait = "go", wait_after = 3 },
+          { text = block({ "after" }) },
+        })
         h.clear(messages)
         local buf = buffer({ "a", "b", "c" })
         vim.bo[buf].modified = false
@@ -369,7 +381,12 @@ return {
     "repeat: :ClaudeContext edit! and the operator's . reuse the last instruction",
     function()
       os.remove(dir .. "/prompts.log")
-      answers({ { text = block({ "R1" }) }, { text = block({ "R2" }) }, { text = block({ "R3" }) }, { text = block({ "R4" }) } })
+      answers({
+        { text = block({ "R1" }) },
+        { text = block({ "R2" }) },
+        { text = block({ "R3" }) },
+        { text = block({ "R4" }) },
+      })
       local buf = buffer({ "a", "b", "c" })
       vim.cmd("1ClaudeContext edit make it R")
       idle()

@@ -170,7 +170,11 @@ return {
       contains(messages[#messages].msg, "mini.files is not set up")
       _G.MiniFiles = {
         get_fs_entry = function(buf, l)
-          return { fs_type = "file", name = "x", path = dir .. "/" .. vim.api.nvim_buf_get_lines(buf, l - 1, l, false)[1] }
+          return {
+            fs_type = "file",
+            name = "x",
+            path = dir .. "/" .. vim.api.nvim_buf_get_lines(buf, l - 1, l, false)[1],
+          }
         end,
       }
       vim.api.nvim_win_set_cursor(0, { 2, 0 })
@@ -194,7 +198,11 @@ return {
         end,
         items = { { file = "gamma.txt", cwd = dir }, { file = dir .. "/alpha.txt" } },
       }
-      _G.Snacks = { picker = { get = function() return { picker } end } }
+      _G.Snacks = { picker = {
+        get = function()
+          return { picker }
+        end,
+      } }
       local from = count()
       vim.cmd("ClaudeContext add")
       eq({ dir .. "/gamma.txt", dir .. "/alpha.txt" }, mentioned_since(from, 2))

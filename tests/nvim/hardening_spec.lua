@@ -142,7 +142,9 @@ return {
       vim.fn.mkdir(dir, "p")
       local function write(name, pid, ide)
         local f = assert(io.open(dir .. "/" .. name, "w"))
-        f:write(vim.json.encode({ pid = pid, workspaceFolders = { "/w" }, ideName = ide, transport = "ws", authToken = "t" }))
+        f:write(
+          vim.json.encode({ pid = pid, workspaceFolders = { "/w" }, ideName = ide, transport = "ws", authToken = "t" })
+        )
         f:close()
       end
       write("1.lock", 2147483632, "Neovim")

@@ -41,7 +41,12 @@ return {
       local d = section({})
       contains(d, "OK tools: Read, Grep, Glob; permission mode: dontAsk; settings loaded: user")
       ok(not d:find("WARN", 1, true), d)
-      contains(section({ claude = { allowed_tools = { "Read" }, permission_mode = "plan", setting_sources = { "user", "project" } } }), "OK tools: Read; permission mode: plan; settings loaded: user, project")
+      contains(
+        section({
+          claude = { allowed_tools = { "Read" }, permission_mode = "plan", setting_sources = { "user", "project" } },
+        }),
+        "OK tools: Read; permission mode: plan; settings loaded: user, project"
+      )
       for _, args in ipairs({
         { "--settings", "{}" },
         { "--settings={}" },
@@ -50,7 +55,11 @@ return {
         { "--permission-mode", "bypassPermissions" },
         { "--permission-mode=bypassPermissions" },
       }) do
-        contains(section({ claude = { args = args } }), "WARN the sub-agent skips every permission check", vim.inspect(args))
+        contains(
+          section({ claude = { args = args } }),
+          "WARN the sub-agent skips every permission check",
+          vim.inspect(args)
+        )
       end
       contains(section({ claude = { permission_mode = "bypassPermissions" } }), "WARN the sub-agent skips")
       -- The same answer as the library's own check.
@@ -62,7 +71,7 @@ return {
   {
     "the CLI's features: hooks by version, worktrees and background sessions by its options and `claude agents --json`",
     function()
-      fake_claude("2.1.300", "--bg --worktree --settings", "echo '[{\"id\":\"a\"}]'")
+      fake_claude("2.1.300", "--bg --worktree --settings", 'echo \'[{"id":"a"}]\'')
       local t = capture(health.check_cli)
       contains(t, "OK Claude's terminal and /ide")
       contains(t, "OK session hooks")
@@ -77,13 +86,19 @@ return {
       t = capture(health.check_cli)
       contains(t, "WARN Claude Code 2.1.139 or newer is needed for the session hooks")
       contains(t, "INFO this Claude Code has no --worktree")
-      contains(t, "INFO this Claude Code has no --bg: background sessions (:ClaudeContext new, agents) need a newer CLI")
+      contains(
+        t,
+        "INFO this Claude Code has no --bg: background sessions (:ClaudeContext new, agents) need a newer CLI"
+      )
       contains(t, "2.1.197 or newer")
 
       -- --bg but no `agents` command: the version needed, not a broken service.
       fake_claude("2.1.300", "--bg", "echo \"error: unknown command 'agents'\" >&2; exit 1")
       t = capture(health.check_cli)
-      contains(t, "INFO this Claude Code has no `claude agents --json`: background sessions need Claude Code 2.1.197 or newer")
+      contains(
+        t,
+        "INFO this Claude Code has no `claude agents --json`: background sessions need Claude Code 2.1.197 or newer"
+      )
       ok(not t:find("WARN the background service", 1, true), t)
 
       fake_claude("2.1.300", "--bg", "echo 'not signed in' >&2; exit 3")
@@ -100,7 +115,10 @@ return {
 
       -- Its --help and its agents both hang: the checks share one wait, not one each.
       local f = fake_claude("2.1.300", "--bg", "sleep 30")
-      vim.fn.writefile({ "#!/bin/sh", 'case "$1" in', "  --version) echo '2.1.300 (Claude Code)';;", "  *) sleep 30;;", "esac" }, f)
+      vim.fn.writefile(
+        { "#!/bin/sh", 'case "$1" in', "  --version) echo '2.1.300 (Claude Code)';;", "  *) sleep 30;;", "esac" },
+        f
+      )
       local system, given = vim.system, {}
       vim.system = function(...)
         local proc = system(...)

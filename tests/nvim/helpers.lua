@@ -76,7 +76,10 @@ end
 
 function M.contains(haystack, needle, msg)
   if type(haystack) ~= "string" or not haystack:find(needle, 1, true) then
-    error(("%sexpected %s to contain %s"):format(msg and (msg .. ": ") or "", vim.inspect(haystack), vim.inspect(needle)), 2)
+    error(
+      ("%sexpected %s to contain %s"):format(msg and (msg .. ": ") or "", vim.inspect(haystack), vim.inspect(needle)),
+      2
+    )
   end
 end
 

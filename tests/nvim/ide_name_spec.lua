@@ -77,7 +77,15 @@ return {
       vim.fn.mkdir(lock_dir, "p")
       local function write(name, t)
         local f = assert(io.open(lock_dir .. "/" .. name, "w"))
-        f:write(vim.json.encode(vim.tbl_extend("force", { pid = 2147483632, workspaceFolders = { "/w" }, transport = "ws", authToken = "t" }, t)))
+        f:write(
+          vim.json.encode(
+            vim.tbl_extend(
+              "force",
+              { pid = 2147483632, workspaceFolders = { "/w" }, transport = "ws", authToken = "t" },
+              t
+            )
+          )
+        )
         f:close()
       end
       write("11.lock", { ideName = "my renamed nvim", ideKind = "Neovim" })

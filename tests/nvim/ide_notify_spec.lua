@@ -19,7 +19,6 @@ end
 
 local read, write = h.read, h.write
 
-
 local function moved()
   vim.api.nvim_exec_autocmds("CursorMoved", {})
 end
@@ -43,9 +42,10 @@ return {
       B:handshake(false)
       wait_for(function()
         local st = cc().status()
-        return #st.clients == 2 and vim.iter(st.clients):any(function(c)
-          return c.ide_connected_pid ~= nil
-        end)
+        return #st.clients == 2
+          and vim.iter(st.clients):any(function(c)
+            return c.ide_connected_pid ~= nil
+          end)
       end, 5000, "both clients")
       -- :ClaudeContext status names each client's door (these came in by the lock file's URL),
       -- and shows a client without an IDE pid (B) without failing on its JSON null.
@@ -104,7 +104,10 @@ return {
       local n = A:wait_for(function(m)
         return m.method == "selection_changed" and m.params.text == "bët"
       end, "the visual selection")
-      eq({ start = { line = 1, character = 0 }, ["end"] = { line = 1, character = 3 }, isEmpty = false }, n.params.selection)
+      eq(
+        { start = { line = 1, character = 0 }, ["end"] = { line = 1, character = 3 }, isEmpty = false },
+        n.params.selection
+      )
       vim.wait(300)
       A:sync("v1")
       eq(before + 1, #A:notifications("selection_changed"), "only the visual selection was sent")
@@ -223,7 +226,11 @@ return {
       write(f, "before\n")
       local D = ws.connect()
       D:handshake(true)
-      D:call(1, "openDiff", { old_file_path = f, new_file_path = f, new_file_contents = "after\n", tab_name = "vanish" })
+      D:call(
+        1,
+        "openDiff",
+        { old_file_path = f, new_file_path = f, new_file_contents = "after\n", tab_name = "vanish" }
+      )
       local v = wait_for(function()
         local x = diff().views.vanish
         return x and x.tab and x
@@ -247,22 +254,38 @@ return {
       write(f, "before\n")
       local E = ws.connect()
       E:handshake(true)
-      E:call(41, "openDiff", { old_file_path = f, new_file_path = f, new_file_contents = "after\n", tab_name = "cancel" })
+      E:call(
+        41,
+        "openDiff",
+        { old_file_path = f, new_file_path = f, new_file_contents = "after\n", tab_name = "cancel" }
+      )
       local v = wait_for(function()
         local x = diff().views.cancel
         return x and x.tab and x
       end, 5000, "the diff view")
-      E:send({ jsonrpc = "2.0", method = "notifications/cancelled", params = { requestId = 41, reason = "interrupted" } })
+      E:send({
+        jsonrpc = "2.0",
+        method = "notifications/cancelled",
+        params = { requestId = 41, reason = "interrupted" },
+      })
       wait_for(function()
         return diff().views.cancel == nil and not vim.api.nvim_tabpage_is_valid(v.tab)
       end, 10000, "the view to close")
       E:sync("after-cancel")
-      eq({}, E:find(function(m)
-        return m.id == 41
-      end), "no answer to the cancelled request")
+      eq(
+        {},
+        E:find(function(m)
+          return m.id == 41
+        end),
+        "no answer to the cancelled request"
+      )
       eq("before\n", read(f))
       -- A decided diff on the same connection still answers.
-      E:call(42, "openDiff", { old_file_path = f, new_file_path = f, new_file_contents = "after\n", tab_name = "cancel2" })
+      E:call(
+        42,
+        "openDiff",
+        { old_file_path = f, new_file_path = f, new_file_contents = "after\n", tab_name = "cancel2" }
+      )
       wait_for(function()
         local x = diff().views.cancel2
         return x and x.tab

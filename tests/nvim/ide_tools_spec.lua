@@ -160,7 +160,16 @@ return {
       local ns = vim.api.nvim_create_namespace("ide-spec")
       vim.diagnostic.set(ns, bb, {
         { lnum = 1, col = 0, end_lnum = 1, end_col = 3, message = "second", severity = vim.diagnostic.severity.HINT },
-        { lnum = 0, col = 2, end_lnum = 0, end_col = 5, message = "first", severity = vim.diagnostic.severity.ERROR, source = "lint", code = "E1" },
+        {
+          lnum = 0,
+          col = 2,
+          end_lnum = 0,
+          end_col = 5,
+          message = "first",
+          severity = vim.diagnostic.severity.ERROR,
+          source = "lint",
+          code = "E1",
+        },
       })
       vim.diagnostic.set(ns, ba, {
         { lnum = 0, col = 0, message = "warn", severity = vim.diagnostic.severity.WARN, code = 7 },
@@ -170,13 +179,32 @@ return {
       eq(2, #all)
       eq({ "file://" .. a, "file://" .. b }, { all[1].uri, all[2].uri })
       eq({
-        { message = "warn", severity = "Warning", code = 7, range = { start = { line = 0, character = 0 }, ["end"] = { line = 0, character = 0 } } },
-        { message = "info", severity = "Info", range = { start = { line = 1, character = 6 }, ["end"] = { line = 1, character = 7 } } },
+        {
+          message = "warn",
+          severity = "Warning",
+          code = 7,
+          range = { start = { line = 0, character = 0 }, ["end"] = { line = 0, character = 0 } },
+        },
+        {
+          message = "info",
+          severity = "Info",
+          range = { start = { line = 1, character = 6 }, ["end"] = { line = 1, character = 7 } },
+        },
       }, all[1].diagnostics)
       -- "ünïcode": ü and ï are two bytes each, one UTF-16 unit.
       eq({
-        { message = "first", severity = "Error", source = "lint", code = "E1", range = { start = { line = 0, character = 1 }, ["end"] = { line = 0, character = 3 } } },
-        { message = "second", severity = "Hint", range = { start = { line = 1, character = 0 }, ["end"] = { line = 1, character = 3 } } },
+        {
+          message = "first",
+          severity = "Error",
+          source = "lint",
+          code = "E1",
+          range = { start = { line = 0, character = 1 }, ["end"] = { line = 0, character = 3 } },
+        },
+        {
+          message = "second",
+          severity = "Hint",
+          range = { start = { line = 1, character = 0 }, ["end"] = { line = 1, character = 3 } },
+        },
       }, all[2].diagnostics)
       -- Claude Code asks with "file://" .. path as is, and compares the answer literally.
       local raw = json_of("getDiagnostics", { uri = "file://" .. b })
@@ -203,16 +231,28 @@ return {
     function()
       local a = dir .. "/a.lua"
       vim.cmd.edit(a)
-      eq({ success = true, filePath = a, isDirty = false, isUntitled = false }, json_of("checkDocumentDirty", { filePath = a }))
+      eq(
+        { success = true, filePath = a, isDirty = false, isUntitled = false },
+        json_of("checkDocumentDirty", { filePath = a })
+      )
       vim.api.nvim_buf_set_lines(0, 0, 0, false, { "-- more" })
       eq(true, json_of("checkDocumentDirty", { filePath = "a.lua" }).isDirty, "relative to the cwd")
-      eq({ success = true, filePath = a, saved = true, message = "Document saved" }, json_of("saveDocument", { filePath = a }))
+      eq(
+        { success = true, filePath = a, saved = true, message = "Document saved" },
+        json_of("saveDocument", { filePath = a })
+      )
       eq(false, vim.bo.modified)
       eq("-- more\n-- new\nlocal x = 1\n", read(a))
-      eq({ success = true, filePath = a, saved = false, message = "Document had no unsaved changes" }, json_of("saveDocument", { filePath = a }))
+      eq(
+        { success = true, filePath = a, saved = false, message = "Document had no unsaved changes" },
+        json_of("saveDocument", { filePath = a })
+      )
       local n = dir .. "/never-opened.txt"
       eq({ success = false, message = "Document not open: " .. n }, json_of("checkDocumentDirty", { filePath = n }))
-      eq({ success = false, filePath = n, saved = false, message = "Document not open: " .. n }, json_of("saveDocument", { filePath = n }))
+      eq(
+        { success = false, filePath = n, saved = false, message = "Document not open: " .. n },
+        json_of("saveDocument", { filePath = n })
+      )
     end,
   },
   {
@@ -242,7 +282,14 @@ return {
       local g = dir .. "/background.rs"
       write(g, "fn main() {}\n\n")
       local win, buf = vim.api.nvim_get_current_win(), vim.api.nvim_get_current_buf()
-      local j = json_of("openFile", { filePath = g, preview = false, startText = "", endText = "", selectToEndOfLine = false, makeFrontmost = false })
+      local j = json_of("openFile", {
+        filePath = g,
+        preview = false,
+        startText = "",
+        endText = "",
+        selectToEndOfLine = false,
+        makeFrontmost = false,
+      })
       eq({ success = true, filePath = g, languageId = "rust", lineCount = 2 }, j)
       eq(win, vim.api.nvim_get_current_win())
       eq(buf, vim.api.nvim_get_current_buf())
@@ -289,7 +336,10 @@ return {
         return not vim.api.nvim_tabpage_is_valid(v.tab)
       end, 5000, "the diff tab to close")
       eq(home_tab, vim.api.nvim_get_current_tabpage())
-      ok(not vim.api.nvim_buf_is_valid(v.prop_buf) and not vim.api.nvim_buf_is_valid(v.orig_buf), "scratch buffers wiped")
+      ok(
+        not vim.api.nvim_buf_is_valid(v.prop_buf) and not vim.api.nvim_buf_is_valid(v.orig_buf),
+        "scratch buffers wiped"
+      )
       eq(nil, diff().views["✻ [Claude Code] accept.txt (a1) ⧉"])
     end,
   },
@@ -394,9 +444,12 @@ return {
       local box = open_diff(f, "proposal\n", "dirty")
       eq({ "disk" }, buf_lines(box.view.orig_buf))
       contains(vim.wo[box.view.orig_win].winbar, "unsaved changes")
-      ok(vim.iter(messages):any(function(m)
-        return m.msg:find("unsaved changes", 1, true) and m.level == vim.log.levels.WARN
-      end), "the person is warned")
+      ok(
+        vim.iter(messages):any(function(m)
+          return m.msg:find("unsaved changes", 1, true) and m.level == vim.log.levels.WARN
+        end),
+        "the person is warned"
+      )
       vim.cmd("write")
       eq({ "FILE_SAVED", "proposal\n" }, texts(decided(box)))
       eq({ "unsaved" }, buf_lines(fb))
@@ -490,7 +543,10 @@ return {
   {
     "openDiff refuses a directory and bad arguments",
     function()
-      local r = cc().call_tool_sync("openDiff", { old_file_path = dir, new_file_path = dir, new_file_contents = "", tab_name = "d" })
+      local r = cc().call_tool_sync(
+        "openDiff",
+        { old_file_path = dir, new_file_path = dir, new_file_contents = "", tab_name = "d" }
+      )
       eq(true, r.isError)
       contains(r.content[1].text, "is a directory")
       local _, err = cc().call_tool_sync("openDiff", { old_file_path = dir .. "/x.txt" })

@@ -115,7 +115,10 @@ return {
       local st = require("claude_context").status()
       ok(st, "the bridge runs")
       ok(vim.uv.fs_stat(st.lock_file), "its lock file exists")
-      eq(empty .. "/lib/claude_context_native." .. require("claude_context.install").lib_ext(), require("claude_context.native").info.path)
+      eq(
+        empty .. "/lib/claude_context_native." .. require("claude_context.install").lib_ext(),
+        require("claude_context.native").info.path
+      )
 
       vim.cmd("checkhealth claude_context")
       local text = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), "\n")

@@ -147,7 +147,10 @@ return {
       eq("cargo", res.source, res.message)
       contains(res.download_error, "pins no " .. install.asset_names(A.version, A.target).lib)
       -- A malformed pin file is not used.
-      h.write(dest2 .. "/pins/v" .. A.version .. ".sha256", "deadbeef  " .. install.asset_names(A.version, A.target).lib .. "\n")
+      h.write(
+        dest2 .. "/pins/v" .. A.version .. ".sha256",
+        "deadbeef  " .. install.asset_names(A.version, A.target).lib .. "\n"
+      )
       res = install.run({ root = dest2, url = srv.url, cargo = A.fake_cargo().cmd, start = false })
       eq("cargo", res.source, res.message)
       contains(res.download_error, "line 1 is not")
@@ -307,7 +310,7 @@ return {
     end,
   },
   {
-    "make without cargo (a `build = \"make\"` spec on a machine without Rust) installs the prebuilt library",
+    'make without cargo (a `build = "make"` spec on a machine without Rust) installs the prebuilt library',
     function()
       A.publish(srv, A.version)
       local plugin = A.plugin_copy()
@@ -381,7 +384,10 @@ return {
       vim.env.CLAUDE_CONTEXT_DOWNLOAD_URL = nil
       eq(nil, err)
       ok(suspends > 0, "it suspended while waiting")
-      ok(vim.tbl_contains(yielded, "downloading " .. install.asset_names(A.version, A.target).lib), vim.inspect(yielded))
+      ok(
+        vim.tbl_contains(yielded, "downloading " .. install.asset_names(A.version, A.target).lib),
+        vim.inspect(yielded)
+      )
       contains(yielded[#yielded], "installed the prebuilt library")
       eq("download", install.provenance(lib_of(plugin)).source)
 
@@ -419,7 +425,7 @@ return {
       -- The lines of .github/workflows/release.yml that write pins/vV.sha256, run on assets with
       -- their .sha256 as the build jobs stage them (Windows' sha256sum marks binary files "*").
       local wf = assert(h.read(A.root .. "/.github/workflows/release.yml"))
-      local script = wf:match("\n(%s*mkdir %-p pins\n.-\n%s*} > \"pins/%$tag%.sha256\")\n")
+      local script = wf:match('\n(%s*mkdir %-p pins\n.-\n%s*} > "pins/%$tag%.sha256")\n')
       ok(script, "release.yml writes pins/$tag.sha256")
       local dir = h.tmpdir()
       local names = install.asset_names("9.9.9", A.target)

@@ -24,7 +24,10 @@ return {
       ok(not package.loaded["claude_context.context"], "the memory bank's commands are not loaded")
       local text = rules_in("en_US.UTF-8")
       ok(not text:find(JA, 1, true), "English rules, got: " .. text:sub(1, 80))
-      eq("en", vim.json.decode(require("claude_context.config").to_native(require("claude_context.config").options)).memory_bank_language)
+      eq(
+        "en",
+        vim.json.decode(require("claude_context.config").to_native(require("claude_context.config").options)).memory_bank_language
+      )
     end,
   },
   {

@@ -37,7 +37,16 @@ local LAYERS = {
   { "config", "claude_context.config", "claude_context.cli" },
   -- What the bridge asks of the editor: the IDE tools, the code tools, the session states.
   -- (claude_context.follow.trail: each session's trail of tool calls, the bridge's tool_call requests.)
-  { "ide", "claude_context.ide", "claude_context.code", "claude_context.sessions_state", "claude_context.plans", "claude_context.route", "claude_context.session_mark", "claude_context.follow.trail" },
+  {
+    "ide",
+    "claude_context.ide",
+    "claude_context.code",
+    "claude_context.sessions_state",
+    "claude_context.plans",
+    "claude_context.route",
+    "claude_context.session_mark",
+    "claude_context.follow.trail",
+  },
   -- Checkpoints of Claude's turns (the bridge's messages, the review's source, rewind).
   { "checkpoints", "claude_context.checkpoints", "claude_context.review.source" },
   { "api", "=claude_context", "claude_context.status" },
@@ -151,7 +160,10 @@ return {
     "every Lua module is in a layer and requires nothing above it",
     function()
       local files = tree()
-      ok(files["claude_context"] and files["claude_context.terminal.launch"] and files["claude_context.ide.diff.view"], "the tree is read")
+      ok(
+        files["claude_context"] and files["claude_context.terminal.launch"] and files["claude_context.ide.diff.view"],
+        "the tree is read"
+      )
       eq({}, faults(files))
     end,
   },
@@ -167,11 +179,22 @@ return {
       }
       local got = faults(files)
       eq(3, #got, vim.inspect(got))
-      contains(got[1], "claude_context.config.terminal (config) requires claude_context.terminal.sessions (features, above it)")
+      contains(
+        got[1],
+        "claude_context.config.terminal (config) requires claude_context.terminal.sessions (features, above it)"
+      )
       contains(got[2], "claude_context.nowhere: in no layer")
-      contains(got[3], "claude_context.terminal.providers.none (terminal providers) requires claude_context.terminal.launch (features, above it)")
+      contains(
+        got[3],
+        "claude_context.terminal.providers.none (terminal providers) requires claude_context.terminal.launch (features, above it)"
+      )
       -- Down and sideways are fine.
-      eq({}, faults({ ["claude_context.terminal.launch"] = 'require("claude_context.config.terminal") require("claude_context.terminal.sessions")' }))
+      eq(
+        {},
+        faults({
+          ["claude_context.terminal.launch"] = 'require("claude_context.config.terminal") require("claude_context.terminal.sessions")',
+        })
+      )
     end,
   },
 }

@@ -8,8 +8,7 @@ local eq, ok, contains = h.eq, h.ok, h.contains
 
 local root = vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":p:h:h:h")
 local ext = vim.fn.has("mac") == 1 and "dylib" or "so"
-local lib = vim.env.CLAUDE_CONTEXT_TEST_TOOLS_LIB
-  or (root .. "/target/test-tools/libclaude_context_native." .. ext)
+local lib = vim.env.CLAUDE_CONTEXT_TEST_TOOLS_LIB or (root .. "/target/test-tools/libclaude_context_native." .. ext)
 -- Must be set before the native library is loaded.
 vim.env.CLAUDE_CONTEXT_NATIVE = lib
 

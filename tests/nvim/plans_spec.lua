@@ -109,10 +109,12 @@ return {
       eq({ "hook", "PreToolUse" }, pre[2].hooks[1].args)
       eq(nil, pre[2].hooks[1].async, "Claude waits for the decision")
       cc().setup({ sessions = { plan_review = false } })
-      pre = vim.json.decode(require("claude_context.hooks").settings_arg({ "claude" }):match("^%-%-settings=(.+)$")).hooks.PreToolUse
+      pre =
+        vim.json.decode(require("claude_context.hooks").settings_arg({ "claude" }):match("^%-%-settings=(.+)$")).hooks.PreToolUse
       eq("AskUserQuestion", pre[2].matcher)
       cc().setup({ sessions = { plan_review = false, questions = false } })
-      pre = vim.json.decode(require("claude_context.hooks").settings_arg({ "claude" }):match("^%-%-settings=(.+)$")).hooks.PreToolUse
+      pre =
+        vim.json.decode(require("claude_context.hooks").settings_arg({ "claude" }):match("^%-%-settings=(.+)$")).hooks.PreToolUse
       eq(1, #pre)
       cc().setup({})
       eq(3600, require("claude_context.config.sessions").options().plan_timeout)
@@ -195,8 +197,18 @@ return {
         on_choice(items[2], 2)
       end
       local questions = {
-        { question = "Which color?", header = "Color", multiSelect = false, options = { { label = "Red", description = "warm" }, { label = "Blue", description = "cold" } } },
-        { question = "Which size?", header = "Size", multiSelect = false, options = { { label = "S" }, { label = "L" } } },
+        {
+          question = "Which color?",
+          header = "Color",
+          multiSelect = false,
+          options = { { label = "Red", description = "warm" }, { label = "Blue", description = "cold" } },
+        },
+        {
+          question = "Which size?",
+          header = "Size",
+          multiSelect = false,
+          options = { { label = "S" }, { label = "L" } },
+        },
       }
       local _, box = run_hook("AskUserQuestion", { questions = questions }, "s-ask")
       local out = answer(box)

@@ -56,7 +56,15 @@ return {
   {
     "provider = external: the launcher gets the claude command line with the IDE environment",
     function()
-      cc().setup({ claude = { cmd = fake }, sessions = { hooks = false }, terminal = vim.tbl_extend("force", base, { provider = "external", external_cmd = { "sh", "-c", "{cmd}" }, args = { "--verbose" } }) })
+      cc().setup({
+        claude = { cmd = fake },
+        sessions = { hooks = false },
+        terminal = vim.tbl_extend(
+          "force",
+          base,
+          { provider = "external", external_cmd = { "sh", "-c", "{cmd}" }, args = { "--verbose" } }
+        ),
+      })
       clear()
       local wins = #vim.api.nvim_list_wins()
       vim.cmd("ClaudeContext open")
@@ -74,7 +82,11 @@ return {
   {
     "provider = none: nothing started, the message says how to connect",
     function()
-      cc().setup({ claude = { cmd = fake }, sessions = { hooks = false }, terminal = vim.tbl_extend("force", base, { provider = "none" }) })
+      cc().setup({
+        claude = { cmd = fake },
+        sessions = { hooks = false },
+        terminal = vim.tbl_extend("force", base, { provider = "none" }),
+      })
       clear()
       h.clear(messages)
       vim.cmd("ClaudeContext open")
@@ -107,7 +119,11 @@ return {
           vim.cmd("botright sbuffer " .. buf)
         end,
       }
-      cc().setup({ claude = { cmd = fake }, sessions = { hooks = false }, terminal = vim.tbl_extend("force", base, { provider = provider }) })
+      cc().setup({
+        claude = { cmd = fake },
+        sessions = { hooks = false },
+        terminal = vim.tbl_extend("force", base, { provider = provider }),
+      })
       clear()
       vim.cmd("ClaudeContext open")
       started()
@@ -139,7 +155,9 @@ return {
             local buf = vim.api.nvim_get_current_buf()
             vim.fn.jobstart(cmd, { term = true, env = o.env, cwd = o.cwd })
             local t = { buf = buf, win = vim.api.nvim_get_current_win() }
-            function t:show() vim.cmd("botright vertical sbuffer " .. self.buf) end
+            function t:show()
+              vim.cmd("botright vertical sbuffer " .. self.buf)
+            end
             function t:hide()
               for _, w in ipairs(vim.fn.win_findbuf(self.buf)) do
                 vim.api.nvim_win_close(w, false)
@@ -149,7 +167,11 @@ return {
           end,
         },
       }
-      cc().setup({ claude = { cmd = fake }, sessions = { hooks = false }, terminal = vim.tbl_extend("force", base, { provider = "auto", args = { "--continue" } }) })
+      cc().setup({
+        claude = { cmd = fake },
+        sessions = { hooks = false },
+        terminal = vim.tbl_extend("force", base, { provider = "auto", args = { "--continue" } }),
+      })
       clear()
       vim.cmd("ClaudeContext open")
       eq({ "--continue" }, started())
@@ -187,7 +209,11 @@ return {
   {
     "named sessions: each its own claude and buffer; listed; switching shows one, hides the other",
     function()
-      cc().setup({ claude = { cmd = fake }, sessions = { hooks = false }, terminal = vim.tbl_extend("force", base, { args = {} }) })
+      cc().setup({
+        claude = { cmd = fake },
+        sessions = { hooks = false },
+        terminal = vim.tbl_extend("force", base, { args = {} }),
+      })
       local t = term()
       clear()
       vim.cmd("ClaudeContext open")
@@ -203,9 +229,12 @@ return {
       eq(0, #vim.fn.win_findbuf(main.buf), "main hidden in this tab page")
       eq(1, #vim.fn.win_findbuf(review.buf))
       local list = S.list()
-      eq({ "main", "review" }, vim.tbl_map(function(x)
-        return x.name
-      end, list))
+      eq(
+        { "main", "review" },
+        vim.tbl_map(function(x)
+          return x.name
+        end, list)
+      )
       eq({ true, true }, { list[1].running, list[2].running })
       eq({ false, true }, { list[1].current, list[2].current })
       local orig = vim.ui.select
@@ -233,7 +262,11 @@ return {
   {
     "terminal.per_tab: each tab page its own claude; open in a tab page acts on that tab's",
     function()
-      cc().setup({ claude = { cmd = fake }, sessions = { hooks = false }, terminal = vim.tbl_extend("force", base, { args = {}, per_tab = true }) })
+      cc().setup({
+        claude = { cmd = fake },
+        sessions = { hooks = false },
+        terminal = vim.tbl_extend("force", base, { args = {}, per_tab = true }),
+      })
       local t = term()
       clear()
       vim.cmd("ClaudeContext open")

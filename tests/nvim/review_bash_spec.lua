@@ -24,12 +24,26 @@ local function changeset()
   local root = h.tmpdir()
   local files = {
     -- Two hunks: line 2 by sed, line 9 by an edit tool.
-    { path = "sedded.txt", before = "alpha\nbeta\n3\n4\n5\n6\n7\n8\nnine\n", after = "alpha\nBETA\n3\n4\n5\n6\n7\n8\nNINE\n", commands = { { command = SED, hunks = one_hunk(2) } } },
+    {
+      path = "sedded.txt",
+      before = "alpha\nbeta\n3\n4\n5\n6\n7\n8\nnine\n",
+      after = "alpha\nBETA\n3\n4\n5\n6\n7\n8\nNINE\n",
+      commands = { { command = SED, hunks = one_hunk(2) } },
+    },
     { path = "a.txt", before = "a\n", after = "x\n", commands = { { command = HOSTILE, hunks = {} } } },
-    { path = "gen.txt", before = "g\n", after = "G\n", commands = { { command = LONG, hunks = one_hunk(1) }, { command = "make gen", hunks = one_hunk(1) } } },
+    {
+      path = "gen.txt",
+      before = "g\n",
+      after = "G\n",
+      commands = { { command = LONG, hunks = one_hunk(1) }, { command = "make gen", hunks = one_hunk(1) } },
+    },
     { path = "plain.txt", before = "p\n", after = "P\n" },
   }
-  local cs = { root = root, turns = { { id = "t1", session = "s1", prompt = "p", started_ms = 1, ended_ms = 2, files = {} } }, files = {} }
+  local cs = {
+    root = root,
+    turns = { { id = "t1", session = "s1", prompt = "p", started_ms = 1, ended_ms = 2, files = {} } },
+    files = {},
+  }
   for _, f in ipairs(files) do
     f.absolute = root .. "/" .. f.path
     f.status = "modified"
@@ -81,7 +95,10 @@ return {
       local a = hunk_lines(lines, "a.txt")[1]
       ok(vim.startswith(a, "@@ -1,1 +1,1 @@ pending  ← Bash: printf x > a.txt "), a)
       contains(a, "\\x1b]52;c;aGk=\\x07\\x1b[2J\\nrm -rf ~ \\u{9b}")
-      ok(not text:find("\27", 1, true) and not text:find("\7", 1, true) and not text:find("\194\155", 1, true), "no control character reaches the view")
+      ok(
+        not text:find("\27", 1, true) and not text:find("\7", 1, true) and not text:find("\194\155", 1, true),
+        "no control character reaches the view"
+      )
       -- A long command: its start and its end, the first of two and how many more.
       local g = hunk_lines(lines, "gen.txt")[1]
       ok(vim.startswith(g, "@@ -1,1 +1,1 @@ pending  ← Bash: python3 -c 'import sys; x = 1;"), g)

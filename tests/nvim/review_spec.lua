@@ -40,14 +40,32 @@ end
 ---file's `after` is written to disk (a nil `after`: no file).
 local function changeset(files, turn)
   local root = h.tmpdir()
-  local cs = { root = root, turns = { vim.tbl_extend("force", { id = "t1", session = "s1", terminal = "main", prompt = "fix it", started_ms = 1, ended_ms = 2, files = {} }, turn or {}) }, files = {} }
+  local cs = {
+    root = root,
+    turns = {
+      vim.tbl_extend(
+        "force",
+        { id = "t1", session = "s1", terminal = "main", prompt = "fix it", started_ms = 1, ended_ms = 2, files = {} },
+        turn or {}
+      ),
+    },
+    files = {},
+  }
   for _, f in ipairs(files) do
     local abs = root .. "/" .. f.path
     vim.fn.mkdir(vim.fs.dirname(abs), "p")
     if f.after then
       h.write(abs, f.after)
     end
-    table.insert(cs.files, { path = f.path, absolute = abs, old_path = f.old_path, status = f.status or "modified", before = f.before, after = f.after, shared = f.shared })
+    table.insert(cs.files, {
+      path = f.path,
+      absolute = abs,
+      old_path = f.old_path,
+      status = f.status or "modified",
+      before = f.before,
+      after = f.after,
+      shared = f.shared,
+    })
     table.insert(cs.turns[1].files, f.path)
   end
   return cs, root
@@ -131,7 +149,7 @@ return {
       local cs = two_files()
       local v = open(cs)
       local t = buf_text(v)
-      contains(t, "Claude's changes: 1 turn, 2 files — \"fix it\"")
+      contains(t, 'Claude\'s changes: 1 turn, 2 files — "fix it"')
       contains(t, "  pending       +2 −2  a.txt")
       contains(t, "  pending       +1 −1  b.txt")
       contains(t, "━━ a.txt  +2 −2  [pending]")
@@ -174,7 +192,13 @@ return {
         vim.cmd("normal ]c")
         table.insert(got, vim.api.nvim_get_current_line())
       end
-      eq({ "@@ -2,1 +2,1 @@ pending", "@@ -6,0 +6,1 @@ pending", "@@ -9,1 +10,0 @@ pending", "@@ -1,1 +1,1 @@ pending", "@@ -1,1 +1,1 @@ pending" }, got)
+      eq({
+        "@@ -2,1 +2,1 @@ pending",
+        "@@ -6,0 +6,1 @@ pending",
+        "@@ -9,1 +10,0 @@ pending",
+        "@@ -1,1 +1,1 @@ pending",
+        "@@ -1,1 +1,1 @@ pending",
+      }, got)
       vim.cmd("normal [c")
       eq("@@ -9,1 +10,0 @@ pending", vim.api.nvim_get_current_line())
       ok(v.ready)
@@ -211,15 +235,21 @@ return {
       local model = require("claude_context.review.model")
       local a = model.file(R().active(), 1)
       R().act("reject", { targets = { { f = a, hi = 2 } } })
-      eq({ { 1, 1 }, { 1, 3 }, { 2, 1 } }, vim.tbl_map(function(t)
-        return { t.f == a and 1 or 2, t.hi }
-      end, model.pending(R().active())))
+      eq(
+        { { 1, 1 }, { 1, 3 }, { 2, 1 } },
+        vim.tbl_map(function(t)
+          return { t.f == a and 1 or 2, t.hi }
+        end, model.pending(R().active()))
+      )
       eq(v.buf, vim.api.nvim_get_current_buf())
       vim.cmd("normal gA")
       local b = model.file(R().active(), 2)
-      eq({ "kept", "rejected", "kept" }, vim.tbl_map(function(h)
-        return h.state
-      end, a.hunks))
+      eq(
+        { "kept", "rejected", "kept" },
+        vim.tbl_map(function(h)
+          return h.state
+        end, a.hunks)
+      )
       eq("kept", b.hunks[1].state)
       eq({}, model.pending(R().active()))
     end,
@@ -554,13 +584,15 @@ return {
           table.insert(got, table.concat(data, "\n"))
         end,
       })
-      require("claude_context.terminal.sessions").by_name["review-test"] = { buf = tbuf, job = job, name = "review-test" }
+      require("claude_context.terminal.sessions").by_name["review-test"] =
+        { buf = tbuf, job = job, name = "review-test" }
       activate(cs)
       vim.cmd.edit(root .. "/a.txt")
       vim.api.nvim_win_set_cursor(0, { 6, 0 })
       vim.cmd("ClaudeContext review comment why this line?")
       vim.cmd("7,8ClaudeContext review comment name these")
-      local marks = vim.api.nvim_buf_get_extmarks(0, require("claude_context.review.comments").ns, 0, -1, { details = true })
+      local marks =
+        vim.api.nvim_buf_get_extmarks(0, require("claude_context.review.comments").ns, 0, -1, { details = true })
       eq(2, #marks)
       eq("  💬 why this line?", marks[1][4].virt_text[1][1])
       vim.api.nvim_win_set_cursor(0, { 2, 0 })
@@ -584,7 +616,16 @@ return {
       end, 5000, "the prompt in the terminal")
       eq("\27[200~" .. want .. "\27[201~\r", all)
       eq(nil, R().prompt())
-      eq(0, #vim.api.nvim_buf_get_extmarks(vim.fn.bufnr(root .. "/a.txt"), require("claude_context.review.comments").ns, 0, -1, {}))
+      eq(
+        0,
+        #vim.api.nvim_buf_get_extmarks(
+          vim.fn.bufnr(root .. "/a.txt"),
+          require("claude_context.review.comments").ns,
+          0,
+          -1,
+          {}
+        )
+      )
       vim.fn.jobstop(job)
     end,
   },
@@ -620,28 +661,28 @@ return {
       local cs, root = two_files()
       local v = open(cs)
       vim.api.nvim_win_set_cursor(0, { v.list_row + 2, 0 })
-      vim.cmd("execute \"normal \\<CR>\"")
+      vim.cmd('execute "normal \\<CR>"')
       eq("━━ b.txt  +1 −1  [pending]", vim.api.nvim_get_current_line())
       local row = row_of(v, "+ADDED")
       vim.api.nvim_win_set_cursor(0, { row, 0 })
       vim.cmd("ClaudeContext review comment an extra line?")
       eq("- @a.txt#L6 an extra line?", vim.split(R().prompt(), "\n")[2])
-      vim.cmd("execute \"normal \\<CR>\"")
+      vim.cmd('execute "normal \\<CR>"')
       eq(root .. "/a.txt", vim.api.nvim_buf_get_name(0))
       eq({ 6, 0 }, vim.api.nvim_win_get_cursor(0))
       eq("ADDED", vim.api.nvim_get_current_line())
       -- Context rows stand for their own lines (above: line 5; below: line 7 is "line 6").
       vim.cmd("close")
       vim.api.nvim_win_set_cursor(0, { row - 1, 0 })
-      vim.cmd("execute \"normal \\<CR>\"")
+      vim.cmd('execute "normal \\<CR>"')
       eq({ 5, "line 5" }, { vim.fn.line("."), vim.api.nvim_get_current_line() })
       vim.cmd("close")
       vim.api.nvim_win_set_cursor(0, { row + 1, 0 })
-      vim.cmd("execute \"normal \\<CR>\"")
+      vim.cmd('execute "normal \\<CR>"')
       eq({ 7, "line 6" }, { vim.fn.line("."), vim.api.nvim_get_current_line() })
       vim.cmd("close")
       vim.api.nvim_win_set_cursor(0, { row_of(v, "-line 9"), 0 })
-      vim.cmd("execute \"normal \\<CR>\"")
+      vim.cmd('execute "normal \\<CR>"')
       eq({ 10, "line 10" }, { vim.fn.line("."), vim.api.nvim_get_current_line() })
     end,
   },
@@ -729,10 +770,16 @@ return {
         end,
       }
       require("claude_context.config").options.review = { auto_open = true }
-      vim.api.nvim_exec_autocmds("User", { pattern = "ClaudeContextSessionState", data = { id = "s1", state = "working" } })
+      vim.api.nvim_exec_autocmds(
+        "User",
+        { pattern = "ClaudeContextSessionState", data = { id = "s1", state = "working" } }
+      )
       vim.wait(50)
       eq(nil, V().current)
-      vim.api.nvim_exec_autocmds("User", { pattern = "ClaudeContextSessionState", data = { id = "s1", state = "done" } })
+      vim.api.nvim_exec_autocmds(
+        "User",
+        { pattern = "ClaudeContextSessionState", data = { id = "s1", state = "done" } }
+      )
       local v = wait_for(function()
         return V().current
       end, 2000, "the view")
@@ -815,7 +862,7 @@ return {
       contains(t, "+line 300\n+… 700 more lines (<CR> opens the file)")
       ok(not t:find("+line 301", 1, true), "line 301 shown")
       vim.api.nvim_win_set_cursor(0, { row_of(v, "+line 300"), 0 })
-      vim.cmd("execute \"normal \\<CR>\"")
+      vim.cmd('execute "normal \\<CR>"')
       eq(300, vim.fn.line("."))
     end,
   },
@@ -856,9 +903,15 @@ return {
           t[#t + 1] = { f = R().active().files[fi], hi = k }
         end
       end
-      eq(nil, R().act("reject", { targets = t, on_done = function(o)
-        out = o
-      end }))
+      eq(
+        nil,
+        R().act("reject", {
+          targets = t,
+          on_done = function(o)
+            out = o
+          end,
+        })
+      )
       ok(out == nil, "done at once")
       wait_for(function()
         return out
@@ -890,7 +943,10 @@ return {
       local v = open(cs)
       local t = buf_text(v)
       contains(t, "  pending       +1 −1  gen.txt (shared)")
-      contains(t, "━━ gen.txt  +1 −1  [pending]\n   (changed while another session was working: it may be that session's too)")
+      contains(
+        t,
+        "━━ gen.txt  +1 −1  [pending]\n   (changed while another session was working: it may be that session's too)"
+      )
       ok(not t:find("a.txt (shared)", 1, true), "a.txt is this turn's alone")
       -- A hunk of the shared file is still found from its row.
       local i, hi = V().at(v, row_of(v, "@@ ", row_of(v, "━━ gen.txt")))
@@ -929,9 +985,12 @@ return {
       vim.api.nvim_win_set_cursor(0, { r2, 0 })
       vim.cmd("normal a")
       local f = R().active().files[1]
-      eq({ "kept", "kept", "pending" }, vim.tbl_map(function(x)
-        return x.state
-      end, f.hunks))
+      eq(
+        { "kept", "kept", "pending" },
+        vim.tbl_map(function(x)
+          return x.state
+        end, f.hunks)
+      )
       h.clear(messages)
       vim.cmd("normal gX")
       eq("rejected", f.hunks[3].state)
@@ -1027,14 +1086,20 @@ return {
           cb(nil, other)
         end,
       }
-      vim.api.nvim_exec_autocmds("User", { pattern = "ClaudeContextSessionState", data = { id = "s1", state = "done" } })
+      vim.api.nvim_exec_autocmds(
+        "User",
+        { pattern = "ClaudeContextSessionState", data = { id = "s1", state = "done" } }
+      )
       eq(cs, R().active().cs)
       vim.api.nvim_win_set_cursor(0, { row_of(v, "+y"), 0 })
       eq(1, R().keep().done)
       contains(buf_text(v), "@@ -1,1 +1,1 @@ kept")
       -- Without a view, the turn's change set becomes the active review (signs).
       V().close()
-      vim.api.nvim_exec_autocmds("User", { pattern = "ClaudeContextSessionState", data = { id = "s1", state = "done" } })
+      vim.api.nvim_exec_autocmds(
+        "User",
+        { pattern = "ClaudeContextSessionState", data = { id = "s1", state = "done" } }
+      )
       eq(other, R().active().cs)
       package.loaded["claude_context.review.source"] = nil
     end,

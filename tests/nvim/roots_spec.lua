@@ -13,7 +13,6 @@ local SECRET = "lsp-folder-secret"
 
 local fake_lsp = h.fake_lsp
 
-
 local project, outside, extra, client
 
 --- Starts the bridge with `opts`, works in `project` with a buffer whose language server is

@@ -39,12 +39,12 @@ local function connect(pid)
   return c
 end
 
-
 ---Mentions the file; returns the message and which clients got it.
 local n = 0
 local function mention()
   n = n + 1
-  local before = { #A:notifications("at_mentioned"), #B:notifications("at_mentioned"), #C:notifications("at_mentioned") }
+  local before =
+    { #A:notifications("at_mentioned"), #B:notifications("at_mentioned"), #C:notifications("at_mentioned") }
   local sent, msg = require("claude_context.ide.mentions").mention(file, n, n)
   ok(sent, msg)
   for i, c in ipairs({ A, B, C }) do
@@ -119,7 +119,11 @@ return {
       for i, c in ipairs({ A, B, C }) do
         c:sync("s0" .. i)
       end
-      local before = { #A:notifications("selection_changed"), #B:notifications("selection_changed"), #C:notifications("selection_changed") }
+      local before = {
+        #A:notifications("selection_changed"),
+        #B:notifications("selection_changed"),
+        #C:notifications("selection_changed"),
+      }
       vim.api.nvim_win_set_cursor(0, { 3, 0 })
       vim.api.nvim_exec_autocmds("CursorMoved", {})
       A:wait_for(function(m)

@@ -23,11 +23,14 @@ for _, f in ipairs(files) do
       CLAUDE_CONTEXT_TEST_TMP = tmp,
       MCP_PROJECT_ROOT = "",
     }
-    local proc = vim.system({ nvim, "--headless", "--clean", "-u", root .. "/tests/minimal_init.lua", "-l", root .. "/tests/nvim/one.lua", f }, {
-      env = env,
-      cwd = tmp,
-      text = true,
-    })
+    local proc = vim.system(
+      { nvim, "--headless", "--clean", "-u", root .. "/tests/minimal_init.lua", "-l", root .. "/tests/nvim/one.lua", f },
+      {
+        env = env,
+        cwd = tmp,
+        text = true,
+      }
+    )
     local res = proc:wait(LIMIT_MS)
     if res.code == 124 then
       -- wait() sent SIGTERM, which a Neovim stuck in a loop never reads: SIGKILL it, or it spins
@@ -58,7 +61,9 @@ for _, f in ipairs(files) do
       if res.code == 124 then
         io.stdout:write(("  TIMEOUT %s: %s (killed after %d s)\n"):format(spec, current, LIMIT_MS / 1000))
       elseif signal or not p then
-        io.stdout:write(("  FAIL %s: ended during %q (exit %d, signal %d)\n"):format(spec, current, res.code, res.signal or 0))
+        io.stdout:write(
+          ("  FAIL %s: ended during %q (exit %d, signal %d)\n"):format(spec, current, res.code, res.signal or 0)
+        )
       end
       local how = signal and ("signal %d"):format(res.signal) or ("exit %s"):format(tostring(res.code))
       table.insert(broken, ("%s (%s)"):format(vim.fn.fnamemodify(f, ":t"), how))

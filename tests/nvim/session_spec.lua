@@ -94,7 +94,9 @@ return {
       local t = vim.json.decode(require("claude_context.config").to_native(require("claude_context.config").options))
       eq({ cmd = vim.fn.expand("~/bin/claude") }, t.claude)
       -- The sub-agent's tools and permission mode go to the native side.
-      require("claude_context.config").resolve({ claude = { allowed_tools = { "Read", "Bash(git status)" }, permission_mode = "default" } })
+      require("claude_context.config").resolve({
+        claude = { allowed_tools = { "Read", "Bash(git status)" }, permission_mode = "default" },
+      })
       t = vim.json.decode(require("claude_context.config").to_native(require("claude_context.config").options))
       eq({ allowed_tools = { "Read", "Bash(git status)" }, permission_mode = "default" }, t.claude)
       local e4 = select(2, pcall(cc.setup, { auto_start = false, claude = { allowed_tools = { 1 } } }))
@@ -128,9 +130,15 @@ return {
       local d = section({})
       contains(d, "OK tools: Read, Grep, Glob; permission mode: dontAsk; settings loaded: user")
       ok(not d:find("WARN", 1, true), d)
-      contains(section({ claude = { args = { "--dangerously-skip-permissions", "--output-format", "json" } } }), "WARN the sub-agent skips every permission check")
+      contains(
+        section({ claude = { args = { "--dangerously-skip-permissions", "--output-format", "json" } } }),
+        "WARN the sub-agent skips every permission check"
+      )
       contains(section({ claude = { permission_mode = "bypassPermissions" } }), "WARN the sub-agent skips")
-      contains(section({ claude = { args = { "--permission-mode", "bypassPermissions" } } }), "WARN the sub-agent skips")
+      contains(
+        section({ claude = { args = { "--permission-mode", "bypassPermissions" } } }),
+        "WARN the sub-agent skips"
+      )
       require("claude_context.config").resolve({})
     end,
   },

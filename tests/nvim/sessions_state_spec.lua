@@ -68,7 +68,6 @@ end
 
 local term_buf
 
-
 ---A git project with worktrees `names` under .claude/worktrees/, and a fake `claude` whose
 ---`agents --json` lists one busy background session (id `id`) in worktree `listed`.
 ---@return string dir, string fake
@@ -79,8 +78,22 @@ local function project_with_worktrees(names, listed, id)
     vim.fn.mkdir(dir .. "/.claude/worktrees/" .. n, "p")
   end
   local fake = dir .. "/claude"
-  local list = { { id = id, cwd = dir .. "/.claude/worktrees/" .. listed, kind = "background", startedAt = 1, sessionId = "s-" .. listed, status = "busy" } }
-  h.write(fake, ("#!/bin/sh\ncase \"$1\" in\n  agents) printf '%%s' %s ;;\n  *) echo ok ;;\nesac\n"):format(vim.fn.shellescape(vim.json.encode(list))))
+  local list = {
+    {
+      id = id,
+      cwd = dir .. "/.claude/worktrees/" .. listed,
+      kind = "background",
+      startedAt = 1,
+      sessionId = "s-" .. listed,
+      status = "busy",
+    },
+  }
+  h.write(
+    fake,
+    ("#!/bin/sh\ncase \"$1\" in\n  agents) printf '%%s' %s ;;\n  *) echo ok ;;\nesac\n"):format(
+      vim.fn.shellescape(vim.json.encode(list))
+    )
+  )
   vim.fn.setfperm(fake, "rwxr-xr-x")
   return dir, fake
 end
@@ -126,7 +139,16 @@ return {
       local token = require("claude_context.native").load().token()
       ok(not arg:find(token, 1, true), "no token on the command line")
       local hooks = vim.json.decode(arg:match("^%-%-settings=(.+)$")).hooks
-      for _, ev in ipairs({ "SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "PermissionRequest", "Notification", "Stop", "SessionEnd" }) do
+      for _, ev in ipairs({
+        "SessionStart",
+        "UserPromptSubmit",
+        "PreToolUse",
+        "PostToolUse",
+        "PermissionRequest",
+        "Notification",
+        "Stop",
+        "SessionEnd",
+      }) do
         local c = hooks[ev][1].hooks[1]
         eq("command", c.type)
         -- Run directly (exec form: no shell), the event as an argument.
@@ -141,7 +163,8 @@ return {
       -- is sent). None after the tool: each hook costs Claude Code time on every tool call.
       local hk_mod = require("claude_context.hooks")
       local mcp_arg = "--mcp-config=" .. require("claude_context.terminal.launch").mcp_config_dir() .. "/x.json"
-      local over_mcp = vim.json.decode(assert(hk_mod.settings_arg({ "claude", mcp_arg })):match("^%-%-settings=(.+)$")).hooks
+      local over_mcp =
+        vim.json.decode(assert(hk_mod.settings_arg({ "claude", mcp_arg })):match("^%-%-settings=(.+)$")).hooks
       local c = over_mcp.PreToolUse[1].hooks[1]
       eq({ "mcp_tool", "claude-context", "claudeContextHook" }, { c.type, c.server, c.tool })
       eq("PreToolUse", c.input.hook_event_name)
@@ -166,8 +189,16 @@ return {
         hk.cli_supported("3.0.0"),
       })
       eq(nil, hk.cli_supported("claude: not found"))
-      eq(require("claude_context.hooks").NOT_BASH, hooks.PostToolUse[1].matcher, "after every tool but Bash (its own hook follows)")
-      eq(nil, (require("claude_context.hooks").settings_arg({ "claude", "--settings", "x.json" })), "the person's --settings wins")
+      eq(
+        require("claude_context.hooks").NOT_BASH,
+        hooks.PostToolUse[1].matcher,
+        "after every tool but Bash (its own hook follows)"
+      )
+      eq(
+        nil,
+        (require("claude_context.hooks").settings_arg({ "claude", "--settings", "x.json" })),
+        "the person's --settings wins"
+      )
       cc().setup({ sessions = { hooks = false } })
       eq(nil, (require("claude_context.hooks").settings_arg({ "claude" })))
       cc().setup({})
@@ -197,7 +228,10 @@ return {
 
       hook("PreToolUse", { session_id = "s-1", tool_name = "Edit", tool_input = { file_path = a } })
       vim.fn.writefile({ "local a = 2" }, a)
-      hook("PostToolUse", { session_id = "s-1", tool_name = "Edit", tool_input = { file_path = a, old_string = "1", new_string = "2" } })
+      hook(
+        "PostToolUse",
+        { session_id = "s-1", tool_name = "Edit", tool_input = { file_path = a, old_string = "1", new_string = "2" } }
+      )
       hook("PreToolUse", { session_id = "s-1", tool_name = "Write", tool_input = { file_path = b } })
       vim.fn.writefile({ "x" }, b)
       hook("PostToolUse", { session_id = "s-1", tool_name = "Write", tool_input = { file_path = b, content = "x" } })
@@ -323,7 +357,13 @@ return {
       local bin = assert(require("claude_context.hooks").binary())
       local r
       vim.system({ bin, "hook", "UserPromptSubmit" }, {
-        stdin = vim.json.encode({ hook_event_name = "UserPromptSubmit", session_id = "s-bg1", prompt = "in the background", cwd = wt, transcript_path = "/tmp/t.jsonl" }),
+        stdin = vim.json.encode({
+          hook_event_name = "UserPromptSubmit",
+          session_id = "s-bg1",
+          prompt = "in the background",
+          cwd = wt,
+          transcript_path = "/tmp/t.jsonl",
+        }),
         env = { CLAUDE_CODE_SSE_PORT = tostring(cc().status().port) },
       }, function(res)
         r = res
@@ -358,9 +398,16 @@ return {
         wait_for(function()
           return package.loaded["claude_context.agents"]
         end, 10000, "the background sessions' list read at start")
-        wait_for(function()
-          return S().statusline() == "1 working"
-        end, 10000, "the background session counted: " .. S().statusline() .. " " .. vim.inspect(require("claude_context.agents").list()))
+        wait_for(
+          function()
+            return S().statusline() == "1 working"
+          end,
+          10000,
+          "the background session counted: "
+            .. S().statusline()
+            .. " "
+            .. vim.inspect(require("claude_context.agents").list())
+        )
       end)
       vim.cmd.cd(before)
       assert(okc, err)

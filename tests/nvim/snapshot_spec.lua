@@ -452,7 +452,13 @@ return {
       local seq = {}
       for i, m in ipairs(got) do
         local st = m.params.selection and m.params.selection.start or {}
-        seq[#seq + 1] = ("%d: %s, %d bytes, from %s:%s"):format(i, vim.fn.fnamemodify(m.params.filePath or "", ":t"), #m.params.text, st.line, st.character)
+        seq[#seq + 1] = ("%d: %s, %d bytes, from %s:%s"):format(
+          i,
+          vim.fn.fnamemodify(m.params.filePath or "", ":t"),
+          #m.params.text,
+          st.line,
+          st.character
+        )
       end
       ok(done, "the big selection, then the small one last; got: " .. table.concat(seq, " | "))
       native.broadcast = real_broadcast

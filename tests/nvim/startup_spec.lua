@@ -32,11 +32,14 @@ end
 local function wait_listening(ch)
   local lock
   local done = vim.wait(10000, function()
-    lock = lua(ch, [[
+    lock = lua(
+      ch,
+      [[
       local cc = package.loaded["claude_context"]
       local st = cc and cc.status()
       return st and st.lock_file and vim.uv.fs_stat(st.lock_file) and st.lock_file or nil
-    ]])
+    ]]
+    )
     return lock ~= nil and lock ~= vim.NIL
   end, 20)
   ok(done, "the bridge listens and its lock file exists")
@@ -91,9 +94,12 @@ return {
       contains(status_text(ch), lock)
       -- Quitting removes the lock file, as before.
       pcall(vim.rpcrequest, ch, "nvim_command", "qa!")
-      ok(vim.wait(5000, function()
-        return not vim.uv.fs_stat(lock)
-      end, 20), "the lock file is removed on exit")
+      ok(
+        vim.wait(5000, function()
+          return not vim.uv.fs_stat(lock)
+        end, 20),
+        "the lock file is removed on exit"
+      )
       stop_all()
     end,
   },
@@ -103,7 +109,11 @@ return {
       local ch = child({
         ("vim.opt.runtimepath:prepend(%q)"):format(root),
         "require('claude_context').setup({})",
-      }, { "+lua vim.g.before = package.loaded['claude_context._native'] ~= nil", "+ClaudeContext status", "+lua vim.g.running = require('claude_context').is_running()" })
+      }, {
+        "+lua vim.g.before = package.loaded['claude_context._native'] ~= nil",
+        "+ClaudeContext status",
+        "+lua vim.g.running = require('claude_context').is_running()",
+      })
       wait_listening(ch)
       eq(false, lua(ch, "return vim.g.before"))
       eq(true, lua(ch, "return vim.g.running"))
@@ -121,7 +131,13 @@ return {
       lua(ch, "vim.wait(100)")
       eq(false, lua(ch, "return require('claude_context').is_running()"))
       -- The rest of setup() ran: the key tracker and the Connected/Disconnected watch are there.
-      eq(true, lua(ch, "return package.loaded['claude_context.typing'] ~= nil and package.loaded['claude_context.status'] ~= nil"))
+      eq(
+        true,
+        lua(
+          ch,
+          "return package.loaded['claude_context.typing'] ~= nil and package.loaded['claude_context.status'] ~= nil"
+        )
+      )
       stop_all()
     end,
   },

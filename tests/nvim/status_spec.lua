@@ -12,7 +12,13 @@ end
 h.record_notify()
 
 local events = {}
-for _, p in ipairs({ "ClaudeContextConnected", "ClaudeContextDisconnected", "ClaudeContextDiffOpened", "ClaudeContextDiffClosed", "ClaudeContextSendComplete" }) do
+for _, p in ipairs({
+  "ClaudeContextConnected",
+  "ClaudeContextDisconnected",
+  "ClaudeContextDiffOpened",
+  "ClaudeContextDiffClosed",
+  "ClaudeContextSendComplete",
+}) do
   vim.api.nvim_create_autocmd("User", {
     pattern = p,
     callback = function(ev)
@@ -33,9 +39,13 @@ local dir, file, A
 
 local function request_diff(name)
   local box = {}
-  cc().call_tool("openDiff", { old_file_path = file, new_file_path = file, new_file_contents = "x\n", tab_name = name }, function(r)
-    box.result = r
-  end)
+  cc().call_tool(
+    "openDiff",
+    { old_file_path = file, new_file_path = file, new_file_contents = "x\n", tab_name = name },
+    function(r)
+      box.result = r
+    end
+  )
   wait_for(function()
     local v = require("claude_context.ide.diff").views[name]
     return v and v.prop_win
@@ -113,7 +123,15 @@ return {
   {
     "terminal output makes Claude busy",
     function()
-      cc().setup({ claude = { cmd = "sh" }, terminal = { args = { "-c", "while :; do echo working; sleep 0.2; done" }, mcp_config = false, permission_mode = false, auto_insert = false } })
+      cc().setup({
+        claude = { cmd = "sh" },
+        terminal = {
+          args = { "-c", "while :; do echo working; sleep 0.2; done" },
+          mcp_config = false,
+          permission_mode = false,
+          auto_insert = false,
+        },
+      })
       vim.cmd("ClaudeContext open")
       wait_for(function()
         return cc().status().activity == "busy"

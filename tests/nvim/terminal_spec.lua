@@ -145,9 +145,13 @@ return {
       eq({ "hook", "Stop" }, settings.hooks.Stop[1].hooks[1].args, vim.inspect(settings.hooks.Stop))
       -- The session has the bridge's MCP server: a tool call's one hook calls its hook tool.
       eq("mcp_tool", settings.hooks.PreToolUse[1].hooks[1].type)
-      eq({ "Bash" }, vim.tbl_map(function(e)
-        return e.matcher
-      end, settings.hooks.PostToolUse), "after Bash alone (Bash edits)")
+      eq(
+        { "Bash" },
+        vim.tbl_map(function(e)
+          return e.matcher
+        end, settings.hooks.PostToolUse),
+        "after Bash alone (Bash edits)"
+      )
       for _, a in ipairs(args) do
         ok(not a:find(token, 1, true), "the token is not on the command line")
       end
@@ -343,7 +347,10 @@ return {
         vim.cmd("qa!")
       ]]):format(fake, tmp .. "/typed", tmp .. "/typed.args")
       )
-      local proc = vim.system({ vim.v.progpath, "--headless", "--clean", "-u", root .. "/tests/minimal_init.lua", "-l", script }, { text = true, cwd = tmp })
+      local proc = vim.system(
+        { vim.v.progpath, "--headless", "--clean", "-u", root .. "/tests/minimal_init.lua", "-l", script },
+        { text = true, cwd = tmp }
+      )
       local res = proc:wait(30000)
       if res.code == 124 then
         -- A spinning Neovim never reads the SIGTERM that wait() sent: SIGKILL it.
@@ -363,7 +370,13 @@ return {
         vim.cmd("ClaudeContext open")
         wait_started()
         local w = term_wins()[1]
-        local r = { win = w, pos = vim.api.nvim_win_get_position(w), w = vim.api.nvim_win_get_width(w), h = vim.api.nvim_win_get_height(w), cfg = vim.api.nvim_win_get_config(w) }
+        local r = {
+          win = w,
+          pos = vim.api.nvim_win_get_position(w),
+          w = vim.api.nvim_win_get_width(w),
+          h = vim.api.nvim_win_get_height(w),
+          cfg = vim.api.nvim_win_get_config(w),
+        }
         term().close()
         return r
       end
@@ -383,7 +396,11 @@ return {
     "mcp_config = false leaves the bridge out of the argv",
     function()
       -- (sessions.hooks = false: no --settings with the session-state hooks either.)
-      cc().setup({ claude = cli, terminal = vim.tbl_extend("force", base, { mcp_config = false, args = {} }), sessions = { hooks = false } })
+      cc().setup({
+        claude = cli,
+        terminal = vim.tbl_extend("force", base, { mcp_config = false, args = {} }),
+        sessions = { hooks = false },
+      })
       clear_out()
       vim.cmd("ClaudeContext open")
       eq({ "--permission-mode=default" }, wait_started())
@@ -395,7 +412,11 @@ return {
     "permission_mode: another mode, false for none, and args that choose one win",
     function()
       local function argv(t)
-        cc().setup({ claude = cli, terminal = vim.tbl_extend("force", base, { mcp_config = false }, t), sessions = { hooks = false } })
+        cc().setup({
+          claude = cli,
+          terminal = vim.tbl_extend("force", base, { mcp_config = false }, t),
+          sessions = { hooks = false },
+        })
         clear_out()
         vim.cmd("ClaudeContext open")
         local a = wait_started()

@@ -29,14 +29,23 @@ local function said(text)
 end
 
 local function read_call(file, offset)
-  return rec({ type = "assistant", cwd = project, message = { content = {
-    { type = "tool_use", id = "t1", name = "Read", input = { file_path = file, offset = offset } },
-  } } })
+  return rec({
+    type = "assistant",
+    cwd = project,
+    message = {
+      content = {
+        { type = "tool_use", id = "t1", name = "Read", input = { file_path = file, offset = offset } },
+      },
+    },
+  })
 end
 
 local function result(text, file, line)
-  return rec({ type = "user", message = { content = { { type = "tool_result", tool_use_id = "t1", content = text } } },
-    toolUseResult = { type = "text", file = { filePath = file, startLine = line } } })
+  return rec({
+    type = "user",
+    message = { content = { { type = "tool_result", tool_use_id = "t1", content = text } } },
+    toolUseResult = { type = "text", file = { filePath = file, startLine = line } },
+  })
 end
 
 local function write_conversation(id, lines, mode)
@@ -48,9 +57,11 @@ end
 ---Opens the transcript of `id` in the current window; waits until its lines are in.
 local function open(id)
   local ready
-  local buf = cc().transcript(id, { on_ready = function()
-    ready = true
-  end })
+  local buf = cc().transcript(id, {
+    on_ready = function()
+      ready = true
+    end,
+  })
   ok(type(buf) == "number", "a buffer at once")
   wait_for(function()
     return ready
@@ -128,13 +139,16 @@ return {
   {
     "a damaged file shows what can be read: a line that is not JSON, bytes that are not UTF-8, a last line cut short; a FIFO is refused at once",
     function()
-      write_conversation("s-bad", table.concat({
-        "this is not json",
-        prompt("first"),
-        '{"type":"user","message":{"content":"bad \255 byte"}}',
-        said("fine"),
-        '{"type":"assistant","message":{"content":[{"type":"text","te',
-      }, "\n"))
+      write_conversation(
+        "s-bad",
+        table.concat({
+          "this is not json",
+          prompt("first"),
+          '{"type":"user","message":{"content":"bad \255 byte"}}',
+          said("fine"),
+          '{"type":"assistant","message":{"content":[{"type":"text","te',
+        }, "\n")
+      )
       local buf = open("s-bad")
       local l = lines(buf)
       contains(l[1], "not JSON")
@@ -209,21 +223,38 @@ return {
       local child = h.load("child").start(project)
       local okk, err = pcall(function()
         child:lua("require('claude_context').setup({})")
-        local port = child:wait("local s = require('claude_context').status(); return s and s.port", "the child's bridge", 10000)
-        child:lua("vim.cmd('enew'); _G.mine = vim.api.nvim_get_current_win(); _G.typed = vim.api.nvim_get_current_buf()")
+        local port =
+          child:wait("local s = require('claude_context').status(); return s and s.port", "the child's bridge", 10000)
+        child:lua(
+          "vim.cmd('enew'); _G.mine = vim.api.nvim_get_current_win(); _G.typed = vim.api.nvim_get_current_buf()"
+        )
         eq(true, child:lua("return require('claude_context').follow(true)"))
         child:input("ihel")
         child:wait("return vim.api.nvim_get_mode().mode == 'i' and vim.api.nvim_get_current_line() == 'hel'", "typing")
         local bin = assert(require("claude_context.hooks").binary(), "claude-context-mcp is built")
-        local input = { hook_event_name = "PostToolUse", session_id = "s-follow", cwd = project, tool_name = "Read",
-          tool_input = { file_path = project .. "/a.txt" }, transcript_path = "/tmp/t.jsonl" }
-        local r = vim.system({ bin, "hook", "PostToolUse" }, { stdin = vim.json.encode(input),
-          env = { CLAUDE_CODE_SSE_PORT = tostring(port) } }):wait(20000)
+        local input = {
+          hook_event_name = "PostToolUse",
+          session_id = "s-follow",
+          cwd = project,
+          tool_name = "Read",
+          tool_input = { file_path = project .. "/a.txt" },
+          transcript_path = "/tmp/t.jsonl",
+        }
+        local r = vim
+          .system(
+            { bin, "hook", "PostToolUse" },
+            { stdin = vim.json.encode(input), env = { CLAUDE_CODE_SSE_PORT = tostring(port) } }
+          )
+          :wait(20000)
         eq(0, r.code, r.stderr)
-        local last = child:wait("return require('claude_context.follow').last", "the follow window shows the file", 10000)
+        local last =
+          child:wait("return require('claude_context.follow').last", "the follow window shows the file", 10000)
         eq(project .. "/a.txt", last.file)
         eq("i", child:mode())
-        eq(true, child:lua("return vim.api.nvim_get_current_win() == _G.mine and vim.api.nvim_get_current_buf() == _G.typed"))
+        eq(
+          true,
+          child:lua("return vim.api.nvim_get_current_win() == _G.mine and vim.api.nvim_get_current_buf() == _G.typed")
+        )
         child:input("lo")
         child:wait("return vim.api.nvim_get_current_line() == 'hello'", "the typed keys")
         eq({ 1, 5 }, child:lua("return vim.api.nvim_win_get_cursor(_G.mine)"))
@@ -232,7 +263,11 @@ return {
         ok(win ~= child:lua("return _G.mine"))
         eq(project .. "/a.txt", child:lua("return vim.api.nvim_buf_get_name(vim.api.nvim_win_get_buf(...))", win))
         -- A second call (with its line) reuses the window and goes to the line.
-        child:lua("require('claude_context.follow.trail').on_tool_call({ session_id = 's-follow', tool = 'Read', file = ..., line = 4, cwd = select(2, ...) })", project .. "/a.txt", project)
+        child:lua(
+          "require('claude_context.follow.trail').on_tool_call({ session_id = 's-follow', tool = 'Read', file = ..., line = 4, cwd = select(2, ...) })",
+          project .. "/a.txt",
+          project
+        )
         eq(win, child:lua("return require('claude_context.follow').win"))
         eq(4, child:lua("return vim.api.nvim_win_get_cursor(...)[1]", win))
         eq(true, child:lua("return vim.api.nvim_get_current_win() == _G.mine"))
@@ -241,7 +276,9 @@ return {
         child:input("<Esc>")
         -- The trail, as the location list.
         eq(2, child:lua("return #require('claude_context.follow').trail('s-follow', { open = false })"))
-        local ll = child:lua("return vim.tbl_map(function(i) return { name = vim.api.nvim_buf_get_name(i.bufnr), lnum = i.lnum, text = i.text } end, vim.fn.getloclist(0))")
+        local ll = child:lua(
+          "return vim.tbl_map(function(i) return { name = vim.api.nvim_buf_get_name(i.bufnr), lnum = i.lnum, text = i.text } end, vim.fn.getloclist(0))"
+        )
         eq(2, #ll)
         eq(project .. "/a.txt", ll[1].name)
         eq(4, ll[2].lnum)
@@ -249,13 +286,21 @@ return {
         -- A FIFO named by a tool is never opened.
         local fifo = project .. "/pipe"
         vim.system({ "mkfifo", fifo }):wait()
-        child:lua("require('claude_context.follow.trail').on_tool_call({ session_id = 's-follow', tool = 'Read', file = ..., cwd = select(2, ...) })", fifo, project)
+        child:lua(
+          "require('claude_context.follow.trail').on_tool_call({ session_id = 's-follow', tool = 'Read', file = ..., cwd = select(2, ...) })",
+          fifo,
+          project
+        )
         eq(project .. "/a.txt", child:lua("return require('claude_context.follow').last.file"))
         -- A file outside the session's folder (or one `..` leads out of) is never shown.
         local outside = vim.fn.tempname()
         vim.fn.writefile({ "secret" }, outside)
         for _, f in ipairs({ outside, project .. "/../" .. vim.fs.basename(project) .. "-x/a.txt" }) do
-          child:lua("require('claude_context.follow.trail').on_tool_call({ session_id = 's-follow', tool = 'Read', file = ..., cwd = select(2, ...) })", f, project)
+          child:lua(
+            "require('claude_context.follow.trail').on_tool_call({ session_id = 's-follow', tool = 'Read', file = ..., cwd = select(2, ...) })",
+            f,
+            project
+          )
           eq(project .. "/a.txt", child:lua("return require('claude_context.follow').last.file"), f)
         end
         eq(true, require("claude_context.follow").inside(project .. "/sub/../a.txt", project))
@@ -278,15 +323,31 @@ return {
       end, 10000, "the bridge")
       local bin = assert(require("claude_context.hooks").binary(), "claude-context-mcp is built")
       local done
-      vim.system({ bin, "hook", "UserPromptSubmit" }, { stdin = vim.json.encode({ hook_event_name = "UserPromptSubmit",
-        session_id = "s-cost", cwd = project, prompt = "hi" }), env = { CLAUDE_CODE_SSE_PORT = tostring(cc().status().port) } }, function(r)
+      vim.system({ bin, "hook", "UserPromptSubmit" }, {
+        stdin = vim.json.encode({
+          hook_event_name = "UserPromptSubmit",
+          session_id = "s-cost",
+          cwd = project,
+          prompt = "hi",
+        }),
+        env = { CLAUDE_CODE_SSE_PORT = tostring(cc().status().port) },
+      }, function(r)
         done = r
       end)
       wait_for(function()
         return done
       end, 10000, "the hook")
-      write_conversation("s-cost", table.concat({ prompt("hi"), rec({ type = "cost-state", sessionId = "s-cost",
-        totalCostUSD = 0.5, totalAPIDuration = 1500, totalLinesAdded = 7, totalLinesRemoved = 2 }) }, "\n") .. "\n")
+      write_conversation("s-cost", table.concat({
+        prompt("hi"),
+        rec({
+          type = "cost-state",
+          sessionId = "s-cost",
+          totalCostUSD = 0.5,
+          totalAPIDuration = 1500,
+          totalLinesAdded = 7,
+          totalLinesRemoved = 2,
+        }),
+      }, "\n") .. "\n")
       -- :ClaudeContext transcript <Tab> offers the sessions' ids.
       contains(table.concat(require("claude_context.complete").session_ids(), " "), "s-cost")
       local U = require("claude_context.usage")
@@ -312,8 +373,20 @@ return {
       contains(U.lualine()[1](), "all $0.50")
       -- A CLI that writes no cost record (2.1.197) saves its last session's cost in its config
       -- when the session ends.
-      h.write(vim.env.CLAUDE_CONFIG_DIR .. "/.claude.json", vim.json.encode({ projects = { [project] = {
-        lastSessionId = "s-old", lastCost = 0.25, lastAPIDuration = 900, lastLinesAdded = 1, lastLinesRemoved = 0 } } }))
+      h.write(
+        vim.env.CLAUDE_CONFIG_DIR .. "/.claude.json",
+        vim.json.encode({
+          projects = {
+            [project] = {
+              lastSessionId = "s-old",
+              lastCost = 0.25,
+              lastAPIDuration = 900,
+              lastLinesAdded = 1,
+              lastLinesRemoved = 0,
+            },
+          },
+        })
+      )
       eq({ cost_usd = 0.25, api_ms = 900, lines_added = 1, lines_removed = 0 }, U.saved({ id = "s-old" }))
       eq(nil, U.saved({ id = "s-other" }))
     end,

@@ -24,7 +24,11 @@ return {
       dir = h.tmpdir()
       bank = dir .. "/bank"
       vim.cmd.cd(dir)
-      cc().setup({ memory_bank = { root = bank }, claude = { cmd = "sh" }, terminal = { args = { "-c", "cat" }, mcp_config = false, permission_mode = false, auto_insert = false } })
+      cc().setup({
+        memory_bank = { root = bank },
+        claude = { cmd = "sh" },
+        terminal = { args = { "-c", "cat" }, mcp_config = false, permission_mode = false, auto_insert = false },
+      })
       eq(false, h.call("write_global_memory_bank", { path = "glossary.md", content = "# Glossary\n" }).isError)
       vim.cmd.edit(vim.fn.fnameescape(dir .. "/code.txt"))
       vim.cmd("ClaudeContext open")

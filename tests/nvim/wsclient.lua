@@ -77,7 +77,11 @@ function Client:handshake(ide)
     jsonrpc = "2.0",
     id = "init",
     method = "initialize",
-    params = { protocolVersion = "2025-11-25", capabilities = vim.empty_dict(), clientInfo = { name = "test", version = "0" } },
+    params = {
+      protocolVersion = "2025-11-25",
+      capabilities = vim.empty_dict(),
+      clientInfo = { name = "test", version = "0" },
+    },
   })
   self:wait_for(function(m)
     return m.id == "init"
@@ -90,7 +94,12 @@ end
 
 ---Sends tools/call with id `id`.
 function Client:call(id, name, args)
-  self:send({ jsonrpc = "2.0", id = id, method = "tools/call", params = { name = name, arguments = args or vim.empty_dict() } })
+  self:send({
+    jsonrpc = "2.0",
+    id = id,
+    method = "tools/call",
+    params = { name = name, arguments = args or vim.empty_dict() },
+  })
 end
 
 ---Calls tool `name` with a fresh id and waits for its answer; returns its `result` (an error
@@ -140,7 +149,14 @@ function Client:wait_for(pred, what, timeout)
     return false
   end, 10)
   if not ok then
-    error(("timed out waiting for %s; got %s; stderr %s"):format(what or "a message", vim.inspect(self.messages), self.stderr), 2)
+    error(
+      ("timed out waiting for %s; got %s; stderr %s"):format(
+        what or "a message",
+        vim.inspect(self.messages),
+        self.stderr
+      ),
+      2
+    )
   end
   return found
 end

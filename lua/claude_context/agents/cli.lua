@@ -112,7 +112,9 @@ function M.too_old(what)
       M.REQUIRED.bg
     )
   end
-  return ("this needs Claude Code %s or newer (`claude attach`, `stop`, `rm`): update it with `claude update`"):format(M.REQUIRED.manage)
+  return ("this needs Claude Code %s or newer (`claude attach`, `stop`, `rm`): update it with `claude update`"):format(
+    M.REQUIRED.manage
+  )
 end
 
 ---The id `claude --bg` printed ("backgrounded · 6e6570a0"), or nil.

@@ -124,7 +124,10 @@ function M.pick()
             local ok, err = pcall(update, list)
             if not ok then
               update = nil
-              notify(("claude-context: the picker could not show the new list: %s"):format(tostring(err)), vim.log.levels.WARN)
+              notify(
+                ("claude-context: the picker could not show the new list: %s"):format(tostring(err)),
+                vim.log.levels.WARN
+              )
             end
           end
         end)
@@ -144,7 +147,11 @@ function M.pick()
     -- The cache may be empty only because it was never read: read it, then say.
     agents().refresh(function(l, err)
       if #l == 0 then
-        notify("claude-context: no Claude session in this project" .. (err and (" (" .. err .. ")") or "") .. " (:ClaudeContext new NAME to start one)")
+        notify(
+          "claude-context: no Claude session in this project"
+            .. (err and (" (" .. err .. ")") or "")
+            .. " (:ClaudeContext new NAME to start one)"
+        )
       else
         M.pick()
       end
@@ -159,13 +166,22 @@ function M.pick()
   shown = lines(list)
   local ok, err = pcall(adapter.pick, {
     entries = list,
-    prompt = name == "select" and "Claude sessions" or ("Claude sessions  (<CR> actions  %s)"):format(pickers.keys_hint()),
+    prompt = name == "select" and "Claude sessions"
+      or ("Claude sessions  (<CR> actions  %s)"):format(pickers.keys_hint()),
     format = M.format,
     keys = pickers.KEYS,
     default = M.menu,
     action = function(action, e)
       if not vim.tbl_contains(M.actions_for(e), action) then
-        return notify(("claude-context: %s is not an action of %s (a %s session): %s"):format(action, e.name or e.id or "?", e.kind or "?", table.concat(M.actions_for(e), ", ")), vim.log.levels.WARN)
+        return notify(
+          ("claude-context: %s is not an action of %s (a %s session): %s"):format(
+            action,
+            e.name or e.id or "?",
+            e.kind or "?",
+            table.concat(M.actions_for(e), ", ")
+          ),
+          vim.log.levels.WARN
+        )
       end
       M.act(action, e)
     end,

@@ -40,7 +40,17 @@ local function save_work(w, name, cb, done0)
           return done()
         end
         -- No identity configured: commit as the plugin.
-        git(w, { "-c", "user.name=claude-context", "-c", "user.email=claude-context@localhost", "commit", "-q", "--no-verify", "-m", msg }, function(cc2, _, ec2)
+        git(w, {
+          "-c",
+          "user.name=claude-context",
+          "-c",
+          "user.email=claude-context@localhost",
+          "commit",
+          "-q",
+          "--no-verify",
+          "-m",
+          msg,
+        }, function(cc2, _, ec2)
           if cc2 ~= 0 then
             return fail(cb, ("cannot save the worktree's work (git commit): %s; nothing removed"):format(vim.trim(ec2)))
           end
@@ -71,7 +81,10 @@ local function remove_worktree(agents, root, w, name, branch, cb)
         return fail(cb, ("git worktree remove failed: %s"):format(vim.trim(er)))
       end
       local lost = refused and ("; not saved, git would not add it: " .. refused) or ""
-      notify(("claude-context: discarded %s; its work stays on branch %s%s"):format(name, branch, lost), refused and vim.log.levels.WARN or nil)
+      notify(
+        ("claude-context: discarded %s; its work stays on branch %s%s"):format(name, branch, lost),
+        refused and vim.log.levels.WARN or nil
+      )
       forget(agents, name, branch, cb)
     end)
   end
@@ -113,7 +126,11 @@ local function signal(agents, e, path)
   local yes, why = M.is_session_process(e.pid, path)
   if not yes then
     notify(
-      ("claude-context: session %s not stopped: the service names process %s, and %s; stop it by hand"):format(e.name, vim.inspect(e.pid), why),
+      ("claude-context: session %s not stopped: the service names process %s, and %s; stop it by hand"):format(
+        e.name,
+        vim.inspect(e.pid),
+        why
+      ),
       vim.log.levels.WARN
     )
     return

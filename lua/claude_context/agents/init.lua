@@ -93,7 +93,11 @@ function M.new(name, prompt, opts)
   end
   local wt = names.worktree(root, name)
   if vim.uv.fs_lstat(wt) then
-    local msg = ("a worktree %q already exists (%s): pick another name, or :ClaudeContext discard %s"):format(name, wt, name)
+    local msg = ("a worktree %q already exists (%s): pick another name, or :ClaudeContext discard %s"):format(
+      name,
+      wt,
+      name
+    )
     fail(cb, msg)
     return nil, msg
   end
@@ -115,7 +119,10 @@ function M.new(name, prompt, opts)
     end
     cli.run({ "git", "-C", root, "rev-parse", "--verify", "--quiet", "refs/heads/" .. branch }, {}, function(g)
       if g.code == 0 then
-        return fail(cb, ("the branch %s already exists: pick another name (the branch is kept on purpose)"):format(branch))
+        return fail(
+          cb,
+          ("the branch %s already exists: pick another name (the branch is kept on purpose)"):format(branch)
+        )
       end
       cli.run(argv, { cwd = root, env = cli.env() }, function(r)
         local id = cli.parse_started(r.stdout .. "\n" .. r.stderr)
@@ -123,7 +130,15 @@ function M.new(name, prompt, opts)
           local msg = vim.trim(r.stderr ~= "" and r.stderr or r.stdout)
           return fail(cb, ("claude --bg failed (exit %s): %s"):format(r.code, msg:sub(1, 400)))
         end
-        local s = { id = id, name = name, prompt = prompt, started_ms = os.time() * 1000, root = root, worktree = wt, branch = branch }
+        local s = {
+          id = id,
+          name = name,
+          prompt = prompt,
+          started_ms = os.time() * 1000,
+          root = root,
+          worktree = wt,
+          branch = branch,
+        }
         M.started[name] = s
         M.generation = M.generation + 1
         cli.refresh()
@@ -169,7 +184,11 @@ function M.confirm(exe, s, on_failed)
       local list = r.code == 0 and cli.parse_agents(r.stdout) or cli.cache.list
       for _, e in ipairs(list or {}) do
         if e.id == s.id and (e.state == "failed" or e.status == "failed") then
-          return failed(("Claude Code's service lists it as failed (it refused the name, or could not make the worktree): claude logs %s may say why"):format(s.id))
+          return failed(
+            ("Claude Code's service lists it as failed (it refused the name, or could not make the worktree): claude logs %s may say why"):format(
+              s.id
+            )
+          )
         elseif e.id == s.id and names.of_cwd(s.root, e.cwd) == s.name then
           -- In its worktree: started. (Claude Code 2.1.197 lists the project until it made it.)
           return
@@ -192,7 +211,6 @@ M.gone_sessions = list.gone_sessions
 
 ---Bumped when what |list| is made of changes outside the service's list.
 M.generation = 0
-
 
 ---Finds background session `name` and a claude that has `feature`, then `go(e, exe)`; else
 ---`cb(err)` (`missing`: the format, given the name, when there is no such session).
@@ -220,7 +238,11 @@ end
 ---@param name string
 ---@return string
 function M.ended_message(name)
-  return ("%s is not running any more (it ended, or was stopped outside Neovim): its worktree stays; :ClaudeContext land %s or discard %s"):format(name, name, name)
+  return ("%s is not running any more (it ended, or was stopped outside Neovim): its worktree stays; :ClaudeContext land %s or discard %s"):format(
+    name,
+    name,
+    name
+  )
 end
 
 ---Ids the plugin itself is stopping (no "ended outside Neovim" message for them).
@@ -241,7 +263,10 @@ function M.on_gone(gone)
     end
     local wname = names.of_cwd(root, e.cwd)
     if wname and not M.stopping[e.id] then
-      notify("claude-context: " .. M.ended_message(names.invalid(wname) and vim.inspect(wname) or wname), vim.log.levels.WARN)
+      notify(
+        "claude-context: " .. M.ended_message(names.invalid(wname) and vim.inspect(wname) or wname),
+        vim.log.levels.WARN
+      )
     end
     M.stopping[e.id] = nil
   end
@@ -272,7 +297,11 @@ function M.attach(name, cb)
     local buf = vim.api.nvim_create_buf(false, true)
     vim.api.nvim_win_set_buf(0, buf)
     local cwd = e.cwd and vim.uv.fs_stat(e.cwd) and e.cwd or M.root()
-    local ok, job = pcall(vim.fn.jobstart, { exe, "attach", e.id }, { term = true, cwd = cwd, env = cli.env(), clear_env = true })
+    local ok, job = pcall(
+      vim.fn.jobstart,
+      { exe, "attach", e.id },
+      { term = true, cwd = cwd, env = cli.env(), clear_env = true }
+    )
     if not ok or job <= 0 then
       pcall(vim.api.nvim_buf_delete, buf, { force = true })
       return fail(cb, "cannot start claude attach: " .. tostring(job))

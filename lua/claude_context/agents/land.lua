@@ -32,7 +32,8 @@ local countdown = require("claude_context.join").countdown
 ---The plan's machinery (claude_context.agents.plan), here too for the callers of land.
 local plan_mod = require("claude_context.agents.plan")
 M.SLICE_NS = plan_mod.SLICE_NS
-M.git, M.parse_name_status, M.parse_batch, M.plan_file, M.prepare = plan_mod.git, plan_mod.parse_name_status, plan_mod.parse_batch, plan_mod.plan_file, plan_mod.prepare
+M.git, M.parse_name_status, M.parse_batch, M.plan_file, M.prepare =
+  plan_mod.git, plan_mod.parse_name_status, plan_mod.parse_batch, plan_mod.plan_file, plan_mod.prepare
 
 local fail = notify.fail
 
@@ -73,7 +74,8 @@ function M.apply(plan, cb, opts)
     local started, err
     if (f.action == "write" or f.action == "remove") and unsaved[f.absolute] then
       -- Unsaved edits in its buffer: the merge did not see them; nothing is written over them.
-      report.skipped[#report.skipped + 1] = { path = f.path, why = "unsaved changes in its buffer: save it, then land again" }
+      report.skipped[#report.skipped + 1] =
+        { path = f.path, why = "unsaved changes in its buffer: save it, then land again" }
       return
     end
     local why = M.needs_keep(f)
@@ -150,7 +152,10 @@ function M.summary(name, report)
     for _, x in ipairs(report.runs_code) do
       c[#c + 1] = require("claude_context.review.model").shown(x.path)
     end
-    parts[#parts + 1] = ("not landed, they run code by themselves (keep each in the land's view: :ClaudeContext land %s): %s"):format(name, table.concat(c, ", "))
+    parts[#parts + 1] = ("not landed, they run code by themselves (keep each in the land's view: :ClaudeContext land %s): %s"):format(
+      name,
+      table.concat(c, ", ")
+    )
   end
   if #report.written > 0 then
     parts[#parts + 1] = ":ClaudeContext rewind undo takes this land back"
@@ -192,7 +197,14 @@ local function prepared(name, cb, go)
     end
     if w.missing or w.unregistered then
       local how = w.unregistered and ", or the project's git does not register it: nothing run" or ""
-      return fail(cb, ("the worktree %s is gone (removed by hand?)%s; its commits stay on branch %s"):format(vim.inspect(w.path), how, names.branch(name)))
+      return fail(
+        cb,
+        ("the worktree %s is gone (removed by hand?)%s; its commits stay on branch %s"):format(
+          vim.inspect(w.path),
+          how,
+          names.branch(name)
+        )
+      )
     end
     M.prepare(root, w, function(err, plan)
       if err then
@@ -215,7 +227,10 @@ function M.proposal(name, plan)
     if #(f.conflicts or {}) > 0 then
       report.conflicts[#report.conflicts + 1] = { path = f.path, hunks = f.conflicts }
     end
-    local status = f.action == "create" and "added" or f.action == "remove" and "deleted" or f.action == "write" and "modified" or f.action == "conflict" and "conflict"
+    local status = f.action == "create" and "added"
+      or f.action == "remove" and "deleted"
+      or f.action == "write" and "modified"
+      or f.action == "conflict" and "conflict"
     if status then
       local runs_code = M.needs_keep(f)
       report.runs_code[#report.runs_code + 1] = runs_code and { path = f.path, why = runs_code } or nil
@@ -234,7 +249,9 @@ function M.proposal(name, plan)
   end
   local notes = {}
   if #report.conflicts > 0 then
-    notes[#notes + 1] = ("%d file(s) with changes that touch your edits: marked ! below, never written (also in the quickfix list)"):format(#report.conflicts)
+    notes[#notes + 1] = ("%d file(s) with changes that touch your edits: marked ! below, never written (also in the quickfix list)"):format(
+      #report.conflicts
+    )
   end
   if #report.skipped > 0 then
     local c = {}
@@ -244,7 +261,10 @@ function M.proposal(name, plan)
     notes[#notes + 1] = "Not landed: " .. table.concat(c, ", ")
   end
   if #report.runs_code > 0 then
-    notes[#notes + 1] = ("%d file(s) that run code by themselves (marked %s below): land {all} leaves them out; keep each here only after reading it"):format(#report.runs_code, require("claude_context.review.text").RUNS_CODE_MARK)
+    notes[#notes + 1] = ("%d file(s) that run code by themselves (marked %s below): land {all} leaves them out; keep each here only after reading it"):format(
+      #report.runs_code,
+      require("claude_context.review.text").RUNS_CODE_MARK
+    )
   end
   local cs = {
     root = plan.root,
@@ -252,7 +272,10 @@ function M.proposal(name, plan)
     files = files,
     proposal = true,
     land = name,
-    title = ("Landing worktree %s into the main checkout: %d file(s). Keep lands a hunk; reject leaves it out; nothing is written until kept"):format(name, #files),
+    title = ("Landing worktree %s into the main checkout: %d file(s). Keep lands a hunk; reject leaves it out; nothing is written until kept"):format(
+      name,
+      #files
+    ),
     notes = notes,
   }
   return cs, report
@@ -366,7 +389,12 @@ function M.land(name, opts)
         local shown = vim.tbl_map(function(p)
           return require("claude_context.review.model").shown(require("claude_context.paths").relative(p, plan.root))
         end, removed)
-        notify(("claude-context: removed %d temporary file(s) an interrupted write had left: %s"):format(#removed, table.concat(shown, ", ")))
+        notify(
+          ("claude-context: removed %d temporary file(s) an interrupted write had left: %s"):format(
+            #removed,
+            table.concat(shown, ", ")
+          )
+        )
       end
       if opts.on_cleaned then
         opts.on_cleaned(removed)
@@ -380,7 +408,8 @@ function M.land(name, opts)
       else
         local msg = ("claude-context: landing %s: %d file(s) to review (keep lands a hunk)"):format(name, #cs.files)
         if #report.conflicts > 0 then
-          msg = msg .. ("; %d file(s) with conflicts, left out (your edits there are untouched)"):format(#report.conflicts)
+          msg = msg
+            .. ("; %d file(s) with conflicts, left out (your edits there are untouched)"):format(#report.conflicts)
         end
         notify(msg, #report.conflicts > 0 and vim.log.levels.WARN or vim.log.levels.INFO)
         report.view = require("claude_context.review").open(cs, { on_ready = opts.on_ready })

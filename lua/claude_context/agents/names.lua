@@ -115,10 +115,15 @@ M.CLI_MAX = 64
 ---@return string? why
 function M.refused(name)
   if not name:find("^[A-Za-z0-9%._%-]+$") then
-    return ("%s is not a name Claude Code takes for a new worktree: only letters, digits, '.', '_' and '-'"):format(vim.inspect(name))
+    return ("%s is not a name Claude Code takes for a new worktree: only letters, digits, '.', '_' and '-'"):format(
+      vim.inspect(name)
+    )
   end
   if #name > M.CLI_MAX then
-    return ("%s is not a name Claude Code takes for a new worktree: at most %d characters"):format(vim.inspect(name), M.CLI_MAX)
+    return ("%s is not a name Claude Code takes for a new worktree: at most %d characters"):format(
+      vim.inspect(name),
+      M.CLI_MAX
+    )
   end
   return nil
 end

@@ -28,7 +28,12 @@ M.SHOWN_HEAD, M.SHOWN_TAIL = 120, 100
 ---@return string
 function M.text(input, cut)
   if type(cut) == "table" then
-    return ("%s\n… [%d of its %d bytes not sent to the editor: it cannot be allowed here] …\n%s"):format(tostring(cut.head), cut.omitted_bytes or 0, cut.total_bytes or 0, tostring(cut.tail))
+    return ("%s\n… [%d of its %d bytes not sent to the editor: it cannot be allowed here] …\n%s"):format(
+      tostring(cut.head),
+      cut.omitted_bytes or 0,
+      cut.total_bytes or 0,
+      tostring(cut.tail)
+    )
   end
   if type(input) == "table" then
     local s = input.command or input.file_path or input.notebook_path or input.url or input.pattern
@@ -62,7 +67,13 @@ function M.summary(input, cut)
     local head, _, h_hidden = ends(cut.head, M.SHOWN_HEAD, 0)
     local t_head, tail, t_hidden = ends(cut.tail, 0, M.SHOWN_TAIL)
     tail = t_hidden == 0 and t_head or tail
-    return ("%s …[%d bytes not sent to the editor and %d characters not shown: it cannot be allowed here]… %s"):format(head, cut.omitted_bytes or 0, h_hidden + t_hidden, tail), true
+    return ("%s …[%d bytes not sent to the editor and %d characters not shown: it cannot be allowed here]… %s"):format(
+      head,
+      cut.omitted_bytes or 0,
+      h_hidden + t_hidden,
+      tail
+    ),
+      true
   end
   local head, tail, hidden = ends(M.text(input), M.SHOWN_HEAD, M.SHOWN_TAIL)
   if hidden == 0 then
@@ -100,7 +111,11 @@ local function remove(ask)
 end
 
 local function fire()
-  pcall(vim.api.nvim_exec_autocmds, "User", { pattern = "ClaudeContextPermissions", modeline = false, data = { count = #M.queue } })
+  pcall(
+    vim.api.nvim_exec_autocmds,
+    "User",
+    { pattern = "ClaudeContextPermissions", modeline = false, data = { count = #M.queue } }
+  )
 end
 
 ---The bridge's `permission_request` handler.
@@ -135,7 +150,10 @@ function M.handle(params, respond)
   end
   local s = { id = ask.session, name = ask.name, state = "waiting", cwd = ask.cwd }
   if not states.looking_at(s) then
-    s.waiting_for = ("permission to run %s (:ClaudeContext permissions): %s"):format(tostring(ask.tool), (M.summary(ask.input, ask.cut)))
+    s.waiting_for = ("permission to run %s (:ClaudeContext permissions): %s"):format(
+      tostring(ask.tool),
+      (M.summary(ask.input, ask.cut))
+    )
     states.notify(s)
   end
   return function()
@@ -152,7 +170,16 @@ end
 function M.list()
   local out = {}
   for _, a in ipairs(M.queue) do
-    out[#out + 1] = { id = a.id, session = a.session, name = a.name, tool = a.tool, input = a.input, cut = a.cut, asked_ms = a.asked_ms, cwd = a.cwd }
+    out[#out + 1] = {
+      id = a.id,
+      session = a.session,
+      name = a.name,
+      tool = a.tool,
+      input = a.input,
+      cut = a.cut,
+      asked_ms = a.asked_ms,
+      cwd = a.cwd,
+    }
   end
   return out
 end
@@ -169,7 +196,13 @@ function M.decide(id, decision, reason)
   id = tostring(id)
   for _, a in ipairs(M.queue) do
     if a.id == id and decision == "allow" and a.cut then
-      return nil, ("permission request %s was too long to reach the editor whole (%d of %d bytes not sent): it cannot be allowed here; deny it, or answer in the session's own dialog (:ClaudeContext attach %s)"):format(id, a.cut.omitted_bytes or 0, a.cut.total_bytes or 0, tostring(a.name))
+      return nil,
+        ("permission request %s was too long to reach the editor whole (%d of %d bytes not sent): it cannot be allowed here; deny it, or answer in the session's own dialog (:ClaudeContext attach %s)"):format(
+          id,
+          a.cut.omitted_bytes or 0,
+          a.cut.total_bytes or 0,
+          tostring(a.name)
+        )
     end
     if a.id == id then
       remove(a)
@@ -264,11 +297,15 @@ end
 ---Asks what to do with ask `a` (`seen`: its whole input was opened).
 local function ask_about(a, seen)
   local line = M.summary(a.input, a.cut)
-  vim.ui.select(M.choices(a, seen), { prompt = ("%s: %s"):format(a.tool, line), kind = "claude_context.permission" }, function(choice)
-    answer(a, choice, function(now_seen)
-      ask_about(a, now_seen)
-    end)
-  end)
+  vim.ui.select(
+    M.choices(a, seen),
+    { prompt = ("%s: %s"):format(a.tool, line), kind = "claude_context.permission" },
+    function(choice)
+      answer(a, choice, function(now_seen)
+        ask_about(a, now_seen)
+      end)
+    end
+  )
 end
 
 ---`:ClaudeContext permissions`: the queue, then allow / deny / deny with a reason. An ask

@@ -122,7 +122,8 @@ local function merge_in_slices(plan, files, based, ours_paths, theirs_paths, cb)
     local ours, oerr = fs.read(ours_paths[i])
     local theirs, terr = fs.read(theirs_paths[i])
     if (oerr and oerr ~= "missing") or (terr and terr ~= "missing") then
-      plan.files[#plan.files + 1] = { path = f.path, action = "unreadable", why = oerr ~= "missing" and oerr or terr, conflicts = {} }
+      plan.files[#plan.files + 1] =
+        { path = f.path, action = "unreadable", why = oerr ~= "missing" and oerr or terr, conflicts = {} }
     else
       local p = M.plan_file(f.path, based[i], ours, theirs)
       p.absolute = ours_paths[i]
@@ -189,7 +190,17 @@ function M.prepare(root, w, cb)
         return cb("no merge-base between the worktree and the main checkout: " .. vim.trim(e2))
       end
       base = vim.trim(base)
-      wgit(w, { "diff", "--name-status", "-z", "--no-renames", "--no-ext-diff", "--no-textconv", "--ignore-submodules=all", base, "--" }, function(c3, diff, e3)
+      wgit(w, {
+        "diff",
+        "--name-status",
+        "-z",
+        "--no-renames",
+        "--no-ext-diff",
+        "--no-textconv",
+        "--ignore-submodules=all",
+        base,
+        "--",
+      }, function(c3, diff, e3)
         if c3 ~= 0 then
           return cb("git diff failed in the worktree: " .. vim.trim(e3))
         end

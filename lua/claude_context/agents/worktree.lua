@@ -50,16 +50,26 @@ M.EMPTY_TREE = {
 ---What every git run on a worktree (or on the project for it) is given, before its command:
 ---nothing configured in the worktree, or by what it names, runs.
 M.HARDEN = {
-  "-c", "core.hooksPath=/dev/null",
-  "-c", "core.fsmonitor=false",
-  "-c", "core.untrackedCache=false",
-  "-c", "diff.external=",
-  "-c", "diff.ignoreSubmodules=all",
-  "-c", "submodule.recurse=false",
-  "-c", "status.submoduleSummary=false",
-  "-c", "core.sshCommand=",
-  "-c", "gc.auto=0",
-  "-c", "maintenance.auto=false",
+  "-c",
+  "core.hooksPath=/dev/null",
+  "-c",
+  "core.fsmonitor=false",
+  "-c",
+  "core.untrackedCache=false",
+  "-c",
+  "diff.external=",
+  "-c",
+  "diff.ignoreSubmodules=all",
+  "-c",
+  "submodule.recurse=false",
+  "-c",
+  "status.submoduleSummary=false",
+  "-c",
+  "core.sshCommand=",
+  "-c",
+  "gc.auto=0",
+  "-c",
+  "maintenance.auto=false",
   "--no-replace-objects",
 }
 
@@ -162,11 +172,17 @@ local function check(w, common, name)
   end
   local text = small(w.path .. "/.git")
   if not text then
-    return ("the worktree %s has no .git file (removed, or replaced): nothing run in it; its commits stay on branch %s"):format(shown, names.branch(name))
+    return ("the worktree %s has no .git file (removed, or replaced): nothing run in it; its commits stay on branch %s"):format(
+      shown,
+      names.branch(name)
+    )
   end
   local target = M.named_path(text, "gitdir", w.path)
   if not target or uv.fs_realpath(target) ~= uv.fs_realpath(admin) then
-    return ("the .git file of worktree %s points elsewhere than the project's git (%s): nothing run in it"):format(shown, vim.inspect(text:sub(1, 200)))
+    return ("the .git file of worktree %s points elsewhere than the project's git (%s): nothing run in it"):format(
+      shown,
+      vim.inspect(text:sub(1, 200))
+    )
   end
   return nil
 end
@@ -185,31 +201,34 @@ function M.open(root, name, cb)
       cb(why)
     end)
   end
-  run(M.project_args(root, { "rev-parse", "--path-format=absolute", "--git-common-dir", "--show-object-format" }), function(c1, out, e1)
-    local common, format = out:match("^(.-)\n(%w+)\n?$")
-    if c1 ~= 0 or not common then
-      return cb("cannot find the project's git directory: " .. vim.trim(e1))
+  run(
+    M.project_args(root, { "rev-parse", "--path-format=absolute", "--git-common-dir", "--show-object-format" }),
+    function(c1, out, e1)
+      local common, format = out:match("^(.-)\n(%w+)\n?$")
+      if c1 ~= 0 or not common then
+        return cb("cannot find the project's git directory: " .. vim.trim(e1))
+      end
+      run(M.project_args(root, { "rev-parse", "--verify", "--quiet", "HEAD^{tree}" }), function(c2, head)
+        local real_root, real_common = uv.fs_realpath(root), uv.fs_realpath(common)
+        if not real_root or not real_common then
+          return cb("cannot find the project's git directory")
+        end
+        local w = {
+          name = name,
+          root = root,
+          path = real_root .. "/" .. names.DIR .. "/" .. name,
+          attr_source = c2 == 0 and vim.trim(head) or M.EMPTY_TREE[format] or M.EMPTY_TREE.sha1,
+        }
+        local okc, err = pcall(check, w, real_common, name)
+        if not okc then
+          return cb(tostring(err))
+        elseif err then
+          return cb(err, w.unregistered and w or nil)
+        end
+        cb(nil, w)
+      end)
     end
-    run(M.project_args(root, { "rev-parse", "--verify", "--quiet", "HEAD^{tree}" }), function(c2, head)
-      local real_root, real_common = uv.fs_realpath(root), uv.fs_realpath(common)
-      if not real_root or not real_common then
-        return cb("cannot find the project's git directory")
-      end
-      local w = {
-        name = name,
-        root = root,
-        path = real_root .. "/" .. names.DIR .. "/" .. name,
-        attr_source = c2 == 0 and vim.trim(head) or M.EMPTY_TREE[format] or M.EMPTY_TREE.sha1,
-      }
-      local okc, err = pcall(check, w, real_common, name)
-      if not okc then
-        return cb(tostring(err))
-      elseif err then
-        return cb(err, w.unregistered and w or nil)
-      end
-      cb(nil, w)
-    end)
-  end)
+  )
 end
 
 return M

@@ -210,7 +210,13 @@ local function workspace_symbols(task, c, query, kind)
     if loc.uri and same_kind(kind, kind_name(s.kind)) then
       task:check_slice()
       local range = loc.range or { start = { line = 0, character = 0 } }
-      table.insert(out, { path = vim.uri_to_fname(loc.uri), range = range, name = s.name, kind = kind_name(s.kind), detail = s.containerName })
+      table.insert(out, {
+        path = vim.uri_to_fname(loc.uri),
+        range = range,
+        name = s.name,
+        kind = kind_name(s.kind),
+        detail = s.containerName,
+      })
     end
   end
   return out

@@ -103,7 +103,16 @@ local function walk(task, root, source)
     if kind and kind ~= "heading" and outline.defines(node, kind) then
       local name, at = outline.name_of(node, source, kind)
       if name and name ~= "" and at then
-        if kind == "function" and (parent_kind == "class" or parent_kind == "struct" or parent_kind == "impl" or parent_kind == "trait" or parent_kind == "interface") then
+        if
+          kind == "function"
+          and (
+            parent_kind == "class"
+            or parent_kind == "struct"
+            or parent_kind == "impl"
+            or parent_kind == "trait"
+            or parent_kind == "interface"
+          )
+        then
           kind = "method"
         end
         local sr, sc = at:range()
@@ -187,8 +196,8 @@ local function from_server(task, path, key, roots)
       local text = A.buf_line(buf, st.line) or ""
       -- A name an import brings in (pylsp lists them) is defined elsewhere.
       if not imports(text) then
-      local enc = cl.offset_encoding or "utf-16"
-      local ok, col = pcall(vim.str_byteindex, text, enc, st.character, false)
+        local enc = cl.offset_encoding or "utf-16"
+        local ok, col = pcall(vim.str_byteindex, text, enc, st.character, false)
         table.insert(defs, { name = s.name, kind = s.kind, line = st.line, col = ok and col or st.character })
       end
     end
@@ -219,7 +228,13 @@ function M.find(task, p, same_name, skip)
     end
     for _, d in ipairs(defs or {}) do
       if same_name(p.symbol, d.name) and A.same_kind(p.kind, d.kind) then
-        table.insert(found, { path = cand.path, start = { line = d.line, character = d.col }, enc = "utf-8", kind = d.kind, name = d.name })
+        table.insert(found, {
+          path = cand.path,
+          start = { line = d.line, character = d.col },
+          enc = "utf-8",
+          kind = d.kind,
+          name = d.name,
+        })
       end
     end
     task:check_slice(M.step_budget_ms)
@@ -232,7 +247,13 @@ function M.find(task, p, same_name, skip)
     end
     for _, d in ipairs(from_server(task, cand.path, cand.key, p.roots) or {}) do
       if same_name(p.symbol, d.name) and A.same_kind(p.kind, d.kind) then
-        table.insert(found, { path = cand.path, start = { line = d.line, character = d.col }, enc = "utf-8", kind = d.kind, name = d.name })
+        table.insert(found, {
+          path = cand.path,
+          start = { line = d.line, character = d.col },
+          enc = "utf-8",
+          kind = d.kind,
+          name = d.name,
+        })
       end
     end
   end

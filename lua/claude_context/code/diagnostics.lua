@@ -65,15 +65,21 @@ end
 
 ---One diagnostic as a raw location.
 local function item(d, name, loaded)
-  return answer.raw(name, {
-    start = { line = d.lnum, character = d.col },
-    ["end"] = { line = d.end_lnum or d.lnum, character = d.end_col or d.col },
-  }, "utf-8", loaded, {
-    severity = SEVERITY[d.severity] or tostring(d.severity),
-    message = d.message,
-    source = d.source,
-    code = d.code,
-  })
+  return answer.raw(
+    name,
+    {
+      start = { line = d.lnum, character = d.col },
+      ["end"] = { line = d.end_lnum or d.lnum, character = d.end_col or d.col },
+    },
+    "utf-8",
+    loaded,
+    {
+      severity = SEVERITY[d.severity] or tostring(d.severity),
+      message = d.message,
+      source = d.source,
+      code = d.code,
+    }
+  )
 end
 
 ---The answer's note: files with none, files no server covers, files a server was late for.
@@ -85,13 +91,18 @@ local function note_of(s, timeout)
   if #s.none > 0 then
     table.insert(
       notes,
-      "no language server is attached to " .. table.concat(s.none, ", ") .. " (no diagnostics; code_outline works without a server)"
+      "no language server is attached to "
+        .. table.concat(s.none, ", ")
+        .. " (no diagnostics; code_outline works without a server)"
     )
   end
   if #s.late > 0 then
     table.insert(
       notes,
-      ("the server published nothing within %d ms for %s (raise timeout_ms)"):format(timeout, table.concat(s.late, ", "))
+      ("the server published nothing within %d ms for %s (raise timeout_ms)"):format(
+        timeout,
+        table.concat(s.late, ", ")
+      )
     )
   end
   return #notes > 0 and table.concat(notes, "; ") or nil

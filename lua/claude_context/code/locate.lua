@@ -222,7 +222,13 @@ local function target_of(task, p, f)
     name = f.name,
     kind = f.kind,
     width = s and #name or 0,
-    label = ("%s %s at %s:%d:%d"):format(f.kind or "symbol", f.name, rel(f.path, p.roots), row + 1, vim.fn.strchars(text:sub(1, col)) + 1),
+    label = ("%s %s at %s:%d:%d"):format(
+      f.kind or "symbol",
+      f.name,
+      rel(f.path, p.roots),
+      row + 1,
+      vim.fn.strchars(text:sub(1, col)) + 1
+    ),
     pos = position_at(text, row, col),
   }
 end

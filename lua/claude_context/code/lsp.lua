@@ -212,11 +212,18 @@ end
 
 M.lsp_calls = at_targets(function(task, p, targets, note)
   local prepared = {}
-  local servers, aerr = ask_all(task, p, targets, "textDocument/prepareCallHierarchy", position_params, function(c, _, result)
-    for _, item in ipairs(result ~= vim.NIL and result or {}) do
-      table.insert(prepared, { c, item })
+  local servers, aerr = ask_all(
+    task,
+    p,
+    targets,
+    "textDocument/prepareCallHierarchy",
+    position_params,
+    function(c, _, result)
+      for _, item in ipairs(result ~= vim.NIL and result or {}) do
+        table.insert(prepared, { c, item })
+      end
     end
-  end)
+  )
   if not servers then
     return nil, aerr
   end
@@ -238,7 +245,10 @@ M.lsp_calls = at_targets(function(task, p, targets, note)
           table.insert(incoming, raw(path, r, enc, bufs, { name = from.name, kind = A.kind_name(from.kind) }))
         end
         if #(call.fromRanges or {}) == 0 then
-          table.insert(incoming, raw(path, from.selectionRange or from.range, enc, bufs, { name = from.name, kind = A.kind_name(from.kind) }))
+          table.insert(
+            incoming,
+            raw(path, from.selectionRange or from.range, enc, bufs, { name = from.name, kind = A.kind_name(from.kind) })
+          )
         end
       end)
       if err then
@@ -250,7 +260,13 @@ M.lsp_calls = at_targets(function(task, p, targets, note)
         local to = call.to
         table.insert(
           outgoing,
-          raw(vim.uri_to_fname(to.uri), to.selectionRange or to.range, enc, bufs, { name = to.name, kind = A.kind_name(to.kind) })
+          raw(
+            vim.uri_to_fname(to.uri),
+            to.selectionRange or to.range,
+            enc,
+            bufs,
+            { name = to.name, kind = A.kind_name(to.kind) }
+          )
         )
       end)
       if err then
@@ -263,7 +279,10 @@ M.lsp_calls = at_targets(function(task, p, targets, note)
     table.insert(sections, { title = "incoming calls (the call sites, by caller)", items = incoming })
   end
   if dir ~= "incoming" then
-    table.insert(sections, { title = "outgoing calls (the functions called, where they are defined)", items = outgoing })
+    table.insert(
+      sections,
+      { title = "outgoing calls (the functions called, where they are defined)", items = outgoing }
+    )
   end
   return { query = describe("calls of", p, targets), servers = servers, sections = sections, note = note }
 end)
@@ -287,7 +306,10 @@ function M.lsp_symbols(task, p)
         task:check_slice()
         local path = s.uri and vim.uri_to_fname(s.uri) or p.file
         local r = { start = s.sel.start, ["end"] = s.range["end"] }
-        table.insert(items, raw(path, r, c.offset_encoding, bufs, { name = s.name, kind = s.kind, detail = s.detail, depth = s.depth }))
+        table.insert(
+          items,
+          raw(path, r, c.offset_encoding, bufs, { name = s.name, kind = s.kind, detail = s.detail, depth = s.depth })
+        )
       end
     end
     return {
@@ -298,8 +320,7 @@ function M.lsp_symbols(task, p)
   end
   local clients = A.workspace_symbol_clients()
   if #clients == 0 then
-    return nil,
-      "no running language server can search the workspace's symbols; give a `file` to list its symbols"
+    return nil, "no running language server can search the workspace's symbols; give a `file` to list its symbols"
   end
   local items, servers = {}, {}
   local bufs = A.loaded_by_name()
@@ -310,7 +331,10 @@ function M.lsp_symbols(task, p)
     end
     table.insert(servers, c.name)
     for _, s in ipairs(symbols) do
-      table.insert(items, raw(s.path, s.range, c.offset_encoding, bufs, { name = s.name, kind = s.kind, detail = s.detail }))
+      table.insert(
+        items,
+        raw(s.path, s.range, c.offset_encoding, bufs, { name = s.name, kind = s.kind, detail = s.detail })
+      )
     end
   end
   return {

@@ -12,7 +12,8 @@ local lsp = require("claude_context.code.lsp")
 
 local M = {}
 
-local WORDS = { "function", "method", "class", "struct", "interface", "enum", "trait", "impl", "union", "namespace", "module" }
+local WORDS =
+  { "function", "method", "class", "struct", "interface", "enum", "trait", "impl", "union", "namespace", "module" }
 local ENDINGS = { "_definition", "_declaration", "_item", "_specifier", "_statement" }
 
 ---The kind a node defines, or nil.
@@ -123,7 +124,16 @@ local function walk(task, root, source, path, bufs)
     if kind and defines(node, kind) then
       local name = name_of(node, source, kind)
       if name and name ~= "" then
-        if kind == "function" and (parent_kind == "class" or parent_kind == "struct" or parent_kind == "impl" or parent_kind == "trait" or parent_kind == "interface") then
+        if
+          kind == "function"
+          and (
+            parent_kind == "class"
+            or parent_kind == "struct"
+            or parent_kind == "impl"
+            or parent_kind == "trait"
+            or parent_kind == "interface"
+          )
+        then
           kind = "method"
         end
         local sr, sc, er, ec = node:range()
@@ -132,11 +142,17 @@ local function walk(task, root, source, path, bufs)
         end
         table.insert(
           items,
-          lsp.raw(path, { start = { line = sr, character = sc }, ["end"] = { line = er, character = ec } }, "utf-8", bufs, {
-            name = name,
-            kind = kind,
-            depth = depth,
-          })
+          lsp.raw(
+            path,
+            { start = { line = sr, character = sc }, ["end"] = { line = er, character = ec } },
+            "utf-8",
+            bufs,
+            {
+              name = name,
+              kind = kind,
+              depth = depth,
+            }
+          )
         )
         child_depth, child_parent = depth + 1, kind
       end

@@ -57,7 +57,10 @@ local thread_cpu = os.clock
 do
   local ok, ffi = pcall(require, "ffi")
   if ok and jit and jit.os == "Linux" then
-    local defined = pcall(ffi.cdef, "struct cc_timespec { long tv_sec; long tv_nsec; }; int clock_gettime(int, struct cc_timespec *);")
+    local defined = pcall(
+      ffi.cdef,
+      "struct cc_timespec { long tv_sec; long tv_nsec; }; int clock_gettime(int, struct cc_timespec *);"
+    )
     if defined then
       local ts = ffi.new("struct cc_timespec")
       thread_cpu = function()
@@ -102,7 +105,10 @@ local function record(co, t0, took, cpu, from, kb0, traces0)
     -- (The Lua heap's size before and after: a drop is the collector finishing a cycle in it.)
     local kb = { kb0, collectgarbage("count") }
     local traces = M.jit_traces - traces0
-    table.insert(M.slow_slices, { ms = took / 1e6, cpu_ms = cpu * 1000, where = debug.traceback(co), from = from.stack, kb = kb, traces = traces })
+    table.insert(
+      M.slow_slices,
+      { ms = took / 1e6, cpu_ms = cpu * 1000, where = debug.traceback(co), from = from.stack, kb = kb, traces = traces }
+    )
   end
 end
 
@@ -154,10 +160,11 @@ function M.run(fn, respond)
     if task.done or coroutine.status(co) ~= "suspended" then
       return
     end
-    local from = (M.trace or M.slow_slices) and {
-      stack = M.slow_slices and debug.traceback(co, "", 1),
-      where = M.trace and M.where(co),
-    }
+    local from = (M.trace or M.slow_slices)
+      and {
+        stack = M.slow_slices and debug.traceback(co, "", 1),
+        where = M.trace and M.where(co),
+      }
     local kb0 = M.slow_slices and collectgarbage("count")
     local traces0 = M.jit_traces
     local t0, c0 = vim.uv.hrtime(), thread_cpu()

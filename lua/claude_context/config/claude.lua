@@ -49,7 +49,10 @@ function M.resolve(c)
     return {}
   end
   if type(c) ~= "table" then
-    error(("claude-context: option claude must be a table, got %s (see :help claude-context-session)"):format(type(c)), 0)
+    error(
+      ("claude-context: option claude must be a table, got %s (see :help claude-context-session)"):format(type(c)),
+      0
+    )
   end
   for k, v in pairs(c) do
     local want = TYPE_OF[k]
@@ -70,7 +73,10 @@ function M.resolve(c)
   end
   for _, t in ipairs(c.allowed_tools or {}) do
     if type(t) ~= "string" then
-      error('claude-context: option claude.allowed_tools must be a list of tool names such as "Read" or "Bash(git status)"', 0)
+      error(
+        'claude-context: option claude.allowed_tools must be a list of tool names such as "Read" or "Bash(git status)"',
+        0
+      )
     end
   end
   for _, d in ipairs(c.add_dirs or {}) do

@@ -39,7 +39,10 @@ function M.resolve(user)
   user = user or {}
   for k in pairs(user) do
     if M.defaults[k] == nil then
-      error(("claude-context: unknown option claudecode.%s (see :help claude-context-from-claudecode)"):format(tostring(k)), 0)
+      error(
+        ("claude-context: unknown option claudecode.%s (see :help claude-context-from-claudecode)"):format(tostring(k)),
+        0
+      )
     end
   end
   local o = vim.tbl_extend("force", vim.deepcopy(M.defaults), user)
@@ -51,7 +54,13 @@ function M.resolve(user)
       return false
     end
     for _, m in ipairs(v) do
-      if type(m) ~= "table" or type(m.name) ~= "string" or m.name == "" or type(m.value) ~= "string" or m.value == "" then
+      if
+        type(m) ~= "table"
+        or type(m.name) ~= "string"
+        or m.name == ""
+        or type(m.value) ~= "string"
+        or m.value == ""
+      then
         return false
       end
     end
@@ -115,7 +124,7 @@ local WHY = {
   on_new_file_reject = "a rejected new file leaves no window behind here",
   legacy = "a legacy key claudecode.nvim accepted and ignored",
   provider_table = "a provider table has another interface here: { open = function(cmd, env, cwd, events) … } (:help claude-context-providers)",
-  external_fn = "a function cannot be translated: set terminal.external_cmd, a list of words with a \"{cmd}\" element",
+  external_fn = 'a function cannot be translated: set terminal.external_cmd, a list of words with a "{cmd}" element',
   external_str = "only a command of plain words with %s as whole words can be translated: set terminal.external_cmd",
   snacks_other = "only position, width, height and border of snacks_win_opts carry over",
 }
@@ -295,7 +304,12 @@ local function terminal(tr, t)
     snacks_win(tr, t.snacks_win_opts)
   end
   drop_keys(tr, t, "terminal.", { "cwd", "git_repo_cwd", "cwd_provider" }, WHY.cwd)
-  drop_keys(tr, t, "terminal.", { "diff_split_width_percentage", "auto_close", "show_native_term_exit_tip", "fix_streamed_paste" })
+  drop_keys(
+    tr,
+    t,
+    "terminal.",
+    { "diff_split_width_percentage", "auto_close", "show_native_term_exit_tip", "fix_streamed_paste" }
+  )
   for _, k in ipairs(SAME_TERMINAL) do
     local theirs = k == "provider" and type(t.provider) == "table" and t.provider.simple_toggle ~= nil
     if t[k] ~= nil and not theirs then
@@ -330,11 +344,23 @@ local function diff_opts(tr, d)
   end
   drop_keys(tr, d, "diff_opts.", { "hide_terminal_in_new_tab", "on_new_file_reject", "auto_resize_terminal" })
   drop_keys(tr, d, "diff_opts.", { "auto_close_on_accept", "show_diff_stats" }, WHY.legacy)
-  local known = { layout = 1, vertical_split = 1, open_in_new_tab = 1, open_in_current_tab = 1, keep_terminal_focus = 1, hide_terminal_in_new_tab = 1 }
+  local known = {
+    layout = 1,
+    vertical_split = 1,
+    open_in_new_tab = 1,
+    open_in_current_tab = 1,
+    keep_terminal_focus = 1,
+    hide_terminal_in_new_tab = 1,
+  }
   known.on_new_file_reject, known.auto_resize_terminal, known.auto_close_on_accept, known.show_diff_stats = 1, 1, 1, 1
   for k in pairs(d) do
     if not known[k] then
-      error(("claude-context: unknown option diff_opts.%s (claudecode.nvim's diff_opts; see :help claude-context-from-claudecode)"):format(tostring(k)), 0)
+      error(
+        ("claude-context: unknown option diff_opts.%s (claudecode.nvim's diff_opts; see :help claude-context-from-claudecode)"):format(
+          tostring(k)
+        ),
+        0
+      )
     end
   end
 end
@@ -451,7 +477,8 @@ function M.report_lines()
       table.insert(dropped, ("%s: not carried over: %s"):format(e.from, e.why))
     else
       local v = type(e.value) == "table" and vim.inspect(e.value, { newline = " ", indent = "" }) or tostring(e.value)
-      local line = e.from == e.to and ("%s (the same here) = %s"):format(e.from, v) or ("%s → %s = %s"):format(e.from, e.to, v)
+      local line = e.from == e.to and ("%s (the same here) = %s"):format(e.from, v)
+        or ("%s → %s = %s"):format(e.from, e.to, v)
       if e.default then
         line = line .. " (claudecode.nvim's default)"
       end

@@ -11,7 +11,8 @@ local M = {}
 ---@field layout "vertical"|"horizontal"|"inline" Side by side, one above the other, or one buffer
 ---@field tab "new"|"current" A tab page of its own, or splits in the current one
 ---@field diffmode_max_bytes integer Bigger diffs (both sides together) are shown inline, without Vim's diff mode
-M.defaults = { focus = "normal", typing_ms = 1000, layout = "vertical", tab = "new", diffmode_max_bytes = 2 * 1024 * 1024 }
+M.defaults =
+  { focus = "normal", typing_ms = 1000, layout = "vertical", tab = "new", diffmode_max_bytes = 2 * 1024 * 1024 }
 
 local FOCUS = { normal = true, always = true, never = true }
 local LAYOUT = { vertical = true, horizontal = true, inline = true }

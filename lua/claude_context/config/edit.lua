@@ -13,7 +13,13 @@ local M = {}
 ---@field cancel_key string Key that stops the edit under way in the buffer (default "<C-c>"; "" for none)
 M.defaults = { persist = false, context_lines = 30, history = 50, max_edits_per_process = 20, cancel_key = "<C-c>" }
 
-local TYPES = { persist = "boolean", context_lines = "number", history = "number", max_edits_per_process = "number", cancel_key = "string" }
+local TYPES = {
+  persist = "boolean",
+  context_lines = "number",
+  history = "number",
+  max_edits_per_process = "number",
+  cancel_key = "string",
+}
 
 ---Validates `setup{edit = …}` and merges it over the defaults.
 ---@param user table?

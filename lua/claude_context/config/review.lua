@@ -66,7 +66,10 @@ function M.resolve(user)
     end
     for k, v in pairs(user.keys) do
       if M.defaults.keys[k] == nil then
-        error(("claude-context: unknown option review.keys.%s (see :help claude-context-review-keys)"):format(tostring(k)), 0)
+        error(
+          ("claude-context: unknown option review.keys.%s (see :help claude-context-review-keys)"):format(tostring(k)),
+          0
+        )
       end
       if type(v) ~= "string" then
         error(("claude-context: option review.keys.%s must be a string"):format(k), 0)

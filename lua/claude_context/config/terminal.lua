@@ -70,7 +70,10 @@ function M.resolve(user)
     error(("claude-context: option terminal must be a table, got %s"):format(type(user)), 0)
   end
   if user.cmd ~= nil then
-    error("claude-context: unknown option terminal.cmd: set claude.cmd (the Claude Code CLI) and terminal.args (its arguments); see :help claude-context-cli", 0)
+    error(
+      "claude-context: unknown option terminal.cmd: set claude.cmd (the Claude Code CLI) and terminal.args (its arguments); see :help claude-context-cli",
+      0
+    )
   end
   for k in pairs(user) do
     if M.defaults[k] == nil and k ~= "external_cmd" then
@@ -104,7 +107,11 @@ function M.resolve(user)
   check(
     "permission_mode",
     t.permission_mode == false
-      or (type(t.permission_mode) == "string" and t.permission_mode ~= "" and (not modes or vim.tbl_contains(modes, t.permission_mode))),
+      or (
+        type(t.permission_mode) == "string"
+        and t.permission_mode ~= ""
+        and (not modes or vim.tbl_contains(modes, t.permission_mode))
+      ),
     "false or one of " .. table.concat(modes or { "the modes of claude --help" }, ", ")
   )
   check("context_lines", type(t.context_lines) == "number" and t.context_lines >= 1, "a number >= 1")
@@ -114,7 +121,11 @@ function M.resolve(user)
     "native, auto, snacks, external, none, or a table with an open function"
   )
   if t.provider == "external" then
-    check("external_cmd", strings(t.external_cmd) and #t.external_cmd > 0 and vim.tbl_contains(t.external_cmd, "{cmd}"), 'a list of strings with a "{cmd}" element')
+    check(
+      "external_cmd",
+      strings(t.external_cmd) and #t.external_cmd > 0 and vim.tbl_contains(t.external_cmd, "{cmd}"),
+      'a list of strings with a "{cmd}" element'
+    )
   end
   for _, k in ipairs({ "mcp_config", "auto_insert", "reload", "per_tab" }) do
     check(k, type(t[k]) == "boolean", "a boolean")

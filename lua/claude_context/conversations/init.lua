@@ -60,7 +60,10 @@ function M.list(opts, on_done)
   local native, missing = require("claude_context.native").get()
   if not native or not native.conversations then
     vim.schedule(function()
-      on_done({}, missing or "claude-context: this native library has no conversations(): rebuild it (:ClaudeContext build)")
+      on_done(
+        {},
+        missing or "claude-context: this native library has no conversations(): rebuild it (:ClaudeContext build)"
+      )
     end)
     return
   end
@@ -182,7 +185,9 @@ function M.resume_background(c, cb)
         return done(("claude --bg --resume failed (exit %s): %s"):format(r.code, msg:sub(1, 400)))
       end
       cli.refresh()
-      notify(("claude-context: conversation %s resumed in the background%s"):format(c.id, id and (" (" .. id .. ")") or ""))
+      notify(
+        ("claude-context: conversation %s resumed in the background%s"):format(c.id, id and (" (" .. id .. ")") or "")
+      )
       done(nil)
     end)
   end)
@@ -206,7 +211,8 @@ function M.open_transcript(id)
   local ok, cc = pcall(require, "claude_context")
   local open = ok and rawget(cc, "transcript")
   if type(open) ~= "function" then
-    return false, "this claude-context.nvim cannot show a transcript yet (require('claude_context').transcript is missing)"
+    return false,
+      "this claude-context.nvim cannot show a transcript yet (require('claude_context').transcript is missing)"
   end
   local opened, err = pcall(open, id)
   if not opened then

@@ -62,7 +62,11 @@ function M.preview(c)
     "",
     "- id: `" .. clean(c.id) .. "`",
     "- started: " .. when(c.started_ms) .. ", last: " .. when(c.updated_ms),
-    ("- %d prompts, %d bytes%s"):format(c.prompts or 0, c.bytes or 0, c.partial and " (a large file: read in part)" or ""),
+    ("- %d prompts, %d bytes%s"):format(
+      c.prompts or 0,
+      c.bytes or 0,
+      c.partial and " (a large file: read in part)" or ""
+    ),
   }
   if c.cwd then
     out[#out + 1] = "- in: " .. clean(c.cwd) .. (c.branch and (" (" .. clean(c.branch) .. ")") or "")
@@ -153,7 +157,10 @@ function M.pick(opts)
       return notify.error(err)
     end
     if #list == 0 then
-      return notify(opts.query and ("claude-context: no conversation of this project mentions %q"):format(opts.query) or "claude-context: no Claude conversation in this project yet")
+      return notify(
+        opts.query and ("claude-context: no conversation of this project mentions %q"):format(opts.query)
+          or "claude-context: no Claude conversation in this project yet"
+      )
     end
     M.show(list, opts.query and ("Claude conversations with %q"):format(opts.query) or "Claude conversations")
   end)

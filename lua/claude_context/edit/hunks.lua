@@ -49,7 +49,8 @@ function M.diff(old, new)
   local out = {}
   for _, h in ipairs(vim.diff(a, b, { result_type = "indices" })) do
     local as, ac, bs, bc = h[1], h[2], h[3], h[4]
-    out[#out + 1] = { old = vim.list_slice(old, as, as + ac - 1), start = bc > 0 and bs or bs + 1, count = bc, state = "pending" }
+    out[#out + 1] =
+      { old = vim.list_slice(old, as, as + ac - 1), start = bc > 0 and bs or bs + 1, count = bc, state = "pending" }
   end
   return out
 end

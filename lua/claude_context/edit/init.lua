@@ -76,7 +76,10 @@ local function done(e)
   end
   unmap_cancel(e)
   M.stats.done = (uv.hrtime() - e.t0) / 1e6
-  vim.api.nvim_exec_autocmds("User", { pattern = "ClaudeContextEdit", modeline = false, data = { buf = e.buf, state = "done" } })
+  vim.api.nvim_exec_autocmds(
+    "User",
+    { pattern = "ClaudeContextEdit", modeline = false, data = { buf = e.buf, state = "done" } }
+  )
 end
 
 ---The person changed the range while the answer streamed: their text wins.
@@ -174,13 +177,23 @@ local function run(buf, s, en, instruction, t0)
     return notify.prefixed("an edit is under way (:ClaudeContext cancel or <C-c> stops it)", vim.log.levels.WARN)
   end
   if hunks.active[buf] then
-    return notify.prefixed("the last edit's hunks are pending in this buffer: keep or reject them first", vim.log.levels.WARN)
+    return notify.prefixed(
+      "the last edit's hunks are pending in this buffer: keep or reject them first",
+      vim.log.levels.WARN
+    )
   end
   if not vim.bo[buf].modifiable then
     return notify.prefixed("edit: the buffer is not modifiable", vim.log.levels.ERROR)
   end
   remember(instruction)
-  local text = prompt.build({ buf = buf, s = s, e = en, instruction = instruction, root = process.root(), context = opts().context_lines })
+  local text = prompt.build({
+    buf = buf,
+    s = s,
+    e = en,
+    instruction = instruction,
+    root = process.root(),
+    context = opts().context_lines,
+  })
   M.stats = { piece_ms = {}, piece_max = 0, slice_max = 0, slice_cpu_max = 0 }
   local e = { buf = buf, parser = prompt.parser(), t0 = t0 }
   e.live = live.start(buf, s, en)
@@ -211,7 +224,10 @@ local function run(buf, s, en, instruction, t0)
   if key ~= "" then
     vim.keymap.set("n", key, M.cancel, { buffer = buf, desc = "claude-context: stop the edit" })
   end
-  vim.api.nvim_exec_autocmds("User", { pattern = "ClaudeContextEdit", modeline = false, data = { buf = buf, state = "started" } })
+  vim.api.nvim_exec_autocmds(
+    "User",
+    { pattern = "ClaudeContextEdit", modeline = false, data = { buf = buf, state = "started" } }
+  )
 end
 
 ---Edits a range of a buffer as the instruction says.

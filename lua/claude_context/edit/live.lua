@@ -99,7 +99,13 @@ function M.paint(l)
       end
       return nil
     end
-    return vim.api.nvim_buf_set_extmark(l.buf, M.ns, s, 0, { id = id, end_row = e, hl_group = hl, hl_eol = true, priority = 150 })
+    return vim.api.nvim_buf_set_extmark(
+      l.buf,
+      M.ns,
+      s,
+      0,
+      { id = id, end_row = e, hl_group = hl, hl_eol = true, priority = 150 }
+    )
   end
   l.add = mark(l.add, top, top + n, "DiffAdd")
   l.del = mark(l.del, top + n, top + n + #l.old, "DiffDelete")

@@ -141,7 +141,11 @@ local function handle(m, arrived)
     local ev = m.event
     if ev.type == "message_start" then
       t.saw_delta = false
-    elseif ev.type == "content_block_start" and type(ev.content_block) == "table" and ev.content_block.type == "text" then
+    elseif
+      ev.type == "content_block_start"
+      and type(ev.content_block) == "table"
+      and ev.content_block.type == "text"
+    then
       -- Text blocks of one answer are one text, a line apart.
       if t.texts > 0 then
         emit("\n", arrived)
@@ -250,7 +254,8 @@ function M.start()
     return err
   end
   local stdin, stdout, stderr = uv.new_pipe(false), uv.new_pipe(false), uv.new_pipe(false)
-  local p = { lines = {}, head = 1, tail = 0, partial = "", stderr = "", edits = 0, started = uv.hrtime(), cli = cmd.cli }
+  local p =
+    { lines = {}, head = 1, tail = 0, partial = "", stderr = "", edits = 0, started = uv.hrtime(), cli = cmd.cli }
   local handle, pid = uv.spawn(cmd.cli, {
     args = cmd.args,
     env = cmd.env,
@@ -340,7 +345,8 @@ function M.send(prompt, turn)
     return err
   end
   M.died = nil
-  local msg = vim.json.encode({ type = "user", message = { role = "user", content = { { type = "text", text = prompt } } } })
+  local msg =
+    vim.json.encode({ type = "user", message = { role = "user", content = { { type = "text", text = prompt } } } })
   turn.saw_delta, turn.texts = false, 0
   T = turn
   P.stdin:write(msg .. "\n")

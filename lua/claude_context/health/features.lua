@@ -16,8 +16,13 @@ function M.check_claudecode(st)
   if found.claudecode then
     h.warn(
       found.claudecode.loaded and "claudecode.nvim is loaded: it runs a bridge of its own"
-        or ("claudecode.nvim is on the runtimepath (%s): loaded, it runs a bridge of its own"):format(bridges.shown(found.claudecode.path)),
-      { "Remove coder/claudecode.nvim from your plugins (or `enabled = false` in its lazy.nvim spec)", ":help claude-context-from-claudecode" }
+        or ("claudecode.nvim is on the runtimepath (%s): loaded, it runs a bridge of its own"):format(
+          bridges.shown(found.claudecode.path)
+        ),
+      {
+        "Remove coder/claudecode.nvim from your plugins (or `enabled = false` in its lazy.nvim spec)",
+        ":help claude-context-from-claudecode",
+      }
     )
   end
   for _, l in ipairs(found.locks) do
@@ -89,13 +94,18 @@ end
 ---:checkhealth line: where the transcripts are read from (|claude-context-transcript|).
 function M.check_transcripts()
   local h = vim.health
-  local dir = (vim.env.CLAUDE_CONFIG_DIR ~= nil and vim.env.CLAUDE_CONFIG_DIR ~= "" and vim.env.CLAUDE_CONFIG_DIR or (vim.env.HOME or "~") .. "/.claude") .. "/projects"
+  local dir = (
+    vim.env.CLAUDE_CONFIG_DIR ~= nil and vim.env.CLAUDE_CONFIG_DIR ~= "" and vim.env.CLAUDE_CONFIG_DIR
+    or (vim.env.HOME or "~") .. "/.claude"
+  ) .. "/projects"
   local st = vim.uv.fs_stat(dir)
   local shown = vim.fn.strtrans(dir)
   if st and st.type == "directory" then
     h.ok(("transcripts, trail and usage read Claude Code's conversations in %s"):format(shown))
   else
-    h.info(("no conversations yet in %s (:ClaudeContext transcript shows them once Claude Code wrote one)"):format(shown))
+    h.info(
+      ("no conversations yet in %s (:ClaudeContext transcript shows them once Claude Code wrote one)"):format(shown)
+    )
   end
 end
 

@@ -62,7 +62,10 @@ function M.add_from_explorer(o)
   if #paths == 1 then
     report(sent == 1, last)
   else
-    notify(("add: %d of %d paths sent to Claude"):format(sent, #paths), sent == #paths and vim.log.levels.INFO or vim.log.levels.WARN)
+    notify(
+      ("add: %d of %d paths sent to Claude"):format(sent, #paths),
+      sent == #paths and vim.log.levels.INFO or vim.log.levels.WARN
+    )
   end
 end
 
@@ -123,13 +126,19 @@ local function decide(how)
       local buf = vim.api.nvim_get_current_buf()
       local side = buf == v.prop_buf and "b" or buf == v.orig_buf and "a" or nil
       if not side then
-        return notify("accept: with a range, run it in the diff's windows (the range picks hunks there)", vim.log.levels.ERROR)
+        return notify(
+          "accept: with a range, run it in the diff's windows (the range picks hunks there)",
+          vim.log.levels.ERROR
+        )
       end
       local taken, total = diff.accept_range(v, o.line1, o.line2, side)
       if taken == nil then
         return notify("accept: this diff was already decided", vim.log.levels.WARN)
       elseif taken == 0 then
-        return notify(("accept: lines %d-%d touch none of the %d changes; nothing decided"):format(o.line1, o.line2, total), vim.log.levels.WARN)
+        return notify(
+          ("accept: lines %d-%d touch none of the %d changes; nothing decided"):format(o.line1, o.line2, total),
+          vim.log.levels.WARN
+        )
       end
       return notify(("accepted %d of %d changes"):format(taken, total))
     end
@@ -156,7 +165,10 @@ function M.register(commands)
       return {}
     end,
   })
-  commands.register("accept", { desc = "accept Claude's proposed diff ([range]: only the changes it touches)", run = decide("accept") })
+  commands.register(
+    "accept",
+    { desc = "accept Claude's proposed diff ([range]: only the changes it touches)", run = decide("accept") }
+  )
   commands.register("reject", { desc = "reject Claude's proposed diff", run = decide("reject") })
   commands.register("diff", {
     desc = "go to the diff waiting for a decision",

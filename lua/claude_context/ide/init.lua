@@ -13,8 +13,16 @@ local util = require("claude_context.ide.util")
 ---The IDE tools the editor answers. Each one's handler is the module under claude_context.ide
 ---named as the tool in snake case (openFile: ide/open_file.lua).
 M.tools = {
-  "openFile", "openDiff", "getCurrentSelection", "getLatestSelection", "getOpenEditors",
-  "getDiagnostics", "checkDocumentDirty", "saveDocument", "close_tab", "closeAllDiffTabs",
+  "openFile",
+  "openDiff",
+  "getCurrentSelection",
+  "getLatestSelection",
+  "getOpenEditors",
+  "getDiagnostics",
+  "checkDocumentDirty",
+  "saveDocument",
+  "close_tab",
+  "closeAllDiffTabs",
 }
 
 ---The module of IDE tool `tool` (openFile -> "open_file").

@@ -126,7 +126,7 @@ M.last_big = nil
 ---@param to integer
 ---@return string json
 local function slice_json(buf, from, to)
-  local ok, text = pcall(vim.api.nvim_eval, ("join(getbufline(%d, %d, %d), \"\\n\")"):format(buf, from, to))
+  local ok, text = pcall(vim.api.nvim_eval, ('join(getbufline(%d, %d, %d), "\\n")'):format(buf, from, to))
   -- A NUL in a line comes back as a newline: then the count is off, and the Lua way is exact.
   if not (ok and type(text) == "string" and vim.fn.count(text, "\n") == to - from) then
     text = table.concat(vim.api.nvim_buf_get_lines(buf, from - 1, to, false), "\n")
@@ -185,13 +185,16 @@ local function read_sliced(buf, s, e)
     -- The editor keeps no copy of the text (the bridge has it, and answers getLatestSelection
     -- from its snapshot): only if Lua asks (the handler used while the snapshot is not live)
     -- are the lines read again, in one piece.
-    latest = setmetatable({ success = true, filePath = meta.filePath, fileUrl = meta.fileUrl, selection = meta.selection }, {
-      __index = function(_, k)
-        if k == "text" and vim.api.nvim_buf_is_valid(buf) then
-          return table.concat(vim.api.nvim_buf_get_lines(buf, s - 1, e, false), "\n")
-        end
-      end,
-    })
+    latest = setmetatable(
+      { success = true, filePath = meta.filePath, fileUrl = meta.fileUrl, selection = meta.selection },
+      {
+        __index = function(_, k)
+          if k == "text" and vim.api.nvim_buf_is_valid(buf) then
+            return table.concat(vim.api.nvim_buf_get_lines(buf, s - 1, e, false), "\n")
+          end
+        end,
+      }
+    )
     snapshot.note_selection_end(job, tail)
     broadcast_big(job)
   end

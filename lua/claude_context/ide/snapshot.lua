@@ -272,7 +272,17 @@ function M.start(augroup)
   local function au(events, fn, desc)
     vim.api.nvim_create_autocmd(events, { group = group, callback = fn, desc = "claude-context snapshot: " .. desc })
   end
-  au({ "BufAdd", "BufNew", "BufFilePost", "BufModifiedSet", "FileType", "BufReadPost", "BufNewFile", "BufWritePost", "BufEnter" }, function(ev)
+  au({
+    "BufAdd",
+    "BufNew",
+    "BufFilePost",
+    "BufModifiedSet",
+    "FileType",
+    "BufReadPost",
+    "BufNewFile",
+    "BufWritePost",
+    "BufEnter",
+  }, function(ev)
     M.note_buf(ev.buf)
   end, "a buffer added, renamed, modified, loaded or written")
   au("OptionSet", function()

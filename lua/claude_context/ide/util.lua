@@ -145,7 +145,11 @@ function M.active_editor_win()
   if M.is_file_buf(vim.api.nvim_win_get_buf(cur)) then
     return cur
   end
-  if last_file_win and vim.api.nvim_win_is_valid(last_file_win) and M.is_file_buf(vim.api.nvim_win_get_buf(last_file_win)) then
+  if
+    last_file_win
+    and vim.api.nvim_win_is_valid(last_file_win)
+    and M.is_file_buf(vim.api.nvim_win_get_buf(last_file_win))
+  then
     return last_file_win
   end
   local tab = vim.api.nvim_get_current_tabpage()

@@ -223,7 +223,8 @@ local function prebuilt(o, lib_dir, log)
     local err = download.fetch(base .. name, part)
     if err then
       discard()
-      return nil, ("no prebuilt %s for v%s on %s: %s"):format(kind == "lib" and "library" or "relay", o.version, target, err)
+      return nil,
+        ("no prebuilt %s for v%s on %s: %s"):format(kind == "lib" and "library" or "relay", o.version, target, err)
     end
     files[kind] = part
     local got, verr = verify.against_pin(part, name, pinned[kind])

@@ -34,7 +34,7 @@ function M.read(root, version)
     if line:find("%S") and not line:find("^%s*#") then
       local hex, name = line:match("^(%x+) [ *](%S+)%s*$")
       if not hex or #hex ~= 64 then
-        return nil, ("%s line %d is not \"<sha256>  <asset name>\": the pins are not used"):format(rel, n)
+        return nil, ('%s line %d is not "<sha256>  <asset name>": the pins are not used'):format(rel, n)
       end
       if by_name[name] and by_name[name] ~= hex:lower() then
         return nil, ("%s pins %s twice, differently: the pins are not used"):format(rel, name)
@@ -60,7 +60,8 @@ function M.lookup(root, version, names)
   for _, kind in ipairs(kinds) do
     local name = names[kind]
     if not by_name[name] then
-      return nil, ("%s pins no %s (no prebuilt asset for this platform in this release)"):format(M.relpath(version), name)
+      return nil,
+        ("%s pins no %s (no prebuilt asset for this platform in this release)"):format(M.relpath(version), name)
     end
     out[kind] = by_name[name]
   end

@@ -100,12 +100,14 @@ function M.run(argv, o, progress)
       end
     end
   end
-  local poll = progress and function()
-    if latest ~= shown then
-      shown = latest
-      return latest
-    end
-  end or nil
+  local poll = progress
+      and function()
+        if latest ~= shown then
+          shown = latest
+          return latest
+        end
+      end
+    or nil
   return await(function(cb)
     local ok, err = pcall(vim.system, argv, opts, function(r)
       cb({ code = r.code, stdout = r.stdout or "", stderr = progress and table.concat(err_buf) or (r.stderr or "") })

@@ -75,7 +75,11 @@ function M.swap(f, hi, to)
   local h = f.hunks[hi]
   if h.opaque then
     if f.proposal then
-      return false, ("%s: a %s file of a land can only be left out (merge it by hand)"):format(model.shown(f.path), model.OPAQUE[f.file.status] or "whole")
+      return false,
+        ("%s: a %s file of a land can only be left out (merge it by hand)"):format(
+          model.shown(f.path),
+          model.OPAQUE[f.file.status] or "whole"
+        )
     end
     return require("claude_context.review.whole").swap(f, h, to, failed)
   end
@@ -156,7 +160,14 @@ local function locate_work(f, work, to, res)
     if not ds or (buf and not bs) then
       res[hi] = { false, "conflict" }
     else
-      todo[#todo + 1] = { hi = hi, n = r[2], ds = ds, bs = bs, from = f.hunks[hi].state, with = model.shows_new(f, to) and f.hunks[hi].new or f.hunks[hi].old }
+      todo[#todo + 1] = {
+        hi = hi,
+        n = r[2],
+        ds = ds,
+        bs = bs,
+        from = f.hunks[hi].state,
+        with = model.shows_new(f, to) and f.hunks[hi].new or f.hunks[hi].old,
+      }
     end
   end
   return todo, disk, buf
@@ -246,7 +257,8 @@ function M.swap_file(f, his, to)
   local was_modified = buf and vim.bo[buf].modified
   -- The disk work goes to the thread pool (the checks and the temporary file are done now);
   -- an unmodified buffer is reloaded once the file is in place (see claude_context.review.written).
-  local ok, err = fs.write_async(f.absolute, new_text, { root = f.root }, on_swap_written(f, todo, to, buf, was_modified))
+  local ok, err =
+    fs.write_async(f.absolute, new_text, { root = f.root }, on_swap_written(f, todo, to, buf, was_modified))
   for _, t in ipairs(todo) do
     res[t.hi] = { ok, err }
   end
@@ -318,7 +330,8 @@ function M.apply(review, targets, action, reason, into)
       else
         local why = err
         if err == "conflict" then
-          why = f.proposal and "you changed these lines since the land was planned: not overwritten (land again to see them merged)"
+          why = f.proposal
+              and "you changed these lines since the land was planned: not overwritten (land again to see them merged)"
             or "you changed these lines after Claude: not overwritten (edit them by hand, or keep the hunk)"
         end
         table.insert(out.refused, { path = model.shown(f.path), line = h.cur or h.b, why = why })
@@ -433,7 +446,12 @@ function M.explicit_keeps(action, targets)
   if next(left) then
     local names = vim.tbl_map(model.shown, vim.tbl_keys(left))
     table.sort(names)
-    notify(("review: not kept with the others, they run code by themselves (keep each on its own after reading it): %s"):format(table.concat(names, ", ")), vim.log.levels.WARN)
+    notify(
+      ("review: not kept with the others, they run code by themselves (keep each on its own after reading it): %s"):format(
+        table.concat(names, ", ")
+      ),
+      vim.log.levels.WARN
+    )
   end
   return out
 end

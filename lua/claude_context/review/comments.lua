@@ -41,7 +41,13 @@ end
 ---@param o {absolute:string, root?:string, line1:integer, line2:integer, text:string, buf:integer, row:integer}
 ---@return claude_context.ReviewComment
 function M.add(o)
-  local c = { path = require("claude_context.paths").relative(o.absolute, o.root), line1 = o.line1, line2 = o.line2, text = o.text, buf = o.buf }
+  local c = {
+    path = require("claude_context.paths").relative(o.absolute, o.root),
+    line1 = o.line1,
+    line2 = o.line2,
+    text = o.text,
+    buf = o.buf,
+  }
   if vim.api.nvim_buf_is_valid(o.buf) then
     c.mark = vim.api.nvim_buf_set_extmark(o.buf, M.ns, o.row - 1, 0, {
       virt_text = { { "  💬 " .. o.text, "Comment" } },
@@ -110,7 +116,8 @@ function M.prompt(review)
       else
         model.refresh(f)
         local s = h.cur or h.a
-        ref = h.ac > 0 and M.ref(f.path, s, s + h.ac - 1) or (M.ref(f.path, math.max(s - 1, 1)) .. " (your added lines removed below it)")
+        ref = h.ac > 0 and M.ref(f.path, s, s + h.ac - 1)
+          or (M.ref(f.path, math.max(s - 1, 1)) .. " (your added lines removed below it)")
       end
       lines[#lines + 1] = ("- %s%s"):format(ref, h.reason and (": " .. h.reason) or "")
     end

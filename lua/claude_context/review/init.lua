@@ -192,7 +192,14 @@ local function report_outcome(action, o, out)
     for _, r in ipairs(out.refused) do
       lines[#lines + 1] = ("%s:%d: %s"):format(r.path, r.line, r.why)
     end
-    notify.error(("review: %d hunk%s not %s:\n%s"):format(#out.refused, #out.refused == 1 and "" or "s", action == "keep" and "kept" or "rejected", table.concat(lines, "\n")))
+    notify.error(
+      ("review: %d hunk%s not %s:\n%s"):format(
+        #out.refused,
+        #out.refused == 1 and "" or "s",
+        action == "keep" and "kept" or "rejected",
+        table.concat(lines, "\n")
+      )
+    )
   end
   if o.on_done then
     o.on_done(out)
@@ -354,14 +361,30 @@ function M.comment(text, o)
       notify.error("review: put the cursor on a file's hunk to comment it")
       return nil
     end
-    return comments.add({ absolute = f.absolute, root = root, line1 = a, line2 = math.max(b or a, a), text = text, buf = buf, row = l1 })
+    return comments.add({
+      absolute = f.absolute,
+      root = root,
+      line1 = a,
+      line2 = math.max(b or a, a),
+      text = text,
+      buf = buf,
+      row = l1,
+    })
   end
   local name = vim.api.nvim_buf_get_name(buf)
   if name == "" then
     notify.error("review: this buffer has no file to comment")
     return nil
   end
-  return comments.add({ absolute = vim.fn.fnamemodify(name, ":p"), root = root, line1 = l1, line2 = l2, text = text, buf = buf, row = l1 })
+  return comments.add({
+    absolute = vim.fn.fnamemodify(name, ":p"),
+    root = root,
+    line1 = l1,
+    line2 = l2,
+    text = text,
+    buf = buf,
+    row = l1,
+  })
 end
 
 ---The prompt `send` would type now (nil: nothing to send).
@@ -382,7 +405,12 @@ function M.send()
     if text then
       vim.fn.setreg('"', text)
     end
-    notify.error(("review: the comments are for the background session %s; the prompt is in the unnamed register (paste it after :ClaudeContext attach %s)"):format(review.cs.land, review.cs.land))
+    notify.error(
+      ("review: the comments are for the background session %s; the prompt is in the unnamed register (paste it after :ClaudeContext attach %s)"):format(
+        review.cs.land,
+        review.cs.land
+      )
+    )
     return false
   end
   if review then
@@ -393,7 +421,9 @@ function M.send()
       if text then
         vim.fn.setreg('"', text)
       end
-      notify.error("review: that turn's Claude runs outside Neovim; the prompt is in the unnamed register (paste it there)")
+      notify.error(
+        "review: that turn's Claude runs outside Neovim; the prompt is in the unnamed register (paste it there)"
+      )
       return false
     end
   end

@@ -77,7 +77,12 @@ function M.map(v)
     local lhs = keys[name]
     if lhs and lhs ~= "" then
       local modes = (name == "keep" or name == "reject") and { "n", "x" } or "n"
-      vim.keymap.set(modes, lhs, fn, { buffer = v.buf, nowait = true, desc = "claude-context review: " .. name:gsub("_", " ") })
+      vim.keymap.set(
+        modes,
+        lhs,
+        fn,
+        { buffer = v.buf, nowait = true, desc = "claude-context review: " .. name:gsub("_", " ") }
+      )
     end
   end
 end

@@ -170,9 +170,12 @@ function M.file(review, i)
       f.kind = "text"
     end
     local changes = H.diff_text(H.terminated(rf.before), H.terminated(rf.after))
-    local olds = H.lines_at(rf.before, vim.tbl_map(function(c)
-      return { c.a, c.ac }
-    end, changes))
+    local olds = H.lines_at(
+      rf.before,
+      vim.tbl_map(function(c)
+        return { c.a, c.ac }
+      end, changes)
+    )
     -- From `after`: each hunk's lines, then the context above and below it.
     local C = f.kind == "text" and (review.context or 0) or 0
     local want = {}

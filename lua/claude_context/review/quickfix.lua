@@ -23,7 +23,9 @@ function M.items(review)
       if h.state == "pending" then
         local text
         if h.opaque then
-          text = f.file.status == "binary" and "binary file changed" or f.file.status == "odd_name" and "changed (its name is not UTF-8)" or "file too large to show changed"
+          text = f.file.status == "binary" and "binary file changed"
+            or f.file.status == "odd_name" and "changed (its name is not UTF-8)"
+            or "file too large to show changed"
         elseif f.kind == "deleted" then
           text = ("deleted (−%d)"):format(h.ac)
         else

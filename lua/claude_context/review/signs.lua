@@ -35,7 +35,14 @@ function M.place(buf, f)
   local count = vim.api.nvim_buf_line_count(buf)
   local function sign(lnum, text, hl)
     if lnum >= 1 and lnum <= count then
-      pcall(vim.api.nvim_buf_set_extmark, buf, M.ns, lnum - 1, 0, { sign_text = text, sign_hl_group = hl, priority = prio })
+      pcall(
+        vim.api.nvim_buf_set_extmark,
+        buf,
+        M.ns,
+        lnum - 1,
+        0,
+        { sign_text = text, sign_hl_group = hl, priority = prio }
+      )
     end
   end
   for _, h in ipairs(f.hunks) do

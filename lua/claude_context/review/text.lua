@@ -68,7 +68,8 @@ function M.list_line(f, rf)
   if f.file.old_path then
     name = model.shown(f.file.old_path) .. " → " .. name
   end
-  local extra = f.kind == "opaque" and (" (" .. (model.OPAQUE[f.file.status] or "too large") .. ")") or (KIND[f.kind] and (" (" .. KIND[f.kind] .. ")") or "")
+  local extra = f.kind == "opaque" and (" (" .. (model.OPAQUE[f.file.status] or "too large") .. ")")
+    or (KIND[f.kind] and (" (" .. KIND[f.kind] .. ")") or "")
   if f.file.shared then
     extra = extra .. " (shared)"
   end
@@ -106,7 +107,10 @@ function M.section(f)
   end
   -- A land's changes that touch the person's edits: listed, never written.
   for _, c in ipairs(f.file.conflicts or {}) do
-    lines[#lines + 1] = ("   ! line %d: %s"):format(c.line, c.why or "the worktree's change touches your edit here: not landed (your text stays)")
+    lines[#lines + 1] = ("   ! line %d: %s"):format(
+      c.line,
+      c.why or "the worktree's change touches your edit here: not landed (your text stays)"
+    )
   end
   local rel, ends = {}, {}
   if #f.hunks == 0 and f.kind ~= "conflict" then
@@ -116,14 +120,22 @@ function M.section(f)
     rel[hi] = #lines
     local st = h.state
     if st == "pending" and h.conflict then
-      st = f.proposal and "conflict: you changed these lines since the land was planned" or "conflict: you changed these lines after Claude"
+      st = f.proposal and "conflict: you changed these lines since the land was planned"
+        or "conflict: you changed these lines after Claude"
     elseif st == "rejected" and h.reason then
       st = st .. ": " .. h.reason
     end
     if h.opaque then
       lines[#lines + 1] = ("@@ whole file @@ %s"):format(st)
     else
-      lines[#lines + 1] = ("@@ -%d,%d +%d,%d @@ %s%s"):format(h.a, h.ac, h.cur or h.b, h.bc, st, M.command_label(model.commands_of(f, h)))
+      lines[#lines + 1] = ("@@ -%d,%d +%d,%d @@ %s%s"):format(
+        h.a,
+        h.ac,
+        h.cur or h.b,
+        h.bc,
+        st,
+        M.command_label(model.commands_of(f, h))
+      )
     end
     if h.state == "pending" then
       for _, l in ipairs(h.above or {}) do

@@ -315,7 +315,8 @@ local function view_header(cs)
     end
   end
   if #not_kept > 0 then
-    header[#header + 1] = "Not kept (over the size cap before Claude's edit; cannot be restored): " .. table.concat(not_kept, ", ")
+    header[#header + 1] = "Not kept (over the size cap before Claude's edit; cannot be restored): "
+      .. table.concat(not_kept, ", ")
   end
   for _, note in ipairs(cs.notes or {}) do
     header[#header + 1] = note
@@ -373,7 +374,16 @@ function M.open(review, o)
   vim.api.nvim_buf_set_lines(buf, 0, -1, false, vim.list_extend(header, list))
   vim.bo[buf].modifiable = false
   ---@type claude_context.ReviewView
-  local v = { buf = buf, review = review, list_row = list_row, built = 0, ready = false, marks = {}, layout = {}, on_ready = o and o.on_ready }
+  local v = {
+    buf = buf,
+    review = review,
+    list_row = list_row,
+    built = 0,
+    ready = false,
+    marks = {},
+    layout = {},
+    on_ready = o and o.on_ready,
+  }
   M.current = v
   show_in_tab(v)
   vim.schedule(function()

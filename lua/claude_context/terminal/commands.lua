@@ -98,7 +98,12 @@ local function sessions_command(_, args)
     format_item = function(it)
       -- What its Claude does (state, project, elapsed, prompt), from the hooks.
       local doing = require("claude_context.sessions_state").describe(it.name)
-      return ("%s%s (%s)%s"):format(it.current and "* " or "  ", it.name, it.running and "running" or "not running", doing and (": " .. doing) or "")
+      return ("%s%s (%s)%s"):format(
+        it.current and "* " or "  ",
+        it.name,
+        it.running and "running" or "not running",
+        doing and (": " .. doing) or ""
+      )
     end,
   }, function(choice)
     go(choice and choice.name)
@@ -116,7 +121,10 @@ local function mcp_command_command()
     copied = pcall(vim.fn.setreg, "+", line)
   end
   -- A window (the line is long, and meant to be copied): no hit-enter prompt.
-  require("claude_context.output").show({ line, copied and "(copied to the + register)" or nil }, { title = "claude mcp add", float = true })
+  require("claude_context.output").show(
+    { line, copied and "(copied to the + register)" or nil },
+    { title = "claude mcp add", float = true }
+  )
 end
 
 ---Adds the terminal's subcommands to :ClaudeContext.

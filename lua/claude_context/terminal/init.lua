@@ -35,7 +35,10 @@ function M.show(extra)
   local s = sessions.current
   local st = require("claude_context").status()
   if s.port and (not st or st.port ~= s.port) then
-    notify("this claude was started for a bridge that has since stopped or restarted: :ClaudeContext close, then open again", vim.log.levels.WARN)
+    notify(
+      "this claude was started for a bridge that has since stopped or restarted: :ClaudeContext close, then open again",
+      vim.log.levels.WARN
+    )
   end
   local wins = sessions.windows()
   if #wins == 0 and s.provider and s.provider.show then

@@ -110,7 +110,12 @@ local function decorate(buf, job)
   pcall(vim.api.nvim_buf_set_name, buf, sessions.buffer_name())
   -- Renaming leaves the old term:// name behind as an unlisted alternate buffer: wipe it.
   for _, b in ipairs(old ~= "" and vim.api.nvim_list_bufs() or {}) do
-    if b ~= buf and vim.api.nvim_buf_get_name(b) == old and vim.bo[b].buftype ~= "terminal" and not vim.api.nvim_buf_is_loaded(b) then
+    if
+      b ~= buf
+      and vim.api.nvim_buf_get_name(b) == old
+      and vim.bo[b].buftype ~= "terminal"
+      and not vim.api.nvim_buf_is_loaded(b)
+    then
       pcall(vim.api.nvim_buf_delete, b, { force = true })
     end
   end

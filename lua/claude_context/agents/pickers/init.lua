@@ -62,7 +62,9 @@ function M.resolve(name)
   if a and a.available() then
     return a, name
   end
-  return require(MODULES.select), "select", ("sessions.picker = %q is not installed (or not set up): vim.ui.select instead"):format(tostring(name))
+  return require(MODULES.select),
+    "select",
+    ("sessions.picker = %q is not installed (or not set up): vim.ui.select instead"):format(tostring(name))
 end
 
 ---The title's tail naming the keys (`keys`, default the sessions picker's).

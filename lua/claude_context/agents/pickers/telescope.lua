@@ -68,9 +68,13 @@ function M.pick(p)
         end
         actions.select_default:replace(chosen(p.default))
         for _, k in ipairs(p.keys) do
-          map({ "i", "n" }, k.key, chosen(function(e)
-            p.action(k.action, e)
-          end))
+          map(
+            { "i", "n" },
+            k.key,
+            chosen(function(e)
+              p.action(k.action, e)
+            end)
+          )
         end
         return true
       end,

@@ -141,11 +141,17 @@ function M.accept(v)
       if ok then
         saved(v, { result = "FILE_SAVED", pushed = true, eol = eol, crlf = crlf })
       else
-        saved(v, { result = "FILE_SAVED", contents = files.join(vim.api.nvim_buf_get_lines(v.prop_buf, 0, -1, false), eol, crlf) })
+        saved(v, {
+          result = "FILE_SAVED",
+          contents = files.join(vim.api.nvim_buf_get_lines(v.prop_buf, 0, -1, false), eol, crlf),
+        })
       end
     end)
   else
-    saved(v, { result = "FILE_SAVED", contents = files.join(vim.api.nvim_buf_get_lines(v.prop_buf, 0, -1, false), eol, crlf) })
+    saved(
+      v,
+      { result = "FILE_SAVED", contents = files.join(vim.api.nvim_buf_get_lines(v.prop_buf, 0, -1, false), eol, crlf) }
+    )
   end
   return true
 end

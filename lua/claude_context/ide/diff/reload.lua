@@ -39,7 +39,9 @@ end
 ---Text this module splits as Neovim would: UTF-8 (or plain ASCII), unix or dos line endings.
 local function plain(buf)
   local bo = vim.bo[buf]
-  return not bo.binary and (bo.fileencoding == "" or bo.fileencoding == "utf-8") and (bo.fileformat == "unix" or bo.fileformat == "dos")
+  return not bo.binary
+    and (bo.fileencoding == "" or bo.fileencoding == "utf-8")
+    and (bo.fileformat == "unix" or bo.fileformat == "dos")
 end
 
 ---Reads `path` off the main thread; `done(data)` or `done(nil)` (not a regular file, too big,

@@ -382,7 +382,9 @@ function M.show(v)
   bind_decisions(v)
   if v.dirty then
     notify(
-      ("%s has unsaved changes; the proposal is based on the file on disk. Accepting it lets Claude write the file."):format(rel),
+      ("%s has unsaved changes; the proposal is based on the file on disk. Accepting it lets Claude write the file."):format(
+        rel
+      ),
       vim.log.levels.WARN
     )
   end

@@ -57,12 +57,18 @@ function M.new(opts)
     local buf = vim.api.nvim_create_buf(false, false)
     local win = open_window(buf, opts)
     local started, job = pcall(vim.api.nvim_win_call, win, function()
-      return vim.fn.jobstart(cmd, { term = true, env = env, cwd = cwd, on_stdout = events.on_output, on_exit = events.on_exit })
+      return vim.fn.jobstart(
+        cmd,
+        { term = true, env = env, cwd = cwd, on_stdout = events.on_output, on_exit = events.on_exit }
+      )
     end)
     if not started or type(job) ~= "number" or job <= 0 then
       pcall(vim.api.nvim_win_close, win, true)
       pcall(vim.api.nvim_buf_delete, buf, { force = true })
-      error(("cannot start %s: %s"):format(cmd[1], started and ("jobstart returned " .. tostring(job)) or tostring(job)), 0)
+      error(
+        ("cannot start %s: %s"):format(cmd[1], started and ("jobstart returned " .. tostring(job)) or tostring(job)),
+        0
+      )
     end
     vim.bo[buf].bufhidden = "hide"
     if opts.auto_insert then

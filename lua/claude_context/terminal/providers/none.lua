@@ -11,7 +11,11 @@ function M.new()
     open = function(_, env, cwd)
       local port = env.CLAUDE_CODE_SSE_PORT
       require("claude_context.notify")(
-        ("terminal.provider = none: the bridge runs on port %s; start `claude` yourself in %s and run /ide (or set CLAUDE_CODE_SSE_PORT=%s)"):format(port, cwd, port)
+        ("terminal.provider = none: the bridge runs on port %s; start `claude` yourself in %s and run /ide (or set CLAUDE_CODE_SSE_PORT=%s)"):format(
+          port,
+          cwd,
+          port
+        )
       )
     end,
   }
