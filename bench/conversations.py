@@ -98,15 +98,22 @@ def main():
     ap.add_argument("--n", type=int, default=1000)
     ap.add_argument("--claude", default=str(CLAUDE))
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--data", help="keep the conversations in this folder and use them again when it exists")
     a = ap.parse_args()
-    tmp = Path(tempfile.mkdtemp(prefix="cc-conv-bench-")).resolve()
+    tmp = Path(a.data or tempfile.mkdtemp(prefix="cc-conv-bench-")).resolve()
     try:
         cfg, project = tmp / "home" / ".claude", tmp / "project"
-        cfg.mkdir(parents=True)
-        project.mkdir()
-        subprocess.run(["git", "init", "-q", "."], cwd=project)
-        one = make_one(Path(a.claude).absolute(), cfg, project)
-        query, want = multiply(one, a.n)
+        made = tmp / "made.json"
+        if a.data and made.exists():
+            one, want = Path(json.loads(made.read_text())["one"]), json.loads(made.read_text())["want"]
+            query = "needle-word"
+        else:
+            cfg.mkdir(parents=True)
+            project.mkdir()
+            subprocess.run(["git", "init", "-q", "."], cwd=project)
+            one = make_one(Path(a.claude).absolute(), cfg, project)
+            query, want = multiply(one, a.n)
+            made.write_text(json.dumps({"one": str(one), "want": want}))
         files = list(one.parent.glob("*.jsonl"))
         size = sum(f.stat().st_size for f in files)
         print(f"{len(files)} conversations, {size / 1e6:.1f} MB ({one.stat().st_size / 1e3:.0f} kB each), "
@@ -136,7 +143,8 @@ def main():
         else:
             print(f"{'rg -l -i -F over the same folder':48s} {rg:8.1f} ms   (query / rg = {med('query') / rg:.2f})")
     finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+        if not a.data:
+            shutil.rmtree(tmp, ignore_errors=True)
 
 
 if __name__ == "__main__":
