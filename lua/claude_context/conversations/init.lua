@@ -67,12 +67,16 @@ function M.list(opts, on_done)
     end)
     return
   end
+  local cache = vim.fn.stdpath("cache")
+  if vim.fn.isdirectory(cache) == 0 then
+    pcall(vim.fn.mkdir, cache, "p")
+  end
   local req = {
     root = not opts.all and (opts.root or M.root()) or nil,
     all = opts.all == true,
     query = (type(opts.query) == "string" and opts.query ~= "") and opts.query or nil,
     -- The listing's cache is kept there between editor sessions.
-    cache_dir = vim.fn.stdpath("cache"),
+    cache_dir = cache,
   }
   native.conversations(vim.json.encode(req), function(err, list)
     if err then
