@@ -14,7 +14,7 @@
 //!
 //! `replace`, `create` and `remove` keep what they change first: the file's current content
 //! goes into the project's checkpoint store and the write is recorded for `:ClaudeContext
-//! rewind undo` ([`crate::api_review::kept_write`]; refused when the store cannot keep it). An
+//! rewind undo` (the core's `keep::kept_write`; refused when the store cannot keep it). An
 //! optional last argument `group` (a string) names the batch (a land) one undo takes back whole.
 //!
 //! * `protected(rel)`: why the project-relative path `rel` runs code by itself (the core's
@@ -22,10 +22,12 @@
 
 use crate::binding::{self, export_as, lua_error, main_thread, Failure};
 use claude_context_core::capfs::{CapError, ProjectFile};
+use claude_context_core::turns::checkpoints::keep;
+use claude_context_core::turns::Tracker;
 use mlua::{Function, Lua, Table};
 use std::cell::RefCell;
 use std::os::unix::ffi::OsStrExt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::mpsc::{channel, Sender};
 
 type Work = Box<dyn FnOnce() + Send + 'static>;
@@ -124,7 +126,7 @@ fn replace(
     let expect = bytes(expect);
     let keep = crate::api_review::keeper();
     submit("fs.replace", cb, move || {
-        crate::api_review::kept_write(keep, &root, &path, group.as_deref(), || {
+        kept(keep.as_deref(), &root, &path, group.as_deref(), || {
             ProjectFile::open(&PathBuf::from(&root), &path)?
                 .replace(&data, expect.as_deref())
                 .map(|_| None)
@@ -140,7 +142,7 @@ fn create_file(
     let data = data.as_bytes().to_vec();
     let keep = crate::api_review::keeper();
     submit("fs.create", cb, move || {
-        crate::api_review::kept_write(keep, &root, &path, group.as_deref(), || {
+        kept(keep.as_deref(), &root, &path, group.as_deref(), || {
             ProjectFile::open(&PathBuf::from(&root), &path)?
                 .create(&data)
                 .map(|_| None)
@@ -162,10 +164,22 @@ fn remove(
     let expect = bytes(expect);
     let keep = crate::api_review::keeper();
     submit("fs.remove", cb, move || {
-        crate::api_review::kept_write(keep, &root, &path, group.as_deref(), || {
+        kept(keep.as_deref(), &root, &path, group.as_deref(), || {
             ProjectFile::open(&PathBuf::from(&root), &path)?
                 .remove(expect.as_deref())
                 .map(|_| None)
         })
     })
+}
+
+/// The core's `keep::kept_write` of `path` in `root` (`keep`: the running bridge's state, if any).
+fn kept<T>(
+    keep: Option<&Tracker>,
+    root: &str,
+    path: &str,
+    group: Option<&str>,
+    op: impl FnOnce() -> Result<T, CapError>,
+) -> Result<T, CapError> {
+    let cps = keep.map(|t| &t.checkpoints);
+    keep::kept_write(cps, Path::new(root), Path::new(path), group, op)
 }
