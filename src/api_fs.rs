@@ -22,7 +22,7 @@
 
 use crate::binding::{self, export_as, lua_error, main_thread, Failure};
 use claude_context_core::capfs::{CapError, ProjectFile};
-use claude_context_core::turns::checkpoints::keep;
+use claude_context_core::turns::checkpoints::{keep, Checkpoints};
 use claude_context_core::turns::Tracker;
 use mlua::{Function, Lua, Table};
 use std::cell::RefCell;
@@ -126,11 +126,17 @@ fn replace(
     let expect = bytes(expect);
     let keep = crate::api_review::keeper();
     submit("fs.replace", cb, move || {
-        kept(keep.as_deref(), &root, &path, group.as_deref(), || {
-            ProjectFile::open(&PathBuf::from(&root), &path)?
-                .replace(&data, expect.as_deref())
-                .map(|_| None)
-        })
+        keep::kept_write(
+            checkpoints(keep.as_deref()),
+            Path::new(&root),
+            Path::new(&path),
+            group.as_deref(),
+            || {
+                ProjectFile::open(&PathBuf::from(&root), &path)?
+                    .replace(&data, expect.as_deref())
+                    .map(|_| None)
+            },
+        )
     })
 }
 
@@ -142,11 +148,17 @@ fn create_file(
     let data = data.as_bytes().to_vec();
     let keep = crate::api_review::keeper();
     submit("fs.create", cb, move || {
-        kept(keep.as_deref(), &root, &path, group.as_deref(), || {
-            ProjectFile::open(&PathBuf::from(&root), &path)?
-                .create(&data)
-                .map(|_| None)
-        })
+        keep::kept_write(
+            checkpoints(keep.as_deref()),
+            Path::new(&root),
+            Path::new(&path),
+            group.as_deref(),
+            || {
+                ProjectFile::open(&PathBuf::from(&root), &path)?
+                    .create(&data)
+                    .map(|_| None)
+            },
+        )
     })
 }
 
@@ -164,22 +176,21 @@ fn remove(
     let expect = bytes(expect);
     let keep = crate::api_review::keeper();
     submit("fs.remove", cb, move || {
-        kept(keep.as_deref(), &root, &path, group.as_deref(), || {
-            ProjectFile::open(&PathBuf::from(&root), &path)?
-                .remove(expect.as_deref())
-                .map(|_| None)
-        })
+        keep::kept_write(
+            checkpoints(keep.as_deref()),
+            Path::new(&root),
+            Path::new(&path),
+            group.as_deref(),
+            || {
+                ProjectFile::open(&PathBuf::from(&root), &path)?
+                    .remove(expect.as_deref())
+                    .map(|_| None)
+            },
+        )
     })
 }
 
-/// The core's `keep::kept_write` of `path` in `root` (`keep`: the running bridge's state, if any).
-fn kept<T>(
-    keep: Option<&Tracker>,
-    root: &str,
-    path: &str,
-    group: Option<&str>,
-    op: impl FnOnce() -> Result<T, CapError>,
-) -> Result<T, CapError> {
-    let cps = keep.map(|t| &t.checkpoints);
-    keep::kept_write(cps, Path::new(root), Path::new(path), group, op)
+/// The running bridge's checkpoints, where `keep::kept_write` keeps what a write replaces.
+fn checkpoints(keep: Option<&Tracker>) -> Option<&Checkpoints> {
+    keep.map(|t| &t.checkpoints)
 }

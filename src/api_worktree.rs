@@ -105,7 +105,7 @@ fn merge_files(_: &Lua, (texts, cb): (Table, Function)) -> mlua::Result<()> {
         .sequence_values::<mlua::String>()
         .map(|s| s.map(|s| s.as_bytes().to_vec()))
         .collect::<mlua::Result<_>>()?;
-    if all.len() % 3 != 0 {
+    if !all.len().is_multiple_of(3) {
         return Err(lua_error("worktree.merge: texts come in threes"));
     }
     let mut files = Vec::with_capacity(all.len() / 3);

@@ -132,17 +132,20 @@ return {
     "merge: disjoint hunks both land; a hunk touching the person's edit is a conflict, theirs left out",
     function()
       -- The core's merge (crates/core/src/merge.rs), through the native module's thread.
+      local function merged(files)
+        local got
+        require("claude_context.agents.merge").merge_all(files, function(err, res)
+          got = { err = err, res = res }
+        end)
+        wait_for(function()
+          return got
+        end, 5000, "the merge")
+        eq(nil, got.err)
+        return got.res
+      end
       local M = {
         merge = function(b, o, t)
-          local got
-          require("claude_context.agents.merge").merge(b, o, t, function(err, r)
-            got = { err = err, r = r }
-          end)
-          wait_for(function()
-            return got
-          end, 5000, "the merge")
-          eq(nil, got.err)
-          return got.r
+          return merged({ { base = b, ours = o, theirs = t } })[1]
         end,
       }
       local base = "1\n2\n3\n4\n5\n6\n7\n8\n9\n"
@@ -188,20 +191,13 @@ return {
       r = M.merge("\255 1\n2\n", "\255 1\n2\n", "\255 1\n2 3\n\n\n")
       eq({ "\255 1\n2 3\n\n\n", 1 }, { r.text, r.applied })
       -- Many files at once: the results in order.
-      local all
-      require("claude_context.agents.merge").merge_all({
+      local all = merged({
         { base = "a\n", ours = "a\n", theirs = "b\n" },
         { base = "x\n", ours = "y\n", theirs = "z\n" },
         { base = "", ours = "", theirs = "" },
-      }, function(err, res)
-        all = { err = err, res = res }
-      end)
-      wait_for(function()
-        return all
-      end, 5000, "merge_all")
-      eq(nil, all.err)
-      eq({ "b\n", "y\n", "" }, { all.res[1].text, all.res[2].text, all.res[3].text })
-      eq({ { line = 1, count = 1 } }, all.res[2].conflicts)
+      })
+      eq({ "b\n", "y\n", "" }, { all[1].text, all[2].text, all[3].text })
+      eq({ { line = 1, count = 1 } }, all[2].conflicts)
     end,
   },
   {

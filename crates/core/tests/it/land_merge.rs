@@ -132,6 +132,8 @@ mod old {
         out
     }
 
+    // (The comparisons as the Lua wrote them.)
+    #[allow(clippy::int_plus_one)]
     fn overlap(x: &H, y: &H) -> bool {
         let (xs, xn, ys, yn) = (x.0 as i64, x.1 as i64, y.0 as i64, y.1 as i64);
         if xn == 0 && yn == 0 {
