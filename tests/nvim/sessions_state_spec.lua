@@ -162,7 +162,7 @@ return {
       -- hook, before every tool: a call of its hook tool (no process; only the tool input's path
       -- is sent). None after the tool: each hook costs Claude Code time on every tool call.
       local hk_mod = require("claude_context.sessions.hooks")
-      local mcp_arg = "--mcp-config=" .. require("claude_context.terminal.launch").mcp_config_dir() .. "/x.json"
+      local mcp_arg = "--mcp-config=" .. require("claude_context.native").mcp_config_dir() .. "/x.json"
       local over_mcp =
         vim.json.decode(assert(hk_mod.settings_arg({ "claude", mcp_arg })):match("^%-%-settings=(.+)$")).hooks
       local c = over_mcp.PreToolUse[1].hooks[1]
