@@ -42,6 +42,8 @@ local LAYERS = {
   },
   -- Checkpoints of Claude's turns (the bridge's messages, the review's source, rewind).
   { "checkpoints", "claude_context.checkpoints", "claude_context.review.source" },
+  -- The bridge's life (start, stop, status), which the features call below the entry module.
+  { "bridge", "claude_context.bridge" },
   { "api", "=claude_context", "claude_context.status" },
   { "terminal providers", "claude_context.terminal.providers" },
   {

@@ -174,7 +174,7 @@ end
 ---The bridge's status, started when needed; nil and why not.
 ---@return table? status, string? err
 local function bridge()
-  local cc = require("claude_context")
+  local cc = require("claude_context.bridge")
   if not cc.is_running() then
     local started, err = cc.start({ silent = true })
     if not started then
