@@ -1,4 +1,4 @@
----@mod claude_context.sessions.permissions Permission requests of background sessions, answered here
+---@mod claude_context.sessions.permissions Permission requests of sessions without a terminal here, answered in Neovim
 ---
 --- A background session's `PermissionRequest` hook (see claude_context.agents) sends the tool
 --- and its input to the bridge and waits; the bridge's `permission_request` request lands here
