@@ -413,4 +413,31 @@ return {
       assert(okc, err)
     end,
   },
+  {
+    "the bridge started by the terminal's open (claude_context.bridge, not start()) looks for the background sessions too",
+    function()
+      cc().stop({ silent = true })
+      for m in pairs(package.loaded) do
+        if m:find("^claude_context%.agents") then
+          package.loaded[m] = nil
+        end
+      end
+      local dir, fake = project_with_worktrees({ "bg4" }, "bg4", "0000cccc")
+      local before = vim.fn.getcwd()
+      vim.cmd.cd(dir)
+      local okc, err = pcall(function()
+        require("claude_context.config").options.claude.cmd = fake
+        -- What terminal.launch does when the bridge is not running.
+        assert(require("claude_context.bridge").start({ silent = true }))
+        wait_for(function()
+          return package.loaded["claude_context.agents"]
+        end, 10000, "the background sessions' list read once the bridge runs")
+        wait_for(function()
+          return S().statusline() == "1 working"
+        end, 10000, "the background session counted: " .. S().statusline())
+      end)
+      vim.cmd.cd(before)
+      assert(okc, err)
+    end,
+  },
 }
