@@ -114,7 +114,7 @@ def big_round(nvim, stub, a, label):
     """The 2,000-line answer into the middle of the 20,000-line buffer, once Neovim is quiet."""
     s = a.buffer_lines // 2 - a.answer_lines // 2
     waited, worst = quiet(nvim)
-    print(f"{label}: before the edit, Neovim was busy {waited:.2f} s on its own (its longest block {worst:.1f} ms)")
+    print(f"{label}: before the edit, Neovim was busy {waited:.2f} s on its own (its longest block {worst:.1f} ms); load average {os.getloadavg()[0]:.2f}")
     nvim.exec_lua("vim.api.nvim_win_set_cursor(0, { ..., 0 }); vim.cmd('normal! zz')", s + 1)
     big = fenced([f"line {s + i}" if i % 10 else f"changed {s + i}" for i in range(1, a.answer_lines + 1)])
     r = edit_round(nvim, stub, big, [s + 1, s + a.answer_lines], "change every 10th line")
