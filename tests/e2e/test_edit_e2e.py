@@ -2,7 +2,8 @@
 as its warm stream-json process, against the loopback model stub. The answer's fenced block
 streams into the buffer as a diff in place; the second edit reuses the process; an answer without
 a block changes nothing; a cancel halfway leaves the buffer as it was; a process killed halfway
-is told and the next edit starts a new one. What the CLI sent shows
+is told and the next edit starts a new one; the person's typing while it streams wins. What the
+CLI sent shows
 the prompt (range, path, CLAUDE.md) and the tools it offered the model (the read tools only)."""
 
 from __future__ import annotations
@@ -130,5 +131,43 @@ def test_a_dead_process_is_told_and_restarted_on_the_next_edit(world, claude, mo
         assert any("a new one was started for this edit" in n for n in b.lua("return _G.notes"))
         st = b.lua("return require('claude_context.edit').state()")
         assert st["starts"] == 2 and st["state"] == "ready", st
+    finally:
+        b.stop()
+
+
+def test_typing_while_the_answer_streams(world, claude, model_stub):
+    """The person types while the real CLI's answer streams: above the range, the answer goes on
+    where the range now is; inside it, the answer is refused and their text is kept."""
+    slow = ["-- slow %d" % i for i in range(12)]
+    model_stub.push(
+        {"text": "```lua\n" + "\n".join(slow) + "\n```\n", "pieces": "lines", "delay": 0.4},
+        {"text": "```lua\n" + "\n".join(slow) + "\n```\n", "pieces": "lines", "delay": 0.4},
+    )
+    b = nvim_with_cli(world, claude)
+    try:
+        open_source(world, b)
+        b.lua("_G.notes = {}; vim.notify = function(m) table.insert(_G.notes, m) end")
+        start = """
+            _G.edit_done = false
+            vim.api.nvim_create_autocmd('User', {pattern = 'ClaudeContextEdit', callback = function(a)
+              if a.data.state == 'done' then _G.edit_done = true end
+            end})
+            vim.cmd(...)
+            """
+        # Above the range: rebased.
+        b.lua(start, "3,5ClaudeContext edit slowly")
+        wait_until(lambda: "-- slow 1" in lines(b), CLI_TIMEOUT, 0.1, "the first lines")
+        b.lua("vim.api.nvim_buf_set_lines(0, 0, 0, false, { '-- typed above' })")
+        wait_until(lambda: b.lua("return _G.edit_done"), CLI_TIMEOUT, 0.1, "the edit to end")
+        assert lines(b) == ["-- typed above"] + SOURCE[:2] + slow + SOURCE[5:]
+        b.lua("require('claude_context.edit.hunks').act(vim.api.nvim_get_current_buf(), 'keep_all')")
+        # Inside the range (its old line, still shown below the new ones): refused.
+        before = lines(b)
+        b.lua(start, "$ClaudeContext edit slowly")
+        wait_until(lambda: "-- slow 1" in lines(b)[len(before) - 1 :], CLI_TIMEOUT, 0.1, "the first lines")
+        b.lua("vim.api.nvim_buf_set_lines(0, -2, -1, false, { 'return M -- mine' })")
+        wait_until(lambda: b.lua("return _G.edit_done"), CLI_TIMEOUT, 0.1, "the edit to end")
+        assert lines(b) == before[:-1] + ["return M -- mine"]
+        assert any("edit refused" in n for n in b.lua("return _G.notes")), b.lua("return _G.notes")
     finally:
         b.stop()
