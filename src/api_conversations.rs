@@ -86,7 +86,7 @@ fn start(opts: &str, cb: Function, main: fn() -> mlua::Result<MainThread>) -> ml
 
 /// Conversations made Lua tables per main-thread job: a thousand are a few short jobs, each
 /// its own turn of the main loop when the last one took long (`main_thread`'s slices).
-const PIECE: usize = 100;
+const PIECE: usize = 250;
 
 thread_local! {
     /// The lists being built on the main thread, by callback id.
