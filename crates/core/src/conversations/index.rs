@@ -2,7 +2,8 @@
 //! conversations.json`): what each file held, by its path and what its `stat` said (size,
 //! modification time, inode, device). A new editor's first listing takes from it every file
 //! whose `stat` still says the same (reading none of them), and reads only the others. Written
-//! atomically through `capfs` after a listing read files; read without following a link or
+//! atomically through `capfs` after a listing read files, mode 0600 (it holds titles and
+//! prompts, which Claude Code keeps 0600); read without following a link or
 //! waiting on a FIFO. A damaged or foreign file is ignored: the files are read again.
 
 use super::parse::Meta;
@@ -122,6 +123,7 @@ pub fn save(cache_dir: &Path) -> Result<(), crate::capfs::CapError> {
         files,
     };
     let bytes = serde_json::to_vec(&index).unwrap_or_default();
-    CapDir::open_root(cache_dir)?.write_atomic(Path::new(FILE), &bytes, false)?;
+    // Titles and prompts: as private as Claude Code's own files (0600).
+    CapDir::open_root(cache_dir)?.write_atomic_private(Path::new(FILE), &bytes)?;
     Ok(())
 }

@@ -214,6 +214,33 @@ fn projects_dir(opts: &ListOptions) -> Result<Option<CapDir>, ConversationError>
     Ok(Some(CapDir::open_root(&dir)?))
 }
 
+/// What the listing knows of file `f` of folder `dir`: the cache's when its `stat` is unchanged,
+/// else read by its ends (`read_any` set; a file read in part is queued in `pending`, to be read
+/// whole later).
+fn known(
+    dir: &Arc<CapDir>,
+    f: &Found,
+    pending: &Mutex<Vec<read::Pending>>,
+    read_any: &AtomicBool,
+) -> Option<read::Read1> {
+    let path = dir.display(&f.name);
+    let stat = dir.stat_nofollow(&f.name).ok()?.1;
+    if let Some(r) = read::cached(&path, &stat) {
+        return Some(r);
+    }
+    read_any.store(true, Ordering::Relaxed);
+    let r = read::lite(dir, &f.name).ok()?;
+    read::remember(path, r.clone());
+    if r.lite {
+        let p = read::Pending {
+            dir: dir.clone(),
+            name: f.name.clone(),
+        };
+        pending.lock().unwrap_or_else(|p| p.into_inner()).push(p);
+    }
+    Some(r)
+}
+
 /// The conversations `opts` asks for, newest first.
 pub fn list(opts: &ListOptions) -> Result<Vec<Conversation>, ConversationError> {
     let project = match (&opts.root, opts.all) {
@@ -239,25 +266,8 @@ pub fn list(opts: &ListOptions) -> Result<Vec<Conversation>, ConversationError> 
     let mut out: Vec<Conversation> = found
         .par_iter()
         .filter_map(|f| {
-            let (dir, folder, fit) = &dirs[f.folder];
-            let path = dir.display(&f.name);
-            let stat = dir.stat_nofollow(&f.name).ok()?.1;
-            let r = match read::cached(&path, &stat) {
-                Some(r) => r,
-                None => {
-                    read_any.store(true, Ordering::Relaxed);
-                    let r = read::lite(dir, &f.name).ok()?;
-                    read::remember(path, r.clone());
-                    if r.lite {
-                        let p = read::Pending {
-                            dir: dir.clone(),
-                            name: f.name.clone(),
-                        };
-                        pending.lock().unwrap_or_else(|p| p.into_inner()).push(p);
-                    }
-                    r
-                }
-            };
+            let (_, folder, fit) = &dirs[f.folder];
+            let r = known(&dirs[f.folder].0, f, &pending, &read_any)?;
             let m = &r.meta;
             if *fit == Fit::Maybe && !project.as_ref()?.confirms(m.cwd.as_deref()) {
                 return None;

@@ -444,4 +444,14 @@ fn the_index_on_disk_is_taken_for_files_that_did_not_change_and_written_after_a_
         assert!(t.elapsed() < std::time::Duration::from_secs(60), "{text}");
         std::thread::sleep(std::time::Duration::from_millis(10));
     }
+    // Titles and prompts: readable by the person only, as Claude Code's own files.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(cache.path().join(index::FILE))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o600);
+    }
 }
