@@ -37,6 +37,24 @@ fn the_edit_tools_are_the_hooks_matchers() {
     );
 }
 
+/// The Claude Code plugin's `hooks.json` is generated from the one list of hook events
+/// (`hook::event::plugin_hooks_file`): `make hooks-json` writes it again
+/// (`CLAUDE_CONTEXT_WRITE_HOOKS_JSON=1`).
+#[test]
+fn the_plugins_hooks_json_is_generated_from_the_event_list() {
+    use claude_context_core::hook::event::{plugin_hooks_file, PLUGIN_HOOKS_FILE};
+    let want = plugin_hooks_file();
+    if std::env::var_os("CLAUDE_CONTEXT_WRITE_HOOKS_JSON").is_some() {
+        std::fs::write(repo().join(PLUGIN_HOOKS_FILE), &want).unwrap();
+    }
+    let have: Value = serde_json::from_str(&read(PLUGIN_HOOKS_FILE)).unwrap();
+    let want: Value = serde_json::from_str(&want).unwrap();
+    assert_eq!(
+        have, want,
+        "{PLUGIN_HOOKS_FILE} is not generated from hook::Event::ALL: run make hooks-json"
+    );
+}
+
 /// The largest file the IDE handlers open (`ide/files.lua`) is the one a diff view's proposal
 /// reads off the main thread (`proposal::MAX_FILE_BYTES`).
 #[test]
