@@ -429,7 +429,7 @@ fn facts(lua: &Lua, t: &Table) -> mlua::Result<()> {
 }
 
 /// The hook events the plugin registers, in order (`hook::Event`, the one list):
-/// `{ name, edit_tools_only, report_only }` each (`lua/claude_context/hooks.lua` builds the
+/// `{ name, edit_tools_only, report_only }` each (`lua/claude_context/sessions/hooks.lua` builds the
 /// terminal's `--settings` from it).
 fn hook_events(lua: &Lua) -> mlua::Result<Table> {
     let events = lua.create_table()?;

@@ -122,12 +122,12 @@ return {
   {
     "the sessions the plugin starts: the report turned on in their --settings, a hook after Bash Claude waits for",
     function()
-      local hk = require("claude_context.hooks")
+      local hk = require("claude_context.sessions.hooks")
       local function settings(argv)
         local arg = hk.settings_arg(argv)
         return arg and vim.json.decode(arg:match("^%-%-settings=(.+)$"))
       end
-      local mcp_arg = "--mcp-config=" .. require("claude_context.terminal.launch").mcp_config_dir() .. "/x.json"
+      local mcp_arg = "--mcp-config=" .. require("claude_context.native").mcp_config_dir() .. "/x.json"
       for _, argv in ipairs({ { "claude" }, { "claude", mcp_arg } }) do
         local s = assert(settings(argv))
         eq(true, s.bashEditDiffEnabled)

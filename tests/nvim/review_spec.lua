@@ -772,7 +772,7 @@ return {
       require("claude_context.config").options.review = { auto_open = true }
       -- The bridge's messages, as it sends them: the session is done (its Stop) before the turn's
       -- end checkpoint is taken; the review does not act on that.
-      require("claude_context.sessions_state").start()
+      require("claude_context.sessions.state").start()
       require("claude_context.checkpoints").start()
       local function send(method, params)
         require("claude_context.rpc").handle(method, vim.json.encode(params), function() end)

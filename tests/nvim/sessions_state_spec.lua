@@ -6,7 +6,7 @@ local h = require("helpers")
 local eq, ok, contains, wait_for = h.eq, h.ok, h.contains, h.wait_for
 local cc = h.cc
 local S = function()
-  return require("claude_context.sessions_state")
+  return require("claude_context.sessions.state")
 end
 
 h.record_notify()
@@ -35,7 +35,7 @@ end
 
 ---Runs the hook binary as Claude Code would, for `terminal` ("" for none).
 local function hook(event, input, terminal)
-  local bin = assert(require("claude_context.hooks").binary(), "claude-context-mcp is built")
+  local bin = assert(require("claude_context.sessions.hooks").binary(), "claude-context-mcp is built")
   input.hook_event_name = event
   input.transcript_path = "/tmp/t.jsonl"
   input.cwd = vim.fn.getcwd()
@@ -98,6 +98,42 @@ local function project_with_worktrees(names, listed, id)
   return dir, fake
 end
 
+---As in a restarted Neovim that has not used the background sessions yet, in a project whose
+---worktree `name` holds a background session the service lists (id `id`) and no hook reported:
+---`start(fake claude)` starts the bridge; its list is then read and the session counted.
+---@param name string
+---@param id string
+---@param start fun(fake: string)
+local function restarted_in_project(name, id, start)
+  cc().stop({ silent = true })
+  for m in pairs(package.loaded) do
+    if m:find("^claude_context%.agents") then
+      package.loaded[m] = nil
+    end
+  end
+  local dir, fake = project_with_worktrees({ name }, name, id)
+  local before = vim.fn.getcwd()
+  vim.cmd.cd(dir)
+  local okc, err = pcall(function()
+    start(fake)
+    wait_for(function()
+      return package.loaded["claude_context.agents"]
+    end, 10000, "the background sessions' list read once the bridge runs")
+    wait_for(
+      function()
+        return S().statusline() == "1 working"
+      end,
+      10000,
+      "the background session counted: "
+        .. S().statusline()
+        .. " "
+        .. vim.inspect(require("claude_context.agents").list())
+    )
+  end)
+  vim.cmd.cd(before)
+  assert(okc, err)
+end
+
 return {
   {
     "setup{sessions} is checked",
@@ -135,7 +171,7 @@ return {
   {
     "the terminal's --settings: hooks for every event, the binary's path, no token",
     function()
-      local arg = assert(require("claude_context.hooks").settings_arg({ "claude" }))
+      local arg = assert(require("claude_context.sessions.hooks").settings_arg({ "claude" }))
       local token = require("claude_context.native").load().token()
       ok(not arg:find(token, 1, true), "no token on the command line")
       local hooks = vim.json.decode(arg:match("^%-%-settings=(.+)$")).hooks
@@ -161,7 +197,7 @@ return {
       -- One entry per event the library lists (hook::Event, the one list), and no other.
       local names = vim.tbl_map(function(e)
         return e.name
-      end, require("claude_context.hooks").events())
+      end, require("claude_context.sessions.hooks").events())
       local keys = vim.tbl_keys(hooks)
       table.sort(names)
       table.sort(keys)
@@ -169,8 +205,8 @@ return {
       -- With the bridge's MCP server (:ClaudeContext open's --mcp-config), a tool call has one
       -- hook, before every tool: a call of its hook tool (no process; only the tool input's path
       -- is sent). None after the tool: each hook costs Claude Code time on every tool call.
-      local hk_mod = require("claude_context.hooks")
-      local mcp_arg = "--mcp-config=" .. require("claude_context.terminal.launch").mcp_config_dir() .. "/x.json"
+      local hk_mod = require("claude_context.sessions.hooks")
+      local mcp_arg = "--mcp-config=" .. require("claude_context.native").mcp_config_dir() .. "/x.json"
       local over_mcp =
         vim.json.decode(assert(hk_mod.settings_arg({ "claude", mcp_arg })):match("^%-%-settings=(.+)$")).hooks
       local c = over_mcp.PreToolUse[1].hooks[1]
@@ -179,7 +215,7 @@ return {
       eq("${tool_input.file_path}", c.input.file_path)
       ok(not vim.json.encode(c.input):find("${tool_input}", 1, true), "never the whole tool input")
       eq(nil, over_mcp.PreToolUse[1].matcher, "before every tool")
-      eq(1, #over_mcp.PostToolUse, "no hook after the tool but Bash's (claude_context.hooks: Bash edits)")
+      eq(1, #over_mcp.PostToolUse, "no hook after the tool but Bash's (claude_context.sessions.hooks: Bash edits)")
       eq("Bash", over_mcp.PostToolUse[1].matcher)
       -- Beside it, the plan and question reviews' own hook (the binary, its long timeout).
       local review = over_mcp.PreToolUse[2]
@@ -189,7 +225,7 @@ return {
       -- Another --mcp-config (the person's own) is not the bridge's server.
       eq(false, hk_mod.has_bridge_server({ "claude", "--mcp-config=/tmp/mine.json" }))
       -- The exec form needs a CLI from MIN_CLI on (:checkhealth warns before).
-      local hk = require("claude_context.hooks")
+      local hk = require("claude_context.sessions.hooks")
       eq({ false, true, true, true }, {
         hk.cli_supported("2.1.138 (Claude Code)"),
         hk.cli_supported("2.1.139 (Claude Code)"),
@@ -198,17 +234,17 @@ return {
       })
       eq(nil, hk.cli_supported("claude: not found"))
       eq(
-        require("claude_context.hooks").NOT_BASH,
+        require("claude_context.sessions.hooks").NOT_BASH,
         hooks.PostToolUse[1].matcher,
         "after every tool but Bash (its own hook follows)"
       )
       eq(
         nil,
-        (require("claude_context.hooks").settings_arg({ "claude", "--settings", "x.json" })),
+        (require("claude_context.sessions.hooks").settings_arg({ "claude", "--settings", "x.json" })),
         "the person's --settings wins"
       )
       cc().setup({ sessions = { hooks = false } })
-      eq(nil, (require("claude_context.hooks").settings_arg({ "claude" })))
+      eq(nil, (require("claude_context.sessions.hooks").settings_arg({ "claude" })))
       cc().setup({})
     end,
   },
@@ -362,7 +398,7 @@ return {
       local wt = dir .. "/.claude/worktrees/bg1"
       cc().setup({ claude = { cmd = fake } })
       vim.cmd.cd(dir)
-      local bin = assert(require("claude_context.hooks").binary())
+      local bin = assert(require("claude_context.sessions.hooks").binary())
       local r
       vim.system({ bin, "hook", "UserPromptSubmit" }, {
         stdin = vim.json.encode({
@@ -391,34 +427,19 @@ return {
   {
     "a restarted Neovim in a project with worktrees reads the background sessions' list at start: the statusline counts one no hook reported",
     function()
-      cc().stop({ silent = true })
-      -- As in a Neovim that has not used the background sessions yet.
-      for m in pairs(package.loaded) do
-        if m:find("^claude_context%.agents") then
-          package.loaded[m] = nil
-        end
-      end
-      local dir, fake = project_with_worktrees({ "bg3" }, "bg3", "0000bbbb")
-      local before = vim.fn.getcwd()
-      vim.cmd.cd(dir)
-      local okc, err = pcall(function()
+      restarted_in_project("bg3", "0000bbbb", function(fake)
         cc().setup({ claude = { cmd = fake } })
-        wait_for(function()
-          return package.loaded["claude_context.agents"]
-        end, 10000, "the background sessions' list read at start")
-        wait_for(
-          function()
-            return S().statusline() == "1 working"
-          end,
-          10000,
-          "the background session counted: "
-            .. S().statusline()
-            .. " "
-            .. vim.inspect(require("claude_context.agents").list())
-        )
       end)
-      vim.cmd.cd(before)
-      assert(okc, err)
+    end,
+  },
+  {
+    "the bridge started by the terminal's open (claude_context.bridge, not start()) looks for the background sessions too",
+    function()
+      restarted_in_project("bg4", "0000cccc", function(fake)
+        require("claude_context.config").options.claude.cmd = fake
+        -- What terminal.launch does when the bridge is not running.
+        assert(require("claude_context.bridge").start({ silent = true }))
+      end)
     end,
   },
 }

@@ -16,8 +16,9 @@ local timer
 
 local notify = require("claude_context.ide.util").notify
 
+---How long a mention waits for a session (the `ide` options; claude_context.ide's options()).
 local function ttl()
-  return require("claude_context.ide").options().mention_queue_ms
+  return require("claude_context.config").options.ide.mention_queue_ms
 end
 
 local function label(p)
@@ -79,7 +80,7 @@ function M.mention(path, line_start, line_end)
     return false, missing or "the bridge is not running (:ClaudeContext start)"
   end
   if n > 0 then
-    return true, ("sent %s to %s"):format(label(params), require("claude_context.route").describe())
+    return true, ("sent %s to %s"):format(label(params), require("claude_context.sessions.route").describe())
   end
   table.insert(M.queue, { params = params, expires = uv.now() + ttl(), label = label(params) })
   arm()
@@ -97,7 +98,7 @@ function M.flush()
   for _, m in ipairs(M.queue) do
     local n = deliver(m.params)
     if n and n > 0 then
-      notify(("sent %s to %s"):format(m.label, require("claude_context.route").describe()))
+      notify(("sent %s to %s"):format(m.label, require("claude_context.sessions.route").describe()))
     else
       table.insert(kept, m)
     end

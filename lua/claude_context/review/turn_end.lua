@@ -4,7 +4,7 @@
 --- the bridge's `turn_checkpointed` fires (claude_context.checkpoints) once the turn's end
 --- checkpoint is in its project's journal, so the turn's change set can be read at once. A turn
 --- Claude finished (its `Stop`) becomes the active review (signs), opened with
---- `review.auto_open`. The session's state (`done`, claude_context.sessions_state) is the marks'
+--- `review.auto_open`. The session's state (`done`, claude_context.sessions.state) is the marks'
 --- and the notifications' business, not the review's.
 ---
 --- `start()` (plugin/claude_context.lua, at startup) only makes the autocommand: the review's code
@@ -50,7 +50,7 @@ local function take(cs, auto_open)
     -- This turn's review is the active one already (the person opened it as the turn ended):
     -- it stays, with what was kept, rejected and can be undone.
     if auto_open and not view.current then
-      view.open(R.review)
+      R.open_view(R.review)
     end
     return
   end

@@ -15,8 +15,8 @@ local M = {}
 
 local sessions = require("claude_context.terminal.sessions")
 local launch = require("claude_context.terminal.launch")
-local reload = require("claude_context.reload")
-local notify = require("claude_context.notify")
+local reload = require("claude_context.util.reload")
+local notify = require("claude_context.util.notify")
 
 local function options()
   return require("claude_context.config.terminal").options()
@@ -33,7 +33,7 @@ function M.show(extra)
     return false, "claude is already running here: :ClaudeContext close first, then open with the arguments"
   end
   local s = sessions.current
-  local st = require("claude_context").status()
+  local st = require("claude_context.bridge").status()
   if s.port and (not st or st.port ~= s.port) then
     notify(
       "this claude was started for a bridge that has since stopped or restarted: :ClaudeContext close, then open again",

@@ -1,7 +1,7 @@
 //! The hook events: one type, one list ([`Event::ALL`]). Everything about an event that is not
 //! what it does to a session's state (`turns::on_event`) is answered here, by a `match` the
 //! compiler makes complete: its name, whether and how the plugin registers it with Claude Code
-//! (the terminal's `--settings`, `lua/claude_context/hooks.lua`, asks the library for the list;
+//! (the terminal's `--settings`, `lua/claude_context/sessions/hooks.lua`, asks the library for the list;
 //! the Claude Code plugin's `hooks.json` is [`plugin_hooks`], tied by
 //! `crates/core/tests/it/facts.rs`), what it does to a turn's checkpoints, and whether it is a
 //! tool call's own hook. Adding an event: ARCHITECTURE.md, "Adding a hook event".

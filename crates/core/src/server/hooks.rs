@@ -5,7 +5,7 @@
 //! ([`crate::turns::Registry`]), answered, and the connection closed.
 //!
 //! A change of a session's state goes on to the editor as the `session_state` request (handled
-//! by `lua/claude_context/sessions_state.lua`), without waiting for it: the hook's answer never
+//! by `lua/claude_context/sessions/state.lua`), without waiting for it: the hook's answer never
 //! waits for Neovim's main thread.
 
 use super::{door, Shared};

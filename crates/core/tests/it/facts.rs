@@ -22,10 +22,10 @@ fn read(rel: &str) -> String {
 #[test]
 fn the_edit_tools_are_the_hooks_matchers() {
     let matcher = EDIT_TOOLS.join("|");
-    let lua = read("lua/claude_context/hooks.lua");
+    let lua = read("lua/claude_context/sessions/hooks.lua");
     assert!(
         lua.contains(&format!("M.EDIT_TOOLS = \"{matcher}\"")),
-        "lua/claude_context/hooks.lua's EDIT_TOOLS is not {matcher:?}"
+        "lua/claude_context/sessions/hooks.lua's EDIT_TOOLS is not {matcher:?}"
     );
     let json: Value = serde_json::from_str(&read("claude-plugin/plugin/hooks/hooks.json")).unwrap();
     let pre = json["hooks"]["PreToolUse"].as_array().unwrap();

@@ -1,4 +1,4 @@
----@mod claude_context.hooks Claude Code hooks for the sessions the plugin starts
+---@mod claude_context.sessions.hooks Claude Code hooks for the sessions the plugin starts
 ---
 --- `:ClaudeContext open` starts `claude` with `--settings=<json>` holding hooks whose command
 --- is the plugin's relay binary in its hook mode (`claude-context-mcp hook <Event>`). Claude Code
@@ -57,7 +57,7 @@ end
 ---The hook binary's path, or nil.
 ---@return string?
 function M.binary()
-  for _, p in ipairs(require("claude_context.terminal.commands").mcp_binary_candidates()) do
+  for _, p in ipairs(require("claude_context.native").relay_candidates()) do
     if vim.fn.executable(p) == 1 then
       return p
     end
@@ -146,7 +146,7 @@ function M.hooks_table(bin, mcp)
     t.PostToolUse = t.PostToolUse or {}
     table.insert(t.PostToolUse, { matcher = "Bash", hooks = { command(bin, "PostToolUse", M.TIMEOUT_S) } })
   end
-  -- Plans and questions the person answers in Neovim (claude_context.plans).
+  -- Plans and questions the person answers in Neovim (claude_context.sessions.plans).
   local review = M.review_entry(bin)
   if review then
     table.insert(t.PreToolUse, review)
@@ -218,7 +218,7 @@ end
 ---@param argv string[]?
 ---@return boolean
 function M.has_bridge_server(argv)
-  local dir = require("claude_context.terminal.launch").mcp_config_dir() .. "/"
+  local dir = require("claude_context.native").mcp_config_dir() .. "/"
   for _, a in ipairs(argv or {}) do
     local file = a:match("^%-%-mcp%-config=(.+)$")
     if file and vim.startswith(file, dir) then
