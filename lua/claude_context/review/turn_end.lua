@@ -20,13 +20,15 @@ local M = {}
 
 ---Listens to the turns' end (once; again clears the first).
 function M.start()
-  vim.api.nvim_create_autocmd("User", {
-    group = vim.api.nvim_create_augroup("ClaudeContextReview", { clear = true }),
-    pattern = "ClaudeContextTurnCheckpointed",
-    callback = function(ev)
-      M.on_turn_end(ev.data)
-    end,
-    desc = "claude-context: review the turn that ended",
+  require("claude_context.util.autocmds").group("ClaudeContextReview", {
+    {
+      "User",
+      function(ev)
+        M.on_turn_end(ev.data)
+      end,
+      pattern = "ClaudeContextTurnCheckpointed",
+      desc = "claude-context: review the turn that ended",
+    },
   })
 end
 
