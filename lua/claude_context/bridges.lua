@@ -152,7 +152,7 @@ end
 
 ---What else serves the project: the bridge's first workspace folder (`st`, its status), else
 ---the current directory; its own lock file left out.
----@param st table? the bridge's status (claude_context.status()), nil when it is not running
+---@param st claude_context.Status? the bridge's status (claude_context.status()), nil when it is not running
 ---@return claude_context.OtherBridges
 function M.find(st)
   local folders = st and st.workspace_folders

@@ -211,7 +211,7 @@ function M.pick(opts)
 end
 
 ---Registers `:ClaudeContext checkpoints` and `rewind`.
----@param commands table claude_context.commands
+---@param commands claude_context.Commands
 function M.register(commands)
   commands.register("checkpoints", {
     desc = "list Claude's turns with checkpoints; the one chosen shows its change set",

@@ -308,7 +308,7 @@ function M.decision()
 end
 
 ---Registers the subcommands on claude_context.commands.
----@param commands table
+---@param commands claude_context.Commands
 function M.register(commands)
   local complete = require("claude_context.complete")
   local a_branch = complete.args(complete.branches)

@@ -449,7 +449,7 @@ end
 ---What the sub-agent (`execute_claude*`) runs with under `opts` (the options setup() got): the
 ---library's answer (`person_owns`, `allowed_tools`, `permission_mode`, `setting_sources`), or nil
 ---and why not. The library owns the check and the defaults (claude::args, config.rs).
----@param opts table? the resolved options (default: the current ones)
+---@param opts claude_context.Config? the resolved options (default: the current ones)
 ---@return table? perms, string? err
 function M.sub_agent_permissions(opts)
   local native, missing = require("claude_context.native").get()

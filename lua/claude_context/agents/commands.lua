@@ -16,7 +16,7 @@ end
 M.REFRESH_MS = 3000
 
 ---One line of the picker for entry `e`.
----@param e table
+---@param e claude_context.Agent
 ---@return string
 function M.format(e)
   local prompt = (e.prompt or ""):gsub("[%c]", " ")
@@ -33,7 +33,7 @@ function M.format(e)
 end
 
 ---The actions the picker offers for entry `e`.
----@param e table
+---@param e claude_context.Agent
 ---@return string[]
 function M.actions_for(e)
   if e.state == "ended" and e.worktree then
@@ -55,7 +55,7 @@ end
 
 ---Runs `action` on entry `e`.
 ---@param action string
----@param e table
+---@param e claude_context.Agent
 function M.act(action, e)
   if action == "attach" then
     agents().attach(e.name)
@@ -92,7 +92,7 @@ function M.confirm_discard(name)
 end
 
 ---The actions menu of entry `e` (|vim.ui.select()|).
----@param e table
+---@param e claude_context.Agent
 function M.menu(e)
   vim.ui.select(M.actions_for(e), { prompt = ("%s: "):format(e.name) }, function(a)
     if a then
@@ -206,7 +206,7 @@ local function complete_names(arglead)
 end
 
 ---Adds the subcommands to :ClaudeContext.
----@param commands table the claude_context.commands module
+---@param commands claude_context.Commands
 function M.register(commands)
   commands.register("new", {
     desc = "start a background Claude session in a new git worktree: new {name} [prompt]",

@@ -45,13 +45,32 @@ local function whole_file_conflict(f, why)
   f.conflicts = { { line = 1, count = 0, why = why } }
 end
 
----The plan of a land: `{ files = { {path, absolute, action, before, after, conflicts, applied} }, conflicts, skipped }`.
----`action`: "write" | "create" | "remove" | "conflict" | "same" | "binary".
+---One file of a land's plan.
+---@class claude_context.PlanFile
+---@field path string Relative to the project
+---@field absolute string? In the main checkout
+---@field action "write"|"create"|"remove"|"conflict"|"same"|"binary"|"unreadable"
+---@field base string? The merge-base's text
+---@field before string? The main checkout's text
+---@field theirs string? The worktree's text
+---@field after string? What landing writes
+---@field conflicts {line: integer, count: integer, why: string?}[] Hunks left out
+---@field applied integer? Hunks of the worktree applied
+---@field why string? Why it is not read (`unreadable`)
+
+---A land's plan: every file the worktree changed, merged.
+---@class claude_context.LandPlan
+---@field root string The main checkout
+---@field worktree string
+---@field base string The merge-base
+---@field files claude_context.PlanFile[]
+
+---The plan of one file of a land (see claude_context.PlanFile).
 ---@param rel string
 ---@param base string|false|nil the merge-base's text (false/nil: not there)
 ---@param ours string|nil the main checkout's text (nil: missing)
 ---@param theirs string|nil the worktree's text (nil: deleted)
----@return table
+---@return claude_context.PlanFile
 function M.plan_file(rel, base, ours, theirs)
   base = base or nil
   local f = { path = rel, base = base, before = ours, theirs = theirs, conflicts = {}, applied = 0 }
@@ -176,8 +195,8 @@ end
 
 ---Reads what a land needs; `cb(err, plan)` on the main thread.
 ---@param root string the main checkout
----@param w table the worktree, as claude_context.agents.worktree's `open` found it registered
----@param cb fun(err?:string, plan?:table)
+---@param w claude_context.Worktree the worktree, as claude_context.agents.worktree's `open` found it registered
+---@param cb fun(err?:string, plan?:claude_context.LandPlan)
 function M.prepare(root, w, cb)
   local wt = w.path
   worktree.run(worktree.project_args(root, { "rev-parse", "--verify", "HEAD" }), function(c1, head, e1)

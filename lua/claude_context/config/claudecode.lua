@@ -17,6 +17,13 @@ local M = {}
 ---@field focus_after_send boolean The cursor goes to Claude's terminal after a send (default false)
 ---@field models {name:string, value:string}[] What :ClaudeCodeSelectModel offers (`value` goes to `claude --model`)
 ---@field warn boolean setup() warns once when another bridge serves this project (default true)
+
+---What setup() takes for claude_context.ClaudecodeConfig: every field optional (the defaults fill the rest).
+---@class claude_context.ClaudecodeConfig.Partial
+---@field commands? boolean Define :ClaudeCode, :ClaudeCodeSend, … and fire User ClaudeCodeDiffOpened/Closed (default false)
+---@field focus_after_send? boolean The cursor goes to Claude's terminal after a send (default false)
+---@field models? {name:string, value:string}[] What :ClaudeCodeSelectModel offers (`value` goes to `claude --model`)
+---@field warn? boolean setup() warns once when another bridge serves this project (default true)
 M.defaults = {
   commands = false,
   focus_after_send = false,
@@ -32,7 +39,7 @@ M.defaults = {
 }
 
 ---Checks `setup{claudecode = …}` and merges it over the defaults.
----@param user table?
+---@param user claude_context.ClaudecodeConfig.Partial?
 ---@return claude_context.ClaudecodeConfig
 function M.resolve(user)
   vim.validate("claudecode", user, "table", true)
@@ -73,6 +80,22 @@ end
 
 ---Top-level keys only claudecode.nvim has (its lua/claudecode/config.lua and the aliases its
 ---setup() forwards to the terminal).
+---claudecode.nvim's own top-level options, as its README writes them: setup() translates them
+---(see :help claude-context-from-claudecode).
+---@class claude_context.ClaudecodeOptions
+---@field terminal_cmd? string
+---@field env? table<string, string>
+---@field track_selection? boolean
+---@field focus_after_send? boolean
+---@field visual_demotion_delay_ms? integer
+---@field connection_wait_delay? integer
+---@field connection_timeout? integer
+---@field queue_timeout? integer
+---@field diff_opts? table<string, any>
+---@field models? {name:string, value:string}[]
+---@field cwd? string
+---@field git_repo_cwd? boolean
+---@field cwd_provider? fun(ctx: table<string, any>): string?
 local TOP = {
   "terminal_cmd",
   "env",

@@ -32,8 +32,8 @@ function M.editor_language(v_lang, env_lang)
 end
 
 ---Checks `setup{memory_bank = …}`; raises a clear error on a typo or a wrong type.
----@param mb table?
----@return table? mb
+---@param mb claude_context.MemoryBankConfig?
+---@return claude_context.MemoryBankConfig? mb
 function M.resolve(mb)
   if mb == nil then
     return nil

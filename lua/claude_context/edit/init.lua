@@ -11,6 +11,13 @@
 
 local M = {}
 
+---What `require("claude_context").edit()` edits.
+---@class claude_context.EditOpts
+---@field buf integer? The buffer (default: the current one)
+---@field range integer[]? `{first, last}` lines (1-based); default the function or paragraph at the cursor
+---@field instruction string? No instruction: the prompt asks for one
+---@field repeat_last boolean? With the prompt: the last instruction
+
 local process = require("claude_context.edit.process")
 local live = require("claude_context.edit.live")
 local hunks = require("claude_context.edit.hunks")
@@ -231,9 +238,7 @@ local function run(buf, s, en, instruction, t0)
 end
 
 ---Edits a range of a buffer as the instruction says.
----@param o {buf: integer?, range: integer[]?, instruction: string?, repeat_last: boolean?}?
----  `range`: {first, last} lines (1-based); default the function or paragraph at the cursor.
----  No `instruction`: the prompt asks for one (`repeat_last`: the last one).
+---@param o claude_context.EditOpts?
 function M.edit(o)
   local t0 = uv.hrtime()
   o = o or {}

@@ -12,6 +12,9 @@
 
 local M = {}
 
+---@class claude_context.FollowOpts
+---@field session string? Follow this session only (default: the one you work with)
+
 local trail = require("claude_context.follow.trail")
 local notify = require("claude_context.notify")
 
@@ -140,7 +143,7 @@ end
 
 ---Turns following on or off (`on` nil: toggles).
 ---@param on boolean?
----@param opts {session: string?}?
+---@param opts claude_context.FollowOpts?
 ---@return boolean on
 function M.follow(on, opts)
   if on == nil then

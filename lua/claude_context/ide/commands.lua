@@ -37,7 +37,7 @@ end
 
 ---`:[range]ClaudeContext add` in a file explorer: the node under the cursor, or the nodes of
 ---the range (Visual selection). See claude_context.explorers.
----@param o table user command opts
+---@param o claude_context.CommandOpts
 function M.add_from_explorer(o)
   local explorers = require("claude_context.explorers")
   local buf = vim.api.nvim_get_current_buf()
@@ -149,7 +149,7 @@ local function decide(how)
 end
 
 ---Registers the subcommands into claude_context.commands.
----@param commands table
+---@param commands claude_context.Commands
 function M.register(commands)
   commands.register("send", {
     desc = "@-mention the range (or Visual selection, or the whole file) to Claude",

@@ -456,7 +456,7 @@ function M.provenance(lib_path)
 end
 
 ---`:ClaudeContext build`.
----@param commands table claude_context.commands
+---@param commands claude_context.Commands
 function M.register(commands)
   commands.register("build", {
     desc = "install the native library: a prebuilt one matching the plugin's pins, else cargo build",

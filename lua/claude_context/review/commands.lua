@@ -72,7 +72,7 @@ function M.complete(arglead, args)
 end
 
 ---Adds `review` to :ClaudeContext.
----@param commands table claude_context.commands
+---@param commands claude_context.Commands
 function M.register(commands)
   commands.register("review", {
     desc = "review the last turn's changes: [N] | keep | reject [reason] | undo | comment {text} | send | quickfix [N] | close",

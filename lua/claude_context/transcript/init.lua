@@ -10,6 +10,10 @@
 
 local M = {}
 
+---@class claude_context.TranscriptOpts
+---@field path string? The conversation file (else found by the session id)
+---@field on_ready fun(buf: integer)? Once the whole file as it was is in
+
 local uv = vim.uv or vim.loop
 local notify = require("claude_context.notify")
 
@@ -309,7 +313,7 @@ end
 ---The transcript buffer of session `id` (or of the file `opts.path`), made and filled
 ---off the main thread: returned at once, its lines come in as they are read.
 ---@param id string a session id
----@param opts {path: string?, on_ready: fun(buf: integer)?}? `on_ready`: once the whole file as it was is in
+---@param opts claude_context.TranscriptOpts?
 ---@return integer buf
 function M.transcript(id, opts)
   opts = opts or {}
