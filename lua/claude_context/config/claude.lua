@@ -123,7 +123,7 @@ end
 
 ---Adds the native side's `claude` fields to `t` (crates/core/src/config.rs: ClaudeConfig).
 ---@param cfg claude_context.Config
----@param t table
+---@param t table<string, any> the native configuration being built (crates/core/src/config.rs)
 function M.native(cfg, t)
   local c = M.resolve(cfg.claude)
   local out = {}

@@ -32,7 +32,7 @@ end
 
 ---Adds `security` to `t` when it says anything (crates/core/src/config.rs: SecurityConfig).
 ---@param cfg claude_context.Config
----@param t table
+---@param t table<string, any> the native configuration being built (crates/core/src/config.rs)
 function M.native(cfg, t)
   -- An empty Lua table would encode as a JSON object: only a non-empty list is sent.
   if #cfg.security.allow_write > 0 then

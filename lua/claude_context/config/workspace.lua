@@ -36,7 +36,7 @@ end
 
 ---Adds `workspace` to `t` when it differs from the defaults (crates/core/src/config.rs).
 ---@param cfg claude_context.Config
----@param t table
+---@param t table<string, any> the native configuration being built (crates/core/src/config.rs)
 function M.native(cfg, t)
   local ws = cfg.workspace
   -- Only what differs from the defaults is sent (an empty list would encode as an object).

@@ -2,6 +2,16 @@
 
 local M = {}
 
+---The data of `User ClaudeContextSendComplete`: what was sent (`kind`) and its details.
+---@class claude_context.SendComplete
+---@field kind "mention"|"text"|"terminal"|"file"
+---@field path string? The file (mention, file)
+---@field line1 integer? The first line mentioned
+---@field line2 integer? The last
+---@field bytes integer? The text's size (text)
+---@field submitted boolean? Enter was pressed after it (text)
+---@field what string? What file context it was (file)
+
 local notify = require("claude_context.ide.util").notify
 
 local function report(ok, msg, data)
@@ -12,7 +22,7 @@ local function report(ok, msg, data)
 end
 
 ---Fires `User ClaudeContextSendComplete` (after each mention or text sent to Claude).
----@param data table {kind = "mention"|"text"|"terminal", path?, lines?}
+---@param data claude_context.SendComplete
 function M.send_complete(data)
   pcall(vim.api.nvim_exec_autocmds, "User", { pattern = "ClaudeContextSendComplete", modeline = false, data = data })
 end
