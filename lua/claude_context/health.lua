@@ -450,7 +450,7 @@ end
 ---library's answer (`person_owns`, `allowed_tools`, `permission_mode`, `setting_sources`), or nil
 ---and why not. The library owns the check and the defaults (claude::args, config.rs).
 ---@param opts claude_context.Config? the resolved options (default: the current ones)
----@return table? perms, string? err
+---@return {person_owns: boolean, allowed_tools: string[], permission_mode: string?, setting_sources: string[]?}? perms, string? err
 function M.sub_agent_permissions(opts)
   local native, missing = require("claude_context.native").get()
   if not native then

@@ -153,7 +153,7 @@ local WHY = {
 }
 
 ---Whether `opts` holds claudecode.nvim's options (a key only it has).
----@param opts table
+---@param opts claude_context.UserConfig
 ---@return boolean
 function M.detect(opts)
   for _, k in ipairs(TOP) do
@@ -185,7 +185,7 @@ M.report = nil
 -- set in this plugin's own names (they win over a translated one), `report` the report.
 
 ---Sets option `path` ("terminal.side") to `value` unless the person set it in our own names.
----@param tr table the translation under way
+---@param tr {out: claude_context.UserConfig, own: table<string, boolean>, report: {from:string, to:string?, value:any, why:string?, default:boolean?}[]} the translation under way
 ---@param from string claudecode.nvim's key
 ---@param path string
 ---@param value any
@@ -449,8 +449,8 @@ local THEIR_DEFAULTS = {
 
 ---`opts` with claudecode.nvim's keys rewritten into this plugin's options (the same table when it
 ---has none); sets `M.report`. Raises on a key claudecode.nvim's diff_opts does not know.
----@param opts table
----@return table
+---@param opts claude_context.UserConfig
+---@return claude_context.UserConfig
 function M.adopt(opts)
   if not M.detect(opts) then
     M.report = nil

@@ -39,7 +39,7 @@ M.history = {}
 M.stats = { piece_ms = {}, piece_max = 0, slice_max = 0, slice_cpu_max = 0 }
 
 ---The edit under way.
----@type {buf: integer, live: claude_context.EditLive, parser: table, t0: number, turn: table}?
+---@type {buf: integer, live: claude_context.EditLive, parser: claude_context.EditParser, t0: number, turn: claude_context.EditTurn}?
 local E = nil
 
 local function opts()
@@ -284,7 +284,7 @@ function M.warm()
 end
 
 ---The state for :checkhealth: the process's, and whether an edit streams.
----@return table
+---@return table<string, any> state the process's (claude_context.edit.process `state()`) and `editing`
 function M.state()
   local st = process.state()
   st.editing = E ~= nil

@@ -94,7 +94,7 @@ end
 ---Shows `e.file` at `e.line` in the follow window, without entering it; a file outside the
 ---session's folder (`e.cwd`) is not shown.
 ---@param session string
----@param e table a trail entry
+---@param e claude_context.TrailEntry
 function M.show(session, e)
   if not M.inside(e.file, e.cwd) then
     return
@@ -165,7 +165,7 @@ end
 
 ---The trail of `session` (default: the current session) as location-list items, oldest first.
 ---@param session string?
----@return table[] items, string? session
+---@return vim.quickfix.entry[] items, string? session
 function M.items(session)
   session = session or (trail.current() or {}).id
   local items = {}
@@ -183,7 +183,7 @@ end
 ---Sets the current window's location list to `session`'s trail and opens it.
 ---@param session string?
 ---@param opts {open: boolean?}?
----@return table[] items
+---@return vim.quickfix.entry[] items
 function M.trail(session, opts)
   local items, id = M.items(session)
   if not id then

@@ -136,7 +136,7 @@ end
 
 ---The download base URL: `opts.url`, `$CLAUDE_CONTEXT_DOWNLOAD_URL`, setup's `install.url`, or
 ---the project's GitHub releases.
----@param opts table?
+---@param opts claude_context.InstallOpts?
 ---@return string
 function M.base_url(opts)
   if opts and opts.url and opts.url ~= "" then
@@ -288,8 +288,8 @@ end
 
 ---`opts` with its defaults: where the loader looks, the version of this checkout, and how
 ---progress is told (yielded from a coroutine when the install runs in one).
----@param opts table?
----@return table
+---@param opts claude_context.InstallOpts?
+---@return claude_context.InstallOpts
 local function run_options(opts)
   local o = vim.tbl_extend("force", {}, opts or {})
   -- Where the loader looks (lua/claude_context/native.lua; a test may point it elsewhere).
@@ -403,7 +403,7 @@ end
 ---it now and start the bridge (with `auto_start`); when another library is loaded already, say
 ---that a restart picks up the new one.
 ---@param result claude_context.InstallResult
----@param o table
+---@param o claude_context.InstallOpts
 function M.after_install(result, o)
   local cc = package.loaded["claude_context"]
   local native = package.loaded["claude_context.native"]
@@ -445,7 +445,7 @@ end
 
 ---The provenance record next to a library (`install.json`), or nil.
 ---@param lib_path string
----@return table?
+---@return {source: string?, version: string?, installed_at: string?, sha256: string?, url: string?}?
 function M.provenance(lib_path)
   local s = disk.read(vim.fn.fnamemodify(lib_path, ":h") .. "/" .. M.SIDECAR)
   if not s then

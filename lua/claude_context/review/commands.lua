@@ -24,7 +24,7 @@ local function lines(o)
 end
 
 ---Runs `:ClaudeContext review {args}`.
----@param o table the user command's opts
+---@param o claude_context.CommandOpts
 ---@param args string[]
 function M.run(o, args)
   local sub = args[1]

@@ -75,6 +75,11 @@ end
 ---@field added integer lines Claude added
 ---@field removed integer lines Claude removed
 
+---A hunk a keep or a reject acts on: file state `f`'s hunk `hi`.
+---@class claude_context.ReviewTarget
+---@field f claude_context.ReviewFileState
+---@field hi integer
+
 ---@class claude_context.Review
 ---@field cs claude_context.ChangeSet
 ---@field files claude_context.ReviewFileState[] in the change set's order
@@ -263,8 +268,8 @@ end
 ---The pending hunks of file `f` (those `where(h)` holds for, when given), as targets of a keep
 ---or reject.
 ---@param f claude_context.ReviewFileState
----@param where (fun(h: table): boolean)?
----@return {f:claude_context.ReviewFileState, hi:integer}[]
+---@param where (fun(h: claude_context.ReviewHunk): boolean)?
+---@return claude_context.ReviewTarget[]
 function M.pending_of(f, where)
   local out = {}
   for hi, h in ipairs(f.hunks) do
