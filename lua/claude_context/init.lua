@@ -37,7 +37,7 @@ M.version = require("claude_context.version")
 
 local group
 
-local notify = require("claude_context.notify")
+local notify = require("claude_context.util.notify")
 
 local function install_autocmds()
   group = vim.api.nvim_create_augroup("ClaudeContext", { clear = true })
@@ -108,7 +108,7 @@ end
 ---@param start boolean
 local function activate(start)
   -- Buffers Claude changes on disk are reloaded (terminal.reload, on by default).
-  local reload = require("claude_context.reload")
+  local reload = require("claude_context.util.reload")
   if config.options.terminal == nil or require("claude_context.config.terminal").options().reload then
     reload.install()
   else
@@ -116,7 +116,7 @@ local function activate(start)
   end
   -- The key tracker behind "typing": a diff that arrives while the person types does not take
   -- the cursor.
-  require("claude_context.typing").install()
+  require("claude_context.util.typing").install()
   -- User ClaudeContextConnected / Disconnected.
   require("claude_context.status").watch()
   if start and config.options.auto_start and not M.is_running() then
@@ -214,15 +214,15 @@ function M.start(o)
   -- The IDE tools' handlers, selection_changed tracking and the active-editor window.
   require("claude_context.ide").start()
   -- Session states from Claude Code's hooks (the bridge's session_state requests).
-  require("claude_context.sessions_state").start()
+  require("claude_context.sessions.state").start()
   -- Checkpoint messages from the bridge (claude_context.checkpoints).
   require("claude_context.checkpoints").start()
   -- Plans and questions reviewed in Neovim (the bridge's plan_review requests).
-  require("claude_context.plans").start()
+  require("claude_context.sessions.plans").start()
   -- The selection and mentions go to the Claude session the person works with.
-  require("claude_context.route").start()
+  require("claude_context.sessions.route").start()
   -- The state mark in the Claude terminals' winbar.
-  require("claude_context.session_mark").start()
+  require("claude_context.sessions.mark").start()
   -- Each session's trail of tool calls (the bridge's tool_call requests; claude_context.follow).
   require("claude_context.follow.trail").start()
   local st = vim.json.decode(res)
@@ -249,8 +249,8 @@ function M.stop(o)
     return false
   end
   native = require("claude_context.native").load()
-  if package.loaded["claude_context.route"] then
-    require("claude_context.route").stop()
+  if package.loaded["claude_context.sessions.route"] then
+    require("claude_context.sessions.route").stop()
   end
   local stopped = native.stop()
   if group then
@@ -285,8 +285,8 @@ function M.status()
     return nil
   end
   local st = require("claude_context.status").decorate(vim.json.decode(s))
-  -- sessions: see claude_context.sessions_state.
-  st.sessions = vim.tbl_map(require("claude_context.sessions_state").clean, st.sessions or {})
+  -- sessions: see claude_context.sessions.state.
+  st.sessions = vim.tbl_map(require("claude_context.sessions.state").clean, st.sessions or {})
   return st
 end
 
@@ -295,7 +295,7 @@ end
 ---@param session string?
 ---@return claude_context.Turn[]
 function M.turns(session)
-  return require("claude_context.sessions_state").turns(session)
+  return require("claude_context.sessions.state").turns(session)
 end
 
 -- A conversation as a buffer, following the agent, what sessions cost (features loaded on first

@@ -18,7 +18,7 @@ local M = {}
 M.handlers = {}
 
 ---Modules that register handlers, loaded the first time a method has none.
-M.providers = { "claude_context.ide", "claude_context.code", "claude_context.agents.permissions" }
+M.providers = { "claude_context.ide", "claude_context.code", "claude_context.sessions.permissions" }
 
 ---Requests whose handler has not answered yet and can be cancelled: id -> cancel function.
 ---@type table<integer, fun()>

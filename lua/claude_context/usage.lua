@@ -96,7 +96,7 @@ end
 ---@param s claude_context.Session
 ---@return claude_context.UsageFigures?
 function M.saved(s)
-  local text = require("claude_context.small_file").read(config_file(), 4 * 1024 * 1024)
+  local text = require("claude_context.util.small_file").read(config_file(), 4 * 1024 * 1024)
   local ok, cfg = pcall(vim.json.decode, text or "", { luanil = { object = true } })
   if not ok or type(cfg) ~= "table" or type(cfg.projects) ~= "table" then
     return nil
@@ -115,14 +115,14 @@ function M.saved(s)
 end
 
 local function sessions()
-  return require("claude_context.sessions_state").list()
+  return require("claude_context.sessions.state").list()
 end
 
 ---Reads every known session's new cost records; `done()` once all are read.
 ---@param done fun()?
 function M.refresh(done)
   local list = sessions()
-  local one = require("claude_context.join").countdown(#list, done or function() end)
+  local one = require("claude_context.util.join").countdown(#list, done or function() end)
   for _, s in ipairs(list) do
     M.refresh_one(s, one)
   end
@@ -183,7 +183,7 @@ local group
 ---wrote its cost); idempotent.
 function M.start()
   group = group
-    or require("claude_context.autocmds").group("ClaudeContextUsage", {
+    or require("claude_context.util.autocmds").group("ClaudeContextUsage", {
       {
         "User",
         function(ev)

@@ -16,7 +16,7 @@ local M = {}
 
 local names = require("claude_context.agents.names")
 local cli = require("claude_context.agents.cli")
-local notify = require("claude_context.notify")
+local notify = require("claude_context.util.notify")
 
 ---A background session this editor started (`new`'s `cb(err, started)`).
 ---@class claude_context.Started
@@ -377,10 +377,10 @@ function M.land(name, opts)
   return require("claude_context.agents.land").land(name, opts)
 end
 
----The permission requests waiting for the person (claude_context.agents.permissions).
+---The permission requests waiting for the person (claude_context.sessions.permissions).
 ---@return claude_context.PermissionRequest[]
 function M.permissions()
-  return require("claude_context.agents.permissions").list()
+  return require("claude_context.sessions.permissions").list()
 end
 
 ---Answers permission request `id` ("allow" or "deny", with an optional reason for Claude).
@@ -389,7 +389,7 @@ end
 ---@param reason string?
 ---@return boolean? ok, string? err
 function M.decide(id, decision, reason)
-  return require("claude_context.agents.permissions").decide(id, decision, reason)
+  return require("claude_context.sessions.permissions").decide(id, decision, reason)
 end
 
 ---What background sessions need of the CLI: `{ bg = "2.1.197", manage = "2.1.330" }` (`bg`:

@@ -15,7 +15,7 @@ local M = {}
 ---@field on_ready fun(buf: integer)? Once the whole file as it was is in
 
 local uv = vim.uv or vim.loop
-local notify = require("claude_context.notify")
+local notify = require("claude_context.util.notify")
 
 ---Lines put in the buffer per slice of the main thread, at most.
 M.SLICE_LINES = 2000
