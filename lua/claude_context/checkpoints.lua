@@ -26,6 +26,8 @@ function M.shown(name)
       or (b >= 0xF0 and b <= 0xF4) and 4
       or 0
     local ch = len > 0 and name:sub(i, i + len - 1) or nil
+    -- vim.str_utfindex(ch) alone (the form every Neovim takes) raises on invalid UTF-8.
+    ---@diagnostic disable-next-line: missing-parameter
     if ch and len > 1 and (#ch < len or not ch:sub(2):match("^[\128-\191]+$") or not pcall(vim.str_utfindex, ch)) then
       ch = nil
     end

@@ -304,8 +304,7 @@ function M.check_claude_plugin()
       ("not registered (marketplace %s, plugin %s): only sessions started by :ClaudeContext open report turns and checkpoints"):format(
         r.marketplace and "added" or "not added",
         r.installed and "installed" or "not installed"
-      ),
-      { "Run the commands :ClaudeContext claude-plugin shows" }
+      ) .. ". Run the commands :ClaudeContext claude-plugin shows"
     )
   end
 end

@@ -56,8 +56,8 @@ end
 ---@field opaque? boolean a whole file's one pseudo-hunk (binary, too large, a name not UTF-8)
 ---@field conflict? boolean the person edited its region (as of the last refresh)
 ---@field cur? integer its start in the current text (as of the last refresh; nil in conflict)
----@field above string[] up to `context` lines of `after` above it (for the view)
----@field below string[] up to `context` lines of `after` below it (for the view)
+---@field above string[]? up to `context` lines of `after` above it (for the view; nil for a whole file's)
+---@field below string[]? up to `context` lines of `after` below it (for the view; nil for a whole file's)
 
 ---@class claude_context.ReviewFileState
 ---@field file claude_context.ReviewFile the change set's entry
@@ -82,7 +82,7 @@ end
 
 ---@class claude_context.Review
 ---@field cs claude_context.ChangeSet
----@field files claude_context.ReviewFileState[] in the change set's order
+---@field files claude_context.ReviewFileState[] (the change set's order)
 ---@field by_abs table<string, claude_context.ReviewFileState>
 ---@field context integer lines of context shown around a hunk (option review.context)
 
@@ -159,7 +159,7 @@ function M.file(review, i)
     hunks = {},
     added = 0,
     removed = 0,
-  }, lazy_texts)
+  }, lazy_texts) --[[@as claude_context.ReviewFileState]]
   if rf.status == "conflict" then
     -- (A land's file whose every change touches the person's edits: shown, nothing to act on.)
     f.kind = "conflict"

@@ -61,6 +61,7 @@ local function new_view(params, respond)
     tick = 0,
     eol = true,
     crlf = false,
+    bytes = 0, -- (set once the sides are known)
   }
 end
 
