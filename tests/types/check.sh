@@ -32,13 +32,22 @@ if [ "$warnings" -gt "$MAX_WARNINGS" ]; then
 fi
 echo "emmylua_check: lua/ and plugin/: 0 errors, $warnings warnings (at most $MAX_WARNINGS)"
 
-if broken=$("$EMMYLUA" --config .emmyrc.json --warnings-as-errors tests/types/broken 2>&1); then
+# tests/types/emmyrc.json: the same checks, lua/ as a library (a user's config sees it so).
+export TYPES_ROOT=$PWD
+if ! user=$("$EMMYLUA" --config tests/types/emmyrc.json --warnings-as-errors tests/types/api 2>&1); then
+  echo "$user"
+  echo "emmylua_check: tests/types/api/ (the API as a user's config uses it) is not clean" >&2
+  exit 1
+fi
+echo "emmylua_check: tests/types/api/ clean (a partial setup{}, the API's typed answers)"
+
+if broken=$("$EMMYLUA" --config tests/types/emmyrc.json --warnings-as-errors tests/types/broken 2>&1); then
   echo "$broken"
   echo "emmylua_check accepted tests/types/broken/: the type checker is not working" >&2
   exit 1
 fi
-for want in param-type-mismatch missing-fields undefined-field; do
-  grep -q "\[$want\]" <<<"$broken" || {
+for want in param-type-mismatch missing-fields undefined-field "api.lua:5" "api.lua:8"; do
+  grep -qF -e "[$want]" -e "$want:" <<<"$broken" || {
     echo "$broken"
     echo "emmylua_check did not report $want in tests/types/broken/" >&2
     exit 1
