@@ -168,13 +168,13 @@ function M.discard(name, cb)
   if why then
     return fail(cb, why)
   end
-  local agents = require("claude_context.agents")
+  local agents = require("claude_context.agents.shared")
   local root, rerr = agents.root()
   if not root then
     return fail(cb, rerr)
   end
   local branch = names.branch(name)
-  local e = agents.find(name)
+  local e = require("claude_context.agents.list").find(name)
   local session = e and e.kind == "background" and e or nil
   worktree.open(root, name, function(werr, w)
     if werr and not (w and w.unregistered) then
