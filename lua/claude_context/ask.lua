@@ -18,6 +18,7 @@ local M = {}
 ---@field execution_time number?
 ---@field context_file string?
 ---@field session_id string?
+---@field success boolean?
 
 ---The effective value of `claude` key `k` (`timeout`, `progress`; nil: the native side's default).
 local function opt(k)

@@ -182,6 +182,7 @@ M.install_file = disk.install_file
 ---@field message string one line for the person: what happened, or why it failed
 ---@field download_error string? why the download was not used
 ---@field log string[] every step
+---@field started boolean? the bridge was started after the install
 
 ---Checks a library in a child Neovim (its code runs: only for a library already vouched for).
 ---@param path string

@@ -57,6 +57,7 @@ end
 ---@field conflict? boolean the person edited its region (as of the last refresh)
 ---@field cur? integer its start in the current text (as of the last refresh; nil in conflict)
 ---@field above string[]? up to `context` lines of `after` above it (for the view; nil for a whole file's)
+---@field sent? boolean its reject's reason went to Claude (claude_context.review.comments)
 ---@field below string[]? up to `context` lines of `after` below it (for the view; nil for a whole file's)
 
 ---@class claude_context.ReviewFileState

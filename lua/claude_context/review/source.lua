@@ -14,6 +14,7 @@
 ---@field ended_ms? integer    epoch ms (nil while the turn runs)
 ---@field files string[]       project-relative paths changed in the turn (edit tools AND Bash/formatters), less those another session's overlapping turn's edit tools claimed
 ---@field shared? string[]     of `files`: those marked shared (see claude_context.ReviewFile)
+---@field not_kept? string[]   files over the size cap before Claude's edit (not checkpointed)
 
 ---@class claude_context.ReviewFile
 ---@field path string          project-relative path (its name after the change set)
@@ -36,6 +37,7 @@
 ---@field land? string         the worktree a land's proposal comes from (its comments are for that session)
 ---@field title? string        the view's first line (default: the turns' summary)
 ---@field notes? string[]      more lines for the view's header
+---@field runs_code? {path:string, why:string}[] a land's files that run code by themselves (kept only one by one)
 
 local M = {}
 

@@ -17,6 +17,7 @@ local M = {}
 ---@field provider claude_context.TerminalProvider?
 ---@field name string?
 ---@field last_output integer? uv.now() of its last output
+---@field started_ms integer? uv.now() when its job started
 
 ---One line of |list|.
 ---@class claude_context.TerminalSession
