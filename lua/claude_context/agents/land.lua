@@ -38,7 +38,7 @@ M.git, M.parse_name_status, M.parse_batch, M.plan_file, M.prepare =
 local fail = notify.fail
 
 ---A file of a land's report and why.
----@class claude_context.LandFile
+---@class claude_context.LandReportFile
 ---@field path string
 ---@field why string?
 
@@ -51,9 +51,9 @@ local fail = notify.fail
 ---@class claude_context.LandReport
 ---@field written string[]
 ---@field conflicts claude_context.LandConflict[]
----@field skipped claude_context.LandFile[]
----@field failed claude_context.LandFile[]
----@field runs_code claude_context.LandFile[] Files that run code by themselves, kept for the view
+---@field skipped claude_context.LandReportFile[]
+---@field failed claude_context.LandReportFile[]
+---@field runs_code claude_context.LandReportFile[] Files that run code by themselves, kept for the view
 ---@field view claude_context.ReviewView? The land's view (without `all`)
 
 ---@class claude_context.LandOpts
@@ -64,7 +64,7 @@ local fail = notify.fail
 
 ---Whether land `{all}` writes plan file `f`: a file that runs code by itself is the person's
 ---to keep in the view. Returns nil, or why not.
----@param f claude_context.PlanFile
+---@param f claude_context.LandFile
 ---@return string? why
 function M.needs_keep(f)
   if f.action == "write" or f.action == "create" or f.action == "remove" then
