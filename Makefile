@@ -244,10 +244,12 @@ fmt-lua: $(STYLUA_DIR)/.installed
 
 ## lint-types: the Lua's LuaCATS annotations type-checked by emmylua_check (crates.io, built by
 ## cargo into .deps/, as a fresh CI machine cannot fetch lua-language-server's GitHub releases).
-## .emmyrc.json sets LuaJIT and the plugin's lua/; Neovim's own types ($$VIMRUNTIME/lua of the
-## pinned nvim) are passed as a library at run time. Errors fail the target; tests/types/ holds a
-## deliberately wrong file that must be rejected (a checker that checks nothing fails the target),
-## and tests/types/bare_table.sh fails when more than 20 annotations say only `table`.
+## .emmyrc.json sets LuaJIT; Neovim's own types ($$VIMRUNTIME/lua of the pinned nvim, found at
+## run time) and luv's (tests/types/meta/) are its libraries. tests/types/check.sh: errors fail,
+## warnings may not pass a ceiling, tests/types/api/ (the API as a user's config uses it) must be
+## clean, tests/types/broken/ (deliberate errors) must be rejected (a checker that checks nothing
+## fails the target), at most 20 annotations may say only `table`. The first build takes minutes
+## (8 min of CPU, one job); later runs take seconds.
 EMMYLUA_VERSION := 0.25.1
 EMMYLUA_DIR     := $(DEPS)/emmylua-$(EMMYLUA_VERSION)
 EMMYLUA         := $(EMMYLUA_DIR)/bin/emmylua_check$(EXE)
