@@ -14,8 +14,8 @@ cd "$(dirname "$0")/../.."
 [ -d "$VIMRUNTIME/lua/vim" ] || { echo "lint-types: no Neovim runtime in $VIMRUNTIME" >&2; exit 1; }
 export VIMRUNTIME
 # The count varies by a few from run to run (the checker infers in parallel, in no fixed
-# order): 596 to 600 when this was set, hence the margin.
-MAX_WARNINGS=615
+# order): 601 to 605 when this was set, hence the margin.
+MAX_WARNINGS=620
 
 out=$("$EMMYLUA" --config .emmyrc.json lua plugin 2>&1) && rc=0 || rc=$?
 warnings=$(grep -c '^warning' <<<"$out" || true)

@@ -107,7 +107,7 @@ end
 
 ---Shows the sessions' list again in an open picker when it changed (`view.update`, given by a
 ---picker that can; dropped, with a warning, when it fails).
----@param view {update: fun(list: table[])?, shown: string}
+---@param view {update: fun(list: claude_context.Agent[])?, shown: string}
 local function show_changed(view)
   local list = agents().list()
   local now = lines(list)
@@ -124,7 +124,7 @@ end
 
 ---Reads the list again every M.REFRESH_MS while the picker is open. Returns `closed()`, which
 ---stops it.
----@param view {update: fun(list: table[])?, shown: string}
+---@param view {update: fun(list: claude_context.Agent[])?, shown: string}
 ---@return fun() closed
 local function refresh_while_open(view)
   local timer = vim.uv.new_timer()
@@ -151,7 +151,7 @@ end
 
 ---An action the picker asked for, run when it is one of the entry's.
 ---@param action string
----@param e table
+---@param e claude_context.Agent
 local function act_checked(action, e)
   if not vim.tbl_contains(M.actions_for(e), action) then
     return notify(
