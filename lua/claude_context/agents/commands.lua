@@ -16,7 +16,7 @@ end
 M.REFRESH_MS = 3000
 
 ---One line of the picker for entry `e`.
----@param e table
+---@param e claude_context.Agent
 ---@return string
 function M.format(e)
   local prompt = (e.prompt or ""):gsub("[%c]", " ")
@@ -33,7 +33,7 @@ function M.format(e)
 end
 
 ---The actions the picker offers for entry `e`.
----@param e table
+---@param e claude_context.Agent
 ---@return string[]
 function M.actions_for(e)
   if e.state == "ended" and e.worktree then
@@ -55,7 +55,7 @@ end
 
 ---Runs `action` on entry `e`.
 ---@param action string
----@param e table
+---@param e claude_context.Agent
 function M.act(action, e)
   if action == "attach" then
     agents().attach(e.name)
@@ -92,7 +92,7 @@ function M.confirm_discard(name)
 end
 
 ---The actions menu of entry `e` (|vim.ui.select()|).
----@param e table
+---@param e claude_context.Agent
 function M.menu(e)
   vim.ui.select(M.actions_for(e), { prompt = ("%s: "):format(e.name) }, function(a)
     if a then
@@ -107,7 +107,7 @@ end
 
 ---Shows the sessions' list again in an open picker when it changed (`view.update`, given by a
 ---picker that can; dropped, with a warning, when it fails).
----@param view {update: fun(list: table[])?, shown: string}
+---@param view {update: fun(list: claude_context.Agent[])?, shown: string}
 local function show_changed(view)
   local list = agents().list()
   local now = lines(list)
@@ -124,7 +124,7 @@ end
 
 ---Reads the list again every M.REFRESH_MS while the picker is open. Returns `closed()`, which
 ---stops it.
----@param view {update: fun(list: table[])?, shown: string}
+---@param view {update: fun(list: claude_context.Agent[])?, shown: string}
 ---@return fun() closed
 local function refresh_while_open(view)
   local timer = vim.uv.new_timer()
@@ -151,7 +151,7 @@ end
 
 ---An action the picker asked for, run when it is one of the entry's.
 ---@param action string
----@param e table
+---@param e claude_context.Agent
 local function act_checked(action, e)
   if not vim.tbl_contains(M.actions_for(e), action) then
     return notify(
@@ -221,7 +221,7 @@ local function complete_names(arglead)
 end
 
 ---Adds the subcommands to :ClaudeContext.
----@param commands table the claude_context.commands module
+---@param commands claude_context.Commands
 function M.register(commands)
   commands.register("new", {
     desc = "start a background Claude session in a new git worktree: new {name} [prompt]",
