@@ -55,7 +55,7 @@ fn send_tool_call(state: &State, ev: &HookEvent, line: Option<u64>) {
     let (Some(tool), Some(file)) = (&ev.tool_name, &ev.file) else {
         return;
     };
-    if !matches!(ev.event.as_str(), "PreToolUse" | "PostToolUse") || file.is_empty() {
+    if !ev.event.is_tool_call() || file.is_empty() {
         return;
     }
     let params = serde_json::json!({
