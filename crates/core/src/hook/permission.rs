@@ -4,7 +4,7 @@
 //! tool may run; in its interactive sessions (background ones too) the hooks run beside its own
 //! dialog, and the first answer wins. The plugin's hook (`claude-context-mcp hook
 //! PermissionRequest`) sends the tool and its input along with the event ([`Ask`]) and waits; the
-//! bridge asks the editor (`permission_request`, `lua/claude_context/agents/permissions.lua`),
+//! bridge asks the editor (`permission_request`, `lua/claude_context/sessions/permissions.lua`),
 //! which queues it until the person decides (`decide(id, "allow"|"deny")`). The hook then prints
 //! Claude Code's answer ([`hook_output`]):
 //!

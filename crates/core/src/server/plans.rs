@@ -1,7 +1,7 @@
 //! Reviews at the hook door ([`crate::plans`]): a `PreToolUse` request of `ExitPlanMode` or
 //! `AskUserQuestion` carries the tool's input (`params.review`). The door records the event as
 //! any other, then asks the editor to decide (`plan_review`, answered by
-//! `lua/claude_context/plans.lua` once the person wrote or closed the plan, or chose the
+//! `lua/claude_context/sessions/plans.lua` once the person wrote or closed the plan, or chose the
 //! answers) and answers the hook with Claude Code's output for that decision.
 //!
 //! Nothing waits on the editor's main thread: the editor's handler opens the buffer and returns;
