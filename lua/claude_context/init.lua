@@ -3,6 +3,32 @@
 --- Public API. `setup(opts)` merges options, and with `auto_start` starts the bridge: a Rust
 --- WebSocket MCP server on 127.0.0.1 that Claude Code finds through its lock file.
 
+---The public API, `require("claude_context")` (:help claude-context-api). The functions defined
+---below with `function M.…` are its methods too; the fields are those that load a feature on
+---first use.
+---@class claude_context.API
+---@field version string The plugin's version
+---@field _setup_done boolean? setup() (or a start) resolved the options
+---A conversation as a buffer (claude_context.transcript): `transcript(id, opts)` returns it.
+---@field transcript fun(id: string, opts: claude_context.TranscriptOpts?): integer
+---Follow the agent (claude_context.follow): on, off, or toggled (nil); returns whether it is on.
+---@field follow fun(on: boolean?, opts: claude_context.FollowOpts?): boolean
+---What each session cost (claude_context.usage).
+---@field usage fun(): claude_context.Usage[]
+---Starts a background session in worktree `name`: true, or nil and why not.
+---@field new fun(name: string, prompt: string?, opts: claude_context.NewAgentOpts?): boolean?, string?
+---The sessions of the project, most recently started first (claude_context.agents).
+---@field agents fun(): claude_context.Agent[]
+---Opens background session `name` in a terminal of this editor (`claude attach`).
+---@field attach fun(name: string, cb: fun(err: string?, buf: integer?)?)
+---Brings worktree `name`'s change into the main checkout: the land's view, or every hunk (`all`).
+---@field land fun(name: string, opts: claude_context.LandOpts?)
+---Stops session `name` and removes its worktree.
+---@field discard fun(name: string, cb: fun(err: string?, info: {branch: string, commit: string?}?)?)
+---The permission requests waiting for the person.
+---@field permissions fun(): claude_context.PermissionRequest[]
+---Answers permission request `id`: true, or nil and why not.
+---@field decide fun(id: string|integer, decision: "allow"|"deny", reason: string?): boolean?, string?
 local M = {}
 
 local config = require("claude_context.config")
@@ -50,7 +76,7 @@ local pending
 ---library and binding the port wait for the first turn of the event loop (vim.schedule), so
 ---startup stays short and the bridge listens before anything typed reaches Claude's `/ide`. A
 ---:ClaudeContext command run before that (`nvim +"ClaudeContext open"`) does it first.
----@param opts claude_context.Config?
+---@param opts claude_context.UserConfig?
 function M.setup(opts)
   config.resolve(opts)
   bridge.setup_done = true
@@ -148,7 +174,7 @@ end
 ---The turns of the Claude Code sessions the bridge heard of through hooks, oldest first (of
 ---session `session` when given): `{ id, session, name, prompt, start_ms, end_ms, files }`.
 ---@param session string?
----@return table[]
+---@return claude_context.Turn[]
 function M.turns(session)
   return require("claude_context.sessions.state").turns(session)
 end
@@ -180,7 +206,7 @@ end
 
 ---Edit in place (claude_context.edit, loaded on first use): `edit({buf, range, instruction})`
 ---rewrites the range as the instruction says, Claude's change shown as a diff in the buffer.
----@param opts {buf: integer?, range: integer[]?, instruction: string?}?
+---@param opts claude_context.EditOpts?
 function M.edit(opts)
   return require("claude_context.edit").edit(opts)
 end
@@ -189,16 +215,23 @@ end
 ---use), newest first: `on_done(list, err)` with `{ id, title, cwd, branch, worktree, started_ms,
 ---updated_ms, prompts, first_prompt, last_prompt, cost_usd, running, bytes }`; `opts.all`: every
 ---project's; `opts.query`: only those whose messages contain the text, each with `matches`.
----@param opts {all?:boolean, query?:string}?
----@param on_done fun(list: table[], err: string?)
+---@param opts claude_context.ConversationsOpts?
+---@param on_done fun(list: claude_context.Conversation[], err: string?)
 function M.conversations(opts, on_done)
   return require("claude_context.conversations").list(opts, on_done)
 end
 
+---What a bridge tool answers: MCP's CallToolResult, or an error.
+---@class claude_context.ToolResult
+---@field content {type: string, text: string?}[]?
+---@field structuredContent any?
+---@field isError boolean?
+---@field error {code: integer, message: string}?
+
 ---Calls a bridge tool; `cb(result)` gets the MCP CallToolResult table (or `{error=…}`).
 ---@param name string
----@param args table?
----@param cb fun(result: table)
+---@param args table<string, any>? The tool's arguments
+---@param cb fun(result: claude_context.ToolResult)
 function M.call_tool(name, args, cb)
   local native, missing = require("claude_context.native").get()
   if not native then
@@ -217,9 +250,9 @@ end
 
 ---Calls a tool and waits (for commands run by the person; never used by the bridge itself).
 ---@param name string
----@param args table?
+---@param args table<string, any>?
 ---@param timeout_ms integer?
----@return table? result, string? err
+---@return claude_context.ToolResult? result, string? err
 function M.call_tool_sync(name, args, timeout_ms)
   local result
   M.call_tool(name, args, function(r)

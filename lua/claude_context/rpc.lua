@@ -10,7 +10,11 @@
 
 local M = {}
 
----@type table<string, fun(params: table, respond: fun(result: any, err: string?)): (fun()|nil)>
+---A handler: the request's params (decoded JSON, each method its own shape) and how to answer;
+---may return what undoes it when nobody waits for the answer any more.
+---@alias claude_context.RpcHandler fun(params: any, respond: fun(result: any, err: string?)): (fun()|nil)
+
+---@type table<string, claude_context.RpcHandler>
 M.handlers = {}
 
 ---Modules that register handlers, loaded the first time a method has none.
@@ -21,7 +25,7 @@ M.providers = { "claude_context.ide", "claude_context.code", "claude_context.ses
 M.pending = {}
 
 ---@param method string
----@param fn fun(params: table, respond: fun(result: any, err: string?)): (fun()|nil)
+---@param fn claude_context.RpcHandler
 function M.register(method, fn)
   M.handlers[method] = fn
 end

@@ -36,7 +36,7 @@ M.mcp_config, M.settings, M.argv = launch.mcp_config, launch.settings, launch.ar
 ---service then lists as failed, or never lists, is a failure told later (|confirm|).
 ---@param name string
 ---@param prompt string?
----@param opts {permission_mode?:string|false, cb?:fun(err?:string, s?:table), on_failed?:fun(err:string)}?
+---@param opts claude_context.NewAgentOpts?
 ---@return boolean? ok, string? err
 function M.new(name, prompt, opts)
   opts = opts or {}
@@ -123,7 +123,7 @@ M.CONFIRM_MS, M.CONFIRM_EVERY_MS = 120000, 2000
 ---too) and forgotten, never shown working. Asks `claude agents --json --all` (a CLI without
 ---`--all`: the cache).
 ---@param exe string
----@param s table the session as |new| started it
+---@param s claude_context.Started the session as |new| started it
 ---@param on_failed fun(err:string)?
 function M.confirm(exe, s, on_failed)
   local deadline = vim.uv.now() + M.CONFIRM_MS
@@ -204,7 +204,7 @@ end
 
 ---Called by claude_context.agents.cli when background sessions of the service's last list are
 ---gone from the new one: each of this project's that the plugin did not stop is told of once.
----@param gone table[] the service's entries
+---@param gone claude_context.ServiceEntry[] the service's entries
 function M.on_gone(gone)
   local root = M.root()
   if not root then
@@ -309,13 +309,13 @@ end
 
 ---Brings worktree `name`'s change into the main checkout (claude_context.agents.land).
 ---@param name string
----@param opts {all?:boolean, cb?:fun(err?:string, report?:table)}?
+---@param opts claude_context.LandOpts?
 function M.land(name, opts)
   return require("claude_context.agents.land").land(name, opts)
 end
 
 ---The permission requests waiting for the person (claude_context.sessions.permissions).
----@return table[] `{ { id, session, name, tool, input, asked_ms } }`
+---@return claude_context.PermissionRequest[]
 function M.permissions()
   return require("claude_context.sessions.permissions").list()
 end
@@ -331,7 +331,7 @@ end
 
 ---What background sessions need of the CLI: `{ bg = "2.1.197", manage = "2.1.330" }` (`bg`:
 ---`--bg` and `agents --json`; `manage`: attach, stop, rm).
----@return table
+---@return {bg: string, manage: string}
 function M.requirements()
   return vim.deepcopy(cli.REQUIRED)
 end

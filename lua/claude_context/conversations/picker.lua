@@ -33,7 +33,7 @@ local function clean(s)
 end
 
 ---One conversation's line.
----@param c table
+---@param c claude_context.Conversation
 ---@return string
 function M.format(c)
   local tags = {}
@@ -54,7 +54,7 @@ function M.format(c)
 end
 
 ---One conversation's preview (Markdown lines).
----@param c table
+---@param c claude_context.Conversation
 ---@return string[]
 function M.preview(c)
   local out = {
@@ -93,7 +93,7 @@ end
 
 ---Runs action `a` on conversation `c`.
 ---@param a string
----@param c table
+---@param c claude_context.Conversation
 function M.act(a, c)
   local ok, err = true, nil
   if a == "transcript" then
@@ -113,7 +113,7 @@ function M.act(a, c)
 end
 
 ---The actions menu of conversation `c`.
----@param c table
+---@param c claude_context.Conversation
 function M.menu(c)
   vim.ui.select(M.ACTIONS, { prompt = ("%s: "):format(clean(c.title):sub(1, 40)) }, function(a)
     if a then
@@ -122,6 +122,7 @@ function M.menu(c)
   end)
 end
 
+<<<<<<< HEAD
 ---How long formatting the lines may hold the main thread per event-loop turn (ms): a thousand
 ---conversations are formatted over a few turns, then handed to the picker.
 M.SLICE_MS = 4
@@ -129,6 +130,10 @@ M.SLICE_MS = 4
 ---Shows `list` in the picker, its lines formatted first in slices (every picker formats every
 ---entry at once otherwise).
 ---@param list table[]
+=======
+---Shows `list` in the picker.
+---@param list claude_context.Conversation[]
+>>>>>>> main
 ---@param title string
 function M.show(list, title)
   local lines = {}

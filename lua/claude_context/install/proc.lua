@@ -11,7 +11,7 @@ local M = {}
 local own = setmetatable({}, { __mode = "k" })
 
 ---lazy.nvim's task running this coroutine, if any.
----@return table?
+---@return table<string, any>? lazy.nvim's async task (its own type)
 function M.lazy_async()
   local co = coroutine.running()
   local A = co and package.loaded["lazy.async"]
@@ -79,7 +79,7 @@ end
 ---Runs a command; never raises (a missing program is a result with code -1). With `progress`,
 ---the latest line of its stderr is shown as progress inside lazy.nvim (cargo's "Compiling …").
 ---@param argv string[]
----@param o table? vim.system options
+---@param o vim.SystemOpts?
 ---@param progress boolean?
 ---@return {code: integer, stdout: string, stderr: string}
 function M.run(argv, o, progress)

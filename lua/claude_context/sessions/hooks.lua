@@ -20,6 +20,23 @@
 
 local M = {}
 
+---One hook of Claude Code's settings: the binary run in its hook mode (`command`), or a call of
+---the bridge's hook tool over the session's MCP connection (`mcp_tool`).
+---@class claude_context.Hook
+---@field type "command"|"mcp_tool"
+---@field command string? The binary (`command`)
+---@field args string[]? Its arguments (`command`)
+---@field server string? The MCP server (`mcp_tool`)
+---@field tool string? The tool (`mcp_tool`)
+---@field input table<string, string>? The tool's input, Claude Code interpolating `${…}` (`mcp_tool`)
+---@field timeout integer Seconds
+---@field async boolean? Claude Code goes on without waiting
+
+---The hooks of one event for the tools `matcher` names (all when nil).
+---@class claude_context.HookEntry
+---@field matcher string?
+---@field hooks claude_context.Hook[]
+
 ---The tools whose edits a turn records (PreToolUse runs before each of them).
 M.EDIT_TOOLS = "Edit|Write|MultiEdit|NotebookEdit"
 
@@ -71,7 +88,7 @@ end
 ---@param event string
 ---@param timeout integer seconds
 ---@param async boolean? Claude Code goes on without waiting (for events that only report)
----@return table
+---@return claude_context.Hook
 local function command(bin, event, timeout, async)
   return { type = "command", command = bin, args = { "hook", event }, timeout = timeout, async = async or nil }
 end
@@ -83,7 +100,7 @@ end
 ---its only way to the bridge is `$.mcp.call`, a whole tool call of Claude Code's own
 ---(BENCHMARKS.md, "Hooks modules").
 ---@param event string
----@return table
+---@return claude_context.Hook
 function M.tool_hook(event)
   local ht = require("claude_context.native").load().hook_tool
   return {
@@ -106,31 +123,41 @@ function M.tool_hook(event)
   }
 end
 
----The `hooks` table of the settings, for binary `bin`.
+---A hook event the plugin registers, as the library lists it (`hook::Event`, the one list).
+---@class claude_context.HookEventSpec
+---@field name string the event (`PreToolUse`, …)
+---@field edit_tools_only boolean only for the edit tools (`M.EDIT_TOOLS`)
+---@field report_only boolean Claude Code goes on without waiting
+
+---The hook events the plugin registers, in order (the library owns the list).
+---@return claude_context.HookEventSpec[]
+function M.events()
+  return require("claude_context.native").load().hook_events
+end
+
+---The `hooks` table of the settings, for binary `bin`: an entry for each event of `M.events()`.
 ---@param bin string
 ---@param mcp boolean? the session has the bridge's MCP server (`--mcp-config`): the hook before a tool calls it
----@return table
+---@return table<string, claude_context.HookEntry[]> by event
 function M.hooks_table(bin, mcp)
-  local function entry(event, matcher, async)
-    return { { matcher = matcher, hooks = { command(bin, event, M.TIMEOUT_S, async) } } }
+  local t = {}
+  for _, e in ipairs(M.events()) do
+    local matcher = e.edit_tools_only and M.EDIT_TOOLS or nil
+    t[e.name] = { { matcher = matcher, hooks = { command(bin, e.name, M.TIMEOUT_S, e.report_only) } } }
   end
-  local t = {
-    SessionStart = entry("SessionStart"),
-    UserPromptSubmit = entry("UserPromptSubmit"),
-    -- A tool call's hook. With the bridge's server: one hook before every tool, over the
-    -- session's MCP connection (no process): Claude waits for it, so that an edit tool's file
-    -- is captured before it changes, and a session that waited for a permission is seen
-    -- working again when Claude goes on. No hook after the tool: each hook Claude Code runs
-    -- costs every tool call several milliseconds (BENCHMARKS.md, "Session-state hooks").
-    -- Without it: the binary before the edit tools (waited for) and after every tool, only a
-    -- report Claude does not wait for (a late one never moves a finished session).
-    PreToolUse = mcp and { { hooks = { M.tool_hook("PreToolUse") } } } or entry("PreToolUse", M.EDIT_TOOLS),
-    PostToolUse = not mcp and entry("PostToolUse", M.bash_edits() and M.NOT_BASH or nil, true) or nil,
-    PermissionRequest = entry("PermissionRequest"),
-    Notification = entry("Notification"),
-    Stop = entry("Stop"),
-    SessionEnd = entry("SessionEnd"),
-  }
+  -- A tool call's hook. With the bridge's server: one hook before every tool, over the
+  -- session's MCP connection (no process): Claude waits for it, so that an edit tool's file
+  -- is captured before it changes, and a session that waited for a permission is seen
+  -- working again when Claude goes on. No hook after the tool: each hook Claude Code runs
+  -- costs every tool call several milliseconds (BENCHMARKS.md, "Session-state hooks").
+  -- Without it: the binary before the edit tools (waited for) and after every tool, only a
+  -- report Claude does not wait for (a late one never moves a finished session).
+  if mcp then
+    t.PreToolUse = { { hooks = { M.tool_hook("PreToolUse") } } }
+    t.PostToolUse = nil
+  elseif M.bash_edits() and t.PostToolUse then
+    t.PostToolUse[1].matcher = M.NOT_BASH
+  end
   -- What a Bash call changed (Claude Code's report), waited for: it must come before the Stop.
   if M.bash_edits() then
     t.PostToolUse = t.PostToolUse or {}
@@ -148,7 +175,7 @@ end
 ---in Neovim (`sessions.plan_review`, `sessions.questions`), with the long timeout
 ---`sessions.plan_timeout`; nil when both are off.
 ---@param bin string
----@return table?
+---@return claude_context.HookEntry?
 function M.review_entry(bin)
   local o = require("claude_context.config.sessions").options()
   local tools = {}
@@ -185,7 +212,7 @@ end
 ---Bash edits named, Claude Code's setting that reports them.
 ---@param bin string
 ---@param mcp boolean?
----@return table
+---@return {hooks: table<string, claude_context.HookEntry[]>, [string]: boolean}
 function M.settings_table(bin, mcp)
   local s = { hooks = M.hooks_table(bin, mcp) }
   if M.bash_edits() then
