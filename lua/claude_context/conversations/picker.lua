@@ -122,18 +122,13 @@ function M.menu(c)
   end)
 end
 
-<<<<<<< HEAD
 ---How long formatting the lines may hold the main thread per event-loop turn (ms): a thousand
 ---conversations are formatted over a few turns, then handed to the picker.
 M.SLICE_MS = 4
 
 ---Shows `list` in the picker, its lines formatted first in slices (every picker formats every
 ---entry at once otherwise).
----@param list table[]
-=======
----Shows `list` in the picker.
 ---@param list claude_context.Conversation[]
->>>>>>> main
 ---@param title string
 function M.show(list, title)
   local lines = {}
@@ -147,9 +142,9 @@ function M.show(list, title)
 end
 
 ---Shows `list` in the picker, `format` giving each line.
----@param list table[]
+---@param list claude_context.Conversation[]
 ---@param title string
----@param format fun(c: table): string
+---@param format fun(c: claude_context.Conversation): string
 function M.show_formatted(list, title, format)
   local pickers = require("claude_context.agents.pickers")
   local adapter, name, why = pickers.resolve(require("claude_context.config.sessions").options().picker)
