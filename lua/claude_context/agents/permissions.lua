@@ -329,8 +329,6 @@ function M.pick()
   end)
 end
 
-require("claude_context.rpc").register("permission_request", M.handle)
-
 vim.api.nvim_create_autocmd("User", {
   group = vim.api.nvim_create_augroup("ClaudeContextPermissions", { clear = true }),
   pattern = "ClaudeContextSessionState",

@@ -2,6 +2,7 @@
 //! buffer holds is loaded into a hidden buffer, the server's `publishDiagnostics` awaited within
 //! `timeout_ms`, then the buffer is unloaded. Handler: `lua/claude_context/code/diagnostics.lua`.
 
+use crate::editor::methods;
 use crate::tools::code::{output_schema, run_with, CodeError};
 use crate::tools::{schema_of, Ctx, Run, ToolDef, ToolFuture};
 use schemars::JsonSchema;
@@ -32,7 +33,7 @@ pub struct Args {
 
 pub fn def() -> ToolDef {
     ToolDef {
-        name: "lsp_diagnostics",
+        name: methods::LSP_DIAGNOSTICS,
         aliases: &[],
         description: "Errors and warnings from the editor's language servers for the given \
                       files, whether or not they are open in the editor (a closed file is \
@@ -60,5 +61,5 @@ fn check(a: &Args, tool: &'static str) -> Result<(), CodeError> {
 }
 
 fn run(ctx: Ctx, args: Value) -> ToolFuture {
-    run_with::<Args>(ctx, "lsp_diagnostics", args, check)
+    run_with::<Args>(ctx, methods::LSP_DIAGNOSTICS, args, check)
 }

@@ -1,12 +1,13 @@
 //! `lsp_type_definition` — where the type of a symbol is defined (`textDocument/typeDefinition`). Handler: `lua/claude_context/code/lsp.lua`.
 
+use crate::editor::methods;
 use crate::tools::code::{output_schema, run_target, Target};
 use crate::tools::{schema_of, Ctx, Run, ToolDef, ToolFuture};
 use serde_json::Value;
 
 pub fn def() -> ToolDef {
     ToolDef {
-        name: "lsp_type_definition",
+        name: methods::LSP_TYPE_DEFINITION,
         aliases: &[],
         description: "Where the type of a variable, parameter or expression is defined, from the editor's language servers (LSP go-to-type-definition). Name the symbol (`symbol`, optionally `file` and `kind`) or a place (`file` + 1-based `line` + `column` or `text`). Answers path:line:col with the line's text.",
         input_schema: schema_of::<Target>(),
@@ -16,5 +17,5 @@ pub fn def() -> ToolDef {
 }
 
 fn run(ctx: Ctx, args: Value) -> ToolFuture {
-    run_target(ctx, "lsp_type_definition", args)
+    run_target(ctx, methods::LSP_TYPE_DEFINITION, args)
 }

@@ -7,6 +7,7 @@ use super::{
     MAX_BASH_HUNKS, MAX_CAPTURES, MAX_LIVE_TURNS,
 };
 use crate::checkpoint::{Change, CheckpointError, FileState, Kind};
+use crate::editor::methods;
 use crate::turns::HookEvent;
 use crate::turns::Tracker as State;
 use serde_json::json;
@@ -150,7 +151,7 @@ fn take_start(shared: &Arc<State>, p: &Project, key: u64) {
     let tell = |dirs: u64, files: u64, done: bool| {
         cps.tell(
             shared,
-            "checkpoint_progress",
+            methods::CHECKPOINT_PROGRESS,
             serde_json::json!({ "root": root, "dirs": dirs, "files": files, "done": done }),
         );
     };
@@ -357,7 +358,7 @@ fn finish_turn(shared: &Arc<State>, p: &Project, key: u64) {
     }
     cps.tell(
         shared,
-        "turn_checkpointed",
+        methods::TURN_CHECKPOINTED,
         json!({"root": super::pathcode::shown(&p.root), "turn": rec}),
     );
 }
