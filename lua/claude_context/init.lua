@@ -281,15 +281,59 @@ M.usage = function(...)
   return usage.usage(...)
 end
 
--- Background sessions in worktrees (claude_context.agents, a feature loaded on first use):
--- `new(name, prompt, opts)`, `agents()`, `attach(name)`, `land(name, opts)`, `discard(name)`,
--- `permissions()`, `decide(id, "allow"|"deny", reason)`.
-local agents_api = { new = "new", agents = "list", attach = "attach", land = "land", discard = "discard" }
-agents_api.permissions, agents_api.decide = "permissions", "decide"
-for api, fn in pairs(agents_api) do
-  M[api] = function(...)
-    return require("claude_context.agents")[fn](...)
-  end
+-- Background sessions in worktrees (claude_context.agents and its modules, features loaded on
+-- first use): each function calls the module that owns it.
+
+---Starts a background session in worktree `name` (`claude --bg --worktree name [prompt]`).
+---@param name string
+---@param prompt string?
+---@param opts {permission_mode?:string|false, cb?:fun(err?:string, s?:table), on_failed?:fun(err:string)}?
+---@return boolean? ok, string? err
+function M.new(name, prompt, opts)
+  return require("claude_context.agents").new(name, prompt, opts)
+end
+
+---Every Claude Code session of the project (claude_context.agents.list), from the cache at once.
+---@return table[]
+function M.agents()
+  return require("claude_context.agents.list").list()
+end
+
+---Opens background session `name` in a terminal (`claude attach`).
+---@param name string
+---@param cb fun(err?:string, buf?:integer)?
+function M.attach(name, cb)
+  return require("claude_context.agents").attach(name, cb)
+end
+
+---Lands worktree `name` into the main checkout (claude_context.agents.land).
+---@param name string
+---@param opts {all?:boolean, cb?:fun(err?:string, report?:table), on_ready?:fun(v:table)}?
+function M.land(name, opts)
+  return require("claude_context.agents.land").land(name, opts)
+end
+
+---Stops session `name` and removes its worktree, its work kept on its branch
+---(claude_context.agents.discard).
+---@param name string
+---@param cb fun(err?:string, info?:table)?
+function M.discard(name, cb)
+  return require("claude_context.agents.discard").discard(name, cb)
+end
+
+---The permission requests waiting for the person (claude_context.agents.permissions).
+---@return table[]
+function M.permissions()
+  return require("claude_context.agents.permissions").list()
+end
+
+---Answers permission request `id` ("allow" or "deny", with an optional reason for Claude).
+---@param id string|integer
+---@param decision "allow"|"deny"
+---@param reason string?
+---@return boolean? ok, string? err
+function M.decide(id, decision, reason)
+  return require("claude_context.agents.permissions").decide(id, decision, reason)
 end
 
 ---Edit in place (claude_context.edit, loaded on first use): `edit({buf, range, instruction})`

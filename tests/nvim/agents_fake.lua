@@ -59,7 +59,7 @@ esac
       return not require("claude_context.agents.cli").cache.running
     end, 10000, "the refresh under way")
     local got
-    require("claude_context.agents").refresh(function(l, err)
+    require("claude_context.agents.list").refresh(function(l, err)
       got = { list = l, err = err }
     end)
     return h.wait_for(function()

@@ -28,6 +28,8 @@ local LAYERS = {
     "claude_context.join",
     "claude_context.small_file",
     "claude_context.paths",
+    -- Helpers: the one process runner (claude_context.util.proc).
+    "claude_context.util",
     -- Worktree names, and the project a worktree belongs to (no requires).
     "claude_context.agents.names",
     -- Other bridges serving the project (claudecode.nvim, other editors' lock files).
@@ -77,6 +79,10 @@ local LAYERS = {
 local FORWARDS = {
   ["claude_context"] = {
     ["claude_context.agents"] = true,
+    ["claude_context.agents.list"] = true,
+    ["claude_context.agents.land"] = true,
+    ["claude_context.agents.discard"] = true,
+    ["claude_context.agents.permissions"] = true,
     ["claude_context.edit"] = true,
     ["claude_context.transcript"] = true,
     ["claude_context.follow"] = true,

@@ -406,7 +406,7 @@ return {
           "the background session counted: "
             .. S().statusline()
             .. " "
-            .. vim.inspect(require("claude_context.agents").list())
+            .. vim.inspect(require("claude_context.agents.list").list())
         )
       end)
       vim.cmd.cd(before)

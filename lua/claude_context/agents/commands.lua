@@ -12,6 +12,16 @@ local function agents()
   return require("claude_context.agents")
 end
 
+---The sessions' list (claude_context.agents.list).
+local function agents_list()
+  return require("claude_context.agents.list")
+end
+
+---A land (claude_context.agents.land).
+local function land(name)
+  return require("claude_context.agents.land").land(name)
+end
+
 ---How often the picker's list is read again (ms).
 M.REFRESH_MS = 3000
 
@@ -66,7 +76,7 @@ function M.act(action, e)
       end
     end)
   elseif action == "land" then
-    agents().land(e.name)
+    land(e.name)
   elseif action == "discard" then
     M.confirm_discard(e.name)
   elseif action == "review" then
@@ -86,7 +96,7 @@ function M.confirm_discard(name)
     prompt = ("Stop %s and remove its worktree? (its work stays on branch worktree-%s)"):format(name, name),
   }, function(choice)
     if choice == "Discard" then
-      agents().discard(name)
+      require("claude_context.agents.discard").discard(name)
     end
   end)
 end
@@ -117,7 +127,7 @@ function M.pick()
           if not (open and update) then
             return
           end
-          local list = agents().list()
+          local list = agents_list().list()
           local now = lines(list)
           if now ~= shown then
             shown = now
@@ -141,11 +151,11 @@ function M.pick()
       timer:close()
     end
   end
-  local list = agents().list()
+  local list = agents_list().list()
   if #list == 0 then
     closed()
     -- The cache may be empty only because it was never read: read it, then say.
-    agents().refresh(function(l, err)
+    agents_list().refresh(function(l, err)
       if #l == 0 then
         notify(
           "claude-context: no Claude session in this project"
@@ -197,7 +207,7 @@ end
 
 local function complete_names(arglead)
   local out = {}
-  for _, e in ipairs(agents().list()) do
+  for _, e in ipairs(agents_list().list()) do
     if e.worktree and vim.startswith(e.name, arglead) then
       out[#out + 1] = e.name
     end
@@ -238,7 +248,7 @@ function M.register(commands)
   commands.register("land", {
     desc = "bring a worktree's work into the main checkout, reviewed hunk by hunk: land {name}",
     run = function(_, args)
-      agents().land(args[1])
+      land(args[1])
     end,
     complete = complete_names,
   })

@@ -2,7 +2,7 @@
 ---
 --- The session is stopped (`claude stop`, or its pid on an older CLI), what its worktree holds
 --- uncommitted is committed on its branch, and the worktree is removed: the branch stays, so
---- nothing is lost. Git runs off the main thread (claude_context.agents.land's `git`).
+--- nothing is lost. Git runs off the main thread (claude_context.agents.worktree's `git`).
 
 local M = {}
 
@@ -174,7 +174,7 @@ function M.discard(name, cb)
     return fail(cb, rerr)
   end
   local branch = names.branch(name)
-  local e = agents.find(name)
+  local e = require("claude_context.agents.list").find(name)
   local session = e and e.kind == "background" and e or nil
   worktree.open(root, name, function(werr, w)
     if werr and not (w and w.unregistered) then

@@ -91,7 +91,7 @@ local function name_of(params)
     if wname then
       return wname
     end
-    for _, e in ipairs(agents.list()) do
+    for _, e in ipairs(require("claude_context.agents.list").list()) do
       if e.session_id == params.session_id then
         return e.name
       end

@@ -244,25 +244,29 @@ pub struct Launch {
     pub head: Vec<String>,
     /// `--mcp-config=<value>` (a file, or the JSON itself).
     pub mcp_config: Option<String>,
+    /// `--settings=<json>`: the plugin's hooks.
+    pub settings: Option<String>,
     /// The configured `--permission-mode`: added unless `args` choose one.
     pub permission_mode: Option<String>,
     /// The mode was chosen for this launch: it is added even when `args` choose one.
     pub mode_wins: bool,
     /// The person's arguments (`terminal.args`).
     pub args: Vec<String>,
-    /// `--settings=<json>`: the plugin's hooks.
-    pub settings: Option<String>,
     /// What follows (`:ClaudeContext open`'s arguments, a prompt).
     pub tail: Vec<String>,
 }
 
 impl Launch {
-    /// The argv: head, `--mcp-config=`, `--permission-mode=`, args, `--settings=`, tail (the
-    /// `=` forms keep a flag that takes several values from swallowing what follows).
+    /// The argv: head, `--mcp-config=`, `--settings=`, `--permission-mode=`, args, tail (the
+    /// `=` forms keep a flag that takes several values from swallowing what follows; the
+    /// person's arguments come right before the tail, a prompt after their `--model x`).
     pub fn argv(&self) -> Vec<String> {
         let mut v = self.head.clone();
         if let Some(m) = &self.mcp_config {
             v.push(format!("--mcp-config={m}"));
+        }
+        if let Some(s) = &self.settings {
+            v.push(format!("--settings={s}"));
         }
         if let Some(mode) = &self.permission_mode {
             if self.mode_wins || !chooses_permission_mode(&self.args) {
@@ -270,9 +274,6 @@ impl Launch {
             }
         }
         v.extend(self.args.iter().cloned());
-        if let Some(s) = &self.settings {
-            v.push(format!("--settings={s}"));
-        }
         v.extend(self.tail.iter().cloned());
         v
     }
@@ -487,10 +488,10 @@ mod tests {
             s(&[
                 "claude",
                 "--mcp-config=/run/m.json",
+                "--settings={}",
                 "--permission-mode=default",
                 "--model",
                 "x y",
-                "--settings={}",
                 "--resume"
             ])
         );
