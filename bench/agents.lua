@@ -186,7 +186,7 @@ print(
 
 -- A permission decided here: from decide() until the hook process (what Claude Code runs) has
 -- printed its answer and exited, over 20 asks.
-local bin = require("claude_context.hooks").binary()
+local bin = require("claude_context.sessions.hooks").binary()
 local port = require("claude_context").status().port
 local lat = {}
 for i = 1, 20 do

@@ -108,7 +108,7 @@ wrap("claude_context.ide.diff.view", "show", "view.show")
 if require("claude_context.ide.diff.view").set_up_buffers then wrap("claude_context.ide.diff.view", "set_up_buffers", "view.set_up_buffers") end
 wrap("claude_context.ide.diff", "open", "diff.open")
 wrap("claude_context.ide.diff.fill", "build", "fill.build")
-wrap("claude_context.windows", "unused_buffer_name", "windows.unused_buffer_name")
+wrap("claude_context.util.windows", "unused_buffer_name", "windows.unused_buffer_name")
 wrap("claude_context.ide.util", "find_buf", "util.find_buf")
 wrap("claude_context.ide.diff.inline", "render", "inline.render")
 wrap("vim.filetype", "match", "filetype.match")

@@ -213,7 +213,7 @@ def overhead(world: World, nvim, stub: ModelStub, runs: int, calls: int, debug_l
     mcp_arg = "--mcp-config=" + nvim.exec_lua(
         "local l = require('claude_context.terminal.launch') return require('claude_context.native').load().write_mcp_config(l.mcp_config_dir())"
     )
-    settings = nvim.exec_lua("return require('claude_context.hooks').settings_arg({ 'claude', ... })", mcp_arg)
+    settings = nvim.exec_lua("return require('claude_context.sessions.hooks').settings_arg({ 'claude', ... })", mcp_arg)
     assert settings, "the hooks' --settings"
     hooks = json.loads(settings.split("=", 1)[1])["hooks"]
     pre = next(e for e in hooks["PreToolUse"] if e["hooks"][0]["type"] == "mcp_tool")
@@ -248,7 +248,7 @@ def overhead(world: World, nvim, stub: ModelStub, runs: int, calls: int, debug_l
         # What a module would replace where the session has no bridge's server of its own (the
         # Claude Code plugin's sessions started outside Neovim): the hook binary before the edit
         # tools, waited for, and after every tool, not waited for.
-        command = nvim.exec_lua("local h = require('claude_context.hooks') return h.hooks_table(h.binary(), false)")
+        command = nvim.exec_lua("local h = require('claude_context.sessions.hooks') return h.hooks_table(h.binary(), false)")
         kinds["command"] = "--settings=" + json.dumps({"hooks": command})
     names = list(kinds)
     logged = {}

@@ -190,7 +190,7 @@ local target = tmp .. "/followed.txt"
 local tf2 = assert(io.open(target, "wb"))
 tf2:write(("line\n"):rep(100))
 tf2:close()
-local bin = assert(require("claude_context.hooks").binary(), "claude-context-mcp is built")
+local bin = assert(require("claude_context.sessions.hooks").binary(), "claude-context-mcp is built")
 local port = tostring(require("claude_context").status().port)
 local flat = {}
 for i = 1, math.min(N, 100) do

@@ -340,7 +340,7 @@ def run(s: Session, out: Path) -> None:
     )
     s.lua(
         "vim.o.statusline = [[ %f %m%= %{v:lua.require'claude_context.status'.text()}"
-        "   %{v:lua.require'claude_context.sessions_state'.statusline()} ]]"
+        "   %{v:lua.require'claude_context.sessions.state'.statusline()} ]]"
         "; vim.o.laststatus = 3; vim.o.number = true; vim.o.signcolumn = 'yes'"
     )
     # The person's language server for Python, as they would configure it.

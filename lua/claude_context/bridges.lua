@@ -71,7 +71,7 @@ end
 ---@param path string
 ---@return table?
 local function read_lock(path)
-  local text, _, st = require("claude_context.small_file").read(path, MAX_BYTES, false, true)
+  local text, _, st = require("claude_context.util.small_file").read(path, MAX_BYTES, false, true)
   if not text or (st and st.uid and uv.getuid and st.uid ~= uv.getuid()) then
     return nil
   end

@@ -47,7 +47,7 @@ function M.shown(name)
 end
 local shown = M.shown
 
-local notify = require("claude_context.notify")
+local notify = require("claude_context.util.notify")
 local source = require("claude_context.review.source")
 
 ---Reloads the loaded, unmodified buffers of `paths`; returns the modified ones (left alone).
@@ -70,7 +70,7 @@ function M.reload(paths)
   return kept
 end
 
-local relative = require("claude_context.paths").relative
+local relative = require("claude_context.util.paths").relative
 
 ---Says what a rewind (or its undo) did; reloads the buffers it changed.
 ---@param what string
@@ -107,7 +107,7 @@ function M.report(what, r, bang_hint)
       table.insert(lines, "  " .. shown(relative(p, r.root)))
     end
   end
-  require("claude_context.output").show(lines, { title = "claude-context " .. what })
+  require("claude_context.util.output").show(lines, { title = "claude-context " .. what })
   vim.api.nvim_exec_autocmds("User", { pattern = "ClaudeContextRewind", modeline = false, data = r })
 end
 
@@ -165,7 +165,7 @@ function M.preview(cs)
   if #cs.files == 0 then
     table.insert(lines, "  (no file changed)")
   end
-  require("claude_context.output").show(lines, { title = "claude-context checkpoint", float = true })
+  require("claude_context.util.output").show(lines, { title = "claude-context checkpoint", float = true })
 end
 
 ---One line of the turn list.

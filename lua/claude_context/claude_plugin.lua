@@ -28,7 +28,7 @@ function M.commands()
     ("claude plugin marketplace add %s"):format(q(M.dir())),
     ("claude plugin install %s"):format(M.PLUGIN),
   }
-  local bin = require("claude_context.hooks").binary()
+  local bin = require("claude_context.sessions.hooks").binary()
   if bin then
     table.insert(
       lines,
@@ -51,7 +51,7 @@ end
 ---Reads a small JSON file of Claude's config: opened first without waiting (a FIFO put there
 ---never holds the editor), then the open file checked (a regular file, at most 4 MiB) and read.
 local function read_json(path)
-  local text = require("claude_context.small_file").read(path, 4 * 1024 * 1024)
+  local text = require("claude_context.util.small_file").read(path, 4 * 1024 * 1024)
   if not text then
     return nil
   end
@@ -88,7 +88,7 @@ function M.show()
     pcall(vim.fn.setreg, "+", table.concat(M.commands(), "\n") .. "\n")
     table.insert(lines, "# (copied to the + register)")
   end
-  require("claude_context.output").show(lines, { title = "Claude Code plugin", float = true, filetype = "sh" })
+  require("claude_context.util.output").show(lines, { title = "Claude Code plugin", float = true, filetype = "sh" })
 end
 
 ---Registers `:ClaudeContext claude-plugin`.

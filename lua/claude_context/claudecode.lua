@@ -9,7 +9,7 @@
 
 local M = {}
 
-local notify = require("claude_context.notify")
+local notify = require("claude_context.util.notify")
 
 local function terminal()
   return require("claude_context.terminal")

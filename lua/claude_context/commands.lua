@@ -56,12 +56,12 @@ local function cc()
 end
 
 -- Several lines never go to the command line (a hit-enter prompt would stall Claude's calls):
--- claude_context.output shows them in a floating window, a single line through vim.notify.
+-- claude_context.util.output shows them in a floating window, a single line through vim.notify.
 local function echo(lines, title)
-  require("claude_context.output").show(lines, { title = title or "claude-context" })
+  require("claude_context.util.output").show(lines, { title = title or "claude-context" })
 end
 
-local err = require("claude_context.notify").error
+local err = require("claude_context.util.notify").error
 
 M.register("start", {
   desc = "start the bridge",
@@ -256,7 +256,7 @@ require("claude_context.install").register(M)
 -- Subcommands of other modules: :ClaudeContext send / add / accept / reject.
 require("claude_context.ide.commands").register(M)
 -- Subcommands of other modules.
-require("claude_context.session").register_commands(M)
+require("claude_context.ask").register_commands(M)
 -- add-terminal, add-diagnostics, add-quickfix
 require("claude_context.context_files").register(M)
 -- review [N] | keep | reject | undo | comment | send | quickfix (Claude's changes, hunk by hunk)

@@ -15,7 +15,7 @@
 local M = {}
 
 local uv = vim.uv or vim.loop
-local small_file = require("claude_context.small_file")
+local small_file = require("claude_context.util.small_file")
 
 ---The words of `list` that start with `arglead`, sorted, without duplicates.
 ---@param list string[]
@@ -177,7 +177,7 @@ end
 ---The ids of the Claude Code sessions the hooks reported, newest first (looking loads nothing).
 ---@return string[]
 function M.session_ids()
-  local ss = package.loaded["claude_context.sessions_state"]
+  local ss = package.loaded["claude_context.sessions.state"]
   if not (ss and package.loaded["claude_context._native"]) then
     return {}
   end
@@ -207,7 +207,7 @@ end
 ---@return string[]
 function M.turns()
   local n = 0
-  local ss = package.loaded["claude_context.sessions_state"]
+  local ss = package.loaded["claude_context.sessions.state"]
   if ss and package.loaded["claude_context._native"] then
     local ok, turns = pcall(ss.turns)
     n = ok and type(turns) == "table" and #turns or 0

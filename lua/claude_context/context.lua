@@ -71,7 +71,7 @@ local function text()
   return M.TEXT[M.options().language] or M.TEXT.en
 end
 
-local notify = require("claude_context.notify")
+local notify = require("claude_context.util.notify")
 
 local function err(msg)
   notify(msg, vim.log.levels.ERROR)
@@ -241,7 +241,7 @@ function M.memory(o, args)
   }, function(choice)
     if choice then
       -- Never in Claude's terminal (or another special window) the command was run from.
-      require("claude_context.windows").edit(choice.absolutePath, o and o.mods)
+      require("claude_context.util.windows").edit(choice.absolutePath, o and o.mods)
     end
   end)
 end
@@ -302,8 +302,11 @@ function M.decision()
     return err("claude-context: " .. tostring(e))
   end
   local text = M.decision_text(r, M.options().language)
-  -- A window, not the command line: no hit-enter prompt (claude_context.output).
-  require("claude_context.output").show(vim.split(text, "\n", { plain = true }), { title = "WRAP decision status" })
+  -- A window, not the command line: no hit-enter prompt (claude_context.util.output).
+  require("claude_context.util.output").show(
+    vim.split(text, "\n", { plain = true }),
+    { title = "WRAP decision status" }
+  )
   return text
 end
 

@@ -199,7 +199,7 @@ end
 ---@param agents_err string?
 function M.cli_features(version, help, agents, agents_err)
   local h = vim.health
-  local hooks = require("claude_context.hooks")
+  local hooks = require("claude_context.sessions.hooks")
   h.ok("Claude's terminal and /ide (diffs, selections, @-mentions): every supported Claude Code")
   if hooks.enabled() and hooks.cli_supported(version) == false then
     h.warn(
@@ -273,7 +273,7 @@ end
 function M.check_hooks()
   local h = vim.health
   h.start("Session hooks (:ClaudeContext open)")
-  local hooks = require("claude_context.hooks")
+  local hooks = require("claude_context.sessions.hooks")
   local targs = require("claude_context.config.terminal").options().args or {}
   local arg, why = hooks.settings_arg(targs)
   if arg then

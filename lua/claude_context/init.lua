@@ -11,7 +11,7 @@ M.version = require("claude_context.version")
 
 local group
 
-local notify = require("claude_context.notify")
+local notify = require("claude_context.util.notify")
 
 local function install_autocmds()
   group = vim.api.nvim_create_augroup("ClaudeContext", { clear = true })
@@ -82,7 +82,7 @@ end
 ---@param start boolean
 local function activate(start)
   -- Buffers Claude changes on disk are reloaded (terminal.reload, on by default).
-  local reload = require("claude_context.reload")
+  local reload = require("claude_context.util.reload")
   if config.options.terminal == nil or require("claude_context.config.terminal").options().reload then
     reload.install()
   else
@@ -90,7 +90,7 @@ local function activate(start)
   end
   -- The key tracker behind "typing": a diff that arrives while the person types does not take
   -- the cursor.
-  require("claude_context.typing").install()
+  require("claude_context.util.typing").install()
   -- User ClaudeContextConnected / Disconnected.
   require("claude_context.status").watch()
   if start and config.options.auto_start and not M.is_running() then
@@ -189,11 +189,11 @@ function M.start(o)
   -- reach their handlers through claude_context.rpc's table of methods).
   require("claude_context.ide").start()
   -- Session states from Claude Code's hooks: their autocmds.
-  require("claude_context.sessions_state").start()
+  require("claude_context.sessions.state").start()
   -- The selection and mentions go to the Claude session the person works with.
-  require("claude_context.route").start()
+  require("claude_context.sessions.route").start()
   -- The state mark in the Claude terminals' winbar.
-  require("claude_context.session_mark").start()
+  require("claude_context.sessions.mark").start()
   local st = vim.json.decode(res)
   if not o.silent then
     notify(("bridge listening on 127.0.0.1:%d"):format(st.port))
@@ -218,8 +218,8 @@ function M.stop(o)
     return false
   end
   native = require("claude_context.native").load()
-  if package.loaded["claude_context.route"] then
-    require("claude_context.route").stop()
+  if package.loaded["claude_context.sessions.route"] then
+    require("claude_context.sessions.route").stop()
   end
   local stopped = native.stop()
   if group then
@@ -254,8 +254,8 @@ function M.status()
     return nil
   end
   local st = require("claude_context.status").decorate(vim.json.decode(s))
-  -- sessions: see claude_context.sessions_state.
-  st.sessions = vim.tbl_map(require("claude_context.sessions_state").clean, st.sessions or {})
+  -- sessions: see claude_context.sessions.state.
+  st.sessions = vim.tbl_map(require("claude_context.sessions.state").clean, st.sessions or {})
   return st
 end
 
@@ -264,7 +264,7 @@ end
 ---@param session string?
 ---@return table[]
 function M.turns(session)
-  return require("claude_context.sessions_state").turns(session)
+  return require("claude_context.sessions.state").turns(session)
 end
 
 -- A conversation as a buffer, following the agent, what sessions cost (features loaded on first
@@ -321,10 +321,10 @@ function M.discard(name, cb)
   return require("claude_context.agents.discard").discard(name, cb)
 end
 
----The permission requests waiting for the person (claude_context.agents.permissions).
+---The permission requests waiting for the person (claude_context.sessions.permissions).
 ---@return table[]
 function M.permissions()
-  return require("claude_context.agents.permissions").list()
+  return require("claude_context.sessions.permissions").list()
 end
 
 ---Answers permission request `id` ("allow" or "deny", with an optional reason for Claude).
@@ -333,7 +333,7 @@ end
 ---@param reason string?
 ---@return boolean? ok, string? err
 function M.decide(id, decision, reason)
-  return require("claude_context.agents.permissions").decide(id, decision, reason)
+  return require("claude_context.sessions.permissions").decide(id, decision, reason)
 end
 
 ---Edit in place (claude_context.edit, loaded on first use): `edit({buf, range, instruction})`

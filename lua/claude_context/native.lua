@@ -59,7 +59,7 @@ function M.missing_message(tried)
   local root = M.root or M.plugin_root()
   local parts = {}
   for _, t in ipairs(tried) do
-    local p = require("claude_context.paths").relative(t.path, root)
+    local p = require("claude_context.util.paths").relative(t.path, root)
     table.insert(parts, t.reason == "not found" and p or (p .. ": " .. t.reason))
   end
   return ("claude-context: the native library is not built (tried %s in %s; none loaded). Build it: %s."):format(

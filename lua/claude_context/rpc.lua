@@ -43,10 +43,10 @@ M.methods = {
   code_outline = { "claude_context.code", "handle" },
   lsp_diagnostics = { "claude_context.code", "handle" },
   -- The hooks' asks.
-  permission_request = { "claude_context.agents.permissions", "handle" },
-  plan_review = { "claude_context.plans", "handle" },
+  permission_request = { "claude_context.sessions.permissions", "handle" },
+  plan_review = { "claude_context.sessions.plans", "handle" },
   -- What the turns tell.
-  session_state = { "claude_context.sessions_state", "handle" },
+  session_state = { "claude_context.sessions.state", "handle" },
   tool_call = { "claude_context.follow.trail", "handle" },
   checkpoint_error = { "claude_context.checkpoints", "on_error" },
   checkpoint_progress = { "claude_context.checkpoints", "on_progress" },

@@ -47,7 +47,7 @@ function M.decorate(st)
     end
   end
   st.diffs_waiting = waiting
-  local session = package.loaded["claude_context.session"]
+  local session = package.loaded["claude_context.ask"]
   st.runs = session and vim.tbl_count(session.runs) or 0
   local term = package.loaded["claude_context.terminal"]
   local last = term and term._state and term._state.last_output

@@ -28,7 +28,7 @@ end
 
 ---Reads what session `s`'s conversation file added since the last read (its cost records);
 ---`done()` afterwards.
----@param s table a session of claude_context.sessions_state
+---@param s table a session of claude_context.sessions.state
 ---@param done fun()?
 function M.refresh_one(s, done)
   local k = M.known[s.id] or { offset = 0 }
@@ -76,7 +76,7 @@ end
 ---@param s table
 ---@return table?
 function M.saved(s)
-  local text = require("claude_context.small_file").read(config_file(), 4 * 1024 * 1024)
+  local text = require("claude_context.util.small_file").read(config_file(), 4 * 1024 * 1024)
   local ok, cfg = pcall(vim.json.decode, text or "", { luanil = { object = true } })
   if not ok or type(cfg) ~= "table" or type(cfg.projects) ~= "table" then
     return nil
@@ -95,14 +95,14 @@ function M.saved(s)
 end
 
 local function sessions()
-  return require("claude_context.sessions_state").list()
+  return require("claude_context.sessions.state").list()
 end
 
 ---Reads every known session's new cost records; `done()` once all are read.
 ---@param done fun()?
 function M.refresh(done)
   local list = sessions()
-  local one = require("claude_context.join").countdown(#list, done or function() end)
+  local one = require("claude_context.util.join").countdown(#list, done or function() end)
   for _, s in ipairs(list) do
     M.refresh_one(s, one)
   end
@@ -163,7 +163,7 @@ local group
 ---wrote its cost); idempotent.
 function M.start()
   group = group
-    or require("claude_context.autocmds").group("ClaudeContextUsage", {
+    or require("claude_context.util.autocmds").group("ClaudeContextUsage", {
       {
         "User",
         function(ev)

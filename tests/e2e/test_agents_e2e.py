@@ -136,7 +136,7 @@ def test_new_agents_land_restart_attach_discard(make_bridge, claude, model_stub,
     assert (wt / "new.txt").read_text() == "made in the worktree\n"
     assert "line 2 by claude\n" in (wt / "a.txt").read_text()
     # Nobody looks at a background session: its finish was notified, by the worktree's name.
-    notified = b.lua("return require('claude_context.sessions_state').notified")
+    notified = b.lua("return require('claude_context.sessions.state').notified")
     assert any(n["state"] == "done" and n["message"].startswith("Claude [feat] finished: edit a and write new") for n in notified), notified
     git("rev-parse", "--verify", "refs/heads/worktree-feat", cwd=project)
 
@@ -273,11 +273,11 @@ def test_a_background_permission_waits_for_decide(make_bridge, claude, model_stu
     waiting = entry(b, "perm")
     assert waiting and waiting["state"] == "waiting", waiting
     # Told once, by the worktree's name, with what it asks; the statusline counts it.
-    told = [n for n in b.lua("return require('claude_context.sessions_state').notified") if n["state"] == "waiting"]
+    told = [n for n in b.lua("return require('claude_context.sessions.state').notified") if n["state"] == "waiting"]
     assert len(told) == 1, told
     assert told[0]["message"].startswith("Claude [perm] needs you: permission to run Bash"), told
     assert "touch made-by-bash.txt" in told[0]["message"], told
-    assert "1 waiting" in b.lua("return require('claude_context.sessions_state').statusline()")
+    assert "1 waiting" in b.lua("return require('claude_context.sessions.state').statusline()")
 
     assert b.lua("return require('claude_context').decide(...)", ask["id"], "allow") is True
     wait_until(lambda: (wt / "made-by-bash.txt").exists(), WAIT * 2, 0.2, "the allowed command to run")
@@ -303,7 +303,7 @@ def test_a_padded_permission_shows_its_end_and_cannot_be_allowed_cut(make_bridge
     assert cut, "the ask says it is cut"
     assert "; touch ran.txt" in cut["tail"], cut["tail"][-200:]
     assert cut["omitted_bytes"] > 0 and cut["total_bytes"] > 70 * 1024, {k: cut[k] for k in ("omitted_bytes", "total_bytes")}
-    line = b.lua("return (require('claude_context.agents.permissions').summary(...))", None, cut)
+    line = b.lua("return (require('claude_context.sessions.permissions').summary(...))", None, cut)
     assert "; touch ran.txt" in line and "not sent to the editor" in line, line
     allowed = b.lua("return { require('claude_context').decide(...) }", ask["id"], "allow")
     assert allowed[0] is None and "cannot be allowed here" in allowed[1], allowed

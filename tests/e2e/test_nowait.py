@@ -155,7 +155,7 @@ def test_commands_cause_no_hit_enter_prompt(tui, cmd):
         m = tui.mode()
         if m["blocking"]:
             return "prompt"
-        win = tui.nvim.exec_lua("local o = require('claude_context.output') return o.win or false")
+        win = tui.nvim.exec_lua("local o = require('claude_context.util.output') return o.win or false")
         return win and "window"
 
     what = wait_until(shown, 20, what=f":ClaudeContext {cmd} to show something")

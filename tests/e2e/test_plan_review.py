@@ -160,7 +160,7 @@ def test_a_plan_is_revised_then_approved_in_neovim(make_bridge, claude, model_st
     assert "approved" in block_text(result).lower(), result
     wait_until(lambda: "proceeding-5521" in terminal_text(b), WAIT, 0.2, "Claude to proceed")
     assert plan_buffer(b) is None
-    decided = [d["decision"] for d in b.lua("return require('claude_context.plans').decided")]
+    decided = [d["decision"] for d in b.lua("return require('claude_context.sessions.plans').decided")]
     assert decided == ["revise", "approve"], decided
 
     b.nvim.command("ClaudeContext close")

@@ -93,7 +93,7 @@ def test_a_session_goes_working_then_done_then_waiting(make_bridge, claude, mode
     assert len(turns) == 1 and turns[0]["files"] == [str(note)] and turns[0]["prompt"] == "write a note", turns
     assert turns[0]["session"] == done["id"]
     # Nobody looked: the finish was notified.
-    notified = b.lua("return require('claude_context.sessions_state').notified")
+    notified = b.lua("return require('claude_context.sessions.state').notified")
     assert any(n["state"] == "done" and "write a note" in n["message"] for n in notified), notified
     assert marker.exists(), "the person's own UserPromptSubmit hook ran too"
     wait_until(lambda: "turn-one-7731" in terminal_text(b), WAIT, 0.2, "the answer on screen")
@@ -115,7 +115,7 @@ def test_a_session_goes_working_then_done_then_waiting(make_bridge, claude, mode
         raise
     assert "Bash" in (waiting.get("waiting_for") or ""), waiting
     assert waiting["prompt"] == "run a command"
-    notified = b.lua("return require('claude_context.sessions_state').notified")
+    notified = b.lua("return require('claude_context.sessions.state').notified")
     assert any(n["state"] == "waiting" for n in notified), notified
 
     # The person allows it ("1. Yes"): Claude goes on to its next tool, whose hook (the one

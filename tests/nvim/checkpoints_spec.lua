@@ -48,7 +48,7 @@ vim.api.nvim_create_autocmd("User", {
 })
 
 local function hook(event, input)
-  local bin = assert(require("claude_context.hooks").binary(), "claude-context-mcp is built")
+  local bin = assert(require("claude_context.sessions.hooks").binary(), "claude-context-mcp is built")
   input.hook_event_name = event
   input.session_id = input.session_id or "cp-1"
   input.transcript_path = "/tmp/t.jsonl"
@@ -176,7 +176,7 @@ return {
       eq("my unsaved edit", vim.api.nvim_buf_get_lines(bbuf, 0, 1, false)[1], "the modified buffer untouched")
       ok(vim.bo[bbuf].modified)
       local shown = table.concat(
-        vim.api.nvim_buf_get_lines(vim.api.nvim_win_get_buf(require("claude_context.output").win), 0, -1, false),
+        vim.api.nvim_buf_get_lines(vim.api.nvim_win_get_buf(require("claude_context.util.output").win), 0, -1, false),
         "\n"
       )
       contains(shown, "unsaved edits")
@@ -215,10 +215,10 @@ return {
       local review_mod = package.loaded["claude_context.review"]
       package.loaded["claude_context.review"] = true
       local okk, err = pcall(function()
-        require("claude_context.output").close()
+        require("claude_context.util.output").close()
         vim.cmd("ClaudeContext checkpoints")
         wait_for(function()
-          return chosen == 1 and require("claude_context.output").win
+          return chosen == 1 and require("claude_context.util.output").win
         end, 20000, "the preview")
       end)
       package.loaded["claude_context.review"] = review_mod
@@ -228,11 +228,11 @@ return {
       contains(items[1], "(3 files)")
       eq("cp-1", shown_item.session)
       local lines =
-        vim.api.nvim_buf_get_lines(vim.api.nvim_win_get_buf(require("claude_context.output").win), 0, -1, false)
+        vim.api.nvim_buf_get_lines(vim.api.nvim_win_get_buf(require("claude_context.util.output").win), 0, -1, false)
       local text = table.concat(lines, "\n")
       contains(text, "modified  a.txt")
       contains(text, "added     c.txt")
-      require("claude_context.output").close()
+      require("claude_context.util.output").close()
 
       -- With the review view: the turn's change set opens there. (The turn's end already made its
       -- change set the active review — signs — so the wait is for a review other than that one.)
@@ -313,11 +313,11 @@ return {
         end, rewinds[n + 1].others)
       )
       local shown = table.concat(
-        vim.api.nvim_buf_get_lines(vim.api.nvim_win_get_buf(require("claude_context.output").win), 0, -1, false),
+        vim.api.nvim_buf_get_lines(vim.api.nvim_win_get_buf(require("claude_context.util.output").win), 0, -1, false),
         "\n"
       )
       contains(shown, "Kept (another session's overlapping turn edited them too):\n  both.txt")
-      require("claude_context.output").close()
+      require("claude_context.util.output").close()
     end,
   },
   {
@@ -353,13 +353,13 @@ return {
         failed = { { path = p("caf\\xe9.txt"), why = "over the size cap" } },
       })
       local shown = table.concat(
-        vim.api.nvim_buf_get_lines(vim.api.nvim_win_get_buf(require("claude_context.output").win), 0, -1, false),
+        vim.api.nvim_buf_get_lines(vim.api.nvim_win_get_buf(require("claude_context.util.output").win), 0, -1, false),
         "\n"
       )
       contains(shown, "restored a\\nb.txt")
       contains(shown, "removed  e\\x1bx")
       contains(shown, "failed   caf\\xe9.txt: over the size cap")
-      require("claude_context.output").close()
+      require("claude_context.util.output").close()
     end,
   },
   {

@@ -142,7 +142,7 @@ return {
     function()
       c:input("<C-\\><C-n>")
       c:wait("return vim.api.nvim_get_mode().mode == 'nt'", "Normal mode")
-      c:lua("vim.api.nvim_set_current_win(vim.fn.win_getid(1)) require('claude_context.typing').last = 0")
+      c:lua("vim.api.nvim_set_current_win(vim.fn.win_getid(1)) require('claude_context.util.typing').last = 0")
       c:lua(
         [[
         local target = ...

@@ -61,7 +61,7 @@ return {
     "the Claude Code versions the features need are the Rust side's (one place)",
     function()
       eq({ hooks = "2.1.139", bg = "2.1.197", manage = "2.1.330" }, require("claude_context.cli").versions())
-      eq("2.1.139", require("claude_context.hooks").min_cli())
+      eq("2.1.139", require("claude_context.sessions.hooks").min_cli())
       eq(require("claude_context.cli").versions().bg, require("claude_context.agents").requirements().bg)
     end,
   },

@@ -11,10 +11,10 @@ local function messages()
   return vim.api.nvim_exec2("messages", { output = true }).output
 end
 
----What the last command showed: its output window's text (claude_context.output), else the
+---What the last command showed: its output window's text (claude_context.util.output), else the
 ---messages (a one-liner goes through vim.notify).
 local function shown()
-  local out = require("claude_context.output")
+  local out = require("claude_context.util.output")
   if out.win and vim.api.nvim_win_is_valid(out.win) then
     local text = table.concat(vim.api.nvim_buf_get_lines(vim.api.nvim_win_get_buf(out.win), 0, -1, false), "\n")
     out.close()

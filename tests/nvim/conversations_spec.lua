@@ -189,7 +189,7 @@ return {
         end
       end
       -- Known to the plugin as live: running.
-      local ss = require("claude_context.sessions_state")
+      local ss = require("claude_context.sessions.state")
       local orig = ss.list
       ss.list = function()
         return { { id = ID3, state = "working" } }

@@ -142,7 +142,7 @@ return {
     "in Normal mode, not typing, the diff takes the cursor (as before)",
     function()
       cc().setup({})
-      require("claude_context.typing").last = 0
+      require("claude_context.util.typing").last = 0
       vim.cmd("enew")
       local box = request_diff("normal-case", "one\nFOUR\n")
       eq(box.view.prop_win, vim.api.nvim_get_current_win())
@@ -168,7 +168,7 @@ return {
       cleanup()
 
       cc().setup({ diff = { focus = "never" } })
-      require("claude_context.typing").last = 0
+      require("claude_context.util.typing").last = 0
       win = vim.api.nvim_get_current_win()
       box = request_diff("never", "one\nSIX\n")
       eq(win, vim.api.nvim_get_current_win(), "focus = never keeps the cursor where it is")
@@ -201,7 +201,7 @@ return {
     ":[range]ClaudeContext accept takes only the changes the range touches (proposal or file side)",
     function()
       cc().setup({})
-      require("claude_context.typing").last = 0
+      require("claude_context.util.typing").last = 0
       local base = "1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n"
       h.write(target, base)
       -- Three changes: line 2 changed, a line inserted after 5, line 9 deleted.
@@ -241,7 +241,7 @@ return {
     "diff.layout = horizontal: one above the other, in diff mode",
     function()
       cc().setup({ diff = { layout = "horizontal" } })
-      require("claude_context.typing").last = 0
+      require("claude_context.util.typing").last = 0
       h.write(target, "one\ntwo\n")
       local box = request_diff("horiz", "one\nTWO\n")
       local v = box.view
@@ -259,7 +259,7 @@ return {
     "diff.layout = inline: one buffer, removed lines as virtual lines, added ones highlighted; :w accepts",
     function()
       cc().setup({ diff = { layout = "inline" } })
-      require("claude_context.typing").last = 0
+      require("claude_context.util.typing").last = 0
       h.write(target, "one\ntwo\nthree\n")
       local box = request_diff("inl", "one\nTWO\nthree\nfour\n")
       local v = box.view
@@ -307,7 +307,7 @@ return {
     "diff.tab = current: splits of the file window in this tab page; closing returns there",
     function()
       cc().setup({ diff = { tab = "current" } })
-      require("claude_context.typing").last = 0
+      require("claude_context.util.typing").last = 0
       h.write(target, "one\ntwo\n")
       vim.cmd("silent! only")
       vim.cmd.edit(vim.fn.fnameescape(dir .. "/other.txt"))

@@ -190,11 +190,11 @@ function M.mode(path)
 end
 
 ---Runs an Ex command and returns what it showed: the text of the output window it opened
----(claude_context.output; closed afterwards) followed by any messages it echoed.
+---(claude_context.util.output; closed afterwards) followed by any messages it echoed.
 ---@param cmd string
 ---@return string
 function M.shown(cmd)
-  local out = require("claude_context.output")
+  local out = require("claude_context.util.output")
   out.close()
   local echoed = vim.api.nvim_exec2(cmd, { output = true }).output
   local text = ""

@@ -53,7 +53,7 @@ return {
       is_the_missing_message(last_note(), "info")
       eq(expected, last_note())
 
-      -- Never a hit-enter prompt (claude_context.output): one line through vim.notify, or a
+      -- Never a hit-enter prompt (claude_context.util.output): one line through vim.notify, or a
       -- floating window when it does not fit the command line.
       h.clear(notes)
       local shown = vim.trim(h.shown("ClaudeContext status"))

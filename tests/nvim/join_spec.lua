@@ -1,8 +1,8 @@
--- claude_context.join: the countdown the asynchronous file work shares.
+-- claude_context.util.join: the countdown the asynchronous file work shares.
 local h = require("helpers")
 local eq = h.eq
 
-local join = require("claude_context.join")
+local join = require("claude_context.util.join")
 
 return {
   {

@@ -13,23 +13,14 @@ local eq, ok, contains = h.eq, h.ok, h.contains
 local LAYERS = {
   {
     "base",
+    -- The helpers' room: no plugin state.
+    "claude_context.util",
     "claude_context.version",
-    "claude_context.notify",
-    "claude_context.output",
-    "claude_context.windows",
-    "claude_context.typing",
-    "claude_context.reload",
     "claude_context.rpc",
     "claude_context.explorers",
     "claude_context.check_native",
     "claude_context.complete",
-    "claude_context.autocmds",
     "claude_context._native",
-    "claude_context.join",
-    "claude_context.small_file",
-    "claude_context.paths",
-    -- Helpers: the one process runner (claude_context.util.proc).
-    "claude_context.util",
     -- Worktree names, and the project a worktree belongs to (no requires).
     "claude_context.agents.names",
     -- Other bridges serving the project (claudecode.nvim, other editors' lock files).
@@ -43,10 +34,10 @@ local LAYERS = {
     "ide",
     "claude_context.ide",
     "claude_context.code",
-    "claude_context.sessions_state",
-    "claude_context.plans",
-    "claude_context.route",
-    "claude_context.session_mark",
+    "claude_context.sessions.state",
+    "claude_context.sessions.plans",
+    "claude_context.sessions.route",
+    "claude_context.sessions.mark",
     "claude_context.follow.trail",
   },
   -- Checkpoints of Claude's turns (the bridge's messages, the review's source, rewind).
@@ -56,8 +47,10 @@ local LAYERS = {
   {
     "features",
     "claude_context.terminal",
-    "claude_context.hooks",
-    "claude_context.session",
+    "claude_context.sessions.hooks",
+    -- Permission asks of every session without a terminal (background ones among them).
+    "claude_context.sessions.permissions",
+    "claude_context.ask",
     "claude_context.context",
     "claude_context.context_files",
     "claude_context.health",
@@ -82,7 +75,7 @@ local FORWARDS = {
     ["claude_context.agents.list"] = true,
     ["claude_context.agents.land"] = true,
     ["claude_context.agents.discard"] = true,
-    ["claude_context.agents.permissions"] = true,
+    ["claude_context.sessions.permissions"] = true,
     ["claude_context.edit"] = true,
     ["claude_context.transcript"] = true,
     ["claude_context.follow"] = true,

@@ -1,8 +1,8 @@
--- claude_context.paths: a path shortened by its root, its bytes untouched.
+-- claude_context.util.paths: a path shortened by its root, its bytes untouched.
 local h = require("helpers")
 local eq = h.eq
 
-local paths = require("claude_context.paths")
+local paths = require("claude_context.util.paths")
 
 return {
   {

@@ -32,7 +32,7 @@ local function wait_state(id, state)
 end
 
 local function run_hook(tool, input, session)
-  local bin = assert(require("claude_context.hooks").binary(), "claude-context-mcp is built")
+  local bin = assert(require("claude_context.sessions.hooks").binary(), "claude-context-mcp is built")
   local box = {}
   local proc = vim.system({ bin, "hook", "PreToolUse" }, {
     stdin = vim.json.encode({
@@ -100,7 +100,7 @@ return {
       end
       cc().setup({ sessions = { plan_timeout = 7200 } })
       bridge_port()
-      local arg = assert(require("claude_context.hooks").settings_arg({ "claude" }))
+      local arg = assert(require("claude_context.sessions.hooks").settings_arg({ "claude" }))
       local pre = vim.json.decode(arg:match("^%-%-settings=(.+)$")).hooks.PreToolUse
       eq(2, #pre)
       eq("ExitPlanMode|AskUserQuestion", pre[2].matcher)
@@ -109,12 +109,14 @@ return {
       eq({ "hook", "PreToolUse" }, pre[2].hooks[1].args)
       eq(nil, pre[2].hooks[1].async, "Claude waits for the decision")
       cc().setup({ sessions = { plan_review = false } })
-      pre =
-        vim.json.decode(require("claude_context.hooks").settings_arg({ "claude" }):match("^%-%-settings=(.+)$")).hooks.PreToolUse
+      pre = vim.json.decode(
+        require("claude_context.sessions.hooks").settings_arg({ "claude" }):match("^%-%-settings=(.+)$")
+      ).hooks.PreToolUse
       eq("AskUserQuestion", pre[2].matcher)
       cc().setup({ sessions = { plan_review = false, questions = false } })
-      pre =
-        vim.json.decode(require("claude_context.hooks").settings_arg({ "claude" }):match("^%-%-settings=(.+)$")).hooks.PreToolUse
+      pre = vim.json.decode(
+        require("claude_context.sessions.hooks").settings_arg({ "claude" }):match("^%-%-settings=(.+)$")
+      ).hooks.PreToolUse
       eq(1, #pre)
       cc().setup({})
       eq(3600, require("claude_context.config.sessions").options().plan_timeout)
@@ -164,7 +166,10 @@ return {
       contains(out.permissionDecisionReason, " 1. read the parser\n")
       contains(out.permissionDecisionReason, "ExitPlanMode")
       no_plan_buffer()
-      eq("revise", require("claude_context.plans").decided[#require("claude_context.plans").decided].decision)
+      eq(
+        "revise",
+        require("claude_context.sessions.plans").decided[#require("claude_context.sessions.plans").decided].decision
+      )
     end,
   },
   {

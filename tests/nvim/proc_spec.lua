@@ -23,7 +23,10 @@ return {
     "the callback runs on the main thread with code, stdout and stderr; cwd and env are the given ones",
     function()
       local dir = vim.uv.fs_realpath(h.tmpdir())
-      local r, fast = run({ "sh", "-c", 'pwd; printf "%s" "$ONLY"; echo err >&2; exit 3' }, { cwd = dir, env = { ONLY = "x y" } })
+      local r, fast = run(
+        { "sh", "-c", 'pwd; printf "%s" "$ONLY"; echo err >&2; exit 3' },
+        { cwd = dir, env = { ONLY = "x y" } }
+      )
       eq(false, fast)
       eq(3, r.code)
       eq(dir .. "\nx y", r.stdout)

@@ -122,7 +122,7 @@ return {
   {
     "the sessions the plugin starts: the report turned on in their --settings, a hook after Bash Claude waits for",
     function()
-      local hk = require("claude_context.hooks")
+      local hk = require("claude_context.sessions.hooks")
       local function settings(argv)
         local arg = hk.settings_arg(argv)
         return arg and vim.json.decode(arg:match("^%-%-settings=(.+)$"))

@@ -12,7 +12,7 @@ local cc = h.cc
 h.record_notify()
 
 local sessions = require("claude_context.terminal.sessions")
-local route = require("claude_context.route")
+local route = require("claude_context.sessions.route")
 
 local file
 local A, B, C

@@ -7,10 +7,10 @@ local cc = h.cc
 
 h.record_notify()
 
-local mark = require("claude_context.session_mark")
+local mark = require("claude_context.sessions.mark")
 
 local function hook(event, input)
-  local bin = assert(require("claude_context.hooks").binary(), "claude-context-mcp is built")
+  local bin = assert(require("claude_context.sessions.hooks").binary(), "claude-context-mcp is built")
   input.hook_event_name = event
   input.cwd = vim.fn.getcwd()
   local r = vim

@@ -6,7 +6,7 @@ local h = require("helpers")
 local eq, ok, contains, wait_for = h.eq, h.ok, h.contains, h.wait_for
 local cc = h.cc
 local S = function()
-  return require("claude_context.sessions_state")
+  return require("claude_context.sessions.state")
 end
 
 h.record_notify()
@@ -35,7 +35,7 @@ end
 
 ---Runs the hook binary as Claude Code would, for `terminal` ("" for none).
 local function hook(event, input, terminal)
-  local bin = assert(require("claude_context.hooks").binary(), "claude-context-mcp is built")
+  local bin = assert(require("claude_context.sessions.hooks").binary(), "claude-context-mcp is built")
   input.hook_event_name = event
   input.transcript_path = "/tmp/t.jsonl"
   input.cwd = vim.fn.getcwd()
@@ -135,7 +135,7 @@ return {
   {
     "the terminal's --settings: hooks for every event, the binary's path, no token",
     function()
-      local arg = assert(require("claude_context.hooks").settings_arg({ "claude" }))
+      local arg = assert(require("claude_context.sessions.hooks").settings_arg({ "claude" }))
       local token = require("claude_context.native").load().token()
       ok(not arg:find(token, 1, true), "no token on the command line")
       local hooks = vim.json.decode(arg:match("^%-%-settings=(.+)$")).hooks
@@ -161,7 +161,7 @@ return {
       -- With the bridge's MCP server (:ClaudeContext open's --mcp-config), a tool call has one
       -- hook, before every tool: a call of its hook tool (no process; only the tool input's path
       -- is sent). None after the tool: each hook costs Claude Code time on every tool call.
-      local hk_mod = require("claude_context.hooks")
+      local hk_mod = require("claude_context.sessions.hooks")
       local mcp_arg = "--mcp-config=" .. require("claude_context.terminal.launch").mcp_config_dir() .. "/x.json"
       local over_mcp =
         vim.json.decode(assert(hk_mod.settings_arg({ "claude", mcp_arg })):match("^%-%-settings=(.+)$")).hooks
@@ -171,7 +171,7 @@ return {
       eq("${tool_input.file_path}", c.input.file_path)
       ok(not vim.json.encode(c.input):find("${tool_input}", 1, true), "never the whole tool input")
       eq(nil, over_mcp.PreToolUse[1].matcher, "before every tool")
-      eq(1, #over_mcp.PostToolUse, "no hook after the tool but Bash's (claude_context.hooks: Bash edits)")
+      eq(1, #over_mcp.PostToolUse, "no hook after the tool but Bash's (claude_context.sessions.hooks: Bash edits)")
       eq("Bash", over_mcp.PostToolUse[1].matcher)
       -- Beside it, the plan and question reviews' own hook (the binary, its long timeout).
       local review = over_mcp.PreToolUse[2]
@@ -181,7 +181,7 @@ return {
       -- Another --mcp-config (the person's own) is not the bridge's server.
       eq(false, hk_mod.has_bridge_server({ "claude", "--mcp-config=/tmp/mine.json" }))
       -- The exec form needs a CLI from MIN_CLI on (:checkhealth warns before).
-      local hk = require("claude_context.hooks")
+      local hk = require("claude_context.sessions.hooks")
       eq({ false, true, true, true }, {
         hk.cli_supported("2.1.138 (Claude Code)"),
         hk.cli_supported("2.1.139 (Claude Code)"),
@@ -190,17 +190,17 @@ return {
       })
       eq(nil, hk.cli_supported("claude: not found"))
       eq(
-        require("claude_context.hooks").NOT_BASH,
+        require("claude_context.sessions.hooks").NOT_BASH,
         hooks.PostToolUse[1].matcher,
         "after every tool but Bash (its own hook follows)"
       )
       eq(
         nil,
-        (require("claude_context.hooks").settings_arg({ "claude", "--settings", "x.json" })),
+        (require("claude_context.sessions.hooks").settings_arg({ "claude", "--settings", "x.json" })),
         "the person's --settings wins"
       )
       cc().setup({ sessions = { hooks = false } })
-      eq(nil, (require("claude_context.hooks").settings_arg({ "claude" })))
+      eq(nil, (require("claude_context.sessions.hooks").settings_arg({ "claude" })))
       cc().setup({})
     end,
   },
@@ -354,7 +354,7 @@ return {
       local wt = dir .. "/.claude/worktrees/bg1"
       cc().setup({ claude = { cmd = fake } })
       vim.cmd.cd(dir)
-      local bin = assert(require("claude_context.hooks").binary())
+      local bin = assert(require("claude_context.sessions.hooks").binary())
       local r
       vim.system({ bin, "hook", "UserPromptSubmit" }, {
         stdin = vim.json.encode({

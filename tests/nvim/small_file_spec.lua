@@ -1,8 +1,8 @@
--- claude_context.small_file: a file read without waiting on what is not a regular file, capped.
+-- claude_context.util.small_file: a file read without waiting on what is not a regular file, capped.
 local h = require("helpers")
 local eq, ok, contains = h.eq, h.ok, h.contains
 
-local small = require("claude_context.small_file")
+local small = require("claude_context.util.small_file")
 
 return {
   {

@@ -135,7 +135,7 @@ return {
         true,
         lua(
           ch,
-          "return package.loaded['claude_context.typing'] ~= nil and package.loaded['claude_context.status'] ~= nil"
+          "return package.loaded['claude_context.util.typing'] ~= nil and package.loaded['claude_context.status'] ~= nil"
         )
       )
       stop_all()

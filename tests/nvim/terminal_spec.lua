@@ -221,8 +221,8 @@ return {
       eq({ "original" }, vim.api.nvim_buf_get_lines(fbuf, 0, -1, false))
       -- Make sure the new mtime differs even on coarse file systems.
       vim.uv.fs_utime(target, os.time() - 10, os.time() - 10)
-      -- The terminal's checks go through claude_context.reload, as the autocommands' do.
-      local t = require("claude_context.reload")
+      -- The terminal's checks go through claude_context.util.reload, as the autocommands' do.
+      local t = require("claude_context.util.reload")
       local orig, calls = t.checktime, 0
       t.checktime = function()
         calls = calls + 1
@@ -245,9 +245,9 @@ return {
       local function first_line()
         return vim.api.nvim_buf_get_lines(fbuf, 0, -1, false)[1]
       end
-      -- The reload autocommands live in claude_context.reload (setup() installs them without
+      -- The reload autocommands live in claude_context.util.reload (setup() installs them without
       -- loading the terminal module).
-      local t = require("claude_context.reload")
+      local t = require("claude_context.util.reload")
       local orig, calls = t.checktime, 0
       t.checktime = function()
         calls = calls + 1

@@ -231,7 +231,7 @@ return {
         eq(true, child:lua("return require('claude_context').follow(true)"))
         child:input("ihel")
         child:wait("return vim.api.nvim_get_mode().mode == 'i' and vim.api.nvim_get_current_line() == 'hel'", "typing")
-        local bin = assert(require("claude_context.hooks").binary(), "claude-context-mcp is built")
+        local bin = assert(require("claude_context.sessions.hooks").binary(), "claude-context-mcp is built")
         local input = {
           hook_event_name = "PostToolUse",
           session_id = "s-follow",
@@ -321,7 +321,7 @@ return {
       wait_for(function()
         return cc().status()
       end, 10000, "the bridge")
-      local bin = assert(require("claude_context.hooks").binary(), "claude-context-mcp is built")
+      local bin = assert(require("claude_context.sessions.hooks").binary(), "claude-context-mcp is built")
       local done
       vim.system({ bin, "hook", "UserPromptSubmit" }, {
         stdin = vim.json.encode({

@@ -6,7 +6,7 @@
 
 local M = {}
 
-local notify = require("claude_context.notify")
+local notify = require("claude_context.util.notify")
 
 local function agents()
   return require("claude_context.agents")
@@ -235,7 +235,7 @@ function M.register(commands)
   commands.register("permissions", {
     desc = "the permission requests background sessions wait for: allow or deny each",
     run = function()
-      require("claude_context.agents.permissions").pick()
+      require("claude_context.sessions.permissions").pick()
     end,
   })
   commands.register("attach", {

@@ -8,7 +8,7 @@ local M = {}
 
 local names = require("claude_context.agents.names")
 local cli = require("claude_context.agents.cli")
-local notify = require("claude_context.notify")
+local notify = require("claude_context.util.notify")
 
 local fail = notify.fail
 
@@ -113,7 +113,7 @@ function M.is_session_process(pid, path)
   if cwd ~= path and cwd:sub(1, #path + 1) ~= path .. "/" then
     return false, "it does not work in the session's worktree"
   end
-  local cmdline = require("claude_context.small_file").read(proc .. "/cmdline", 64 * 1024, true)
+  local cmdline = require("claude_context.util.small_file").read(proc .. "/cmdline", 64 * 1024, true)
   if not cmdline or not cmdline:find("claude", 1, true) then
     return false, "it is not a claude process"
   end

@@ -12,13 +12,13 @@
 ---   `claude agents --json` read off the main thread, refreshed on hook events and while the
 ---   picker is open, joined with the sessions the hooks report), the command line
 ---   (claude_context.agents.launch), land (claude_context.agents.land), discard
----   (claude_context.agents.discard), permission asks (claude_context.agents.permissions).
+---   (claude_context.agents.discard), permission asks (claude_context.sessions.permissions).
 
 local M = {}
 
 local names = require("claude_context.agents.names")
 local cli = require("claude_context.agents.cli")
-local notify = require("claude_context.notify")
+local notify = require("claude_context.util.notify")
 
 ---Sessions this editor started: `{ [name] = { id, name, prompt, started_ms, root } }`.
 ---@type table<string, table>

@@ -25,9 +25,9 @@
 local M = {}
 
 local names = require("claude_context.agents.names")
-local notify = require("claude_context.notify")
+local notify = require("claude_context.util.notify")
 -- (Loaded here: the stale files' listing counts down inside libuv's callbacks.)
-local countdown = require("claude_context.join").countdown
+local countdown = require("claude_context.util.join").countdown
 
 local plan_mod = require("claude_context.agents.plan")
 
@@ -383,7 +383,9 @@ function M.land(name, opts)
     M.clean_stale_temps(plan, since, function(removed)
       if #removed > 0 then
         local shown = vim.tbl_map(function(p)
-          return require("claude_context.review.model").shown(require("claude_context.paths").relative(p, plan.root))
+          return require("claude_context.review.model").shown(
+            require("claude_context.util.paths").relative(p, plan.root)
+          )
         end, removed)
         notify(
           ("claude-context: removed %d temporary file(s) an interrupted write had left: %s"):format(

@@ -26,7 +26,7 @@ end
 ---@param env table<string,string>?
 ---@return string? json
 function M.settings(relay, env)
-  local hooks = require("claude_context.hooks")
+  local hooks = require("claude_context.sessions.hooks")
   local s = {}
   if hooks.enabled() then
     s = hooks.settings_table(relay, false)
@@ -62,7 +62,7 @@ function M.argv(exe, name, prompt, opts)
   if not ok then
     return nil, tostring(topts)
   end
-  local relay = require("claude_context.hooks").binary()
+  local relay = require("claude_context.sessions.hooks").binary()
   if not relay then
     return nil, "claude-context-mcp is not built (run `make` in the plugin's directory)"
   end

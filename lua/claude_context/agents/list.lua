@@ -15,7 +15,7 @@ local function agents()
 end
 
 local function hook_sessions()
-  local ok, list = pcall(require("claude_context.sessions_state").list)
+  local ok, list = pcall(require("claude_context.sessions.state").list)
   return ok and list or {}
 end
 
@@ -58,7 +58,7 @@ function M.memoized()
   return out
 end
 
----What the statusline counts of the background sessions (claude_context.sessions_state's
+---What the statusline counts of the background sessions (claude_context.sessions.state's
 ---`sources`), from what is cached (it never runs the CLI): `{ { session_id?, state } }`, the
 ---background sessions (one started here and not listed yet counts as working when it was given
 ---a prompt) and the sessions the hooks reported that have gone from the service (`ended`).
@@ -83,7 +83,7 @@ function M.counted()
   return out
 end
 
-require("claude_context.sessions_state").sources.agents = M.counted
+require("claude_context.sessions.state").sources.agents = M.counted
 
 ---The |list| entry of the service's background session `e` whose directory `cwd` is inside
 ---the project `root`.

@@ -125,7 +125,7 @@ local function small(path)
   if not st or st.type ~= "file" then
     return nil
   end
-  return (require("claude_context.small_file").read(path, 64 * 1024))
+  return (require("claude_context.util.small_file").read(path, 64 * 1024))
 end
 
 ---The registrations of the project's git `common` dir: `{ [admin dir] = gitdir's text }`.

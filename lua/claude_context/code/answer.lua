@@ -17,7 +17,7 @@ end
 ---`path` relative to the first root it lies under, for messages.
 local function rel(path, roots)
   for _, r in ipairs(roots or {}) do
-    local shown = require("claude_context.paths").relative(path, r)
+    local shown = require("claude_context.util.paths").relative(path, r)
     if shown ~= path then
       return shown
     end

@@ -1,7 +1,7 @@
 ---@mod claude_context.config.sessions Options of the session states (`setup{sessions = …}`)
 ---
---- The hooks `:ClaudeContext open` adds (claude_context.hooks) and how a session that waits or
---- finishes is told (claude_context.sessions_state). Defaults, checks and the LuaCATS class side
+--- The hooks `:ClaudeContext open` adds (claude_context.sessions.hooks) and how a session that waits or
+--- finishes is told (claude_context.sessions.state). Defaults, checks and the LuaCATS class side
 --- by side; nothing goes to the native side.
 
 local M = {}

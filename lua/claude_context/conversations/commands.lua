@@ -7,7 +7,7 @@
 
 local M = {}
 
-local notify = require("claude_context.notify")
+local notify = require("claude_context.util.notify")
 
 local function conversations()
   return require("claude_context.conversations")

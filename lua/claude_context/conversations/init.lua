@@ -13,7 +13,7 @@
 
 local M = {}
 
-local notify = require("claude_context.notify")
+local notify = require("claude_context.util.notify")
 
 ---The project whose conversations are listed: the worktree's project when Neovim runs in one of
 ---its background-session worktrees, else the git work tree, else the current directory.
@@ -28,7 +28,7 @@ end
 ---@return table<string, boolean>
 function M.known_running()
   local out = {}
-  local ok, list = pcall(require("claude_context.sessions_state").list)
+  local ok, list = pcall(require("claude_context.sessions.state").list)
   for _, s in ipairs(ok and list or {}) do
     if s.id and s.state ~= "ended" then
       out[s.id] = true
@@ -163,7 +163,7 @@ function M.resume_background(c, cb)
   if not exe then
     return done(why)
   end
-  local relay = require("claude_context.hooks").binary()
+  local relay = require("claude_context.sessions.hooks").binary()
   if not relay then
     return done("claude-context-mcp is not built (run `make` in the plugin's directory)")
   end

@@ -8,7 +8,7 @@
 local M = {}
 
 local conversations = require("claude_context.conversations")
-local notify = require("claude_context.notify")
+local notify = require("claude_context.util.notify")
 
 ---Each action's key, in the order the title shows them.
 M.KEYS = {

@@ -143,7 +143,7 @@ function M.stop(buf, msg)
     end
   end
   if msg then
-    require("claude_context.notify").prefixed(msg)
+    require("claude_context.util.notify").prefixed(msg)
   end
 end
 

@@ -15,7 +15,7 @@ local process = require("claude_context.edit.process")
 local live = require("claude_context.edit.live")
 local hunks = require("claude_context.edit.hunks")
 local prompt = require("claude_context.edit.prompt")
-local notify = require("claude_context.notify")
+local notify = require("claude_context.util.notify")
 
 local uv = vim.uv
 

@@ -290,7 +290,7 @@ function M.start()
   P = p
   M.starts = M.starts + 1
   -- Its own process group outlives Neovim unless stopped: stopped when Neovim leaves.
-  require("claude_context.autocmds").group("claude_context_edit_process", {
+  require("claude_context.util.autocmds").group("claude_context_edit_process", {
     {
       "VimLeavePre",
       function()

@@ -49,7 +49,7 @@ end
 ---@param root string
 ---@return string?
 function M.instructions(root)
-  local text = require("claude_context.small_file").read(root .. "/CLAUDE.md", M.MAX_INSTRUCTIONS, true)
+  local text = require("claude_context.util.small_file").read(root .. "/CLAUDE.md", M.MAX_INSTRUCTIONS, true)
   return text and text ~= "" and text or nil
 end
 
@@ -61,7 +61,7 @@ function M.build(e)
   local lines = vim.api.nvim_buf_get_lines(buf, e.s, e.e, false)
   local fence = M.fence(lines)
   local name = vim.api.nvim_buf_get_name(buf)
-  local path = name ~= "" and require("claude_context.paths").relative(name, e.root) or "[No Name]"
+  local path = name ~= "" and require("claude_context.util.paths").relative(name, e.root) or "[No Name]"
   local lang = vim.bo[buf].filetype ~= "" and vim.bo[buf].filetype or "text"
   local before_s = math.max(0, e.s - e.context)
   local before = vim.api.nvim_buf_get_lines(buf, before_s, e.s, false)

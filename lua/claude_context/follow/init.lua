@@ -13,7 +13,7 @@
 local M = {}
 
 local trail = require("claude_context.follow.trail")
-local notify = require("claude_context.notify")
+local notify = require("claude_context.util.notify")
 
 ---Files larger than this are not loaded into the follow window (bytes).
 M.MAX_BYTES = 8 * 1024 * 1024

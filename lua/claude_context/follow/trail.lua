@@ -61,7 +61,7 @@ end
 ---the newest session that has not ended; nil when no hook reported one.
 ---@return table?
 function M.current()
-  local list = require("claude_context.sessions_state").list()
+  local list = require("claude_context.sessions.state").list()
   local term = package.loaded["claude_context.terminal.sessions"]
   local name = term and term.name
   for _, s in ipairs(list) do

@@ -63,14 +63,14 @@ end
 
 ---Lines of a file on disk, with how it ended: `lines, eol, crlf` (nil, err when unreadable, not a
 ---regular file, or larger than `max` bytes, default `MAX_FILE_BYTES`), read by
----claude_context.small_file: opened non-blocking and checked on the open descriptor, so a file
+---claude_context.util.small_file: opened non-blocking and checked on the open descriptor, so a file
 ---swapped for a FIFO after a check cannot block.
 ---@param path string
 ---@param max integer?
 ---@return string[]? lines, boolean|string eol_or_err, boolean? crlf
 function M.read_lines(path, max)
   max = max or M.MAX_FILE_BYTES
-  local data, err, judged = require("claude_context.small_file").read(path, max)
+  local data, err, judged = require("claude_context.util.small_file").read(path, max)
   if not data then
     -- (Refused by what it is or its size: said as the IDE handlers say it.)
     return nil, judged and refusal(path, judged, max) or err

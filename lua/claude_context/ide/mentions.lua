@@ -79,7 +79,7 @@ function M.mention(path, line_start, line_end)
     return false, missing or "the bridge is not running (:ClaudeContext start)"
   end
   if n > 0 then
-    return true, ("sent %s to %s"):format(label(params), require("claude_context.route").describe())
+    return true, ("sent %s to %s"):format(label(params), require("claude_context.sessions.route").describe())
   end
   table.insert(M.queue, { params = params, expires = uv.now() + ttl(), label = label(params) })
   arm()
@@ -97,7 +97,7 @@ function M.flush()
   for _, m in ipairs(M.queue) do
     local n = deliver(m.params)
     if n and n > 0 then
-      notify(("sent %s to %s"):format(m.label, require("claude_context.route").describe()))
+      notify(("sent %s to %s"):format(m.label, require("claude_context.sessions.route").describe()))
     else
       table.insert(kept, m)
     end

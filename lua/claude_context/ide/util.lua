@@ -290,7 +290,7 @@ end
 
 ---A one-line message, prefixed "claude-context: " once (messages from the loader already
 ---carry the prefix).
-M.notify = require("claude_context.notify").prefixed
+M.notify = require("claude_context.util.notify").prefixed
 
 ---A size for people: "512 B", "4.0 KiB", "5.2 MiB".
 ---@param n integer

@@ -22,7 +22,7 @@ local M = {}
 local H = require("claude_context.review.hunks")
 local model = require("claude_context.review.model")
 local fs = require("claude_context.review.fs")
-local notify = require("claude_context.notify")
+local notify = require("claude_context.util.notify")
 local own_writes = require("claude_context.review.written")
 
 ---What a reject or undo refused: "conflict" or another message.

@@ -11,7 +11,7 @@ local function review()
 end
 
 local function err(msg)
-  require("claude_context.notify").error(msg)
+  require("claude_context.util.notify").error(msg)
 end
 
 ---The lines a command acts on: its range, else the cursor line.

@@ -42,7 +42,7 @@ end
 ---@return claude_context.ReviewComment
 function M.add(o)
   local c = {
-    path = require("claude_context.paths").relative(o.absolute, o.root),
+    path = require("claude_context.util.paths").relative(o.absolute, o.root),
     line1 = o.line1,
     line2 = o.line2,
     text = o.text,

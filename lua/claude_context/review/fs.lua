@@ -85,7 +85,7 @@ end
 function M.load(root, paths, cb)
   install()
   local fs, err = native()
-  local one_done = require("claude_context.join").countdown(#paths, cb or function() end)
+  local one_done = require("claude_context.util.join").countdown(#paths, cb or function() end)
   for _, path in ipairs(paths) do
     if not fs then
       known[path] = { root = root, err = err }

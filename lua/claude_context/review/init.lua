@@ -12,7 +12,7 @@ local actions = require("claude_context.review.actions")
 local view = require("claude_context.review.view")
 local signs = require("claude_context.review.signs")
 local comments = require("claude_context.review.comments")
-local notify = require("claude_context.notify")
+local notify = require("claude_context.util.notify")
 local slices = require("claude_context.ide.slices")
 
 ---The active review (nil: none).

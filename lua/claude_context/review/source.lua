@@ -95,7 +95,7 @@ end
 ---@return string?
 function M.session_dir(id)
   local ok, list = pcall(function()
-    return require("claude_context.sessions_state").list()
+    return require("claude_context.sessions.state").list()
   end)
   for _, s in ipairs(ok and list or {}) do
     if s.id == id and type(s.cwd) == "string" and vim.uv.fs_stat(s.cwd) then

@@ -4,7 +4,7 @@
 
 local M = {}
 
-local notify = require("claude_context.notify")
+local notify = require("claude_context.util.notify")
 
 local function terminal()
   return require("claude_context.terminal")
@@ -94,10 +94,10 @@ local function sessions_command(_, args)
   end
   vim.ui.select(sessions.list(), {
     prompt = "Claude session",
-    kind = "claude_context.session",
+    kind = "claude_context.ask",
     format_item = function(it)
       -- What its Claude does (state, project, elapsed, prompt), from the hooks.
-      local doing = require("claude_context.sessions_state").describe(it.name)
+      local doing = require("claude_context.sessions.state").describe(it.name)
       return ("%s%s (%s)%s"):format(
         it.current and "* " or "  ",
         it.name,
@@ -121,7 +121,7 @@ local function mcp_command_command()
     copied = pcall(vim.fn.setreg, "+", line)
   end
   -- A window (the line is long, and meant to be copied): no hit-enter prompt.
-  require("claude_context.output").show(
+  require("claude_context.util.output").show(
     { line, copied and "(copied to the + register)" or nil },
     { title = "claude mcp add", float = true }
   )

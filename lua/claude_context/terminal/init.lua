@@ -15,8 +15,8 @@ local M = {}
 
 local sessions = require("claude_context.terminal.sessions")
 local launch = require("claude_context.terminal.launch")
-local reload = require("claude_context.reload")
-local notify = require("claude_context.notify")
+local reload = require("claude_context.util.reload")
+local notify = require("claude_context.util.notify")
 
 local function options()
   return require("claude_context.config.terminal").options()

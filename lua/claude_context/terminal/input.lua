@@ -6,7 +6,7 @@
 local M = {}
 
 local sessions = require("claude_context.terminal.sessions")
-local notify = require("claude_context.notify")
+local notify = require("claude_context.util.notify")
 
 ---Bytes per chansend of a paste: big pastes go in slices (one write of megabytes is what
 ---truncated streamed pastes before Neovim 0.12.2).
@@ -236,7 +236,7 @@ function M.compose()
   if #wins > 0 then
     vim.api.nvim_set_current_win(wins[1])
   else
-    local target = require("claude_context.windows").edit_target()
+    local target = require("claude_context.util.windows").edit_target()
     vim.api.nvim_set_current_win(target)
     vim.cmd("belowright 10split")
     vim.api.nvim_win_set_buf(0, buf)

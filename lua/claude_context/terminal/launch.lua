@@ -4,14 +4,14 @@
 --- file written (by the native side: mode 0600 in a 0700 directory, removed when the bridge
 --- stops; the token is never on a command line), the argv and the environment built
 --- (`CLAUDE_CODE_SSE_PORT`, `ENABLE_IDE_INTEGRATION=true`, loopback added to `no_proxy`; the
---- session-state hooks' `--settings` and `CLAUDE_CONTEXT_SESSION`, see claude_context.hooks), then
+--- session-state hooks' `--settings` and `CLAUDE_CONTEXT_SESSION`, see claude_context.sessions.hooks), then
 --- the provider's `open`. A terminal in this Neovim gets its identity (name, filetype, keys),
 --- paste handling and lifetime here, whichever provider made it.
 
 local M = {}
 
 local sessions = require("claude_context.terminal.sessions")
-local reload = require("claude_context.reload")
+local reload = require("claude_context.util.reload")
 
 ---`value` (a comma-separated host list) with 127.0.0.1, localhost and ::1 added when missing.
 ---@param value string?
@@ -43,8 +43,8 @@ local function job_env(port, opts)
   for k, v in pairs(opts.env or {}) do
     env[k] = tostring(v)
   end
-  -- Hooks: the terminal's name for the session-state events (claude_context.hooks).
-  require("claude_context.hooks").add_env(env, sessions.name)
+  -- Hooks: the terminal's name for the session-state events (claude_context.sessions.hooks).
+  require("claude_context.sessions.hooks").add_env(env, sessions.name)
   env.CLAUDE_CODE_SSE_PORT = tostring(port)
   env.ENABLE_IDE_INTEGRATION = "true"
   env.no_proxy = extend_no_proxy(vim.env.no_proxy)
@@ -79,7 +79,7 @@ function M.argv(opts, mcp_file, prog, extra)
     mcp_config = mcp_file,
     permission_mode = opts.permission_mode or nil,
     args = opts.args,
-    settings = require("claude_context.hooks").settings_json(vim.list_extend(so_far, extra or {})),
+    settings = require("claude_context.sessions.hooks").settings_json(vim.list_extend(so_far, extra or {})),
     tail = extra,
   })
 end

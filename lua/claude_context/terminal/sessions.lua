@@ -112,7 +112,7 @@ function M.buffer_name()
   if M.name ~= "main" then
     base = ("%s [%s]"):format(base, M.name)
   end
-  return require("claude_context.windows").unused_buffer_name(base, "%s (%d)")
+  return require("claude_context.util.windows").unused_buffer_name(base, "%s (%d)")
 end
 
 return M

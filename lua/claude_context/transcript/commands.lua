@@ -22,7 +22,7 @@ function M.register(commands)
     run = function(_, args)
       local want = ({ on = true, off = false })[args[2] or ""]
       local on = require("claude_context.follow").follow(want)
-      require("claude_context.notify").prefixed(on and "following the agent" or "not following")
+      require("claude_context.util.notify").prefixed(on and "following the agent" or "not following")
     end,
   })
   commands.register("trail", {
@@ -50,7 +50,10 @@ function M.register(commands)
             e.api_ms or "?"
           )
         end
-        require("claude_context.output").show(#lines > 0 and lines or { "no sessions" }, { title = "Claude usage" })
+        require("claude_context.util.output").show(
+          #lines > 0 and lines or { "no sessions" },
+          { title = "Claude usage" }
+        )
       end)
     end,
   })

@@ -11,7 +11,7 @@
 local M = {}
 
 local uv = vim.uv or vim.loop
-local notify = require("claude_context.notify")
+local notify = require("claude_context.util.notify")
 
 ---Lines put in the buffer per slice of the main thread, at most.
 M.SLICE_LINES = 2000

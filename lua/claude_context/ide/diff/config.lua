@@ -23,7 +23,7 @@ function M.options()
 end
 
 -- "Typing" is more than a mode: a key pressed a moment ago in Normal mode counts too.
-local typing = require("claude_context.typing")
+local typing = require("claude_context.util.typing")
 typing.install()
 
 ---Why the diff must not take the cursor now, or nil when it may: the person is in a mode other

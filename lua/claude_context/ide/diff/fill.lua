@@ -12,7 +12,7 @@ local cfg = require("claude_context.ide.diff.config")
 ---An empty scratch buffer of ours (filled a slice at a time by `build`).
 local function scratch(name)
   local b = vim.api.nvim_create_buf(false, true)
-  vim.api.nvim_buf_set_name(b, require("claude_context.windows").unused_buffer_name(name, "%s [%d]"))
+  vim.api.nvim_buf_set_name(b, require("claude_context.util.windows").unused_buffer_name(name, "%s [%d]"))
   vim.bo[b].bufhidden = "wipe"
   vim.bo[b].swapfile = false
   vim.bo[b].undolevels = -1 -- filling it is not an edit to undo (set back once filled)

@@ -203,7 +203,7 @@ end
 ---@param v claude_context.DiffView
 ---@param busy string? why the cursor stays where it is
 local function open_in_place(v, busy)
-  local target = require("claude_context.windows").edit_target()
+  local target = require("claude_context.util.windows").edit_target()
   v.tab = vim.api.nvim_get_current_tabpage()
   v.in_place = true
   local vertical = v.layout ~= "horizontal"

@@ -36,7 +36,7 @@ function M.new(opts)
       if not ok or job <= 0 then
         error(("cannot run %s: %s"):format(argv[1], ok and ("jobstart returned " .. job) or tostring(job)), 0)
       end
-      require("claude_context.notify")(("started claude with %s"):format(argv[1]))
+      require("claude_context.util.notify")(("started claude with %s"):format(argv[1]))
     end,
   }
 end

@@ -10,7 +10,7 @@ function M.new()
     detached = true,
     open = function(_, env, cwd)
       local port = env.CLAUDE_CODE_SSE_PORT
-      require("claude_context.notify")(
+      require("claude_context.util.notify")(
         ("terminal.provider = none: the bridge runs on port %s; start `claude` yourself in %s and run /ide (or set CLAUDE_CODE_SSE_PORT=%s)"):format(
           port,
           cwd,

@@ -1,4 +1,4 @@
----@mod claude_context.hooks Claude Code hooks for the sessions the plugin starts
+---@mod claude_context.sessions.hooks Claude Code hooks for the sessions the plugin starts
 ---
 --- `:ClaudeContext open` starts `claude` with `--settings=<json>` holding hooks whose command
 --- is the plugin's relay binary in its hook mode (`claude-context-mcp hook <Event>`). Claude Code
@@ -142,7 +142,7 @@ function M.hooks_table(bin, mcp)
     t.PostToolUse = t.PostToolUse or {}
     table.insert(t.PostToolUse, { matcher = "Bash", hooks = { command(bin, "PostToolUse", M.TIMEOUT_S) } })
   end
-  -- Plans and questions the person answers in Neovim (claude_context.plans).
+  -- Plans and questions the person answers in Neovim (claude_context.sessions.plans).
   local review = M.review_entry(bin)
   if review then
     table.insert(t.PreToolUse, review)

@@ -1,7 +1,7 @@
----@mod claude_context.sessions_state What every Claude session is doing (from Claude Code's hooks)
+---@mod claude_context.sessions.state What every Claude session is doing (from Claude Code's hooks)
 ---
 --- The bridge keeps a registry of the Claude Code sessions whose hooks reach it (the plugin adds
---- them to the sessions `:ClaudeContext open` starts, see claude_context.hooks): states
+--- them to the sessions `:ClaudeContext open` starts, see claude_context.sessions.hooks): states
 --- `working`, `waiting`, `done` (unseen), `idle`, `ended`, with the last prompt's first line,
 --- the elapsed time, the files the turn changed and the model.
 ---
@@ -16,7 +16,7 @@
 
 local M = {}
 
-local notify = require("claude_context.notify")
+local notify = require("claude_context.util.notify")
 
 ---The effective `setup{sessions = …}` options (claude_context.config.sessions).
 ---@return claude_context.SessionsConfig
@@ -228,7 +228,7 @@ end
 ---permission queue (which tells the person, with the tool's input) before it is told here (ms).
 M.ASK_GRACE_MS = 1000
 
----When each session's permission request reached the queue (claude_context.agents.permissions
+---When each session's permission request reached the queue (claude_context.sessions.permissions
 ---notes it), while the session waits: `{ [session id] = uv.now() }`; forgotten when it moves on.
 ---@type table<string, integer>
 M.asked = {}
@@ -293,7 +293,7 @@ end
 ---Installs the autocmds (idempotent).
 function M.start()
   group = group
-    or require("claude_context.autocmds").group("ClaudeContextSessions", {
+    or require("claude_context.util.autocmds").group("ClaudeContextSessions", {
       {
         { "BufEnter", "WinEnter", "TermEnter" },
         function(ev)
@@ -376,7 +376,7 @@ function M.statusline(opts)
   return table.concat(parts, opts.separator or " · ")
 end
 
----A lualine component with the counts: `lualine_x = { require("claude_context.sessions_state").lualine() }`.
+---A lualine component with the counts: `lualine_x = { require("claude_context.sessions.state").lualine() }`.
 ---@param opts table? as for statusline()
 ---@return table
 function M.lualine(opts)
@@ -429,7 +429,7 @@ function M.pick()
   end
   vim.ui.select(
     list,
-    { prompt = "Claude sessions", kind = "claude_context.sessions_state", format_item = M.format },
+    { prompt = "Claude sessions", kind = "claude_context.sessions.state", format_item = M.format },
     function(s)
       if not s then
         return

@@ -1,4 +1,4 @@
----@mod claude_context.autocmds The plugin's autocommand groups, each made in one call
+---@mod claude_context.util.autocmds The plugin's autocommand groups, each made in one call
 ---
 --- `group(name, list)` creates (clearing) an augroup and its autocommands from a list of
 --- `{ events, callback, pattern = …, desc = … }`, so that a module's `start` says which events it

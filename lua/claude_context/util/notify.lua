@@ -1,6 +1,6 @@
----@mod claude_context.notify The plugin's one way to tell the person something
+---@mod claude_context.util.notify The plugin's one way to tell the person something
 ---
---- `require("claude_context.notify")(msg, level)` shows `msg` through |vim.notify()| with the
+--- `require("claude_context.util.notify")(msg, level)` shows `msg` through |vim.notify()| with the
 --- title "claude-context"; `.prefixed(msg, level)` starts the text with "claude-context: " (once)
 --- for messages that would otherwise not say where they come from.
 

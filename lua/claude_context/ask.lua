@@ -1,9 +1,9 @@
----@mod claude_context.session Claude sessions from the editor
+---@mod claude_context.ask The sub-agent: :ClaudeContext ask, history, session, reset, cancel
 ---
 --- `:ClaudeContext ask {prompt}` (a range or visual selection goes along as context), `history`,
 --- `session`, `reset`, `cancel`. Runs go through the bridge's `execute_claude` tool: in the
 --- background, one at a time, continuing the same Claude conversation. While a run is under way a
---- spinner shows in the command line (normal mode only) and `require("claude_context.session")
+--- spinner shows in the command line (normal mode only) and `require("claude_context.ask")
 --- .statusline()` returns it for statuslines; `User ClaudeContextRun` fires when a run starts and
 --- ends (`data = {id, status, prompt, active, elapsed, error}`).
 
@@ -18,7 +18,7 @@ local function cc()
   return require("claude_context")
 end
 
-local notify = require("claude_context.notify")
+local notify = require("claude_context.util.notify")
 
 -- Runs in progress (started from this editor): id -> {prompt, started}.
 ---@type table<integer, {prompt: string, started: integer}>
@@ -321,9 +321,9 @@ function M.session_lines(cb)
   end)
 end
 
--- A window, not the command line: no hit-enter prompt (claude_context.output).
+-- A window, not the command line: no hit-enter prompt (claude_context.util.output).
 local function echo(lines)
-  require("claude_context.output").show(lines, { title = "Claude session" })
+  require("claude_context.util.output").show(lines, { title = "Claude session" })
 end
 
 ---Registers the subcommands on `commands` (claude_context.commands).

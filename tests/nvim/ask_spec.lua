@@ -52,7 +52,7 @@ local function answer_bufs()
 end
 
 local function session()
-  return require("claude_context.session")
+  return require("claude_context.ask")
 end
 
 ---Restarts the bridge with a CLI that takes 30 s and starts `:ClaudeContext ask {prompt}`,

@@ -1,7 +1,7 @@
----@mod claude_context.plans Claude's plans and questions, answered in Neovim
+---@mod claude_context.sessions.plans Claude's plans and questions, answered in Neovim
 ---
 --- The bridge's `plan_review` request (from the PreToolUse hook of `ExitPlanMode` and
---- `AskUserQuestion` the plugin adds to the sessions it starts, see claude_context.hooks):
+--- `AskUserQuestion` the plugin adds to the sessions it starts, see claude_context.sessions.hooks):
 ---
 --- * A plan opens in a Markdown buffer (`claude-plan://<session>`, 'buftype' acwrite, in a new
 ---   tab or split: `sessions.plan_window`). `:w` of the unchanged plan approves it and Claude

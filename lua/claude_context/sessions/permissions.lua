@@ -1,4 +1,4 @@
----@mod claude_context.agents.permissions Permission requests of background sessions, answered here
+---@mod claude_context.sessions.permissions Permission requests of sessions without a terminal here, answered in Neovim
 ---
 --- A background session's `PermissionRequest` hook (see claude_context.agents) sends the tool
 --- and its input to the bridge and waits; the bridge's `permission_request` request lands here
@@ -10,7 +10,7 @@
 
 local M = {}
 
-local notify = require("claude_context.notify")
+local notify = require("claude_context.util.notify")
 
 ---The queue, oldest first: `{ id, session, name, tool, input, asked_ms, cwd, respond }`.
 ---@type table[]
@@ -144,7 +144,7 @@ function M.handle(params, respond)
   fire()
   -- Told once, as any session that starts waiting (the sessions' options: notify, bell,
   -- desktop), with what it asks; not when its `claude attach` terminal is in view.
-  local states = require("claude_context.sessions_state")
+  local states = require("claude_context.sessions.state")
   if ask.session then
     states.asked[ask.session] = vim.uv.now()
   end

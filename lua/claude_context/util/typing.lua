@@ -1,4 +1,4 @@
----@mod claude_context.typing When the person last pressed a key
+---@mod claude_context.util.typing When the person last pressed a key
 ---
 --- A diff that arrives while the person types must not take the cursor (see
 --- :help claude-context-diff-focus): in Normal mode "typing" means a key pressed within

@@ -1,4 +1,4 @@
----@mod claude_context.route Which Claude session gets the selection and @-mentions
+---@mod claude_context.sessions.route Which Claude session gets the selection and @-mentions
 ---
 --- The bridge sends `selection_changed` and `at_mentioned` to the session the person works
 --- with: the Claude terminal last entered (focused, or last used), or with `terminal.per_tab`
@@ -164,7 +164,7 @@ local group
 ---Installs the autocmds (idempotent) and sends the first route.
 function M.start()
   group = group
-    or require("claude_context.autocmds").group("ClaudeContextRoute", {
+    or require("claude_context.util.autocmds").group("ClaudeContextRoute", {
       {
         { "BufEnter", "TermEnter" },
         function(ev)

@@ -1,4 +1,4 @@
----@mod claude_context.small_file Reading a file that may not be a regular one, capped
+---@mod claude_context.util.small_file Reading a file that may not be a regular one, capped
 ---
 --- Files the plugin reads on the main thread that a repository, Claude or another program
 --- controls (git's refs, Claude Code's settings, the old file of an `openDiff`): opened without

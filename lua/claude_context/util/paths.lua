@@ -1,4 +1,4 @@
----@mod claude_context.paths A path as the person reads it
+---@mod claude_context.util.paths A path as the person reads it
 ---
 --- Paths are bytes: nothing here normalises or expands them (`vim.fs.relpath` would expand a
 --- `$HOME` in a file's name); a path is shortened only by a root it lies under.

@@ -1,4 +1,4 @@
----@mod claude_context.output Output that never causes a hit-enter prompt
+---@mod claude_context.util.output Output that never causes a hit-enter prompt
 ---
 --- The plugin's commands never echo several lines (Neovim would wait at "Press ENTER", and
 --- while it waits no request of Claude's that needs the editor can run). A line that fits in

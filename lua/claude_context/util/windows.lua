@@ -1,4 +1,4 @@
----@mod claude_context.windows Where the plugin opens files
+---@mod claude_context.util.windows Where the plugin opens files
 ---
 --- Commands run from Claude's terminal (or a sidebar, a float, a help window) must not replace
 --- that window with a file: `edit_target()` finds a window for editing instead.

@@ -1,4 +1,4 @@
----@mod claude_context.reload Reload buffers Claude changed on disk
+---@mod claude_context.util.reload Reload buffers Claude changed on disk
 ---
 --- `:checktime` on FocusGained, BufEnter and TermLeave (option `terminal.reload`, default on).
 --- Kept apart from `claude_context.terminal` so that setup() can install it without loading

@@ -1,4 +1,4 @@
----@mod claude_context.join Waiting for several callbacks at once
+---@mod claude_context.util.join Waiting for several callbacks at once
 ---
 --- The countdown the asynchronous file work shares (the land's writes, the review's reads, the
 --- stale temporary files' listing): `done()` runs once every piece has called back.

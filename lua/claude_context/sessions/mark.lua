@@ -1,8 +1,8 @@
----@mod claude_context.session_mark A state mark for each Claude terminal (winbar, tabline)
+---@mod claude_context.sessions.mark A state mark for each Claude terminal (winbar, tabline)
 ---
 --- With `sessions.mark = true` (the default) the windows showing a Claude terminal get a
 --- winbar with its session's state: a glyph, the state and the prompt's first line. For a
---- tabline, `require("claude_context.session_mark").tab(tabnr)` is the glyph of the tab page's
+--- tabline, `require("claude_context.sessions.mark").tab(tabnr)` is the glyph of the tab page's
 --- session (`terminal.per_tab`), "" when it has none. Updated from `User
 --- ClaudeContextSessionState` (no work at redraw beyond a table look-up).
 
@@ -79,7 +79,7 @@ function M.tab(tabnr)
   return s and (M.glyphs[s.state] or "") or ""
 end
 
-local WINBAR = "%{%v:lua.require'claude_context.session_mark'.winbar()%}"
+local WINBAR = "%{%v:lua.require'claude_context.sessions.mark'.winbar()%}"
 
 ---Gives the windows showing Claude terminals the winbar (or takes it away when off).
 function M.refresh()
