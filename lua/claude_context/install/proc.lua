@@ -1,8 +1,9 @@
 ---@mod claude_context.install.proc Waiting without blocking, and running programs, for the installer
 ---
---- Programs run through claude_context.util.proc. Inside lazy.nvim's build coroutine the task is suspended and resumed by the callback; inside
---- a coroutine started by `M.spawn` (:ClaudeContext build) the callback resumes it; in
---- `nvim -l build.lua` (no coroutine) vim.wait runs the event loop.
+--- Programs run through claude_context.util.proc. Inside lazy.nvim's build coroutine the task is
+--- suspended and resumed by the callback; inside a coroutine started by `M.spawn`
+--- (:ClaudeContext build) the callback resumes it; in `nvim -l build.lua` (no coroutine)
+--- vim.wait runs the event loop.
 
 local M = {}
 
