@@ -343,7 +343,7 @@ return {
       )
       local c = child()
       eq("twice", by_name(refresh().list, "twice") and "twice")
-      c:lua("_G.listed = nil; require('claude_context.agents').refresh(function(l) _G.listed = l end)")
+      c:lua("_G.listed = nil; require('claude_context.agents.list').refresh(function(l) _G.listed = l end)")
       local listed = c:wait("return _G.listed and #_G.listed", "the child's list", 10000)
       ok(listed >= 1)
       c:lua(
