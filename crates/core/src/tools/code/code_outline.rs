@@ -23,7 +23,7 @@ pub struct Args {
 
 pub fn def() -> ToolDef {
     ToolDef {
-        name: methods::CODE_OUTLINE,
+        name: "code_outline",
         aliases: &[],
         description: "A file's structure: its classes, functions, methods, … nested, each with \
                       its line range, from the editor's tree-sitter parsers (no language server \

@@ -31,7 +31,7 @@ pub struct Args {
 
 pub fn def() -> ToolDef {
     ToolDef {
-        name: methods::LSP_CALLS,
+        name: "lsp_calls",
         aliases: &[],
         description: "The calls into and out of a function or method (LSP call hierarchy), \
                       from the editor's language servers: `incoming` lists the callers, \

@@ -7,7 +7,7 @@ use serde_json::Value;
 
 pub fn def() -> ToolDef {
     ToolDef {
-        name: methods::LSP_DEFINITION,
+        name: "lsp_definition",
         aliases: &[],
         description: "Where a symbol is defined, from the editor's language servers (LSP go-to-definition). Name the symbol (`symbol`, optionally `file` and `kind`) or a place (`file` + 1-based `line` + `column` in characters or `text` on that line). Answers project-relative path:line:col with the line's text, grouped by file. Prefer this to grep for finding definitions.",
         input_schema: schema_of::<Target>(),

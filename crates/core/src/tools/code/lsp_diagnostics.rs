@@ -33,7 +33,7 @@ pub struct Args {
 
 pub fn def() -> ToolDef {
     ToolDef {
-        name: methods::LSP_DIAGNOSTICS,
+        name: "lsp_diagnostics",
         aliases: &[],
         description: "Errors and warnings from the editor's language servers for the given \
                       files, whether or not they are open in the editor (a closed file is \

@@ -7,7 +7,7 @@ use serde_json::Value;
 
 pub fn def() -> ToolDef {
     ToolDef {
-        name: methods::LSP_HOVER,
+        name: "lsp_hover",
         aliases: &[],
         description: "A symbol's signature, type and documentation, from the editor's language servers (LSP hover). Name the symbol (`symbol`, optionally `file` and `kind`) or a place (`file` + 1-based `line` + `column` or `text`).",
         input_schema: schema_of::<Target>(),

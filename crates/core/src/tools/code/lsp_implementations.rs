@@ -7,7 +7,7 @@ use serde_json::Value;
 
 pub fn def() -> ToolDef {
     ToolDef {
-        name: methods::LSP_IMPLEMENTATIONS,
+        name: "lsp_implementations",
         aliases: &[],
         description: "The implementations of an interface, abstract method or type, from the editor's language servers (LSP go-to-implementation). Name the symbol (`symbol`, optionally `file` and `kind`) or a place (`file` + 1-based `line` + `column` or `text`). Answers path:line:col with the line's text, grouped by file.",
         input_schema: schema_of::<Target>(),

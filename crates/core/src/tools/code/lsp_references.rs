@@ -20,7 +20,7 @@ pub struct Args {
 
 pub fn def() -> ToolDef {
     ToolDef {
-        name: methods::LSP_REFERENCES,
+        name: "lsp_references",
         aliases: &[],
         description: "Every place a symbol is used (LSP find-references), from the language \
                       servers already running in the editor: exact, not text matches. Name the \

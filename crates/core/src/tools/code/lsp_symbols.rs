@@ -28,7 +28,7 @@ pub struct Args {
 
 pub fn def() -> ToolDef {
     ToolDef {
-        name: methods::LSP_SYMBOLS,
+        name: "lsp_symbols",
         aliases: &[],
         description: "Symbols from the editor's language servers: with `file`, that file's \
                       classes, functions, methods, … nested, with their line ranges; with \

@@ -7,7 +7,7 @@ use serde_json::Value;
 
 pub fn def() -> ToolDef {
     ToolDef {
-        name: methods::LSP_TYPE_DEFINITION,
+        name: "lsp_type_definition",
         aliases: &[],
         description: "Where the type of a variable, parameter or expression is defined, from the editor's language servers (LSP go-to-type-definition). Name the symbol (`symbol`, optionally `file` and `kind`) or a place (`file` + 1-based `line` + `column` or `text`). Answers path:line:col with the line's text.",
         input_schema: schema_of::<Target>(),
