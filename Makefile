@@ -280,6 +280,7 @@ bench: build deps
 	@# Edit in place: warm process against a fresh claude -p, a 2,000-line answer into 20,000 lines.
 	$(PY) bench/edit.py --rounds 10
 	$(PY) bench/edit.py --rounds 10 --claude $(CLAUDE_NEW)
+	$(PY) bench/edit.py --rounds 10 --nvim $(NVIM012)
 	@# 1,000 conversations made by the real CLI (copied): listing, cached, a query vs rg -l, the picker.
 	$(PY) bench/conversations.py --n 1000 --claude $(CLAUDE_NEW)
 

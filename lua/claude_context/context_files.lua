@@ -11,7 +11,7 @@ local uv = vim.uv or vim.loop
 ---The directory the files go into (made 0700).
 ---@return string
 function M.dir()
-  local d = require("claude_context.terminal.launch").mcp_config_dir() .. "/context"
+  local d = require("claude_context.native").mcp_config_dir() .. "/context"
   vim.fn.mkdir(d, "p", tonumber("700", 8))
   pcall(uv.fs_chmod, vim.fs.dirname(d), tonumber("700", 8))
   pcall(uv.fs_chmod, d, tonumber("700", 8))

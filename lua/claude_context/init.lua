@@ -6,76 +6,14 @@
 local M = {}
 
 local config = require("claude_context.config")
-local state = require("claude_context.state")
+local bridge = require("claude_context.bridge")
 M.version = require("claude_context.version")
-
-local group
 
 local notify = require("claude_context.util.notify")
 
-local function install_autocmds()
-  group = vim.api.nvim_create_augroup("ClaudeContext", { clear = true })
-  vim.api.nvim_create_autocmd({ "WinEnter", "TabEnter", "BufEnter", "LspAttach", "FocusGained" }, {
-    group = group,
-    callback = state.schedule_push,
-    desc = "claude-context: keep the editor snapshot current",
-  })
-  -- A new working directory reaches the bridge at once (not on the next tick): the hook door
-  -- takes a session's events only in a folder the editor knows, and a Claude started right
-  -- after a :cd sends its first event from there.
-  vim.api.nvim_create_autocmd("DirChanged", {
-    group = group,
-    callback = function()
-      state.push()
-    end,
-    desc = "claude-context: the bridge knows the working directory at once",
-  })
-  -- vim.lsp.buf.add_workspace_folder() / remove_workspace_folder() only notify the server.
-  vim.api.nvim_create_autocmd("LspNotify", {
-    group = group,
-    callback = function(ev)
-      if ev.data and ev.data.method == "workspace/didChangeWorkspaceFolders" then
-        state.schedule_push()
-      end
-    end,
-    desc = "claude-context: follow LSP workspace folders added or removed",
-  })
-  vim.api.nvim_create_autocmd("LspDetach", {
-    group = group,
-    -- The detaching client is still listed during the event: look again a moment later.
-    callback = function()
-      vim.defer_fn(state.push, 20)
-    end,
-    desc = "claude-context: drop a detached LSP client's folders",
-  })
-  vim.api.nvim_create_autocmd("VimLeavePre", {
-    group = group,
-    callback = function()
-      M.stop({ silent = true })
-    end,
-    desc = "claude-context: stop the bridge and remove the lock file",
-  })
-  -- A background session's hook reaches an editor that has not used the background sessions
-  -- yet (a restarted Neovim): that feature loads and reads Claude Code's list, so agents() and
-  -- the statusline know the project's background sessions, those no hook reported too.
-  vim.api.nvim_create_autocmd("User", {
-    group = group,
-    pattern = "ClaudeContextSessionState",
-    callback = function(ev)
-      if package.loaded["claude_context.agents"] then
-        return true
-      end
-      local s = type(ev.data) == "table" and ev.data.session
-      if type(s) == "table" and s.terminal == nil and require("claude_context.agents.names").of_any(s.cwd) then
-        vim.schedule(function()
-          pcall(M.agents)
-        end)
-        return true
-      end
-    end,
-    desc = "claude-context: a background session's hook loads the background sessions' list",
-  })
-end
+-- The bridge's life (claude_context.bridge, below the features that call it there):
+-- `is_running()`, `start(o)`, `status()`; `stop(o)` and `restart()` below.
+M.is_running, M.start, M.status = bridge.is_running, bridge.start, bridge.status
 
 ---What setup() turns on: the reload of changed buffers, the key tracker, the Connected /
 ---Disconnected events, and (with `auto_start`, unless stop() came first) the bridge.
@@ -115,7 +53,7 @@ local pending
 ---@param opts claude_context.Config?
 function M.setup(opts)
   config.resolve(opts)
-  M._setup_done = true
+  bridge.setup_done = true
   pending = { start = true }
   if vim.v.vim_did_enter == 1 then
     M.activate()
@@ -142,12 +80,6 @@ function M.activate()
   end
 end
 
----@return boolean
-function M.is_running()
-  local ok, native = require("claude_context.native").try_load()
-  return ok and require("claude_context.native").load().status() ~= nil or false
-end
-
 ---Background sessions of this project still running from before this Neovim started (in its
 ---git worktrees, `.claude/worktrees/`): Claude Code's list is read (off the main thread) so that
 ---the statusline and the notifications know them before any of their hooks arrives.
@@ -163,100 +95,54 @@ local function look_for_background_sessions()
   end
 end
 
----Starts the bridge (no-op when it runs).
----@param o {silent:boolean}?
----@return boolean ok, string? err
-function M.start(o)
-  o = o or {}
-  if not M._setup_done then
-    config.resolve(config.options)
-    M._setup_done = true
-  end
-  local ok, native = pcall(require("claude_context.native").load)
-  if not ok then
-    return false, native
-  end
-  local ok_log, log_err = pcall(native.set_log, config.log_file(), config.options.log_level)
-  if not ok_log then
-    return false, require("claude_context.native").message(log_err)
-  end
-  local ok2, res = pcall(native.start, config.to_native(config.options), vim.json.encode(state.collect()))
-  if not ok2 then
-    return false, require("claude_context.native").message(res)
-  end
-  install_autocmds()
-  -- selection_changed tracking and the active-editor window (the bridge's calls of the editor
-  -- reach their handlers through claude_context.rpc's table of methods).
-  require("claude_context.ide").start()
-  -- Session states from Claude Code's hooks: their autocmds.
-  require("claude_context.sessions.state").start()
-  -- The selection and mentions go to the Claude session the person works with.
-  require("claude_context.sessions.route").start()
-  -- The state mark in the Claude terminals' winbar.
-  require("claude_context.sessions.mark").start()
-  local st = vim.json.decode(res)
-  if not o.silent then
-    notify(("bridge listening on 127.0.0.1:%d"):format(st.port))
-  end
-  vim.api.nvim_exec_autocmds("User", { pattern = "ClaudeContextStarted", modeline = false, data = st })
-  -- Off the startup path: a moment after the bridge is up.
-  vim.defer_fn(look_for_background_sessions, 200)
-  return true
-end
+-- Whoever starts the bridge (start(), the terminal's open), the background sessions are looked
+-- for a moment after it is up, off the startup path, and a background session's first hook
+-- loads their feature (in the bridge's autocommand group: stop() removes it).
+vim.api.nvim_create_autocmd("User", {
+  group = vim.api.nvim_create_augroup("ClaudeContextBackgroundSessions", { clear = true }),
+  pattern = "ClaudeContextStarted",
+  callback = function()
+    local group = vim.api.nvim_create_augroup("ClaudeContext", { clear = false })
+    -- A background session's hook reaches an editor that has not used the background sessions
+    -- yet (a restarted Neovim): that feature loads and reads Claude Code's list, so agents() and
+    -- the statusline know the project's background sessions, those no hook reported too.
+    vim.api.nvim_create_autocmd("User", {
+      group = group,
+      pattern = "ClaudeContextSessionState",
+      callback = function(ev)
+        if package.loaded["claude_context.agents"] then
+          return true
+        end
+        local s = type(ev.data) == "table" and ev.data.session
+        if type(s) == "table" and s.terminal == nil and require("claude_context.agents.names").of_any(s.cwd) then
+          vim.schedule(function()
+            pcall(M.agents)
+          end)
+          return true
+        end
+      end,
+      desc = "claude-context: a background session's hook loads the background sessions' list",
+    })
+    vim.defer_fn(look_for_background_sessions, 200)
+  end,
+  desc = "claude-context: look for the background sessions once the bridge runs",
+})
 
 ---Stops the bridge and removes its lock file.
 ---@param o {silent:boolean}?
 ---@return boolean stopped
 function M.stop(o)
-  o = o or {}
   -- A start setup() deferred does not undo this stop.
   if pending then
     pending.start = false
   end
-  local ok, native = require("claude_context.native").try_load()
-  if not ok then
-    return false
-  end
-  native = require("claude_context.native").load()
-  if package.loaded["claude_context.sessions.route"] then
-    require("claude_context.sessions.route").stop()
-  end
-  local stopped = native.stop()
-  if group then
-    pcall(vim.api.nvim_del_augroup_by_id, group)
-    group = nil
-  end
-  if package.loaded["claude_context.ide"] then
-    require("claude_context.ide").stop()
-  end
-  if not o.silent then
-    notify(stopped and "bridge stopped" or "bridge was not running")
-  end
-  return stopped
+  return bridge.stop(o)
 end
 
 ---@return boolean ok, string? err
 function M.restart()
   M.stop({ silent = true })
   return M.start()
-end
-
----The bridge's status (port, lock file, clients, masked token), or nil when stopped.
----@return table?
-function M.status()
-  local ok = require("claude_context.native").try_load()
-  if not ok then
-    return nil
-  end
-  local s = require("claude_context.native").load().status()
-  -- activity, ide_clients, mcp_clients, diffs_waiting, runs: see claude_context.status.
-  if not s then
-    return nil
-  end
-  local st = require("claude_context.status").decorate(vim.json.decode(s))
-  -- sessions: see claude_context.sessions.state.
-  st.sessions = vim.tbl_map(require("claude_context.sessions.state").clean, st.sessions or {})
-  return st
 end
 
 ---The turns of the Claude Code sessions the bridge heard of through hooks, oldest first (of

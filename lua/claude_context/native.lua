@@ -47,6 +47,30 @@ function M.candidates()
   return list
 end
 
+---The paths where the relay binary `claude-context-mcp` (built beside the library) may be, in
+---order: the terminal's `:ClaudeContext mcp-command`, the hooks' binary.
+---@return string[]
+function M.relay_candidates()
+  local root = M.plugin_root()
+  local exe = vim.fn.has("win32") == 1 and ".exe" or ""
+  return {
+    root .. "/lib/claude-context-mcp" .. exe,
+    root .. "/target/release/claude-context-mcp" .. exe,
+    root .. "/target/debug/claude-context-mcp" .. exe,
+  }
+end
+
+---The directory the --mcp-config file goes into (0700, made by the native side); the files
+---sent to Claude (claude_context.context_files) go below it too.
+---@return string
+function M.mcp_config_dir()
+  local ok, run = pcall(vim.fn.stdpath, "run")
+  if not ok or type(run) ~= "string" or run == "" then
+    run = vim.fn.stdpath("state")
+  end
+  return run .. "/claude-context"
+end
+
 ---How to build the library, the same words everywhere.
 M.HOW_TO_BUILD = ":Lazy build claude-context.nvim, :ClaudeContext build, or `make` in the plugin directory"
 

@@ -9,6 +9,10 @@ local messages = h.record_notify()
 local A = function()
   return require("claude_context.agents")
 end
+---What the background sessions' parts share (the list's generation among it).
+local S = function()
+  return require("claude_context.agents.shared")
+end
 
 local sh, git_repo = h.sh, h.git_repo
 
@@ -484,7 +488,7 @@ return {
       SS.list = function()
         return { { id = "h-other", cwd = wt, state = "waiting", name = "feat", prompt = "asks", files_changed = 2 } }
       end
-      A().generation = A().generation + 1
+      S().generation = S().generation + 1
       local feat = vim.tbl_filter(function(e)
         return e.name == "feat"
       end, require("claude_context.agents.list").list())
@@ -501,7 +505,7 @@ return {
       end
       h.write(agents_json, vim.json.encode(listed))
       refresh()
-      A().generation = A().generation + 1
+      S().generation = S().generation + 1
       feat = vim.tbl_filter(function(e)
         return e.name == "feat"
       end, require("claude_context.agents.list").list())
@@ -509,7 +513,7 @@ return {
       h.write(agents_json, saved)
       refresh()
       SS.list = orig_list
-      A().generation = A().generation + 1
+      S().generation = S().generation + 1
     end,
   },
   {

@@ -127,7 +127,7 @@ return {
         local arg = hk.settings_arg(argv)
         return arg and vim.json.decode(arg:match("^%-%-settings=(.+)$"))
       end
-      local mcp_arg = "--mcp-config=" .. require("claude_context.terminal.launch").mcp_config_dir() .. "/x.json"
+      local mcp_arg = "--mcp-config=" .. require("claude_context.native").mcp_config_dir() .. "/x.json"
       for _, argv in ipairs({ { "claude" }, { "claude", mcp_arg } }) do
         local s = assert(settings(argv))
         eq(true, s.bashEditDiffEnabled)

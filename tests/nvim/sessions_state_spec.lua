@@ -98,6 +98,42 @@ local function project_with_worktrees(names, listed, id)
   return dir, fake
 end
 
+---As in a restarted Neovim that has not used the background sessions yet, in a project whose
+---worktree `name` holds a background session the service lists (id `id`) and no hook reported:
+---`start(fake claude)` starts the bridge; its list is then read and the session counted.
+---@param name string
+---@param id string
+---@param start fun(fake: string)
+local function restarted_in_project(name, id, start)
+  cc().stop({ silent = true })
+  for m in pairs(package.loaded) do
+    if m:find("^claude_context%.agents") then
+      package.loaded[m] = nil
+    end
+  end
+  local dir, fake = project_with_worktrees({ name }, name, id)
+  local before = vim.fn.getcwd()
+  vim.cmd.cd(dir)
+  local okc, err = pcall(function()
+    start(fake)
+    wait_for(function()
+      return package.loaded["claude_context.agents"]
+    end, 10000, "the background sessions' list read once the bridge runs")
+    wait_for(
+      function()
+        return S().statusline() == "1 working"
+      end,
+      10000,
+      "the background session counted: "
+        .. S().statusline()
+        .. " "
+        .. vim.inspect(require("claude_context.agents.list").list())
+    )
+  end)
+  vim.cmd.cd(before)
+  assert(okc, err)
+end
+
 return {
   {
     "setup{sessions} is checked",
@@ -162,7 +198,7 @@ return {
       -- hook, before every tool: a call of its hook tool (no process; only the tool input's path
       -- is sent). None after the tool: each hook costs Claude Code time on every tool call.
       local hk_mod = require("claude_context.sessions.hooks")
-      local mcp_arg = "--mcp-config=" .. require("claude_context.terminal.launch").mcp_config_dir() .. "/x.json"
+      local mcp_arg = "--mcp-config=" .. require("claude_context.native").mcp_config_dir() .. "/x.json"
       local over_mcp =
         vim.json.decode(assert(hk_mod.settings_arg({ "claude", mcp_arg })):match("^%-%-settings=(.+)$")).hooks
       local c = over_mcp.PreToolUse[1].hooks[1]
@@ -383,34 +419,19 @@ return {
   {
     "a restarted Neovim in a project with worktrees reads the background sessions' list at start: the statusline counts one no hook reported",
     function()
-      cc().stop({ silent = true })
-      -- As in a Neovim that has not used the background sessions yet.
-      for m in pairs(package.loaded) do
-        if m:find("^claude_context%.agents") then
-          package.loaded[m] = nil
-        end
-      end
-      local dir, fake = project_with_worktrees({ "bg3" }, "bg3", "0000bbbb")
-      local before = vim.fn.getcwd()
-      vim.cmd.cd(dir)
-      local okc, err = pcall(function()
+      restarted_in_project("bg3", "0000bbbb", function(fake)
         cc().setup({ claude = { cmd = fake } })
-        wait_for(function()
-          return package.loaded["claude_context.agents"]
-        end, 10000, "the background sessions' list read at start")
-        wait_for(
-          function()
-            return S().statusline() == "1 working"
-          end,
-          10000,
-          "the background session counted: "
-            .. S().statusline()
-            .. " "
-            .. vim.inspect(require("claude_context.agents.list").list())
-        )
       end)
-      vim.cmd.cd(before)
-      assert(okc, err)
+    end,
+  },
+  {
+    "the bridge started by the terminal's open (claude_context.bridge, not start()) looks for the background sessions too",
+    function()
+      restarted_in_project("bg4", "0000cccc", function(fake)
+        require("claude_context.config").options.claude.cmd = fake
+        -- What terminal.launch does when the bridge is not running.
+        assert(require("claude_context.bridge").start({ silent = true }))
+      end)
     end,
   },
 }

@@ -168,7 +168,7 @@ function M.discard(name, cb)
   if why then
     return fail(cb, why)
   end
-  local agents = require("claude_context.agents")
+  local agents = require("claude_context.agents.shared")
   local root, rerr = agents.root()
   if not root then
     return fail(cb, rerr)

@@ -19,53 +19,13 @@ local M = {}
 local names = require("claude_context.agents.names")
 local cli = require("claude_context.agents.cli")
 local notify = require("claude_context.util.notify")
+local shared = require("claude_context.agents.shared")
 
----Sessions this editor started: `{ [name] = { id, name, prompt, started_ms, root } }`.
----@type table<string, table>
-M.started = {}
-
----How old the cache may be before |list| asks for a fresh one (ms).
-M.STALE_MS = 2000
-
----The project root: the git work tree of Neovim's current directory, or nil and why not.
----@return string? root, string? err
-function M.root()
-  local cwd = vim.fn.getcwd()
-  local root = names.project_of(cwd)
-  if not root then
-    return nil, ("%s is not in a git repository: background sessions work in git worktrees"):format(cwd)
-  end
-  return root
-end
+-- What the parts share (claude_context.agents.shared): the sessions this editor started, the
+-- ids it is stopping, the project root, the watch that refreshes the list on hook events.
+M.started, M.stopping, M.root, M.watch = shared.started, shared.stopping, shared.root, shared.watch
 
 local fail = notify.fail
-
-local watching = false
-
----Refreshes the cache when a hook event arrives (a session started, finished, ended).
-function M.watch()
-  if watching then
-    return
-  end
-  watching = true
-  local pending = false
-  vim.api.nvim_create_autocmd("User", {
-    group = vim.api.nvim_create_augroup("ClaudeContextAgents", { clear = true }),
-    pattern = "ClaudeContextSessionState",
-    callback = function()
-      M.generation = M.generation + 1
-      if pending then
-        return
-      end
-      pending = true
-      vim.defer_fn(function()
-        pending = false
-        cli.refresh()
-      end, 200)
-    end,
-    desc = "claude-context: refresh the background sessions' list",
-  })
-end
 
 -- The command line of a new session (its MCP server, settings and hooks): agents/launch.lua.
 local launch = require("claude_context.agents.launch")
@@ -141,7 +101,7 @@ function M.new(name, prompt, opts)
           branch = branch,
         }
         M.started[name] = s
-        M.generation = M.generation + 1
+        shared.generation = shared.generation + 1
         cli.refresh()
         notify(("claude-context: background session %s started (%s)"):format(name, id))
         M.confirm(exe, s, opts.on_failed)
@@ -170,7 +130,7 @@ function M.confirm(exe, s, on_failed)
   local deadline = vim.uv.now() + M.CONFIRM_MS
   local function failed(why)
     M.started[s.name] = nil
-    M.generation = M.generation + 1
+    shared.generation = shared.generation + 1
     cli.refresh()
     fail(on_failed, ("background session %s did not start: %s"):format(s.name, why))
   end
@@ -207,9 +167,6 @@ end
 -- The list of sessions (the service's, the hooks', the ended worktrees): agents/list.lua.
 local list = require("claude_context.agents.list")
 
----Bumped when what |list| is made of changes outside the service's list.
-M.generation = 0
-
 ---Finds background session `name` and a claude that has `feature`, then `go(e, exe)`; else
 ---`cb(err)` (`missing`: the format, given the name, when there is no such session).
 local function with_background(name, missing, feature, cb, go)
@@ -242,10 +199,6 @@ function M.ended_message(name)
     name
   )
 end
-
----Ids the plugin itself is stopping (no "ended outside Neovim" message for them).
----@type table<string, boolean>
-M.stopping = {}
 
 ---Called by claude_context.agents.cli when background sessions of the service's last list are
 ---gone from the new one: each of this project's that the plugin did not stop is told of once.
@@ -334,7 +287,7 @@ function M.stop(name, cb)
         return fail(cb, ("claude stop %s failed: %s"):format(e.id, vim.trim(r.stderr .. r.stdout):sub(1, 300)))
       end
       M.started[e.name] = nil
-      M.generation = M.generation + 1
+      shared.generation = shared.generation + 1
       cli.refresh(function()
         if cb then
           cb(nil)

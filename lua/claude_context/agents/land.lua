@@ -182,7 +182,7 @@ local function prepared(name, cb, go)
   if why then
     return fail(cb, why)
   end
-  local root, rerr = require("claude_context.agents").root()
+  local root, rerr = require("claude_context.agents.shared").root()
   if not root then
     return fail(cb, rerr)
   end

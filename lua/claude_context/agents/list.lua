@@ -10,9 +10,7 @@ local M = {}
 local names = require("claude_context.agents.names")
 local cli = require("claude_context.agents.cli")
 
-local function agents()
-  return require("claude_context.agents")
-end
+local shared = require("claude_context.agents.shared")
 
 local function hook_sessions()
   local ok, list = pcall(require("claude_context.sessions.state").list)
@@ -35,9 +33,9 @@ end
 ---|STALE_MS|).
 ---@return table[] `{ id, name, kind, state, cwd, worktree, branch, prompt, files_changed, started_ms, session_id }`
 function M.list()
-  agents().watch()
+  shared.watch()
   local c = cli.cache
-  if not c.running and (not c.at or vim.uv.now() - c.at > agents().STALE_MS) then
+  if not c.running and (not c.at or vim.uv.now() - c.at > shared.STALE_MS) then
     cli.refresh()
   end
   return vim.list_extend({}, M.memoized())
@@ -50,11 +48,11 @@ function M.memoized()
   local c = cli.cache
   local cwd = vim.fn.getcwd()
   local m = M.memo
-  if m and m.at == c.at and m.cwd == cwd and m.gen == agents().generation then
+  if m and m.at == c.at and m.cwd == cwd and m.gen == shared.generation then
     return m.list
   end
   local out = M.build()
-  M.memo = { at = c.at, cwd = cwd, gen = agents().generation, list = out }
+  M.memo = { at = c.at, cwd = cwd, gen = shared.generation, list = out }
   return out
 end
 
@@ -64,8 +62,8 @@ end
 ---a prompt) and the sessions the hooks reported that have gone from the service (`ended`).
 ---@return table[]
 function M.counted()
-  agents().watch()
-  if not cli.cache.at and next(agents().started) == nil then
+  shared.watch()
+  if not cli.cache.at and next(shared.started) == nil then
     return {}
   end
   local out = {}
@@ -90,10 +88,10 @@ require("claude_context.sessions.state").sources.agents = M.counted
 local function background_entry(root, e, cwd, hooks)
   local wname = names.of_cwd(root, cwd)
   local h = e.sessionId and hooks[e.sessionId]
-  local mine = wname and agents().started[wname]
+  local mine = wname and shared.started[wname]
   if not wname and mine == nil then
     -- Claude Code 2.1.197 lists the project at first, the worktree once it is made.
-    for n, s in pairs(agents().started) do
+    for n, s in pairs(shared.started) do
       if s.id == e.id then
         wname, mine = n, s
       end
@@ -228,7 +226,7 @@ end
 ---@return table[]
 function M.build()
   local c = cli.cache
-  local root = agents().root()
+  local root = shared.root()
   local hooks = {}
   for _, s in ipairs(hook_sessions()) do
     hooks[s.id] = s
@@ -247,7 +245,7 @@ function M.build()
   end
   -- Started here, not listed yet by the service (it takes a moment); once listed and gone from
   -- the list it ended.
-  for n, s in pairs(agents().started) do
+  for n, s in pairs(shared.started) do
     if by_name[n] then
       s.listed = true
     elseif s.root == root and not s.listed then

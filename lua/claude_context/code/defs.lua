@@ -11,6 +11,7 @@
 --- language server attached to it (its document symbols), for a few files at most.
 
 local A = require("claude_context.code.answer")
+local nodes = require("claude_context.code.nodes")
 
 local M = {}
 
@@ -86,8 +87,6 @@ end
 
 ---The definitions of one parsed tree: { name, kind, line, col } at the name's own place.
 local function walk(task, root, source)
-  -- Required here: claude_context.code.outline requires the lsp handlers, which require this.
-  local outline = require("claude_context.code.outline")
   local defs = {}
   local stack = { { root, nil } }
   local n = 0
@@ -98,10 +97,10 @@ local function walk(task, root, source)
     if n % 200 == 0 then
       task:check_slice(M.step_budget_ms)
     end
-    local kind = outline.kind_of(node:type())
+    local kind = nodes.kind_of(node:type())
     local child_parent = parent_kind
-    if kind and kind ~= "heading" and outline.defines(node, kind) then
-      local name, at = outline.name_of(node, source, kind)
+    if kind and kind ~= "heading" and nodes.defines(node, kind) then
+      local name, at = nodes.name_of(node, source, kind)
       if name and name ~= "" and at then
         if
           kind == "function"

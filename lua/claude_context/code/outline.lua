@@ -9,103 +9,10 @@
 
 local buffers = require("claude_context.code.buffers")
 local lsp = require("claude_context.code.lsp")
+local nodes = require("claude_context.code.nodes")
+local kind_of, name_of, defines = nodes.kind_of, nodes.name_of, nodes.defines
 
 local M = {}
-
-local WORDS =
-  { "function", "method", "class", "struct", "interface", "enum", "trait", "impl", "union", "namespace", "module" }
-local ENDINGS = { "_definition", "_declaration", "_item", "_specifier", "_statement" }
-
----The kind a node defines, or nil.
-local function kind_of(t)
-  if t == "atx_heading" or t == "setext_heading" then
-    return "heading"
-  end
-  if t:find("call") or t:find("declarator") or t:find("parameter") or t:find("reference") then
-    return nil
-  end
-  local ends = false
-  for _, e in ipairs(ENDINGS) do
-    if vim.endswith(t, e) then
-      ends = true
-      break
-    end
-  end
-  if not ends and t ~= "local_function" then
-    return nil
-  end
-  for _, w in ipairs(WORDS) do
-    if t:find(w, 1, true) then
-      if w == "namespace" then
-        return "module"
-      end
-      return w
-    end
-  end
-end
-
-local function text_of(node, source)
-  local ok, t = pcall(vim.treesitter.get_node_text, node, source)
-  if not ok or not t then
-    return nil
-  end
-  t = t:match("^[^\n]*"):gsub("^%s+", ""):gsub("%s+$", "")
-  if #t > 80 then
-    t = t:sub(1, 80) .. "…"
-  end
-  return t
-end
-
----The name a definition node gives, and the node that holds it.
-local function name_of(node, source, kind)
-  if kind == "heading" then
-    local c = node:named_child(1) or node:named_child(0)
-    return c and text_of(c, source), c
-  end
-  local n = node:field("name")[1]
-  local d = node:field("declarator")[1]
-  local hops = 0
-  while not n and d and hops < 8 do
-    local t = d:type()
-    if t:find("identifier") or t == "operator_name" or t == "destructor_name" then
-      n = d
-      break
-    end
-    d = d:field("declarator")[1] or d:field("name")[1]
-    hops = hops + 1
-  end
-  if n then
-    return text_of(n, source), n
-  end
-  -- An anonymous function assigned to a name (Lua's `M.f = function() end`, `local f = function`).
-  local p = node:parent()
-  for _ = 1, 3 do
-    if not p then
-      break
-    end
-    local t = p:type()
-    if t == "assignment_statement" or t == "variable_declaration" or t == "field" then
-      local target = p:field("name")[1] or p:named_child(0)
-      if t == "assignment_statement" or t == "variable_declaration" then
-        target = p:named_child(0)
-        if target and target:type() == "assignment_statement" then
-          target = target:named_child(0)
-        end
-      end
-      return target and text_of(target, source), target
-    end
-    p = p:parent()
-  end
-end
-
----Needs a body to define something (C's `struct s *p` only names a type).
-local function defines(node, kind)
-  local t = node:type()
-  if vim.endswith(t, "_specifier") then
-    return node:field("body")[1] ~= nil
-  end
-  return kind ~= nil
-end
 
 ---The outline's raw items for the bridge.
 local function walk(task, root, source, path, bufs)
@@ -164,10 +71,6 @@ local function walk(task, root, source, path, bufs)
   end
   return items
 end
-
-M.kind_of = kind_of
-M.name_of = name_of
-M.defines = defines
 
 function M.code_outline(task, p)
   local path = p.file

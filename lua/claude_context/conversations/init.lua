@@ -203,18 +203,13 @@ function M.copy_id(id)
   notify("claude-context: copied " .. id)
 end
 
----Opens conversation `id`'s transcript (`require("claude_context").transcript`), when the
----plugin has it.
+---Opens conversation `id`'s transcript (claude_context.transcript, `require("claude_context").transcript`).
 ---@param id string
 ---@return boolean ok, string? err
 function M.open_transcript(id)
-  local ok, cc = pcall(require, "claude_context")
-  local open = ok and rawget(cc, "transcript")
-  if type(open) ~= "function" then
-    return false,
-      "this claude-context.nvim cannot show a transcript yet (require('claude_context').transcript is missing)"
-  end
-  local opened, err = pcall(open, id)
+  local opened, err = pcall(function()
+    return require("claude_context.transcript").transcript(id)
+  end)
   if not opened then
     return false, tostring(err)
   end

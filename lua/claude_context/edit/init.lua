@@ -26,8 +26,8 @@ M.history = {}
 ---The figures of the last edit (ms, for bench/edit.py): `request` from the call to the request
 ---leaving, `first_change` to the first line shown, `piece_ms` each streamed piece that changed
 ---the buffer from its line's arrival to it written (`piece_max` the largest), `slice_max` the
----longest main-thread step of the edit's own (`slice_cpu_max` its CPU time: without the waits
----of a loaded machine's scheduler), `done` to its end.
+---longest main-thread step of the edit's own, the call included (`slice_cpu_max` its CPU time:
+---without the waits of a loaded machine's scheduler), `done` to its end.
 ---@type {request: number?, first_change: number?, piece_ms: number[], piece_max: number, slice_max: number, slice_cpu_max: number, done: number?}
 M.stats = { piece_ms = {}, piece_max = 0, slice_max = 0, slice_cpu_max = 0 }
 
@@ -172,7 +172,7 @@ local function rows(buf, range)
 end
 
 ---Starts the edit of rows [s, e) of `buf`.
-local function run(buf, s, en, instruction, t0)
+local function run(buf, s, en, instruction, t0, c0)
   if E then
     return notify.prefixed("an edit is under way (:ClaudeContext cancel or <C-c> stops it)", vim.log.levels.WARN)
   end
@@ -217,6 +217,8 @@ local function run(buf, s, en, instruction, t0)
     return notify.prefixed("edit: " .. err, vim.log.levels.ERROR)
   end
   M.stats.request = (e.turn.sent - t0) / 1e6
+  M.stats.slice_max = math.max(M.stats.slice_max, M.stats.request)
+  M.stats.slice_cpu_max = math.max(M.stats.slice_cpu_max, (os.clock() - c0) * 1000)
   if restarted then
     notify.prefixed(restarted .. "; a new one was started for this edit", vim.log.levels.WARN)
   end
@@ -235,7 +237,7 @@ end
 ---  `range`: {first, last} lines (1-based); default the function or paragraph at the cursor.
 ---  No `instruction`: the prompt asks for one (`repeat_last`: the last one).
 function M.edit(o)
-  local t0 = uv.hrtime()
+  local t0, c0 = uv.hrtime(), os.clock()
   o = o or {}
   local buf = (o.buf == nil or o.buf == 0) and vim.api.nvim_get_current_buf() or o.buf
   if not vim.api.nvim_buf_is_valid(buf) then
@@ -250,10 +252,10 @@ function M.edit(o)
     end
   end
   if instruction ~= "" then
-    return run(buf, s, e, instruction, t0)
+    return run(buf, s, e, instruction, t0, c0)
   end
   require("claude_context.edit.input").ask(M.history, function(text)
-    run(buf, s, e, text, uv.hrtime())
+    run(buf, s, e, text, uv.hrtime(), os.clock())
   end, ("Claude: edit lines %d-%d"):format(s + 1, e))
 end
 

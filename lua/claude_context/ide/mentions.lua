@@ -16,8 +16,9 @@ local timer
 
 local notify = require("claude_context.ide.util").notify
 
+---How long a mention waits for a session (the `ide` options; claude_context.ide's options()).
 local function ttl()
-  return require("claude_context.ide").options().mention_queue_ms
+  return require("claude_context.config").options.ide.mention_queue_ms
 end
 
 local function label(p)

@@ -207,12 +207,14 @@ function M.note_diagnostics(buf)
   push('{"k":"diag","buf":' .. buf .. ',"items":' .. (#items > 0 and vim.json.encode(items) or "[]") .. "}")
 end
 
----Pushes how many diff views of ours are open (claude_context.ide.diff calls it).
+---Pushes how many diff views of ours are open (claude_context.ide.diff calls it; with no diff
+---module loaded there is none: looking loads nothing).
 function M.note_diffs()
-  if not native or not package.loaded["claude_context.ide.diff"] then
+  local diff = package.loaded["claude_context.ide.diff"]
+  if not native or not diff then
     return
   end
-  local n = vim.tbl_count(require("claude_context.ide.diff").views)
+  local n = vim.tbl_count(diff.views)
   if n ~= diff_count then
     diff_count = n
     push(('{"k":"diffs","n":%d}'):format(n))

@@ -417,7 +417,8 @@ function M.after_install(result, o)
     return
   end
   local cfg = package.loaded["claude_context.config"]
-  if cc._setup_done and cfg and cfg.options.auto_start then
+  local bridge = package.loaded["claude_context.bridge"]
+  if bridge and bridge.setup_done and cfg and cfg.options.auto_start then
     local ok, err = cc.start({ silent = true })
     if ok then
       result.started = true

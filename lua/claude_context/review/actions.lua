@@ -24,6 +24,8 @@ local model = require("claude_context.review.model")
 local fs = require("claude_context.review.fs")
 local notify = require("claude_context.util.notify")
 local own_writes = require("claude_context.review.written")
+local signs = require("claude_context.review.signs")
+local view = require("claude_context.review.view")
 
 ---What a reject or undo refused: "conflict" or another message.
 ---@alias claude_context.ReviewRefusal string
@@ -35,7 +37,12 @@ local own_writes = require("claude_context.review.written")
 local function failed(f, msg)
   model.refresh(f)
   pcall(function()
-    require("claude_context.review").redraw_file(f)
+    signs.update_file(f)
+    local v = view.current
+    local i = v and model.index_of(v.review, f)
+    if i then
+      view.redraw_file(v, i)
+    end
   end)
   notify.error(msg)
 end

@@ -10,6 +10,7 @@ local M = {}
 local model = require("claude_context.review.model")
 local actions = require("claude_context.review.actions")
 local view = require("claude_context.review.view")
+local keys = require("claude_context.review.keys")
 local signs = require("claude_context.review.signs")
 local comments = require("claude_context.review.comments")
 local notify = require("claude_context.util.notify")
@@ -37,6 +38,17 @@ function M.active()
   return M.review
 end
 
+---Opens the view of `review` (claude_context.review.view), its keys mapped to this module's
+---actions (claude_context.review.keys).
+---@param review claude_context.Review
+---@param o {on_ready?: fun(v: claude_context.ReviewView)}?
+---@return claude_context.ReviewView
+local function open_view(review, o)
+  local v = view.open(review, o)
+  keys.map(v, M)
+  return v
+end
+
 ---Opens the review view of change set `cs` and makes it the active review. `o.on_ready` runs
 ---once the whole view is built (it is built in slices).
 ---@param cs claude_context.ChangeSet
@@ -45,7 +57,7 @@ end
 function M.open(cs, o)
   local review = model.new(cs)
   M.set_active(review)
-  return view.open(review, o)
+  return open_view(review, o)
 end
 
 ---Waits (at most `ms`, default 5000) until the files rejects and undos wrote are on disk (the
@@ -106,15 +118,6 @@ function M.show(n, o)
   end)
 end
 
----The index of file state `f` in its review.
-local function index_of(review, f)
-  for i, x in pairs(review.files) do
-    if x == f then
-      return i
-    end
-  end
-end
-
 ---The pending hunks lines l1..l2 of ordinary buffer `buf` touch (its file in the review).
 ---@param review claude_context.Review
 ---@param buf integer
@@ -146,19 +149,9 @@ local function after_action(review, targets)
       seen[t.f] = true
       signs.update_file(t.f)
       if view.current and view.current.review == review then
-        view.redraw_file(view.current, index_of(review, t.f))
+        view.redraw_file(view.current, model.index_of(review, t.f))
       end
     end
-  end
-end
-
----Draws file `f`'s signs and view section again (a write refused after the fact).
----@param f claude_context.ReviewFileState
-function M.redraw_file(f)
-  signs.update_file(f)
-  local v = view.current
-  if v and index_of(v.review, f) then
-    view.redraw_file(v, index_of(v.review, f))
   end
 end
 
@@ -492,7 +485,7 @@ function M.on_session_state(data)
       -- This turn's review is the active one already (the person opened it as the turn ended):
       -- it stays, with what was kept, rejected and can be undone.
       if o.auto_open and not view.current then
-        view.open(M.review)
+        open_view(M.review)
       end
       return
     end

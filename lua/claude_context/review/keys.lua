@@ -12,13 +12,16 @@ local function opts()
   return require("claude_context.config.review").options()
 end
 
----Maps the keys of view `v` (buffer-local).
+---What the keys call: claude_context.review's `act` and `undo`.
+---@class claude_context.ReviewKeyActions
+---@field act fun(action: string, o: table)
+---@field undo fun()
+
+---Maps the keys of view `v` (buffer-local) to `review`'s actions.
 ---@param v claude_context.ReviewView
-function M.map(v)
+---@param review claude_context.ReviewKeyActions
+function M.map(v, review)
   local keys = opts().keys
-  local r = function()
-    return require("claude_context.review")
-  end
   local function range_call(fn)
     return function()
       local l1, l2 = vim.fn.line("."), vim.fn.line(".")
@@ -37,13 +40,13 @@ function M.map(v)
     return function()
       local i = view.at(v, vim.fn.line("."))
       if i then
-        r().act(action, { targets = view.targets(v, v.list_row + i, v.list_row + i) })
+        review.act(action, { targets = view.targets(v, v.list_row + i, v.list_row + i) })
       end
     end
   end
   local all = function(action)
     return function()
-      r().act(action, { targets = model.pending(v.review) })
+      review.act(action, { targets = model.pending(v.review) })
     end
   end
   local maps = {
@@ -54,17 +57,17 @@ function M.map(v)
       view.jump(v, -1)
     end,
     keep = range_call(function(l1, l2)
-      r().act("keep", { buf = v.buf, line1 = l1, line2 = l2 })
+      review.act("keep", { buf = v.buf, line1 = l1, line2 = l2 })
     end),
     reject = range_call(function(l1, l2)
-      r().act("reject", { buf = v.buf, line1 = l1, line2 = l2 })
+      review.act("reject", { buf = v.buf, line1 = l1, line2 = l2 })
     end),
     keep_file = file_call("keep"),
     reject_file = file_call("reject"),
     keep_all = all("keep"),
     reject_all = all("reject"),
     undo = function()
-      r().undo()
+      review.undo()
     end,
     open = function()
       view.goto_file(v)

@@ -453,4 +453,16 @@ function M.find(review, path)
   end
 end
 
+---The index of file state `f` in `review`'s files, or nil.
+---@param review claude_context.Review
+---@param f claude_context.ReviewFileState
+---@return integer?
+function M.index_of(review, f)
+  for i, x in pairs(review.files) do
+    if x == f then
+      return i
+    end
+  end
+end
+
 return M

@@ -325,7 +325,8 @@ local function view_header(cs)
   return header
 end
 
----Shows the view `v` in a new tab page, its keys mapped, `M.current` forgotten with its buffer.
+---Shows the view `v` in a new tab page (claude_context.review opens it and maps its keys), `M.current`
+---forgotten with its buffer.
 local function show_in_tab(v)
   local buf, cs = v.buf, v.review.cs
   vim.cmd("tabnew")
@@ -336,7 +337,6 @@ local function show_in_tab(v)
   end
   vim.wo[0][0].foldenable = false
   vim.wo[0][0].wrap = false
-  require("claude_context.review.keys").map(v)
   vim.api.nvim_create_autocmd("BufWipeout", {
     buffer = buf,
     once = true,

@@ -63,7 +63,7 @@ end
 ---The hook binary's path, or nil.
 ---@return string?
 function M.binary()
-  for _, p in ipairs(require("claude_context.terminal.commands").mcp_binary_candidates()) do
+  for _, p in ipairs(require("claude_context.native").relay_candidates()) do
     if vim.fn.executable(p) == 1 then
       return p
     end
@@ -214,7 +214,7 @@ end
 ---@param argv string[]?
 ---@return boolean
 function M.has_bridge_server(argv)
-  local dir = require("claude_context.terminal.launch").mcp_config_dir() .. "/"
+  local dir = require("claude_context.native").mcp_config_dir() .. "/"
   for _, a in ipairs(argv or {}) do
     local file = a:match("^%-%-mcp%-config=(.+)$")
     if file and vim.startswith(file, dir) then

@@ -53,13 +53,7 @@ end
 ---The paths where `claude-context-mcp` may have been built, in order of preference.
 ---@return string[]
 function M.mcp_binary_candidates()
-  local root = require("claude_context.native").plugin_root()
-  local exe = vim.fn.has("win32") == 1 and ".exe" or ""
-  return {
-    root .. "/lib/claude-context-mcp" .. exe,
-    root .. "/target/release/claude-context-mcp" .. exe,
-    root .. "/target/debug/claude-context-mcp" .. exe,
-  }
+  return require("claude_context.native").relay_candidates()
 end
 
 ---The `claude mcp add` line registering the relay, or nil and why not.

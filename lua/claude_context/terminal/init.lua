@@ -33,7 +33,7 @@ function M.show(extra)
     return false, "claude is already running here: :ClaudeContext close first, then open with the arguments"
   end
   local s = sessions.current
-  local st = require("claude_context").status()
+  local st = require("claude_context.bridge").status()
   if s.port and (not st or st.port ~= s.port) then
     notify(
       "this claude was started for a bridge that has since stopped or restarted: :ClaudeContext close, then open again",

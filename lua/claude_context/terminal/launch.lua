@@ -52,19 +52,8 @@ local function job_env(port, opts)
   return env
 end
 
----The directory the --mcp-config file goes into (0700, made by the native side); the files
----sent to Claude (claude_context.context_files) go below it too.
----@return string
-function M.mcp_config_dir()
-  local ok, run = pcall(vim.fn.stdpath, "run")
-  if not ok or type(run) ~= "string" or run == "" then
-    run = vim.fn.stdpath("state")
-  end
-  return run .. "/claude-context"
-end
-
 ---The argv of the job (claude_context.cli.argv): the CLI, `--mcp-config=<file>`, `--settings`
----with the session-state hooks (claude_context.hooks; not when the args have their own),
+---with the session-state hooks (claude_context.sessions.hooks; not when the args have their own),
 ---`--permission-mode=<mode>` (unless the args choose one), the args, then `extra`.
 ---@param opts claude_context.TerminalConfig
 ---@param mcp_file string?
@@ -172,7 +161,7 @@ end
 ---The bridge's status, started when needed; nil and why not.
 ---@return table? status, string? err
 local function bridge()
-  local cc = require("claude_context")
+  local cc = require("claude_context.bridge")
   if not cc.is_running() then
     local started, err = cc.start({ silent = true })
     if not started then
@@ -211,7 +200,7 @@ function M.start(extra)
   local mcp_file
   if opts.mcp_config then
     local native = require("claude_context.native")
-    local wrote, res = pcall(native.load().write_mcp_config, M.mcp_config_dir())
+    local wrote, res = pcall(native.load().write_mcp_config, native.mcp_config_dir())
     if not wrote then
       return false, native.message(res)
     end

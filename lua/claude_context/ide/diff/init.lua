@@ -121,7 +121,9 @@ local function when_filled(v, berr)
     end)
   end
   step(view.set_up_buffers, function()
-    step(view.show)
+    step(function()
+      view.show(v, decide)
+    end)
   end)
 end
 

@@ -14,10 +14,6 @@ local cfg = require("claude_context.ide.diff.config")
 local inline = require("claude_context.ide.diff.inline")
 local notify = util.notify
 
-local function decide()
-  return require("claude_context.ide.diff.decide")
-end
-
 ---@class claude_context.DiffView
 ---@field name string tab_name
 ---@field old_path string
@@ -297,14 +293,20 @@ local function set_winbars(v, rel)
   end
 end
 
+---The decisions (claude_context.ide.diff.decide's `accept` and `reject`, which close the view).
+---@class claude_context.DiffDecisions
+---@field accept fun(v: claude_context.DiffView)
+---@field reject fun(v: claude_context.DiffView)
+
 ---The decisions: `:w` accepts, `:q` (edited or not) and wiping either side reject.
 ---@param v claude_context.DiffView
-local function bind_decisions(v)
+---@param decide claude_context.DiffDecisions
+local function bind_decisions(v, decide)
   vim.api.nvim_create_autocmd("BufWriteCmd", {
     group = group,
     buffer = v.prop_buf,
     callback = function()
-      decide().accept(v)
+      decide.accept(v)
       -- A BufWriteCmd that wrote resets 'modified' (so that :wq goes on to quit).
       vim.bo[v.prop_buf].modified = false
     end,
@@ -328,7 +330,7 @@ local function bind_decisions(v)
       buffer = b,
       callback = function()
         if not v.closed then
-          decide().reject(v)
+          decide.reject(v)
         end
       end,
       desc = "claude-context: closing a side of the diff rejects it",
@@ -362,9 +364,10 @@ local function step_aside(v, busy, rel)
 end
 
 ---Sets up the view's tab, windows and autocommands (its buffers are filled and set up:
----`set_up_buffers`).
+---`set_up_buffers`); `decide` answers the person's `:w` and `:q`.
 ---@param v claude_context.DiffView
-function M.show(v)
+---@param decide claude_context.DiffDecisions
+function M.show(v, decide)
   v.prev_tab = vim.api.nvim_get_current_tabpage()
   v.prev_win = vim.api.nvim_get_current_win()
   local o = cfg.options()
@@ -379,7 +382,7 @@ function M.show(v)
   local rel = vim.fn.fnamemodify(v.old_path, ":~:.")
   set_winbars(v, rel)
   v.tick = vim.api.nvim_buf_get_changedtick(v.prop_buf)
-  bind_decisions(v)
+  bind_decisions(v, decide)
   if v.dirty then
     notify(
       ("%s has unsaved changes; the proposal is based on the file on disk. Accepting it lets Claude write the file."):format(
