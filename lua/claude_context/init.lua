@@ -180,8 +180,11 @@ function M.new(name, prompt, opts)
 end
 
 ---Every Claude Code session of the project (claude_context.agents.list), from the cache at once.
+---The background sessions' feature loads with it (claude_context.agents: it tells of the
+---sessions that ended).
 ---@return table[]
 function M.agents()
+  require("claude_context.agents")
   return require("claude_context.agents.list").list()
 end
 

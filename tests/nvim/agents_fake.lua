@@ -59,6 +59,8 @@ esac
       return not require("claude_context.agents.cli").cache.running
     end, 10000, "the refresh under way")
     local got
+    -- The feature loaded, as agents() loads it (it tells of the sessions that ended).
+    require("claude_context.agents")
     require("claude_context.agents.list").refresh(function(l, err)
       got = { list = l, err = err }
     end)

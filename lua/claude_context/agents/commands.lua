@@ -12,8 +12,10 @@ local function agents()
   return require("claude_context.agents")
 end
 
----The sessions' list (claude_context.agents.list).
+---The sessions' list (claude_context.agents.list), the feature loaded (claude_context.agents:
+---it tells of the sessions that ended).
 local function agents_list()
+  agents()
   return require("claude_context.agents.list")
 end
 
