@@ -9,9 +9,12 @@
 --     printed its answer and exited (p50, p99 over 20 asks);
 --   * `land(name)` of F files with H changed lines each (default 200 × 5 = 1,000 hunks) into a
 --     checkout where the person edited another region of every file: the time until the review
---     view is built, then "keep all" there until every kept hunk is written;
+--     view is built, then "keep all" there until every kept hunk is written (the merges run
+--     off the main thread, crates/core/src/merge.rs);
 --   * `land(name, {all = true})` of the same: the wall time until every file is written;
---   and for each, the longest the main thread was held meanwhile.
+--   and for each, the longest the main thread was held meanwhile (the longest vim.schedule
+--   callback, and the largest gap of a 1 ms timer: every callback, native answers included),
+--   and for the view, the main thread's own CPU time (which the machine's load inflates less).
 --
 --   .deps/venv/bin/nvim --headless --clean -u tests/minimal_init.lua -l bench/agents.lua [F] [H]
 local uv = vim.uv
@@ -95,12 +98,13 @@ end)
 -- and keeps the largest gap between two ticks, from before the call until its callback (about
 -- 1 ms is no block); beside it, the same over a second of doing nothing (the machine's floor).
 local tick_gap, tick_last = 0, uv.hrtime()
-local ticker = uv.new_timer()
-ticker:start(1, 1, function()
+local function tick()
   local now = uv.hrtime()
   tick_gap = math.max(tick_gap, (now - tick_last) / 1e6)
   tick_last = now
-end)
+end
+local ticker = uv.new_timer()
+ticker:start(1, 1, tick)
 vim.wait(1000, function()
   return false
 end, 1)
@@ -125,7 +129,6 @@ for i = 1, 20 do
   gaps[i] = tick_gap
 end
 ticker:stop()
-ticker:close()
 print(
   ("new(): main thread held p50 %.2f ms, p99 %.2f ms, max %.2f ms; callback after p50 %.1f ms (20 starts)"):format(
     pct(held, 0.5),
@@ -237,6 +240,20 @@ for i = 1, F do
     w:close()
   end
 end
+-- The main thread's own CPU time (Linux: CLOCK_THREAD_CPUTIME_ID), which the machine's load
+-- does not inflate as it does the wall times; nil elsewhere.
+local thread_cpu_ms = (function()
+  local ok, ffi = pcall(require, "ffi")
+  if not ok or ffi.os ~= "Linux" then
+    return function() end
+  end
+  pcall(ffi.cdef, "typedef struct { long tv_sec; long tv_nsec; } cc_bench_ts; int clock_gettime(int, cc_bench_ts *);")
+  local ts = ffi.new("cc_bench_ts")
+  return function()
+    ffi.C.clock_gettime(3, ts)
+    return tonumber(ts.tv_sec) * 1e3 + tonumber(ts.tv_nsec) / 1e6
+  end
+end)()
 local max_slice, max_where = 0, "?"
 local orig = vim.schedule
 local function reset_slices()
@@ -258,6 +275,10 @@ end
 -- kept hunk is on disk.
 local R = require("claude_context.review")
 local got, ready
+-- Beside the slices, the editor's longest block (the 1 ms ticks' largest gap) meanwhile.
+ticker:start(1, 1, tick)
+tick_gap, tick_last = 0, uv.hrtime()
+local cpu0 = thread_cpu_ms()
 local t0 = uv.hrtime()
 agents.land("land", {
   cb = function(err, r)
@@ -272,8 +293,10 @@ vim.wait(120000, function()
   return ready ~= nil
 end, 1)
 local view_ms = (ready - t0) / 1e6
-local view_slice, view_where = max_slice, max_where
+local view_cpu = cpu0 and (thread_cpu_ms() - cpu0)
+local view_slice, view_where, view_gap = max_slice, max_where, tick_gap
 reset_slices()
+tick_gap, tick_last = 0, uv.hrtime()
 local targets = {}
 for _, f in ipairs(R.active().files) do
   for hi, hk in ipairs(f.hunks) do
@@ -294,19 +317,23 @@ vim.wait(120000, function()
   return kept ~= nil and require("claude_context.review.fs").idle()
 end, 1)
 local keep_ms = (uv.hrtime() - t0) / 1e6
+local keep_gap = tick_gap
 print(
-  ("land (view): %d files, %d hunks: the view built in %.0f ms (longest slice %.1f ms, %s); keep all: %.0f ms until every file is written (the editor's part done at %.0f ms; %d hunks kept, %d refused; longest slice %.1f ms, %s)"):format(
+  ("land (view): %d files, %d hunks: the view built in %.0f ms (longest slice %.1f ms, %s; longest block, 1 ms ticks: %.1f ms; main thread CPU %s ms); keep all: %.0f ms until every file is written (the editor's part done at %.0f ms; %d hunks kept, %d refused; longest slice %.1f ms, %s; longest block %.1f ms)"):format(
     #got.view.review.cs.files,
     #targets,
     view_ms,
     view_slice,
     view_where,
+    view_gap,
+    view_cpu and ("%.0f"):format(view_cpu) or "?",
     keep_ms,
     (kept_at - t0) / 1e6,
     kept.done,
     #kept.refused,
     max_slice,
-    max_where
+    max_where,
+    keep_gap
   )
 )
 R.close()
@@ -321,6 +348,7 @@ for i = 1, F do
 end
 reset_slices()
 local report
+tick_gap, tick_last = 0, uv.hrtime()
 t0 = uv.hrtime()
 agents.land("land", {
   all = true,
@@ -333,16 +361,20 @@ vim.wait(120000, function()
   return report ~= nil
 end, 1)
 local wall = (uv.hrtime() - t0) / 1e6
+local all_gap = tick_gap
+ticker:stop()
+ticker:close()
 vim.schedule = orig
 print(
-  ("land {all}: %d files, %d hunks: %.0f ms until every file is written (%d written, %d conflicts); longest main-thread slice %.1f ms (%s)"):format(
+  ("land {all}: %d files, %d hunks: %.0f ms until every file is written (%d written, %d conflicts); longest main-thread slice %.1f ms (%s); longest block, 1 ms ticks: %.1f ms"):format(
     F,
     F * HN,
     wall,
     #report.written,
     #report.conflicts,
     max_slice,
-    max_where
+    max_where,
+    all_gap
   )
 )
 sh("rm -rf " .. vim.fn.shellescape(tmp), "/")

@@ -14,7 +14,7 @@
 //!
 //! `replace`, `create` and `remove` keep what they change first: the file's current content
 //! goes into the project's checkpoint store and the write is recorded for `:ClaudeContext
-//! rewind undo` ([`crate::api_review::kept_write`]; refused when the store cannot keep it). An
+//! rewind undo` (the core's `keep::kept_write`; refused when the store cannot keep it). An
 //! optional last argument `group` (a string) names the batch (a land) one undo takes back whole.
 //!
 //! * `protected(rel)`: why the project-relative path `rel` runs code by itself (the core's
@@ -22,10 +22,12 @@
 
 use crate::binding::{self, export_as, lua_error, main_thread, Failure};
 use claude_context_core::capfs::{CapError, ProjectFile};
+use claude_context_core::turns::checkpoints::keep;
+use claude_context_core::turns::Tracker;
 use mlua::{Function, Lua, Table};
 use std::cell::RefCell;
 use std::os::unix::ffi::OsStrExt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::mpsc::{channel, Sender};
 
 type Work = Box<dyn FnOnce() + Send + 'static>;
@@ -122,13 +124,8 @@ fn replace(
 ) -> mlua::Result<()> {
     let data = data.as_bytes().to_vec();
     let expect = bytes(expect);
-    let keep = crate::api_review::keeper();
-    submit("fs.replace", cb, move || {
-        crate::api_review::kept_write(keep, &root, &path, group.as_deref(), || {
-            ProjectFile::open(&PathBuf::from(&root), &path)?
-                .replace(&data, expect.as_deref())
-                .map(|_| None)
-        })
+    submit_kept("fs.replace", cb, root, path, group, move |f| {
+        f.replace(&data, expect.as_deref())
     })
 }
 
@@ -138,14 +135,7 @@ fn create_file(
     (root, path, data, cb, group): (String, String, mlua::String, Function, Option<String>),
 ) -> mlua::Result<()> {
     let data = data.as_bytes().to_vec();
-    let keep = crate::api_review::keeper();
-    submit("fs.create", cb, move || {
-        crate::api_review::kept_write(keep, &root, &path, group.as_deref(), || {
-            ProjectFile::open(&PathBuf::from(&root), &path)?
-                .create(&data)
-                .map(|_| None)
-        })
-    })
+    submit_kept("fs.create", cb, root, path, group, move |f| f.create(&data))
 }
 
 /// remove(root, path, expect, cb)
@@ -160,12 +150,31 @@ fn remove(
     ),
 ) -> mlua::Result<()> {
     let expect = bytes(expect);
+    submit_kept("fs.remove", cb, root, path, group, move |f| {
+        f.remove(expect.as_deref())
+    })
+}
+
+/// Runs `op` on the project file `path` of `root` on the file thread ([`submit`]), keeping what
+/// it replaces first (the core's `keep::kept_write`, in the running bridge's checkpoints; `group`
+/// names the batch one undo takes back whole).
+fn submit_kept(
+    what: &'static str,
+    cb: Function,
+    root: String,
+    path: String,
+    group: Option<String>,
+    op: impl FnOnce(ProjectFile) -> Result<(), CapError> + Send + 'static,
+) -> mlua::Result<()> {
     let keep = crate::api_review::keeper();
-    submit("fs.remove", cb, move || {
-        crate::api_review::kept_write(keep, &root, &path, group.as_deref(), || {
-            ProjectFile::open(&PathBuf::from(&root), &path)?
-                .remove(expect.as_deref())
-                .map(|_| None)
-        })
+    submit(what, cb, move || {
+        let cps = keep.as_deref().map(|t: &Tracker| &t.checkpoints);
+        keep::kept_write(
+            cps,
+            Path::new(&root),
+            Path::new(&path),
+            group.as_deref(),
+            || op(ProjectFile::open(&PathBuf::from(&root), &path)?).map(|_| None),
+        )
     })
 }

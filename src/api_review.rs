@@ -6,60 +6,21 @@
 //! `src/binding.rs`).
 
 use crate::binding::{self, export, lua_error, Failure};
-use claude_context_core::capfs::CapError;
 use claude_context_core::server::Shared;
-use claude_context_core::turns::checkpoints::{self, keep, Project, TurnError, TurnQuery};
+use claude_context_core::turns::checkpoints::{self, Project, TurnError, TurnQuery};
 use claude_context_core::turns::Tracker;
 use mlua::{Function, Lua, Table};
 use serde_json::Value;
-use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::OnceLock;
 
 /// How the running bridge is found (given at [`register`]; called on the main thread only).
 static SHARED: OnceLock<fn() -> Option<Arc<Shared>>> = OnceLock::new();
 
-/// The running bridge's state, for [`kept_write`] (on the main thread; `None`: not running).
+/// The running bridge's state, for the core's `keep::kept_write` (on the main thread; `None`:
+/// not running).
 pub fn keeper() -> Option<Arc<Tracker>> {
     SHARED.get().and_then(|f| f()).map(|s| s.turns.clone())
-}
-
-/// Runs the review's write `op` of `path` (in the project `root`; on the file thread) keeping
-/// what it replaces first: the file's current content goes into the project's checkpoint store,
-/// and the write is recorded so that `:ClaudeContext rewind undo` can undo it (see
-/// [`keep`]). When the store cannot keep it, the write is refused. Without a running bridge
-/// (`state` `None`) there is no store to keep it in: the write runs as asked. `group` names the
-/// batch (a land) whose writes one undo takes back together.
-pub fn kept_write<T>(
-    state: Option<Arc<Tracker>>,
-    root: &str,
-    path: &str,
-    group: Option<&str>,
-    op: impl FnOnce() -> Result<T, CapError>,
-) -> Result<T, CapError> {
-    let abs = match Path::new(path).is_absolute() {
-        true => PathBuf::from(path),
-        false => Path::new(root).join(path),
-    };
-    let kept = match state {
-        None => None,
-        Some(st) => {
-            keep::before_write(&st.checkpoints, Path::new(root), &abs, group).map_err(|e| {
-                CapError::Io {
-                    what: "keep its content in the checkpoint store before the review writes it",
-                    path: abs.clone(),
-                    err: std::io::Error::other(e.to_string()),
-                }
-            })?
-        }
-    };
-    let out = op()?;
-    if let Some(k) = kept {
-        if let Err(e) = keep::after_write(k) {
-            tracing::warn!(error = %e, path = %abs.display(), "the review's write is kept but not recorded for undo");
-        }
-    }
-    Ok(out)
 }
 
 type Work = fn(&Project, &TurnQuery) -> Result<Value, TurnError>;

@@ -23,9 +23,22 @@ return {
         { "x\n", nil, "y\n", "conflict", "changed in the worktree, deleted here" },
         { nil, "a\n", "b\n", "conflict", "added on both sides" },
         { "1\n2\n3\n", "1\n2\n3\n", "1\nTWO\n3\n", "write" },
+        { "1\n2\n3\n", "1\nmine\n3\n", "1\nTWO\n3\n", "conflict" },
+        { "1\n2\n3\n", "1\nTWO\n3\n", "1\nTWO\n3\n\n", "write" },
       }
       for n, c in ipairs(cases) do
         local f = plan.plan_file("p.txt", c[1], c[2], c[3])
+        if f.action == "merge" then
+          -- Left to the merge off the main thread.
+          local done
+          plan.merge_pending({ f }, function(err)
+            done = { err = err }
+          end)
+          h.wait_for(function()
+            return done
+          end, 5000, "the merge")
+          eq(nil, done.err)
+        end
         eq(c[4], f.action, "case " .. n)
         if c[5] then
           eq({ { line = 1, count = 0, why = c[5] } }, f.conflicts, "case " .. n)

@@ -135,7 +135,23 @@ return {
   {
     "merge: disjoint hunks both land; a hunk touching the person's edit is a conflict, theirs left out",
     function()
-      local M = require("claude_context.agents.merge")
+      -- The core's merge (crates/core/src/merge.rs), through the native module's thread.
+      local function merged(files)
+        local got
+        require("claude_context.agents.merge").merge_all(files, function(err, res)
+          got = { err = err, res = res }
+        end)
+        wait_for(function()
+          return got
+        end, 5000, "the merge")
+        eq(nil, got.err)
+        return got.res
+      end
+      local M = {
+        merge = function(b, o, t)
+          return merged({ { base = b, ours = o, theirs = t } })[1]
+        end,
+      }
       local base = "1\n2\n3\n4\n5\n6\n7\n8\n9\n"
       -- The person changed line 8; the worktree line 2 and added a line after 5.
       local ours = "1\n2\n3\n4\n5\n6\n7\nEIGHT\n9\n"
@@ -175,6 +191,17 @@ return {
       eq("a\nb\nc", r.text)
       r = M.merge("a\nb\n", "A\nb\n", "a\nb")
       eq("A\nb", r.text)
+      -- Bytes, not UTF-8, and texts holding what the answer's framing uses.
+      r = M.merge("\255 1\n2\n", "\255 1\n2\n", "\255 1\n2 3\n\n\n")
+      eq({ "\255 1\n2 3\n\n\n", 1 }, { r.text, r.applied })
+      -- Many files at once: the results in order.
+      local all = merged({
+        { base = "a\n", ours = "a\n", theirs = "b\n" },
+        { base = "x\n", ours = "y\n", theirs = "z\n" },
+        { base = "", ours = "", theirs = "" },
+      })
+      eq({ "b\n", "y\n", "" }, { all[1].text, all[2].text, all[3].text })
+      eq({ { line = 1, count = 1 } }, all[2].conflicts)
     end,
   },
   {

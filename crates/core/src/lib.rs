@@ -49,6 +49,7 @@ pub mod logging;
 pub mod mcp;
 pub mod mcp_config;
 pub mod memory_bank;
+pub mod merge;
 pub mod paths;
 pub mod plans;
 pub mod project;

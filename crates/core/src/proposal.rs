@@ -181,15 +181,8 @@ pub fn hunks(old: &Text, new: &Text) -> Vec<Hunk> {
     fn lines(t: &Text) -> Vec<&[u8]> {
         (0..t.diffed_len()).map(|i| t.line(i)).collect()
     }
-    let before = lines(old);
-    let after = lines(new);
-    let mut input: InternedInput<&[u8]> = InternedInput::default();
-    input.reserve(before.len() as u32, after.len() as u32);
-    input.update_before(before.into_iter());
-    input.update_after(after.into_iter());
-    let mut diff = Diff::compute(Algorithm::Histogram, &input);
-    diff.postprocess_lines(&input);
-    diff.hunks()
+    line_diff(&lines(old), &lines(new))
+        .into_iter()
         .map(|h| {
             let side = |r: &Range<u32>| {
                 let count = r.end - r.start;
@@ -205,6 +198,19 @@ pub fn hunks(old: &Text, new: &Text) -> Vec<Hunk> {
             }
         })
         .collect()
+}
+
+/// The hunks between two lists of lines ([imara-diff]'s Histogram with its slider heuristics, as
+/// `vim.diff`'s `histogram` does): each a range of `before` (0-based; empty: an insertion before
+/// its start) replaced by a range of `after`, in order, never overlapping nor touching.
+pub fn line_diff(before: &[&[u8]], after: &[&[u8]]) -> Vec<imara_diff::Hunk> {
+    let mut input: InternedInput<&[u8]> = InternedInput::default();
+    input.reserve(before.len() as u32, after.len() as u32);
+    input.update_before(before.iter().copied());
+    input.update_after(after.iter().copied());
+    let mut diff = Diff::compute(Algorithm::Histogram, &input);
+    diff.postprocess_lines(&input);
+    diff.hunks().collect()
 }
 
 /// A prepared proposal and the lines collected from it once edited.

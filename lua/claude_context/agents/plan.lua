@@ -4,13 +4,14 @@
 --- the merge-base of its HEAD and the main checkout's HEAD, each file merged into the main
 --- checkout as it is now (claude_context.agents.merge). Git runs off the main thread; the files
 --- are read through the review's native file layer (claude_context.review.fs); the merges run
---- in slices. Nothing is written here (claude_context.agents.land writes).
+--- on a thread of their own. Nothing is written here (claude_context.agents.land writes).
 
 local M = {}
 
 local merge = require("claude_context.agents.merge")
 local worktree = require("claude_context.agents.worktree")
----How long one slice of the merges may hold the main thread (ns).
+---How long one slice of the plan (reading the texts, planning each file) may hold the main
+---thread (ns).
 M.SLICE_NS = 8e6
 
 ---Runs git on worktree `w` (claude_context.agents.worktree: its registered git dir, nothing
@@ -45,13 +46,25 @@ local function whole_file_conflict(f, why)
   f.conflicts = { { line = 1, count = 0, why = why } }
 end
 
----The plan of a land: `{ files = { {path, absolute, action, before, after, conflicts, applied} }, conflicts, skipped }`.
----`action`: "write" | "create" | "remove" | "conflict" | "same" | "binary".
+---@class claude_context.LandFile
+---@field path string relative to the project
+---@field absolute? string in the main checkout
+---@field action "write"|"create"|"remove"|"conflict"|"same"|"binary"|"unreadable"|"merge" ("merge": not merged yet)
+---@field base? string the merge-base's text
+---@field before? string the main checkout's text
+---@field theirs? string the worktree's text
+---@field after? string what a land writes
+---@field conflicts {line:integer, count:integer, why?:string}[]
+---@field applied integer
+---@field why? string
+
+---The plan of one file of a land. `action` "merge" when the texts need a line-by-line merge:
+---|M.merge_pending| does it off the main thread.
 ---@param rel string
 ---@param base string|false|nil the merge-base's text (false/nil: not there)
 ---@param ours string|nil the main checkout's text (nil: missing)
 ---@param theirs string|nil the worktree's text (nil: deleted)
----@return table
+---@return claude_context.LandFile
 function M.plan_file(rel, base, ours, theirs)
   base = base or nil
   local f = { path = rel, base = base, before = ours, theirs = theirs, conflicts = {}, applied = 0 }
@@ -72,15 +85,38 @@ function M.plan_file(rel, base, ours, theirs)
     -- Added on both sides, differently.
     whole_file_conflict(f, "added on both sides")
   else
-    local m = merge.merge(base, ours, theirs)
-    f.after, f.applied, f.conflicts = m.text, m.applied, m.conflicts
-    if m.applied > 0 and m.text ~= ours then
-      f.action = "write"
-    else
-      f.action = #m.conflicts > 0 and "conflict" or "same"
-    end
+    f.action = "merge"
   end
   return f
+end
+
+---Merges the files of `files` that |M.plan_file| left to merge, all at once off the main
+---thread (claude_context.agents.merge); `cb(nil)` once each has its action, or `cb(err)`.
+---@param files claude_context.LandFile[]
+---@param cb fun(err?:string)
+function M.merge_pending(files, cb)
+  local pending, texts = {}, {}
+  for _, f in ipairs(files) do
+    if f.action == "merge" then
+      pending[#pending + 1] = f
+      texts[#texts + 1] = { base = f.base, ours = f.before, theirs = f.theirs }
+    end
+  end
+  merge.merge_all(texts, function(err, results)
+    if err then
+      return cb("cannot merge the worktree's files: " .. err)
+    end
+    for i, f in ipairs(pending) do
+      local m = results[i]
+      f.after, f.applied, f.conflicts = m.text, m.applied, m.conflicts
+      if m.applied > 0 and m.text ~= f.before then
+        f.action = "write"
+      else
+        f.action = #m.conflicts > 0 and "conflict" or "same"
+      end
+    end
+    cb(nil)
+  end)
 end
 
 ---The files the worktree changed since `base` (git's `--name-status -z` output `diff`) and its
@@ -115,8 +151,9 @@ local function changed_files(diff, others)
 end
 
 ---Plans each of `files` into `plan.files` (their base texts `based`, our and their paths
----loaded), in slices so the editor is never held long; `cb(nil, plan)` at the end.
-local function merge_in_slices(plan, files, based, ours_paths, theirs_paths, cb)
+---loaded), in slices so the editor is never held long, then merges them off the main thread;
+---`cb(nil, plan)` at the end, or `cb(err)`.
+local function plan_in_slices(plan, files, based, ours_paths, theirs_paths, cb)
   local fs = require("claude_context.review.fs")
   require("claude_context.ide.slices").each(files, M.SLICE_NS / 1e6, function(f, i)
     local ours, oerr = fs.read(ours_paths[i])
@@ -130,7 +167,12 @@ local function merge_in_slices(plan, files, based, ours_paths, theirs_paths, cb)
       plan.files[#plan.files + 1] = p
     end
   end, function()
-    cb(nil, plan)
+    M.merge_pending(plan.files, function(err)
+      if err then
+        return cb(err)
+      end
+      cb(nil, plan)
+    end)
   end)
 end
 
@@ -167,8 +209,8 @@ local function plan_files(root, w, base, all, cb)
     fs.load(root, ours_paths, function()
       fs.load(wt, theirs_paths, function()
         local plan = { root = root, worktree = wt, base = base, files = refused }
-        -- The merges in slices, so the editor is never held long.
-        merge_in_slices(plan, files, based, ours_paths, theirs_paths, cb)
+        -- The texts in slices, so the editor is never held long; the merges off the main thread.
+        plan_in_slices(plan, files, based, ours_paths, theirs_paths, cb)
       end)
     end)
   end, table.concat(q, "\n") .. "\n")

@@ -227,6 +227,88 @@ pub fn with_tags(path: &str, content: &str, tags: &[String]) -> Result<String, D
 /// The most JSON Patch operations one call applies.
 pub const MAX_PATCH_OPS: usize = 1000;
 
+/// JSON Patch operations as a call gives them, read within [`MAX_PATCH_OPS`]: past the limit
+/// the rest are counted and skipped unread (nothing of them is built), so a call of millions of
+/// operations costs no more than one of the limit's; [`apply_patches`] then refuses it with
+/// their count.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Patches {
+    /// The operations read: all of them, or the first [`MAX_PATCH_OPS`] + 1.
+    ops: Vec<Value>,
+    /// How many the call gave.
+    given: usize,
+}
+
+impl Patches {
+    /// How many operations the call gave.
+    pub fn len(&self) -> usize {
+        self.given
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.given == 0
+    }
+}
+
+impl From<Vec<Value>> for Patches {
+    fn from(ops: Vec<Value>) -> Patches {
+        Patches {
+            given: ops.len(),
+            ops,
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Patches {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Patches, D::Error> {
+        struct Bounded;
+        impl<'de> serde::de::Visitor<'de> for Bounded {
+            type Value = Patches;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("an array of JSON Patch operations")
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> Result<Patches, A::Error> {
+                let mut ops =
+                    Vec::with_capacity(seq.size_hint().unwrap_or(0).min(MAX_PATCH_OPS + 1));
+                while ops.len() <= MAX_PATCH_OPS {
+                    match seq.next_element::<Value>()? {
+                        Some(op) => ops.push(op),
+                        None => return Ok(Patches::from(ops)),
+                    }
+                }
+                let mut given = ops.len();
+                while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {
+                    given += 1;
+                }
+                Ok(Patches { ops, given })
+            }
+        }
+        d.deserialize_seq(Bounded)
+    }
+}
+
+/// The schema of an array of values, as `Vec<Value>`'s (the tools' schemas do not change).
+impl JsonSchema for Patches {
+    fn inline_schema() -> bool {
+        <Vec<Value>>::inline_schema()
+    }
+
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        <Vec<Value>>::schema_id()
+    }
+
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        <Vec<Value>>::schema_name()
+    }
+
+    fn json_schema(g: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        <Vec<Value>>::json_schema(g)
+    }
+}
+
 /// Applies RFC 6902 `patches` to the JSON document `content`, all or nothing, within limits:
 /// at most [`MAX_PATCH_OPS`] operations, a document of at most
 /// [`super::MAX_DOCUMENT_BYTES`] (what the bank reads back) nested at most
@@ -234,14 +316,11 @@ pub const MAX_PATCH_OPS: usize = 1000;
 /// is checked before anything is applied, the document after every operation: one operation
 /// can at most double it (`copy`) or add the depth of its value and path (`add`, `move`), so
 /// nothing far over a limit is ever built, and a violation names the limit and the operation.
-pub fn apply_patches(
-    path: &str,
-    content: &str,
-    patches: Vec<Value>,
-) -> Result<String, DocumentError> {
+pub fn apply_patches(path: &str, content: &str, patches: Patches) -> Result<String, DocumentError> {
     if patches.len() > MAX_PATCH_OPS {
         return Err(DocumentError::TooManyOperations(patches.len()));
     }
+    let patches = patches.ops;
     let doc: Value =
         serde_json::from_str(content).map_err(|err| DocumentError::NotJsonDocument {
             path: path.to_string(),
@@ -361,7 +440,7 @@ fn measure(v: &Value) -> crate::json_limits::Measure {
 /// What to write: the whole content, or patches, and/or tags.
 pub struct Edit {
     pub content: Option<Value>,
-    pub patches: Option<Vec<Value>>,
+    pub patches: Option<Patches>,
     pub tags: Option<Vec<String>>,
 }
 

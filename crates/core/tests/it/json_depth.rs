@@ -259,3 +259,30 @@ fn every_json_entry_point_survives_100k_deep_input() {
         assert!(found.candidates.is_empty(), "{:?}", found.notes);
     });
 }
+
+/// Past the limit, JSON Patch operations are counted while they are read, not kept: the count
+/// is refused with the number given, from text or from a value, and within the limit they
+/// apply as before.
+#[test]
+fn patch_operations_past_the_limit_are_counted_not_kept() {
+    use claude_context_core::memory_bank::edit::{apply_patches, Patches, MAX_PATCH_OPS};
+    let many = 5 * MAX_PATCH_OPS;
+    let text = format!(
+        "[{}]",
+        vec![r#"{"op":"add","path":"/x","value":[1,2,3]}"#; many].join(",")
+    );
+    let p: Patches = serde_json::from_str(&text).unwrap();
+    assert_eq!(p.len(), many);
+    let e = apply_patches("d.json", "{}", p).unwrap_err().to_string();
+    assert!(
+        e.contains(&format!("{many} patch operations")) && e.contains("no change"),
+        "{e}"
+    );
+    let v: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(serde_json::from_value::<Patches>(v).unwrap().len(), many);
+    assert!(serde_json::from_str::<Patches>(r#"{"op":"add"}"#).is_err());
+    let few: Patches =
+        serde_json::from_value(json!([{"op": "add", "path": "/a", "value": 1}])).unwrap();
+    let out: Value = serde_json::from_str(&apply_patches("d.json", "{}", few).unwrap()).unwrap();
+    assert_eq!(out, json!({"a": 1}));
+}

@@ -143,6 +143,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "discovery",
             "project",
             "proposal",
+            "merge",
             "memory_bank",
             "decision",
             "checkpoint",

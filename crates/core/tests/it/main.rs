@@ -25,6 +25,7 @@ mod ide_connection;
 mod inflight_budget;
 mod json_depth;
 mod jsonrpc;
+mod land_merge;
 mod layout;
 mod load;
 mod lock_file_follows;

@@ -897,18 +897,37 @@ fn the_first_checkpoint_never_holds_the_prompt_and_tells_its_progress() {
     assert_eq!(std::fs::read(b.path("a.txt")).unwrap(), b"before\n");
 }
 
-/// The editor's write of `rel` (`None`: removed) through the review's keeping, in `group`.
+/// The editor's write of `rel` (`None`: removed) through the review's keeping, in `group`: the
+/// core's `kept_write`, as the binding's file writes call it.
 fn kept_write(b: &Bridge, rel: &str, bytes: Option<&[u8]>, group: Option<&str>) {
     use claude_context_core::turns::checkpoints::keep;
     let cps = &b.shared().checkpoints;
-    let kept = keep::before_write(cps, &b.project, &b.path(rel), group)
-        .unwrap()
-        .expect("kept, also in a project with no checkpoint yet");
-    match bytes {
-        Some(x) => std::fs::write(b.path(rel), x).unwrap(),
-        None => std::fs::remove_file(b.path(rel)).unwrap(),
-    }
-    keep::after_write(kept).unwrap();
+    keep::kept_write(Some(cps), &b.project, Path::new(rel), group, || {
+        match bytes {
+            Some(x) => std::fs::write(b.path(rel), x).unwrap(),
+            None => std::fs::remove_file(b.path(rel)).unwrap(),
+        }
+        Ok(())
+    })
+    .unwrap();
+}
+
+/// Without a running bridge there is no store: the write runs as asked, its result returned;
+/// its failure is the write's.
+#[test]
+fn kept_write_without_a_store_runs_the_write_as_asked() {
+    use claude_context_core::capfs::CapError;
+    use claude_context_core::turns::checkpoints::keep;
+    let dir = tempfile::tempdir().unwrap();
+    let r = keep::kept_write(None, dir.path(), Path::new("a.txt"), None, || Ok(7));
+    assert_eq!(r.unwrap(), 7);
+    let r: Result<(), CapError> =
+        keep::kept_write(None, dir.path(), Path::new("a.txt"), None, || {
+            Err(CapError::NotFound {
+                path: dir.path().join("a.txt"),
+            })
+        });
+    assert!(r.is_err());
 }
 
 #[test]

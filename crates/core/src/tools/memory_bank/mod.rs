@@ -28,7 +28,7 @@ macro_rules! bank_args {
             /// JSON Patch operations (RFC 6902) for a JSON document, applied all or nothing (as in
             /// write_document). Not with `content`.
             #[serde(default)]
-            pub patches: Option<Vec<serde_json::Value>>,
+            pub patches: Option<crate::memory_bank::edit::Patches>,
             /// Sets the document's tags (as in write_document).
             #[serde(default)]
             pub tags: Option<Vec<String>>,

@@ -32,7 +32,7 @@ bank_args! {
         /// JSON Patch operations (RFC 6902) for a JSON document: [{op, path, value?, from?}],
         /// applied all or nothing. Not with `content`.
         #[serde(default)]
-        pub patches: Option<Vec<Value>>,
+        pub patches: Option<crate::memory_bank::edit::Patches>,
         /// The document's tags (without "#").
         #[serde(default)]
         pub tags: Option<Vec<String>>,

@@ -6,9 +6,11 @@
 //! checkpoint the project themselves before writing ([`crate::checkpoint::Store::restore`]).
 //! In a project with no checkpoint yet (a land before any turn ran) the first capture stands on
 //! an empty checkpoint ([`crate::checkpoint::Store::empty`]): such a write is undoable too. The
-//! writes of one batch (a land) share a `group` and are undone together.
+//! writes of one batch (a land) share a `group` and are undone together. [`kept_write`] runs one
+//! such write; the binding (src/api_fs.rs) only converts its arguments.
 
 use super::{project_root, Checkpoints, Project, RewindRecord, TurnError};
+use crate::capfs::CapError;
 use crate::checkpoint::CheckpointId;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -83,4 +85,35 @@ pub fn after_write(kept: Kept) -> Result<(), TurnError> {
         group,
     };
     project.update_journal(|j| j.rewinds.push(rec))
+}
+
+/// Runs the review's write `op` of `path` (relative to the project `root`, or absolute; on the
+/// file thread) keeping what it replaces first: the file's current content goes into the
+/// project's checkpoint store, and the write is recorded so that `:ClaudeContext rewind undo`
+/// can undo it ([`before_write`], [`after_write`]). When the store cannot keep it, the write is
+/// refused. Without a running bridge (`cps` `None`) there is no store to keep it in: the write
+/// runs as asked. `group` names the batch (a land) whose writes one undo takes back together.
+pub fn kept_write<T>(
+    cps: Option<&Checkpoints>,
+    root: &Path,
+    path: &Path,
+    group: Option<&str>,
+    op: impl FnOnce() -> Result<T, CapError>,
+) -> Result<T, CapError> {
+    let abs = root.join(path);
+    let kept = match cps {
+        None => None,
+        Some(cps) => before_write(cps, root, &abs, group).map_err(|e| CapError::Io {
+            what: "keep its content in the checkpoint store before the review writes it",
+            path: abs.clone(),
+            err: std::io::Error::other(e.to_string()),
+        })?,
+    };
+    let out = op()?;
+    if let Some(k) = kept {
+        if let Err(e) = after_write(k) {
+            tracing::warn!(error = %e, path = %abs.display(), "the review's write is kept but not recorded for undo");
+        }
+    }
+    Ok(out)
 }
