@@ -68,7 +68,7 @@ export CLAUDE_CONTEXT_TEST_CLAUDE := $(CLAUDE)
 export CLAUDE_CONTEXT_TEST_CLAUDES := $(CLAUDE):$(CLAUDE_NEW)
 CLAUDE_LATEST_DIR := $(DEPS)/claude-latest
 
-.PHONY: lint-lua fmt-lua lint-workflows test-fuzz-smoke build run screenshots test deps fmt-check clippy test-rust test-tools-lib test-nvim test-e2e bench fuzz clean
+.PHONY: lint-lua lint-types fmt-lua lint-workflows test-fuzz-smoke build run screenshots test deps fmt-check clippy test-rust test-tools-lib test-nvim test-e2e bench fuzz clean
 
 ## build: release library + the claude-context-mcp relay, installed into lib/ by rename
 ## (never overwrite a library a running Neovim has mapped).
@@ -242,7 +242,27 @@ lint-lua: $(STYLUA_DIR)/.installed
 fmt-lua: $(STYLUA_DIR)/.installed
 	@STYLUA_MODULE=$(STYLUA_DIR)/node_modules/@johnnymorganz/stylua node tests/stylua.cjs --write $(LUA_FILES)
 
-test: fmt-check lint-lua clippy lint-workflows test-rust test-fuzz-smoke test-nvim test-e2e
+## lint-types: the Lua's LuaCATS annotations type-checked by emmylua_check (crates.io, built by
+## cargo into .deps/, as a fresh CI machine cannot fetch lua-language-server's GitHub releases).
+## .emmyrc.json sets LuaJIT; Neovim's own types ($$VIMRUNTIME/lua of the pinned nvim, found at
+## run time) and luv's (tests/types/meta/) are its libraries. tests/types/check.sh: errors fail,
+## warnings may not pass a ceiling, tests/types/api/ (the API as a user's config uses it) must be
+## clean, tests/types/broken/ (deliberate errors) must be rejected (a checker that checks nothing
+## fails the target), at most 20 annotations may say only `table`. The first build takes minutes
+## (8 min of CPU, one job); later runs take seconds.
+EMMYLUA_VERSION := 0.25.1
+EMMYLUA_DIR     := $(DEPS)/emmylua-$(EMMYLUA_VERSION)
+EMMYLUA         := $(EMMYLUA_DIR)/bin/emmylua_check$(EXE)
+$(EMMYLUA_DIR)/.installed:
+	@mkdir -p $(EMMYLUA_DIR)
+	$(CARGO) install emmylua_check --version $(EMMYLUA_VERSION) --locked --root $(EMMYLUA_DIR)
+	@touch $@
+
+lint-types: $(EMMYLUA_DIR)/.installed $(DEPS)/.nvim-$(NVIM_VERSION)
+	@vimruntime=$$($(NVIM) --clean --headless --cmd 'lua io.write(vim.env.VIMRUNTIME)' --cmd 'qa!' 2>&1); \
+	  EMMYLUA=$(EMMYLUA) NVIM=$(NVIM) VIMRUNTIME="$$vimruntime" tests/types/check.sh
+
+test: fmt-check lint-lua lint-types clippy lint-workflows test-rust test-fuzz-smoke test-nvim test-e2e
 
 ## REFERENCE=<a checkout of coder/claudecode.nvim> measures the pure-Lua reference side by side in
 ## bench/nowait.py (issue 10's scenarios, at the issue's sizes and ×10); never committed here.

@@ -9,6 +9,17 @@
 
 local M = {}
 
+---A run of the sub-agent or an entry of its history (execute_claude's structuredContent).
+---@class claude_context.AskEntry
+---@field prompt string?
+---@field response string?
+---@field error string?
+---@field timestamp string|integer|nil
+---@field execution_time number?
+---@field context_file string?
+---@field session_id string?
+---@field success boolean?
+
 ---The effective value of `claude` key `k` (`timeout`, `progress`; nil: the native side's default).
 local function opt(k)
   return require("claude_context.config.claude").get(k)
@@ -113,8 +124,8 @@ end
 
 ---Calls a tool; `cb(structured, err)` gets the structured result or an error text.
 ---@param name string
----@param args table
----@param cb fun(sc: table?, err: string?)
+---@param args table<string, any>
+---@param cb fun(sc: table<string, any>?, err: string?) sc: the tool's structuredContent
 function M.call(name, args, cb)
   local e = ensure_running()
   if e then
@@ -142,7 +153,7 @@ function M.call(name, args, cb)
 end
 
 ---The answer buffer of a run or history entry.
----@param e table {prompt, response?, error?, timestamp?, execution_time?, context_file?, session_id?}
+---@param e claude_context.AskEntry
 ---@return integer buf
 function M.show(e)
   answers = answers + 1
@@ -210,7 +221,7 @@ end
 
 ---Asks Claude in the background; the answer opens in a Markdown scratch buffer.
 ---@param prompt string
----@param o {range: integer?, line1: integer?, line2: integer?, buf: integer?, timeout: number?, on_done: fun(sc: table?, err: string?)?}?
+---@param o {range: integer?, line1: integer?, line2: integer?, buf: integer?, timeout: number?, on_done: fun(sc: claude_context.AskEntry?, err: string?)?}?
 ---@return integer? id
 function M.ask(prompt, o)
   o = o or {}

@@ -145,7 +145,7 @@ function M.stop(o)
 end
 
 ---The bridge's status (port, lock file, clients, masked token), or nil when stopped.
----@return table?
+---@return claude_context.Status?
 function M.status()
   local ok = require("claude_context.native").try_load()
   if not ok then
@@ -172,8 +172,8 @@ local function nonnil(x)
 end
 
 ---Adds the at-a-glance fields to a bridge status table (in place).
----@param st table
----@return table st
+---@param st claude_context.Status the bridge's status, decoded
+---@return claude_context.Status st
 function M.decorate(st)
   local ide, mcp = 0, 0
   for _, c in ipairs(st.clients or {}) do

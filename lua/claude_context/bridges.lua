@@ -69,7 +69,7 @@ end
 ---A lock file of the lock directory read as JSON, or nil (not a regular file of this user, a
 ---symlink, too large, not JSON).
 ---@param path string
----@return table?
+---@return table<string, any>? lock the lock file's JSON (untrusted: each field checked where used)
 local function read_lock(path)
   local text, _, st = require("claude_context.util.small_file").read(path, MAX_BYTES, false, true)
   if not text or (st and st.uid and uv.getuid and st.uid ~= uv.getuid()) then
@@ -152,7 +152,7 @@ end
 
 ---What else serves the project: the bridge's first workspace folder (`st`, its status), else
 ---the current directory; its own lock file left out.
----@param st table? the bridge's status (claude_context.status()), nil when it is not running
+---@param st claude_context.Status? the bridge's status (claude_context.status()), nil when it is not running
 ---@return claude_context.OtherBridges
 function M.find(st)
   local folders = st and st.workspace_folders

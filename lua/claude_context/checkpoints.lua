@@ -26,6 +26,8 @@ function M.shown(name)
       or (b >= 0xF0 and b <= 0xF4) and 4
       or 0
     local ch = len > 0 and name:sub(i, i + len - 1) or nil
+    -- vim.str_utfindex(ch) alone (the form every Neovim takes) raises on invalid UTF-8.
+    ---@diagnostic disable-next-line: missing-parameter
     if ch and len > 1 and (#ch < len or not ch:sub(2):match("^[\128-\191]+$") or not pcall(vim.str_utfindex, ch)) then
       ch = nil
     end
@@ -74,7 +76,7 @@ local relative = require("claude_context.util.paths").relative
 
 ---Says what a rewind (or its undo) did; reloads the buffers it changed.
 ---@param what string
----@param r table the bridge's report
+---@param r claude_context.RewindReport
 ---@param bang_hint string? how to overwrite the kept files
 function M.report(what, r, bang_hint)
   local changed = vim.list_extend(vim.list_extend({}, r.written or {}), r.removed or {})
@@ -113,7 +115,7 @@ end
 
 ---Rewinds the project's files to before the `n`-th last turn (see |:ClaudeContext-rewind|).
 ---@param opts {n?:integer, session?:string, root?:string, overwrite?:boolean}
----@param cb fun(err?:string, report?:table)?
+---@param cb fun(err?:string, report?:claude_context.RewindReport)?
 function M.rewind(opts, cb)
   source.rewind(opts, function(err, r)
     if cb then
@@ -128,7 +130,7 @@ end
 
 ---Undoes the last rewind.
 ---@param opts {root?:string, overwrite?:boolean}
----@param cb fun(err?:string, report?:table)?
+---@param cb fun(err?:string, report?:claude_context.RewindReport)?
 function M.undo(opts, cb)
   source.rewind_undo(opts, function(err, r)
     if cb then
@@ -211,7 +213,7 @@ function M.pick(opts)
 end
 
 ---Registers `:ClaudeContext checkpoints` and `rewind`.
----@param commands table claude_context.commands
+---@param commands claude_context.Commands
 function M.register(commands)
   commands.register("checkpoints", {
     desc = "list Claude's turns with checkpoints; the one chosen shows its change set",
@@ -256,7 +258,7 @@ end
 ---Shows a `checkpoint_progress` message: on the message line while running (not kept in
 ---|:messages|), as a notification once done; then the `User ClaudeContextCheckpointProgress`
 ---autocommand with the message's fields as its data.
----@param p table
+---@param p {root:string, files:integer, dirs:integer, done:boolean}
 function M.progress(p)
   local text = M.progress_text(p)
   if p.done then

@@ -92,7 +92,7 @@ function M.show()
 end
 
 ---Registers `:ClaudeContext claude-plugin`.
----@param commands table claude_context.commands
+---@param commands claude_context.Commands
 function M.register(commands)
   commands.register("claude-plugin", {
     desc = "show the commands that register the Claude Code plugin for sessions started outside Neovim",

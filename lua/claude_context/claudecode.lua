@@ -106,7 +106,7 @@ end
 
 ---:ClaudeCodeSelectModel [args]: a model of `claudecode.models`, then Claude's terminal
 ---(re)started with `--model <value>` and the arguments.
----@param o table
+---@param o claude_context.CommandOpts
 function M.select_model(o)
   local models = require("claude_context.config").options.claudecode.models
   vim.ui.select(models, {
@@ -129,7 +129,7 @@ function M.select_model(o)
 end
 
 ---claudecode.nvim's commands: name, attributes (theirs: nargs, range, bang, complete), action.
----@type {[1]:string, [2]:table, [3]:fun(o:table)}[]
+---@type {[1]:string, [2]:vim.api.keyset.user_command, [3]:fun(o:claude_context.CommandOpts)}[]
 M.COMMANDS = {
   {
     "ClaudeCode",
@@ -207,8 +207,8 @@ local function fire(name, data)
 end
 
 ---ClaudeContextDiffOpened's data as claudecode.nvim's ClaudeCodeDiffOpened gives it.
----@param d table
----@return table
+---@param d {name: string, file: string, tab: integer?} ClaudeContextDiffOpened's data
+---@return table<string, any> data claudecode.nvim's fields (tab_name, file_path, …)
 function M.opened_data(d)
   local v = require("claude_context.ide.diff.view").views[d.name] or {}
   local own_tab = not v.in_place and d.tab and vim.api.nvim_tabpage_is_valid(d.tab)
@@ -226,8 +226,8 @@ end
 
 ---ClaudeContextSendComplete's data (a mention) as claudecode.nvim's ClaudeCodeSendComplete gives
 ---it: 0-based lines, nil for a whole file.
----@param d table
----@return table
+---@param d claude_context.SendComplete
+---@return {file_path: string?, start_line: integer?, end_line: integer?}
 function M.sent_data(d)
   return {
     file_path = d.path,

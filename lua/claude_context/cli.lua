@@ -36,7 +36,7 @@ function M.install_hint()
 end
 
 ---The configured CLI: `claude.cmd` (a program name or path), nil when not set.
----@param options table? the resolved plugin options (default: the current ones)
+---@param options claude_context.Config? the resolved plugin options (default: the current ones)
 ---@return string? cmd
 function M.configured(options)
   options = options or require("claude_context.config").options
@@ -67,7 +67,7 @@ end
 
 ---Finds the CLI. With `strict`, a configured command that is not there is an error; otherwise
 ---the search goes on (the native library's search; while it is missing, `claude` in PATH).
----@param options table? the resolved plugin options (default: the current ones)
+---@param options claude_context.Config? the resolved plugin options (default: the current ones)
 ---@param strict boolean?
 ---@return string? path, string source_or_err "config", "PATH", "common location", "CLAUDE_PATH", or why not
 function M.find(options, strict)

@@ -6,10 +6,14 @@
 --- argument: branches, worktrees, sessions, turn numbers) and says where `:ClaudeContext`
 --- without arguments lists it with `group` (one of M.GROUPS).
 
+---The `:ClaudeContext` command's registry (the feature modules' `register(commands)` add to it).
+---@class claude_context.Commands
 local M = {}
 
+---@alias claude_context.CommandOpts vim.api.keyset.create_user_command.command_args
+
 ---@class claude_context.Subcommand
----@field run fun(opts: table, args: string[]) opts: the user command's opts (range, line1, …)
+---@field run fun(opts: claude_context.CommandOpts, args: string[]) opts: the user command's opts (range, line1, …)
 ---@field complete (fun(arglead: string, args: string[]): string[])?
 ---@field desc string
 ---@field group string? one of M.GROUPS' names (else M.GROUP_OF[name], else "Other")
@@ -173,7 +177,7 @@ require("claude_context.context").register(M)
 -- open, sessions, model, send-text, compose, focus, close, mcp-command
 require("claude_context.terminal.commands").register(M)
 
----@param o table user command opts
+---@param o claude_context.CommandOpts
 function M.run(o)
   -- Run during Neovim's startup, before the start setup() deferred: the bridge first.
   cc().activate()

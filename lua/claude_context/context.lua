@@ -79,7 +79,9 @@ end
 
 ---Calls a bridge tool and waits; returns the result table or nil and a message (a tool error,
 ---a protocol error, or the bridge not running).
----@return table? result, string? err
+---@param name string
+---@param args table<string, any>?
+---@return claude_context.ToolResult? result, string? err
 function M.call(name, args)
   local ok, r, e = pcall(require("claude_context").call_tool_sync, name, args or {})
   if not ok then
@@ -131,7 +133,7 @@ local function push_docs(out, docs, order)
 end
 
 ---The Markdown lines of a read_context result.
----@param ctx table structuredContent of read_context
+---@param ctx table<string, any> read_context's structuredContent
 ---@param branch string
 ---@return string[]
 function M.render(ctx, branch)
@@ -248,7 +250,7 @@ end
 
 ---The lines of `:ClaudeContext decision` for a get_current_status result, in `lang`: Japanese is
 ---the tool's own text (kept word for word: doc/protocol.md, WRAP decisions); English is written from its structured part.
----@param r table the tools/call result
+---@param r claude_context.ToolResult
 ---@param lang "en"|"ja"
 ---@return string
 function M.decision_text(r, lang)
@@ -311,7 +313,7 @@ function M.decision()
 end
 
 ---Registers the subcommands on claude_context.commands.
----@param commands table
+---@param commands claude_context.Commands
 function M.register(commands)
   local complete = require("claude_context.complete")
   local a_branch = complete.args(complete.branches)

@@ -170,7 +170,7 @@ function M.add_quickfix()
 end
 
 ---Adds the subcommands.
----@param commands table
+---@param commands claude_context.Commands
 function M.register(commands)
   commands.register("add-terminal", {
     desc = "send the last lines of a terminal buffer to Claude as a file",

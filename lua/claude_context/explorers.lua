@@ -149,7 +149,7 @@ end
 ---The module explorer `ex` works through (nil when it names none), or nil and why not (`ex` nil:
 ---the buffer is no explorer's; or the explorer is not installed).
 ---@param ex claude_context.Explorer?
----@return table? module, string? err
+---@return table<string, any>? module, string? err the explorer plugin's module (its own API)
 local function load_module(ex)
   if not ex then
     return nil, "not a file explorer buffer"

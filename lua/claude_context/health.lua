@@ -303,8 +303,7 @@ function M.check_claude_plugin()
       ("not registered (marketplace %s, plugin %s): only sessions started by :ClaudeContext open report turns and checkpoints"):format(
         r.marketplace and "added" or "not added",
         r.installed and "installed" or "not installed"
-      ),
-      { "Run the commands :ClaudeContext claude-plugin shows" }
+      ) .. ". Run the commands :ClaudeContext claude-plugin shows"
     )
   end
 end
@@ -448,8 +447,8 @@ end
 ---What the sub-agent (`execute_claude*`) runs with under `opts` (the options setup() got): the
 ---library's answer (`person_owns`, `allowed_tools`, `permission_mode`, `setting_sources`), or nil
 ---and why not. The library owns the check and the defaults (claude::args, config.rs).
----@param opts table? the resolved options (default: the current ones)
----@return table? perms, string? err
+---@param opts claude_context.Config? the resolved options (default: the current ones)
+---@return {person_owns: boolean, allowed_tools: string[], permission_mode: string?, setting_sources: string[]?}? perms, string? err
 function M.sub_agent_permissions(opts)
   local native, missing = require("claude_context.native").get()
   if not native then

@@ -3,6 +3,18 @@
 --- Public API. `setup(opts)` merges options, and with `auto_start` starts the bridge: a Rust
 --- WebSocket MCP server on 127.0.0.1 that Claude Code finds through its lock file.
 
+---The public API, `require("claude_context")` (:help claude-context-api). The functions defined
+---below with `function M.…` are its methods too; the fields are those that load a feature on
+---first use.
+---@class claude_context.API
+---@field version string The plugin's version
+---@field _setup_done boolean? setup() (or a start) resolved the options
+---A conversation as a buffer (claude_context.transcript): `transcript(id, opts)` returns it.
+---@field transcript fun(id: string, opts: claude_context.TranscriptOpts?): integer
+---Follow the agent (claude_context.follow): on, off, or toggled (nil); returns whether it is on.
+---@field follow fun(on: boolean?, opts: claude_context.FollowOpts?): boolean
+---What each session cost (claude_context.usage).
+---@field usage fun(): claude_context.Usage[]
 local M = {}
 
 local config = require("claude_context.config")
@@ -50,7 +62,7 @@ local pending
 ---library and binding the port wait for the first turn of the event loop (vim.schedule), so
 ---startup stays short and the bridge listens before anything typed reaches Claude's `/ide`. A
 ---:ClaudeContext command run before that (`nvim +"ClaudeContext open"`) does it first.
----@param opts claude_context.Config?
+---@param opts claude_context.UserConfig?
 function M.setup(opts)
   config.resolve(opts)
   bridge.setup_done = true
@@ -148,7 +160,7 @@ end
 ---The turns of the Claude Code sessions the bridge heard of through hooks, oldest first (of
 ---session `session` when given): `{ id, session, name, prompt, start_ms, end_ms, files }`.
 ---@param session string?
----@return table[]
+---@return claude_context.Turn[]
 function M.turns(session)
   return require("claude_context.sessions.state").turns(session)
 end
@@ -173,7 +185,7 @@ end
 ---Starts a background session in worktree `name` (`claude --bg --worktree name [prompt]`).
 ---@param name string
 ---@param prompt string?
----@param opts {permission_mode?:string|false, cb?:fun(err?:string, s?:table), on_failed?:fun(err:string)}?
+---@param opts claude_context.NewAgentOpts?
 ---@return boolean? ok, string? err
 function M.new(name, prompt, opts)
   return require("claude_context.agents").new(name, prompt, opts)
@@ -182,7 +194,7 @@ end
 ---Every Claude Code session of the project (claude_context.agents.list), from the cache at once.
 ---The background sessions' feature loads with it (claude_context.agents: it tells of the
 ---sessions that ended).
----@return table[]
+---@return claude_context.Agent[]
 function M.agents()
   require("claude_context.agents")
   return require("claude_context.agents.list").list()
@@ -190,14 +202,14 @@ end
 
 ---Opens background session `name` in a terminal (`claude attach`).
 ---@param name string
----@param cb fun(err?:string, buf?:integer)?
+---@param cb fun(err: string?, buf: integer?)?
 function M.attach(name, cb)
   return require("claude_context.agents").attach(name, cb)
 end
 
 ---Lands worktree `name` into the main checkout (claude_context.agents.land).
 ---@param name string
----@param opts {all?:boolean, cb?:fun(err?:string, report?:table), on_ready?:fun(v:table)}?
+---@param opts claude_context.LandOpts?
 function M.land(name, opts)
   return require("claude_context.agents.land").land(name, opts)
 end
@@ -205,13 +217,13 @@ end
 ---Stops session `name` and removes its worktree, its work kept on its branch
 ---(claude_context.agents.discard).
 ---@param name string
----@param cb fun(err?:string, info?:table)?
+---@param cb fun(err: string?, info: {branch: string, commit: string?}?)?
 function M.discard(name, cb)
   return require("claude_context.agents.discard").discard(name, cb)
 end
 
 ---The permission requests waiting for the person (claude_context.sessions.permissions).
----@return table[]
+---@return claude_context.PermissionRequest[]
 function M.permissions()
   return require("claude_context.sessions.permissions").list()
 end
@@ -227,7 +239,7 @@ end
 
 ---Edit in place (claude_context.edit, loaded on first use): `edit({buf, range, instruction})`
 ---rewrites the range as the instruction says, Claude's change shown as a diff in the buffer.
----@param opts {buf: integer?, range: integer[]?, instruction: string?}?
+---@param opts claude_context.EditOpts?
 function M.edit(opts)
   return require("claude_context.edit").edit(opts)
 end
@@ -236,16 +248,23 @@ end
 ---use), newest first: `on_done(list, err)` with `{ id, title, cwd, branch, worktree, started_ms,
 ---updated_ms, prompts, first_prompt, last_prompt, cost_usd, running, bytes }`; `opts.all`: every
 ---project's; `opts.query`: only those whose messages contain the text, each with `matches`.
----@param opts {all?:boolean, query?:string}?
----@param on_done fun(list: table[], err: string?)
+---@param opts claude_context.ConversationsOpts?
+---@param on_done fun(list: claude_context.Conversation[], err: string?)
 function M.conversations(opts, on_done)
   return require("claude_context.conversations").list(opts, on_done)
 end
 
+---What a bridge tool answers: MCP's CallToolResult, or an error.
+---@class claude_context.ToolResult
+---@field content {type: string, text: string?}[]?
+---@field structuredContent any?
+---@field isError boolean?
+---@field error {code: integer, message: string}?
+
 ---Calls a bridge tool; `cb(result)` gets the MCP CallToolResult table (or `{error=…}`).
 ---@param name string
----@param args table?
----@param cb fun(result: table)
+---@param args table<string, any>? The tool's arguments
+---@param cb fun(result: claude_context.ToolResult)
 function M.call_tool(name, args, cb)
   local native, missing = require("claude_context.native").get()
   if not native then
@@ -264,9 +283,9 @@ end
 
 ---Calls a tool and waits (for commands run by the person; never used by the bridge itself).
 ---@param name string
----@param args table?
+---@param args table<string, any>?
 ---@param timeout_ms integer?
----@return table? result, string? err
+---@return claude_context.ToolResult? result, string? err
 function M.call_tool_sync(name, args, timeout_ms)
   local result
   M.call_tool(name, args, function(r)

@@ -93,8 +93,30 @@ function M.missing_message(tried)
   )
 end
 
+---The Rust library's API table (src/api.rs `create` lists every name; the families in
+---src/api_*.rs). The bridge's functions are declared here; the others are reached by name.
+---@class claude_context.NativeApi
+---@field version string
+---@field start fun(config_json: string, state_json: string): string The status JSON
+---@field stop fun(): boolean Whether a bridge was running
+---@field status fun(): string? The status JSON, nil when stopped
+---@field token fun(): string?
+---@field set_log fun(file: string?, level: string)
+---@field turns fun(session: string?): string? JSON of claude_context.Turn[]
+---@field session_seen fun(id: string): string? JSON of claude_context.SessionChange
+---@field update_state fun(state_json: string)
+---@field call_tool fun(name: string, args_json: string, cb: fun(err: string?, json: string?, code: integer?))
+---@field broadcast fun(method: string, params_json: string, ide_only: boolean?): integer The clients it went to
+---@field permission_modes fun(): string[]
+---@field hook_tool {server: string, tool: string} The bridge's hook tool, as an MCP server's tool
+---@field conversations fun(request_json: string, cb: fun(err: string?, json: string?))?
+---@field transcript_read fun(request_json: string, cb: fun(err: string?, answer: string))?
+---@field fs table<string, function> The review's file layer (src/api_fs.rs)
+---@field worktree table<string, function> What git printed for a worktree, read (src/api_worktree.rs)
+---@field [string] any
+
 ---The loaded API, or nil and the message of |M.missing_message()|.
----@return table? api, string? message
+---@return claude_context.NativeApi? api, string? message
 function M.get()
   local ok, res = pcall(M.load)
   if ok then
@@ -122,7 +144,7 @@ function M.message(err)
 end
 
 ---Loads the native library once; raises an error that lists every path tried.
----@return table api
+---@return claude_context.NativeApi api
 function M.load()
   if api then
     return api

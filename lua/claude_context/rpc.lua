@@ -13,7 +13,9 @@
 
 local M = {}
 
----@alias claude_context.RpcHandler fun(params: table, respond: fun(result: any, err: string?), method: string): (fun()|nil)
+---A handler: the request's params (decoded JSON, each method its own shape), how to answer, and
+---the method's name; may return what undoes it when nobody waits for the answer any more.
+---@alias claude_context.RpcHandler fun(params: any, respond: fun(result: any, err: string?), method: string): (fun()|nil)
 
 ---Every method the bridge calls on the editor: { module, function } (no function: the module is
 ---the handler itself).

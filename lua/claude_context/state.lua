@@ -7,7 +7,7 @@ local M = {}
 
 local uv = vim.uv or vim.loop
 
----@return table state { cwd, lsp_folders, lsp_root, nvim_version }
+---@return {cwd: string?, lsp_folders: string[], lsp_root: string?, nvim_version: string} state
 function M.collect()
   local folders, seen = {}, {}
   local root

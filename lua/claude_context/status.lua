@@ -7,6 +7,46 @@
 
 local M = {}
 
+---One connected client (crates/core/src/server/mod.rs: ClientStatus).
+---@class claude_context.ClientStatus
+---@field id integer
+---@field addr string
+---@field surface "ide"|"mcp" The lock file's URL, or `/mcp`
+---@field name string?
+---@field version string?
+---@field protocol_version string?
+---@field ide_connected_pid integer?
+---@field tools_listed boolean The client has asked for `tools/list`
+---@field connected_secs integer
+---@field in_flight integer Requests read and not yet answered
+---@field queued_bytes integer Bytes of answers waiting for the client to read them
+---@field inflight_bytes integer Bytes of the requests in flight
+
+---The bridge's status (crates/core/src/server/mod.rs: Status), with the at-a-glance fields.
+---@class claude_context.Status
+---@field running boolean
+---@field port integer
+---@field url string
+---@field lock_file string?
+---@field token string Masked
+---@field clients claude_context.ClientStatus[]
+---@field workspace_folders string[]
+---@field uptime_secs integer
+---@field version string
+---@field tools string[]
+---@field sessions claude_context.Session[] The Claude Code sessions heard of through hooks
+---@field activity "disconnected"|"idle"|"busy"|"waiting"
+---@field ide_clients integer Claude Code sessions connected as the IDE
+---@field mcp_clients integer Clients of the /mcp door
+---@field diffs_waiting integer Diffs waiting for your decision
+---@field runs integer :ClaudeContext ask runs in flight
+
+---What `User ClaudeContextConnected` / `ClaudeContextDisconnected` carry.
+---@class claude_context.ClientEvent
+---@field id integer
+---@field name string?
+---@field surface "ide"|"mcp"|nil
+
 local uv = vim.uv or vim.loop
 
 ---How often connections are checked for the events, in milliseconds.
@@ -42,7 +82,7 @@ function M.text()
 end
 
 ---A lualine component: `sections = { lualine_x = { require("claude_context.status").lualine() } }`.
----@return table
+---@return claude_context.LualineComponent
 function M.lualine()
   return {
     M.text,
@@ -53,7 +93,7 @@ function M.lualine()
 end
 
 ---Client ids seen at the last check: id -> {id, name, surface}.
----@type table<integer, table>
+---@type table<integer, claude_context.ClientEvent>
 M._seen = {}
 local timer
 

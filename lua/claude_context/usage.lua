@@ -13,9 +13,29 @@
 
 local M = {}
 
+---A session's figures, as Claude Code wrote them.
+---@class claude_context.UsageFigures
+---@field cost_usd number?
+---@field api_ms integer?
+---@field lines_added integer?
+---@field lines_removed integer?
+---@field context_pct number?
+
+---What `require("claude_context").usage()` lists for one session.
+---@class claude_context.Usage: claude_context.UsageFigures
+---@field session string Claude's session id
+---@field name string
+
+---What was read of one session's conversation file.
+---@class claude_context.UsageRead
+---@field offset integer
+---@field path string?
+---@field reading boolean?
+---@field usage claude_context.UsageFigures?
+
 ---What was read, by session id: `{ offset, usage = { cost_usd, api_ms, lines_added,
 ---lines_removed }?, reading, path }`.
----@type table<string, table>
+---@type table<string, claude_context.UsageRead>
 M.known = {}
 
 local function cwds_of(s)
@@ -28,7 +48,7 @@ end
 
 ---Reads what session `s`'s conversation file added since the last read (its cost records);
 ---`done()` afterwards.
----@param s table a session of claude_context.sessions.state
+---@param s claude_context.Session
 ---@param done fun()?
 function M.refresh_one(s, done)
   local k = M.known[s.id] or { offset = 0 }
@@ -73,8 +93,8 @@ end
 
 ---What the CLI saved of session `s` when it ended (its project's `lastCost`, … when its
 ---`lastSessionId` is `s.id`), or nil.
----@param s table
----@return table?
+---@param s claude_context.Session
+---@return claude_context.UsageFigures?
 function M.saved(s)
   local text = require("claude_context.util.small_file").read(config_file(), 4 * 1024 * 1024)
   local ok, cfg = pcall(vim.json.decode, text or "", { luanil = { object = true } })
@@ -109,7 +129,7 @@ function M.refresh(done)
 end
 
 ---One entry for every session the plugin knows.
----@return table[]
+---@return claude_context.Usage[]
 function M.usage()
   local out = {}
   for _, s in ipairs(sessions()) do
@@ -147,7 +167,7 @@ function M.statusline()
 end
 
 ---A lualine component with the costs: `lualine_x = { require("claude_context.usage").lualine() }`.
----@return table
+---@return claude_context.LualineComponent
 function M.lualine()
   M.start()
   return {

@@ -5,8 +5,29 @@
 
 local M = {}
 
----What a CLI offers, by its path: `{ bg, agents, attach, stop, rm, logs, version }`.
----@type table<string, table>
+---What a CLI's `--help` says it offers.
+---@class claude_context.CliFeatures
+---@field bg boolean `--bg`
+---@field agents boolean `agents`
+---@field attach boolean
+---@field stop boolean
+---@field rm boolean
+---@field logs boolean
+
+---One entry of `claude agents --json` (the service's; untrusted, checked where used).
+---@class claude_context.ServiceEntry
+---@field id string
+---@field kind string? "background" for a background session
+---@field sessionId string? Claude's session id
+---@field name string?
+---@field cwd string?
+---@field status string? "busy", "idle", …
+---@field state string?
+---@field startedAt integer? Epoch ms
+---@field pid integer?
+
+---What a CLI offers, by its path.
+---@type table<string, claude_context.CliFeatures>
 M.features_cache = {}
 
 ---The CLI's path, or nil and why not.
@@ -41,7 +62,7 @@ end
 ---Runs `argv`; `cb(result)` on the main thread with `{ code, stdout, stderr }` (code -1 and the
 ---reason in stderr when it could not start). Never waits.
 ---@param argv string[]
----@param opts {cwd?:string, env?:table, timeout?:integer}?
+---@param opts {cwd?:string, env?:table<string,string>, timeout?:integer}?
 ---@param cb fun(r:{code:integer, stdout:string, stderr:string})
 function M.run(argv, opts, cb)
   opts = opts or {}
@@ -50,7 +71,7 @@ end
 
 ---What `help` (`claude --help`'s output) says the CLI offers.
 ---@param help string
----@return table
+---@return claude_context.CliFeatures
 function M.parse_features(help)
   return {
     bg = help:find("%-%-bg[,%s]") ~= nil,
@@ -64,7 +85,7 @@ end
 
 ---`cb(features)` for CLI `exe` (asked once; `claude --help` runs off the main thread).
 ---@param exe string
----@param cb fun(f:table)
+---@param cb fun(f:claude_context.CliFeatures)
 function M.features(exe, cb)
   local f = M.features_cache[exe]
   if f then
@@ -104,7 +125,7 @@ end
 
 ---The entries of `claude agents --json` (a JSON array), or nil and why not.
 ---@param text string
----@return table[]? list, string? err
+---@return claude_context.ServiceEntry[]? list, string? err
 function M.parse_agents(text)
   local ok, v = pcall(vim.json.decode, text, { luanil = { object = true, array = true } })
   if not ok or type(v) ~= "table" then
@@ -143,7 +164,7 @@ M.cache = { list = {}, at = nil, err = nil, running = false, waiters = {} }
 
 ---Reads `claude agents --json` again (one run at a time; callers meanwhile wait for it);
 ---`cb(list, err)` on the main thread.
----@param cb fun(list:table[], err?:string)?
+---@param cb fun(list:claude_context.ServiceEntry[], err?:string)?
 function M.refresh(cb)
   local c = M.cache
   if cb then

@@ -28,7 +28,7 @@ end
 M.REFRESH_MS = 3000
 
 ---One line of the picker for entry `e`.
----@param e table
+---@param e claude_context.Agent
 ---@return string
 function M.format(e)
   local prompt = (e.prompt or ""):gsub("[%c]", " ")
@@ -45,7 +45,7 @@ function M.format(e)
 end
 
 ---The actions the picker offers for entry `e`.
----@param e table
+---@param e claude_context.Agent
 ---@return string[]
 function M.actions_for(e)
   if e.state == "ended" and e.worktree then
@@ -67,7 +67,7 @@ end
 
 ---Runs `action` on entry `e`.
 ---@param action string
----@param e table
+---@param e claude_context.Agent
 function M.act(action, e)
   if action == "attach" then
     agents().attach(e.name)
@@ -104,7 +104,7 @@ function M.confirm_discard(name)
 end
 
 ---The actions menu of entry `e` (|vim.ui.select()|).
----@param e table
+---@param e claude_context.Agent
 function M.menu(e)
   vim.ui.select(M.actions_for(e), { prompt = ("%s: "):format(e.name) }, function(a)
     if a then
@@ -113,49 +113,76 @@ function M.menu(e)
   end)
 end
 
----The picker: sessions, then an action (claude_context.agents.pickers: `sessions.picker`).
-function M.pick()
+local function lines(list)
+  return table.concat(vim.tbl_map(M.format, list), "\n")
+end
+
+---Shows the sessions' list again in an open picker when it changed (`view.update`, given by a
+---picker that can; dropped, with a warning, when it fails).
+---@param view {update: fun(list: claude_context.Agent[])?, shown: string}
+local function show_changed(view)
+  local list = agents_list().list()
+  local now = lines(list)
+  if now == view.shown then
+    return
+  end
+  view.shown = now
+  local ok, err = pcall(view.update, list)
+  if not ok then
+    view.update = nil
+    notify(("claude-context: the picker could not show the new list: %s"):format(tostring(err)), vim.log.levels.WARN)
+  end
+end
+
+---Reads the list again every M.REFRESH_MS while the picker is open. Returns `closed()`, which
+---stops it.
+---@param view {update: fun(list: claude_context.Agent[])?, shown: string}
+---@return fun() closed
+local function refresh_while_open(view)
   local timer = vim.uv.new_timer()
   local open = true
-  -- What the picker shows, and how to show a new list (pickers that can, while open).
-  local update, shown
-  local function lines(list)
-    return table.concat(vim.tbl_map(M.format, list), "\n")
-  end
   timer:start(M.REFRESH_MS, M.REFRESH_MS, function()
     vim.schedule(function()
       if open then
         require("claude_context.agents.cli").refresh(function()
-          if not (open and update) then
-            return
-          end
-          local list = agents_list().list()
-          local now = lines(list)
-          if now ~= shown then
-            shown = now
-            local ok, err = pcall(update, list)
-            if not ok then
-              update = nil
-              notify(
-                ("claude-context: the picker could not show the new list: %s"):format(tostring(err)),
-                vim.log.levels.WARN
-              )
-            end
+          if open and view.update then
+            show_changed(view)
           end
         end)
       end
     end)
   end)
-  local function closed()
+  return function()
     open = false
     if not timer:is_closing() then
       timer:stop()
       timer:close()
     end
   end
+end
+
+---An action the picker asked for, run when it is one of the entry's.
+---@param action string
+---@param e claude_context.Agent
+local function act_checked(action, e)
+  if not vim.tbl_contains(M.actions_for(e), action) then
+    return notify(
+      ("claude-context: %s is not an action of %s (a %s session): %s"):format(
+        action,
+        e.name or e.id or "?",
+        e.kind or "?",
+        table.concat(M.actions_for(e), ", ")
+      ),
+      vim.log.levels.WARN
+    )
+  end
+  M.act(action, e)
+end
+
+---The picker: sessions, then an action (claude_context.agents.pickers: `sessions.picker`).
+function M.pick()
   local list = agents_list().list()
   if #list == 0 then
-    closed()
     -- The cache may be empty only because it was never read: read it, then say.
     agents_list().refresh(function(l, err)
       if #l == 0 then
@@ -170,12 +197,13 @@ function M.pick()
     end)
     return
   end
+  local view = { shown = lines(list) }
+  local closed = refresh_while_open(view)
   local pickers = require("claude_context.agents.pickers")
   local adapter, name, why = pickers.resolve(require("claude_context.config.sessions").options().picker)
   if why then
     notify("claude-context: " .. why, vim.log.levels.WARN)
   end
-  shown = lines(list)
   local ok, err = pcall(adapter.pick, {
     entries = list,
     prompt = name == "select" and "Claude sessions"
@@ -183,27 +211,14 @@ function M.pick()
     format = M.format,
     keys = pickers.KEYS,
     default = M.menu,
-    action = function(action, e)
-      if not vim.tbl_contains(M.actions_for(e), action) then
-        return notify(
-          ("claude-context: %s is not an action of %s (a %s session): %s"):format(
-            action,
-            e.name or e.id or "?",
-            e.kind or "?",
-            table.concat(M.actions_for(e), ", ")
-          ),
-          vim.log.levels.WARN
-        )
-      end
-      M.act(action, e)
-    end,
+    action = act_checked,
     closed = closed,
   })
   if not ok then
     closed()
     notify.error(("claude-context: the %s picker failed: %s"):format(name, tostring(err)))
   elseif type(err) == "function" then
-    update = err
+    view.update = err
   end
 end
 
@@ -218,7 +233,7 @@ local function complete_names(arglead)
 end
 
 ---Adds the subcommands to :ClaudeContext.
----@param commands table the claude_context.commands module
+---@param commands claude_context.Commands
 function M.register(commands)
   commands.register("new", {
     desc = "start a background Claude session in a new git worktree: new {name} [prompt]",

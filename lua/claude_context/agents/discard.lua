@@ -162,7 +162,7 @@ end
 ---committed on its branch first, and the branch stays. A name with neither a session nor a
 ---worktree is an error. `cb(err, {branch})`.
 ---@param name string
----@param cb fun(err?:string, info?:table)?
+---@param cb fun(err?:string, info?:{branch:string, commit?:string})?
 function M.discard(name, cb)
   local why = names.invalid(name)
   if why then

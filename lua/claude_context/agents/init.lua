@@ -37,7 +37,7 @@ local launch = require("claude_context.agents.launch")
 ---service then lists as failed, or never lists, is a failure told later (|confirm|).
 ---@param name string
 ---@param prompt string?
----@param opts {permission_mode?:string|false, cb?:fun(err?:string, s?:table), on_failed?:fun(err:string)}?
+---@param opts claude_context.NewAgentOpts?
 ---@return boolean? ok, string? err
 function M.new(name, prompt, opts)
   opts = opts or {}
@@ -124,7 +124,7 @@ M.CONFIRM_MS, M.CONFIRM_EVERY_MS = 120000, 2000
 ---too) and forgotten, never shown working. Asks `claude agents --json --all` (a CLI without
 ---`--all`: the cache).
 ---@param exe string
----@param s table the session as |new| started it
+---@param s claude_context.Started the session as |new| started it
 ---@param on_failed fun(err:string)?
 function M.confirm(exe, s, on_failed)
   local deadline = vim.uv.now() + M.CONFIRM_MS
@@ -202,7 +202,7 @@ end
 
 ---Called by claude_context.agents.cli when background sessions of the service's last list are
 ---gone from the new one: each of this project's that the plugin did not stop is told of once.
----@param gone table[] the service's entries
+---@param gone claude_context.ServiceEntry[] the service's entries
 function M.on_gone(gone)
   local root = M.root()
   if not root then

@@ -33,9 +33,34 @@ local plan_mod = require("claude_context.agents.plan")
 
 local fail = notify.fail
 
+---A file of a land's report and why.
+---@class claude_context.LandReportFile
+---@field path string
+---@field why string?
+
+---A file with hunks left out.
+---@class claude_context.LandConflict
+---@field path string
+---@field hunks {line: integer, count: integer, why: string?}[]
+
+---What a land did (`opts.all`), or would do (its view: `view`).
+---@class claude_context.LandReport
+---@field written string[]
+---@field conflicts claude_context.LandConflict[]
+---@field skipped claude_context.LandReportFile[]
+---@field failed claude_context.LandReportFile[]
+---@field runs_code claude_context.LandReportFile[] Files that run code by themselves, kept for the view
+---@field view claude_context.ReviewView? The land's view (without `all`)
+
+---@class claude_context.LandOpts
+---@field all boolean? Land every hunk without the view
+---@field cb fun(err: string?, report: claude_context.LandReport?)?
+---@field on_ready fun(view: claude_context.ReviewView)? Once the view is built
+---@field on_cleaned fun(removed: string[])? Once stale temporary files were removed
+
 ---Whether land `{all}` writes plan file `f`: a file that runs code by itself is the person's
 ---to keep in the view. Returns nil, or why not.
----@param f table a plan's file
+---@param f claude_context.LandFile
 ---@return string? why
 function M.needs_keep(f)
   if f.action == "write" or f.action == "create" or f.action == "remove" then
@@ -45,8 +70,8 @@ end
 
 ---Writes the plan's files; `cb(report)` once all are on disk or refused. The writes are one
 ---batch (`opts.group`): one `rewind undo` takes them back.
----@param plan table
----@param cb fun(report:table)
+---@param plan claude_context.LandPlan
+---@param cb fun(report: claude_context.LandReport)
 ---@param opts {group?:string}?
 function M.apply(plan, cb, opts)
   local fs = require("claude_context.review.fs")
@@ -114,7 +139,7 @@ end
 
 ---Lines summing up a land's report.
 ---@param name string
----@param report table
+---@param report claude_context.LandReport
 ---@return string msg, integer level
 function M.summary(name, report)
   local parts = { ("landed %s: %d file(s) written"):format(name, #report.written) }
@@ -215,8 +240,8 @@ end
 ---now; after: what landing writes), the conflict-only files with their conflicts, and the
 ---skipped files named in the header.
 ---@param name string
----@param plan table
----@return claude_context.ChangeSet cs, table report
+---@param plan claude_context.LandPlan
+---@return claude_context.ChangeSet cs, claude_context.LandReport report
 function M.proposal(name, plan)
   local files, report = {}, { written = {}, conflicts = {}, skipped = {}, failed = {}, runs_code = {} }
   for _, f in ipairs(plan.files) do
@@ -342,7 +367,7 @@ end
 ---file layer (confined to the project; read, then removed only while it holds what was read,
 ---never a link; what it held is kept in the checkpoint store). The directories are listed off
 ---the main thread. `cb(removed)` with the paths removed.
----@param plan table
+---@param plan claude_context.LandPlan
 ---@param since integer os.time() when the land started
 ---@param cb fun(removed:string[])?
 function M.clean_stale_temps(plan, since, cb)
@@ -374,7 +399,7 @@ end
 ---With `all`, every hunk that merges is written (`report.written`); without, the review view
 ---opens on the land as a proposal (`report.view`; nothing written until a hunk is kept).
 ---@param name string
----@param opts {all?:boolean, cb?:fun(err?:string, report?:table), on_ready?:fun(v:table)}?
+---@param opts claude_context.LandOpts?
 function M.land(name, opts)
   opts = opts or {}
   local cb = opts.cb

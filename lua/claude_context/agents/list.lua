@@ -7,6 +7,22 @@
 
 local M = {}
 
+---A session of the project, as `require("claude_context").agents()` lists it.
+---@class claude_context.Agent
+---@field id string The service's id (a worktree's name for an ended worktree)
+---@field session_id string? Claude's session id
+---@field name string The worktree's name for a worktree session
+---@field kind "terminal"|"background"|"external"|"worktree"
+---@field state claude_context.SessionState|"starting"|"unknown"|string From the hooks, else the service's
+---@field cwd string?
+---@field worktree string? The worktree's folder
+---@field branch string?
+---@field prompt string?
+---@field files_changed integer
+---@field started_ms integer? Epoch ms (nil: not known)
+---@field pid integer?
+---@field hook_session_id string? The session id its hooks give, when not the service's
+
 local names = require("claude_context.agents.names")
 local cli = require("claude_context.agents.cli")
 
@@ -31,7 +47,7 @@ end
 ---sessions started elsewhere whose hooks reach this editor. Answers from the cache at once (it
 ---asks for a fresh `claude agents --json` in the background when the cache is older than
 ---|STALE_MS|).
----@return table[] `{ id, name, kind, state, cwd, worktree, branch, prompt, files_changed, started_ms, session_id }`
+---@return claude_context.Agent[] `{ id, name, kind, state, cwd, worktree, branch, prompt, files_changed, started_ms, session_id }`
 function M.list()
   shared.watch()
   local c = cli.cache
@@ -43,7 +59,7 @@ end
 
 ---|build|'s answer, built again only when something it is made of changed (the service's list,
 ---a hook event, a session started here, the current directory). Runs nothing.
----@return table[] (not to be changed)
+---@return claude_context.Agent[] (not to be changed)
 function M.memoized()
   local c = cli.cache
   local cwd = vim.fn.getcwd()
@@ -60,7 +76,7 @@ end
 ---`sources`), from what is cached (it never runs the CLI): `{ { session_id?, state } }`, the
 ---background sessions (one started here and not listed yet counts as working when it was given
 ---a prompt) and the sessions the hooks reported that have gone from the service (`ended`).
----@return table[]
+---@return claude_context.SessionCount[]
 function M.counted()
   shared.watch()
   if not cli.cache.at and next(shared.started) == nil then
@@ -223,7 +239,7 @@ local function add_ended_worktrees(out, root)
 end
 
 ---Builds |list|'s answer.
----@return table[]
+---@return claude_context.Agent[]
 function M.build()
   local c = cli.cache
   local root = shared.root()
@@ -276,7 +292,7 @@ function M.build()
 end
 
 ---Refreshes the cache; `cb(list)` with |list|'s answer once it is in.
----@param cb fun(list:table[], err?:string)?
+---@param cb fun(list:claude_context.Agent[], err?:string)?
 function M.refresh(cb)
   cli.refresh(function(_, err)
     if cb then
@@ -287,7 +303,7 @@ end
 
 ---The session named `name` (a worktree name, the service's id or Claude's session id).
 ---@param name string
----@return table?
+---@return claude_context.Agent?
 function M.find(name)
   for _, e in ipairs(M.list()) do
     if e.name == name or e.id == name or e.session_id == name then

@@ -46,9 +46,16 @@ local function whole_file_conflict(f, why)
   f.conflicts = { { line = 1, count = 0, why = why } }
 end
 
+---A land's plan: every file the worktree changed, merged.
+---@class claude_context.LandPlan
+---@field root string The main checkout
+---@field worktree string
+---@field base string The merge-base
+---@field files claude_context.LandFile[]
+
 ---@class claude_context.LandFile
 ---@field path string relative to the project
----@field absolute? string in the main checkout
+---@field absolute? string its path in the main checkout
 ---@field action "write"|"create"|"remove"|"conflict"|"same"|"binary"|"unreadable"|"merge" ("merge": not merged yet)
 ---@field base? string the merge-base's text
 ---@field before? string the main checkout's text
@@ -218,8 +225,8 @@ end
 
 ---Reads what a land needs; `cb(err, plan)` on the main thread.
 ---@param root string the main checkout
----@param w table the worktree, as claude_context.agents.worktree's `open` found it registered
----@param cb fun(err?:string, plan?:table)
+---@param w claude_context.Worktree the worktree, as claude_context.agents.worktree's `open` found it registered
+---@param cb fun(err?:string, plan?:claude_context.LandPlan)
 function M.prepare(root, w, cb)
   local wt = w.path
   worktree.run(worktree.project_args(root, { "rev-parse", "--verify", "HEAD" }), function(c1, head, e1)

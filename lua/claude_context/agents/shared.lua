@@ -10,8 +10,24 @@ local M = {}
 local names = require("claude_context.agents.names")
 local cli = require("claude_context.agents.cli")
 
----Sessions this editor started: `{ [name] = { id, name, prompt, started_ms, root } }`.
----@type table<string, table>
+---A background session this editor started (`new`'s `cb(err, started)`).
+---@class claude_context.Started
+---@field id string The service's id
+---@field name string The worktree's name
+---@field prompt string?
+---@field started_ms integer Epoch ms
+---@field root string The project
+---@field worktree string The worktree's folder
+---@field branch string
+---@field listed boolean? The service has listed it
+
+---@class claude_context.NewAgentOpts
+---@field permission_mode string|false|nil Overrides `terminal.permission_mode`
+---@field cb fun(err: string?, started: claude_context.Started?)? Once it started (or failed)
+---@field on_failed fun(err: string)? The service then lists it as failed, or never lists it
+
+---Sessions this editor started, by name.
+---@type table<string, claude_context.Started>
 M.started = {}
 
 ---How old the cache may be before |list| asks for a fresh one (ms).

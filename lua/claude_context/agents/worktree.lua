@@ -12,6 +12,16 @@
 
 local M = {}
 
+---A session's worktree, checked (|open|).
+---@class claude_context.Worktree
+---@field name string?
+---@field root string? The project
+---@field path string Its folder
+---@field git_dir string? Its registered git directory
+---@field attr_source string? The attributes' source (a tree)
+---@field missing boolean? The project registers it; its folder is gone
+---@field unregistered boolean? The project does not register it
+
 local names = require("claude_context.agents.names")
 local uv = vim.uv
 
@@ -25,7 +35,7 @@ end
 
 ---The core's reading of what git printed for the worktree (crates/core/src/worktree.rs, through
 ---the native API's `worktree` table): bytes in, bytes out, every byte of it untrusted.
----@return table
+---@return table<string, function> api the native `worktree` table
 function M.native()
   local api, err = require("claude_context.native").get()
   if not api or not api.worktree then
@@ -81,7 +91,7 @@ function M.project_args(root, args)
 end
 
 ---`git` args on worktree `w` (a |open| answer): its registered git directory and work tree.
----@param w table
+---@param w claude_context.Worktree
 ---@param args string[]
 ---@return string[]
 function M.args(w, args)
@@ -91,7 +101,7 @@ function M.args(w, args)
 end
 
 ---Runs git `args` on worktree `w` (see |args|); `cb(code, stdout, stderr)` on the main thread.
----@param w table
+---@param w claude_context.Worktree
 ---@param args string[]
 ---@param cb fun(code:integer, out:string, err:string)
 ---@param stdin string?
@@ -186,7 +196,7 @@ end
 ---`cb(err, { unregistered = true, path })`.
 ---@param root string
 ---@param name string
----@param cb fun(err?:string, w?:table)
+---@param cb fun(err?:string, w?:claude_context.Worktree)
 function M.open(root, name, cb)
   local why = names.invalid(name)
   if why then

@@ -434,7 +434,7 @@ function M.get(task, path)
 end
 
 ---The clients attached to `buf` (waiting, in `task`, for one to attach to a buffer just loaded).
----@return table[] clients
+---@return vim.lsp.Client[] clients
 function M.clients(task, buf)
   local clients = vim.lsp.get_clients({ bufnr = buf })
   if #clients > 0 or not M.hidden[buf] then

@@ -86,6 +86,13 @@ local function parse_root(task, parser)
 end
 
 ---The definitions of one parsed tree: { name, kind, line, col } at the name's own place.
+---A definition tree-sitter found: its name, kind and where (0-based).
+---@class claude_context.CodeDef
+---@field name string
+---@field kind string
+---@field line integer
+---@field col integer
+
 local function walk(task, root, source)
   local defs = {}
   local stack = { { root, nil } }
@@ -140,7 +147,7 @@ end
 
 ---The definitions in `path` from tree-sitter (nil: unreadable; nil, true: no parser for its
 ---language). `bufs`: the loaded buffers by name (a buffer's unsaved state wins over the file).
----@return table[]? defs
+---@return claude_context.CodeDef[]? defs
 ---@return boolean? no_parser
 local function parsed(task, path, key, bufs)
   local buf = bufs[path]

@@ -233,8 +233,8 @@ local function target_of(task, p, f)
   }
 end
 
----Where the model means: a list of targets { buf, path, label, pos = fun(client) -> Position }.
----@return table[]? targets
+---Where the model means: a list of targets.
+---@return {buf: integer, path: string, label: string, pos: fun(client: vim.lsp.Client): claude_context.Position?}[]? targets
 ---@return string? err
 ---@return string? note
 function M.targets(task, p)

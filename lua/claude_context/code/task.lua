@@ -46,6 +46,8 @@ end
 ---and ended: `M.where`).
 M.trace = nil
 
+---A code tool's run: a coroutine that yields between slices of the main thread.
+---@class claude_context.CodeTask
 local Task = {}
 Task.__index = Task
 
@@ -134,7 +136,7 @@ end
 
 ---Runs `fn(task)` as a coroutine; `respond` gets what it returns (or its error). Returns the
 ---cancel function for rpc.lua.
----@param fn fun(task: table): any
+---@param fn fun(task: claude_context.CodeTask): any
 ---@param respond fun(result: any, err: string?)
 ---@return fun()
 function M.run(fn, respond)
@@ -325,7 +327,7 @@ function Task:buffer(path)
 end
 
 ---The clients attached to `buf` (waiting for one to attach to a buffer just loaded).
----@return table[] clients
+---@return vim.lsp.Client[] clients
 function Task:clients(buf)
   return buffers.clients(self, buf)
 end

@@ -17,6 +17,19 @@ local M = {}
 ---@field timeout number? Seconds a run may take (default: execute_claude's, set by the native side)
 ---@field progress "echo"|"notify"|"none" How a run under way shows (default "echo")
 
+---What setup() takes for claude_context.ClaudeConfig: every field optional (the defaults fill the rest).
+---@class claude_context.ClaudeConfig.Partial
+---@field cmd? string The Claude Code CLI (default: found, see claude_context.cli)
+---@field args? string[] Extra arguments of the sub-agent's runs
+---@field env? table<string,string> Extra environment of the runs
+---@field max_context_bytes? number Context sent along with a prompt, at most
+---@field allowed_tools? string[] Tools the runs may use without asking ("Read", "Bash(git status)")
+---@field permission_mode? string `--permission-mode` of the runs
+---@field setting_sources? string[] `--setting-sources` of the runs
+---@field add_dirs? string[] Folders the sub-agent may read besides the project (`--add-dir`)
+---@field timeout? number Seconds a run may take (default: execute_claude's, set by the native side)
+---@field progress? "echo"|"notify"|"none" How a run under way shows (default "echo")
+
 ---The editor's own keys. The others, and a run's timeout, have their defaults on the native side
 ---(crates/core/src/config.rs, crates/core/src/claude): a key not given is not sent.
 M.defaults = { progress = "echo" }
@@ -42,8 +55,8 @@ for _, k in ipairs(KEYS) do
 end
 
 ---Checks `setup{claude = …}`; raises a clear error on a typo or a wrong type.
----@param c table?
----@return table c
+---@param c claude_context.ClaudeConfig.Partial?
+---@return claude_context.ClaudeConfig.Partial c
 function M.resolve(c)
   if c == nil then
     return {}
@@ -110,7 +123,7 @@ end
 
 ---Adds the native side's `claude` fields to `t` (crates/core/src/config.rs: ClaudeConfig).
 ---@param cfg claude_context.Config
----@param t table
+---@param t table<string, any> the native configuration being built (crates/core/src/config.rs)
 function M.native(cfg, t)
   local c = M.resolve(cfg.claude)
   local out = {}

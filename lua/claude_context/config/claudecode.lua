@@ -17,6 +17,13 @@ local M = {}
 ---@field focus_after_send boolean The cursor goes to Claude's terminal after a send (default false)
 ---@field models {name:string, value:string}[] What :ClaudeCodeSelectModel offers (`value` goes to `claude --model`)
 ---@field warn boolean setup() warns once when another bridge serves this project (default true)
+
+---What setup() takes for claude_context.ClaudecodeConfig: every field optional (the defaults fill the rest).
+---@class claude_context.ClaudecodeConfig.Partial
+---@field commands? boolean Define :ClaudeCode, :ClaudeCodeSend, … and fire User ClaudeCodeDiffOpened/Closed (default false)
+---@field focus_after_send? boolean The cursor goes to Claude's terminal after a send (default false)
+---@field models? {name:string, value:string}[] What :ClaudeCodeSelectModel offers (`value` goes to `claude --model`)
+---@field warn? boolean setup() warns once when another bridge serves this project (default true)
 M.defaults = {
   commands = false,
   focus_after_send = false,
@@ -32,7 +39,7 @@ M.defaults = {
 }
 
 ---Checks `setup{claudecode = …}` and merges it over the defaults.
----@param user table?
+---@param user claude_context.ClaudecodeConfig.Partial?
 ---@return claude_context.ClaudecodeConfig
 function M.resolve(user)
   vim.validate("claudecode", user, "table", true)
@@ -73,6 +80,22 @@ end
 
 ---Top-level keys only claudecode.nvim has (its lua/claudecode/config.lua and the aliases its
 ---setup() forwards to the terminal).
+---claudecode.nvim's own top-level options, as its README writes them: setup() translates them
+---(see :help claude-context-from-claudecode).
+---@class claude_context.ClaudecodeOptions
+---@field terminal_cmd? string
+---@field env? table<string, string>
+---@field track_selection? boolean
+---@field focus_after_send? boolean
+---@field visual_demotion_delay_ms? integer
+---@field connection_wait_delay? integer
+---@field connection_timeout? integer
+---@field queue_timeout? integer
+---@field diff_opts? table<string, any>
+---@field models? {name:string, value:string}[]
+---@field cwd? string
+---@field git_repo_cwd? boolean
+---@field cwd_provider? fun(ctx: table<string, any>): string?
 local TOP = {
   "terminal_cmd",
   "env",
@@ -130,7 +153,7 @@ local WHY = {
 }
 
 ---Whether `opts` holds claudecode.nvim's options (a key only it has).
----@param opts table
+---@param opts claude_context.UserConfig
 ---@return boolean
 function M.detect(opts)
   for _, k in ipairs(TOP) do
@@ -162,7 +185,7 @@ M.report = nil
 -- set in this plugin's own names (they win over a translated one), `report` the report.
 
 ---Sets option `path` ("terminal.side") to `value` unless the person set it in our own names.
----@param tr table the translation under way
+---@param tr {out: claude_context.UserConfig, own: table<string, boolean>, report: {from:string, to:string?, value:any, why:string?, default:boolean?}[]} the translation under way
 ---@param from string claudecode.nvim's key
 ---@param path string
 ---@param value any
@@ -426,8 +449,8 @@ local THEIR_DEFAULTS = {
 
 ---`opts` with claudecode.nvim's keys rewritten into this plugin's options (the same table when it
 ---has none); sets `M.report`. Raises on a key claudecode.nvim's diff_opts does not know.
----@param opts table
----@return table
+---@param opts claude_context.UserConfig
+---@return claude_context.UserConfig
 function M.adopt(opts)
   if not M.detect(opts) then
     M.report = nil

@@ -11,6 +11,14 @@ local M = {}
 ---@field layout "vertical"|"horizontal"|"inline" Side by side, one above the other, or one buffer
 ---@field tab "new"|"current" A tab page of its own, or splits in the current one
 ---@field diffmode_max_bytes integer Bigger diffs (both sides together) are shown inline, without Vim's diff mode
+
+---What setup() takes for claude_context.DiffConfig: every field optional (the defaults fill the rest).
+---@class claude_context.DiffConfig.Partial
+---@field focus? "normal"|"always"|"never" When the diff tab takes the cursor (default "normal")
+---@field typing_ms? integer A key pressed this recently counts as typing (default 1000)
+---@field layout? "vertical"|"horizontal"|"inline" Side by side, one above the other, or one buffer
+---@field tab? "new"|"current" A tab page of its own, or splits in the current one
+---@field diffmode_max_bytes? integer Bigger diffs (both sides together) are shown inline, without Vim's diff mode
 M.defaults =
   { focus = "normal", typing_ms = 1000, layout = "vertical", tab = "new", diffmode_max_bytes = 2 * 1024 * 1024 }
 
@@ -19,7 +27,7 @@ local LAYOUT = { vertical = true, horizontal = true, inline = true }
 local TAB = { new = true, current = true }
 
 ---Validates `setup{diff = …}` and merges it over the defaults.
----@param user table?
+---@param user claude_context.DiffConfig.Partial?
 ---@return claude_context.DiffConfig
 function M.resolve(user)
   user = user or {}

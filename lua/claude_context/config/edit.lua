@@ -11,6 +11,14 @@ local M = {}
 ---@field history integer Instructions the prompt's <Up> remembers (default 50)
 ---@field max_edits_per_process integer Edits one warm process answers before a fresh one takes over (default 20)
 ---@field cancel_key string Key that stops the edit under way in the buffer (default "<C-c>"; "" for none)
+
+---What setup() takes for claude_context.EditConfig: every field optional (the defaults fill the rest).
+---@class claude_context.EditConfig.Partial
+---@field persist? boolean Let the edit process keep its conversation on disk like any Claude Code session (default false)
+---@field context_lines? integer Lines above and below the range sent along (default 30)
+---@field history? integer Instructions the prompt's <Up> remembers (default 50)
+---@field max_edits_per_process? integer Edits one warm process answers before a fresh one takes over (default 20)
+---@field cancel_key? string Key that stops the edit under way in the buffer (default "<C-c>"; "" for none)
 M.defaults = { persist = false, context_lines = 30, history = 50, max_edits_per_process = 20, cancel_key = "<C-c>" }
 
 local TYPES = {
@@ -22,7 +30,7 @@ local TYPES = {
 }
 
 ---Validates `setup{edit = …}` and merges it over the defaults.
----@param user table?
+---@param user claude_context.EditConfig.Partial?
 ---@return claude_context.EditConfig
 function M.resolve(user)
   user = user or {}

@@ -7,6 +7,13 @@ local M = {}
 ---@field selection_debounce_ms integer Wait this long after the last move before sending
 ---@field mention_queue_ms integer Keep @-mentions made while no Claude Code is connected
 ---@field name string The lock file's `ideName`, what Claude Code's /ide shows: `{project}` (the project directory's name), `{pid}` and `{servername}` are filled in
+
+---What setup() takes for claude_context.IdeConfig: every field optional (the defaults fill the rest).
+---@class claude_context.IdeConfig.Partial
+---@field track_selection? boolean Send selection_changed as the cursor/selection moves
+---@field selection_debounce_ms? integer Wait this long after the last move before sending
+---@field mention_queue_ms? integer Keep @-mentions made while no Claude Code is connected
+---@field name? string The lock file's `ideName`, what Claude Code's /ide shows: `{project}` (the project directory's name), `{pid}` and `{servername}` are filled in
 M.defaults = {
   track_selection = true,
   selection_debounce_ms = 100,
@@ -15,7 +22,7 @@ M.defaults = {
 }
 
 ---Checks `setup{ide = …}` and merges it over the defaults.
----@param user table?
+---@param user claude_context.IdeConfig.Partial?
 ---@return claude_context.IdeConfig
 function M.resolve(user)
   vim.validate("ide", user, "table", true)

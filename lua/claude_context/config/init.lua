@@ -8,6 +8,10 @@
 
 local M = {}
 
+---The options after setup(): every field present (the defaults filled in). The sections kept as
+---given (terminal, diff, claude, memory_bank, install, review, edit) are read through their
+---modules' `options()`, which merge them over their defaults. What setup() takes is
+---claude_context.UserConfig.
 ---@class claude_context.Config
 ---@field auto_start boolean Start the bridge in setup() (default true)
 ---@field port_range {min:integer, max:integer}? Ports to listen on (127.0.0.1 only)
@@ -25,14 +29,42 @@ local M = {}
 ---@field security claude_context.SecurityConfig What tools may do beyond the safe defaults
 ---@field workspace claude_context.WorkspaceConfig What the model (`/mcp`) may reach besides the project root
 ---@field sessions claude_context.SessionsConfig The session states from Claude Code's hooks
----@field terminal claude_context.TerminalConfig? Claude's terminal (as given; see config.terminal)
----@field diff claude_context.DiffConfig? The diff views (as given; see config.diff)
----@field claude claude_context.ClaudeConfig? Claude runs (as given; see config.claude)
+---@field terminal claude_context.TerminalConfig.Partial? Claude's terminal (as given; see config.terminal)
+---@field diff claude_context.DiffConfig.Partial? The diff views (as given; see config.diff)
+---@field claude claude_context.ClaudeConfig.Partial? Claude runs (as given; see config.claude)
 ---@field memory_bank claude_context.MemoryBankConfig? The memory bank (as given; see config.memory_bank)
 ---@field install claude_context.InstallConfig? The installer (as given; see config.install)
----@field review claude_context.ReviewConfig? The review of Claude's changes (as given; see config.review)
+---@field review claude_context.ReviewConfig.Partial? The review of Claude's changes (as given; see config.review)
 ---@field claudecode claude_context.ClaudecodeConfig For people coming from claudecode.nvim (see config.claudecode)
----@field edit claude_context.EditConfig? Edit in place (as given; see config.edit)
+---@field edit claude_context.EditConfig.Partial? Edit in place (as given; see config.edit)
+
+---What setup() takes: every field optional (claude_context.Config says what each means). Also
+---claudecode.nvim's own options, translated (claude_context.config.claudecode).
+---@class claude_context.UserConfig: claude_context.ClaudecodeOptions
+---@field auto_start? boolean Start the bridge in setup() (default true)
+---@field port_range? {min:integer, max:integer} Ports to listen on (127.0.0.1 only)
+---@field project_root? string Explicit project root
+---@field log_level? "off"|"error"|"warn"|"info"|"debug"|"trace"
+---@field log_file? string Log file (default stdpath("log")/claude-context.log)
+---@field max_message_size? integer Largest WebSocket message accepted, in bytes
+---@field handshake_timeout_ms? integer A client must finish the handshake within this time
+---@field client_request_timeout_ms? integer How long a tool waits for the client to answer elicitation/sampling
+---@field max_inflight_per_client? integer Requests of one client answered at once
+---@field max_inflight_bytes_per_client? integer Bytes of one client's requests in flight
+---@field stats_time_budget_ms? integer Time budget of fs-get-project-info {stats=true}
+---@field editor_wait_ms? integer A tool needing the main thread waits this long for it, then answers "busy"
+---@field ide? claude_context.IdeConfig.Partial Claude Code IDE integration
+---@field security? claude_context.SecurityConfig.Partial What tools may do beyond the safe defaults
+---@field workspace? claude_context.WorkspaceConfig.Partial What the model (`/mcp`) may reach besides the project root
+---@field sessions? claude_context.SessionsConfig.Partial The session states from Claude Code's hooks
+---@field terminal? claude_context.TerminalConfig.Partial Claude's terminal
+---@field diff? claude_context.DiffConfig.Partial The diff views
+---@field claude? claude_context.ClaudeConfig.Partial Claude runs
+---@field memory_bank? claude_context.MemoryBankConfig The memory bank
+---@field install? claude_context.InstallConfig The installer
+---@field review? claude_context.ReviewConfig.Partial The review of Claude's changes
+---@field claudecode? claude_context.ClaudecodeConfig.Partial For people coming from claudecode.nvim
+---@field edit? claude_context.EditConfig.Partial Edit in place
 M.defaults = {
   auto_start = true,
   project_root = nil,
@@ -88,7 +120,7 @@ for key, s in pairs(SECTIONS) do
 end
 
 ---Merges user options over the defaults and checks them (each section by its module).
----@param opts table?
+---@param opts claude_context.UserConfig?
 ---@return claude_context.Config
 function M.resolve(opts)
   opts = opts or {}

@@ -9,7 +9,7 @@ local M = {}
 ---@field url string? Base URL of the release assets (default: the project's releases)
 
 ---Checks `setup{install = …}`; raises a clear error on a typo or a wrong type.
----@param o table?
+---@param o claude_context.InstallConfig?
 ---@return claude_context.InstallConfig? o
 function M.resolve(o)
   if o == nil then

@@ -32,8 +32,8 @@ function M.editor_language(v_lang, env_lang)
 end
 
 ---Checks `setup{memory_bank = …}`; raises a clear error on a typo or a wrong type.
----@param mb table?
----@return table? mb
+---@param mb claude_context.MemoryBankConfig?
+---@return claude_context.MemoryBankConfig? mb
 function M.resolve(mb)
   if mb == nil then
     return nil
@@ -62,7 +62,7 @@ end
 ---Adds `memory_bank_root` and `memory_bank_language` to `t` (crates/core/src/config.rs). The
 ---language is always sent, so the tools called without `language` speak the editor's.
 ---@param cfg claude_context.Config
----@param t table
+---@param t table<string, any> the native configuration being built (crates/core/src/config.rs)
 function M.native(cfg, t)
   local mb = cfg.memory_bank
   if type(mb) == "table" and type(mb.root) == "string" and mb.root ~= "" then

@@ -18,6 +18,20 @@ local M = {}
 ---@field open string Open the file at that line; on the file list, go to its section (default "<CR>")
 ---@field close string Close the view (default "q")
 
+---What setup() takes for claude_context.ReviewKeys: every field optional (the defaults fill the rest).
+---@class claude_context.ReviewKeys.Partial
+---@field next_hunk? string Next pending hunk (default "]c")
+---@field prev_hunk? string Previous pending hunk (default "[c")
+---@field keep? string Keep the hunk(s) under the cursor or the visual selection (default "a")
+---@field reject? string Reject the hunk(s) under the cursor or the visual selection (default "x")
+---@field keep_file? string Keep the file under the cursor (default "A")
+---@field reject_file? string Reject the file under the cursor (default "X")
+---@field keep_all? string Keep every pending hunk (default "gA")
+---@field reject_all? string Reject every pending hunk (default "gX")
+---@field undo? string Undo the last keep or reject (default "u")
+---@field open? string Open the file at that line; on the file list, go to its section (default "<CR>")
+---@field close? string Close the view (default "q")
+
 ---Options under `review` in setup() (see :help claude-context-review).
 ---@class claude_context.ReviewConfig
 ---@field auto_open boolean Open the review when a Claude turn ends (default false)
@@ -26,6 +40,15 @@ local M = {}
 ---@field submit boolean `review send` presses Enter after the prompt (default true)
 ---@field context integer Unchanged lines shown above and below a hunk in the view (default 2)
 ---@field keys claude_context.ReviewKeys
+
+---What setup() takes for claude_context.ReviewConfig: every field optional (the defaults fill the rest).
+---@class claude_context.ReviewConfig.Partial
+---@field auto_open? boolean Open the review when a Claude turn ends (default false)
+---@field signs? boolean Signs on Claude's changed lines in ordinary buffers until kept (default true)
+---@field sign_priority? integer Priority of those signs (default 6, below gitsigns' and diagnostics')
+---@field submit? boolean `review send` presses Enter after the prompt (default true)
+---@field context? integer Unchanged lines shown above and below a hunk in the view (default 2)
+---@field keys? claude_context.ReviewKeys.Partial
 M.defaults = {
   auto_open = false,
   signs = true,
@@ -48,7 +71,7 @@ M.defaults = {
 }
 
 ---Validates `setup{review = …}` and merges it over the defaults.
----@param user table?
+---@param user claude_context.ReviewConfig.Partial?
 ---@return claude_context.ReviewConfig
 function M.resolve(user)
   user = user or {}

@@ -4,10 +4,14 @@ local M = {}
 
 ---@class claude_context.SecurityConfig
 ---@field allow_write string[] Protected files (|claude-context-security|) tools may write anyway: globs relative to the project root
+
+---What setup() takes for claude_context.SecurityConfig: every field optional (the defaults fill the rest).
+---@class claude_context.SecurityConfig.Partial
+---@field allow_write? string[] Protected files (|claude-context-security|) tools may write anyway: globs relative to the project root
 M.defaults = { allow_write = {} }
 
 ---Checks `setup{security = …}` and merges it over the defaults.
----@param user table?
+---@param user claude_context.SecurityConfig.Partial?
 ---@return claude_context.SecurityConfig
 function M.resolve(user)
   vim.validate("security", user, "table", true)
@@ -28,7 +32,7 @@ end
 
 ---Adds `security` to `t` when it says anything (crates/core/src/config.rs: SecurityConfig).
 ---@param cfg claude_context.Config
----@param t table
+---@param t table<string, any> the native configuration being built (crates/core/src/config.rs)
 function M.native(cfg, t)
   -- An empty Lua table would encode as a JSON object: only a non-empty list is sent.
   if #cfg.security.allow_write > 0 then

@@ -19,6 +19,21 @@ local M = {}
 ---@field mark boolean A winbar with the session's state on Claude terminal windows (default true)
 ---@field route boolean Send the selection and @-mentions only to the Claude session you work with (default true)
 ---@field picker "auto"|"select"|"snacks"|"telescope"|"fzf-lua" The :ClaudeContext agents picker (default "auto": snacks, telescope, fzf-lua, else vim.ui.select)
+
+---What setup() takes for claude_context.SessionsConfig: every field optional (the defaults fill the rest).
+---@class claude_context.SessionsConfig.Partial
+---@field hooks? boolean Add the hooks to the sessions :ClaudeContext open starts (default true)
+---@field bash_edits? boolean Name Bash edits by their command: Claude Code's report of what a Bash call changed (bashEditDiffEnabled, 2.1.269+) in those sessions' settings, and a hook after Bash (default true)
+---@field notify? boolean|{waiting:boolean?, done:boolean?} vim.notify when a session you are not looking at waits or finishes (setup also takes one boolean for both)
+---@field bell? boolean Also ring the terminal bell (default false)
+---@field desktop? false|"osc9"|"osc777" Also a desktop notification through the terminal (default false)
+---@field plan_review? boolean Open Claude's plan (ExitPlanMode) in a Markdown buffer to approve, edit or decline (default true)
+---@field questions? boolean Answer Claude's AskUserQuestion with vim.ui.select (default true)
+---@field plan_timeout? integer Seconds Claude waits for a plan review or an answer before asking in the terminal (default 3600)
+---@field plan_window? "tab"|"split"|"vsplit" Where the plan opens (default "tab")
+---@field mark? boolean A winbar with the session's state on Claude terminal windows (default true)
+---@field route? boolean Send the selection and @-mentions only to the Claude session you work with (default true)
+---@field picker? "auto"|"select"|"snacks"|"telescope"|"fzf-lua" The :ClaudeContext agents picker (default "auto": snacks, telescope, fzf-lua, else vim.ui.select)
 M.defaults = {
   hooks = true,
   bash_edits = true,
@@ -42,7 +57,7 @@ local DESKTOP = { osc9 = true, osc777 = true }
 M.PICKERS = { auto = true, select = true, snacks = true, telescope = true, ["fzf-lua"] = true }
 
 ---Checks `setup{sessions = …}` and merges it over the defaults.
----@param user table?
+---@param user claude_context.SessionsConfig.Partial?
 ---@return claude_context.SessionsConfig
 function M.resolve(user)
   local function fail(name, want)

@@ -19,6 +19,23 @@ local M = {}
 ---@field provider "native"|"auto"|"snacks"|"external"|"none"|claude_context.TerminalProvider
 ---@field external_cmd string[]? For provider = "external": the launcher's argv; "{cmd}" is
 ---replaced by the shell command line that starts claude with the IDE environment
+
+---What setup() takes for claude_context.TerminalConfig: every field optional (the defaults fill the rest).
+---@class claude_context.TerminalConfig.Partial
+---@field args? string[] Extra arguments after the plugin's own
+---@field side? "right"|"left"|"top"|"bottom"|"float" Where the window opens (default "right")
+---@field size? number Columns/lines, or a fraction of the editor when < 1 (default 0.4)
+---@field float? {width:number?, height:number?, border:(string|string[])?} For side = "float"
+---@field env? table<string,string> Extra environment variables for the job
+---@field mcp_config? boolean Pass --mcp-config registering the bridge (default true)
+---@field permission_mode? string|false `--permission-mode` for the CLI (default "default": edits ask, and the diff opens in Neovim); false passes none
+---@field auto_insert? boolean Enter Terminal-mode when the window is shown (default true)
+---@field reload? boolean :checktime on focus, buffer enter and terminal output (default true)
+---@field context_lines? integer Lines `:ClaudeContext add-terminal` sends (default 200)
+---@field per_tab? boolean Each tab page its own Claude session (default false)
+---@field provider? "native"|"auto"|"snacks"|"external"|"none"|claude_context.TerminalProvider
+---@field external_cmd? string[] For provider = "external": the launcher's argv; "{cmd}" is
+---replaced by the shell command line that starts claude with the IDE environment
 M.defaults = {
   args = {},
   side = "right",
@@ -62,7 +79,7 @@ local function strings(v)
 end
 
 ---Validates `setup{terminal = …}` and merges it over the defaults.
----@param user table?
+---@param user claude_context.TerminalConfig.Partial?
 ---@return claude_context.TerminalConfig
 function M.resolve(user)
   user = user or {}

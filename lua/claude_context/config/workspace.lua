@@ -5,10 +5,15 @@ local M = {}
 ---@class claude_context.WorkspaceConfig
 ---@field extra_roots string[] More directories the model may reach (|claude-context-security-roots|)
 ---@field allow_lsp_roots boolean Language servers' workspace folders count as roots too (default false)
+
+---What setup() takes for claude_context.WorkspaceConfig: every field optional (the defaults fill the rest).
+---@class claude_context.WorkspaceConfig.Partial
+---@field extra_roots? string[] More directories the model may reach (|claude-context-security-roots|)
+---@field allow_lsp_roots? boolean Language servers' workspace folders count as roots too (default false)
 M.defaults = { extra_roots = {}, allow_lsp_roots = false }
 
 ---Checks `setup{workspace = …}` and merges it over the defaults.
----@param user table?
+---@param user claude_context.WorkspaceConfig.Partial?
 ---@return claude_context.WorkspaceConfig
 function M.resolve(user)
   vim.validate("workspace", user, "table", true)
@@ -31,7 +36,7 @@ end
 
 ---Adds `workspace` to `t` when it differs from the defaults (crates/core/src/config.rs).
 ---@param cfg claude_context.Config
----@param t table
+---@param t table<string, any> the native configuration being built (crates/core/src/config.rs)
 function M.native(cfg, t)
   local ws = cfg.workspace
   -- Only what differs from the defaults is sent (an empty list would encode as an object).

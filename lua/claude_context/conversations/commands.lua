@@ -24,7 +24,7 @@ function M.complete_ids(arglead)
 end
 
 ---Adds the subcommands to :ClaudeContext.
----@param commands table the claude_context.commands module
+---@param commands claude_context.Commands
 function M.register(commands)
   commands.register("conversations", {
     desc = "the project's Claude conversations (and its worktrees'): search, transcript, resume, fork: conversations [text]",

@@ -13,6 +13,36 @@
 
 local M = {}
 
+---A message of a conversation that matches a query.
+---@class claude_context.ConversationMatch
+---@field ts string?
+---@field role string
+---@field text string
+
+---A conversation (crates/core/src/conversations/mod.rs: Conversation).
+---@class claude_context.Conversation
+---@field id string
+---@field title string
+---@field cwd string?
+---@field branch string?
+---@field worktree string? The background session's worktree it ran in
+---@field started_ms integer?
+---@field updated_ms integer
+---@field prompts integer
+---@field first_prompt string?
+---@field last_prompt string?
+---@field cost_usd number?
+---@field running boolean A live Claude Code process has it open
+---@field bytes integer
+---@field folder string The folder under `projects/` it is in
+---@field partial boolean Only part of the file was read
+---@field matches claude_context.ConversationMatch[]? With `opts.query`
+
+---@class claude_context.ConversationsOpts
+---@field all boolean? Every project's
+---@field query string? Only those whose messages contain the text
+---@field root string? The project (default: this one)
+
 local notify = require("claude_context.util.notify")
 
 ---The project whose conversations are listed: the worktree's project when Neovim runs in one of
@@ -52,8 +82,8 @@ end
 M.ids = {}
 
 ---Lists the conversations (see the module's doc); `on_done(list, err)` on the main thread later.
----@param opts {all?:boolean, query?:string, root?:string}?
----@param on_done fun(list: table[], err: string?)
+---@param opts claude_context.ConversationsOpts?
+---@param on_done fun(list: claude_context.Conversation[], err: string?)
 function M.list(opts, on_done)
   opts = opts or {}
   vim.validate("on_done", on_done, "function")
@@ -92,7 +122,7 @@ end
 
 ---`on_done(c)` with the conversation `id` of the project (nil when there is none).
 ---@param id string
----@param on_done fun(c: table?, err: string?)
+---@param on_done fun(c: claude_context.Conversation?, err: string?)
 function M.find(id, on_done)
   M.list({}, function(list, err)
     for _, c in ipairs(list) do
@@ -146,7 +176,7 @@ end
 
 ---Resumes conversation `c` as a background session (`claude --bg --resume ID`, with the
 ---plugin's MCP server and hooks), in the directory it ran in when that still exists.
----@param c table a conversation
+---@param c claude_context.Conversation
 ---@param cb fun(err: string?)?
 function M.resume_background(c, cb)
   local done = cb or function(err)

@@ -33,7 +33,7 @@ local function clean(s)
 end
 
 ---One conversation's line.
----@param c table
+---@param c claude_context.Conversation
 ---@return string
 function M.format(c)
   local tags = {}
@@ -54,7 +54,7 @@ function M.format(c)
 end
 
 ---One conversation's preview (Markdown lines).
----@param c table
+---@param c claude_context.Conversation
 ---@return string[]
 function M.preview(c)
   local out = {
@@ -93,7 +93,7 @@ end
 
 ---Runs action `a` on conversation `c`.
 ---@param a string
----@param c table
+---@param c claude_context.Conversation
 function M.act(a, c)
   local ok, err = true, nil
   if a == "transcript" then
@@ -113,7 +113,7 @@ function M.act(a, c)
 end
 
 ---The actions menu of conversation `c`.
----@param c table
+---@param c claude_context.Conversation
 function M.menu(c)
   vim.ui.select(M.ACTIONS, { prompt = ("%s: "):format(clean(c.title):sub(1, 40)) }, function(a)
     if a then
@@ -123,7 +123,7 @@ function M.menu(c)
 end
 
 ---Shows `list` in the picker.
----@param list table[]
+---@param list claude_context.Conversation[]
 ---@param title string
 function M.show(list, title)
   local pickers = require("claude_context.agents.pickers")

@@ -12,7 +12,7 @@ local function edit_opts(o, args, repeat_last)
 end
 
 ---Registers `:ClaudeContext edit` and `:ClaudeContext edit!`.
----@param commands table claude_context.commands
+---@param commands claude_context.Commands
 function M.register(commands)
   local complete = require("claude_context.complete")
   commands.register("edit", {

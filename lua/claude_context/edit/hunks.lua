@@ -26,8 +26,9 @@ M.ns = vim.api.nvim_create_namespace("claude_context_edit_hunks")
 ---@field hunks claude_context.EditHunk[]
 ---@field tick integer
 ---@field seq integer?
----@field saved table[] the buffer's own mappings the review's keys covered
+---@field saved vim.api.keyset.get_keymap[] the buffer's own mappings the review's keys covered
 ---@field augroup integer
+---@field row0 integer? the range's first row as last painted
 
 ---The reviews under way, by buffer.
 ---@type table<integer, claude_context.EditHunks>

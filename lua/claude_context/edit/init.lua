@@ -11,6 +11,13 @@
 
 local M = {}
 
+---What `require("claude_context").edit()` edits.
+---@class claude_context.EditOpts
+---@field buf integer? The buffer (default: the current one)
+---@field range integer[]? `{first, last}` lines (1-based); default the function or paragraph at the cursor
+---@field instruction string? No instruction: the prompt asks for one
+---@field repeat_last boolean? With the prompt: the last instruction
+
 local process = require("claude_context.edit.process")
 local live = require("claude_context.edit.live")
 local hunks = require("claude_context.edit.hunks")
@@ -32,7 +39,7 @@ M.history = {}
 M.stats = { piece_ms = {}, piece_max = 0, slice_max = 0, slice_cpu_max = 0 }
 
 ---The edit under way.
----@type {buf: integer, live: claude_context.EditLive, parser: table, t0: number, turn: table}?
+---@type {buf: integer, live: claude_context.EditLive, parser: claude_context.EditParser, t0: number, turn: claude_context.EditTurn}?
 local E = nil
 
 local function opts()
@@ -233,9 +240,7 @@ local function run(buf, s, en, instruction, t0, c0)
 end
 
 ---Edits a range of a buffer as the instruction says.
----@param o {buf: integer?, range: integer[]?, instruction: string?, repeat_last: boolean?}?
----  `range`: {first, last} lines (1-based); default the function or paragraph at the cursor.
----  No `instruction`: the prompt asks for one (`repeat_last`: the last one).
+---@param o claude_context.EditOpts?
 function M.edit(o)
   local t0, c0 = uv.hrtime(), os.clock()
   o = o or {}
@@ -281,7 +286,7 @@ function M.warm()
 end
 
 ---The state for :checkhealth: the process's, and whether an edit streams.
----@return table
+---@return table<string, any> state the process's (claude_context.edit.process `state()`) and `editing`
 function M.state()
   local st = process.state()
   st.editing = E ~= nil

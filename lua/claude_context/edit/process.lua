@@ -33,7 +33,7 @@ local P = nil
 ---The edit under way: its callbacks.
 ---@class claude_context.EditTurn
 ---@field on_text fun(text: string, arrived: number) a piece of the answer's text (and when its line arrived)
----@field on_done fun(err: string?, result: table?) the answer ended (err when it failed)
+---@field on_done fun(err: string?, result: table<string, any>?) the answer ended (err when it failed; result: the stream's `result` message)
 ---@field sent number? vim.uv.hrtime() when the request left
 ---@field saw_delta boolean a text delta came for the current message
 ---@field texts integer text blocks seen
@@ -130,7 +130,7 @@ local function finish_turn(err, result)
 end
 
 ---One decoded stream-json message of the process.
----@param m table
+---@param m table<string, any> the message's JSON (its `type` says which)
 ---@param arrived number
 local function handle(m, arrived)
   local t = T

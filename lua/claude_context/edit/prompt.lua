@@ -106,7 +106,12 @@ end
 ---A reader of the answer as it streams: `feed(text)` returns the fenced block's lines that
 ---became complete; `finish()` the last one (a block not closed ends with the answer) and
 ---whether there was a block at all.
----@return {feed: fun(text: string): string[], finish: fun(): string[], found: fun(): boolean}
+---@class claude_context.EditParser
+---@field feed fun(text: string): string[]
+---@field finish fun(): string[]
+---@field found fun(): boolean
+
+---@return claude_context.EditParser
 function M.parser()
   local state, pending, opened = "before", "", nil
   local function line(l, out)

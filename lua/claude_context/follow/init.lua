@@ -12,6 +12,9 @@
 
 local M = {}
 
+---@class claude_context.FollowOpts
+---@field session string? Follow this session only (default: the one you work with)
+
 local trail = require("claude_context.follow.trail")
 local notify = require("claude_context.util.notify")
 
@@ -91,7 +94,7 @@ end
 ---Shows `e.file` at `e.line` in the follow window, without entering it; a file outside the
 ---session's folder (`e.cwd`) is not shown.
 ---@param session string
----@param e table a trail entry
+---@param e claude_context.TrailEntry
 function M.show(session, e)
   if not M.inside(e.file, e.cwd) then
     return
@@ -140,7 +143,7 @@ end
 
 ---Turns following on or off (`on` nil: toggles).
 ---@param on boolean?
----@param opts {session: string?}?
+---@param opts claude_context.FollowOpts?
 ---@return boolean on
 function M.follow(on, opts)
   if on == nil then
@@ -162,7 +165,7 @@ end
 
 ---The trail of `session` (default: the current session) as location-list items, oldest first.
 ---@param session string?
----@return table[] items, string? session
+---@return vim.quickfix.entry[] items, string? session
 function M.items(session)
   session = session or (trail.current() or {}).id
   local items = {}
@@ -180,7 +183,7 @@ end
 ---Sets the current window's location list to `session`'s trail and opens it.
 ---@param session string?
 ---@param opts {open: boolean?}?
----@return table[] items
+---@return vim.quickfix.entry[] items
 function M.trail(session, opts)
   local items, id = M.items(session)
   if not id then

@@ -8,15 +8,36 @@
 
 local M = {}
 
+---The bridge's `tool_call` params (untrusted: each field checked).
+---@class claude_context.ToolCall
+---@field event string?
+---@field session_id string?
+---@field terminal string?
+---@field cwd string?
+---@field tool string?
+---@field file string?
+---@field line integer|string|nil
+
+---One step of a session's trail.
+---@class claude_context.TrailEntry
+---@field file string
+---@field line integer
+---@field tool string
+---@field event string?
+---@field terminal string?
+---@field cwd string?
+---@field time_ms integer uv.now()
+---@field wall integer os.time()
+
 ---How many entries a session's trail keeps.
 M.MAX = 500
 
 ---Trails by session id, oldest first: `{ file, line, tool, time_ms, event, terminal, cwd }`.
----@type table<string, table[]>
+---@type table<string, claude_context.TrailEntry[]>
 M.trails = {}
 
 ---Called with each new entry and its session id (`fn(session_id, entry)`), by key.
----@type table<string, fun(session: string, entry: table)>
+---@type table<string, fun(session: string, entry: claude_context.TrailEntry)>
 M.listeners = {}
 
 local function str(x)
@@ -24,7 +45,7 @@ local function str(x)
 end
 
 ---A `tool_call` from the bridge: kept in its session's trail, then told to the listeners.
----@param p table
+---@param p claude_context.ToolCall
 function M.on_tool_call(p)
   local session, file = str(p.session_id), str(p.file)
   if not (session and file) then
@@ -59,7 +80,7 @@ end
 
 ---The session the person works with: the newest session of the current Claude terminal, else
 ---the newest session that has not ended; nil when no hook reported one.
----@return table?
+---@return claude_context.Session?
 function M.current()
   local list = require("claude_context.sessions.state").list()
   local term = package.loaded["claude_context.terminal.sessions"]

@@ -7,7 +7,7 @@ local M = {}
 
 ---:checkhealth section: another bridge serving the project (claudecode.nvim, another editor)
 ---and claudecode.nvim's options setup() translated (claude_context.config.claudecode).
----@param st table? the bridge's status
+---@param st claude_context.Status? the bridge's status
 function M.check_claudecode(st)
   local h = vim.health
   h.start("Arriving from claudecode.nvim: a second bridge, its options")

@@ -2,6 +2,16 @@
 
 local M = {}
 
+---The data of `User ClaudeContextSendComplete`: what was sent (`kind`) and its details.
+---@class claude_context.SendComplete
+---@field kind "mention"|"text"|"terminal"|"file"
+---@field path string? The file (mention, file)
+---@field line1 integer? The first line mentioned
+---@field line2 integer? The last
+---@field bytes integer? The text's size (text)
+---@field submitted boolean? Enter was pressed after it (text)
+---@field what string? What file context it was (file)
+
 local notify = require("claude_context.ide.util").notify
 
 local function report(ok, msg, data)
@@ -12,7 +22,7 @@ local function report(ok, msg, data)
 end
 
 ---Fires `User ClaudeContextSendComplete` (after each mention or text sent to Claude).
----@param data table {kind = "mention"|"text"|"terminal", path?, lines?}
+---@param data claude_context.SendComplete
 function M.send_complete(data)
   pcall(vim.api.nvim_exec_autocmds, "User", { pattern = "ClaudeContextSendComplete", modeline = false, data = data })
 end
@@ -37,7 +47,7 @@ end
 
 ---`:[range]ClaudeContext add` in a file explorer: the node under the cursor, or the nodes of
 ---the range (Visual selection). See claude_context.explorers.
----@param o table user command opts
+---@param o claude_context.CommandOpts
 function M.add_from_explorer(o)
   local explorers = require("claude_context.explorers")
   local buf = vim.api.nvim_get_current_buf()
@@ -149,7 +159,7 @@ local function decide(how)
 end
 
 ---Registers the subcommands into claude_context.commands.
----@param commands table
+---@param commands claude_context.Commands
 function M.register(commands)
   commands.register("send", {
     desc = "@-mention the range (or Visual selection, or the whole file) to Claude",

@@ -22,7 +22,7 @@ local KINDS = {
 ---Why `st` (an fs_stat result of `path`) may not be opened, or nil when it may: it must be a
 ---regular file of at most `max` bytes.
 ---@param path string
----@param st table
+---@param st {type: string, size: integer}
 ---@param max integer
 ---@return string?
 local function refusal(path, st, max)
@@ -45,7 +45,7 @@ end
 ---Returns the stat when it is; `nil, nil` when nothing is there; `nil, why` when refused.
 ---@param path string absolute
 ---@param max integer?
----@return table? st, string? err
+---@return {type: string, size: integer}? st, string? err the fs_stat result
 function M.regular_file(path, max)
   local st, err, code = uv.fs_stat(path)
   if not st then

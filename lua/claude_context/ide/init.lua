@@ -55,7 +55,8 @@ end
 
 ---Wraps a handler so it runs from Neovim's event queue (a safe point for changing windows and
 ---buffers), not inside the bridge's wake-up callback.
----@param fn fun(params: table, respond: fun(result: any, err: string?))
+---@param fn fun(params: any, respond: fun(result: any, err: string?))
+---@return claude_context.RpcHandler
 function M.deferred(fn)
   return function(params, respond)
     vim.schedule(function()

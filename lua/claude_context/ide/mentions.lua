@@ -8,9 +8,15 @@
 
 local M = {}
 
+---An `at_mentioned` notification's params (0-based lines).
+---@class claude_context.Mention
+---@field filePath string
+---@field lineStart integer?
+---@field lineEnd integer?
+
 local uv = vim.uv or vim.loop
 
----@type {params: table, expires: integer, label: string}[]
+---@type {params: claude_context.Mention, expires: integer, label: string}[]
 M.queue = {}
 local timer
 

@@ -12,9 +12,9 @@ local util = require("claude_context.ide.util")
 local slices = require("claude_context.ide.slices")
 local uv = vim.uv or vim.loop
 
----@type table? the latest selection recorded in a file buffer (protocol shape, success = true)
+---@type claude_context.Selection? the latest selection recorded in a file buffer
 local latest
----@type table? the sliced read in progress
+---@type claude_context.SlicedRead? the sliced read in progress
 local reading
 local last_sent
 local timer
@@ -27,7 +27,7 @@ local VISUAL = { v = true, V = true, ["\22"] = true }
 local latest_params
 
 ---The native module when its bridge runs, else nil.
----@return table?
+---@return claude_context.NativeApi?
 local function running_native()
   local ok, native = pcall(require("claude_context.native").load)
   return ok and native.status() and native or nil
@@ -67,7 +67,7 @@ local function broadcast_big(job)
 end
 
 ---Sends `sel` to every client (unless it is what was sent last) and records it as the latest.
----@param sel table
+---@param sel claude_context.Selection
 function M.publish(sel)
   latest = sel
   reading, M.last_big = nil, nil -- a newer selection: a sliced read still going is out of date
@@ -114,8 +114,16 @@ M.slice_lines = 2500
 ---Sliced reads started (tests).
 M.sliced_reads = 0
 
----The last big selection read in slices: {id, buf, tick, s, e} (nil once a newer one is published).
----@type table?
+---A big whole-line selection read in slices: lines `s`..`e` of `buf` at changedtick `tick`.
+---@class claude_context.SlicedRead
+---@field id integer
+---@field buf integer
+---@field tick integer
+---@field s integer
+---@field e integer
+
+---The last big selection read in slices (nil once a newer one is published).
+---@type claude_context.SlicedRead?
 M.last_big = nil
 
 ---Lines `from`..`to` (1-based) of `buf` joined by newlines, as a JSON string. Joined by
@@ -216,7 +224,7 @@ end
 
 ---Whether `job`'s lines are the Visual-line selection now (in Visual mode) or the last one (after
 ---it, the `'<` and `'>` marks).
----@param job table
+---@param job claude_context.SlicedRead
 ---@return boolean
 function M.is_current(job)
   if vim.api.nvim_get_current_buf() ~= job.buf then
@@ -332,7 +340,7 @@ end
 
 ---Installs the autocommands into `group`.
 ---@param group integer
----@param opts table claude_context.ide options
+---@param opts claude_context.IdeConfig
 function M.start(group, opts)
   debounce_ms = opts.selection_debounce_ms or 100
   tracking = opts.track_selection ~= false
@@ -362,7 +370,7 @@ function M.stop()
 end
 
 ---The latest selection recorded (or, when none was yet, the active editor's current one).
----@return table?
+---@return claude_context.Selection?
 function M.latest()
   if latest then
     -- (A big one read in slices reads its text again when `.text` is asked for: see read_sliced.)

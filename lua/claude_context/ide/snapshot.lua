@@ -9,10 +9,29 @@
 
 local M = {}
 
+---One buffer as the snapshot holds it (crates/core/src/editor.rs).
+---@class claude_context.BufRow
+---@field buf integer
+---@field name string
+---@field filetype string
+---@field modified boolean
+---@field listed boolean
+---@field loaded boolean
+---@field lines integer
+---@field file boolean It holds a file
+
+---A diagnostic in the protocol's shape (getDiagnostics).
+---@class claude_context.Diagnostic
+---@field message string
+---@field severity "Error"|"Warning"|"Info"|"Hint"
+---@field range {start: claude_context.Position, end: claude_context.Position}
+---@field source string?
+---@field code string|integer|nil
+
 local util = require("claude_context.ide.util")
 
 local native
----@type table<integer, table> buffer -> the row pushed last (file buffers, or once were)
+---@type table<integer, claude_context.BufRow> buffer -> the row pushed last (file buffers, or once were)
 local rows = {}
 local active
 local diff_count
@@ -27,8 +46,8 @@ end
 
 ---The row of `buf` now; `over` overrides fields the event is about to change.
 ---@param buf integer
----@param over table?
----@return table
+---@param over table<string, any>? fields of claude_context.BufRow
+---@return claude_context.BufRow
 local function row_of(buf, over)
   local loaded = vim.api.nvim_buf_is_loaded(buf)
   local r = {
@@ -98,7 +117,7 @@ end
 
 ---Pushes `buf`'s row when it changed (a buffer that never held a file is not pushed).
 ---@param buf integer
----@param over table? fields the event is about to change (BufDelete: listed = false, …)
+---@param over table<string, any>? fields the event is about to change (BufDelete: listed = false, …)
 function M.note_buf(buf, over)
   if not native or not vim.api.nvim_buf_is_valid(buf) then
     return
@@ -154,7 +173,7 @@ local SEVERITY = { "Error", "Warning", "Info", "Hint" }
 ---`buf`'s diagnostics in the protocol's shape (getDiagnostics), sorted by position. Columns
 ---are converted to UTF-16 only on lines that are not ASCII; each line is read once.
 ---@param buf integer
----@return table[]
+---@return claude_context.Diagnostic[]
 function M.diagnostics_of(buf)
   local ds = vim.diagnostic.get(buf)
   table.sort(ds, function(a, b)

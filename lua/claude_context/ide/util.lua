@@ -3,6 +3,28 @@
 
 local M = {}
 
+---A position of the IDE protocol (0-based line, UTF-16 character).
+---@class claude_context.Position
+---@field line integer
+---@field character integer
+
+---A range of the IDE protocol.
+---@class claude_context.Range
+---@field start claude_context.Position
+---@field end claude_context.Position
+---@field isEmpty boolean
+
+---A region's text and range.
+---@class claude_context.Region
+---@field text string
+---@field selection claude_context.Range
+
+---A selection as the IDE protocol sends it (`getCurrentSelection`, `selection_changed`).
+---@class claude_context.Selection: claude_context.Region
+---@field success boolean
+---@field filePath string
+---@field fileUrl string
+
 local uv = vim.uv or vim.loop
 
 ---An absolute, normalised path: `~` expanded, relative paths against Neovim's cwd, `file://`
@@ -191,7 +213,11 @@ end
 
 ---The protocol's selection for a region of `buf`: `pos1`/`pos2` as `getpos()` returns them,
 ---`mode` one of `v`, `V`, CTRL-V. Nil when the region is empty or invalid.
----@return table? {text, selection}
+---@param buf integer
+---@param pos1 integer[]
+---@param pos2 integer[]
+---@param mode string
+---@return claude_context.Region?
 function M.region(buf, pos1, pos2, mode)
   if mode == "V" and pos1[2] > 0 and pos2[2] > 0 then
     -- Whole lines: read them directly (getregion/getregionpos take seconds on a 200,000-line
@@ -234,7 +260,7 @@ end
 
 ---The cursor of `win` as an empty selection.
 ---@param win integer
----@return table {text, selection}
+---@return claude_context.Region
 function M.cursor(win)
   local buf = vim.api.nvim_win_get_buf(win)
   local pos = vim.api.nvim_win_get_cursor(win)
@@ -249,7 +275,7 @@ local VISUAL = { v = true, V = true, ["\22"] = true }
 ---Visual mode, else the cursor. Returns the protocol's
 ---`{success, text, filePath, fileUrl, selection}`.
 ---@param win integer
----@return table
+---@return claude_context.Selection
 function M.selection_of(win)
   local buf = vim.api.nvim_win_get_buf(win)
   local path = vim.api.nvim_buf_get_name(buf)
@@ -270,7 +296,7 @@ end
 
 ---The last Visual selection of `buf` (marks `'<`, `'>`), or nil.
 ---@param win integer
----@return table?
+---@return claude_context.Selection?
 function M.last_visual(win)
   local buf = vim.api.nvim_win_get_buf(win)
   return vim.api.nvim_win_call(win, function()

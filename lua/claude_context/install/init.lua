@@ -143,7 +143,7 @@ end
 
 ---The download base URL: `opts.url`, `$CLAUDE_CONTEXT_DOWNLOAD_URL`, setup's `install.url`, or
 ---the project's GitHub releases.
----@param opts table?
+---@param opts claude_context.InstallOpts?
 ---@return string
 function M.base_url(opts)
   if opts and opts.url and opts.url ~= "" then
@@ -189,6 +189,7 @@ M.install_file = disk.install_file
 ---@field message string one line for the person: what happened, or why it failed
 ---@field download_error string? why the download was not used
 ---@field log string[] every step
+---@field started boolean? the bridge was started after the install
 
 ---Checks a library in a child Neovim (its code runs: only for a library already vouched for).
 ---@param path string
@@ -295,8 +296,8 @@ end
 
 ---`opts` with its defaults: where the loader looks, the version of this checkout, and how
 ---progress is told (yielded from a coroutine when the install runs in one).
----@param opts table?
----@return table
+---@param opts claude_context.InstallOpts?
+---@return claude_context.InstallOpts
 local function run_options(opts)
   local o = vim.tbl_extend("force", {}, opts or {})
   -- Where the loader looks (lua/claude_context/native.lua; a test may point it elsewhere).
@@ -410,7 +411,7 @@ end
 ---it now and start the bridge (with `auto_start`); when another library is loaded already, say
 ---that a restart picks up the new one.
 ---@param result claude_context.InstallResult
----@param o table
+---@param o claude_context.InstallOpts
 function M.after_install(result, o)
   local cc = package.loaded["claude_context"]
   local native = package.loaded["claude_context.native"]
@@ -453,7 +454,7 @@ end
 
 ---The provenance record next to a library (`install.json`), or nil.
 ---@param lib_path string
----@return table?
+---@return {source: string?, version: string?, installed_at: string?, sha256: string?, url: string?}?
 function M.provenance(lib_path)
   local s = disk.read(vim.fn.fnamemodify(lib_path, ":h") .. "/" .. M.SIDECAR)
   if not s then
@@ -464,7 +465,7 @@ function M.provenance(lib_path)
 end
 
 ---`:ClaudeContext build`.
----@param commands table claude_context.commands
+---@param commands claude_context.Commands
 function M.register(commands)
   commands.register("build", {
     desc = "install the native library: a prebuilt one matching the plugin's pins, else cargo build",

@@ -12,7 +12,7 @@ local M = {}
 local own = setmetatable({}, { __mode = "k" })
 
 ---lazy.nvim's task running this coroutine, if any.
----@return table?
+---@return table<string, any>? lazy.nvim's async task (its own type)
 function M.lazy_async()
   local co = coroutine.running()
   local A = co and package.loaded["lazy.async"]

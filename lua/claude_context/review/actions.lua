@@ -145,7 +145,7 @@ end
 ---Where each hunk of `work` (text hunks of `f`) sits now on disk and in its loaded buffer: the
 ---work to do, hunks in conflict marked in `res`. Returns nil (with `res` filled) when the file
 ---can not be read.
----@return table[]? todo, table? disk, integer? buf
+---@return {hi: integer, n: integer, ds: integer, bs: integer?, from: string, with: string[]}[]? todo, claude_context.ReviewText? disk, integer? buf
 local function locate_work(f, work, to, res)
   local exp, regions = model.expected(f)
   local text, rerr = fs.read(f.absolute)
@@ -431,7 +431,9 @@ end
 ---A keep of several files at once (keep all, a Visual range over files) leaves out those that
 ---run code by themselves (a land's `.envrc`, CI workflow, git hook manager's file: the change
 ---set's `runs_code`), and says so: each is kept only on its own.
----@return table[] targets
+---@param action "keep"|"reject"
+---@param targets claude_context.ReviewTarget[]
+---@return claude_context.ReviewTarget[] targets
 function M.explicit_keeps(action, targets)
   if action ~= "keep" then
     return targets

@@ -24,7 +24,7 @@ local function lines(o)
 end
 
 ---Runs `:ClaudeContext review {args}`.
----@param o table the user command's opts
+---@param o claude_context.CommandOpts
 ---@param args string[]
 function M.run(o, args)
   local sub = args[1]
@@ -72,7 +72,7 @@ function M.complete(arglead, args)
 end
 
 ---Adds `review` to :ClaudeContext.
----@param commands table claude_context.commands
+---@param commands claude_context.Commands
 function M.register(commands)
   commands.register("review", {
     desc = "review the last turn's changes: [N] | keep | reject [reason] | undo | comment {text} | send | quickfix [N] | close",

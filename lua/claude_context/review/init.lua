@@ -7,6 +7,16 @@
 
 local M = {}
 
+---What a keep or a reject acts on, and how (|act|).
+---@class claude_context.ReviewActOpts
+---@field targets claude_context.ReviewTarget[]? These hunks (else: the buffer's lines)
+---@field buf integer?
+---@field line1 integer?
+---@field line2 integer?
+---@field reason string? Why it was rejected (told to Claude)
+---@field loaded boolean? The last turn's change set was loaded for it
+---@field on_done fun(out: claude_context.ReviewOutcome)? With more than |SYNC_FILES| files
+
 local model = require("claude_context.review.model")
 local actions = require("claude_context.review.actions")
 local view = require("claude_context.review.view")
@@ -223,7 +233,7 @@ end
 ---result is nil then).
 ---More than |SYNC_FILES| files are done in slices: nil is returned, `o.on_done(outcome)` runs
 ---at the end.
----@param o {targets?:table[], buf?:integer, line1?:integer, line2?:integer, reason?:string, loaded?:boolean, on_done?:fun(out: claude_context.ReviewOutcome)}?
+---@param o claude_context.ReviewActOpts?
 ---@return claude_context.ReviewOutcome?
 function M.act(action, o)
   o = o or {}
@@ -282,13 +292,13 @@ M.SYNC_FILES = 8
 M.SLICE_MS = 6
 
 ---Keeps hunks (see |act|).
----@param o table?
+---@param o claude_context.ReviewActOpts?
 function M.keep(o)
   return M.act("keep", o)
 end
 
 ---Rejects hunks (see |act|).
----@param o table?
+---@param o claude_context.ReviewActOpts?
 function M.reject(o)
   return M.act("reject", o)
 end
@@ -461,7 +471,7 @@ end
 
 ---`User ClaudeContextSessionState` with state `done` (a turn ended): the turn's change set
 ---becomes the active review (signs), opened when `review.auto_open` is set.
----@param data table the event's data
+---@param data claude_context.SessionStateEvent
 function M.on_session_state(data)
   if type(data) ~= "table" or data.state ~= "done" then
     return

@@ -14,7 +14,7 @@ end
 
 ---What the keys call: claude_context.review's `act` and `undo`.
 ---@class claude_context.ReviewKeyActions
----@field act fun(action: string, o: table)
+---@field act fun(action: "keep"|"reject", o: claude_context.ReviewActOpts)
 ---@field undo fun()
 
 ---Maps the keys of view `v` (buffer-local) to `review`'s actions.

@@ -56,8 +56,9 @@ end
 ---@field opaque? boolean a whole file's one pseudo-hunk (binary, too large, a name not UTF-8)
 ---@field conflict? boolean the person edited its region (as of the last refresh)
 ---@field cur? integer its start in the current text (as of the last refresh; nil in conflict)
----@field above string[] up to `context` lines of `after` above it (for the view)
----@field below string[] up to `context` lines of `after` below it (for the view)
+---@field above string[]? up to `context` lines of `after` above it (for the view; nil for a whole file's)
+---@field sent? boolean its reject's reason went to Claude (claude_context.review.comments)
+---@field below string[]? up to `context` lines of `after` below it (for the view; nil for a whole file's)
 
 ---@class claude_context.ReviewFileState
 ---@field file claude_context.ReviewFile the change set's entry
@@ -75,9 +76,14 @@ end
 ---@field added integer lines Claude added
 ---@field removed integer lines Claude removed
 
+---A hunk a keep or a reject acts on: file state `f`'s hunk `hi`.
+---@class claude_context.ReviewTarget
+---@field f claude_context.ReviewFileState
+---@field hi integer
+
 ---@class claude_context.Review
 ---@field cs claude_context.ChangeSet
----@field files claude_context.ReviewFileState[] in the change set's order
+---@field files claude_context.ReviewFileState[] (the change set's order)
 ---@field by_abs table<string, claude_context.ReviewFileState>
 ---@field context integer lines of context shown around a hunk (option review.context)
 
@@ -154,7 +160,7 @@ function M.file(review, i)
     hunks = {},
     added = 0,
     removed = 0,
-  }, lazy_texts)
+  }, lazy_texts) --[[@as claude_context.ReviewFileState]]
   if rf.status == "conflict" then
     -- (A land's file whose every change touches the person's edits: shown, nothing to act on.)
     f.kind = "conflict"
@@ -263,8 +269,8 @@ end
 ---The pending hunks of file `f` (those `where(h)` holds for, when given), as targets of a keep
 ---or reject.
 ---@param f claude_context.ReviewFileState
----@param where (fun(h: table): boolean)?
----@return {f:claude_context.ReviewFileState, hi:integer}[]
+---@param where (fun(h: claude_context.ReviewHunk): boolean)?
+---@return claude_context.ReviewTarget[]
 function M.pending_of(f, where)
   local out = {}
   for hi, h in ipairs(f.hunks) do

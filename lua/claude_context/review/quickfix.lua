@@ -13,7 +13,7 @@ end
 ---The quickfix items of `review`'s pending hunks: file, the hunk's first line now, and
 ---"+a −r <first changed line>".
 ---@param review claude_context.Review
----@return table[]
+---@return vim.quickfix.entry[]
 function M.items(review)
   local out = {}
   for i = 1, #review.cs.files do

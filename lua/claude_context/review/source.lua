@@ -14,6 +14,7 @@
 ---@field ended_ms? integer    epoch ms (nil while the turn runs)
 ---@field files string[]       project-relative paths changed in the turn (edit tools AND Bash/formatters), less those another session's overlapping turn's edit tools claimed
 ---@field shared? string[]     of `files`: those marked shared (see claude_context.ReviewFile)
+---@field not_kept? string[]   files over the size cap before Claude's edit (not checkpointed)
 
 ---@class claude_context.ReviewFile
 ---@field path string          project-relative path (its name after the change set)
@@ -36,8 +37,24 @@
 ---@field land? string         the worktree a land's proposal comes from (its comments are for that session)
 ---@field title? string        the view's first line (default: the turns' summary)
 ---@field notes? string[]      more lines for the view's header
+---@field runs_code? {path:string, why:string}[] a land's files that run code by themselves (kept only one by one)
 
 local M = {}
+
+---A file a rewind or a restore kept, or could not write, and why.
+---@class claude_context.RewindFile
+---@field path string
+---@field why string
+
+---What a rewind, its undo or a file's restore did (the bridge's report).
+---@class claude_context.RewindReport
+---@field root string
+---@field written string[]
+---@field removed string[]
+---@field conflicts claude_context.RewindFile[] Changed after Claude: kept
+---@field failed claude_context.RewindFile[]
+---@field others claude_context.RewindFile[]? Another session's overlapping turn edited them too
+---@field checkpoints {before: integer, after: integer}? A restore checkpointed the project first
 
 local function clean(v)
   if v == vim.NIL then
@@ -53,7 +70,7 @@ end
 
 ---Calls native function `name` with `opts`; `cb(err, value)` on the main thread.
 ---@param name string
----@param opts table
+---@param opts table<string, any> the function's arguments (JSON)
 ---@param cb fun(err?: string, value?: any)
 function M.call(name, opts, cb)
   local native, missing = require("claude_context.native").get()
@@ -123,7 +140,7 @@ end
 
 ---The project's turns with checkpoints, oldest first, and the rewind that can be undone.
 ---@param opts {session?:string, root?:string}
----@param cb fun(err?:string, r?:{root:string, turns:claude_context.ReviewTurn[], undo?:table})
+---@param cb fun(err?:string, r?:{root:string, turns:claude_context.ReviewTurn[], undo?:table<string, any>})
 function M.turns(opts, cb)
   M.call("review_turns", opts or {}, cb)
 end
@@ -132,7 +149,7 @@ end
 ---person changed since the last turn is kept (listed in `conflicts`) unless `opts.overwrite`; a
 ---file another session's overlapping turn edited too is always kept (listed in `others`).
 ---@param opts {n?:integer, session?:string, root?:string, overwrite?:boolean}
----@param cb fun(err?:string, report?:{root:string, written:string[], removed:string[], conflicts:{path:string, why:string}[], failed:{path:string, why:string}[], others?:{path:string, why:string}[]})
+---@param cb fun(err?:string, report?:claude_context.RewindReport)
 function M.rewind(opts, cb)
   M.call("review_rewind", opts or {}, cb)
 end
@@ -141,14 +158,14 @@ end
 ---it held at `opts.expected` (else it is listed in `conflicts`); the project is checkpointed
 ---first (the report's `checkpoints`). `opts.path` is the change set file's `key` (its bytes).
 ---@param opts {root:string, path:string, target:integer, expected:integer}
----@param cb fun(err?:string, report?:table)
+---@param cb fun(err?:string, report?:claude_context.RewindReport)
 function M.restore_file(opts, cb)
   M.call("review_restore_file", opts, cb)
 end
 
 ---Undoes the last rewind (a file changed since is kept unless `opts.overwrite`).
 ---@param opts {root?:string, overwrite?:boolean}
----@param cb fun(err?:string, report?:table)
+---@param cb fun(err?:string, report?:claude_context.RewindReport)
 function M.rewind_undo(opts, cb)
   M.call("review_rewind_undo", opts or {}, cb)
 end

@@ -39,7 +39,7 @@ local function refusal(f, to)
 end
 
 ---What a restore's report says of the one file (nil: it was written or removed).
----@param report table
+---@param report claude_context.RewindReport
 ---@param to string
 ---@return string?
 local function outcome(report, to)

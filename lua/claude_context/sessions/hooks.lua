@@ -20,6 +20,23 @@
 
 local M = {}
 
+---One hook of Claude Code's settings: the binary run in its hook mode (`command`), or a call of
+---the bridge's hook tool over the session's MCP connection (`mcp_tool`).
+---@class claude_context.Hook
+---@field type "command"|"mcp_tool"
+---@field command string? The binary (`command`)
+---@field args string[]? Its arguments (`command`)
+---@field server string? The MCP server (`mcp_tool`)
+---@field tool string? The tool (`mcp_tool`)
+---@field input table<string, string>? The tool's input, Claude Code interpolating `${…}` (`mcp_tool`)
+---@field timeout integer Seconds
+---@field async boolean? Claude Code goes on without waiting
+
+---The hooks of one event for the tools `matcher` names (all when nil).
+---@class claude_context.HookEntry
+---@field matcher string?
+---@field hooks claude_context.Hook[]
+
 ---The tools whose edits a turn records (PreToolUse runs before each of them).
 M.EDIT_TOOLS = "Edit|Write|MultiEdit|NotebookEdit"
 
@@ -77,7 +94,7 @@ end
 ---@param event string
 ---@param timeout integer seconds
 ---@param async boolean? Claude Code goes on without waiting (for events that only report)
----@return table
+---@return claude_context.Hook
 local function command(bin, event, timeout, async)
   return { type = "command", command = bin, args = { "hook", event }, timeout = timeout, async = async or nil }
 end
@@ -89,7 +106,7 @@ end
 ---its only way to the bridge is `$.mcp.call`, a whole tool call of Claude Code's own
 ---(BENCHMARKS.md, "Hooks modules").
 ---@param event string
----@return table
+---@return claude_context.Hook
 function M.tool_hook(event)
   local ht = require("claude_context.native").load().hook_tool
   return {
@@ -115,7 +132,7 @@ end
 ---The `hooks` table of the settings, for binary `bin`.
 ---@param bin string
 ---@param mcp boolean? the session has the bridge's MCP server (`--mcp-config`): the hook before a tool calls it
----@return table
+---@return table<string, claude_context.HookEntry[]> by event
 function M.hooks_table(bin, mcp)
   local function entry(event, matcher, async)
     return { { matcher = matcher, hooks = { command(bin, event, M.TIMEOUT_S, async) } } }
@@ -154,7 +171,7 @@ end
 ---in Neovim (`sessions.plan_review`, `sessions.questions`), with the long timeout
 ---`sessions.plan_timeout`; nil when both are off.
 ---@param bin string
----@return table?
+---@return claude_context.HookEntry?
 function M.review_entry(bin)
   local o = require("claude_context.config.sessions").options()
   local tools = {}
@@ -191,7 +208,7 @@ end
 ---Bash edits named, Claude Code's setting that reports them.
 ---@param bin string
 ---@param mcp boolean?
----@return table
+---@return {hooks: table<string, claude_context.HookEntry[]>, [string]: boolean}
 function M.settings_table(bin, mcp)
   local s = { hooks = M.hooks_table(bin, mcp) }
   if M.bash_edits() then

@@ -12,7 +12,7 @@ local M = {}
 M.glyphs = { working = "◐", waiting = "●", done = "✓", idle = "○", ended = "·" }
 
 ---The last session view seen for each terminal name.
----@type table<string, table>
+---@type table<string, claude_context.Session>
 M.by_terminal = {}
 
 local function enabled()

@@ -12,8 +12,39 @@ local M = {}
 
 local notify = require("claude_context.util.notify")
 
+---An input the bridge sent cut: its start and its end (of its JSON), and what is between.
+---@class claude_context.PermissionCut
+---@field head string
+---@field tail string
+---@field omitted_bytes integer
+---@field total_bytes integer
+
+---A permission request waiting for the person (`require("claude_context").permissions()`).
+---@class claude_context.PermissionRequest
+---@field id string
+---@field session string? Claude's session id
+---@field name string The session's name
+---@field tool string
+---@field input any The tool's input (nil when cut)
+---@field cut claude_context.PermissionCut? Set when the input was too long to send whole
+---@field asked_ms integer Epoch ms
+---@field cwd string?
+
+---A queued ask: the request, and how to answer the hook.
+---@class claude_context.PermissionAsk: claude_context.PermissionRequest
+---@field respond fun(result: {decision: "allow"|"deny"|"pass", reason: string?})
+
+---The bridge's `permission_request` params.
+---@class claude_context.PermissionParams
+---@field session_id string?
+---@field terminal string? The plugin's terminal the session runs in
+---@field cwd string?
+---@field tool string
+---@field input any
+---@field cut claude_context.PermissionCut?
+
 ---The queue, oldest first: `{ id, session, name, tool, input, asked_ms, cwd, respond }`.
----@type table[]
+---@type claude_context.PermissionAsk[]
 M.queue = {}
 
 local next_id = 0
@@ -24,7 +55,7 @@ M.SHOWN_HEAD, M.SHOWN_TAIL = 120, 100
 ---The text of an ask's input: the command, the file, else its JSON; for an ask the bridge sent
 ---cut (`cut`: longer than it sends), its start and its end with what is between them said.
 ---@param input any
----@param cut {head:string, tail:string, omitted_bytes:integer, total_bytes:integer}?
+---@param cut claude_context.PermissionCut?
 ---@return string
 function M.text(input, cut)
   if type(cut) == "table" then
@@ -60,7 +91,7 @@ end
 ---A one-line summary of an ask's input (see |M.text|): when longer than shown, its start and
 ---its end with a mark of how much is cut between them; `true` second when something is cut.
 ---@param input any
----@param cut table? the bridge's cut (see |M.text|)
+---@param cut claude_context.PermissionCut? the bridge's cut (see |M.text|)
 ---@return string line, boolean cut
 function M.summary(input, cut)
   if type(cut) == "table" then
@@ -119,7 +150,7 @@ local function fire()
 end
 
 ---The bridge's `permission_request` handler.
----@param params table `{ session_id, terminal, cwd, tool, input }`
+---@param params claude_context.PermissionParams
 ---@param respond fun(result:any, err?:string)
 ---@return fun()? cancel
 function M.handle(params, respond)
@@ -166,7 +197,7 @@ end
 
 ---The asks waiting, oldest first: `{ { id, session, name, tool, input, cut, asked_ms } }`
 ---(`cut`: the input was too long to send whole, see |M.text|; such an ask cannot be allowed).
----@return table[]
+---@return claude_context.PermissionRequest[]
 function M.list()
   local out = {}
   for _, a in ipairs(M.queue) do
@@ -216,7 +247,7 @@ end
 
 ---Takes the asks of session `session` off the queue when it moves on without them (it works
 ---again, finished or ended: the person answered in Claude Code's dialog).
----@param data table the ClaudeContextSessionState data
+---@param data claude_context.SessionStateEvent the ClaudeContextSessionState data
 function M.on_session_state(data)
   if type(data) ~= "table" or data.state == "waiting" then
     return
@@ -236,7 +267,8 @@ function M.on_session_state(data)
 end
 
 ---Opens ask `a`'s whole input in a scratch buffer (read-only, in a new tab).
----@param a table
+---@param a claude_context.PermissionRequest
+---@return integer buf
 function M.open_in_full(a)
   local buf = vim.api.nvim_create_buf(false, true)
   vim.bo[buf].bufhidden = "wipe"

@@ -16,12 +16,32 @@
 
 local M = {}
 
----Reviews open now: buf -> { session, tool }.
----@type table<integer, table>
+---The bridge's `plan_review` request (the PreToolUse hook's input).
+---@class claude_context.PlanRequest
+---@field session_id string?
+---@field terminal string? The plugin's terminal the session runs in
+---@field tool "ExitPlanMode"|"AskUserQuestion"|string
+---@field input any The tool's input (untrusted): `plan`, or `questions`
+
+---The answer to a plan review: approve, revise (with the edited plan), decline, the questions'
+---answers, or pass (the terminal asks).
+---@class claude_context.PlanDecision
+---@field decision "approve"|"revise"|"decline"|"answers"|"pass"
+---@field text string? The edited plan (`revise`)
+---@field answers table<string, string>? By question (`answers`)
+
+---A review open now.
+---@class claude_context.PlanOpen
+---@field session string?
+---@field terminal string?
+---@field tool string
+
+---Reviews open now, by buffer.
+---@type table<integer, claude_context.PlanOpen>
 M.open = {}
 
 ---The last decisions sent (newest last, at most 20), for :checkhealth-like inspection and tests.
----@type table[]
+---@type {session: string?, decision: string}[]
 M.decided = {}
 
 local function remember(session, decision)
@@ -72,7 +92,7 @@ local function show(buf)
 end
 
 ---The plan's Markdown buffer (written with `:w`, never to a file), holding `original`.
----@param params table the review request
+---@param params claude_context.PlanRequest
 ---@param original string[]
 ---@return integer buf
 local function plan_buffer(params, original)
@@ -93,7 +113,7 @@ end
 ---whether one was given.
 ---@param buf integer
 ---@param original string[]
----@param finish fun(decision: table, close: boolean)
+---@param finish fun(decision: claude_context.PlanDecision, close: boolean)
 ---@param decided fun(): boolean
 local function watch_plan(buf, original, finish, decided)
   local group = vim.api.nvim_create_augroup("ClaudeContextPlan" .. buf, { clear = true })
@@ -139,8 +159,8 @@ local function watch_plan(buf, original, finish, decided)
 end
 
 ---Opens the plan `plan` of `session` for review; `decide(decision)` is called once.
----@param params table the request: { session_id, terminal, tool, input }
----@param decide fun(decision: table)
+---@param params claude_context.PlanRequest
+---@param decide fun(decision: claude_context.PlanDecision)
 ---@return fun() cancel closes the review without deciding
 function M.review_plan(params, decide)
   local plan = type(params.input) == "table" and params.input.plan or ""
@@ -194,8 +214,8 @@ end
 
 ---Asks `params.input.questions` one by one with vim.ui.select; `decide` gets the answers, or
 ---`pass` when the person cancels one.
----@param params table
----@param decide fun(decision: table)
+---@param params claude_context.PlanRequest
+---@param decide fun(decision: claude_context.PlanDecision)
 ---@return fun() cancel
 function M.ask_questions(params, decide)
   local questions = type(params.input) == "table" and params.input.questions or {}
@@ -249,8 +269,8 @@ function M.ask_questions(params, decide)
 end
 
 ---The `plan_review` handler.
----@param params table
----@param respond fun(result: any, err: string?)
+---@param params claude_context.PlanRequest
+---@param respond fun(result: claude_context.PlanDecision?, err: string?)
 ---@return fun()? cancel
 function M.handle(params, respond)
   local o = require("claude_context.config.sessions").options()

@@ -9,23 +9,28 @@
 
 local M = {}
 
+---The Claude terminal the selection and mentions go to.
+---@class claude_context.RouteTarget
+---@field name string The terminal's name
+---@field pid integer Its job's process id
+
 ---The terminal's sessions, when the terminal was used (looking loads nothing: without it there
 ---is no Claude terminal to route to).
----@return table?
+---@return claude_context.TerminalSessions?
 local function terminals()
   return package.loaded["claude_context.terminal.sessions"]
 end
 
 ---The state of the Claude terminal last entered, if any.
----@type table?
+---@type claude_context.TerminalState?
 M.last = nil
 
 ---The bridge's port (read once per start).
 ---@type integer?
 M.port = nil
 
----The route last sent: { target, terminals, name, port }.
----@type table?
+---The route last sent.
+---@type {target: integer?, terminals: integer[], name: string?, port: integer}?
 M.sent = nil
 
 local function running_pid(st)
@@ -49,7 +54,7 @@ local function enabled()
 end
 
 ---The session the person works with: `{ name, pid }`, or nil.
----@return table?
+---@return claude_context.RouteTarget?
 function M.target()
   local sessions = terminals()
   if not sessions then

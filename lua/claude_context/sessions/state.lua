@@ -16,6 +16,56 @@
 
 local M = {}
 
+---@alias claude_context.SessionState "working"|"waiting"|"done"|"idle"|"ended"
+
+---A session as `status().sessions` lists it (crates/core/src/turns/mod.rs: SessionView).
+---@class claude_context.Session
+---@field id string Claude's session id
+---@field name string The terminal's name, the worktree's name, else the id's first 8 characters
+---@field terminal string? The plugin's terminal it runs in (nil for a session started elsewhere)
+---@field state claude_context.SessionState
+---@field prompt string The last prompt's first line ("" before the first)
+---@field elapsed_ms integer The last turn's running time (until now while it runs)
+---@field state_ms integer Time in the current state
+---@field files_changed integer How many files the last turn changed
+---@field files string[] The files the last turn touched
+---@field model string?
+---@field cwd string?
+---@field permission_mode string?
+---@field turn integer? The last turn's id
+---@field waiting_for string? What Claude waits for
+---@field started_ms integer Epoch ms when the session was first heard of
+
+---One turn of a session (crates/core/src/turns/mod.rs: Turn).
+---@class claude_context.Turn
+---@field id integer Increasing over the bridge's life
+---@field session string Claude's session id
+---@field name string? The terminal's name
+---@field prompt string
+---@field start_ms integer Epoch ms
+---@field end_ms integer? Epoch ms; nil while the turn runs
+---@field files string[] The files the turn changed
+
+---What a hook event changed (the bridge's `session_state` request).
+---@class claude_context.SessionChange
+---@field event string The hook, or "seen"
+---@field previous claude_context.SessionState? nil for a session first heard of
+---@field session claude_context.Session
+
+---The data of `User ClaudeContextSessionState`.
+---@class claude_context.SessionStateEvent
+---@field id string
+---@field name string
+---@field state claude_context.SessionState
+---@field previous claude_context.SessionState?
+---@field event string
+---@field session claude_context.Session
+
+---A session another source counts (|sources|).
+---@class claude_context.SessionCount
+---@field session_id string?
+---@field state claude_context.SessionState?
+
 local notify = require("claude_context.util.notify")
 
 ---The effective `setup{sessions = …}` options (claude_context.config.sessions).
@@ -35,8 +85,9 @@ local worktree_name = require("claude_context.agents.names").of_any
 
 ---A session or change table from JSON with `vim.NIL` turned into nil (in place). A session
 ---without a terminal of the plugin that works in a worktree is named after it.
----@param t table
----@return table
+---@generic T: claude_context.Session|claude_context.SessionChange
+---@param t T
+---@return T
 function M.clean(t)
   for k, v in pairs(t) do
     if v == vim.NIL then
@@ -52,7 +103,7 @@ function M.clean(t)
 end
 
 ---The sessions (`status().sessions`), most recently started first.
----@return table[]
+---@return claude_context.Session[]
 function M.list()
   local native = require("claude_context.native").get()
   local s = native and native.status()
@@ -65,7 +116,7 @@ end
 
 ---The turns, oldest first (of one session when given).
 ---@param session string?
----@return table[]
+---@return claude_context.Turn[]
 function M.turns(session)
   local native = require("claude_context.native").get()
   local s = native and native.turns(session)
@@ -76,7 +127,7 @@ function M.turns(session)
 end
 
 ---The terminal buffer of session view `s` (a terminal the plugin started), if any.
----@param s table
+---@param s claude_context.Session
 ---@return integer?
 function M.buffer_of(s)
   -- The terminal's sessions, when the terminal was used (looking loads nothing).
@@ -98,7 +149,7 @@ M.focused = true
 
 ---The buffer of the `claude attach` terminal of background session `s` (by its worktree's
 ---name), if one is open (looking loads nothing).
----@param s table
+---@param s claude_context.Session
 ---@return integer?
 function M.attach_buffer_of(s)
   local agents = package.loaded["claude_context.agents"]
@@ -111,7 +162,7 @@ end
 
 ---Whether the person is looking at session `s`: its terminal (or the `claude attach` terminal
 ---of a background session) is the current window's buffer and Neovim has the focus.
----@param s table
+---@param s claude_context.Session
 ---@return boolean
 function M.looking_at(s)
   if not M.focused then
@@ -137,7 +188,7 @@ local function duration(ms)
 end
 
 ---The notification's text for session `s` in its new state.
----@param s table
+---@param s claude_context.Session
 ---@return string
 function M.message(s)
   local who = ("Claude [%s]"):format(s.name or "?")
@@ -171,7 +222,7 @@ end
 M.notified = {}
 
 ---Tells the person that session `s` waits or finished, as the options say.
----@param s table
+---@param s claude_context.Session
 function M.notify(s)
   local o = M.options()
   if not o.notify[s.state] then
@@ -236,7 +287,7 @@ M.asked = {}
 ---A change from the bridge (`session_state`): the event, then a notification when the person
 ---is not looking at that session. A permission request of a session without a terminal of the
 ---plugin (a background session) is told once: by the permission queue when the ask reaches it.
----@param change table
+---@param change claude_context.SessionChange
 function M.on_change(change)
   M.clean(change)
   local s = change.session
@@ -322,7 +373,7 @@ end
 ---sessions Claude Code's service lists: those the hooks have not reported (a session still
 ---running from before this Neovim started, one just started), and the state of those that are
 ---gone from the service (`ended`).
----@type table<string, fun(): table[]>
+---@type table<string, fun(): claude_context.SessionCount[]>
 M.sources = {}
 
 ---Counts by state: `{ working = n, waiting = n, done = n, idle = n, ended = n }`, of the
@@ -357,7 +408,17 @@ end
 
 ---The statusline text: the counts of the states in `opts.states` (default waiting, working,
 ---done), each with its label (`opts.labels`); "" when there are none.
----@param opts {states: string[]?, labels: table<string,string>?, separator: string?}?
+---@class claude_context.StatuslineOpts
+---@field states string[]? The states counted (default waiting, working, done)
+---@field labels table<string,string>? Each state's label
+---@field separator string?
+
+---A lualine component: the function it calls, and when it shows.
+---@class claude_context.LualineComponent
+---@field [1] fun(): string
+---@field cond (fun(): boolean)?
+
+---@param opts claude_context.StatuslineOpts?
 ---@return string
 function M.statusline(opts)
   opts = opts or {}
@@ -377,8 +438,8 @@ function M.statusline(opts)
 end
 
 ---A lualine component with the counts: `lualine_x = { require("claude_context.sessions.state").lualine() }`.
----@param opts table? as for statusline()
----@return table
+---@param opts claude_context.StatuslineOpts? as for statusline()
+---@return claude_context.LualineComponent
 function M.lualine(opts)
   return {
     function()
@@ -393,7 +454,7 @@ function M.lualine(opts)
 end
 
 ---A line for the picker: state, project, prompt, elapsed.
----@param s table
+---@param s claude_context.Session
 ---@return string
 function M.format(s)
   local project = s.cwd and vim.fn.fnamemodify(s.cwd, ":t") or ""

@@ -122,7 +122,7 @@ local function mcp_command_command()
 end
 
 ---Adds the terminal's subcommands to :ClaudeContext.
----@param commands table the claude_context.commands module
+---@param commands claude_context.Commands
 function M.register(commands)
   commands.register("open", {
     desc = "toggle a terminal running claude, connected to the bridge ([args] for a new one)",

@@ -178,7 +178,7 @@ end
 
 ---`:[range]ClaudeContext send-text {text}`: the range's lines and/or {text}, typed into Claude's
 ---prompt (not sent: you add to it and press Enter).
----@param o table user command opts
+---@param o claude_context.CommandOpts
 ---@param args string[]
 function M.send_text_command(o, args)
   local parts = {}

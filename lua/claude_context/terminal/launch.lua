@@ -126,7 +126,7 @@ end
 
 ---What the job reports: output marks the session busy (status()) and reloads changed buffers;
 ---a clean exit closes the terminal, any other keeps it to show what happened.
----@param state table the session's state
+---@param state claude_context.TerminalState the session's state
 ---@param opts claude_context.TerminalConfig
 ---@return claude_context.TerminalEvents
 local function events(state, opts)
@@ -159,7 +159,7 @@ local function events(state, opts)
 end
 
 ---The bridge's status, started when needed; nil and why not.
----@return table? status, string? err
+---@return claude_context.Status? status, string? err
 local function bridge()
   local cc = require("claude_context.bridge")
   if not cc.is_running() then

@@ -4,19 +4,39 @@
 --- `current` is the current session's (an empty table when it has no terminal). With
 --- `terminal.per_tab`, each tab page has its own session.
 
+---@class claude_context.TerminalSessions
 local M = {}
 
+---A Claude terminal session of this Neovim (fields nil until its terminal starts).
+---@class claude_context.TerminalState
+---@field buf integer?
+---@field job integer?
+---@field cmd string[]?
+---@field mcp_config string?
+---@field port integer?
+---@field provider claude_context.TerminalProvider?
+---@field name string?
+---@field last_output integer? uv.now() of its last output
+---@field started_ms integer? uv.now() when its job started
+
+---One line of |list|.
+---@class claude_context.TerminalSession
+---@field name string
+---@field running boolean
+---@field current boolean
+---@field buf integer?
+
 ---Sessions by name ("main" first).
----@type table<string, table>
+---@type table<string, claude_context.TerminalState>
 M.by_name = {}
 ---The current session's name.
 M.name = "main"
 ---The current session's state.
----@type {buf:integer?, job:integer?, cmd:string[]?, mcp_config:string?, port:integer?, provider:table?, name:string?, last_output:integer?}
+---@type claude_context.TerminalState
 M.current = {}
 
 ---Whether `state`'s job (default: the current session's) runs in a buffer that still exists.
----@param state table?
+---@param state claude_context.TerminalState?
 ---@return boolean
 function M.job_running(state)
   local s = state or M.current
@@ -42,7 +62,7 @@ function M.windows()
 end
 
 ---Makes `state` the current session's (a terminal just started).
----@param state table
+---@param state claude_context.TerminalState
 function M.adopt(state)
   state.name = M.name
   M.current = state
@@ -50,7 +70,7 @@ function M.adopt(state)
 end
 
 ---The session's buffer is gone: forget it.
----@param state table
+---@param state claude_context.TerminalState
 function M.forget(state)
   if state.name and M.by_name[state.name] == state then
     M.by_name[state.name] = nil
@@ -85,7 +105,7 @@ function M.sync_tab()
 end
 
 ---The sessions: `{ name, running, current, buf }`, "main" first, then by name.
----@return table[]
+---@return claude_context.TerminalSession[]
 function M.list()
   local names = vim.tbl_keys(M.by_name)
   if not M.by_name[M.name] and not vim.tbl_contains(names, M.name) then

@@ -5,7 +5,7 @@ local M = {}
 local complete = require("claude_context.complete")
 
 ---Registers the subcommands with claude_context.commands.
----@param commands table
+---@param commands claude_context.Commands
 function M.register(commands)
   commands.register("transcript", {
     desc = "a conversation as a read-only Markdown buffer (default: the current session's)",

@@ -10,6 +10,10 @@
 
 local M = {}
 
+---@class claude_context.TranscriptOpts
+---@field path string? The conversation file (else found by the session id)
+---@field on_ready fun(buf: integer)? Once the whole file as it was is in
+
 local uv = vim.uv or vim.loop
 local notify = require("claude_context.util.notify")
 
@@ -27,9 +31,28 @@ M.READ_BYTES = 2 * 1024 * 1024
 ---The URI scheme of transcript buffers.
 M.SCHEME = "claude-transcript://"
 
----State by buffer: `{ id, path, offset, prompts, levels, links, reading, again, watcher,
----usage, title, done_cbs }`.
----@type table<integer, table>
+---A transcript buffer's state.
+---@class claude_context.TranscriptState
+---@field id string The session id
+---@field path string? The conversation file, once found
+---@field offset integer Bytes read so far
+---@field prompts integer
+---@field levels string The fold levels of the lines put so far
+---@field links table<integer, {path: string, lnum: integer?}> Line -> the file it names
+---@field empty boolean?
+---@field reading boolean?
+---@field again boolean? Read again once the read under way ends
+---@field watcher any? The file's watcher (uv fs_event or poll)
+---@field usage claude_context.UsageFigures?
+---@field title string?
+---@field put integer? Lines put of the current read
+---@field ready boolean?
+---@field caught_up boolean?
+---@field error string?
+---@field done_cbs fun(buf: integer)[]
+
+---State by buffer.
+---@type table<integer, claude_context.TranscriptState>
 M.bufs = {}
 
 local LEVELS = { a = ">1", ["1"] = "1", b = ">2", ["2"] = "2", ["0"] = "0" }
@@ -309,7 +332,7 @@ end
 ---The transcript buffer of session `id` (or of the file `opts.path`), made and filled
 ---off the main thread: returned at once, its lines come in as they are read.
 ---@param id string a session id
----@param opts {path: string?, on_ready: fun(buf: integer)?}? `on_ready`: once the whole file as it was is in
+---@param opts claude_context.TranscriptOpts?
 ---@return integer buf
 function M.transcript(id, opts)
   opts = opts or {}

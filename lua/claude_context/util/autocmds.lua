@@ -8,7 +8,7 @@ local M = {}
 
 ---@class claude_context.Autocmd
 ---@field [1] string|string[] the events
----@field [2] fun(ev: table) the callback (returning true would delete the autocommand)
+---@field [2] fun(ev: vim.api.keyset.create_autocmd.callback_args) the callback (returning true would delete the autocommand)
 ---@field pattern string|string[]?
 ---@field desc string?
 

@@ -4,6 +4,9 @@
 --- title "claude-context"; `.prefixed(msg, level)` starts the text with "claude-context: " (once)
 --- for messages that would otherwise not say where they come from.
 
+---Callable: `notify(msg, level)` is `notify.notify(msg, level)`.
+---@class claude_context.Notify
+---@overload fun(msg: string, level: integer?)
 local M = {}
 
 ---@param msg string
@@ -30,7 +33,7 @@ end
 ---@param err string?
 function M.check(ok, err)
   if not ok then
-    M.error(err)
+    M.error(err or "failed")
   end
 end
 
@@ -44,8 +47,9 @@ function M.fail(cb, msg)
   end
 end
 
-return setmetatable(M, {
+setmetatable(M, {
   __call = function(_, msg, level)
     M.notify(msg, level)
   end,
 })
+return M

@@ -63,6 +63,8 @@ function M.read(path, max, prefix, nofollow)
       if prefix then
         data = data:sub(1, max)
       else
+        -- A stand-in stat for the over-size read: only its type and size are read.
+        ---@diagnostic disable-next-line: missing-fields
         st, data, why = { type = "file", size = #data }, nil, ("larger than %d bytes"):format(max)
       end
     end

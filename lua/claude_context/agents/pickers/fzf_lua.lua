@@ -4,6 +4,10 @@
 --- and a tab (hidden: `--with-nth=2..`), and `actions` keyed by fzf's key names ("default",
 --- "alt-a", …), each given the selected lines; `winopts.on_close` when it closes.
 
+-- The picker plugin is optional (this module loads only when it is installed): the type checker
+-- has not got it.
+---@diagnostic disable: unresolved-require
+
 local M = {}
 
 ---Whether fzf-lua is installed.

@@ -10,19 +10,19 @@ local M = {}
 
 ---What an adapter is given.
 ---@class claude_context.AgentsPick
----@field entries table[] the sessions (claude_context.agents entries)
+---@field entries claude_context.Agent[] the sessions (claude_context.agents entries)
 ---@field prompt string the picker's title
----@field format fun(e: table): string one entry's line
+---@field format fun(e: claude_context.Agent): string one entry's line
 ---@field keys {action:string, key:string}[] each action's key, in the order shown
----@field default fun(e: table) the entry chosen (<CR>): the actions menu
----@field action fun(name: string, e: table) an action's key pressed on an entry
+---@field default fun(e: claude_context.Agent) the entry chosen (<CR>): the actions menu
+---@field action fun(name: string, e: claude_context.Agent) an action's key pressed on an entry
 ---@field closed fun() the picker closed (called once, however often)
----@field preview (fun(e: table): string[])? an entry's preview lines (Markdown; snacks and telescope show it)
+---@field preview (fun(e: claude_context.Agent): string[])? an entry's preview lines (Markdown; snacks and telescope show it)
 ---@field source string? the picker's source name (snacks)
 
 ---@class claude_context.AgentsPicker
 ---@field available fun(): boolean installed (and set up, for snacks)
----@field pick fun(p: claude_context.AgentsPick): fun(entries: table[])? shows the picker; returns, when the picker can show a new list while open (snacks, telescope), the function that shows `entries` instead
+---@field pick fun(p: claude_context.AgentsPick): fun(entries: claude_context.Agent[])? shows the picker; returns, when the picker can show a new list while open (snacks, telescope), the function that shows `entries` instead
 
 ---The adapters, in the order "auto" tries them.
 M.ORDER = { "snacks", "telescope", "fzf-lua", "select" }

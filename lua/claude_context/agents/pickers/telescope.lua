@@ -5,6 +5,10 @@
 --- :replace()`, `actions.state.get_selected_entry()`, `actions.close()`; a new list while it is
 --- open: `actions.state.get_current_picker(bufnr):refresh(finder, { reset_prompt = false })`.
 
+-- The picker plugin is optional (this module loads only when it is installed): the type checker
+-- has not got it.
+---@diagnostic disable: unresolved-require
+
 local M = {}
 
 ---Whether telescope.nvim is installed.

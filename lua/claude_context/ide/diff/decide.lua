@@ -21,7 +21,7 @@ end
 
 ---Answers the waiting openDiff (once). Returns false when it was answered already.
 ---@param v claude_context.DiffView
----@param result table
+---@param result claude_context.ToolResult
 ---@return boolean
 function M.answer(v, result)
   local r = v.respond
@@ -83,7 +83,7 @@ end
 ---Answers FILE_SAVED with `result`, then: the proposal counts as written, the file's buffer
 ---reloads when Claude Code writes it, the view closes.
 ---@param v claude_context.DiffView
----@param result table
+---@param result claude_context.ToolResult
 local function saved(v, result)
   M.answer(v, result)
   if vim.api.nvim_buf_is_valid(v.prop_buf) then

@@ -61,6 +61,7 @@ local function new_view(params, respond)
     tick = 0,
     eol = true,
     crlf = false,
+    bytes = 0, -- (set once the sides are known)
   }
 end
 
@@ -158,8 +159,8 @@ end
 ---
 ---From the bridge, `params.prepared` describes a proposal prepared off the main thread (see
 ---crates/core/src/proposal.rs); called directly, `params.new_file_contents` holds the text.
----@param params {old_file_path: string, new_file_path: string, new_file_contents: string?, tab_name: string, prepared: table?}
----@param respond fun(result: table?, err: string?)
+---@param params {old_file_path: string, new_file_path: string, new_file_contents: string?, tab_name: string, prepared: claude_context.PreparedProposal?}
+---@param respond fun(result: claude_context.ToolResult?, err: string?)
 ---@return fun()? cancel
 function M.open(params, respond)
   local v = new_view(params, respond)

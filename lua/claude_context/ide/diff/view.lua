@@ -14,6 +14,19 @@ local cfg = require("claude_context.ide.diff.config")
 local inline = require("claude_context.ide.diff.inline")
 local notify = util.notify
 
+---A proposal the bridge prepared off the main thread (crates/core/src/proposal.rs: Summary).
+---@class claude_context.PreparedProposal
+---@field id integer
+---@field is_new boolean
+---@field old_lines integer
+---@field new_lines integer
+---@field bytes integer Both sides together
+---@field hunks integer
+---@field old_eol boolean
+---@field old_crlf boolean
+---@field new_eol boolean
+---@field new_crlf boolean
+
 ---@class claude_context.DiffView
 ---@field name string tab_name
 ---@field old_path string
@@ -22,7 +35,7 @@ local notify = util.notify
 ---@field is_new boolean the file does not exist yet
 ---@field dirty boolean the person's buffer of the file had unsaved changes
 ---@field own_buf integer? the person's buffer of the file, when openDiff arrived
----@field respond fun(result: table?, err: string?)? nil once answered or cancelled
+---@field respond fun(result: claude_context.ToolResult?, err: string?)? nil once answered or cancelled
 ---@field tab integer?
 ---@field prev_tab integer?
 ---@field orig_buf integer?
@@ -40,7 +53,7 @@ local notify = util.notify
 ---@field layout string?
 ---@field in_place boolean? splits in the person's tab page (diff.tab = "current")
 ---@field prev_win integer?
----@field prep table? the bridge's prepared proposal (id, sizes, line endings, number of hunks)
+---@field prep claude_context.PreparedProposal? the bridge's prepared proposal
 ---@field hunks integer[][]? the prepared hunks (vim.diff() "indices")
 ---@field large boolean? bigger than diff.diffmode_max_bytes: inline, marks placed in slices
 ---@field bytes integer both sides' size

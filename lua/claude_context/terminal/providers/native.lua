@@ -50,8 +50,9 @@ end
 ---@param opts claude_context.TerminalConfig
 ---@return claude_context.TerminalProvider
 function M.new(opts)
-  ---@type claude_context.TerminalProvider
-  local p = {}
+  -- (`open` is defined next.)
+  ---@diagnostic disable-next-line: missing-fields
+  local p = {} ---@type claude_context.TerminalProvider
   function p.open(cmd, env, cwd, events)
     events = events or {}
     local buf = vim.api.nvim_create_buf(false, false)

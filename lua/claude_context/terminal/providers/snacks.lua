@@ -6,8 +6,8 @@
 
 local M = {}
 
----The snacks.nvim terminal module, when snacks.nvim is set up.
----@return table?
+---The snacks.nvim terminal module, when snacks.nvim is set up (its own types are snacks.nvim's).
+---@return {open: fun(cmd: string[]|string, opts: table<string, any>?): {buf: integer, win: integer?}}?
 function M.available()
   local snacks = rawget(_G, "Snacks")
   return snacks and type(snacks.terminal) == "table" and snacks.terminal.open and snacks.terminal or nil
