@@ -68,7 +68,7 @@ export CLAUDE_CONTEXT_TEST_CLAUDE := $(CLAUDE)
 export CLAUDE_CONTEXT_TEST_CLAUDES := $(CLAUDE):$(CLAUDE_NEW)
 CLAUDE_LATEST_DIR := $(DEPS)/claude-latest
 
-.PHONY: lint-lua lint-types fmt-lua lint-workflows test-fuzz-smoke build run screenshots test deps fmt-check clippy test-rust test-tools-lib test-nvim test-e2e bench fuzz clean
+.PHONY: hooks-json lint-lua lint-types fmt-lua lint-workflows test-fuzz-smoke build run screenshots test deps fmt-check clippy test-rust test-tools-lib test-nvim test-e2e bench fuzz clean
 
 ## build: release library + the claude-context-mcp relay, installed into lib/ by rename
 ## (never overwrite a library a running Neovim has mapped).
@@ -168,6 +168,11 @@ fmt-check:
 clippy:
 	$(CARGO) clippy --workspace --all-targets --locked -- -D warnings
 	$(CARGO) clippy --workspace --all-targets --locked --features test-tools -- -D warnings
+
+# The Claude Code plugin's hooks.json, generated from the core's one list of hook events
+# (hook::event::plugin_hooks_file; crates/core/tests/it/facts.rs fails when it is not).
+hooks-json:
+	CLAUDE_CONTEXT_WRITE_HOOKS_JSON=1 $(CARGO) test -p claude-context-core --locked --test it -- facts::the_plugins_hooks_json
 
 test-rust:
 	$(CARGO) test --workspace --locked

@@ -23,18 +23,10 @@ vim.keymap.set({ "n", "x" }, "<Plug>(claude-context-edit)", function()
   return require("claude_context.edit").operator()
 end, { expr = true, desc = "claude-context: edit in place (operator)" })
 
--- A Claude turn ended: its changes become the active review (signs; the view with
--- review.auto_open). The review's code loads only then.
-vim.api.nvim_create_autocmd("User", {
-  group = vim.api.nvim_create_augroup("ClaudeContextReview", { clear = true }),
-  pattern = "ClaudeContextSessionState",
-  callback = function(ev)
-    if type(ev.data) == "table" and ev.data.state == "done" then
-      require("claude_context.review").on_session_state(ev.data)
-    end
-  end,
-  desc = "claude-context: review the turn that ended",
-})
+-- A Claude turn ended and its end checkpoint exists: its changes become the active review
+-- (signs; the view with review.auto_open). The listener is the review's
+-- (claude_context.review.turn_end); the review's code loads only then.
+require("claude_context.review.turn_end").start()
 
 -- setup() has taken effect: claudecode.nvim's commands and events (claudecode.commands), and the
 -- once-a-session check for a second bridge on the project.

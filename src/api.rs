@@ -403,10 +403,11 @@ fn set_log(_: &Lua, (file, level): (Option<String>, String)) -> mlua::Result<()>
 /// `find_claude(cmd)` finds the Claude Code CLI as the sub-agent does; `claude_install` says how
 /// to install it; `sub_agent_permissions(config)` what the sub-agent may do; `permission_modes()`
 /// the values `--permission-mode` takes; `hook_tool` the MCP server and tool of the `mcp_tool`
-/// hook before every tool; `memory_bank_core_files` the core files of a branch's and of the
-/// global bank, in order; `editor_methods` the methods the core calls on the editor;
-/// `cli_versions` the Claude Code versions the features need; `claude_argv(launch)` the argv
-/// of a Claude Code command line the editor starts.
+/// hook before every tool; `hook_events` the hook events the plugin registers;
+/// `memory_bank_core_files` the core files of a branch's and of the global bank, in order;
+/// `editor_methods` the methods the core calls on the editor; `cli_versions` the Claude Code
+/// versions the features need; `claude_argv(launch)` the argv of a Claude Code command line the
+/// editor starts.
 fn facts(lua: &Lua, t: &Table) -> mlua::Result<()> {
     use claude_context_core::claude::discovery::{INSTALL_NPM, INSTALL_OFFICIAL};
     use claude_context_core::memory_bank;
@@ -419,6 +420,7 @@ fn facts(lua: &Lua, t: &Table) -> mlua::Result<()> {
     hook_tool.set("server", claude_context_core::mcp_config::SERVER_NAME)?;
     hook_tool.set("tool", claude_context_core::hook::MCP_TOOL)?;
     t.set("hook_tool", hook_tool)?;
+    t.set("hook_events", hook_events(lua)?)?;
     // The memory bank's core files, in order (`:ClaudeContext context` shows them so).
     let core = lua.create_table()?;
     core.set("branch", memory_bank::BRANCH_CORE_FILES.to_vec())?;
@@ -442,6 +444,21 @@ fn facts(lua: &Lua, t: &Table) -> mlua::Result<()> {
     export(lua, t, "find_claude", find_claude)?;
     export(lua, t, "sub_agent_permissions", sub_agent_permissions)?;
     export(lua, t, "permission_modes", permission_modes)
+}
+
+/// The hook events the plugin registers, in order (`hook::Event`, the one list):
+/// `{ name, edit_tools_only, report_only }` each (`lua/claude_context/sessions/hooks.lua` builds the
+/// terminal's `--settings` from it).
+fn hook_events(lua: &Lua) -> mlua::Result<Table> {
+    let events = lua.create_table()?;
+    for (e, r) in claude_context_core::hook::Event::registered() {
+        let ev = lua.create_table()?;
+        ev.set("name", e.as_str())?;
+        ev.set("edit_tools_only", r.edit_tools_only)?;
+        ev.set("report_only", r.report_only)?;
+        events.push(ev)?;
+    }
+    Ok(events)
 }
 
 /// sub_agent_permissions(config_json) -> JSON `{person_owns, allowed_tools, permission_mode,

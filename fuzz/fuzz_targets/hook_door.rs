@@ -15,18 +15,14 @@ use claude_context_fuzz::{bridge, NAMES};
 use libfuzzer_sys::fuzz_target;
 use serde_json::{json, Value};
 
-const EVENTS: &[&str] = &[
-    "SessionStart",
-    "UserPromptSubmit",
-    "PreToolUse",
-    "PostToolUse",
-    "PermissionRequest",
-    "Notification",
-    "Stop",
-    "SessionEnd",
-    "",
-    "Other",
-];
+/// Every hook event's name (`hook::Event::ALL`, the one list), and two that are none.
+fn events() -> Vec<&'static str> {
+    hook::Event::ALL
+        .iter()
+        .map(|e| e.as_str())
+        .chain(["", "Other"])
+        .collect()
+}
 const TOOLS: &[&str] = &[
     "Write",
     "Edit",
@@ -71,7 +67,7 @@ fn params(u: &mut Unstructured) -> arbitrary::Result<(Value, Option<String>)> {
         None
     };
     let mut p = json!({
-        "event": field(u, EVENTS)?,
+        "event": field(u, &events())?,
         "session_id": field(u, &["s", "t", ""])?,
         "tool_name": field(u, TOOLS)?,
         "file": path(u)?,
@@ -117,7 +113,6 @@ fuzz_target!(|data: &[u8]| {
         0 => {
             if let Ok(text) = std::str::from_utf8(rest) {
                 check_answer(&answer_request(b.shared(), text));
-                let _ = claude_context_core::server::plans::from_request(text);
             }
         }
         // A structured request: taken only with a known cwd (or none).
@@ -131,7 +126,6 @@ fuzz_target!(|data: &[u8]| {
                     assert!(inside_root(&c), "took an event naming {c:?}");
                 }
             }
-            let _ = claude_context_core::server::plans::from_request(&text);
         }
         // The hook tool's arguments (as Claude Code's mcp_tool hook interpolates them).
         2 => {
@@ -153,9 +147,9 @@ fuzz_target!(|data: &[u8]| {
         }
         // The hook process reading Claude Code's input from stdin.
         _ => {
-            let event = u.choose(EVENTS).copied().unwrap_or("Stop");
+            let event = u.choose(&events()).copied().unwrap_or("Stop");
             let input = u.take_rest();
-            if let Some(ev) = hook::event_from_input(event, input, Some("main".into())) {
+            if let Ok(ev) = hook::event_from_input(event, input, Some("main".into())) {
                 let _ = hook::review_from_input(&ev, input);
                 let text = hook::request_text(&ev);
                 check_answer(&answer_request(b.shared(), &text));

@@ -1022,13 +1022,14 @@ return {
       local R = require("claude_context.review")
       local orig_load, loaded = R.load, {}
       R.load = function(o)
-        loaded[#loaded + 1] = o.session
+        loaded[#loaded + 1] = o.root
       end
-      R.on_session_state({ id = "s-wt", state = "done" })
-      R.on_session_state({ id = "s-main", state = "done" })
+      local on_turn_end = require("claude_context.review.turn_end").on_turn_end
+      on_turn_end({ root = wt, turn = { id = "1-1", session = "s-wt" }, event = "Stop" })
+      on_turn_end({ root = project, turn = { id = "1-2", session = "s-main" }, event = "Stop" })
       R.load = orig_load
       SS.list = orig_list
-      eq({ "s-main" }, loaded)
+      eq({ project }, loaded)
       vim.fn.delete(wt, "rf")
     end,
   },

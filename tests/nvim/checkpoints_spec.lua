@@ -424,6 +424,8 @@ return {
       turn(root, "rv-late", "a late end", function()
         h.write(p("late.txt"), "ONE\n")
       end)
+      local ended = checkpointed[#checkpointed]
+      eq({ "rv-late", "Stop" }, { ended.turn.session, ended.event })
       local R, cs = review_of(root, "rv-late")
       local review = R.active()
       local f
@@ -444,7 +446,7 @@ return {
             loaded = true
           end)
         end
-        R.on_session_state({ id = "rv-late", state = "done" })
+        require("claude_context.review.turn_end").on_turn_end(ended)
         R.load = load
         wait_for(function()
           return loaded

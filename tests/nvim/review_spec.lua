@@ -756,34 +756,42 @@ return {
     end,
   },
   {
-    "review.auto_open opens the ended turn's change set (User ClaudeContextSessionState, done)",
+    "review.auto_open opens the ended turn's change set once its checkpoint exists, not on the session's done",
     function()
       reset()
       local cs = changeset({ { path = "b.txt", before = "x\n", after = "y\n" } })
-      local asked
+      local asked = {}
       package.loaded["claude_context.review.source"] = {
         changeset = function(o, cb)
-          asked = o
+          table.insert(asked, o)
           vim.schedule(function()
             cb(nil, cs)
           end)
         end,
       }
       require("claude_context.config").options.review = { auto_open = true }
-      vim.api.nvim_exec_autocmds(
-        "User",
-        { pattern = "ClaudeContextSessionState", data = { id = "s1", state = "working" } }
-      )
-      vim.wait(50)
+      -- The bridge's messages, as it sends them: the session is done (its Stop) before the turn's
+      -- end checkpoint is taken; the review does not act on that.
+      require("claude_context.sessions.state").start()
+      require("claude_context.checkpoints").start()
+      local function send(method, params)
+        require("claude_context.rpc").handle(method, vim.json.encode(params), function() end)
+      end
+      local session = { id = "s1", state = "done", prompt = "p", files = {} }
+      send("session_state", { event = "Stop", previous = "working", session = session })
+      eq({}, asked, "the review acted on the session's done, before the turn's checkpoint existed")
       eq(nil, V().current)
-      vim.api.nvim_exec_autocmds(
-        "User",
-        { pattern = "ClaudeContextSessionState", data = { id = "s1", state = "done" } }
-      )
+      -- A turn that ended otherwise (the session's end, the next prompt) is not opened either.
+      local turn = { id = "1-1", session = "s1", files = { "b.txt" } }
+      local root = vim.fn.getcwd()
+      send("turn_checkpointed", { root = root, turn = turn, event = "SessionEnd" })
+      eq({}, asked)
+      -- Its end checkpoint exists: that turn, exactly, is opened.
+      send("turn_checkpointed", { root = root, turn = turn, event = "Stop" })
       local v = wait_for(function()
         return V().current
       end, 2000, "the view")
-      eq({ n = 1, session = "s1" }, asked)
+      eq({ { root = root, turn = "1-1" } }, asked)
       eq(cs, v.review.cs)
       require("claude_context.config").options.review = nil
       package.loaded["claude_context.review.source"] = nil
@@ -1078,6 +1086,7 @@ return {
     "a turn that ends while the view is open leaves the view's review active",
     function()
       reset()
+      local turn_end = { root = vim.fn.getcwd(), turn = { id = "1-1", session = "s1" }, event = "Stop" }
       local cs = changeset({ { path = "b.txt", before = "x\n", after = "y\n" } })
       local other = changeset({ { path = "c.txt", before = "1\n", after = "2\n" } })
       local v = open(cs)
@@ -1086,20 +1095,14 @@ return {
           cb(nil, other)
         end,
       }
-      vim.api.nvim_exec_autocmds(
-        "User",
-        { pattern = "ClaudeContextSessionState", data = { id = "s1", state = "done" } }
-      )
+      vim.api.nvim_exec_autocmds("User", { pattern = "ClaudeContextTurnCheckpointed", data = turn_end })
       eq(cs, R().active().cs)
       vim.api.nvim_win_set_cursor(0, { row_of(v, "+y"), 0 })
       eq(1, R().keep().done)
       contains(buf_text(v), "@@ -1,1 +1,1 @@ kept")
       -- Without a view, the turn's change set becomes the active review (signs).
       V().close()
-      vim.api.nvim_exec_autocmds(
-        "User",
-        { pattern = "ClaudeContextSessionState", data = { id = "s1", state = "done" } }
-      )
+      vim.api.nvim_exec_autocmds("User", { pattern = "ClaudeContextTurnCheckpointed", data = turn_end })
       eq(other, R().active().cs)
       package.loaded["claude_context.review.source"] = nil
     end,

@@ -194,6 +194,14 @@ return {
         eq(ev == "PostToolUse" or nil, c.async, ev)
       end
       eq("Edit|Write|MultiEdit|NotebookEdit", hooks.PreToolUse[1].matcher)
+      -- One entry per event the library lists (hook::Event, the one list), and no other.
+      local names = vim.tbl_map(function(e)
+        return e.name
+      end, require("claude_context.sessions.hooks").events())
+      local keys = vim.tbl_keys(hooks)
+      table.sort(names)
+      table.sort(keys)
+      eq(names, keys)
       -- With the bridge's MCP server (:ClaudeContext open's --mcp-config), a tool call has one
       -- hook, before every tool: a call of its hook tool (no process; only the tool input's path
       -- is sent). None after the tool: each hook costs Claude Code time on every tool call.

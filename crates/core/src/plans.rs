@@ -3,7 +3,7 @@
 //! When Claude leaves plan mode (its `ExitPlanMode` tool) or asks the person something (its
 //! `AskUserQuestion` tool), the plugin's `PreToolUse` hook for that tool sends the tool's input
 //! along with the event ([`Review`]) and waits. The bridge hands it to the editor
-//! (`plan_review`, `lua/claude_context/plans.lua`), which opens the plan in a Markdown buffer or
+//! (`plan_review`, `lua/claude_context/sessions/plans.lua`), which opens the plan in a Markdown buffer or
 //! asks the questions with `vim.ui.select`, and answers once the person decided ([`Decision`]).
 //! The hook prints Claude Code's PreToolUse answer ([`hook_output`]):
 //!

@@ -53,7 +53,7 @@ end
 ---@param review claude_context.Review
 ---@param o {on_ready?: fun(v: claude_context.ReviewView)}?
 ---@return claude_context.ReviewView
-local function open_view(review, o)
+function M.open_view(review, o)
   local v = view.open(review, o)
   keys.map(v, M)
   return v
@@ -67,7 +67,7 @@ end
 function M.open(cs, o)
   local review = model.new(cs)
   M.set_active(review)
-  return open_view(review, o)
+  return M.open_view(review, o)
 end
 
 ---Waits (at most `ms`, default 5000) until the files rejects and undos wrote are on disk (the
@@ -84,7 +84,7 @@ function M.close()
 end
 
 ---Asks claude_context.review.source for a change set; `cb(err, cs)` on the main thread.
----@param o {n?:integer, session?:string, root?:string}
+---@param o {n?:integer, session?:string, root?:string, turn?:string}
 ---@param cb fun(err?:string, cs?:claude_context.ChangeSet)
 function M.load(o, cb)
   local ok, source = pcall(require, "claude_context.review.source")
@@ -466,45 +466,6 @@ function M.quickfix(n, done)
       M.set_active(review)
     end
     fill(review, ("Claude's changes (last %d turn%s)"):format(n or 1, (n or 1) == 1 and "" or "s"))
-  end)
-end
-
----`User ClaudeContextSessionState` with state `done` (a turn ended): the turn's change set
----becomes the active review (signs), opened when `review.auto_open` is set.
----@param data claude_context.SessionStateEvent
-function M.on_session_state(data)
-  if type(data) ~= "table" or data.state ~= "done" then
-    return
-  end
-  local o = opts()
-  if not (o.auto_open or o.signs) then
-    return
-  end
-  -- A session in a worktree of its own (a background session) records its turns there: they
-  -- become the active review only when this editor works in that worktree.
-  local has, source = pcall(require, "claude_context.review.source")
-  local dir = has and type(source) == "table" and source.session_dir and source.session_dir(data.id)
-  if dir and dir:find("/.claude/worktrees/", 1, true) and not vim.startswith(vim.fn.getcwd() .. "/", dir .. "/") then
-    return
-  end
-  M.load({ n = 1, session = data.id }, function(err, cs)
-    if err or not cs or #cs.files == 0 then
-      return
-    end
-    if M.review and model.same_changes(M.review.cs, cs) then
-      -- This turn's review is the active one already (the person opened it as the turn ended):
-      -- it stays, with what was kept, rejected and can be undone.
-      if o.auto_open and not view.current then
-        open_view(M.review)
-      end
-      return
-    end
-    if o.auto_open then
-      M.open(cs)
-    elseif not view.current then
-      -- (A review in the view stays the active one until it is closed.)
-      M.set_active(model.new(cs))
-    end
   end)
 end
 

@@ -129,31 +129,41 @@ function M.tool_hook(event)
   }
 end
 
----The `hooks` table of the settings, for binary `bin`.
+---A hook event the plugin registers, as the library lists it (`hook::Event`, the one list).
+---@class claude_context.HookEventSpec
+---@field name string the event (`PreToolUse`, …)
+---@field edit_tools_only boolean only for the edit tools (`M.EDIT_TOOLS`)
+---@field report_only boolean Claude Code goes on without waiting
+
+---The hook events the plugin registers, in order (the library owns the list).
+---@return claude_context.HookEventSpec[]
+function M.events()
+  return require("claude_context.native").load().hook_events
+end
+
+---The `hooks` table of the settings, for binary `bin`: an entry for each event of `M.events()`.
 ---@param bin string
 ---@param mcp boolean? the session has the bridge's MCP server (`--mcp-config`): the hook before a tool calls it
 ---@return table<string, claude_context.HookEntry[]> by event
 function M.hooks_table(bin, mcp)
-  local function entry(event, matcher, async)
-    return { { matcher = matcher, hooks = { command(bin, event, M.TIMEOUT_S, async) } } }
+  local t = {}
+  for _, e in ipairs(M.events()) do
+    local matcher = e.edit_tools_only and M.EDIT_TOOLS or nil
+    t[e.name] = { { matcher = matcher, hooks = { command(bin, e.name, M.TIMEOUT_S, e.report_only) } } }
   end
-  local t = {
-    SessionStart = entry("SessionStart"),
-    UserPromptSubmit = entry("UserPromptSubmit"),
-    -- A tool call's hook. With the bridge's server: one hook before every tool, over the
-    -- session's MCP connection (no process): Claude waits for it, so that an edit tool's file
-    -- is captured before it changes, and a session that waited for a permission is seen
-    -- working again when Claude goes on. No hook after the tool: each hook Claude Code runs
-    -- costs every tool call several milliseconds (BENCHMARKS.md, "Session-state hooks").
-    -- Without it: the binary before the edit tools (waited for) and after every tool, only a
-    -- report Claude does not wait for (a late one never moves a finished session).
-    PreToolUse = mcp and { { hooks = { M.tool_hook("PreToolUse") } } } or entry("PreToolUse", M.EDIT_TOOLS),
-    PostToolUse = not mcp and entry("PostToolUse", M.bash_edits() and M.NOT_BASH or nil, true) or nil,
-    PermissionRequest = entry("PermissionRequest"),
-    Notification = entry("Notification"),
-    Stop = entry("Stop"),
-    SessionEnd = entry("SessionEnd"),
-  }
+  -- A tool call's hook. With the bridge's server: one hook before every tool, over the
+  -- session's MCP connection (no process): Claude waits for it, so that an edit tool's file
+  -- is captured before it changes, and a session that waited for a permission is seen
+  -- working again when Claude goes on. No hook after the tool: each hook Claude Code runs
+  -- costs every tool call several milliseconds (BENCHMARKS.md, "Session-state hooks").
+  -- Without it: the binary before the edit tools (waited for) and after every tool, only a
+  -- report Claude does not wait for (a late one never moves a finished session).
+  if mcp then
+    t.PreToolUse = { { hooks = { M.tool_hook("PreToolUse") } } }
+    t.PostToolUse = nil
+  elseif M.bash_edits() and t.PostToolUse then
+    t.PostToolUse[1].matcher = M.NOT_BASH
+  end
   -- What a Bash call changed (Claude Code's report), waited for: it must come before the Stop.
   if M.bash_edits() then
     t.PostToolUse = t.PostToolUse or {}

@@ -19,7 +19,10 @@
 //! or the bridge goes away it prints nothing and the CLI asks in its terminal.
 
 pub mod bash_edit;
+pub mod event;
 pub mod permission;
+
+pub use event::Event;
 
 use crate::discovery::Candidate;
 use crate::text::cut;
@@ -56,18 +59,6 @@ pub const REVIEW_TIMEOUT: Duration = Duration::from_secs(7 * 24 * 3600);
 /// earlier version of the plugin send that one too).
 pub const MCP_TOOL: &str = "claudeContextHook";
 
-/// The hook events the plugin registers.
-pub const EVENTS: &[&str] = &[
-    "SessionStart",
-    "UserPromptSubmit",
-    "PreToolUse",
-    "PostToolUse",
-    "PermissionRequest",
-    "Notification",
-    "Stop",
-    "SessionEnd",
-];
-
 /// The most bytes of a prompt kept (and sent by the hook).
 pub const PROMPT_BYTES: usize = 4096;
 /// The most bytes of a short text (ids, names, messages, paths) taken from a hook.
@@ -78,11 +69,12 @@ pub const EDIT_TOOLS: &[&str] = &["Edit", "Write", "MultiEdit", "NotebookEdit"];
 
 /// One hook event as the hook door receives it: the fields of Claude Code's hook input the
 /// bridge uses, already cut to size by the hook process.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
-#[serde(default)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct HookEvent {
-    /// `hook_event_name`: `UserPromptSubmit`, `PreToolUse`, …
-    pub event: String,
+    /// `hook_event_name`: `UserPromptSubmit`, `PreToolUse`, … (required: a request naming no
+    /// event, or one the plugin does not know, is refused).
+    pub event: Event,
+    #[serde(default)]
     pub session_id: String,
     /// The plugin's name for the terminal the session runs in (`CLAUDE_CONTEXT_SESSION` in the
     /// hook's environment; none for sessions started outside Neovim).
@@ -118,6 +110,26 @@ pub struct HookEvent {
 }
 
 impl HookEvent {
+    /// Event `event` of session `session_id`, with nothing else known.
+    pub fn new(event: Event, session_id: impl Into<String>) -> HookEvent {
+        HookEvent {
+            event,
+            session_id: session_id.into(),
+            terminal: None,
+            cwd: None,
+            prompt: None,
+            tool_name: None,
+            file: None,
+            notification_type: None,
+            message: None,
+            model: None,
+            source: None,
+            reason: None,
+            permission_mode: None,
+            bash: None,
+        }
+    }
+
     /// Whether its tool is an edit tool ([`EDIT_TOOLS`]).
     pub fn is_edit_tool(&self) -> bool {
         self.tool_name
@@ -219,7 +231,7 @@ fn short(s: Option<String>) -> Option<String> {
 /// send to it).
 pub fn bound(ev: HookEvent) -> HookEvent {
     HookEvent {
-        event: cut(&ev.event, 64).to_string(),
+        event: ev.event,
         session_id: cut(&ev.session_id, 256).to_string(),
         terminal: ev.terminal.map(|s| cut(&s, 256).to_string()),
         cwd: short(ev.cwd),
@@ -237,19 +249,26 @@ pub fn bound(ev: HookEvent) -> HookEvent {
 }
 
 /// The event to send for hook input `input` of hook `event` (the command line's name, used
-/// when the input has none); `terminal` is [`ENV_TERMINAL`]. `None`: the input is not a JSON
-/// object.
-pub fn event_from_input(event: &str, input: &[u8], terminal: Option<String>) -> Option<HookEvent> {
+/// when the input has none); `terminal` is [`ENV_TERMINAL`]. Refused: an input that is not a
+/// JSON object, or that names no event of [`Event::ALL`].
+pub fn event_from_input(
+    event: &str,
+    input: &[u8],
+    terminal: Option<String>,
+) -> Result<HookEvent, HookError> {
+    let not_object = HookError::BadInput("is not a JSON object");
     // serde reads a struct from an array too (its fields in order): only an object is an input.
     if input.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
-        return None;
+        return Err(not_object);
     }
     let parsed: Input = match serde_json::from_slice(input) {
         Ok(i) => i,
         // A field of an unexpected shape (tool_input not an object): read it the slow way.
         Err(_) => {
-            let v: Value = serde_json::from_slice(input).ok()?;
-            let obj = v.as_object()?;
+            let v: Value = serde_json::from_slice(input).map_err(|_| not_object)?;
+            let Some(obj) = v.as_object() else {
+                return Err(HookError::BadInput("is not a JSON object"));
+            };
             let s = |k: &str| obj.get(k).and_then(Value::as_str).map(String::from);
             Input {
                 hook_event_name: s("hook_event_name"),
@@ -268,22 +287,21 @@ pub fn event_from_input(event: &str, input: &[u8], terminal: Option<String>) -> 
             }
         }
     };
-    let event = parsed
-        .hook_event_name
-        .filter(|e| !e.is_empty())
-        .unwrap_or_else(|| event.to_string());
+    let name = parsed.hook_event_name.filter(|e| !e.is_empty());
+    let event = Event::parse(name.as_deref().unwrap_or(event))
+        .ok_or(HookError::BadInput("names no hook event the plugin takes"))?;
     let (file, command) = match parsed.tool_input {
         Some(t) => (t.file_path.or(t.notebook_path), t.command),
         None => (None, None),
     };
     // Only a Bash call's report after it ran.
     let bash = match (&parsed.tool_response, parsed.tool_name.as_deref()) {
-        (Some(diff), Some("Bash")) if event == "PostToolUse" => {
+        (Some(diff), Some("Bash")) if event == Event::PostToolUse => {
             bash_edit::from_diff(diff, command.as_deref().unwrap_or(""))
         }
         _ => None,
     };
-    Some(bound(HookEvent {
+    Ok(bound(HookEvent {
         event,
         session_id: parsed.session_id.unwrap_or_default(),
         terminal: terminal.filter(|t| !t.is_empty()),
@@ -344,13 +362,11 @@ pub fn event_from_tool_args(args: &Value) -> Result<HookEvent, HookError> {
         .collect();
     input.insert("tool_input".into(), Value::Object(tool_input));
     let text = serde_json::to_vec(&input).map_err(|_| HookError::BadInput("is not JSON"))?;
-    let ev =
-        event_from_input("", &text, None).ok_or(HookError::BadInput("is not a JSON object"))?;
+    let ev = event_from_input("", &text, None)?;
     if ev.session_id.is_empty() {
         return Err(HookError::BadInput("has no session_id"));
     }
-    let taken = matches!(ev.event.as_str(), "PreToolUse" | "PostToolUse");
-    if !taken || ev.tool_name.as_deref().is_none_or(str::is_empty) {
+    if !ev.event.is_tool_call() || ev.tool_name.as_deref().is_none_or(str::is_empty) {
         return Err(HookError::BadInput(
             "is not a tool's PreToolUse or PostToolUse (the only events taken this way)",
         ));
@@ -360,17 +376,21 @@ pub fn event_from_tool_args(args: &Value) -> Result<HookEvent, HookError> {
 
 /// The JSON-RPC request carrying `ev`.
 pub fn request_text(ev: &HookEvent) -> String {
-    request_with_review(ev, None)
+    request_carrying(ev, None)
 }
 
 /// The JSON-RPC request carrying `ev` and what the editor is asked to decide (`params.review`).
 pub fn request_with_review(ev: &HookEvent, review: Option<&crate::plans::Review>) -> String {
+    let review = review.map(|r| ("review", serde_json::to_value(r).unwrap_or(Value::Null)));
+    request_carrying(ev, review)
+}
+
+/// The hook door's one request form: `ev` as `params`, with what the editor is asked to decide
+/// (a review, a permission) under its key.
+pub(crate) fn request_carrying(ev: &HookEvent, asked: Option<(&str, Value)>) -> String {
     let mut params = serde_json::to_value(ev).unwrap_or(Value::Null);
-    if let (Some(r), Value::Object(m)) = (review, &mut params) {
-        m.insert(
-            "review".into(),
-            serde_json::to_value(r).unwrap_or(Value::Null),
-        );
+    if let (Some((key, v)), Value::Object(m)) = (asked, &mut params) {
+        m.insert(key.into(), v);
     }
     crate::jsonrpc::request(&Value::from(1), METHOD, params).to_string()
 }
@@ -378,7 +398,7 @@ pub fn request_with_review(ev: &HookEvent, review: Option<&crate::plans::Review>
 /// The review a PreToolUse input asks for (`ExitPlanMode`, `AskUserQuestion`), if any.
 pub fn review_from_input(ev: &HookEvent, input: &[u8]) -> Option<crate::plans::Review> {
     let tool = ev.tool_name.as_deref()?;
-    if ev.event != "PreToolUse" || !crate::plans::is_reviewed(tool) {
+    if ev.event != Event::PreToolUse || !crate::plans::is_reviewed(tool) {
         return None;
     }
     review_with_plans(tool, input, plans_dir().as_deref())
@@ -566,8 +586,7 @@ pub fn run(event: &str, stdin: impl Read, stdout: impl std::io::Write) -> Result
         .read_to_end(&mut input)
         .map_err(HookError::Input)?;
     let terminal = std::env::var(ENV_TERMINAL).ok();
-    let ev = event_from_input(event, &input, terminal)
-        .ok_or(HookError::BadInput("is not a JSON object"))?;
+    let ev = event_from_input(event, &input, terminal)?;
     if ev.session_id.is_empty() {
         return Err(HookError::BadInput("has no session_id"));
     }
@@ -666,7 +685,7 @@ mod tests {
         })
         .to_string();
         let ev = event_from_input("X", input.as_bytes(), Some("main".into())).unwrap();
-        assert_eq!(ev.event, "PreToolUse");
+        assert_eq!(ev.event, Event::PreToolUse);
         assert_eq!(ev.session_id, "abc");
         assert_eq!(ev.terminal.as_deref(), Some("main"));
         assert_eq!(ev.file.as_deref(), Some("/p/a.rs"));
@@ -682,18 +701,26 @@ mod tests {
             None,
         )
         .unwrap();
-        assert_eq!((ev.event.as_str(), ev.session_id.as_str()), ("Stop", "s"));
+        assert_eq!((ev.event, ev.session_id.as_str()), (Event::Stop, "s"));
         assert_eq!((ev.file, ev.model, ev.prompt), (None, None, None));
         let ev = event_from_input(
-            "NotebookEdit",
+            "PreToolUse",
             br#"{"session_id":"s","tool_input":{"notebook_path":"/n.ipynb"}}"#,
             Some(String::new()),
         )
         .unwrap();
         assert_eq!(ev.file.as_deref(), Some("/n.ipynb"));
         assert_eq!(ev.terminal, None);
-        assert!(event_from_input("Stop", b"[1]", None).is_none());
-        assert!(event_from_input("Stop", b"not json", None).is_none());
+        assert!(event_from_input("Stop", b"[1]", None).is_err());
+        assert!(event_from_input("Stop", b"not json", None).is_err());
+        // An event the plugin does not know, named by the input or by the command line alone.
+        assert!(event_from_input(
+            "Stop",
+            br#"{"session_id":"s","hook_event_name":"Other"}"#,
+            None
+        )
+        .is_err());
+        assert!(event_from_input("Other", br#"{"session_id":"s"}"#, None).is_err());
     }
 
     #[test]

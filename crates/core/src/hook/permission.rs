@@ -4,7 +4,7 @@
 //! tool may run; in its interactive sessions (background ones too) the hooks run beside its own
 //! dialog, and the first answer wins. The plugin's hook (`claude-context-mcp hook
 //! PermissionRequest`) sends the tool and its input along with the event ([`Ask`]) and waits; the
-//! bridge asks the editor (`permission_request`, `lua/claude_context/agents/permissions.lua`),
+//! bridge asks the editor (`permission_request`, `lua/claude_context/sessions/permissions.lua`),
 //! which queues it until the person decides (`decide(id, "allow"|"deny")`). The hook then prints
 //! Claude Code's answer ([`hook_output`]):
 //!
@@ -14,13 +14,13 @@
 //! - pass (no decision, the hook's time ran out, the editor went away): nothing at all, and Claude
 //!   Code's own dialog still stands. Nothing here ever allows by itself.
 
-use crate::hook::HookEvent;
+use crate::hook::{Event, HookEvent};
 use crate::text::cut;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 /// The hook event that carries an ask.
-pub const EVENT: &str = "PermissionRequest";
+pub const EVENT: Event = Event::PermissionRequest;
 /// The largest tool input sent to the editor whole, as JSON; a larger one is sent as its
 /// start and its end ([`Cut`]), and the editor cannot allow it.
 pub const MAX_INPUT_BYTES: usize = 64 << 10;
@@ -113,24 +113,17 @@ pub fn ask_of(ev: &HookEvent, input: &[u8]) -> Option<Ask> {
 
 /// The hook request carrying `ev` and its ask (`params.permission`).
 pub fn request_text(ev: &HookEvent, ask: &Ask) -> String {
-    let mut params = serde_json::to_value(ev).unwrap_or(Value::Null);
-    if let Value::Object(m) = &mut params {
-        m.insert(
-            "permission".into(),
-            serde_json::to_value(ask).unwrap_or(Value::Null),
-        );
-    }
-    crate::jsonrpc::request(&Value::from(1), crate::hook::METHOD, params).to_string()
+    let ask = serde_json::to_value(ask).unwrap_or(Value::Null);
+    crate::hook::request_carrying(ev, Some(("permission", ask)))
 }
 
-/// The ask of a hook request (checked again: any holder of the token may send to the door).
-pub fn from_request(text: &str) -> Option<Ask> {
-    let v: Value = serde_json::from_str(text).ok()?;
-    let params = v.get("params")?;
-    if params.get("event").and_then(Value::as_str) != Some(EVENT) {
+/// The ask a hook request of `ev` carries in `params.permission` (checked again: any holder of
+/// the token may send to the door).
+pub fn from_params(ev: &HookEvent, permission: Value) -> Option<Ask> {
+    if ev.event != EVENT {
         return None;
     }
-    let a: Ask = serde_json::from_value(params.get("permission")?.clone()).ok()?;
+    let a: Ask = serde_json::from_value(permission).ok()?;
     if a.tool.is_empty() || a.tool.len() > 256 {
         return None;
     }
@@ -166,7 +159,7 @@ pub fn hook_output(d: &Decision) -> Option<Value> {
         }
     };
     Some(json!({
-        "hookSpecificOutput": { "hookEventName": EVENT, "decision": decision }
+        "hookSpecificOutput": { "hookEventName": EVENT.as_str(), "decision": decision }
     }))
 }
 
@@ -188,13 +181,19 @@ pub fn result_for(answer: Option<Value>, cut: bool) -> Value {
 mod tests {
     use super::*;
 
-    fn ev(event: &str, tool: Option<&str>) -> HookEvent {
+    fn ev(event: Event, tool: Option<&str>) -> HookEvent {
         HookEvent {
-            event: event.into(),
-            session_id: "s".into(),
             tool_name: tool.map(String::from),
-            ..Default::default()
+            ..HookEvent::new(event, "s")
         }
+    }
+
+    /// The ask the door reads back from a request's text.
+    fn from_request(text: &str) -> Option<Ask> {
+        let mut v: Value = serde_json::from_str(text).ok()?;
+        let permission = v["params"]["permission"].take();
+        let ev: HookEvent = serde_json::from_value(v["params"].take()).ok()?;
+        from_params(&ev, permission)
     }
 
     #[test]
@@ -203,7 +202,7 @@ mod tests {
         let a = ask_of(&ev(EVENT, Some("Bash")), input.as_bytes()).unwrap();
         assert_eq!(a.tool, "Bash");
         assert_eq!(a.input["command"], "touch x");
-        assert!(ask_of(&ev("PreToolUse", Some("Bash")), input.as_bytes()).is_none());
+        assert!(ask_of(&ev(Event::PreToolUse, Some("Bash")), input.as_bytes()).is_none());
         assert!(ask_of(&ev(EVENT, None), input.as_bytes()).is_none());
         assert!(ask_of(&ev(EVENT, Some("Bash")), b"not json").is_none());
     }
@@ -268,7 +267,7 @@ mod tests {
         // Another event carrying one is not an ask.
         let other = text.replace("\"PermissionRequest\"", "\"Stop\"");
         assert!(from_request(&other).is_none());
-        assert!(from_request("{}").is_none());
+        assert!(from_request(r#"{"params":{}}"#).is_none());
     }
 
     #[test]

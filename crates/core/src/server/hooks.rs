@@ -5,7 +5,7 @@
 //! ([`crate::turns::Registry`]), answered, and the connection closed.
 //!
 //! A change of a session's state goes on to the editor as the `session_state` request (handled
-//! by `lua/claude_context/sessions_state.lua`), without waiting for it: the hook's answer never
+//! by `lua/claude_context/sessions/state.lua`), without waiting for it: the hook's answer never
 //! waits for Neovim's main thread.
 
 use super::{door, Shared};
@@ -63,8 +63,23 @@ fn answer(id: &Value, result: Result<Value, DoorError>) -> String {
     }
 }
 
-/// Parses one hook request: its id and event.
-fn parse(text: &str) -> (Value, Result<HookEvent, DoorError>) {
+/// What a hook request asks the person to decide, besides its event.
+enum Asked {
+    /// A plan or a question (super::plans).
+    Review(crate::plans::Review),
+    /// A permission (super::permissions).
+    Permission(crate::hook::permission::Ask),
+}
+
+/// One hook request, read once: its event and what the person is asked, if anything.
+struct Request {
+    event: HookEvent,
+    asked: Option<Asked>,
+}
+
+/// Parses one hook request: its id, its event (an [`crate::hook::Event`] the plugin knows), and
+/// the review or permission ask it carries (checked: any holder of the token may send here).
+fn parse(text: &str) -> (Value, Result<Request, DoorError>) {
     let Ok(Value::Object(mut m)) = serde_json::from_str::<Value>(text) else {
         return (Value::Null, Err(DoorError::NotJsonRpc));
     };
@@ -72,37 +87,64 @@ fn parse(text: &str) -> (Value, Result<HookEvent, DoorError>) {
     if m.get("method").and_then(Value::as_str) != Some(crate::hook::METHOD) {
         return (id, Err(DoorError::WrongMethod));
     }
-    let ev = match m.remove("params") {
-        // (serde would read a struct from an array too.)
-        Some(p @ Value::Object(_)) => {
-            serde_json::from_value::<HookEvent>(p).map_err(DoorError::BadEvent)
-        }
-        _ => Err(DoorError::ParamsNotObject),
+    // (serde would read a struct from an array too.)
+    let Some(Value::Object(mut p)) = m.remove("params") else {
+        return (id, Err(DoorError::ParamsNotObject));
     };
-    (id, ev)
+    let (review, permission) = (p.remove("review"), p.remove("permission"));
+    let event = match serde_json::from_value::<HookEvent>(Value::Object(p)) {
+        Ok(ev) => ev,
+        Err(e) => return (id, Err(DoorError::BadEvent(e))),
+    };
+    let asked = match (review.and_then(super::plans::from_params), permission) {
+        (Some(r), _) => Some(Asked::Review(r)),
+        (None, Some(a)) => crate::hook::permission::from_params(&event, a).map(Asked::Permission),
+        (None, None) => None,
+    };
+    (id, Ok(Request { event, asked }))
 }
 
 /// Parses one hook request and checks its `cwd`: only a folder the editor knows may be walked
 /// into the checkpoint store ([`crate::hook::admit_cwd`]).
-fn admitted(shared: &Arc<Shared>, text: &str) -> (Value, Result<HookEvent, DoorError>) {
-    let (id, ev) = parse(text);
-    let ev = ev.and_then(|mut ev| {
-        crate::hook::admit_cwd(&mut ev, &shared.state.model_roots()).map_err(DoorError::Refused)?;
-        Ok(ev)
+fn admitted(shared: &Arc<Shared>, text: &str) -> (Value, Result<Request, DoorError>) {
+    let (id, req) = parse(text);
+    let req = req.and_then(|mut req| {
+        crate::hook::admit_cwd(&mut req.event, &shared.state.model_roots())
+            .map_err(DoorError::Refused)?;
+        Ok(req)
     });
-    (id, ev)
+    (id, req)
 }
 
 /// The door's answer to one request that asks the person nothing (no plan or question to
 /// review), as [`serve`] gives it, without a socket: the event is recorded when taken. The fuzz
 /// target `hook_door` drives the door through it.
 pub fn answer_request(shared: &Arc<Shared>, text: &str) -> String {
-    let (id, ev) = admitted(shared, text);
-    let result = ev.map(|ev| {
-        record(shared, ev);
+    let (id, req) = admitted(shared, text);
+    let result = req.map(|req| {
+        record(shared, req.event);
         json!({})
     });
     answer(&id, result)
+}
+
+/// What the door answers a taken request: at once, or once the person decided what it asks.
+/// `None`: the hook went away first.
+async fn decided<S>(
+    shared: &Arc<Shared>,
+    req: Request,
+    ws: &mut WebSocketStream<S>,
+) -> Option<Value>
+where
+    S: AsyncRead + AsyncWrite + Unpin,
+{
+    let ev = req.event;
+    record(shared, ev.clone());
+    match req.asked {
+        Some(Asked::Review(r)) => door::decide(shared, &ev, r, ws).await,
+        Some(Asked::Permission(a)) => door::decide(shared, &ev, a, ws).await,
+        None => Some(json!({})),
+    }
 }
 
 /// Serves one hook connection after its handshake.
@@ -129,31 +171,11 @@ where
             return;
         }
     };
-    let (id, ev) = admitted(&shared, text.as_str());
-    // A plan or a question for the person (super::plans): answered once they decided.
-    let review = super::plans::from_request(text.as_str());
-    // A permission request the person may answer in Neovim (super::permissions).
-    let ask = crate::hook::permission::from_request(text.as_str());
-    let result = match ev {
-        Ok(ev) => match (review, ask) {
-            (Some(r), _) => {
-                record(&shared, ev.clone());
-                match door::decide(&shared, &ev, r, &mut ws).await {
-                    Some(v) => Ok(v),
-                    None => return, // the hook went away
-                }
-            }
-            (None, Some(a)) => {
-                record(&shared, ev.clone());
-                match door::decide(&shared, &ev, a, &mut ws).await {
-                    Some(v) => Ok(v),
-                    None => return, // the hook went away
-                }
-            }
-            (None, None) => {
-                record(&shared, ev);
-                Ok(json!({}))
-            }
+    let (id, req) = admitted(&shared, text.as_str());
+    let result = match req {
+        Ok(req) => match decided(&shared, req, &mut ws).await {
+            Some(v) => Ok(v),
+            None => return, // the hook went away
         },
         Err(e) => Err(e),
     };
@@ -183,7 +205,7 @@ mod tests {
             r#"{"jsonrpc":"2.0","id":3,"method":"claude-context/hook","params":{"event":"Stop","session_id":"s"}}"#,
         );
         assert_eq!(id, json!(3));
-        assert_eq!(ev.unwrap().event, "Stop");
+        assert_eq!(ev.unwrap().event.event, crate::hook::Event::Stop);
         assert!(parse(r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#)
             .1
             .is_err());
@@ -201,5 +223,18 @@ mod tests {
                 .1
                 .is_err()
         );
+        // An event the plugin does not know, or none: refused, never a session of its own.
+        for params in [
+            r#"{"event":"Other","session_id":"s"}"#,
+            r#"{"session_id":"s"}"#,
+        ] {
+            let text = format!(
+                r#"{{"jsonrpc":"2.0","id":1,"method":"claude-context/hook","params":{params}}}"#
+            );
+            assert!(
+                matches!(parse(&text).1, Err(DoorError::BadEvent(_))),
+                "{params}"
+            );
+        }
     }
 }

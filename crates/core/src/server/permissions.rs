@@ -10,6 +10,7 @@
 use super::door::{self, Decidable};
 use crate::editor::EditorError;
 use crate::hook::permission::{result_for, Ask};
+use crate::hook::Event;
 use crate::turns::HookEvent;
 use serde_json::{json, Value};
 use std::sync::atomic::AtomicUsize;
@@ -60,7 +61,7 @@ impl Decidable for Ask {
     /// Allowed in Neovim: the session works on.
     fn decided(&self, ev: &HookEvent, result: &Value) -> Option<HookEvent> {
         (result.get("allowed") == Some(&Value::Bool(true))).then(|| HookEvent {
-            event: "PostToolUse".into(),
+            event: Event::PostToolUse,
             ..ev.clone()
         })
     }
@@ -73,10 +74,8 @@ mod tests {
     #[test]
     fn the_editor_gets_the_tool_and_its_input() {
         let ev = HookEvent {
-            event: "PermissionRequest".into(),
-            session_id: "s1".into(),
             cwd: Some("/p/.claude/worktrees/a".into()),
-            ..Default::default()
+            ..HookEvent::new(Event::PermissionRequest, "s1")
         };
         let a = Ask {
             tool: "Bash".into(),

@@ -1,7 +1,7 @@
 //! Reviews at the hook door ([`crate::plans`]): a `PreToolUse` request of `ExitPlanMode` or
 //! `AskUserQuestion` carries the tool's input (`params.review`). The door records the event as
 //! any other, then asks the editor to decide (`plan_review`, answered by
-//! `lua/claude_context/plans.lua` once the person wrote or closed the plan, or chose the
+//! `lua/claude_context/sessions/plans.lua` once the person wrote or closed the plan, or chose the
 //! answers) and answers the hook with Claude Code's output for that decision.
 //!
 //! Nothing waits on the editor's main thread: the editor's handler opens the buffer and returns;
@@ -13,18 +13,17 @@
 
 use super::door::{self, Decidable, MAX_WAIT};
 use crate::editor::EditorError;
+use crate::hook::Event;
 use crate::plans::{hook_output, Decision, Review};
 use crate::turns::HookEvent;
 use serde_json::{json, Value};
 use std::sync::atomic::AtomicUsize;
 use tokio::time::error::Elapsed;
 
-/// The review a hook request asks for (`params.review`), if any.
-pub fn from_request(text: &str) -> Option<Review> {
-    let v: Value = serde_json::from_str(text).ok()?;
-    let r = v.get("params")?.get("review")?;
-    let r: Review = serde_json::from_value(r.clone()).ok()?;
-    // The hook process checked it; the door checks again (any holder of the token may send).
+/// The review a hook request carries in `params.review` (checked again: any holder of the token
+/// may send to the door).
+pub fn from_params(review: Value) -> Option<Review> {
+    let r: Review = serde_json::from_value(review).ok()?;
     crate::plans::review_of(&r.tool, &r.input)
 }
 
@@ -78,7 +77,7 @@ impl Decidable for Review {
     /// The session waits for the person while the editor has it.
     fn waiting(&self, ev: &HookEvent) -> Option<HookEvent> {
         Some(HookEvent {
-            event: "Notification".into(),
+            event: Event::Notification,
             notification_type: Some("permission_prompt".into()),
             message: Some(waiting_message(self)),
             ..ev.clone()
@@ -105,11 +104,10 @@ impl Decidable for Review {
         let denied = result.get("denied") == Some(&Value::Bool(true));
         Some(HookEvent {
             event: if denied {
-                "PostToolUseFailure"
+                Event::PostToolUseFailure
             } else {
-                "PostToolUse"
-            }
-            .into(),
+                Event::PostToolUse
+            },
             ..ev.clone()
         })
     }
@@ -125,6 +123,10 @@ mod tests {
             "event": "PreToolUse", "session_id": "s", "tool_name": "ExitPlanMode",
             "review": {"tool": "ExitPlanMode", "input": {"plan": "# P"}}}})
         .to_string();
+        let from_request = |text: &str| {
+            let v: Value = serde_json::from_str(text).ok()?;
+            from_params(v.get("params")?.get("review")?.clone())
+        };
         let r = from_request(&text).unwrap();
         assert_eq!(r.plan(), Some("# P"));
         let bad = text.replace("ExitPlanMode\", \"input", "Bash\", \"input");

@@ -28,7 +28,7 @@ pub mod checkpoints;
 mod record;
 mod tracker;
 
-pub use crate::hook::{HookEvent, EDIT_TOOLS, FIELD_BYTES, PROMPT_BYTES};
+pub use crate::hook::{Event, HookEvent, EDIT_TOOLS, FIELD_BYTES, PROMPT_BYTES};
 pub use crate::text::cut;
 pub use record::{record, record_tool_call};
 pub use tracker::Tracker;
@@ -227,13 +227,13 @@ impl Registry {
             s.permission_mode.clone(),
             s.waiting_for.clone(),
         );
-        if !is_new && !files_changed && before == after && ev.event != "Stop" {
+        if !is_new && !files_changed && before == after && ev.event != Event::Stop {
             return None;
         }
         let s = s.clone();
         let view = view(&s, &inner.turns, now);
         Some(Change {
-            event: ev.event.clone(),
+            event: ev.event.as_str().into(),
             previous: (!is_new).then_some(before.0),
             session: view,
         })
@@ -353,24 +353,24 @@ fn on_event(
 ) -> (Option<SessionState>, bool) {
     let mut files_changed = false;
     let mut new_state = None;
-    match ev.event.as_str() {
-        "SessionStart" => {
+    match ev.event {
+        Event::SessionStart => {
             if matches!(s.state, SessionState::Ended) {
                 new_state = Some(SessionState::Idle);
             }
         }
-        "UserPromptSubmit" => {
+        Event::UserPromptSubmit => {
             start_prompt(turns, next_turn, s, ev, now);
             files_changed = true;
         }
-        "PreToolUse" | "PostToolUse" | "PostToolUseFailure" => {
+        Event::PreToolUse | Event::PostToolUse | Event::PostToolUseFailure => {
             return tool_use(turns, s, ev);
         }
-        "PermissionRequest" => {
+        Event::PermissionRequest => {
             s.waiting_for = ev.tool_name.as_ref().map(|t| format!("permission for {t}"));
             new_state = Some(SessionState::Waiting);
         }
-        "Notification" => match ev.notification_type.as_deref() {
+        Event::Notification => match ev.notification_type.as_deref() {
             Some("permission_prompt" | "elicitation_dialog") => {
                 s.waiting_for.clone_from(&ev.message);
                 new_state = Some(SessionState::Waiting);
@@ -383,21 +383,20 @@ fn on_event(
             }
             _ => {}
         },
-        "Stop" => {
+        Event::Stop => {
             if let Some(t) = s.turn.and_then(|id| find_turn(turns, id)) {
                 t.end_ms = Some(now);
             }
             s.waiting_for = None;
             new_state = Some(SessionState::Done);
         }
-        "SessionEnd" => {
+        Event::SessionEnd => {
             if let Some(t) = s.turn.and_then(|id| find_turn(turns, id)) {
                 t.end_ms.get_or_insert(now);
             }
             s.waiting_for = None;
             new_state = Some(SessionState::Ended);
         }
-        _ => {}
     }
     (new_state, files_changed)
 }
@@ -449,7 +448,7 @@ fn tool_use(
     // Claude goes on: the person answered. Not the PreToolUse of a tool the person
     // reviews in Neovim (a plan, a question): that review's own hook runs beside it
     // and its `waiting` holds until the person decides (the door then records it).
-    let reviewed = ev.event == "PreToolUse" && ev.is_reviewed_tool();
+    let reviewed = ev.event == Event::PreToolUse && ev.is_reviewed_tool();
     if matches!(s.state, SessionState::Waiting) && !reviewed {
         new_state = Some(SessionState::Working);
     }
@@ -458,11 +457,11 @@ fn tool_use(
     // after it: a PostToolUse Claude did not wait for can come after the next
     // prompt, and would credit the file to the new turn.
     let mut named: Vec<&str> = Vec::new();
-    if ev.event == "PreToolUse" && ev.is_edit_tool() {
+    if ev.event == Event::PreToolUse && ev.is_edit_tool() {
         named.extend(ev.file.as_deref());
     }
     // After a Bash call, the files Claude Code says it changed (a hook Claude waits for).
-    if let (Some(b), "PostToolUse") = (&ev.bash, ev.event.as_str()) {
+    if let (Some(b), Event::PostToolUse) = (&ev.bash, ev.event) {
         named.extend(b.files.iter().map(|f| f.path.as_str()));
     }
     if let Some(t) = s.turn.and_then(|id| find_turn(turns, id)) {

@@ -51,12 +51,12 @@ fn tell_editor(state: &State, method: &'static str, params: Value) {
 }
 
 /// Tells the editor of a tool call on a file (`tool_call`: the follow window and the trail,
-/// `lua/claude_context/follow.lua`), not waiting for it.
+/// `lua/claude_context/follow/init.lua`), not waiting for it.
 fn send_tool_call(state: &State, ev: &HookEvent, line: Option<u64>) {
     let (Some(tool), Some(file)) = (&ev.tool_name, &ev.file) else {
         return;
     };
-    if !matches!(ev.event.as_str(), "PreToolUse" | "PostToolUse") || file.is_empty() {
+    if !ev.event.is_tool_call() || file.is_empty() {
         return;
     }
     let params = serde_json::json!({

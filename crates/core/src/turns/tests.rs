@@ -1,11 +1,7 @@
 use super::*;
 
 fn ev(event: &str, session: &str) -> HookEvent {
-    HookEvent {
-        event: event.into(),
-        session_id: session.into(),
-        ..Default::default()
-    }
+    HookEvent::new(Event::parse(event).expect("an event"), session)
 }
 
 fn prompt(session: &str, text: &str) -> HookEvent {

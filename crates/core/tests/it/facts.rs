@@ -22,10 +22,10 @@ fn read(rel: &str) -> String {
 #[test]
 fn the_edit_tools_are_the_hooks_matchers() {
     let matcher = EDIT_TOOLS.join("|");
-    let lua = read("lua/claude_context/hooks.lua");
+    let lua = read("lua/claude_context/sessions/hooks.lua");
     assert!(
         lua.contains(&format!("M.EDIT_TOOLS = \"{matcher}\"")),
-        "lua/claude_context/hooks.lua's EDIT_TOOLS is not {matcher:?}"
+        "lua/claude_context/sessions/hooks.lua's EDIT_TOOLS is not {matcher:?}"
     );
     let json: Value = serde_json::from_str(&read("claude-plugin/plugin/hooks/hooks.json")).unwrap();
     let pre = json["hooks"]["PreToolUse"].as_array().unwrap();
@@ -34,6 +34,24 @@ fn the_edit_tools_are_the_hooks_matchers() {
         matchers,
         [matcher.as_str()],
         "hooks.json's PreToolUse matcher"
+    );
+}
+
+/// The Claude Code plugin's `hooks.json` is generated from the one list of hook events
+/// (`hook::event::plugin_hooks_file`): `make hooks-json` writes it again
+/// (`CLAUDE_CONTEXT_WRITE_HOOKS_JSON=1`).
+#[test]
+fn the_plugins_hooks_json_is_generated_from_the_event_list() {
+    use claude_context_core::hook::event::{plugin_hooks_file, PLUGIN_HOOKS_FILE};
+    let want = plugin_hooks_file();
+    if std::env::var_os("CLAUDE_CONTEXT_WRITE_HOOKS_JSON").is_some() {
+        std::fs::write(repo().join(PLUGIN_HOOKS_FILE), &want).unwrap();
+    }
+    let have: Value = serde_json::from_str(&read(PLUGIN_HOOKS_FILE)).unwrap();
+    let want: Value = serde_json::from_str(&want).unwrap();
+    assert_eq!(
+        have, want,
+        "{PLUGIN_HOOKS_FILE} is not generated from hook::Event::ALL: run make hooks-json"
     );
 }
 

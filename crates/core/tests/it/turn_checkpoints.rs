@@ -12,7 +12,7 @@ use claude_context_core::editor::EditorState;
 use claude_context_core::server::hooks::record;
 use claude_context_core::server::{Server, Shared};
 use claude_context_core::turns::checkpoints::{self, Project, TurnQuery};
-use claude_context_core::turns::HookEvent;
+use claude_context_core::turns::{Event, HookEvent};
 use common::bridge::Recorder;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -57,13 +57,11 @@ impl Bridge {
 
     pub(crate) fn hook(&self, event: &str, session: &str, tool: Option<&str>, file: Option<&Path>) {
         let ev = HookEvent {
-            event: event.into(),
-            session_id: session.into(),
             cwd: Some(self.project.to_string_lossy().into_owned()),
             prompt: (event == "UserPromptSubmit").then(|| format!("prompt of {session}\nmore")),
             tool_name: tool.map(str::to_string),
             file: file.map(|f| f.to_string_lossy().into_owned()),
-            ..Default::default()
+            ..HookEvent::new(Event::parse(event).expect("an event"), session)
         };
         // The hook door's own entry point.
         record(self.shared(), ev);
@@ -91,6 +89,15 @@ impl Bridge {
 
     pub(crate) fn path(&self, rel: &str) -> PathBuf {
         self.project.join(rel)
+    }
+
+    /// One turn of `session`: its Edit writes `after` into `rel`, then its Stop.
+    pub(crate) fn edit_turn(&self, session: &str, rel: &str, after: &[u8]) {
+        self.hook("UserPromptSubmit", session, None, None);
+        self.settle();
+        self.hook("PreToolUse", session, Some("Edit"), Some(&self.path(rel)));
+        std::fs::write(self.path(rel), after).unwrap();
+        self.hook("Stop", session, None, None);
     }
 
     fn editor_calls(&self, method: &str) -> Vec<Value> {
@@ -277,6 +284,39 @@ fn a_turn_finds_edits_and_changes_behind_the_hooks_back_and_rewinds_them() {
     assert_eq!(std::fs::read(b.path("new.txt")).unwrap(), b"brand new\n");
     assert!(!b.path("gone.txt").exists());
     assert!(checkpoints::rewind_undo(&b.proj(), false).is_err());
+}
+
+/// A turn's end reaches the editor as one signal, `turn_checkpointed`, and only once its end
+/// checkpoint is in the journal: read right when the signal is sent (no waiting for the
+/// project's worker), the turn's change set is there. The session's `done` (its Stop) is not
+/// that signal: it comes first, before the end checkpoint is taken.
+#[test]
+fn a_turns_end_is_told_once_its_checkpoint_is_in_the_journal() {
+    let b = bridge();
+    std::fs::write(b.path("a.txt"), b"one\n").unwrap();
+    b.edit_turn("s-1", "a.txt", b"ONE\n");
+    let mut told = Vec::new();
+    for _ in 0..6000 {
+        told = b.editor_calls("turn_checkpointed");
+        if !told.is_empty() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    // Read at once: what the signal names is in the journal already.
+    let turn = told.first().expect("the turn's end told")["turn"].clone();
+    let q = TurnQuery {
+        turn: turn["id"].as_str().map(str::to_string),
+        ..Default::default()
+    };
+    let cs = checkpoints::changeset(&b.proj(), &q).unwrap();
+    assert_eq!(paths(&cs), ["a.txt"]);
+    assert_eq!(
+        (told[0]["event"].as_str(), turn["session"].as_str()),
+        (Some("Stop"), Some("s-1"))
+    );
+    b.settle();
+    assert_eq!(b.editor_calls("turn_checkpointed").len(), 1);
 }
 
 /// A turn whose start checkpoint cannot be taken yet (the test holds the project's store): the
@@ -797,11 +837,7 @@ fn a_review_write_keeps_what_it_replaces_and_can_be_undone() {
     use claude_context_core::turns::checkpoints::keep;
     let b = bridge();
     std::fs::write(b.path("a.txt"), b"before\n").unwrap();
-    b.hook("UserPromptSubmit", "s", None, None);
-    b.settle();
-    b.hook("PreToolUse", "s", Some("Edit"), Some(&b.path("a.txt")));
-    std::fs::write(b.path("a.txt"), b"Claude's\n").unwrap();
-    b.hook("Stop", "s", None, None);
+    b.edit_turn("s", "a.txt", b"Claude's\n");
     b.settle();
     // The person adds a line after the turn; then a reject in the review writes the file.
     std::fs::write(b.path("a.txt"), b"Claude's\nmine\n").unwrap();

@@ -8,6 +8,7 @@ use super::{
 };
 use crate::checkpoint::{Change, CheckpointError, FileState, Kind};
 use crate::editor::methods;
+use crate::hook::event::{Event, TurnStep};
 use crate::turns::HookEvent;
 use crate::turns::Tracker as State;
 use serde_json::json;
@@ -32,11 +33,10 @@ pub fn on_event(shared: &Arc<State>, ev: &HookEvent) {
             *rt = Some(h);
         }
     }
-    match ev.event.as_str() {
-        "UserPromptSubmit" => start_turn(shared, ev),
-        // Before the edit (Claude waits): the file is the turn's and is captured. Not after it:
-        // a PostToolUse Claude did not wait for can come after the next prompt (a new turn).
-        "PreToolUse" => {
+    match ev.event.turn_step() {
+        TurnStep::Start => start_turn(shared, ev),
+        // Before the edit (Claude waits): the file is the turn's and is captured.
+        TurnStep::BeforeTool => {
             if let (true, Some(file)) = (ev.is_edit_tool(), ev.file.as_deref()) {
                 claim(shared, &ev.session_id, file);
                 capture(shared, &ev.session_id, file);
@@ -44,7 +44,7 @@ pub fn on_event(shared: &Arc<State>, ev: &HookEvent) {
         }
         // After a Bash call, what Claude Code says it changed (a hook Claude waits for, so it
         // comes before the turn's Stop): the files are the turn's, named by the command.
-        "PostToolUse" => {
+        TurnStep::AfterTool => {
             if let Some(bash) = &ev.bash {
                 for f in &bash.files {
                     if let Some(rel) = claim(shared, &ev.session_id, &f.path) {
@@ -53,12 +53,12 @@ pub fn on_event(shared: &Arc<State>, ev: &HookEvent) {
                 }
             }
         }
-        "Stop" | "SessionEnd" => {
+        TurnStep::End => {
             if let Some(key) = shared.sessions.current_turn(&ev.session_id) {
-                end_turn(shared, key);
+                end_turn(shared, key, ev.event);
             }
         }
-        _ => {}
+        TurnStep::Nothing => {}
     }
 }
 
@@ -74,11 +74,11 @@ fn start_turn(shared: &Arc<State>, ev: &HookEvent) {
         .tables()
         .live
         .iter()
-        .filter(|(k, l)| **k != key && l.record.session == ev.session_id && !l.ending)
+        .filter(|(k, l)| **k != key && l.record.session == ev.session_id && l.ending.is_none())
         .map(|(k, _)| *k)
         .collect();
     for k in previous {
-        end_turn(shared, k);
+        end_turn(shared, k, ev.event);
     }
     let Some(root) = ev.cwd.as_deref().map(Path::new).and_then(project_root) else {
         return;
@@ -118,7 +118,10 @@ fn follow(shared: &Arc<State>, key: u64, project: &Arc<Project>, record: TurnRec
     // Another session working in the same project: the turns overlap.
     let mut overlapped = false;
     for o in t.live.values_mut() {
-        if Arc::ptr_eq(&o.project, project) && o.record.session != record.session && !o.ending {
+        if Arc::ptr_eq(&o.project, project)
+            && o.record.session != record.session
+            && o.ending.is_none()
+        {
             o.overlapped = true;
             overlapped = true;
         }
@@ -132,7 +135,7 @@ fn follow(shared: &Arc<State>, key: u64, project: &Arc<Project>, record: TurnRec
             captures: Vec::new(),
             late: Vec::new(),
             captured: HashSet::new(),
-            ending: false,
+            ending: None,
             edited: HashSet::new(),
             bash: Vec::new(),
             foreign: HashMap::new(),
@@ -289,18 +292,19 @@ fn capture(shared: &Arc<State>, session: &str, file: &str) {
     }
 }
 
-/// The end of turn `key` (asked for once): its end checkpoint and record, on the project's worker.
-fn end_turn(shared: &Arc<State>, key: u64) {
+/// The end of turn `key` (asked for once, by event `by`): its end checkpoint and record, on the
+/// project's worker.
+fn end_turn(shared: &Arc<State>, key: u64, by: Event) {
     let cps = &shared.checkpoints;
     let project = {
         let mut t = cps.tables();
         let Some(l) = t.live.get_mut(&key) else {
             return;
         };
-        if l.ending {
+        if l.ending.is_some() {
             return;
         }
-        l.ending = true;
+        l.ending = Some(by);
         l.record.ended_ms = Some(crate::turns::now_ms());
         l.project.clone()
     };
@@ -315,7 +319,7 @@ fn finish_turn(shared: &Arc<State>, p: &Project, key: u64) {
     let cps = &shared.checkpoints;
     // The turn stays followed until its end is taken: another session's edit meanwhile
     // is still claimed against it.
-    let (mut rec, captures, late) = {
+    let (mut rec, captures, late, by) = {
         let mut t = cps.tables();
         let Some(live) = t.live.get_mut(&key) else {
             return;
@@ -324,6 +328,7 @@ fn finish_turn(shared: &Arc<State>, p: &Project, key: u64) {
             live.record.clone(),
             std::mem::take(&mut live.captures),
             std::mem::take(&mut live.late),
+            live.ending.unwrap_or(Event::Stop),
         )
     };
     let result = end_checkpoint(p, key, &mut rec, captures, late);
@@ -356,10 +361,12 @@ fn finish_turn(shared: &Arc<State>, p: &Project, key: u64) {
             e.to_string(),
         );
     }
+    // The turn's one end signal, once its end checkpoint is in the journal: the review takes
+    // the turn from here (`lua/claude_context/review/turn_end.lua`).
     cps.tell(
         shared,
         methods::TURN_CHECKPOINTED,
-        json!({"root": super::pathcode::shown(&p.root), "turn": rec}),
+        json!({"root": super::pathcode::shown(&p.root), "turn": rec, "event": by}),
     );
 }
 

@@ -296,8 +296,9 @@ struct Live {
     /// correct the start where it does not hold the file (an ignored file the walk skipped).
     late: Vec<(String, Option<FileState>)>,
     captured: HashSet<String>,
-    /// The end was asked for.
-    ending: bool,
+    /// The end was asked for, by this event (its Stop, its SessionEnd, or the session's next
+    /// prompt when the Stop never came).
+    ending: Option<crate::hook::Event>,
     /// Project-relative paths this session's edit tools (and Bash calls, as Claude Code
     /// reported them) touched during the turn.
     edited: HashSet<String>,
