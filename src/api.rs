@@ -403,8 +403,11 @@ fn set_log(_: &Lua, (file, level): (Option<String>, String)) -> mlua::Result<()>
 /// `find_claude(cmd)` finds the Claude Code CLI as the sub-agent does; `claude_install` says how
 /// to install it; `sub_agent_permissions(config)` what the sub-agent may do; `permission_modes()`
 /// the values `--permission-mode` takes; `hook_tool` the MCP server and tool of the `mcp_tool`
-/// hook before every tool; `hook_events` the hook events the plugin registers; `memory_bank_core_files` the core files of a branch's and of the
-/// global bank, in order.
+/// hook before every tool; `hook_events` the hook events the plugin registers;
+/// `memory_bank_core_files` the core files of a branch's and of the global bank, in order;
+/// `editor_methods` the methods the core calls on the editor; `cli_versions` the Claude Code
+/// versions the features need; `claude_argv(launch)` the argv of a Claude Code command line the
+/// editor starts.
 fn facts(lua: &Lua, t: &Table) -> mlua::Result<()> {
     use claude_context_core::claude::discovery::{INSTALL_NPM, INSTALL_OFFICIAL};
     use claude_context_core::memory_bank;
@@ -423,6 +426,21 @@ fn facts(lua: &Lua, t: &Table) -> mlua::Result<()> {
     core.set("branch", memory_bank::BRANCH_CORE_FILES.to_vec())?;
     core.set("global", memory_bank::GLOBAL_CORE_FILES.to_vec())?;
     t.set("memory_bank_core_files", core)?;
+    // The methods the core calls on the editor (lua/claude_context/rpc/methods.lua routes them).
+    t.set(
+        "editor_methods",
+        claude_context_core::editor::methods::ALL.to_vec(),
+    )?;
+    // The Claude Code versions the features need.
+    let versions = lua.create_table()?;
+    {
+        use claude_context_core::claude::discovery as d;
+        versions.set("hooks", d::MIN_CLI_HOOKS)?;
+        versions.set("bg", d::MIN_CLI_BACKGROUND)?;
+        versions.set("manage", d::MIN_CLI_MANAGE)?;
+    }
+    t.set("cli_versions", versions)?;
+    export(lua, t, "claude_argv", claude_argv)?;
     export(lua, t, "find_claude", find_claude)?;
     export(lua, t, "sub_agent_permissions", sub_agent_permissions)?;
     export(lua, t, "permission_modes", permission_modes)
@@ -468,6 +486,14 @@ fn find_claude(_: &Lua, cmd: Option<String>) -> mlua::Result<(Option<String>, St
             Err(e) => (None, e.to_string()),
         },
     )
+}
+
+/// claude_argv(launch_json) -> the argv of a Claude Code command line the editor starts
+/// (`claude::args::Launch`: the configured permission mode added unless the args choose one).
+fn claude_argv(_: &Lua, launch: String) -> mlua::Result<Vec<String>> {
+    let l: claude_context_core::claude::args::Launch = serde_json::from_str(&launch)
+        .map_err(|e| lua_error(format!("claude-context: invalid command line: {e}")))?;
+    Ok(l.argv())
 }
 
 /// permission_modes() -> the values `--permission-mode` takes.

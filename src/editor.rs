@@ -150,7 +150,7 @@ fn dispatch(
 ) -> mlua::Result<()> {
     // Test builds only: prove that a panic on Neovim's main thread is contained.
     #[cfg(feature = "test-tools")]
-    if method == "test/panic" {
+    if method == claude_context_core::editor::methods::TEST_PANIC {
         panic!("test/panic: deliberate panic on Neovim's main thread");
     }
     let respond = crate::binding::function(

@@ -100,20 +100,15 @@ function M.start(o)
     return false, require("claude_context.native").message(res)
   end
   install_autocmds()
-  -- The IDE tools' handlers, selection_changed tracking and the active-editor window.
+  -- selection_changed tracking and the active-editor window (the bridge's calls of the editor
+  -- reach their handlers through claude_context.rpc's table of methods).
   require("claude_context.ide").start()
-  -- Session states from Claude Code's hooks (the bridge's session_state requests).
+  -- Session states from Claude Code's hooks: their autocmds.
   require("claude_context.sessions.state").start()
-  -- Checkpoint messages from the bridge (claude_context.checkpoints).
-  require("claude_context.checkpoints").start()
-  -- Plans and questions reviewed in Neovim (the bridge's plan_review requests).
-  require("claude_context.sessions.plans").start()
   -- The selection and mentions go to the Claude session the person works with.
   require("claude_context.sessions.route").start()
   -- The state mark in the Claude terminals' winbar.
   require("claude_context.sessions.mark").start()
-  -- Each session's trail of tool calls (the bridge's tool_call requests; claude_context.follow).
-  require("claude_context.follow.trail").start()
   local st = vim.json.decode(res)
   if not o.silent then
     notify(("bridge listening on 127.0.0.1:%d"):format(st.port))

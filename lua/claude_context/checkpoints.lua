@@ -240,8 +240,6 @@ function M.register(commands)
   })
 end
 
-local started = false
-
 ---The text shown while a project's first checkpoint (a walk of every file) runs, and once done.
 ---@param p {root:string, files:integer, dirs:integer, done:boolean}
 ---@return string
@@ -271,25 +269,28 @@ function M.progress(p)
   vim.api.nvim_exec_autocmds("User", { pattern = "ClaudeContextCheckpointProgress", modeline = false, data = p })
 end
 
----Registers the bridge's `checkpoint_error`, `checkpoint_progress` and `turn_checkpointed` handlers.
-function M.start()
-  if started then
-    return
-  end
-  started = true
-  local rpc = require("claude_context.rpc")
-  rpc.register("checkpoint_error", function(params, respond)
-    notify.notify("claude-context: " .. tostring(params.message), vim.log.levels.WARN)
-    respond({})
-  end)
-  rpc.register("checkpoint_progress", function(params, respond)
-    respond({})
-    M.progress(params)
-  end)
-  rpc.register("turn_checkpointed", function(params, respond)
-    respond({})
-    vim.api.nvim_exec_autocmds("User", { pattern = "ClaudeContextTurnCheckpointed", modeline = false, data = params })
-  end)
+---The bridge's `checkpoint_error` (claude_context.rpc's table of methods routes the three here).
+---@param params table
+---@param respond fun(result: any, err: string?)
+function M.on_error(params, respond)
+  notify.notify("claude-context: " .. tostring(params.message), vim.log.levels.WARN)
+  respond({})
+end
+
+---The bridge's `checkpoint_progress`.
+---@param params table
+---@param respond fun(result: any, err: string?)
+function M.on_progress(params, respond)
+  respond({})
+  M.progress(params)
+end
+
+---The bridge's `turn_checkpointed`.
+---@param params table
+---@param respond fun(result: any, err: string?)
+function M.on_checkpointed(params, respond)
+  respond({})
+  vim.api.nvim_exec_autocmds("User", { pattern = "ClaudeContextTurnCheckpointed", modeline = false, data = params })
 end
 
 return M

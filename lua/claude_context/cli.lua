@@ -93,4 +93,40 @@ function M.find(options, strict)
   return path, source
 end
 
+---The Claude Code versions the features need, as the Rust side knows them
+---(crates/core/src/claude/discovery.rs): `hooks` (the session hooks' exec form), `bg`
+---(`claude --bg --worktree`, `claude agents --json`), `manage` (`claude attach`, `stop`, `rm`);
+---nil while the native library is missing.
+---@return {hooks: string, bg: string, manage: string}?
+function M.versions()
+  local n = native()
+  return n and vim.deepcopy(n.cli_versions) or nil
+end
+
+---@class claude_context.Launch
+---@field head string[] the CLI and what comes before the plugin's options (`--bg --worktree NAME`)
+---@field mcp_config string? `--mcp-config=<value>`
+---@field permission_mode string? the configured mode: added unless `args` choose one
+---@field mode_wins boolean? the mode was chosen for this launch: added even when `args` choose one
+---@field args string[]? the person's arguments (`terminal.args`)
+---@field settings string? `--settings=<json>`
+---@field tail string[]? what follows (`:ClaudeContext open`'s arguments, a prompt)
+
+---The argv of a Claude Code command line the editor starts, put together by the Rust side
+---(crates/core/src/claude/args.rs, `Launch`): head, `--mcp-config=`, `--settings=`,
+---`--permission-mode=` (unless the args choose one), args, tail. Raises when the library is
+---missing.
+---@param launch claude_context.Launch
+---@return string[]
+function M.argv(launch)
+  local spec = {}
+  for k, v in pairs(launch) do
+    -- An empty list would go out as a JSON object: left out, it is empty on the Rust side too.
+    if type(v) ~= "table" or #v > 0 then
+      spec[k] = v
+    end
+  end
+  return require("claude_context.native").load().claude_argv(vim.json.encode(spec))
+end
+
 return M

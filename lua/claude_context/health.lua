@@ -123,8 +123,7 @@ end
 ---@param argv string[]
 ---@return vim.SystemObj? proc
 local function spawn(argv)
-  local ok, proc = pcall(vim.system, argv, { text = true, stdin = false })
-  return ok and proc or nil
+  return (require("claude_context.util.proc").run(argv))
 end
 
 ---How long the CLI checks may take, all of them (they run side by side).
@@ -205,14 +204,14 @@ function M.cli_features(version, help, agents, agents_err)
   if hooks.enabled() and hooks.cli_supported(version) == false then
     h.warn(
       ("Claude Code %s or newer is needed for the session hooks (states, turns, checkpoints, plan review): older CLIs do not run hooks without a shell"):format(
-        hooks.MIN_CLI
+        hooks.min_cli() or "?"
       ),
       { "Update Claude Code (`claude update`), or turn the hooks off: setup({ sessions = { hooks = false } })" }
     )
   elseif hooks.enabled() then
     h.ok(
       ("session hooks (states, turns, checkpoints, review of a turn, plan review): Claude Code %s or newer"):format(
-        hooks.MIN_CLI
+        hooks.min_cli() or "?"
       )
     )
   end
@@ -224,7 +223,7 @@ function M.cli_features(version, help, agents, agents_err)
   else
     h.info("this Claude Code has no --worktree: sessions in their own worktree need a newer CLI (`claude update`)")
   end
-  local need = require("claude_context.agents.cli").REQUIRED
+  local need = require("claude_context.cli").versions() or { bg = "?" }
   local agents_said = agents and vim.trim((agents.stderr or "") .. " " .. (agents.stdout or "")) or ""
   if not knows("--bg") then
     h.info(

@@ -15,20 +15,6 @@
 ---@field follow fun(on: boolean?, opts: claude_context.FollowOpts?): boolean
 ---What each session cost (claude_context.usage).
 ---@field usage fun(): claude_context.Usage[]
----Starts a background session in worktree `name`: true, or nil and why not.
----@field new fun(name: string, prompt: string?, opts: claude_context.NewAgentOpts?): boolean?, string?
----The sessions of the project, most recently started first (claude_context.agents).
----@field agents fun(): claude_context.Agent[]
----Opens background session `name` in a terminal of this editor (`claude attach`).
----@field attach fun(name: string, cb: fun(err: string?, buf: integer?)?)
----Brings worktree `name`'s change into the main checkout: the land's view, or every hunk (`all`).
----@field land fun(name: string, opts: claude_context.LandOpts?)
----Stops session `name` and removes its worktree.
----@field discard fun(name: string, cb: fun(err: string?, info: {branch: string, commit: string?}?)?)
----The permission requests waiting for the person.
----@field permissions fun(): claude_context.PermissionRequest[]
----Answers permission request `id`: true, or nil and why not.
----@field decide fun(id: string|integer, decision: "allow"|"deny", reason: string?): boolean?, string?
 local M = {}
 
 local config = require("claude_context.config")
@@ -193,15 +179,62 @@ M.usage = function(...)
   return usage.usage(...)
 end
 
--- Background sessions in worktrees (claude_context.agents, a feature loaded on first use):
--- `new(name, prompt, opts)`, `agents()`, `attach(name)`, `land(name, opts)`, `discard(name)`,
--- `permissions()`, `decide(id, "allow"|"deny", reason)`.
-local agents_api = { new = "new", agents = "list", attach = "attach", land = "land", discard = "discard" }
-agents_api.permissions, agents_api.decide = "permissions", "decide"
-for api, fn in pairs(agents_api) do
-  M[api] = function(...)
-    return require("claude_context.agents")[fn](...)
-  end
+-- Background sessions in worktrees (claude_context.agents and its modules, features loaded on
+-- first use): each function calls the module that owns it.
+
+---Starts a background session in worktree `name` (`claude --bg --worktree name [prompt]`).
+---@param name string
+---@param prompt string?
+---@param opts claude_context.NewAgentOpts?
+---@return boolean? ok, string? err
+function M.new(name, prompt, opts)
+  return require("claude_context.agents").new(name, prompt, opts)
+end
+
+---Every Claude Code session of the project (claude_context.agents.list), from the cache at once.
+---The background sessions' feature loads with it (claude_context.agents: it tells of the
+---sessions that ended).
+---@return claude_context.Agent[]
+function M.agents()
+  require("claude_context.agents")
+  return require("claude_context.agents.list").list()
+end
+
+---Opens background session `name` in a terminal (`claude attach`).
+---@param name string
+---@param cb fun(err: string?, buf: integer?)?
+function M.attach(name, cb)
+  return require("claude_context.agents").attach(name, cb)
+end
+
+---Lands worktree `name` into the main checkout (claude_context.agents.land).
+---@param name string
+---@param opts claude_context.LandOpts?
+function M.land(name, opts)
+  return require("claude_context.agents.land").land(name, opts)
+end
+
+---Stops session `name` and removes its worktree, its work kept on its branch
+---(claude_context.agents.discard).
+---@param name string
+---@param cb fun(err: string?, info: {branch: string, commit: string?}?)?
+function M.discard(name, cb)
+  return require("claude_context.agents.discard").discard(name, cb)
+end
+
+---The permission requests waiting for the person (claude_context.sessions.permissions).
+---@return claude_context.PermissionRequest[]
+function M.permissions()
+  return require("claude_context.sessions.permissions").list()
+end
+
+---Answers permission request `id` ("allow" or "deny", with an optional reason for Claude).
+---@param id string|integer
+---@param decision "allow"|"deny"
+---@param reason string?
+---@return boolean? ok, string? err
+function M.decide(id, decision, reason)
+  return require("claude_context.sessions.permissions").decide(id, decision, reason)
 end
 
 ---Edit in place (claude_context.edit, loaded on first use): `edit({buf, range, instruction})`

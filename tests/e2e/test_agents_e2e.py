@@ -118,7 +118,7 @@ def test_new_agents_land_restart_attach_discard(make_bridge, claude, model_stub,
     assert started["s"]["id"], started
 
     def done():
-        b.lua("require('claude_context.agents').refresh()")
+        b.lua("require('claude_context.agents.list').refresh()")
         e = entry(b, "feat")
         return e if e and e["state"] == "done" else None
 
@@ -193,7 +193,7 @@ def test_new_agents_land_restart_attach_discard(make_bridge, claude, model_stub,
     b2 = nvim_with_cli(make_bridge, claude)
 
     def listed():
-        b2.lua("require('claude_context.agents').refresh()")
+        b2.lua("require('claude_context.agents.list').refresh()")
         e = entry(b2, "feat")
         return e if e and e["kind"] == "background" else None
 
@@ -283,7 +283,7 @@ def test_a_background_permission_waits_for_decide(make_bridge, claude, model_stu
     wait_until(lambda: (wt / "made-by-bash.txt").exists(), WAIT * 2, 0.2, "the allowed command to run")
 
     def done():
-        b.lua("require('claude_context.agents').refresh()")
+        b.lua("require('claude_context.agents.list').refresh()")
         e = entry(b, "perm")
         return e if e and e["state"] == "done" else None
 
@@ -310,7 +310,7 @@ def test_a_padded_permission_shows_its_end_and_cannot_be_allowed_cut(make_bridge
     assert b.lua("return require('claude_context').decide(...)", ask["id"], "deny") is True
 
     def done():
-        b.lua("require('claude_context.agents').refresh()")
+        b.lua("require('claude_context.agents.list').refresh()")
         e = entry(b, "pad")
         return e if e and e["state"] == "done" else None
 
@@ -344,7 +344,7 @@ def test_a_session_stopped_outside_neovim(make_bridge, claude, model_stub, world
     assert not started.get("err"), started
 
     def done():
-        b.lua("require('claude_context.agents').refresh()")
+        b.lua("require('claude_context.agents.list').refresh()")
         e = entry(b, "stopped")
         # (Its session id comes with the service's list or its first hook, whichever is first.)
         return e if e and e["kind"] == "background" and e["state"] == "done" and e.get("session_id") else None
@@ -374,7 +374,7 @@ def test_a_session_stopped_outside_neovim(make_bridge, claude, model_stub, world
     b.lua("_G.seen_messages = {}; local n = vim.notify; vim.notify = function(m, l) table.insert(_G.seen_messages, m); return n(m, l) end")
 
     def ended():
-        b.lua("require('claude_context.agents').refresh()")
+        b.lua("require('claude_context.agents.list').refresh()")
         x = entry(b, "stopped")
         # (Its hooks say "ended" first; the service's list drops it a moment later.)
         return x if x and x["state"] == "ended" and x["kind"] == "worktree" else None
@@ -406,7 +406,7 @@ def test_the_service_not_running(make_bridge, claude, world):
     need_bg(claude)
     make_project(world)
     b = nvim_with_cli(make_bridge, claude)
-    got = lua_wait(b, "require('claude_context.agents').refresh(function(l, err) _G.agents_result = { n = #l, err = err or false } end)", "the list")
+    got = lua_wait(b, "require('claude_context.agents.list').refresh(function(l, err) _G.agents_result = { n = #l, err = err or false } end)", "the list")
     assert got == {"n": 0, "err": False}, got
     b.lua("_G.seen_messages = {}; vim.notify = function(m) table.insert(_G.seen_messages, m) end")
     b.lua("require('claude_context.agents.commands').pick()")
@@ -459,7 +459,7 @@ def test_two_neovims_on_one_project(make_bridge, claude, model_stub, world, serv
     # Both list it (its hooks may reach a Neovim before the service's list does: listed by its
     # worktree's name at once, as a background session once the service lists it).
     def listed(b):
-        b.lua("require('claude_context.agents').refresh()")
+        b.lua("require('claude_context.agents.list').refresh()")
         e = entry(b, "both")
         return e if e and e["kind"] == "background" else None
 

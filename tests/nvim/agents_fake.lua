@@ -59,7 +59,9 @@ esac
       return not require("claude_context.agents.cli").cache.running
     end, 10000, "the refresh under way")
     local got
-    require("claude_context.agents").refresh(function(l, err)
+    -- The feature loaded, as agents() loads it (it tells of the sessions that ended).
+    require("claude_context.agents")
+    require("claude_context.agents.list").refresh(function(l, err)
       got = { list = l, err = err }
     end)
     return h.wait_for(function()

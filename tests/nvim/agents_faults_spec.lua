@@ -104,7 +104,10 @@ return {
       local cache = require("claude_context.agents.cli").cache
       local at = cache.at
       cache.at = nil
-      ok(not by_name(A().build(), "gone-bg"), "not listed as ended before the service answered")
+      ok(
+        not by_name(require("claude_context.agents.list").build(), "gone-bg"),
+        "not listed as ended before the service answered"
+      )
       cache.at = at
       eq({ "review", "land", "discard" }, require("claude_context.agents.commands").actions_for(e))
       local err
@@ -120,7 +123,7 @@ return {
       eq(nil, (h.land_all("gone-bg")))
       eq("one\nTWO\nthree\n", h.read(project .. "/a.txt"))
       local info
-      A().discard("gone-bg", function(x, i)
+      require("claude_context.agents.discard").discard("gone-bg", function(x, i)
         eq(nil, x)
         info = i
       end)
@@ -172,7 +175,7 @@ return {
       sh("git add made.txt && git commit -qm made", wt)
       sh("rm -rf " .. vim.fn.shellescape(wt), project)
       local err
-      A().land("byhand", {
+      require("claude_context.agents.land").land("byhand", {
         all = true,
         cb = function(x)
           err = x
@@ -184,7 +187,7 @@ return {
       contains(err, "is gone")
       contains(err, "worktree-byhand")
       err = nil
-      A().land("byhand", {
+      require("claude_context.agents.land").land("byhand", {
         cb = function(x)
           err = x
         end,
@@ -194,7 +197,7 @@ return {
       end, 10000, "the refusal")
       contains(err, "is gone")
       local info
-      A().discard("byhand", function(x, i)
+      require("claude_context.agents.discard").discard("byhand", function(x, i)
         eq(nil, x)
         info = i
       end)
@@ -223,13 +226,13 @@ return {
         local r, e = A().new(bad, "p")
         eq(nil, r)
         errs[#errs + 1] = e
-        A().land(bad, {
+        require("claude_context.agents.land").land(bad, {
           all = true,
           cb = function(x)
             errs[#errs + 1] = x
           end,
         })
-        A().discard(bad, function(x)
+        require("claude_context.agents.discard").discard(bad, function(x)
           errs[#errs + 1] = x
         end)
         eq(3, #errs, vim.inspect(errs))
@@ -286,7 +289,7 @@ return {
       end
       -- Again, from this Neovim: the rest lands, nothing twice.
       local report, cleaned
-      A().land("killed", {
+      require("claude_context.agents.land").land("killed", {
         all = true,
         cb = function(err, r)
           eq(nil, err)
@@ -340,14 +343,14 @@ return {
       )
       local c = child()
       eq("twice", by_name(refresh().list, "twice") and "twice")
-      c:lua("_G.listed = nil; require('claude_context.agents').refresh(function(l) _G.listed = l end)")
+      c:lua("_G.listed = nil; require('claude_context.agents.list').refresh(function(l) _G.listed = l end)")
       local listed = c:wait("return _G.listed and #_G.listed", "the child's list", 10000)
       ok(listed >= 1)
       c:lua(
         "_G.rep = nil; require('claude_context').land('twice', { all = true, cb = function(e, r) _G.rep = { err = e, r = r } end })"
       )
       local report
-      A().land("twice", {
+      require("claude_context.agents.land").land("twice", {
         all = true,
         cb = function(err, r)
           eq(nil, err)

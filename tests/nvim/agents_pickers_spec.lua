@@ -21,7 +21,7 @@ local ENTRIES = {
   },
   { id = "t1", name = "main", kind = "terminal", state = "idle" },
 }
-A.list = function()
+require("claude_context.agents.list").list = function()
   return ENTRIES
 end
 -- The list read again while a picker is open (every REFRESH_MS): from ENTRIES, at once.

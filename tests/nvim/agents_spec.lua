@@ -270,11 +270,42 @@ return {
       eq("do the thing", c[#c - 2])
       contains(table.concat(c, " "), "--model sonnet do the thing")
       -- Listed at once as starting (the service lists it a moment later).
-      local e = A().find("feat")
-      ok(e, vim.inspect(A().list()))
+      local e = require("claude_context.agents.list").find("feat")
+      ok(e, vim.inspect(require("claude_context.agents.list").list()))
       eq("background", e.kind)
       eq(project .. "/.claude/worktrees/feat", e.worktree)
       eq("worktree-feat", e.branch)
+    end,
+  },
+  {
+    "the background session's argv: args that choose a mode win over terminal.permission_mode, a mode chosen for the session wins over them",
+    function()
+      local T = require("claude_context.config.terminal")
+      local real = T.options
+      local function argv(args, opts)
+        T.options = function()
+          return vim.tbl_extend("force", real(), { args = args, permission_mode = "default", mcp_config = false })
+        end
+        local a, err = require("claude_context.agents.launch").argv("claude", "n", "go", opts)
+        T.options = real
+        ok(a, err)
+        return vim.tbl_filter(function(x)
+          return not vim.startswith(x, "--settings=")
+        end, a)
+      end
+      eq(
+        { "claude", "--bg", "--worktree", "n", "--permission-mode=default", "--model", "m", "go" },
+        argv({ "--model", "m" })
+      )
+      eq(
+        { "claude", "--bg", "--worktree", "n", "--permission-mode", "plan", "go" },
+        argv({ "--permission-mode", "plan" })
+      )
+      eq(
+        { "claude", "--bg", "--worktree", "n", "--permission-mode=acceptEdits", "--permission-mode=plan", "go" },
+        argv({ "--permission-mode=plan" }, { permission_mode = "acceptEdits" })
+      )
+      eq({ "claude", "--bg", "--worktree", "n", "go" }, argv({}, { permission_mode = false }))
     end,
   },
   {
@@ -348,7 +379,7 @@ return {
         })
       )
       local list
-      A().refresh(function(l)
+      require("claude_context.agents.list").refresh(function(l)
         list = l
       end)
       wait_for(function()
@@ -465,7 +496,7 @@ return {
       local saved = h.read(agents_json)
       local function refresh()
         local got
-        A().refresh(function(l)
+        require("claude_context.agents.list").refresh(function(l)
           got = l
         end)
         wait_for(function()
@@ -487,7 +518,7 @@ return {
       S().generation = S().generation + 1
       local feat = vim.tbl_filter(function(e)
         return e.name == "feat"
-      end, A().list())
+      end, require("claude_context.agents.list").list())
       eq(1, #feat, vim.inspect(feat))
       eq(
         { "background", "waiting", "asks", 2, "h-other" },
@@ -504,7 +535,7 @@ return {
       S().generation = S().generation + 1
       feat = vim.tbl_filter(function(e)
         return e.name == "feat"
-      end, A().list())
+      end, require("claude_context.agents.list").list())
       eq({ "h-other", "h-other" }, { feat[1].session_id, feat[1].hook_session_id }, vim.inspect(feat))
       h.write(agents_json, saved)
       refresh()

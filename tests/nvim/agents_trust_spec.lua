@@ -105,10 +105,10 @@ local function every_operation(name)
     errs[#errs + 1] = e or "(succeeded)"
     done = done + 1
   end
-  A().land(name, { all = true, cb = cb })
-  A().land(name, { cb = cb })
+  require("claude_context.agents.land").land(name, { all = true, cb = cb })
+  require("claude_context.agents.land").land(name, { cb = cb })
   require("claude_context.agents.land").review(name, cb)
-  A().discard(name, cb)
+  require("claude_context.agents.discard").discard(name, cb)
   wait_for(function()
     return done == 4
   end, 30000, "the four operations on " .. name)
@@ -133,7 +133,7 @@ end
 ---Discards `name`, waited for: its info (the discard must succeed).
 local function discarded(name)
   local info
-  A().discard(name, function(e, i)
+  require("claude_context.agents.discard").discard(name, function(e, i)
     eq(nil, e)
     info = i
   end)
@@ -264,7 +264,7 @@ return {
       local stale = worktree("stale-other")
       sh("rm -rf " .. vim.fn.shellescape(stale), project)
       local err
-      A().discard("nosuch", function(e)
+      require("claude_context.agents.discard").discard("nosuch", function(e)
         err = e or "(succeeded)"
       end)
       wait_for(function()
@@ -400,7 +400,7 @@ return {
       contains(failed, "did not start")
       contains(failed, "failed")
       eq(nil, A().started["refused-later"])
-      for _, e in ipairs(A().build()) do
+      for _, e in ipairs(require("claude_context.agents.list").build()) do
         ok(e.name ~= "refused-later" or e.state ~= "working", vim.inspect(e))
       end
       -- Listed in its worktree: started, nothing told.
@@ -418,13 +418,13 @@ return {
     function()
       local name = "bad\255name"
       local errs = {}
-      A().land(name, {
+      require("claude_context.agents.land").land(name, {
         all = true,
         cb = function(e)
           errs[#errs + 1] = e or "(succeeded)"
         end,
       })
-      A().discard(name, function(e)
+      require("claude_context.agents.discard").discard(name, function(e)
         errs[#errs + 1] = e or "(succeeded)"
       end)
       wait_for(function()

@@ -150,7 +150,14 @@ end
 function M.plugin_copy()
   local dir = h.tmpdir()
   vim.fn.mkdir(dir .. "/lua/claude_context/install", "p")
-  local files = { "build.lua", "lua/claude_context/version.lua", "lua/claude_context/check_native.lua" }
+  vim.fn.mkdir(dir .. "/lua/claude_context/util", "p")
+  local files = {
+    "build.lua",
+    "lua/claude_context/version.lua",
+    "lua/claude_context/check_native.lua",
+    -- The installer runs its programs through the plugin's one process runner.
+    "lua/claude_context/util/proc.lua",
+  }
   for name in vim.fs.dir(M.root .. "/lua/claude_context/install") do
     table.insert(files, "lua/claude_context/install/" .. name)
   end

@@ -58,6 +58,14 @@ local system_cli = vim.fn.filereadable("/usr/local/bin/claude") == 1 or vim.fn.f
 
 return {
   {
+    "the Claude Code versions the features need are the Rust side's (one place)",
+    function()
+      eq({ hooks = "2.1.139", bg = "2.1.197", manage = "2.1.330" }, require("claude_context.cli").versions())
+      eq("2.1.139", require("claude_context.sessions.hooks").min_cli())
+      eq(require("claude_context.cli").versions().bg, require("claude_context.agents").requirements().bg)
+    end,
+  },
+  {
     "claude.cmd names the CLI for the terminal, the sub-agent and :checkhealth alike",
     function()
       no_cli_world()
@@ -91,7 +99,10 @@ return {
       vim.cmd("ClaudeContext open")
       local cmd = term._state.cmd
       term.close()
-      eq({ fake, "--verbose" }, { cmd[1], cmd[2] }, "the program, then terminal.args")
+      cmd = vim.tbl_filter(function(a)
+        return not vim.startswith(a, "--settings=")
+      end, cmd)
+      eq({ fake, "--verbose" }, { cmd[1], cmd[2] }, "the program, then terminal.args (the hooks' --settings aside)")
     end,
   },
   {

@@ -772,8 +772,8 @@ return {
       require("claude_context.config").options.review = { auto_open = true }
       -- The bridge's messages, as it sends them: the session is done (its Stop) before the turn's
       -- end checkpoint is taken; the review does not act on that.
+      -- (claude_context.rpc's table of methods routes them: nothing to start.)
       require("claude_context.sessions.state").start()
-      require("claude_context.checkpoints").start()
       local function send(method, params)
         require("claude_context.rpc").handle(method, vim.json.encode(params), function() end)
       end

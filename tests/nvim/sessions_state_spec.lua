@@ -127,7 +127,7 @@ local function restarted_in_project(name, id, start)
       "the background session counted: "
         .. S().statusline()
         .. " "
-        .. vim.inspect(require("claude_context.agents").list())
+        .. vim.inspect(require("claude_context.agents.list").list())
     )
   end)
   vim.cmd.cd(before)

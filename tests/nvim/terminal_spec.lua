@@ -134,14 +134,15 @@ return {
       local st = cc().status()
       local token = require("claude_context.native").load().token()
 
-      -- argv: --mcp-config=<file> first, the permission mode that shows diffs, then the extra
-      -- args (a space survives), then --settings with the session-state hooks.
+      -- argv (claude_context.cli.argv): --mcp-config=<file> first, --settings with the
+      -- session-state hooks, the permission mode that shows diffs, then the args (a space
+      -- survives).
       eq(5, #args, vim.inspect(args))
       local mcp_file = args[1]:match("^%-%-mcp%-config=(.+)$")
       ok(mcp_file, "first argument is --mcp-config=<file>: " .. args[1])
-      eq("--permission-mode=default", args[2])
-      eq({ "--model", "stub model" }, { args[3], args[4] })
-      local settings = vim.json.decode((assert(args[5]:match("^%-%-settings=(.+)$"), args[5])))
+      eq("--permission-mode=default", args[3])
+      eq({ "--model", "stub model" }, { args[4], args[5] })
+      local settings = vim.json.decode((assert(args[2]:match("^%-%-settings=(.+)$"), args[2])))
       eq({ "hook", "Stop" }, settings.hooks.Stop[1].hooks[1].args, vim.inspect(settings.hooks.Stop))
       -- The session has the bridge's MCP server: a tool call's one hook calls its hook tool.
       eq("mcp_tool", settings.hooks.PreToolUse[1].hooks[1].type)

@@ -433,6 +433,78 @@ impl EditorRpc for NoEditor {
     }
 }
 
+/// The methods the core calls on the editor (`EditorRpc::call`), one constant each. The editor's
+/// side routes each to its module through one table (`lua/claude_context/rpc/methods.lua`);
+/// `tests/nvim/rpc_spec.lua` ties the two by [`methods::ALL`] (the native module's
+/// `editor_methods`).
+pub mod methods {
+    /// The IDE tools the editor answers (`lua/claude_context/ide/<tool in snake case>.lua`).
+    pub const OPEN_FILE: &str = "openFile";
+    pub const OPEN_DIFF: &str = "openDiff";
+    pub const GET_CURRENT_SELECTION: &str = "getCurrentSelection";
+    pub const GET_LATEST_SELECTION: &str = "getLatestSelection";
+    pub const GET_OPEN_EDITORS: &str = "getOpenEditors";
+    pub const GET_DIAGNOSTICS: &str = "getDiagnostics";
+    pub const CHECK_DOCUMENT_DIRTY: &str = "checkDocumentDirty";
+    pub const SAVE_DOCUMENT: &str = "saveDocument";
+    pub const CLOSE_TAB: &str = "close_tab";
+    pub const CLOSE_ALL_DIFF_TABS: &str = "closeAllDiffTabs";
+    /// A Claude Code session is ready for notifications.
+    pub const IDE_CONNECTED: &str = "ide_connected";
+    /// The code tools (`lua/claude_context/code/`): the method is the tool's name.
+    pub const LSP_DEFINITION: &str = "lsp_definition";
+    pub const LSP_REFERENCES: &str = "lsp_references";
+    pub const LSP_IMPLEMENTATIONS: &str = "lsp_implementations";
+    pub const LSP_TYPE_DEFINITION: &str = "lsp_type_definition";
+    pub const LSP_HOVER: &str = "lsp_hover";
+    pub const LSP_SYMBOLS: &str = "lsp_symbols";
+    pub const LSP_CALLS: &str = "lsp_calls";
+    pub const CODE_OUTLINE: &str = "code_outline";
+    pub const LSP_DIAGNOSTICS: &str = "lsp_diagnostics";
+    /// The hooks' asks: a permission, a plan.
+    pub const PERMISSION_REQUEST: &str = "permission_request";
+    pub const PLAN_REVIEW: &str = "plan_review";
+    /// What the turns tell the editor.
+    pub const SESSION_STATE: &str = "session_state";
+    pub const TOOL_CALL: &str = "tool_call";
+    pub const CHECKPOINT_ERROR: &str = "checkpoint_error";
+    pub const CHECKPOINT_PROGRESS: &str = "checkpoint_progress";
+    pub const TURN_CHECKPOINTED: &str = "turn_checkpointed";
+    /// Test only (the `test-tools` feature's `test_panic`): a handler that throws.
+    pub const TEST_PANIC: &str = "test/panic";
+
+    /// Every method, `TEST_PANIC` aside (the editor's table has no module for it).
+    pub const ALL: &[&str] = &[
+        OPEN_FILE,
+        OPEN_DIFF,
+        GET_CURRENT_SELECTION,
+        GET_LATEST_SELECTION,
+        GET_OPEN_EDITORS,
+        GET_DIAGNOSTICS,
+        CHECK_DOCUMENT_DIRTY,
+        SAVE_DOCUMENT,
+        CLOSE_TAB,
+        CLOSE_ALL_DIFF_TABS,
+        IDE_CONNECTED,
+        LSP_DEFINITION,
+        LSP_REFERENCES,
+        LSP_IMPLEMENTATIONS,
+        LSP_TYPE_DEFINITION,
+        LSP_HOVER,
+        LSP_SYMBOLS,
+        LSP_CALLS,
+        CODE_OUTLINE,
+        LSP_DIAGNOSTICS,
+        PERMISSION_REQUEST,
+        PLAN_REVIEW,
+        SESSION_STATE,
+        TOOL_CALL,
+        CHECKPOINT_ERROR,
+        CHECKPOINT_PROGRESS,
+        TURN_CHECKPOINTED,
+    ];
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

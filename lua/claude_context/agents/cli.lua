@@ -1,17 +1,9 @@
 ---@mod claude_context.agents.cli Claude Code's background service, asked without waiting
 ---
---- Every run of the CLI here goes through |vim.system()| with a callback: the editor never waits
---- for it. `claude agents --json` is read into a cache that `agents()` answers from.
+--- Every run of the CLI here goes through claude_context.util.proc with a callback: the editor
+--- never waits for it. `claude agents --json` is read into a cache that `agents()` answers from.
 
 local M = {}
-
----The versions the background sessions were built and tested with.
-M.REQUIRED = {
-  -- `claude --bg --worktree NAME` and `claude agents --json`.
-  bg = "2.1.197",
-  -- `claude attach`, `claude stop`, `claude rm`, `claude logs`.
-  manage = "2.1.330",
-}
 
 ---What a CLI's `--help` says it offers.
 ---@class claude_context.CliFeatures
@@ -74,23 +66,7 @@ end
 ---@param cb fun(r:{code:integer, stdout:string, stderr:string})
 function M.run(argv, opts, cb)
   opts = opts or {}
-  local ok, err = pcall(vim.system, argv, {
-    cwd = opts.cwd,
-    env = opts.env,
-    clear_env = opts.env ~= nil,
-    text = true,
-    stdin = false,
-    timeout = opts.timeout or 60000,
-  }, function(r)
-    vim.schedule(function()
-      cb({ code = r.code, stdout = r.stdout or "", stderr = r.stderr or "", signal = r.signal })
-    end)
-  end)
-  if not ok then
-    vim.schedule(function()
-      cb({ code = -1, stdout = "", stderr = tostring(err) })
-    end)
-  end
+  require("claude_context.util.proc").run(argv, { cwd = opts.cwd, env = opts.env, timeout = opts.timeout or 60000 }, cb)
 end
 
 ---What `help` (`claude --help`'s output) says the CLI offers.
@@ -124,17 +100,19 @@ function M.features(exe, cb)
   end)
 end
 
----The message for a CLI that lacks `what` ("bg" or "manage").
+---The message for a CLI that lacks `what` ("bg" or "manage"); the versions are the Rust side's
+---facts (claude_context.cli.versions).
 ---@param what "bg"|"manage"
 ---@return string
 function M.too_old(what)
+  local need = require("claude_context.cli").versions() or { bg = "?", manage = "?" }
   if what == "bg" then
     return ("background sessions need Claude Code %s or newer (`claude --bg`, `claude agents --json`): update it with `claude update`"):format(
-      M.REQUIRED.bg
+      need.bg
     )
   end
   return ("this needs Claude Code %s or newer (`claude attach`, `stop`, `rm`): update it with `claude update`"):format(
-    M.REQUIRED.manage
+    need.manage
   )
 end
 

@@ -12,6 +12,18 @@ local function agents()
   return require("claude_context.agents")
 end
 
+---The sessions' list (claude_context.agents.list), the feature loaded (claude_context.agents:
+---it tells of the sessions that ended).
+local function agents_list()
+  agents()
+  return require("claude_context.agents.list")
+end
+
+---A land (claude_context.agents.land).
+local function land(name)
+  return require("claude_context.agents.land").land(name)
+end
+
 ---How often the picker's list is read again (ms).
 M.REFRESH_MS = 3000
 
@@ -66,7 +78,7 @@ function M.act(action, e)
       end
     end)
   elseif action == "land" then
-    agents().land(e.name)
+    land(e.name)
   elseif action == "discard" then
     M.confirm_discard(e.name)
   elseif action == "review" then
@@ -86,7 +98,7 @@ function M.confirm_discard(name)
     prompt = ("Stop %s and remove its worktree? (its work stays on branch worktree-%s)"):format(name, name),
   }, function(choice)
     if choice == "Discard" then
-      agents().discard(name)
+      require("claude_context.agents.discard").discard(name)
     end
   end)
 end
@@ -109,7 +121,7 @@ end
 ---picker that can; dropped, with a warning, when it fails).
 ---@param view {update: fun(list: claude_context.Agent[])?, shown: string}
 local function show_changed(view)
-  local list = agents().list()
+  local list = agents_list().list()
   local now = lines(list)
   if now == view.shown then
     return
@@ -169,10 +181,10 @@ end
 
 ---The picker: sessions, then an action (claude_context.agents.pickers: `sessions.picker`).
 function M.pick()
-  local list = agents().list()
+  local list = agents_list().list()
   if #list == 0 then
     -- The cache may be empty only because it was never read: read it, then say.
-    agents().refresh(function(l, err)
+    agents_list().refresh(function(l, err)
       if #l == 0 then
         notify(
           "claude-context: no Claude session in this project"
@@ -212,7 +224,7 @@ end
 
 local function complete_names(arglead)
   local out = {}
-  for _, e in ipairs(agents().list()) do
+  for _, e in ipairs(agents_list().list()) do
     if e.worktree and vim.startswith(e.name, arglead) then
       out[#out + 1] = e.name
     end
@@ -253,7 +265,7 @@ function M.register(commands)
   commands.register("land", {
     desc = "bring a worktree's work into the main checkout, reviewed hunk by hunk: land {name}",
     run = function(_, args)
-      agents().land(args[1])
+      land(args[1])
     end,
     complete = complete_names,
   })

@@ -2,7 +2,7 @@
 ---
 --- The session is stopped (`claude stop`, or its pid on an older CLI), what its worktree holds
 --- uncommitted is committed on its branch, and the worktree is removed: the branch stays, so
---- nothing is lost. Git runs off the main thread (claude_context.agents.land's `git`).
+--- nothing is lost. Git runs off the main thread (claude_context.agents.worktree's `git`).
 
 local M = {}
 

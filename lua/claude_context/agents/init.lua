@@ -7,10 +7,12 @@
 ---   tools (the relay binary `claude-context-mcp`, which finds the editor when the session
 ---   connects) and its hooks (the same binary, which finds the editor the same way): nothing in
 ---   the session's configuration names this editor's port or token, so it outlives the editor.
---- * |list| (`require("claude_context").agents()`) answers from a cache of
----   `claude agents --json` (read off the main thread; refreshed on hook events and while the
----   picker is open) joined with the sessions the hooks report (claude_context.agents.list).
---- * |attach|, |stop|, |discard|, |land| (claude_context.agents.land).
+--- * |attach|, |stop| here. Each other piece is its module's, and callers require that module:
+---   the list (`require("claude_context").agents()`: claude_context.agents.list, from a cache of
+---   `claude agents --json` read off the main thread, refreshed on hook events and while the
+---   picker is open, joined with the sessions the hooks report), the command line
+---   (claude_context.agents.launch), land (claude_context.agents.land), discard
+---   (claude_context.agents.discard), permission asks (claude_context.sessions.permissions).
 
 local M = {}
 
@@ -27,7 +29,6 @@ local fail = notify.fail
 
 -- The command line of a new session (its MCP server, settings and hooks): agents/launch.lua.
 local launch = require("claude_context.agents.launch")
-M.mcp_config, M.settings, M.argv = launch.mcp_config, launch.settings, launch.argv
 
 ---Starts a background session in worktree `name` (`claude --bg --worktree name [prompt]`).
 ---Returns at once: true, or nil and why not when the name is refused before anything runs;
@@ -66,7 +67,7 @@ function M.new(name, prompt, opts)
     fail(cb, eerr)
     return nil, eerr
   end
-  local argv, aerr = M.argv(exe, name, prompt, opts)
+  local argv, aerr = launch.argv(exe, name, prompt, opts)
   if not argv then
     fail(cb, aerr)
     return nil, aerr
@@ -165,14 +166,11 @@ end
 
 -- The list of sessions (the service's, the hooks', the ended worktrees): agents/list.lua.
 local list = require("claude_context.agents.list")
-M.list, M.build, M.refresh, M.find = list.list, list.build, list.refresh, list.find
----Claude's session ids of background sessions the service listed, then no more.
-M.gone_sessions = list.gone_sessions
 
 ---Finds background session `name` and a claude that has `feature`, then `go(e, exe)`; else
 ---`cb(err)` (`missing`: the format, given the name, when there is no such session).
 local function with_background(name, missing, feature, cb, go)
-  local e = M.find(name)
+  local e = list.find(name)
   if e and e.worktree and (e.state == "ended" or e.kind == "worktree") then
     return fail(cb, M.ended_message(e.name))
   end
@@ -212,7 +210,7 @@ function M.on_gone(gone)
   end
   for _, e in ipairs(gone) do
     if e.sessionId then
-      M.gone_sessions[e.sessionId] = true
+      list.gone_sessions[e.sessionId] = true
     end
     local wname = names.of_cwd(root, e.cwd)
     if wname and not M.stopping[e.id] then
@@ -299,41 +297,13 @@ function M.stop(name, cb)
   end)
 end
 
----Stops session `name` (when it runs) and removes its worktree. Nothing is lost: uncommitted
----work in the worktree is first committed on its branch (`worktree-NAME`), and the branch stays.
----@param name string
----@param cb fun(err?:string, info?:{branch:string, commit?:string})?
-function M.discard(name, cb)
-  require("claude_context.agents.discard").discard(name, cb)
-end
-
----Brings worktree `name`'s change into the main checkout (claude_context.agents.land).
----@param name string
----@param opts claude_context.LandOpts?
-function M.land(name, opts)
-  return require("claude_context.agents.land").land(name, opts)
-end
-
----The permission requests waiting for the person (claude_context.sessions.permissions).
----@return claude_context.PermissionRequest[]
-function M.permissions()
-  return require("claude_context.sessions.permissions").list()
-end
-
----Answers permission request `id` ("allow" or "deny", with an optional reason for Claude).
----@param id string|integer
----@param decision "allow"|"deny"
----@param reason string?
----@return boolean? ok, string? err
-function M.decide(id, decision, reason)
-  return require("claude_context.sessions.permissions").decide(id, decision, reason)
-end
-
 ---What background sessions need of the CLI: `{ bg = "2.1.197", manage = "2.1.330" }` (`bg`:
----`--bg` and `agents --json`; `manage`: attach, stop, rm).
----@return {bg: string, manage: string}
+---`--bg` and `agents --json`; `manage`: attach, stop, rm), as the Rust side knows them
+---(claude_context.cli.versions); nil while the native library is missing.
+---@return {bg: string, manage: string}?
 function M.requirements()
-  return vim.deepcopy(cli.REQUIRED)
+  local v = require("claude_context.cli").versions()
+  return v and { bg = v.bg, manage = v.manage }
 end
 
 return M

@@ -29,11 +29,7 @@ local notify = require("claude_context.util.notify")
 -- (Loaded here: the stale files' listing counts down inside libuv's callbacks.)
 local countdown = require("claude_context.util.join").countdown
 
----The plan's machinery (claude_context.agents.plan), here too for the callers of land.
 local plan_mod = require("claude_context.agents.plan")
-M.SLICE_NS = plan_mod.SLICE_NS
-M.git, M.parse_name_status, M.parse_batch, M.plan_file, M.prepare =
-  plan_mod.git, plan_mod.parse_name_status, plan_mod.parse_batch, plan_mod.plan_file, plan_mod.prepare
 
 local fail = notify.fail
 
@@ -138,7 +134,7 @@ function M.apply(plan, cb, opts)
     end
   end
   -- The writes are started in slices, so the editor is never held long.
-  require("claude_context.ide.slices").each(plan.files, M.SLICE_NS / 1e6, one_file, one)
+  require("claude_context.ide.slices").each(plan.files, plan_mod.SLICE_NS / 1e6, one_file, one)
 end
 
 ---Lines summing up a land's report.
@@ -205,7 +201,7 @@ local function quickfix(plan, report)
   end
 end
 
----Plans the land of worktree `name` (see |M.prepare|), then `go(plan, wt)`; else `cb(err)`.
+---Plans the land of worktree `name` (claude_context.agents.plan's `prepare`), then `go(plan, wt)`; else `cb(err)`.
 local function prepared(name, cb, go)
   local why = names.invalid(name)
   if why then
@@ -231,7 +227,7 @@ local function prepared(name, cb, go)
         )
       )
     end
-    M.prepare(root, w, function(err, plan)
+    plan_mod.prepare(root, w, function(err, plan)
       if err then
         return fail(cb, err)
       end

@@ -48,7 +48,9 @@ function M.settings(relay, env)
   return next(s) and vim.json.encode(s) or nil
 end
 
----The argv of `claude --bg --worktree NAME`.
+---The argv of `claude --bg --worktree NAME` (claude_context.cli.argv): the plugin's MCP server
+---and hooks, the permission mode (`opts.permission_mode`, chosen for this session, wins over
+---the args; `terminal.permission_mode` does not), `terminal.args`, then the prompt.
 ---@param exe string
 ---@param name string
 ---@param prompt string?
@@ -64,30 +66,21 @@ function M.argv(exe, name, prompt, opts)
   if not relay then
     return nil, "claude-context-mcp is not built (run `make` in the plugin's directory)"
   end
-  local argv = { exe, "--bg", "--worktree", name }
-  if topts.mcp_config ~= false then
-    table.insert(argv, "--mcp-config=" .. M.mcp_config(relay))
-  end
-  local settings = M.settings(relay, topts.env)
-  if settings then
-    table.insert(argv, "--settings=" .. settings)
-  end
   local mode = opts.permission_mode
   if mode == nil then
     mode = topts.permission_mode
   end
-  local chose = false
-  for _, a in ipairs(topts.args or {}) do
-    if a == "--permission-mode" or vim.startswith(a, "--permission-mode=") or a == "--dangerously-skip-permissions" then
-      chose = true
-    end
-  end
-  if mode and (opts.permission_mode ~= nil or not chose) then
-    table.insert(argv, "--permission-mode=" .. mode)
-  end
-  vim.list_extend(argv, topts.args or {})
-  if prompt and prompt ~= "" then
-    table.insert(argv, prompt)
+  local built, argv = pcall(require("claude_context.cli").argv, {
+    head = { exe, "--bg", "--worktree", name },
+    mcp_config = topts.mcp_config ~= false and M.mcp_config(relay) or nil,
+    permission_mode = mode or nil,
+    mode_wins = opts.permission_mode ~= nil,
+    args = topts.args,
+    settings = M.settings(relay, topts.env),
+    tail = prompt and prompt ~= "" and { prompt } or nil,
+  })
+  if not built then
+    return nil, require("claude_context.native").message(argv)
   end
   return argv
 end

@@ -28,16 +28,9 @@ local uv = vim.uv
 ---Runs git with `args` off the main thread; `cb(code, stdout, stderr)` on the main thread.
 function M.run(args, cb, stdin)
   local argv = vim.list_extend({ "git" }, args)
-  local ok, err = pcall(vim.system, argv, { text = true, stdin = stdin or false, timeout = 120000 }, function(r)
-    vim.schedule(function()
-      cb(r.code, r.stdout or "", r.stderr or "")
-    end)
+  require("claude_context.util.proc").run(argv, { stdin = stdin, timeout = 120000 }, function(r)
+    cb(r.code, r.stdout, r.stderr)
   end)
-  if not ok then
-    vim.schedule(function()
-      cb(-1, "", tostring(err))
-    end)
-  end
 end
 
 ---The core's reading of what git printed for the worktree (crates/core/src/worktree.rs, through

@@ -1,14 +1,12 @@
 ---@mod claude_context.code The editor's code intelligence for the model
 ---
---- Requiring this module registers the handlers of the code tools (crates/core/src/tools/code/):
+--- `handle` answers the code tools (crates/core/src/tools/code/):
 --- `lsp_*` ask the person's own language servers (claude_context.code.lsp), `code_outline` a
 --- tree-sitter parser (claude_context.code.outline), `lsp_diagnostics` the servers'
 --- diagnostics of files open or not (claude_context.code.diagnostics). Each runs as a task
 --- (claude_context.code.task): asynchronous, cancellable, its hidden buffers unloaded after it.
 
 local M = {}
-
-local rpc = require("claude_context.rpc")
 
 ---tool name -> { module under claude_context.code, function }
 M.tools = {
@@ -38,13 +36,20 @@ local function load_modules(task)
   end
 end
 
-for tool, where in pairs(M.tools) do
-  rpc.register(tool, function(params, respond)
-    return require("claude_context.code.task").run(function(task)
-      load_modules(task)
-      return require("claude_context.code." .. where[1])[where[2]](task, params)
-    end, respond)
-  end)
+---The bridge's call of code tool `tool` (claude_context.rpc's table of methods routes them here).
+---@param params table
+---@param respond fun(result: any, err: string?)
+---@param tool string
+---@return fun()? cancel
+function M.handle(params, respond, tool)
+  local where = M.tools[tool]
+  if not where then
+    return respond(nil, ("no code tool %q"):format(tostring(tool)))
+  end
+  return require("claude_context.code.task").run(function(task)
+    load_modules(task)
+    return require("claude_context.code." .. where[1])[where[2]](task, params)
+  end, respond)
 end
 
 return M

@@ -64,7 +64,7 @@ function M.known_running()
       out[s.id] = true
     end
   end
-  local agents = package.loaded["claude_context.agents"]
+  local agents = package.loaded["claude_context.agents.list"]
   if agents then
     local aok, alist = pcall(agents.list)
     for _, e in ipairs(aok and alist or {}) do

@@ -98,12 +98,12 @@ function M.current()
   return list[1]
 end
 
----Registers the bridge's `tool_call` handler (idempotent).
-function M.start()
-  require("claude_context.rpc").register("tool_call", function(params, respond)
-    local ok, err = pcall(M.on_tool_call, params)
-    respond(nil, not ok and tostring(err) or nil)
-  end)
+---The bridge's `tool_call` (claude_context.rpc's table of methods routes it here).
+---@param params table
+---@param respond fun(result: any, err: string?)
+function M.handle(params, respond)
+  local ok, err = pcall(M.on_tool_call, params)
+  respond(nil, not ok and tostring(err) or nil)
 end
 
 return M

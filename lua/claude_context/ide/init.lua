@@ -1,54 +1,25 @@
 ---@mod claude_context.ide Claude Code IDE integration: the IDE tools and notifications
 ---
---- Requiring this module registers one rpc handler per IDE tool (each tool's code is loaded
---- the first time it is called: `lua/claude_context/ide/<tool>.lua`). `start()` (run when the
---- bridge starts) installs the autocommands behind `selection_changed` and the active-editor
+--- Each IDE tool's handler is its module, `lua/claude_context/ide/<tool in snake case>.lua`,
+--- loaded the first time it is called (claude_context.rpc's table of methods names them).
+--- `start()` (run when the bridge starts) installs the autocommands behind `selection_changed` and the active-editor
 --- tracking; `stop()` removes them.
 
 local M = {}
 
-local rpc = require("claude_context.rpc")
 local util = require("claude_context.ide.util")
 
----The IDE tools the editor answers. Each one's handler is the module under claude_context.ide
----named as the tool in snake case (openFile: ide/open_file.lua).
-M.tools = {
-  "openFile",
-  "openDiff",
-  "getCurrentSelection",
-  "getLatestSelection",
-  "getOpenEditors",
-  "getDiagnostics",
-  "checkDocumentDirty",
-  "saveDocument",
-  "close_tab",
-  "closeAllDiffTabs",
-}
-
----The module of IDE tool `tool` (openFile -> "open_file").
----@param tool string
----@return string
-function M.module_of(tool)
-  return (tool:gsub("%u", function(c)
-    return "_" .. c:lower()
-  end))
-end
-
-for _, tool in ipairs(M.tools) do
-  local mod = M.module_of(tool)
-  rpc.register(tool, function(params, respond)
-    return require("claude_context.ide." .. mod)(params, respond)
-  end)
-end
-
--- A Claude Code session is ready for notifications: send it what is queued for it.
-rpc.register("ide_connected", function(params, respond)
+---The bridge's `ide_connected`: a Claude Code session is ready for notifications; it is sent
+---what is queued for it.
+---@param _ table
+---@param respond fun(result: any, err: string?)
+function M.on_connected(_, respond)
   respond({})
   vim.schedule(function()
     require("claude_context.ide.mentions").flush()
     require("claude_context.ide.selection").resend()
   end)
-end)
+end
 
 ---The `ide` options of setup() (merged over their defaults by claude_context.config.ide).
 ---@return claude_context.IdeConfig

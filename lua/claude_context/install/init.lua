@@ -18,7 +18,8 @@
 --- `files` (atomic writes, installing by rename), `sha256`, `pins`, `download` (curl, https
 --- only) and `verify` (the pin, then the load check).
 --- Nothing here `require`s other plugin modules at load time: lazy.nvim runs build.lua before
---- the plugin is on 'runtimepath' the first time, so the parts are found next to this file.
+--- the plugin is on 'runtimepath' the first time, so the parts are found next to this file (and
+--- the process runner, util/proc.lua, beside its folder).
 
 -- The parts, by path (build.lua may load this file before the plugin is on 'runtimepath').
 local here = debug.getinfo(1, "S").source:sub(2):match("^(.*)[/\\]") or "."
@@ -28,6 +29,12 @@ for _, part in ipairs({ "proc", "files", "sha256", "pins", "download", "verify" 
     package.preload[name] = function()
       return dofile(here .. "/" .. part .. ".lua")
     end
+  end
+end
+-- The plugin's one process runner, which install.proc runs programs with: in util/, beside.
+if package.loaded["claude_context.util.proc"] == nil then
+  package.preload["claude_context.util.proc"] = function()
+    return dofile(here .. "/../util/proc.lua")
   end
 end
 local proc = require("claude_context.install.proc")

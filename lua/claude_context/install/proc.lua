@@ -1,8 +1,9 @@
 ---@mod claude_context.install.proc Waiting without blocking, and running programs, for the installer
 ---
---- Inside lazy.nvim's build coroutine the task is suspended and resumed by the callback; inside
---- a coroutine started by `M.spawn` (:ClaudeContext build) the callback resumes it; in
---- `nvim -l build.lua` (no coroutine) vim.wait runs the event loop.
+--- Programs run through claude_context.util.proc. Inside lazy.nvim's build coroutine the task is
+--- suspended and resumed by the callback; inside a coroutine started by `M.spawn`
+--- (:ClaudeContext build) the callback resumes it; in `nvim -l build.lua` (no coroutine)
+--- vim.wait runs the event loop.
 
 local M = {}
 
@@ -79,11 +80,11 @@ end
 ---Runs a command; never raises (a missing program is a result with code -1). With `progress`,
 ---the latest line of its stderr is shown as progress inside lazy.nvim (cargo's "Compiling …").
 ---@param argv string[]
----@param o vim.SystemOpts?
+---@param o claude_context.ProcOpts? claude_context.util.proc's options
 ---@param progress boolean?
----@return {code: integer, stdout: string, stderr: string}
+---@return claude_context.ProcResult
 function M.run(argv, o, progress)
-  local opts = vim.tbl_extend("force", { text = true }, o or {})
+  local opts = vim.deepcopy(o or {})
   local err_buf, latest, shown = {}, nil, nil
   if progress then
     opts.stderr = function(_, data)
@@ -109,12 +110,9 @@ function M.run(argv, o, progress)
       end
     or nil
   return await(function(cb)
-    local ok, err = pcall(vim.system, argv, opts, function(r)
-      cb({ code = r.code, stdout = r.stdout or "", stderr = progress and table.concat(err_buf) or (r.stderr or "") })
+    require("claude_context.util.proc").run(argv, opts, function(r)
+      cb({ code = r.code, stdout = r.stdout, stderr = progress and r.code ~= -1 and table.concat(err_buf) or r.stderr })
     end)
-    if not ok then
-      cb({ code = -1, stdout = "", stderr = tostring(err) })
-    end
   end, poll)
 end
 

@@ -56,19 +56,25 @@ M.ENV = "CLAUDE_CONTEXT_SESSION"
 ---How long Claude Code lets one hook run, in seconds (the binary gives up after about one).
 M.TIMEOUT_S = 10
 
----The oldest Claude Code whose hooks take the exec form (`args`) this plugin's hooks use.
-M.MIN_CLI = "2.1.139"
+---The oldest Claude Code whose hooks take the exec form (`args`) this plugin's hooks use (the
+---Rust side's fact: claude_context.cli.versions), nil while the native library is missing.
+---@return string?
+function M.min_cli()
+  local v = require("claude_context.cli").versions()
+  return v and v.hooks
+end
 
 ---Whether the CLI of `version_text` (`claude --version`'s output) runs these hooks; nil when the
----text names no version.
+---text names no version (or the native library, which knows the oldest, is missing).
 ---@param version_text string
 ---@return boolean?
 function M.cli_supported(version_text)
   local v = (version_text or ""):match("(%d+%.%d+%.%d+)")
-  if not v then
+  local min = M.min_cli()
+  if not v or not min then
     return nil
   end
-  return vim.version.ge(vim.version.parse(v), vim.version.parse(M.MIN_CLI))
+  return vim.version.ge(vim.version.parse(v), vim.version.parse(min))
 end
 
 ---The hook binary's path, or nil.
@@ -249,6 +255,14 @@ end
 ---@param argv string[]? the command line so far (a `--settings` of the person's wins)
 ---@return string? arg, string? why
 function M.settings_arg(argv)
+  local json, why = M.settings_json(argv)
+  return json and "--settings=" .. json, why
+end
+
+---The `--settings` JSON of a terminal's session, or nil and why not.
+---@param argv string[]? the command line so far (a `--settings` of the person's wins)
+---@return string? json, string? why
+function M.settings_json(argv)
   if not M.enabled() then
     return nil, "sessions.hooks = false"
   end
@@ -259,18 +273,7 @@ function M.settings_arg(argv)
   if not bin then
     return nil, "claude-context-mcp is not built"
   end
-  return "--settings=" .. vim.json.encode(M.settings_table(bin, M.has_bridge_server(argv)))
-end
-
----Appends `--settings=<hooks>` to `cmd` (the job's argv) unless hooks are off.
----@param cmd string[]
----@param extra string[]? arguments that will follow
-function M.add_args(cmd, extra)
-  local all = vim.list_extend(vim.deepcopy(cmd), extra or {})
-  local arg = M.settings_arg(all)
-  if arg then
-    table.insert(cmd, arg)
-  end
+  return vim.json.encode(M.settings_table(bin, M.has_bridge_server(argv)))
 end
 
 ---Adds the terminal's name to the job's environment.

@@ -122,7 +122,7 @@ local function name_of(params)
     if wname then
       return wname
     end
-    for _, e in ipairs(agents.list()) do
+    for _, e in ipairs(require("claude_context.agents.list").list()) do
       if e.session_id == params.session_id then
         return e.name
       end
@@ -360,8 +360,6 @@ function M.pick()
     end
   end)
 end
-
-require("claude_context.rpc").register("permission_request", M.handle)
 
 vim.api.nvim_create_autocmd("User", {
   group = vim.api.nvim_create_augroup("ClaudeContextPermissions", { clear = true }),

@@ -285,9 +285,4 @@ function M.handle(params, respond)
   respond({ decision = "pass" })
 end
 
----Registers the bridge's `plan_review` handler (idempotent).
-function M.start()
-  require("claude_context.rpc").register("plan_review", M.handle)
-end
-
 return M

@@ -333,12 +333,16 @@ end
 
 local group
 
----Registers the bridge's `session_state` handler and the autocmds (idempotent).
+---The bridge's `session_state` (claude_context.rpc's table of methods routes it here).
+---@param params table
+---@param respond fun(result: any, err: string?)
+function M.handle(params, respond)
+  local ok, err = pcall(M.on_change, params)
+  respond(nil, not ok and tostring(err) or nil)
+end
+
+---Installs the autocmds (idempotent).
 function M.start()
-  require("claude_context.rpc").register("session_state", function(params, respond)
-    local ok, err = pcall(M.on_change, params)
-    respond(nil, not ok and tostring(err) or nil)
-  end)
   group = group
     or require("claude_context.util.autocmds").group("ClaudeContextSessions", {
       {

@@ -52,38 +52,25 @@ local function job_env(port, opts)
   return env
 end
 
----Whether `argv` already chooses how permissions are asked (then the plugin adds nothing).
----@param argv string[]
----@return boolean
-local function chooses_permissions(argv)
-  for _, a in ipairs(argv) do
-    if a == "--permission-mode" or vim.startswith(a, "--permission-mode=") or a == "--dangerously-skip-permissions" then
-      return true
-    end
-  end
-  return false
-end
-
----The argv of the job: the CLI (`prog`, else "claude"),
----`--mcp-config <file>`, `--permission-mode=<mode>` (unless the command or args choose one),
----then the extra args.
+---The argv of the job (claude_context.cli.argv): the CLI, `--mcp-config=<file>`, `--settings`
+---with the session-state hooks (claude_context.sessions.hooks; not when the args have their own),
+---`--permission-mode=<mode>` (unless the args choose one), the args, then `extra`.
 ---@param opts claude_context.TerminalConfig
 ---@param mcp_file string?
----@param prog string? the CLI's path (claude_context.cli.find)
+---@param prog string the CLI's path (claude_context.cli.find)
+---@param extra string[]?
 ---@return string[]
-local function build_cmd(opts, mcp_file, prog)
-  local cmd = { prog or "claude" }
-  local user_chose = chooses_permissions(opts.args)
-  if mcp_file then
-    -- `--opt=value`: the CLI's --mcp-config takes several values, and this form keeps it from
-    -- swallowing a prompt given in `args`.
-    table.insert(cmd, "--mcp-config=" .. mcp_file)
-  end
-  if opts.permission_mode and not user_chose then
-    table.insert(cmd, "--permission-mode=" .. opts.permission_mode)
-  end
-  vim.list_extend(cmd, opts.args)
-  return cmd
+function M.argv(opts, mcp_file, prog, extra)
+  local mcp_arg = mcp_file and "--mcp-config=" .. mcp_file or nil
+  local so_far = vim.list_extend({ prog, mcp_arg }, opts.args or {})
+  return require("claude_context.cli").argv({
+    head = { prog },
+    mcp_config = mcp_file,
+    permission_mode = opts.permission_mode or nil,
+    args = opts.args,
+    settings = require("claude_context.sessions.hooks").settings_json(vim.list_extend(so_far, extra or {})),
+    tail = extra,
+  })
 end
 
 ---What Shift+Enter and Alt+Enter send: ESC CR, the sequence Claude Code reads as a newline in
@@ -219,10 +206,10 @@ function M.start(extra)
     end
     mcp_file = res
   end
-  local cmd = build_cmd(opts, mcp_file, prog)
-  -- Hooks: --settings with the session-state hooks (claude_context.sessions.hooks).
-  require("claude_context.sessions.hooks").add_args(cmd, extra)
-  vim.list_extend(cmd, extra or {})
+  local built, cmd = pcall(M.argv, opts, mcp_file, prog, extra)
+  if not built then
+    return false, require("claude_context.native").message(cmd)
+  end
   local env = job_env(st.port, opts)
 
   local provider = require("claude_context.terminal.providers").resolve(opts)

@@ -225,6 +225,60 @@ pub fn readable_dirs(cfg: &ClaudeConfig, root: Option<&Path>) -> Vec<PathBuf> {
     v
 }
 
+/// Whether `args` choose how permissions are asked (`--permission-mode`, in either form, or
+/// `--dangerously-skip-permissions`): then a configured mode is not added.
+pub fn chooses_permission_mode(args: &[String]) -> bool {
+    args.iter().any(|a| {
+        a == "--permission-mode"
+            || a.starts_with("--permission-mode=")
+            || a == "--dangerously-skip-permissions"
+    })
+}
+
+/// A Claude Code command line the editor starts (a terminal's, a background session's): the
+/// one place its argv is put together (the editor asks the native module, `claude_argv`).
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct Launch {
+    /// The CLI and what comes before the plugin's options (`claude --bg --worktree NAME`).
+    pub head: Vec<String>,
+    /// `--mcp-config=<value>` (a file, or the JSON itself).
+    pub mcp_config: Option<String>,
+    /// `--settings=<json>`: the plugin's hooks.
+    pub settings: Option<String>,
+    /// The configured `--permission-mode`: added unless `args` choose one.
+    pub permission_mode: Option<String>,
+    /// The mode was chosen for this launch: it is added even when `args` choose one.
+    pub mode_wins: bool,
+    /// The person's arguments (`terminal.args`).
+    pub args: Vec<String>,
+    /// What follows (`:ClaudeContext open`'s arguments, a prompt).
+    pub tail: Vec<String>,
+}
+
+impl Launch {
+    /// The argv: head, `--mcp-config=`, `--settings=`, `--permission-mode=`, args, tail (the
+    /// `=` forms keep a flag that takes several values from swallowing what follows; the
+    /// person's arguments come right before the tail, a prompt after their `--model x`).
+    pub fn argv(&self) -> Vec<String> {
+        let mut v = self.head.clone();
+        if let Some(m) = &self.mcp_config {
+            v.push(format!("--mcp-config={m}"));
+        }
+        if let Some(s) = &self.settings {
+            v.push(format!("--settings={s}"));
+        }
+        if let Some(mode) = &self.permission_mode {
+            if self.mode_wins || !chooses_permission_mode(&self.args) {
+                v.push(format!("--permission-mode={mode}"));
+            }
+        }
+        v.extend(self.args.iter().cloned());
+        v.extend(self.tail.iter().cloned());
+        v
+    }
+}
+
 /// Whether the person's own arguments or permission mode take the confinement over: their own
 /// `--settings`, or a bypass mode they chose.
 pub fn person_owns_permissions(cfg: &ClaudeConfig) -> bool {
@@ -414,6 +468,53 @@ pub fn child_home(cfg: &ClaudeConfig) -> Option<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_launch_adds_the_configured_mode_unless_the_args_choose_one() {
+        let l = |mode: Option<&str>, wins: bool, args: &[&str]| {
+            Launch {
+                head: s(&["claude"]),
+                mcp_config: Some("/run/m.json".into()),
+                permission_mode: mode.map(str::to_string),
+                mode_wins: wins,
+                args: s(args),
+                settings: Some("{}".into()),
+                tail: s(&["--resume"]),
+            }
+            .argv()
+        };
+        assert_eq!(
+            l(Some("default"), false, &["--model", "x y"]),
+            s(&[
+                "claude",
+                "--mcp-config=/run/m.json",
+                "--settings={}",
+                "--permission-mode=default",
+                "--model",
+                "x y",
+                "--resume"
+            ])
+        );
+        for chosen in [
+            &["--permission-mode", "plan"][..],
+            &["--permission-mode=plan"],
+            &["--dangerously-skip-permissions"],
+        ] {
+            assert!(chooses_permission_mode(&s(chosen)));
+            let a = l(Some("default"), false, chosen);
+            assert!(
+                !a.contains(&"--permission-mode=default".to_string()),
+                "{a:?}"
+            );
+            let a = l(Some("acceptEdits"), true, chosen);
+            assert!(
+                a.contains(&"--permission-mode=acceptEdits".to_string()),
+                "{a:?}"
+            );
+        }
+        assert!(!chooses_permission_mode(&s(&["--permission-modes"])));
+        assert_eq!(l(None, true, &[]).len(), 4);
+    }
 
     fn s(v: &[&str]) -> Vec<String> {
         v.iter().map(|x| x.to_string()).collect()

@@ -79,6 +79,15 @@ pub const INSTALL_OFFICIAL: &str = "curl -fsSL https://claude.ai/install.sh | ba
 /// The second way: npm.
 pub const INSTALL_NPM: &str = "npm install -g @anthropic-ai/claude-code";
 
+/// The Claude Code versions the plugin's features need (the editor asks them of the native
+/// module, `cli_versions`): the oldest whose hooks take the exec form (`args`) the plugin's
+/// hooks use.
+pub const MIN_CLI_HOOKS: &str = "2.1.139";
+/// Background sessions: `claude --bg --worktree NAME` and `claude agents --json`.
+pub const MIN_CLI_BACKGROUND: &str = "2.1.197";
+/// Managing background sessions: `claude attach`, `stop`, `rm`, `logs`.
+pub const MIN_CLI_MANAGE: &str = "2.1.330";
+
 /// The common install locations; `~` is the home directory, `*` one directory level. The
 /// official installer's place and the older `claude migrate-installer` one come first; then the
 /// list of doc/protocol.md, Finding the CLI.

@@ -549,7 +549,7 @@ fn apply(shared: &Shared, id: u64, ev: PeerEvent) {
             // Tell the editor a Claude Code session is ready for notifications (it sends
             // queued @-mentions and the current selection). No editor handler: no harm.
             let fut = shared.rpc.call(
-                "ide_connected",
+                crate::editor::methods::IDE_CONNECTED,
                 serde_json::json!({"client": id, "pid": pid}),
             );
             tokio::spawn(async move {

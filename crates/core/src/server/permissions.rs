@@ -27,7 +27,7 @@ pub fn editor_params(ev: &HookEvent, a: &Ask) -> Value {
 
 /// A permission request, asked with [`door::decide`].
 impl Decidable for Ask {
-    const METHOD: &'static str = "permission_request";
+    const METHOD: &'static str = crate::editor::methods::PERMISSION_REQUEST;
     /// The most asks waiting at once; more are left to Claude Code's dialog.
     const MAX_OPEN: usize = 32;
     const BUSY: &'static str = "too many permission requests waiting; Claude Code's dialog asks";

@@ -58,7 +58,7 @@ pub fn result_for(r: &Review, answer: Result<Value, EditorError>) -> Value {
 
 /// A review, asked with [`door::decide`].
 impl Decidable for Review {
-    const METHOD: &'static str = "plan_review";
+    const METHOD: &'static str = crate::editor::methods::PLAN_REVIEW;
     /// The most reviews open at once (each is a buffer in Neovim); more are left to the
     /// terminal.
     const MAX_OPEN: usize = 8;

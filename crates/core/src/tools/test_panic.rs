@@ -26,7 +26,11 @@ fn run(ctx: Ctx, args: Value) -> super::ToolFuture {
     }
     if flag("main_thread") {
         return Box::pin(async move {
-            match ctx.rpc.call("test/panic", json!({})).await {
+            match ctx
+                .rpc
+                .call(crate::editor::methods::TEST_PANIC, json!({}))
+                .await
+            {
                 Ok(v) => Ok(ToolOutput::json(v)),
                 Err(e) => Err(crate::error::Error::from(e).into()),
             }

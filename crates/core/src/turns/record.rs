@@ -3,6 +3,7 @@
 
 use super::Tracker as State;
 use super::{Change, HookEvent};
+use crate::editor::methods;
 use serde_json::Value;
 use std::sync::Arc;
 
@@ -34,7 +35,7 @@ fn record_at(state: &Arc<State>, ev: HookEvent, line: Option<u64>) {
 /// Sends a registry change to the editor (`session_state`), not waiting for it.
 fn send_change(state: &State, change: &Change) {
     let params = serde_json::to_value(change).unwrap_or(Value::Null);
-    tell_editor(state, "session_state", params);
+    tell_editor(state, methods::SESSION_STATE, params);
 }
 
 /// Sends `method` to the editor, not waiting for its answer.
@@ -62,7 +63,7 @@ fn send_tool_call(state: &State, ev: &HookEvent, line: Option<u64>) {
         "event": ev.event, "session_id": ev.session_id, "terminal": ev.terminal,
         "cwd": ev.cwd, "tool": tool, "file": file, "line": line,
     });
-    tell_editor(state, "tool_call", params);
+    tell_editor(state, methods::TOOL_CALL, params);
 }
 
 /// The line a tool call's hook names: the `offset` the hook interpolated (a number, or its

@@ -4,6 +4,7 @@
 //! language, a language server's document symbols stand in, and with neither the answer says
 //! so. Handler: `lua/claude_context/code/outline.lua`.
 
+use crate::editor::methods;
 use crate::tools::code::{output_schema, run_with, CodeError};
 use crate::tools::{schema_of, Ctx, Run, ToolDef, ToolFuture};
 use schemars::JsonSchema;
@@ -41,5 +42,5 @@ fn check(a: &Args, tool: &'static str) -> Result<(), CodeError> {
 }
 
 fn run(ctx: Ctx, args: Value) -> ToolFuture {
-    run_with::<Args>(ctx, "code_outline", args, check)
+    run_with::<Args>(ctx, methods::CODE_OUTLINE, args, check)
 }

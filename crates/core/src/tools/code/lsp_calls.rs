@@ -2,6 +2,7 @@
 //! (`callHierarchy/incomingCalls`, `callHierarchy/outgoingCalls`). Handler:
 //! `lua/claude_context/code/lsp.lua`.
 
+use crate::editor::methods;
 use crate::tools::code::{output_schema, run_targeted, Target};
 use crate::tools::{schema_of, Ctx, Run, ToolDef, ToolFuture};
 use schemars::JsonSchema;
@@ -44,5 +45,5 @@ pub fn def() -> ToolDef {
 }
 
 fn run(ctx: Ctx, args: Value) -> ToolFuture {
-    run_targeted::<Args>(ctx, "lsp_calls", args, |a| &a.target)
+    run_targeted::<Args>(ctx, methods::LSP_CALLS, args, |a| &a.target)
 }

@@ -2,6 +2,7 @@
 //! buffer holds is loaded into a hidden buffer, the server's `publishDiagnostics` awaited within
 //! `timeout_ms`, then the buffer is unloaded. Handler: `lua/claude_context/code/diagnostics.lua`.
 
+use crate::editor::methods;
 use crate::tools::code::{output_schema, run_with, CodeError};
 use crate::tools::{schema_of, Ctx, Run, ToolDef, ToolFuture};
 use schemars::JsonSchema;
@@ -60,5 +61,5 @@ fn check(a: &Args, tool: &'static str) -> Result<(), CodeError> {
 }
 
 fn run(ctx: Ctx, args: Value) -> ToolFuture {
-    run_with::<Args>(ctx, "lsp_diagnostics", args, check)
+    run_with::<Args>(ctx, methods::LSP_DIAGNOSTICS, args, check)
 }

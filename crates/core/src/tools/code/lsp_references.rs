@@ -2,6 +2,7 @@
 //! (`textDocument/references`), grouped by file and capped. Handler:
 //! `lua/claude_context/code/lsp.lua`.
 
+use crate::editor::methods;
 use crate::tools::code::{output_schema, run_targeted, Target};
 use crate::tools::{schema_of, Ctx, Run, ToolDef, ToolFuture};
 use schemars::JsonSchema;
@@ -35,5 +36,5 @@ pub fn def() -> ToolDef {
 }
 
 fn run(ctx: Ctx, args: Value) -> ToolFuture {
-    run_targeted::<Args>(ctx, "lsp_references", args, |a| &a.target)
+    run_targeted::<Args>(ctx, methods::LSP_REFERENCES, args, |a| &a.target)
 }

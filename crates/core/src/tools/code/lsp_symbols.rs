@@ -2,6 +2,7 @@
 //! workspace's (`workspace/symbol`), from the person's language servers. Handler:
 //! `lua/claude_context/code/lsp.lua`.
 
+use crate::editor::methods;
 use crate::tools::code::{output_schema, run_with, CodeError};
 use crate::tools::{schema_of, Ctx, Run, ToolDef, ToolFuture};
 use schemars::JsonSchema;
@@ -48,5 +49,5 @@ fn check(a: &Args, tool: &'static str) -> Result<(), CodeError> {
 }
 
 fn run(ctx: Ctx, args: Value) -> ToolFuture {
-    run_with::<Args>(ctx, "lsp_symbols", args, check)
+    run_with::<Args>(ctx, methods::LSP_SYMBOLS, args, check)
 }

@@ -1,5 +1,6 @@
 //! `lsp_type_definition` — where the type of a symbol is defined (`textDocument/typeDefinition`). Handler: `lua/claude_context/code/lsp.lua`.
 
+use crate::editor::methods;
 use crate::tools::code::{output_schema, run_target, Target};
 use crate::tools::{schema_of, Ctx, Run, ToolDef, ToolFuture};
 use serde_json::Value;
@@ -16,5 +17,5 @@ pub fn def() -> ToolDef {
 }
 
 fn run(ctx: Ctx, args: Value) -> ToolFuture {
-    run_target(ctx, "lsp_type_definition", args)
+    run_target(ctx, methods::LSP_TYPE_DEFINITION, args)
 }

@@ -220,7 +220,7 @@ pub async fn forward(
             .map(|r| Value::String(r.to_string_lossy().into_owned()))
             .collect();
         o.insert("roots".into(), Value::Array(roots));
-        if tool == "code_outline" {
+        if tool == crate::editor::methods::CODE_OUTLINE {
             // The file's text for the parser, read here through the capability layer (the
             // handler prefers a buffer's unsaved state when one holds the file).
             let file = o.get("file").and_then(Value::as_str).map(PathBuf::from);

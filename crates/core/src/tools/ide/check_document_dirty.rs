@@ -4,6 +4,7 @@
 //! Served from the editor snapshot without Neovim's main thread; the Lua handler
 //! (`lua/claude_context/ide/check_document_dirty.lua`) answers only while it is not live.
 
+use crate::editor::methods;
 use crate::tools::ide::{forward, FilePathArgs};
 use crate::tools::{parse_args, schema_of, Ctx, Run, ToolDef, ToolOutput};
 use schemars::JsonSchema;
@@ -54,7 +55,7 @@ fn run(ctx: Ctx, args: Value) -> crate::tools::ToolFuture {
             Some(r) => r,
             None => {
                 let params = serde_json::to_value(&args).unwrap_or_default();
-                forward(&ctx, "checkDocumentDirty", params).await?
+                forward(&ctx, methods::CHECK_DOCUMENT_DIRTY, params).await?
             }
         };
         ToolOutput::of(&r)

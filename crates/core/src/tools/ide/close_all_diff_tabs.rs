@@ -6,6 +6,7 @@
 //! every turn, also while the person sits at a hit-enter prompt).
 //! Handler: `lua/claude_context/ide/close_all_diff_tabs.lua`.
 
+use crate::editor::methods;
 use crate::tools::ide::{forward, Empty};
 use crate::tools::{parse_args, schema_of, Ctx, Run, ToolDef, ToolOutput};
 use serde::Deserialize;
@@ -38,8 +39,12 @@ fn run(ctx: Ctx, args: Value) -> crate::tools::ToolFuture {
         return crate::tools::ready(Ok(ToolOutput::texts(["CLOSED_0_DIFF_TABS".to_string()])));
     }
     Box::pin(async move {
-        let c: Closed =
-            forward(&ctx, "closeAllDiffTabs", Value::Object(Default::default())).await?;
+        let c: Closed = forward(
+            &ctx,
+            methods::CLOSE_ALL_DIFF_TABS,
+            Value::Object(Default::default()),
+        )
+        .await?;
         Ok(ToolOutput::texts([format!(
             "CLOSED_{}_DIFF_TABS",
             c.closed

@@ -3,6 +3,7 @@
 //! `DIFF_REJECTED`). Answers `TAB_CLOSED`, also when no such view is open (it may have closed
 //! already when the person decided). Handler: `lua/claude_context/ide/close_tab.lua`.
 
+use crate::editor::methods;
 use crate::tools::ide::forward;
 use crate::tools::{parse_args, schema_of, Ctx, Run, ToolDef, ToolOutput};
 use schemars::JsonSchema;
@@ -36,7 +37,7 @@ fn run(ctx: Ctx, args: Value) -> crate::tools::ToolFuture {
     };
     Box::pin(async move {
         let params = serde_json::to_value(&args).unwrap_or_default();
-        let _: Value = forward(&ctx, "close_tab", params).await?;
+        let _: Value = forward(&ctx, methods::CLOSE_TAB, params).await?;
         Ok(ToolOutput::texts(["TAB_CLOSED".to_string()]))
     })
 }

@@ -4,6 +4,7 @@
 //! `{success: false, message: "No active editor found"}`.
 //! Handler: `lua/claude_context/ide/get_current_selection.lua`.
 
+use crate::editor::methods;
 use crate::tools::ide::{forward_selection, Empty, SelectionResult};
 use crate::tools::{schema_of, Ctx, Run, ToolDef};
 use serde_json::Value;
@@ -24,7 +25,7 @@ pub fn def() -> ToolDef {
 }
 
 fn run(ctx: Ctx, args: Value) -> crate::tools::ToolFuture {
-    forward_selection(ctx, "getCurrentSelection", args)
+    forward_selection(ctx, methods::GET_CURRENT_SELECTION, args)
 }
 
 #[cfg(test)]

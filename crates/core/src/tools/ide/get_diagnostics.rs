@@ -9,6 +9,7 @@
 //! a buffer's changed) without Neovim's main thread; the Lua handler
 //! (`lua/claude_context/ide/get_diagnostics.lua`) answers only while the snapshot is not live.
 
+use crate::editor::methods;
 use crate::tools::ide::{forward, Range};
 use crate::tools::{parse_args, schema_of, Ctx, Run, ToolDef, ToolOutput};
 use schemars::JsonSchema;
@@ -79,7 +80,7 @@ fn run(ctx: Ctx, args: Value) -> crate::tools::ToolFuture {
             return Ok(ToolOutput::texts([text]));
         }
         let params = serde_json::to_value(&args).unwrap_or_default();
-        let files: Vec<FileDiagnostics> = forward(&ctx, "getDiagnostics", params).await?;
+        let files: Vec<FileDiagnostics> = forward(&ctx, methods::GET_DIAGNOSTICS, params).await?;
         let text = serde_json::to_string(&files)
             .map_err(crate::tools::ide::AnswerError::EncodeDiagnostics)?;
         Ok(ToolOutput::texts([text]))

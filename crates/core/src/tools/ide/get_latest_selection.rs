@@ -5,6 +5,7 @@
 //! the Lua handler (`lua/claude_context/ide/get_latest_selection.lua`) answers only while the
 //! snapshot is not live or holds no selection yet.
 
+use crate::editor::methods;
 use crate::tools::ide::{decode, forward_selection, Empty, SelectionResult};
 use crate::tools::{parse_args, schema_of, Ctx, Run, ToolDef, ToolOutput};
 use serde_json::Value;
@@ -35,7 +36,7 @@ fn run(ctx: Ctx, args: Value) -> crate::tools::ToolFuture {
             decode::<SelectionResult>("getLatestSelection", sel).and_then(|r| ToolOutput::of(&r)),
         );
     }
-    forward_selection(ctx, "getLatestSelection", args)
+    forward_selection(ctx, methods::GET_LATEST_SELECTION, args)
 }
 
 /// The latest selection from the snapshot; `None` when it is not live or has none yet.

@@ -5,6 +5,7 @@
 //! the Lua handler (`lua/claude_context/ide/get_open_editors.lua`) answers only while the
 //! snapshot is not live.
 
+use crate::editor::methods;
 use crate::tools::ide::{forward, Empty};
 use crate::tools::{parse_args, schema_of, Ctx, Run, ToolDef, ToolOutput};
 use schemars::JsonSchema;
@@ -58,7 +59,14 @@ fn run(ctx: Ctx, args: Value) -> crate::tools::ToolFuture {
     Box::pin(async move {
         let r: OpenEditors = match from_snapshot(&ctx) {
             Some(r) => r,
-            None => forward(&ctx, "getOpenEditors", Value::Object(Default::default())).await?,
+            None => {
+                forward(
+                    &ctx,
+                    methods::GET_OPEN_EDITORS,
+                    Value::Object(Default::default()),
+                )
+                .await?
+            }
         };
         ToolOutput::of(&r)
     })

@@ -12,6 +12,7 @@
 //! Accepting an unedited proposal answers with the text Claude sent, kept here; an edited one's
 //! lines come back in slices and are joined here.
 
+use crate::editor::methods;
 use crate::tools::ide::forward;
 use crate::tools::{parse_args, schema_of, Ctx, Run, ToolDef, ToolError, ToolOutput};
 use schemars::JsonSchema;
@@ -114,7 +115,7 @@ fn run(ctx: Ctx, args: Value) -> crate::tools::ToolFuture {
             "tab_name": tab_name,
             "prepared": handle.summary(),
         });
-        let d: Decision = forward(&ctx, "openDiff", params).await?;
+        let d: Decision = forward(&ctx, methods::OPEN_DIFF, params).await?;
         // Composing or joining the accepted text (megabytes) too.
         crate::tools::on_blocking_pool(move || shape(d, &handle)).await
     })

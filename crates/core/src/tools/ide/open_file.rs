@@ -5,6 +5,7 @@
 //! into a buffer, nothing on screen changes, and the answer is JSON
 //! `{success, filePath, languageId, lineCount}`. Handler: `lua/claude_context/ide/open_file.lua`.
 
+use crate::editor::methods;
 use crate::tools::ide::forward;
 use crate::tools::{parse_args, schema_of, Ctx, Run, ToolDef, ToolOutput};
 use schemars::JsonSchema;
@@ -85,7 +86,7 @@ fn run(ctx: Ctx, args: Value) -> crate::tools::ToolFuture {
     };
     Box::pin(async move {
         let params = serde_json::to_value(&args).unwrap_or_default();
-        let o: Opened = forward(&ctx, "openFile", params).await?;
+        let o: Opened = forward(&ctx, methods::OPEN_FILE, params).await?;
         shape(args.make_frontmost, o)
     })
 }

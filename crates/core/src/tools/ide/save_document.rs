@@ -1,6 +1,7 @@
 //! `saveDocument {filePath}` — write the file's buffer if it has unsaved changes: JSON
 //! `{success, filePath, saved, message}`. Handler: `lua/claude_context/ide/save_document.lua`.
 
+use crate::editor::methods;
 use crate::tools::ide::{forward, FilePathArgs};
 use crate::tools::{parse_args, schema_of, Ctx, Run, ToolDef, ToolOutput};
 use schemars::JsonSchema;
@@ -37,7 +38,7 @@ fn run(ctx: Ctx, args: Value) -> crate::tools::ToolFuture {
     };
     Box::pin(async move {
         let params = serde_json::to_value(&args).unwrap_or_default();
-        let r: SaveResult = forward(&ctx, "saveDocument", params).await?;
+        let r: SaveResult = forward(&ctx, methods::SAVE_DOCUMENT, params).await?;
         ToolOutput::of(&r)
     })
 }

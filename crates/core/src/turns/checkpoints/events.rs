@@ -7,6 +7,7 @@ use super::{
     MAX_BASH_HUNKS, MAX_CAPTURES, MAX_LIVE_TURNS,
 };
 use crate::checkpoint::{Change, CheckpointError, FileState, Kind};
+use crate::editor::methods;
 use crate::hook::event::{Event, TurnStep};
 use crate::turns::HookEvent;
 use crate::turns::Tracker as State;
@@ -153,7 +154,7 @@ fn take_start(shared: &Arc<State>, p: &Project, key: u64) {
     let tell = |dirs: u64, files: u64, done: bool| {
         cps.tell(
             shared,
-            "checkpoint_progress",
+            methods::CHECKPOINT_PROGRESS,
             serde_json::json!({ "root": root, "dirs": dirs, "files": files, "done": done }),
         );
     };
@@ -364,7 +365,7 @@ fn finish_turn(shared: &Arc<State>, p: &Project, key: u64) {
     // the turn from here (`lua/claude_context/review/turn_end.lua`).
     cps.tell(
         shared,
-        "turn_checkpointed",
+        methods::TURN_CHECKPOINTED,
         json!({"root": super::pathcode::shown(&p.root), "turn": rec, "event": by}),
     );
 }

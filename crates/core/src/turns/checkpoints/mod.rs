@@ -40,6 +40,7 @@ pub use review::{
 
 use crate::capfs::CapError;
 use crate::checkpoint::{Capturer, CheckpointError, CheckpointId, FileState, Store, StoreOptions};
+use crate::editor::methods;
 use crate::turns::Tracker as State;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
@@ -428,7 +429,7 @@ impl Checkpoints {
         if !self.tables().said.insert(key) {
             return;
         }
-        self.tell(shared, "checkpoint_error", json!({ "message": msg }));
+        self.tell(shared, methods::CHECKPOINT_ERROR, json!({ "message": msg }));
     }
 
     /// Sends the editor `method` without waiting for its answer.
