@@ -98,45 +98,65 @@ def main():
     ap.add_argument("--n", type=int, default=1000)
     ap.add_argument("--claude", default=str(CLAUDE))
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--data", help="keep the conversations in this folder and use them again when it exists")
     a = ap.parse_args()
-    tmp = Path(tempfile.mkdtemp(prefix="cc-conv-bench-")).resolve()
+    tmp = Path(a.data or tempfile.mkdtemp(prefix="cc-conv-bench-")).resolve()
     try:
         cfg, project = tmp / "home" / ".claude", tmp / "project"
-        cfg.mkdir(parents=True)
-        project.mkdir()
-        subprocess.run(["git", "init", "-q", "."], cwd=project)
-        one = make_one(Path(a.claude).absolute(), cfg, project)
-        query, want = multiply(one, a.n)
+        made = tmp / "made.json"
+        if a.data and made.exists():
+            one, want = Path(json.loads(made.read_text())["one"]), json.loads(made.read_text())["want"]
+            query = "needle-word"
+        else:
+            cfg.mkdir(parents=True)
+            project.mkdir()
+            subprocess.run(["git", "init", "-q", "."], cwd=project)
+            one = make_one(Path(a.claude).absolute(), cfg, project)
+            query, want = multiply(one, a.n)
+            made.write_text(json.dumps({"one": str(one), "want": want}))
         files = list(one.parent.glob("*.jsonl"))
         size = sum(f.stat().st_size for f in files)
         print(f"{len(files)} conversations, {size / 1e6:.1f} MB ({one.stat().st_size / 1e3:.0f} kB each), "
               f"CLI {subprocess.run([a.claude, '--version'], capture_output=True, text=True).stdout.strip()}")
         rows = []
-        for _ in range(a.rounds):
-            env = dict(os.environ, CLAUDE_CONFIG_DIR=str(cfg))
+        def run(env, *extra):
             r = subprocess.run([str(NVIM), "--headless", "--clean", "-u", str(REPO / "tests/minimal_init.lua"), "-l",
-                                str(HERE / "conversations.lua"), str(project), query], cwd=REPO, env=env,
+                                str(HERE / "conversations.lua"), str(project), query, *extra], cwd=REPO, env=env,
                                capture_output=True, text=True, timeout=600)
             line = [x for x in r.stdout.splitlines() + r.stderr.splitlines() if x.startswith("{")]
             assert line, r.stdout + r.stderr
-            rows.append(json.loads(line[-1]))
+            return json.loads(line[-1])
+
+        for _ in range(a.rounds):
+            # A cache folder of its own: the first editor finds no index, the second the first's.
+            cache = Path(tempfile.mkdtemp(prefix="cc-conv-cache-"))
+            env = dict(os.environ, CLAUDE_CONFIG_DIR=str(cfg), XDG_CACHE_HOME=str(cache))
+            row = run(env)
+            row["restart"] = run(env, "restart")["first"]
+            rows.append(row)
+            shutil.rmtree(cache, ignore_errors=True)
         assert rows[0]["count"] == len(files), rows[0]
         assert rows[0]["query_hits"] == want, rows[0]
 
         def med(k, f="ms"):
             return statistics.median(r[k][f] for r in rows)
 
-        for k, what in (("first", "conversations(), first call"), ("second", "conversations(), cached"),
+        for k, what in (("first", "conversations(), first call (no index)"),
+                        ("restart", "conversations(), a new editor's first (index)"),
+                        ("second", "conversations(), cached"),
                         ("changed10", "conversations(), 10 files grew"), ("query", f"query {query!r} over all"),
                         ("picker", "picker drawn (vim.ui.select, lines formatted)")):
             print(f"{what:48s} {med(k):8.1f} ms   longest main-thread block {max(r[k]['block_ms'] for r in rows):5.1f} ms")
+        print(f"{'idle editor, 300 ms (the floor of a block)':48s} {'':8s}      longest main-thread block {max(r['idle']['block_ms'] for r in rows):5.1f} ms (median {statistics.median(r['idle']['block_ms'] for r in rows):.1f})")
+        print(f"{'files read whole, index written (a thread)':48s} {statistics.median(r['index_ms'] for r in rows):8.1f} ms after the picker")
         rg = rg_time(query, cfg / "projects", a.rounds)
         if rg is None:
             print("rg -l: ripgrep is not installed (apt-get install ripgrep): not compared")
         else:
             print(f"{'rg -l -i -F over the same folder':48s} {rg:8.1f} ms   (query / rg = {med('query') / rg:.2f})")
     finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+        if not a.data:
+            shutil.rmtree(tmp, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -1,12 +1,13 @@
 //! `require("claude_context.native").conversations(opts_json, cb)`: Claude Code's conversations
 //! of a project (`claude_context_core::conversations`), listed or searched on a thread of their
-//! own; `cb(nil, json)` later on the main thread with the list, or
+//! own; `cb(nil, list)` later on the main thread with the list (a Lua table built natively:
+//! a thousand conversations are not a megabyte of JSON to decode on the main thread), or
 //! `cb(message)` (the binding's one convention, `src/binding.rs`). Returns at once. Calls run in
 //! the order made; the files are read in parallel by a small pool ([`conversations::Pool`]).
 
 use crate::binding::{self, export, lua_error, Failure};
 use crate::main_thread::MainThread;
-use claude_context_core::conversations::{self, ListOptions};
+use claude_context_core::conversations::{self, Conversation, ListOptions};
 use mlua::{Function, Lua, Table};
 use std::cell::RefCell;
 use std::sync::mpsc::{channel, Sender};
@@ -63,7 +64,7 @@ fn start(opts: &str, cb: Function, main: fn() -> mlua::Result<MainThread>) -> ml
             Err(_) => conversations::list(&o),
         };
         let answer = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)) {
-            Ok(Ok(list)) => serde_json::to_vec(&list).map(Some).map_err(Failure::new),
+            Ok(Ok(list)) => Ok(list),
             Ok(Err(e)) => Err(Failure::new(e)),
             Err(p) => {
                 crate::logging::log_panic("conversations", p.as_ref());
@@ -72,7 +73,7 @@ fn start(opts: &str, cb: Function, main: fn() -> mlua::Result<MainThread>) -> ml
                 ))
             }
         };
-        binding::answer_later(&main, id, answer);
+        answer_in_pieces(&main, id, answer);
     });
     if tx.send(job).is_err() {
         binding::forget(id);
@@ -81,4 +82,102 @@ fn start(opts: &str, cb: Function, main: fn() -> mlua::Result<MainThread>) -> ml
         ));
     }
     Ok(())
+}
+
+/// Conversations made Lua tables per main-thread job: a thousand are a few short jobs, each
+/// its own turn of the main loop when the last one took long (`main_thread`'s slices).
+const PIECE: usize = 250;
+
+thread_local! {
+    /// The lists being built on the main thread, by callback id.
+    static BUILDING: RefCell<std::collections::HashMap<u64, Table>> = RefCell::default();
+}
+
+/// Answers callback `id` with the list as a Lua array of tables (the fields of
+/// [`Conversation`]; a missing one is nil), built on the main thread [`PIECE`] entries per job,
+/// or with the failure.
+fn answer_in_pieces(main: &MainThread, id: u64, answer: Result<Vec<Conversation>, Failure>) {
+    let list = match answer {
+        Ok(l) => l,
+        Err(f) => {
+            main.run(Box::new(move |_| binding::call_value(id, Err(f))));
+            return;
+        }
+    };
+    let total = list.len();
+    let mut rest = list.into_iter();
+    let mut at = 0;
+    loop {
+        let piece: Vec<Conversation> = rest.by_ref().take(PIECE).collect();
+        let start = at;
+        at += piece.len();
+        let last = at >= total;
+        main.run(Box::new(move |lua| {
+            if let Err(e) = append(lua, id, start, piece) {
+                BUILDING.with(|b| b.borrow_mut().remove(&id));
+                return binding::call_value(id, Err(Failure::new(e)));
+            }
+            if last {
+                let t = BUILDING.with(|b| b.borrow_mut().remove(&id));
+                let v = match t {
+                    Some(t) => Ok(mlua::Value::Table(t)),
+                    None => lua
+                        .create_table()
+                        .map(mlua::Value::Table)
+                        .map_err(Failure::new),
+                };
+                binding::call_value(id, v);
+            }
+        }));
+        if last {
+            return;
+        }
+    }
+}
+
+/// Appends `piece` (entries `start + 1 …` of the list) to the list being built for `id`.
+fn append(lua: &Lua, id: u64, start: usize, piece: Vec<Conversation>) -> mlua::Result<()> {
+    let t = match BUILDING.with(|b| b.borrow().get(&id).cloned()) {
+        Some(t) => t,
+        None => {
+            let t = lua.create_table()?;
+            BUILDING.with(|b| b.borrow_mut().insert(id, t.clone()));
+            t
+        }
+    };
+    for (i, c) in piece.into_iter().enumerate() {
+        t.raw_set(start + i + 1, conversation_to_lua(lua, c)?)?;
+    }
+    Ok(())
+}
+
+fn conversation_to_lua(lua: &Lua, c: Conversation) -> mlua::Result<Table> {
+    let t = lua.create_table_with_capacity(0, 18)?;
+    t.raw_set("id", c.id)?;
+    t.raw_set("title", c.title)?;
+    t.raw_set("cwd", c.cwd)?;
+    t.raw_set("branch", c.branch)?;
+    t.raw_set("worktree", c.worktree)?;
+    t.raw_set("started_ms", c.started_ms)?;
+    t.raw_set("updated_ms", c.updated_ms)?;
+    t.raw_set("prompts", c.prompts)?;
+    t.raw_set("first_prompt", c.first_prompt)?;
+    t.raw_set("last_prompt", c.last_prompt)?;
+    t.raw_set("cost_usd", c.cost_usd)?;
+    t.raw_set("running", c.running)?;
+    t.raw_set("bytes", c.bytes)?;
+    t.raw_set("folder", c.folder)?;
+    t.raw_set("partial", c.partial)?;
+    if let Some(ms) = c.matches {
+        let m = lua.create_table_with_capacity(ms.len(), 0)?;
+        for (i, x) in ms.into_iter().enumerate() {
+            let e = lua.create_table_with_capacity(0, 3)?;
+            e.raw_set("ts", x.ts)?;
+            e.raw_set("role", x.role)?;
+            e.raw_set("text", x.text)?;
+            m.raw_set(i + 1, e)?;
+        }
+        t.raw_set("matches", m)?;
+    }
+    Ok(t)
 }

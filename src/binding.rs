@@ -180,6 +180,23 @@ pub fn answer_later(main: &MainThread, id: u64, answer: Answer) {
     main.run(Box::new(move |lua| call(lua, id, answer)));
 }
 
+/// Calls callback `id` (on the main thread) with `cb(nil, value)`, or `cb(message)` when the
+/// value could not be made or the work failed: a value built natively (a Lua table: no JSON
+/// to decode on the main thread).
+pub fn call_value(id: u64, value: Result<mlua::Value, Failure>) {
+    let Some(w) = WAITING.with(|c| c.borrow_mut().remove(&id)) else {
+        return;
+    };
+    let nil = mlua::Value::Nil;
+    let r = match value {
+        Ok(v) => w.cb.call::<()>((nil, v)),
+        Err(f) => w.cb.call::<()>((f.message, nil, f.code)),
+    };
+    if let Err(e) = r {
+        crate::logging::log_panic(&format!("{} callback", w.what), &e.to_string());
+    }
+}
+
 /// Calls callback `id` with `answer` (on the main thread): `cb(nil, value)` or
 /// `cb(message, nil[, code])`. An error in the callback is logged.
 pub fn call(lua: &Lua, id: u64, answer: Answer) {

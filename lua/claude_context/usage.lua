@@ -5,8 +5,9 @@
 --- lines_removed, api_ms, context_pct }`. The figures are Claude Code's own: the last
 --- `cost-state` record of the session's conversation file (crates/core/src/transcript/), read
 --- off the main thread — only the bytes added since the last read — whenever a session's state
---- changes. A session whose CLI wrote none yet has nil figures. `context_pct` is nil: the
---- conversation file does not carry it.
+--- changes. A session whose CLI wrote none yet has nil figures. `context_pct`: how full the
+--- context window was at the last answer (its input tokens, the cache's included, over the
+--- model's window: 200,000 tokens, 1,000,000 for a `[1m]` model).
 ---
 --- `statusline()`: "$0.12 · all $0.40" (the current session's and the total); "" when nothing
 --- cost anything yet. `lualine()`: the same as a lualine component.
@@ -34,7 +35,7 @@ local M = {}
 ---@field usage claude_context.UsageFigures?
 
 ---What was read, by session id: `{ offset, usage = { cost_usd, api_ms, lines_added,
----lines_removed }?, reading, path }`.
+---lines_removed, context_pct }?, reading, path }`.
 ---@type table<string, claude_context.UsageRead>
 M.known = {}
 
@@ -69,7 +70,10 @@ function M.refresh_one(s, done)
       local ok, h = pcall(vim.json.decode, answer:sub(1, nl - 1), { luanil = { object = true } })
       if ok then
         k.path, k.offset = h.path, h.offset
-        k.usage = h.usage or (not h.reset and k.usage or nil)
+        -- What the new bytes said over what the earlier ones did (a piece may hold an answer's
+        -- token counts and no cost record).
+        local before = not h.reset and k.usage or nil
+        k.usage = h.usage and vim.tbl_extend("force", before or {}, h.usage) or before
       end
     end
     if not k.usage and s.state == "ended" then

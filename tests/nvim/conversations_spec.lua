@@ -246,6 +246,51 @@ return {
     end,
   },
   {
+    "the library answers a Lua table (no JSON to decode on the main thread); the picker formats a long list over several event-loop turns",
+    function()
+      local native = require("claude_context.native").get()
+      local got
+      native.conversations(vim.json.encode({ root = root }), function(err, l)
+        got = { err = err, l = l }
+      end)
+      wait_for(function()
+        return got
+      end, 20000)
+      eq(nil, got.err)
+      eq("table", type(got.l))
+      eq("Parser fix", got.l[2].title)
+      -- 5,000 entries, each line formatted once, not all in the turn that asked.
+      local many = {}
+      for i = 1, 5000 do
+        many[i] = { id = ("%08d"):format(i), title = "t" .. i, updated_ms = i * 1000, prompts = i }
+      end
+      local orig, slice, formatted, seen = vim.ui.select, PK.SLICE_MS, 0, nil
+      local format = PK.format
+      PK.format = function(c)
+        formatted = formatted + 1
+        return format(c)
+      end
+      PK.SLICE_MS = 1
+      vim.ui.select = function(items, opts)
+        seen = {}
+        for _, it in ipairs(items) do
+          seen[#seen + 1] = opts.format_item(it)
+        end
+      end
+      require("claude_context.config").options.sessions.picker = "select"
+      PK.show(many, "many")
+      local at_once = seen
+      wait_for(function()
+        return seen
+      end, 20000, "the picker")
+      vim.ui.select, PK.SLICE_MS, PK.format = orig, slice, format
+      eq(nil, at_once, "not drawn in the turn that asked")
+      eq(5000, #seen)
+      eq(5000, formatted, "each line formatted once")
+      contains(seen[5000], "t5000")
+    end,
+  },
+  {
     "the picker in a fake snacks.nvim: items, a Markdown preview, a key per action",
     function()
       local got

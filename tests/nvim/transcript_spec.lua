@@ -261,7 +261,9 @@ return {
         eq("i", child:mode())
         local win = child:lua("return require('claude_context.follow').win")
         ok(win ~= child:lua("return _G.mine"))
-        eq(project .. "/a.txt", child:lua("return vim.api.nvim_buf_get_name(vim.api.nvim_win_get_buf(...))", win))
+        -- A file no buffer has loaded: a read-only view of it (read without waiting on the path).
+        eq(project .. "/a.txt", child:lua("return vim.b[vim.api.nvim_win_get_buf(...)].claude_follow_file", win))
+        eq(false, child:lua("return vim.bo[vim.api.nvim_win_get_buf(...)].modifiable", win))
         -- A second call (with its line) reuses the window and goes to the line.
         child:lua(
           "require('claude_context.follow.trail').on_tool_call({ session_id = 's-follow', tool = 'Read', file = ..., line = 4, cwd = select(2, ...) })",
@@ -289,6 +291,21 @@ return {
         child:lua(
           "require('claude_context.follow.trail').on_tool_call({ session_id = 's-follow', tool = 'Read', file = ..., cwd = select(2, ...) })",
           fifo,
+          project
+        )
+        eq(project .. "/a.txt", child:lua("return require('claude_context.follow').last.file"))
+        -- A FIFO swapped in after a check of the path said "a regular file" (here: a stat that
+        -- lies, as a swap between the check and the open would) is not opened and waited on:
+        -- the file is read by a non-blocking open, judged on its descriptor.
+        local swapped = project .. "/swapped"
+        vim.system({ "mkfifo", swapped }):wait()
+        child:lua(
+          "local real, p = vim.uv.fs_stat, ...; vim.uv.fs_stat = function(x, ...) if x == p then return { type = 'file', size = 1 } end return real(x, ...) end",
+          swapped
+        )
+        child:lua(
+          "require('claude_context.follow.trail').on_tool_call({ session_id = 's-follow', tool = 'Read', file = ..., cwd = select(2, ...) })",
+          swapped,
           project
         )
         eq(project .. "/a.txt", child:lua("return require('claude_context.follow').last.file"))

@@ -97,16 +97,25 @@ function M.list(opts, on_done)
     end)
     return
   end
+  local cache = vim.fn.stdpath("cache")
+  if vim.fn.isdirectory(cache) == 0 then
+    pcall(vim.fn.mkdir, cache, "p")
+  end
   local req = {
     root = not opts.all and (opts.root or M.root()) or nil,
     all = opts.all == true,
     query = (type(opts.query) == "string" and opts.query ~= "") and opts.query or nil,
+    -- The listing's cache is kept there between editor sessions.
+    cache_dir = cache,
   }
-  native.conversations(vim.json.encode(req), function(err, json)
+  native.conversations(vim.json.encode(req), function(err, list)
     if err then
       return on_done({}, err)
     end
-    local list = vim.json.decode(json, { luanil = { object = true, array = true } })
+    -- A table built by the library (an older one answered JSON text).
+    if type(list) == "string" then
+      list = vim.json.decode(list, { luanil = { object = true, array = true } })
+    end
     local live = M.known_running()
     local ids = {}
     for _, c in ipairs(list) do

@@ -122,10 +122,30 @@ function M.menu(c)
   end)
 end
 
----Shows `list` in the picker.
+---How long formatting the lines may hold the main thread per event-loop turn (ms): a thousand
+---conversations are formatted over a few turns, then handed to the picker.
+M.SLICE_MS = 4
+
+---Shows `list` in the picker, its lines formatted first in slices (every picker formats every
+---entry at once otherwise).
 ---@param list claude_context.Conversation[]
 ---@param title string
 function M.show(list, title)
+  local lines = {}
+  require("claude_context.ide.slices").each(list, M.SLICE_MS, function(c)
+    lines[c] = M.format(c)
+  end, function()
+    M.show_formatted(list, title, function(c)
+      return lines[c] or M.format(c)
+    end)
+  end)
+end
+
+---Shows `list` in the picker, `format` giving each line.
+---@param list claude_context.Conversation[]
+---@param title string
+---@param format fun(c: claude_context.Conversation): string
+function M.show_formatted(list, title, format)
   local pickers = require("claude_context.agents.pickers")
   local adapter, name, why = pickers.resolve(require("claude_context.config.sessions").options().picker)
   if why then
@@ -135,7 +155,7 @@ function M.show(list, title)
     entries = list,
     source = "conversations",
     prompt = name == "select" and title or ("%s  (<CR> actions  %s)"):format(title, pickers.keys_hint(M.KEYS)),
-    format = M.format,
+    format = format,
     preview = M.preview,
     keys = M.KEYS,
     default = M.menu,

@@ -4,7 +4,8 @@
 --- the session's tools read or edit (the hook before each tool: claude_context.follow.trail) is
 --- shown at its line in one window of the plugin's own, split off once and reused — never the
 --- person's current window: their window, cursor, mode and typed keys stay as they are (the
---- window is filled without being entered). Without a session: the current session's (the
+--- window is filled without being entered). A file no buffer has loaded is shown as a read-only
+--- view (`claude-follow://FILE`), read without waiting on what the path names. Without a session: the current session's (the
 --- current Claude terminal's), whichever that is when the call comes.
 ---
 --- `trail(session)` (`:ClaudeContext trail`): the session's trail (file, line, tool, time) as
@@ -55,26 +56,49 @@ local function window()
   return M.win
 end
 
----The buffer of `file` loaded (no swap file is made or asked about for a buffer made here);
----nil when it is not a regular file or is too large.
-local function buffer_of(file)
-  local st = vim.uv.fs_stat(file)
-  if not (st and st.type == "file" and st.size <= M.MAX_BYTES) then
+---Views of files no buffer has loaded: { [file] = buf } (scratch buffers, wiped when following
+---stops).
+---@type table<string, integer>
+M.views = {}
+
+---A view of `file` (a scratch buffer `claude-follow://FILE` with its lines), read by
+---claude_context.ide.files: opened without waiting and checked on the open descriptor, never
+---by a check of the path and then an open (a FIFO swapped in between would hold the editor).
+---nil when it is not a regular file, is too large or cannot be read.
+---@param file string
+---@return integer?
+local function view_of(file)
+  local lines = require("claude_context.ide.files").read_lines(file, M.MAX_BYTES)
+  if not lines then
     return nil
   end
-  local existing = vim.fn.bufnr(file)
-  local buf = existing > 0 and existing or vim.fn.bufadd(file)
-  if not vim.api.nvim_buf_is_loaded(buf) then
-    if existing <= 0 then
-      vim.bo[buf].swapfile = false
+  local buf = M.views[file]
+  if not (buf and vim.api.nvim_buf_is_valid(buf)) then
+    buf = vim.api.nvim_create_buf(false, true)
+    vim.bo[buf].bufhidden = "hide"
+    vim.b[buf].claude_follow_file = file
+    pcall(vim.api.nvim_buf_set_name, buf, "claude-follow://" .. file)
+    local ft = vim.filetype.match({ filename = file, contents = lines })
+    if ft then
+      vim.bo[buf].filetype = ft
     end
-    vim.bo[buf].buflisted = true
-    local ok = pcall(vim.fn.bufload, buf)
-    if not ok then
-      return nil
-    end
+    M.views[file] = buf
   end
+  vim.bo[buf].modifiable = true
+  vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines)
+  vim.bo[buf].modifiable = false
   return buf
+end
+
+---The buffer that shows `file`: its own when a buffer has it loaded, else a view of it.
+---@param file string
+---@return integer?
+local function buffer_of(file)
+  local existing = require("claude_context.ide.util").find_buf(file)
+  if existing and vim.api.nvim_buf_is_loaded(existing) then
+    return existing
+  end
+  return view_of(file)
 end
 
 ---Whether `file` lies in the session's folder `cwd` (lexically, `..` resolved): a tool call
@@ -156,6 +180,12 @@ function M.follow(on, opts)
       pcall(vim.api.nvim_win_close, M.win, false)
     end
     M.win = nil
+    for _, buf in pairs(M.views) do
+      if vim.api.nvim_buf_is_valid(buf) then
+        pcall(vim.api.nvim_buf_delete, buf, { force = true })
+      end
+    end
+    M.views = {}
     return false
   end
   M.following = { session = opts and opts.session or nil }

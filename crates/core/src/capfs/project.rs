@@ -124,6 +124,7 @@ impl ProjectFile {
                     mode_mask: 0o7777,
                     must_exist: true,
                     expect,
+                    private: false,
                 },
             )
             .map(|_| ())

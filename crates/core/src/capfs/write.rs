@@ -3,6 +3,31 @@
 
 use super::{kind_of, split_parent, CapDir, CapError, Written};
 
+/// The mode of a new file written in place of `old` (none: nothing was there): the old one's
+/// without what `how.mode_mask` leaves out, or 0600 when `how.private`. Set before any byte is
+/// written.
+fn set_mode(
+    f: &std::fs::File,
+    old: Option<&cap_std::fs::Metadata>,
+    how: &Replace<'_>,
+) -> std::io::Result<()> {
+    #[cfg(unix)]
+    {
+        use cap_std::fs::PermissionsExt as _;
+        use std::os::unix::fs::PermissionsExt as _;
+        if let Some(m) = old {
+            let mode = m.permissions().mode() & how.mode_mask;
+            f.set_permissions(std::fs::Permissions::from_mode(mode))?;
+        }
+        if how.private {
+            f.set_permissions(std::fs::Permissions::from_mode(0o600))?;
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = (f, old, how);
+    Ok(())
+}
+
 /// How [`CapDir::replace_in`] writes.
 #[derive(Debug, Clone, Copy, Default)]
 pub(super) struct Replace<'a> {
@@ -14,6 +39,8 @@ pub(super) struct Replace<'a> {
     pub must_exist: bool,
     /// Refuse unless the file holds exactly these bytes now.
     pub expect: Option<&'a [u8]>,
+    /// Readable and writable by its owner only (mode 0600), set before any byte is written.
+    pub private: bool,
 }
 use cap_fs_ext::DirExt;
 use cap_std::fs::OpenOptions;
@@ -94,6 +121,22 @@ impl CapDir {
         bytes: &[u8],
         durable: bool,
     ) -> Result<Written, CapError> {
+        self.write_atomic_as(rel, bytes, durable, false)
+    }
+
+    /// [`Self::write_atomic`], the file readable by its owner only (mode 0600, set before any
+    /// byte is written): for copies of what is private (Claude Code keeps conversations 0600).
+    pub fn write_atomic_private(&self, rel: &Path, bytes: &[u8]) -> Result<Written, CapError> {
+        self.write_atomic_as(rel, bytes, false, true)
+    }
+
+    fn write_atomic_as(
+        &self,
+        rel: &Path,
+        bytes: &[u8],
+        durable: bool,
+        private: bool,
+    ) -> Result<Written, CapError> {
         let (parent, name) = split_parent(rel).ok_or_else(|| CapError::NotRegular {
             path: self.display(rel),
             kind: "a directory",
@@ -107,6 +150,7 @@ impl CapDir {
             Replace {
                 durable,
                 mode_mask: 0o666,
+                private,
                 ..Replace::default()
             },
         )
@@ -167,14 +211,7 @@ impl CapDir {
         let (tmp_name, file) = dir.create_temp(name, self, rel)?;
         let result = (|| -> std::io::Result<()> {
             let mut f = file;
-            #[cfg(unix)]
-            if let Some(m) = &old {
-                use cap_std::fs::PermissionsExt as _;
-                use std::os::unix::fs::PermissionsExt as _;
-                // Keep the old permissions (without what `mode_mask` leaves out).
-                let mode = m.permissions().mode() & how.mode_mask;
-                f.set_permissions(std::fs::Permissions::from_mode(mode))?;
-            }
+            set_mode(&f, old.as_ref(), &how)?;
             f.write_all(bytes)?;
             if how.durable {
                 f.sync_all()?;

@@ -14,6 +14,7 @@
 //! it: the binding calls it off the editor's main thread.
 
 pub mod folders;
+pub mod index;
 pub mod parse;
 pub mod read;
 pub mod search;
@@ -25,6 +26,8 @@ use serde::{Deserialize, Serialize};
 use std::collections::HashSet;
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 
 /// Why conversations cannot be listed.
 #[derive(Debug, thiserror::Error)]
@@ -56,6 +59,9 @@ pub struct ListOptions {
     pub query: Option<String>,
     /// Claude Code's configuration folder (default: `$CLAUDE_CONFIG_DIR`, else `~/.claude`).
     pub config_dir: Option<PathBuf>,
+    /// The plugin's cache folder: the listing's cache is kept there between editor sessions
+    /// ([`index`]); none: in memory only.
+    pub cache_dir: Option<PathBuf>,
 }
 
 /// One conversation.
@@ -135,6 +141,9 @@ pub fn valid_id(s: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
 }
 
+/// A folder of `projects/` opened: its handle, its name, how it fits the project.
+pub(crate) type Folder = (Arc<CapDir>, String, Fit);
+
 /// One conversation file found: its folder (a handle and the folder's fit), its name.
 struct Found {
     folder: usize,
@@ -143,10 +152,7 @@ struct Found {
 }
 
 /// The folders of `projects/` that may hold the conversations asked for, opened.
-fn folders(
-    projects: &CapDir,
-    project: Option<&Project>,
-) -> Result<Vec<(CapDir, String, Fit)>, CapError> {
+fn folders(projects: &CapDir, project: Option<&Project>) -> Result<Vec<Folder>, CapError> {
     let mut out = Vec::new();
     for e in projects.list_nofollow()? {
         if e.kind != EntryType::Dir {
@@ -161,7 +167,7 @@ fn folders(
             },
         };
         if let Ok(d) = projects.open_subdir_nofollow(Path::new(&e.name)) {
-            out.push((d, name, fit));
+            out.push((Arc::new(d), name, fit));
         }
     }
     Ok(out)
@@ -169,7 +175,7 @@ fn folders(
 
 /// The `.jsonl` files of each folder (regular files only: a link, FIFO or device is left out
 /// without being opened).
-fn files(dirs: &[(CapDir, String, Fit)]) -> Vec<Found> {
+fn files(dirs: &[Folder]) -> Vec<Found> {
     let mut out = Vec::new();
     for (i, (d, _, _)) in dirs.iter().enumerate() {
         let Ok(entries) = d.list_nofollow() else {
@@ -208,6 +214,33 @@ fn projects_dir(opts: &ListOptions) -> Result<Option<CapDir>, ConversationError>
     Ok(Some(CapDir::open_root(&dir)?))
 }
 
+/// What the listing knows of file `f` of folder `dir`: the cache's when its `stat` is unchanged,
+/// else read by its ends (`read_any` set; a file read in part is queued in `pending`, to be read
+/// whole later).
+fn known(
+    dir: &Arc<CapDir>,
+    f: &Found,
+    pending: &Mutex<Vec<read::Pending>>,
+    read_any: &AtomicBool,
+) -> Option<read::Read1> {
+    let path = dir.display(&f.name);
+    let stat = dir.stat_nofollow(&f.name).ok()?.1;
+    if let Some(r) = read::cached(&path, &stat) {
+        return Some(r);
+    }
+    read_any.store(true, Ordering::Relaxed);
+    let r = read::lite(dir, &f.name).ok()?;
+    read::remember(path, r.clone());
+    if r.lite {
+        let p = read::Pending {
+            dir: dir.clone(),
+            name: f.name.clone(),
+        };
+        pending.lock().unwrap_or_else(|p| p.into_inner()).push(p);
+    }
+    Some(r)
+}
+
 /// The conversations `opts` asks for, newest first.
 pub fn list(opts: &ListOptions) -> Result<Vec<Conversation>, ConversationError> {
     let project = match (&opts.root, opts.all) {
@@ -225,20 +258,16 @@ pub fn list(opts: &ListOptions) -> Result<Vec<Conversation>, ConversationError> 
     let dirs = folders(&projects, project.as_ref())?;
     let found = files(&dirs);
     let live = running_sessions(&projects);
+    if let Some(c) = &opts.cache_dir {
+        index::load(c);
+    }
+    let pending = Mutex::new(Vec::new());
+    let read_any = AtomicBool::new(false);
     let mut out: Vec<Conversation> = found
         .par_iter()
         .filter_map(|f| {
-            let (dir, folder, fit) = &dirs[f.folder];
-            let path = dir.display(&f.name);
-            let stat = dir.stat_nofollow(&f.name).ok()?.1;
-            let r = match read::cached(&path, &stat) {
-                Some(r) => r,
-                None => {
-                    let r = read::read(dir, &f.name).ok()?;
-                    read::remember(path, r.clone());
-                    r
-                }
-            };
+            let (_, folder, fit) = &dirs[f.folder];
+            let r = known(&dirs[f.folder].0, f, &pending, &read_any)?;
             let m = &r.meta;
             if *fit == Fit::Maybe && !project.as_ref()?.confirms(m.cwd.as_deref()) {
                 return None;
@@ -267,6 +296,11 @@ pub fn list(opts: &ListOptions) -> Result<Vec<Conversation>, ConversationError> 
             })
         })
         .collect();
+    let save_to = opts.cache_dir.clone().filter(|_| read_any.into_inner());
+    read::complete_later(
+        pending.into_inner().unwrap_or_else(|p| p.into_inner()),
+        save_to,
+    );
     for (d, _, _) in &dirs {
         let keep: HashSet<PathBuf> = found
             .iter()

@@ -12,12 +12,13 @@
 //! Only lines that can be one of those (a cheap byte search for their `"type":"…"`) are parsed
 //! as JSON: a conversation's largest lines (system prompts, tool results) are skipped unread.
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use std::borrow::Cow;
 
 /// What one conversation file says (what a listing needs).
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct Meta {
     pub custom_title: Option<String>,
     pub ai_title: Option<String>,

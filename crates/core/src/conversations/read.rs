@@ -1,5 +1,10 @@
 //! One conversation file read for a listing, through `capfs`, within a cap, cached by what a
 //! `stat` says of it (size, modification time, inode): an unchanged file is never read again.
+//!
+//! A file seen for the first time is read quickly ([`lite`]: its first and last [`LITE`] bytes,
+//! where the CLI keeps what a listing shows: it appends its title, last prompt and cost records
+//! again at the end), then whole later, off the listing's path ([`complete_later`]): only the
+//! count of prompts needs the middle.
 
 use super::parse::Meta;
 use crate::capfs::{stat_of_file, Stat};
@@ -16,11 +21,17 @@ pub const HEAD: u64 = 512 << 10;
 /// … and its last.
 pub const TAIL: u64 = 2 << 20;
 
+/// A file seen for the first time: up to twice this size it is read whole, else this much of
+/// its start and of its end ([`lite`]).
+pub const LITE: u64 = 64 << 10;
+
 /// What a listing knows of one file: what a `stat` said and what it holds.
 #[derive(Debug, Clone)]
 pub struct Read1 {
     pub stat: Stat,
     pub meta: Arc<Meta>,
+    /// Read by its head and tail only, to be read whole later ([`complete_later`]).
+    pub lite: bool,
 }
 
 fn cache() -> &'static Mutex<HashMap<PathBuf, Read1>> {
@@ -53,6 +64,28 @@ fn same(a: &Stat, b: &Stat) -> bool {
 /// Reads the file `name` of `dir` (a regular file, never a link, never waited on): whole up to
 /// [`WHOLE`] bytes, else its head and tail. Returns its stat (of the open file) and its facts.
 pub fn read(dir: &CapDir, name: &Path) -> Result<Read1, CapError> {
+    read_within(dir, name, WHOLE, HEAD, TAIL)
+}
+
+/// Reads the file `name` of `dir` as [`read`] does, but up to `2 ×` [`LITE`] bytes whole, else
+/// its first and last [`LITE`] bytes (`lite` then: [`complete_later`] reads it whole).
+pub fn lite(dir: &CapDir, name: &Path) -> Result<Read1, CapError> {
+    let r = read_within(dir, name, 2 * LITE, LITE, LITE)?;
+    Ok(Read1 {
+        lite: r.meta.partial,
+        ..r
+    })
+}
+
+/// Reads the file `name` of `dir`: whole up to `whole` bytes, else its first `head` and last
+/// `tail` bytes (`partial`).
+fn read_within(
+    dir: &CapDir,
+    name: &Path,
+    whole: u64,
+    head: u64,
+    tail: u64,
+) -> Result<Read1, CapError> {
     let (mut file, meta) = dir.open_file_nofollow(name)?;
     let stat = stat_of_file(&meta);
     let io = |err| CapError::Io {
@@ -60,27 +93,108 @@ pub fn read(dir: &CapDir, name: &Path) -> Result<Read1, CapError> {
         path: dir.display(name),
         err,
     };
-    let m = if stat.size <= WHOLE {
+    let m = if stat.size <= whole {
         let mut buf = Vec::with_capacity(stat.size as usize + 1);
-        (&mut file).take(WHOLE).read_to_end(&mut buf).map_err(io)?;
+        (&mut file).take(whole).read_to_end(&mut buf).map_err(io)?;
         Meta::read(&buf, &[])
     } else {
-        let mut head = Vec::new();
-        (&mut file).take(HEAD).read_to_end(&mut head).map_err(io)?;
-        file.seek(SeekFrom::Start(stat.size - TAIL)).map_err(io)?;
-        let mut tail = Vec::new();
-        (&mut file).take(TAIL).read_to_end(&mut tail).map_err(io)?;
+        let mut start = Vec::with_capacity(head as usize);
+        (&mut file).take(head).read_to_end(&mut start).map_err(io)?;
+        file.seek(SeekFrom::Start(stat.size - tail)).map_err(io)?;
+        let mut end = Vec::with_capacity(tail as usize);
+        (&mut file).take(tail).read_to_end(&mut end).map_err(io)?;
         // From the first whole line.
-        let from = memchr::memchr(b'\n', &tail).map_or(tail.len(), |i| i + 1);
+        let from = memchr::memchr(b'\n', &end).map_or(end.len(), |i| i + 1);
         Meta {
             partial: true,
-            ..Meta::read(&head, &tail[from..])
+            ..Meta::read(&start, &end[from..])
         }
     };
     Ok(Read1 {
         stat,
         meta: Arc::new(m),
+        lite: false,
     })
+}
+
+/// A file read in part by [`lite`], to be read whole: its folder and name.
+pub struct Pending {
+    pub dir: Arc<CapDir>,
+    pub name: std::path::PathBuf,
+}
+
+/// Reads the files of `pending` whole ([`read`]) on a thread of their own below the editor's
+/// priority, one after another (one such thread at a time: a later call's files join its
+/// queue), and caches what they hold (a listing compares the `stat` with the file's: one that
+/// changed meanwhile is read again then). A listing made meanwhile shows the part read. Then,
+/// with `save_to`, writes the cache as the index in that folder ([`super::index::save`]).
+pub fn complete_later(pending: Vec<Pending>, save_to: Option<PathBuf>) {
+    static QUEUE: OnceLock<Queue> = OnceLock::new();
+    if pending.is_empty() && save_to.is_none() {
+        return;
+    }
+    let q = QUEUE.get_or_init(Default::default);
+    let mut g = q.lock().unwrap_or_else(|p| p.into_inner());
+    g.pending.extend(pending);
+    g.save_to = save_to.or(g.save_to.take());
+    if g.running {
+        return;
+    }
+    g.running = true;
+    drop(g);
+    let work = move || {
+        // Below the editor and the listings (it only makes later listings exact).
+        crate::threads::yield_to_the_editor(crate::threads::thread_nice())();
+        complete_queue(q);
+    };
+    if std::thread::Builder::new()
+        .name("cc-conversations-complete".into())
+        .spawn(work)
+        .is_err()
+    {
+        q.lock().unwrap_or_else(|p| p.into_inner()).running = false;
+    }
+}
+
+/// The files to read whole, the index to write, whether a thread is at it.
+#[derive(Default)]
+struct Queue0 {
+    pending: Vec<Pending>,
+    save_to: Option<PathBuf>,
+    running: bool,
+}
+
+type Queue = Mutex<Queue0>;
+
+/// Reads the files of queue `q` whole and writes the index until there is nothing left to do.
+fn complete_queue(q: &Queue) {
+    loop {
+        let (batch, save_to) = {
+            let mut g = q.lock().unwrap_or_else(|p| p.into_inner());
+            if g.pending.is_empty() && g.save_to.is_none() {
+                g.running = false;
+                return;
+            }
+            (std::mem::take(&mut g.pending), g.save_to.take())
+        };
+        for p in batch {
+            let path = p.dir.display(&p.name);
+            if let Ok(r) = read(&p.dir, &p.name) {
+                remember(path, r);
+            }
+        }
+        if let Some(dir) = save_to {
+            if let Err(e) = super::index::save(&dir) {
+                tracing::debug!("conversations: the index was not written: {e}");
+            }
+        }
+    }
+}
+
+/// Every file the cache knows, with what it holds.
+pub fn entries() -> Vec<(PathBuf, Read1)> {
+    let c = cache().lock().unwrap_or_else(|p| p.into_inner());
+    c.iter().map(|(p, r)| (p.clone(), r.clone())).collect()
 }
 
 /// Reads at most `limit` bytes of the file `name` of `dir` (for a search); whether it was cut.

@@ -3,11 +3,9 @@
 //! that hold it are parsed, and a conversation is kept when one of its messages (a prompt or
 //! Claude's text, not a tool's output or a system prompt) contains the text.
 
-use super::folders::Fit;
 use super::parse::{message_text, short};
 use super::read;
 use super::Conversation;
-use crate::capfs::CapDir;
 use rayon::prelude::*;
 use serde::Serialize;
 use std::path::PathBuf;
@@ -99,11 +97,7 @@ impl Finder {
 }
 
 /// The conversations of `list` whose messages contain `query`, each with its matches.
-pub fn filter(
-    list: Vec<Conversation>,
-    dirs: &[(CapDir, String, Fit)],
-    query: &str,
-) -> Vec<Conversation> {
+pub fn filter(list: Vec<Conversation>, dirs: &[super::Folder], query: &str) -> Vec<Conversation> {
     let Some(finder) = Finder::new(query) else {
         return Vec::new();
     };

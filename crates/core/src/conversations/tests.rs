@@ -354,3 +354,104 @@ fn no_projects_folder_is_an_empty_list_and_no_root_an_error() {
     assert!(list(&ListOptions::default()).is_err());
     assert!(Project::new(&f.root).fit("-nothing").is_none());
 }
+
+/// A conversation larger than a first listing reads whole: a prompt in its middle, between two
+/// large tool outputs.
+fn long_conversation(cwd: &str) -> String {
+    let pad = line(
+        serde_json::json!({"type": "attachment", "attachment": {"text": "x".repeat(100 << 10)}}),
+    );
+    [
+        user("first", "2026-11-29T02:00:00.000Z", cwd),
+        pad.clone(),
+        user("middle", "2026-11-29T02:10:00.000Z", cwd),
+        pad,
+        user("last", "2026-11-29T02:20:00.000Z", cwd),
+        line(serde_json::json!({"type": "ai-title", "aiTitle": "A long one"})),
+    ]
+    .concat()
+}
+
+#[test]
+fn a_first_listing_reads_the_ends_then_the_whole_file_later() {
+    let f = Fixture::new();
+    let p = f.write(&f.root, ID1, &long_conversation(f.root.to_str().unwrap()));
+    let first = f.list(None);
+    assert_eq!(first.len(), 1);
+    // At once: what the ends hold (the title, first and last prompts), marked partial.
+    assert_eq!(first[0].title, "A long one");
+    assert_eq!(first[0].first_prompt.as_deref(), Some("first"));
+    assert_eq!(first[0].last_prompt.as_deref(), Some("last"));
+    assert_eq!(first[0].prompts, 2);
+    assert!(first[0].partial);
+    // Later (a thread of its own reads it whole): every prompt counted.
+    let stat = crate::capfs::stat_of_file(&std::fs::metadata(&p).unwrap());
+    let t = std::time::Instant::now();
+    while read::cached(&p, &stat).is_some_and(|r| r.lite) {
+        assert!(
+            t.elapsed() < std::time::Duration::from_secs(60),
+            "never read whole"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    let later = f.list(None);
+    assert_eq!(later[0].prompts, 3);
+    assert!(!later[0].partial);
+    assert_eq!(later[0].title, "A long one");
+}
+
+#[test]
+fn the_index_on_disk_is_taken_for_files_that_did_not_change_and_written_after_a_listing() {
+    let f = Fixture::new();
+    let cache = tempfile::tempdir().unwrap();
+    let opts = ListOptions {
+        root: Some(f.root.clone()),
+        config_dir: Some(f.cfg.clone()),
+        cache_dir: Some(cache.path().to_path_buf()),
+        ..ListOptions::default()
+    };
+    let cwd = f.root.to_str().unwrap().to_string();
+    let p = f.write(&f.root, ID1, &conversation(&cwd, "first"));
+    let q = f.write(&f.root, ID2, &conversation(&cwd, "second"));
+    // An index (as an earlier editor wrote it) that knows ID1 as it is now, ID2 as it was.
+    let entry = |path: &Path, size_delta: u64, title: &str| {
+        let st = crate::capfs::stat_of_file(&std::fs::metadata(path).unwrap());
+        serde_json::json!({"path": path.as_os_str().as_encoded_bytes(), "size": st.size + size_delta,
+            "mtime_ns": st.mtime_ns, "ino": st.ino, "dev": st.dev,
+            "meta": {"custom_title": title, "prompts": 7}})
+    };
+    let index = serde_json::json!({"version": 1, "files": [entry(&p, 0, "From the index"), entry(&q, 1, "Stale")]});
+    std::fs::create_dir_all(cache.path().join("claude-context")).unwrap();
+    std::fs::write(cache.path().join(index::FILE), index.to_string()).unwrap();
+    let l = list(&opts).unwrap();
+    let by_id = |id: &str| l.iter().find(|c| c.id == id).unwrap().clone();
+    // Not read: taken from the index. Changed: read.
+    assert_eq!(
+        (by_id(ID1).title.as_str(), by_id(ID1).prompts),
+        ("From the index", 7)
+    );
+    assert_eq!(
+        (by_id(ID2).title.as_str(), by_id(ID2).prompts),
+        ("second", 2)
+    );
+    // The listing read a file: the index is written again (atomically), with both.
+    let t = std::time::Instant::now();
+    loop {
+        let text = std::fs::read_to_string(cache.path().join(index::FILE)).unwrap_or_default();
+        if !text.contains("Stale") && text.contains("second") {
+            break;
+        }
+        assert!(t.elapsed() < std::time::Duration::from_secs(60), "{text}");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    // Titles and prompts: readable by the person only, as Claude Code's own files.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(cache.path().join(index::FILE))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o600);
+    }
+}

@@ -32,6 +32,9 @@ pub struct Usage {
     pub api_ms: Option<f64>,
     pub lines_added: Option<f64>,
     pub lines_removed: Option<f64>,
+    /// How full the context window is, in percent: the last answer's input tokens (with the
+    /// cache's) over the model's window ([`context_pct`]).
+    pub context_pct: Option<f64>,
 }
 
 /// Rendered records: lines, one fold-level byte per line, links, and what the records said of
@@ -86,15 +89,35 @@ impl Rendered {
     /// Reads only what the records say of the session's cost (a `cost-state` record, the last
     /// one wins), rendering nothing: cheap enough for a statusline's refresh.
     pub fn usage_only(&mut self, bytes: &[u8]) {
-        const NEEDLE: &[u8] = b"\"cost-state\"";
+        let cost = memchr::memmem::Finder::new(b"\"cost-state\"");
+        let tokens = memchr::memmem::Finder::new(b"\"input_tokens\"");
         for raw in bytes.split(|b| *b == b'\n') {
-            if raw.windows(NEEDLE.len()).any(|w| w == NEEDLE) {
-                if let Some(v) = parse(raw) {
-                    if v.get("type").and_then(Value::as_str) == Some("cost-state") {
-                        self.usage = Some(usage_of(&v));
-                    }
+            if cost.find(raw).is_none() && tokens.find(raw).is_none() {
+                continue;
+            }
+            if let Some(v) = parse(raw) {
+                match v.get("type").and_then(Value::as_str) {
+                    Some("cost-state") => self.cost_state(&v),
+                    Some("assistant") => self.context(&v),
+                    _ => {}
                 }
             }
+        }
+    }
+
+    /// A `cost-state` record: the session's cost so far (how full the context is, kept).
+    fn cost_state(&mut self, v: &Value) {
+        let pct = self.usage.as_ref().and_then(|u| u.context_pct);
+        self.usage = Some(Usage {
+            context_pct: pct,
+            ..usage_of(v)
+        });
+    }
+
+    /// An answer's token counts: how full the context window is.
+    fn context(&mut self, v: &Value) {
+        if let Some(pct) = context_pct(v) {
+            self.usage.get_or_insert_with(Usage::default).context_pct = Some(pct);
         }
     }
 
@@ -103,7 +126,7 @@ impl Rendered {
         match v.get("type").and_then(Value::as_str) {
             Some("user") => self.user(v),
             Some("assistant") => self.assistant(v),
-            Some("cost-state") => self.usage = Some(usage_of(v)),
+            Some("cost-state") => self.cost_state(v),
             Some("custom-title") => self.title = str_of(v, "customTitle").map(String::from),
             Some("summary") if self.title.is_none() => {
                 self.title = str_of(v, "summary").map(String::from)
@@ -146,6 +169,7 @@ impl Rendered {
     }
 
     fn assistant(&mut self, v: &Value) {
+        self.context(v);
         let Some(blocks) = v.pointer("/message/content").and_then(Value::as_array) else {
             return;
         };
@@ -235,7 +259,33 @@ fn usage_of(v: &Value) -> Usage {
         api_ms: n("totalAPIDuration"),
         lines_added: n("totalLinesAdded"),
         lines_removed: n("totalLinesRemoved"),
+        context_pct: None,
     }
+}
+
+/// How full the context window was for an assistant record's answer, in percent: its
+/// `message.usage` input tokens (`input_tokens` + `cache_creation_input_tokens` +
+/// `cache_read_input_tokens`, what the model was sent) over the model's window: 1,000,000
+/// tokens for a model named with `[1m]`, else 200,000 (every Claude model's standard window).
+/// A sub-agent's record (`isSidechain`) is another context: not counted.
+pub fn context_pct(v: &Value) -> Option<f64> {
+    if v.get("isSidechain").and_then(Value::as_bool) == Some(true) {
+        return None;
+    }
+    let msg = v.get("message")?;
+    let u = msg.get("usage")?;
+    let n = |k: &str| u.get(k).and_then(Value::as_f64).unwrap_or(0.0);
+    let input = n("input_tokens") + n("cache_creation_input_tokens") + n("cache_read_input_tokens");
+    if input <= 0.0 {
+        return None;
+    }
+    let model = msg.get("model").and_then(Value::as_str).unwrap_or("");
+    let window = if model.contains("[1m]") {
+        1_000_000.0
+    } else {
+        200_000.0
+    };
+    Some((input * 1000.0 / window).round() / 10.0)
 }
 
 /// A tool result's text: a string, or its text blocks.

@@ -185,3 +185,28 @@ fn a_fifo_in_place_of_the_file_is_refused_at_once() {
     };
     assert!(read(&q).is_err());
 }
+
+#[test]
+fn the_context_is_the_last_answers_input_over_the_models_window() {
+    let answer = |model: &str, input: u64, cache: u64, sidechain: bool| {
+        json!({"type": "assistant", "isSidechain": sidechain, "message": {"model": model, "content": [],
+            "usage": {"input_tokens": input, "cache_creation_input_tokens": cache,
+                "cache_read_input_tokens": cache, "output_tokens": 50}}})
+    };
+    let mut records = conversation();
+    records.insert(1, answer("claude-sonnet-4-5", 10_000, 0, false));
+    records.push(answer("claude-sonnet-4-5", 2_000, 24_000, false));
+    // A sub-agent's answers are another context.
+    records.push(answer("claude-haiku-4-5", 190_000, 0, true));
+    let r = render(&records);
+    let u = r.usage.as_ref().unwrap();
+    assert_eq!((u.cost_usd, u.context_pct), (Some(0.25), Some(25.0)));
+    // Read for the statusline alone: the same.
+    let text: Vec<String> = records.iter().map(|r| r.to_string()).collect();
+    let mut only = Rendered::default();
+    only.usage_only(text.join("\n").as_bytes());
+    assert_eq!(only.usage, r.usage);
+    // A model with a million-token window.
+    let big = render(&[answer("claude-sonnet-4-5[1m]", 500_000, 0, false)]);
+    assert_eq!(big.usage.unwrap().context_pct, Some(50.0));
+}
