@@ -109,18 +109,7 @@ local function walk(task, root, source)
     if kind and kind ~= "heading" and nodes.defines(node, kind) then
       local name, at = nodes.name_of(node, source, kind)
       if name and name ~= "" and at then
-        if
-          kind == "function"
-          and (
-            parent_kind == "class"
-            or parent_kind == "struct"
-            or parent_kind == "impl"
-            or parent_kind == "trait"
-            or parent_kind == "interface"
-          )
-        then
-          kind = "method"
-        end
+        kind = nodes.member_kind(kind, parent_kind)
         local sr, sc = at:range()
         table.insert(defs, { name = name, kind = kind, line = sr, col = sc })
         child_parent = kind

@@ -98,6 +98,21 @@ function M.name_of(node, source, kind)
   end
 end
 
+---The kinds a function defined inside them is a method of.
+local MEMBER_OF = { class = true, struct = true, impl = true, trait = true, interface = true }
+
+---A definition's kind where it stands: a function inside a class, struct, impl, trait or
+---interface is a method.
+---@param kind string
+---@param parent_kind string?
+---@return string
+function M.member_kind(kind, parent_kind)
+  if kind == "function" and MEMBER_OF[parent_kind or ""] then
+    return "method"
+  end
+  return kind
+end
+
 ---Needs a body to define something (C's `struct s *p` only names a type).
 ---@param node TSNode
 ---@param kind string?

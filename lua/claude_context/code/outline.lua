@@ -31,18 +31,7 @@ local function walk(task, root, source, path, bufs)
     if kind and defines(node, kind) then
       local name = name_of(node, source, kind)
       if name and name ~= "" then
-        if
-          kind == "function"
-          and (
-            parent_kind == "class"
-            or parent_kind == "struct"
-            or parent_kind == "impl"
-            or parent_kind == "trait"
-            or parent_kind == "interface"
-          )
-        then
-          kind = "method"
-        end
+        kind = nodes.member_kind(kind, parent_kind)
         local sr, sc, er, ec = node:range()
         if kind == "heading" then
           er, ec = sr, #(vim.treesitter.get_node_text(node, source):match("^[^\n]*") or "")
