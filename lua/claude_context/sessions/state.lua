@@ -453,14 +453,6 @@ function M.lualine(opts)
   }
 end
 
----A line for the picker: state, project, prompt, elapsed.
----@param s claude_context.Session
----@return string
-function M.format(s)
-  local project = s.cwd and vim.fn.fnamemodify(s.cwd, ":t") or ""
-  return ("%-8s %-12s %-20s %s  %s"):format(s.state, s.name or "", project, duration(s.elapsed_ms), s.prompt or "")
-end
-
 ---What the terminal named `name` does, for the `:ClaudeContext sessions` picker: "state, project,
 ---elapsed, prompt" of its latest session (nil when no hook has reported one).
 ---@param name string
@@ -477,43 +469,6 @@ function M.describe(name)
     end
   end
   return nil
-end
-
----Picks a session (vim.ui.select), then jumps to its terminal or closes it.
-function M.pick()
-  local list = vim.tbl_filter(function(s)
-    return s.state ~= "ended"
-  end, M.list())
-  if #list == 0 then
-    notify.prefixed("no Claude sessions (they appear once their hooks run)")
-    return
-  end
-  vim.ui.select(
-    list,
-    { prompt = "Claude sessions", kind = "claude_context.sessions.state", format_item = M.format },
-    function(s)
-      if not s then
-        return
-      end
-      local sessions = package.loaded["claude_context.terminal.sessions"]
-      local term = package.loaded["claude_context.terminal"]
-      local name = s.terminal
-      if not (term and sessions and name and sessions.by_name[name]) then
-        notify.prefixed(("session %s runs outside this Neovim's terminals"):format(s.name))
-        return
-      end
-      vim.ui.select({ "jump", "close" }, { prompt = ("Claude [%s]"):format(name) }, function(action)
-        if action == "jump" then
-          term.switch(name)
-        elseif action == "close" then
-          if sessions.name ~= name then
-            term.switch(name)
-          end
-          term.close()
-        end
-      end)
-    end
-  )
 end
 
 return M

@@ -13,6 +13,7 @@
 //! read in parallel and cached by their `stat` ([`read`]). This runs on whatever thread calls
 //! it: the binding calls it off the editor's main thread.
 
+pub mod complete;
 pub mod folders;
 pub mod index;
 pub mod parse;
@@ -220,7 +221,7 @@ fn projects_dir(opts: &ListOptions) -> Result<Option<CapDir>, ConversationError>
 fn known(
     dir: &Arc<CapDir>,
     f: &Found,
-    pending: &Mutex<Vec<read::Pending>>,
+    pending: &Mutex<Vec<complete::Pending>>,
     read_any: &AtomicBool,
 ) -> Option<read::Read1> {
     let path = dir.display(&f.name);
@@ -232,7 +233,7 @@ fn known(
     let r = read::lite(dir, &f.name).ok()?;
     read::remember(path, r.clone());
     if r.lite {
-        let p = read::Pending {
+        let p = complete::Pending {
             dir: dir.clone(),
             name: f.name.clone(),
         };
@@ -297,7 +298,7 @@ pub fn list(opts: &ListOptions) -> Result<Vec<Conversation>, ConversationError> 
         })
         .collect();
     let save_to = opts.cache_dir.clone().filter(|_| read_any.into_inner());
-    read::complete_later(
+    complete::complete_later(
         pending.into_inner().unwrap_or_else(|p| p.into_inner()),
         save_to,
     );
