@@ -80,4 +80,3 @@ fn complete_queue(q: &Queue) {
         }
     }
 }
-
