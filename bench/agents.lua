@@ -147,17 +147,17 @@ print(
 )
 
 local refreshed
-agents.refresh(function()
+require("claude_context.agents.list").refresh(function()
   refreshed = true
 end)
 vim.wait(10000, function()
   return refreshed
 end)
-local n = #agents.list()
+local n = #require("claude_context.agents.list").list()
 local times = {}
 for i = 1, 1000 do
   local t0 = uv.hrtime()
-  agents.list()
+  require("claude_context.agents.list").list()
   times[i] = (uv.hrtime() - t0) / 1e6
 end
 print(("agents() from the cache (%d sessions): p50 %.3f ms, p99 %.3f ms"):format(n, pct(times, 0.5), pct(times, 0.99)))
@@ -280,7 +280,7 @@ ticker:start(1, 1, tick)
 tick_gap, tick_last = 0, uv.hrtime()
 local cpu0 = thread_cpu_ms()
 local t0 = uv.hrtime()
-agents.land("land", {
+require("claude_context.agents.land").land("land", {
   cb = function(err, r)
     assert(not err, err)
     got = r
@@ -350,7 +350,7 @@ reset_slices()
 local report
 tick_gap, tick_last = 0, uv.hrtime()
 t0 = uv.hrtime()
-agents.land("land", {
+require("claude_context.agents.land").land("land", {
   all = true,
   cb = function(err, r)
     assert(not err, err)
