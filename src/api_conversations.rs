@@ -10,14 +10,13 @@ use crate::main_thread::MainThread;
 use claude_context_core::conversations::{self, Conversation, ListOptions};
 use mlua::{Function, Lua, Table};
 use std::cell::RefCell;
-use std::sync::mpsc::{channel, Sender};
+use std::sync::mpsc::Sender;
 
-type Work = Box<
-    dyn FnOnce(Result<&conversations::Pool, &conversations::ConversationError>) + Send + 'static,
->;
+/// The conversations thread's state: its pool for the files (or why there is none).
+type Pool = Result<conversations::Pool, conversations::ConversationError>;
 
 thread_local! {
-    static WORKER: RefCell<Option<Sender<Work>>> = const { RefCell::new(None) };
+    static WORKER: RefCell<Option<Sender<binding::Job<Pool>>>> = const { RefCell::new(None) };
 }
 
 /// Adds `conversations` to the API table `t`; `main` gives the main-thread queue.
@@ -30,49 +29,22 @@ pub fn register(lua: &Lua, t: &Table, main: fn() -> mlua::Result<MainThread>) ->
     )
 }
 
-/// The conversations thread (started on first use), with its pool for the files.
-fn worker() -> mlua::Result<Sender<Work>> {
-    WORKER.with(|w| {
-        if let Some(tx) = w.borrow().as_ref() {
-            return Ok(tx.clone());
-        }
-        let (tx, rx) = channel::<Work>();
-        std::thread::Builder::new()
-            .name("cc-conversations".into())
-            .spawn(move || {
-                let pool = conversations::Pool::new();
-                while let Ok(job) = rx.recv() {
-                    job(pool.as_ref());
-                }
-            })
-            .map_err(|e| lua_error(format!("claude-context: no conversations thread: {e}")))?;
-        *w.borrow_mut() = Some(tx.clone());
-        Ok(tx)
-    })
-}
-
 fn start(opts: &str, cb: Function, main: fn() -> mlua::Result<MainThread>) -> mlua::Result<()> {
     let o: ListOptions = serde_json::from_str(opts)
         .map_err(|e| lua_error(format!("claude-context: conversations: bad options: {e}")))?;
     let main = main()?;
-    let tx = worker()?;
+    // The conversations thread (its pool reads the files in parallel), jobs in call order.
+    let tx = binding::worker(&WORKER, "cc-conversations", conversations::Pool::new)?;
     let id = binding::hold("conversations", cb, false);
-    let job: Work = Box::new(move |pool| {
-        let run = || match pool {
-            Ok(p) => p.list(&o),
-            // Without a pool, on this thread alone.
-            Err(_) => conversations::list(&o),
-        };
-        let answer = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)) {
-            Ok(Ok(list)) => Ok(list),
-            Ok(Err(e)) => Err(Failure::new(e)),
-            Err(p) => {
-                crate::logging::log_panic("conversations", p.as_ref());
-                Err(Failure::new(
-                    "claude-context: internal error in conversations (logged; see :ClaudeContext log)",
-                ))
+    let job: binding::Job<Pool> = Box::new(move |pool| {
+        let answer = binding::contained("conversations", || {
+            match pool {
+                Ok(p) => p.list(&o),
+                // Without a pool, on this thread alone.
+                Err(_) => conversations::list(&o),
             }
-        };
+            .map_err(Failure::new)
+        });
         answer_in_pieces(&main, id, answer);
     });
     if tx.send(job).is_err() {

@@ -28,34 +28,10 @@ use mlua::{Function, Lua, Table};
 use std::cell::RefCell;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
-use std::sync::mpsc::{channel, Sender};
-
-type Work = Box<dyn FnOnce() + Send + 'static>;
+use std::sync::mpsc::Sender;
 
 thread_local! {
-    static WORKER: RefCell<Option<Sender<Work>>> = const { RefCell::new(None) };
-}
-
-/// The file thread (started on first use); a panic in a job is contained there.
-fn worker() -> mlua::Result<Sender<Work>> {
-    WORKER.with(|w| {
-        if let Some(tx) = w.borrow().as_ref() {
-            return Ok(tx.clone());
-        }
-        let (tx, rx) = channel::<Work>();
-        std::thread::Builder::new()
-            .name("claude-context-fs".into())
-            .spawn(move || {
-                while let Ok(job) = rx.recv() {
-                    if let Err(p) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(job)) {
-                        crate::logging::log_panic("fs job", p.as_ref());
-                    }
-                }
-            })
-            .map_err(|e| lua_error(format!("claude-context: no file thread: {e}")))?;
-        *w.borrow_mut() = Some(tx.clone());
-        Ok(tx)
-    })
+    static WORKER: RefCell<Option<Sender<binding::Job<()>>>> = const { RefCell::new(None) };
 }
 
 /// Runs `op` on the file thread; its answer goes to `cb` on the main thread (`cb(err, bytes)`).
@@ -65,18 +41,11 @@ fn submit(
     op: impl FnOnce() -> Result<Option<Vec<u8>>, CapError> + Send + 'static,
 ) -> mlua::Result<()> {
     let main = main_thread()?;
-    let tx = worker()?;
+    // The file thread: jobs one after another.
+    let tx = binding::worker(&WORKER, "claude-context-fs", || ())?;
     let id = binding::hold(what, cb, false);
-    let job: Work = Box::new(move || {
-        let answer = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(op)) {
-            Ok(r) => r.map_err(Failure::new),
-            Err(p) => {
-                crate::logging::log_panic(what, p.as_ref());
-                Err(Failure::new(format!(
-                    "claude-context: internal error in {what} (logged; see :ClaudeContext log)"
-                )))
-            }
-        };
+    let job: binding::Job<()> = Box::new(move |_| {
+        let answer = binding::contained(what, || op().map_err(Failure::new));
         binding::answer_later(&main, id, answer);
     });
     if tx.send(job).is_err() {

@@ -15,6 +15,7 @@ use crate::main_thread::MainThread;
 use mlua::{FromLuaMulti, Function, IntoLuaMulti, Lua, Table};
 use std::cell::RefCell;
 use std::collections::HashMap;
+use std::sync::mpsc::{channel, Sender};
 
 /// What a function that needs the bridge says when it is not running.
 pub const NOT_RUNNING: &str = "claude-context: the bridge is not running (:ClaudeContext start)";
@@ -31,11 +32,59 @@ pub fn guard<T>(what: &str, f: impl FnOnce() -> mlua::Result<T>) -> mlua::Result
         Ok(r) => r,
         Err(p) => {
             crate::logging::log_panic(what, p.as_ref());
-            Err(lua_error(format!(
-                "claude-context: internal error in {what} (logged; see :ClaudeContext log)"
-            )))
+            Err(lua_error(internal_error(what)))
         }
     }
+}
+
+/// The message a contained panic is answered with.
+fn internal_error(what: &str) -> String {
+    format!("claude-context: internal error in {what} (logged; see :ClaudeContext log)")
+}
+
+/// Runs work meant for another thread: a panic in it is logged and becomes a failure (the
+/// callback waiting for it is still answered), never an unwinding thread.
+pub fn contained<T>(what: &str, f: impl FnOnce() -> Result<T, Failure>) -> Result<T, Failure> {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
+        Ok(r) => r,
+        Err(p) => {
+            crate::logging::log_panic(what, p.as_ref());
+            Err(Failure::new(internal_error(what)))
+        }
+    }
+}
+
+/// A job of a [`worker`] thread, given the thread's own state.
+pub type Job<S> = Box<dyn FnOnce(&S) + Send + 'static>;
+
+/// The sender of a long-lived thread named `name` (started on first use, remembered in `slot`):
+/// its jobs run one after another with the state `init` made on it; a panic in a job is logged
+/// and the thread goes on.
+pub fn worker<S: 'static>(
+    slot: &'static std::thread::LocalKey<RefCell<Option<Sender<Job<S>>>>>,
+    name: &'static str,
+    init: fn() -> S,
+) -> mlua::Result<Sender<Job<S>>> {
+    slot.with(|w| {
+        if let Some(tx) = w.borrow().as_ref() {
+            return Ok(tx.clone());
+        }
+        let (tx, rx) = channel::<Job<S>>();
+        std::thread::Builder::new()
+            .name(name.into())
+            .spawn(move || {
+                let state = init();
+                while let Ok(job) = rx.recv() {
+                    let _ = contained(name, || {
+                        job(&state);
+                        Ok(())
+                    });
+                }
+            })
+            .map_err(|e| lua_error(format!("claude-context: no {name} thread: {e}")))?;
+        *w.borrow_mut() = Some(tx.clone());
+        Ok(tx)
+    })
 }
 
 /// Exports `f` as `name` in `t`, guarded ([`guard`], the panic named `what`).
@@ -157,13 +206,7 @@ pub fn answer_off_thread(
     let spawned = std::thread::Builder::new()
         .name(thread.into())
         .spawn(move || {
-            let answer = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)) {
-                Ok(r) => r.map(Some),
-                Err(p) => {
-                    crate::logging::log_panic(name, p.as_ref());
-                    Err(Failure::new(format!("internal error in {name} (logged)")))
-                }
-            };
+            let answer = contained(name, run).map(Some);
             answer_later(&main, id, answer);
         });
     if let Err(e) = spawned {
