@@ -408,4 +408,35 @@ return {
       eq(nil, U.saved({ id = "s-other" }))
     end,
   },
+  {
+    "the subcommands pass their argument on: transcript ID, follow on|off, trail ID",
+    function()
+      -- (A subcommand's run gets the words after its own name: args[1] is the first argument;
+      -- these read args[2] and dropped it.)
+      local seen = {}
+      local tr, fo = require("claude_context.transcript"), require("claude_context.follow")
+      local open, follow, trail = tr.open, fo.follow, fo.trail
+      tr.open = function(id)
+        seen.transcript = id
+      end
+      fo.follow = function(want)
+        seen[#seen + 1] = want
+        return want
+      end
+      fo.trail = function(id)
+        seen.trail = id
+      end
+      local ok_run, err = pcall(function()
+        vim.cmd("ClaudeContext transcript s-one")
+        vim.cmd("ClaudeContext follow off")
+        vim.cmd("ClaudeContext follow on")
+        vim.cmd("ClaudeContext trail s-two")
+      end)
+      tr.open, fo.follow, fo.trail = open, follow, trail
+      assert(ok_run, err)
+      eq("s-one", seen.transcript)
+      eq({ false, true }, { seen[1], seen[2] })
+      eq("s-two", seen.trail)
+    end,
+  },
 }

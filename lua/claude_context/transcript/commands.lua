@@ -12,7 +12,7 @@ function M.register(commands)
     group = "sessions",
     complete = complete.args(complete.session_ids),
     run = function(_, args)
-      require("claude_context.transcript").open(args[2])
+      require("claude_context.transcript").open(args[1])
     end,
   })
   commands.register("follow", {
@@ -20,7 +20,7 @@ function M.register(commands)
     group = "sessions",
     complete = complete.args({ "on", "off" }),
     run = function(_, args)
-      local want = ({ on = true, off = false })[args[2] or ""]
+      local want = ({ on = true, off = false })[args[1] or ""]
       local on = require("claude_context.follow").follow(want)
       require("claude_context.util.notify").prefixed(on and "following the agent" or "not following")
     end,
@@ -30,7 +30,7 @@ function M.register(commands)
     group = "sessions",
     complete = complete.args(complete.session_ids),
     run = function(_, args)
-      require("claude_context.follow").trail(args[2])
+      require("claude_context.follow").trail(args[1])
     end,
   })
   commands.register("usage", {
