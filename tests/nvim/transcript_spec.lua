@@ -5,7 +5,7 @@
 local h = require("helpers")
 local eq, ok, contains, wait_for = h.eq, h.ok, h.contains, h.wait_for
 local cc = h.cc
-h.record_notify()
+local messages = h.record_notify()
 
 local T = function()
   return require("claude_context.transcript")
@@ -134,6 +134,63 @@ return {
       eq(buf, cc().transcript("s-one"))
       vim.cmd("buffer " .. buf)
       ok(not pcall(vim.api.nvim_buf_set_lines, buf, 0, 1, false, { "x" }), "read-only")
+    end,
+  },
+  {
+    "gf on a tool call: a FIFO at its path (swapped in after any check of the path) never holds the editor; a regular file opens at its line, as a file read",
+    function()
+      local fifo = project .. "/jump-pipe"
+      vim.system({ "mkfifo", fifo }):wait()
+      write_conversation(
+        "s-jump",
+        table.concat({ prompt("look"), read_call(fifo, 2), read_call(project .. "/jump.txt", 5) }, "\n") .. "\n"
+      )
+      h.write(project .. "/jump.txt", "one\ntwo\nthree\nfour\nfive\nsix\n")
+      local buf = open("s-jump")
+      -- A writer that comes 2 s later: an editor that opened the FIFO by path would have waited
+      -- for it (and read its line).
+      local writer = vim.system({ "sh", "-c", 'sleep 2; printf "held\\n" > "$1"', "sh", fifo })
+      -- A check of the path that says "a regular file", as a swap after the check would.
+      local real = vim.uv.fs_stat
+      vim.uv.fs_stat = function(p, ...)
+        if p == fifo then
+          return { type = "file", size = 1 }
+        end
+        return real(p, ...)
+      end
+      h.clear(messages)
+      local jumped, err = pcall(function()
+        vim.api.nvim_win_set_cursor(0, { assert(find(buf, "▸ Read jump-pipe")), 0 })
+        vim.cmd("normal gf")
+      end)
+      vim.uv.fs_stat = real
+      local held = vim.fn.bufloaded(fifo) == 1
+      writer:kill(9)
+      assert(jumped, err)
+      ok(not held, "the FIFO was opened and waited on")
+      eq(buf, vim.api.nvim_get_current_buf(), "the transcript stays in its window")
+      wait_for(function()
+        return #messages > 0
+      end, 5000, "the refusal said")
+      contains(messages[1].msg, "not a regular file")
+      -- A regular file: its buffer, at the line, as if read by :edit (listed, not modified,
+      -- its filetype detected, written back as it was).
+      eq(-1, vim.fn.bufnr(project .. "/jump.txt"), "no buffer has it yet")
+      vim.api.nvim_win_set_cursor(0, { assert(find(buf, "▸ Read jump.txt:5")), 0 })
+      vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes("<CR>", true, false, true), "x", false)
+      eq(project .. "/jump.txt", vim.api.nvim_buf_get_name(0))
+      eq(5, vim.api.nvim_win_get_cursor(0)[1])
+      eq({ "one", "two", "three", "four", "five", "six" }, vim.api.nvim_buf_get_lines(0, 0, -1, false))
+      eq(false, vim.bo.modified)
+      eq("", vim.bo.buftype)
+      eq(true, vim.bo.buflisted)
+      eq("text", vim.bo.filetype)
+      vim.cmd("write")
+      eq("one\ntwo\nthree\nfour\nfive\nsix\n", table.concat(vim.fn.readfile(project .. "/jump.txt", "b"), "\n"))
+      -- The jump list goes back to the transcript.
+      vim.cmd('execute "normal! \\<C-o>"')
+      eq(buf, vim.api.nvim_get_current_buf())
+      vim.fn.delete(fifo)
     end,
   },
   {

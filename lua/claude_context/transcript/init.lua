@@ -276,7 +276,8 @@ local function stop(buf)
   end
 end
 
----Opens the file the line under the cursor names (a tool call, a result); elsewhere, `gf`'s own
+---Opens the file the line under the cursor names (a tool call, a result) at its line, read
+---without waiting on what the path names (claude_context.transcript.jump); elsewhere, `gf`'s own
 ---behaviour (`fallback`).
 ---@param fallback string? keys to run when the line has no file
 function M.jump(fallback)
@@ -289,13 +290,7 @@ function M.jump(fallback)
     end
     return
   end
-  local s = vim.uv.fs_stat(link.path)
-  if not (s and s.type == "file") then
-    notify.prefixed(("not a file: %s"):format(vim.fn.strtrans(link.path)), vim.log.levels.WARN)
-    return
-  end
-  vim.cmd.edit(vim.fn.fnameescape(link.path))
-  pcall(vim.api.nvim_win_set_cursor, 0, { link.lnum, 0 })
+  require("claude_context.transcript.jump").open(link.path, link.lnum)
 end
 
 local function make_buffer(name)
