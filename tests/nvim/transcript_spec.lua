@@ -100,6 +100,10 @@ return {
       eq(false, vim.bo[buf].modifiable)
       eq("nofile", vim.bo[buf].buftype)
       eq("markdown", vim.bo[buf].filetype)
+      -- Neovim's Markdown syntax, loaded in a turn of its own after the filetype's.
+      wait_for(function()
+        return vim.b[buf].current_syntax == "markdown"
+      end, 5000, "the Markdown syntax")
       local l = lines(buf)
       eq("## read a.txt please", l[1])
       eq("and tell me", l[2])

@@ -75,7 +75,10 @@ function M.open(path, lnum)
     buf, err = load(path)
   end
   if not buf then
-    notify.prefixed(("cannot open %s: %s"):format(vim.fn.strtrans(path), vim.fn.strtrans(err or "")), vim.log.levels.WARN)
+    notify.prefixed(
+      ("cannot open %s: %s"):format(vim.fn.strtrans(path), vim.fn.strtrans(err or "")),
+      vim.log.levels.WARN
+    )
     return false
   end
   -- (`:buffer`, as `:edit` would: the transcript's place goes in the jump list.)
