@@ -89,7 +89,7 @@ while size < MB * 1024 * 1024 do
 end
 f:close()
 
-local max_block, blocks = 0, {}
+local max_block, blocks, all = 0, {}, {}
 local buf
 ---What a turn did to the transcript buffer, when it set its filetype or loaded its syntax.
 local function named(what, before)
@@ -116,6 +116,8 @@ local function timed(fn, what)
     what = named(what, before)
     max_block = math.max(max_block, ms)
     blocks[what] = math.max(blocks[what] or 0, ms)
+    all[what] = all[what] or {}
+    table.insert(all[what], ms)
     return unpack(r)
   end
 end
@@ -175,7 +177,17 @@ local lines = vim.api.nvim_buf_line_count(buf)
 local function report(named)
   local out = {}
   for _, k in ipairs(named) do
-    if blocks[k] then
+    local t = all[k]
+    if t and #t > 2 then
+      table.sort(t)
+      out[#out + 1] = ("%s %.1f (%d of them: p50 %.1f, p90 %.1f)"):format(
+        k,
+        blocks[k],
+        #t,
+        t[math.ceil(#t * 0.5)],
+        t[math.ceil(#t * 0.9)]
+      )
+    elseif blocks[k] then
       out[#out + 1] = ("%s %.1f"):format(k, blocks[k])
     end
   end
@@ -195,7 +207,7 @@ io.stdout:write(
 )
 -- Then the person goes to its end (G) and reads on for a second: the redraws there (the syntax
 -- synced at the end of a large buffer; a tree-sitter parse, in slices of its own).
-max_block, blocks, stall = 0, {}, 0
+max_block, blocks, all, stall = 0, {}, {}, 0
 vim.api.nvim_win_set_cursor(0, { lines, 0 })
 vim.wait(1000)
 ticker:stop()

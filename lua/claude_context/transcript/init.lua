@@ -4,9 +4,11 @@
 --- heading, Claude's text as written, each tool call one folded line (tool, file:line) that
 --- `<CR>` / `gf` opens, its result folded beneath. The conversation file (Claude Code's
 --- `projects/<folder>/<id>.jsonl`) is read and rendered off the main thread by the library
---- (`transcript_read`, crates/core/src/transcript/); the lines are put in the buffer in slices.
---- While the file grows (a running session), only the new bytes are read: the buffer grows, and
---- a window whose cursor was on the last line follows it; other windows keep cursor and scroll.
+--- (`transcript_read`, crates/core/src/transcript/); the lines are put in the buffer in slices
+--- sized by time (`SLICE_MS`), then its filetype (markdown) is set and its syntax loaded, each in
+--- a turn of its own. While the file grows (a running session), only the new bytes are read: the
+--- buffer grows, and a window whose cursor was on the last line follows it; other windows keep
+--- cursor and scroll.
 
 local M = {}
 
