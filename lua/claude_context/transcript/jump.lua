@@ -48,7 +48,7 @@ local function load(path)
     return buf
   end
   vim.bo[buf].buflisted = true
-  vim.api.nvim_create_autocmd("BufReadCmd", {
+  local id = vim.api.nvim_create_autocmd("BufReadCmd", {
     buffer = buf,
     once = true,
     callback = function()
@@ -56,6 +56,8 @@ local function load(path)
     end,
   })
   local ok, err = pcall(vim.fn.bufload, buf)
+  -- (Gone once it ran; a load that failed before it leaves none behind.)
+  pcall(vim.api.nvim_del_autocmd, id)
   if not ok then
     return nil, tostring(err)
   end
