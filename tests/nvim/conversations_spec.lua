@@ -240,9 +240,18 @@ return {
       contains(calls[1].opts.format_item(calls[1].items[2]), "Parser fix")
       eq(PK.ACTIONS, calls[2].items)
       eq(ID1, vim.fn.getreg('"'))
-      -- Completion offers the ids the listing found.
-      local words = require("claude_context.commands").complete("", "ClaudeContext resume ")
+      -- Completion offers the ids the listing found: resume, and transcript (with the sessions').
+      local commands = require("claude_context.commands")
+      local words = commands.complete("", "ClaudeContext resume ")
       ok(vim.tbl_contains(words, ID1), vim.inspect(words))
+      words = commands.complete("", "ClaudeContext transcript ")
+      ok(vim.tbl_contains(words, ID1), "transcript completes conversation ids: " .. vim.inspect(words))
+      eq({ "off", "on" }, commands.complete("", "ClaudeContext follow "))
+      -- :checkhealth claude_context counts the project's conversations.
+      local health = h.health_lines(require("claude_context.health.features").check_conversations)
+      contains(health, "START Conversations (:ClaudeContext conversations)")
+      contains(health, "OK " .. cfg .. "/projects: ")
+      contains(health, "conversation(s) of this project")
     end,
   },
   {
