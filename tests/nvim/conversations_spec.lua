@@ -319,6 +319,7 @@ return {
       eq(1, #items)
       eq(ID1, items[1].entry.id)
       contains(got.title, "<M-r> resume")
+      eq(nil, got.layout, "a preview: the person's own snacks layout")
       local lines
       got.preview({
         item = items[1],
@@ -331,6 +332,8 @@ return {
         },
       })
       eq("# Parser fix", lines[1])
+      -- Where it ran, under the home folder shown as ~ (as Claude Code shows it).
+      contains(table.concat(PK.preview({ id = ID1, title = "t", cwd = vim.env.HOME .. "/demo" }), "\n"), "- in: ~/demo")
       contains(table.concat(lines, "\n"), "## Matches")
       -- The transcript action opens it (claude_context.transcript): nothing said, no error.
       h.clear(messages)
