@@ -49,7 +49,7 @@ function M.pick(p)
     keys[k.key] = { name, mode = { "n", "i" }, desc = k.action }
   end
   -- No preview (the sessions): snacks' compact "select" layout, as its own vim.ui.select has (the
-  -- default one is a screen-high box for a few lines); a user's `sources[source].layout` wins.
+  -- default one is a screen-high box for a few lines).
   local preview, layout = "none", { preset = "select" }
   if p.preview then
     -- An entry's preview (the conversations picker): its lines, as Markdown.
