@@ -142,7 +142,7 @@ def newest_claude() -> Path:
     newest one `make deps` and `make test-e2e` installed into .deps."""
     given = os.environ.get("CLAUDE_CONTEXT_SHOTS_CLAUDE")
     if given:
-        return Path(given)
+        return Path(given).absolute()
     deps = REPO / ".deps"
     found = [*deps.glob("claude-latest/*/node_modules/.bin/claude"), *deps.glob("claude-*/node_modules/.bin/claude")]
     found.append(deps / "node_modules/.bin/claude")
@@ -301,6 +301,25 @@ class Session:
             " return found",
             text,
         )
+
+    def transcript_from(self, text):
+        """Claude Code's transcript scrolled with its own keys (newer CLIs draw it on the alternate
+        screen, its start above the window): a half page up (ctrl+u) until `text` shows, then a
+        line down (j) until it is the first line."""
+        def row():
+            return next((i for i, line in enumerate(self.terminal_screen().split("\n")) if text in line), None)
+
+        for _ in range(12):
+            if row() is not None:
+                break
+            self.send_terminal("\x15")
+            time.sleep(0.8)
+        for _ in range(ROWS):
+            at = row()
+            if at is None or at == 0:
+                break
+            self.send_terminal("j")
+            time.sleep(0.3)
 
     def agent_state(self, name):
         """The state `:ClaudeContext agents` shows for session `name`, read afresh."""
@@ -531,9 +550,9 @@ def run(s: Session, out: Path) -> None:
     s.send_terminal("\x0f")
     wait_until(lambda: "ctrl+o to toggle" in s.terminal_screen(), WAIT, "the transcript")
     time.sleep(1.0)
-    # Newer CLIs show the transcript on the alternate screen, its start above the window: its end.
     if not s.terminal_from("lsp_references (MCP)"):
         s.terminal_from(None)
+        s.transcript_from("lsp_references (MCP)")
     s.redraw()
     render(s.capture(), "The model asks your language server: lsp_definition, lsp_references (Claude's transcript, ctrl+o)", out / "code.svg")
     s.send_terminal("\x0f")
