@@ -181,6 +181,39 @@ return {
     end,
   },
   {
+    "the view's lines are highlighted as drawn: + Added, - Removed, @@ Special, a section's header Title; the rest not",
+    function()
+      reset()
+      local v = open(two_files())
+      local win = vim.fn.bufwinid(v.buf)
+      ---The attribute drawn at the first character of the line holding `pattern` (scrolled to the
+      ---window's top).
+      local function attr(pattern)
+        local row = row_of(v, pattern)
+        vim.api.nvim_win_call(win, function()
+          vim.fn.winrestview({ topline = row, lnum = row, col = 0 })
+        end)
+        vim.cmd("redraw!")
+        local pos = vim.fn.screenpos(win, row, 1)
+        ok(pos.row > 0, pattern .. " on screen")
+        return vim.fn.screenattr(pos.row, pos.col)
+      end
+      local added, removed, at, title = attr("+CHANGED 2"), attr("-line 2"), attr("@@ -2,1"), attr("━━ a.txt")
+      ok(added ~= 0 and removed ~= 0 and at ~= 0 and title ~= 0, vim.inspect({ added, removed, at, title }))
+      eq(4, #vim.fn.uniq(vim.fn.sort({ added, removed, at, title })), "four highlights")
+      eq(added, attr("+ADDED"))
+      eq(removed, attr("-line 9"))
+      eq(0, attr(" line 1"), "context")
+      eq(0, attr("Claude's changes"), "the header")
+      eq(0, attr("  pending       +2 −2  a.txt"), "the file list")
+      -- After an action the redrawn section is highlighted the same.
+      vim.api.nvim_win_set_cursor(win, { row_of(v, "+CHANGED 2"), 0 })
+      vim.cmd("normal a")
+      eq(at, attr("@@ -2,1 +2,1 @@ kept"))
+      eq(added, attr("+ADDED"))
+    end,
+  },
+  {
     "]c and [c move between hunks",
     function()
       reset()

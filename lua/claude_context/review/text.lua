@@ -20,6 +20,10 @@ function M.counts(a, r)
 end
 
 local function display(l)
+  if not l:find("[\r\n]") then
+    -- (Most lines: no copy.)
+    return l
+  end
   return (l:gsub("\r$", ""):gsub("\n", " "))
 end
 
