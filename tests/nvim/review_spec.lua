@@ -143,6 +143,20 @@ return {
     end,
   },
   {
+    "hunks.lines_at: each region's lines, overlapping, past the end, empty, without a last newline, \\r kept",
+    function()
+      local H = require("claude_context.review.hunks")
+      local t = "a\nb\r\nc\n\nd"
+      eq(
+        { { "a", "b\r" }, { "b\r", "c", "" }, { "d" }, {}, { "d" }, {}, {} },
+        H.lines_at(t, { { 1, 2 }, { 2, 3 }, { 5, 1 }, { 3, 0 }, { 5, 9 }, { 7, 2 }, { 0, 2 } })
+      )
+      eq({ { "x", "" } }, H.lines_at("x\n\n", { { 1, 5 } }))
+      eq({ {} }, H.lines_at("", { { 1, 1 } }))
+      eq({ {} }, H.lines_at(nil, { { 1, 1 } }))
+    end,
+  },
+  {
     "the view lists each file with its counts and state, and every hunk",
     function()
       reset()
