@@ -20,7 +20,7 @@ function M.counts(a, r)
 end
 
 local function display(l)
-  if not l:find("[\r\n]") then
+  if not (l:find("\r", 1, true) or l:find("\n", 1, true)) then
     -- (Most lines: no copy.)
     return l
   end

@@ -436,7 +436,9 @@ function M.open(review, o)
     if vim.api.nvim_buf_is_valid(buf) then
       vim.bo[buf].filetype = "claude-review"
     end
-    build(v)
+    vim.schedule(function()
+      build(v)
+    end)
   end)
   return v
 end
