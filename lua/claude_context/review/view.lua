@@ -45,7 +45,7 @@ local HL = { ["+"] = "Added", ["-"] = "Removed", ["@"] = "Special" }
 ---The highlight of view line `l`, or nil.
 ---@param l string
 ---@return string?
-function M.hl_of(l)
+local function hl_of(l)
   return HL[l:sub(1, 1)] or (l:sub(1, 3) == "━" and "Title") or nil
 end
 
@@ -65,7 +65,7 @@ vim.api.nvim_set_decoration_provider(ns_hl, {
       return
     end
     local l = vim.api.nvim_buf_get_lines(buf, row, row + 1, false)[1]
-    local hl = l and M.hl_of(l)
+    local hl = l and hl_of(l)
     if hl then
       vim.api.nvim_buf_set_extmark(buf, ns_hl, row, 0, { end_row = row, end_col = #l, hl_group = hl, ephemeral = true })
     end
