@@ -235,6 +235,48 @@ return {
     end,
   },
   {
+    "a large transcript opens in short turns: its filetype once every line is in (FileType sees them all), its syntax in a turn after; the window it opens in stays at its start; no undo",
+    function()
+      local many = { prompt("big") }
+      for i = 1, 3000 do
+        many[#many + 1] = said("line " .. i)
+      end
+      write_conversation("s-big", table.concat(many, "\n") .. "\n")
+      local seen
+      local au = vim.api.nvim_create_autocmd("FileType", {
+        pattern = "markdown",
+        callback = function(ev)
+          if vim.api.nvim_buf_get_name(ev.buf) == T().SCHEME .. "s-big" then
+            seen = { lines = vim.api.nvim_buf_line_count(ev.buf), syntax = vim.b[ev.buf].current_syntax }
+          end
+        end,
+      })
+      local ready
+      local buf = cc().transcript("s-big", {
+        on_ready = function()
+          ready = true
+        end,
+      })
+      -- Shown at once, as :ClaudeContext transcript does (its cursor on the one, last, line).
+      vim.api.nvim_win_set_buf(0, buf)
+      T().window_options(0)
+      eq("", vim.bo[buf].filetype, "no filetype while the lines come in")
+      wait_for(function()
+        return ready
+      end, 10000, "the transcript read")
+      vim.api.nvim_del_autocmd(au)
+      ok(seen, "FileType ran")
+      ok(find(buf, "line 3000"), "every line in")
+      eq(vim.api.nvim_buf_line_count(buf), seen.lines, "FileType saw every line")
+      eq(nil, seen.syntax, "the syntax comes in a turn of its own")
+      wait_for(function()
+        return vim.b[buf].current_syntax == "markdown"
+      end, 5000, "the Markdown syntax")
+      eq(1, vim.api.nvim_win_get_cursor(0)[1], "the transcript opens at its start")
+      eq(-1, vim.bo[buf].undolevels)
+    end,
+  },
+  {
     "a running session's transcript grows; a window at its end follows, another keeps its cursor and scroll",
     function()
       write_conversation("s-grow", prompt("go") .. "\n")
