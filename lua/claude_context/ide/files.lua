@@ -141,31 +141,55 @@ end
 ---@return integer? buf, string? err, boolean? missing
 function M.load_buffer(path, opts)
   opts = opts or {}
-  local buf = opts.buf or vim.fn.bufadd(path)
-  if vim.api.nvim_buf_is_loaded(buf) then
+  local buf = opts.buf
+  if not (buf and vim.api.nvim_buf_is_loaded(buf)) then
+    -- What the path names now, by a stat (which opens nothing: a FIFO's writer is not woken);
+    -- what is read is judged again on the open descriptor, whatever was swapped in meanwhile.
+    local st, why = M.regular_file(path, opts.max)
+    if not st then
+      return nil, why or ("%s: no such file or directory"):format(path), why == nil
+    end
+    local lines, eol, crlf = M.read_lines(path, opts.max)
+    if not lines then
+      -- (No buffer is made for what was refused.)
+      return nil, tostring(eol), is_missing(eol --[[@as string]])
+    end
+    buf = buf or vim.fn.bufadd(path)
     vim.bo[buf].buflisted = true
-    return buf
-  end
-  local lines, eol, crlf = M.read_lines(path, opts.max)
-  if not lines then
-    return nil, tostring(eol), is_missing(eol --[[@as string]])
+    if not vim.api.nvim_buf_is_loaded(buf) then
+      local ok, err = M.read_into(buf, lines, eol == true, crlf)
+      if not ok then
+        return nil, err
+      end
+    end
   end
   vim.bo[buf].buflisted = true
+  return buf
+end
+
+---Loads `buf` with `lines` as if read from its file: a buffer-local `BufReadCmd` in place of
+---Neovim's read, then its `BufReadPost` autocommands. Returns whether it loaded, or false and why.
+---@param buf integer
+---@param lines string[]
+---@param eol boolean
+---@param crlf boolean?
+---@return boolean ok, string? err
+function M.read_into(buf, lines, eol, crlf)
   local id = vim.api.nvim_create_autocmd("BufReadCmd", {
     buffer = buf,
     once = true,
     callback = function()
-      fill(buf, lines, eol == true, crlf)
+      fill(buf, lines, eol, crlf)
     end,
   })
   local ok, err = pcall(vim.fn.bufload, buf)
   -- (Gone once it ran; a load that failed before it leaves none behind.)
   pcall(vim.api.nvim_del_autocmd, id)
   if not ok then
-    return nil, tostring(err)
+    return false, tostring(err)
   end
   pcall(vim.api.nvim_exec_autocmds, "BufReadPost", { buffer = buf })
-  return buf
+  return true
 end
 
 ---Opens `path` in the current window (with `opts.mods`, `:tab`, `:vertical`, `:aboveleft`…, in
