@@ -104,6 +104,18 @@ return {
       wait_for(function()
         return vim.b[buf].current_syntax == "markdown"
       end, 5000, "the Markdown syntax")
+      -- Its syntax looks back one line to sync (the Markdown syntax's own 50/200 walked the lines
+      -- in closed folds, over 100 ms at 50 MB); another Markdown buffer keeps its own.
+      local function sync_of(b)
+        return vim.api.nvim_buf_call(b, function()
+          return vim.api.nvim_exec2("syntax sync", { output = true }).output
+        end)
+      end
+      contains(sync_of(buf), ("minimal %d, maximal %d lines"):format(T().SYNC_MINLINES, T().SYNC_MAXLINES))
+      local md = vim.api.nvim_create_buf(false, true)
+      vim.bo[md].syntax = "markdown"
+      contains(sync_of(md), "minimal 50, maximal 200 lines")
+      vim.api.nvim_buf_delete(md, { force = true })
       local l = lines(buf)
       eq("## read a.txt please", l[1])
       eq("and tell me", l[2])
