@@ -31,10 +31,11 @@ local uv = vim.uv
 M.history = {}
 
 ---The figures of the last edit (ms, for bench/edit.py): `request` from the call to the request
----leaving, `first_change` to the first line shown, `piece_ms` each streamed piece that changed
----the buffer from its line's arrival to it written (`piece_max` the largest), `slice_max` the
----longest main-thread step of the edit's own, the call included (`slice_cpu_max` its CPU time:
----without the waits of a loaded machine's scheduler), `done` to its end.
+---leaving (a slice after the call's), `first_change` to the first line shown, `piece_ms` each
+---streamed piece that changed the buffer from its line's arrival to it written (`piece_max` the
+---largest), `slice_max` the longest main-thread step of the edit's own, the call included
+---(`slice_cpu_max` the most CPU time one took: without the waits of a loaded machine's
+---scheduler), `done` to its end.
 ---@type {request: number?, first_change: number?, piece_ms: number[], piece_max: number, slice_max: number, slice_cpu_max: number, done: number?}
 M.stats = { piece_ms = {}, piece_max = 0, slice_max = 0, slice_cpu_max = 0 }
 
@@ -138,6 +139,28 @@ local function same(a, b)
   return vim.deep_equal(a, b)
 end
 
+---Shows the hunks of the settled edit `e` (the lines it replaced: `old`), a slice after the
+---settle: unless it was cancelled meanwhile, or the person changed the range (their text is
+---kept, no hunks shown).
+local function show(e, old)
+  if E ~= e then
+    return
+  end
+  local l = e.live
+  if not live.intact(l) then
+    live.clear(l)
+    done(e)
+    return notify.prefixed(
+      "edit: the lines changed before its hunks were shown; your text is kept",
+      vim.log.levels.WARN
+    )
+  end
+  local top = live.top(l)
+  live.clear(l)
+  hunks.show(e.buf, top, old, l.new, l)
+  done(e)
+end
+
 local function on_done(e, err)
   if E ~= e then
     return
@@ -158,12 +181,16 @@ local function on_done(e, err)
     done(e)
     return notify.prefixed("edit: no change (Claude's answer had no new text for these lines)")
   end
-  local top = live.settle(l)
+  local top, old = live.settle(l)
   if not top then
     return refuse(e)
   end
-  hunks.show(e.buf, top, l.old, l.new, l)
-  done(e)
+  -- The hunks (the diff and its paint) in a slice of their own.
+  vim.schedule(function()
+    timed(function()
+      show(e, old)
+    end)
+  end)
 end
 
 ---The rows [s, e) to edit: `range` ({first, last} 1-based lines), else around the cursor.
@@ -178,7 +205,39 @@ local function rows(buf, range)
   return s, e
 end
 
----Starts the edit of rows [s, e) of `buf`.
+---Builds the prompt of edit `e` and sends it: the slice after the call's (the range as
+---`live.start` took it: the person may have changed the buffer in between).
+local function send(e, instruction)
+  if E ~= e then
+    return
+  end
+  local l = e.live
+  if not live.intact(l) then
+    return refuse(e)
+  end
+  local s = live.top(l)
+  local text = prompt.build({
+    buf = e.buf,
+    s = s,
+    e = s + #l.old,
+    instruction = instruction,
+    root = process.root(),
+    context = opts().context_lines,
+  })
+  local err, restarted = process.send(text, e.turn)
+  if err then
+    live.clear(l)
+    done(e)
+    return notify.prefixed("edit: " .. err, vim.log.levels.ERROR)
+  end
+  M.stats.request = (e.turn.sent - e.t0) / 1e6
+  if restarted then
+    notify.prefixed(restarted .. "; a new one was started for this edit", vim.log.levels.WARN)
+  end
+end
+
+---Starts the edit of rows [s, e) of `buf`: the range shown as under edit at once, the request
+---built and sent in the next slice (`send`).
 local function run(buf, s, en, instruction, t0, c0)
   if E then
     return notify.prefixed("an edit is under way (:ClaudeContext cancel or <C-c> stops it)", vim.log.levels.WARN)
@@ -193,14 +252,6 @@ local function run(buf, s, en, instruction, t0, c0)
     return notify.prefixed("edit: the buffer is not modifiable", vim.log.levels.ERROR)
   end
   remember(instruction)
-  local text = prompt.build({
-    buf = buf,
-    s = s,
-    e = en,
-    instruction = instruction,
-    root = process.root(),
-    context = opts().context_lines,
-  })
   M.stats = { piece_ms = {}, piece_max = 0, slice_max = 0, slice_cpu_max = 0 }
   local e = { buf = buf, parser = prompt.parser(), t0 = t0 }
   e.live = live.start(buf, s, en)
@@ -217,18 +268,6 @@ local function run(buf, s, en, instruction, t0, c0)
     end,
   }
   E = e
-  local err, restarted = process.send(text, e.turn)
-  if err then
-    E = nil
-    live.clear(e.live)
-    return notify.prefixed("edit: " .. err, vim.log.levels.ERROR)
-  end
-  M.stats.request = (e.turn.sent - t0) / 1e6
-  M.stats.slice_max = math.max(M.stats.slice_max, M.stats.request)
-  M.stats.slice_cpu_max = math.max(M.stats.slice_cpu_max, (os.clock() - c0) * 1000)
-  if restarted then
-    notify.prefixed(restarted .. "; a new one was started for this edit", vim.log.levels.WARN)
-  end
   local key = opts().cancel_key
   if key ~= "" then
     vim.keymap.set("n", key, M.cancel, { buffer = buf, desc = "claude-context: stop the edit" })
@@ -237,6 +276,13 @@ local function run(buf, s, en, instruction, t0, c0)
     "User",
     { pattern = "ClaudeContextEdit", modeline = false, data = { buf = buf, state = "started" } }
   )
+  vim.schedule(function()
+    timed(function()
+      send(e, instruction)
+    end)
+  end)
+  M.stats.slice_max = math.max(M.stats.slice_max, (uv.hrtime() - t0) / 1e6)
+  M.stats.slice_cpu_max = math.max(M.stats.slice_cpu_max, (os.clock() - c0) * 1000)
 end
 
 ---Edits a range of a buffer as the instruction says.
