@@ -182,6 +182,7 @@ def main() -> None:
     ap.add_argument("--nvim", default=str(headless.NVIM), help="the Neovim to run (default 0.11.4)")
     ap.add_argument("--big", type=int, default=1, help="how many times the 2,000-line edit runs, headless and then with a UI")
     ap.add_argument("--content", choices=sorted(LINE), default="lines", help="the big edit's buffer: 'line N' (not Lua: tree-sitter gives up on it) or valid Lua (highlighted and parsed again as it changes)")
+    ap.add_argument("--redrawtime", type=int, default=0, metavar="MS", help="'redrawtime' for the big edit's buffer: tree-sitter's highlighter gives up on a window whose parse takes longer (Neovim's default 2000)")
     ap.add_argument("--no-treesitter", action="store_true", help="the big edit's buffer without tree-sitter (vim.treesitter.stop()): what Neovim's own parse costs")
     ap.add_argument("--trace", type=float, default=0, metavar="MS", help="list the 2,000-line edit's main-thread gaps of MS or more and what ran in each (bench/edit_trace.lua)")
     a = ap.parse_args()
@@ -241,6 +242,8 @@ def main() -> None:
         print(f"ratio warm/fresh (p50): {pct(firsts, 50) / pct(fresh, 50):.3f}")
         print(f"streamed piece -> in the buffer: {summary(pieces)}")
         # 3: the big answer.
+        if a.redrawtime:
+            nvim.exec_lua("vim.o.redrawtime = ...", a.redrawtime)
         nvim.exec_lua("_G.bench_gap.reset(); vim.api.nvim_buf_set_lines(0, 0, -1, false, ...)", [LINE[a.content](i) for i in range(1, a.buffer_lines + 1)])
         if a.no_treesitter:
             nvim.exec_lua("vim.treesitter.stop()")
