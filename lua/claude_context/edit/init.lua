@@ -139,22 +139,37 @@ local function same(a, b)
   return vim.deep_equal(a, b)
 end
 
----Shows the hunks of the settled edit `e` (the lines it replaced: `old`), a slice after the
----settle: unless it was cancelled meanwhile, or the person changed the range (their text is
----kept, no hunks shown).
+---Runs `fn()` in a main-thread slice of its own, when edit `e` is still under way (not
+---cancelled meanwhile) and its range still holds what it wrote; else `changed()` when the
+---person changed the range in between.
+---@param e table the edit
+---@param fn fun()
+---@param changed fun()
+local function next_slice(e, fn, changed)
+  vim.schedule(function()
+    timed(function()
+      if E ~= e then
+        return
+      end
+      if not live.intact(e.live) then
+        return changed()
+      end
+      fn()
+    end)
+  end)
+end
+
+---The person changed the range of the settled edit `e` before its hunks were shown: their
+---text is kept, no hunks.
+local function changed_before_show(e)
+  live.clear(e.live)
+  done(e)
+  notify.prefixed("edit: the lines changed before its hunks were shown; your text is kept", vim.log.levels.WARN)
+end
+
+---Shows the hunks of the settled edit `e` (the lines it replaced: `old`).
 local function show(e, old)
-  if E ~= e then
-    return
-  end
   local l = e.live
-  if not live.intact(l) then
-    live.clear(l)
-    done(e)
-    return notify.prefixed(
-      "edit: the lines changed before its hunks were shown; your text is kept",
-      vim.log.levels.WARN
-    )
-  end
   local top = live.top(l)
   live.clear(l)
   hunks.show(e.buf, top, old, l.new, l)
@@ -186,10 +201,10 @@ local function on_done(e, err)
     return refuse(e)
   end
   -- The hunks (the diff and its paint) in a slice of their own.
-  vim.schedule(function()
-    timed(function()
-      show(e, old)
-    end)
+  next_slice(e, function()
+    show(e, old)
+  end, function()
+    changed_before_show(e)
   end)
 end
 
@@ -205,16 +220,9 @@ local function rows(buf, range)
   return s, e
 end
 
----Builds the prompt of edit `e` and sends it: the slice after the call's (the range as
----`live.start` took it: the person may have changed the buffer in between).
+---Builds the prompt of edit `e` and sends it (the range where `live.start` took it).
 local function send(e, instruction)
-  if E ~= e then
-    return
-  end
   local l = e.live
-  if not live.intact(l) then
-    return refuse(e)
-  end
   local s = live.top(l)
   local text = prompt.build({
     buf = e.buf,
@@ -276,10 +284,10 @@ local function run(buf, s, en, instruction, t0, c0)
     "User",
     { pattern = "ClaudeContextEdit", modeline = false, data = { buf = buf, state = "started" } }
   )
-  vim.schedule(function()
-    timed(function()
-      send(e, instruction)
-    end)
+  next_slice(e, function()
+    send(e, instruction)
+  end, function()
+    refuse(e)
   end)
   M.stats.slice_max = math.max(M.stats.slice_max, (uv.hrtime() - t0) / 1e6)
   M.stats.slice_cpu_max = math.max(M.stats.slice_cpu_max, (os.clock() - c0) * 1000)
