@@ -125,6 +125,7 @@ return {
       eq(2, #got.items)
       eq(C.format(ENTRIES[1]), got.items[1].text)
       eq({ { C.format(ENTRIES[2]) } }, got.format(got.items[2]))
+      eq("select", got.layout.preset, "no preview: snacks' compact select layout")
       -- While it is open, a changed list is shown: the finder gives it, the picker finds again.
       vim.wait(100)
       eq(0, finds, "nothing changed: nothing shown anew")

@@ -240,9 +240,18 @@ return {
       contains(calls[1].opts.format_item(calls[1].items[2]), "Parser fix")
       eq(PK.ACTIONS, calls[2].items)
       eq(ID1, vim.fn.getreg('"'))
-      -- Completion offers the ids the listing found.
-      local words = require("claude_context.commands").complete("", "ClaudeContext resume ")
+      -- Completion offers the ids the listing found: resume, and transcript (with the sessions').
+      local commands = require("claude_context.commands")
+      local words = commands.complete("", "ClaudeContext resume ")
       ok(vim.tbl_contains(words, ID1), vim.inspect(words))
+      words = commands.complete("", "ClaudeContext transcript ")
+      ok(vim.tbl_contains(words, ID1), "transcript completes conversation ids: " .. vim.inspect(words))
+      eq({ "off", "on" }, commands.complete("", "ClaudeContext follow "))
+      -- :checkhealth claude_context counts the project's conversations.
+      local health = h.health_lines(require("claude_context.health.features").check_conversations)
+      contains(health, "START Conversations (:ClaudeContext conversations)")
+      contains(health, "OK " .. cfg .. "/projects: ")
+      contains(health, "conversation(s) of this project")
     end,
   },
   {
@@ -310,6 +319,7 @@ return {
       eq(1, #items)
       eq(ID1, items[1].entry.id)
       contains(got.title, "<M-r> resume")
+      eq(nil, got.layout, "a preview: the person's own snacks layout")
       local lines
       got.preview({
         item = items[1],
@@ -322,6 +332,8 @@ return {
         },
       })
       eq("# Parser fix", lines[1])
+      -- Where it ran, under the home folder shown as ~ (as Claude Code shows it).
+      contains(table.concat(PK.preview({ id = ID1, title = "t", cwd = vim.env.HOME .. "/demo" }), "\n"), "- in: ~/demo")
       contains(table.concat(lines, "\n"), "## Matches")
       -- The transcript action opens it (claude_context.transcript): nothing said, no error.
       h.clear(messages)

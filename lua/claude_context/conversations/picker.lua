@@ -69,7 +69,9 @@ function M.preview(c)
     ),
   }
   if c.cwd then
-    out[#out + 1] = "- in: " .. clean(c.cwd) .. (c.branch and (" (" .. clean(c.branch) .. ")") or "")
+    out[#out + 1] = "- in: "
+      .. clean(vim.fn.fnamemodify(c.cwd, ":~"))
+      .. (c.branch and (" (" .. clean(c.branch) .. ")") or "")
   end
   if c.cost_usd then
     out[#out + 1] = ("- cost: $%.4f"):format(c.cost_usd)

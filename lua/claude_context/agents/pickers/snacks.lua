@@ -48,7 +48,10 @@ function M.pick(p)
     end
     keys[k.key] = { name, mode = { "n", "i" }, desc = k.action }
   end
-  local preview, layout = "none", { preview = false }
+  -- No preview (the sessions): snacks' compact "select" layout, as its own vim.ui.select has (the
+  -- default one is a screen-high box for a few lines), as wide as the default (a session's line
+  -- and the keys in the title are longer than the select's 100 columns).
+  local preview, layout = "none", { preset = "select", layout = { width = 0.8, max_width = 160 } }
   if p.preview then
     -- An entry's preview (the conversations picker): its lines, as Markdown.
     preview = function(ctx)
