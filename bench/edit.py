@@ -143,7 +143,7 @@ def big_round(nvim, stub, a, label):
     st = r["stats"]
     print(
         f"{label}: {a.answer_lines}-line answer into a {a.buffer_lines}-line buffer: editor's longest block {r['gap']:.2f} ms ({r['gap_cpu']:.2f} ms of CPU time in it); "
-        f"the edit's longest step {st['slice_max']:.2f} ms wall, {st['slice_cpu_max']:.2f} ms CPU; request {st['request']:.2f} ms; pieces {summary(st['piece_ms'])}; whole edit {st['done']:.0f} ms"
+        f"the edit's longest step {st['slice_max']:.2f} ms wall, {st['slice_cpu_max']:.2f} ms CPU ({st.get('slice_cpu_name') or '-'}); request {st['request']:.2f} ms; pieces {summary(st['piece_ms'])}; whole edit {st['done']:.0f} ms"
     )
     if a.trace:
         print(f"{label}: the ticker's gaps of {a.trace} ms or more, and what ran in them:\n{r['trace']}")

@@ -35,8 +35,8 @@ M.history = {}
 ---streamed piece that changed the buffer from its line's arrival to it written (`piece_max` the
 ---largest), `slice_max` the longest main-thread step of the edit's own, the call included
 ---(`slice_cpu_max` the most CPU time one took: without the waits of a loaded machine's
----scheduler), `done` to its end.
----@type {request: number?, first_change: number?, piece_ms: number[], piece_max: number, slice_max: number, slice_cpu_max: number, done: number?}
+---scheduler; `slice_cpu_name` which step that was), `done` to its end.
+---@type {request: number?, first_change: number?, piece_ms: number[], piece_max: number, slice_max: number, slice_cpu_max: number, slice_cpu_name: string?, done: number?}
 M.stats = { piece_ms = {}, piece_max = 0, slice_max = 0, slice_cpu_max = 0 }
 
 ---The edit under way.
@@ -110,11 +110,18 @@ local function refuse(e)
   notify.prefixed("edit refused: you changed the lines it was rewriting; your text is kept", vim.log.levels.WARN)
 end
 
-local function timed(fn)
+---Counts one main-thread step of the edit's, `name`d, in the stats.
+local function account(name, wall, cpu)
+  M.stats.slice_max = math.max(M.stats.slice_max, wall)
+  if cpu > M.stats.slice_cpu_max then
+    M.stats.slice_cpu_max, M.stats.slice_cpu_name = cpu, name
+  end
+end
+
+local function timed(name, fn)
   local t, c = uv.hrtime(), os.clock()
   fn()
-  M.stats.slice_max = math.max(M.stats.slice_max, (uv.hrtime() - t) / 1e6)
-  M.stats.slice_cpu_max = math.max(M.stats.slice_cpu_max, (os.clock() - c) * 1000)
+  account(name, (uv.hrtime() - t) / 1e6, (os.clock() - c) * 1000)
 end
 
 local function on_text(e, text, arrived)
@@ -143,11 +150,12 @@ end
 ---cancelled meanwhile) and its range still holds what it wrote; else `changed()` when the
 ---person changed the range in between.
 ---@param e table the edit
+---@param name string the step's name in the stats
 ---@param fn fun()
 ---@param changed fun()
-local function next_slice(e, fn, changed)
+local function next_slice(e, name, fn, changed)
   vim.schedule(function()
-    timed(function()
+    timed(name, function()
       if E ~= e then
         return
       end
@@ -201,7 +209,7 @@ local function on_done(e, err)
     return refuse(e)
   end
   -- The hunks (the diff and its paint) in a slice of their own.
-  next_slice(e, function()
+  next_slice(e, "the hunks shown", function()
     show(e, old)
   end, function()
     changed_before_show(e)
@@ -265,12 +273,12 @@ local function run(buf, s, en, instruction, t0, c0)
   e.live = live.start(buf, s, en)
   e.turn = {
     on_text = function(t, arrived)
-      timed(function()
+      timed("a streamed piece written", function()
         on_text(e, t, arrived)
       end)
     end,
     on_done = function(err)
-      timed(function()
+      timed("the answer's end", function()
         on_done(e, err)
       end)
     end,
@@ -284,13 +292,12 @@ local function run(buf, s, en, instruction, t0, c0)
     "User",
     { pattern = "ClaudeContextEdit", modeline = false, data = { buf = buf, state = "started" } }
   )
-  next_slice(e, function()
+  next_slice(e, "the request sent", function()
     send(e, instruction)
   end, function()
     refuse(e)
   end)
-  M.stats.slice_max = math.max(M.stats.slice_max, (uv.hrtime() - t0) / 1e6)
-  M.stats.slice_cpu_max = math.max(M.stats.slice_cpu_max, (os.clock() - c0) * 1000)
+  account("the call", (uv.hrtime() - t0) / 1e6, (os.clock() - c0) * 1000)
 end
 
 ---Edits a range of a buffer as the instruction says.
