@@ -553,4 +553,37 @@ return {
       end
     end,
   },
+  {
+    "many hunks are painted in slices of PAINT_CHUNK; a keep in between paints the rest at once",
+    function()
+      local old = numbered(200)
+      local new = vim.deepcopy(old)
+      for i = 2, 200, 2 do
+        new[i] = "changed " .. i
+      end
+      for _, act in ipairs({ "wait", "keep" }) do
+        local buf = buffer(vim.list_extend({ "above" }, vim.deepcopy(new)))
+        local marks = function()
+          return #vim.api.nvim_buf_get_extmarks(buf, hunks().ns, 0, -1, {})
+        end
+        local H = hunks().show(buf, 1, old, new, { tick = vim.api.nvim_buf_get_changedtick(buf) })
+        eq(100, #H.hunks)
+        eq(hunks().PAINT_CHUNK + 1, marks(), "the first slice: PAINT_CHUNK hunks and the range's mark")
+        if act == "wait" then
+          wait_for(function()
+            return marks() == 101
+          end, 5000, "the rest painted")
+          hunks().act(buf, "keep_all")
+        else
+          ok(hunks().act(buf, "keep", 1 + 1), "the first hunk kept")
+          eq(100, marks(), "the others painted at once (99 hunks and the range's mark)")
+          vim.wait(50)
+          eq(100, marks(), "the slices after it did not paint again")
+          hunks().act(buf, "keep_all")
+        end
+        eq(nil, hunks().active[buf])
+        eq(0, marks())
+      end
+    end,
+  },
 }
