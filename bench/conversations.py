@@ -146,7 +146,10 @@ def main():
                         ("second", "conversations(), cached"),
                         ("changed10", "conversations(), 10 files grew"), ("query", f"query {query!r} over all"),
                         ("picker", "picker drawn (vim.ui.select, lines formatted)")):
-            print(f"{what:48s} {med(k):8.1f} ms   longest main-thread block {max(r[k]['block_ms'] for r in rows):5.1f} ms")
+            worst = max(rows, key=lambda r: r[k]["block_ms"])[k]
+            cpu = worst.get("block_cpu_ms")
+            print(f"{what:48s} {med(k):8.1f} ms   longest main-thread block {worst['block_ms']:5.1f} ms"
+                  + (f" (its CPU {cpu:4.1f} ms, Lua heap {worst.get('block_heap_kb', 0):+7.0f} kB)" if cpu is not None else ""))
         print(f"{'idle editor, 300 ms (the floor of a block)':48s} {'':8s}      longest main-thread block {max(r['idle']['block_ms'] for r in rows):5.1f} ms (median {statistics.median(r['idle']['block_ms'] for r in rows):.1f})")
         print(f"{'files read whole, index written (a thread)':48s} {statistics.median(r['index_ms'] for r in rows):8.1f} ms after the picker")
         rg = rg_time(query, cfg / "projects", a.rounds)
