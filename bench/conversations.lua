@@ -18,20 +18,7 @@ local cc = require("claude_context")
 
 ---The main thread's own CPU time (ms; CLOCK_THREAD_CPUTIME_ID through LuaJIT's ffi), or nil: a
 ---block much longer than the CPU spent in it is the process waiting for a core, not work.
-local thread_cpu = (function()
-  local ok, ffi = pcall(require, "ffi")
-  if
-    not ok
-    or not pcall(ffi.cdef, "typedef struct { long s; long ns; } cc_bench_ts; int clock_gettime(int, cc_bench_ts *);")
-  then
-    return function() end
-  end
-  local ts = ffi.new("cc_bench_ts")
-  return function()
-    ffi.C.clock_gettime(3, ts)
-    return tonumber(ts.s) * 1e3 + tonumber(ts.ns) / 1e6
-  end
-end)()
+local thread_cpu = dofile(debug.getinfo(1, "S").source:sub(2):match("(.*)/") .. "/thread_cpu.lua")
 
 ---The longest gap of a 1 ms timer while `fn(done)` runs until `done()` is called, the main
 ---thread's CPU time in that gap and the Lua heap's change over it, and the time.
