@@ -300,17 +300,17 @@ return {
     end,
   },
   {
-    "the list line: time, worktree or branch, prompts and cost first (45 columns), then the title; the preview says it short",
+    "the list line: time, ● running, worktree or branch, prompts and cost first (45 columns), then the title; the preview says it short",
     function()
       local ms = os.time({ year = tonumber(os.date("%Y")), month = 3, day = 4, hour = 5, min = 6 }) * 1000
       local long = ("a title far longer than the list shows "):rep(4)
       local line = PK.format({ title = long, updated_ms = ms, prompts = 3, cost_usd = 1.254, worktree = "feat" })
-      eq("03-04 05:06  wt:feat       3 prompts  $1.25  a title far", line:sub(1, 56))
+      eq("03-04 05:06   wt:feat       3 prompts  $1.25 a title far", line:sub(1, 56))
       eq(45 + PK.TITLE_MAX, vim.api.nvim_strwidth(line), "the title cut")
       line = PK.format({ title = "t", updated_ms = ms, prompts = 1, branch = "main", running = true })
-      eq("running      main           1 prompt         t", line)
+      eq("03-04 05:06 ● main           1 prompt        t", line)
       line = PK.format({ title = "t", updated_ms = ms, prompts = 12, worktree = "a-long-worktree-name" })
-      eq("03-04 05:06  wt:a-long-w… 12 prompts         t", line)
+      eq("03-04 05:06   wt:a-long-w… 12 prompts        t", line)
       -- The listing's own: the worktree's conversation says so within the first 45 columns.
       local by = {}
       for _, c in ipairs(list()) do

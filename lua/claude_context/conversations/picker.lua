@@ -32,8 +32,8 @@ local function clean(s)
   return (tostring(s or ""):gsub("[%c]", " "))
 end
 
----The list line's columns before the title, each as wide on every line: the time, the worktree
----(or branch), the prompts and the cost, 45 columns in all, so that they show in a picker's list
+---The list line's columns before the title, each as wide on every line: the time, ● while it
+---runs, the worktree (or branch), the prompts and the cost, 45 columns in all, so that they show in a picker's list
 ---of 50 (snacks' default layout in a 100-column editor); the title last, at most TITLE_MAX.
 M.TAG_WIDTH = 12
 M.TITLE_MAX = 80
@@ -71,15 +71,16 @@ local function prompts(n)
   return ("%d prompt%s"):format(n, n == 1 and "" or "s")
 end
 
----One conversation's line: its time ("running" while it runs), worktree ("wt:NAME", else its
+---One conversation's line: its time, ● while it runs, its worktree ("wt:NAME", else its
 ---branch), prompts and cost, then its title.
 ---@param c claude_context.Conversation
 ---@return string
 function M.format(c)
   local tag = c.worktree and ("wt:" .. clean(c.worktree)) or clean(c.branch)
   local cost = c.cost_usd and c.cost_usd > 0 and ("$%.2f"):format(c.cost_usd) or ""
-  return ("%s  %s %10s %6s  %s"):format(
-    c.running and ("%-11s"):format("running") or short_when(c.updated_ms),
+  return ("%s %s %s %10s %6s %s"):format(
+    short_when(c.updated_ms),
+    c.running and "●" or " ",
     fit(tag, M.TAG_WIDTH, true),
     prompts(c.prompts),
     cost,

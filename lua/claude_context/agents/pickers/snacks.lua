@@ -57,7 +57,7 @@ function M.pick(p)
   local preview, layout =
     "none", {
       preset = "select",
-      layout = { width = 0.8, max_width = 160, footer = hint(p.keys, width - 4), footer_pos = "center" },
+      layout = { width = 0.8, max_width = 160, footer = " " .. hint(p.keys, width - 6) .. " ", footer_pos = "center" },
     }
   if p.preview then
     -- An entry's preview (the conversations picker): its lines, as Markdown, the keys its title.
