@@ -54,11 +54,13 @@ function M.pick(p)
   -- default one is a screen-high box for a few lines), as wide as the default (a session's line
   -- is longer than the select's 100 columns), the keys in its footer.
   local width = math.min(160, math.floor(vim.o.columns * 0.8))
-  local preview, layout =
-    "none", {
-      preset = "select",
-      layout = { width = 0.8, max_width = 160, footer = " " .. hint(p.keys, width - 6) .. " ", footer_pos = "center" },
-    }
+  ---@type string|fun(ctx: any)
+  local preview = "none"
+  ---@type {preset: string, layout: {width: number, max_width: integer, footer: string, footer_pos: string}}?
+  local layout = {
+    preset = "select",
+    layout = { width = 0.8, max_width = 160, footer = " " .. hint(p.keys, width - 6) .. " ", footer_pos = "center" },
+  }
   if p.preview then
     -- An entry's preview (the conversations picker): its lines, as Markdown, the keys its title.
     preview = function(ctx)
