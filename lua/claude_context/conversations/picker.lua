@@ -33,8 +33,9 @@ local function clean(s)
 end
 
 ---The list line's columns before the title, each as wide on every line: the time, ● while it
----runs, the worktree (or branch), the prompts and the cost, 45 columns in all, so that they show in a picker's list
----of 50 (snacks' default layout in a 100-column editor); the title last, at most TITLE_MAX.
+---runs, the worktree (or branch), the prompts and the cost, 45 columns in all, so that they
+---show in a narrow list (snacks' default layout gives it 58 in a 120-column editor; under 120
+---it puts the preview below a list of 80); the title last, at most TITLE_MAX.
 M.TAG_WIDTH = 12
 M.TITLE_MAX = 80
 
