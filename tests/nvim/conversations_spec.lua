@@ -346,7 +346,7 @@ return {
       -- A short title; the keys in the preview's title, as many as fit its width.
       eq('Claude conversations with "parser"', got.title)
       eq(nil, got.layout, "a preview: the person's own snacks layout")
-      local lines, title
+      local lines, title, wo
       local function preview(win)
         got.preview({
           item = items[1],
@@ -360,10 +360,14 @@ return {
             set_title = function(_, t)
               title = t
             end,
+            wo = function(_, o)
+              wo = o
+            end,
           },
         })
       end
       preview(nil)
+      eq({ linebreak = true }, wo, "long prompts wrap between words")
       eq("<CR> actions  <M-t> transcript  <M-r> resume  <M-b> background  <M-f> fork  <M-y> copy id", title)
       local win = vim.api.nvim_open_win(
         vim.api.nvim_create_buf(false, true),

@@ -67,6 +67,8 @@ function M.pick(p)
       ctx.preview:reset()
       ctx.preview:set_lines(p.preview(ctx.item.entry))
       ctx.preview:highlight({ ft = "markdown" })
+      -- Long prompts wrap between words.
+      ctx.preview:wo({ linebreak = true })
       local win = ctx.win
       ctx.preview:set_title(
         hint(p.keys, win and vim.api.nvim_win_is_valid(win) and vim.api.nvim_win_get_width(win) - 2 or nil)
