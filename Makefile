@@ -147,7 +147,10 @@ run: build deps
 
 ## screenshots: the README's pictures, from a real session (Neovim in tmux, the real Claude Code
 ## CLI against the loopback model stub, pylsp from `deps` for the code tools), rendered to SVG by
-## rich (PyPI, into .deps/screenshots-py). Every picture is made again each time.
+## rich (PyPI, into .deps/screenshots-py). Every picture is made again each time. They show the
+## newest Claude Code (npm's `latest`, installed as for test-e2e; else the newest in .deps) and
+## snacks.nvim's picker from .reference/snacks.nvim (a git clone of folke/snacks.nvim: no package
+## registry has it; make.py says so when it is missing).
 SHOTS_PY     := $(DEPS)/screenshots-py
 RICH_VERSION := 15.0.0
 
@@ -159,7 +162,8 @@ screenshots: build deps $(SHOTS_PY)/.rich-$(RICH_VERSION)
 	@# tmux (Debian's package, installed here when apt-get can; else it must be on PATH).
 	@command -v tmux >/dev/null || ! command -v apt-get >/dev/null || apt-get install -y -qq tmux || { apt-get update -qq && apt-get install -y -qq tmux; } || true
 	@command -v tmux >/dev/null || { echo "make screenshots needs tmux: install it (apt-get install tmux, brew install tmux, ...)" >&2; exit 1; }
-	PYTHONPATH=$(SHOTS_PY) $(PY) doc/screenshots/make.py
+	@latest=$$(tests/claude_latest.sh $(CLAUDE_LATEST_DIR) $(CLAUDE_VERSION) $(CLAUDE_NEW_VERSION)); \
+	CLAUDE_CONTEXT_SHOTS_CLAUDE="$$latest" PYTHONPATH=$(SHOTS_PY) $(PY) doc/screenshots/make.py
 
 fmt-check:
 	$(CARGO) fmt --all -- --check

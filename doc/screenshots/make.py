@@ -19,7 +19,12 @@ statusline shows both sessions' states (statusline.svg). Then the memory bank th
 the branch (memory.svg). Last, two background sessions started with `:ClaudeContext new`
 (`claude --bg --worktree`, on Claude Code's own service, which this script ends by pid at the
 end) and the picker `:ClaudeContext agents` with every session of the project and its state
-(agents.svg).
+(agents.svg), and `:ClaudeContext conversations` with every conversation those sessions wrote and
+the first one's preview (conversations.svg).
+
+The pictures show the newest Claude Code in .deps (`make screenshots` installs npm's `latest`
+there first) and snacks.nvim's picker, from a checkout in .reference/snacks.nvim (git-ignored: no
+package registry has it; the script says how to get it when it is missing).
 """
 
 from __future__ import annotations
@@ -41,19 +46,22 @@ sys.path.insert(0, str(REPO / "tests/e2e"))
 
 import pynvim  # noqa: E402
 from cc_service import Service  # noqa: E402
-from model_stub import ModelStub  # noqa: E402
+from model_stub import ModelStub, schema_example  # noqa: E402
 
 API_KEY = "sk-ant-screenshots-0123456789abcdef"
-CLAUDE = Path(os.environ.get("CLAUDE_CONTEXT_TEST_CLAUDE") or REPO / ".deps/node_modules/.bin/claude")
 NVIM = Path(os.environ.get("CLAUDE_CONTEXT_TEST_NVIM") or REPO / ".deps/venv/bin/nvim")
 COLS, ROWS = 140, 38
 READY = r"\? for shortcuts|shift\+tab to cycle"
 WAIT = 90.0
 MAX_BYTES = 300 * 1024
 PYLSP = REPO / ".deps/lsp/venv/bin/pylsp"
+# The picker most people have, snacks.nvim's, from a checkout beside this one (git-ignored: no
+# package registry has it).
+SNACKS = REPO / ".reference/snacks.nvim"
+SNACKS_HOW = "git clone https://github.com/folke/snacks.nvim .reference/snacks.nvim"
 # Every picture this script makes, in the order it makes them (tests/nvim/docs_spec.lua checks the
 # README shows only these).
-OUTPUTS = ("diff", "terminal", "review", "edit", "code", "plan", "statusline", "memory", "agents")
+OUTPUTS = ("diff", "terminal", "review", "edit", "code", "plan", "statusline", "memory", "agents", "conversations")
 # The background sessions of agents.svg: name, prompt.
 AGENTS = (("doc-total", "document that total skips operators"), ("add-test", "add a test for read_tokens"))
 
@@ -79,6 +87,31 @@ def total(text):
     return sum(t for t in parse(text) if isinstance(t, int))
 '''
 
+# The prompts of the conversations conversations.svg lists.
+PROMPTS = ("rename parse to read_tokens", "plan the rename for the callers", *(p for _, p in AGENTS))
+
+# A tab page's label: its window's file name, or the whole name of a buffer that is no file
+# (claude-plan://…); Neovim's own tabline shortens every directory of a name ("c//18a6af0b").
+TABLINE = """
+function _G.shots_tabline()
+  local out = {}
+  for i, t in ipairs(vim.api.nvim_list_tabpages()) do
+    local win = vim.api.nvim_tabpage_get_win(t)
+    if vim.api.nvim_win_get_config(win).relative ~= '' then
+      win = vim.tbl_filter(function(w)
+        return vim.api.nvim_win_get_config(w).relative == ''
+      end, vim.api.nvim_tabpage_list_wins(t))[1] or win
+    end
+    local name = vim.api.nvim_buf_get_name(vim.api.nvim_win_get_buf(win))
+    name = name:find('://', 1, true) and name or vim.fn.fnamemodify(name, ':t')
+    local hl = t == vim.api.nvim_get_current_tabpage() and '%#TabLineSel#' or '%#TabLine#'
+    out[#out + 1] = ('%s %d %s '):format(hl, i, (name == '' and '[No Name]' or name):gsub('%%', '%%%%'))
+  end
+  return table.concat(out) .. '%#TabLineFill#'
+end
+vim.o.tabline = '%!v:lua.shots_tabline()'
+"""
+
 # What edit.svg's answer makes of read_tokens.
 EDITED = (
     "def read_tokens(text: str) -> list[int | str]:",
@@ -93,6 +126,30 @@ PLAN = """# Plan: rename parse to read_tokens
 3. Update `total` to call `read_tokens`.
 4. Add a test for `read_tokens("1 + 2")`.
 """
+
+
+def cli_version(cli: Path) -> tuple:
+    """The version of the Claude Code CLI at `cli` (its package's), as numbers; () when unknown."""
+    pkg = cli.parent.parent / "@anthropic-ai/claude-code/package.json"
+    try:
+        return tuple(int(x) for x in json.loads(pkg.read_text())["version"].split("-")[0].split("."))
+    except (OSError, ValueError, KeyError):
+        return ()
+
+
+def newest_claude() -> Path:
+    """The CLI the pictures show: CLAUDE_CONTEXT_SHOTS_CLAUDE (the Makefile's npm `latest`), else the
+    newest one `make deps` and `make test-e2e` installed into .deps."""
+    given = os.environ.get("CLAUDE_CONTEXT_SHOTS_CLAUDE")
+    if given:
+        return Path(given).absolute()
+    deps = REPO / ".deps"
+    found = [*deps.glob("claude-latest/*/node_modules/.bin/claude"), *deps.glob("claude-*/node_modules/.bin/claude")]
+    found.append(deps / "node_modules/.bin/claude")
+    return max((c for c in found if c.exists()), key=cli_version, default=deps / "node_modules/.bin/claude")
+
+
+CLAUDE = newest_claude()
 
 
 def wait_until(pred, timeout=WAIT, what="condition", interval=0.2):
@@ -232,24 +289,53 @@ class Session:
 
     def terminal_from(self, text):
         """Claude's terminal window scrolled so that the last line holding `text` is its first
-        (`text` nil: its last line, where the window follows the output again)."""
-        self.lua(
+        (`text` nil: its last line, where the window follows the output again); whether it was
+        found."""
+        return self.lua(
             "local text = ...; text = text ~= vim.NIL and text or nil; local b = require('claude_context.terminal')._state.buf;"
-            " local lines = vim.api.nvim_buf_get_lines(b, 0, -1, false); local at = #lines;"
-            " for i = #lines, 1, -1 do if text and lines[i]:find(text, 1, true) then at = i; break end end;"
+            " local lines = vim.api.nvim_buf_get_lines(b, 0, -1, false); local at, found = #lines, text == nil;"
+            " for i = #lines, 1, -1 do if text and lines[i]:find(text, 1, true) then at, found = i, true; break end end;"
             " for _, w in ipairs(vim.fn.win_findbuf(b)) do"
             " vim.api.nvim_win_call(w, function() if text then vim.fn.winrestview({ topline = at, lnum = at, col = 0 })"
-            " else vim.api.nvim_win_set_cursor(0, { at, 0 }); vim.cmd('normal! zb') end end) end",
+            " else vim.api.nvim_win_set_cursor(0, { at, 0 }); vim.cmd('normal! zb') end end) end;"
+            " return found",
             text,
         )
 
+    def transcript_from(self, text):
+        """Claude Code's transcript scrolled with its own keys (newer CLIs draw it on the alternate
+        screen, its start above the window): a half page up (ctrl+u) until `text` shows, then a
+        line down (j) until it is the first line."""
+        def row():
+            return next((i for i, line in enumerate(self.terminal_screen().split("\n")) if text in line), None)
+
+        for _ in range(12):
+            if row() is not None:
+                break
+            self.send_terminal("\x15")
+            time.sleep(0.8)
+        for _ in range(ROWS):
+            at = row()
+            if at is None or at == 0:
+                break
+            self.send_terminal("j")
+            time.sleep(0.3)
+
     def agent_state(self, name):
         """The state `:ClaudeContext agents` shows for session `name`, read afresh."""
-        self.lua("require('claude_context.agents').refresh()")
+        self.lua("require('claude_context.agents.list').refresh()")
         for e in self.lua("return require('claude_context').agents()"):
             if e.get("name") == name:
                 return e.get("state")
         return None
+
+    def picker_open(self, source):
+        """Whether snacks.nvim's picker of `source` is open."""
+        return self.lua("return #Snacks.picker.get({ source = ... }) > 0", source)
+
+    def close_pickers(self):
+        self.lua("for _, p in ipairs(Snacks.picker.get()) do p:close() end; vim.cmd('stopinsert')")
+        wait_until(lambda: self.lua("return #Snacks.picker.get() == 0"), WAIT, "the pickers closed")
 
     def capture(self, first=None, last=None):
         """The pane's text with its colours (rows `first`..`last`, 0-based, negative from the end)."""
@@ -302,6 +388,12 @@ def main() -> int:
     for need, how in ((PYLSP, "make deps"), (CLAUDE, "make deps"), (NVIM, "make deps")):
         if not need.exists():
             raise SystemExit(f"{need} is missing: run `{how}` (or `make screenshots`, which runs it)")
+    if not (SNACKS / "lua/snacks/init.lua").exists():
+        raise SystemExit(
+            f"snacks.nvim is missing ({SNACKS}): the pictures show its picker, and no package registry has it."
+            f" Get it with `{SNACKS_HOW}` (the folder is git-ignored), then run `make screenshots` again."
+        )
+    print(f"Claude Code {'.'.join(map(str, cli_version(CLAUDE))) or '(version unknown)'}: {CLAUDE}")
     s = Session(a.keep)
     try:
         run(s, out)
@@ -319,7 +411,25 @@ def main() -> int:
     return 0
 
 
+def title(req):
+    """The model's answer to Claude Code's title request (when the CLI asks one): the prompt the
+    conversation began with, as a title, rather than the stub's "Stub title"."""
+    fmt = ((req.body or {}).get("output_config") or {}).get("format") or {}
+    text = req.all_text()
+    prompts = [p for p in PROMPTS if p in text]
+    if not prompts:
+        return None
+    name = prompts[0][0].upper() + prompts[0][1:]
+    if fmt.get("type") == "json_schema":
+        return {"text": json.dumps(schema_example(fmt.get("schema"), name))}
+    return {"text": name}
+
+
 def run(s: Session, out: Path) -> None:
+    s.stub.side_responder = title
+    # snacks.nvim's picker, set up as its README says: `sessions.picker = "auto"` finds it.
+    s.lua("vim.opt.rtp:append(...); require('snacks').setup({ picker = { enabled = true, prompt = '> ' } })", str(SNACKS))
+    s.lua(TABLINE)
     code_tools = ",".join(f"mcp__claude-context__{t}" for t in ("lsp_definition", "lsp_references"))
     terminal = {
         "args": ["--allowedTools", code_tools],
@@ -415,7 +525,7 @@ def run(s: Session, out: Path) -> None:
     time.sleep(1.0)
     s.redraw()
     render(s.capture(), ":'<,'>ClaudeContext edit: Claude's change streamed into the buffer, hunk by hunk (a keeps, x rejects)", out / "edit.svg")
-    s.lua("require('claude_context.edit.hunks').act(0, 'reject_all'); vim.cmd('silent update | tabclose')")
+    s.lua("require('claude_context.edit.hunks').act(vim.api.nvim_get_current_buf(), 'reject_all'); vim.cmd('silent update | tabclose')")
 
     # Turn 2: the code tools, asked from Claude's terminal. The model's answer is made from the
     # tools' real answers (pylsp's).
@@ -440,7 +550,9 @@ def run(s: Session, out: Path) -> None:
     s.send_terminal("\x0f")
     wait_until(lambda: "ctrl+o to toggle" in s.terminal_screen(), WAIT, "the transcript")
     time.sleep(1.0)
-    s.terminal_from("lsp_references (MCP)")
+    if not s.terminal_from("lsp_references (MCP)"):
+        s.terminal_from(None)
+        s.transcript_from("lsp_references (MCP)")
     s.redraw()
     render(s.capture(), "The model asks your language server: lsp_definition, lsp_references (Claude's transcript, ctrl+o)", out / "code.svg")
     s.send_terminal("\x0f")
@@ -522,12 +634,30 @@ def run(s: Session, out: Path) -> None:
     wait_until(lambda: s.agent_state(test_name) == "waiting", WAIT * 3, f"{test_name} waiting", interval=2)
     time.sleep(1.0)
     s.redraw()
-    # The picker (vim.ui.select), typed as a person would: it waits for a key.
+    # The picker (snacks.nvim's), typed as a person would.
     s.nvim.input(":ClaudeContext agents\r")
-    time.sleep(2)
+    wait_until(lambda: s.picker_open("claude_context_agents"), WAIT, "the agents picker")
+    time.sleep(1.5)
     render(s.capture(), ":ClaudeContext agents: every Claude session of the project, background ones in their worktrees", out / "agents.svg")
-    s.nvim.input("<Esc>")
-    time.sleep(0.5)
+    s.close_pickers()
+
+    # Every conversation of the project (its worktrees' too); the first session's previewed, its
+    # line reached with <Down> as a person would.
+    s.nvim.input(":ClaudeContext conversations\r")
+    wait_until(lambda: s.picker_open("conversations"), WAIT, "the conversations picker")
+    at = wait_until(
+        lambda: s.lua(
+            "for i, it in ipairs(Snacks.picker.get({ source = 'conversations' })[1]:items()) do"
+            " if (it.entry.first_prompt or ''):find('rename parse', 1, true) then return i end end"
+        ),
+        WAIT,
+        "the first session's conversation listed",
+    )
+    s.nvim.input("<Down>" * (at - 1))
+    time.sleep(1.5)
+    s.redraw()
+    render(s.capture(), ":ClaudeContext conversations: every conversation of the project, with what was said", out / "conversations.svg")
+    s.close_pickers()
 
 
 if __name__ == "__main__":

@@ -16,6 +16,10 @@ function M.shown(name)
   if name == nil then
     return ""
   end
+  if not name:find("[^\32-\126]") then
+    -- Printable ASCII only (most names): shown as it is.
+    return name
+  end
   local out, i, n = {}, 1, #name
   local named = { [9] = "\\t", [10] = "\\n", [13] = "\\r" }
   while i <= n do

@@ -768,6 +768,29 @@ return {
     end,
   },
   {
+    "land {all} of a CRLF file and the files after it: git's bytes read as they are, each merged byte for byte",
+    function()
+      local crlf = "one\r\ntwo\r\nthree\r\nfour\r\nfive\r\n"
+      h.write(project .. "/crlf.txt", crlf)
+      h.write(project .. "/plain.txt", "1\n2\n3\n4\n5\n")
+      sh("git add crlf.txt plain.txt && git commit -qm crlf", project)
+      sh("git worktree add -q .claude/worktrees/crlf -b worktree-crlf", project)
+      local wt = project .. "/.claude/worktrees/crlf"
+      h.write(wt .. "/crlf.txt", "ONE\r\ntwo\r\nthree\r\nfour\r\nfive\r\n")
+      h.write(wt .. "/plain.txt", "one\n2\n3\n4\n5\n")
+      sh("git commit -qam theirs", wt)
+      -- The person's edits, in other lines: each file is a merge of both (its base from git).
+      h.write(project .. "/crlf.txt", "one\r\ntwo\r\nthree\r\nfour\r\nFIVE\r\n")
+      h.write(project .. "/plain.txt", "1\n2\n3\n4\nfive\n")
+      local err, report = h.land_all("crlf")
+      eq(nil, err)
+      eq({}, report.conflicts, vim.inspect(report))
+      eq("ONE\r\ntwo\r\nthree\r\nfour\r\nFIVE\r\n", h.read(project .. "/crlf.txt"))
+      eq("one\n2\n3\n4\nfive\n", h.read(project .. "/plain.txt"))
+      sh("git worktree remove --force .claude/worktrees/crlf", project)
+    end,
+  },
+  {
     "land {all} writes no file that runs code by itself: it names them and says how to keep them; the view marks them; keep all leaves them out, a keep of one lands it",
     function()
       sh("git worktree add -q .claude/worktrees/code -b worktree-code", project)

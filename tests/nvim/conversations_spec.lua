@@ -240,9 +240,18 @@ return {
       contains(calls[1].opts.format_item(calls[1].items[2]), "Parser fix")
       eq(PK.ACTIONS, calls[2].items)
       eq(ID1, vim.fn.getreg('"'))
-      -- Completion offers the ids the listing found.
-      local words = require("claude_context.commands").complete("", "ClaudeContext resume ")
+      -- Completion offers the ids the listing found: resume, and transcript (with the sessions').
+      local commands = require("claude_context.commands")
+      local words = commands.complete("", "ClaudeContext resume ")
       ok(vim.tbl_contains(words, ID1), vim.inspect(words))
+      words = commands.complete("", "ClaudeContext transcript ")
+      ok(vim.tbl_contains(words, ID1), "transcript completes conversation ids: " .. vim.inspect(words))
+      eq({ "off", "on" }, commands.complete("", "ClaudeContext follow "))
+      -- :checkhealth claude_context counts the project's conversations.
+      local health = h.health_lines(require("claude_context.health.features").check_conversations)
+      contains(health, "START Conversations (:ClaudeContext conversations)")
+      contains(health, "OK " .. cfg .. "/projects: ")
+      contains(health, "conversation(s) of this project")
     end,
   },
   {
@@ -291,6 +300,31 @@ return {
     end,
   },
   {
+    "the list line: time, ● running, worktree or branch, prompts and cost first (45 columns), then the title; the preview says it short",
+    function()
+      local ms = os.time({ year = tonumber(os.date("%Y")), month = 3, day = 4, hour = 5, min = 6 }) * 1000
+      local long = ("a title far longer than the list shows "):rep(4)
+      local line = PK.format({ title = long, updated_ms = ms, prompts = 3, cost_usd = 1.254, worktree = "feat" })
+      eq("03-04 05:06   wt:feat       3 prompts  $1.25 a title far", line:sub(1, 56))
+      eq(45 + PK.TITLE_MAX, vim.api.nvim_strwidth(line), "the title cut")
+      line = PK.format({ title = "t", updated_ms = ms, prompts = 1, branch = "main", running = true })
+      eq("03-04 05:06 ● main           1 prompt        t", line)
+      line = PK.format({ title = "t", updated_ms = ms, prompts = 12, worktree = "a-long-worktree-name" })
+      eq("03-04 05:06   wt:a-long-w… 12 prompts        t", line)
+      -- The listing's own: the worktree's conversation says so within the first 45 columns.
+      local by = {}
+      for _, c in ipairs(list()) do
+        by[c.id] = PK.format(c)
+      end
+      contains(by[ID2]:sub(1, 45), "wt:feat")
+      contains(by[ID2]:sub(1, 45), "1 prompt ")
+      contains(by[ID1]:sub(1, 45), "main")
+      local preview = PK.preview({ id = ID1, title = "t", prompts = 1, bytes = 720426, partial = true })
+      eq("- 1 prompt, 704 KiB, partly read", preview[5])
+      eq("- 2 prompts, 900 B", PK.preview({ id = ID1, title = "t", prompts = 2, bytes = 900 })[5])
+    end,
+  },
+  {
     "the picker in a fake snacks.nvim: items, a Markdown preview, a key per action",
     function()
       local got
@@ -309,19 +343,43 @@ return {
       local items = got.finder()
       eq(1, #items)
       eq(ID1, items[1].entry.id)
-      contains(got.title, "<M-r> resume")
-      local lines
-      got.preview({
-        item = items[1],
-        preview = {
-          reset = function() end,
-          set_lines = function(_, l)
-            lines = l
-          end,
-          highlight = function() end,
-        },
-      })
+      -- A short title; the keys in the preview's title, as many as fit its width.
+      eq('Claude conversations with "parser"', got.title)
+      eq(nil, got.layout, "a preview: the person's own snacks layout")
+      local lines, title, wo
+      local function preview(win)
+        got.preview({
+          item = items[1],
+          win = win,
+          preview = {
+            reset = function() end,
+            set_lines = function(_, l)
+              lines = l
+            end,
+            highlight = function() end,
+            set_title = function(_, t)
+              title = t
+            end,
+            wo = function(_, o)
+              wo = o
+            end,
+          },
+        })
+      end
+      preview(nil)
+      eq({ linebreak = true }, wo, "long prompts wrap between words")
+      eq("<CR> actions  <M-t> transcript  <M-r> resume  <M-b> background  <M-f> fork  <M-y> copy id", title)
+      local win = vim.api.nvim_open_win(
+        vim.api.nvim_create_buf(false, true),
+        false,
+        { relative = "editor", row = 0, col = 0, width = 50, height = 3 }
+      )
+      preview(win)
+      vim.api.nvim_win_close(win, true)
+      eq("<CR> actions  <M-t> transcript  <M-r> resume  …", title)
       eq("# Parser fix", lines[1])
+      -- Where it ran, under the home folder shown as ~ (as Claude Code shows it).
+      contains(table.concat(PK.preview({ id = ID1, title = "t", cwd = vim.env.HOME .. "/demo" }), "\n"), "- in: ~/demo")
       contains(table.concat(lines, "\n"), "## Matches")
       -- The transcript action opens it (claude_context.transcript): nothing said, no error.
       h.clear(messages)

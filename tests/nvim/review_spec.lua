@@ -143,6 +143,20 @@ return {
     end,
   },
   {
+    "hunks.lines_at: each region's lines, overlapping, past the end, empty, without a last newline, \\r kept",
+    function()
+      local H = require("claude_context.review.hunks")
+      local t = "a\nb\r\nc\n\nd"
+      eq(
+        { { "a", "b\r" }, { "b\r", "c", "" }, { "d" }, {}, { "d" }, {}, {} },
+        H.lines_at(t, { { 1, 2 }, { 2, 3 }, { 5, 1 }, { 3, 0 }, { 5, 9 }, { 7, 2 }, { 0, 2 } })
+      )
+      eq({ { "x", "" } }, H.lines_at("x\n\n", { { 1, 5 } }))
+      eq({ {} }, H.lines_at("", { { 1, 1 } }))
+      eq({ {} }, H.lines_at(nil, { { 1, 1 } }))
+    end,
+  },
+  {
     "the view lists each file with its counts and state, and every hunk",
     function()
       reset()
@@ -178,6 +192,39 @@ return {
         }, "\n")
       )
       eq(3, #R().active().files[1].hunks)
+    end,
+  },
+  {
+    "the view's lines are highlighted as drawn: + Added, - Removed, @@ Special, a section's header Title; the rest not",
+    function()
+      reset()
+      local v = open(two_files())
+      local win = vim.fn.bufwinid(v.buf)
+      ---The attribute drawn at the first character of the line holding `pattern` (scrolled to the
+      ---window's top).
+      local function attr(pattern)
+        local row = row_of(v, pattern)
+        vim.api.nvim_win_call(win, function()
+          vim.fn.winrestview({ topline = row, lnum = row, col = 0 })
+        end)
+        vim.cmd("redraw!")
+        local pos = vim.fn.screenpos(win, row, 1)
+        ok(pos.row > 0, pattern .. " on screen")
+        return vim.fn.screenattr(pos.row, pos.col)
+      end
+      local added, removed, at, title = attr("+CHANGED 2"), attr("-line 2"), attr("@@ -2,1"), attr("━━ a.txt")
+      ok(added ~= 0 and removed ~= 0 and at ~= 0 and title ~= 0, vim.inspect({ added, removed, at, title }))
+      eq(4, #vim.fn.uniq(vim.fn.sort({ added, removed, at, title })), "four highlights")
+      eq(added, attr("+ADDED"))
+      eq(removed, attr("-line 9"))
+      eq(0, attr(" line 1"), "context")
+      eq(0, attr("Claude's changes"), "the header")
+      eq(0, attr("  pending       +2 −2  a.txt"), "the file list")
+      -- After an action the redrawn section is highlighted the same.
+      vim.api.nvim_win_set_cursor(win, { row_of(v, "+CHANGED 2"), 0 })
+      vim.cmd("normal a")
+      eq(at, attr("@@ -2,1 +2,1 @@ kept"))
+      eq(added, attr("+ADDED"))
     end,
   },
   {

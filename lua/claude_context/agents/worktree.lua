@@ -26,9 +26,11 @@ local names = require("claude_context.agents.names")
 local uv = vim.uv
 
 ---Runs git with `args` off the main thread; `cb(code, stdout, stderr)` on the main thread.
+---What git prints is taken as bytes, untouched (a blob's "\r\n" stays: `cat-file --batch`
+---gives each blob's size in bytes), and in one piece rather than converted chunk by chunk.
 function M.run(args, cb, stdin)
   local argv = vim.list_extend({ "git" }, args)
-  require("claude_context.util.proc").run(argv, { stdin = stdin, timeout = 120000 }, function(r)
+  require("claude_context.util.proc").run(argv, { stdin = stdin, timeout = 120000, text = false }, function(r)
     cb(r.code, r.stdout, r.stderr)
   end)
 end

@@ -13,14 +13,19 @@ local function conversations()
   return require("claude_context.conversations")
 end
 
----Completes the project's conversation ids (from the last listing; asks for a fresh one for the
----next completion, off the main thread).
+---The project's conversation ids (from the last listing; asks for a fresh one for the next
+---completion, off the main thread). `:ClaudeContext transcript` completes them too.
+---@return string[]
+function M.ids()
+  pcall(conversations().list, {}, function() end)
+  return require("claude_context.complete").conversations()
+end
+
+---Completes the project's conversation ids (M.ids).
 ---@param arglead string
 ---@return string[]
 function M.complete_ids(arglead)
-  pcall(conversations().list, {}, function() end)
-  local complete = require("claude_context.complete")
-  return complete.matching(complete.conversations(), arglead)
+  return require("claude_context.complete").matching(M.ids(), arglead)
 end
 
 ---Adds the subcommands to :ClaudeContext.

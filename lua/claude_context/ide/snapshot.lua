@@ -306,8 +306,8 @@ function M.start(augroup)
   }, function(ev)
     M.note_buf(ev.buf)
   end, "a buffer added, renamed, modified, loaded or written")
-  au("OptionSet", function()
-    local o = vim.fn.expand("<amatch>")
+  au("OptionSet", function(ev)
+    local o = ev.match
     if o == "buflisted" or o == "buftype" or o == "modified" or o == "filetype" then
       M.note_buf(vim.api.nvim_get_current_buf())
     end

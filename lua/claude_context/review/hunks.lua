@@ -124,40 +124,32 @@ end
 
 ---The lines of `text` in the regions `want` ({ {start, count}, … }; they may overlap, a region
 ---past the end gets the lines there are): one list per region. Scans the text once, up to the
----last line wanted, and copies only the lines wanted ("\r" kept).
+---last line wanted, noting only where each line starts and ends, and copies only the lines
+---wanted ("\r" kept).
 ---@param text string?
 ---@param want {[1]:integer,[2]:integer}[]
 ---@return string[][]
 function M.lines_at(text, want)
-  local out = {}
-  local need, last = {}, 0
+  local out, last = {}, 0
   for i, r in ipairs(want) do
     out[i] = {}
-    for l = r[1], r[1] + r[2] - 1 do
-      need[l] = true
-    end
     last = math.max(last, r[1] + r[2] - 1)
   end
   if not text or text == "" or last == 0 then
     return out
   end
-  local got = {}
-  local pos, line, len = 1, 1, #text
-  while line <= last and pos <= len do
-    local nl = text:find("\n", pos, true)
-    if need[line] then
-      got[line] = text:sub(pos, nl and nl - 1 or len)
-    end
-    line = line + 1
+  local find, sub = string.find, string.sub
+  local starts, ends, n, pos, len = {}, {}, 0, 1, #text
+  while n < last and pos <= len do
+    local nl = find(text, "\n", pos, true)
+    n = n + 1
+    starts[n], ends[n] = pos, nl and nl - 1 or len
     pos = (nl or len) + 1
   end
   for i, r in ipairs(want) do
     local t = out[i]
-    for l = r[1], r[1] + r[2] - 1 do
-      if got[l] == nil then
-        break
-      end
-      t[#t + 1] = got[l]
+    for l = r[1] >= 1 and r[1] or n + 1, math.min(r[1] + r[2] - 1, n) do
+      t[#t + 1] = sub(text, starts[l], ends[l])
     end
   end
   return out

@@ -176,21 +176,18 @@ function M.file(review, i)
       f.kind = "text"
     end
     local changes = H.diff_text(H.terminated(rf.before), H.terminated(rf.after))
-    local olds = H.lines_at(
-      rf.before,
-      vim.tbl_map(function(c)
-        return { c.a, c.ac }
-      end, changes)
-    )
-    -- From `after`: each hunk's lines, then the context above and below it.
+    -- From `before`: each hunk's old lines; from `after`: its new lines, then the context above
+    -- and below it. (Each text scanned once for all its hunks.)
     local C = f.kind == "text" and (review.context or 0) or 0
-    local want = {}
+    local old_want, want = {}, {}
     for i, c in ipairs(changes) do
       local top = math.max(1, c.b - C)
+      old_want[i] = { c.a, c.ac }
       want[i] = { c.b, c.bc }
       want[#changes + 2 * i - 1] = { top, c.b - top }
       want[#changes + 2 * i] = { c.b + c.bc, C }
     end
+    local olds = H.lines_at(rf.before, old_want)
     local news = H.lines_at(rf.after, want)
     for i, c in ipairs(changes) do
       local h = c --[[@as claude_context.ReviewHunk]]

@@ -20,7 +20,35 @@ function M.counts(a, r)
 end
 
 local function display(l)
+  if not (l:find("\r", 1, true) or l:find("\n", 1, true)) then
+    -- (Most lines: no copy.)
+    return l
+  end
   return (l:gsub("\r$", ""):gsub("\n", " "))
+end
+
+---Appends `list[1..n]` to `lines`, each after `mark` (a view line: see |display|).
+---@param lines string[]
+---@param mark string
+---@param list string[]?
+---@param n integer
+local function add_lines(lines, mark, list, n)
+  local at = #lines
+  for k = 1, n do
+    lines[at + k] = mark .. display(list[k])
+  end
+end
+
+---Appends a hunk's side (`mark` "-": its old lines, "+": its new ones): up to |MAX_SIDE| lines,
+---then one row saying how many more.
+---@param lines string[]
+---@param mark string
+---@param list string[]
+local function add_side(lines, mark, list)
+  add_lines(lines, mark, list, math.min(#list, M.MAX_SIDE))
+  if #list > M.MAX_SIDE then
+    lines[#lines + 1] = ("%s… %d more lines (<CR> opens the file)"):format(mark, #list - M.MAX_SIDE)
+  end
 end
 
 ---What a file of two overlapping sessions' turns that no edit tool of one of them alone
@@ -138,21 +166,10 @@ function M.section(f)
       )
     end
     if h.state == "pending" then
-      for _, l in ipairs(h.above or {}) do
-        lines[#lines + 1] = " " .. display(l)
-      end
-      for _, side in ipairs({ { "-", h.old }, { "+", h.new } }) do
-        local list = side[2]
-        for k = 1, math.min(#list, M.MAX_SIDE) do
-          lines[#lines + 1] = side[1] .. display(list[k])
-        end
-        if #list > M.MAX_SIDE then
-          lines[#lines + 1] = ("%s… %d more lines (<CR> opens the file)"):format(side[1], #list - M.MAX_SIDE)
-        end
-      end
-      for _, l in ipairs(h.below or {}) do
-        lines[#lines + 1] = " " .. display(l)
-      end
+      add_lines(lines, " ", h.above, #(h.above or {}))
+      add_side(lines, "-", h.old)
+      add_side(lines, "+", h.new)
+      add_lines(lines, " ", h.below, #(h.below or {}))
     end
     ends[hi] = #lines - 1
   end

@@ -39,38 +39,82 @@ end
 
 local list_line, section = text.list_line, text.section
 
----Highlights of a section's lines (extmarks: no syntax file to load).
+---Highlights of the view's lines, by their first character (a section's header: "━").
 local HL = { ["+"] = "Added", ["-"] = "Removed", ["@"] = "Special" }
 
----Highlights section `lines` put at row `row` (0-based).
-local function highlight(v, row, lines)
-  for i, l in ipairs(lines) do
-    local hl = HL[l:sub(1, 1)] or (l:sub(1, 3) == "━" and "Title")
-    if hl then
-      vim.api.nvim_buf_set_extmark(v.buf, ns_hl, row + i - 1, 0, { end_row = row + i - 1, end_col = #l, hl_group = hl })
+---The highlight of view line `l`, or nil.
+---@param l string
+---@return string?
+local function hl_of(l)
+  return HL[l:sub(1, 1)] or (l:sub(1, 3) == "━" and "Title") or nil
+end
+
+---The views' buffers (the decoration provider below draws only there): buffer -> its first
+---section's row (0-based; the header and the file list above it are not highlighted).
+---@type table<integer, integer>
+local view_bufs = {}
+
+-- The view's lines are highlighted as they are drawn (ephemeral extmarks: no syntax file to
+-- load, and a view of thousands of lines costs only the lines on screen, never its build).
+vim.api.nvim_set_decoration_provider(ns_hl, {
+  on_win = function(_, _, buf)
+    return view_bufs[buf] ~= nil
+  end,
+  on_line = function(_, _, buf, row)
+    if row < (view_bufs[buf] or math.huge) then
+      return
     end
+    local l = vim.api.nvim_buf_get_lines(buf, row, row + 1, false)[1]
+    local hl = l and hl_of(l)
+    if hl then
+      vim.api.nvim_buf_set_extmark(buf, ns_hl, row, 0, { end_row = row, end_col = #l, hl_group = hl, ephemeral = true })
+    end
+  end,
+})
+
+---Runs `fn()` with the view's buffer modifiable (one 'modifiable' change around the edits, not
+---one per edit: each fires OptionSet).
+---@param v claude_context.ReviewView
+---@param fn fun()
+local function editing(v, fn)
+  vim.bo[v.buf].modifiable = true
+  local ok, err = pcall(fn)
+  vim.bo[v.buf].modifiable = false
+  if not ok then
+    error(err, 0)
   end
 end
 
-local function set_lines(v, s, e, lines)
-  vim.bo[v.buf].modifiable = true
-  vim.api.nvim_buf_set_lines(v.buf, s, e, false, lines)
-  vim.bo[v.buf].modifiable = false
-end
-
----Renders the next file (appends its section, fills its list line).
-local function render_next(v)
-  local i = v.built + 1
-  local f = model.file(v.review, i)
-  model.refresh(f)
-  local lines, rel, ends = section(f)
-  local row = vim.api.nvim_buf_line_count(v.buf)
-  set_lines(v, row, row, lines)
-  highlight(v, row, lines)
-  v.marks[i] = vim.api.nvim_buf_set_extmark(v.buf, ns, row, 0, {})
-  v.layout[i] = { len = #lines, rel = rel, ends = ends }
-  set_lines(v, v.list_row + i - 1, v.list_row + i, { list_line(f) })
-  v.built = i
+---Renders the next files until `t0` + |SLICE_MS| (one at least): their sections appended, and
+---their list lines filled, each in one change of the buffer.
+---@param v claude_context.ReviewView
+---@param t0 integer uv.hrtime() at the slice's start
+local function render_slice(v, t0)
+  local n = #v.review.cs.files
+  local first = v.built + 1
+  local top = vim.api.nvim_buf_line_count(v.buf)
+  local all, list, heads = {}, {}, {}
+  local i = first
+  repeat
+    local f = model.file(v.review, i)
+    model.refresh(f)
+    local lines, rel, ends = section(f)
+    heads[i] = top + #all
+    for _, l in ipairs(lines) do
+      all[#all + 1] = l
+    end
+    v.layout[i] = { len = #lines, rel = rel, ends = ends }
+    list[#list + 1] = list_line(f)
+    i = i + 1
+  until i > n or (uv.hrtime() - t0) >= M.SLICE_MS * 1e6
+  editing(v, function()
+    vim.api.nvim_buf_set_lines(v.buf, top, top, false, all)
+    vim.api.nvim_buf_set_lines(v.buf, v.list_row + first - 1, v.list_row + i - 1, false, list)
+  end)
+  for k = first, i - 1 do
+    v.marks[k] = vim.api.nvim_buf_set_extmark(v.buf, ns, heads[k], 0, {})
+  end
+  v.built = i - 1
 end
 
 ---Builds the rest of the view in slices.
@@ -88,10 +132,9 @@ local function build(v)
     end)
     return
   end
-  local t0 = uv.hrtime()
   local n = #v.review.cs.files
-  while v.built < n and (uv.hrtime() - t0) < M.SLICE_MS * 1e6 do
-    render_next(v)
+  if v.built < n then
+    render_slice(v, uv.hrtime())
   end
   if v.built < n then
     vim.schedule(function()
@@ -115,12 +158,12 @@ function M.redraw_file(v, i)
   local f = v.review.files[i]
   local row = vim.api.nvim_buf_get_extmark_by_id(v.buf, ns, v.marks[i], {})[1]
   local lines, rel, ends = section(f)
-  vim.api.nvim_buf_clear_namespace(v.buf, ns_hl, row, row + v.layout[i].len)
-  set_lines(v, row, row + v.layout[i].len, lines)
-  highlight(v, row, lines)
+  editing(v, function()
+    vim.api.nvim_buf_set_lines(v.buf, row, row + v.layout[i].len, false, lines)
+    vim.api.nvim_buf_set_lines(v.buf, v.list_row + i - 1, v.list_row + i, false, { list_line(f) })
+  end)
   v.marks[i] = vim.api.nvim_buf_set_extmark(v.buf, ns, row, 0, { id = v.marks[i] })
   v.layout[i] = { len = #lines, rel = rel, ends = ends }
-  set_lines(v, v.list_row + i - 1, v.list_row + i, { list_line(f) })
 end
 
 ---The header row (1-based) of rendered file `i`'s section.
@@ -337,10 +380,12 @@ local function show_in_tab(v)
   end
   vim.wo[0][0].foldenable = false
   vim.wo[0][0].wrap = false
+  view_bufs[buf] = v.list_row + #cs.files + 1
   vim.api.nvim_create_autocmd("BufWipeout", {
     buffer = buf,
     once = true,
     callback = function()
+      view_bufs[buf] = nil
       if M.current == v then
         M.current = nil
       end
@@ -391,7 +436,9 @@ function M.open(review, o)
     if vim.api.nvim_buf_is_valid(buf) then
       vim.bo[buf].filetype = "claude-review"
     end
-    build(v)
+    vim.schedule(function()
+      build(v)
+    end)
   end)
   return v
 end

@@ -10,7 +10,10 @@ function M.register(commands)
   commands.register("transcript", {
     desc = "a conversation as a read-only Markdown buffer (default: the current session's)",
     group = "sessions",
-    complete = complete.args(complete.session_ids),
+    -- The sessions the bridge knows, and the project's conversations (:ClaudeContext conversations).
+    complete = complete.args(complete.any(complete.session_ids, function()
+      return require("claude_context.conversations.commands").ids()
+    end)),
     run = function(_, args)
       require("claude_context.transcript").open(args[1])
     end,
