@@ -391,4 +391,81 @@ return {
       eq(ID1, vim.fn.getreg('"'))
     end,
   },
+  {
+    "a listing answered from the kept list is never stale: a file grew, one went; a caller's edits reach no later answer",
+    function()
+      local ID6 = "66666666-6666-4666-8666-666666666666"
+      local p6 = folder(root) .. "/" .. ID6 .. ".jsonl"
+      write(p6, user("first of six", "2026-02-01T10:00:00.000Z", root))
+      local function by_id(l)
+        local by = {}
+        for _, c in ipairs(l) do
+          by[c.id] = c
+        end
+        return by
+      end
+      local l = list()
+      eq(1, by_id(l)[ID6].prompts)
+      -- Nothing changed: the same answer, in tables of its own.
+      local again = list()
+      eq(ids(l), ids(again))
+      ok(again ~= l and again[1] ~= l[1], "a copy")
+      -- A caller's edits: the entries, the list.
+      local before = vim.deepcopy(again)
+      again[1].title, again[1].prompts = "edited", 99
+      table.remove(again, 1)
+      again[#again + 1] = { id = "bogus", updated_ms = 0 }
+      eq(before, list())
+      -- The file grew: its entry is read again, newest now.
+      local old = by_id(l)[ID6].updated_ms
+      write(p6, user("second of six", "2026-03-01T10:00:00.000Z", root), "ab")
+      local grown = list()
+      local c = by_id(grown)[ID6]
+      eq(2, c.prompts)
+      eq("second of six", c.last_prompt)
+      ok(c.updated_ms > old, "updated_ms moved")
+      eq(ID6, grown[1].id)
+      eq(#l, #grown)
+      -- Gone: not listed.
+      os.remove(p6)
+      local gone = list()
+      eq(nil, by_id(gone)[ID6])
+      eq(#l - 1, #gone)
+    end,
+  },
+  {
+    "the library answers a caller that keeps a list with what changed since: unchanged, the changed entries, or the whole list",
+    function()
+      local native = assert(require("claude_context.native").get())
+      local function ask(since)
+        local got
+        native.conversations(vim.json.encode({ root = root, since = since }), function(err, x)
+          got = { err = err, x = x }
+        end)
+        wait_for(function()
+          return got
+        end, 20000, "the library's answer")
+        eq(nil, got.err)
+        return got.x
+      end
+      local whole = ask(0)
+      ok(whole.generation and whole.list and #whole.list > 0, vim.inspect(whole):sub(1, 200))
+      local same = ask(whole.generation)
+      eq({ generation = whole.generation, unchanged = true }, same)
+      -- Another generation than the one kept: the whole list again.
+      ok(ask(whole.generation + 1000).list ~= nil, "whole list for a generation not kept")
+      local g = ask(0).generation
+      local ID7 = "77777777-7777-4777-8777-777777777777"
+      local p7 = folder(root) .. "/" .. ID7 .. ".jsonl"
+      write(p7, user("seventh", "2026-04-01T10:00:00.000Z", root))
+      local p = ask(g)
+      eq(g, p.base)
+      eq({ ID7 }, ids(p.changed))
+      eq({}, p.removed)
+      os.remove(p7)
+      local r = ask(p.generation)
+      eq({}, r.changed)
+      eq({ ID7 }, r.removed)
+    end,
+  },
 }

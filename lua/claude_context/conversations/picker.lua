@@ -179,13 +179,19 @@ M.SLICE_MS = 4
 ---@param title string
 function M.show(list, title)
   local lines = {}
-  require("claude_context.ide.slices").each(list, M.SLICE_MS, function(c)
-    lines[c] = M.format(c)
-  end, function()
-    M.show_formatted(list, title, function(c)
-      return lines[c] or M.format(c)
+  -- Each on a turn of its own: the listing's answer, the slices of formatting, the picker (its
+  -- first use loads its modules).
+  vim.defer_fn(function()
+    require("claude_context.ide.slices").each(list, M.SLICE_MS, function(c)
+      lines[c] = M.format(c)
+    end, function()
+      vim.defer_fn(function()
+        M.show_formatted(list, title, function(c)
+          return lines[c] or M.format(c)
+        end)
+      end, 0)
     end)
-  end)
+  end, 0)
 end
 
 ---Shows `list` in the picker, `format` giving each line.
