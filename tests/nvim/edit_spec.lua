@@ -488,6 +488,28 @@ return {
     end,
   },
   {
+    "the hunks' functions take 0 for the current buffer, as Neovim's API does",
+    function()
+      local buf = buffer({ "A", "b", "c", "D", "tail" })
+      local H = hunks().show(0, 0, { "a", "b", "c", "d" }, { "A", "b", "c", "D" }, {
+        tick = vim.api.nvim_buf_get_changedtick(buf),
+      })
+      ok(H and hunks().active[buf] == H, "shown for the current buffer")
+      eq(nil, hunks().active[0], "never kept under 0")
+      vim.api.nvim_win_set_cursor(0, { 1, 0 })
+      ok(hunks().jump(0, 1), "the next hunk")
+      eq(4, vim.api.nvim_win_get_cursor(0)[1])
+      ok(hunks().act(0, "reject", 0), "rejected the first through 0")
+      eq({ "a", "b", "c", "D", "tail" }, lines(buf))
+      hunks().stop(0)
+      eq(nil, hunks().active[buf], "stopped through 0")
+      vim.api.nvim_buf_set_lines(buf, 0, -1, false, { "a", "X" })
+      hunks().show(0, 0, { "a", "d" }, { "a", "X" }, { tick = vim.api.nvim_buf_get_changedtick(buf) })
+      ok(hunks().act(0, "keep_all"), "kept all through 0")
+      eq(nil, hunks().active[buf])
+    end,
+  },
+  {
     "Neovim leaving stops the warm process (its own process group)",
     function()
       local pid = edit().state().pid

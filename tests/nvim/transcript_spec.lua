@@ -5,7 +5,7 @@
 local h = require("helpers")
 local eq, ok, contains, wait_for = h.eq, h.ok, h.contains, h.wait_for
 local cc = h.cc
-h.record_notify()
+local messages = h.record_notify()
 
 local T = function()
   return require("claude_context.transcript")
@@ -100,6 +100,10 @@ return {
       eq(false, vim.bo[buf].modifiable)
       eq("nofile", vim.bo[buf].buftype)
       eq("markdown", vim.bo[buf].filetype)
+      -- Neovim's Markdown syntax, loaded in a turn of its own after the filetype's.
+      wait_for(function()
+        return vim.b[buf].current_syntax == "markdown"
+      end, 5000, "the Markdown syntax")
       local l = lines(buf)
       eq("## read a.txt please", l[1])
       eq("and tell me", l[2])
@@ -137,6 +141,63 @@ return {
     end,
   },
   {
+    "gf on a tool call: a FIFO at its path (swapped in after any check of the path) never holds the editor; a regular file opens at its line, as a file read",
+    function()
+      local fifo = project .. "/jump-pipe"
+      vim.system({ "mkfifo", fifo }):wait()
+      write_conversation(
+        "s-jump",
+        table.concat({ prompt("look"), read_call(fifo, 2), read_call(project .. "/jump.txt", 5) }, "\n") .. "\n"
+      )
+      h.write(project .. "/jump.txt", "one\ntwo\nthree\nfour\nfive\nsix\n")
+      local buf = open("s-jump")
+      -- A writer that comes 2 s later: an editor that opened the FIFO by path would have waited
+      -- for it (and read its line).
+      local writer = vim.system({ "sh", "-c", 'sleep 2; printf "held\\n" > "$1"', "sh", fifo })
+      -- A check of the path that says "a regular file", as a swap after the check would.
+      local real = vim.uv.fs_stat
+      vim.uv.fs_stat = function(p, ...)
+        if p == fifo then
+          return { type = "file", size = 1 }
+        end
+        return real(p, ...)
+      end
+      h.clear(messages)
+      local jumped, err = pcall(function()
+        vim.api.nvim_win_set_cursor(0, { assert(find(buf, "▸ Read jump-pipe")), 0 })
+        vim.cmd("normal gf")
+      end)
+      vim.uv.fs_stat = real
+      local held = vim.fn.bufloaded(fifo) == 1
+      writer:kill(9)
+      assert(jumped, err)
+      ok(not held, "the FIFO was opened and waited on")
+      eq(buf, vim.api.nvim_get_current_buf(), "the transcript stays in its window")
+      wait_for(function()
+        return #messages > 0
+      end, 5000, "the refusal said")
+      contains(messages[1].msg, "not a regular file")
+      -- A regular file: its buffer, at the line, as if read by :edit (listed, not modified,
+      -- its filetype detected, written back as it was).
+      eq(-1, vim.fn.bufnr(project .. "/jump.txt"), "no buffer has it yet")
+      vim.api.nvim_win_set_cursor(0, { assert(find(buf, "▸ Read jump.txt:5")), 0 })
+      vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes("<CR>", true, false, true), "x", false)
+      eq(project .. "/jump.txt", vim.api.nvim_buf_get_name(0))
+      eq(5, vim.api.nvim_win_get_cursor(0)[1])
+      eq({ "one", "two", "three", "four", "five", "six" }, vim.api.nvim_buf_get_lines(0, 0, -1, false))
+      eq(false, vim.bo.modified)
+      eq("", vim.bo.buftype)
+      eq(true, vim.bo.buflisted)
+      eq("text", vim.bo.filetype)
+      vim.cmd("write")
+      eq("one\ntwo\nthree\nfour\nfive\nsix\n", table.concat(vim.fn.readfile(project .. "/jump.txt", "b"), "\n"))
+      -- The jump list goes back to the transcript.
+      vim.cmd('execute "normal! \\<C-o>"')
+      eq(buf, vim.api.nvim_get_current_buf())
+      vim.fn.delete(fifo)
+    end,
+  },
+  {
     "a damaged file shows what can be read: a line that is not JSON, bytes that are not UTF-8, a last line cut short; a FIFO is refused at once",
     function()
       write_conversation(
@@ -171,6 +232,48 @@ return {
         return T().bufs[bad].error
       end, 10000, "a bad id refused")
       contains(T().bufs[bad].error, "not a session id")
+    end,
+  },
+  {
+    "a large transcript opens in short turns: its filetype once every line is in (FileType sees them all), its syntax in a turn after; the window it opens in stays at its start; no undo",
+    function()
+      local many = { prompt("big") }
+      for i = 1, 3000 do
+        many[#many + 1] = said("line " .. i)
+      end
+      write_conversation("s-big", table.concat(many, "\n") .. "\n")
+      local seen
+      local au = vim.api.nvim_create_autocmd("FileType", {
+        pattern = "markdown",
+        callback = function(ev)
+          if vim.api.nvim_buf_get_name(ev.buf) == T().SCHEME .. "s-big" then
+            seen = { lines = vim.api.nvim_buf_line_count(ev.buf), syntax = vim.b[ev.buf].current_syntax }
+          end
+        end,
+      })
+      local ready
+      local buf = cc().transcript("s-big", {
+        on_ready = function()
+          ready = true
+        end,
+      })
+      -- Shown at once, as :ClaudeContext transcript does (its cursor on the one, last, line).
+      vim.api.nvim_win_set_buf(0, buf)
+      T().window_options(0)
+      eq("", vim.bo[buf].filetype, "no filetype while the lines come in")
+      wait_for(function()
+        return ready
+      end, 10000, "the transcript read")
+      vim.api.nvim_del_autocmd(au)
+      ok(seen, "FileType ran")
+      ok(find(buf, "line 3000"), "every line in")
+      eq(vim.api.nvim_buf_line_count(buf), seen.lines, "FileType saw every line")
+      eq(nil, seen.syntax, "the syntax comes in a turn of its own")
+      wait_for(function()
+        return vim.b[buf].current_syntax == "markdown"
+      end, 5000, "the Markdown syntax")
+      eq(1, vim.api.nvim_win_get_cursor(0)[1], "the transcript opens at its start")
+      eq(-1, vim.bo[buf].undolevels)
     end,
   },
   {

@@ -150,10 +150,18 @@ local function at(H, row)
   end
 end
 
----Ends the review of `buf`: its marks and keys go.
+---`buf`, 0 meaning the current buffer (as in Neovim's own API).
+---@param buf integer
+---@return integer
+local function bufnr(buf)
+  return buf == 0 and vim.api.nvim_get_current_buf() or buf
+end
+
+---Ends the review of `buf` (0: the current buffer): its marks and keys go.
 ---@param buf integer
 ---@param msg string?
 function M.stop(buf, msg)
+  buf = bufnr(buf)
   local H = M.active[buf]
   if not H then
     return
@@ -204,12 +212,14 @@ local function reject(H, i)
   h.count, h.state = #h.old, "rejected"
 end
 
----Acts on the review of `buf`: "keep"/"reject" the hunk at `row`, "keep_all"/"reject_all".
+---Acts on the review of `buf` (0: the current buffer): "keep"/"reject" the hunk at `row`,
+---"keep_all"/"reject_all".
 ---@param buf integer
 ---@param action string
 ---@param row integer? 0-based (default the cursor's)
 ---@return boolean acted
 function M.act(buf, action, row)
+  buf = bufnr(buf)
   local H = M.active[buf]
   if not H then
     return false
@@ -248,11 +258,13 @@ function M.act(buf, action, row)
   return true
 end
 
----Moves the cursor to the next (dir 1) or previous (-1) pending hunk; false when there is none.
+---Moves the cursor to the next (dir 1) or previous (-1) pending hunk of `buf` (0: the current
+---buffer); false when there is none.
 ---@param buf integer
 ---@param dir integer
 ---@return boolean
 function M.jump(buf, dir)
+  buf = bufnr(buf)
   local H = M.active[buf]
   if not H then
     return false
@@ -322,7 +334,8 @@ local function map(H)
   end
 end
 
----Shows the hunks between `old` and `new`, which the buffer holds from row `row0` on, and
+---Shows the hunks between `old` and `new`, which `buf` (0: the current buffer) holds from row
+---`row0` on, and
 ---maps the keys. `w` carries the edit's undo step on (its `seq`, `tick`).
 ---@param buf integer
 ---@param row0 integer
@@ -331,6 +344,7 @@ end
 ---@param w {seq: integer?, tick: integer}
 ---@return claude_context.EditHunks?
 function M.show(buf, row0, old, new, w)
+  buf = bufnr(buf)
   M.stop(buf)
   local H = {
     buf = buf,

@@ -4,9 +4,11 @@
 --- heading, Claude's text as written, each tool call one folded line (tool, file:line) that
 --- `<CR>` / `gf` opens, its result folded beneath. The conversation file (Claude Code's
 --- `projects/<folder>/<id>.jsonl`) is read and rendered off the main thread by the library
---- (`transcript_read`, crates/core/src/transcript/); the lines are put in the buffer in slices.
---- While the file grows (a running session), only the new bytes are read: the buffer grows, and
---- a window whose cursor was on the last line follows it; other windows keep cursor and scroll.
+--- (`transcript_read`, crates/core/src/transcript/); the lines are put in the buffer in slices
+--- sized by time (`SLICE_MS`), then its filetype (markdown) is set and its syntax loaded, each in
+--- a turn of its own. While the file grows (a running session), only the new bytes are read: the
+--- buffer grows, and a window whose cursor was on the last line follows it; other windows keep
+--- cursor and scroll.
 
 local M = {}
 
@@ -17,11 +19,12 @@ local M = {}
 local uv = vim.uv or vim.loop
 local notify = require("claude_context.util.notify")
 
----Lines put in the buffer per slice of the main thread, at most.
-M.SLICE_LINES = 2000
+---Lines cut from an answer and put in the buffer at a time (one `nvim_buf_set_lines`).
+M.BATCH_LINES = 250
 
----How long one slice may hold the main thread (ms).
-M.SLICE_MS = 8
+---How long one slice may hold the main thread (ms): batches are put until it is spent, then the
+---rest waits for the next turn of the event loop (the slices are sized by time, not by count).
+M.SLICE_MS = 3
 
 ---The first read takes this many bytes (the first screen comes quickly), later ones
 ---`READ_BYTES` (the library's pieces are each taken in short slices).
@@ -48,6 +51,7 @@ M.SCHEME = "claude-transcript://"
 ---@field put integer? Lines put of the current read
 ---@field ready boolean?
 ---@field caught_up boolean?
+---@field typed boolean? Its filetype set (once the first read caught up, or failed)
 ---@field error string?
 ---@field done_cbs fun(buf: integer)[]
 
@@ -106,9 +110,12 @@ local function at_end(buf)
   return out
 end
 
----Appends `lines` to `buf` (the first answer replaces the empty first line).
+---Appends `lines` to `buf` (the first answer replaces the empty first line). Once the file as it
+---was is in, a window whose cursor is on the last line follows the new lines; while it comes in,
+---none does (the transcript opens at its start, as a file does: a window kept at the end of a
+---large Markdown buffer has Neovim's syntax re-synced there at each redraw, over 100 ms at 50 MB).
 local function append(buf, st, lines)
-  local followers = at_end(buf)
+  local followers = st.caught_up and at_end(buf) or {}
   vim.bo[buf].modifiable = true
   if st.empty then
     vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines)
@@ -123,44 +130,125 @@ local function append(buf, st, lines)
   end
 end
 
----Puts `body`'s lines into `buf` in slices, then calls `done`.
-local function put_lines(buf, st, body, count, done)
-  local pos = 1
+---The lines of `text` from byte `pos` on, at most `max`; returns them and the position after
+---them.
+---@param text string
+---@param pos integer
+---@param max integer
+---@return string[] lines, integer pos
+local function cut(text, pos, max)
+  local n, lines = #text, {}
+  while pos <= n + 1 and #lines < max do
+    local nl = text:find("\n", pos, true) or (n + 1)
+    lines[#lines + 1] = text:sub(pos, nl - 1)
+    pos = nl + 1
+  end
+  return lines, pos
+end
+
+---Puts the `count` lines of `answer` from byte `pos` on into `buf`, a batch at a time, in slices
+---of the main thread of at most `SLICE_MS` each (the first in the next turn: the answer's own
+---turn only reads its header), then calls `done`.
+---@param buf integer
+---@param st claude_context.TranscriptState
+---@param answer string
+---@param pos integer
+---@param count integer
+---@param done fun()
+local function put_lines(buf, st, answer, pos, count, done)
   local function step()
     if not vim.api.nvim_buf_is_valid(buf) then
       return
     end
-    local slice = {}
-    local t0 = uv.hrtime()
-    while pos <= #body + 1 and #slice < M.SLICE_LINES and (#slice + st.put) < count do
-      local nl = body:find("\n", pos, true)
-      slice[#slice + 1] = body:sub(pos, (nl or #body + 1) - 1)
-      pos = (nl or #body + 1) + 1
-      -- Half the slice for cutting lines: putting them in the buffer takes the rest.
-      if #slice % 200 == 0 and (uv.hrtime() - t0) > M.SLICE_MS * 5e5 then
-        break
+    local t0, batch = uv.hrtime(), nil
+    repeat
+      batch, pos = cut(answer, pos, math.min(M.BATCH_LINES, count - st.put))
+      st.put = st.put + #batch
+      if #batch > 0 then
+        append(buf, st, batch)
       end
-    end
-    st.put = st.put + #slice
-    if #slice > 0 then
-      append(buf, st, slice)
-    end
-    if st.put < count then
+    until st.put >= count or #batch == 0 or (uv.hrtime() - t0) > M.SLICE_MS * 1e6
+    if st.put < count and #batch > 0 then
       vim.schedule(step)
     else
       done()
     end
   end
-  step()
+  vim.schedule(step)
+end
+
+---Whether `eventignore` holds `event` (or all).
+---@param event string
+---@return boolean
+local function ignored(event)
+  for e in vim.o.eventignore:lower():gmatch("[^,]+") do
+    if e == "all" or e == event:lower() then
+      return true
+    end
+  end
+  return false
+end
+
+---Loads the syntax that `buf`'s filetype chose ('syntax'), as its `FileType` would have, in a turn
+---of its own: Neovim's Markdown syntax (syntax/markdown.vim and the HTML, CSS and JavaScript
+---syntax it includes) is the largest single cost of a transcript on the main thread. Nothing when
+---the syntax is off, already loaded, or tree-sitter highlights the buffer.
+---@param buf integer
+local function load_syntax(buf)
+  if not vim.api.nvim_buf_is_valid(buf) or ignored("Syntax") then
+    return
+  end
+  local syntax = vim.bo[buf].syntax
+  if syntax == "" or vim.b[buf].current_syntax ~= nil or vim.b[buf].ts_highlight then
+    return
+  end
+  vim.api.nvim_buf_call(buf, function()
+    pcall(vim.api.nvim_exec_autocmds, "Syntax", { pattern = syntax, modeline = false })
+  end)
+end
+
+---Sets `buf`'s filetype, markdown (the person's Markdown plugins, ftplugins and `FileType`
+---autocommands run as for any Markdown buffer), with its `Syntax` event held back to a turn of
+---its own (`load_syntax`). Called once the file as it was is in: the lines are put while no
+---syntax, tree-sitter parser or plugin watches the buffer (with one attached, each change is
+---theirs to handle: a tree-sitter parser's edit of a 50 MB Markdown tree took longer than a
+---slice), and the buffer's filetype and syntax come in two more short turns.
+---@param buf integer
+local function set_filetype(buf)
+  if not vim.api.nvim_buf_is_valid(buf) then
+    return
+  end
+  local ei = vim.o.eventignore
+  vim.o.eventignore = (ei == "" and "" or ei .. ",") .. "Syntax"
+  local ok, err = pcall(function()
+    vim.bo[buf].filetype = "markdown"
+  end)
+  vim.o.eventignore = ei
+  if not ok then
+    notify.prefixed("transcript: " .. tostring(err), vim.log.levels.WARN)
+  end
+  vim.schedule(function()
+    load_syntax(buf)
+  end)
 end
 
 local read
+
+---The file as it was is in `buf`: the callbacks waiting for it are called.
+---@param buf integer
+---@param st claude_context.TranscriptState
+local function caught_up(buf, st)
+  st.caught_up = true
+  for _, cb in ipairs(st.done_cbs) do
+    pcall(cb, buf)
+  end
+  st.done_cbs = {}
+end
 
 ---Takes one answer of `transcript_read` into `buf`.
 local function take(buf, st, answer)
   local nl = answer:find("\n", 1, true) or (#answer + 1)
   local h = vim.json.decode(answer:sub(1, nl - 1), { luanil = { object = true, array = true } })
-  local body = answer:sub(nl + 1)
   if h.reset then
     vim.bo[buf].modifiable = true
     vim.api.nvim_buf_set_lines(buf, 0, -1, false, {})
@@ -179,7 +267,7 @@ local function take(buf, st, answer)
   st.usage = h.usage or st.usage
   st.title = h.title or st.title
   st.put = 0
-  put_lines(buf, st, body, h.lines or 0, function()
+  put_lines(buf, st, answer, nl + 1, h.lines or 0, function()
     st.reading = false
     st.ready = true
     if more or st.again then
@@ -187,12 +275,16 @@ local function take(buf, st, answer)
       read(buf)
       return
     end
-    st.caught_up = true
-    for _, cb in ipairs(st.done_cbs) do
-      pcall(cb, buf)
-    end
-    st.done_cbs = {}
     M.watch(buf)
+    if st.typed then
+      caught_up(buf, st)
+      return
+    end
+    st.typed = true
+    vim.schedule(function()
+      set_filetype(buf)
+      caught_up(buf, st)
+    end)
   end)
 end
 
@@ -229,6 +321,12 @@ function read(buf)
         vim.bo[buf].modifiable = true
         vim.api.nvim_buf_set_lines(buf, 0, -1, false, { "<!-- " .. tostring(err):gsub("[%c]", " ") .. " -->" })
         vim.bo[buf].modifiable = false
+      end
+      if not st.typed then
+        st.typed = true
+        vim.schedule(function()
+          set_filetype(buf)
+        end)
       end
       return
     end
@@ -276,7 +374,8 @@ local function stop(buf)
   end
 end
 
----Opens the file the line under the cursor names (a tool call, a result); elsewhere, `gf`'s own
+---Opens the file the line under the cursor names (a tool call, a result) at its line, read
+---without waiting on what the path names (claude_context.transcript.jump); elsewhere, `gf`'s own
 ---behaviour (`fallback`).
 ---@param fallback string? keys to run when the line has no file
 function M.jump(fallback)
@@ -289,13 +388,7 @@ function M.jump(fallback)
     end
     return
   end
-  local s = vim.uv.fs_stat(link.path)
-  if not (s and s.type == "file") then
-    notify.prefixed(("not a file: %s"):format(vim.fn.strtrans(link.path)), vim.log.levels.WARN)
-    return
-  end
-  vim.cmd.edit(vim.fn.fnameescape(link.path))
-  pcall(vim.api.nvim_win_set_cursor, 0, { link.lnum, 0 })
+  require("claude_context.transcript.jump").open(link.path, link.lnum)
 end
 
 local function make_buffer(name)
@@ -305,8 +398,9 @@ local function make_buffer(name)
   bo.buftype = "nofile"
   bo.bufhidden = "hide"
   bo.swapfile = false
+  -- (Read-only: no undo to keep, which would hold every line a second time.)
+  bo.undolevels = -1
   bo.modifiable = false
-  bo.filetype = "markdown"
   vim.keymap.set("n", "<CR>", function()
     M.jump()
   end, { buffer = buf, desc = "claude-context: open the file of this tool call" })
