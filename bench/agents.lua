@@ -242,18 +242,7 @@ for i = 1, F do
 end
 -- The main thread's own CPU time (Linux: CLOCK_THREAD_CPUTIME_ID), which the machine's load
 -- does not inflate as it does the wall times; nil elsewhere.
-local thread_cpu_ms = (function()
-  local ok, ffi = pcall(require, "ffi")
-  if not ok or ffi.os ~= "Linux" then
-    return function() end
-  end
-  pcall(ffi.cdef, "typedef struct { long tv_sec; long tv_nsec; } cc_bench_ts; int clock_gettime(int, cc_bench_ts *);")
-  local ts = ffi.new("cc_bench_ts")
-  return function()
-    ffi.C.clock_gettime(3, ts)
-    return tonumber(ts.tv_sec) * 1e3 + tonumber(ts.tv_nsec) / 1e6
-  end
-end)()
+local thread_cpu_ms = dofile(debug.getinfo(1, "S").source:sub(2):match("(.*)/") .. "/thread_cpu.lua")
 local max_slice, max_where = 0, "?"
 local orig = vim.schedule
 local function reset_slices()

@@ -5,7 +5,8 @@
 --   * `conversations({all = true, query = Q})`: from the call to its callback;
 --   * the picker: from `:ClaudeContext conversations` until vim.ui.select is handed the list and
 --     every line is formatted;
---   and for each, the longest the main thread was held meanwhile (a 1 ms timer's largest gap);
+--   and for each, the longest the main thread was held meanwhile (a 1 ms timer's largest gap)
+--   and the main thread's own CPU time in that gap;
 --   then waits for the index the library keeps in stdpath("cache") to be written. With a third
 --   argument "restart": only the first call (a new editor over that index).
 --
@@ -15,14 +16,24 @@ local ROOT, QUERY, MODE = _G.arg[1], _G.arg[2], _G.arg[3]
 vim.notify = function() end
 local cc = require("claude_context")
 
----The longest gap of a 1 ms timer while `fn(done)` runs until `done()` is called; and the time.
+---The main thread's own CPU time (ms; CLOCK_THREAD_CPUTIME_ID through LuaJIT's ffi), or nil: a
+---block much longer than the CPU spent in it is the process waiting for a core, not work.
+local thread_cpu = dofile(debug.getinfo(1, "S").source:sub(2):match("(.*)/") .. "/thread_cpu.lua")
+
+---The longest gap of a 1 ms timer while `fn(done)` runs until `done()` is called, the main
+---thread's CPU time in that gap and the Lua heap's change over it, and the time.
 local function measure(fn)
-  local last, worst = uv.hrtime(), 0
+  local last, worst, last_cpu, worst_cpu = uv.hrtime(), 0, thread_cpu(), nil
+  local last_kb, worst_kb = collectgarbage("count"), 0
   local t = uv.new_timer()
   t:start(1, 1, function()
-    local now = uv.hrtime()
-    worst = math.max(worst, now - last)
-    last = now
+    local now, cpu, kb = uv.hrtime(), thread_cpu(), collectgarbage("count")
+    if now - last > worst then
+      worst = now - last
+      worst_cpu = cpu and last_cpu and cpu - last_cpu
+      worst_kb = kb - last_kb
+    end
+    last, last_cpu, last_kb = now, cpu, kb
   end)
   local finished
   local t0 = uv.hrtime()
@@ -35,7 +46,8 @@ local function measure(fn)
   assert(finished, "no answer in 120 s")
   t:stop()
   t:close()
-  return { ms = (finished - t0) / 1e6, block_ms = worst / 1e6 }
+  -- The Lua heap's change over that gap (a collection in it frees memory: negative).
+  return { ms = (finished - t0) / 1e6, block_ms = worst / 1e6, block_cpu_ms = worst_cpu, block_heap_kb = worst_kb }
 end
 
 local out = {}

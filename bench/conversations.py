@@ -6,7 +6,7 @@ headless Neovim by bench/conversations.lua (first / cached / after 10 changes, a
 the picker) beside `rg -l` over the same folder in the same run (skipped with a line when rg is
 missing: `apt-get install ripgrep`).
 
-    .deps/venv/bin/python bench/conversations.py [--n 1000] [--claude PATH] [--rounds 3]
+    .deps/venv/bin/python bench/conversations.py [--n 1000] [--claude PATH] [--rounds 3] [--data DIR] [--against CHECKOUT]
 """
 
 from __future__ import annotations
@@ -93,12 +93,32 @@ def rg_time(query: str, folder: Path, rounds: int):
     return statistics.median(times)
 
 
+def report(rows, query):
+    """The medians of the rounds `rows`, each with the longest main-thread block of any round."""
+    def med(k, f="ms"):
+        return statistics.median(r[k][f] for r in rows)
+
+    for k, what in (("first", "conversations(), first call (no index)"),
+                    ("restart", "conversations(), a new editor's first (index)"),
+                    ("second", "conversations(), cached"),
+                    ("changed10", "conversations(), 10 files grew"), ("query", f"query {query!r} over all"),
+                    ("picker", "picker drawn (vim.ui.select, lines formatted)")):
+        worst = max(rows, key=lambda r: r[k]["block_ms"])[k]
+        cpu = worst.get("block_cpu_ms")
+        print(f"{what:48s} {med(k):8.1f} ms   longest main-thread block {worst['block_ms']:5.1f} ms"
+              + (f" (its CPU {cpu:4.1f} ms, Lua heap {worst.get('block_heap_kb', 0):+7.0f} kB)" if cpu is not None else ""))
+    print(f"{'idle editor, 300 ms (the floor of a block)':48s} {'':8s}      longest main-thread block {max(r['idle']['block_ms'] for r in rows):5.1f} ms (median {statistics.median(r['idle']['block_ms'] for r in rows):.1f})")
+    print(f"{'files read whole, index written (a thread)':48s} {statistics.median(r['index_ms'] for r in rows):8.1f} ms after the picker")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--n", type=int, default=1000)
     ap.add_argument("--claude", default=str(CLAUDE))
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--data", help="keep the conversations in this folder and use them again when it exists")
+    ap.add_argument("--against", help="another checkout (with its built lib/, e.g. main's): each round runs its "
+                                      "editor and bench/conversations.lua, then this one's, and both are reported")
     a = ap.parse_args()
     tmp = Path(a.data or tempfile.mkdtemp(prefix="cc-conv-bench-")).resolve()
     try:
@@ -118,42 +138,38 @@ def main():
         size = sum(f.stat().st_size for f in files)
         print(f"{len(files)} conversations, {size / 1e6:.1f} MB ({one.stat().st_size / 1e3:.0f} kB each), "
               f"CLI {subprocess.run([a.claude, '--version'], capture_output=True, text=True).stdout.strip()}")
-        rows = []
-        def run(env, *extra):
-            r = subprocess.run([str(NVIM), "--headless", "--clean", "-u", str(REPO / "tests/minimal_init.lua"), "-l",
-                                str(HERE / "conversations.lua"), str(project), query, *extra], cwd=REPO, env=env,
+        def run(repo, env, *extra):
+            r = subprocess.run([str(NVIM), "--headless", "--clean", "-u", str(repo / "tests/minimal_init.lua"), "-l",
+                                str(repo / "bench/conversations.lua"), str(project), query, *extra], cwd=repo, env=env,
                                capture_output=True, text=True, timeout=600)
             line = [x for x in r.stdout.splitlines() + r.stderr.splitlines() if x.startswith("{")]
             assert line, r.stdout + r.stderr
             return json.loads(line[-1])
 
+        repos = ([Path(a.against).resolve()] if a.against else []) + [REPO]
+        results = {repo: [] for repo in repos}
         for _ in range(a.rounds):
-            # A cache folder of its own: the first editor finds no index, the second the first's.
-            cache = Path(tempfile.mkdtemp(prefix="cc-conv-cache-"))
-            env = dict(os.environ, CLAUDE_CONFIG_DIR=str(cfg), XDG_CACHE_HOME=str(cache))
-            row = run(env)
-            row["restart"] = run(env, "restart")["first"]
-            rows.append(row)
-            shutil.rmtree(cache, ignore_errors=True)
-        assert rows[0]["count"] == len(files), rows[0]
-        assert rows[0]["query_hits"] == want, rows[0]
-
-        def med(k, f="ms"):
-            return statistics.median(r[k][f] for r in rows)
-
-        for k, what in (("first", "conversations(), first call (no index)"),
-                        ("restart", "conversations(), a new editor's first (index)"),
-                        ("second", "conversations(), cached"),
-                        ("changed10", "conversations(), 10 files grew"), ("query", f"query {query!r} over all"),
-                        ("picker", "picker drawn (vim.ui.select, lines formatted)")):
-            print(f"{what:48s} {med(k):8.1f} ms   longest main-thread block {max(r[k]['block_ms'] for r in rows):5.1f} ms")
-        print(f"{'idle editor, 300 ms (the floor of a block)':48s} {'':8s}      longest main-thread block {max(r['idle']['block_ms'] for r in rows):5.1f} ms (median {statistics.median(r['idle']['block_ms'] for r in rows):.1f})")
-        print(f"{'files read whole, index written (a thread)':48s} {statistics.median(r['index_ms'] for r in rows):8.1f} ms after the picker")
+            for repo in repos:
+                # A cache folder of its own: the first editor finds no index, the second the first's.
+                cache = Path(tempfile.mkdtemp(prefix="cc-conv-cache-"))
+                env = dict(os.environ, CLAUDE_CONFIG_DIR=str(cfg), XDG_CACHE_HOME=str(cache))
+                row = run(repo, env)
+                row["restart"] = run(repo, env, "restart")["first"]
+                results[repo].append(row)
+                shutil.rmtree(cache, ignore_errors=True)
+        print(f"load average after the rounds: {os.getloadavg()[0]:.1f}")
+        for repo, rows in results.items():
+            assert rows[0]["count"] == len(files), rows[0]
+            assert rows[0]["query_hits"] == want, rows[0]
+            if len(repos) > 1:
+                print(f"--- {repo}")
+            report(rows, query)
+        query_ms = statistics.median(r["query"]["ms"] for r in results[REPO])
         rg = rg_time(query, cfg / "projects", a.rounds)
         if rg is None:
             print("rg -l: ripgrep is not installed (apt-get install ripgrep): not compared")
         else:
-            print(f"{'rg -l -i -F over the same folder':48s} {rg:8.1f} ms   (query / rg = {med('query') / rg:.2f})")
+            print(f"{'rg -l -i -F over the same folder':48s} {rg:8.1f} ms   (query / rg = {query_ms / rg:.2f})")
     finally:
         if not a.data:
             shutil.rmtree(tmp, ignore_errors=True)

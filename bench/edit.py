@@ -25,7 +25,14 @@ In one run, with its own HOME and CLAUDE_CONFIG_DIR, a headless Neovim with the 
    makes Neovim's own tree-sitter parse it again, in blocks of 0.3-0.8 s with no plugin loaded
    at all (`nvim --clean`), which the edit started right after used to be charged with.
 
+   `--big N` runs it N times each; `--content lua` makes the buffer valid Lua (tree-sitter then
+   highlights it and parses each change again; with the default "line N" text its first parse
+   runs out of 'redrawtime' and the highlighter gives up); `--trace MS` lists each gap of MS or
+   more with every main-thread slice in it, timed apart (bench/edit_trace.lua: the edit's steps,
+   each vim.schedule callback, tree-sitter's parse, each redraw, Lua collection cycles).
+
     .deps/venv/bin/python bench/edit.py [--claude PATH] [--rounds 10] [--nvim PATH]
+        [--big N] [--content lines|lua] [--trace MS] [--no-treesitter]
 
 A benchmark, not a test: it fails only when something does not start.
 """
@@ -79,6 +86,13 @@ return { done = _G.bench_done, stats = s, gap = _G.bench_gap.max, gap_cpu = _G.b
 """
 
 
+# The big edit's buffer, line n: "line n" (not Lua: tree-sitter's parse of the 20,000 lines ends in
+# error recovery and runs out of 'redrawtime', so the Lua highlighter gives up on the window), or
+# valid Lua (tree-sitter highlights it, and parses each change again while the answer streams).
+LINE = {"lines": lambda n: f"line {n}", "lua": lambda n: f"local v{n} = {n}"}
+CHANGED = {"lines": lambda n: f"changed {n}", "lua": lambda n: f"local v{n} = {n} + 1"}
+
+
 def summary(xs: list) -> str:
     return f"p50 {pct(xs, 50):.2f} ms, p99 {pct(xs, 99):.2f} ms, max {max(xs):.2f} ms (n={len(xs)})"
 
@@ -87,11 +101,17 @@ def fenced(lines: list) -> str:
     return "```lua\n" + "\n".join(lines) + "\n```\n"
 
 
-def edit_round(nvim, stub, answer, rng, instruction="rewrite it"):
-    """One edit through the plugin: its stats and the editor's longest block meanwhile."""
+def edit_round(nvim, stub, answer, rng, instruction="rewrite it", trace=False):
+    """One edit through the plugin: its stats and the editor's longest block meanwhile (with
+    `trace`, bench/edit_trace.lua's report of its slices too, as r["trace"])."""
     stub.push({"text": answer, "pieces": "lines"})
+    if trace:
+        nvim.exec_lua("_G.bench_trace.start()")
     nvim.exec_lua(EDIT, rng, instruction)
     r = C.wait_until(lambda: (lambda v: v if v["done"] else None)(nvim.exec_lua(DONE)), 300, 0.02, "the edit")
+    if trace:
+        time.sleep(0.3)  # the redraws after the hunks are shown
+        r["trace"] = nvim.exec_lua("return _G.bench_trace.report(...)", trace, 6)
     nvim.exec_lua("require('claude_context.edit.hunks').act(0, 'keep_all'); vim.cmd('silent undo')")
     return r
 
@@ -113,16 +133,20 @@ def quiet(nvim, window=0.5, timeout=60.0):
 def big_round(nvim, stub, a, label):
     """The 2,000-line answer into the middle of the 20,000-line buffer, once Neovim is quiet."""
     s = a.buffer_lines // 2 - a.answer_lines // 2
+    # The window moves to the range before the wait: its redraw (and tree-sitter's parse of what
+    # it shows) is the bench's, not the edit's.
+    nvim.exec_lua("vim.api.nvim_win_set_cursor(0, { ..., 0 }); vim.cmd('normal! zz')", s + 1)
     waited, worst = quiet(nvim)
     print(f"{label}: before the edit, Neovim was busy {waited:.2f} s on its own (its longest block {worst:.1f} ms); load average {os.getloadavg()[0]:.2f}")
-    nvim.exec_lua("vim.api.nvim_win_set_cursor(0, { ..., 0 }); vim.cmd('normal! zz')", s + 1)
-    big = fenced([f"line {s + i}" if i % 10 else f"changed {s + i}" for i in range(1, a.answer_lines + 1)])
-    r = edit_round(nvim, stub, big, [s + 1, s + a.answer_lines], "change every 10th line")
+    big = fenced([LINE[a.content](s + i) if i % 10 else CHANGED[a.content](s + i) for i in range(1, a.answer_lines + 1)])
+    r = edit_round(nvim, stub, big, [s + 1, s + a.answer_lines], "change every 10th line", a.trace)
     st = r["stats"]
     print(
         f"{label}: {a.answer_lines}-line answer into a {a.buffer_lines}-line buffer: editor's longest block {r['gap']:.2f} ms ({r['gap_cpu']:.2f} ms of CPU time in it); "
-        f"the edit's longest step {st['slice_max']:.2f} ms wall, {st['slice_cpu_max']:.2f} ms CPU; request {st['request']:.2f} ms; pieces {summary(st['piece_ms'])}; whole edit {st['done']:.0f} ms"
+        f"the edit's longest step {st['slice_max']:.2f} ms wall, {st['slice_cpu_max']:.2f} ms CPU ({st.get('slice_cpu_name') or '-'}); request {st['request']:.2f} ms; pieces {summary(st['piece_ms'])}; whole edit {st['done']:.0f} ms"
     )
+    if a.trace:
+        print(f"{label}: the ticker's gaps of {a.trace} ms or more, and what ran in them:\n{r['trace']}")
 
 
 def fresh_round(cli, args, prompt, env, cwd):
@@ -156,6 +180,11 @@ def main() -> None:
     ap.add_argument("--buffer-lines", type=int, default=20000)
     ap.add_argument("--answer-lines", type=int, default=2000)
     ap.add_argument("--nvim", default=str(headless.NVIM), help="the Neovim to run (default 0.11.4)")
+    ap.add_argument("--big", type=int, default=1, help="how many times the 2,000-line edit runs, headless and then with a UI")
+    ap.add_argument("--content", choices=sorted(LINE), default="lines", help="the big edit's buffer: 'line N' (not Lua: tree-sitter gives up on it) or valid Lua (highlighted and parsed again as it changes)")
+    ap.add_argument("--redrawtime", type=int, default=0, metavar="MS", help="'redrawtime' for the big edit's buffer: tree-sitter's highlighter gives up on a window whose parse takes longer (Neovim's default 2000)")
+    ap.add_argument("--no-treesitter", action="store_true", help="the big edit's buffer without tree-sitter (vim.treesitter.stop()): what Neovim's own parse costs")
+    ap.add_argument("--trace", type=float, default=0, metavar="MS", help="list the 2,000-line edit's main-thread gaps of MS or more and what ran in each (bench/edit_trace.lua)")
     a = ap.parse_args()
     headless.NVIM = Path(a.nvim)
     tmp = Path(tempfile.mkdtemp(prefix="bench-edit-"))
@@ -178,6 +207,8 @@ def main() -> None:
     try:
         nvim.exec_lua("require('claude_context').setup({ auto_start = false, claude = { cmd = ... } })", a.claude)
         nvim.exec_lua(GAPS)
+        if a.trace:
+            nvim.exec_lua("dofile(...).install()", str(ROOT / "bench" / "edit_trace.lua"))
         nvim.exec_lua("vim.api.nvim_create_autocmd('User', { pattern = 'ClaudeContextEdit', callback = function(e) if e.data.state == 'done' then _G.bench_done = true end end })")
         version = C.cli_version(Path(a.claude))
         nv = subprocess.run([a.nvim, "--version"], capture_output=True, text=True).stdout.split("\n")[0]
@@ -211,11 +242,17 @@ def main() -> None:
         print(f"ratio warm/fresh (p50): {pct(firsts, 50) / pct(fresh, 50):.3f}")
         print(f"streamed piece -> in the buffer: {summary(pieces)}")
         # 3: the big answer.
-        nvim.exec_lua("_G.bench_gap.reset(); vim.api.nvim_buf_set_lines(0, 0, -1, false, vim.tbl_map(function(i) return 'line ' .. i end, vim.fn.range(1, ...)))", a.buffer_lines)
-        big_round(nvim, stub, a, "headless")
+        if a.redrawtime:
+            nvim.exec_lua("vim.o.redrawtime = ...", a.redrawtime)
+        nvim.exec_lua("_G.bench_gap.reset(); vim.api.nvim_buf_set_lines(0, 0, -1, false, ...)", [LINE[a.content](i) for i in range(1, a.buffer_lines + 1)])
+        if a.no_treesitter:
+            nvim.exec_lua("vim.treesitter.stop()")
+        for i in range(a.big):
+            big_round(nvim, stub, a, "headless" + (f" #{i + 1}" if a.big > 1 else ""))
         nvim.exec_lua("_G.bench_gap.reset()")
         nvim.ui_attach(120, 40, rgb=True)
-        big_round(nvim, stub, a, "UI attached")
+        for i in range(a.big):
+            big_round(nvim, stub, a, "UI attached" + (f" #{i + 1}" if a.big > 1 else ""))
         print(f"load average at the end {os.getloadavg()[0]:.2f}")
     finally:
         headless.stop(proc)

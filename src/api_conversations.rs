@@ -4,19 +4,34 @@
 //! a thousand conversations are not a megabyte of JSON to decode on the main thread), or
 //! `cb(message)` (the binding's one convention, `src/binding.rs`). Returns at once. Calls run in
 //! the order made; the files are read in parallel by a small pool ([`conversations::Pool`]).
+//! With `since` in the options (the generation of the list the caller keeps; 0: none), the
+//! answer is what changed since ([`conversations::since`]): `{generation, unchanged = true}`,
+//! `{generation, base, changed, removed}` or `{generation, list}`.
 
 use crate::binding::{self, export, lua_error, Failure};
 use crate::main_thread::MainThread;
+use claude_context_core::conversations::since::{Answers, Reply};
 use claude_context_core::conversations::{self, Conversation, ListOptions};
 use mlua::{Function, Lua, Table};
 use std::cell::RefCell;
 use std::sync::mpsc::Sender;
 
-/// The conversations thread's state: its pool for the files (or why there is none).
-type Pool = Result<conversations::Pool, conversations::ConversationError>;
+/// The conversations thread's state: its pool for the files (or why there is none) and the
+/// last answer of each listing (for a caller that asks what changed since its own).
+struct Lister {
+    pool: Result<conversations::Pool, conversations::ConversationError>,
+    answers: RefCell<Answers>,
+}
+
+fn lister() -> Lister {
+    Lister {
+        pool: conversations::Pool::new(),
+        answers: RefCell::default(),
+    }
+}
 
 thread_local! {
-    static WORKER: RefCell<Option<Sender<binding::Job<Pool>>>> = const { RefCell::new(None) };
+    static WORKER: RefCell<Option<Sender<binding::Job<Lister>>>> = const { RefCell::new(None) };
 }
 
 /// Adds `conversations` to the API table `t`; `main` gives the main-thread queue.
@@ -34,18 +49,30 @@ fn start(opts: &str, cb: Function, main: fn() -> mlua::Result<MainThread>) -> ml
         .map_err(|e| lua_error(format!("claude-context: conversations: bad options: {e}")))?;
     let main = main()?;
     // The conversations thread (its pool reads the files in parallel), jobs in call order.
-    let tx = binding::worker(&WORKER, "cc-conversations", conversations::Pool::new)?;
+    let tx = binding::worker(&WORKER, "cc-conversations", lister)?;
     let id = binding::hold("conversations", cb, false);
-    let job: binding::Job<Pool> = Box::new(move |pool| {
+    let job: binding::Job<Lister> = Box::new(move |l| {
+        // Without a pool, on this thread alone.
+        let pool = l.pool.as_ref().ok();
+        // A query's matches are its own: never kept, always whole.
+        if let Some(since) = o.since.filter(|_| o.query.is_none()) {
+            let reply = binding::contained("conversations", || {
+                let mut answers = l.answers.borrow_mut();
+                conversations::list_since(&o, pool, &mut answers, since).map_err(Failure::new)
+            });
+            return match reply {
+                Ok(r) => answer_since(&main, id, r),
+                Err(f) => answer_in_pieces(&main, id, Err(f), None),
+            };
+        }
         let answer = binding::contained("conversations", || {
             match pool {
-                Ok(p) => p.list(&o),
-                // Without a pool, on this thread alone.
-                Err(_) => conversations::list(&o),
+                Some(p) => p.list(&o),
+                None => conversations::list(&o),
             }
             .map_err(Failure::new)
         });
-        answer_in_pieces(&main, id, answer);
+        answer_in_pieces(&main, id, answer, None);
     });
     if tx.send(job).is_err() {
         binding::forget(id);
@@ -65,10 +92,53 @@ thread_local! {
     static BUILDING: RefCell<std::collections::HashMap<u64, Table>> = RefCell::default();
 }
 
+/// Answers a caller that holds a generation ([`Reply`]): `{generation, unchanged = true}`,
+/// `{generation, base, changed = {…}, removed = {ids}}` in one main-thread job, or
+/// `{generation, list = {…}}` built in pieces.
+fn answer_since(main: &MainThread, id: u64, reply: Reply) {
+    let (generation, changed, removed, base) = match reply {
+        Reply::Full { generation, list } => {
+            return answer_in_pieces(main, id, Ok(list), Some(generation))
+        }
+        Reply::Unchanged { generation } => (generation, None, Vec::new(), None),
+        Reply::Patch {
+            generation,
+            base,
+            changed,
+            removed,
+        } => (generation, Some(changed), removed, Some(base)),
+    };
+    main.run(Box::new(move |lua| {
+        let t = (|| {
+            let t = lua.create_table_with_capacity(0, 4)?;
+            t.raw_set("generation", generation)?;
+            match changed {
+                None => t.raw_set("unchanged", true)?,
+                Some(changed) => {
+                    let c = lua.create_table_with_capacity(changed.len(), 0)?;
+                    for (i, x) in changed.into_iter().enumerate() {
+                        c.raw_set(i + 1, conversation_to_lua(lua, x)?)?;
+                    }
+                    t.raw_set("changed", c)?;
+                    t.raw_set("removed", lua.create_sequence_from(removed)?)?;
+                    t.raw_set("base", base)?;
+                }
+            }
+            Ok::<_, mlua::Error>(mlua::Value::Table(t))
+        })();
+        binding::call_value(id, t.map_err(Failure::new));
+    }));
+}
+
 /// Answers callback `id` with the list as a Lua array of tables (the fields of
 /// [`Conversation`]; a missing one is nil), built on the main thread [`PIECE`] entries per job,
-/// or with the failure.
-fn answer_in_pieces(main: &MainThread, id: u64, answer: Result<Vec<Conversation>, Failure>) {
+/// or with the failure; with `generation`, as `{generation, list}`.
+fn answer_in_pieces(
+    main: &MainThread,
+    id: u64,
+    answer: Result<Vec<Conversation>, Failure>,
+    generation: Option<u64>,
+) {
     let list = match answer {
         Ok(l) => l,
         Err(f) => {
@@ -91,14 +161,20 @@ fn answer_in_pieces(main: &MainThread, id: u64, answer: Result<Vec<Conversation>
             }
             if last {
                 let t = BUILDING.with(|b| b.borrow_mut().remove(&id));
-                let v = match t {
-                    Some(t) => Ok(mlua::Value::Table(t)),
-                    None => lua
-                        .create_table()
-                        .map(mlua::Value::Table)
-                        .map_err(Failure::new),
-                };
-                binding::call_value(id, v);
+                let v = (|| {
+                    let t = match t {
+                        Some(t) => t,
+                        None => lua.create_table()?,
+                    };
+                    let Some(g) = generation else {
+                        return Ok(mlua::Value::Table(t));
+                    };
+                    let e = lua.create_table_with_capacity(0, 2)?;
+                    e.raw_set("generation", g)?;
+                    e.raw_set("list", t)?;
+                    Ok::<_, mlua::Error>(mlua::Value::Table(e))
+                })();
+                binding::call_value(id, v.map_err(Failure::new));
             }
         }));
         if last {

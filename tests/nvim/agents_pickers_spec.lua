@@ -139,7 +139,10 @@ return {
       wait_for(function()
         return finds > 1
       end, 5000, "the list shown again")
-      contains(got.title, "<M-l> land")
+      -- A short title; the keys in the box's footer (the title was cut with them in it).
+      eq("Claude sessions", got.title)
+      contains(got.layout.layout.footer, "<CR> actions  <M-a> attach")
+      contains(got.layout.layout.footer, "<M-l> land")
       local closed = 0
       local picker = {
         close = function()
@@ -227,6 +230,8 @@ return {
       eq(ENTRIES, spec.finder.results)
       local e1 = spec.finder.entry_maker(ENTRIES[1])
       eq(C.format(ENTRIES[1]), e1.display)
+      eq("Claude sessions", spec.prompt_title)
+      contains(spec.results_title, "<M-d> discard")
       eq(ENTRIES[1], e1.value)
       local buf = vim.api.nvim_create_buf(false, true)
       eq(
@@ -282,6 +287,8 @@ return {
       eq(2, #lines)
       eq("2\t" .. C.format(ENTRIES[2]), lines[2])
       eq("2..", opts.fzf_opts["--with-nth"])
+      eq("Claude sessions> ", opts.prompt)
+      contains(opts.fzf_opts["--header"], "<M-s> stop")
       eq("alt-s", require("claude_context.agents.pickers.fzf_lua").fzf_key("<M-s>"))
       opts.actions["alt-s"]({ lines[1] })
       eq({ { "stop", "feat" } }, ran)
@@ -291,6 +298,19 @@ return {
       opts.winopts.on_close()
       _G.Snacks = nil
       unstub()
+    end,
+  },
+  {
+    "the keys' hint: all of them, else as many as fit in the width and …",
+    function()
+      local all = P.keys_hint()
+      eq("<CR> actions  <M-a> attach  <M-r> review  <M-l> land  <M-d> discard  <M-s> stop", all)
+      eq(all, P.keys_hint(nil, #all))
+      eq("<CR> actions  <M-a> attach  …", P.keys_hint(nil, 30))
+      eq("<CR> actions  …", P.keys_hint(nil, 10))
+      for w = 10, #all do
+        ok(vim.api.nvim_strwidth(P.keys_hint(nil, w)) <= math.max(w, 15), "fits in " .. w)
+      end
     end,
   },
   {

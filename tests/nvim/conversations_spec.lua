@@ -300,6 +300,31 @@ return {
     end,
   },
   {
+    "the list line: time, ● running, worktree or branch, prompts and cost first (45 columns), then the title; the preview says it short",
+    function()
+      local ms = os.time({ year = tonumber(os.date("%Y")), month = 3, day = 4, hour = 5, min = 6 }) * 1000
+      local long = ("a title far longer than the list shows "):rep(4)
+      local line = PK.format({ title = long, updated_ms = ms, prompts = 3, cost_usd = 1.254, worktree = "feat" })
+      eq("03-04 05:06   wt:feat       3 prompts  $1.25 a title far", line:sub(1, 56))
+      eq(45 + PK.TITLE_MAX, vim.api.nvim_strwidth(line), "the title cut")
+      line = PK.format({ title = "t", updated_ms = ms, prompts = 1, branch = "main", running = true })
+      eq("03-04 05:06 ● main           1 prompt        t", line)
+      line = PK.format({ title = "t", updated_ms = ms, prompts = 12, worktree = "a-long-worktree-name" })
+      eq("03-04 05:06   wt:a-long-w… 12 prompts        t", line)
+      -- The listing's own: the worktree's conversation says so within the first 45 columns.
+      local by = {}
+      for _, c in ipairs(list()) do
+        by[c.id] = PK.format(c)
+      end
+      contains(by[ID2]:sub(1, 45), "wt:feat")
+      contains(by[ID2]:sub(1, 45), "1 prompt ")
+      contains(by[ID1]:sub(1, 45), "main")
+      local preview = PK.preview({ id = ID1, title = "t", prompts = 1, bytes = 720426, partial = true })
+      eq("- 1 prompt, 704 KiB, partly read", preview[5])
+      eq("- 2 prompts, 900 B", PK.preview({ id = ID1, title = "t", prompts = 2, bytes = 900 })[5])
+    end,
+  },
+  {
     "the picker in a fake snacks.nvim: items, a Markdown preview, a key per action",
     function()
       local got
@@ -318,19 +343,40 @@ return {
       local items = got.finder()
       eq(1, #items)
       eq(ID1, items[1].entry.id)
-      contains(got.title, "<M-r> resume")
+      -- A short title; the keys in the preview's title, as many as fit its width.
+      eq('Claude conversations with "parser"', got.title)
       eq(nil, got.layout, "a preview: the person's own snacks layout")
-      local lines
-      got.preview({
-        item = items[1],
-        preview = {
-          reset = function() end,
-          set_lines = function(_, l)
-            lines = l
-          end,
-          highlight = function() end,
-        },
-      })
+      local lines, title, wo
+      local function preview(win)
+        got.preview({
+          item = items[1],
+          win = win,
+          preview = {
+            reset = function() end,
+            set_lines = function(_, l)
+              lines = l
+            end,
+            highlight = function() end,
+            set_title = function(_, t)
+              title = t
+            end,
+            wo = function(_, o)
+              wo = o
+            end,
+          },
+        })
+      end
+      preview(nil)
+      eq({ linebreak = true }, wo, "long prompts wrap between words")
+      eq("<CR> actions  <M-t> transcript  <M-r> resume  <M-b> background  <M-f> fork  <M-y> copy id", title)
+      local win = vim.api.nvim_open_win(
+        vim.api.nvim_create_buf(false, true),
+        false,
+        { relative = "editor", row = 0, col = 0, width = 50, height = 3 }
+      )
+      preview(win)
+      vim.api.nvim_win_close(win, true)
+      eq("<CR> actions  <M-t> transcript  <M-r> resume  …", title)
       eq("# Parser fix", lines[1])
       -- Where it ran, under the home folder shown as ~ (as Claude Code shows it).
       contains(table.concat(PK.preview({ id = ID1, title = "t", cwd = vim.env.HOME .. "/demo" }), "\n"), "- in: ~/demo")
@@ -343,6 +389,83 @@ return {
       vim.fn.setreg('"', "")
       got.actions["claude_context_copy id"]({ close = function() end }, items[1])
       eq(ID1, vim.fn.getreg('"'))
+    end,
+  },
+  {
+    "a listing answered from the kept list is never stale: a file grew, one went; a caller's edits reach no later answer",
+    function()
+      local ID6 = "66666666-6666-4666-8666-666666666666"
+      local p6 = folder(root) .. "/" .. ID6 .. ".jsonl"
+      write(p6, user("first of six", "2026-02-01T10:00:00.000Z", root))
+      local function by_id(l)
+        local by = {}
+        for _, c in ipairs(l) do
+          by[c.id] = c
+        end
+        return by
+      end
+      local l = list()
+      eq(1, by_id(l)[ID6].prompts)
+      -- Nothing changed: the same answer, in tables of its own.
+      local again = list()
+      eq(ids(l), ids(again))
+      ok(again ~= l and again[1] ~= l[1], "a copy")
+      -- A caller's edits: the entries, the list.
+      local before = vim.deepcopy(again)
+      again[1].title, again[1].prompts = "edited", 99
+      table.remove(again, 1)
+      again[#again + 1] = { id = "bogus", updated_ms = 0 }
+      eq(before, list())
+      -- The file grew: its entry is read again, newest now.
+      local old = by_id(l)[ID6].updated_ms
+      write(p6, user("second of six", "2026-03-01T10:00:00.000Z", root), "ab")
+      local grown = list()
+      local c = by_id(grown)[ID6]
+      eq(2, c.prompts)
+      eq("second of six", c.last_prompt)
+      ok(c.updated_ms > old, "updated_ms moved")
+      eq(ID6, grown[1].id)
+      eq(#l, #grown)
+      -- Gone: not listed.
+      os.remove(p6)
+      local gone = list()
+      eq(nil, by_id(gone)[ID6])
+      eq(#l - 1, #gone)
+    end,
+  },
+  {
+    "the library answers a caller that keeps a list with what changed since: unchanged, the changed entries, or the whole list",
+    function()
+      local native = assert(require("claude_context.native").get())
+      local function ask(since)
+        local got
+        native.conversations(vim.json.encode({ root = root, since = since }), function(err, x)
+          got = { err = err, x = x }
+        end)
+        wait_for(function()
+          return got
+        end, 20000, "the library's answer")
+        eq(nil, got.err)
+        return got.x
+      end
+      local whole = ask(0)
+      ok(whole.generation and whole.list and #whole.list > 0, vim.inspect(whole):sub(1, 200))
+      local same = ask(whole.generation)
+      eq({ generation = whole.generation, unchanged = true }, same)
+      -- Another generation than the one kept: the whole list again.
+      ok(ask(whole.generation + 1000).list ~= nil, "whole list for a generation not kept")
+      local g = ask(0).generation
+      local ID7 = "77777777-7777-4777-8777-777777777777"
+      local p7 = folder(root) .. "/" .. ID7 .. ".jsonl"
+      write(p7, user("seventh", "2026-04-01T10:00:00.000Z", root))
+      local p = ask(g)
+      eq(g, p.base)
+      eq({ ID7 }, ids(p.changed))
+      eq({}, p.removed)
+      os.remove(p7)
+      local r = ask(p.generation)
+      eq({}, r.changed)
+      eq({ ID7 }, r.removed)
     end,
   },
 }

@@ -78,6 +78,27 @@ local function said(text)
   return false
 end
 
+---Runs `fn` with the edit's next step held back: the first callback edit in place schedules
+---(claude_context.edit, not the process's decoding) once `when()` holds is kept, not run; returns
+---it, for the spec to run after doing something in between.
+local function hold(when, fn)
+  local schedule, held = vim.schedule, nil
+  vim.schedule = function(cb)
+    local src = debug.getinfo(cb, "S").source
+    if not held and src:find("claude_context/edit/init.lua", 1, true) and when() then
+      held = cb
+      return
+    end
+    return schedule(cb)
+  end
+  local okk, err = pcall(fn, function()
+    return held
+  end)
+  vim.schedule = schedule
+  assert(okk, err)
+  return held
+end
+
 return {
   {
     "a range at the end of the file: streamed in place, hunks kept; lines outside untouched",
@@ -467,6 +488,28 @@ return {
     end,
   },
   {
+    "the hunks' functions take 0 for the current buffer, as Neovim's API does",
+    function()
+      local buf = buffer({ "A", "b", "c", "D", "tail" })
+      local H = hunks().show(0, 0, { "a", "b", "c", "d" }, { "A", "b", "c", "D" }, {
+        tick = vim.api.nvim_buf_get_changedtick(buf),
+      })
+      ok(H and hunks().active[buf] == H, "shown for the current buffer")
+      eq(nil, hunks().active[0], "never kept under 0")
+      vim.api.nvim_win_set_cursor(0, { 1, 0 })
+      ok(hunks().jump(0, 1), "the next hunk")
+      eq(4, vim.api.nvim_win_get_cursor(0)[1])
+      ok(hunks().act(0, "reject", 0), "rejected the first through 0")
+      eq({ "a", "b", "c", "D", "tail" }, lines(buf))
+      hunks().stop(0)
+      eq(nil, hunks().active[buf], "stopped through 0")
+      vim.api.nvim_buf_set_lines(buf, 0, -1, false, { "a", "X" })
+      hunks().show(0, 0, { "a", "d" }, { "a", "X" }, { tick = vim.api.nvim_buf_get_changedtick(buf) })
+      ok(hunks().act(0, "keep_all"), "kept all through 0")
+      eq(nil, hunks().active[buf])
+    end,
+  },
+  {
     "Neovim leaving stops the warm process (its own process group)",
     function()
       local pid = edit().state().pid
@@ -476,6 +519,93 @@ return {
         return vim.uv.kill(pid, 0) ~= 0
       end, 10000, "the process to end")
       eq("stopped", edit().state().state)
+    end,
+  },
+  {
+    "between the call and the request (a slice apart): a cancel sends nothing; a change in the range refuses it",
+    function()
+      os.remove(dir .. "/prompts.log")
+      answers({ { text = block({ "X" }) } })
+      local buf = buffer({ "a", "b", "c" })
+      vim.bo[buf].modified = false
+      require("claude_context").edit({ buf = buf, range = { 1, 2 }, instruction = "x" })
+      ok(edit().busy(), "under way at once")
+      ok(edit().cancel(), "cancelled before the request left")
+      vim.wait(200)
+      eq(nil, h.read(dir .. "/prompts.log"), "nothing sent")
+      eq({ "a", "b", "c" }, lines(buf))
+      eq(false, vim.bo[buf].modified)
+      h.clear(messages)
+      require("claude_context").edit({ buf = buf, range = { 1, 2 }, instruction = "x" })
+      vim.api.nvim_buf_set_lines(buf, 1, 2, false, { "mine" })
+      idle()
+      eq(nil, h.read(dir .. "/prompts.log"), "nothing sent")
+      eq({ "a", "mine", "c" }, lines(buf))
+      ok(said("edit refused"), vim.inspect(messages))
+    end,
+  },
+  {
+    "between the old lines' removal and the hunks shown (a slice apart): a cancel leaves the buffer as it was; a change keeps the person's text",
+    function()
+      for _, how in ipairs({ "cancel", "change" }) do
+        answers({ { text = block({ "A", "b" }) } })
+        h.clear(messages)
+        local buf = buffer({ "a", "b", "c" })
+        vim.bo[buf].modified = false
+        local held = hold(function()
+          return vim.deep_equal(lines(buf), { "A", "b", "c" })
+        end, function(got)
+          require("claude_context").edit({ buf = buf, range = { 1, 2 }, instruction = "upper" })
+          wait_for(got, 20000, "the old lines removed")
+        end)
+        if how == "cancel" then
+          ok(edit().cancel(), "cancelled")
+          held()
+          eq({ "a", "b", "c" }, lines(buf))
+          eq(false, vim.bo[buf].modified)
+        else
+          vim.api.nvim_buf_set_lines(buf, 1, 2, false, { "mine" })
+          held()
+          eq({ "A", "mine", "c" }, lines(buf))
+          ok(said("your text is kept"), vim.inspect(messages))
+        end
+        eq(false, edit().busy())
+        eq(nil, hunks().active[buf])
+        eq({}, vim.api.nvim_buf_get_extmarks(buf, require("claude_context.edit.live").ns, 0, -1, {}))
+      end
+    end,
+  },
+  {
+    "many hunks are painted in slices of PAINT_CHUNK; a keep in between paints the rest at once",
+    function()
+      local old = numbered(200)
+      local new = vim.deepcopy(old)
+      for i = 2, 200, 2 do
+        new[i] = "changed " .. i
+      end
+      for _, act in ipairs({ "wait", "keep" }) do
+        local buf = buffer(vim.list_extend({ "above" }, vim.deepcopy(new)))
+        local marks = function()
+          return #vim.api.nvim_buf_get_extmarks(buf, hunks().ns, 0, -1, {})
+        end
+        local H = hunks().show(buf, 1, old, new, { tick = vim.api.nvim_buf_get_changedtick(buf) })
+        eq(100, #H.hunks)
+        eq(hunks().PAINT_CHUNK + 1, marks(), "the first slice: PAINT_CHUNK hunks and the range's mark")
+        if act == "wait" then
+          wait_for(function()
+            return marks() == 101
+          end, 5000, "the rest painted")
+          hunks().act(buf, "keep_all")
+        else
+          ok(hunks().act(buf, "keep", 1 + 1), "the first hunk kept")
+          eq(100, marks(), "the others painted at once (99 hunks and the range's mark)")
+          vim.wait(50)
+          eq(100, marks(), "the slices after it did not paint again")
+          hunks().act(buf, "keep_all")
+        end
+        eq(nil, hunks().active[buf])
+        eq(0, marks())
+      end
     end,
   },
 }

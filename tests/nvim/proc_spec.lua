@@ -1,6 +1,7 @@
 -- The one process runner (claude_context.util.proc): argv without a shell, the callback on the
 -- main thread, cwd, a whole environment, a timeout, text or bytes, and a program that cannot
--- start as a result (code -1), never an error.
+-- start as a result (code -1), never an error; a long-lived program with stdin open, its output
+-- as it comes and its own process group (edit in place's warm CLI).
 local h = require("helpers")
 local eq, ok, contains = h.eq, h.ok, h.contains
 
@@ -57,6 +58,42 @@ return {
       contains(err, "nonexistent")
       local q = assert(proc.run({ "sh", "-c", "exit 5" }))
       eq(5, q:wait(10000).code)
+    end,
+  },
+  {
+    "stdin kept open and written to, stdout and stderr as they come, its own process group ended whole",
+    function()
+      local out, err, done = {}, {}, nil
+      -- It echoes what it reads, and starts a child in its process group that outlives a kill of
+      -- the parent alone.
+      local p = assert(proc.run({ "sh", "-c", "sleep 60 & echo $! >&2; while read l; do echo got $l; done" }, {
+        text = false,
+        stdin = true,
+        detach = true,
+        stdout = function(_, data)
+          out[#out + 1] = data
+        end,
+        stderr = function(_, data)
+          err[#err + 1] = data
+        end,
+      }, function(r)
+        done = r
+      end))
+      p:write("one\n")
+      h.wait_for(function()
+        return table.concat(out):find("got one\n", 1, true) ~= nil
+      end, 10000, "the first answer")
+      p:write("two\n")
+      h.wait_for(function()
+        return table.concat(out):find("got two\n", 1, true) ~= nil
+      end, 10000, "the second answer, stdin still open")
+      local child = tonumber(vim.trim(table.concat(err)))
+      ok(child and vim.uv.kill(child, 0) == 0, "the child runs")
+      proc.kill_group(p, "sigterm")
+      h.wait_for(function()
+        return done ~= nil and vim.uv.kill(child, 0) ~= 0
+      end, 10000, "the program and its child to end")
+      eq("", done.stdout)
     end,
   },
 }

@@ -206,8 +206,7 @@ function M.pick()
   end
   local ok, err = pcall(adapter.pick, {
     entries = list,
-    prompt = name == "select" and "Claude sessions"
-      or ("Claude sessions  (<CR> actions  %s)"):format(pickers.keys_hint()),
+    prompt = "Claude sessions",
     format = M.format,
     keys = pickers.KEYS,
     default = M.menu,

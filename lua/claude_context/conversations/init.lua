@@ -9,7 +9,9 @@
 --- `list(opts, on_done)`: `on_done(list, err)` with `{ id, title, cwd, branch, worktree,
 --- started_ms, updated_ms, prompts, first_prompt, last_prompt, cost_usd, running, bytes,
 --- matches? }`; `opts.all`: every project; `opts.query`: only conversations whose messages
---- contain the text, each with `matches` (`{ ts, role, text }`).
+--- contain the text, each with `matches` (`{ ts, role, text }`). The last list of a listing is
+--- kept here with its generation: the library answers "unchanged", the entries that changed,
+--- or the whole list, and each caller gets a copy of its own.
 
 local M = {}
 
@@ -81,6 +83,106 @@ end
 ---@type string[]
 M.ids = {}
 
+---The last list of a listing as the library gave it, and its generation (the library answers
+---what changed since: nothing, a few entries, or the whole list).
+---@class claude_context.KeptConversations
+---@field generation integer
+---@field list claude_context.Conversation[]
+
+---The last list of each listing (by project, or every project's), kept here and never handed
+---out: each answer is a copy, so a caller's edits cannot change a later one.
+---@type table<string, claude_context.KeptConversations>
+local kept = {}
+
+---What the library answers a caller that keeps a list (`since`).
+---@class claude_context.ConversationsReply
+---@field generation integer?
+---@field list claude_context.Conversation[]?
+---@field unchanged boolean?
+---@field base integer?
+---@field changed claude_context.Conversation[]?
+---@field removed string[]?
+
+---Newest first, then by id (the library's order).
+---@param a claude_context.Conversation
+---@param b claude_context.Conversation
+---@return boolean
+local function newer(a, b)
+  if a.updated_ms ~= b.updated_ms then
+    return a.updated_ms > b.updated_ms
+  end
+  return a.id < b.id
+end
+
+---`k`'s list with `changed` put in (by id) and the ids of `removed` taken out, sorted again.
+---@param k claude_context.KeptConversations
+---@param changed claude_context.Conversation[]
+---@param removed string[]
+local function patch(k, changed, removed)
+  local drop = {}
+  for _, id in ipairs(removed) do
+    drop[id] = true
+  end
+  for _, c in ipairs(changed) do
+    drop[c.id] = true
+  end
+  local list = {}
+  for _, c in ipairs(k.list) do
+    if not drop[c.id] then
+      list[#list + 1] = c
+    end
+  end
+  for _, c in ipairs(changed) do
+    list[#list + 1] = c
+  end
+  table.sort(list, newer)
+  k.list = list
+end
+
+---The list that listing `key`'s answer `ans` stands for, kept for the next call; nil when it
+---speaks of a generation not kept here (then the whole list is asked for).
+---@param key string
+---@param ans claude_context.ConversationsReply|claude_context.Conversation[]
+---@return claude_context.Conversation[]?
+local function take(key, ans)
+  if ans.generation == nil then
+    -- A library that does not keep lists: a plain list, the caller's own.
+    kept[key] = nil
+    return ans --[[@as claude_context.Conversation[] ]]
+  end
+  local k = kept[key]
+  if ans.list then
+    k = { generation = ans.generation, list = ans.list }
+  elseif ans.unchanged and k and k.generation == ans.generation then
+    return k.list
+  elseif ans.changed and k and k.generation == ans.base then
+    patch(k, ans.changed, ans.removed or {})
+    k.generation = ans.generation
+  else
+    kept[key] = nil
+    return nil
+  end
+  kept[key] = k
+  return k.list
+end
+
+---A copy of `list` (each entry too) for the caller, `running` set for the sessions `live` has.
+---@param list claude_context.Conversation[]
+---@param live table<string, boolean>
+---@return claude_context.Conversation[]
+local function handed_out(list, live)
+  local out = {}
+  for i, c in ipairs(list) do
+    local e = {}
+    for k, v in pairs(c) do
+      e[k] = v
+    end
+    e.running = c.running or live[c.id] == true
+    out[i] = e
+  end
+  return out
+end
+
 ---Lists the conversations (see the module's doc); `on_done(list, err)` on the main thread later.
 ---@param opts claude_context.ConversationsOpts?
 ---@param on_done fun(list: claude_context.Conversation[], err: string?)
@@ -108,6 +210,11 @@ function M.list(opts, on_done)
     -- The listing's cache is kept there between editor sessions.
     cache_dir = cache,
   }
+  -- A listing (not a query's) is kept here: the library answers what changed since.
+  local key = not req.query and (req.all and "\0all" or req.root) or nil
+  if key then
+    req.since = kept[key] and kept[key].generation or 0
+  end
   native.conversations(vim.json.encode(req), function(err, list)
     if err then
       return on_done({}, err)
@@ -117,6 +224,13 @@ function M.list(opts, on_done)
       list = vim.json.decode(list, { luanil = { object = true, array = true } })
     end
     local live = M.known_running()
+    if key then
+      local whole = take(key, list)
+      if not whole then
+        return M.list(opts, on_done)
+      end
+      list = handed_out(whole, live)
+    end
     local ids = {}
     for _, c in ipairs(list) do
       c.running = c.running or live[c.id] == true

@@ -10,7 +10,7 @@ local M = {}
 local conversations = require("claude_context.conversations")
 local notify = require("claude_context.util.notify")
 
----Each action's key, in the order the title shows them.
+---Each action's key, in the order the hint shows them (claude_context.agents.pickers.keys_hint).
 M.KEYS = {
   { action = "transcript", key = "<M-t>" },
   { action = "resume", key = "<M-r>" },
@@ -32,25 +32,74 @@ local function clean(s)
   return (tostring(s or ""):gsub("[%c]", " "))
 end
 
----One conversation's line.
+---The list line's columns before the title, each as wide on every line: the time, ● while it
+---runs, the worktree (or branch), the prompts and the cost, 45 columns in all, so that they
+---show in a narrow list (snacks' default layout gives it 58 in a 120-column editor; under 120
+---it puts the preview below a list of 80); the title last, at most TITLE_MAX.
+M.TAG_WIDTH = 12
+M.TITLE_MAX = 80
+
+---`s` cut to `width` columns ("…" its last when cut), padded to `width` when `pad`.
+---@param s string
+---@param width integer
+---@param pad boolean?
+---@return string
+local function fit(s, width, pad)
+  local n = vim.api.nvim_strwidth(s)
+  if n > width then
+    s = vim.fn.strcharpart(s, 0, width - 1) .. "…"
+    n = vim.api.nvim_strwidth(s)
+  end
+  return pad and s .. (" "):rep(width - n) or s
+end
+
+---A time as the list line shows it, 11 columns: "11-29 08:51" this year, else "2025-11-29 ".
+---@param ms integer?
+---@return string
+local function short_when(ms)
+  local t = ms and math.floor(ms / 1000)
+  if not t then
+    return ("%-11s"):format("?")
+  end
+  return os.date("%Y", t) == os.date("%Y") and os.date("%m-%d %H:%M", t) or os.date("%Y-%m-%d ", t)
+end
+
+---"1 prompt", "2 prompts".
+---@param n integer?
+---@return string
+local function prompts(n)
+  n = n or 0
+  return ("%d prompt%s"):format(n, n == 1 and "" or "s")
+end
+
+---One conversation's line: its time, ● while it runs, its worktree ("wt:NAME", else its
+---branch), prompts and cost, then its title.
 ---@param c claude_context.Conversation
 ---@return string
 function M.format(c)
-  local tags = {}
-  if c.running then
-    tags[#tags + 1] = "running"
-  end
-  if c.worktree then
-    tags[#tags + 1] = "wt:" .. clean(c.worktree)
-  end
+  local tag = c.worktree and ("wt:" .. clean(c.worktree)) or clean(c.branch)
   local cost = c.cost_usd and c.cost_usd > 0 and ("$%.2f"):format(c.cost_usd) or ""
-  return ("%s  %-60s  %3d prompts %s%s"):format(
-    when(c.updated_ms),
-    clean(c.title):sub(1, 60),
-    c.prompts or 0,
+  return ("%s %s %s %10s %6s %s"):format(
+    short_when(c.updated_ms),
+    c.running and "●" or " ",
+    fit(tag, M.TAG_WIDTH, true),
+    prompts(c.prompts),
     cost,
-    #tags > 0 and ("  [" .. table.concat(tags, ", ") .. "]") or ""
+    fit(clean(c.title), M.TITLE_MAX)
   )
+end
+
+---A file's size in few digits: "512 B", "704 KiB", "3.2 MiB".
+---@param n integer?
+---@return string
+local function size(n)
+  n = n or 0
+  if n < 1024 then
+    return ("%d B"):format(n)
+  elseif n < 1024 * 1024 then
+    return ("%d KiB"):format(math.floor(n / 1024 + 0.5))
+  end
+  return ("%.1f MiB"):format(n / (1024 * 1024))
 end
 
 ---One conversation's preview (Markdown lines).
@@ -62,11 +111,7 @@ function M.preview(c)
     "",
     "- id: `" .. clean(c.id) .. "`",
     "- started: " .. when(c.started_ms) .. ", last: " .. when(c.updated_ms),
-    ("- %d prompts, %d bytes%s"):format(
-      c.prompts or 0,
-      c.bytes or 0,
-      c.partial and " (a large file: read in part)" or ""
-    ),
+    ("- %s, %s%s"):format(prompts(c.prompts), size(c.bytes), c.partial and ", partly read" or ""),
   }
   if c.cwd then
     out[#out + 1] = "- in: "
@@ -134,13 +179,19 @@ M.SLICE_MS = 4
 ---@param title string
 function M.show(list, title)
   local lines = {}
-  require("claude_context.ide.slices").each(list, M.SLICE_MS, function(c)
-    lines[c] = M.format(c)
-  end, function()
-    M.show_formatted(list, title, function(c)
-      return lines[c] or M.format(c)
+  -- Each on a turn of its own: the listing's answer, the slices of formatting, the picker (its
+  -- first use loads its modules).
+  vim.defer_fn(function()
+    require("claude_context.ide.slices").each(list, M.SLICE_MS, function(c)
+      lines[c] = M.format(c)
+    end, function()
+      vim.defer_fn(function()
+        M.show_formatted(list, title, function(c)
+          return lines[c] or M.format(c)
+        end)
+      end, 0)
     end)
-  end)
+  end, 0)
 end
 
 ---Shows `list` in the picker, `format` giving each line.
@@ -156,7 +207,7 @@ function M.show_formatted(list, title, format)
   local ok, err = pcall(adapter.pick, {
     entries = list,
     source = "conversations",
-    prompt = name == "select" and title or ("%s  (<CR> actions  %s)"):format(title, pickers.keys_hint(M.KEYS)),
+    prompt = title,
     format = format,
     preview = M.preview,
     keys = M.KEYS,

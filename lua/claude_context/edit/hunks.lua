@@ -29,6 +29,7 @@ M.ns = vim.api.nvim_create_namespace("claude_context_edit_hunks")
 ---@field saved vim.api.keyset.get_keymap[] the buffer's own mappings the review's keys covered
 ---@field augroup integer
 ---@field row0 integer? the range's first row as last painted
+---@field painted integer? how many paints were started (a paint in slices goes on while it is the last)
 
 ---The reviews under way, by buffer.
 ---@type table<integer, claude_context.EditHunks>
@@ -80,15 +81,19 @@ local function virt(lines)
   end, lines)
 end
 
----Shows the pending hunks.
-local function paint(H)
-  vim.api.nvim_buf_clear_namespace(H.buf, M.ns, 0, -1)
-  H.mark = vim.api.nvim_buf_set_extmark(H.buf, M.ns, H.row0, 0, { id = H.mark, right_gravity = false })
-  local t = H.row0
+---How many hunks one main-thread slice paints when the hunks are first shown (the rest in the
+---slices after it).
+M.PAINT_CHUNK = 50
+
+---Paints the pending hunks from the `from`-th on, at most `n` of them (all when nil), the range
+---starting at row `t`. Returns the index to go on from, or nil when all are painted.
+local function paint_from(H, t, from, n)
   local k = keys()
   local hint = ("  %s keep · %s reject"):format(k.keep, k.reject)
   local last = vim.api.nvim_buf_line_count(H.buf) - 1
-  for _, h in ipairs(H.hunks) do
+  local stop = n and math.min(#H.hunks, from + n - 1) or #H.hunks
+  for i = from, stop do
+    local h = H.hunks[i]
     if h.state == "pending" then
       local row = t + h.start - 1
       if h.count > 0 then
@@ -108,6 +113,30 @@ local function paint(H)
       end
     end
   end
+  return stop < #H.hunks and stop + 1 or nil
+end
+
+---Shows the pending hunks: all of them at once, or (`chunk`) the first `chunk` now and the
+---rest in the main-thread slices after, while the review and its range stay as they are (a
+---later full paint, a keep or a reject, takes over).
+---@param H claude_context.EditHunks
+---@param chunk integer?
+local function paint(H, chunk)
+  vim.api.nvim_buf_clear_namespace(H.buf, M.ns, 0, -1)
+  H.mark = vim.api.nvim_buf_set_extmark(H.buf, M.ns, H.row0, 0, { id = H.mark, right_gravity = false })
+  H.painted = (H.painted or 0) + 1
+  local gen = H.painted
+  local function go(from)
+    local nxt = paint_from(H, top(H), from, chunk)
+    if nxt then
+      vim.schedule(function()
+        if M.active[H.buf] == H and H.painted == gen and intact(H) then
+          go(nxt)
+        end
+      end)
+    end
+  end
+  go(1)
 end
 
 ---The pending hunk at row `row` (0-based), or nil.
@@ -121,10 +150,18 @@ local function at(H, row)
   end
 end
 
----Ends the review of `buf`: its marks and keys go.
+---`buf`, 0 meaning the current buffer (as in Neovim's own API).
+---@param buf integer
+---@return integer
+local function bufnr(buf)
+  return buf == 0 and vim.api.nvim_get_current_buf() or buf
+end
+
+---Ends the review of `buf` (0: the current buffer): its marks and keys go.
 ---@param buf integer
 ---@param msg string?
 function M.stop(buf, msg)
+  buf = bufnr(buf)
   local H = M.active[buf]
   if not H then
     return
@@ -175,12 +212,14 @@ local function reject(H, i)
   h.count, h.state = #h.old, "rejected"
 end
 
----Acts on the review of `buf`: "keep"/"reject" the hunk at `row`, "keep_all"/"reject_all".
+---Acts on the review of `buf` (0: the current buffer): "keep"/"reject" the hunk at `row`,
+---"keep_all"/"reject_all".
 ---@param buf integer
 ---@param action string
 ---@param row integer? 0-based (default the cursor's)
 ---@return boolean acted
 function M.act(buf, action, row)
+  buf = bufnr(buf)
   local H = M.active[buf]
   if not H then
     return false
@@ -219,11 +258,13 @@ function M.act(buf, action, row)
   return true
 end
 
----Moves the cursor to the next (dir 1) or previous (-1) pending hunk; false when there is none.
+---Moves the cursor to the next (dir 1) or previous (-1) pending hunk of `buf` (0: the current
+---buffer); false when there is none.
 ---@param buf integer
 ---@param dir integer
 ---@return boolean
 function M.jump(buf, dir)
+  buf = bufnr(buf)
   local H = M.active[buf]
   if not H then
     return false
@@ -293,7 +334,8 @@ local function map(H)
   end
 end
 
----Shows the hunks between `old` and `new`, which the buffer holds from row `row0` on, and
+---Shows the hunks between `old` and `new`, which `buf` (0: the current buffer) holds from row
+---`row0` on, and
 ---maps the keys. `w` carries the edit's undo step on (its `seq`, `tick`).
 ---@param buf integer
 ---@param row0 integer
@@ -302,6 +344,7 @@ end
 ---@param w {seq: integer?, tick: integer}
 ---@return claude_context.EditHunks?
 function M.show(buf, row0, old, new, w)
+  buf = bufnr(buf)
   M.stop(buf)
   local H = {
     buf = buf,
@@ -316,7 +359,7 @@ function M.show(buf, row0, old, new, w)
     return nil
   end
   M.active[buf] = H
-  paint(H)
+  paint(H, M.PAINT_CHUNK)
   map(H)
   H.augroup = vim.api.nvim_create_augroup("claude_context_edit_hunks_" .. buf, { clear = true })
   vim.api.nvim_create_autocmd({ "TextChanged", "TextChangedI" }, {

@@ -31,11 +31,12 @@ local uv = vim.uv
 M.history = {}
 
 ---The figures of the last edit (ms, for bench/edit.py): `request` from the call to the request
----leaving, `first_change` to the first line shown, `piece_ms` each streamed piece that changed
----the buffer from its line's arrival to it written (`piece_max` the largest), `slice_max` the
----longest main-thread step of the edit's own, the call included (`slice_cpu_max` its CPU time:
----without the waits of a loaded machine's scheduler), `done` to its end.
----@type {request: number?, first_change: number?, piece_ms: number[], piece_max: number, slice_max: number, slice_cpu_max: number, done: number?}
+---leaving (a slice after the call's), `first_change` to the first line shown, `piece_ms` each
+---streamed piece that changed the buffer from its line's arrival to it written (`piece_max` the
+---largest), `slice_max` the longest main-thread step of the edit's own, the call included
+---(`slice_cpu_max` the most CPU time one took: without the waits of a loaded machine's
+---scheduler; `slice_cpu_name` which step that was), `done` to its end.
+---@type {request: number?, first_change: number?, piece_ms: number[], piece_max: number, slice_max: number, slice_cpu_max: number, slice_cpu_name: string?, done: number?}
 M.stats = { piece_ms = {}, piece_max = 0, slice_max = 0, slice_cpu_max = 0 }
 
 ---The edit under way.
@@ -109,11 +110,18 @@ local function refuse(e)
   notify.prefixed("edit refused: you changed the lines it was rewriting; your text is kept", vim.log.levels.WARN)
 end
 
-local function timed(fn)
+---Counts one main-thread step of the edit's, `name`d, in the stats.
+local function account(name, wall, cpu)
+  M.stats.slice_max = math.max(M.stats.slice_max, wall)
+  if cpu > M.stats.slice_cpu_max then
+    M.stats.slice_cpu_max, M.stats.slice_cpu_name = cpu, name
+  end
+end
+
+local function timed(name, fn)
   local t, c = uv.hrtime(), os.clock()
   fn()
-  M.stats.slice_max = math.max(M.stats.slice_max, (uv.hrtime() - t) / 1e6)
-  M.stats.slice_cpu_max = math.max(M.stats.slice_cpu_max, (os.clock() - c) * 1000)
+  account(name, (uv.hrtime() - t) / 1e6, (os.clock() - c) * 1000)
 end
 
 local function on_text(e, text, arrived)
@@ -138,6 +146,44 @@ local function same(a, b)
   return vim.deep_equal(a, b)
 end
 
+---Runs `fn()` in a main-thread slice of its own, when edit `e` is still under way (not
+---cancelled meanwhile) and its range still holds what it wrote; else `changed()` when the
+---person changed the range in between.
+---@param e table the edit
+---@param name string the step's name in the stats
+---@param fn fun()
+---@param changed fun()
+local function next_slice(e, name, fn, changed)
+  vim.schedule(function()
+    timed(name, function()
+      if E ~= e then
+        return
+      end
+      if not live.intact(e.live) then
+        return changed()
+      end
+      fn()
+    end)
+  end)
+end
+
+---The person changed the range of the settled edit `e` before its hunks were shown: their
+---text is kept, no hunks.
+local function changed_before_show(e)
+  live.clear(e.live)
+  done(e)
+  notify.prefixed("edit: the lines changed before its hunks were shown; your text is kept", vim.log.levels.WARN)
+end
+
+---Shows the hunks of the settled edit `e` (the lines it replaced: `old`).
+local function show(e, old)
+  local l = e.live
+  local top = live.top(l)
+  live.clear(l)
+  hunks.show(e.buf, top, old, l.new, l)
+  done(e)
+end
+
 local function on_done(e, err)
   if E ~= e then
     return
@@ -158,12 +204,16 @@ local function on_done(e, err)
     done(e)
     return notify.prefixed("edit: no change (Claude's answer had no new text for these lines)")
   end
-  local top = live.settle(l)
+  local top, old = live.settle(l)
   if not top then
     return refuse(e)
   end
-  hunks.show(e.buf, top, l.old, l.new, l)
-  done(e)
+  -- The hunks (the diff and its paint) in a slice of their own.
+  next_slice(e, "the hunks shown", function()
+    show(e, old)
+  end, function()
+    changed_before_show(e)
+  end)
 end
 
 ---The rows [s, e) to edit: `range` ({first, last} 1-based lines), else around the cursor.
@@ -178,7 +228,32 @@ local function rows(buf, range)
   return s, e
 end
 
----Starts the edit of rows [s, e) of `buf`.
+---Builds the prompt of edit `e` and sends it (the range where `live.start` took it).
+local function send(e, instruction)
+  local l = e.live
+  local s = live.top(l)
+  local text = prompt.build({
+    buf = e.buf,
+    s = s,
+    e = s + #l.old,
+    instruction = instruction,
+    root = process.root(),
+    context = opts().context_lines,
+  })
+  local err, restarted = process.send(text, e.turn)
+  if err then
+    live.clear(l)
+    done(e)
+    return notify.prefixed("edit: " .. err, vim.log.levels.ERROR)
+  end
+  M.stats.request = (e.turn.sent - e.t0) / 1e6
+  if restarted then
+    notify.prefixed(restarted .. "; a new one was started for this edit", vim.log.levels.WARN)
+  end
+end
+
+---Starts the edit of rows [s, e) of `buf`: the range shown as under edit at once, the request
+---built and sent in the next slice (`send`).
 local function run(buf, s, en, instruction, t0, c0)
   if E then
     return notify.prefixed("an edit is under way (:ClaudeContext cancel or <C-c> stops it)", vim.log.levels.WARN)
@@ -193,42 +268,22 @@ local function run(buf, s, en, instruction, t0, c0)
     return notify.prefixed("edit: the buffer is not modifiable", vim.log.levels.ERROR)
   end
   remember(instruction)
-  local text = prompt.build({
-    buf = buf,
-    s = s,
-    e = en,
-    instruction = instruction,
-    root = process.root(),
-    context = opts().context_lines,
-  })
   M.stats = { piece_ms = {}, piece_max = 0, slice_max = 0, slice_cpu_max = 0 }
   local e = { buf = buf, parser = prompt.parser(), t0 = t0 }
   e.live = live.start(buf, s, en)
   e.turn = {
     on_text = function(t, arrived)
-      timed(function()
+      timed("a streamed piece written", function()
         on_text(e, t, arrived)
       end)
     end,
     on_done = function(err)
-      timed(function()
+      timed("the answer's end", function()
         on_done(e, err)
       end)
     end,
   }
   E = e
-  local err, restarted = process.send(text, e.turn)
-  if err then
-    E = nil
-    live.clear(e.live)
-    return notify.prefixed("edit: " .. err, vim.log.levels.ERROR)
-  end
-  M.stats.request = (e.turn.sent - t0) / 1e6
-  M.stats.slice_max = math.max(M.stats.slice_max, M.stats.request)
-  M.stats.slice_cpu_max = math.max(M.stats.slice_cpu_max, (os.clock() - c0) * 1000)
-  if restarted then
-    notify.prefixed(restarted .. "; a new one was started for this edit", vim.log.levels.WARN)
-  end
   local key = opts().cancel_key
   if key ~= "" then
     vim.keymap.set("n", key, M.cancel, { buffer = buf, desc = "claude-context: stop the edit" })
@@ -237,6 +292,12 @@ local function run(buf, s, en, instruction, t0, c0)
     "User",
     { pattern = "ClaudeContextEdit", modeline = false, data = { buf = buf, state = "started" } }
   )
+  next_slice(e, "the request sent", function()
+    send(e, instruction)
+  end, function()
+    refuse(e)
+  end)
+  account("the call", (uv.hrtime() - t0) / 1e6, (os.clock() - c0) * 1000)
 end
 
 ---Edits a range of a buffer as the instruction says.

@@ -178,23 +178,27 @@ function M.revert(l)
   return ok
 end
 
----Ends the stream: the old lines go (the answer's take their place). Returns the range's first
----row, or nil when the person changed the range meanwhile (nothing is written then).
+---Ends the stream: the old lines go (the answer's take their place). The edit then holds the
+---answer's lines alone (still highlighted as added, its `old` empty: a `revert` takes the whole
+---edit back). Returns the range's first row and the lines it replaced, or nil when the person
+---changed the range meanwhile (nothing is written then).
 ---@param l claude_context.EditLive
----@return integer? top
+---@return integer? top, string[] old
 function M.settle(l)
+  local old = l.old
   if not M.intact(l) then
-    return nil
+    return nil, old
   end
   local top = M.top(l)
-  if #l.old > 0 then
+  if #old > 0 then
     local at = top + #l.new
     M.write(l, function()
-      vim.api.nvim_buf_set_lines(l.buf, at, at + #l.old, false, {})
+      vim.api.nvim_buf_set_lines(l.buf, at, at + #old, false, {})
     end)
   end
-  M.clear(l)
-  return top
+  l.old = {}
+  M.paint(l)
+  return top, old
 end
 
 ---Removes the edit's highlights and its extmark.

@@ -4,7 +4,8 @@
 --- stream-json (text deltas included), started on the first edit and kept for the next ones,
 --- restarted when it dies. Its command line is the native side's (`edit_command`,
 --- crates/core/src/claude/edit.rs: the sub-agent's confinement with the read tools only); the
---- CLI is found by the native side too (claude_context.cli). The process runs under libuv: its
+--- CLI is found by the native side too (claude_context.cli). The process runs through
+--- claude_context.util.proc (stdin kept open, its output as it comes, its own process group): its
 --- output is split into lines where it arrives and decoded on the main thread in short slices.
 
 local M = {}
@@ -16,9 +17,8 @@ M.SLICE_MS = 4
 
 ---The process: nil when none runs.
 ---@class claude_context.EditProc
----@field handle uv.uv_process_t
+---@field proc vim.SystemObj the program (claude_context.util.proc), its stdin open
 ---@field pid integer
----@field stdin uv.uv_pipe_t
 ---@field lines {[1]: string, [2]: number}[] output lines (and when they arrived), decoded from `head` on
 ---@field head integer
 ---@field tail integer
@@ -61,7 +61,7 @@ function M.root()
 end
 
 ---The program, its arguments and its environment, or nil and why not.
----@return {cli: string, args: string[], env: string[]}? cmd, string? err
+---@return {cli: string, args: string[], env: table<string, string>}? cmd, string? err
 function M.command()
   local cli, why = require("claude_context.cli").find(nil, true)
   if not cli then
@@ -80,11 +80,7 @@ function M.command()
     return nil, tostring(json)
   end
   local c = vim.json.decode(json)
-  local env = {}
-  for k, v in pairs(require("claude_context.agents.cli").env(c.env)) do
-    env[#env + 1] = k .. "=" .. v
-  end
-  return { cli = cli, args = c.args, env = env }
+  return { cli = cli, args = c.args, env = require("claude_context.agents.cli").env(c.env) }
 end
 
 ---The state for :checkhealth and the statusline: "stopped", "ready" or "busy", its pid, the
@@ -237,10 +233,23 @@ local function on_stdout(p, data)
   end
 end
 
-local function close(h)
-  if h and not h:is_closing() then
-    h:close()
+---What becomes of process `p` when it ended (on the main thread): the turn under way ends with
+---why, unless it was stopped on purpose (`P` is another one then, or none).
+---@param p claude_context.EditProc
+---@param r claude_context.ProcResult
+local function ended(p, r)
+  if P ~= p then
+    return
   end
+  P = nil
+  local tail = vim.trim(p.stderr):gsub("\n", " "):sub(-300)
+  local signal = r.signal or 0
+  M.died = ("the Claude Code process of edit in place ended (exit code %d%s)%s"):format(
+    r.code,
+    signal ~= 0 and (", signal " .. signal) or "",
+    tail ~= "" and (": " .. tail) or ""
+  )
+  finish_turn(M.died .. "; the next edit starts a new one")
 end
 
 ---Starts the process unless it runs. Returns nil, or why it cannot start.
@@ -253,40 +262,32 @@ function M.start()
   if not cmd then
     return err
   end
-  local stdin, stdout, stderr = uv.new_pipe(false), uv.new_pipe(false), uv.new_pipe(false)
   local p =
     { lines = {}, head = 1, tail = 0, partial = "", stderr = "", edits = 0, started = uv.hrtime(), cli = cmd.cli }
-  local handle, pid = uv.spawn(cmd.cli, {
-    args = cmd.args,
+  local proc, why = require("claude_context.util.proc").run(vim.list_extend({ cmd.cli }, cmd.args), {
     env = cmd.env,
     cwd = M.root(),
-    stdio = { stdin, stdout, stderr },
+    text = false,
+    stdin = true,
     -- Its own process group: a cancel stops the CLI and whatever it started.
-    detached = true,
-  }, function(code, signal)
-    vim.schedule(function()
-      close(stdin)
-      close(stdout)
-      close(stderr)
-      if P == p then
-        P = nil
-        local tail = vim.trim(p.stderr):gsub("\n", " "):sub(-300)
-        M.died = ("the Claude Code process of edit in place ended (exit code %d%s)%s"):format(
-          code,
-          signal ~= 0 and (", signal " .. signal) or "",
-          tail ~= "" and (": " .. tail) or ""
-        )
-        finish_turn(M.died .. "; the next edit starts a new one")
+    detach = true,
+    stdout = function(_, data)
+      if data and P == p then
+        on_stdout(p, data)
       end
-    end)
+    end,
+    stderr = function(_, data)
+      if data then
+        p.stderr = (p.stderr .. data):sub(-2000)
+      end
+    end,
+  }, function(r)
+    ended(p, r)
   end)
-  if not handle then
-    close(stdin)
-    close(stdout)
-    close(stderr)
-    return ("cannot start %s: %s"):format(vim.fn.strtrans(cmd.cli), tostring(pid))
+  if not proc then
+    return ("cannot start %s: %s"):format(vim.fn.strtrans(cmd.cli), tostring(why))
   end
-  p.handle, p.pid, p.stdin = handle, pid, stdin
+  p.proc, p.pid = proc, proc.pid
   P = p
   M.starts = M.starts + 1
   -- Its own process group outlives Neovim unless stopped: stopped when Neovim leaves.
@@ -299,20 +300,6 @@ function M.start()
       desc = "claude-context: stop edit in place's Claude Code process",
     },
   })
-  stdout:read_start(function(e, data)
-    if data and P == p then
-      on_stdout(p, data)
-    elseif not data or e then
-      close(stdout)
-    end
-  end)
-  stderr:read_start(function(_, data)
-    if data then
-      p.stderr = (p.stderr .. data):sub(-2000)
-    else
-      close(stderr)
-    end
-  end)
   return nil
 end
 
@@ -323,9 +310,8 @@ function M.stop()
   P, T = nil, nil
   pending, pending_at = {}, nil
   if p then
-    pcall(uv.kill, -p.pid, "sigterm")
-    pcall(uv.kill, p.pid, "sigterm")
-    close(p.stdin)
+    require("claude_context.util.proc").kill_group(p.proc, "sigterm")
+    pcall(p.proc.write, p.proc, nil)
   end
 end
 
@@ -349,7 +335,7 @@ function M.send(prompt, turn)
     vim.json.encode({ type = "user", message = { role = "user", content = { { type = "text", text = prompt } } } })
   turn.saw_delta, turn.texts = false, 0
   T = turn
-  P.stdin:write(msg .. "\n")
+  P.proc:write(msg .. "\n")
   turn.sent = uv.hrtime()
   return nil, restarted
 end

@@ -6,6 +6,9 @@
 --- editor never waits on it: the callback runs on the main thread once the program ended; a
 --- program that cannot start is a result too (code -1, the reason in stderr), never an error.
 --- Without a callback the caller gets the process to wait on (`:wait(ms)`, :checkhealth only).
+--- A long-lived program (edit in place's warm CLI) gets `stdin = true` (written with the
+--- process's `:write()`), its output as it comes (`stdout`, `stderr`) and its own process group
+--- (`detach`, ended whole with `kill_group`).
 
 local M = {}
 
@@ -22,6 +25,8 @@ local M = {}
 ---@field text boolean? false: stdout and stderr as bytes, line endings untouched (default true)
 ---@field stdin string|boolean? what it reads (default: nothing, stdin closed)
 ---@field stderr fun(err: string?, data: string?)? its stderr as it comes (not in the result then)
+---@field stdout fun(err: string?, data: string?)? its stdout as it comes, in libuv's callback (not in the result then)
+---@field detach boolean? its own process group (see `kill_group`)
 
 ---The vim.system options of `o`.
 ---@param o claude_context.ProcOpts
@@ -35,6 +40,8 @@ local function system_opts(o)
     stdin = o.stdin or false,
     timeout = o.timeout,
     stderr = o.stderr,
+    stdout = o.stdout,
+    detach = o.detach,
   }
 end
 
@@ -65,6 +72,15 @@ function M.run(argv, opts, cb)
     return nil, tostring(proc)
   end
   return proc
+end
+
+---Sends `signal` to a program started with `detach` and to the rest of its process group
+---(what it started), when they still run.
+---@param proc vim.SystemObj
+---@param signal string|integer
+function M.kill_group(proc, signal)
+  pcall(vim.uv.kill, -proc.pid, signal)
+  pcall(vim.uv.kill, proc.pid, signal)
 end
 
 return M

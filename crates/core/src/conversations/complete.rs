@@ -1,6 +1,6 @@
 //! Files a listing read in part ([`read::lite`]), read whole later on a thread of their own
 //! below the editor's priority, then the index written ([`index::save`]): after both
-//! [`read`] and [`index`], which do not know of it.
+//! [`read`] and [`index`], which do not know of it. It waits while a listing is under way.
 
 use super::{index, read};
 use crate::capfs::CapDir;
@@ -56,6 +56,14 @@ struct Queue0 {
 
 type Queue = Mutex<Queue0>;
 
+/// Waits while a listing is under way (it answers the person; this only makes later listings
+/// exact): a listing waits for at most the one file being read.
+fn wait_for_listings() {
+    while super::listing_under_way() {
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
+}
+
 /// Reads the files of queue `q` whole and writes the index until there is nothing left to do.
 fn complete_queue(q: &Queue) {
     loop {
@@ -68,6 +76,7 @@ fn complete_queue(q: &Queue) {
             (std::mem::take(&mut g.pending), g.save_to.take())
         };
         for p in batch {
+            wait_for_listings();
             let path = p.dir.display(&p.name);
             if let Ok(r) = read::read(&p.dir, &p.name) {
                 read::remember(path, r);

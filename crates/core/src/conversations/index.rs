@@ -98,6 +98,7 @@ pub fn load(cache_dir: &Path) {
                     stat,
                     meta,
                     lite: false,
+                    serial: 0,
                 },
             );
         }

@@ -19,6 +19,7 @@ pub mod index;
 pub mod parse;
 pub mod read;
 pub mod search;
+pub mod since;
 
 use crate::capfs::{CapDir, CapError, EntryType};
 use folders::{Fit, Project};
@@ -27,7 +28,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::HashSet;
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// Why conversations cannot be listed.
@@ -63,6 +64,9 @@ pub struct ListOptions {
     /// The plugin's cache folder: the listing's cache is kept there between editor sessions
     /// ([`index`]); none: in memory only.
     pub cache_dir: Option<PathBuf>,
+    /// The generation of the last list the caller holds of this listing (0: none): the binding
+    /// then answers what changed since ([`since`]). Absent: the whole list, as a plain array.
+    pub since: Option<u64>,
 }
 
 /// One conversation.
@@ -107,9 +111,12 @@ impl Pool {
         Ok(Pool(pool))
     }
 
-    /// [`list`], its files read by this pool's threads.
+    /// [`list`], the files it reads (new or changed ones) read by this pool's threads; the
+    /// `stat` of each file on the calling thread.
     pub fn list(&self, opts: &ListOptions) -> Result<Vec<Conversation>, ConversationError> {
-        self.0.install(|| list(opts))
+        Ok(list_in(opts, Some(&self.0), |_| false)?
+            .unwrap_or_default()
+            .0)
     }
 }
 
@@ -215,23 +222,70 @@ fn projects_dir(opts: &ListOptions) -> Result<Option<CapDir>, ConversationError>
     Ok(Some(CapDir::open_root(&dir)?))
 }
 
-/// What the listing knows of file `f` of folder `dir`: the cache's when its `stat` is unchanged,
-/// else read by its ends (`read_any` set; a file read in part is queued in `pending`, to be read
-/// whole later).
-fn known(
+/// Listings under way: the thread that reads files whole ([`complete`]) waits while there is
+/// one (a listing is what the person waits for).
+static LISTING: AtomicUsize = AtomicUsize::new(0);
+
+/// Whether a listing is under way.
+pub(crate) fn listing_under_way() -> bool {
+    LISTING.load(Ordering::Relaxed) > 0
+}
+
+/// A listing under way, while it lives.
+struct Listing;
+
+impl Listing {
+    fn start() -> Listing {
+        LISTING.fetch_add(1, Ordering::Relaxed);
+        Listing
+    }
+}
+
+impl Drop for Listing {
+    fn drop(&mut self) {
+        LISTING.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// The sweep: one `stat` of each file found, on this thread, the cache consulted once per
+/// folder. Returns what the cache still knows (by index into `found`) and the indices of the
+/// files to read (new or changed).
+fn sweep(dirs: &[Folder], found: &[Found]) -> (Vec<(usize, read::Read1)>, Vec<usize>) {
+    let mut known = Vec::with_capacity(found.len());
+    let mut stale = Vec::new();
+    let mut i = 0;
+    while i < found.len() {
+        let folder = found[i].folder;
+        let end = i + found[i..].iter().take_while(|f| f.folder == folder).count();
+        let d = &dirs[folder].0;
+        read::with_folder(d.path(), |cached| {
+            for (j, f) in found[i..end].iter().enumerate() {
+                // Gone since the folder was listed: not listed.
+                let Ok((_, stat)) = d.stat_nofollow(&f.name) else {
+                    continue;
+                };
+                let hit = cached
+                    .and_then(|c| c.get(f.name.as_os_str()))
+                    .filter(|r| read::fresh(r, &stat));
+                match hit {
+                    Some(r) => known.push((i + j, r.clone())),
+                    None => stale.push(i + j),
+                }
+            }
+        });
+        i = end;
+    }
+    (known, stale)
+}
+
+/// Reads file `f` of folder `dir` by its ends ([`read::lite`]) and caches it; a file read in part
+/// is queued in `pending`, to be read whole later.
+fn read_new(
     dir: &Arc<CapDir>,
     f: &Found,
     pending: &Mutex<Vec<complete::Pending>>,
-    read_any: &AtomicBool,
 ) -> Option<read::Read1> {
-    let path = dir.display(&f.name);
-    let stat = dir.stat_nofollow(&f.name).ok()?.1;
-    if let Some(r) = read::cached(&path, &stat) {
-        return Some(r);
-    }
-    read_any.store(true, Ordering::Relaxed);
-    let r = read::lite(dir, &f.name).ok()?;
-    read::remember(path, r.clone());
+    let r = read::remember(dir.display(&f.name), read::lite(dir, &f.name).ok()?);
     if r.lite {
         let p = complete::Pending {
             dir: dir.clone(),
@@ -242,8 +296,80 @@ fn known(
     Some(r)
 }
 
+/// File `f`'s entry in the listing (`r`: what it holds), or None when it is not the project's.
+fn conversation(
+    f: &Found,
+    r: &read::Read1,
+    dirs: &[Folder],
+    project: Option<&Project>,
+    live: &HashSet<String>,
+) -> Option<Conversation> {
+    let (_, folder, fit) = &dirs[f.folder];
+    let m = &r.meta;
+    if *fit == Fit::Maybe && !project?.confirms(m.cwd.as_deref()) {
+        return None;
+    }
+    let worktree = m.cwd.as_deref().and_then(|c| match project {
+        Some(p) => p.worktree_of(c),
+        None => folders::any_worktree(c),
+    });
+    Some(Conversation {
+        title: m.title().unwrap_or(&f.id).to_string(),
+        id: f.id.clone(),
+        cwd: m.cwd.clone(),
+        branch: m.branch.clone(),
+        worktree,
+        started_ms: m.started_ms,
+        updated_ms: m.updated_ms.unwrap_or(r.stat.mtime_ns / 1_000_000),
+        prompts: m.prompts,
+        first_prompt: m.first_prompt.clone(),
+        last_prompt: m.last_prompt.clone().or(m.last_prompt_record.clone()),
+        cost_usd: m.cost_usd,
+        running: live.contains(&f.id),
+        bytes: r.stat.size,
+        folder: folder.clone(),
+        partial: m.partial,
+        matches: None,
+    })
+}
+
 /// The conversations `opts` asks for, newest first.
 pub fn list(opts: &ListOptions) -> Result<Vec<Conversation>, ConversationError> {
+    Ok(list_in(opts, None, |_| false)?.unwrap_or_default().0)
+}
+
+/// What a listing saw, in short: the [`read::Read1::serial`] of each file (in the folders'
+/// order) and the live sessions. Two listings of the same options that saw the same are the same
+/// list.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Fingerprint {
+    serials: Vec<u64>,
+    live: Vec<String>,
+}
+
+/// What to answer a caller of listing `opts` that holds generation `since` ([`since`]); the
+/// files read by `pool`'s threads when there is one. A listing whose files and live sessions
+/// are those of the caller's generation is answered unchanged before any entry is made.
+pub fn list_since(
+    opts: &ListOptions,
+    pool: Option<&Pool>,
+    answers: &mut since::Answers,
+    since: u64,
+) -> Result<since::Reply, ConversationError> {
+    let seen = list_in(opts, pool.map(|p| &p.0), |fp| answers.same(opts, since, fp))?;
+    Ok(match seen {
+        None => since::Reply::Unchanged { generation: since },
+        Some((list, fp)) => answers.answer(opts, list, since, fp),
+    })
+}
+
+/// [`list`] and what it saw; the files to read (new or changed ones) and a query's read by
+/// `pool`'s threads. None when `same` says the listing saw what an earlier one saw.
+fn list_in(
+    opts: &ListOptions,
+    pool: Option<&rayon::ThreadPool>,
+    same: impl Fn(&Fingerprint) -> bool,
+) -> Result<Option<(Vec<Conversation>, Fingerprint)>, ConversationError> {
     let project = match (&opts.root, opts.all) {
         (_, true) => None,
         (Some(r), false) => Some(Project::new(r)),
@@ -253,8 +379,9 @@ pub fn list(opts: &ListOptions) -> Result<Vec<Conversation>, ConversationError> 
             ))
         }
     };
+    let _listing = Listing::start();
     let Some(projects) = projects_dir(opts)? else {
-        return Ok(Vec::new());
+        return Ok(Some(Default::default()));
     };
     let dirs = folders(&projects, project.as_ref())?;
     let found = files(&dirs);
@@ -262,59 +389,55 @@ pub fn list(opts: &ListOptions) -> Result<Vec<Conversation>, ConversationError> 
     if let Some(c) = &opts.cache_dir {
         index::load(c);
     }
+    let (mut known, stale) = sweep(&dirs, &found);
     let pending = Mutex::new(Vec::new());
-    let read_any = AtomicBool::new(false);
-    let mut out: Vec<Conversation> = found
-        .par_iter()
-        .filter_map(|f| {
-            let (_, folder, fit) = &dirs[f.folder];
-            let r = known(&dirs[f.folder].0, f, &pending, &read_any)?;
-            let m = &r.meta;
-            if *fit == Fit::Maybe && !project.as_ref()?.confirms(m.cwd.as_deref()) {
-                return None;
-            }
-            let worktree = m.cwd.as_deref().and_then(|c| match &project {
-                Some(p) => p.worktree_of(c),
-                None => folders::any_worktree(c),
-            });
-            Some(Conversation {
-                title: m.title().unwrap_or(&f.id).to_string(),
-                id: f.id.clone(),
-                cwd: m.cwd.clone(),
-                branch: m.branch.clone(),
-                worktree,
-                started_ms: m.started_ms,
-                updated_ms: m.updated_ms.unwrap_or(r.stat.mtime_ns / 1_000_000),
-                prompts: m.prompts,
-                first_prompt: m.first_prompt.clone(),
-                last_prompt: m.last_prompt.clone().or(m.last_prompt_record.clone()),
-                cost_usd: m.cost_usd,
-                running: live.contains(&f.id),
-                bytes: r.stat.size,
-                folder: folder.clone(),
-                partial: m.partial,
-                matches: None,
-            })
-        })
+    let read = |i: &usize| {
+        let f = &found[*i];
+        read_new(&dirs[f.folder].0, f, &pending).map(|r| (*i, r))
+    };
+    known.extend(match pool {
+        Some(p) if stale.len() > 1 => p.install(|| stale.par_iter().filter_map(read).collect()),
+        _ => stale.iter().filter_map(read).collect::<Vec<_>>(),
+    });
+    let mut live_ids: Vec<String> = live.iter().cloned().collect();
+    live_ids.sort();
+    let fp = Fingerprint {
+        serials: known.iter().map(|(_, r)| r.serial).collect(),
+        live: live_ids,
+    };
+    if stale.is_empty() && same(&fp) {
+        return Ok(None);
+    }
+    let mut out: Vec<Conversation> = known
+        .iter()
+        .filter_map(|(i, r)| conversation(&found[*i], r, &dirs, project.as_ref(), &live))
         .collect();
-    let save_to = opts.cache_dir.clone().filter(|_| read_any.into_inner());
+    let save_to = opts.cache_dir.clone().filter(|_| !stale.is_empty());
     complete::complete_later(
         pending.into_inner().unwrap_or_else(|p| p.into_inner()),
         save_to,
     );
-    for (d, _, _) in &dirs {
-        let keep: HashSet<PathBuf> = found
+    for (k, (d, _, _)) in dirs.iter().enumerate() {
+        let keep: HashSet<&OsStr> = found
             .iter()
-            .filter(|f| dirs[f.folder].0.path() == d.path())
-            .map(|f| d.display(&f.name))
+            .filter(|f| f.folder == k)
+            .map(|f| f.name.as_os_str())
             .collect();
         read::prune(d.path(), &keep);
     }
     if let Some(q) = opts.query.as_deref().filter(|q| !q.is_empty()) {
-        out = search::filter(out, &dirs, q);
+        out = match pool {
+            Some(p) => p.install(|| search::filter(out, &dirs, q)),
+            None => search::filter(out, &dirs, q),
+        };
     }
-    out.sort_by(|a, b| b.updated_ms.cmp(&a.updated_ms).then(a.id.cmp(&b.id)));
-    Ok(out)
+    out.sort_by(newest_first);
+    Ok(Some((out, fp)))
+}
+
+/// A listing's order: newest first, then by id.
+pub(crate) fn newest_first(a: &Conversation, b: &Conversation) -> std::cmp::Ordering {
+    b.updated_ms.cmp(&a.updated_ms).then(a.id.cmp(&b.id))
 }
 
 /// Whether session `id` is one of the conversations of the project at `root` (its own or its

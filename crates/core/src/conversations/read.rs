@@ -10,8 +10,10 @@ use super::parse::Meta;
 use crate::capfs::{stat_of_file, Stat};
 use crate::capfs::{CapDir, CapError};
 use std::collections::HashMap;
+use std::ffi::{OsStr, OsString};
 use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 /// A file up to this size is read whole for a listing.
@@ -32,29 +34,71 @@ pub struct Read1 {
     pub meta: Arc<Meta>,
     /// Read by its head and tail only, to be read whole later ([`complete_later`]).
     pub lite: bool,
+    /// Which remembering this is: each [`remember`] gives a number of its own, so two listings
+    /// that saw the same numbers saw the same facts ([`super::since`]).
+    pub serial: u64,
 }
 
-fn cache() -> &'static Mutex<HashMap<PathBuf, Read1>> {
-    static C: OnceLock<Mutex<HashMap<PathBuf, Read1>>> = OnceLock::new();
+/// What the listing knows of each file, by folder, then by file name (a folder's path is hashed
+/// once per listing, not once per file).
+type Cache = HashMap<PathBuf, Folder>;
+/// What the listing knows of the files of one folder, by name.
+pub type Folder = HashMap<OsString, Read1>;
+
+fn cache() -> &'static Mutex<Cache> {
+    static C: OnceLock<Mutex<Cache>> = OnceLock::new();
     C.get_or_init(Default::default)
+}
+
+fn split(path: &Path) -> Option<(&Path, &OsStr)> {
+    Some((path.parent()?, path.file_name()?))
 }
 
 /// The cached facts of `path` when its `stat` is still `stat`.
 pub fn cached(path: &Path, stat: &Stat) -> Option<Read1> {
+    let (dir, name) = split(path)?;
     let c = cache().lock().unwrap_or_else(|p| p.into_inner());
-    c.get(path).filter(|r| same(&r.stat, stat)).cloned()
+    c.get(dir)?
+        .get(name)
+        .filter(|r| same(&r.stat, stat))
+        .cloned()
 }
 
-/// Remembers what `path` held.
-pub fn remember(path: PathBuf, r: Read1) {
-    let mut c = cache().lock().unwrap_or_else(|p| p.into_inner());
-    c.insert(path, r);
+/// Runs `f` with what the listing knows of the files of folder `dir` (the cache locked: one
+/// lookup of the folder for all of its files).
+pub fn with_folder<R>(dir: &Path, f: impl FnOnce(Option<&Folder>) -> R) -> R {
+    let c = cache().lock().unwrap_or_else(|p| p.into_inner());
+    f(c.get(dir))
 }
 
-/// Forgets every cached file of folder `dir` not in `keep`.
-pub fn prune(dir: &Path, keep: &std::collections::HashSet<PathBuf>) {
+/// Whether what is cached of a file (`r`) is still what its `stat` says now.
+pub fn fresh(r: &Read1, stat: &Stat) -> bool {
+    same(&r.stat, stat)
+}
+
+/// Remembers what `path` held; returns it with its [`Read1::serial`].
+pub fn remember(path: PathBuf, r: Read1) -> Read1 {
+    static SERIAL: AtomicU64 = AtomicU64::new(1);
+    let r = Read1 {
+        serial: SERIAL.fetch_add(1, Ordering::Relaxed),
+        ..r
+    };
+    let Some((dir, name)) = split(&path) else {
+        return r;
+    };
     let mut c = cache().lock().unwrap_or_else(|p| p.into_inner());
-    c.retain(|p, _| p.parent() != Some(dir) || keep.contains(p));
+    c.entry(dir.to_path_buf())
+        .or_default()
+        .insert(name.to_os_string(), r.clone());
+    r
+}
+
+/// Forgets every cached file of folder `dir` not in `keep` (file names).
+pub fn prune(dir: &Path, keep: &std::collections::HashSet<&OsStr>) {
+    let mut c = cache().lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(f) = c.get_mut(dir) {
+        f.retain(|n, _| keep.contains(n.as_os_str()));
+    }
 }
 
 fn same(a: &Stat, b: &Stat) -> bool {
@@ -114,13 +158,16 @@ fn read_within(
         stat,
         meta: Arc::new(m),
         lite: false,
+        serial: 0,
     })
 }
 
 /// Every file the cache knows, with what it holds.
 pub fn entries() -> Vec<(PathBuf, Read1)> {
     let c = cache().lock().unwrap_or_else(|p| p.into_inner());
-    c.iter().map(|(p, r)| (p.clone(), r.clone())).collect()
+    c.iter()
+        .flat_map(|(d, f)| f.iter().map(|(n, r)| (d.join(n), r.clone())))
+        .collect()
 }
 
 /// Reads at most `limit` bytes of the file `name` of `dir` (for a search); whether it was cut.

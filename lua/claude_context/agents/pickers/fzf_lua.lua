@@ -58,7 +58,13 @@ function M.pick(p)
   end
   fzf.fzf_exec(lines, {
     prompt = p.prompt .. "> ",
-    fzf_opts = { ["--delimiter"] = "\t", ["--with-nth"] = "2..", ["--no-multi"] = true },
+    fzf_opts = {
+      ["--delimiter"] = "\t",
+      ["--with-nth"] = "2..",
+      ["--no-multi"] = true,
+      -- The keys above the list (the prompt stays short).
+      ["--header"] = require("claude_context.agents.pickers").keys_hint(p.keys),
+    },
     actions = actions,
     winopts = {
       on_close = function()

@@ -11,7 +11,7 @@ local M = {}
 ---What an adapter is given.
 ---@class claude_context.AgentsPick
 ---@field entries claude_context.Agent[] the sessions (claude_context.agents entries)
----@field prompt string the picker's title
+---@field prompt string the picker's title (short: the adapters show the keys, |keys_hint()|, apart)
 ---@field format fun(e: claude_context.Agent): string one entry's line
 ---@field keys {action:string, key:string}[] each action's key, in the order shown
 ---@field default fun(e: claude_context.Agent) the entry chosen (<CR>): the actions menu
@@ -35,7 +35,7 @@ local MODULES = {
 }
 
 ---Each action's key in the pickers that take keys (snacks, telescope, fzf-lua), in the order
----the title shows them.
+---the hint shows them (|keys_hint()|).
 M.KEYS = {
   { action = "attach", key = "<M-a>" },
   { action = "review", key = "<M-r>" },
@@ -67,15 +67,24 @@ function M.resolve(name)
     ("sessions.picker = %q is not installed (or not set up): vim.ui.select instead"):format(tostring(name))
 end
 
----The title's tail naming the keys (`keys`, default the sessions picker's).
+---The keys as the pickers show them beside the list (snacks: the preview's title, else the
+---box's footer; telescope: the results' title; fzf-lua: its header): "<CR> actions", then each
+---action's key (`keys`, default the sessions picker's), as many as fit in `width` columns (all
+---without it), "…" closing a list cut short (snacks' `?` lists them all).
 ---@param keys {action:string, key:string}[]?
+---@param width integer?
 ---@return string
-function M.keys_hint(keys)
-  local parts = {}
-  for _, k in ipairs(keys or M.KEYS) do
-    parts[#parts + 1] = ("%s %s"):format(k.key, k.action)
+function M.keys_hint(keys, width)
+  keys = keys or M.KEYS
+  local out = "<CR> actions"
+  for i, k in ipairs(keys) do
+    local part = ("  %s %s"):format(k.key, k.action)
+    if width and #out + #part + (i < #keys and 3 or 0) > width then
+      return out .. "  …"
+    end
+    out = out .. part
   end
-  return table.concat(parts, "  ")
+  return out
 end
 
 return M

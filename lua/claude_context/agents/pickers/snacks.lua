@@ -48,16 +48,31 @@ function M.pick(p)
     end
     keys[k.key] = { name, mode = { "n", "i" }, desc = k.action }
   end
+  -- The keys beside the list, as many as fit (the title stays short; `?` lists them all).
+  local hint = require("claude_context.agents.pickers").keys_hint
   -- No preview (the sessions): snacks' compact "select" layout, as its own vim.ui.select has (the
   -- default one is a screen-high box for a few lines), as wide as the default (a session's line
-  -- and the keys in the title are longer than the select's 100 columns).
-  local preview, layout = "none", { preset = "select", layout = { width = 0.8, max_width = 160 } }
+  -- is longer than the select's 100 columns), the keys in its footer.
+  local width = math.min(160, math.floor(vim.o.columns * 0.8))
+  ---@type string|fun(ctx: any)
+  local preview = "none"
+  ---@type {preset: string, layout: {width: number, max_width: integer, footer: string, footer_pos: string}}?
+  local layout = {
+    preset = "select",
+    layout = { width = 0.8, max_width = 160, footer = " " .. hint(p.keys, width - 6) .. " ", footer_pos = "center" },
+  }
   if p.preview then
-    -- An entry's preview (the conversations picker): its lines, as Markdown.
+    -- An entry's preview (the conversations picker): its lines, as Markdown, the keys its title.
     preview = function(ctx)
       ctx.preview:reset()
       ctx.preview:set_lines(p.preview(ctx.item.entry))
       ctx.preview:highlight({ ft = "markdown" })
+      -- Long prompts wrap between words.
+      ctx.preview:wo({ linebreak = true })
+      local win = ctx.win
+      ctx.preview:set_title(
+        hint(p.keys, win and vim.api.nvim_win_is_valid(win) and vim.api.nvim_win_get_width(win) - 2 or nil)
+      )
     end
     layout = nil
   end

@@ -48,6 +48,8 @@ function M.pick(p)
   pickers
     .new(opts, {
       prompt_title = p.prompt,
+      -- The keys above the list (the title stays short).
+      results_title = require("claude_context.agents.pickers").keys_hint(p.keys),
       previewer = previewer,
       finder = finder(p.entries),
       sorter = conf.generic_sorter(opts),
