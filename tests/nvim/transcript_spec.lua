@@ -163,25 +163,13 @@ return {
       )
       h.write(project .. "/jump.txt", "one\ntwo\nthree\nfour\nfive\nsix\n")
       local buf = open("s-jump")
-      -- A writer that comes 2 s later: an editor that opened the FIFO by path would have waited
-      -- for it (and read its line).
-      local writer = vim.system({ "sh", "-c", 'sleep 2; printf "held\\n" > "$1"', "sh", fifo })
-      -- A check of the path that says "a regular file", as a swap after the check would.
-      local real = vim.uv.fs_stat
-      vim.uv.fs_stat = function(p, ...)
-        if p == fifo then
-          return { type = "file", size = 1 }
-        end
-        return real(p, ...)
-      end
+      -- A writer that comes 2 s later (an editor that opened the FIFO by path would have waited
+      -- for it), and a check of the path that says "a regular file", as a swap after it would.
       h.clear(messages)
-      local jumped, err = pcall(function()
+      local held, jumped, err = h.with_swapped_fifo(fifo, function()
         vim.api.nvim_win_set_cursor(0, { assert(find(buf, "▸ Read jump-pipe")), 0 })
         vim.cmd("normal gf")
       end)
-      vim.uv.fs_stat = real
-      local held = vim.fn.bufloaded(fifo) == 1
-      writer:kill(9)
       assert(jumped, err)
       ok(not held, "the FIFO was opened and waited on")
       eq(buf, vim.api.nvim_get_current_buf(), "the transcript stays in its window")
