@@ -242,8 +242,10 @@ function M.memory(o, args)
     format_item = M.label,
   }, function(choice)
     if choice then
-      -- Never in Claude's terminal (or another special window) the command was run from.
-      require("claude_context.util.windows").edit(choice.absolutePath, o and o.mods)
+      -- Never in Claude's terminal (or another special window) the command was run from. The
+      -- path is the bridge's, in a folder Claude writes: read without waiting on what it names.
+      require("claude_context.util.windows").enter_edit_target(o and o.mods)
+      require("claude_context.ide.files").open(choice.absolutePath, { mods = o and o.mods })
     end
   end)
 end

@@ -152,6 +152,44 @@ return {
     end,
   },
   {
+    ":ClaudeContext memory: a document that became a FIFO never holds the editor; a regular one opens as read by :edit",
+    function()
+      local doc = bank .. "/branch-memory-bank/feature-x/activeContext.md"
+      local text = h.read(doc)
+      local orig = vim.ui.select
+      local fifo, held, picked, err = true, nil, nil, nil
+      vim.ui.select = function(its, _, on_choice)
+        for _, it in ipairs(its) do
+          if it.path == "activeContext.md" then
+            if not fifo then
+              return on_choice(it)
+            end
+            -- Listed as a regular file, a FIFO by the time it is opened.
+            held, picked, err = h.with_swapped_fifo(doc, function()
+              on_choice(it)
+            end)
+            return
+          end
+        end
+        on_choice(nil)
+      end
+      vim.cmd.enew()
+      local home = vim.api.nvim_get_current_buf()
+      vim.cmd("ClaudeContext memory")
+      h.write(doc, text)
+      ok(held == false, "the FIFO was opened and waited on")
+      assert(picked, err)
+      eq(home, vim.api.nvim_get_current_buf())
+      fifo = false
+      vim.cmd("ClaudeContext memory")
+      vim.ui.select = orig
+      eq(doc, vim.api.nvim_buf_get_name(0))
+      eq({ false, true, "", "markdown" }, { vim.bo.modified, vim.bo.buflisted, vim.bo.buftype, vim.bo.filetype })
+      eq(vim.split(text, "\n"), vim.api.nvim_buf_get_lines(0, 0, -1, false))
+      vim.cmd("bwipe")
+    end,
+  },
+  {
     ":ClaudeContext decision shows the status, or that no issue is defined, in the person's language",
     function()
       vim.cmd("messages clear")

@@ -170,6 +170,31 @@ end
 ---A file's bytes, or nil when it cannot be read (the plugin's own reader).
 M.read = require("claude_context.install.files").read
 
+---Runs `fn` with a FIFO at `fifo` that a stat of it calls a regular file (as a FIFO swapped in
+---after a check of the path would be), and a writer that comes 2 s later: returns whether the
+---FIFO was opened and waited on (a buffer of it got loaded), and `fn`'s results (pcall's).
+---@param fifo string
+---@param fn fun(): any
+---@return boolean held, boolean ok, any result
+function M.with_swapped_fifo(fifo, fn)
+  vim.fn.delete(fifo)
+  assert(vim.system({ "mkfifo", fifo }):wait().code == 0, "mkfifo")
+  local writer = vim.system({ "sh", "-c", 'sleep 2; printf "held\\n" > "$1"', "sh", fifo })
+  local real = vim.uv.fs_stat
+  vim.uv.fs_stat = function(p, ...)
+    if p == fifo then
+      return { type = "file", size = 1 }
+    end
+    return real(p, ...)
+  end
+  local ok, result = pcall(fn)
+  vim.uv.fs_stat = real
+  local held = vim.fn.bufloaded(fifo) == 1
+  writer:kill(9)
+  vim.fn.delete(fifo)
+  return held, ok, result
+end
+
 ---Writes `text` to `path` exactly (binary), replacing it.
 function M.write(path, text)
   local f = assert(io.open(path, "wb"))

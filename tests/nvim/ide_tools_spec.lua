@@ -304,6 +304,38 @@ return {
     end,
   },
   {
+    "openFile: a FIFO at the path (swapped in after a stat said a regular file) never holds the editor; a regular file opens as read by :edit",
+    function()
+      local fifo = dir .. "/open-pipe"
+      vim.cmd.enew()
+      local home = vim.api.nvim_get_current_buf()
+      local held, called, r = h.with_swapped_fifo(fifo, function()
+        return cc().call_tool_sync("openFile", { filePath = fifo, startLine = 1 })
+      end)
+      assert(called, r)
+      ok(not held, "the FIFO was opened and waited on")
+      eq(true, r.isError)
+      contains(r.content[1].text, "openFile: " .. fifo .. " is a FIFO (named pipe), not a regular file: refused")
+      eq(home, vim.api.nvim_get_current_buf(), "nothing else shown")
+      -- A regular file: listed, at its selection, not modified, its filetype detected by its
+      -- name, written back as it was.
+      local f = dir .. "/opened.lua"
+      write(f, "local a = 1\r\nlocal b = 2\r\nreturn a + b\r\n")
+      eq(-1, vim.fn.bufnr(f), "no buffer has it yet")
+      eq({ "Opened file: " .. f }, texts(h.call("openFile", { filePath = f, startLine = 2, endLine = 3 })))
+      eq("local b = 2\nreturn a + b", json_of("getCurrentSelection").text)
+      vim.cmd("normal! \27")
+      eq(f, vim.api.nvim_buf_get_name(0))
+      eq(false, vim.bo.modified)
+      eq(true, vim.bo.buflisted)
+      eq("", vim.bo.buftype)
+      eq("lua", vim.bo.filetype)
+      eq("dos", vim.bo.fileformat)
+      vim.cmd("write")
+      eq("local a = 1\r\nlocal b = 2\r\nreturn a + b\r\n", read(f))
+    end,
+  },
+  {
     "openDiff: :w in the proposal accepts with the person's edits; nothing is written",
     function()
       local f = dir .. "/accept.txt"

@@ -734,6 +734,32 @@ return {
     end,
   },
   {
+    "in the view, <CR> on a line whose file became a FIFO never holds the editor; a regular file opens as read by :edit",
+    function()
+      reset()
+      local cs, root = two_files()
+      local v = open(cs)
+      local a = root .. "/a.txt"
+      local text = h.read(a)
+      local row = row_of(v, "+ADDED")
+      vim.api.nvim_win_set_cursor(0, { row, 0 })
+      local held, pressed, err = h.with_swapped_fifo(a, function()
+        vim.cmd('execute "normal \\<CR>"')
+      end)
+      assert(pressed, err)
+      ok(not held, "the FIFO was opened and waited on")
+      eq(v.buf, vim.api.nvim_get_current_buf(), "the view stays")
+      h.write(a, text)
+      vim.cmd('execute "normal \\<CR>"')
+      eq(a, vim.api.nvim_buf_get_name(0))
+      eq({ 6, "ADDED" }, { vim.fn.line("."), vim.api.nvim_get_current_line() })
+      eq({ false, true, "", "text" }, { vim.bo.modified, vim.bo.buflisted, vim.bo.buftype, vim.bo.filetype })
+      vim.cmd("write")
+      eq(text, h.read(a))
+      vim.cmd("close")
+    end,
+  },
+  {
     "send refuses a turn started outside Neovim and leaves the prompt in a register",
     function()
       reset()

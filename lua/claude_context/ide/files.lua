@@ -6,6 +6,8 @@
 
 local M = {}
 
+local notify = require("claude_context.util.notify")
+
 local uv = vim.uv or vim.loop
 
 ---The largest file the IDE handlers open or read (`openFile`, the old file of `openDiff`): 64 MiB.
@@ -105,6 +107,118 @@ function M.split(text)
     end
   end
   return lines, eol, crlf
+end
+
+---Puts `lines` into `buf` as the text read from its file: not undoable, not modified, with the
+---file's line endings.
+---@param buf integer
+---@param lines string[]
+---@param eol boolean
+---@param crlf boolean?
+local function fill(buf, lines, eol, crlf)
+  local bo = vim.bo[buf]
+  local undolevels = bo.undolevels
+  bo.undolevels = -1
+  vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines)
+  bo.undolevels = undolevels
+  bo.fileformat = crlf and "dos" or "unix"
+  bo.endofline = eol
+  bo.modified = false
+end
+
+---Whether `err` (from `read_lines`) says nothing is at the path.
+---@param err string?
+---@return boolean
+local function is_missing(err)
+  return type(err) == "string" and (err:match("^ENOENT") or err:match("^ENOTDIR")) ~= nil
+end
+
+---The loaded, listed buffer of `path` without Neovim opening the path: the buffer that has it
+---loaded (`opts.buf`, else the one named `path`), or one loaded with the lines `read_lines`
+---read (at most `opts.max` bytes). Returns nil, why not and whether nothing is at the path.
+---@param path string absolute
+---@param opts {buf?: integer, max?: integer}?
+---@return integer? buf, string? err, boolean? missing
+function M.load_buffer(path, opts)
+  opts = opts or {}
+  local buf = opts.buf
+  if not (buf and vim.api.nvim_buf_is_loaded(buf)) then
+    -- What the path names now, by a stat (which opens nothing: a FIFO's writer is not woken);
+    -- what is read is judged again on the open descriptor, whatever was swapped in meanwhile.
+    local st, why = M.regular_file(path, opts.max)
+    if not st then
+      return nil, why or ("%s: no such file or directory"):format(path), why == nil
+    end
+    local lines, eol, crlf = M.read_lines(path, opts.max)
+    if not lines then
+      -- (No buffer is made for what was refused.)
+      return nil, tostring(eol), is_missing(eol --[[@as string]])
+    end
+    buf = buf or vim.fn.bufadd(path)
+    vim.bo[buf].buflisted = true
+    if not vim.api.nvim_buf_is_loaded(buf) then
+      local ok, err = M.read_into(buf, lines, eol == true, crlf)
+      if not ok then
+        return nil, err
+      end
+    end
+  end
+  vim.bo[buf].buflisted = true
+  return buf
+end
+
+---Loads `buf` with `lines` as if read from its file: a buffer-local `BufReadCmd` in place of
+---Neovim's read, then its `BufReadPost` autocommands. Returns whether it loaded, or false and why.
+---@param buf integer
+---@param lines string[]
+---@param eol boolean
+---@param crlf boolean?
+---@return boolean ok, string? err
+function M.read_into(buf, lines, eol, crlf)
+  local id = vim.api.nvim_create_autocmd("BufReadCmd", {
+    buffer = buf,
+    once = true,
+    callback = function()
+      fill(buf, lines, eol, crlf)
+    end,
+  })
+  local ok, err = pcall(vim.fn.bufload, buf)
+  -- (Gone once it ran; a load that failed before it leaves none behind.)
+  pcall(vim.api.nvim_del_autocmd, id)
+  if not ok then
+    return false, tostring(err)
+  end
+  pcall(vim.api.nvim_exec_autocmds, "BufReadPost", { buffer = buf })
+  return true
+end
+
+---Opens `path` in the current window (with `opts.mods`, `:tab`, `:vertical`, `:aboveleft`…, in
+---a new one they describe) at line `opts.lnum`: the buffer that has it loaded, else the file
+---loaded by `load_buffer`. A file that cannot be opened (a FIFO, a device, a directory, over
+---`opts.max` bytes, missing) is said in a message. Returns whether it opened.
+---@param path string absolute
+---@param opts {lnum?: integer, mods?: string, max?: integer}?
+---@return boolean
+function M.open(path, opts)
+  opts = opts or {}
+  local buf = require("claude_context.ide.util").find_buf(path)
+  local err
+  buf, err = M.load_buffer(path, { buf = buf, max = opts.max })
+  if not buf then
+    notify.prefixed(
+      ("cannot open %s: %s"):format(vim.fn.strtrans(path), vim.fn.strtrans(err or "")),
+      vim.log.levels.WARN
+    )
+    return false
+  end
+  -- (`:buffer`, as `:edit` would: the place left goes in the jump list.)
+  local mods = opts.mods or ""
+  vim.cmd((mods ~= "" and (mods .. " sbuffer ") or "buffer ") .. buf)
+  if opts.lnum then
+    local lnum = math.min(math.max(opts.lnum, 1), vim.api.nvim_buf_line_count(buf))
+    pcall(vim.api.nvim_win_set_cursor, 0, { lnum, 0 })
+  end
+  return true
 end
 
 ---Joins buffer lines back into text (the inverse of `split`).

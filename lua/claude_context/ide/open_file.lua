@@ -30,27 +30,22 @@ local function select(win, buf, s, e)
   end
 end
 
----The listed buffer of `path`, loaded (or nil and the answer's error).
+---The listed buffer of `path`, loaded (or nil and the answer's error). The path is the model's:
+---Neovim never opens it (`:edit` stats, then opens by path: a FIFO swapped in between would hold
+---the editor); claude_context.ide.files reads it without waiting and judges the open
+---descriptor (only a regular file of a sane size).
 ---@param path string absolute
 ---@return integer? buf, string? err
 local function load(path)
   local buf = util.find_buf(path)
-  if not (buf and vim.api.nvim_buf_is_loaded(buf)) then
-    -- Neovim is about to read the file: only a regular file of a sane size (a FIFO would block
-    -- the editor, a device or a huge sparse file never end). A stat does not open it.
-    local st, why = files.regular_file(path)
-    if not st then
-      return nil, why and ("openFile: " .. why) or ("File not found: " .. path)
-    end
-  elseif vim.fn.isdirectory(path) == 1 then
+  if buf and vim.api.nvim_buf_is_loaded(buf) and vim.fn.isdirectory(path) == 1 then
     return nil, "Not a file: " .. path
   end
-  buf = buf or vim.fn.bufadd(path)
-  if not vim.api.nvim_buf_is_loaded(buf) then
-    vim.fn.bufload(buf)
+  local loaded, why, missing = files.load_buffer(path, { buf = buf })
+  if not loaded then
+    return nil, missing and ("File not found: " .. path) or ("openFile: " .. tostring(why))
   end
-  vim.bo[buf].buflisted = true
-  return buf
+  return loaded
 end
 
 return require("claude_context.ide").deferred(function(params, respond)

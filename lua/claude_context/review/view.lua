@@ -314,8 +314,9 @@ function M.goto_file(v)
   if not f then
     return
   end
-  vim.cmd("aboveleft split " .. vim.fn.fnameescape(f.absolute))
-  pcall(vim.api.nvim_win_set_cursor, 0, { math.max(lnum or 1, 1), 0 })
+  -- (The path is the change set's, from a worktree Claude wrote in: never opened by Neovim's
+  -- `:split`, a stat then a blocking open by path; read without waiting on what it names.)
+  require("claude_context.ide.files").open(f.absolute, { lnum = math.max(lnum or 1, 1), mods = "aboveleft" })
 end
 
 ---Whether row `row` is a line of the file list.

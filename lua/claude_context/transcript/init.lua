@@ -34,6 +34,13 @@ M.READ_BYTES = 2 * 1024 * 1024
 ---The URI scheme of transcript buffers.
 M.SCHEME = "claude-transcript://"
 
+---How far back the transcript's legacy syntax looks to find its state (`:syntax sync minlines=`
+---and `maxlines=`, set on the transcript buffer only once its syntax is loaded): Neovim's Markdown
+---syntax has no bound, and at 50 MB it walked the lines hidden in closed folds on the first
+---screen, and re-synced on `G`, for over 100 ms (BENCHMARKS.md).
+M.SYNC_MINLINES = 1
+M.SYNC_MAXLINES = 1
+
 ---A transcript buffer's state.
 ---@class claude_context.TranscriptState
 ---@field id string The session id
@@ -204,6 +211,10 @@ local function load_syntax(buf)
   end
   vim.api.nvim_buf_call(buf, function()
     pcall(vim.api.nvim_exec_autocmds, "Syntax", { pattern = syntax, modeline = false })
+    if vim.b[buf].current_syntax ~= nil then
+      -- (Buffer-local, as the syntax it bounds: other Markdown buffers keep theirs.)
+      pcall(vim.cmd, ("syntax sync minlines=%d maxlines=%d"):format(M.SYNC_MINLINES, M.SYNC_MAXLINES))
+    end
   end)
 end
 

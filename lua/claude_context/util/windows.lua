@@ -46,20 +46,12 @@ function M.edit_target()
   return win
 end
 
----Opens `path` for editing in `edit_target()`; with modifiers (`:tab`, `:vertical`, …) in a new
----window they describe. Never in Claude's terminal.
----@param path string
+---Makes `edit_target()` current, unless the modifiers (`:tab`, `:vertical`, …) ask for a new tab:
+---where a file opened for editing goes (never Claude's terminal).
 ---@param mods string?
-function M.edit(path, mods)
-  mods = mods or ""
-  if not mods:match("tab") then
+function M.enter_edit_target(mods)
+  if not (mods or ""):match("tab") then
     vim.api.nvim_set_current_win(M.edit_target())
-  end
-  if mods ~= "" then
-    -- `:vertical`, `:tab`, `:botright` … ask for a new window: a split with the modifiers.
-    vim.cmd(mods .. " split " .. vim.fn.fnameescape(path))
-  else
-    vim.cmd.edit(vim.fn.fnameescape(path))
   end
 end
 
