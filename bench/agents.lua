@@ -18,6 +18,8 @@
 --
 --   .deps/venv/bin/nvim --headless --clean -u tests/minimal_init.lua -l bench/agents.lua [F] [H]
 local uv = vim.uv
+-- (Absolute: the bench changes the current folder before it needs this.)
+local BENCH_DIR = vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":p:h")
 local F = tonumber(_G.arg[1]) or 200
 local HN = tonumber(_G.arg[2]) or 5
 vim.notify = function() end
@@ -242,7 +244,7 @@ for i = 1, F do
 end
 -- The main thread's own CPU time (Linux: CLOCK_THREAD_CPUTIME_ID), which the machine's load
 -- does not inflate as it does the wall times; nil elsewhere.
-local thread_cpu_ms = dofile(debug.getinfo(1, "S").source:sub(2):match("(.*)/") .. "/thread_cpu.lua")
+local thread_cpu_ms = dofile(BENCH_DIR .. "/thread_cpu.lua")
 local max_slice, max_where = 0, "?"
 local orig = vim.schedule
 local function reset_slices()
