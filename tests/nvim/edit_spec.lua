@@ -3,7 +3,8 @@
 -- person's edit while the answer streams (elsewhere: rebased; inside: refused), cancel halfway,
 -- a dead process (restarted on the next edit, with a message), no change, an answer far larger
 -- than the range, hunks kept and rejected, `u` undoing the whole edit, the warm process, the
--- prompt and the command line, the range without a selection, repeat.
+-- prompt and the command line, the range without a selection, repeat, the bench's big edit
+-- (one `u` restores it), output arriving while the answer is written.
 local h = require("helpers")
 local eq, ok, contains, wait_for = h.eq, h.ok, h.contains, h.wait_for
 local messages = h.record_notify()
@@ -606,6 +607,87 @@ return {
         eq(nil, hunks().active[buf])
         eq(0, marks())
       end
+    end,
+  },
+  {
+    "a big answer streamed in many pieces into a big buffer (the bench's edit), twice: one u restores the buffer exactly, and each edit has its 200 hunks",
+    function()
+      -- As bench/edit.py: a 2,000-line range in the middle of 20,000 lines, every 10th line
+      -- changed, the answer arriving over many event-loop turns; after each edit the hunks kept
+      -- at once (their paint in slices still under way) and one `u`.
+      local n, s, len = 20000, 9000, 2000
+      local original = numbered(n)
+      local answer = {}
+      for i = 1, len do
+        answer[i] = i % 10 == 0 and ("changed %d"):format(s + i) or original[s + i]
+      end
+      local buf = buffer(original)
+      local writes = 0
+      vim.api.nvim_buf_attach(buf, false, {
+        on_lines = function()
+          writes = writes + 1
+        end,
+      })
+      for round = 1, 3 do
+        answers({ { text = block(answer), by_line = true } })
+        h.clear(messages)
+        writes = 0
+        require("claude_context").edit({ buf = buf, range = { s + 1, s + len }, instruction = "every 10th" })
+        idle()
+        ok(writes > 3, "written in several slices (" .. writes .. ")")
+        eq(200, #hunks().active[buf].hunks, "round " .. round)
+        vim.api.nvim_buf_call(buf, function()
+          hunks().act(0, "keep_all")
+          vim.cmd("silent undo")
+        end)
+        ok(said("edit: 200 hunk(s) kept"), vim.inspect(messages))
+        eq(original, lines(buf), "round " .. round .. ": the buffer as it was after one u")
+      end
+    end,
+  },
+  {
+    "output that arrives while the answer is written (Neovim polls libuv inside a write) is not lost",
+    function()
+      -- A long write in Neovim polls libuv (os_breakcheck): the CLI's next lines arrive in the
+      -- stdout callback while the text decoded before them is written. Here the first write
+      -- waits (fast events only, as os_breakcheck runs) until the fake's whole answer came.
+      local procs = require("claude_context.util.proc")
+      local live = require("claude_context.edit.live")
+      local run, append, seen, first = procs.run, live.append, "", true
+      procs.run = function(argv, o, cb)
+        local out = o.stdout
+        o.stdout = function(err, data)
+          seen = seen .. (data or "")
+          return out(err, data)
+        end
+        return run(argv, o, cb)
+      end
+      live.append = function(l, new)
+        if first then
+          first = false
+          h.write(dir .. "/go", "")
+          vim.wait(20000, function()
+            return seen:find('"type": "result"', 1, true) ~= nil
+          end, 5, true)
+        end
+        return append(l, new)
+      end
+      local answer = numbered(50, "new %d")
+      answers({ { text = block(answer), by_line = true, wait = "go", wait_after = 3 } })
+      local okk, err = pcall(function()
+        edit().cancel()
+        require("claude_context.edit.process").stop()
+        local buf = buffer({ "head", "old", "tail" })
+        require("claude_context").edit({ buf = buf, range = { 2, 2 }, instruction = "grow" })
+        idle()
+        ok(not first, "the first write waited for the rest of the output")
+        local want = vim.list_extend({ "head" }, answer)
+        want[#want + 1] = "tail"
+        eq(want, lines(buf))
+        hunks().act(buf, "keep_all")
+      end)
+      procs.run, live.append = run, append
+      assert(okk, err)
     end,
   },
 }

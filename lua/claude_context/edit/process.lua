@@ -201,14 +201,16 @@ local function drain()
       return
     end
     if uv.hrtime() > deadline and p.head <= p.tail then
-      flush()
       draining = true
       vim.schedule(drain)
-      return
+      return flush()
     end
   end
-  flush()
+  -- The queue starts again before the text is written: a long write polls libuv
+  -- (os_breakcheck), and the lines that arrive in the stdout callback meanwhile go into the new
+  -- queue (and a drain of their own), not into the one emptied here.
   p.lines, p.head, p.tail = {}, 1, 0
+  flush()
 end
 
 local function on_stdout(p, data)
