@@ -219,15 +219,21 @@ function M.turns()
   return out
 end
 
----A source of several: the words of each (a function returning words, or a list).
+---A source of several: the words of each (a function returning words, or a list), each word
+---once (a running session's id is also a conversation's).
 ---@param ... (fun(): string[])|string[]
 ---@return fun(): string[]
 function M.any(...)
   local sources = { ... }
   return function()
-    local out = {}
+    local out, seen = {}, {}
     for _, s in ipairs(sources) do
-      vim.list_extend(out, type(s) == "function" and s() or s)
+      for _, w in ipairs(type(s) == "function" and s() or s) do
+        if not seen[w] then
+          seen[w] = true
+          out[#out + 1] = w
+        end
+      end
     end
     return out
   end

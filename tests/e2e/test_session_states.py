@@ -87,7 +87,11 @@ def test_a_session_goes_working_then_done_then_waiting(make_bridge, claude, mode
     assert done["prompt"] == "write a note", done
     assert done["files"] == [str(note)], done
     assert done["files_changed"] == 1
-    states = [e["state"] for e in b.lua("return _G.session_events")]
+    # The list above is the library's, which knows "done" as the hook arrives; the event fires
+    # when the main thread takes the change from the bridge, a moment later on a loaded machine.
+    states = wait_until(
+        lambda: (st := [e["state"] for e in b.lua("return _G.session_events")]) and "done" in st and st,
+        WAIT, 0.1, "the done event")
     assert "working" in states and states.index("working") < states.index("done"), states
     turns = b.lua("return require('claude_context').turns()")
     assert len(turns) == 1 and turns[0]["files"] == [str(note)] and turns[0]["prompt"] == "write a note", turns

@@ -33,6 +33,18 @@ end
 
 return {
   {
+    "complete.any: each word once, in the order its sources give (a session id that is also a conversation's)",
+    function()
+      local any = require("claude_context.complete").any
+      eq(
+        { "a", "b", "c" },
+        any({ "a", "b" }, function()
+          return { "b", "c", "a" }
+        end)()
+      )
+    end,
+  },
+  {
     "branches and worktrees are read from the repository's files (packed refs too, nested names)",
     function()
       local dir = repo()

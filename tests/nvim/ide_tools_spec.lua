@@ -336,6 +336,36 @@ return {
     end,
   },
   {
+    "openFile: the buffer it loads is Neovim's own read: :checktime reloads it after Claude writes the file (its time was recorded: a write over a newer file asks too), BufRead ran in it",
+    function()
+      local f = dir .. "/reloaded.txt"
+      write(f, "before\n")
+      vim.cmd.enew()
+      local other = vim.api.nvim_get_current_buf()
+      local seen
+      local au = vim.api.nvim_create_autocmd("BufReadPost", {
+        pattern = "*/reloaded.txt",
+        callback = function(ev)
+          seen = { ev.buf, vim.api.nvim_get_current_buf() }
+        end,
+      })
+      eq({ "Opened file: " .. f }, texts(h.call("openFile", { filePath = f, startLine = 1 })))
+      vim.api.nvim_del_autocmd(au)
+      local buf = vim.fn.bufnr(f)
+      ok(buf ~= other, "a buffer of its own")
+      eq({ buf, buf }, seen, "BufReadPost ran with the file's buffer current")
+      -- Claude edits the file on disk (a second later: a new mtime even on a coarse clock).
+      vim.uv.sleep(1100)
+      write(f, "after\n")
+      local autoread = vim.o.autoread
+      vim.o.autoread = true
+      vim.cmd("checktime")
+      eq({ "after" }, vim.api.nvim_buf_get_lines(buf, 0, -1, false), "reloaded")
+      vim.o.autoread = autoread
+      vim.api.nvim_buf_delete(buf, { force = true })
+    end,
+  },
+  {
     "openDiff: :w in the proposal accepts with the person's edits; nothing is written",
     function()
       local f = dir .. "/accept.txt"

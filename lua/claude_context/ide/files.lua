@@ -109,23 +109,6 @@ function M.split(text)
   return lines, eol, crlf
 end
 
----Puts `lines` into `buf` as the text read from its file: not undoable, not modified, with the
----file's line endings.
----@param buf integer
----@param lines string[]
----@param eol boolean
----@param crlf boolean?
-local function fill(buf, lines, eol, crlf)
-  local bo = vim.bo[buf]
-  local undolevels = bo.undolevels
-  bo.undolevels = -1
-  vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines)
-  bo.undolevels = undolevels
-  bo.fileformat = crlf and "dos" or "unix"
-  bo.endofline = eol
-  bo.modified = false
-end
-
 ---Whether `err` (from `read_lines`) says nothing is at the path.
 ---@param err string?
 ---@return boolean
@@ -133,9 +116,10 @@ local function is_missing(err)
   return type(err) == "string" and (err:match("^ENOENT") or err:match("^ENOTDIR")) ~= nil
 end
 
----The loaded, listed buffer of `path` without Neovim opening the path: the buffer that has it
----loaded (`opts.buf`, else the one named `path`), or one loaded with the lines `read_lines`
----read (at most `opts.max` bytes). Returns nil, why not and whether nothing is at the path.
+---The loaded, listed buffer of `path`: the buffer that has it loaded (`opts.buf`, else the one
+---named `path`), or one Neovim loads once `read_lines` read a regular file there (at most
+---`opts.max` bytes, judged on the descriptor). Returns nil, why not and whether nothing is at
+---the path.
 ---@param path string absolute
 ---@param opts {buf?: integer, max?: integer}?
 ---@return integer? buf, string? err, boolean? missing
@@ -149,47 +133,27 @@ function M.load_buffer(path, opts)
     if not st then
       return nil, why or ("%s: no such file or directory"):format(path), why == nil
     end
-    local lines, eol, crlf = M.read_lines(path, opts.max)
+    local lines, err = M.read_lines(path, opts.max)
     if not lines then
       -- (No buffer is made for what was refused.)
-      return nil, tostring(eol), is_missing(eol --[[@as string]])
+      return nil, tostring(err), is_missing(err --[[@as string]])
     end
+    -- A regular file, judged on its descriptor: Neovim's own read loads the buffer now (it
+    -- records the file's time, so `:checktime` and 'autoread' reload it and a write over a
+    -- newer file warns; it reads the undo file, sets 'readonly', runs BufRead in the buffer).
+    -- A filler by BufReadCmd would leave none of that (a buffer never reloaded, Claude's later
+    -- edit overwritten by the next :w). What is left: a FIFO swapped in between this read and
+    -- Neovim's open, microseconds apart.
     buf = buf or vim.fn.bufadd(path)
-    vim.bo[buf].buflisted = true
     if not vim.api.nvim_buf_is_loaded(buf) then
-      local ok, err = M.read_into(buf, lines, eol == true, crlf)
+      local ok, err = pcall(vim.fn.bufload, buf)
       if not ok then
-        return nil, err
+        return nil, tostring(err)
       end
     end
   end
   vim.bo[buf].buflisted = true
   return buf
-end
-
----Loads `buf` with `lines` as if read from its file: a buffer-local `BufReadCmd` in place of
----Neovim's read, then its `BufReadPost` autocommands. Returns whether it loaded, or false and why.
----@param buf integer
----@param lines string[]
----@param eol boolean
----@param crlf boolean?
----@return boolean ok, string? err
-function M.read_into(buf, lines, eol, crlf)
-  local id = vim.api.nvim_create_autocmd("BufReadCmd", {
-    buffer = buf,
-    once = true,
-    callback = function()
-      fill(buf, lines, eol, crlf)
-    end,
-  })
-  local ok, err = pcall(vim.fn.bufload, buf)
-  -- (Gone once it ran; a load that failed before it leaves none behind.)
-  pcall(vim.api.nvim_del_autocmd, id)
-  if not ok then
-    return false, tostring(err)
-  end
-  pcall(vim.api.nvim_exec_autocmds, "BufReadPost", { buffer = buf })
-  return true
 end
 
 ---Opens `path` in the current window (with `opts.mods`, `:tab`, `:vertical`, `:aboveleft`…, in
