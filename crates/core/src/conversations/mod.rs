@@ -358,7 +358,10 @@ pub fn list_since(
 ) -> Result<since::Reply, ConversationError> {
     let seen = list_in(opts, pool.map(|p| &p.0), |fp| answers.same(opts, since, fp))?;
     Ok(match seen {
-        None => since::Reply::Unchanged { generation: since },
+        None => {
+            answers.touch(opts);
+            since::Reply::Unchanged { generation: since }
+        }
         Some((list, fp)) => answers.answer(opts, list, since, fp),
     })
 }

@@ -81,6 +81,15 @@ impl Answers {
                 .is_some_and(|l| l.generation == since && l.seen == *seen)
     }
 
+    /// Marks listing `opts` used now (an "unchanged" answer made before any entry was built):
+    /// the listings kept are forgotten oldest-used first, and a steady one is the most used.
+    pub fn touch(&mut self, opts: &ListOptions) {
+        self.counter += 1;
+        if let Some(l) = self.last.get_mut(&Key::of(opts)) {
+            l.used = self.counter;
+        }
+    }
+
     /// What to answer a caller of listing `opts` that holds generation `since` (0: none),
     /// `list` being the listing now (newest first) and `seen` what it saw; remembers `list` as
     /// the listing's last.
@@ -296,5 +305,22 @@ mod tests {
             a.answer(&opts(&format!("/p{i}")), vec![conv("a", 1, 1)], 0, fp(1));
         }
         assert_eq!(a.last.len(), KEPT);
+    }
+
+    #[test]
+    fn a_listing_answered_unchanged_early_is_kept_as_used() {
+        let mut a = Answers::default();
+        let steady = opts("/steady");
+        let g = generation(&a.answer(&steady, vec![conv("a", 1, 1)], 0, fp(1)));
+        for i in 0..(KEPT + 5) {
+            a.answer(&opts(&format!("/p{i}")), vec![conv("a", 1, 1)], 0, fp(1));
+            // The steady listing is asked again and answered before any entry is made.
+            assert!(a.same(&steady, g, &fp(1)));
+            a.touch(&steady);
+        }
+        assert!(
+            a.same(&steady, g, &fp(1)),
+            "the most used listing was forgotten"
+        );
     }
 }
