@@ -166,21 +166,50 @@ local function take(key, ans)
   return k.list
 end
 
----A copy of `list` (each entry too) for the caller, `running` set for the sessions `live` has.
+---A copy of `list` (each entry too) for the caller: what it changes is not the kept list.
 ---@param list claude_context.Conversation[]
----@param live table<string, boolean>
 ---@return claude_context.Conversation[]
-local function handed_out(list, live)
+local function handed_out(list)
   local out = {}
   for i, c in ipairs(list) do
     local e = {}
     for k, v in pairs(c) do
       e[k] = v
     end
-    e.running = c.running or live[c.id] == true
     out[i] = e
   end
   return out
+end
+
+---The list the library answered (`ans`) as the caller gets it: the kept list's copy for a
+---listing (`key`), `running` set for the sessions running now; nil when the answer speaks of a
+---generation not kept here (ask again for the whole list).
+---@param key string?
+---@param ans claude_context.ConversationsReply|claude_context.Conversation[]|string
+---@param mine boolean whether the list is this project's listing (`M.ids` then)
+---@return claude_context.Conversation[]?
+local function answered(key, ans, mine)
+  -- A table built by the library (an older one answered JSON text).
+  if type(ans) == "string" then
+    ans = vim.json.decode(ans, { luanil = { object = true, array = true } })
+  end
+  local list = ans --[[@as claude_context.Conversation[] ]]
+  if key then
+    local whole = take(key, ans --[[@as claude_context.ConversationsReply]])
+    if not whole then
+      return nil
+    end
+    list = handed_out(whole)
+  end
+  local live, ids = M.known_running(), {}
+  for _, c in ipairs(list) do
+    c.running = c.running or live[c.id] == true
+    ids[#ids + 1] = c.id
+  end
+  if mine then
+    M.ids = ids
+  end
+  return list
 end
 
 ---Lists the conversations (see the module's doc); `on_done(list, err)` on the main thread later.
@@ -215,29 +244,13 @@ function M.list(opts, on_done)
   if key then
     req.since = kept[key] and kept[key].generation or 0
   end
-  native.conversations(vim.json.encode(req), function(err, list)
+  native.conversations(vim.json.encode(req), function(err, ans)
     if err then
       return on_done({}, err)
     end
-    -- A table built by the library (an older one answered JSON text).
-    if type(list) == "string" then
-      list = vim.json.decode(list, { luanil = { object = true, array = true } })
-    end
-    local live = M.known_running()
-    if key then
-      local whole = take(key, list)
-      if not whole then
-        return M.list(opts, on_done)
-      end
-      list = handed_out(whole, live)
-    end
-    local ids = {}
-    for _, c in ipairs(list) do
-      c.running = c.running or live[c.id] == true
-      ids[#ids + 1] = c.id
-    end
-    if not req.all and not req.query then
-      M.ids = ids
+    local list = answered(key, ans, not req.all and not req.query)
+    if not list then
+      return M.list(opts, on_done)
     end
     on_done(list)
   end)
