@@ -24,6 +24,7 @@ use rmcp::model::{
     PromptsCapability, ProtocolVersion, ServerCapabilities, ToolsCapability,
 };
 use serde_json::{json, Map, Value};
+use std::borrow::Cow;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
@@ -178,68 +179,71 @@ pub async fn handle_message(
     v: Parsed,
     inflight: &Inflight,
 ) -> (Option<String>, Vec<PeerEvent>) {
-    let mut events = Vec::new();
-    let reply = match v {
-        Parsed::Other(Value::Array(items)) if items.is_empty() => Some(
-            error_response(
-                &Value::Null,
-                &RpcError::new(ErrorCode::INVALID_REQUEST, "Invalid Request: empty batch"),
-            )
-            .to_string(),
-        ),
+    let one = match v {
+        // (A batch's state machine is its own: one message's does not carry it.)
         Parsed::Other(Value::Array(items)) => {
-            let cap = shared.config.max_message_size;
-            let n = items.len();
-            let mut answers = futures_util::stream::iter(items)
-                .map(|m| handle_value_in(shared, m, inflight))
-                .buffered(BATCH_CONCURRENCY);
-            let mut out = String::from("[");
-            let mut too_big = false;
-            let mut since_yield = 0u32;
-            while let Some((r, ev)) = answers.next().await {
-                events.extend(ev);
-                if let Some(r) = r {
-                    if out.len() > 1 {
-                        out.push(',');
-                    }
-                    out.push_str(&r);
-                    if out.len() > cap {
-                        too_big = true;
-                        break;
-                    }
-                }
-                since_yield += 1;
-                if since_yield == 64 {
-                    since_yield = 0;
-                    // Share the worker with other connections during a long batch.
-                    tokio::task::yield_now().await;
-                }
+            return Box::pin(batch(shared, items, inflight)).await
+        }
+        Parsed::Call(c) => Message::Call(c),
+        Parsed::One(m) => Message::One(m),
+        Parsed::Other(_) => Message::NotObject,
+    };
+    handle_one(shared, one, inflight).await
+}
+
+/// A batch: its entries [`BATCH_CONCURRENCY`] at a time, their answers one message (see
+/// [`handle_message`]).
+async fn batch(
+    shared: &Service,
+    items: Vec<Value>,
+    inflight: &Inflight,
+) -> (Option<String>, Vec<PeerEvent>) {
+    let mut events = Vec::new();
+    if items.is_empty() {
+        let e = RpcError::new(ErrorCode::INVALID_REQUEST, "Invalid Request: empty batch");
+        return (Some(error_response(&Value::Null, &e).to_string()), events);
+    }
+    let cap = shared.config.max_message_size;
+    let n = items.len();
+    let mut answers = futures_util::stream::iter(items)
+        .map(|m| handle_value_in(shared, m, inflight))
+        .buffered(BATCH_CONCURRENCY);
+    let mut out = String::from("[");
+    let mut too_big = false;
+    let mut since_yield = 0u32;
+    while let Some((r, ev)) = answers.next().await {
+        events.extend(ev);
+        if let Some(r) = r {
+            if out.len() > 1 {
+                out.push(',');
             }
-            if too_big {
-                let e = RpcError::new(
-                    ErrorCode::INVALID_REQUEST,
-                    format!(
-                        "Invalid Request: the answers to this batch of {n} messages exceed \
-                         {cap} bytes (max_message_size); send fewer requests per batch"
-                    ),
-                );
-                Some(error_response(&Value::Null, &e).to_string())
-            } else if out.len() > 1 {
-                out.push(']');
-                Some(out)
-            } else {
-                None
+            out.push_str(&r);
+            if out.len() > cap {
+                too_big = true;
+                break;
             }
         }
-        v => {
-            let one = match v {
-                Parsed::One(m) => Ok(m),
-                Parsed::Other(v) => Err(v),
-            };
-            let (r, ev) = handle_one(shared, one, inflight).await;
-            events.extend(ev);
-            r
+        since_yield += 1;
+        if since_yield == 64 {
+            since_yield = 0;
+            // Share the worker with other connections during a long batch.
+            tokio::task::yield_now().await;
         }
+    }
+    let reply = if too_big {
+        let e = RpcError::new(
+            ErrorCode::INVALID_REQUEST,
+            format!(
+                "Invalid Request: the answers to this batch of {n} messages exceed \
+                 {cap} bytes (max_message_size); send fewer requests per batch"
+            ),
+        );
+        Some(error_response(&Value::Null, &e).to_string())
+    } else if out.len() > 1 {
+        out.push(']');
+        Some(out)
+    } else {
+        None
     };
     (reply, events)
 }
@@ -256,13 +260,52 @@ pub async fn handle_value_in(
     v: Value,
     inflight: &Inflight,
 ) -> (Option<String>, Vec<PeerEvent>) {
-    handle_one(shared, Incoming::of(v), inflight).await
+    let msg = match Incoming::of(v) {
+        Ok(m) => Message::One(m),
+        Err(_) => Message::NotObject,
+    };
+    handle_one(shared, msg, inflight).await
 }
 
-/// Handles one message's members (`Err`: a message that is not an object).
+/// One message as read: a `tools/call` read straight from its text, an object's members, or
+/// JSON that is not an object. (On the stack for one message, as [`Parsed`].)
+#[allow(clippy::large_enum_variant)]
+enum Message {
+    Call(incoming::Call),
+    One(Incoming),
+    NotObject,
+}
+
+/// A request's or notification's params: as a `Value`, or a `tools/call`'s name and arguments
+/// already read (see [`incoming::Call`]).
+enum Params {
+    Value(Option<Value>),
+    Call { name: String, arguments: Value },
+}
+
+impl Params {
+    /// The params as a `Value` (only `tools/call` ever has [`Params::Call`]).
+    fn value(&self) -> Option<&Value> {
+        match self {
+            Params::Value(v) => v.as_ref(),
+            Params::Call { .. } => None,
+        }
+    }
+
+    fn into_value(self) -> Option<Value> {
+        match self {
+            Params::Value(v) => v,
+            Params::Call { name, arguments } => {
+                Some(json!({ "name": name, "arguments": arguments }))
+            }
+        }
+    }
+}
+
+/// Handles one message.
 async fn handle_one(
     shared: &Service,
-    msg: Result<Incoming, Value>,
+    msg: Message,
     inflight: &Inflight,
 ) -> (Option<String>, Vec<PeerEvent>) {
     let mut events = Vec::new();
@@ -271,21 +314,27 @@ async fn handle_one(
         Err(reply) => return (reply.map(|r| json_text(&r)), events),
     };
     let Some(id) = id else {
-        notification(&method, params.as_ref(), &mut events, inflight);
+        notification(&method, params.value(), &mut events, inflight);
         return (None, events);
     };
     let root = inflight.root();
     let link = inflight.link();
     if method == "initialize" {
         let caps = params
-            .as_ref()
+            .value()
             .and_then(|p| p.get("capabilities"))
             .cloned()
             .unwrap_or(Value::Null);
         link.set_capabilities(caps);
     }
-    let traced = trace_start(shared, &method, params.as_ref());
-    let call = request(shared, inflight.surface(), &method, params, &mut events);
+    let traced = trace_start(shared, &method, &params);
+    let call = Box::pin(request(
+        shared,
+        inflight.surface(),
+        &method,
+        params,
+        &mut events,
+    ));
     let call = client::CLIENT.scope(link, crate::project::CONNECTION_ROOT.scope(root, call));
     let result = if method == "tools/call" {
         // The only long-running requests; a cancelled one gets no answer (MCP).
@@ -309,9 +358,9 @@ async fn handle_one(
 /// invalid request's error, or nothing for a response to one of our requests).
 #[allow(clippy::type_complexity)]
 fn read_message(
-    msg: Result<Incoming, Value>,
+    msg: Message,
     inflight: &Inflight,
-) -> Result<(Option<Value>, String, Option<Value>), Option<Value>> {
+) -> Result<(Option<Value>, Cow<'static, str>, Params), Option<Value>> {
     let invalid = |id: &Value, why: &str| {
         let e = RpcError::new(
             ErrorCode::INVALID_REQUEST,
@@ -319,8 +368,16 @@ fn read_message(
         );
         Err(Some(error_response(id, &e)))
     };
-    let Ok(mut m) = msg else {
-        return invalid(&Value::Null, "not an object");
+    let mut m = match msg {
+        Message::One(m) => m,
+        Message::NotObject => return invalid(&Value::Null, "not an object"),
+        Message::Call(c) => {
+            let params = Params::Call {
+                name: c.name,
+                arguments: c.arguments,
+            };
+            return Ok((Some(c.id), Cow::Borrowed(TOOLS_CALL), params));
+        }
     };
     let id = m.id.take();
     let reply_id = id.clone().filter(valid_id).unwrap_or(Value::Null);
@@ -331,7 +388,7 @@ fn read_message(
         return invalid(&Value::Null, "id must be a string, a number or null");
     }
     let method = match m.method.take() {
-        Some(Value::String(s)) => s,
+        Some(Value::String(s)) => Cow::Owned(s),
         None if m.result.is_some() || m.error.is_some() => {
             // A response: to one of our requests to the client (routed to its waiter), or to
             // one we never made (ignored).
@@ -344,8 +401,10 @@ fn read_message(
         }
         _ => return invalid(&reply_id, "method must be a string"),
     };
-    Ok((id, method, m.params.take()))
+    Ok((id, method, Params::Value(m.params.take())))
 }
+
+const TOOLS_CALL: &str = "tools/call";
 
 /// With log_level = "trace": when the request started and the tool it calls, for one line per
 /// request (method, tool, client, duration), so a stall can be diagnosed (which call waited,
@@ -353,13 +412,16 @@ fn read_message(
 fn trace_start(
     shared: &Service,
     method: &str,
-    params: Option<&Value>,
+    params: &Params,
 ) -> Option<(std::time::Instant, Option<String>)> {
     tracing::enabled!(tracing::Level::TRACE).then(|| {
         // Only names the bridge knows are logged: a client may send anything (even a secret).
-        let tool = (method == "tools/call")
+        let tool = (method == TOOLS_CALL)
             .then(|| {
-                let n = params?.get("name")?.as_str()?;
+                let n = match params {
+                    Params::Call { name, .. } => name.as_str(),
+                    Params::Value(p) => p.as_ref()?.get("name")?.as_str()?,
+                };
                 Some(if shared.catalog.get(n).is_some() {
                     n.to_string()
                 } else {
@@ -437,13 +499,13 @@ async fn request(
     shared: &Service,
     surface: Surface,
     method: &str,
-    params: Option<Value>,
+    params: Params,
     events: &mut Vec<PeerEvent>,
 ) -> Result<Answer, RpcError> {
-    if method == "tools/call" {
+    if method == TOOLS_CALL {
         return tools_call(shared, surface, params).await;
     }
-    request_value(shared, surface, method, params, events).map(Answer::Value)
+    request_value(shared, surface, method, params.into_value(), events).map(Answer::Value)
 }
 
 /// The answer of every request but `tools/call`.
@@ -522,14 +584,20 @@ fn initialize(params: Option<Value>, events: &mut Vec<PeerEvent>) -> Result<Valu
 async fn tools_call(
     shared: &Service,
     surface: Surface,
-    params: Option<Value>,
+    params: Params,
 ) -> Result<Answer, RpcError> {
     let invalid = |m: &str| Err(RpcError::new(ErrorCode::INVALID_PARAMS, m.to_string()));
-    let mut p = params_object(params)?;
-    let Some(Value::String(name)) = p.remove("name") else {
-        return invalid("Invalid params: tools/call needs a string 'name'");
+    let (name, arguments) = match params {
+        Params::Call { name, arguments } => (name, Some(arguments)),
+        Params::Value(params) => {
+            let mut p = params_object(params)?;
+            let Some(Value::String(name)) = p.remove("name") else {
+                return invalid("Invalid params: tools/call needs a string 'name'");
+            };
+            (name, p.remove("arguments"))
+        }
     };
-    let args = match p.remove("arguments") {
+    let args = match arguments {
         None | Some(Value::Null) => Value::Object(Map::new()),
         Some(a @ Value::Object(_)) => a,
         Some(_) => return invalid("Invalid params: 'arguments' must be an object"),
@@ -973,5 +1041,37 @@ mod tests {
         let s = shared(d.path());
         let deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
         assert_eq!(ask(&s, &deep).unwrap()["error"]["code"], -32700);
+    }
+
+    /// A `tools/call` read straight from its text is answered byte for byte as the general
+    /// way (through a `Value`) answers it, whatever its members hold.
+    #[test]
+    fn tools_call_read_straight_answers_as_the_value_way() {
+        let d = tempfile::tempdir().unwrap();
+        let s = shared(d.path());
+        let texts = [
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"getWorkspaceFolders","arguments":{}}}"#,
+            r#"{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"getWorkspaceFolders"}}"#,
+            r#"{"jsonrpc":"2.0","id":null,"method":"tools/call","params":{"name":"getWorkspaceFolders","arguments":null}}"#,
+            r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"getWorkspaceFolders","arguments":"s"}}"#,
+            r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"getWorkspaceFolders","arguments":[1]}}"#,
+            r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"noSuchTool","arguments":{}}}"#,
+            r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"_meta":{"progressToken":1},"name":"getWorkspaceFolders"}}"#,
+            r#"{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"fs-read-file","arguments":{}}}"#,
+            r#"{"jsonrpc":"2.0","id":7.5,"method":"tools/call","result":1,"params":{"name":"getWorkspaceFolders"}}"#,
+        ];
+        rt().block_on(async {
+            for t in texts {
+                assert!(
+                    matches!(parse(t), Ok(Parsed::Call(_))),
+                    "read straight: {t}"
+                );
+                let straight = handle_text(&s, t).await.0;
+                let v = serde_json::from_str(t).unwrap();
+                let general = handle_value_in(&s, v, &Inflight::default()).await.0;
+                assert!(straight.is_some(), "{t}");
+                assert_eq!(straight, general, "{t}");
+            }
+        });
     }
 }

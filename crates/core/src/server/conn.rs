@@ -16,12 +16,13 @@ use crate::mcp::{self, PeerEvent};
 use crate::state::client::Outgoing;
 use futures_util::{FutureExt, SinkExt, StreamExt};
 use serde_json::Value;
+use std::future::Future;
 use std::net::SocketAddr;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::{mpsc, Semaphore};
+use tokio::sync::{mpsc, OwnedSemaphorePermit, Semaphore};
 use tokio_tungstenite::tungstenite::handshake::server::{ErrorResponse, Request, Response};
 use tokio_tungstenite::tungstenite::http::{HeaderValue, StatusCode};
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
@@ -173,6 +174,7 @@ async fn answer(
         Err(reply) => return (Some(reply), Vec::new()),
     };
     let reply_id = match &v {
+        mcp::Parsed::Call(c) => Some(c.id.clone()),
         mcp::Parsed::One(m) => m.id.as_ref().map(|id| {
             Some(id.clone())
                 .filter(mcp::valid_id)
@@ -404,21 +406,12 @@ async fn read_loop(
         // whole budget takes all of it, so it waits until nothing else is in flight.)
         // (The message just read waits here, outside both counts.)
         let want = text.len().clamp(1, flow.max_in_bytes) as u32;
-        let bytes_permit = tokio::select! {
-            p = flow.in_bytes.clone().acquire_many_owned(want) => match p {
-                Ok(p) => p,
-                Err(_) => break,
-            },
-            _ = tx.closed() => break,
+        let Some(bytes_permit) = permits(&flow.in_bytes, want, &tx).await else {
+            break;
         };
-        let permit = tokio::select! {
-            p = flow.inflight.clone().acquire_owned() => match p {
-                Ok(p) => p,
-                Err(_) => break,
-            },
-            _ = tx.closed() => break,
+        let Some(permit) = permits(&flow.inflight, 1, &tx).await else {
+            break;
         };
-        let (started_tx, started_rx) = tokio::sync::oneshot::channel();
         let job = Job {
             shared: r.shared.clone(),
             id: r.id,
@@ -426,6 +419,7 @@ async fn read_loop(
             tx: tx.clone(),
             flow: flow.clone(),
         };
+        let fut = Box::pin(job.run(text, (permit, bytes_permit)));
         // The one before has started (or there is none): this one may start now, here. Most
         // messages (answered from snapshots, notifications, pings) finish in that first poll;
         // they then cost no task, no wake-up of another worker and no cross-thread hand-off,
@@ -441,42 +435,85 @@ async fn read_loop(
         };
         if prev_done {
             prev_started = None;
-            let mut fut = Box::pin(async move {
-                job.run(text, started_tx).await;
-                drop(permit);
-                drop(bytes_permit);
-            });
-            // Polled with the reader's context: a wake-up that arrives before the task below
-            // first polls it wakes the reader instead (harmless), and that first poll registers
-            // the task's own. A panic here is contained as a task's would be: the message is
-            // dropped (its permits with it) and the connection goes on.
-            let first = std::future::poll_fn(|cx| {
-                std::task::Poll::Ready(std::panic::catch_unwind(AssertUnwindSafe(|| {
-                    std::future::Future::poll(fut.as_mut(), cx)
-                })))
-            })
-            .await;
-            match first {
-                Ok(std::task::Poll::Ready(())) => {}
-                Ok(std::task::Poll::Pending) => {
-                    tokio::spawn(fut);
-                }
-                Err(p) => {
-                    let msg = jsonrpc::payload_text(p.as_ref());
-                    tracing::error!(panic = %msg, "message task panicked");
-                }
-            }
+            start_here(fut).await;
             continue;
         }
+        let (started_tx, started_rx) = tokio::sync::oneshot::channel();
         let after = prev_started.replace(started_rx);
         tokio::spawn(async move {
             if let Some(prev) = after {
                 let _ = prev.await;
             }
-            job.run(text, started_tx).await;
-            drop(permit);
-            drop(bytes_permit);
+            Started {
+                fut,
+                started: Some(started_tx),
+            }
+            .await
         });
+    }
+}
+
+/// `n` permits of `sem`: at once when they are free, else when they are given back; `None`
+/// when the writer ended (the client is gone) first.
+async fn permits(
+    sem: &Arc<Semaphore>,
+    n: u32,
+    tx: &mpsc::Sender<Outgoing>,
+) -> Option<OwnedSemaphorePermit> {
+    match sem.clone().try_acquire_many_owned(n) {
+        Ok(p) => return Some(p),
+        Err(tokio::sync::TryAcquireError::Closed) => return None,
+        Err(tokio::sync::TryAcquireError::NoPermits) => {}
+    }
+    tokio::select! {
+        p = sem.clone().acquire_many_owned(n) => p.ok(),
+        _ = tx.closed() => None,
+    }
+}
+
+/// Polls a message's answer once, here (with the reader's context: a wake-up that arrives
+/// before the task below first polls it wakes the reader instead, harmless, and that first
+/// poll registers the task's own); one that is not finished goes on in a task of its own. A
+/// panic here is contained as a task's would be: the message is dropped (its permits with it)
+/// and the connection goes on.
+async fn start_here(mut fut: std::pin::Pin<Box<impl Future<Output = ()> + Send + 'static>>) {
+    let first = std::future::poll_fn(|cx| {
+        std::task::Poll::Ready(std::panic::catch_unwind(AssertUnwindSafe(|| {
+            fut.as_mut().poll(cx)
+        })))
+    })
+    .await;
+    match first {
+        Ok(std::task::Poll::Ready(())) => {}
+        Ok(std::task::Poll::Pending) => {
+            tokio::spawn(fut);
+        }
+        Err(p) => {
+            let msg = jsonrpc::payload_text(p.as_ref());
+            tracing::error!(panic = %msg, "message task panicked");
+        }
+    }
+}
+
+/// A message's answer that tells `started` when it was first polled (the next message starts
+/// only then).
+struct Started<F> {
+    fut: std::pin::Pin<Box<F>>,
+    started: Option<tokio::sync::oneshot::Sender<()>>,
+}
+
+impl<F: Future> Future for Started<F> {
+    type Output = F::Output;
+
+    fn poll(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<F::Output> {
+        let r = self.fut.as_mut().poll(cx);
+        if let Some(t) = self.started.take() {
+            let _ = t.send(());
+        }
+        r
     }
 }
 
@@ -490,26 +527,16 @@ struct Job {
 }
 
 impl Job {
-    /// Answers `text`: `started` is told when the answer is first polled (the next message
-    /// starts only then), the events learned are applied, and the reply is queued within the
-    /// connection's outgoing byte budget.
-    async fn run(self, text: Utf8Bytes, started: tokio::sync::oneshot::Sender<()>) {
+    /// Answers `text`: the events learned are applied, and the reply is queued within the
+    /// connection's outgoing byte budget; the message's permits (its place in the budgets of
+    /// requests in flight) are given back when it is.
+    async fn run(self, text: Utf8Bytes, permits: (OwnedSemaphorePermit, OwnedSemaphorePermit)) {
         if self.tx.is_closed() {
             return;
         }
         let s = &self.shared;
-        let mut started = Some(started);
         let large = text.len() >= super::trim::LARGE;
-        let fut = answer(s, text, &self.requests);
-        let mut fut = std::pin::pin!(fut);
-        let (reply, events) = std::future::poll_fn(|cx| {
-            let r = std::future::Future::poll(fut.as_mut(), cx);
-            if let Some(t) = started.take() {
-                let _ = t.send(());
-            }
-            r
-        })
-        .await;
+        let (reply, events) = answer(s, text, &self.requests).await;
         for ev in events {
             apply(s, self.id, ev);
         }
@@ -523,6 +550,7 @@ impl Job {
         if large {
             s.trimmer.request();
         }
+        drop(permits);
     }
 }
 
