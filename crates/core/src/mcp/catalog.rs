@@ -7,7 +7,6 @@
 use crate::tools::{Entry, ToolDef};
 use rmcp::model::Tool;
 use serde_json::{json, Map, Value};
-use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
 
 /// Which door a client came in by: it decides the tools it sees.
@@ -60,12 +59,14 @@ impl Surface {
 /// The tools and their `tools/list` answers, built once.
 pub struct Catalog {
     tools: Vec<Entry>,
-    by_name: HashMap<&'static str, usize>,
+    /// Names and aliases, sorted, with their tool's index: a binary search finds a name in
+    /// a few comparisons, where hashing it (SipHash) cost more than the rest of a lookup.
+    by_name: Vec<(&'static str, usize)>,
     /// The configured memory bank language (`memory_bank_language`): what a tool that takes a
     /// `language` gets when called without one, and the default its listed schema shows.
     language: String,
-    /// The tools whose input has a `language` property (found at first use).
-    takes_language: OnceLock<std::collections::HashSet<&'static str>>,
+    /// The tools whose input has a `language` property, sorted (found at first use).
+    takes_language: OnceLock<Vec<&'static str>>,
     /// Built at the first `tools/list` of each surface (on a bridge thread): generating ~30
     /// tools' schemas and describing them the MCP way would otherwise be done by `setup()`,
     /// on Neovim's start-up path (start-up figures: BENCHMARKS.md).
@@ -74,13 +75,19 @@ pub struct Catalog {
 
 impl Catalog {
     pub fn new(tools: Vec<Entry>) -> Catalog {
-        let mut by_name = HashMap::new();
+        let mut by_name: Vec<(&'static str, usize)> = Vec::new();
         for (i, t) in tools.iter().enumerate() {
-            by_name.insert(t.name, i);
+            by_name.push((t.name, i));
+        }
+        // (An alias never shadows a tool's own name, nor an earlier tool's alias.)
+        for (i, t) in tools.iter().enumerate() {
             for a in t.aliases {
-                by_name.entry(*a).or_insert(i);
+                if !by_name.iter().any(|(n, _)| n == a) {
+                    by_name.push((a, i));
+                }
             }
         }
+        by_name.sort_unstable();
         Catalog {
             tools,
             by_name,
@@ -105,7 +112,8 @@ impl Catalog {
     fn takes_language(&self, tool: &str) -> bool {
         self.takes_language
             .get_or_init(|| {
-                self.tools
+                let mut v: Vec<&'static str> = self
+                    .tools
                     .iter()
                     .filter(|t| {
                         t.input_schema.value()["properties"]
@@ -113,9 +121,12 @@ impl Catalog {
                             .is_some()
                     })
                     .map(|t| t.name)
-                    .collect()
+                    .collect();
+                v.sort_unstable();
+                v
             })
-            .contains(tool)
+            .binary_search(&tool)
+            .is_ok()
     }
 
     /// `args` with the configured language added when `tool` takes one and none was given.
@@ -151,7 +162,11 @@ impl Catalog {
     }
 
     pub fn get(&self, name: &str) -> Option<&Entry> {
-        self.by_name.get(name).map(|&i| &self.tools[i])
+        let i = self
+            .by_name
+            .binary_search_by(|(n, _)| (*n).cmp(name))
+            .ok()?;
+        Some(&self.tools[self.by_name[i].1])
     }
 
     /// The tools listed on some door (every tool but the hook tool's).
