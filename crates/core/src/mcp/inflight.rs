@@ -12,6 +12,7 @@ use std::collections::HashMap;
 use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
+use std::task::Poll;
 
 /// The cancellable requests of one connection, and the surface it connected to.
 #[derive(Default)]
@@ -81,7 +82,17 @@ impl Inflight {
     }
 
     /// Runs `fut` as the request `id`; `None` when it was cancelled before it finished.
+    ///
+    /// Most requests finish in their first poll (answered from the editor's snapshot): they
+    /// never enter the registry. One that waits is registered before that first poll returns,
+    /// so before its connection reads anything after it (a `notifications/cancelled` for it
+    /// included).
     pub async fn run<F: Future>(&self, id: &Value, fut: F) -> Option<F::Output> {
+        let mut fut = std::pin::pin!(fut);
+        let first = std::future::poll_fn(|cx| Poll::Ready(fut.as_mut().poll(cx))).await;
+        if let Poll::Ready(out) = first {
+            return Some(out);
+        }
         let seq = self.next.fetch_add(1, Ordering::Relaxed);
         let (handle, reg) = AbortHandle::new_pair();
         self.lock().insert(seq, (id.to_string(), handle));
