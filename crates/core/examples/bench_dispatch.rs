@@ -1,14 +1,21 @@
 //! `handle_text` of one pipelined-call message in process, no transport: what answering a
 //! `getWorkspaceFolders` call costs the bridge's dispatch (BENCHMARKS.md, "At the line").
 //!
-//!     cargo run --release -p claude-context-core --example bench_dispatch
+//!     cargo run --release -p claude-context-core --example bench_dispatch [-- CALLS]
+//!
+//! (CALLS, 300,000 by default: fewer for a run under `valgrind --tool=cachegrind`, whose
+//! instruction count does not move with the shared machine's noise.)
 use claude_context_core::config::Config;
 use claude_context_core::editor::{EditorState, NoEditor};
 use claude_context_core::mcp::{handle_text, Service};
 use claude_context_core::state::State;
 use std::sync::Arc;
 fn main() {
-    // The same call bench_rpc pipelines, 20,000 times to warm up, then 300,000 timed.
+    // The same call bench_rpc pipelines, 20,000 times to warm up, then CALLS timed.
+    let n: usize = std::env::args()
+        .nth(1)
+        .and_then(|a| a.parse().ok())
+        .unwrap_or(300_000);
     let d = tempfile::tempdir().unwrap();
     let st = EditorState {
         cwd: Some(d.path().to_path_buf()),
@@ -28,7 +35,6 @@ fn main() {
         for _ in 0..20000 {
             let _ = handle_text(&svc, msg).await;
         }
-        let n = 300000;
         let t = std::time::Instant::now();
         let mut len = 0;
         for _ in 0..n {
