@@ -59,9 +59,10 @@ impl Surface {
 /// The tools and their `tools/list` answers, built once.
 pub struct Catalog {
     tools: Vec<Entry>,
-    /// Names and aliases, sorted, with their tool's index: a binary search finds a name in
-    /// a few comparisons, where hashing it (SipHash) cost more than the rest of a lookup.
-    by_name: Vec<(&'static str, usize)>,
+    /// Names and aliases, with their tool's index. (FxHash: the keys are the registry's own,
+    /// so a client's names can only miss, never crowd a bucket; SipHash of the name cost more
+    /// than the rest of a call's lookup.)
+    by_name: rustc_hash::FxHashMap<&'static str, usize>,
     /// The configured memory bank language (`memory_bank_language`): what a tool that takes a
     /// `language` gets when called without one, and the default its listed schema shows.
     language: String,
@@ -75,19 +76,13 @@ pub struct Catalog {
 
 impl Catalog {
     pub fn new(tools: Vec<Entry>) -> Catalog {
-        let mut by_name: Vec<(&'static str, usize)> = Vec::new();
+        let mut by_name = rustc_hash::FxHashMap::default();
         for (i, t) in tools.iter().enumerate() {
-            by_name.push((t.name, i));
-        }
-        // (An alias never shadows a tool's own name, nor an earlier tool's alias.)
-        for (i, t) in tools.iter().enumerate() {
+            by_name.insert(t.name, i);
             for a in t.aliases {
-                if !by_name.iter().any(|(n, _)| n == a) {
-                    by_name.push((a, i));
-                }
+                by_name.entry(*a).or_insert(i);
             }
         }
-        by_name.sort_unstable();
         Catalog {
             tools,
             by_name,
@@ -162,11 +157,7 @@ impl Catalog {
     }
 
     pub fn get(&self, name: &str) -> Option<&Entry> {
-        let i = self
-            .by_name
-            .binary_search_by(|(n, _)| (*n).cmp(name))
-            .ok()?;
-        Some(&self.tools[self.by_name[i].1])
+        self.by_name.get(name).map(|&i| &self.tools[i])
     }
 
     /// The tools listed on some door (every tool but the hook tool's).

@@ -261,18 +261,17 @@ pub async fn handle_value_in(
     inflight: &Inflight,
 ) -> (Option<String>, Vec<PeerEvent>) {
     let msg = match Incoming::of(v) {
-        Ok(m) => Message::One(m),
+        Ok(m) => Message::One(Box::new(m)),
         Err(_) => Message::NotObject,
     };
     handle_one(shared, msg, inflight).await
 }
 
 /// One message as read: a `tools/call` read straight from its text, an object's members, or
-/// JSON that is not an object. (On the stack for one message, as [`Parsed`].)
-#[allow(clippy::large_enum_variant)]
+/// JSON that is not an object (boxed as in [`Parsed`]).
 enum Message {
-    Call(incoming::Call),
-    One(Incoming),
+    Call(Box<incoming::Call>),
+    One(Box<Incoming>),
     NotObject,
 }
 
@@ -602,11 +601,8 @@ async fn tools_call(
         Some(a @ Value::Object(_)) => a,
         Some(_) => return invalid("Invalid params: 'arguments' must be an object"),
     };
-    if shared
-        .catalog
-        .get(&name)
-        .is_some_and(|t| surface == Surface::Mcp && !surface.offers(t))
-    {
+    let tool = shared.catalog.get(&name);
+    if tool.is_some_and(|t| surface == Surface::Mcp && !surface.offers(t)) {
         return invalid(&format!(
             "{} belongs to Claude Code's IDE connection (the lock file's URL); it is not offered \
              at {}",
@@ -614,7 +610,7 @@ async fn tools_call(
             catalog::MCP_PATH
         ));
     }
-    let outcome = run_tool_on(shared, surface, &name, args).await?;
+    let outcome = run_tool_on(shared, surface, tool, &name, args).await?;
     finish(outcome, answer::tool_answer)
 }
 
@@ -652,18 +648,21 @@ pub async fn call_tool_on(
     name: &str,
     args: Value,
 ) -> Result<Value, RpcError> {
-    let outcome = run_tool_on(shared, surface, name, args).await?;
+    let tool = shared.catalog.get(name);
+    let outcome = run_tool_on(shared, surface, tool, name, args).await?;
     finish(outcome, tool_result)
 }
 
-/// Runs tool `name` for a client of `surface` (an unknown one: -32602), containing panics.
+/// Runs `tool`, the catalog's entry of `name`, for a client of `surface` (none, or one not
+/// offered there: -32602), containing panics.
 async fn run_tool_on(
     shared: &Service,
     surface: Surface,
+    tool: Option<&crate::tools::Entry>,
     name: &str,
     args: Value,
 ) -> Result<Result<ToolOutput, ToolError>, RpcError> {
-    let Some(tool) = shared.catalog.get(name).filter(|t| surface.offers(t)) else {
+    let Some(tool) = tool.filter(|t| surface.offers(t)) else {
         return Err(RpcError::new(
             ErrorCode::INVALID_PARAMS,
             format!("Unknown tool: {}", shorten(name, NAME_ECHO)),
