@@ -132,11 +132,16 @@ pub fn reply_text(r: Value) -> String {
 /// `{"jsonrpc":"2.0","id":…,"result":…}` around a result's JSON text, in the order
 /// serde_json writes a response's keys.
 pub fn result_envelope(id: &Value, result: &str) -> String {
-    let id = json_text(id);
-    let mut out = String::with_capacity(result.len() + id.len() + 32);
-    out.push_str("{\"jsonrpc\":\"2.0\",\"id\":");
-    out.push_str(&id);
-    out.push_str(",\"result\":");
+    use std::fmt::Write;
+    const HEAD: &str = "{\"jsonrpc\":\"2.0\",\"id\":";
+    const MID: &str = ",\"result\":";
+    // (An id as a client sends one is short; one longer than this costs a reallocation.)
+    let id_room = 24;
+    let mut out = String::with_capacity(HEAD.len() + id_room + MID.len() + result.len() + 1);
+    out.push_str(HEAD);
+    // (`Value`'s Display is its compact JSON, written in place.)
+    let _ = write!(out, "{id}");
+    out.push_str(MID);
     out.push_str(result);
     out.push('}');
     out
@@ -194,6 +199,26 @@ pub fn shorten(s: &str, max: usize) -> std::borrow::Cow<'_, str> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// The envelope is written once into room made for it: a reply's text was written,
+    /// outgrew its buffer by one byte and was copied into a new one, on every call.
+    #[test]
+    fn result_envelope_is_written_into_its_room() {
+        let result = r#"{"content":[{"type":"text","text":"x"}]}"#;
+        for id in [json!(7), json!("request-17"), Value::Null] {
+            let out = result_envelope(&id, result);
+            assert_eq!(
+                out,
+                json_text(&response(id.clone(), serde_json::from_str(result).unwrap()))
+            );
+            assert!(
+                out.capacity() - out.len() <= 24,
+                "{id}: {} of {}",
+                out.len(),
+                out.capacity()
+            );
+        }
+    }
 
     fn response(id: Value, result: Value) -> Value {
         let mut m = serde_json::Map::new();
