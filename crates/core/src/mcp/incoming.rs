@@ -58,16 +58,23 @@ pub struct Call {
 }
 
 /// The members [`Call`] is read from (borrowed: the two fixed strings are only compared).
+/// `result` and `error` are read as the general way reads them (a `Value`), only so that what
+/// a `Value` refuses there (a lone surrogate, a number out of range, nesting past 128) is
+/// refused alike; other members are ignored, as [`Incoming`] ignores them.
 #[derive(Deserialize)]
 struct CallText<'a> {
     jsonrpc: &'a str,
     id: Value,
     method: &'a str,
     params: CallParams,
+    #[serde(default, rename = "result")]
+    _result: Option<Value>,
+    #[serde(default, rename = "error")]
+    _error: Option<Value>,
 }
 
 /// `params` as an object only (a derived struct would also take an array, by position), each
-/// member at most once.
+/// member at most once, every member read as a `Value` would read it.
 struct CallParams {
     name: String,
     arguments: Value,
@@ -96,8 +103,9 @@ impl<'de> serde::de::Visitor<'de> for CallParamsVisitor {
                 "name" if name.is_none() => name = Some(m.next_value::<String>()?),
                 "arguments" if arguments.is_none() => arguments = Some(m.next_value::<Value>()?),
                 "name" | "arguments" => return Err(A::Error::custom("named twice")),
+                // (Read as a `Value` and dropped: the general way reads the whole params so.)
                 _ => {
-                    m.next_value::<serde::de::IgnoredAny>()?;
+                    m.next_value::<Value>()?;
                 }
             }
         }
@@ -214,6 +222,22 @@ mod tests {
         ];
         for t in straight {
             assert!(matches!(parse(t), Ok(Parsed::Call(_))), "{t}");
+        }
+        // What a `Value` refuses is refused (-32700), in a member the dispatch does not read too.
+        let deep = format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"x","_meta":{}1{}}}}}"#,
+            "[".repeat(200),
+            "]".repeat(200)
+        );
+        let refused = [
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","_meta":"\ud800"}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","_meta":1e400}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x"},"result":"\udc00"}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":{"n":-1e999}}}"#,
+            &deep,
+        ];
+        for t in refused {
+            assert!(parse(t).is_err(), "{t}");
         }
         let general = [
             // a member named twice, at either level
