@@ -10,7 +10,7 @@ use futures_util::future::{AbortHandle, Abortable};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::future::Future;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::task::Poll;
 
@@ -24,6 +24,9 @@ pub struct Inflight {
     /// seq -> (JSON text of the request id, abort handle). Keyed by a sequence number so two
     /// in-flight requests that reuse an id are both cancelled.
     running: Mutex<HashMap<u64, (String, AbortHandle)>>,
+    /// [`Inflight::cancel_all`] ran (the client went away): a request that would register
+    /// after it is dropped instead. (Set and read under `running`'s lock.)
+    closed: AtomicBool,
     /// The connection's own project root (`fs-set-project-root`).
     root: crate::project::ConnectionRoot,
     /// Requests to the connection's client and its declared capabilities.
@@ -95,7 +98,14 @@ impl Inflight {
         }
         let seq = self.next.fetch_add(1, Ordering::Relaxed);
         let (handle, reg) = AbortHandle::new_pair();
-        self.lock().insert(seq, (id.to_string(), handle));
+        {
+            let mut running = self.lock();
+            // (A request handed to a task whose first poll ran while its client left.)
+            if self.closed.load(Ordering::Relaxed) {
+                return None;
+            }
+            running.insert(seq, (id.to_string(), handle));
+        }
         let _entry = Entry { owner: self, seq };
         Abortable::new(fut, reg).await.ok()
     }
@@ -109,9 +119,11 @@ impl Inflight {
         hits.len()
     }
 
-    /// Cancels every in-flight request (the client went away); returns how many there were.
+    /// Cancels every in-flight request (the client went away), and every one that would
+    /// register later; returns how many there were.
     pub fn cancel_all(&self) -> usize {
         let map = self.lock();
+        self.closed.store(true, Ordering::Relaxed);
         map.values().for_each(|(_, h)| h.abort());
         map.len()
     }
@@ -237,5 +249,24 @@ mod tests {
             assert!(flags.iter().all(|d| d.load(Ordering::SeqCst)));
             assert!(f.is_empty());
         });
+    }
+
+    /// A request whose first poll was still running when its client left (a task on another
+    /// worker) registers after `cancel_all`: it is dropped then, not left running for no one.
+    #[test]
+    fn a_request_that_waits_after_its_client_left_is_dropped() {
+        let f = Inflight::default();
+        assert_eq!(f.cancel_all(), 0);
+        let (_tx, rx) = tokio::sync::oneshot::channel::<u8>();
+        let dropped = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let out = rt().block_on(f.run(&json!(1), Tracked(dropped.clone(), rx)));
+        assert_eq!(out, None, "cancelled: no answer");
+        assert!(dropped.load(Ordering::SeqCst));
+        assert!(f.is_empty());
+        // One that finishes in its first poll still answers.
+        let (tx, rx) = tokio::sync::oneshot::channel::<u8>();
+        tx.send(4).unwrap();
+        let done = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        assert_eq!(rt().block_on(f.run(&json!(2), Tracked(done, rx))), Some(4));
     }
 }
