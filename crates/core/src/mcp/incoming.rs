@@ -145,6 +145,40 @@ impl Incoming {
     }
 }
 
+/// One message as read: a `tools/call` read straight from its text, an object's members, or
+/// JSON that is not an object (boxed as in [`Parsed`]).
+pub(super) enum Message {
+    Call(Box<Call>),
+    One(Box<Incoming>),
+    NotObject,
+}
+
+/// A request's or notification's params: as a `Value`, or a `tools/call`'s name and arguments
+/// already read (see [`Call`]).
+pub(super) enum Params {
+    Value(Option<Value>),
+    Call { name: String, arguments: Value },
+}
+
+impl Params {
+    /// The params as a `Value` (only `tools/call` ever has [`Params::Call`]).
+    pub(super) fn value(&self) -> Option<&Value> {
+        match self {
+            Params::Value(v) => v.as_ref(),
+            Params::Call { .. } => None,
+        }
+    }
+
+    pub(super) fn into_value(self) -> Option<Value> {
+        match self {
+            Params::Value(v) => v,
+            Params::Call { name, arguments } => {
+                Some(serde_json::json!({ "name": name, "arguments": arguments }))
+            }
+        }
+    }
+}
+
 /// Parses a message; a syntax error is answered with [`ParseError::reply`].
 pub fn parse(text: &str) -> Result<Parsed, ParseError> {
     // (Only an object: serde would also read an array into the members, by position.)

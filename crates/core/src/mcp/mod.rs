@@ -18,6 +18,7 @@ pub use answer::{tool_result, Answer};
 use catalog::{Catalog, Surface};
 use futures_util::{FutureExt, StreamExt};
 pub use incoming::{parse, Incoming, Parsed};
+use incoming::{Message, Params};
 pub use inflight::Inflight;
 use rmcp::model::{
     CallToolResult, ContentBlock as Content, ErrorCode, Implementation, InitializeResult,
@@ -265,40 +266,6 @@ pub async fn handle_value_in(
         Err(_) => Message::NotObject,
     };
     handle_one(shared, msg, inflight).await
-}
-
-/// One message as read: a `tools/call` read straight from its text, an object's members, or
-/// JSON that is not an object (boxed as in [`Parsed`]).
-enum Message {
-    Call(Box<incoming::Call>),
-    One(Box<Incoming>),
-    NotObject,
-}
-
-/// A request's or notification's params: as a `Value`, or a `tools/call`'s name and arguments
-/// already read (see [`incoming::Call`]).
-enum Params {
-    Value(Option<Value>),
-    Call { name: String, arguments: Value },
-}
-
-impl Params {
-    /// The params as a `Value` (only `tools/call` ever has [`Params::Call`]).
-    fn value(&self) -> Option<&Value> {
-        match self {
-            Params::Value(v) => v.as_ref(),
-            Params::Call { .. } => None,
-        }
-    }
-
-    fn into_value(self) -> Option<Value> {
-        match self {
-            Params::Value(v) => v,
-            Params::Call { name, arguments } => {
-                Some(json!({ "name": name, "arguments": arguments }))
-            }
-        }
-    }
 }
 
 /// Handles one message.
