@@ -168,15 +168,6 @@ impl Params {
             Params::Call { .. } => None,
         }
     }
-
-    pub(super) fn into_value(self) -> Option<Value> {
-        match self {
-            Params::Value(v) => v,
-            Params::Call { name, arguments } => {
-                Some(serde_json::json!({ "name": name, "arguments": arguments }))
-            }
-        }
-    }
 }
 
 /// Parses a message; a syntax error is answered with [`ParseError::reply`].

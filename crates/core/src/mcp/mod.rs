@@ -468,10 +468,13 @@ async fn request(
     params: Params,
     events: &mut Vec<PeerEvent>,
 ) -> Result<Answer, RpcError> {
-    if method == TOOLS_CALL {
-        return tools_call(shared, surface, params).await;
+    match params {
+        Params::Value(p) if method != TOOLS_CALL => {
+            request_value(shared, surface, method, p, events).map(Answer::Value)
+        }
+        // (Only a `tools/call` is ever read as `Params::Call`.)
+        params => tools_call(shared, surface, params).await,
     }
-    request_value(shared, surface, method, params.into_value(), events).map(Answer::Value)
 }
 
 /// The answer of every request but `tools/call`.
