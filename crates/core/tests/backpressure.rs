@@ -1,7 +1,8 @@
 //! A client that sends requests but stops reading the answers: the server must stop reading
-//! from it (in-flight requests capped, answers queued up to a byte budget, then the socket's
-//! buffers fill and the client's writes block) instead of buffering without bound — and once
-//! the client reads again, no answer is lost. (Alone in its own test binary so the process's
+//! from it (once the socket takes no more answers it reads no more; in-flight requests are
+//! capped and answers that waited are queued up to a byte budget; then the socket's buffers
+//! fill and the client's writes block) instead of buffering without bound — and once the
+//! client reads again, no answer is lost. (Alone in its own test binary so the process's
 //! RSS belongs to this test only.)
 // Unix only: it measures the page size and RSS through libc.
 #![cfg(unix)]
@@ -24,24 +25,40 @@ fn rss_bytes() -> u64 {
     pages * unsafe { libc::sysconf(libc::_SC_PAGESIZE) } as u64
 }
 
+/// Answers made in the reader's own poll (a small file read at once): they go to the socket
+/// from there, so when it is full the reader stops with one answer held.
 #[cfg(target_os = "linux")]
 #[test]
 fn a_client_that_stops_reading_is_not_read_and_memory_stays_bounded() {
+    stops_reading_and_resumes(8 << 10, 2 << 10, true);
+}
+
+/// Requests that wait (over 1 MiB, parsed on the blocking pool): their answers come through
+/// the connection's queue, within its byte budget; the reader stops the same way.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_client_that_stops_reading_answers_that_waited_is_not_read_either() {
+    // (A few dozen 1 MiB requests fill the socket's buffers: too few answers for the memory bound
+    // to tell anything, which the test above checks.)
+    stops_reading_and_resumes(64 << 10, 1 << 20, false);
+}
+
+#[cfg(target_os = "linux")]
+fn stops_reading_and_resumes(file: usize, pad: usize, memory: bool) {
     const INFLIGHT: usize = 8;
-    const FILE: usize = 8 << 10;
     let srv = common::start(json!({"max_inflight_per_client": INFLIGHT}));
     let line = "0123456789abcdef0123456789abcdef0123456789abcdef012345678901234\n";
-    std::fs::write(srv.root.join("big.txt"), line.repeat(FILE / line.len())).unwrap();
+    std::fs::write(srv.root.join("big.txt"), line.repeat(file / line.len())).unwrap();
     let mut c = srv.client();
     c.assert_alive();
     let one = c.tool("fs-read-file", json!({"path": "big.txt"}));
     let reply_size = one.to_string().len() + 64;
-    assert!(reply_size > 2 * FILE - 1024, "{reply_size}");
+    assert!(reply_size > 2 * file - 1024, "{reply_size}");
 
     let request = |i: usize| {
         let text = json!({"jsonrpc": "2.0", "id": i, "method": "tools/call",
             "params": {"name": "fs-read-file", "arguments": {"path": "big.txt"},
-                       "pad": "p".repeat(2 << 10)}})
+                       "pad": "p".repeat(pad)}})
         .to_string();
         common::encode(true, 0, 1, text.as_bytes(), true, None)
     };
@@ -87,20 +104,9 @@ fn a_client_that_stops_reading_is_not_read_and_memory_stays_bounded() {
     );
     let requested = written * reply_size;
 
-    // The server holds exactly the capped number of requests and at most its answer budget.
-    let deadline = Instant::now() + Duration::from_secs(10);
-    let st = loop {
-        let st = srv.server.shared().status();
-        let cl = st.clients.iter().find(|c| c.in_flight > 0).cloned();
-        if let Some(cl) = cl.filter(|c| c.in_flight == INFLIGHT) {
-            break cl;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "in-flight never reached the cap: {st:?}"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    };
+    // The server holds at most the capped number of requests and at most its answer budget.
+    let st = srv.server.shared().status().clients[0].clone();
+    assert!(st.in_flight <= INFLIGHT, "{st:?}");
     assert!(st.queued_bytes <= OUT_BYTES, "{st:?}");
     // Still capped a moment later: the server is not reading.
     std::thread::sleep(Duration::from_millis(300));
@@ -122,7 +128,7 @@ fn a_client_that_stops_reading_is_not_read_and_memory_stays_bounded() {
     let bound = (OUT_BYTES + INFLIGHT * reply_size * 3) as u64 + (24 << 20);
     assert!(grown < bound, "RSS grew {grown} bytes (bound {bound})");
     assert!(
-        requested as u64 > 2 * grown,
+        !memory || requested as u64 > 2 * grown,
         "the test must ask for more than the bound ({requested} vs {grown})"
     );
 

@@ -1,6 +1,8 @@
-//! One WebSocket connection: handshake (token, no `Origin`), a reader that dispatches each
-//! message on its own task (bounded by a per-connection semaphore, so a client that stops
-//! reading stops being read: backpressure, not memory growth), and a writer that batches.
+//! One WebSocket connection: handshake (token, no `Origin`), then one task that owns the socket
+//! (`super::socket`): it reads each message and answers it in its own poll when it can, a
+//! message that waits going on in a task of its own (bounded by a per-connection semaphore, so
+//! a client that stops reading stops being read: backpressure, not memory growth), and writes
+//! the answers in batches.
 //!
 //! Memory per connection is bounded twice over: by the count of requests in flight
 //! (`max_inflight_per_client`) and by their bytes (`max_inflight_bytes_per_client`, 256 MiB by
@@ -9,12 +11,13 @@
 //! connection holds at most the budget plus the one message just read, not
 //! `max_inflight_per_client` × `max_message_size`.
 
+use super::socket::{Read, Socket, Ws};
 use super::Shared;
 use crate::auth::AUTH_HEADER;
 use crate::jsonrpc;
 use crate::mcp::{self, PeerEvent};
 use crate::state::client::Outgoing;
-use futures_util::{FutureExt, SinkExt, StreamExt};
+use futures_util::FutureExt;
 use serde_json::Value;
 use std::future::Future;
 use std::net::SocketAddr;
@@ -149,9 +152,7 @@ pub const OUT_BYTES: usize = 8 << 20;
 /// 64 MiB of JSON does not hold up a runtime worker that other connections need.
 const PARSE_OFFLOAD: usize = 1 << 20;
 
-/// How long the reader waits to queue a close frame when the writer is stuck behind a client
-/// that does not read, and how long answers may drain after the client is gone.
-const CLOSE_QUEUE_WAIT: Duration = Duration::from_secs(1);
+/// How long answers may drain after the client is gone.
 const DRAIN_WAIT: Duration = Duration::from_secs(5);
 
 /// Runs one message: parse (off the runtime when large), dispatch, contain panics. A panic
@@ -216,10 +217,6 @@ enum Door {
     Client(mcp::catalog::Surface),
 }
 
-type Ws = tokio_tungstenite::WebSocketStream<TcpStream>;
-type Sink = futures_util::stream::SplitSink<Ws, Message>;
-type Source = futures_util::stream::SplitStream<Ws>;
-
 async fn serve(shared: Arc<Shared>, stream: TcpStream, addr: SocketAddr) {
     let Some((ws, door)) = handshake(&shared, stream, addr).await else {
         return;
@@ -228,7 +225,6 @@ async fn serve(shared: Arc<Shared>, stream: TcpStream, addr: SocketAddr) {
         Door::Hook => return super::hooks::serve(shared, ws, addr).await,
         Door::Client(surface) => surface,
     };
-    let (sink, source) = ws.split();
     let (tx, rx) = mpsc::channel::<Outgoing>(OUT_QUEUE);
     let flow = Arc::new(Flow {
         inflight: Arc::new(Semaphore::new(shared.config.max_inflight_per_client)),
@@ -250,14 +246,22 @@ async fn serve(shared: Arc<Shared>, stream: TcpStream, addr: SocketAddr) {
         addr,
         requests,
     };
-    let mut writer = tokio::spawn(write_loop(sink, rx));
-    read_loop(&registration, source, tx, flow).await;
+    let mut socket = Socket::new(ws, rx);
+    // (A panic in the reader still closes the socket properly, then goes on to be logged.)
+    let read = AssertUnwindSafe(read_loop(&registration, &mut socket, tx, flow))
+        .catch_unwind()
+        .await;
     drop(registration);
     // Let in-flight answers drain to a client that is still reading, but not forever: a client
-    // that stopped reading would otherwise keep the writer (and its socket) alive.
-    if tokio::time::timeout(DRAIN_WAIT, &mut writer).await.is_err() {
-        writer.abort();
+    // that stopped reading would otherwise keep the connection (and its socket) alive.
+    if tokio::time::timeout(DRAIN_WAIT, socket.drain())
+        .await
+        .is_err()
+    {
         tracing::info!(%addr, id, "dropped answers the client did not read");
+    }
+    if let Err(p) = read {
+        std::panic::resume_unwind(p);
     }
     tracing::info!(%addr, id, "client disconnected");
 }
@@ -306,64 +310,29 @@ async fn handshake(shared: &Shared, stream: TcpStream, addr: SocketAddr) -> Opti
     }
 }
 
-/// The writer: sends what is queued, batching whatever else is ready into one flush, until the
-/// queue closes or a close frame went out.
-async fn write_loop(mut sink: Sink, mut rx: mpsc::Receiver<Outgoing>) {
-    while let Some(first) = rx.recv().await {
-        let closing = matches!(first.msg, Message::Close(_));
-        if sink.feed(first.msg).await.is_err() {
-            break;
-        }
-        let mut n = 0;
-        while !closing && n < 64 {
-            match rx.try_recv() {
-                Ok(m) => {
-                    let c = matches!(m.msg, Message::Close(_));
-                    if sink.feed(m.msg).await.is_err() || c {
-                        break;
-                    }
-                    n += 1;
-                }
-                Err(_) => break,
-            }
-        }
-        if sink.flush().await.is_err() || closing {
-            break;
-        }
-    }
-    let _ = sink.close().await;
-}
-
-/// Queues a close frame unless the writer is stuck behind a client that does not read.
-async fn send_close(tx: &mpsc::Sender<Outgoing>, code: CloseCode, why: String) {
-    let m = Outgoing::unbudgeted(close(code, &why));
-    let _ = tokio::time::timeout(CLOSE_QUEUE_WAIT, tx.send(m)).await;
-}
-
 /// The next text message, or `None` when the connection ends (the bridge stopping, the client
 /// gone or closing, a binary message or a protocol error: answered with a close frame).
 async fn next_text(
     r: &Registration,
-    source: &mut Source,
-    tx: &mpsc::Sender<Outgoing>,
+    socket: &mut Socket,
     shutdown: &mut tokio::sync::watch::Receiver<bool>,
 ) -> Option<Utf8Bytes> {
     loop {
-        let msg = tokio::select! {
+        let read = tokio::select! {
             _ = shutdown.changed() => {
-                send_close(tx, CloseCode::Away, "editor is stopping the bridge".into()).await;
+                socket.push(close(CloseCode::Away, "editor is stopping the bridge"));
                 return None;
             }
-            // The writer ended (the client is gone): what is still buffered has no one to
-            // answer to.
-            _ = tx.closed() => return None,
-            m = source.next() => m,
+            m = std::future::poll_fn(|cx| socket.poll_read(cx)) => m,
         };
+        // (The writing side ended, the client gone: what is still buffered has no one to
+        // answer to.)
+        let Read::Msg(msg) = read else { return None };
         match msg {
             Some(Ok(Message::Text(t))) => return Some(t),
             Some(Ok(Message::Binary(_))) => {
-                let why = "binary messages are not supported".into();
-                send_close(tx, CloseCode::Unsupported, why).await;
+                let why = "binary messages are not supported";
+                socket.push(close(CloseCode::Unsupported, why));
                 return None;
             }
             Some(Ok(Message::Close(_))) | None => return None,
@@ -371,7 +340,7 @@ async fn next_text(
             Some(Err(e)) => {
                 tracing::info!(addr = %r.addr, id = r.id, error = %e, "closing connection");
                 if let Some(code) = close_code_for(&e) {
-                    send_close(tx, code, e.to_string()).await;
+                    socket.push(close(code, &e.to_string()));
                 }
                 return None;
             }
@@ -379,11 +348,11 @@ async fn next_text(
     }
 }
 
-/// The reader: each message read is answered on a task of its own, within the connection's
-/// budgets (see the module docs), until the connection ends.
+/// The reader: each message read is answered, within the connection's budgets (see the module
+/// docs), until the connection ends.
 async fn read_loop(
     r: &Registration,
-    mut source: Source,
+    socket: &mut Socket,
     tx: mpsc::Sender<Outgoing>,
     flow: Arc<Flow>,
 ) {
@@ -396,7 +365,7 @@ async fn read_loop(
     // line on that first poll (messages of PARSE_OFFLOAD bytes or more are parsed off the
     // runtime first, so for those the order is not guaranteed).
     let mut prev_started: Option<tokio::sync::oneshot::Receiver<()>> = None;
-    while let Some(text) = next_text(r, &mut source, &tx, &mut shutdown).await {
+    while let Some(text) = next_text(r, socket, &mut shutdown).await {
         #[cfg(feature = "test-tools")]
         if text.as_str().contains("\"test/panic-connection\"") {
             panic!("test/panic-connection: deliberate panic in a connection task");
@@ -406,25 +375,28 @@ async fn read_loop(
         // whole budget takes all of it, so it waits until nothing else is in flight.)
         // (The message just read waits here, outside both counts.)
         let want = text.len().clamp(1, flow.max_in_bytes) as u32;
-        let Some(bytes_permit) = permits(&flow.in_bytes, want, &tx).await else {
+        let Some(bytes_permit) = permits(&flow.in_bytes, want, socket).await else {
             break;
         };
-        let Some(permit) = permits(&flow.inflight, 1, &tx).await else {
+        let Some(permit) = permits(&flow.inflight, 1, socket).await else {
             break;
         };
-        let job = Job {
-            shared: r.shared.clone(),
-            id: r.id,
-            requests: r.requests.clone(),
+        let held = (permit, bytes_permit);
+        let answer = Box::pin(answer_message(
+            r.shared.clone(),
+            r.id,
+            r.requests.clone(),
+            text,
+        ));
+        let queue = Queue {
             tx: tx.clone(),
             flow: flow.clone(),
         };
-        let fut = Box::pin(job.run(text, (permit, bytes_permit)));
         // The one before has started (or there is none): this one may start now, here. Most
         // messages (answered from snapshots, notifications, pings) finish in that first poll;
-        // they then cost no task, no wake-up of another worker and no cross-thread hand-off,
-        // which is most of what a small message costs beyond the transport. One that waits
-        // (the editor, the disk, the blocking pool) goes on in a task of its own, as before.
+        // they then cost no task, no wake-up of another worker, no queue and no cross-thread
+        // hand-off: the answer goes to the socket from here. One that waits (the editor, the
+        // disk, the blocking pool) goes on in a task of its own, its answer through the queue.
         let prev_done = match prev_started.as_mut() {
             None => true,
             // (Closed: it ended without starting, its connection gone.)
@@ -435,7 +407,9 @@ async fn read_loop(
         };
         if prev_done {
             prev_started = None;
-            start_here(fut).await;
+            if let Some(reply) = start_here(answer, queue, held).await {
+                socket.push(Message::text(reply));
+            }
             continue;
         }
         let (started_tx, started_rx) = tokio::sync::oneshot::channel();
@@ -444,6 +418,14 @@ async fn read_loop(
             if let Some(prev) = after {
                 let _ = prev.await;
             }
+            if queue.tx.is_closed() {
+                return;
+            }
+            let fut = Box::pin(async move {
+                let reply = answer.await;
+                queue.send(reply).await;
+                drop(held);
+            });
             Started {
                 fut,
                 started: Some(started_tx),
@@ -453,12 +435,12 @@ async fn read_loop(
     }
 }
 
-/// `n` permits of `sem`: at once when they are free, else when they are given back; `None`
-/// when the writer ended (the client is gone) first.
+/// `n` permits of `sem`: at once when they are free, else when they are given back (writing
+/// meanwhile); `None` when the writing side ended (the client is gone) first.
 async fn permits(
     sem: &Arc<Semaphore>,
     n: u32,
-    tx: &mpsc::Sender<Outgoing>,
+    socket: &mut Socket,
 ) -> Option<OwnedSemaphorePermit> {
     match sem.clone().try_acquire_many_owned(n) {
         Ok(p) => return Some(p),
@@ -467,30 +449,45 @@ async fn permits(
     }
     tokio::select! {
         p = sem.clone().acquire_many_owned(n) => p.ok(),
-        _ = tx.closed() => None,
+        _ = std::future::poll_fn(|cx| socket.poll_write(cx)) => None,
     }
 }
 
+/// A message's permits (its place in the budgets of requests in flight), held until its
+/// answer is handed on.
+type Held = (OwnedSemaphorePermit, OwnedSemaphorePermit);
+
 /// Polls a message's answer once, here (with the reader's context: a wake-up that arrives
 /// before the task below first polls it wakes the reader instead, harmless, and that first
-/// poll registers the task's own); one that is not finished goes on in a task of its own. A
+/// poll registers the task's own). A finished one's answer is returned, for the reader to
+/// write; one that is not finished goes on in a task of its own, which queues its answer. A
 /// panic here is contained as a task's would be: the message is dropped (its permits with it)
 /// and the connection goes on.
-async fn start_here(mut fut: std::pin::Pin<Box<impl Future<Output = ()> + Send + 'static>>) {
+async fn start_here(
+    mut answer: std::pin::Pin<Box<impl Future<Output = Option<String>> + Send + 'static>>,
+    queue: Queue,
+    held: Held,
+) -> Option<String> {
     let first = std::future::poll_fn(|cx| {
         std::task::Poll::Ready(std::panic::catch_unwind(AssertUnwindSafe(|| {
-            fut.as_mut().poll(cx)
+            answer.as_mut().poll(cx)
         })))
     })
     .await;
     match first {
-        Ok(std::task::Poll::Ready(())) => {}
+        Ok(std::task::Poll::Ready(reply)) => reply,
         Ok(std::task::Poll::Pending) => {
-            tokio::spawn(fut);
+            tokio::spawn(async move {
+                let reply = answer.await;
+                queue.send(reply).await;
+                drop(held);
+            });
+            None
         }
         Err(p) => {
             let msg = jsonrpc::payload_text(p.as_ref());
             tracing::error!(panic = %msg, "message task panicked");
+            None
         }
     }
 }
@@ -517,40 +514,40 @@ impl<F: Future> Future for Started<F> {
     }
 }
 
-/// What answering one message needs of its connection.
-struct Job {
+/// Answers `text` for client `id`: the events learned are applied; the reply, if any, is
+/// returned.
+async fn answer_message(
     shared: Arc<Shared>,
     id: u64,
     requests: Arc<mcp::Inflight>,
+    text: Utf8Bytes,
+) -> Option<String> {
+    let large = text.len() >= super::trim::LARGE;
+    let (reply, events) = answer(&shared, text, &requests).await;
+    for ev in events {
+        apply(&shared, id, ev);
+    }
+    if large {
+        shared.trimmer.request();
+    }
+    reply
+}
+
+/// The connection's queue, for the answer of a message that waited.
+struct Queue {
     tx: mpsc::Sender<Outgoing>,
     flow: Arc<Flow>,
 }
 
-impl Job {
-    /// Answers `text`: the events learned are applied, and the reply is queued within the
-    /// connection's outgoing byte budget; the message's permits (its place in the budgets of
-    /// requests in flight) are given back when it is.
-    async fn run(self, text: Utf8Bytes, permits: (OwnedSemaphorePermit, OwnedSemaphorePermit)) {
-        if self.tx.is_closed() {
-            return;
+impl Queue {
+    /// Queues `reply` within the connection's outgoing byte budget.
+    async fn send(&self, reply: Option<String>) {
+        let Some(r) = reply else { return };
+        let want = r.len().clamp(1, OUT_BYTES) as u32;
+        if let Ok(bytes) = self.flow.out_bytes.clone().acquire_many_owned(want).await {
+            let m = Outgoing::budgeted(Message::text(r), bytes);
+            let _ = self.tx.send(m).await;
         }
-        let s = &self.shared;
-        let large = text.len() >= super::trim::LARGE;
-        let (reply, events) = answer(s, text, &self.requests).await;
-        for ev in events {
-            apply(s, self.id, ev);
-        }
-        if let Some(r) = reply {
-            let want = r.len().clamp(1, OUT_BYTES) as u32;
-            if let Ok(bytes) = self.flow.out_bytes.clone().acquire_many_owned(want).await {
-                let m = Outgoing::budgeted(Message::text(r), bytes);
-                let _ = self.tx.send(m).await;
-            }
-        }
-        if large {
-            s.trimmer.request();
-        }
-        drop(permits);
     }
 }
 

@@ -12,6 +12,7 @@ pub mod hooks;
 pub mod permissions;
 pub mod plans;
 pub mod route;
+pub(crate) mod socket;
 pub mod trim;
 
 pub use crate::auth::AUTH_HEADER;
