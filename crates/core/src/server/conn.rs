@@ -374,23 +374,23 @@ async fn read_loop(
         // bytes over max_inflight_bytes_per_client, stop reading. (A message larger than the
         // whole budget takes all of it, so it waits until nothing else is in flight.)
         // (The message just read waits here, outside both counts.)
+        // (The room is waited for here but taken only by a message that goes on waiting: one
+        // answered in its first poll below never needs it. Only this reader takes permits, so
+        // the room seen is still there when it does.)
         let want = text.len().clamp(1, flow.max_in_bytes) as u32;
-        let Some(bytes_permit) = permits(&flow.in_bytes, want, socket).await else {
+        if !room(&flow.in_bytes, want, socket).await || !room(&flow.inflight, 1, socket).await {
             break;
-        };
-        let Some(permit) = permits(&flow.inflight, 1, socket).await else {
-            break;
-        };
-        let held = (permit, bytes_permit);
+        }
         let answer = Box::pin(answer_message(
             r.shared.clone(),
             r.id,
             r.requests.clone(),
             text,
         ));
-        let queue = Queue {
+        let queue = || Queue {
             tx: tx.clone(),
             flow: flow.clone(),
+            _held: flow.take(want),
         };
         // The one before has started (or there is none): this one may start now, here. Most
         // messages (answered from snapshots, notifications, pings) finish in that first poll;
@@ -407,13 +407,14 @@ async fn read_loop(
         };
         if prev_done {
             prev_started = None;
-            if let Some(reply) = start_here(answer, queue, held).await {
+            if let Some(reply) = start_here(answer, queue).await {
                 socket.push(Message::text(reply));
             }
             continue;
         }
         let (started_tx, started_rx) = tokio::sync::oneshot::channel();
         let after = prev_started.replace(started_rx);
+        let queue = queue();
         tokio::spawn(async move {
             if let Some(prev) = after {
                 let _ = prev.await;
@@ -424,7 +425,6 @@ async fn read_loop(
             let fut = Box::pin(async move {
                 let reply = answer.await;
                 queue.send(reply).await;
-                drop(held);
             });
             Started {
                 fut,
@@ -435,27 +435,30 @@ async fn read_loop(
     }
 }
 
-/// `n` permits of `sem`: at once when they are free, else when they are given back (writing
-/// meanwhile); `None` when the writing side ended (the client is gone) first.
-async fn permits(
-    sem: &Arc<Semaphore>,
-    n: u32,
-    socket: &mut Socket,
-) -> Option<OwnedSemaphorePermit> {
-    match sem.clone().try_acquire_many_owned(n) {
-        Ok(p) => return Some(p),
-        Err(tokio::sync::TryAcquireError::Closed) => return None,
-        Err(tokio::sync::TryAcquireError::NoPermits) => {}
+/// Whether `sem` has `n` permits free: at once when it has, else once they are given back
+/// (writing meanwhile); `false` when the writing side ended (the client is gone) first.
+async fn room(sem: &Arc<Semaphore>, n: u32, socket: &mut Socket) -> bool {
+    if sem.available_permits() >= n as usize {
+        return true;
     }
     tokio::select! {
-        p = sem.clone().acquire_many_owned(n) => p.ok(),
-        _ = std::future::poll_fn(|cx| socket.poll_write(cx)) => None,
+        p = sem.acquire_many(n) => p.is_ok(),
+        _ = std::future::poll_fn(|cx| socket.poll_write(cx)) => false,
     }
 }
 
 /// A message's permits (its place in the budgets of requests in flight), held until its
 /// answer is handed on.
 type Held = (OwnedSemaphorePermit, OwnedSemaphorePermit);
+
+impl Flow {
+    /// A message's place in both budgets, once [`room`] saw it free (`None` if it was not).
+    fn take(&self, bytes: u32) -> Option<Held> {
+        let n = self.inflight.clone().try_acquire_owned().ok()?;
+        let b = self.in_bytes.clone().try_acquire_many_owned(bytes).ok()?;
+        Some((n, b))
+    }
+}
 
 /// Polls a message's answer once, here (with the reader's context: a wake-up that arrives
 /// before the task below first polls it wakes the reader instead, harmless, and that first
@@ -465,8 +468,7 @@ type Held = (OwnedSemaphorePermit, OwnedSemaphorePermit);
 /// and the connection goes on.
 async fn start_here(
     mut answer: std::pin::Pin<Box<impl Future<Output = Option<String>> + Send + 'static>>,
-    queue: Queue,
-    held: Held,
+    queue: impl FnOnce() -> Queue,
 ) -> Option<String> {
     let first = std::future::poll_fn(|cx| {
         std::task::Poll::Ready(std::panic::catch_unwind(AssertUnwindSafe(|| {
@@ -477,10 +479,10 @@ async fn start_here(
     match first {
         Ok(std::task::Poll::Ready(reply)) => reply,
         Ok(std::task::Poll::Pending) => {
+            let queue = queue();
             tokio::spawn(async move {
                 let reply = answer.await;
                 queue.send(reply).await;
-                drop(held);
             });
             None
         }
@@ -533,15 +535,18 @@ async fn answer_message(
     reply
 }
 
-/// The connection's queue, for the answer of a message that waited.
+/// The connection's queue, for the answer of a message that waited, with the message's place
+/// in the budgets of requests in flight (given back once its answer is queued).
 struct Queue {
     tx: mpsc::Sender<Outgoing>,
     flow: Arc<Flow>,
+    _held: Option<Held>,
 }
 
 impl Queue {
-    /// Queues `reply` within the connection's outgoing byte budget.
-    async fn send(&self, reply: Option<String>) {
+    /// Queues `reply` within the connection's outgoing byte budget (then drops, giving the
+    /// message's place back).
+    async fn send(self, reply: Option<String>) {
         let Some(r) = reply else { return };
         let want = r.len().clamp(1, OUT_BYTES) as u32;
         if let Ok(bytes) = self.flow.out_bytes.clone().acquire_many_owned(want).await {
