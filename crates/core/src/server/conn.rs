@@ -315,11 +315,11 @@ async fn handshake(shared: &Shared, stream: TcpStream, addr: SocketAddr) -> Opti
 async fn next_text(
     r: &Registration,
     socket: &mut Socket,
-    shutdown: &mut tokio::sync::watch::Receiver<bool>,
+    shutdown: &mut std::pin::Pin<&mut impl Future<Output = ()>>,
 ) -> Option<Utf8Bytes> {
     loop {
         let read = tokio::select! {
-            _ = shutdown.changed() => {
+            _ = shutdown.as_mut() => {
                 socket.push(close(CloseCode::Away, "editor is stopping the bridge"));
                 return None;
             }
@@ -358,7 +358,13 @@ async fn read_loop(
 ) {
     // (`r.requests`: the connection's tools/call requests, cancelled by notifications/cancelled
     // or on close.)
-    let mut shutdown = r.shared.shutdown.subscribe();
+    // (One wait for the bridge's stop, for the whole connection: a wait made per message would
+    // register with the signal and leave it again each time.)
+    let mut stop = r.shared.shutdown.subscribe();
+    let shutdown = std::pin::pin!(async move {
+        let _ = stop.changed().await;
+    });
+    let mut shutdown = shutdown;
     // Requests run concurrently, but each starts (is first polled) only after the one before it
     // has: tokio's LIFO slot would otherwise start pipelined requests in reverse, and tools that
     // queue their callers (execute_claude: one run at a time, in call order) take their place in

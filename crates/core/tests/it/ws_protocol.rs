@@ -320,3 +320,31 @@ fn endless_handshake_headers_are_cut_off_before_authentication() {
     }
     srv.client().assert_alive();
 }
+
+/// Stopping the bridge tells each connected client so with a close frame (1001, going away),
+/// also to a client whose requests are still coming.
+#[test]
+fn stopping_the_bridge_sends_connected_clients_a_going_away_close() {
+    let common::TestServer {
+        server, dir: _dir, ..
+    } = common::start(json!({}));
+    let srv_port = server.port();
+    let token = server.shared().token().to_string();
+    let mut idle = Raw::connect(srv_port, &token);
+    idle.assert_alive();
+    let mut busy = Raw::connect(srv_port, &token);
+    busy.assert_alive();
+    for i in 0..100 {
+        let text = json!({"jsonrpc": "2.0", "id": i, "method": "ping"}).to_string();
+        busy.send_text(&text).unwrap();
+    }
+    server.stop();
+    for c in [&mut idle, &mut busy] {
+        let f = c.expect_close();
+        assert_eq!(f.payload[..2], 1001u16.to_be_bytes(), "{f:?}");
+        assert!(
+            String::from_utf8_lossy(&f.payload[2..]).contains("stopping the bridge"),
+            "{f:?}"
+        );
+    }
+}
