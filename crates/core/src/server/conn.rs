@@ -634,7 +634,7 @@ impl Drop for Registration {
     fn drop(&mut self) {
         self.shared.unregister(self.id);
         // Our requests to the client end first: their waiters get an error, and the link lets
-        // go of the outgoing queue (so the writer can finish).
+        // go of the outgoing queue (so the socket can drain and close).
         self.requests.link().close();
         let cancelled = self.requests.cancel_all();
         if cancelled > 0 {

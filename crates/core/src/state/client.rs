@@ -19,8 +19,8 @@ use std::time::Duration;
 use tokio::sync::{mpsc, oneshot, OwnedSemaphorePermit};
 use tokio_tungstenite::tungstenite::Message;
 
-/// A message on its way to the client, as a connection's writer takes them. `_bytes` holds the
-/// message's share of the connection's byte budget until the writer has handed it to the socket.
+/// A message on its way to the client, as a connection's queue holds them. `_bytes` holds the
+/// message's share of the connection's byte budget until it is handed to the socket.
 pub(crate) struct Outgoing {
     pub(crate) msg: Message,
     _bytes: Option<OwnedSemaphorePermit>,
