@@ -14,21 +14,26 @@ turn (the order alternates):
   minimal one with a `send` per frame, the batched one with a flush per batch), rounds
   interleaved; the ratio ours / echo per round;
 * `bench_rpc latency 3000 300`: sequential round trips (p50), what batching must not cost;
-* an idle window (0.4 s, nothing runs) and a flood window (`bench_rpc bigflood 4194304 ping 8 1`:
-  eight connections each send one 4 MB `ping` at once), while a sampler process per Neovim
-  times `nvim_eval("1")` over its `--listen` socket every millisecond throughout the run.
+* an idle window (0.4 s, nothing runs), a flood window (`bench_rpc bigflood 4194304 ping 8 1`:
+  eight connections each send one 4 MB `ping` at once), and a control window: the same flood
+  sent to a bridge outside Neovim (the core's `serve` example, its threads at the bridge's nice
+  value) while Neovim idles; a sampler process per Neovim times `nvim_eval("1")` over its
+  `--listen` socket every millisecond throughout the run.
 
 The p99 of the samples taken during flood windows is the editor's stall; during idle windows,
-what the shared machine gives anyway. This is a benchmark, not a test: it never fails on a slow
+what the shared machine gives anyway; during control windows, what the flood's load on the
+machine (the client's and a bridge's CPU) does to an editor that has nothing to do with it. This is a benchmark, not a test: it never fails on a slow
 figure, only on a broken bridge.
 """
 
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -59,6 +64,7 @@ def main():
     run.bench_bin()
     load_start = os.getloadavg()
     nvims = []
+    control = start_control()
     try:
         for name, path in libs:
             env = run.Env()
@@ -77,7 +83,8 @@ def main():
             port = int(os.path.basename(lock).split(".")[0])
             run.run_client(port, token, "latency", 200, 50)
             nvims.append({"name": name, "env": env, "sock": sock, "nv": nv, "port": port,
-                          "token": token, "line": [], "spans": {"idle": [], "flood": []},
+                          "token": token, "line": [],
+                          "spans": {"idle": [], "flood": [], "control": []},
                           "flood_ms": []})
         for n in nvims:
             n["sampler"] = run.Sampler(n["sock"])
@@ -93,6 +100,9 @@ def main():
                 o = run.run_client(n["port"], n["token"], "bigflood", 4 << 20, "ping", 8, 1)
                 n["spans"]["flood"].append((t, time.monotonic()))
                 n["flood_ms"].append(o["total_ms"][0])
+                t = time.monotonic()
+                run.run_client(control["port"], control["token"], "bigflood", 4 << 20, "ping", 8, 1)
+                n["spans"]["control"].append((t, time.monotonic()))
                 if a.settle:
                     time.sleep(a.settle)
         for n in nvims:
@@ -106,6 +116,9 @@ def main():
                     pass
             run.stop_nvim(n["nv"], n["sock"])
             n["env"].cleanup()
+        control["p"].stdin.close()
+        control["p"].wait()
+        shutil.rmtree(control["dir"], ignore_errors=True)
     load_end = os.getloadavg()
     out = {"rounds": a.rounds, "loadavg_start": load_start, "loadavg_end": load_end, "libs": {}}
     for n in nvims:
@@ -132,6 +145,7 @@ def main():
             "cpu_ns_per_call_median": {"ours": statistics.median(cpu_o), "echo": statistics.median(cpu_e),
                                        "echo_batched": statistics.median(cpu_b)},
             "flood": run.lat_stats(within("flood")), "idle": run.lat_stats(within("idle")),
+            "control": run.lat_stats(within("control")),
             "flood_total_ms_median": statistics.median(n["flood_ms"]),
             "latency_p50_us_median": statistics.median(n["lat"]),
         }
@@ -152,12 +166,27 @@ def main():
               f"nvim_eval 8x4MB p50/p99/max {r['flood']['p50_ms']:.2f}/{r['flood']['p99_ms']:.2f}/"
               f"{r['flood']['max_ms']:.1f} ms ({r['flood']['n']}) vs idle "
               f"{r['idle']['p50_ms']:.2f}/{r['idle']['p99_ms']:.2f}/{r['idle']['max_ms']:.1f} ms "
-              f"({r['idle']['n']}); flood total median {r['flood_total_ms_median']:.0f} ms; "
+              f"({r['idle']['n']}) vs the flood sent elsewhere {r['control']['p50_ms']:.2f}/"
+              f"{r['control']['p99_ms']:.2f}/{r['control']['max_ms']:.1f} ms ({r['control']['n']}); "
+              f"flood total median {r['flood_total_ms_median']:.0f} ms; "
               f"sequential round trip p50 {r['latency_p50_us_median']:.0f} µs; "
               f"ratio median by round of a call {', '.join(f'{statistics.median(p):.2f}' for p in r['ratio_by_position'])} "
               f"(min {', '.join(f'{min(p):.2f}' for p in r['ratio_by_position'])}); "
               f"calls/s min–max: ours {min(r['ours_calls_per_s']) / 1e3:.0f}k–{max(r['ours_calls_per_s']) / 1e3:.0f}k, "
               f"echo {min(r['echo_calls_per_s']) / 1e3:.0f}k–{max(r['echo_calls_per_s']) / 1e3:.0f}k")
+
+
+def start_control():
+    """The control windows' bridge: the core's `serve` example (no Neovim), in a home of its own."""
+    serve = os.path.join(run.ROOT, "target", "release", "examples", "serve")
+    if not os.path.exists(serve):
+        sys.exit(f"{serve} is missing: run `cargo build --release --workspace --examples` (or `make bench`)")
+    d = tempfile.mkdtemp(prefix="line-control-")
+    p = subprocess.Popen([serve, "--cwd", d], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         stderr=subprocess.DEVNULL, text=True,
+                         env=dict(os.environ, CLAUDE_CONFIG_DIR=d, HOME=d))
+    info = json.loads(p.stdout.readline())
+    return {"p": p, "port": info["port"], "token": info["token"], "dir": d}
 
 
 if __name__ == "__main__":
