@@ -80,35 +80,41 @@ fn stops_reading_and_resumes(file: usize, pad: usize, memory: bool) {
     let base_rss = rss_bytes();
     c.s.set_write_timeout(Some(Duration::from_millis(1000)))
         .unwrap();
-    // Write requests, never reading, until the kernel refuses more: the server stopped reading.
+    // Write requests, never reading, until the kernel refuses more twice, 300 ms apart: the
+    // server stopped reading. (Once is not enough on a loaded machine: a server that is only
+    // slow leaves a write waiting a second too.)
     let mut written = 0usize;
-    let mut rest: Option<Vec<u8>> = None;
-    'outer: while written < 50_000 {
-        let f = request(written);
-        let mut off = 0;
-        while off < f.len() {
-            match c.s.write(&f[off..]) {
-                Ok(n) => off += n,
-                Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {
-                    rest = Some(f[off..].to_vec());
-                    break 'outer;
+    let mut pending = request(0);
+    let mut refused = 0;
+    while written < 50_000 && refused < 2 {
+        match c.s.write(&pending) {
+            Ok(n) => {
+                refused = 0;
+                pending.drain(..n);
+                if pending.is_empty() {
+                    written += 1;
+                    pending = request(written);
                 }
-                Err(e) => panic!("write failed: {e}"),
             }
+            Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {
+                refused += 1;
+                std::thread::sleep(Duration::from_millis(300));
+            }
+            Err(e) => panic!("write failed: {e}"),
         }
-        written += 1;
     }
     assert!(
-        rest.is_some(),
+        refused == 2,
         "the server kept reading: {written} requests accepted without the client reading"
     );
+    let rest = Some(pending);
     let requested = written * reply_size;
 
     // The server holds at most the capped number of requests and at most its answer budget.
     let st = srv.server.shared().status().clients[0].clone();
     assert!(st.in_flight <= INFLIGHT, "{st:?}");
     assert!(st.queued_bytes <= OUT_BYTES, "{st:?}");
-    // Still capped a moment later: the server is not reading.
+    // Still capped a moment later.
     std::thread::sleep(Duration::from_millis(300));
     let st2 = srv.server.shared().status();
     assert!(
@@ -136,7 +142,7 @@ fn stops_reading_and_resumes(file: usize, pad: usize, memory: bool) {
     // The client reads again: every answer arrives, none lost, none duplicated.
     c.s.set_write_timeout(Some(common::READ_TIMEOUT)).unwrap();
     let mut writer = c.s.try_clone().unwrap();
-    let total = written + 1; // + the one we were half-way through
+    let total = written + 1; // + the one we were half-way through (or not begun)
     let w = std::thread::spawn(move || {
         if let Some(r) = rest {
             writer.write_all(&r).unwrap();

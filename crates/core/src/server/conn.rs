@@ -320,7 +320,7 @@ async fn next_text(
     loop {
         let read = tokio::select! {
             _ = shutdown.as_mut() => {
-                socket.push(close(CloseCode::Away, "editor is stopping the bridge"));
+                socket.push_close(close(CloseCode::Away, STOPPING));
                 return None;
             }
             m = std::future::poll_fn(|cx| socket.poll_read(cx)) => m,
@@ -332,7 +332,7 @@ async fn next_text(
             Some(Ok(Message::Text(t))) => return Some(t),
             Some(Ok(Message::Binary(_))) => {
                 let why = "binary messages are not supported";
-                socket.push(close(CloseCode::Unsupported, why));
+                socket.push_close(close(CloseCode::Unsupported, why));
                 return None;
             }
             Some(Ok(Message::Close(_))) | None => return None,
@@ -340,7 +340,7 @@ async fn next_text(
             Some(Err(e)) => {
                 tracing::info!(addr = %r.addr, id = r.id, error = %e, "closing connection");
                 if let Some(code) = close_code_for(&e) {
-                    socket.push(close(code, &e.to_string()));
+                    socket.push_close(close(code, &e.to_string()));
                 }
                 return None;
             }
@@ -384,7 +384,9 @@ async fn read_loop(
         // answered in its first poll below never needs it. Only this reader takes permits, so
         // the room seen is still there when it does.)
         let want = text.len().clamp(1, flow.max_in_bytes) as u32;
-        if !room(&flow.in_bytes, want, socket).await || !room(&flow.inflight, 1, socket).await {
+        if !room(&flow.in_bytes, want, socket, &mut shutdown).await
+            || !room(&flow.inflight, 1, socket, &mut shutdown).await
+        {
             break;
         }
         let answer = Box::pin(answer_message(
@@ -442,16 +444,29 @@ async fn read_loop(
 }
 
 /// Whether `sem` has `n` permits free: at once when it has, else once they are given back
-/// (writing meanwhile); `false` when the writing side ended (the client is gone) first.
-async fn room(sem: &Arc<Semaphore>, n: u32, socket: &mut Socket) -> bool {
+/// (writing meanwhile); `false` when the writing side ended (the client is gone) or the bridge
+/// stops first.
+async fn room(
+    sem: &Arc<Semaphore>,
+    n: u32,
+    socket: &mut Socket,
+    shutdown: &mut std::pin::Pin<&mut impl Future<Output = ()>>,
+) -> bool {
     if sem.available_permits() >= n as usize {
         return true;
     }
     tokio::select! {
         p = sem.acquire_many(n) => p.is_ok(),
         _ = std::future::poll_fn(|cx| socket.poll_write(cx)) => false,
+        _ = shutdown.as_mut() => {
+            socket.push_close(close(CloseCode::Away, STOPPING));
+            false
+        }
     }
 }
+
+/// The close reason when the bridge stops.
+const STOPPING: &str = "editor is stopping the bridge";
 
 /// A message's permits (its place in the budgets of requests in flight), held until its
 /// answer is handed on.

@@ -22,7 +22,7 @@ use tokio_tungstenite::tungstenite::{Error as WsError, Message};
 
 pub(super) type Ws = tokio_tungstenite::WebSocketStream<TcpStream>;
 
-/// Messages fed before a flush even while more are waiting to be read.
+/// Messages fed, or read, before a flush even while more are waiting to be read.
 const FLUSH_EVERY: u32 = 64;
 
 /// What reading the socket gave.
@@ -44,6 +44,8 @@ pub(super) struct Socket {
     held: Option<Outgoing>,
     /// Messages fed since the last flush.
     unflushed: u32,
+    /// Messages read since the last flush.
+    read: u32,
     closing: bool,
     ended: bool,
 }
@@ -57,13 +59,24 @@ impl Socket {
             local: VecDeque::new(),
             held: None,
             unflushed: 0,
+            read: 0,
             closing: false,
             ended: false,
         }
     }
 
-    /// Queues `msg` to go out ahead of anything not yet taken from the queue.
+    /// Queues an answer made by the reader, to go out ahead of anything not yet taken from the
+    /// queue.
     pub(super) fn push(&mut self, msg: Message) {
+        self.local.push_back(Outgoing::unbudgeted(msg));
+    }
+
+    /// Queues a close frame after everything queued so far (answers already in the queue go
+    /// out before it; nothing after it does).
+    pub(super) fn push_close(&mut self, msg: Message) {
+        while let Ok(m) = self.rx.try_recv() {
+            self.local.push_back(m);
+        }
         self.local.push_back(Outgoing::unbudgeted(msg));
     }
 
@@ -121,6 +134,7 @@ impl Socket {
                 Poll::Pending => return Poll::Pending,
             }
         }
+        self.read = 0;
         if self.closing && self.unflushed == 0 {
             self.ended = true;
         }
@@ -146,8 +160,14 @@ impl Socket {
         if self.feed(cx).is_ready() {
             return Poll::Ready(Read::WriterEnded);
         }
+        // (A long run of messages that need no answer, or that are read from what tungstenite
+        // has buffered already, does not hold back what was fed before them.)
+        if self.read >= FLUSH_EVERY && self.flush(cx).is_ready() {
+            return Poll::Ready(Read::WriterEnded);
+        }
         if self.held.is_none() && !self.closing {
             if let Poll::Ready(m) = Pin::new(&mut self.ws).poll_next(cx) {
+                self.read = self.read.saturating_add(1);
                 return Poll::Ready(Read::Msg(m));
             }
         }
@@ -160,6 +180,9 @@ impl Socket {
     /// After the reading ended: writes until everything is out (the queue closed: every
     /// request answered) or the writing side ended; then closes the socket.
     pub(super) async fn drain(&mut self) {
+        // What tungstenite queued itself (the reply to a client's close, a pong) goes out now,
+        // not only once every answer is in.
+        self.unflushed = self.unflushed.max(1);
         std::future::poll_fn(|cx| {
             if self.poll_write(cx).is_ready() {
                 return Poll::Ready(());

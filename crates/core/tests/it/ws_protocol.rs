@@ -348,3 +348,34 @@ fn stopping_the_bridge_sends_connected_clients_a_going_away_close() {
         );
     }
 }
+
+/// A client whose in-flight budget is spent (its one request waits for the client's own answer
+/// to an elicitation) still gets the 1001 close when the bridge stops.
+#[test]
+fn stopping_the_bridge_closes_a_client_whose_budget_is_spent() {
+    let common::TestServer {
+        server, dir: _dir, ..
+    } = common::start(json!({"max_inflight_per_client": 1}));
+    let mut c = Raw::connect(server.port(), server.shared().token());
+    let r = c.call(
+        "initialize",
+        json!({"protocolVersion": "2025-06-18", "capabilities": {"elicitation": {}},
+               "clientInfo": {"name": "test", "version": "1"}}),
+    );
+    assert!(r["result"].is_object(), "{r}");
+    let r = c.tool("define_issue", json!({"title": "which database"}));
+    assert_eq!(r["isError"], false, "{r}");
+    let six = ["A", "B", "C", "D", "E", "F"];
+    let m = json!({"jsonrpc": "2.0", "id": "reg", "method": "tools/call",
+        "params": {"name": "register_options", "arguments": {"options": six}}});
+    c.send_text(&m.to_string()).unwrap();
+    let req = c.recv_json();
+    assert_eq!(req["method"], "elicitation/create", "{req}");
+    // Read, and waiting for room: the one request in flight waits for our answer.
+    c.send_text(r#"{"jsonrpc":"2.0","id":"p","method":"ping"}"#)
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(100));
+    server.stop();
+    let f = c.expect_close();
+    assert_eq!(f.payload[..2], 1001u16.to_be_bytes(), "{f:?}");
+}
