@@ -193,6 +193,8 @@ def test_open_interactive_connects_as_ide_and_as_mcp_server(make_bridge, claude,
 DIFF_VIEW = """
 local _, v = next(require('claude_context.ide.diff').views)
 if not v or not v.prop_buf or not vim.api.nvim_buf_is_valid(v.prop_buf) then return nil end
+-- The view is listed as it starts; its buffers are filled in later turns, and it is shown last.
+if not v.tab then return nil end
 return { old = v.old_path, proposal = vim.api.nvim_buf_get_lines(v.prop_buf, 0, -1, false) }
 """
 
