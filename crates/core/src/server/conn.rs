@@ -377,12 +377,11 @@ async fn read_loop(
             panic!("test/panic-connection: deliberate panic in a connection task");
         }
         // Backpressure: with max_inflight_per_client answers unsent, or their requests'
-        // bytes over max_inflight_bytes_per_client, stop reading. (A message larger than the
-        // whole budget takes all of it, so it waits until nothing else is in flight.)
-        // (The message just read waits here, outside both counts.)
-        // (The room is waited for here but taken only by a message that goes on waiting: one
-        // answered in its first poll below never needs it. Only this reader takes permits, so
-        // the room seen is still there when it does.)
+        // bytes over max_inflight_bytes_per_client, stop reading; the message just read waits
+        // here, outside both counts. (A message larger than the whole budget takes all of it,
+        // so it waits until nothing else is in flight.) The room is waited for here but taken
+        // only by a message that goes on waiting: one answered in its first poll below never
+        // needs it. Only this reader takes permits, so the room seen is still there then.
         let want = text.len().clamp(1, flow.max_in_bytes) as u32;
         if !room(&flow.in_bytes, want, socket, &mut shutdown).await
             || !room(&flow.inflight, 1, socket, &mut shutdown).await
@@ -430,12 +429,8 @@ async fn read_loop(
             if queue.tx.is_closed() {
                 return;
             }
-            let fut = Box::pin(async move {
-                let reply = answer.await;
-                queue.send(reply).await;
-            });
             Started {
-                fut,
+                fut: Box::pin(queue.answer(answer)),
                 started: Some(started_tx),
             }
             .await
@@ -500,11 +495,7 @@ async fn start_here(
     match first {
         Ok(std::task::Poll::Ready(reply)) => reply,
         Ok(std::task::Poll::Pending) => {
-            let queue = queue();
-            tokio::spawn(async move {
-                let reply = answer.await;
-                queue.send(reply).await;
-            });
+            tokio::spawn(queue().answer(answer));
             None
         }
         Err(p) => {
@@ -565,6 +556,11 @@ struct Queue {
 }
 
 impl Queue {
+    /// Waits for `answer`, then queues it (see [`Queue::send`]).
+    async fn answer(self, answer: impl Future<Output = Option<String>>) {
+        self.send(answer.await).await
+    }
+
     /// Queues `reply` within the connection's outgoing byte budget (then drops, giving the
     /// message's place back).
     async fn send(self, reply: Option<String>) {

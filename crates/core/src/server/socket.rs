@@ -117,11 +117,7 @@ impl Socket {
                 let _ = self.flush(cx);
             }
         }
-        if self.ended {
-            Poll::Ready(())
-        } else {
-            Poll::Pending
-        }
+        self.end()
     }
 
     /// Flushes what was fed; `Ready` when the writing side ended (a close frame flushed
@@ -138,6 +134,11 @@ impl Socket {
         if self.closing && self.unflushed == 0 {
             self.ended = true;
         }
+        self.end()
+    }
+
+    /// `Ready` once the writing side ended.
+    fn end(&self) -> Poll<()> {
         if self.ended {
             Poll::Ready(())
         } else {
@@ -171,10 +172,7 @@ impl Socket {
                 return Poll::Ready(Read::Msg(m));
             }
         }
-        match self.flush(cx) {
-            Poll::Ready(()) => Poll::Ready(Read::WriterEnded),
-            Poll::Pending => Poll::Pending,
-        }
+        self.flush(cx).map(|()| Read::WriterEnded)
     }
 
     /// After the reading ended: writes until everything is out (the queue closed: every
