@@ -35,7 +35,20 @@ use tokio_tungstenite::tungstenite::{Error as WsError, Message, Utf8Bytes};
 /// Outgoing messages queued per connection before writers wait (backpressure).
 const OUT_QUEUE: usize = 256;
 
-pub(super) async fn accept_loop(shared: Arc<Shared>, listener: TcpListener) {
+/// Held by the accept loop and by each client connection until it ends (its close frame
+/// sent): stopping the bridge waits until none is left (`Server::live`).
+#[derive(Clone)]
+pub(super) struct Live {
+    _held: mpsc::Sender<()>,
+}
+
+impl Live {
+    pub(super) fn new(tx: mpsc::Sender<()>) -> Live {
+        Live { _held: tx }
+    }
+}
+
+pub(super) async fn accept_loop(shared: Arc<Shared>, listener: TcpListener, live: Live) {
     let mut shutdown = shared.shutdown.subscribe();
     loop {
         tokio::select! {
@@ -45,7 +58,7 @@ pub(super) async fn accept_loop(shared: Arc<Shared>, listener: TcpListener) {
                     let _ = stream.set_nodelay(true);
                     // A panic in a connection's task ends that connection only (its
                     // registration is undone by a guard); it is logged, never propagated.
-                    let conn = AssertUnwindSafe(serve(shared.clone(), stream, addr));
+                    let conn = AssertUnwindSafe(serve(shared.clone(), stream, addr, live.clone()));
                     tokio::spawn(async move {
                         if let Err(p) = conn.catch_unwind().await {
                             let msg = jsonrpc::payload_text(p.as_ref());
@@ -217,12 +230,16 @@ enum Door {
     Client(mcp::catalog::Surface),
 }
 
-async fn serve(shared: Arc<Shared>, stream: TcpStream, addr: SocketAddr) {
+async fn serve(shared: Arc<Shared>, stream: TcpStream, addr: SocketAddr, live: Live) {
     let Some((ws, door)) = handshake(&shared, stream, addr).await else {
         return;
     };
     let surface = match door {
-        Door::Hook => return super::hooks::serve(shared, ws, addr).await,
+        // (A hook event may wait for the person's answer; stopping does not wait for it.)
+        Door::Hook => {
+            drop(live);
+            return super::hooks::serve(shared, ws, addr).await;
+        }
         Door::Client(surface) => surface,
     };
     let (tx, rx) = mpsc::channel::<Outgoing>(OUT_QUEUE);

@@ -296,7 +296,14 @@ pub enum StartError {
 pub struct Server {
     runtime: Option<tokio::runtime::Runtime>,
     shared: Arc<Shared>,
+    /// Ends (`recv` gives `None`) once the accept loop and every client connection have ended:
+    /// each holds a sender (see [`conn::Live`]).
+    live: mpsc::Receiver<()>,
 }
+
+/// How long stopping waits for connections to send their close frames. (They take a
+/// millisecond; the runtime's own shutdown would drop them unsent at their next await.)
+const CLOSE_WAIT: Duration = Duration::from_millis(500);
 
 impl Server {
     /// Binds a free port, writes the lock file and starts serving on background threads.
@@ -346,9 +353,10 @@ impl Server {
         let snapshot = shared.snapshot.clone();
         runtime.spawn(async move { snapshot.drain_forever().await });
         let s = shared.clone();
+        let (live_tx, live) = mpsc::channel(1);
         runtime.spawn(async move {
             match tokio::net::TcpListener::from_std(listener) {
-                Ok(l) => conn::accept_loop(s, l).await,
+                Ok(l) => conn::accept_loop(s, l, conn::Live::new(live_tx)).await,
                 Err(e) => tracing::error!(error = %e, "cannot listen"),
             }
         });
@@ -356,6 +364,7 @@ impl Server {
         Ok(Server {
             runtime: Some(runtime),
             shared,
+            live,
         })
     }
 
@@ -412,16 +421,19 @@ impl Server {
             }
             // Claude session state written in the background (history, the session id to
             // --resume): let the writes in flight finish, so a quit right after an answer keeps
-            // it. (Not from inside a runtime, where blocking is not allowed.)
+            // it. Meanwhile each client connection sends its close frame (1001) and ends.
+            // (Not from inside a runtime, where blocking is not allowed.)
             Err(_) => {
                 let claude = &self.shared.claude;
+                let live = &mut self.live;
                 rt.block_on(async {
-                    let _ = tokio::time::timeout(Duration::from_secs(2), claude.flush()).await;
+                    let flushed = tokio::time::timeout(Duration::from_secs(2), claude.flush());
+                    let closed = tokio::time::timeout(CLOSE_WAIT, live.recv());
+                    let _ = tokio::join!(flushed, closed);
                 });
             }
             Ok(_) => {}
         }
-        // Give connections a moment to send their close frames, then let go.
         rt.shutdown_timeout(Duration::from_millis(100));
         tracing::info!(port = self.shared.port, "bridge stopped");
     }

@@ -349,6 +349,28 @@ fn stopping_the_bridge_sends_connected_clients_a_going_away_close() {
     }
 }
 
+/// Every client gets its close frame, however many there are: stopping waits for them to be
+/// sent (the runtime's own shutdown would drop a connection's task at its next await, its
+/// close unsent: so it was, now and then, on a loaded machine).
+#[test]
+fn stopping_the_bridge_waits_for_every_client_to_be_told() {
+    let common::TestServer {
+        server, dir: _dir, ..
+    } = common::start(json!({}));
+    let token = server.shared().token().to_string();
+    let mut clients: Vec<Raw> = (0..24)
+        .map(|_| Raw::connect(server.port(), &token))
+        .collect();
+    for c in &mut clients {
+        c.assert_alive();
+    }
+    server.stop();
+    for c in &mut clients {
+        let f = c.expect_close();
+        assert_eq!(f.payload[..2], 1001u16.to_be_bytes(), "{f:?}");
+    }
+}
+
 /// A client whose in-flight budget is spent (its one request waits for the client's own answer
 /// to an elicitation) still gets the 1001 close when the bridge stops.
 #[test]
