@@ -180,7 +180,7 @@ hooks-json:
 
 test-rust:
 	$(CARGO) test --workspace --locked
-	$(CARGO) test -p claude-context-core --features test-tools --locked --test panic
+	$(CARGO) test -p claude-context-core --features test-tools --locked --lib --test panic
 
 test-tools-lib:
 	$(CARGO) build -p claude-context-nvim --features test-tools --locked
