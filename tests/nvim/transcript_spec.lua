@@ -320,6 +320,32 @@ return {
     end,
   },
   {
+    "a record the CLI appends after the first read but before the watcher starts still shows (no event comes for it)",
+    function()
+      write_conversation("s-gap", prompt("go") .. "\n")
+      local watch = T().watch
+      T().watch = function(b)
+        -- The CLI's last record of the turn, written in the gap; nothing is written after it.
+        write_conversation("s-gap", said("written in the gap") .. "\n", "a")
+        T().watch = watch
+        return watch(b)
+      end
+      local ready
+      local buf = cc().transcript("s-gap", {
+        on_ready = function()
+          ready = true
+        end,
+      })
+      wait_for(function()
+        return ready
+      end, 10000, "the transcript read")
+      T().watch = watch
+      wait_for(function()
+        return find(buf, "written in the gap")
+      end, 5000, "the record written in the gap")
+    end,
+  },
+  {
     "follow: each file the session reads shows at its line in one window of the plugin's own; the person's window, cursor, mode and typed keys never change",
     function()
       -- A child Neovim, whose own main loop handles typed keys while the tool calls arrive.

@@ -349,7 +349,9 @@ function read(buf)
   end)
 end
 
----Watches `buf`'s file for growth (inotify through libuv; a 1 s poll where that fails).
+---Watches `buf`'s file for growth (inotify through libuv; a 1 s poll where that fails), then
+---reads once more: what the CLI appended between the last read and the watch's start (the end
+---of a turn, say, with nothing written after it) gives no event.
 ---@param buf integer
 function M.watch(buf)
   local st = M.bufs[buf]
@@ -366,14 +368,15 @@ function M.watch(buf)
   local ev = uv.new_fs_event()
   if ev and ev:start(st.path, {}, changed) then
     st.watcher = ev
-    return
+  else
+    if ev then
+      ev:close()
+    end
+    local poll = uv.new_fs_poll()
+    poll:start(st.path, 1000, changed)
+    st.watcher = poll
   end
-  if ev then
-    ev:close()
-  end
-  local poll = uv.new_fs_poll()
-  poll:start(st.path, 1000, changed)
-  st.watcher = poll
+  changed()
 end
 
 local function stop(buf)
