@@ -127,7 +127,8 @@ impl Catalog {
     /// `args` with the configured language added when `tool` takes one and none was given.
     pub fn with_default_language(&self, tool: &ToolDef, mut args: Value) -> Value {
         if let Value::Object(o) = &mut args {
-            if !o.contains_key("language") && self.takes_language(tool.name) {
+            // (The tool first: a look-up in `o` hashes the key, and most tools take no language.)
+            if self.takes_language(tool.name) && !o.contains_key("language") {
                 o.insert("language".into(), Value::String(self.language.clone()));
             }
         }
