@@ -22,8 +22,8 @@ turn (the order alternates):
 
 The p99 of the samples taken during flood windows is the editor's stall; during idle windows,
 what the shared machine gives anyway; during control windows, what the flood's load on the
-machine (the client's and a bridge's CPU) does to an editor that has nothing to do with it. This is a benchmark, not a test: it never fails on a slow
-figure, only on a broken bridge.
+machine (the client's and a bridge's CPU) does to an editor that has nothing to do with it.
+This is a benchmark, not a test: it never fails on a slow figure, only on a broken bridge.
 """
 
 import argparse

@@ -330,15 +330,7 @@ return {
         T().watch = watch
         return watch(b)
       end
-      local ready
-      local buf = cc().transcript("s-gap", {
-        on_ready = function()
-          ready = true
-        end,
-      })
-      wait_for(function()
-        return ready
-      end, 10000, "the transcript read")
+      local buf = open("s-gap")
       T().watch = watch
       wait_for(function()
         return find(buf, "written in the gap")

@@ -340,13 +340,18 @@ fn stopping_the_bridge_sends_connected_clients_a_going_away_close() {
     }
     server.stop();
     for c in [&mut idle, &mut busy] {
-        let f = c.expect_close();
-        assert_eq!(f.payload[..2], 1001u16.to_be_bytes(), "{f:?}");
-        assert!(
-            String::from_utf8_lossy(&f.payload[2..]).contains("stopping the bridge"),
-            "{f:?}"
-        );
+        expect_going_away(c);
     }
+}
+
+/// Reads until the close frame; asserts it says the bridge is stopping (1001, going away).
+fn expect_going_away(c: &mut Raw) {
+    let f = c.expect_close();
+    assert_eq!(f.payload[..2], 1001u16.to_be_bytes(), "{f:?}");
+    assert!(
+        String::from_utf8_lossy(&f.payload[2..]).contains("stopping the bridge"),
+        "{f:?}"
+    );
 }
 
 /// Every client gets its close frame, however many there are: stopping waits for them to be
@@ -366,8 +371,7 @@ fn stopping_the_bridge_waits_for_every_client_to_be_told() {
     }
     server.stop();
     for c in &mut clients {
-        let f = c.expect_close();
-        assert_eq!(f.payload[..2], 1001u16.to_be_bytes(), "{f:?}");
+        expect_going_away(c);
     }
 }
 
@@ -398,6 +402,5 @@ fn stopping_the_bridge_closes_a_client_whose_budget_is_spent() {
         .unwrap();
     std::thread::sleep(std::time::Duration::from_millis(100));
     server.stop();
-    let f = c.expect_close();
-    assert_eq!(f.payload[..2], 1001u16.to_be_bytes(), "{f:?}");
+    expect_going_away(&mut c);
 }
